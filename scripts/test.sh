@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Runs the whole test suite the way CI does: installs the pinned ptxas/nvdisasm
+# (scripts/cuda-tools.sh, cached after the first run), points the tests at them,
+# and runs `cargo test --locked` with any extra arguments passed through:
+#     scripts/test.sh                      # everything
+#     scripts/test.sh --test ptxas_harness # one test file
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root="$(scripts/cuda-tools.sh)"
+export KDSL_CUDA_TOOLS_ROOT="$root"
+export KDSL_PTXAS="$root/bin/ptxas"
+export KDSL_NVDISASM="$root/bin/nvdisasm"
+echo "test.sh: using $("$KDSL_PTXAS" --version | tail -1) at $KDSL_PTXAS" >&2
+exec cargo test --locked "$@"

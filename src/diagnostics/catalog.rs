@@ -1,0 +1,1 @@
+//! Every diagnostic code, its first-line template and its long explanation.

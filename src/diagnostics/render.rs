@@ -1,0 +1,1 @@
+//! Rendering diagnostics: human (codespan-reporting), short, JSON.

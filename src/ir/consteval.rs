@@ -1,0 +1,1 @@
+//! Compile-time evaluation of IR expressions.

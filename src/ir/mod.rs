@@ -1,0 +1,497 @@
+//! The typed intermediate representation.
+//!
+//! The checker ([`crate::check`]) builds it from the AST; the barrier pass
+//! ([`crate::barriers`]) and the PTX writer ([`crate::ptx`]) read it.
+//!
+//! Invariants, which the checker establishes and later stages rely on:
+//! - every name is resolved to a handle (`LocalId`, `ParamId`, `SharedId`,
+//!   `BarrierId`, `FuncId`) valid for the body it appears in;
+//! - every expression has a scalar type (`Expr::ty`), and the operands of
+//!   every operation have the types the operation needs (no implicit
+//!   conversions are left: they are explicit `Cast`s); constants are folded
+//!   (`const` items are inlined as `Const` values);
+//! - control flow is structured (blocks, `if`, loops); `break`/`continue`
+//!   appear only inside loops;
+//! - every node keeps the span of the source it came from;
+//! - barrier groups are first-class: a [`BarrierGroup`] in the kernel, and
+//!   every barrier operation a statement (or, for `test`, an expression) that
+//!   names its group by [`BarrierId`]. Barrier references are *not* yet
+//!   validated (an unindexed reference to a group of 4, a constant index out
+//!   of bounds, a wait on a cluster group): that is the barrier pass's job.
+//!
+//! A module that failed to check is never handed to the PTX writer.
+
+pub mod consteval;
+pub mod print;
+
+use crate::span::Span;
+use crate::types::Scalar;
+
+pub use crate::syntax::ast::{BinOp, UnaryOp};
+
+macro_rules! id_type {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub struct $name(pub u32);
+        impl $name {
+            pub fn index(self) -> usize {
+                self.0 as usize
+            }
+        }
+    };
+}
+
+id_type!(
+    /// A local variable of one body (`Body::locals`).
+    LocalId
+);
+id_type!(
+    /// A kernel parameter (`Kernel::params`).
+    ParamId
+);
+id_type!(
+    /// A shared array of one kernel (`Kernel::shared`).
+    SharedId
+);
+id_type!(
+    /// A barrier group of one kernel (`Kernel::barriers`).
+    BarrierId
+);
+id_type!(
+    /// A device function (`Module::functions`).
+    FuncId
+);
+
+/// A whole compiled file: its device functions and kernels.
+#[derive(Clone, Debug, Default)]
+pub struct Module {
+    /// Device functions, in an order where callees come before callers.
+    pub functions: Vec<Function>,
+    pub kernels: Vec<Kernel>,
+}
+
+/// A device function. Its parameters are its first `params` locals.
+#[derive(Clone, Debug)]
+pub struct Function {
+    pub name: String,
+    pub span: Span,
+    /// Parameters are `LocalId(0) .. LocalId(params)`.
+    pub params: u32,
+    pub ret: Option<Scalar>,
+    pub body: Body,
+}
+
+/// Local variables and the statements that use them.
+#[derive(Clone, Debug, Default)]
+pub struct Body {
+    pub locals: Vec<Local>,
+    pub block: Block,
+}
+
+#[derive(Clone, Debug)]
+pub struct Local {
+    pub name: String,
+    pub ty: Scalar,
+    pub mutable: bool,
+    /// The span of the name where it was declared.
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct Kernel {
+    pub name: String,
+    /// The span of the kernel's name.
+    pub name_span: Span,
+    pub span: Span,
+    pub params: Vec<Param>,
+    /// `block(x, y, z)`: the exact CTA shape (`.reqntid`), if given.
+    pub block: Option<[u32; 3]>,
+    /// `cluster(x, y, z)`: the cluster shape (`.reqnctapercluster`), if given.
+    pub cluster: Option<[u32; 3]>,
+    pub shared: Vec<SharedArray>,
+    pub barriers: Vec<BarrierGroup>,
+    pub body: Body,
+}
+
+impl Kernel {
+    /// Threads per CTA, when `block(...)` gives it.
+    pub fn block_threads(&self) -> Option<u32> {
+        self.block.map(|[x, y, z]| x * y * z)
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Param {
+    pub name: String,
+    pub span: Span,
+    pub ty: ParamType,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParamType {
+    Scalar(Scalar),
+    /// `global [T]` / `global mut [T]`. `written` is true when the kernel
+    /// stores or atomically updates through it; read-only pointers may be
+    /// loaded with `ld.global.nc`.
+    Global {
+        elem: Scalar,
+        mutable: bool,
+        written: bool,
+    },
+}
+
+/// `shared name: [T; d0, d1, ...];` — 128-byte aligned, row-major.
+#[derive(Clone, Debug)]
+pub struct SharedArray {
+    pub name: String,
+    pub elem: Scalar,
+    pub dims: Vec<u32>,
+    pub span: Span,
+}
+
+impl SharedArray {
+    pub fn len(&self) -> u64 {
+        self.dims.iter().map(|&d| d as u64).product()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn bytes(&self) -> u64 {
+        self.len() * self.elem.size() as u64
+    }
+}
+
+/// The scope of a barrier group: who arrives on it and how waits order memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Scope {
+    Cta,
+    Cluster,
+}
+
+impl Scope {
+    pub fn name(self) -> &'static str {
+        match self {
+            Scope::Cta => "cta",
+            Scope::Cluster => "cluster",
+        }
+    }
+}
+
+/// `barrier name[count]: scope(arrivals = n);` — `count` mbarriers (8 bytes
+/// each, 8-byte aligned, in shared memory), all with the same scope and
+/// arrival count. The compiler initialises them at kernel entry.
+#[derive(Clone, Debug)]
+pub struct BarrierGroup {
+    pub name: String,
+    pub scope: Scope,
+    pub count: u32,
+    pub arrivals: u32,
+    pub spans: BarrierSpans,
+}
+
+/// Where each part of a barrier declaration is, for diagnostics.
+#[derive(Clone, Copy, Debug)]
+pub struct BarrierSpans {
+    /// The whole declaration.
+    pub decl: Span,
+    pub name: Span,
+    /// The `[count]` expression, if written.
+    pub count: Option<Span>,
+    /// The scope identifier (`cluster` in `cluster(arrivals = 2)`).
+    pub scope: Span,
+    /// The arrival-count expression.
+    pub arrivals: Span,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Block {
+    pub stmts: Vec<Stmt>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct Stmt {
+    pub kind: StmtKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum StmtKind {
+    /// Declares `local` with its first value.
+    Let { local: LocalId, value: Expr },
+    /// `local = value` (compound assignments to locals are already expanded:
+    /// `x += e` is `x = x + e`).
+    Assign { local: LocalId, value: Expr },
+    /// `place = value` or `place op= value`: the address is computed once.
+    Store {
+        place: Place,
+        op: Option<BinOp>,
+        value: Expr,
+    },
+    If {
+        cond: Expr,
+        then_block: Block,
+        else_block: Option<Block>,
+    },
+    While { cond: Expr, body: Block },
+    /// `for var in start..end step step`: `start`, `end` and `step` are
+    /// evaluated once, before the first iteration; `var` is immutable in
+    /// `body` and takes `start, start+step, ...` while `< end`.
+    For {
+        var: LocalId,
+        start: Expr,
+        end: Expr,
+        step: Expr,
+        body: Block,
+    },
+    Break,
+    Continue,
+    Return(Option<Expr>),
+    /// An expression evaluated for its effect (a call, an atomic).
+    Expr(Expr),
+    /// `sync_threads()`: `bar.sync 0`.
+    SyncThreads,
+    /// `cluster_sync()`: cluster-wide arrive + wait.
+    ClusterSync,
+    /// `fence_proxy_async()`: `fence.proxy.async.shared::cta`.
+    FenceProxyAsync,
+    /// A barrier operation (`full[s].arrive()`, `.wait()`, ...).
+    Barrier(BarrierOp),
+    /// `copy_async(dst, src, bytes, barrier)`: bulk copy global → shared,
+    /// completing `bytes` transactions on `barrier`.
+    CopyAsync {
+        dst: Place,
+        src: Place,
+        bytes: Expr,
+        barrier: BarrierRef,
+    },
+    /// `copy_async_store(dst, src, bytes)`: bulk copy shared → global.
+    CopyAsyncStore { dst: Place, src: Place, bytes: Expr },
+    /// `copy_async_commit()`
+    CopyAsyncCommit,
+    /// `copy_async_wait(n)`: wait until at most `n` bulk groups are pending
+    /// (reading their sources).
+    CopyAsyncWait(u32),
+}
+
+/// A reference to one barrier of a group: `full[s]`, or `done` for a group of
+/// one. `index` is `None` when the source wrote no index.
+#[derive(Clone, Debug)]
+pub struct BarrierRef {
+    pub group: BarrierId,
+    pub index: Option<Expr>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct BarrierOp {
+    pub kind: BarrierOpKind,
+    pub barrier: BarrierRef,
+    /// The span of the method name (`wait` in `full[s].wait()`).
+    pub method_span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum BarrierOpKind {
+    /// `arrive()` / `arrive(count)`
+    Arrive { count: Option<Expr> },
+    /// `arrive_expect_tx(bytes)`
+    ArriveExpectTx { bytes: Expr },
+    /// `expect_tx(bytes)`
+    ExpectTx { bytes: Expr },
+    /// `arrive_remote(rank)`
+    ArriveRemote { rank: Expr },
+    /// `wait(parity)` / `wait()`
+    Wait { parity: Parity },
+    /// `wait_cluster(parity)`
+    WaitCluster { parity: Expr },
+}
+
+impl BarrierOpKind {
+    /// The method name as written in kdsl.
+    pub fn method(&self) -> &'static str {
+        match self {
+            BarrierOpKind::Arrive { .. } => "arrive",
+            BarrierOpKind::ArriveExpectTx { .. } => "arrive_expect_tx",
+            BarrierOpKind::ExpectTx { .. } => "expect_tx",
+            BarrierOpKind::ArriveRemote { .. } => "arrive_remote",
+            BarrierOpKind::Wait { .. } => "wait",
+            BarrierOpKind::WaitCluster { .. } => "wait_cluster",
+        }
+    }
+}
+
+/// The parity a wait or test is for.
+#[derive(Clone, Debug)]
+pub enum Parity {
+    /// Written by the user: `wait(0)`, `wait(p)` (a `u32`, 0 or 1).
+    Explicit(Expr),
+    /// `wait()` / `test()`: the compiler tracks it per barrier, per thread,
+    /// starting at 0 and flipping after each completed wait/successful test.
+    Tracked,
+}
+
+#[derive(Clone, Debug)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub ty: Scalar,
+    pub span: Span,
+}
+
+/// A compile-time value. Integers are kept as the bits of their type
+/// (zero-extended to 64 bits for unsigned, sign-extended for signed).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Value {
+    Bool(bool),
+    Int(i128),
+    Float(f64),
+}
+
+#[derive(Clone, Debug)]
+pub enum ExprKind {
+    Const(Value),
+    Local(LocalId),
+    /// A scalar kernel parameter.
+    Param(ParamId),
+    Special(Special),
+    Unary(UnaryOp, Box<Expr>),
+    /// `&&` and `||` short-circuit; every other operator evaluates both.
+    /// Operands have the same type, except shifts (any integer amount).
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+    /// Conversion from the operand's type to `Expr::ty`.
+    Cast(Box<Expr>),
+    /// `select(cond, a, b)`: evaluates all three.
+    Select(Box<Expr>, Box<Expr>, Box<Expr>),
+    /// `if cond { then_block; then_value } else { ... }`: evaluates one branch.
+    If {
+        cond: Box<Expr>,
+        then_block: Block,
+        then_value: Box<Expr>,
+        else_block: Block,
+        else_value: Box<Expr>,
+    },
+    Load(Box<Place>),
+    Call { func: FuncId, args: Vec<Expr> },
+    /// `min max abs sqrt rsqrt exp2 log2 exp log sin cos fma`.
+    Math(MathFn, Vec<Expr>),
+    /// `atomic_add(place, v)`, ..., `atomic_cas(place, compare, v)`:
+    /// returns the old value.
+    Atomic {
+        op: AtomicOp,
+        place: Box<Place>,
+        args: Vec<Expr>,
+    },
+    /// Warp shuffles (`[value, lane/delta/mask]`) and votes (`[pred]`).
+    Warp(WarpOp, Vec<Expr>),
+    /// `b.test(parity)` / `b.test()`: has that phase completed?
+    BarrierTest { barrier: BarrierRef, parity: Parity },
+}
+
+/// Built-in values (all `u32`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Special {
+    ThreadIdx(Dim),
+    BlockDim(Dim),
+    BlockIdx(Dim),
+    GridDim(Dim),
+    LaneId,
+    /// The linear thread index in the CTA divided by 32 (not `%warpid`).
+    WarpId,
+    ClusterRank,
+    ClusterSize,
+    ClusterIdx(Dim),
+    ClusterDim(Dim),
+}
+
+impl Special {
+    /// Needs sm_90 or newer (cluster registers).
+    pub fn needs_cluster_hw(self) -> bool {
+        matches!(
+            self,
+            Special::ClusterRank | Special::ClusterSize | Special::ClusterIdx(_) | Special::ClusterDim(_)
+        )
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Dim {
+    X,
+    Y,
+    Z,
+}
+
+impl Dim {
+    pub fn name(self) -> &'static str {
+        match self {
+            Dim::X => "x",
+            Dim::Y => "y",
+            Dim::Z => "z",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MathFn {
+    Min,
+    Max,
+    Abs,
+    Sqrt,
+    Rsqrt,
+    Exp2,
+    Log2,
+    Exp,
+    Log,
+    Sin,
+    Cos,
+    /// `fma(a, b, c)` = a * b + c, rounded once.
+    Fma,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AtomicOp {
+    Add,
+    Max,
+    Min,
+    /// `args = [compare, value]`.
+    Cas,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WarpOp {
+    ShflDown,
+    ShflUp,
+    ShflXor,
+    ShflIdx,
+    /// `ballot(pred) -> u32`
+    Ballot,
+    /// `any(pred) -> bool`
+    Any,
+    /// `all(pred) -> bool`
+    All,
+}
+
+/// An element of global or shared memory.
+#[derive(Clone, Debug)]
+pub struct Place {
+    pub kind: PlaceKind,
+    /// The element type.
+    pub elem: Scalar,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum PlaceKind {
+    /// `param[index]` (index of any integer type).
+    Global { param: ParamId, index: Expr },
+    /// `array[i, j, ...]`: one index per dimension, row-major.
+    Shared { array: SharedId, indices: Vec<Expr> },
+    /// `remote(array, rank)[i, ...]`: the same array in cluster CTA `rank`.
+    Remote {
+        array: SharedId,
+        rank: Expr,
+        indices: Vec<Expr>,
+    },
+}

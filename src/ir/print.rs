@@ -1,0 +1,1 @@
+//! A readable text form of the IR (`--emit ir`).

@@ -1,0 +1,200 @@
+//! The compiler pipeline as one function: load and parse every file, check,
+//! run the barrier pass, write PTX. Stages after a failed one are skipped;
+//! every diagnostic found on the way is returned.
+
+use crate::diagnostics::{self, Diagnostic, Severity};
+use crate::source::{SourceFile, SourceMap};
+use crate::span::{FileId, Span};
+use crate::syntax::ast;
+use crate::target::Target;
+use crate::{barriers, check, ir, ptx, syntax};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// What the user asked for, as far as the compiler proper is concerned.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    pub target: Target,
+    /// `-D warnings`: warnings count as errors.
+    pub deny_warnings: bool,
+    /// `-A CODE`: diagnostics with these codes are dropped (warnings only).
+    pub allow: Vec<String>,
+    /// Stop after checking: do not write PTX (`kdslc check`, the LSP).
+    pub check_only: bool,
+}
+
+/// The result of compiling one root file.
+#[derive(Debug, Default)]
+pub struct Compilation {
+    /// Every file read: the root first, then imports in load order.
+    pub sources: SourceMap,
+    /// Every diagnostic, sorted by position.
+    pub diagnostics: Vec<Diagnostic>,
+    /// The parsed files (with error nodes where recovery happened).
+    pub files: Vec<(FileId, ast::File)>,
+    /// The checked IR, when checking found no errors.
+    pub module: Option<ir::Module>,
+    /// The PTX module, when there were no errors and PTX was asked for.
+    pub ptx: Option<String>,
+    /// Imported files on disk (for depfiles), in load order.
+    pub imports: Vec<PathBuf>,
+}
+
+impl Compilation {
+    pub fn error_count(&self) -> usize {
+        self.diagnostics.iter().filter(|d| d.severity == Severity::Error).count()
+    }
+
+    pub fn warning_count(&self) -> usize {
+        self.diagnostics.iter().filter(|d| d.severity == Severity::Warning).count()
+    }
+
+    /// True when the build must fail (errors, or warnings under `-D warnings`).
+    pub fn failed(&self, opts: &Options) -> bool {
+        self.error_count() > 0 || (opts.deny_warnings && self.warning_count() > 0)
+    }
+}
+
+/// Compiles the file at `path`. Only an unreadable root file is an `Err`
+/// (a usage/I-O problem, exit status 2); everything else is a diagnostic.
+pub fn compile(path: &Path, opts: &Options) -> std::io::Result<Compilation> {
+    let text = std::fs::read_to_string(path)?;
+    let name = path.display().to_string();
+    Ok(compile_file(SourceFile::new(name, Some(path.to_path_buf()), text), opts))
+}
+
+/// Compiles source text. `name` is shown in diagnostics; imports are
+/// resolved relative to its directory.
+pub fn compile_str(name: &str, text: &str, opts: &Options) -> Compilation {
+    compile_file(SourceFile::new(name, Some(PathBuf::from(name)), text), opts)
+}
+
+fn compile_file(root: SourceFile, opts: &Options) -> Compilation {
+    let mut c = Compilation::default();
+    let mut diags = Vec::new();
+    load_all(root, &mut c, &mut diags);
+
+    let (module, check_diags) = check::check(&c.sources, &c.files, opts.target);
+    let check_failed = check_diags.iter().any(Diagnostic::is_error);
+    diags.extend(check_diags);
+
+    if let Some(module) = module.filter(|_| !check_failed && !diags.iter().any(Diagnostic::is_error)) {
+        diags.extend(barriers::check(&module, opts.target));
+        c.module = Some(module);
+    }
+
+    diags.retain(|d| !(d.severity == Severity::Warning && opts.allow.iter().any(|a| a == d.code)));
+    if opts.deny_warnings {
+        for d in &mut diags {
+            d.severity = Severity::Error;
+        }
+    }
+    diagnostics::sort(&mut diags);
+    c.diagnostics = diags;
+
+    if !opts.check_only && !c.failed(opts) {
+        if let Some(module) = &c.module {
+            c.ptx = Some(ptx::write(module, opts.target));
+        }
+    }
+    c
+}
+
+/// Parses the root file and, transitively, every file it imports (each
+/// loaded once; a cycle is E0131).
+fn load_all(root: SourceFile, c: &mut Compilation, diags: &mut Vec<Diagnostic>) {
+    let mut loaded: HashMap<PathBuf, FileId> = HashMap::new();
+    let root_key = root.path.as_deref().map(canonical);
+    let root_id = c.sources.add(root);
+    if let Some(key) = root_key {
+        loaded.insert(key, root_id);
+    }
+    let mut stack = Vec::new();
+    load_rec(root_id, c, diags, &mut loaded, &mut stack);
+}
+
+fn canonical(p: &Path) -> PathBuf {
+    p.canonicalize().unwrap_or_else(|_| p.to_path_buf())
+}
+
+fn load_rec(
+    id: FileId,
+    c: &mut Compilation,
+    diags: &mut Vec<Diagnostic>,
+    loaded: &mut HashMap<PathBuf, FileId>,
+    stack: &mut Vec<(FileId, Span)>,
+) {
+    let Some(file) = c.sources.get(id) else { return };
+    let (ast, parse_diags) = syntax::parse(id, &file.text);
+    let base = file.path.as_deref().and_then(Path::parent).map(Path::to_path_buf).unwrap_or_default();
+    diags.extend(parse_diags);
+    let imports: Vec<ast::Import> = ast
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            ast::Item::Import(imp) => Some(imp.clone()),
+            _ => None,
+        })
+        .collect();
+    c.files.push((id, ast));
+
+    for imp in imports {
+        let path = base.join(&imp.path);
+        let key = canonical(&path);
+        if let Some(&existing) = loaded.get(&key) {
+            if let Some(pos) = stack.iter().position(|(f, _)| *f == existing).or((existing == id).then_some(usize::MAX)) {
+                diags.push(cycle_diagnostic(c, stack, pos, existing, id, imp.path_span));
+            }
+            continue;
+        }
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) => {
+                diags.push(
+                    Diagnostic::error("E0130", format!("cannot read imported file `{}`: {}", imp.path, io_reason(&e)))
+                        .primary(imp.path_span, "imported here")
+                        .note(format!("imports are resolved relative to the importing file: `{}`", path.display())),
+                );
+                continue;
+            }
+        };
+        let name = path.display().to_string();
+        let new_id = c.sources.add(SourceFile::new(name, Some(path.clone()), text));
+        loaded.insert(key, new_id);
+        c.imports.push(path);
+        stack.push((id, imp.path_span));
+        load_rec(new_id, c, diags, loaded, stack);
+        stack.pop();
+    }
+}
+
+fn io_reason(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "no such file".to_string(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
+        _ => e.to_string(),
+    }
+}
+
+/// E0131: `importer` imports `target`, which is still being loaded further up
+/// the stack (or is `importer` itself).
+fn cycle_diagnostic(
+    c: &Compilation,
+    stack: &[(FileId, Span)],
+    pos: usize,
+    target: FileId,
+    importer: FileId,
+    span: Span,
+) -> Diagnostic {
+    let name = |f: FileId| c.sources.get(f).map_or(String::new(), |s| s.name.clone());
+    let mut chain: Vec<String> = stack.iter().skip(pos.min(stack.len())).map(|(f, _)| name(*f)).collect();
+    chain.push(name(importer));
+    chain.push(name(target));
+    let mut d = Diagnostic::error("E0131", format!("import cycle: {}", chain.join(" -> ")))
+        .primary(span, "this import closes the cycle");
+    for (f, s) in stack.iter().skip(pos.min(stack.len())) {
+        let _ = f;
+        d = d.secondary(*s, "imported here");
+    }
+    d.help("move the shared constants and functions into a file that neither imports")
+}

@@ -1,0 +1,148 @@
+//! The source files of one compilation and the line/column arithmetic that
+//! diagnostics need. Implements codespan-reporting's `Files` so the renderer
+//! can read it directly.
+
+use crate::span::{FileId, Span};
+use codespan_reporting::files::{self, Files};
+use std::ops::Range;
+use std::path::PathBuf;
+
+#[derive(Clone, Debug)]
+pub struct SourceFile {
+    /// The name shown in diagnostics (the path as given on the command line,
+    /// or as resolved from an import).
+    pub name: String,
+    /// The file on disk, when there is one.
+    pub path: Option<PathBuf>,
+    pub text: String,
+    line_starts: Vec<usize>,
+}
+
+impl SourceFile {
+    pub fn new(name: impl Into<String>, path: Option<PathBuf>, text: impl Into<String>) -> SourceFile {
+        let text = text.into();
+        let line_starts = files::line_starts(&text).collect();
+        SourceFile {
+            name: name.into(),
+            path,
+            text,
+            line_starts,
+        }
+    }
+
+    /// 0-based line index of a byte offset.
+    pub fn line_index(&self, byte: usize) -> usize {
+        match self.line_starts.binary_search(&byte) {
+            Ok(line) => line,
+            Err(next) => next.saturating_sub(1),
+        }
+    }
+
+    pub fn line_start(&self, line: usize) -> usize {
+        self.line_starts.get(line).copied().unwrap_or(self.text.len())
+    }
+
+    pub fn line_count(&self) -> usize {
+        self.line_starts.len()
+    }
+
+    /// 1-based line and column (column counted in Unicode scalar values) of
+    /// a byte offset. Offsets past the end or inside a character are clamped.
+    pub fn line_col(&self, byte: usize) -> (usize, usize) {
+        let byte = clamp_to_char_boundary(&self.text, byte);
+        let line = self.line_index(byte);
+        let start = self.line_start(line);
+        let col = self.text.get(start..byte).map_or(0, |s| s.chars().count());
+        (line + 1, col + 1)
+    }
+
+    pub fn slice(&self, span: Span) -> &str {
+        self.text.get(span.range()).unwrap_or("")
+    }
+}
+
+fn clamp_to_char_boundary(text: &str, mut byte: usize) -> usize {
+    byte = byte.min(text.len());
+    while byte > 0 && !text.is_char_boundary(byte) {
+        byte -= 1;
+    }
+    byte
+}
+
+/// All files of a compilation: the root file first, then imports in the
+/// order they were loaded.
+#[derive(Clone, Debug, Default)]
+pub struct SourceMap {
+    files: Vec<SourceFile>,
+}
+
+impl SourceMap {
+    pub fn new() -> SourceMap {
+        SourceMap::default()
+    }
+
+    pub fn add(&mut self, file: SourceFile) -> FileId {
+        self.files.push(file);
+        FileId(self.files.len() as u32 - 1)
+    }
+
+    pub fn get(&self, id: FileId) -> Option<&SourceFile> {
+        self.files.get(id.0 as usize)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (FileId, &SourceFile)> {
+        self.files.iter().enumerate().map(|(i, f)| (FileId(i as u32), f))
+    }
+
+    pub fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+
+    /// The text a span covers ("" if it is out of range).
+    pub fn slice(&self, span: Span) -> &str {
+        self.get(span.file).map_or("", |f| f.slice(span))
+    }
+
+    fn file(&self, id: FileId) -> Result<&SourceFile, files::Error> {
+        self.get(id).ok_or(files::Error::FileMissing)
+    }
+}
+
+impl<'a> Files<'a> for SourceMap {
+    type FileId = FileId;
+    type Name = &'a str;
+    type Source = &'a str;
+
+    fn name(&'a self, id: FileId) -> Result<&'a str, files::Error> {
+        Ok(&self.file(id)?.name)
+    }
+
+    fn source(&'a self, id: FileId) -> Result<&'a str, files::Error> {
+        Ok(&self.file(id)?.text)
+    }
+
+    fn line_index(&'a self, id: FileId, byte_index: usize) -> Result<usize, files::Error> {
+        Ok(self.file(id)?.line_index(byte_index))
+    }
+
+    fn line_range(&'a self, id: FileId, line_index: usize) -> Result<Range<usize>, files::Error> {
+        let file = self.file(id)?;
+        if line_index >= file.line_count() {
+            return Err(files::Error::LineTooLarge {
+                given: line_index,
+                max: file.line_count().saturating_sub(1),
+            });
+        }
+        let start = file.line_start(line_index);
+        let end = if line_index + 1 < file.line_count() {
+            file.line_start(line_index + 1)
+        } else {
+            file.text.len()
+        };
+        Ok(start..end)
+    }
+}

@@ -1,0 +1,109 @@
+//! GPU targets (`--target sm_90`) and PTX ISA versions.
+
+use std::fmt;
+
+/// A PTX ISA version, `.version MAJOR.MINOR`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct PtxVersion {
+    pub major: u8,
+    pub minor: u8,
+}
+
+impl PtxVersion {
+    pub const fn new(major: u8, minor: u8) -> PtxVersion {
+        PtxVersion { major, minor }
+    }
+}
+
+impl fmt::Display for PtxVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.major, self.minor)
+    }
+}
+
+/// A `--target`: the `.target` of the emitted PTX module.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Target {
+    Sm80,
+    Sm86,
+    Sm89,
+    Sm90,
+    Sm90a,
+    Sm100,
+    Sm100a,
+    Sm120,
+}
+
+impl Target {
+    pub const ALL: [Target; 8] = [
+        Target::Sm80,
+        Target::Sm86,
+        Target::Sm89,
+        Target::Sm90,
+        Target::Sm90a,
+        Target::Sm100,
+        Target::Sm100a,
+        Target::Sm120,
+    ];
+
+    pub fn from_name(name: &str) -> Option<Target> {
+        Target::ALL.into_iter().find(|t| t.name() == name)
+    }
+
+    /// The name as written in `--target` and in `.target`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Target::Sm80 => "sm_80",
+            Target::Sm86 => "sm_86",
+            Target::Sm89 => "sm_89",
+            Target::Sm90 => "sm_90",
+            Target::Sm90a => "sm_90a",
+            Target::Sm100 => "sm_100",
+            Target::Sm100a => "sm_100a",
+            Target::Sm120 => "sm_120",
+        }
+    }
+
+    /// The compute capability times ten (80, 90, 100, ...).
+    pub fn sm(self) -> u32 {
+        match self {
+            Target::Sm80 => 80,
+            Target::Sm86 => 86,
+            Target::Sm89 => 89,
+            Target::Sm90 | Target::Sm90a => 90,
+            Target::Sm100 | Target::Sm100a => 100,
+            Target::Sm120 => 120,
+        }
+    }
+
+    /// The lowest `.version` ptxas accepts with this `.target` (checked
+    /// against ptxas 13.5, `shared/design/ptx/cases/h01_header.ptx`).
+    pub fn min_ptx_version(self) -> PtxVersion {
+        match self {
+            Target::Sm80 => PtxVersion::new(7, 0),
+            Target::Sm86 => PtxVersion::new(7, 1),
+            Target::Sm89 | Target::Sm90 => PtxVersion::new(7, 8),
+            Target::Sm90a => PtxVersion::new(8, 0),
+            Target::Sm100 | Target::Sm100a => PtxVersion::new(8, 6),
+            Target::Sm120 => PtxVersion::new(8, 7),
+        }
+    }
+
+    /// Hopper features: clusters, distributed shared memory, bulk copies,
+    /// `mbarrier.try_wait`, scoped mbarrier operations.
+    pub fn has_sm90_features(self) -> bool {
+        self.sm() >= 90
+    }
+}
+
+impl Default for Target {
+    fn default() -> Target {
+        Target::Sm90
+    }
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}

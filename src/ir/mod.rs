@@ -282,7 +282,7 @@ pub enum StmtKind {
 #[derive(Clone, Debug)]
 pub struct BarrierRef {
     pub group: BarrierId,
-    pub index: Option<Expr>,
+    pub index: Option<Box<Expr>>,
     pub span: Span,
 }
 
@@ -387,7 +387,7 @@ pub enum ExprKind {
     /// Warp shuffles (`[value, lane/delta/mask]`) and votes (`[pred]`).
     Warp(WarpOp, Vec<Expr>),
     /// `b.test(parity)` / `b.test()`: has that phase completed?
-    BarrierTest { barrier: BarrierRef, parity: Parity },
+    BarrierTest { barrier: Box<BarrierRef>, parity: Box<Parity> },
 }
 
 /// Built-in values (all `u32`).

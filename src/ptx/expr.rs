@@ -442,9 +442,9 @@ impl Writer<'_> {
         let mut arg_names = Vec::new();
         for (i, (v, ty)) in passed.iter().enumerate() {
             let pt = suffix::func_param(*ty);
-            emit!(self, ".param .{} $a{};", pt, i);
-            emit!(self, "st.param.{} [$a{}], {};", pt, i, v);
-            arg_names.push(format!("$a{i}"));
+            emit!(self, ".param .{} $ca{};", pt, i);
+            emit!(self, "st.param.{} [$ca{}], {};", pt, i, v);
+            arg_names.push(format!("$ca{i}"));
         }
         let args_text = if arg_names.is_empty() {
             String::new()
@@ -454,17 +454,17 @@ impl Writer<'_> {
         let result = match f.ret {
             Some(rt) => {
                 let pt = suffix::func_param(rt);
-                emit!(self, ".param .{} $r;", pt);
-                emit!(self, "call.uni ($r), {}{};", name, args_text);
+                emit!(self, ".param .{} $cr;", pt);
+                emit!(self, "call.uni ($cr), {}{};", name, args_text);
                 let v = if rt == Scalar::Bool {
                     let t = self.reg(Class::B32);
                     let p = self.reg(Class::Pred);
-                    emit!(self, "ld.param.b32 {}, [$r];", t);
+                    emit!(self, "ld.param.b32 {}, [$cr];", t);
                     emit!(self, "setp.ne.b32 {}, {}, 0;", p, t);
                     p
                 } else {
                     let d = self.reg_for(rt);
-                    emit!(self, "ld.param.{} {}, [$r];", pt, d);
+                    emit!(self, "ld.param.{} {}, [$cr];", pt, d);
                     d
                 };
                 Some(Operand::Reg(v))

@@ -66,8 +66,11 @@ id_type!(
 /// A whole compiled file: its device functions and kernels.
 #[derive(Clone, Debug, Default)]
 pub struct Module {
-    /// Device functions, in an order where callees come before callers.
+    /// Device functions, indexed by [`FuncId`] (declaration order).
     pub functions: Vec<Function>,
+    /// The functions the kernels use, callees before callers (the call graph
+    /// has no cycles: recursion is an error). Emit `.func`s in this order.
+    pub function_order: Vec<FuncId>,
     pub kernels: Vec<Kernel>,
 }
 
@@ -250,8 +253,11 @@ pub enum StmtKind {
     Break,
     Continue,
     Return(Option<Expr>),
-    /// An expression evaluated for its effect (a call, an atomic).
+    /// An expression evaluated for its effect (an atomic; a call whose
+    /// result is dropped).
     Expr(Expr),
+    /// A call of a device function that returns nothing.
+    Call { func: FuncId, args: Vec<Expr> },
     /// `sync_threads()`: `bar.sync 0`.
     SyncThreads,
     /// `cluster_sync()`: cluster-wide arrive + wait.

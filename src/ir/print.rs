@@ -154,6 +154,15 @@ fn stmt(out: &mut String, cx: Cx, s: &Stmt, level: usize) {
     let line = match &s.kind {
         StmtKind::Let { local, value } => format!("let {} = {}", local_decl(cx, *local), e(value)),
         StmtKind::Assign { local, value } => format!("%{} = {}", local.0, e(value)),
+        StmtKind::Call { func, args } => {
+            let name = cx
+                .module
+                .functions
+                .get(func.index())
+                .map_or_else(|| format!("?fn#{}", func.0), |f| f.name.clone());
+            let args: Vec<String> = args.iter().map(|a| e(a)).collect();
+            format!("call {name}({})", args.join(", "))
+        }
         StmtKind::Store { place: p, op, value } => {
             let op = op.map_or("", BinOp::symbol);
             format!("{} {op}= {}", place(cx, p, level), e(value))

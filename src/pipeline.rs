@@ -38,6 +38,8 @@ pub struct Compilation {
     pub ptx: Option<String>,
     /// Imported files on disk (for depfiles), in load order.
     pub imports: Vec<PathBuf>,
+    /// Every resolved use of a name and its definition (for editors).
+    pub references: Vec<check::Reference>,
 }
 
 impl Compilation {
@@ -74,7 +76,9 @@ fn compile_file(root: SourceFile, opts: &Options) -> Compilation {
     let mut diags = Vec::new();
     load_all(root, &mut c, &mut diags);
 
-    let (module, check_diags) = check::check(&c.sources, &c.files, opts.target);
+    let checked = check::check_with_references(&c.sources, &c.files, opts.target);
+    let (module, check_diags) = (checked.module, checked.diagnostics);
+    c.references = checked.references;
     let check_failed = check_diags.iter().any(Diagnostic::is_error);
     diags.extend(check_diags);
 

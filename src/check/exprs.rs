@@ -132,11 +132,13 @@ impl BodyChecker<'_> {
         match self.lookup(&name.name) {
             Some(Binding::Local(id)) => {
                 self.mark_used(id);
-                let ty = self.local(id)?.ty;
+                let (ty, def) = self.local(id).map(|l| (l.ty, l.span))?;
+                self.reference(span, def);
                 return Some(Expr { kind: ExprKind::Local(id), ty, span });
             }
             Some(Binding::Param(p)) => {
                 let param = self.kernel.as_ref()?.params.get(p.index())?.clone();
+                self.reference(span, param.span);
                 return match param.ty {
                     crate::ir::ParamType::Scalar(ty) => Some(Expr { kind: ExprKind::Param(p), ty, span }),
                     crate::ir::ParamType::Global { .. } => {
@@ -164,7 +166,9 @@ impl BodyChecker<'_> {
             None => {}
         }
         if let Some(c) = self.g.consts.get(&name.name) {
-            return Some(Expr { kind: ExprKind::Const(c.value), ty: c.ty, span });
+            let (value, ty, def) = (c.value, c.ty, c.span);
+            self.reference(span, def);
+            return Some(Expr { kind: ExprKind::Const(value), ty, span });
         }
         let special = match name.name.as_str() {
             "lane_id" => Some(Special::LaneId),

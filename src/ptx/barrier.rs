@@ -136,8 +136,8 @@ impl Writer<'_> {
                 ),
                 None => {
                     let i = self.expr_u32(e);
-                    let (b, a) = (self.reg(Class::B32), self.reg(Class::B32));
-                    emit!(self, "mov.u32 {}, {};", b, symbol);
+                    let b = self.symbol_base(&symbol);
+                    let a = self.reg(Class::B32);
                     emit!(self, "mad.lo.s32 {}, {}, 8, {};", a, i, b);
                     (
                         Addr {

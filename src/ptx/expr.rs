@@ -244,6 +244,7 @@ impl Writer<'_> {
             Mul if ty.is_float() => emit!(self, "mul.{} {}, {}, {};", t, d, x, y),
             Mul => emit!(self, "mul.lo.{} {}, {}, {};", t, d, x, y),
             Div if ty.is_float() => emit!(self, "div.rn.{} {}, {}, {};", t, d, x, y),
+            Div | Rem if pow2_shift(&y, ty).is_some() => return self.div_pow2(op, ty, x, &y),
             Div => emit!(self, "div.{} {}, {}, {};", t, d, x, y),
             Rem if ty.is_float() => return self.float_rem(ty, x, y),
             Rem => emit!(self, "rem.{} {}, {}, {};", t, d, x, y),
@@ -266,6 +267,45 @@ impl Writer<'_> {
             _ => {
                 self.comment(&format!("operator `{}` not defined on {ty}", op.symbol()));
                 return x;
+            }
+        }
+        Operand::Reg(d)
+    }
+
+    /// Integer `/` and `%` by a constant power of two, as shifts and masks:
+    /// ptxas emits a full division sequence for `div.u32 x, 16`.
+    fn div_pow2(&mut self, op: BinOp, ty: Scalar, x: Operand, y: &Operand) -> Operand {
+        let k = pow2_shift(y, ty).unwrap_or(0);
+        let (n, b) = (ty.bits(), suffix::bits(ty));
+        let mask = (1u128 << k) - 1;
+        let d = self.reg_for(ty);
+        if !ty.is_signed_int() {
+            match op {
+                BinOp::Div => emit!(self, "shr.{} {}, {}, {};", suffix::arith(ty), d, x, k),
+                _ => emit!(self, "and.{} {}, {}, {};", b, d, x, mask),
+            }
+            return Operand::Reg(d);
+        }
+        // Signed: round toward zero by adding 2^k - 1 to negative values.
+        let s = suffix::arith(ty);
+        let u = if n == 64 { "u64" } else { "u32" };
+        let (sign, bias, t) = (self.reg_for(ty), self.reg_for(ty), self.reg_for(ty));
+        emit!(self, "shr.{} {}, {}, {};", s, sign, x, n - 1);
+        emit!(self, "shr.{} {}, {}, {};", u, bias, sign, n - k);
+        emit!(self, "add.{} {}, {}, {};", s, t, x, bias);
+        match op {
+            BinOp::Div => emit!(self, "shr.{} {}, {}, {};", s, d, t, k),
+            _ => {
+                let m = self.reg_for(ty);
+                emit!(
+                    self,
+                    "and.{} {}, {}, {};",
+                    b,
+                    m,
+                    t,
+                    imm::int_imm(!mask as i128, ty)
+                );
+                emit!(self, "sub.{} {}, {}, {};", s, d, x, m);
             }
         }
         Operand::Reg(d)
@@ -487,4 +527,19 @@ impl Writer<'_> {
         emit!(self, "selp.b32 {}, 1, 0, {};", r, v);
         Operand::Reg(r)
     }
+}
+
+/// `k` when `y` is the integer constant 2^k (1 ≤ 2^k, and 2^k < 2^(bits-1)
+/// for signed types).
+fn pow2_shift(y: &Operand, ty: Scalar) -> Option<u32> {
+    if !ty.is_int() {
+        return None;
+    }
+    let v = imm::parse_int(y)?;
+    let limit = if ty.is_signed_int() {
+        ty.bits() - 1
+    } else {
+        ty.bits()
+    };
+    (v > 0 && v.count_ones() == 1 && v.trailing_zeros() < limit).then(|| v.trailing_zeros())
 }

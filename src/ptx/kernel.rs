@@ -66,6 +66,23 @@ pub(super) fn write_kernel(
         w.params.push(Some(reg));
     }
     w.read_specials(&usage);
+    // Shared addresses used with run-time indices, taken once.
+    let symbols = usage
+        .dyn_shared
+        .iter()
+        .filter_map(|i| k.shared.get(*i).map(|a| shared_symbol(&a.name)));
+    let symbols: Vec<String> = symbols
+        .chain(
+            usage
+                .dyn_barriers
+                .iter()
+                .filter_map(|i| k.barriers.get(*i).map(|b| barrier_symbol(&b.name))),
+        )
+        .collect();
+    for sym in symbols {
+        let r = w.symbol_base(&sym);
+        w.bases.insert(sym, r);
+    }
     w.init_barriers(&usage);
 
     w.block(&k.body.block);

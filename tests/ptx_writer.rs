@@ -6,7 +6,7 @@ mod common;
 mod ptx_build;
 
 use common::ptxas;
-use kdsl::ir::{AtomicOp, BarrierOpKind, Dim::*, Kernel, Module, Parity, Special::*, StmtKind};
+use kdsl::ir::{BarrierOpKind, Dim::*, Kernel, Module, Parity, Special::*, StmtKind};
 use kdsl::target::Target;
 use ptx_build::kernels::*;
 use ptx_build::*;

@@ -6,7 +6,7 @@ mod common;
 mod ptx_build;
 
 use common::ptxas;
-use kdsl::ir::{BarrierOpKind, Dim::*, Kernel, Module, Parity, Special::*, StmtKind};
+use kdsl::ir::{AtomicOp, BarrierOpKind, Dim::*, Kernel, Module, Parity, Special::*, StmtKind};
 use kdsl::target::Target;
 use ptx_build::kernels::*;
 use ptx_build::*;
@@ -258,12 +258,43 @@ fn every_operator_on_every_type_assembles() {
     ] {
         assert_has(&text, needle);
     }
-    // 64-bit shift amounts are narrowed: PTX shifts take a 32-bit amount.
+    // 64-bit shift amounts are clamped and narrowed: PTX shifts take a
+    // 32-bit amount.
+    assert_line(&text, "min.u64 %rd", ", 64;");
     assert_has(&text, "cvt.u32.u64");
     // Half arithmetic widens to f32 and rounds back once.
     assert_has(&text, "cvt.rn.f16.f32");
     assert_has(&text, "cvt.rn.bf16.f32");
     assert_lacks(&text, "add.f16");
+}
+
+#[test]
+fn scalar_parameters_of_every_type() {
+    let mut k = KernelBuilder::new("params");
+    let (_, outs) = io_params(&mut k);
+    let mut body = Vec::new();
+    for (i, t) in TYPES.into_iter().enumerate() {
+        let p = k.scalar(&format!("p_{t}"), t);
+        body.push(store(gplace(outs[i], tid(X), t), p));
+    }
+    let m = one(k.finish(body));
+    let text = assemble(&m, Target::Sm80);
+    assemble(&m, Target::Sm90);
+    for decl in [
+        ".param .u32 $p_p_bool",
+        ".param .s32 $p_p_i32",
+        ".param .u32 $p_p_u32",
+        ".param .s64 $p_p_i64",
+        ".param .u64 $p_p_u64",
+        ".param .b16 $p_p_f16",
+        ".param .b16 $p_p_bf16",
+        ".param .f32 $p_p_f32",
+        ".param .f64 $p_p_f64",
+    ] {
+        assert_has(&text, decl);
+    }
+    assert_has(&text, "st.global.u8");
+    assert_has(&text, "st.global.b16");
 }
 
 #[test]
@@ -742,6 +773,27 @@ fn cluster_barrier_kernel() -> Kernel {
         st(StmtKind::CopyAsyncCommit),
         st(StmtKind::CopyAsyncWait(0)),
         st(StmtKind::ClusterSync),
+        // Remote loads, stores and atomics, constant and run-time indices.
+        store(
+            rplace(tile, u32c(1), vec![u32c(0), tid(X)], F32),
+            load(rplace(
+                tile,
+                special(ClusterRank),
+                vec![u32c(1), u32c(3)],
+                F32,
+            )),
+        ),
+        expr_stmt(atomic(
+            AtomicOp::Add,
+            rplace(tile, u32c(0), vec![u32c(0), u32c(0)], F32),
+            vec![f32c(1.0)],
+        )),
+        st(StmtKind::Store {
+            place: rplace(tile, u32c(0), vec![u32c(0), u32c(1)], F32),
+            op: Some(BinOp::Mul),
+            value: f32c(2.0),
+        }),
+        st(StmtKind::ClusterSync),
         if_(
             eq(tid(X), u32c(5)),
             vec![st(StmtKind::ClusterSync), st(StmtKind::Return(None))],
@@ -811,11 +863,16 @@ fn cluster_barrier_and_bulk_copy_lowering() {
     );
     assert_has(&text, "cp.async.bulk.commit_group;");
     assert_has(&text, "cp.async.bulk.wait_group.read 0;");
+    assert_has(&text, "ld.shared::cluster.f32");
+    assert_has(&text, "st.shared::cluster.f32");
+    assert_has(&text, "atom.shared::cluster.add.f32");
+    assert_line(&text, "mapa.shared::cluster.u32 %r", ", $s_tile, 0;");
     // cluster_sync: aligned at the top level, not under a branch or after a return.
     let arrives = lines_with(&text, "barrier.cluster.arrive.release");
     assert_eq!(
         arrives,
         [
+            "barrier.cluster.arrive.release.aligned;",
             "barrier.cluster.arrive.release.aligned;",
             "barrier.cluster.arrive.release;",
             "barrier.cluster.arrive.release;",

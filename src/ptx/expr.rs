@@ -311,12 +311,14 @@ impl Writer<'_> {
         Operand::Reg(d)
     }
 
-    /// PTX shift amounts are always 32-bit.
+    /// PTX shift amounts are always 32-bit (and clamped to the width).
     fn shift_amount(&mut self, y: Operand, yty: Scalar) -> Operand {
         match (&y, yty.bits()) {
             (Operand::Reg(r), 64) => {
-                let a = self.reg(Class::B32);
-                emit!(self, "cvt.u32.u64 {}, {};", a, r);
+                // Clamp first, so an amount of 2^32 does not wrap to 0.
+                let (c, a) = (self.reg(Class::B64), self.reg(Class::B32));
+                emit!(self, "min.u64 {}, {}, 64;", c, r);
+                emit!(self, "cvt.u32.u64 {}, {};", a, c);
                 Operand::Reg(a)
             }
             _ => y,

@@ -153,6 +153,7 @@ impl BodyChecker<'_> {
                 self.error(CheckError::IndexCount { name: name.name.clone(), dims, found: 0, span, decl: Some(decl) });
                 return None;
             }
+            Some(Binding::Poisoned) => return None,
             Some(Binding::Barrier(_)) => {
                 self.error(CheckError::Mismatch {
                     expected: "a value".into(),

@@ -107,6 +107,10 @@ impl BodyChecker<'_> {
                 });
                 None
             }
+            Some(Binding::Poisoned) => {
+                let _ = self.indices(indices);
+                None
+            }
             Some(Binding::Local(_)) => {
                 let _ = self.name_value(name);
                 let _ = self.indices(indices);
@@ -162,6 +166,7 @@ impl BodyChecker<'_> {
         };
         let Some(Binding::Shared(s)) = self.lookup(&arr_name.name) else {
             match self.lookup(&arr_name.name) {
+                Some(Binding::Poisoned) => {}
                 Some(_) => self.error(CheckError::NotA { name: arr_name.name.clone(), what: "a shared array", span: arr_arg.span, decl: None }),
                 None => {
                     let similar = super::body::similar(&arr_name.name, self.visible_names().iter().map(String::as_str));

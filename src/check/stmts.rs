@@ -143,7 +143,10 @@ impl BodyChecker<'_> {
         };
         // Declared even when the initialiser failed, so later uses of the
         // name do not report "cannot find".
-        let ty = value.as_ref().map(|v| v.ty).or(declared.flatten()).unwrap_or(Scalar::I32);
+        let Some(ty) = value.as_ref().map(|v| v.ty).or(declared.flatten()) else {
+            self.poison(&name.name);
+            return None;
+        };
         let local = self.declare_local(name, ty, mutable, "a variable");
         if value.is_none() {
             self.mark_used(local);
@@ -177,6 +180,10 @@ impl BodyChecker<'_> {
 
     fn assign_name(&mut self, name: &ast::Ident, op: Option<ast::BinOp>, op_span: Span, value: &ast::Expr, span: Span) -> Option<StmtKind> {
         let Some(Binding::Local(local)) = self.lookup(&name.name) else {
+            if matches!(self.lookup(&name.name), Some(Binding::Poisoned)) {
+                let _ = self.expr(value, None);
+                return None;
+            }
             // Not a local: say why it cannot be assigned.
             if self.lookup(&name.name).is_some() || self.g.consts.contains_key(&name.name) {
                 let (what, decl) = match self.lookup(&name.name) {
@@ -286,6 +293,7 @@ impl BodyChecker<'_> {
         let local = self.declare_local(var, ty_ok.unwrap_or(Scalar::U32), false, "a loop variable");
         if ty_ok.is_none() {
             self.mark_used(local);
+            self.poison(&var.name);
         }
         let body = self.loop_body(body);
         self.pop_scope();

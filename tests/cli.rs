@@ -280,6 +280,16 @@ fn json_format_is_json_lines_on_stdout() {
     assert_eq!(last["errors"], 1);
     assert!(out.stderr.is_empty(), "{}", text(&out.stderr));
 
+    // A clean build still ends its stream with the summary; a build that
+    // never reached the compiler prints no JSON.
+    let dir2 = project(&[("saxpy.kdsl", GOOD)]);
+    let out = kdslc_in(dir2.path(), &["saxpy.kdsl", "--message-format=json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "{\"type\":\"summary\",\"errors\":0,\"warnings\":0}\n");
+    let out = kdslc_in(dir2.path(), &["missing.kdsl", "--message-format=json"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+
     // JSON and the output cannot share stdout.
     let out = kdslc_in(
         dir.path(),

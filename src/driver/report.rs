@@ -11,6 +11,9 @@ pub struct Reporter {
     color: bool,
     errors: usize,
     warnings: usize,
+    /// Whether any file got as far as the compiler (and so has been
+    /// reported on, if only with silence).
+    compiled: bool,
 }
 
 impl Reporter {
@@ -20,6 +23,7 @@ impl Reporter {
             color: use_color(common.color),
             errors: 0,
             warnings: 0,
+            compiled: false,
         }
     }
 
@@ -28,6 +32,7 @@ impl Reporter {
             .iter()
             .filter(|d| d.severity == Severity::Error)
             .count();
+        self.compiled = true;
         self.errors += errors;
         self.warnings += diags.len() - errors;
         match self.format {
@@ -39,6 +44,9 @@ impl Reporter {
 
     /// The last line: rustc's "aborting due to ..." (human), the summary
     /// object (JSON), nothing (short: every line there is a diagnostic).
+    /// JSON has a summary whenever a file was compiled, even without
+    /// diagnostics; a run that stopped before (an unreadable input) prints
+    /// no JSON at all.
     pub fn finish(&self) {
         match self.format {
             MessageFormat::Human => {
@@ -48,7 +56,10 @@ impl Reporter {
                 }
             }
             MessageFormat::Short => {}
-            MessageFormat::Json => stdout(&render::json_summary(self.errors, self.warnings)),
+            MessageFormat::Json if self.compiled => {
+                stdout(&render::json_summary(self.errors, self.warnings))
+            }
+            MessageFormat::Json => {}
         }
     }
 

@@ -1,4 +1,5 @@
-//! The `kdslc` command line (`docs/cli.md` describes it for users).
+//! The `kdslc` command line (`kdslc --help`; the JSON format is in
+//! `docs/json-diagnostics.md`).
 //!
 //! - [`cli`]: the clap definitions and the `argv` rewrites (implied `build`,
 //!   gcc's `-MD`/`-MF`);
@@ -80,6 +81,8 @@ pub fn run(args: Vec<OsString>) -> i32 {
         Command::Build(args) => build::build(args),
         Command::Check(args) => check::check(args),
         Command::Explain(args) => explain::explain(args),
+        // `Command::Lsp` goes here: it runs until the client exits and
+        // returns its own status.
     };
     match result {
         Ok(()) => 0,

@@ -38,6 +38,8 @@ pub struct Compilation {
     pub ptx: Option<String>,
     /// Imported files on disk (for depfiles), in load order.
     pub imports: Vec<PathBuf>,
+    /// Every resolved use of a name and its definition (for editors).
+    pub references: Vec<check::Reference>,
 }
 
 impl Compilation {
@@ -74,7 +76,9 @@ fn compile_file(root: SourceFile, opts: &Options) -> Compilation {
     let mut diags = Vec::new();
     load_all(root, &mut c, &mut diags);
 
-    let (module, check_diags) = check::check(&c.sources, &c.files, opts.target);
+    let checked = check::check_with_references(&c.sources, &c.files, opts.target);
+    let (module, check_diags) = (checked.module, checked.diagnostics);
+    c.references = checked.references;
     let check_failed = check_diags.iter().any(Diagnostic::is_error);
     diags.extend(check_diags);
 
@@ -177,7 +181,8 @@ fn io_reason(e: &std::io::Error) -> String {
 }
 
 /// E0131: `importer` imports `target`, which is still being loaded further up
-/// the stack (or is `importer` itself).
+/// the stack (or is `importer` itself). The primary label is the import that
+/// starts the cycle; the others are secondary.
 fn cycle_diagnostic(
     c: &Compilation,
     stack: &[(FileId, Span)],
@@ -187,14 +192,21 @@ fn cycle_diagnostic(
     span: Span,
 ) -> Diagnostic {
     let name = |f: FileId| c.sources.get(f).map_or(String::new(), |s| s.name.clone());
-    let mut chain: Vec<String> = stack.iter().skip(pos.min(stack.len())).map(|(f, _)| name(*f)).collect();
-    chain.push(name(importer));
-    chain.push(name(target));
-    let mut d = Diagnostic::error("E0131", format!("import cycle: {}", chain.join(" -> ")))
-        .primary(span, "this import closes the cycle");
-    for (f, s) in stack.iter().skip(pos.min(stack.len())) {
-        let _ = f;
-        d = d.secondary(*s, "imported here");
+    let cycle = stack.get(pos..).unwrap_or(&[]);
+    let mut files: Vec<String> = cycle.iter().map(|(f, _)| name(*f)).collect();
+    files.push(name(importer));
+    files.push(name(target));
+    let mut spans: Vec<Span> = cycle.iter().map(|(_, s)| *s).collect();
+    spans.push(span);
+    let mut d = Diagnostic::error("E0131", format!("import cycle: {}", files.join(" -> ")));
+    for (i, s) in spans.iter().enumerate() {
+        d = if i == 0 {
+            d.primary(*s, "the cycle starts with this import")
+        } else if i + 1 == spans.len() {
+            d.secondary(*s, "and closes with this one")
+        } else {
+            d.secondary(*s, "which imports")
+        };
     }
-    d.help("move the shared constants and functions into a file that neither imports")
+    d.help("move what the files share into a file that imports neither of them")
 }

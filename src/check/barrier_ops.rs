@@ -124,10 +124,11 @@ impl BodyChecker<'_> {
                 return None;
             }
         };
-        let (count, decl) = {
+        let (count, decl, def) = {
             let g = self.kernel.as_ref()?.barriers.get(group.index())?;
-            (g.count, g.spans.decl)
+            (g.count, g.spans.decl, g.spans.name)
         };
+        self.reference(name.span, def);
         let Some(indices) = indices else {
             return Some(BarrierRef { group, index: None, span: e.span });
         };

@@ -58,6 +58,8 @@ pub struct BodyChecker<'a> {
     pub calls: Vec<(FuncId, Span)>,
     /// True for a constant's expression: no locals, no run-time values.
     pub const_context: bool,
+    /// Every resolved use of a name, with its definition.
+    pub references: Vec<super::Reference>,
 }
 
 impl<'a> BodyChecker<'a> {
@@ -77,6 +79,7 @@ impl<'a> BodyChecker<'a> {
             func: None,
             calls: Vec::new(),
             const_context: false,
+            references: Vec::new(),
         }
     }
 
@@ -88,6 +91,11 @@ impl<'a> BodyChecker<'a> {
 
     pub fn error(&mut self, e: CheckError) {
         self.diags.push(e.into_diagnostic());
+    }
+
+    /// Records that `span` uses the name defined at `definition`.
+    pub fn reference(&mut self, span: Span, definition: Span) {
+        self.references.push(super::Reference { span, definition });
     }
 
     pub fn push_diag(&mut self, d: Diagnostic) {
@@ -247,6 +255,7 @@ pub fn check_function(
     id: FuncId,
     info: &FnInfo,
     diags: &mut Vec<Diagnostic>,
+    references: &mut Vec<super::Reference>,
 ) -> (ir::Function, Vec<(FuncId, Span)>) {
     let _ = id;
     let mut c = BodyChecker::new(g, sources, target);
@@ -270,6 +279,7 @@ pub fn check_function(
         body: ir::Body { locals: std::mem::take(&mut c.locals), block },
     };
     let calls = std::mem::take(&mut c.calls);
+    references.append(&mut c.references);
     diags.extend(c.finish_diagnostics());
     (func, calls)
 }

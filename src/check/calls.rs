@@ -216,6 +216,7 @@ impl BodyChecker<'_> {
 
     fn user_call(&mut self, id: ir::FuncId, callee: &ast::Ident, args: &[ast::Expr], span: Span) -> Option<CallResult> {
         let info = self.g.functions.get(id.index())?;
+        self.reference(callee.span, info.ast.name.span);
         if self.const_context {
             self.error(CheckError::NotConstant { span, why: Some(format!("`{}` is a device function; constants cannot call functions", callee.name)) });
             return None;

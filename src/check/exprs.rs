@@ -78,9 +78,17 @@ impl BodyChecker<'_> {
             }
             ast::ExprKind::If { cond, then_block, else_block } => {
                 let cond = self.expr_as(cond, Scalar::Bool);
-                let then = self.value_block(then_block, expected);
-                let want = then.as_ref().map(|(_, v)| v.ty).or(expected);
-                let els = self.value_block(else_block, want);
+                // An untyped literal branch takes the other branch's type.
+                let untyped = |b: &ast::Block| b.tail.as_deref().is_some_and(is_untyped);
+                let (then, els) = if untyped(then_block) && !untyped(else_block) {
+                    let els = self.value_block(else_block, expected);
+                    let want = els.as_ref().map(|(_, v)| v.ty).or(expected);
+                    (self.value_block(then_block, want), els)
+                } else {
+                    let then = self.value_block(then_block, expected);
+                    let want = then.as_ref().map(|(_, v)| v.ty).or(expected);
+                    (then, self.value_block(else_block, want))
+                };
                 let ((then_block, then_value), (else_block, else_value)) = (then?, els?);
                 if then_value.ty != else_value.ty {
                     let tail = else_block_tail(else_block_ast(e)).unwrap_or(e);
@@ -124,11 +132,13 @@ impl BodyChecker<'_> {
         match self.lookup(&name.name) {
             Some(Binding::Local(id)) => {
                 self.mark_used(id);
-                let ty = self.local(id)?.ty;
+                let (ty, def) = self.local(id).map(|l| (l.ty, l.span))?;
+                self.reference(span, def);
                 return Some(Expr { kind: ExprKind::Local(id), ty, span });
             }
             Some(Binding::Param(p)) => {
                 let param = self.kernel.as_ref()?.params.get(p.index())?.clone();
+                self.reference(span, param.span);
                 return match param.ty {
                     crate::ir::ParamType::Scalar(ty) => Some(Expr { kind: ExprKind::Param(p), ty, span }),
                     crate::ir::ParamType::Global { .. } => {
@@ -156,7 +166,9 @@ impl BodyChecker<'_> {
             None => {}
         }
         if let Some(c) = self.g.consts.get(&name.name) {
-            return Some(Expr { kind: ExprKind::Const(c.value), ty: c.ty, span });
+            let (value, ty, def) = (c.value, c.ty, c.span);
+            self.reference(span, def);
+            return Some(Expr { kind: ExprKind::Const(value), ty, span });
         }
         let special = match name.name.as_str() {
             "lane_id" => Some(Special::LaneId),

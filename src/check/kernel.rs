@@ -24,6 +24,7 @@ pub fn check_kernel(
     target: Target,
     k: &ast::KernelItem,
     diags: &mut Vec<Diagnostic>,
+    references: &mut Vec<super::Reference>,
 ) -> (ir::Kernel, Vec<(FuncId, Span)>) {
     let mut c = BodyChecker::new(g, sources, target);
     let mut ctx = KernelCtx { name_span: k.name.span, ..KernelCtx::default() };
@@ -60,6 +61,7 @@ pub fn check_kernel(
         body: ir::Body { locals: std::mem::take(&mut c.locals), block },
     };
     let calls = std::mem::take(&mut c.calls);
+    references.append(&mut c.references);
     diags.extend(c.finish_diagnostics());
     (kernel, calls)
 }

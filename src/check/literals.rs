@@ -17,6 +17,9 @@ pub fn is_untyped(e: &ast::Expr) -> bool {
         ast::ExprKind::Binary { op, lhs, rhs, .. } if !op.is_comparison() && !op.is_logical() => {
             is_untyped(lhs) && is_untyped(rhs)
         }
+        ast::ExprKind::If { then_block, else_block, .. } => {
+            then_block.tail.as_deref().is_some_and(is_untyped) && else_block.tail.as_deref().is_some_and(is_untyped)
+        }
         _ => false,
     }
 }

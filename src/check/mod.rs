@@ -33,13 +33,35 @@ pub use globals::Globals;
 /// functions they use to IR. The module is `None` when nothing could be
 /// lowered; with errors it may be partial and must not be used for codegen.
 pub fn check(sources: &SourceMap, files: &[(FileId, ast::File)], target: Target) -> (Option<ir::Module>, Vec<Diagnostic>) {
+    let out = check_with_references(sources, files, target);
+    (out.module, out.diagnostics)
+}
+
+/// A use of a name and the span of the name's definition (for go-to-definition).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reference {
+    pub span: crate::span::Span,
+    pub definition: crate::span::Span,
+}
+
+/// Everything the checker learns: the IR, diagnostics, and where each used
+/// name is defined.
+#[derive(Debug, Default)]
+pub struct CheckOutput {
+    pub module: Option<ir::Module>,
+    pub diagnostics: Vec<Diagnostic>,
+    pub references: Vec<Reference>,
+}
+
+pub fn check_with_references(sources: &SourceMap, files: &[(FileId, ast::File)], target: Target) -> CheckOutput {
     let mut diags = Vec::new();
+    let mut references = Vec::new();
     let globals = Globals::collect(sources, files, &mut diags);
 
     let mut module = ir::Module::default();
     let mut calls: Vec<Vec<(FuncId, crate::span::Span)>> = Vec::new();
     for (id, item) in globals.functions.iter().enumerate() {
-        let (func, callees) = body::check_function(&globals, sources, target, FuncId(id as u32), item, &mut diags);
+        let (func, callees) = body::check_function(&globals, sources, target, FuncId(id as u32), item, &mut diags, &mut references);
         module.functions.push(func);
         calls.push(callees);
     }
@@ -51,7 +73,7 @@ pub fn check(sources: &SourceMap, files: &[(FileId, ast::File)], target: Target)
         }
         for item in &ast_file.items {
             if let ast::Item::Kernel(k) = item {
-                let (kernel, callees) = kernel::check_kernel(&globals, sources, target, k, &mut diags);
+                let (kernel, callees) = kernel::check_kernel(&globals, sources, target, k, &mut diags, &mut references);
                 module.kernels.push(kernel);
                 kernel_calls.extend(callees);
             }
@@ -59,5 +81,5 @@ pub fn check(sources: &SourceMap, files: &[(FileId, ast::File)], target: Target)
     }
     globals.check_kernel_names(files, &mut diags);
     module.function_order = globals::call_order(&globals, &calls, &kernel_calls, &mut diags);
-    (Some(module), diags)
+    CheckOutput { module: Some(module), diagnostics: diags, references }
 }

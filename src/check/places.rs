@@ -52,6 +52,7 @@ impl BodyChecker<'_> {
                     let k = self.kernel.as_ref()?;
                     (k.params.get(p.index())?.clone(), k.param_type_spans.get(p.index()).copied())
                 };
+                self.reference(name.span, param.span);
                 let ParamType::Global { elem, mutable, .. } = param.ty else {
                     let _ = self.indices(indices);
                     self.error(CheckError::NotA { name: name.name.clone(), what: "an array", span: name.span, decl: Some(param.span) });
@@ -88,6 +89,7 @@ impl BodyChecker<'_> {
             }
             Some(Binding::Shared(s)) => {
                 let (elem, dims, decl) = self.shared_info(s)?;
+                self.reference(name.span, decl);
                 let idx = self.indices(indices);
                 if indices.len() != dims {
                     self.error(CheckError::IndexCount { name: name.name.clone(), dims, found: indices.len(), span: index_span, decl: Some(decl) });
@@ -169,6 +171,7 @@ impl BodyChecker<'_> {
             return None;
         };
         let (elem, dims, decl) = self.shared_info(s)?;
+        self.reference(arr_name.span, decl);
         if indices.len() != dims {
             self.error(CheckError::IndexCount { name: format!("remote({})", arr_name.name), dims, found: indices.len(), span: index_span, decl: Some(decl) });
             return None;

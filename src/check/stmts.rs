@@ -193,6 +193,7 @@ impl BodyChecker<'_> {
             return None;
         };
         let (ty, mutable, decl) = self.local(local).map(|l| (l.ty, l.mutable, l.span))?;
+        self.reference(name.span, decl);
         let rhs = match op {
             Some(op) if op.is_shift() => self.shift_amount(value),
             _ => self.expr_as(value, ty),

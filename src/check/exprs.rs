@@ -166,6 +166,9 @@ impl BodyChecker<'_> {
             }
             None => {}
         }
+        if self.g.poisoned.contains(&name.name) {
+            return None;
+        }
         if let Some(c) = self.g.consts.get(&name.name) {
             let (value, ty, def) = (c.value, c.ty, c.span);
             self.reference(span, def);

@@ -292,7 +292,7 @@ impl BodyChecker<'_> {
         };
         if scope == Some(ir::Scope::Cluster) {
             let (has_cluster, kernel_span) = self.kernel.as_ref().map_or((true, span), |k| (k.cluster.is_some(), k.name_span));
-            if !self.require_sm90("cluster-scope barrier groups", d.scope.span) {
+            if !self.require_sm90("a cluster-scope barrier group", d.scope.span) {
                 ok = false;
             } else if top && !has_cluster {
                 self.push_diag(BarrierError::ClusterScopeWithoutCluster { decl: span, scope: d.scope.span, kernel: kernel_span }.into_diagnostic());

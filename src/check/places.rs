@@ -155,8 +155,8 @@ impl BodyChecker<'_> {
             });
             return None;
         }
-        let sm90 = self.require_sm90("distributed shared memory (`remote`)", callee.span);
-        let cluster = sm90 && self.require_cluster("distributed shared memory (`remote`)", callee.span);
+        let sm90 = self.require_sm90("`remote` (distributed shared memory)", callee.span);
+        let cluster = sm90 && self.require_cluster("`remote` (distributed shared memory)", callee.span);
         let (arr_arg, rank_arg) = (args.first()?, args.get(1)?);
         let rank = self.expr_as(rank_arg, Scalar::U32);
         let idx = self.indices(indices);

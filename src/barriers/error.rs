@@ -35,8 +35,9 @@ pub enum BarrierError {
     BadParity { n: i128, span: Span },
     /// E0311
     BadCount { name: String, n: i128, span: Span },
-    /// W0320
-    Divergent { op: String, span: Span, cond: Span },
+    /// W0320. `via` is the barrier a called function runs (`op` is then
+    /// the function's name).
+    Divergent { op: String, span: Span, cond: Span, via: Option<&'static str> },
     /// W0321
     ArrivalMismatch { name: String, expected: u32, arriving: u64, decl: Span, arrive: Span },
     /// W0322
@@ -126,10 +127,15 @@ impl BarrierError {
                 format!("barrier group `{name}` must hold between 1 and 64 barriers, found {n}"),
             )
             .primary(span, "barrier count"),
-            BarrierError::Divergent { op, span, cond } => Diagnostic::warning("W0320", "barrier operation in divergent control flow")
-                .primary(span, format!("`{op}` runs only in some threads"))
-                .secondary(cond, "this condition depends on the thread index")
-                .note("every thread of the CTA (or cluster) must reach the barrier, or the threads that do wait forever"),
+            BarrierError::Divergent { op, span, cond, via } => {
+                let mut d = Diagnostic::warning("W0320", "barrier operation in divergent control flow")
+                    .primary(span, format!("`{op}` runs only in some threads"))
+                    .secondary(cond, "this condition depends on the thread index");
+                if let Some(barrier) = via {
+                    d = d.note(format!("`{op}` calls `{barrier}()`"));
+                }
+                d.note("every thread of the CTA (or cluster) must reach the barrier, or the threads that do wait forever")
+            }
             BarrierError::ArrivalMismatch { name, expected, arriving, decl, arrive } => Diagnostic::warning(
                 "W0321",
                 format!("barrier `{name}` expects {expected} arrivals per phase but {arriving} threads arrive"),

@@ -113,6 +113,7 @@ impl BodyChecker<'_> {
         };
         let group = match self.lookup(&name.name) {
             Some(Binding::Barrier(b)) => b,
+            Some(Binding::Poisoned) => return None,
             Some(_) => {
                 self.error(CheckError::NotA { name: name.name.clone(), what: "a barrier group", span: name.span, decl: None });
                 return None;

@@ -19,6 +19,9 @@ pub enum Binding {
     Param(ParamId),
     Shared(SharedId),
     Barrier(BarrierId),
+    /// A name whose declaration had an error (already reported): uses of
+    /// it are silently skipped instead of cascading into more errors.
+    Poisoned,
 }
 
 /// The kernel-only part of a body's state.
@@ -144,6 +147,11 @@ impl<'a> BodyChecker<'a> {
         id
     }
 
+    /// Binds a name whose declaration failed, so its uses stay quiet.
+    pub fn poison(&mut self, name: &str) {
+        self.bind(name, Binding::Poisoned);
+    }
+
     pub fn mark_used(&mut self, id: LocalId) {
         if let Some(u) = self.used.get_mut(id.index()) {
             *u = true;
@@ -267,7 +275,11 @@ pub fn check_function(
         }
         // A parameter whose type was invalid is still declared (as i32) so
         // that its uses do not report "cannot find".
-        c.declare_local(&p.name, ty.unwrap_or(Scalar::I32), false, "a function parameter");
+        let local = c.declare_local(&p.name, ty.unwrap_or(Scalar::I32), false, "a function parameter");
+        if ty.is_none() {
+            c.mark_used(local);
+            c.poison(&p.name.name);
+        }
     }
     let block = c.function_body(&f.body, info);
     c.report_unused();

@@ -194,7 +194,7 @@ impl BodyChecker<'_> {
             "copy_async_store" => self.copy_async_store(args, span),
             "copy_async_commit" => {
                 self.arity::<0>(name, args, span, "copy_async_commit()")?;
-                self.require_sm90("bulk asynchronous copies", span).then_some(CallResult::Effect(StmtKind::CopyAsyncCommit))
+                self.require_sm90("`copy_async_commit()`", span).then_some(CallResult::Effect(StmtKind::CopyAsyncCommit))
             }
             "copy_async_wait" => {
                 let [n] = self.arity::<1>(name, args, span, "copy_async_wait(n: u32)")?;
@@ -204,7 +204,7 @@ impl BodyChecker<'_> {
                     return None;
                 };
                 let v = u32::try_from(v).ok()?;
-                self.require_sm90("bulk asynchronous copies", span).then_some(CallResult::Effect(StmtKind::CopyAsyncWait(v)))
+                self.require_sm90("`copy_async_wait()`", span).then_some(CallResult::Effect(StmtKind::CopyAsyncWait(v)))
             }
             // `remote(array, rank)` on its own, not indexed.
             _ => {
@@ -255,7 +255,7 @@ impl BodyChecker<'_> {
 
     fn copy_async(&mut self, args: &[ast::Expr], span: Span) -> Option<CallResult> {
         let [dst, src, bytes, bar] = self.arity::<4>("copy_async", args, span, "copy_async(dst: shared element, src: global element, bytes: u32, barrier)")?;
-        let sm90 = self.require_sm90("bulk asynchronous copies (`copy_async`)", span);
+        let sm90 = self.require_sm90("the bulk copy `copy_async`", span);
         let d = self.shared_place(dst);
         let s = self.global_place(src, false);
         let n = self.expr_as(bytes, Scalar::U32);
@@ -268,7 +268,7 @@ impl BodyChecker<'_> {
 
     fn copy_async_store(&mut self, args: &[ast::Expr], span: Span) -> Option<CallResult> {
         let [dst, src, bytes] = self.arity::<3>("copy_async_store", args, span, "copy_async_store(dst: global element, src: shared element, bytes: u32)")?;
-        let sm90 = self.require_sm90("bulk asynchronous copies (`copy_async_store`)", span);
+        let sm90 = self.require_sm90("the bulk copy `copy_async_store`", span);
         let d = self.global_place(dst, true);
         let s = self.shared_place(src);
         let n = self.expr_as(bytes, Scalar::U32);

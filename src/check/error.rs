@@ -149,9 +149,10 @@ impl CheckError {
             }
             CheckError::ArgCount { callee, expected, found, span, signature } => {
                 let word = if expected == "1" { "argument" } else { "arguments" };
+                let were = if found == 1 { "was" } else { "were" };
                 let mut d = Diagnostic::error(
                     "E0111",
-                    format!("`{callee}` takes {expected} {word} but {found} were supplied"),
+                    format!("`{callee}` takes {expected} {word} but {found} {were} supplied"),
                 )
                 .primary(span, format!("expected {expected} {word}, found {found}"));
                 if let Some(sig) = signature {

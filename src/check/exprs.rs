@@ -153,6 +153,7 @@ impl BodyChecker<'_> {
                 self.error(CheckError::IndexCount { name: name.name.clone(), dims, found: 0, span, decl: Some(decl) });
                 return None;
             }
+            Some(Binding::Poisoned) => return None,
             Some(Binding::Barrier(_)) => {
                 self.error(CheckError::Mismatch {
                     expected: "a value".into(),
@@ -164,6 +165,9 @@ impl BodyChecker<'_> {
                 return None;
             }
             None => {}
+        }
+        if self.g.poisoned.contains(&name.name) {
+            return None;
         }
         if let Some(c) = self.g.consts.get(&name.name) {
             let (value, ty, def) = (c.value, c.ty, c.span);

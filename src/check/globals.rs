@@ -53,6 +53,9 @@ pub struct Globals {
     pub function_ids: HashMap<String, FuncId>,
     /// Every global name with the span that defined it (for E0101).
     defined: HashMap<String, Span>,
+    /// Constants whose definition failed (already reported): their uses
+    /// are skipped silently.
+    pub poisoned: std::collections::HashSet<String>,
 }
 
 impl Globals {
@@ -125,6 +128,7 @@ impl Globals {
         let Some(ty) = scalar_type(&c.ty, &mut local) else {
             if report {
                 diags.extend(local);
+                self.poisoned.insert(c.name.name.clone());
             }
             return report; // a bad type is reported once, then given up
         };
@@ -137,6 +141,7 @@ impl Globals {
         }
         let Some(e) = lowered else {
             diags.extend(errors);
+            self.poisoned.insert(c.name.name.clone());
             return true;
         };
         match ir::consteval::eval(&e) {
@@ -148,6 +153,7 @@ impl Globals {
             Err(why) => {
                 diags.extend(errors);
                 diags.push(not_constant(e.span, why).into_diagnostic());
+                self.poisoned.insert(c.name.name.clone());
                 true
             }
         }

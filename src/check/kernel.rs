@@ -33,7 +33,8 @@ pub fn check_kernel(
             c.error(CheckError::Duplicate { name: p.name.name.clone(), span: p.name.span, first: first.span });
             continue;
         }
-        let ty = match resolve_type(&p.ty, &mut c.diags) {
+        let resolved = resolve_type(&p.ty, &mut c.diags);
+        let ty = match resolved {
             Some(Type::Scalar(s)) => ir::ParamType::Scalar(s),
             Some(Type::Global { elem, mutable }) => ir::ParamType::Global { elem, mutable, written: false },
             _ => ir::ParamType::Scalar(Scalar::I32),
@@ -41,7 +42,11 @@ pub fn check_kernel(
         let id = ParamId(ctx.params.len() as u32);
         ctx.params.push(ir::Param { name: p.name.name.clone(), span: p.name.span, ty });
         ctx.param_type_spans.push(p.ty.span);
-        c.bind(&p.name.name, Binding::Param(id));
+        if resolved.is_some() {
+            c.bind(&p.name.name, Binding::Param(id));
+        } else {
+            c.poison(&p.name.name);
+        }
     }
     c.kernel = Some(ctx);
     c.launch_attributes(&k.launch);
@@ -224,12 +229,16 @@ impl BodyChecker<'_> {
                 None => {}
             }
         }
-        if !top || self.already_defined(name) {
+        if self.already_defined(name) {
             return;
         }
-        let Some(elem) = elem.filter(|_| sizes.len() == dims.len()) else { return };
+        let Some(elem) = elem.filter(|_| top && sizes.len() == dims.len()) else {
+            self.poison(&name.name);
+            return;
+        };
         let array = ir::SharedArray { name: name.name.clone(), elem, dims: sizes, span };
         if !self.reserve_shared(array.bytes(), 128, span) {
+            self.poison(&name.name);
             return;
         }
         let Some(k) = self.kernel.as_mut() else { return };
@@ -283,19 +292,22 @@ impl BodyChecker<'_> {
         };
         if scope == Some(ir::Scope::Cluster) {
             let (has_cluster, kernel_span) = self.kernel.as_ref().map_or((true, span), |k| (k.cluster.is_some(), k.name_span));
-            if !self.require_sm90("cluster-scope barrier groups", d.scope.span) {
+            if !self.require_sm90("a cluster-scope barrier group", d.scope.span) {
                 ok = false;
             } else if top && !has_cluster {
                 self.push_diag(BarrierError::ClusterScopeWithoutCluster { decl: span, scope: d.scope.span, kernel: kernel_span }.into_diagnostic());
                 ok = false;
             }
         }
-        if !top || self.already_defined(&d.name) {
+        if self.already_defined(&d.name) {
             return;
         }
-        let Some(scope) = scope else { return };
-        let _ = ok;
+        let Some(scope) = scope.filter(|_| ok) else {
+            self.poison(&d.name.name);
+            return;
+        };
         if !self.reserve_shared(8 * count as u64, 8, span) {
+            self.poison(&d.name.name);
             return;
         }
         let group = ir::BarrierGroup {

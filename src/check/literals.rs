@@ -68,13 +68,15 @@ impl BodyChecker<'_> {
     }
 
     fn float_value(&mut self, f: f64, ty: Scalar, span: Span) -> Option<Expr> {
-        let max = match ty {
-            Scalar::F16 => 65504.0,
-            Scalar::BF16 => 3.3895313892515355e38,
-            Scalar::F32 => f32::MAX as f64,
-            _ => f64::MAX,
+        // A literal fits when rounding it to the type gives a finite value:
+        // the largest finite value plus less than half an ulp.
+        let limit = match ty {
+            Scalar::F16 => 65520.0,
+            Scalar::BF16 => 3.3961775292304683e38,
+            Scalar::F32 => 3.4028235677973366e38,
+            _ => f64::INFINITY,
         };
-        if !f.is_finite() || f.abs() > max {
+        if !f.is_finite() || f.abs() >= limit {
             self.error(CheckError::LiteralOutOfRange { ty: ty.to_string(), span });
             return None;
         }

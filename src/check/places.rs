@@ -107,6 +107,10 @@ impl BodyChecker<'_> {
                 });
                 None
             }
+            Some(Binding::Poisoned) => {
+                let _ = self.indices(indices);
+                None
+            }
             Some(Binding::Local(_)) => {
                 let _ = self.name_value(name);
                 let _ = self.indices(indices);
@@ -151,8 +155,8 @@ impl BodyChecker<'_> {
             });
             return None;
         }
-        let sm90 = self.require_sm90("distributed shared memory (`remote`)", callee.span);
-        let cluster = sm90 && self.require_cluster("distributed shared memory (`remote`)", callee.span);
+        let sm90 = self.require_sm90("`remote` (distributed shared memory)", callee.span);
+        let cluster = sm90 && self.require_cluster("`remote` (distributed shared memory)", callee.span);
         let (arr_arg, rank_arg) = (args.first()?, args.get(1)?);
         let rank = self.expr_as(rank_arg, Scalar::U32);
         let idx = self.indices(indices);
@@ -162,6 +166,7 @@ impl BodyChecker<'_> {
         };
         let Some(Binding::Shared(s)) = self.lookup(&arr_name.name) else {
             match self.lookup(&arr_name.name) {
+                Some(Binding::Poisoned) => {}
                 Some(_) => self.error(CheckError::NotA { name: arr_name.name.clone(), what: "a shared array", span: arr_arg.span, decl: None }),
                 None => {
                     let similar = super::body::similar(&arr_name.name, self.visible_names().iter().map(String::as_str));

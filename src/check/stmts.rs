@@ -38,10 +38,11 @@ impl BodyChecker<'_> {
         self.push_scope();
         self.block_depth += 1;
         let mut stmts = Vec::new();
-        for s in &b.stmts {
+        let (body, tail) = split_value(b);
+        for s in body {
             self.stmt(s, &mut stmts);
         }
-        let value = match &b.tail {
+        let value = match &tail {
             Some(tail) => self.expr(tail, expected),
             None => {
                 let at = b.span.end_point();
@@ -59,10 +60,11 @@ impl BodyChecker<'_> {
     pub fn function_body(&mut self, b: &ast::Block, info: &FnInfo) -> ir::Block {
         let ret = info.ret;
         let mut stmts = Vec::new();
-        for s in &b.stmts {
+        let (body, tail) = if ret.is_some() { split_value(b) } else { (b.stmts.as_slice(), b.tail.as_deref().cloned()) };
+        for s in body {
             self.stmt(s, &mut stmts);
         }
-        match (&b.tail, ret) {
+        match (&tail, ret) {
             (Some(tail), Some(ty)) => {
                 if let Some(v) = self.expr_as(tail, ty) {
                     stmts.push(ir::Stmt { span: tail.span, kind: StmtKind::Return(Some(v)) });
@@ -143,7 +145,10 @@ impl BodyChecker<'_> {
         };
         // Declared even when the initialiser failed, so later uses of the
         // name do not report "cannot find".
-        let ty = value.as_ref().map(|v| v.ty).or(declared.flatten()).unwrap_or(Scalar::I32);
+        let Some(ty) = value.as_ref().map(|v| v.ty).or(declared.flatten()) else {
+            self.poison(&name.name);
+            return None;
+        };
         let local = self.declare_local(name, ty, mutable, "a variable");
         if value.is_none() {
             self.mark_used(local);
@@ -177,6 +182,10 @@ impl BodyChecker<'_> {
 
     fn assign_name(&mut self, name: &ast::Ident, op: Option<ast::BinOp>, op_span: Span, value: &ast::Expr, span: Span) -> Option<StmtKind> {
         let Some(Binding::Local(local)) = self.lookup(&name.name) else {
+            if matches!(self.lookup(&name.name), Some(Binding::Poisoned)) {
+                let _ = self.expr(value, None);
+                return None;
+            }
             // Not a local: say why it cannot be assigned.
             if self.lookup(&name.name).is_some() || self.g.consts.contains_key(&name.name) {
                 let (what, decl) = match self.lookup(&name.name) {
@@ -286,6 +295,7 @@ impl BodyChecker<'_> {
         let local = self.declare_local(var, ty_ok.unwrap_or(Scalar::U32), false, "a loop variable");
         if ty_ok.is_none() {
             self.mark_used(local);
+            self.poison(&var.name);
         }
         let body = self.loop_body(body);
         self.pop_scope();
@@ -357,6 +367,44 @@ impl BodyChecker<'_> {
             out.push(ir::Stmt { kind, span: e.span });
         }
     }
+}
+
+/// The statements of a value block and its value. A block whose last
+/// statement is an `if`/`else` chain with a value in every branch (`{ if c
+/// { a } else { b } }`) has that `if` as its value, as in Rust.
+fn split_value(b: &ast::Block) -> (&[ast::Stmt], Option<ast::Expr>) {
+    if let Some(tail) = &b.tail {
+        return (&b.stmts, Some((**tail).clone()));
+    }
+    match b.stmts.split_last() {
+        Some((last, rest)) => match if_as_expr(last) {
+            Some(e) => (rest, Some(e)),
+            None => (&b.stmts, None),
+        },
+        None => (&b.stmts, None),
+    }
+}
+
+/// An `if` statement whose every branch ends in a value, as an expression.
+fn if_as_expr(s: &ast::Stmt) -> Option<ast::Expr> {
+    let ast::StmtKind::If { cond, then_block, else_branch: Some(else_branch) } = &s.kind else {
+        return None;
+    };
+    then_block.tail.as_ref()?;
+    let else_block = match else_branch {
+        ast::ElseBranch::Block(b) => {
+            b.tail.as_ref()?;
+            b.clone()
+        }
+        ast::ElseBranch::If(nested) => {
+            let e = if_as_expr(nested)?;
+            ast::Block { stmts: Vec::new(), span: e.span, tail: Some(Box::new(e)) }
+        }
+    };
+    Some(ast::Expr {
+        kind: ast::ExprKind::If { cond: Box::new(cond.clone()), then_block: then_block.clone(), else_block },
+        span: s.span,
+    })
 }
 
 /// True when control cannot fall off the end of these statements.

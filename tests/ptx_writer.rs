@@ -298,6 +298,28 @@ fn scalar_parameters_of_every_type() {
 }
 
 #[test]
+fn constant_integer_expressions_are_folded() {
+    let mut k = KernelBuilder::new("folds");
+    let out = k.global("out", U32, true);
+    let fl = k.global("fl", F32, true);
+    let m = one(k.finish(vec![
+        store(gplace(out, u32c(0), U32), mul(u32c(1024), u32c(4))),
+        store(
+            gplace(out, u32c(1), U32),
+            select(lt(int(-1, I32), int(2, I32)), u32c(7), u32c(9)),
+        ),
+        store(gplace(out, u32c(2), U32), bin(BinOp::Div, u32c(1), u32c(0))),
+        store(gplace(fl, u32c(0), F32), mul(f32c(0.1), f32c(3.0))),
+    ]));
+    let text = assemble(&m, Target::Sm80);
+    assert_line(&text, "st.global.u32 [%rd", "], 4096;");
+    assert_line(&text, "st.global.u32 [%rd", "+4], 7;");
+    // Division by zero stays a run-time division; floats are ptxas's to fold.
+    assert_has(&text, "div.u32");
+    assert_has(&text, "mul.f32");
+}
+
+#[test]
 fn division_by_powers_of_two_is_shifts_and_masks() {
     let mut k = KernelBuilder::new("pow2");
     let (ins, outs) = io_params(&mut k);

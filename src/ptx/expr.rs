@@ -5,11 +5,15 @@ use super::imm;
 use super::scan::{may_assign, speculatable};
 use super::suffix;
 use super::writer::{emit, Class, Operand, Reg, Writer};
+use crate::ir::consteval;
 use crate::ir::{BinOp, Block, Expr, ExprKind, FuncId, UnaryOp, Value};
 use crate::types::Scalar;
 
 impl Writer<'_> {
     pub(super) fn expr(&mut self, e: &Expr) -> Operand {
+        if let Some(v) = fold(e) {
+            return self.constant(v, e.ty);
+        }
         match &e.kind {
             ExprKind::Const(v) => self.constant(*v, e.ty),
             ExprKind::Local(id) => Operand::Reg(self.local(*id)),
@@ -544,4 +548,45 @@ fn pow2_shift(y: &Operand, ty: Scalar) -> Option<u32> {
         ty.bits()
     };
     (v > 0 && v.count_ones() == 1 && v.trailing_zeros() < limit).then(|| v.trailing_zeros())
+}
+
+/// The value of a small constant integer/bool expression the checker left
+/// unfolded (`CHUNK * 4`). Floats are left to ptxas: folding them here in
+/// f64 could round differently from the f32 operations.
+fn fold(e: &Expr) -> Option<Value> {
+    let foldable = matches!(
+        e.kind,
+        ExprKind::Unary(..)
+            | ExprKind::Binary(..)
+            | ExprKind::Cast(_)
+            | ExprKind::Select(..)
+            | ExprKind::Math(..)
+    );
+    if !foldable {
+        return None;
+    }
+    let mut budget = 64;
+    if !integral(e, &mut budget) {
+        return None;
+    }
+    consteval::eval(e).ok()
+}
+
+/// True when `e` is a tree of at most `budget` constant nodes, all of them
+/// integers or bools.
+fn integral(e: &Expr, budget: &mut u32) -> bool {
+    if *budget == 0 || !(e.ty.is_int() || e.ty == Scalar::Bool) {
+        return false;
+    }
+    *budget -= 1;
+    match &e.kind {
+        ExprKind::Const(_) => true,
+        ExprKind::Unary(_, a) | ExprKind::Cast(a) => integral(a, budget),
+        ExprKind::Binary(_, a, b) => integral(a, budget) && integral(b, budget),
+        ExprKind::Select(c, a, b) => {
+            integral(c, budget) && integral(a, budget) && integral(b, budget)
+        }
+        ExprKind::Math(_, args) => args.iter().all(|a| integral(a, budget)),
+        _ => false,
+    }
 }

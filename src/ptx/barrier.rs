@@ -73,7 +73,8 @@ impl Writer<'_> {
         let space = if sm90 { "shared::cta" } else { "shared" };
         for g in &k.barriers {
             let arrivals = g.arrivals.clamp(1, 1_048_575);
-            for i in 0..g.count {
+            // The barrier pass limits groups to 64 (E0311).
+            for i in 0..g.count.min(64) {
                 let a = Addr {
                     base: barrier_symbol(&g.name),
                     off: 8 * i64::from(i),
@@ -130,7 +131,7 @@ impl Writer<'_> {
                 Some(c) => (
                     Addr {
                         base: symbol,
-                        off: 8 * (c as i64),
+                        off: (c as i64).wrapping_mul(8),
                     },
                     Operand::imm(c),
                 ),

@@ -121,7 +121,7 @@ pub(super) fn write_kernel(
             text,
             "\t.shared .align 128 .b8 {}[{}];",
             shared_symbol(&s.name),
-            s.bytes().max(1)
+            shared_bytes(s)
         );
     }
     for b in &k.barriers {
@@ -211,4 +211,15 @@ impl Writer<'_> {
             self.specials.insert(*s, v);
         }
     }
+}
+
+/// The size of a shared array in bytes, at least 1 (the checker keeps the
+/// total under 48 KiB, E0122; this never overflows on any input).
+fn shared_bytes(s: &ir::SharedArray) -> u64 {
+    s.dims
+        .iter()
+        .fold(u64::from(s.elem.size()), |a, &d| {
+            a.saturating_mul(u64::from(d))
+        })
+        .max(1)
 }

@@ -181,9 +181,7 @@ impl Writer<'_> {
                 arr.dims
                     .iter()
                     .skip(k + 1)
-                    .map(|&d| i64::from(d))
-                    .product::<i64>()
-                    * size
+                    .fold(size, |a, &d| a.wrapping_mul(i64::from(d)))
             })
             .collect();
         let mut off: i64 = 0;

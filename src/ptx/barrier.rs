@@ -1,5 +1,5 @@
-//! Barrier groups (mbarriers), bulk asynchronous copies, fences and cluster
-//! barriers, lowered as the reference table in language.md §7 says.
+//! Barrier groups (mbarriers): initialisation at kernel entry and every
+//! barrier operation, lowered as the reference table in language.md §7 says.
 //!
 //! A barrier's address is its group's symbol plus 8 × index. A tracked
 //! parity (`wait()`, `test()`) is one bit per barrier in a per-thread mask
@@ -11,9 +11,7 @@
 use super::scan::Usage;
 use super::writer::{emit, Addr, Class, Operand, Reg, Writer};
 use crate::ir::consteval;
-use crate::ir::{
-    BarrierGroup, BarrierOp, BarrierOpKind, BarrierRef, Dim, Expr, Parity, Place, Scope, Special,
-};
+use crate::ir::{BarrierGroup, BarrierOp, BarrierOpKind, BarrierRef, Dim, Parity, Scope, Special};
 
 /// The PTX symbol of barrier group `name`.
 pub(super) fn barrier_symbol(name: &str) -> String {
@@ -21,8 +19,8 @@ pub(super) fn barrier_symbol(name: &str) -> String {
 }
 
 /// One barrier of a group: its address and index.
-struct Mbar {
-    addr: Addr,
+pub(super) struct Mbar {
+    pub(super) addr: Addr,
     /// The index, constant or in a register (for tracked parity bits).
     index: Operand,
     group: usize,
@@ -112,7 +110,7 @@ impl Writer<'_> {
         p
     }
 
-    fn barrier_target(&mut self, r: &BarrierRef) -> Option<Mbar> {
+    pub(super) fn barrier_target(&mut self, r: &BarrierRef) -> Option<Mbar> {
         let Some(g) = self.kernel.and_then(|k| k.barriers.get(r.group.index())) else {
             self.comment("barrier group not available here");
             return None;
@@ -363,99 +361,5 @@ impl Writer<'_> {
             );
         }
         emit!(self, "@!{} bra {};", p, l);
-    }
-
-    /// `copy_async(dst, src, bytes, barrier)`: global → shared bulk copy that
-    /// completes `bytes` transactions on the barrier.
-    pub(super) fn copy_async(
-        &mut self,
-        dst: &Place,
-        src: &Place,
-        bytes: &Expr,
-        barrier: &BarrierRef,
-    ) {
-        if !self.require_sm90("copy_async") {
-            return;
-        }
-        self.need(8, 0);
-        let (Some(d), Some(s)) = (self.place_ref(dst), self.place_ref(src)) else {
-            return;
-        };
-        let n = self.expr_u32(bytes);
-        let Some(t) = self.barrier_target(barrier) else {
-            return;
-        };
-        emit!(
-            self,
-            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes {}, {}, {}, {};",
-            d.addr,
-            s.addr,
-            n,
-            t.addr
-        );
-    }
-
-    /// `copy_async_store(dst, src, bytes)`: shared → global, bulk group.
-    pub(super) fn copy_async_store(&mut self, dst: &Place, src: &Place, bytes: &Expr) {
-        if !self.require_sm90("copy_async_store") {
-            return;
-        }
-        self.need(8, 0);
-        let (Some(d), Some(s)) = (self.place_ref(dst), self.place_ref(src)) else {
-            return;
-        };
-        let n = self.expr_u32(bytes);
-        emit!(
-            self,
-            "cp.async.bulk.global.shared::cta.bulk_group {}, {}, {};",
-            d.addr,
-            s.addr,
-            n
-        );
-    }
-
-    pub(super) fn copy_async_commit(&mut self) {
-        if self.require_sm90("copy_async_commit") {
-            self.need(8, 0);
-            emit!(self, "cp.async.bulk.commit_group;");
-        }
-    }
-
-    pub(super) fn copy_async_wait(&mut self, n: u32) {
-        if self.require_sm90("copy_async_wait") {
-            self.need(8, 0);
-            emit!(self, "cp.async.bulk.wait_group.read {};", n);
-        }
-    }
-
-    pub(super) fn fence_proxy_async(&mut self) {
-        if self.require_sm90("fence_proxy_async") {
-            self.need(8, 0);
-            emit!(self, "fence.proxy.async.shared::cta;");
-        }
-    }
-
-    /// `cluster_sync()`: `.aligned` only at the top level of a kernel before
-    /// any `return`, where every thread of a warp runs it together.
-    pub(super) fn cluster_sync(&mut self) {
-        if !self.require_sm90("cluster_sync") {
-            return;
-        }
-        self.need(8, 0);
-        let aligned = if self.kernel.is_some() && self.depth == 0 && !self.returned {
-            ".aligned"
-        } else {
-            ""
-        };
-        emit!(self, "barrier.cluster.arrive.release{};", aligned);
-        emit!(self, "barrier.cluster.wait.acquire{};", aligned);
-    }
-
-    /// Before a kernel that touched other CTAs' shared memory exits: no CTA
-    /// leaves while a peer may still access its shared memory.
-    pub(super) fn cluster_exit_sync(&mut self) {
-        self.need(8, 0);
-        emit!(self, "barrier.cluster.arrive.release;");
-        emit!(self, "barrier.cluster.wait.acquire;");
     }
 }

@@ -11,9 +11,11 @@
 //! - `writer`: per-function state (registers, labels, version floor);
 //! - `kernel`: entries and functions (signature, directives, prologue);
 //! - `stmt`: statements and control flow;
-//! - `expr`, `cast`: expressions and conversions;
+//! - `expr`, `ops`, `cast`, `call`: expressions, operators, conversions,
+//!   device-function calls;
 //! - `memory`: global/shared/remote places, loads, stores, atomics;
-//! - `barrier`: mbarriers, bulk copies, fences, cluster barriers;
+//! - `barrier`: mbarrier groups and their operations;
+//! - `bulk`: bulk copies, the proxy fence, cluster barriers;
 //! - `math`: built-in functions, warp operations, special registers;
 //! - `scan`, `suffix`, `imm`: IR facts, type suffixes, immediates.
 //!
@@ -21,12 +23,15 @@
 //! which kdsl identifiers cannot, so they never collide with user names.
 
 mod barrier;
+mod bulk;
+mod call;
 mod cast;
 mod expr;
 mod imm;
 mod kernel;
 mod math;
 mod memory;
+mod ops;
 mod scan;
 mod stmt;
 mod suffix;

@@ -389,8 +389,7 @@ fn w0320_through_locals_loops_and_early_exits() {
             ("cluster_sync()", vec!["lane == 0"]),
             ("sync_threads()", vec!["flag == 1"]),
             ("sync_threads()", vec!["tid..n"]),
-            // `j` is assigned after threads left the loop, so it varies too.
-            ("sync_threads()", vec!["j < 100"]),
+            ("sync_threads()", vec!["tid == j"]),
             ("sync_threads()", vec!["tid >= n"]),
         ]
     );
@@ -446,6 +445,23 @@ kernel k(out: global mut [f32]) block(128) {
         "{:?}",
         d.notes
     );
+}
+
+#[test]
+fn w0320_inside_a_device_function() {
+    let src = "fn leader_sync(v: f32) -> f32 {
+    if lane_id == 0 {
+        sync_threads();
+    }
+    v
+}
+kernel k(out: global mut [f32]) block(32) {
+    out[0] = leader_sync(1.0);
+    out[1] = leader_sync(2.0);
+}";
+    let d = only(src, "W0320");
+    assert_eq!(primary(src, &d), "sync_threads()");
+    assert_eq!(secondaries(src, &d), ["lane_id == 0"]);
 }
 
 #[test]

@@ -285,7 +285,10 @@ fn json_format_is_json_lines_on_stdout() {
     let dir2 = project(&[("saxpy.kdsl", GOOD)]);
     let out = kdslc_in(dir2.path(), &["saxpy.kdsl", "--message-format=json"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    assert_eq!(text(&out.stdout), "{\"type\":\"summary\",\"errors\":0,\"warnings\":0}\n");
+    assert_eq!(
+        text(&out.stdout),
+        "{\"type\":\"summary\",\"errors\":0,\"warnings\":0}\n"
+    );
     let out = kdslc_in(dir2.path(), &["missing.kdsl", "--message-format=json"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(out.stdout.is_empty());
@@ -446,7 +449,10 @@ fn emit_cubin_runs_the_ptxas_it_is_given() {
         err.contains("bug in kdslc") && err.contains("ptxas fatal: nonsense"),
         "{err}"
     );
-    assert_eq!(listing(dir.path()), ["fake-ptxas", "saxpy.cubin", "saxpy.kdsl"]);
+    assert_eq!(
+        listing(dir.path()),
+        ["fake-ptxas", "saxpy.cubin", "saxpy.kdsl"]
+    );
 
     let out = kdslc_in(
         dir.path(),

@@ -69,8 +69,11 @@ impl ParseError {
                 insert,
                 chained_comparison,
             } => {
-                let mut d = Diagnostic::error("E0010", format!("expected {}, found {found}", list(&expected)))
-                    .primary(span, format!("unexpected {found}"));
+                let mut d = Diagnostic::error(
+                    "E0010",
+                    format!("expected {}, found {found}", list(&expected)),
+                )
+                .primary(span, format!("unexpected {found}"));
                 if let Some((tok, at)) = insert {
                     d = d
                         .help(format!("add `{tok}` at the end of the previous token"))
@@ -81,8 +84,13 @@ impl ParseError {
                 }
                 d
             }
-            ParseError::UnexpectedEof { at, expected, unclosed } => {
-                let mut d = Diagnostic::error("E0011", "unexpected end of file").primary(at, "the file ends here");
+            ParseError::UnexpectedEof {
+                at,
+                expected,
+                unclosed,
+            } => {
+                let mut d = Diagnostic::error("E0011", "unexpected end of file")
+                    .primary(at, "the file ends here");
                 if let Some((span, open)) = unclosed {
                     d = d.secondary(span, format!("this `{open}` is not closed"));
                 }
@@ -135,7 +143,12 @@ pub fn parse_tokens(
     };
     let gaps: Vec<usize> = lex_errors
         .iter()
-        .filter(|e| matches!(e.kind, LexErrorKind::UnexpectedChar | LexErrorKind::UnterminatedComment))
+        .filter(|e| {
+            matches!(
+                e.kind,
+                LexErrorKind::UnexpectedChar | LexErrorKind::UnterminatedComment
+            )
+        })
         .map(|e| e.span.start as usize)
         .collect();
     let errors = errors
@@ -164,10 +177,12 @@ impl Context<'_> {
     /// itself, where a skipped character would explain it.
     fn gap_before(&self, e: &LalrpopError) -> (usize, usize) {
         let at = match e {
-            LalrpopError::UnrecognizedToken { token, .. } | LalrpopError::ExtraToken { token } => token.0,
-            LalrpopError::UnrecognizedEof { .. } | LalrpopError::InvalidToken { .. } | LalrpopError::User { .. } => {
-                self.text.len()
+            LalrpopError::UnrecognizedToken { token, .. } | LalrpopError::ExtraToken { token } => {
+                token.0
             }
+            LalrpopError::UnrecognizedEof { .. }
+            | LalrpopError::InvalidToken { .. }
+            | LalrpopError::User { .. } => self.text.len(),
         };
         let prev_end = self.token_before(at).map_or(0, |t| t.2);
         (prev_end, at)
@@ -193,7 +208,8 @@ impl Context<'_> {
                 open.truncate(pos);
             }
         }
-        open.last().map(|&(s, e, o)| (Span::new(self.file, s, e), o))
+        open.last()
+            .map(|&(s, e, o)| (Span::new(self.file, s, e), o))
     }
 }
 
@@ -205,9 +221,9 @@ fn from_lalrpop(e: LalrpopError, cx: &Context<'_>) -> Option<ParseError> {
             token: (start, tok, end),
             expected,
         } => Some(unexpected(cx, start, &tok, end, &expected)),
-        LalrpopError::ExtraToken { token: (start, tok, end) } => {
-            Some(unexpected(cx, start, &tok, end, &["EOF".to_string()]))
-        }
+        LalrpopError::ExtraToken {
+            token: (start, tok, end),
+        } => Some(unexpected(cx, start, &tok, end, &["EOF".to_string()])),
         LalrpopError::UnrecognizedEof { expected, .. } => Some(ParseError::UnexpectedEof {
             at: Span::new(cx.file, cx.text.len(), cx.text.len()),
             expected: readable(&expected),
@@ -218,7 +234,13 @@ fn from_lalrpop(e: LalrpopError, cx: &Context<'_>) -> Option<ParseError> {
     }
 }
 
-fn unexpected(cx: &Context<'_>, start: usize, tok: &Token, end: usize, raw: &[String]) -> ParseError {
+fn unexpected(
+    cx: &Context<'_>,
+    start: usize,
+    tok: &Token,
+    end: usize,
+    raw: &[String],
+) -> ParseError {
     let span = Span::new(cx.file, start, end);
     let written = cx.text.get(start..end).unwrap_or("");
     let found = match tok.spelling() {
@@ -233,10 +255,16 @@ fn unexpected(cx: &Context<'_>, start: usize, tok: &Token, end: usize, raw: &[St
     let prev = cx.token_before(start);
     let insert = prev.and_then(|&(_, _, prev_end)| {
         let only = match expected.as_slice() {
-            [one] => ["`;`", "`)`", "`]`"].iter().find(|t| *t == one).map(|t| t.trim_matches('`')),
+            [one] => ["`;`", "`)`", "`]`"]
+                .iter()
+                .find(|t| *t == one)
+                .map(|t| t.trim_matches('`')),
             _ => None,
         };
-        let newline = cx.text.get(prev_end..start).is_some_and(|gap| gap.contains('\n'));
+        let newline = cx
+            .text
+            .get(prev_end..start)
+            .is_some_and(|gap| gap.contains('\n'));
         let tok = only.or((newline && raw_has(";")).then_some(";"))?;
         let tok: &'static str = match tok {
             ";" => ";",
@@ -246,7 +274,10 @@ fn unexpected(cx: &Context<'_>, start: usize, tok: &Token, end: usize, raw: &[St
         Some((tok, Span::new(cx.file, prev_end, prev_end)))
     });
 
-    let comparison = matches!(tok, Token::EqEq | Token::Ne | Token::Lt | Token::Le | Token::Gt | Token::Ge);
+    let comparison = matches!(
+        tok,
+        Token::EqEq | Token::Ne | Token::Lt | Token::Le | Token::Gt | Token::Ge
+    );
     let chained_comparison = comparison && raw_has("&&") && !tok.spelling().is_some_and(raw_has);
     ParseError::Unexpected {
         found,
@@ -266,11 +297,14 @@ fn shorten(text: &str) -> String {
 }
 
 fn unquote(raw: &str) -> &str {
-    raw.strip_prefix('"').and_then(|r| r.strip_suffix('"')).unwrap_or(raw)
+    raw.strip_prefix('"')
+        .and_then(|r| r.strip_suffix('"'))
+        .unwrap_or(raw)
 }
 
 const OPERATORS: [&str; 19] = [
-    "||", "&&", "==", "!=", "<", "<=", ">", ">=", "|", "^", "&", "<<", ">>", "+", "-", "*", "/", "%", "as",
+    "||", "&&", "==", "!=", "<", "<=", ">", ">=", "|", "^", "&", "<<", ">>", "+", "-", "*", "/",
+    "%", "as",
 ];
 const EXPRESSION_STARTS: [&str; 7] = ["Ident", "NumLit", "(", "-", "!", "true", "false"];
 const STATEMENT_KEYWORDS: [&str; 9] = [
@@ -323,7 +357,11 @@ fn readable(raw: &[String]) -> Vec<String> {
             words.insert(word);
         }
     }
-    let mut out: Vec<String> = WORDS.iter().filter(|w| words.contains(*w)).map(|w| w.to_string()).collect();
+    let mut out: Vec<String> = WORDS
+        .iter()
+        .filter(|w| words.contains(*w))
+        .map(|w| w.to_string())
+        .collect();
     out.extend(set.iter().map(|t| format!("`{t}`")));
     if operator {
         out.push("an operator".to_string());
@@ -342,14 +380,23 @@ mod tests {
     fn raw(names: &[&str]) -> Vec<String> {
         names
             .iter()
-            .map(|n| if n.chars().all(char::is_alphanumeric) && n.starts_with(char::is_uppercase) { n.to_string() } else { format!("\"{n}\"") })
+            .map(|n| {
+                if n.chars().all(char::is_alphanumeric) && n.starts_with(char::is_uppercase) {
+                    n.to_string()
+                } else {
+                    format!("\"{n}\"")
+                }
+            })
             .collect()
     }
 
     #[test]
     fn terminal_names_become_readable() {
         assert_eq!(readable(&raw(&[";"])), vec!["`;`"]);
-        assert_eq!(readable(&raw(&[")", ",", "Ident"])), vec!["identifier", "`)`", "`,`"]);
+        assert_eq!(
+            readable(&raw(&[")", ",", "Ident"])),
+            vec!["identifier", "`)`", "`,`"]
+        );
     }
 
     #[test]
@@ -359,7 +406,10 @@ mod tests {
         assert_eq!(readable(&raw(&names)), vec!["expression"]);
         let mut after_operand = OPERATORS.to_vec();
         after_operand.extend([";", "."]);
-        assert_eq!(readable(&raw(&after_operand)), vec!["`.`", "`;`", "an operator"]);
+        assert_eq!(
+            readable(&raw(&after_operand)),
+            vec!["`.`", "`;`", "an operator"]
+        );
         assert_eq!(readable(&raw(&ITEM_KEYWORDS)), vec!["item"]);
     }
 
@@ -374,6 +424,9 @@ mod tests {
     #[test]
     fn list_wording() {
         assert_eq!(list(&["`;`".to_string()]), "`;`");
-        assert_eq!(list(&["`,`".to_string(), "`)`".to_string()]), "one of `,`, `)`");
+        assert_eq!(
+            list(&["`,`".to_string(), "`)`".to_string()]),
+            "one of `,`, `)`"
+        );
     }
 }

@@ -749,19 +749,20 @@ fn kdsl_files(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
-/// The files among `paths` that give any diagnostic, with the codes.
+/// The files among `paths` that give any diagnostic, with the codes. Files
+/// are compiled from disk, so their imports resolve.
 fn unclean(paths: &[PathBuf]) -> Vec<String> {
+    let opts = kdsl::Options {
+        check_only: true,
+        ..kdsl::Options::default()
+    };
     paths
         .iter()
         .filter_map(|path| {
-            let src =
-                std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-            let diags = compile(&src);
-            let found: Vec<String> = diags
-                .iter()
-                .map(|d| format!("{} `{}` {}", d.code, primary(&src, d), d.message))
-                .collect();
-            (!diags.is_empty()).then(|| format!("{}: {found:#?}", path.display()))
+            let c =
+                kdsl::compile(path, &opts).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            let shown = kdsl::diagnostics::render::short(&c.sources, &c.diagnostics);
+            (!c.diagnostics.is_empty()).then(|| format!("{}:\n{shown}", path.display()))
         })
         .collect()
 }

@@ -10,5 +10,5 @@ root="$(scripts/cuda-tools.sh)"
 export KDSL_CUDA_TOOLS_ROOT="$root"
 export KDSL_PTXAS="$root/bin/ptxas"
 export KDSL_NVDISASM="$root/bin/nvdisasm"
-echo "test.sh: using $("$KDSL_PTXAS" --version | tail -1) at $KDSL_PTXAS" >&2
+echo "test.sh: using $("$KDSL_PTXAS" --version | grep -m1 release) at $KDSL_PTXAS" >&2
 exec cargo test --locked "$@"

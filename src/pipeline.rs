@@ -38,15 +38,23 @@ pub struct Compilation {
     pub ptx: Option<String>,
     /// Imported files on disk (for depfiles), in load order.
     pub imports: Vec<PathBuf>,
+    /// Every resolved use of a name and its definition (for editors).
+    pub references: Vec<check::Reference>,
 }
 
 impl Compilation {
     pub fn error_count(&self) -> usize {
-        self.diagnostics.iter().filter(|d| d.severity == Severity::Error).count()
+        self.diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+            .count()
     }
 
     pub fn warning_count(&self) -> usize {
-        self.diagnostics.iter().filter(|d| d.severity == Severity::Warning).count()
+        self.diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Warning)
+            .count()
     }
 
     /// True when the build must fail (errors, or warnings under `-D warnings`).
@@ -60,7 +68,10 @@ impl Compilation {
 pub fn compile(path: &Path, opts: &Options) -> std::io::Result<Compilation> {
     let text = std::fs::read_to_string(path)?;
     let name = path.display().to_string();
-    Ok(compile_file(SourceFile::new(name, Some(path.to_path_buf()), text), opts))
+    Ok(compile_file(
+        SourceFile::new(name, Some(path.to_path_buf()), text),
+        opts,
+    ))
 }
 
 /// Compiles source text. `name` is shown in diagnostics; imports are
@@ -74,15 +85,20 @@ fn compile_file(root: SourceFile, opts: &Options) -> Compilation {
     let mut diags = Vec::new();
     load_all(root, &mut c, &mut diags);
 
-    let (module, check_diags) = check::check(&c.sources, &c.files, opts.target);
+    let checked = check::check_with_references(&c.sources, &c.files, opts.target);
+    let (module, check_diags) = (checked.module, checked.diagnostics);
+    c.references = checked.references;
     let check_failed = check_diags.iter().any(Diagnostic::is_error);
     diags.extend(check_diags);
 
-    if let Some(module) = module.filter(|_| !check_failed && !diags.iter().any(Diagnostic::is_error)) {
+    if let Some(module) =
+        module.filter(|_| !check_failed && !diags.iter().any(Diagnostic::is_error))
+    {
         diags.extend(barriers::check(&module, opts.target));
         c.module = Some(module);
     }
 
+    drop_after_syntax_errors(&c.sources, &mut diags);
     diags.retain(|d| !(d.severity == Severity::Warning && opts.allow.iter().any(|a| a == d.code)));
     if opts.deny_warnings {
         for d in &mut diags {
@@ -98,6 +114,35 @@ fn compile_file(root: SourceFile, opts: &Options) -> Compilation {
         }
     }
     c
+}
+
+/// Where the parser recovered from a syntax error, the rest of that line
+/// may have been misread: later stages' diagnostics there are consequences,
+/// not news, so they are dropped.
+fn drop_after_syntax_errors(sources: &SourceMap, diags: &mut Vec<Diagnostic>) {
+    let is_syntax = |d: &Diagnostic| d.code.starts_with("E000") || d.code.starts_with("E001");
+    let line_of = |s: Span| sources.get(s.file).map(|f| f.line_index(s.start as usize));
+    let syntax: Vec<(FileId, Option<usize>, u32)> = diags
+        .iter()
+        .filter(|d| is_syntax(d))
+        .filter_map(|d| d.primary_span())
+        .map(|s| (s.file, line_of(s), s.start))
+        .collect();
+    if syntax.is_empty() {
+        return;
+    }
+    diags.retain(|d| {
+        if is_syntax(d) {
+            return true;
+        }
+        let Some(s) = d.primary_span() else {
+            return true;
+        };
+        let line = line_of(s);
+        !syntax
+            .iter()
+            .any(|(f, l, start)| *f == s.file && *l == line && s.start >= *start)
+    });
 }
 
 /// Parses the root file and, transitively, every file it imports (each
@@ -124,9 +169,16 @@ fn load_rec(
     loaded: &mut HashMap<PathBuf, FileId>,
     stack: &mut Vec<(FileId, Span)>,
 ) {
-    let Some(file) = c.sources.get(id) else { return };
+    let Some(file) = c.sources.get(id) else {
+        return;
+    };
     let (ast, parse_diags) = syntax::parse(id, &file.text);
-    let base = file.path.as_deref().and_then(Path::parent).map(Path::to_path_buf).unwrap_or_default();
+    let base = file
+        .path
+        .as_deref()
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
     diags.extend(parse_diags);
     let imports: Vec<ast::Import> = ast
         .items
@@ -142,7 +194,11 @@ fn load_rec(
         let path = base.join(&imp.path);
         let key = canonical(&path);
         if let Some(&existing) = loaded.get(&key) {
-            if let Some(pos) = stack.iter().position(|(f, _)| *f == existing).or((existing == id).then_some(usize::MAX)) {
+            if let Some(pos) = stack
+                .iter()
+                .position(|(f, _)| *f == existing)
+                .or((existing == id).then_some(usize::MAX))
+            {
                 diags.push(cycle_diagnostic(c, stack, pos, existing, id, imp.path_span));
             }
             continue;
@@ -151,15 +207,27 @@ fn load_rec(
             Ok(t) => t,
             Err(e) => {
                 diags.push(
-                    Diagnostic::error("E0130", format!("cannot read imported file `{}`: {}", imp.path, io_reason(&e)))
-                        .primary(imp.path_span, "imported here")
-                        .note(format!("imports are resolved relative to the importing file: `{}`", path.display())),
+                    Diagnostic::error(
+                        "E0130",
+                        format!(
+                            "cannot read imported file `{}`: {}",
+                            imp.path,
+                            io_reason(&e)
+                        ),
+                    )
+                    .primary(imp.path_span, "imported here")
+                    .note(format!(
+                        "imports are resolved relative to the importing file: `{}`",
+                        path.display()
+                    )),
                 );
                 continue;
             }
         };
         let name = path.display().to_string();
-        let new_id = c.sources.add(SourceFile::new(name, Some(path.clone()), text));
+        let new_id = c
+            .sources
+            .add(SourceFile::new(name, Some(path.clone()), text));
         loaded.insert(key, new_id);
         c.imports.push(path);
         stack.push((id, imp.path_span));
@@ -177,7 +245,8 @@ fn io_reason(e: &std::io::Error) -> String {
 }
 
 /// E0131: `importer` imports `target`, which is still being loaded further up
-/// the stack (or is `importer` itself).
+/// the stack (or is `importer` itself). The primary label is the import that
+/// starts the cycle; the others are secondary.
 fn cycle_diagnostic(
     c: &Compilation,
     stack: &[(FileId, Span)],
@@ -187,14 +256,21 @@ fn cycle_diagnostic(
     span: Span,
 ) -> Diagnostic {
     let name = |f: FileId| c.sources.get(f).map_or(String::new(), |s| s.name.clone());
-    let mut chain: Vec<String> = stack.iter().skip(pos.min(stack.len())).map(|(f, _)| name(*f)).collect();
-    chain.push(name(importer));
-    chain.push(name(target));
-    let mut d = Diagnostic::error("E0131", format!("import cycle: {}", chain.join(" -> ")))
-        .primary(span, "this import closes the cycle");
-    for (f, s) in stack.iter().skip(pos.min(stack.len())) {
-        let _ = f;
-        d = d.secondary(*s, "imported here");
+    let cycle = stack.get(pos..).unwrap_or(&[]);
+    let mut files: Vec<String> = cycle.iter().map(|(f, _)| name(*f)).collect();
+    files.push(name(importer));
+    files.push(name(target));
+    let mut spans: Vec<Span> = cycle.iter().map(|(_, s)| *s).collect();
+    spans.push(span);
+    let mut d = Diagnostic::error("E0131", format!("import cycle: {}", files.join(" -> ")));
+    for (i, s) in spans.iter().enumerate() {
+        d = if i == 0 {
+            d.primary(*s, "the cycle starts with this import")
+        } else if i + 1 == spans.len() {
+            d.secondary(*s, "and closes with this one")
+        } else {
+            d.secondary(*s, "which imports")
+        };
     }
-    d.help("move the shared constants and functions into a file that neither imports")
+    d.help("move what the files share into a file that imports neither of them")
 }

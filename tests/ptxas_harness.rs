@@ -64,7 +64,9 @@ const INVALID_UNDECLARED_REG: &str = r#"
 
 #[test]
 fn valid_sm80_kernel_assembles() {
-    let Some(ptxas) = ptxas::require_ptxas() else { return };
+    let Some(ptxas) = ptxas::require_ptxas() else {
+        return;
+    };
     eprintln!(
         "using {} ({})",
         ptxas.display(),
@@ -79,10 +81,15 @@ fn valid_sm80_kernel_assembles() {
 
 #[test]
 fn valid_kernel_yields_an_elf_cubin_and_a_log() {
-    let Some(ptxas) = ptxas::require_ptxas() else { return };
+    let Some(ptxas) = ptxas::require_ptxas() else {
+        return;
+    };
     let out = ptxas::assemble_with(&ptxas, VALID_SM80, "sm_80", &["-v"])
         .unwrap_or_else(|e| panic!("{e}"));
-    assert!(out.cubin.starts_with(b"\x7fELF"), "cubin is not an ELF file");
+    assert!(
+        out.cubin.starts_with(b"\x7fELF"),
+        "cubin is not an ELF file"
+    );
     assert!(
         out.log.contains("saxpy") && out.log.contains("registers"),
         "ptxas -v should report the kernel's registers, got:\n{}",
@@ -92,7 +99,9 @@ fn valid_kernel_yields_an_elf_cubin_and_a_log() {
 
 #[test]
 fn invalid_kernel_is_rejected_with_ptxas_message() {
-    let Some(ptxas) = ptxas::require_ptxas() else { return };
+    let Some(ptxas) = ptxas::require_ptxas() else {
+        return;
+    };
     let err = ptxas::assemble(&ptxas, INVALID_UNDECLARED_REG, "sm_80")
         .expect_err("ptxas accepted a kernel that uses an undeclared register");
     assert!(
@@ -105,18 +114,25 @@ fn invalid_kernel_is_rejected_with_ptxas_message() {
 
 #[test]
 fn target_newer_than_arch_is_rejected() {
-    let Some(ptxas) = ptxas::require_ptxas() else { return };
+    let Some(ptxas) = ptxas::require_ptxas() else {
+        return;
+    };
     let sm90 = VALID_SM80
         .replace(".version 7.0", ".version 7.8")
         .replace(".target sm_80", ".target sm_90");
     ptxas::assemble(&ptxas, &sm90, "sm_90").expect("sm_90 module for -arch=sm_90");
     let err = ptxas::assemble(&ptxas, &sm90, "sm_80").expect_err("sm_90 module for -arch=sm_80");
-    assert!(err.contains("SM version specified by .target"), "got:\n{err}");
+    assert!(
+        err.contains("SM version specified by .target"),
+        "got:\n{err}"
+    );
 }
 
 #[test]
 fn ci_uses_the_pinned_ptxas() {
-    let Some(ptxas) = ptxas::require_ptxas() else { return };
+    let Some(ptxas) = ptxas::require_ptxas() else {
+        return;
+    };
     let version = ptxas::version(&ptxas).unwrap_or_default();
     if ptxas::in_ci() {
         assert!(

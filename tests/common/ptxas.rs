@@ -51,6 +51,13 @@ fn is_executable(path: &Path) -> bool {
     }
 }
 
+/// Writes to the process's real stderr. `eprintln!` inside a test is captured
+/// by the test harness and shown only if the test fails; a skip must be seen.
+fn loud(msg: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{msg}");
+}
+
 fn env_nonempty(name: &str) -> Option<OsString> {
     env::var_os(name).filter(|v| !v.is_empty())
 }
@@ -73,7 +80,10 @@ fn candidates(tool: &str, env_vars: &[&str]) -> Vec<(String, PathBuf)> {
         }
     }
     if let Some(root) = cuda_tools_root() {
-        out.push(("the cuda-tools.sh cache".to_string(), root.join("bin").join(tool)));
+        out.push((
+            "the cuda-tools.sh cache".to_string(),
+            root.join("bin").join(tool),
+        ));
     }
     if let Some(path) = env::var_os("PATH") {
         for dir in env::split_paths(&path) {
@@ -92,10 +102,10 @@ fn find_tool(tool: &str, env_vars: &[&str]) -> Option<PathBuf> {
         }
         if origin.starts_with('$') && origin != "$PATH" {
             // An explicit setting that points nowhere is worth a word.
-            eprintln!(
+            loud(&format!(
                 "warning: {origin}={} is not an executable file; looking further",
                 path.display()
-            );
+            ));
         }
     }
     None
@@ -151,13 +161,13 @@ pub fn require_ptxas() -> Option<PathBuf> {
              Fix: {INSTALL_HINT}."
         );
     }
-    eprintln!(
+    loud(&format!(
         "\n==================================================================\n\
          SKIPPED: ptxas not found, run scripts/cuda-tools.sh\n  \
          test `{test}` did not check its PTX with the assembler.\n  \
          {INSTALL_HINT}.\n\
          ==================================================================\n"
-    );
+    ));
     None
 }
 

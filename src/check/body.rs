@@ -1,0 +1,351 @@
+//! The state of checking one body (a function, a kernel, or a constant's
+//! expression): scopes, locals, loops, and the kernel's declarations.
+
+use super::error::{CheckError, Suggestion};
+use super::globals::{FnInfo, Globals};
+use crate::diagnostics::Diagnostic;
+use crate::ir::{self, BarrierId, FuncId, LocalId, ParamId, SharedId};
+use crate::source::SourceMap;
+use crate::span::Span;
+use crate::syntax::ast;
+use crate::target::Target;
+use crate::types::Scalar;
+use std::collections::HashMap;
+
+/// What a name in a body's scope refers to.
+#[derive(Clone, Copy, Debug)]
+pub enum Binding {
+    Local(LocalId),
+    Param(ParamId),
+    Shared(SharedId),
+    Barrier(BarrierId),
+    /// A name whose declaration had an error (already reported): uses of
+    /// it are silently skipped instead of cascading into more errors.
+    Poisoned,
+}
+
+/// The kernel-only part of a body's state.
+#[derive(Debug, Default)]
+pub struct KernelCtx {
+    pub name_span: Span,
+    pub params: Vec<ir::Param>,
+    /// The span of each parameter's type, for fixes.
+    pub param_type_spans: Vec<Span>,
+    pub cluster: Option<[u32; 3]>,
+    pub block: Option<[u32; 3]>,
+    pub shared: Vec<ir::SharedArray>,
+    pub barriers: Vec<ir::BarrierGroup>,
+    /// Shared bytes used so far (arrays 128-aligned, barriers 8 bytes).
+    pub shared_bytes: u64,
+}
+
+pub struct BodyChecker<'a> {
+    pub g: &'a Globals,
+    pub sources: &'a SourceMap,
+    pub target: Target,
+    pub diags: Vec<Diagnostic>,
+    pub locals: Vec<ir::Local>,
+    used: Vec<bool>,
+    /// Locals that were declared as parameters or `for` variables, for
+    /// messages ("`i` is a loop variable").
+    local_kind: Vec<&'static str>,
+    scopes: Vec<HashMap<String, Binding>>,
+    pub loop_depth: u32,
+    /// Nesting of blocks below the body's top level (declarations of shared
+    /// arrays and barriers need 0).
+    pub block_depth: u32,
+    pub kernel: Option<KernelCtx>,
+    /// The function being checked and its return type.
+    pub func: Option<(&'a FnInfo, Option<Scalar>)>,
+    /// Device functions called, with the call's span (for the call graph).
+    pub calls: Vec<(FuncId, Span)>,
+    /// True for a constant's expression: no locals, no run-time values.
+    pub const_context: bool,
+    /// Every resolved use of a name, with its definition.
+    pub references: Vec<super::Reference>,
+}
+
+impl<'a> BodyChecker<'a> {
+    pub fn new(g: &'a Globals, sources: &'a SourceMap, target: Target) -> Self {
+        BodyChecker {
+            g,
+            sources,
+            target,
+            diags: Vec::new(),
+            locals: Vec::new(),
+            used: Vec::new(),
+            local_kind: Vec::new(),
+            scopes: vec![HashMap::new()],
+            loop_depth: 0,
+            block_depth: 0,
+            kernel: None,
+            func: None,
+            calls: Vec::new(),
+            const_context: false,
+            references: Vec::new(),
+        }
+    }
+
+    pub fn for_constants(g: &'a Globals, sources: &'a SourceMap) -> Self {
+        let mut c = BodyChecker::new(g, sources, Target::default());
+        c.const_context = true;
+        c
+    }
+
+    pub fn error(&mut self, e: CheckError) {
+        self.diags.push(e.into_diagnostic());
+    }
+
+    /// Records that `span` uses the name defined at `definition`.
+    pub fn reference(&mut self, span: Span, definition: Span) {
+        self.references.push(super::Reference { span, definition });
+    }
+
+    pub fn push_diag(&mut self, d: Diagnostic) {
+        self.diags.push(d);
+    }
+
+    pub fn finish_diagnostics(self) -> Vec<Diagnostic> {
+        self.diags
+    }
+
+    // ---- scopes -------------------------------------------------------
+
+    pub fn push_scope(&mut self) {
+        self.scopes.push(HashMap::new());
+    }
+
+    pub fn pop_scope(&mut self) {
+        self.scopes.pop();
+    }
+
+    pub fn bind(&mut self, name: &str, b: Binding) {
+        if let Some(scope) = self.scopes.last_mut() {
+            scope.insert(name.to_string(), b);
+        }
+    }
+
+    pub fn lookup(&self, name: &str) -> Option<Binding> {
+        self.scopes.iter().rev().find_map(|s| s.get(name).copied())
+    }
+
+    /// Every name visible here, for "did you mean" suggestions.
+    pub fn visible_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.scopes.iter().flat_map(|s| s.keys().cloned()).collect();
+        names.extend(self.g.consts.keys().cloned());
+        names.extend(super::exprs::BUILTIN_VALUES.iter().map(|s| s.to_string()));
+        names
+    }
+
+    /// Declares a new local and binds its name in the current scope.
+    pub fn declare_local(
+        &mut self,
+        name: &ast::Ident,
+        ty: Scalar,
+        mutable: bool,
+        kind: &'static str,
+    ) -> LocalId {
+        let id = LocalId(self.locals.len() as u32);
+        self.locals.push(ir::Local {
+            name: name.name.clone(),
+            ty,
+            mutable,
+            span: name.span,
+        });
+        self.used.push(false);
+        self.local_kind.push(kind);
+        self.bind(&name.name, Binding::Local(id));
+        id
+    }
+
+    /// Binds a name whose declaration failed, so its uses stay quiet.
+    pub fn poison(&mut self, name: &str) {
+        self.bind(name, Binding::Poisoned);
+    }
+
+    pub fn mark_used(&mut self, id: LocalId) {
+        if let Some(u) = self.used.get_mut(id.index()) {
+            *u = true;
+        }
+    }
+
+    pub fn local(&self, id: LocalId) -> Option<&ir::Local> {
+        self.locals.get(id.index())
+    }
+
+    pub fn local_kind(&self, id: LocalId) -> &'static str {
+        self.local_kind
+            .get(id.index())
+            .copied()
+            .unwrap_or("a variable")
+    }
+
+    /// W0001 for every local never read (names starting with `_` excepted).
+    pub fn report_unused(&mut self) {
+        let unused: Vec<(String, Span)> = self
+            .locals
+            .iter()
+            .zip(&self.used)
+            .filter(|(l, used)| !**used && !l.name.starts_with('_'))
+            .map(|(l, _)| (l.name.clone(), l.span))
+            .collect();
+        for (name, span) in unused {
+            self.error(CheckError::Unused { name, span });
+        }
+    }
+
+    // ---- helpers for messages -----------------------------------------
+
+    pub fn text(&self, span: Span) -> &str {
+        self.sources.slice(span)
+    }
+
+    /// E0110 for `found` where `expected` was needed, with an `as` fix when
+    /// both are scalars and the expression is simple enough to convert.
+    pub fn mismatch(&mut self, expected: Scalar, found: &ir::Expr, ast: &ast::Expr) {
+        let fix = (expected != Scalar::Bool && found.ty != Scalar::Bool).then(|| {
+            let text = self.text(ast.span);
+            let simple = matches!(
+                ast.kind,
+                ast::ExprKind::Name(_)
+                    | ast::ExprKind::Field { .. }
+                    | ast::ExprKind::Index { .. }
+                    | ast::ExprKind::Call { .. }
+                    | ast::ExprKind::MethodCall { .. }
+                    | ast::ExprKind::Paren(_)
+                    | ast::ExprKind::Int { .. }
+                    | ast::ExprKind::Float { .. }
+            );
+            let replacement = if simple {
+                format!("{text} as {expected}")
+            } else {
+                format!("({text}) as {expected}")
+            };
+            Suggestion {
+                message: format!("convert with `as`: `{replacement}`"),
+                span: ast.span,
+                replacement,
+            }
+        });
+        self.error(CheckError::Mismatch {
+            expected: expected.to_string(),
+            found: found.ty.to_string(),
+            span: ast.span,
+            note: None,
+            fix,
+        });
+    }
+
+    pub fn mismatch_text(
+        &mut self,
+        expected: impl Into<String>,
+        found: impl Into<String>,
+        span: Span,
+    ) {
+        self.error(CheckError::Mismatch {
+            expected: expected.into(),
+            found: found.into(),
+            span,
+            note: None,
+            fix: None,
+        });
+    }
+
+    /// E0200 unless the target has Hopper features.
+    pub fn require_sm90(&mut self, feature: impl Into<String>, span: Span) -> bool {
+        if self.target.has_sm90_features() {
+            return true;
+        }
+        self.error(CheckError::TargetTooOld {
+            feature: feature.into(),
+            needs: "sm_90",
+            current: self.target.name().to_string(),
+            span,
+        });
+        false
+    }
+
+    /// E0123 unless the kernel has a `cluster(...)` attribute.
+    pub fn require_cluster(&mut self, feature: impl Into<String>, span: Span) -> bool {
+        let kernel = match &self.kernel {
+            Some(k) if k.cluster.is_some() => return true,
+            Some(k) => k.name_span,
+            None => span,
+        };
+        self.error(CheckError::NeedsCluster {
+            feature: feature.into(),
+            span,
+            kernel,
+        });
+        false
+    }
+}
+
+/// The closest name to `name` among `candidates`, if one is close enough.
+pub fn similar<'n>(name: &str, candidates: impl IntoIterator<Item = &'n str>) -> Option<String> {
+    candidates
+        .into_iter()
+        .filter(|c| *c != name)
+        .map(|c| (strsim::damerau_levenshtein(name, c), c))
+        .filter(|(d, c)| *d <= (name.len().max(c.len()) / 3).max(1))
+        .min()
+        .map(|(_, c)| c.to_string())
+}
+
+/// Checks one device function.
+pub fn check_function(
+    g: &Globals,
+    sources: &SourceMap,
+    target: Target,
+    id: FuncId,
+    info: &FnInfo,
+    diags: &mut Vec<Diagnostic>,
+    references: &mut Vec<super::Reference>,
+) -> (ir::Function, Vec<(FuncId, Span)>) {
+    let _ = id;
+    let mut c = BodyChecker::new(g, sources, target);
+    c.func = Some((info, info.ret));
+    let f = &info.ast;
+    for (p, ty) in f.params.iter().zip(&info.params) {
+        if let Some(prev) = f
+            .params
+            .iter()
+            .take_while(|q| !std::ptr::eq(*q, p))
+            .find(|q| q.name.name == p.name.name)
+        {
+            c.error(CheckError::Duplicate {
+                name: p.name.name.clone(),
+                span: p.name.span,
+                first: prev.name.span,
+            });
+        }
+        // A parameter whose type was invalid is still declared (as i32) so
+        // that its uses do not report "cannot find".
+        let local = c.declare_local(
+            &p.name,
+            ty.unwrap_or(Scalar::I32),
+            false,
+            "a function parameter",
+        );
+        if ty.is_none() {
+            c.mark_used(local);
+            c.poison(&p.name.name);
+        }
+    }
+    let block = c.function_body(&f.body, info);
+    c.report_unused();
+    let func = ir::Function {
+        name: f.name.name.clone(),
+        span: f.name.span,
+        params: f.params.len() as u32,
+        ret: info.ret,
+        body: ir::Body {
+            locals: std::mem::take(&mut c.locals),
+            block,
+        },
+    };
+    let calls = std::mem::take(&mut c.calls);
+    references.append(&mut c.references);
+    diags.extend(c.finish_diagnostics());
+    (func, calls)
+}

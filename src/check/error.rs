@@ -1,0 +1,332 @@
+//! The checker's errors and warnings, and the one place they become
+//! diagnostics. The first lines are the catalogue's (language.md §8).
+
+use crate::diagnostics::Diagnostic;
+use crate::span::Span;
+
+/// A machine-applicable edit suggested with an error.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Suggestion {
+    pub message: String,
+    pub span: Span,
+    pub replacement: String,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum CheckError {
+    /// E0003
+    LiteralOutOfRange { ty: String, span: Span },
+    /// E0010, from the checker: a word the grammar leaves to the checker
+    /// (the `arrivals` argument name) is wrong.
+    ExpectedWord {
+        expected: &'static str,
+        found: String,
+        span: Span,
+    },
+    /// E0100
+    NotFound {
+        kind: &'static str,
+        name: String,
+        span: Span,
+        similar: Option<String>,
+        help: Option<String>,
+    },
+    /// E0101
+    Duplicate {
+        name: String,
+        span: Span,
+        first: Span,
+    },
+    /// E0102
+    AssignImmutable {
+        name: String,
+        span: Span,
+        decl: Option<Span>,
+        what: &'static str,
+        fix: Option<Suggestion>,
+    },
+    /// E0103
+    StoreReadOnly {
+        name: String,
+        span: Span,
+        param: Span,
+        fix: Option<Suggestion>,
+    },
+    /// E0110
+    Mismatch {
+        expected: String,
+        found: String,
+        span: Span,
+        note: Option<String>,
+        fix: Option<Suggestion>,
+    },
+    /// E0111
+    ArgCount {
+        callee: String,
+        expected: String,
+        found: usize,
+        span: Span,
+        signature: Option<String>,
+    },
+    /// E0112
+    IndexCount {
+        name: String,
+        dims: usize,
+        found: usize,
+        span: Span,
+        decl: Option<Span>,
+    },
+    /// E0113
+    NotA {
+        name: String,
+        what: &'static str,
+        span: Span,
+        decl: Option<Span>,
+    },
+    /// E0114
+    Recursive {
+        name: String,
+        call: Span,
+        func: Span,
+    },
+    /// E0115
+    OutsideLoop { keyword: &'static str, span: Span },
+    /// E0116
+    MissingReturn { name: String, span: Span, ret: Span },
+    /// E0117
+    NotConstant { span: Span, why: Option<String> },
+    /// E0118
+    BadOperand {
+        op: String,
+        ty: String,
+        span: Span,
+        note: Option<String>,
+    },
+    /// E0119
+    GlobalOutsideParams { span: Span },
+    /// E0120
+    LaunchBounds {
+        why: String,
+        span: Span,
+        help: Option<String>,
+    },
+    /// E0121
+    DeclNotTopLevel { what: &'static str, span: Span },
+    /// E0122
+    SharedTooLarge { limit: u64, used: u64, span: Span },
+    /// E0123
+    NeedsCluster {
+        feature: String,
+        span: Span,
+        kernel: Span,
+    },
+    /// E0200
+    TargetTooOld {
+        feature: String,
+        needs: &'static str,
+        current: String,
+        span: Span,
+    },
+    /// W0001
+    Unused { name: String, span: Span },
+    /// W0002
+    NonPortableCluster { size: u32, span: Span },
+}
+
+impl CheckError {
+    pub fn into_diagnostic(self) -> Diagnostic {
+        match self {
+            CheckError::LiteralOutOfRange { ty, span } => {
+                Diagnostic::error("E0003", format!("literal out of range for {ty}"))
+                    .primary(span, format!("this literal does not fit in `{ty}`"))
+                    .note(range_note(&ty))
+            }
+            CheckError::ExpectedWord { expected, found, span } => {
+                Diagnostic::error("E0010", format!("expected `{expected}`, found `{found}`"))
+                    .primary(span, format!("expected `{expected}`"))
+                    .fix(format!("replace with `{expected}`"), span, expected)
+            }
+            CheckError::NotFound { kind, name, span, similar, help } => {
+                let mut d = Diagnostic::error("E0100", format!("cannot find {kind} `{name}` in this scope"))
+                    .primary(span, "not found in this scope");
+                if let Some(s) = similar {
+                    d = d.help(format!("a {kind} with a similar name exists: `{s}`")).fix(
+                        format!("replace with `{s}`"),
+                        span,
+                        s.clone(),
+                    );
+                }
+                if let Some(h) = help {
+                    d = d.help(h);
+                }
+                d
+            }
+            CheckError::Duplicate { name, span, first } => {
+                Diagnostic::error("E0101", format!("`{name}` is defined more than once"))
+                    .primary(span, format!("`{name}` redefined here"))
+                    .secondary(first, format!("previous definition of `{name}` here"))
+                    .help("rename one of them")
+            }
+            CheckError::AssignImmutable { name, span, decl, what, fix } => {
+                let mut d = Diagnostic::error("E0102", format!("cannot assign twice to immutable variable `{name}`"))
+                    .primary(span, "cannot assign twice to immutable variable");
+                if let Some(decl) = decl {
+                    d = d.secondary(decl, format!("`{name}` is {what}"));
+                }
+                match fix {
+                    Some(f) => d.fix(f.message, f.span, f.replacement),
+                    None => d.note(format!("`{name}` is {what}, which cannot be assigned")),
+                }
+            }
+            CheckError::StoreReadOnly { name, span, param, fix } => {
+                let mut d = Diagnostic::error("E0103", format!("cannot store through read-only pointer `{name}`"))
+                    .primary(span, "store through a read-only pointer")
+                    .secondary(param, format!("`{name}` is declared read-only here"))
+                    .note("`global [T]` parameters are read-only (the compiler may load them with `ld.global.nc`)");
+                if let Some(f) = fix {
+                    d = d.fix(f.message, f.span, f.replacement);
+                }
+                d
+            }
+            CheckError::Mismatch { expected, found, span, note, fix } => {
+                let mut d = Diagnostic::error("E0110", format!("mismatched types: expected `{expected}`, found `{found}`"))
+                    .primary(span, format!("expected `{expected}`, found `{found}`"));
+                if let Some(n) = note {
+                    d = d.note(n);
+                }
+                if let Some(f) = fix {
+                    d = d.fix(f.message, f.span, f.replacement);
+                }
+                d
+            }
+            CheckError::ArgCount { callee, expected, found, span, signature } => {
+                let word = if expected == "1" { "argument" } else { "arguments" };
+                let were = if found == 1 { "was" } else { "were" };
+                let mut d = Diagnostic::error(
+                    "E0111",
+                    format!("`{callee}` takes {expected} {word} but {found} {were} supplied"),
+                )
+                .primary(span, format!("expected {expected} {word}, found {found}"));
+                if let Some(sig) = signature {
+                    d = d.note(format!("`{callee}` is `{sig}`"));
+                }
+                d
+            }
+            CheckError::IndexCount { name, dims, found, span, decl } => {
+                let dword = if dims == 1 { "dimension" } else { "dimensions" };
+                let mut d = Diagnostic::error(
+                    "E0112",
+                    format!("`{name}` has {dims} {dword} but {found} indices were supplied"),
+                )
+                .primary(span, format!("expected {dims} {}", if dims == 1 { "index" } else { "indices" }));
+                if let Some(decl) = decl {
+                    d = d.secondary(decl, format!("`{name}` declared here"));
+                }
+                d
+            }
+            CheckError::NotA { name, what, span, decl } => {
+                let mut d = Diagnostic::error("E0113", format!("`{name}` is not {what}"))
+                    .primary(span, format!("not {what}"));
+                if let Some(decl) = decl {
+                    d = d.secondary(decl, format!("`{name}` is declared here"));
+                }
+                d
+            }
+            CheckError::Recursive { name, call, func } => Diagnostic::error(
+                "E0114",
+                format!("recursive call to `{name}`: device functions cannot be recursive"),
+            )
+            .primary(call, "this call closes a cycle")
+            .secondary(func, format!("`{name}` defined here"))
+            .note("device functions are inlined or emitted as `.func` without a call stack for recursion")
+            .help("rewrite the recursion as a loop"),
+            CheckError::OutsideLoop { keyword, span } => {
+                Diagnostic::error("E0115", format!("`{keyword}` outside of a loop"))
+                    .primary(span, format!("cannot `{keyword}` outside of a loop"))
+                    .help("`break` and `continue` may only appear inside `while` and `for` loops")
+            }
+            CheckError::MissingReturn { name, span, ret } => Diagnostic::error(
+                "E0116",
+                format!("function `{name}` may finish without returning a value"),
+            )
+            .primary(span, "control can reach the end of this body")
+            .secondary(ret, "the function returns a value of this type")
+            .help("end the body with a `return` or with a final expression"),
+            CheckError::NotConstant { span, why } => {
+                let mut d = Diagnostic::error("E0117", "expected a constant expression")
+                    .primary(span, why.clone().unwrap_or_else(|| "not a compile-time constant".into()));
+                if why.is_none() {
+                    d = d.note("launch bounds, array sizes, barrier counts and `const` items must be computable at compile time from literals and other constants");
+                }
+                d
+            }
+            CheckError::BadOperand { op, ty, span, note } => {
+                let mut d = Diagnostic::error("E0118", format!("cannot apply `{op}` to type `{ty}`"))
+                    .primary(span, format!("this is of type `{ty}`"));
+                if let Some(n) = note {
+                    d = d.note(n);
+                }
+                d
+            }
+            CheckError::GlobalOutsideParams { span } => {
+                Diagnostic::error("E0119", "`global` arrays can only be kernel parameters")
+                    .primary(span, "not allowed here")
+                    .help("pass global memory to the kernel and index it there; device functions take scalars")
+            }
+            CheckError::LaunchBounds { why, span, help } => {
+                let mut d = Diagnostic::error("E0120", format!("invalid launch bounds: {why}")).primary(span, why);
+                if let Some(h) = help {
+                    d = d.help(h);
+                }
+                d
+            }
+            CheckError::DeclNotTopLevel { what, span } => Diagnostic::error(
+                "E0121",
+                "declarations of shared memory and barriers must be at the top level of a kernel",
+            )
+            .primary(span, format!("{what} declared here"))
+            .help("move the declaration to the top level of the kernel body"),
+            CheckError::SharedTooLarge { limit, used, span } => {
+                Diagnostic::error("E0122", format!("shared memory exceeds {limit} bytes ({used} used)"))
+                    .primary(span, "this declaration goes over the limit")
+                    .note("shared arrays are 128-byte aligned and each barrier takes 8 bytes")
+            }
+            CheckError::NeedsCluster { feature, span, kernel } => Diagnostic::error(
+                "E0123",
+                format!("{feature} requires a kernel with a `cluster(...)` launch attribute"),
+            )
+            .primary(span, "used here")
+            .secondary(kernel, "this kernel has no `cluster(...)` attribute")
+            .help("add a launch attribute such as `cluster(2)` after the kernel's parameters"),
+            CheckError::TargetTooOld { feature, needs, current, span } => Diagnostic::error(
+                "E0200",
+                format!("{feature} requires {needs} or newer (compiling for {current})"),
+            )
+            .primary(span, format!("needs {needs}"))
+            .help(format!("compile with `--target {needs}` or newer")),
+            CheckError::Unused { name, span } => Diagnostic::warning("W0001", format!("unused variable `{name}`"))
+                .primary(span, "never used")
+                .help(format!("if this is intentional, prefix it with an underscore: `_{name}`"))
+                .fix(format!("rename to `_{name}`"), span, format!("_{name}")),
+            CheckError::NonPortableCluster { size, span } => {
+                Diagnostic::warning("W0002", format!("cluster size {size} is not portable"))
+                    .primary(span, format!("{size} CTAs per cluster"))
+                    .note("clusters of more than 8 CTAs need the non-portable cluster size attribute at launch (cudaFuncAttributeNonPortableClusterSizeAllowed)")
+            }
+        }
+    }
+}
+
+fn range_note(ty: &str) -> String {
+    let range = match ty {
+        "i32" => "-2147483648..=2147483647",
+        "u32" => "0..=4294967295",
+        "i64" => "-9223372036854775808..=9223372036854775807",
+        "u64" => "0..=18446744073709551615",
+        "f16" => "-65504.0..=65504.0",
+        "bf16" => "about -3.39e38..=3.39e38",
+        "f32" => "about -3.40e38..=3.40e38",
+        _ => return format!("the value does not fit in `{ty}`"),
+    };
+    format!("the range of `{ty}` is {range}")
+}

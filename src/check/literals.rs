@@ -1,0 +1,125 @@
+//! Literals: untyped literals take the type their context wants.
+
+use super::body::BodyChecker;
+use super::error::CheckError;
+use crate::ir::{consteval, Expr, ExprKind, Value};
+use crate::span::Span;
+use crate::syntax::ast;
+use crate::types::Scalar;
+
+/// True for an expression made only of unsuffixed literals (`1`, `-2.0`,
+/// `(3 + 4)`): its type comes from the other operand or the context.
+pub fn is_untyped(e: &ast::Expr) -> bool {
+    match &e.kind {
+        ast::ExprKind::Int { suffix: None, .. } | ast::ExprKind::Float { suffix: None, .. } => true,
+        ast::ExprKind::Paren(inner) => is_untyped(inner),
+        ast::ExprKind::Unary {
+            op: ast::UnaryOp::Neg,
+            operand,
+        } => is_untyped(operand),
+        ast::ExprKind::Binary { op, lhs, rhs, .. } if !op.is_comparison() && !op.is_logical() => {
+            is_untyped(lhs) && is_untyped(rhs)
+        }
+        ast::ExprKind::If {
+            then_block,
+            else_block,
+            ..
+        } => {
+            then_block.tail.as_deref().is_some_and(is_untyped)
+                && else_block.tail.as_deref().is_some_and(is_untyped)
+        }
+        _ => false,
+    }
+}
+
+impl BodyChecker<'_> {
+    /// An integer literal, negated when `negative` (so `-2147483648` fits
+    /// `i32`).
+    pub fn int_literal(
+        &mut self,
+        value: u64,
+        suffix: Option<Scalar>,
+        negative: bool,
+        expected: Option<Scalar>,
+        span: Span,
+    ) -> Option<Expr> {
+        let ty = match (suffix, expected) {
+            (Some(s), _) => s,
+            (None, Some(t)) if t.is_int() || t.is_float() => t,
+            _ => Scalar::I32,
+        };
+        let v = if negative {
+            -(value as i128)
+        } else {
+            value as i128
+        };
+        if ty.is_float() {
+            let f = v as f64;
+            return self.float_value(f, ty, span);
+        }
+        if negative && !ty.is_signed_int() {
+            self.error(CheckError::BadOperand {
+                op: "-".into(),
+                ty: ty.to_string(),
+                span,
+                note: Some("unsigned values cannot be negated".into()),
+            });
+            return None;
+        }
+        if !consteval::fits(v, ty) {
+            self.error(CheckError::LiteralOutOfRange {
+                ty: ty.to_string(),
+                span,
+            });
+            return None;
+        }
+        Some(Expr {
+            kind: ExprKind::Const(Value::Int(v)),
+            ty,
+            span,
+        })
+    }
+
+    pub fn float_literal(
+        &mut self,
+        value: f64,
+        suffix: Option<Scalar>,
+        negative: bool,
+        expected: Option<Scalar>,
+        span: Span,
+    ) -> Option<Expr> {
+        let ty = match (suffix, expected) {
+            (Some(s), _) => s,
+            (None, Some(t)) if t.is_float() => t,
+            (None, Some(t)) if t.is_int() => {
+                self.mismatch_text(t.to_string(), "{float}", span);
+                return None;
+            }
+            _ => Scalar::F32,
+        };
+        self.float_value(if negative { -value } else { value }, ty, span)
+    }
+
+    fn float_value(&mut self, f: f64, ty: Scalar, span: Span) -> Option<Expr> {
+        // A literal fits when rounding it to the type gives a finite value:
+        // the largest finite value plus less than half an ulp.
+        let limit = match ty {
+            Scalar::F16 => 65520.0,
+            Scalar::BF16 => 3.3961775292304683e38,
+            Scalar::F32 => 3.4028235677973366e38,
+            _ => f64::INFINITY,
+        };
+        if !f.is_finite() || f.abs() >= limit {
+            self.error(CheckError::LiteralOutOfRange {
+                ty: ty.to_string(),
+                span,
+            });
+            return None;
+        }
+        Some(Expr {
+            kind: ExprKind::Const(Value::Float(f)),
+            ty,
+            span,
+        })
+    }
+}

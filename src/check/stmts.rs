@@ -1,0 +1,595 @@
+//! Statements and blocks.
+
+use super::body::{Binding, BodyChecker};
+use super::error::{CheckError, Suggestion};
+use super::globals::{resolve_type, FnInfo};
+use crate::ir::{self, Expr, ExprKind, StmtKind, Value};
+use crate::span::Span;
+use crate::syntax::ast;
+use crate::types::{Scalar, Type};
+
+impl BodyChecker<'_> {
+    /// A block in statement context (its own scope). A tail expression
+    /// must be a call that returns nothing (`{ sync_threads() }`).
+    pub fn block(&mut self, b: &ast::Block) -> ir::Block {
+        self.push_scope();
+        self.block_depth += 1;
+        let out = self.block_in_scope(b);
+        self.block_depth -= 1;
+        self.pop_scope();
+        out
+    }
+
+    /// The statements of a block in the current scope (a kernel body's top
+    /// level, where declarations are allowed).
+    pub fn block_in_scope(&mut self, b: &ast::Block) -> ir::Block {
+        let mut stmts = Vec::new();
+        for s in &b.stmts {
+            self.stmt(s, &mut stmts);
+        }
+        if let Some(tail) = &b.tail {
+            self.effect(tail, &mut stmts, true);
+        }
+        ir::Block {
+            stmts,
+            span: b.span,
+        }
+    }
+
+    /// A block that produces a value: its statements, then the tail.
+    pub fn value_block(
+        &mut self,
+        b: &ast::Block,
+        expected: Option<Scalar>,
+    ) -> Option<(ir::Block, Expr)> {
+        self.push_scope();
+        self.block_depth += 1;
+        let mut stmts = Vec::new();
+        let (body, tail) = split_value(b);
+        for s in body {
+            self.stmt(s, &mut stmts);
+        }
+        let value = match &tail {
+            Some(tail) => self.expr(tail, expected),
+            None => {
+                let at = b.span.end_point();
+                let span = Span {
+                    start: at.start.saturating_sub(1),
+                    ..at
+                };
+                self.mismatch_text(
+                    expected.map_or("a value".to_string(), |t| t.to_string()),
+                    "()",
+                    span,
+                );
+                None
+            }
+        };
+        self.block_depth -= 1;
+        self.pop_scope();
+        Some((
+            ir::Block {
+                stmts,
+                span: b.span,
+            },
+            value?,
+        ))
+    }
+
+    /// A function's body: the tail (if any) is the returned value.
+    pub fn function_body(&mut self, b: &ast::Block, info: &FnInfo) -> ir::Block {
+        let ret = info.ret;
+        let mut stmts = Vec::new();
+        let (body, tail) = if ret.is_some() {
+            split_value(b)
+        } else {
+            (b.stmts.as_slice(), b.tail.as_deref().cloned())
+        };
+        for s in body {
+            self.stmt(s, &mut stmts);
+        }
+        match (&tail, ret) {
+            (Some(tail), Some(ty)) => {
+                if let Some(v) = self.expr_as(tail, ty) {
+                    stmts.push(ir::Stmt {
+                        span: tail.span,
+                        kind: StmtKind::Return(Some(v)),
+                    });
+                }
+            }
+            (Some(tail), None) => self.effect(tail, &mut stmts, true),
+            (None, Some(_)) if !info.bad_ret && !always_returns(&stmts) => {
+                let ret_span = info.ast.ret.as_ref().map_or(info.ast.name.span, |t| t.span);
+                self.error(CheckError::MissingReturn {
+                    name: info.ast.name.name.clone(),
+                    span: b.span,
+                    ret: ret_span,
+                });
+            }
+            _ => {}
+        }
+        ir::Block {
+            stmts,
+            span: b.span,
+        }
+    }
+
+    fn stmt(&mut self, s: &ast::Stmt, out: &mut Vec<ir::Stmt>) {
+        let kind = match &s.kind {
+            ast::StmtKind::Let {
+                mutable,
+                name,
+                ty,
+                init,
+            } => self.let_stmt(*mutable, name, ty.as_ref(), init),
+            ast::StmtKind::Assign {
+                place,
+                op,
+                op_span,
+                value,
+            } => self.assign(place, *op, *op_span, value, s.span),
+            ast::StmtKind::If {
+                cond,
+                then_block,
+                else_branch,
+            } => self.if_stmt(cond, then_block, else_branch.as_ref()),
+            ast::StmtKind::While { cond, body } => {
+                let cond = self.expr_as(cond, Scalar::Bool);
+                let body = self.loop_body(body);
+                cond.map(|cond| StmtKind::While { cond, body })
+            }
+            ast::StmtKind::For {
+                var,
+                start,
+                end,
+                step,
+                body,
+            } => self.for_stmt(var, start, end, step.as_ref(), body),
+            ast::StmtKind::Break | ast::StmtKind::Continue => {
+                let (keyword, kind) = match s.kind {
+                    ast::StmtKind::Break => ("break", StmtKind::Break),
+                    _ => ("continue", StmtKind::Continue),
+                };
+                if self.loop_depth == 0 {
+                    self.error(CheckError::OutsideLoop {
+                        keyword,
+                        span: s.span,
+                    });
+                    None
+                } else {
+                    Some(kind)
+                }
+            }
+            ast::StmtKind::Return(value) => self.return_stmt(value.as_ref(), s.span),
+            ast::StmtKind::Expr(e) => {
+                self.effect(e, out, false);
+                None
+            }
+            ast::StmtKind::Shared { name, elem, dims } => {
+                self.shared_decl(name, elem, dims, s.span);
+                None
+            }
+            ast::StmtKind::Barrier(decl) => {
+                self.barrier_decl(decl, s.span);
+                None
+            }
+            ast::StmtKind::Error => None,
+        };
+        if let Some(kind) = kind {
+            out.push(ir::Stmt { kind, span: s.span });
+        }
+    }
+
+    fn let_stmt(
+        &mut self,
+        mutable: bool,
+        name: &ast::Ident,
+        ty: Option<&ast::TypeExpr>,
+        init: &ast::Expr,
+    ) -> Option<StmtKind> {
+        let declared = match ty {
+            Some(t) => match resolve_type(t, &mut self.diags) {
+                Some(Type::Scalar(s)) => Some(Some(s)),
+                Some(_) => {
+                    self.error(CheckError::GlobalOutsideParams { span: t.span });
+                    Some(None)
+                }
+                None => Some(None),
+            },
+            None => None,
+        };
+        let value = match declared {
+            Some(Some(t)) => self.expr_as(init, t),
+            Some(None) => {
+                let _ = self.expr(init, None);
+                None
+            }
+            None => self.expr(init, None),
+        };
+        // Declared even when the initialiser failed, so later uses of the
+        // name do not report "cannot find".
+        let Some(ty) = value.as_ref().map(|v| v.ty).or(declared.flatten()) else {
+            self.poison(&name.name);
+            return None;
+        };
+        let local = self.declare_local(name, ty, mutable, "a variable");
+        if value.is_none() {
+            self.mark_used(local);
+        }
+        value.map(|value| StmtKind::Let { local, value })
+    }
+
+    fn assign(
+        &mut self,
+        place: &ast::Expr,
+        op: Option<ast::BinOp>,
+        op_span: Span,
+        value: &ast::Expr,
+        span: Span,
+    ) -> Option<StmtKind> {
+        let mut target = place;
+        while let ast::ExprKind::Paren(inner) = &target.kind {
+            target = inner;
+        }
+        if let ast::ExprKind::Name(name) = &target.kind {
+            return self.assign_name(name, op, op_span, value, span);
+        }
+        let (place, _) = self.place(target, true)?;
+        let value = match op {
+            Some(op) if op.is_shift() => self.shift_amount(value)?,
+            Some(op) => {
+                let v = self.expr_as(value, place.elem)?;
+                self.check_operator(op, place.elem, op_span)?;
+                v
+            }
+            None => self.expr_as(value, place.elem)?,
+        };
+        if op.is_some_and(|o| o.is_shift()) {
+            self.check_operator(ast::BinOp::Shl, place.elem, op_span)?;
+        }
+        Some(StmtKind::Store { place, op, value })
+    }
+
+    fn assign_name(
+        &mut self,
+        name: &ast::Ident,
+        op: Option<ast::BinOp>,
+        op_span: Span,
+        value: &ast::Expr,
+        span: Span,
+    ) -> Option<StmtKind> {
+        let Some(Binding::Local(local)) = self.lookup(&name.name) else {
+            if matches!(self.lookup(&name.name), Some(Binding::Poisoned)) {
+                let _ = self.expr(value, None);
+                return None;
+            }
+            // Not a local: say why it cannot be assigned.
+            if self.lookup(&name.name).is_some() || self.g.consts.contains_key(&name.name) {
+                let (what, decl) = match self.lookup(&name.name) {
+                    Some(Binding::Param(p)) => (
+                        "a kernel parameter",
+                        self.kernel
+                            .as_ref()
+                            .and_then(|k| k.params.get(p.index()))
+                            .map(|p| p.span),
+                    ),
+                    Some(Binding::Shared(_)) => {
+                        ("a shared array (index it to store an element)", None)
+                    }
+                    Some(Binding::Barrier(_)) => ("a barrier group", None),
+                    _ => ("a constant", self.g.consts.get(&name.name).map(|c| c.span)),
+                };
+                self.error(CheckError::AssignImmutable {
+                    name: name.name.clone(),
+                    span,
+                    decl,
+                    what,
+                    fix: None,
+                });
+            } else {
+                let _ = self.name_value(name);
+            }
+            let _ = self.expr(value, None);
+            return None;
+        };
+        let (ty, mutable, decl) = self.local(local).map(|l| (l.ty, l.mutable, l.span))?;
+        self.reference(name.span, decl);
+        let rhs = match op {
+            Some(op) if op.is_shift() => self.shift_amount(value),
+            _ => self.expr_as(value, ty),
+        };
+        if !mutable {
+            let kind = self.local_kind(local);
+            let fix = (kind == "a variable").then(|| Suggestion {
+                message: format!("make this binding mutable: `mut {}`", name.name),
+                span: Span {
+                    end: decl.start,
+                    ..decl
+                },
+                replacement: "mut ".to_string(),
+            });
+            self.error(CheckError::AssignImmutable {
+                name: name.name.clone(),
+                span,
+                decl: Some(decl),
+                what: kind,
+                fix,
+            });
+            return None;
+        }
+        let rhs = rhs?;
+        let value = match op {
+            None => rhs,
+            Some(op) => {
+                self.check_operator(op, ty, op_span)?;
+                let current = Expr {
+                    kind: ExprKind::Local(local),
+                    ty,
+                    span: name.span,
+                };
+                self.mark_used(local);
+                Expr {
+                    kind: ExprKind::Binary(op, Box::new(current), Box::new(rhs)),
+                    ty,
+                    span,
+                }
+            }
+        };
+        Some(StmtKind::Assign { local, value })
+    }
+
+    fn if_stmt(
+        &mut self,
+        cond: &ast::Expr,
+        then_block: &ast::Block,
+        else_branch: Option<&ast::ElseBranch>,
+    ) -> Option<StmtKind> {
+        let cond = self.expr_as(cond, Scalar::Bool);
+        let then_block = self.block(then_block);
+        let else_block = else_branch.map(|e| match e {
+            ast::ElseBranch::Block(b) => self.block(b),
+            ast::ElseBranch::If(s) => {
+                self.block_depth += 1;
+                let mut stmts = Vec::new();
+                self.stmt(s, &mut stmts);
+                self.block_depth -= 1;
+                ir::Block {
+                    stmts,
+                    span: s.span,
+                }
+            }
+        });
+        Some(StmtKind::If {
+            cond: cond?,
+            then_block,
+            else_block,
+        })
+    }
+
+    fn loop_body(&mut self, body: &ast::Block) -> ir::Block {
+        self.loop_depth += 1;
+        let b = self.block(body);
+        self.loop_depth -= 1;
+        b
+    }
+
+    fn for_stmt(
+        &mut self,
+        var: &ast::Ident,
+        start: &ast::Expr,
+        end: &ast::Expr,
+        step: Option<&ast::Expr>,
+        body: &ast::Block,
+    ) -> Option<StmtKind> {
+        let (start_ir, end_ir) = self.unify_pair(start, end, None);
+        let ty = start_ir.as_ref().or(end_ir.as_ref()).map(|e| e.ty);
+        if let Some(t) = ty {
+            if !t.is_int() {
+                let span = start.span.to(end.span);
+                self.error(CheckError::Mismatch {
+                    expected: "integer".into(),
+                    found: t.to_string(),
+                    span,
+                    note: Some("`for` loops count over integers".into()),
+                    fix: None,
+                });
+            }
+        }
+        let ty_ok = ty.filter(|t| t.is_int());
+        let step_ir = match (step, ty_ok) {
+            (Some(s), Some(t)) => self.expr_as(s, t),
+            (Some(s), None) => {
+                let _ = self.expr(s, None);
+                None
+            }
+            (None, Some(t)) => Some(Expr {
+                kind: ExprKind::Const(Value::Int(1)),
+                ty: t,
+                span: var.span,
+            }),
+            (None, None) => None,
+        };
+        if let (Some(s), Some(step_expr)) = (step, &step_ir) {
+            if let Some(v) = ir::consteval::eval_int(step_expr) {
+                if v <= 0 {
+                    self.error(CheckError::Mismatch {
+                        expected: "a positive step".into(),
+                        found: v.to_string(),
+                        span: s.span,
+                        note: Some("a `for` loop's step must be greater than zero".into()),
+                        fix: None,
+                    });
+                }
+            }
+        }
+        self.push_scope();
+        let local = self.declare_local(var, ty_ok.unwrap_or(Scalar::U32), false, "a loop variable");
+        if ty_ok.is_none() {
+            self.mark_used(local);
+            self.poison(&var.name);
+        }
+        let body = self.loop_body(body);
+        self.pop_scope();
+        Some(StmtKind::For {
+            var: local,
+            start: start_ir?,
+            end: end_ir?,
+            step: step_ir?,
+            body,
+        })
+    }
+
+    fn return_stmt(&mut self, value: Option<&ast::Expr>, span: Span) -> Option<StmtKind> {
+        let ret = self.func.map(|(_, r)| r).unwrap_or(None);
+        let bad_ret = self.func.is_some_and(|(f, _)| f.bad_ret);
+        match (value, ret) {
+            (Some(v), Some(t)) => Some(StmtKind::Return(Some(self.expr_as(v, t)?))),
+            (Some(v), None) => {
+                let e = self.expr(v, None)?;
+                if !bad_ret {
+                    let note = if self.kernel.is_some() {
+                        "kernels return nothing"
+                    } else {
+                        "this function has no return type"
+                    };
+                    self.error(CheckError::Mismatch {
+                        expected: "()".into(),
+                        found: e.ty.to_string(),
+                        span: v.span,
+                        note: Some(note.into()),
+                        fix: None,
+                    });
+                }
+                None
+            }
+            (None, Some(t)) => {
+                self.mismatch_text(t.to_string(), "()", span);
+                None
+            }
+            (None, None) => Some(StmtKind::Return(None)),
+        }
+    }
+
+    /// An expression statement: a call or barrier operation for its effect.
+    /// `tail` is true for a block's final expression without `;`.
+    pub fn effect(&mut self, e: &ast::Expr, out: &mut Vec<ir::Stmt>, tail: bool) {
+        let kind = match &e.kind {
+            ast::ExprKind::Call { callee, args } => match self.call(callee, args, e.span, None) {
+                Some(super::calls::CallResult::Effect(kind)) => Some(kind),
+                Some(super::calls::CallResult::Value(v)) => Some(StmtKind::Expr(v)),
+                None => None,
+            },
+            ast::ExprKind::MethodCall {
+                receiver,
+                method,
+                args,
+            } => match self.method_call(receiver, method, args, e.span) {
+                Some(super::calls::CallResult::Effect(kind)) => Some(kind),
+                Some(super::calls::CallResult::Value(v)) => Some(StmtKind::Expr(v)),
+                None => None,
+            },
+            ast::ExprKind::Error => None,
+            _ => {
+                let v = self.expr(e, None);
+                if let Some(v) = v {
+                    let note = if tail {
+                        "a block's final expression is its value, and this block's value is unused; add `;` or use the value"
+                    } else {
+                        "only calls and barrier operations can stand alone as statements"
+                    };
+                    self.error(CheckError::Mismatch {
+                        expected: "()".into(),
+                        found: v.ty.to_string(),
+                        span: e.span,
+                        note: Some(note.into()),
+                        fix: None,
+                    });
+                }
+                None
+            }
+        };
+        if let Some(kind) = kind {
+            out.push(ir::Stmt { kind, span: e.span });
+        }
+    }
+}
+
+/// The statements of a value block and its value. A block whose last
+/// statement is an `if`/`else` chain with a value in every branch (`{ if c
+/// { a } else { b } }`) has that `if` as its value, as in Rust.
+fn split_value(b: &ast::Block) -> (&[ast::Stmt], Option<ast::Expr>) {
+    if let Some(tail) = &b.tail {
+        return (&b.stmts, Some((**tail).clone()));
+    }
+    match b.stmts.split_last() {
+        Some((last, rest)) => match if_as_expr(last) {
+            Some(e) => (rest, Some(e)),
+            None => (&b.stmts, None),
+        },
+        None => (&b.stmts, None),
+    }
+}
+
+/// An `if` statement whose every branch ends in a value, as an expression.
+fn if_as_expr(s: &ast::Stmt) -> Option<ast::Expr> {
+    let ast::StmtKind::If {
+        cond,
+        then_block,
+        else_branch: Some(else_branch),
+    } = &s.kind
+    else {
+        return None;
+    };
+    then_block.tail.as_ref()?;
+    let else_block = match else_branch {
+        ast::ElseBranch::Block(b) => {
+            b.tail.as_ref()?;
+            b.clone()
+        }
+        ast::ElseBranch::If(nested) => {
+            let e = if_as_expr(nested)?;
+            ast::Block {
+                stmts: Vec::new(),
+                span: e.span,
+                tail: Some(Box::new(e)),
+            }
+        }
+    };
+    Some(ast::Expr {
+        kind: ast::ExprKind::If {
+            cond: Box::new(cond.clone()),
+            then_block: then_block.clone(),
+            else_block,
+        },
+        span: s.span,
+    })
+}
+
+/// True when control cannot fall off the end of these statements.
+pub fn always_returns(stmts: &[ir::Stmt]) -> bool {
+    stmts.iter().any(|s| match &s.kind {
+        StmtKind::Return(_) => true,
+        StmtKind::If {
+            then_block,
+            else_block: Some(e),
+            ..
+        } => always_returns(&then_block.stmts) && always_returns(&e.stmts),
+        StmtKind::While { cond, body } => {
+            // `while true { ... }` without a `break` never falls through.
+            matches!(cond.kind, ExprKind::Const(Value::Bool(true))) && !breaks(&body.stmts)
+        }
+        _ => false,
+    })
+}
+
+fn breaks(stmts: &[ir::Stmt]) -> bool {
+    stmts.iter().any(|s| match &s.kind {
+        StmtKind::Break => true,
+        StmtKind::If {
+            then_block,
+            else_block,
+            ..
+        } => breaks(&then_block.stmts) || else_block.as_ref().is_some_and(|b| breaks(&b.stmts)),
+        _ => false,
+    })
+}

@@ -1,0 +1,165 @@
+//! Golden PTX for every sample, and real ptxas on every sample and every
+//! valid test program (`tests/valid/*.kdsl`): sm_90 always, sm_80 whenever
+//! the program uses nothing newer (compiling it for sm_80 gives no E0200).
+//!
+//! Regenerate the golden files after an intended change with
+//! `KDSL_BLESS=1 cargo test --test samples`, and review the diff.
+
+mod common;
+
+use kdsl::target::Target;
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn kdsl_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.expect("dir entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "kdsl"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn compile(path: &Path, target: Target) -> kdsl::Compilation {
+    let opts = kdsl::Options {
+        target,
+        ..kdsl::Options::default()
+    };
+    kdsl::compile(path, &opts).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn stem(path: &Path) -> String {
+    path.file_stem()
+        .and_then(|s| s.to_str())
+        .expect("utf-8 file name")
+        .to_string()
+}
+
+/// Compiles for sm_90 (must be clean) and for sm_80 (clean, or only E0200).
+/// Returns the sm_90 PTX and the sm_80 PTX when the program allows sm_80.
+fn build(path: &Path) -> (String, Option<String>) {
+    let c90 = compile(path, Target::Sm90);
+    let shown = kdsl::diagnostics::render::short(&c90.sources, &c90.diagnostics);
+    assert!(
+        c90.diagnostics.is_empty(),
+        "{}: diagnostics for sm_90:\n{shown}",
+        path.display()
+    );
+    let ptx90 = c90
+        .ptx
+        .unwrap_or_else(|| panic!("{}: no PTX", path.display()));
+    let c80 = compile(path, Target::Sm80);
+    let shown = kdsl::diagnostics::render::short(&c80.sources, &c80.diagnostics);
+    assert!(
+        c80.diagnostics.iter().all(|d| d.code == "E0200"),
+        "{}: sm_80 gives diagnostics other than E0200:\n{shown}",
+        path.display()
+    );
+    (ptx90, c80.ptx)
+}
+
+#[test]
+fn samples_match_golden_ptx() {
+    let bless = std::env::var_os("KDSL_BLESS").is_some();
+    let samples = kdsl_files(&root().join("samples"));
+    assert!(
+        samples.len() >= 8,
+        "expected the samples, found {}",
+        samples.len()
+    );
+    let mut stale = Vec::new();
+    for path in &samples {
+        let (ptx, _) = build(path);
+        let golden = root()
+            .join("tests/golden")
+            .join(format!("{}.sm_90.ptx", stem(path)));
+        if bless {
+            std::fs::write(&golden, &ptx).expect("write golden file");
+            continue;
+        }
+        match std::fs::read_to_string(&golden) {
+            Ok(expected) if expected == ptx => {}
+            Ok(_) => stale.push(format!(
+                "{} differs from {}",
+                path.display(),
+                golden.display()
+            )),
+            Err(_) => stale.push(format!("{} is missing", golden.display())),
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "golden PTX out of date (rerun with KDSL_BLESS=1 and review the diff):\n{}",
+        stale.join("\n")
+    );
+}
+
+#[test]
+fn output_is_deterministic() {
+    for path in kdsl_files(&root().join("samples")) {
+        let a = compile(&path, Target::Sm90).ptx;
+        let b = compile(&path, Target::Sm90).ptx;
+        assert_eq!(a, b, "{}: two compilations differ", path.display());
+    }
+}
+
+#[test]
+fn ptxas_accepts_samples_and_valid_programs() {
+    let Some(ptxas) = common::ptxas::require_ptxas() else {
+        return;
+    };
+    let mut files = kdsl_files(&root().join("samples"));
+    files.extend(kdsl_files(&root().join("tests/valid")));
+    let mut failures = Vec::new();
+    let mut sm80 = 0;
+    for path in &files {
+        let (ptx90, ptx80) = build(path);
+        if let Err(e) = common::ptxas::assemble(&ptxas, &ptx90, "sm_90") {
+            failures.push(format!("{} (sm_90):\n{e}", path.display()));
+        }
+        if let Some(ptx80) = ptx80 {
+            sm80 += 1;
+            if let Err(e) = common::ptxas::assemble(&ptxas, &ptx80, "sm_80") {
+                failures.push(format!("{} (sm_80):\n{e}", path.display()));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "ptxas rejected:\n{}",
+        failures.join("\n\n")
+    );
+    assert!(
+        sm80 >= 5,
+        "expected most programs to assemble for sm_80 too, got {sm80}"
+    );
+    eprintln!(
+        "ptxas accepted {} programs for sm_90 and {sm80} for sm_80",
+        files.len()
+    );
+}
+
+/// Every target compiles every sample that does not need more than it has.
+#[test]
+fn every_target_compiles_the_samples() {
+    let Some(ptxas) = common::ptxas::require_ptxas() else {
+        return;
+    };
+    for target in Target::ALL {
+        for path in kdsl_files(&root().join("samples")) {
+            let c = compile(&path, target);
+            if c.diagnostics.iter().any(|d| d.code == "E0200") {
+                continue;
+            }
+            let ptx = c
+                .ptx
+                .unwrap_or_else(|| panic!("{} for {target}: no PTX", path.display()));
+            common::ptxas::assemble(&ptxas, &ptx, target.name())
+                .unwrap_or_else(|e| panic!("{} for {target}: {e}", path.display()));
+        }
+    }
+}

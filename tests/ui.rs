@@ -1,0 +1,172 @@
+//! UI tests: every `tests/ui/*.kdsl` file carries its expectations inline,
+//! and its rendered human output is snapshotted beside it.
+//!
+//! Annotations, on the line the diagnostic's primary label starts on:
+//!   `//~ ERROR E0301`       an error with that code on this line
+//!   `//~ WARNING W0001`     a warning
+//!   `//~^ ERROR E0110`      on the line above (one `^` per line up)
+//! Several may share a line: `//~ ERROR E0100 //~ ERROR E0110`.
+//! Header directives (anywhere, usually at the top):
+//!   `// target: sm_80`      compile for that target (default sm_90)
+//!   `// flags: -D warnings` compile with warnings denied
+//!
+//! A file must produce exactly the annotated diagnostics, no more, no fewer.
+//! Snapshots live in `tests/ui/snapshots/`; review changes with
+//! `cargo insta review` (or `INSTA_UPDATE=always cargo test --test ui`).
+
+use kdsl::diagnostics::{render, Severity};
+use kdsl::target::Target;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Expectation {
+    line: usize,
+    severity: &'static str,
+    code: String,
+}
+
+fn ui_files() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ui");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("tests/ui exists")
+        .map(|e| e.expect("readable dir entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "kdsl"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn parse_expectations(text: &str) -> Vec<Expectation> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        for part in line.split("//~").skip(1) {
+            let carets = part.chars().take_while(|c| *c == '^').count();
+            let mut words = part[carets..].split_whitespace();
+            let severity = match words.next() {
+                Some("ERROR") => "error",
+                Some("WARNING") => "warning",
+                other => panic!("line {}: bad annotation `//~{part}` ({other:?})", i + 1),
+            };
+            let code = words
+                .next()
+                .unwrap_or_else(|| panic!("line {}: annotation without a code", i + 1));
+            assert!(i >= carets, "line {}: `^` points above the file", i + 1);
+            out.push(Expectation {
+                line: i + 1 - carets,
+                severity,
+                code: code.to_string(),
+            });
+        }
+    }
+    out.sort();
+    out
+}
+
+fn options_for(text: &str) -> kdsl::Options {
+    let mut opts = kdsl::Options {
+        check_only: true,
+        ..kdsl::Options::default()
+    };
+    for line in text.lines() {
+        let line = line.trim();
+        if let Some(t) = line.strip_prefix("// target:") {
+            opts.target = Target::from_name(t.trim())
+                .unwrap_or_else(|| panic!("unknown target `{}`", t.trim()));
+        }
+        if let Some(f) = line.strip_prefix("// flags:") {
+            if f.contains("-D warnings") {
+                opts.deny_warnings = true;
+            }
+        }
+    }
+    opts
+}
+
+#[test]
+fn ui() {
+    let files = ui_files();
+    assert!(
+        files.len() >= 30,
+        "expected the UI suite in tests/ui, found {} files",
+        files.len()
+    );
+    let mut failures = Vec::new();
+    for path in &files {
+        let text = std::fs::read_to_string(path).expect("readable test file");
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .expect("utf-8 name")
+            .to_string();
+        let opts = options_for(&text);
+        let c = kdsl::compile_str(&format!("tests/ui/{name}"), &text, &opts);
+        let mut actual: Vec<Expectation> = c
+            .diagnostics
+            .iter()
+            .map(|d| {
+                let span = d
+                    .primary_span()
+                    .expect("every diagnostic has a primary span");
+                let file = c.sources.get(span.file).expect("span's file exists");
+                // Diagnostics in other files (imports) never match an
+                // annotation: line 0 makes them show up as unexpected.
+                let line = if span.file.0 == 0 {
+                    file.line_col(span.start as usize).0
+                } else {
+                    0
+                };
+                Expectation {
+                    line,
+                    severity: if d.severity == Severity::Error {
+                        "error"
+                    } else {
+                        "warning"
+                    },
+                    code: d.code.to_string(),
+                }
+            })
+            .collect();
+        actual.sort();
+        let expected = parse_expectations(&text);
+        let rendered = render::human(&c.sources, &c.diagnostics, false);
+        if actual != expected {
+            let missing: Vec<_> = expected.iter().filter(|e| !actual.contains(e)).collect();
+            let extra: Vec<_> = actual.iter().filter(|a| !expected.contains(a)).collect();
+            failures.push(format!(
+                "{name}:\n  missing: {missing:?}\n  unexpected: {extra:?}\n{rendered}"
+            ));
+            continue;
+        }
+        let stem = name.trim_end_matches(".kdsl").to_string();
+        insta::with_settings!({
+            snapshot_path => "ui/snapshots",
+            prepend_module_to_snapshot => false,
+            description => text.clone(),
+            omit_expression => true,
+        }, {
+            insta::assert_snapshot!(stem, rendered);
+        });
+    }
+    assert!(
+        failures.is_empty(),
+        "{} UI test(s) failed:\n\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
+}
+
+/// Every code in the catalogue has at least one UI test.
+#[test]
+fn every_code_has_a_ui_test() {
+    let mut covered = std::collections::BTreeSet::new();
+    for path in ui_files() {
+        let text = std::fs::read_to_string(&path).expect("readable");
+        covered.extend(parse_expectations(&text).into_iter().map(|e| e.code));
+    }
+    let missing: Vec<&str> = kdsl::diagnostics::catalog::CODES
+        .iter()
+        .map(|c| c.code)
+        .filter(|c| !covered.contains(*c))
+        .collect();
+    assert!(missing.is_empty(), "codes without a UI test: {missing:?}");
+}

@@ -78,11 +78,9 @@ impl ParseError {
                 )
                 .primary(span, format!("unexpected {found}"));
                 if let Some((tok, at, after)) = insert {
-                    d = d.help(format!("add `{tok}` after `{after}`")).fix(
-                        format!("insert `{tok}`"),
-                        at,
-                        tok,
-                    );
+                    // Renderers show a fix as a `help:` line with the edit
+                    // applied, so the fix's message is the help.
+                    d = d.fix(format!("add `{tok}` after `{after}`"), at, tok);
                 }
                 if expected == ["`else`"] {
                     d = d.help("an `if` used as a value needs an `else` branch; an `if` statement stands on its own, not after `=` or inside an expression");

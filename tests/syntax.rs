@@ -955,3 +955,17 @@ fn deep_nesting_does_not_overflow() {
     let (_, diags) = parse(&text);
     assert!(diags.is_empty());
 }
+
+#[test]
+fn one_error_per_broken_stretch() {
+    // `b` and `c` are both unexpected, but `c` is the same mistake.
+    let text = "fn f() { let x = a b c; x = 5 6 7; }";
+    let (_, diags) = parse(text);
+    let found: Vec<String> = diags.iter().map(|d| primary(text, d)).collect();
+    assert_eq!(found, ["b", "6"], "{diags:#?}");
+    // Two missing `;` on two lines are two errors.
+    let text = "fn f() {\n let x = 5\n let y = 6\n let z = 7;\n}";
+    let (file, diags) = parse(text);
+    assert_eq!(codes(&diags), ["E0010", "E0010"]);
+    assert_eq!(body_of(&file), "{(let x 5) (let y 6) (let z 7)}");
+}

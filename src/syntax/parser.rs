@@ -168,22 +168,41 @@ pub fn parse_tokens(
             LexErrorKind::Number(_) => None,
         })
         .collect();
+    let mut last_reported: Option<usize> = None;
     let errors = errors
         .into_iter()
         .filter_map(|e| {
-            let (gap_start, gap_end) = cx.gap_before(&e);
-            let explained = gaps.iter().any(|&g| gap_start <= g && g <= gap_end);
-            if explained {
-                None
-            } else {
-                from_lalrpop(e, &cx)
+            let (gap_start, at) = cx.gap_before(&e);
+            let explained = gaps.iter().any(|&g| gap_start <= g && g <= at);
+            let is_eof = matches!(e, LalrpopError::UnrecognizedEof { .. });
+            let cascade = !is_eof && last_reported.is_some_and(|last| cx.same_stretch(last, at));
+            if explained || cascade {
+                return None;
             }
+            last_reported = Some(at);
+            from_lalrpop(e, &cx)
         })
         .collect();
     (tree, errors)
 }
 
 impl Context<'_> {
+    /// True when nothing separates the bytes `from` and `to`: no line break
+    /// and no `;` or `}`. A second syntax error there is most likely the
+    /// parser stumbling over the rest of the first one (`let x = a b c;`).
+    fn same_stretch(&self, from: usize, to: usize) -> bool {
+        let newline = self.text.get(from..to).map_or(true, |t| t.contains('\n'));
+        let first = self.tokens.partition_point(|t| t.0 <= from);
+        let last = self.tokens.partition_point(|t| t.0 < to);
+        let separated = self
+            .tokens
+            .get(first..last)
+            .unwrap_or_default()
+            .iter()
+            .any(|t| matches!(t.1, Token::Semi | Token::RBrace));
+        !newline && !separated
+    }
+
     /// The token just before byte offset `at`.
     fn token_before(&self, at: usize) -> Option<&(usize, Token, usize)> {
         let i = self.tokens.partition_point(|t| t.0 < at);
@@ -205,7 +224,6 @@ impl Context<'_> {
         (prev_end, at)
     }
 
-    /// The innermost bracket that is never closed.
     /// The innermost bracket that is still open before byte `until`.
     fn unclosed_bracket(&self, until: usize) -> Option<(Span, &'static str)> {
         let mut open: Vec<(usize, usize, &'static str)> = Vec::new();

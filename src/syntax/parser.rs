@@ -129,6 +129,8 @@ struct Context<'a> {
     file: FileId,
     text: &'a str,
     tokens: &'a [(usize, Token, usize)],
+    /// See [`innermost_open`].
+    open_brackets: Vec<Option<(usize, usize, &'static str)>>,
 }
 
 /// Parses a lexed file. `lex_errors` are only used to silence syntax errors
@@ -140,7 +142,12 @@ pub fn parse_tokens(
     tokens: &[(usize, Token, usize)],
     lex_errors: &[LexError],
 ) -> (ast::File, Vec<ParseError>) {
-    let cx = Context { file, text, tokens };
+    let cx = Context {
+        file,
+        text,
+        tokens,
+        open_brackets: innermost_open(tokens),
+    };
     let mut recovered = Vec::new();
     let input = tokens.iter().cloned().map(Ok::<_, Infallible>);
     let result = grammar::FileParser::new().parse(file, &mut recovered, input);
@@ -155,16 +162,17 @@ pub fn parse_tokens(
     // Where a lexer error may have swallowed the token the parser wanted:
     // a skipped character or comment, or the end of an unclosed string
     // (which may have swallowed a `;` or `)`).
+    // Both lists are in source order, so `gaps` is sorted.
     let gaps: Vec<usize> = lex_errors
         .iter()
         .filter_map(|e| match e.kind {
             LexErrorKind::UnexpectedChar | LexErrorKind::UnterminatedComment => {
                 Some(e.span.start as usize)
             }
-            LexErrorKind::UnterminatedString(_) => tokens
-                .iter()
-                .find(|t| t.0 == e.span.start as usize)
-                .map(|t| t.2),
+            LexErrorKind::UnterminatedString(_) => {
+                let at = tokens.partition_point(|t| t.0 < e.span.start as usize);
+                tokens.get(at).map(|t| t.2)
+            }
             LexErrorKind::Number(_) => None,
         })
         .collect();
@@ -173,7 +181,8 @@ pub fn parse_tokens(
         .into_iter()
         .filter_map(|e| {
             let (gap_start, at) = cx.gap_before(&e);
-            let explained = gaps.iter().any(|&g| gap_start <= g && g <= at);
+            let next_gap = gaps.get(gaps.partition_point(|&g| g < gap_start));
+            let explained = next_gap.is_some_and(|&g| g <= at);
             let is_eof = matches!(e, LalrpopError::UnrecognizedEof { .. });
             let cascade = !is_eof && last_reported.is_some_and(|last| cx.same_stretch(last, at));
             if explained || cascade {
@@ -226,27 +235,58 @@ impl Context<'_> {
 
     /// The innermost bracket that is still open before byte `until`.
     fn unclosed_bracket(&self, until: usize) -> Option<(Span, &'static str)> {
-        let mut open: Vec<(usize, usize, &'static str)> = Vec::new();
-        for (start, tok, end) in self.tokens.iter().take_while(|t| t.0 < until) {
-            let closes = match tok {
-                Token::LParen | Token::LBracket | Token::LBrace => {
-                    open.push((*start, *end, tok.spelling().unwrap_or("(")));
-                    continue;
+        let i = self.tokens.partition_point(|t| t.0 < until);
+        let &(s, e, open) = self.open_brackets.get(i)?.as_ref()?;
+        Some((Span::new(self.file, s, e), open))
+    }
+}
+
+/// For each token index `i`, the innermost bracket still open after the
+/// tokens before `i` (one pass, so that every error can ask cheaply).
+fn innermost_open(tokens: &[(usize, Token, usize)]) -> Vec<Option<(usize, usize, &'static str)>> {
+    let mut open: Vec<(usize, usize, &'static str)> = Vec::new();
+    // How many of each kind are open, to skip stray closers without a scan.
+    let mut counts = [0usize; 3];
+    let mut tops = Vec::with_capacity(tokens.len() + 1);
+    tops.push(None);
+    for (start, tok, end) in tokens {
+        let (kind, opens) = match tok {
+            Token::LParen => (0, true),
+            Token::LBracket => (1, true),
+            Token::LBrace => (2, true),
+            Token::RParen => (0, false),
+            Token::RBracket => (1, false),
+            Token::RBrace => (2, false),
+            _ => {
+                tops.push(open.last().copied());
+                continue;
+            }
+        };
+        const SPELLING: [&str; 3] = ["(", "[", "{"];
+        let spelling = SPELLING.get(kind).copied().unwrap_or("(");
+        if opens {
+            open.push((*start, *end, spelling));
+            if let Some(c) = counts.get_mut(kind) {
+                *c += 1;
+            }
+        } else if counts.get(kind).is_some_and(|&c| c > 0) {
+            // A closer for an outer bracket closes the ones inside it too;
+            // a stray closer is ignored.
+            if let Some(pos) = open.iter().rposition(|o| o.2 == spelling) {
+                for (_, _, closed) in open.drain(pos..) {
+                    if let Some(c) = SPELLING
+                        .iter()
+                        .position(|s| *s == closed)
+                        .and_then(|k| counts.get_mut(k))
+                    {
+                        *c = c.saturating_sub(1);
+                    }
                 }
-                Token::RParen => "(",
-                Token::RBracket => "[",
-                Token::RBrace => "{",
-                _ => continue,
-            };
-            // A stray closer is ignored; a closer for an outer bracket
-            // closes the ones inside it too.
-            if let Some(pos) = open.iter().rposition(|o| o.2 == closes) {
-                open.truncate(pos);
             }
         }
-        open.last()
-            .map(|&(s, e, o)| (Span::new(self.file, s, e), o))
+        tops.push(open.last().copied());
     }
+    tops
 }
 
 /// The one conversion from LALRPOP's error type. `None` for errors that

@@ -370,6 +370,9 @@ fn literals() {
         ("1e-3", "0.001"),
         ("2.5e+4", "25000.0"),
         ("0.5bf16", "0.5bf16"),
+        ("3E8", "300000000.0"),
+        ("2f32", "2.0f32"),
+        ("0xFFFF_FFFF", "4294967295"),
         ("-3.4028235e38", "(- 3.4028235e38)"),
     ];
     for (text, want) in cases {
@@ -681,6 +684,21 @@ fn unexpected_end_of_file() {
         .labels
         .iter()
         .any(|l| !l.primary && text.get(l.span.range()) == Some("{")));
+
+    // The innermost open bracket is the one named.
+    let text = "fn f() { let a = g(b[(1)], c";
+    let (_, diags) = parse(text);
+    assert_eq!(codes(&diags), ["E0011"]);
+    let open = diags[0]
+        .labels
+        .iter()
+        .find(|l| !l.primary)
+        .expect("a secondary label");
+    assert_eq!(open.span.start as usize, text.find("g(").expect("call") + 1);
+    assert_eq!(
+        diags[0].notes,
+        ["expected one of `(`, `)`, `,`, `.`, `[`, an operator"]
+    );
 
     let (_, diags) = parse("const X: u32 =");
     assert_eq!(codes(&diags), ["E0011"]);

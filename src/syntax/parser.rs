@@ -517,6 +517,31 @@ mod tests {
     }
 
     #[test]
+    fn innermost_open_bracket_ignores_stray_closers() {
+        let (tokens, _) = super::super::lexer::lex(FileId(0), "{ ( ] ) [ ) x");
+        let tops = innermost_open(&tokens);
+        let spelled: Vec<Option<&str>> = tops.iter().map(|t| t.map(|(_, _, o)| o)).collect();
+        // `]` is stray (nothing to close), `)` closes `(`, the last `)` is
+        // stray and leaves `[` open.
+        assert_eq!(
+            spelled,
+            [
+                None,
+                Some("{"),
+                Some("("),
+                Some("("),
+                Some("{"),
+                Some("["),
+                Some("["),
+                Some("[")
+            ]
+        );
+        let (tokens, _) = super::super::lexer::lex(FileId(0), "{ [ ( }");
+        // A `}` closes the brackets opened inside its block too.
+        assert_eq!(innermost_open(&tokens).last(), Some(&None));
+    }
+
+    #[test]
     fn list_wording() {
         assert_eq!(list(&["`;`".to_string()]), "`;`");
         assert_eq!(

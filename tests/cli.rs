@@ -302,6 +302,28 @@ fn json_format_is_json_lines_on_stdout() {
     assert!(out.stdout.is_empty());
 }
 
+/// The example in docs/json-diagnostics.md is the compiler's real output.
+#[test]
+fn json_doc_example_is_current() {
+    let doc = fs::read_to_string(common::repo_root().join("docs/json-diagnostics.md")).unwrap();
+    let example = doc.split("## Example").nth(1).unwrap();
+    let block = |fence: &str| {
+        let start = example.find(fence).unwrap() + fence.len();
+        let len = example[start..].find("```").unwrap();
+        example[start..start + len].to_string()
+    };
+    let source = block("```kdsl\n");
+    let expected = block("```json\n");
+    let dir = project(&[("k.kdsl", &source)]);
+    let out = kdslc_in(dir.path(), &["check", "k.kdsl", "--message-format", "json"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stdout),
+        expected,
+        "regenerate the example in docs/json-diagnostics.md"
+    );
+}
+
 #[test]
 fn colour_only_when_asked_or_on_a_terminal() {
     let dir = project(&[("bad.kdsl", BAD)]);

@@ -302,6 +302,28 @@ fn json_format_is_json_lines_on_stdout() {
     assert!(out.stdout.is_empty());
 }
 
+/// The example in docs/json-diagnostics.md is the compiler's real output.
+#[test]
+fn json_doc_example_is_current() {
+    let doc = fs::read_to_string(common::repo_root().join("docs/json-diagnostics.md")).unwrap();
+    let example = doc.split("## Example").nth(1).unwrap();
+    let block = |fence: &str| {
+        let start = example.find(fence).unwrap() + fence.len();
+        let len = example[start..].find("```").unwrap();
+        example[start..start + len].to_string()
+    };
+    let source = block("```kdsl\n");
+    let expected = block("```json\n");
+    let dir = project(&[("k.kdsl", &source)]);
+    let out = kdslc_in(dir.path(), &["check", "k.kdsl", "--message-format", "json"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stdout),
+        expected,
+        "regenerate the example in docs/json-diagnostics.md"
+    );
+}
+
 #[test]
 fn colour_only_when_asked_or_on_a_terminal() {
     let dir = project(&[("bad.kdsl", BAD)]);
@@ -375,7 +397,7 @@ fn check_reports_every_file_and_writes_nothing() {
 }
 
 #[test]
-fn emit_ir_and_ast_go_to_stdout() {
+fn emit_ir_ast_and_tokens_go_to_stdout() {
     let dir = project(&[("saxpy.kdsl", GOOD)]);
     let out = kdslc_in(dir.path(), &["saxpy.kdsl", "--emit", "ir"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -387,6 +409,23 @@ fn emit_ir_and_ast_go_to_stdout() {
     let out = kdslc_in(dir.path(), &["saxpy.kdsl", "--emit", "ast"]);
     assert_eq!(out.status.code(), Some(0));
     assert!(text(&out.stdout).starts_with("// saxpy.kdsl\n"));
+    let out = kdslc_in(dir.path(), &["saxpy.kdsl", "--emit", "tokens"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let toks = text(&out.stdout);
+    // The comment on line 1 is no token; `kernel` opens line 2.
+    assert!(
+        toks.starts_with("2:1  kernel\n2:8  saxpy\n2:13  (\n"),
+        "{toks}"
+    );
+    let dir_bad = project(&[("lex.kdsl", "kernel k() { let a = 1 @ 2; }\n")]);
+    let out = kdslc_in(dir_bad.path(), &["lex.kdsl", "--emit", "tokens"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    assert!(
+        text(&out.stderr).contains("error[E0001]"),
+        "{}",
+        text(&out.stderr)
+    );
     assert_eq!(listing(dir.path()), ["saxpy.kdsl"]);
 }
 

@@ -1,1 +1,329 @@
 //! Every diagnostic code, its first-line template and its long explanation.
+//!
+//! The first lines are the contract of the language reference's diagnostics
+//! catalogue (§8), plus the project's additions (E0114–E0119, E0123, E0130,
+//! E0131).
+//! Each code's explanation is a markdown file in `explain/`, compiled in with
+//! `include_str!` so that `kdslc explain` needs no files at run time. The
+//! same texts, joined by [`render_docs`], are `docs/diagnostics.md`;
+//! `tests/catalog.rs` keeps that file, the headings and the examples in sync.
+//!
+//! An explanation is `# CODE: title`, a few paragraphs, `## Example` with a
+//! ```` ```kdsl ```` block that triggers the code, `## Fixed` with one that
+//! compiles cleanly, and optionally `## See also`. A block whose first line
+//! is `// kdslc --target sm_80` is compiled for that target; one whose first
+//! line is [`NOT_COMPILED`] is not compiled (only the import codes, whose
+//! examples need several files).
+
+use super::Severity;
+
+/// One diagnostic code.
+#[derive(Debug)]
+pub struct CodeInfo {
+    /// `E0301`, `W0001`.
+    pub code: &'static str,
+    pub severity: Severity,
+    /// The first-line template with `{placeholders}`, exactly as in the
+    /// catalogue; alternative first lines are joined with " / ".
+    pub title: &'static str,
+    /// The long explanation: markdown, the whole `explain/CODE.md` file.
+    pub explanation: &'static str,
+}
+
+/// The first line of an example block that must not be compiled on its own.
+pub const NOT_COMPILED: &str = "// not compiled: needs several files";
+
+/// The prefix of an example block's first line that selects the target.
+pub const TARGET_PREFIX: &str = "// kdslc --target ";
+
+macro_rules! code {
+    ($code:literal, $severity:ident, $title:literal) => {
+        CodeInfo {
+            code: $code,
+            severity: Severity::$severity,
+            title: $title,
+            explanation: include_str!(concat!("explain/", $code, ".md")),
+        }
+    };
+}
+
+/// Every code, sorted.
+pub static CODES: &[CodeInfo] = &[
+    code!("E0001", Error, "unexpected character {c:?}"),
+    code!("E0002", Error, "unterminated block comment"),
+    code!(
+        "E0003",
+        Error,
+        "invalid number literal / literal out of range for {type}"
+    ),
+    code!("E0010", Error, "expected {expected}, found {found}"),
+    code!("E0011", Error, "unexpected end of file"),
+    code!("E0100", Error, "cannot find {kind} `{name}` in this scope"),
+    code!("E0101", Error, "`{name}` is defined more than once"),
+    code!(
+        "E0102",
+        Error,
+        "cannot assign twice to immutable variable `{name}`"
+    ),
+    code!(
+        "E0103",
+        Error,
+        "cannot store through read-only pointer `{name}`"
+    ),
+    code!(
+        "E0110",
+        Error,
+        "mismatched types: expected `{expected}`, found `{found}`"
+    ),
+    code!(
+        "E0111",
+        Error,
+        "{callee} takes {n} arguments but {m} were supplied"
+    ),
+    code!(
+        "E0112",
+        Error,
+        "{name} has {n} dimensions but {m} indices were supplied"
+    ),
+    code!(
+        "E0113",
+        Error,
+        "`{name}` is not a function / is not an array / is not a barrier group"
+    ),
+    code!(
+        "E0114",
+        Error,
+        "recursive call to `{name}`: device functions cannot be recursive"
+    ),
+    code!("E0115", Error, "`{keyword}` outside of a loop"),
+    code!(
+        "E0116",
+        Error,
+        "function `{name}` may finish without returning a value"
+    ),
+    code!("E0117", Error, "expected a constant expression"),
+    code!("E0118", Error, "cannot apply `{op}` to type `{type}`"),
+    code!(
+        "E0119",
+        Error,
+        "`global` arrays can only be kernel parameters"
+    ),
+    code!("E0120", Error, "invalid launch bounds: {why}"),
+    code!(
+        "E0121",
+        Error,
+        "declarations of shared memory and barriers must be at the top level of a kernel"
+    ),
+    code!(
+        "E0122",
+        Error,
+        "shared memory exceeds {limit} bytes ({used} used)"
+    ),
+    code!(
+        "E0123",
+        Error,
+        "{feature} requires a kernel with a `cluster(...)` launch attribute"
+    ),
+    code!(
+        "E0130",
+        Error,
+        "cannot read imported file `{path}`: {reason}"
+    ),
+    code!("E0131", Error, "import cycle: {files}"),
+    code!(
+        "E0200",
+        Error,
+        "{feature} requires {target} or newer (compiling for {current})"
+    ),
+    code!("E0301", Error, "Can only await on CTA-local barriers"),
+    code!("E0302", Error, "Unsupported scope: {scope}"),
+    code!(
+        "E0303",
+        Error,
+        "Attempting to operate on barrier without indexing, but `num_barriers = {n}`"
+    ),
+    code!(
+        "E0304",
+        Error,
+        "Expected a single barrier, got a barrier reference with shape {shape}"
+    ),
+    code!(
+        "E0305",
+        Error,
+        "barrier index {i} is out of bounds for group `{name}` of {n} barriers"
+    ),
+    code!(
+        "E0306",
+        Error,
+        "arrival count {n} is out of range (1..=1048575)"
+    ),
+    code!("E0307", Error, "{op} requires a cluster-scope barrier"),
+    code!(
+        "E0308",
+        Error,
+        "cluster-scope barrier in a kernel without a cluster launch attribute"
+    ),
+    code!(
+        "E0309",
+        Error,
+        "transaction size {n} must be a positive multiple of 16 no larger than 1048575"
+    ),
+    code!("E0310", Error, "wait parity must be 0 or 1, found {n}"),
+    code!(
+        "E0311",
+        Error,
+        "barrier group `{name}` must hold between 1 and 64 barriers, found {n}"
+    ),
+    code!("W0001", Warning, "unused variable `{name}`"),
+    code!("W0002", Warning, "cluster size {n} is not portable"),
+    code!(
+        "W0320",
+        Warning,
+        "barrier operation in divergent control flow"
+    ),
+    code!(
+        "W0321",
+        Warning,
+        "barrier `{name}` expects {n} arrivals per phase but {m} threads arrive"
+    ),
+    code!(
+        "W0322",
+        Warning,
+        "bulk copy completes on barrier `{name}`, which never expects transactions"
+    ),
+    code!(
+        "W0323",
+        Warning,
+        "barrier `{name}` expects {n} transaction bytes but the copies complete {m}"
+    ),
+];
+
+/// The code's entry, ignoring ASCII case (`e0301` finds `E0301`).
+pub fn lookup(code: &str) -> Option<&'static CodeInfo> {
+    let code = code.trim();
+    CODES
+        .iter()
+        .find(|info| info.code.eq_ignore_ascii_case(code))
+}
+
+/// The wrong and the fixed example: the first two ```` ```kdsl ```` blocks
+/// of the explanation, each with a final newline. A missing block is empty.
+pub fn examples(info: &CodeInfo) -> (String, String) {
+    let mut blocks = kdsl_blocks(info.explanation).into_iter();
+    let wrong = blocks.next().unwrap_or_default();
+    let fixed = blocks.next().unwrap_or_default();
+    (wrong, fixed)
+}
+
+/// The contents of every ```` ```kdsl ```` fenced block, in order. An
+/// unclosed block runs to the end of the text.
+fn kdsl_blocks(markdown: &str) -> Vec<String> {
+    let mut blocks = Vec::new();
+    let mut current: Option<String> = None;
+    for line in markdown.lines() {
+        match current.as_mut() {
+            None if line.trim_end() == "```kdsl" => current = Some(String::new()),
+            None => {}
+            Some(_) if line.trim_end() == "```" => blocks.extend(current.take()),
+            Some(block) => {
+                block.push_str(line);
+                block.push('\n');
+            }
+        }
+    }
+    blocks.extend(current);
+    blocks
+}
+
+fn severity_name(severity: Severity) -> &'static str {
+    match severity {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+    }
+}
+
+/// The anchor of a code's section in `docs/diagnostics.md`.
+fn anchor(code: &str) -> String {
+    code.to_ascii_lowercase()
+}
+
+/// The full text of `docs/diagnostics.md`: an index of every code, then
+/// every explanation in code order with its headings one level deeper.
+pub fn render_docs() -> String {
+    let mut out = String::new();
+    out.push_str("# kdslc diagnostics\n\n");
+    out.push_str(concat!(
+        "<!-- Generated from src/diagnostics/explain/*.md by\n",
+        "     `KDSL_BLESS=1 cargo test --test catalog`; do not edit by hand. -->\n\n",
+    ));
+    out.push_str(concat!(
+        "Every diagnostic of `kdslc` has a stable code. Errors (`E…`) fail the\n",
+        "build; warnings (`W…`) do not, unless `-D warnings` is given, and `-A CODE`\n",
+        "silences one. The first line of each message is the template below with its\n",
+        "`{…}` filled in. `kdslc explain CODE` prints the section of one code: what it\n",
+        "means, why the rule exists, an example that triggers it and the example\n",
+        "fixed.\n\n",
+    ));
+    out.push_str("| code | severity | first line |\n| --- | --- | --- |\n");
+    for info in CODES {
+        out.push_str(&format!(
+            "| [{}](#{}) | {} | {} |\n",
+            info.code,
+            anchor(info.code),
+            severity_name(info.severity),
+            info.title.replace('|', "\\|")
+        ));
+    }
+    for info in CODES {
+        out.push_str(&format!("\n<a id=\"{}\"></a>\n\n", anchor(info.code)));
+        out.push_str(&demote_headings(info.explanation));
+    }
+    out
+}
+
+/// Adds one `#` to every markdown heading outside fenced code blocks.
+fn demote_headings(markdown: &str) -> String {
+    let mut out = String::with_capacity(markdown.len() + 16);
+    let mut in_fence = false;
+    for line in markdown.lines() {
+        if line.trim_start().starts_with("```") {
+            in_fence = !in_fence;
+        } else if !in_fence && line.starts_with('#') {
+            out.push('#');
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_are_extracted_in_order() {
+        let md = "# X\n\n```kdsl\na\nb\n```\n\ntext\n\n```rust\nno\n```\n\n```kdsl\nc\n```\n";
+        assert_eq!(
+            kdsl_blocks(md),
+            vec!["a\nb\n".to_string(), "c\n".to_string()]
+        );
+    }
+
+    #[test]
+    fn headings_in_code_are_kept() {
+        let md = "# T\n```kdsl\n# not a heading\n```\n## S\n";
+        assert_eq!(
+            demote_headings(md),
+            "## T\n```kdsl\n# not a heading\n```\n### S\n"
+        );
+    }
+
+    #[test]
+    fn lookup_ignores_case_and_unknown_codes() {
+        assert_eq!(lookup("e0301").map(|i| i.code), Some("E0301"));
+        assert_eq!(lookup(" W0001 ").map(|i| i.code), Some("W0001"));
+        assert!(lookup("E9999").is_none());
+        assert!(lookup("").is_none());
+    }
+}

@@ -126,6 +126,15 @@ pub(crate) fn located(sources: &SourceMap, span: Option<Span>) -> Option<(&Sourc
     Some((file, Span::new(span.file, a.min(b), a.max(b))))
 }
 
+/// The file of a span that fits it exactly (inside the text, on character
+/// boundaries, not reversed). Fixes need this: a clamped edit would change
+/// the wrong text, so a fix with a bad span is not offered at all.
+pub(crate) fn exact(sources: &SourceMap, span: Span) -> Option<&SourceFile> {
+    let file = sources.get(span.file)?;
+    let ok = span.start <= span.end && file.text.get(span.range()).is_some();
+    ok.then_some(file)
+}
+
 fn to_codespan(sources: &SourceMap, d: &Diagnostic) -> cs::Diagnostic<crate::span::FileId> {
     let severity = match d.severity {
         Severity::Error => cs::Severity::Error,
@@ -156,9 +165,12 @@ fn to_codespan(sources: &SourceMap, d: &Diagnostic) -> cs::Diagnostic<crate::spa
 
 /// `help: {message}`, followed by the source line as it reads with the fix
 /// applied (when the fix is one edit within one line), or by each edit as
-/// "replace `old` with `new`".
+/// "replace `old` with `new`". Only the message when an edit's span is bad.
 fn fix_note(sources: &SourceMap, fix: &Fix) -> String {
     let mut note = format!("help: {}", fix.message);
+    if !fix.edits.iter().all(|e| exact(sources, e.span).is_some()) {
+        return note;
+    }
     if let [edit] = fix.edits.as_slice() {
         if let Some(line) = applied_line(sources, edit.span, &edit.replacement) {
             let _ = write!(note, "\n      {line}");
@@ -166,7 +178,7 @@ fn fix_note(sources: &SourceMap, fix: &Fix) -> String {
         }
     }
     for edit in &fix.edits {
-        let old = located(sources, Some(edit.span)).map_or("", |(f, s)| f.slice(s));
+        let old = sources.slice(edit.span);
         let _ = if old.is_empty() {
             write!(note, "\n      insert `{}`", edit.replacement)
         } else {
@@ -179,7 +191,7 @@ fn fix_note(sources: &SourceMap, fix: &Fix) -> String {
 /// The line holding `span` with `span` replaced, trimmed; `None` when the
 /// span crosses a line end or the result would not be one line.
 fn applied_line(sources: &SourceMap, span: Span, replacement: &str) -> Option<String> {
-    let (file, span) = located(sources, Some(span))?;
+    let file = exact(sources, span)?;
     let line = file.line_index(span.start as usize);
     if file.line_index(span.end as usize) != line || replacement.contains('\n') {
         return None;

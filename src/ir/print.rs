@@ -25,7 +25,7 @@
 use super::*;
 use std::fmt::Write as _;
 
-/// Prints a module: device functions first, then kernels.
+/// Prints a module: device functions first (in declaration order), then kernels.
 pub fn print(module: &Module) -> String {
     let mut out = String::new();
     let mut first = true;
@@ -154,15 +154,7 @@ fn stmt(out: &mut String, cx: Cx, s: &Stmt, level: usize) {
     let line = match &s.kind {
         StmtKind::Let { local, value } => format!("let {} = {}", local_decl(cx, *local), e(value)),
         StmtKind::Assign { local, value } => format!("%{} = {}", local.0, e(value)),
-        StmtKind::Call { func, args } => {
-            let name = cx
-                .module
-                .functions
-                .get(func.index())
-                .map_or_else(|| format!("?fn#{}", func.0), |f| f.name.clone());
-            let args: Vec<String> = args.iter().map(|a| e(a)).collect();
-            format!("call {name}({})", args.join(", "))
-        }
+        StmtKind::Call { func, args } => format!("call {}", call(cx, *func, args, level)),
         StmtKind::Store { place: p, op, value } => {
             let op = op.map_or("", BinOp::symbol);
             format!("{} {op}= {}", place(cx, p, level), e(value))
@@ -349,14 +341,7 @@ fn expr(cx: Cx, x: &Expr, level: usize) -> String {
             s
         }
         ExprKind::Load(p) => place(cx, p, level),
-        ExprKind::Call { func, args } => {
-            let name = cx
-                .module
-                .functions
-                .get(func.index())
-                .map_or_else(|| format!("?fn#{}", func.0), |f| f.name.clone());
-            format!("{name}({})", list(args))
-        }
+        ExprKind::Call { func, args } => call(cx, *func, args, level),
         ExprKind::Math(f, args) => format!("{}({})", math_name(*f), list(args)),
         ExprKind::Atomic { op, place: p, args } => {
             let name = match op {
@@ -376,6 +361,16 @@ fn expr(cx: Cx, x: &Expr, level: usize) -> String {
             parity(cx, p, level)
         ),
     }
+}
+
+fn call(cx: Cx, func: FuncId, args: &[Expr], level: usize) -> String {
+    let name = cx
+        .module
+        .functions
+        .get(func.index())
+        .map_or_else(|| format!("?fn#{}", func.0), |f| f.name.clone());
+    let args: Vec<String> = args.iter().map(|a| expr(cx, a, level)).collect();
+    format!("{name}({})", args.join(", "))
 }
 
 /// A constant with its type as a suffix: `0u32`, `-1i64`, `0.5f32`, `true`.

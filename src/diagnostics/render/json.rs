@@ -2,7 +2,7 @@
 //! documented, with an example, in `docs/json-diagnostics.md`; keep the two
 //! in step (fields may be added, never renamed or removed).
 
-use super::{located, severity_word};
+use super::{exact, located, severity_word};
 use crate::diagnostics::{Diagnostic, Fix, Label, Severity};
 use crate::source::{SourceFile, SourceMap};
 use crate::span::Span;
@@ -145,18 +145,18 @@ fn label<'a>(sources: &'a SourceMap, l: &'a Label) -> Option<JsonLabel<'a>> {
     })
 }
 
-/// A fix with an edit outside every loaded file is left out whole: applying
-/// only part of it would be wrong.
+/// A fix with an edit whose span does not fit its file exactly is left out
+/// whole: applying it, or only part of it, would be wrong.
 fn fix<'a>(sources: &'a SourceMap, f: &'a Fix) -> Option<JsonFix<'a>> {
     let edits = f
         .edits
         .iter()
         .map(|e| {
-            let (file, span) = located(sources, Some(e.span))?;
+            let file = exact(sources, e.span)?;
             Some(JsonEdit {
                 file: &file.name,
-                span: byte_span(span),
-                range: range(file, span),
+                span: byte_span(e.span),
+                range: range(file, e.span),
                 replacement: &e.replacement,
             })
         })

@@ -180,8 +180,8 @@ fn pipeline_kernel() -> Kernel {
 #[test]
 fn prints_a_kernel_with_barrier_groups() {
     let m = Module {
-        functions: vec![],
         kernels: vec![pipeline_kernel()],
+        ..Module::default()
     };
     let expected = "\
 kernel pipe block(128, 1, 1) cluster(2, 1, 1) {
@@ -276,6 +276,10 @@ fn prints_functions_calls_and_if_expressions() {
                         },
                         F32,
                     ))),
+                    st(StmtKind::Call {
+                        func: FuncId(0),
+                        args: vec![ex(ExprKind::Const(Value::Float(2.0)), F32)],
+                    }),
                     st(StmtKind::SyncThreads),
                     st(StmtKind::Return(None)),
                 ],
@@ -285,6 +289,7 @@ fn prints_functions_calls_and_if_expressions() {
     };
     let m = Module {
         functions: vec![f],
+        function_order: vec![FuncId(0)],
         kernels: vec![k],
     };
     let expected = "\
@@ -302,6 +307,7 @@ kernel k {
 
     clamp01(a)
     ?fn#9()
+    call clamp01(2.0f32)
     sync_threads
     return
 }

@@ -1,0 +1,460 @@
+//! Barrier groups (mbarriers), bulk asynchronous copies, fences and cluster
+//! barriers, lowered as the reference table in language.md §7 says.
+//!
+//! A barrier's address is its group's symbol plus 8 × index. A tracked
+//! parity (`wait()`, `test()`) is one bit per barrier in a per-thread mask
+//! register of the group, flipped after each completed wait (and after each
+//! successful test). On sm_80–89 only the sm_80 forms are used (`.shared`
+//! spelling, `test_wait` spin loops); the sm_90 operations there (which the
+//! checker rejects, E0200) become comments.
+
+use super::scan::Usage;
+use super::writer::{emit, Addr, Class, Operand, Reg, Writer};
+use crate::ir::consteval;
+use crate::ir::{
+    BarrierGroup, BarrierOp, BarrierOpKind, BarrierRef, Dim, Expr, Parity, Place, Scope, Special,
+};
+
+/// The PTX symbol of barrier group `name`.
+pub(super) fn barrier_symbol(name: &str) -> String {
+    format!("$b_{name}")
+}
+
+/// One barrier of a group: its address and index.
+struct Mbar {
+    addr: Addr,
+    /// The index, constant or in a register (for tracked parity bits).
+    index: Operand,
+    group: usize,
+    scope: Scope,
+    count: u32,
+}
+
+impl Writer<'_> {
+    /// Emits a comment and returns false unless the target is sm_90+.
+    pub(super) fn require_sm90(&mut self, what: &str) -> bool {
+        if self.target.has_sm90_features() {
+            return true;
+        }
+        self.comment(&format!(
+            "{what} requires sm_90 or newer (compiling for {})",
+            self.target
+        ));
+        false
+    }
+
+    /// Kernel entry: one thread initialises every barrier, then the whole CTA
+    /// (or cluster) synchronises so no thread uses one before it is ready.
+    pub(super) fn init_barriers(&mut self, usage: &Usage) {
+        let Some(k) = self.kernel else { return };
+        for g in &usage.tracked {
+            let class = match k.barriers.get(*g) {
+                Some(b) if b.count > 32 => Class::B64,
+                _ => Class::B32,
+            };
+            let r = self.reg(class);
+            emit!(
+                self,
+                "mov.{} {}, 0;",
+                if class == Class::B64 { "b64" } else { "b32" },
+                r
+            );
+            if let Some(slot) = self.parity.get_mut(*g) {
+                *slot = Some(r);
+            }
+        }
+        if k.barriers.is_empty() {
+            return;
+        }
+        let sm90 = self.target.has_sm90_features();
+        let first = self.first_thread();
+        let skip = self.label();
+        emit!(self, "@!{} bra {};", first, skip);
+        let space = if sm90 { "shared::cta" } else { "shared" };
+        for g in &k.barriers {
+            let arrivals = g.arrivals.clamp(1, 1_048_575);
+            for i in 0..g.count {
+                let a = Addr {
+                    base: barrier_symbol(&g.name),
+                    off: 8 * i64::from(i),
+                };
+                emit!(self, "mbarrier.init.{}.b64 {}, {};", space, a, arrivals);
+            }
+        }
+        if sm90 && (k.cluster.is_some() || usage.bulk) {
+            self.need(8, 0);
+            emit!(self, "fence.mbarrier_init.release.cluster;");
+        }
+        self.place_label(skip);
+        if sm90 && k.cluster.is_some() {
+            self.need(8, 0);
+            emit!(self, "barrier.cluster.arrive.relaxed.aligned;");
+            emit!(self, "barrier.cluster.wait.aligned;");
+        } else {
+            emit!(self, "bar.sync 0;");
+        }
+    }
+
+    /// `thread_idx == (0, 0, 0)`.
+    fn first_thread(&mut self) -> Reg {
+        let mut acc = self.special(Special::ThreadIdx(Dim::X));
+        for d in [Dim::Y, Dim::Z] {
+            let t = self.special(Special::ThreadIdx(d));
+            if t != Operand::imm(0) {
+                let r = self.reg(Class::B32);
+                emit!(self, "or.b32 {}, {}, {};", r, acc, t);
+                acc = Operand::Reg(r);
+            }
+        }
+        let p = self.reg(Class::Pred);
+        emit!(self, "setp.eq.u32 {}, {}, 0;", p, acc);
+        p
+    }
+
+    fn barrier_target(&mut self, r: &BarrierRef) -> Option<Mbar> {
+        let Some(g) = self.kernel.and_then(|k| k.barriers.get(r.group.index())) else {
+            self.comment("barrier group not available here");
+            return None;
+        };
+        let g: &BarrierGroup = g;
+        let symbol = barrier_symbol(&g.name);
+        let (addr, index) = match r.index.as_deref() {
+            None => (
+                Addr {
+                    base: symbol,
+                    off: 0,
+                },
+                Operand::imm(0),
+            ),
+            Some(e) => match consteval::eval_int(e) {
+                Some(c) => (
+                    Addr {
+                        base: symbol,
+                        off: 8 * (c as i64),
+                    },
+                    Operand::imm(c),
+                ),
+                None => {
+                    let i = self.expr_u32(e);
+                    let (b, a) = (self.reg(Class::B32), self.reg(Class::B32));
+                    emit!(self, "mov.u32 {}, {};", b, symbol);
+                    emit!(self, "mad.lo.s32 {}, {}, 8, {};", a, i, b);
+                    (
+                        Addr {
+                            base: a.to_string(),
+                            off: 0,
+                        },
+                        i,
+                    )
+                }
+            },
+        };
+        Some(Mbar {
+            addr,
+            index,
+            group: r.group.index(),
+            scope: g.scope,
+            count: g.count,
+        })
+    }
+
+    pub(super) fn barrier_op(&mut self, op: &BarrierOp) {
+        let Some(t) = self.barrier_target(&op.barrier) else {
+            return;
+        };
+        let sm90 = self.target.has_sm90_features();
+        let cluster = t.scope == Scope::Cluster;
+        match &op.kind {
+            BarrierOpKind::Arrive { count } => {
+                let count = count.as_ref().map(|c| self.expr_u32(c));
+                if count.is_some() && !self.require_sm90("arrive(count)") {
+                    return;
+                }
+                let n = count.map(|c| format!(", {c}")).unwrap_or_default();
+                if cluster {
+                    if !self.require_sm90("a cluster-scope barrier") {
+                        return;
+                    }
+                    self.need(8, 0);
+                    emit!(
+                        self,
+                        "mbarrier.arrive.release.cluster.shared::cta.b64 _, {}{};",
+                        t.addr,
+                        n
+                    );
+                } else if sm90 {
+                    emit!(self, "mbarrier.arrive.shared::cta.b64 _, {}{};", t.addr, n);
+                } else {
+                    // No `_` sink before PTX 7.8: a dead state register.
+                    let state = self.reg(Class::B64);
+                    emit!(self, "mbarrier.arrive.shared.b64 {}, {};", state, t.addr);
+                }
+            }
+            BarrierOpKind::ArriveExpectTx { bytes } => {
+                let n = self.expr_u32(bytes);
+                if self.require_sm90("arrive_expect_tx") {
+                    self.need(8, 0);
+                    let sem = if cluster { ".release.cluster" } else { "" };
+                    emit!(
+                        self,
+                        "mbarrier.arrive.expect_tx{}.shared::cta.b64 _, {}, {};",
+                        sem,
+                        t.addr,
+                        n
+                    );
+                }
+            }
+            BarrierOpKind::ExpectTx { bytes } => {
+                let n = self.expr_u32(bytes);
+                if self.require_sm90("expect_tx") {
+                    self.need(8, 0);
+                    emit!(
+                        self,
+                        "mbarrier.expect_tx.relaxed.cta.shared::cta.b64 {}, {};",
+                        t.addr,
+                        n
+                    );
+                }
+            }
+            BarrierOpKind::ArriveRemote { rank } => {
+                let rank = self.expr_u32(rank);
+                if self.require_sm90("arrive_remote") {
+                    self.need(8, 0);
+                    let local = self.addr_operand(t.addr);
+                    let ra = self.reg(Class::B32);
+                    emit!(
+                        self,
+                        "mapa.shared::cluster.u32 {}, {}, {};",
+                        ra,
+                        local,
+                        rank
+                    );
+                    emit!(
+                        self,
+                        "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [{}];",
+                        ra
+                    );
+                }
+            }
+            BarrierOpKind::Wait { parity } => {
+                let (par, mask) = self.parity_operand(&t, parity);
+                self.wait_loop(&t.addr, &par, false);
+                if let Some(mask) = mask {
+                    self.flip_parity(mask, &t, None);
+                }
+            }
+            BarrierOpKind::WaitCluster { parity } => {
+                let par = self.expr_u32(parity);
+                if self.require_sm90("wait_cluster") {
+                    self.need(8, 0);
+                    self.wait_loop(&t.addr, &par, true);
+                }
+            }
+        }
+    }
+
+    /// `b.test(p)` / `b.test()`: a non-blocking check; a tracked parity
+    /// advances only when it succeeds.
+    pub(super) fn barrier_test(&mut self, r: &BarrierRef, parity: &Parity) -> Operand {
+        let Some(t) = self.barrier_target(r) else {
+            return self.zero(crate::types::Scalar::Bool);
+        };
+        let (par, mask) = self.parity_operand(&t, parity);
+        let p = self.reg(Class::Pred);
+        if self.target.has_sm90_features() {
+            emit!(
+                self,
+                "mbarrier.test_wait.parity.shared::cta.b64 {}, {}, {};",
+                p,
+                t.addr,
+                par
+            );
+        } else {
+            self.need(7, 1);
+            emit!(
+                self,
+                "mbarrier.test_wait.parity.shared.b64 {}, {}, {};",
+                p,
+                t.addr,
+                par
+            );
+        }
+        if let Some(mask) = mask {
+            self.flip_parity(mask, &t, Some(p));
+        }
+        Operand::Reg(p)
+    }
+
+    /// The parity to wait for, and the tracking mask when it is tracked.
+    fn parity_operand(&mut self, t: &Mbar, parity: &Parity) -> (Operand, Option<Reg>) {
+        match parity {
+            Parity::Explicit(e) => (self.expr_u32(e), None),
+            Parity::Tracked => {
+                let Some(mask) = self.parity.get(t.group).copied().flatten() else {
+                    self.comment("tracked parity without a mask register");
+                    return (Operand::imm(0), None);
+                };
+                if t.count == 1 {
+                    // The whole mask is this barrier's bit.
+                    return (Operand::Reg(mask), Some(mask));
+                }
+                let par = self.reg(Class::B32);
+                if mask.class == Class::B64 {
+                    let wide = self.reg(Class::B64);
+                    emit!(self, "bfe.u64 {}, {}, {}, 1;", wide, mask, t.index);
+                    emit!(self, "cvt.u32.u64 {}, {};", par, wide);
+                } else {
+                    emit!(self, "bfe.u32 {}, {}, {}, 1;", par, mask, t.index);
+                }
+                (Operand::Reg(par), Some(mask))
+            }
+        }
+    }
+
+    /// Flips the barrier's bit in its group's parity mask (under `guard`).
+    fn flip_parity(&mut self, mask: Reg, t: &Mbar, guard: Option<Reg>) {
+        let wide = mask.class == Class::B64;
+        let b = if wide { "b64" } else { "b32" };
+        let bit = match &t.index {
+            Operand::Imm(text) => {
+                let i: u32 = text.parse().unwrap_or(0).min(63);
+                Operand::imm(format!("0x{:X}", 1u64 << i))
+            }
+            Operand::Reg(i) => {
+                let r = self.reg(if wide { Class::B64 } else { Class::B32 });
+                emit!(self, "shl.{} {}, 1, {};", b, r, i);
+                Operand::Reg(r)
+            }
+        };
+        let g = guard.map(|p| format!("@{p} ")).unwrap_or_default();
+        emit!(self, "{}xor.{} {}, {}, {};", g, b, mask, mask, bit);
+    }
+
+    /// Spins until the phase with parity `par` of the barrier at `addr` has
+    /// completed (`try_wait` may suspend; sm_80 has only `test_wait`).
+    fn wait_loop(&mut self, addr: &Addr, par: &Operand, cluster_acquire: bool) {
+        let (l, p) = (self.label(), self.reg(Class::Pred));
+        self.place_label(l);
+        if cluster_acquire {
+            emit!(
+                self,
+                "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 {}, {}, {};",
+                p,
+                addr,
+                par
+            );
+        } else if self.target.has_sm90_features() {
+            emit!(
+                self,
+                "mbarrier.try_wait.parity.shared::cta.b64 {}, {}, {};",
+                p,
+                addr,
+                par
+            );
+        } else {
+            self.need(7, 1);
+            emit!(
+                self,
+                "mbarrier.test_wait.parity.shared.b64 {}, {}, {};",
+                p,
+                addr,
+                par
+            );
+        }
+        emit!(self, "@!{} bra {};", p, l);
+    }
+
+    /// `copy_async(dst, src, bytes, barrier)`: global → shared bulk copy that
+    /// completes `bytes` transactions on the barrier.
+    pub(super) fn copy_async(
+        &mut self,
+        dst: &Place,
+        src: &Place,
+        bytes: &Expr,
+        barrier: &BarrierRef,
+    ) {
+        if !self.require_sm90("copy_async") {
+            return;
+        }
+        self.need(8, 0);
+        let (Some(d), Some(s)) = (self.place_ref(dst), self.place_ref(src)) else {
+            return;
+        };
+        let n = self.expr_u32(bytes);
+        let Some(t) = self.barrier_target(barrier) else {
+            return;
+        };
+        emit!(
+            self,
+            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes {}, {}, {}, {};",
+            d.addr,
+            s.addr,
+            n,
+            t.addr
+        );
+    }
+
+    /// `copy_async_store(dst, src, bytes)`: shared → global, bulk group.
+    pub(super) fn copy_async_store(&mut self, dst: &Place, src: &Place, bytes: &Expr) {
+        if !self.require_sm90("copy_async_store") {
+            return;
+        }
+        self.need(8, 0);
+        let (Some(d), Some(s)) = (self.place_ref(dst), self.place_ref(src)) else {
+            return;
+        };
+        let n = self.expr_u32(bytes);
+        emit!(
+            self,
+            "cp.async.bulk.global.shared::cta.bulk_group {}, {}, {};",
+            d.addr,
+            s.addr,
+            n
+        );
+    }
+
+    pub(super) fn copy_async_commit(&mut self) {
+        if self.require_sm90("copy_async_commit") {
+            self.need(8, 0);
+            emit!(self, "cp.async.bulk.commit_group;");
+        }
+    }
+
+    pub(super) fn copy_async_wait(&mut self, n: u32) {
+        if self.require_sm90("copy_async_wait") {
+            self.need(8, 0);
+            emit!(self, "cp.async.bulk.wait_group.read {};", n);
+        }
+    }
+
+    pub(super) fn fence_proxy_async(&mut self) {
+        if self.require_sm90("fence_proxy_async") {
+            self.need(8, 0);
+            emit!(self, "fence.proxy.async.shared::cta;");
+        }
+    }
+
+    /// `cluster_sync()`: `.aligned` only at the top level of a kernel before
+    /// any `return`, where every thread of a warp runs it together.
+    pub(super) fn cluster_sync(&mut self) {
+        if !self.require_sm90("cluster_sync") {
+            return;
+        }
+        self.need(8, 0);
+        let aligned = if self.kernel.is_some() && self.depth == 0 && !self.returned {
+            ".aligned"
+        } else {
+            ""
+        };
+        emit!(self, "barrier.cluster.arrive.release{};", aligned);
+        emit!(self, "barrier.cluster.wait.acquire{};", aligned);
+    }
+
+    /// Before a kernel that touched other CTAs' shared memory exits: no CTA
+    /// leaves while a peer may still access its shared memory.
+    pub(super) fn cluster_exit_sync(&mut self) {
+        self.need(8, 0);
+        emit!(self, "barrier.cluster.arrive.release;");
+        emit!(self, "barrier.cluster.wait.acquire;");
+    }
+}

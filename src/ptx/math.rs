@@ -1,0 +1,340 @@
+//! Built-in functions (`min` … `fma`), warp shuffles and votes, and the
+//! special registers (`thread_idx.x`, `warp_id`, cluster coordinates).
+//!
+//! `f32` transcendental functions use the hardware approximations, like
+//! CUDA's `__expf`: `exp(x)` is `ex2.approx(x * log2 e)`, `log(x)` is
+//! `lg2.approx(x) * ln 2`. `f16`/`bf16` (and `f64`, which has no such
+//! instructions) are computed in `f32` and rounded back.
+
+use super::imm;
+use super::suffix;
+use super::writer::{emit, Class, Operand, Writer};
+use crate::ir::{Dim, Expr, MathFn, Special, WarpOp};
+use crate::types::Scalar;
+
+const FULL_MASK: &str = "0xffffffff";
+
+impl Writer<'_> {
+    pub(super) fn math(&mut self, f: MathFn, args: &[Expr], ty: Scalar) -> Operand {
+        let vals = self.operand_list(args);
+        let arg_ty = args.first().map_or(ty, |a| a.ty);
+        let vals: Vec<Operand> = vals
+            .into_iter()
+            .zip(args)
+            .map(|(v, a)| self.convert(v, a.ty, arg_ty))
+            .collect();
+        let x = vals.first().cloned().unwrap_or_else(|| Operand::imm(0));
+        let y = vals.get(1).cloned().unwrap_or_else(|| Operand::imm(0));
+        let z = vals.get(2).cloned().unwrap_or_else(|| Operand::imm(0));
+        match f {
+            MathFn::Min | MathFn::Max => self.min_max(f, arg_ty, x, y),
+            MathFn::Abs => self.abs(arg_ty, x),
+            MathFn::Fma => self.fma(arg_ty, x, y, z),
+            _ if arg_ty == Scalar::F32 => self.float_fn(f, x),
+            MathFn::Sqrt | MathFn::Rsqrt if arg_ty == Scalar::F64 => {
+                let (s, d) = (self.reg(Class::F64), self.reg(Class::F64));
+                emit!(self, "sqrt.rn.f64 {}, {};", s, x);
+                if f == MathFn::Sqrt {
+                    return Operand::Reg(s);
+                }
+                emit!(self, "rcp.rn.f64 {}, {};", d, s);
+                Operand::Reg(d)
+            }
+            _ if arg_ty.is_float() => {
+                // Computed in f32 and rounded back.
+                let xf = self.convert(x, arg_ty, Scalar::F32);
+                let r = self.float_fn(f, xf);
+                self.convert(r, Scalar::F32, arg_ty)
+            }
+            _ => {
+                self.comment(&format!("{f:?} is not defined on {arg_ty}"));
+                x
+            }
+        }
+    }
+
+    /// `sqrt` … `cos` on an `f32`.
+    fn float_fn(&mut self, f: MathFn, x: Operand) -> Operand {
+        let d = self.reg(Class::F32);
+        match f {
+            MathFn::Sqrt => emit!(self, "sqrt.rn.f32 {}, {};", d, x),
+            MathFn::Rsqrt => emit!(self, "rsqrt.approx.f32 {}, {};", d, x),
+            MathFn::Exp2 => emit!(self, "ex2.approx.f32 {}, {};", d, x),
+            MathFn::Log2 => emit!(self, "lg2.approx.f32 {}, {};", d, x),
+            MathFn::Sin => emit!(self, "sin.approx.f32 {}, {};", d, x),
+            MathFn::Cos => emit!(self, "cos.approx.f32 {}, {};", d, x),
+            MathFn::Exp => {
+                let t = self.reg(Class::F32);
+                emit!(
+                    self,
+                    "mul.f32 {}, {}, {};",
+                    t,
+                    x,
+                    imm::f32_imm(std::f64::consts::LOG2_E)
+                );
+                emit!(self, "ex2.approx.f32 {}, {};", d, t);
+            }
+            MathFn::Log => {
+                let t = self.reg(Class::F32);
+                emit!(self, "lg2.approx.f32 {}, {};", t, x);
+                emit!(
+                    self,
+                    "mul.f32 {}, {}, {};",
+                    d,
+                    t,
+                    imm::f32_imm(std::f64::consts::LN_2)
+                );
+            }
+            MathFn::Min | MathFn::Max | MathFn::Abs | MathFn::Fma => return x,
+        }
+        Operand::Reg(d)
+    }
+
+    /// `min`/`max` (also for float atomics done by compare-and-swap).
+    pub(super) fn min_max(&mut self, f: MathFn, ty: Scalar, x: Operand, y: Operand) -> Operand {
+        let name = if f == MathFn::Max { "max" } else { "min" };
+        match ty {
+            Scalar::Bool => {
+                let d = self.reg(Class::Pred);
+                let op = if f == MathFn::Max { "or" } else { "and" };
+                emit!(self, "{}.pred {}, {}, {};", op, d, x, y);
+                Operand::Reg(d)
+            }
+            Scalar::F16 | Scalar::BF16 => {
+                // Exact: the result is one of the operands.
+                let (xf, yf) = (
+                    self.convert(x, ty, Scalar::F32),
+                    self.convert(y, ty, Scalar::F32),
+                );
+                let r = self.min_max(f, Scalar::F32, xf, yf);
+                self.convert(r, Scalar::F32, ty)
+            }
+            _ => {
+                let d = self.reg_for(ty);
+                emit!(self, "{}.{} {}, {}, {};", name, suffix::arith(ty), d, x, y);
+                Operand::Reg(d)
+            }
+        }
+    }
+
+    fn abs(&mut self, ty: Scalar, x: Operand) -> Operand {
+        let d = self.reg_for(ty);
+        match ty {
+            Scalar::I32 | Scalar::I64 | Scalar::F32 | Scalar::F64 => {
+                emit!(self, "abs.{} {}, {};", suffix::arith(ty), d, x)
+            }
+            Scalar::F16 | Scalar::BF16 => emit!(self, "and.b16 {}, {}, 0x7FFF;", d, x),
+            // Unsigned values and bools are their own absolute value.
+            _ => return x,
+        }
+        Operand::Reg(d)
+    }
+
+    fn fma(&mut self, ty: Scalar, x: Operand, y: Operand, z: Operand) -> Operand {
+        let d = self.reg_for(ty);
+        match ty {
+            Scalar::F16 | Scalar::BF16 | Scalar::F32 | Scalar::F64 => {
+                emit!(
+                    self,
+                    "fma.rn.{} {}, {}, {}, {};",
+                    suffix::arith(ty),
+                    d,
+                    x,
+                    y,
+                    z
+                )
+            }
+            Scalar::I32 | Scalar::U32 | Scalar::I64 | Scalar::U64 => {
+                emit!(
+                    self,
+                    "mad.lo.{} {}, {}, {}, {};",
+                    suffix::arith(ty),
+                    d,
+                    x,
+                    y,
+                    z
+                )
+            }
+            Scalar::Bool => {
+                self.comment("fma on bool");
+                return x;
+            }
+        }
+        Operand::Reg(d)
+    }
+
+    /// Shuffles (`[value, lane]`, full warp) and votes (`[pred]`).
+    pub(super) fn warp(&mut self, op: WarpOp, args: &[Expr], ty: Scalar) -> Operand {
+        let Some(first) = args.first() else {
+            self.comment("warp operation without arguments");
+            return self.zero(ty);
+        };
+        let (mode, clamp) = match op {
+            WarpOp::ShflDown => ("down", "0x1f"),
+            WarpOp::ShflUp => ("up", "0"),
+            WarpOp::ShflXor => ("bfly", "0x1f"),
+            WarpOp::ShflIdx => ("idx", "0x1f"),
+            WarpOp::Ballot | WarpOp::Any | WarpOp::All => {
+                let p = self.expr(first);
+                let p = self.convert(p, first.ty, Scalar::Bool);
+                return self.vote(op, p);
+            }
+        };
+        let vty = first.ty;
+        let [v, lane] = match args.get(1) {
+            Some(l) => self.operands([first, l]),
+            None => [self.expr(first), Operand::imm(0)],
+        };
+        let lane = match args.get(1).map(|l| l.ty) {
+            Some(t @ (Scalar::U64 | Scalar::I64 | Scalar::Bool)) => {
+                self.convert(lane, t, Scalar::U32)
+            }
+            _ => lane,
+        };
+        let shfl = |w: &mut Self, v: &Operand, d: &Operand| {
+            emit!(
+                w,
+                "shfl.sync.{}.b32 {}, {}, {}, {}, {};",
+                mode,
+                d,
+                v,
+                lane,
+                clamp,
+                FULL_MASK
+            );
+        };
+        match vty.bits() {
+            32 => {
+                let d = Operand::Reg(self.reg_for(vty));
+                shfl(self, &v, &d);
+                d
+            }
+            64 => {
+                let v = self.in_reg(v, vty);
+                let (lo, hi, lo2, hi2) = (
+                    self.reg(Class::B32),
+                    self.reg(Class::B32),
+                    self.reg(Class::B32),
+                    self.reg(Class::B32),
+                );
+                emit!(self, "mov.b64 {{{}, {}}}, {};", lo, hi, v);
+                shfl(self, &Operand::Reg(lo), &Operand::Reg(lo2));
+                shfl(self, &Operand::Reg(hi), &Operand::Reg(hi2));
+                let d = self.reg_for(vty);
+                emit!(self, "mov.b64 {}, {{{}, {}}};", d, lo2, hi2);
+                Operand::Reg(d)
+            }
+            16 => {
+                let (w, w2, d) = (
+                    self.reg(Class::B32),
+                    self.reg(Class::B32),
+                    self.reg(Class::B16),
+                );
+                emit!(self, "cvt.u32.u16 {}, {};", w, v);
+                shfl(self, &Operand::Reg(w), &Operand::Reg(w2));
+                emit!(self, "cvt.u16.u32 {}, {};", d, w2);
+                Operand::Reg(d)
+            }
+            _ => {
+                let w = self.convert(v, vty, Scalar::U32);
+                let w2 = Operand::Reg(self.reg(Class::B32));
+                shfl(self, &w, &w2);
+                self.convert(w2, Scalar::U32, vty)
+            }
+        }
+    }
+
+    fn vote(&mut self, op: WarpOp, p: Operand) -> Operand {
+        if op == WarpOp::Ballot {
+            let d = self.reg(Class::B32);
+            emit!(self, "vote.sync.ballot.b32 {}, {}, {};", d, p, FULL_MASK);
+            return Operand::Reg(d);
+        }
+        let d = self.reg(Class::Pred);
+        let mode = if op == WarpOp::Any { "any" } else { "all" };
+        emit!(self, "vote.sync.{}.pred {}, {}, {};", mode, d, p, FULL_MASK);
+        Operand::Reg(d)
+    }
+
+    /// A special register: read once in the prologue, else read here.
+    pub(super) fn special(&mut self, s: Special) -> Operand {
+        match self.specials.get(&s) {
+            Some(v) => v.clone(),
+            None => self.read_special(s),
+        }
+    }
+
+    /// Reads a special register, or its value where the launch attributes
+    /// fix it (`block(256)`: `block_dim.x` is 256 and `thread_idx.y` is 0).
+    pub(super) fn read_special(&mut self, s: Special) -> Operand {
+        let block = self.kernel.and_then(|k| k.block);
+        let cluster = self.kernel.and_then(|k| k.cluster);
+        let known =
+            |shape: Option<[u32; 3]>, d: Dim| shape.and_then(|b| b.get(dim_index(d)).copied());
+        let fixed = match s {
+            Special::BlockDim(d) => known(block, d),
+            Special::ThreadIdx(d) if known(block, d) == Some(1) => Some(0),
+            Special::ClusterDim(d) => known(cluster, d),
+            Special::ClusterIdx(d) if known(cluster, d) == Some(1) => Some(0),
+            Special::ClusterSize => cluster.map(|c| c.iter().product()),
+            _ => None,
+        };
+        if let Some(v) = fixed {
+            return Operand::imm(v);
+        }
+        let name = match s {
+            Special::WarpId => return self.warp_id(),
+            Special::ThreadIdx(d) => format!("%tid.{}", d.name()),
+            Special::BlockDim(d) => format!("%ntid.{}", d.name()),
+            Special::BlockIdx(d) => format!("%ctaid.{}", d.name()),
+            Special::GridDim(d) => format!("%nctaid.{}", d.name()),
+            Special::LaneId => "%laneid".to_string(),
+            Special::ClusterRank => "%cluster_ctarank".to_string(),
+            Special::ClusterSize => "%cluster_nctarank".to_string(),
+            Special::ClusterIdx(d) => format!("%cluster_ctaid.{}", d.name()),
+            Special::ClusterDim(d) => format!("%cluster_nctaid.{}", d.name()),
+        };
+        if s.needs_cluster_hw() && !self.require_sm90(&name) {
+            return Operand::imm(0);
+        }
+        let r = self.reg(Class::B32);
+        emit!(self, "mov.u32 {}, {};", r, name);
+        Operand::Reg(r)
+    }
+
+    /// The linear thread index in the CTA divided by 32 (`%warpid` is not
+    /// stable): `(tid.x + ntid.x * (tid.y + ntid.y * tid.z)) >> 5`.
+    fn warp_id(&mut self) -> Operand {
+        let tx = self.special(Special::ThreadIdx(Dim::X));
+        let ty = self.special(Special::ThreadIdx(Dim::Y));
+        let tz = self.special(Special::ThreadIdx(Dim::Z));
+        let nx = self.special(Special::BlockDim(Dim::X));
+        let ny = self.special(Special::BlockDim(Dim::Y));
+        let zero = Operand::imm(0);
+        let inner = if tz == zero {
+            ty
+        } else {
+            let r = self.reg(Class::B32);
+            emit!(self, "mad.lo.s32 {}, {}, {}, {};", r, ny, tz, ty);
+            Operand::Reg(r)
+        };
+        let linear = if inner == zero {
+            tx
+        } else {
+            let r = self.reg(Class::B32);
+            emit!(self, "mad.lo.s32 {}, {}, {}, {};", r, nx, inner, tx);
+            Operand::Reg(r)
+        };
+        let d = self.reg(Class::B32);
+        emit!(self, "shr.u32 {}, {}, 5;", d, linear);
+        Operand::Reg(d)
+    }
+}
+
+fn dim_index(d: Dim) -> usize {
+    match d {
+        Dim::X => 0,
+        Dim::Y => 1,
+        Dim::Z => 2,
+    }
+}

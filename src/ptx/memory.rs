@@ -1,0 +1,416 @@
+//! Places in memory: global (`param[i]`), shared (`array[i, j]`) and another
+//! CTA's shared memory (`remote(array, rank)[i]`); loads, stores and atomics.
+//!
+//! Global addresses are 64-bit: the base pointer (converted once with
+//! `cvta.to.global` in the prologue) plus the index times the element size
+//! (`mad.wide` for 32-bit indices). Shared addresses are 32-bit offsets in
+//! the CTA's shared window (`mov.u32 r, symbol`), row-major, constant parts
+//! folded into the address immediate. Remote addresses go through `mapa`.
+
+use super::suffix;
+use super::writer::{emit, Addr, Class, Operand, Reg, Writer};
+use crate::ir::consteval;
+use crate::ir::{AtomicOp, BinOp, Expr, MathFn, ParamId, ParamType, Place, PlaceKind, SharedId};
+use crate::types::Scalar;
+
+/// A state space and address.
+pub(super) struct MemRef {
+    pub(super) space: Space,
+    pub(super) addr: Addr,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+pub(super) enum Space {
+    /// `nc`: the pointer is never written by the kernel.
+    Global {
+        nc: bool,
+    },
+    Shared,
+    Cluster,
+}
+
+impl Space {
+    fn name(self) -> &'static str {
+        match self {
+            Space::Global { .. } => "global",
+            Space::Shared => "shared",
+            Space::Cluster => "shared::cluster",
+        }
+    }
+
+    fn load(self) -> &'static str {
+        match self {
+            Space::Global { nc: true } => "global.nc",
+            other => other.name(),
+        }
+    }
+}
+
+/// The PTX symbol of shared array `name`.
+pub(super) fn shared_symbol(name: &str) -> String {
+    format!("$s_{name}")
+}
+
+impl Writer<'_> {
+    /// The address of a place, or `None` (with a comment) when it cannot be
+    /// formed here.
+    pub(super) fn place_ref(&mut self, p: &Place) -> Option<MemRef> {
+        match &p.kind {
+            PlaceKind::Global { param, index } => {
+                let (addr, written) = self.global_addr(*param, index, p.elem)?;
+                Some(MemRef {
+                    space: Space::Global { nc: !written },
+                    addr,
+                })
+            }
+            PlaceKind::Shared { array, indices } => Some(MemRef {
+                space: Space::Shared,
+                addr: self.shared_addr(*array, indices)?,
+            }),
+            PlaceKind::Remote {
+                array,
+                rank,
+                indices,
+            } => {
+                if !self.require_sm90("remote shared memory") {
+                    return None;
+                }
+                let local = self.shared_addr(*array, indices)?;
+                let rank = self.expr_u32(rank);
+                let base = self.addr_operand(local);
+                let r = self.reg(Class::B32);
+                emit!(self, "mapa.shared::cluster.u32 {}, {}, {};", r, base, rank);
+                Some(MemRef {
+                    space: Space::Cluster,
+                    addr: Addr {
+                        base: r.to_string(),
+                        off: 0,
+                    },
+                })
+            }
+        }
+    }
+
+    /// `base + index * size` for a global parameter; also whether the kernel
+    /// writes through it.
+    pub(super) fn global_addr(
+        &mut self,
+        param: ParamId,
+        index: &Expr,
+        elem: Scalar,
+    ) -> Option<(Addr, bool)> {
+        let kernel = self.kernel?;
+        let written = match kernel.params.get(param.index()).map(|p| p.ty) {
+            Some(ParamType::Global { written, .. }) => written,
+            _ => {
+                self.comment("indexing a parameter that is not a global array");
+                return None;
+            }
+        };
+        let base = self.params.get(param.index()).copied().flatten()?;
+        let size = i128::from(elem.size());
+        if let Some(i) = consteval::eval_int(index) {
+            let off = i.checked_mul(size).and_then(|o| i32::try_from(o).ok());
+            if let Some(off) = off {
+                return Some((
+                    Addr {
+                        base: base.to_string(),
+                        off: i64::from(off),
+                    },
+                    written,
+                ));
+            }
+        }
+        let idx = self.expr(index);
+        let a = self.reg(Class::B64);
+        match index.ty {
+            Scalar::U32 | Scalar::I32 => {
+                let t = if index.ty == Scalar::I32 {
+                    "s32"
+                } else {
+                    "u32"
+                };
+                emit!(self, "mad.wide.{} {}, {}, {}, {};", t, a, idx, size, base);
+            }
+            Scalar::U64 | Scalar::I64 => {
+                let scaled = if size == 1 {
+                    idx
+                } else {
+                    let t = self.reg(Class::B64);
+                    emit!(self, "shl.b64 {}, {}, {};", t, idx, size.trailing_zeros());
+                    Operand::Reg(t)
+                };
+                emit!(self, "add.s64 {}, {}, {};", a, base, scaled);
+            }
+            other => {
+                self.comment(&format!("index of type {other}"));
+                return None;
+            }
+        }
+        Some((
+            Addr {
+                base: a.to_string(),
+                off: 0,
+            },
+            written,
+        ))
+    }
+
+    /// The 32-bit shared-window address of `array[indices]` (row-major).
+    pub(super) fn shared_addr(&mut self, array: SharedId, indices: &[Expr]) -> Option<Addr> {
+        let Some(arr) = self.kernel.and_then(|k| k.shared.get(array.index())) else {
+            self.comment("shared array not available here");
+            return None;
+        };
+        if arr.dims.len() != indices.len() {
+            self.comment(&format!(
+                "{} indices for {} dimensions",
+                indices.len(),
+                arr.dims.len()
+            ));
+        }
+        let symbol = shared_symbol(&arr.name);
+        let size = i64::from(arr.elem.size());
+        // Byte stride of each dimension.
+        let strides: Vec<i64> = (0..arr.dims.len())
+            .map(|k| {
+                arr.dims
+                    .iter()
+                    .skip(k + 1)
+                    .map(|&d| i64::from(d))
+                    .product::<i64>()
+                    * size
+            })
+            .collect();
+        let mut off: i64 = 0;
+        let mut acc: Option<Reg> = None;
+        for (idx, stride) in indices.iter().zip(strides) {
+            if let Some(c) = consteval::eval_int(idx) {
+                off = off.wrapping_add((c as i64).wrapping_mul(stride));
+                continue;
+            }
+            let v = self.expr_u32(idx);
+            let base = match acc {
+                Some(r) => r,
+                None => {
+                    let b = self.reg(Class::B32);
+                    emit!(self, "mov.u32 {}, {};", b, symbol);
+                    b
+                }
+            };
+            let next = self.reg(Class::B32);
+            emit!(self, "mad.lo.s32 {}, {}, {}, {};", next, v, stride, base);
+            acc = Some(next);
+        }
+        // Shared addresses are 32-bit: the offset wraps like the address.
+        let off = i64::from(off as i32);
+        Some(match acc {
+            Some(r) => Addr {
+                base: r.to_string(),
+                off,
+            },
+            None => Addr { base: symbol, off },
+        })
+    }
+
+    /// An address as a single operand (for `mapa` and `cp.async.bulk`).
+    pub(super) fn addr_operand(&mut self, a: Addr) -> String {
+        if a.off == 0 {
+            return a.base;
+        }
+        let r = self.reg(Class::B32);
+        emit!(self, "add.u32 {}, {}, {};", r, a.base, a.off);
+        r.to_string()
+    }
+
+    /// An integer (or bool) expression as a 32-bit operand: indices, ranks,
+    /// byte counts and parities.
+    pub(super) fn expr_u32(&mut self, e: &Expr) -> Operand {
+        let v = self.expr(e);
+        match e.ty {
+            Scalar::U32 | Scalar::I32 => v,
+            Scalar::U64 | Scalar::I64 | Scalar::Bool => self.convert(v, e.ty, Scalar::U32),
+            other => {
+                self.comment(&format!("expected an integer, found {other}"));
+                Operand::imm(0)
+            }
+        }
+    }
+
+    pub(super) fn load(&mut self, p: &Place) -> Operand {
+        let Some(m) = self.place_ref(p) else {
+            return self.zero(p.elem);
+        };
+        self.load_from(&m, p.elem)
+    }
+
+    fn load_from(&mut self, m: &MemRef, elem: Scalar) -> Operand {
+        if elem == Scalar::Bool {
+            let (b, d) = (self.reg(Class::B32), self.reg(Class::Pred));
+            emit!(self, "ld.{}.u8 {}, {};", m.space.load(), b, m.addr);
+            emit!(self, "setp.ne.b32 {}, {}, 0;", d, b);
+            return Operand::Reg(d);
+        }
+        let d = self.reg_for(elem);
+        emit!(
+            self,
+            "ld.{}.{} {}, {};",
+            m.space.load(),
+            suffix::mem(elem),
+            d,
+            m.addr
+        );
+        Operand::Reg(d)
+    }
+
+    /// `place = value` or `place op= value`, the address computed once.
+    pub(super) fn store(&mut self, p: &Place, op: Option<BinOp>, value: &Expr) {
+        let Some(m) = self.place_ref(p) else { return };
+        let v = self.expr(value);
+        let v = match op {
+            None => self.convert(v, value.ty, p.elem),
+            Some(op) => {
+                let m_old = MemRef {
+                    space: plain(m.space),
+                    addr: m.addr.clone(),
+                };
+                let old = self.load_from(&m_old, p.elem);
+                // Shifts keep their amount's type; other operators match.
+                let (v, vty) = if matches!(op, BinOp::Shl | BinOp::Shr) {
+                    (v, value.ty)
+                } else {
+                    (self.convert(v, value.ty, p.elem), p.elem)
+                };
+                self.binop(op, p.elem, old, v, vty)
+            }
+        };
+        self.store_to(&m, v, p.elem);
+    }
+
+    fn store_to(&mut self, m: &MemRef, v: Operand, elem: Scalar) {
+        let v = if elem == Scalar::Bool {
+            let b = self.reg(Class::B32);
+            emit!(self, "selp.b32 {}, 1, 0, {};", b, v);
+            Operand::Reg(b)
+        } else {
+            v
+        };
+        emit!(
+            self,
+            "st.{}.{} {}, {};",
+            m.space.name(),
+            suffix::mem(elem),
+            m.addr,
+            v
+        );
+    }
+
+    /// `atomic_add/max/min/cas(place, ...)`: the old value.
+    pub(super) fn atomic(&mut self, op: AtomicOp, p: &Place, args: &[Expr], ty: Scalar) -> Operand {
+        let Some(m) = self.place_ref(p) else {
+            return self.zero(ty);
+        };
+        let vals = self.operand_list(args);
+        let elem = p.elem;
+        let vals: Vec<Operand> = vals
+            .into_iter()
+            .zip(args)
+            .map(|(v, a)| self.convert(v, a.ty, elem))
+            .collect();
+        let (Some(first), second) = (vals.first().cloned(), vals.get(1).cloned()) else {
+            self.comment("atomic without a value");
+            return self.zero(ty);
+        };
+        let space = m.space.name();
+        let native = match (op, elem) {
+            (
+                AtomicOp::Add,
+                Scalar::U32 | Scalar::I32 | Scalar::U64 | Scalar::F32 | Scalar::F64,
+            ) => Some(format!("add.{}", suffix::arith(elem))),
+            // Two's complement: the same bits as an unsigned add.
+            (AtomicOp::Add, Scalar::I64) => Some("add.u64".to_string()),
+            (AtomicOp::Add, Scalar::F16) => Some("add.noftz.f16".to_string()),
+            (AtomicOp::Add, Scalar::BF16) if self.target.has_sm90_features() => {
+                self.need(7, 8);
+                Some("add.noftz.bf16".to_string())
+            }
+            (AtomicOp::Max | AtomicOp::Min, t) if t.is_int() => {
+                let name = if op == AtomicOp::Max { "max" } else { "min" };
+                Some(format!("{name}.{}", suffix::arith(t)))
+            }
+            (AtomicOp::Cas, t) if t != Scalar::Bool => {
+                let d = self.reg_for(elem);
+                let new = second.unwrap_or_else(|| Operand::imm(0));
+                let new = Operand::Reg(self.in_reg(new, elem));
+                let cmp = Operand::Reg(self.in_reg(first, elem));
+                emit!(
+                    self,
+                    "atom.{}.cas.{} {}, {}, {}, {};",
+                    space,
+                    suffix::bits(t),
+                    d,
+                    m.addr,
+                    cmp,
+                    new
+                );
+                return Operand::Reg(d);
+            }
+            _ => None,
+        };
+        if let Some(name) = native {
+            let d = self.reg_for(elem);
+            let v = Operand::Reg(self.in_reg(first, elem));
+            emit!(self, "atom.{}.{} {}, {}, {};", space, name, d, m.addr, v);
+            return Operand::Reg(d);
+        }
+        if elem == Scalar::Bool {
+            self.comment("atomic on bool");
+            return self.zero(ty);
+        }
+        self.cas_loop(op, &m, first, elem)
+    }
+
+    /// An atomic read-modify-write the hardware lacks (float min/max, bf16
+    /// add before sm_90), as a compare-and-swap loop.
+    fn cas_loop(&mut self, op: AtomicOp, m: &MemRef, v: Operand, elem: Scalar) -> Operand {
+        let plain_ref = MemRef {
+            space: plain(m.space),
+            addr: m.addr.clone(),
+        };
+        let first = self.load_from(&plain_ref, elem);
+        let old = self.reg_for(elem);
+        self.mov(old, &first, elem);
+        let head = self.label();
+        self.place_label(head);
+        let new = match op {
+            AtomicOp::Add => self.binop(BinOp::Add, elem, Operand::Reg(old), v, elem),
+            AtomicOp::Max => self.min_max(MathFn::Max, elem, Operand::Reg(old), v),
+            _ => self.min_max(MathFn::Min, elem, Operand::Reg(old), v),
+        };
+        let new = self.in_reg(new, elem);
+        let (cur, p) = (self.reg_for(elem), self.reg(Class::Pred));
+        let b = suffix::bits(elem);
+        emit!(
+            self,
+            "atom.{}.cas.{} {}, {}, {}, {};",
+            m.space.name(),
+            b,
+            cur,
+            m.addr,
+            old,
+            new
+        );
+        emit!(self, "setp.ne.{} {}, {}, {};", b, p, cur, old);
+        emit!(self, "mov.{} {}, {};", suffix::mov(elem), old, cur);
+        emit!(self, "@{} bra {};", p, head);
+        Operand::Reg(cur)
+    }
+}
+
+/// The same space without `.nc` (for a read that is part of a write).
+fn plain(s: Space) -> Space {
+    match s {
+        Space::Global { .. } => Space::Global { nc: false },
+        other => other,
+    }
+}

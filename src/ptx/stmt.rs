@@ -1,0 +1,249 @@
+//! Statements and structured control flow: `let`/assignment, stores,
+//! `if`, `while`, `for`, `break`/`continue`/`return`, and the statement forms
+//! of calls, fences and barrier operations.
+
+use super::suffix;
+use super::writer::{emit, Class, Exit, LoopLabels, Operand, Writer};
+use crate::ir::consteval;
+use crate::ir::{Block, Expr, ExprKind, LocalId, Stmt, StmtKind, Value};
+use crate::types::Scalar;
+
+impl Writer<'_> {
+    pub(super) fn block(&mut self, b: &Block) {
+        for s in &b.stmts {
+            self.stmt(s);
+        }
+    }
+
+    fn stmt(&mut self, s: &Stmt) {
+        match &s.kind {
+            StmtKind::Let { local, value } | StmtKind::Assign { local, value } => {
+                self.assign(*local, value)
+            }
+            StmtKind::Store { place, op, value } => self.store(place, *op, value),
+            StmtKind::If {
+                cond,
+                then_block,
+                else_block,
+            } => self.if_stmt(cond, then_block, else_block.as_ref()),
+            StmtKind::While { cond, body } => self.while_stmt(cond, body),
+            StmtKind::For {
+                var,
+                start,
+                end,
+                step,
+                body,
+            } => self.for_stmt(*var, [start, end, step], body),
+            StmtKind::Break | StmtKind::Continue => match self.loops.last().copied() {
+                Some(l) => {
+                    let target = if matches!(s.kind, StmtKind::Break) {
+                        l.brk
+                    } else {
+                        l.cont
+                    };
+                    emit!(self, "bra {};", target);
+                }
+                None => self.comment("break/continue outside a loop"),
+            },
+            StmtKind::Return(value) => self.return_stmt(value.as_ref()),
+            StmtKind::Expr(e) => {
+                self.expr(e);
+            }
+            StmtKind::Call { func, args } => {
+                self.call(*func, args);
+            }
+            StmtKind::SyncThreads => emit!(self, "bar.sync 0;"),
+            StmtKind::ClusterSync => self.cluster_sync(),
+            StmtKind::FenceProxyAsync => self.fence_proxy_async(),
+            StmtKind::Barrier(op) => self.barrier_op(op),
+            StmtKind::CopyAsync {
+                dst,
+                src,
+                bytes,
+                barrier,
+            } => self.copy_async(dst, src, bytes, barrier),
+            StmtKind::CopyAsyncStore { dst, src, bytes } => self.copy_async_store(dst, src, bytes),
+            StmtKind::CopyAsyncCommit => self.copy_async_commit(),
+            StmtKind::CopyAsyncWait(n) => self.copy_async_wait(*n),
+        }
+    }
+
+    fn assign(&mut self, local: LocalId, value: &Expr) {
+        let ty = self
+            .body
+            .locals
+            .get(local.index())
+            .map_or(value.ty, |l| l.ty);
+        let v = self.expr(value);
+        let v = self.convert(v, value.ty, ty);
+        let r = self.local(local);
+        self.mov(r, &v, ty);
+    }
+
+    fn if_stmt(&mut self, cond: &Expr, then_block: &Block, else_block: Option<&Block>) {
+        if let ExprKind::Const(Value::Bool(c)) = cond.kind {
+            match (c, else_block) {
+                (true, _) => self.block(then_block),
+                (false, Some(b)) => self.block(b),
+                (false, None) => {}
+            }
+            return;
+        }
+        let p = self.expr_reg(cond);
+        let else_l = self.label();
+        emit!(self, "@!{} bra {};", p, else_l);
+        self.depth += 1;
+        self.block(then_block);
+        match else_block {
+            Some(b) => {
+                let end = self.label();
+                if !ends_in_jump(then_block) {
+                    emit!(self, "bra {};", end);
+                }
+                self.place_label(else_l);
+                self.block(b);
+                self.place_label(end);
+            }
+            None => self.place_label(else_l),
+        }
+        self.depth -= 1;
+    }
+
+    fn while_stmt(&mut self, cond: &Expr, body: &Block) {
+        let always = match cond.kind {
+            ExprKind::Const(Value::Bool(false)) => return,
+            ExprKind::Const(Value::Bool(true)) => true,
+            _ => false,
+        };
+        let (head, end) = (self.label(), self.label());
+        self.place_label(head);
+        if !always {
+            let p = self.expr_reg(cond);
+            emit!(self, "@!{} bra {};", p, end);
+        }
+        self.loop_body(
+            body,
+            LoopLabels {
+                cont: head,
+                brk: end,
+            },
+        );
+        emit!(self, "bra {};", head);
+        self.place_label(end);
+    }
+
+    /// `for var in start..end step step`, bounds evaluated once, as a guarded
+    /// do-while loop. The increment never wraps past `end`: when overflow is
+    /// possible the loop continues only while `end - var > step`.
+    fn for_stmt(&mut self, var: LocalId, [start, end, step]: [&Expr; 3], body: &Block) {
+        let ty = self.body.locals.get(var.index()).map_or(start.ty, |l| l.ty);
+        let [s, e, st] = self.operands([start, end, step]);
+        let mut bounds = Vec::new();
+        for (v, x) in [(e, end), (st, step)] {
+            let v = self.convert(v, x.ty, ty);
+            // A bound read from a local the body may assign is copied.
+            bounds.push(match v {
+                Operand::Reg(r) if self.is_local_reg(r) => {
+                    let c = self.reg(r.class);
+                    emit!(self, "mov.{} {}, {};", suffix::mov(ty), c, r);
+                    Operand::Reg(c)
+                }
+                other => other,
+            });
+        }
+        let (Some(e), Some(st)) = (bounds.first().cloned(), bounds.get(1).cloned()) else {
+            return;
+        };
+        let s = self.convert(s, start.ty, ty);
+        let v = self.local(var);
+        self.mov(v, &s, ty);
+        let t = suffix::arith(ty);
+        let (body_l, cont_l, end_l) = (self.label(), self.label(), self.label());
+        let p = self.reg(Class::Pred);
+        emit!(self, "setp.lt.{} {}, {}, {};", t, p, v, e);
+        emit!(self, "@!{} bra {};", p, end_l);
+        self.place_label(body_l);
+        self.loop_body(
+            body,
+            LoopLabels {
+                cont: cont_l,
+                brk: end_l,
+            },
+        );
+        self.place_label(cont_l);
+        let q = self.reg(Class::Pred);
+        if !ty.is_int() || !may_overflow(end, step, ty) {
+            emit!(self, "add.{} {}, {}, {};", t, v, v, st);
+            emit!(self, "setp.lt.{} {}, {}, {};", t, q, v, e);
+        } else {
+            // `var < end` holds here, so `end - var` is exact as unsigned.
+            let u = if ty.bits() == 64 { "u64" } else { "u32" };
+            let left = self.reg_for(ty);
+            emit!(self, "sub.{} {}, {}, {};", t, left, e, v);
+            emit!(self, "setp.gt.{} {}, {}, {};", u, q, left, st);
+            emit!(self, "add.{} {}, {}, {};", t, v, v, st);
+        }
+        emit!(self, "@{} bra {};", q, body_l);
+        self.place_label(end_l);
+    }
+
+    fn loop_body(&mut self, body: &Block, labels: LoopLabels) {
+        self.depth += 1;
+        self.loops.push(labels);
+        self.block(body);
+        self.loops.pop();
+        self.depth -= 1;
+    }
+
+    fn return_stmt(&mut self, value: Option<&Expr>) {
+        match self.exit {
+            Exit::Func(Some(ty)) => {
+                if let Some(e) = value {
+                    let v = self.expr(e);
+                    let v = self.convert(v, e.ty, ty);
+                    let v = self.param_bits(v, ty);
+                    emit!(self, "st.param.{} [$r], {};", suffix::func_param(ty), v);
+                }
+                emit!(self, "ret;");
+            }
+            Exit::Func(None) | Exit::Ret => {
+                if let Some(e) = value {
+                    self.expr(e);
+                }
+                emit!(self, "ret;");
+            }
+            Exit::Cluster(l) => {
+                if let Some(e) = value {
+                    self.expr(e);
+                }
+                emit!(self, "bra {};", l);
+            }
+        }
+        if self.kernel.is_some() {
+            self.returned = true;
+        }
+    }
+}
+
+/// True when `var += step` may wrap for some `var < end`: unless both are
+/// constants with `end - 1 + step` in range (`for j in 0..16` never wraps).
+fn may_overflow(end: &Expr, step: &Expr, ty: Scalar) -> bool {
+    let (Some(e), Some(s)) = (consteval::eval_int(end), consteval::eval_int(step)) else {
+        return !matches!(consteval::eval_int(step), Some(1));
+    };
+    let max = match ty {
+        Scalar::I32 => i128::from(i32::MAX),
+        Scalar::U32 => i128::from(u32::MAX),
+        Scalar::I64 => i128::from(i64::MAX),
+        _ => i128::from(u64::MAX),
+    };
+    s <= 0 || e - 1 + s > max
+}
+
+/// A block whose last statement leaves it (no fall-through jump needed).
+fn ends_in_jump(b: &Block) -> bool {
+    matches!(
+        b.stmts.last().map(|s| &s.kind),
+        Some(StmtKind::Break | StmtKind::Continue | StmtKind::Return(_))
+    )
+}

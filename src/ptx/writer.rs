@@ -1,0 +1,323 @@
+//! The state of one PTX function being written: its instruction text, the
+//! virtual-register allocator, the label counter and the PTX version floor
+//! the instructions emitted so far need.
+//!
+//! Every value gets a fresh virtual register (ptxas allocates the real ones);
+//! locals get one register each, assigned with `mov`. Registers of a function
+//! are declared once per class at its top (`.reg .b32 %r<N>;`), which is why
+//! the body is written into a buffer first.
+
+use crate::ir::{self, Special};
+use crate::target::{PtxVersion, Target};
+use crate::types::Scalar;
+use std::collections::HashMap;
+use std::fmt::{self, Write as _};
+
+/// A register class: what `.reg` type a value lives in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(super) enum Class {
+    Pred,
+    B16,
+    B32,
+    B64,
+    F32,
+    F64,
+}
+
+impl Class {
+    pub(super) const ALL: [Class; 6] = [
+        Class::Pred,
+        Class::B16,
+        Class::B32,
+        Class::B64,
+        Class::F32,
+        Class::F64,
+    ];
+
+    /// `bool` → predicate, integers → `.b32`/`.b64`, `f16`/`bf16` → `.b16`,
+    /// floats → `.f32`/`.f64` (what nvcc does; ptx-notes §9).
+    pub(super) fn of(ty: Scalar) -> Class {
+        match ty {
+            Scalar::Bool => Class::Pred,
+            Scalar::I32 | Scalar::U32 => Class::B32,
+            Scalar::I64 | Scalar::U64 => Class::B64,
+            Scalar::F16 | Scalar::BF16 => Class::B16,
+            Scalar::F32 => Class::F32,
+            Scalar::F64 => Class::F64,
+        }
+    }
+
+    fn slot(self) -> usize {
+        match self {
+            Class::Pred => 0,
+            Class::B16 => 1,
+            Class::B32 => 2,
+            Class::B64 => 3,
+            Class::F32 => 4,
+            Class::F64 => 5,
+        }
+    }
+
+    fn prefix(self) -> &'static str {
+        match self {
+            Class::Pred => "%p",
+            Class::B16 => "%h",
+            Class::B32 => "%r",
+            Class::B64 => "%rd",
+            Class::F32 => "%f",
+            Class::F64 => "%fd",
+        }
+    }
+
+    fn decl(self) -> &'static str {
+        match self {
+            Class::Pred => ".pred",
+            Class::B16 => ".b16",
+            Class::B32 => ".b32",
+            Class::B64 => ".b64",
+            Class::F32 => ".f32",
+            Class::F64 => ".f64",
+        }
+    }
+}
+
+/// A virtual register, `%r7`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(super) struct Reg {
+    pub(super) class: Class,
+    n: u32,
+}
+
+impl fmt::Display for Reg {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}{}", self.class.prefix(), self.n)
+    }
+}
+
+/// An instruction operand: a register or an immediate (integer, `0f…`/`0d…`
+/// float). `bool` and `f16`/`bf16` values are always in registers.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) enum Operand {
+    Reg(Reg),
+    Imm(String),
+}
+
+impl Operand {
+    pub(super) fn imm(v: impl fmt::Display) -> Operand {
+        Operand::Imm(v.to_string())
+    }
+}
+
+impl fmt::Display for Operand {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Operand::Reg(r) => r.fmt(f),
+            Operand::Imm(s) => f.write_str(s),
+        }
+    }
+}
+
+/// A branch target, `$L_3` (`$` cannot appear in kdsl names, so labels never
+/// collide with user symbols).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Label(u32);
+
+impl fmt::Display for Label {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "$L_{}", self.0)
+    }
+}
+
+/// A memory address, `[base+off]`: base is a register or a symbol.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct Addr {
+    pub(super) base: String,
+    pub(super) off: i64,
+}
+
+impl fmt::Display for Addr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.off {
+            0 => write!(f, "[{}]", self.base),
+            off => write!(f, "[{}+{}]", self.base, off),
+        }
+    }
+}
+
+/// Where `continue` and `break` go in the innermost loop.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct LoopLabels {
+    pub(super) cont: Label,
+    pub(super) brk: Label,
+}
+
+/// How a `return` leaves the function.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum Exit {
+    /// A kernel: `ret;`.
+    Ret,
+    /// A kernel that must synchronise its cluster before exiting: jump to
+    /// the one exit block.
+    Cluster(Label),
+    /// A device function: store the value (if any) in `$ret`, then `ret;`.
+    Func(Option<Scalar>),
+}
+
+/// Module-wide names the body needs: the `.func` symbol of every function.
+pub(super) struct Names {
+    pub(super) funcs: Vec<String>,
+}
+
+/// The writer of one `.entry` or `.func` body.
+pub(super) struct Writer<'a> {
+    pub(super) target: Target,
+    pub(super) module: &'a ir::Module,
+    pub(super) names: &'a Names,
+    /// The kernel being written (`None` for a device function).
+    pub(super) kernel: Option<&'a ir::Kernel>,
+    pub(super) body: &'a ir::Body,
+    out: String,
+    counts: [u32; 6],
+    labels: u32,
+    version: PtxVersion,
+    pub(super) locals: Vec<Option<Reg>>,
+    /// Kernel parameters: the value (scalar) or the global base address.
+    pub(super) params: Vec<Option<Reg>>,
+    /// Special registers read once in the prologue.
+    pub(super) specials: HashMap<Special, Operand>,
+    pub(super) loops: Vec<LoopLabels>,
+    /// Tracked-parity bitmask of each barrier group (kernels only).
+    pub(super) parity: Vec<Option<Reg>>,
+    pub(super) exit: Exit,
+    /// Nesting depth of conditional control flow (for `.aligned` choices).
+    pub(super) depth: u32,
+    /// A `return` was emitted: some threads may have left.
+    pub(super) returned: bool,
+}
+
+impl<'a> Writer<'a> {
+    pub(super) fn new(
+        target: Target,
+        module: &'a ir::Module,
+        names: &'a Names,
+        kernel: Option<&'a ir::Kernel>,
+        body: &'a ir::Body,
+        exit: Exit,
+    ) -> Writer<'a> {
+        Writer {
+            target,
+            module,
+            names,
+            kernel,
+            body,
+            out: String::new(),
+            counts: [0; 6],
+            labels: 0,
+            version: target.min_ptx_version(),
+            locals: vec![None; body.locals.len()],
+            params: Vec::new(),
+            specials: HashMap::new(),
+            loops: Vec::new(),
+            parity: Vec::new(),
+            exit,
+            depth: 0,
+            returned: false,
+        }
+    }
+
+    /// A fresh register of `class`.
+    pub(super) fn reg(&mut self, class: Class) -> Reg {
+        let slot = class.slot();
+        let n = match self.counts.get_mut(slot) {
+            Some(c) => {
+                *c += 1;
+                *c
+            }
+            None => 0,
+        };
+        Reg { class, n }
+    }
+
+    /// A fresh register for a value of type `ty`.
+    pub(super) fn reg_for(&mut self, ty: Scalar) -> Reg {
+        self.reg(Class::of(ty))
+    }
+
+    pub(super) fn label(&mut self) -> Label {
+        self.labels += 1;
+        Label(self.labels)
+    }
+
+    /// Records that the module needs at least PTX `major.minor`.
+    pub(super) fn need(&mut self, major: u8, minor: u8) {
+        self.version = self.version.max(PtxVersion::new(major, minor));
+    }
+
+    pub(super) fn version(&self) -> PtxVersion {
+        self.version
+    }
+
+    /// Appends one instruction line.
+    pub(super) fn line(&mut self, args: fmt::Arguments<'_>) {
+        self.out.push('\t');
+        let _ = self.out.write_fmt(args);
+        self.out.push('\n');
+    }
+
+    pub(super) fn place_label(&mut self, l: Label) {
+        let _ = writeln!(self.out, "{l}:");
+    }
+
+    /// A PTX comment, for what cannot be expressed (inputs the checker
+    /// would have rejected); never a silent drop.
+    pub(super) fn comment(&mut self, text: &str) {
+        let _ = writeln!(self.out, "\t// {text}");
+    }
+
+    /// The register of local `id`, allocated on first use.
+    pub(super) fn local(&mut self, id: ir::LocalId) -> Reg {
+        if let Some(Some(r)) = self.locals.get(id.index()) {
+            return *r;
+        }
+        let ty = self
+            .body
+            .locals
+            .get(id.index())
+            .map_or(Scalar::U32, |l| l.ty);
+        let r = self.reg_for(ty);
+        if let Some(slot) = self.locals.get_mut(id.index()) {
+            *slot = Some(r);
+        }
+        r
+    }
+
+    pub(super) fn is_local_reg(&self, r: Reg) -> bool {
+        self.locals.contains(&Some(r))
+    }
+
+    /// `.reg` declarations for every class used, then the body.
+    pub(super) fn finish(self) -> (String, String) {
+        let mut decls = String::new();
+        for class in Class::ALL {
+            let used = self.counts.get(class.slot()).copied().unwrap_or(0);
+            if used > 0 {
+                let _ = writeln!(
+                    decls,
+                    "\t.reg {} {}<{}>;",
+                    class.decl(),
+                    class.prefix(),
+                    used + 1
+                );
+            }
+        }
+        (decls, self.out)
+    }
+}
+
+/// Emits one instruction: `emit!(w, "add.s32 {}, {}, {};", d, a, b)`.
+macro_rules! emit {
+    ($w:expr, $($arg:tt)*) => {
+        $w.line(format_args!($($arg)*))
+    };
+}
+pub(super) use emit;

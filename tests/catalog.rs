@@ -1,0 +1,328 @@
+//! Keeps the diagnostics catalogue, its explanations, `docs/diagnostics.md`
+//! and the compiler in agreement:
+//! - the generated docs equal `render_docs()` (`KDSL_BLESS=1` rewrites them);
+//! - every code is well formed and has a complete explanation;
+//! - every explanation's wrong example triggers its code and its fixed
+//!   example compiles without any diagnostic.
+
+use kdsl::diagnostics::catalog::{self, CodeInfo, CODES, NOT_COMPILED, TARGET_PREFIX};
+use kdsl::diagnostics::Severity;
+use kdsl::target::Target;
+use kdsl::{compile_str, Options};
+use std::path::PathBuf;
+
+/// Codes whose examples need several files and so are not compiled.
+const MULTI_FILE_CODES: [&str; 2] = ["E0130", "E0131"];
+
+fn docs_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("docs")
+        .join("diagnostics.md")
+}
+
+#[test]
+fn docs_are_up_to_date() {
+    let expected = catalog::render_docs();
+    let path = docs_path();
+    if std::env::var("KDSL_BLESS").as_deref() == Ok("1") {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)
+                .unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
+        }
+        std::fs::write(&path, &expected)
+            .unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
+        return;
+    }
+    let actual = std::fs::read_to_string(&path).unwrap_or_default();
+    if actual != expected {
+        let first_diff = actual
+            .lines()
+            .zip(expected.lines())
+            .position(|(a, e)| a != e)
+            .unwrap_or_else(|| actual.lines().count().min(expected.lines().count()));
+        panic!(
+            "{} is out of date (first difference at line {}).\n\
+             It is generated from src/diagnostics/explain/*.md; regenerate it with\n\n    \
+             KDSL_BLESS=1 cargo test --test catalog\n",
+            path.display(),
+            first_diff + 1
+        );
+    }
+}
+
+#[test]
+fn codes_are_unique_sorted_and_well_formed() {
+    let codes: Vec<&str> = CODES.iter().map(|c| c.code).collect();
+    let mut sorted = codes.clone();
+    sorted.sort_unstable();
+    sorted.dedup();
+    assert_eq!(codes, sorted, "codes must be unique and in ascending order");
+
+    for info in CODES {
+        let code = info.code;
+        let (letter, digits) = code.split_at(1);
+        assert!(
+            digits.len() == 4 && digits.bytes().all(|b| b.is_ascii_digit()),
+            "{code}: a code is a letter and four digits"
+        );
+        let severity = match letter {
+            "E" => Severity::Error,
+            "W" => Severity::Warning,
+            _ => panic!("{code}: codes start with E (error) or W (warning)"),
+        };
+        assert_eq!(
+            info.severity, severity,
+            "{code}: severity does not match the letter"
+        );
+    }
+}
+
+#[test]
+fn titles_follow_the_formatting_rules() {
+    for info in CODES {
+        let (code, title) = (info.code, info.title);
+        assert!(!title.is_empty(), "{code}: empty title");
+        assert_eq!(
+            title,
+            title.trim(),
+            "{code}: title has surrounding whitespace"
+        );
+        assert!(!title.contains('\n'), "{code}: a title is one line");
+        assert!(
+            !title.ends_with('.'),
+            "{code}: a title has no trailing period"
+        );
+        assert!(
+            title.matches('`').count() % 2 == 0,
+            "{code}: unbalanced backticks in {title:?}"
+        );
+        assert!(
+            braces_balanced(title),
+            "{code}: unbalanced {{placeholders}} in {title:?}"
+        );
+        assert!(
+            !title.contains('|'),
+            "{code}: `|` would break the docs' index table"
+        );
+    }
+}
+
+/// `{` and `}` alternate, starting with `{`, and none is left open.
+fn braces_balanced(s: &str) -> bool {
+    let mut open = false;
+    for c in s.chars() {
+        match (c, open) {
+            ('{', false) => open = true,
+            ('}', true) => open = false,
+            ('{', true) | ('}', false) => return false,
+            _ => {}
+        }
+    }
+    !open
+}
+
+#[test]
+fn every_explanation_is_complete() {
+    for info in CODES {
+        let code = info.code;
+        let text = info.explanation;
+        let heading = format!("# {code}: {}\n", info.title);
+        assert!(
+            text.starts_with(&heading),
+            "{code}: explanation must start with {heading:?}"
+        );
+        let example = text.find("\n## Example\n");
+        let fixed_section = text.find("\n## Fixed\n");
+        assert!(example.is_some(), "{code}: no `## Example` section");
+        assert!(fixed_section.is_some(), "{code}: no `## Fixed` section");
+        assert!(
+            example < fixed_section,
+            "{code}: `## Example` must come before `## Fixed`"
+        );
+        // Some prose between the heading and the example.
+        let prose = text.get(heading.len()..example.unwrap_or(0)).unwrap_or("");
+        assert!(
+            prose.trim().len() > 40,
+            "{code}: the explanation needs a paragraph before the example"
+        );
+        for line in text.lines().filter(|l| l.starts_with("## ")) {
+            assert!(
+                ["## Example", "## Fixed", "## See also"].contains(&line),
+                "{code}: unexpected section {line:?}"
+            );
+        }
+        assert!(
+            text.ends_with('\n') && !text.ends_with("\n\n"),
+            "{code}: end with exactly one newline"
+        );
+
+        let (wrong, fixed) = catalog::examples(info);
+        assert!(!wrong.trim().is_empty(), "{code}: no wrong example");
+        assert!(!fixed.trim().is_empty(), "{code}: no fixed example");
+        assert_ne!(
+            wrong, fixed,
+            "{code}: the fixed example must differ from the wrong one"
+        );
+        // The wrong example is the block under `## Example`, the fixed one under `## Fixed`.
+        let blocks: Vec<usize> = text.match_indices("\n```kdsl\n").map(|(i, _)| i).collect();
+        let (example_at, fixed_at) = (example.unwrap_or(0), fixed_section.unwrap_or(0));
+        assert!(
+            matches!(blocks.as_slice(), [w, f, ..] if example_at < *w && *w < fixed_at && fixed_at < *f),
+            "{code}: the wrong example belongs under `## Example`, the fixed one under `## Fixed`"
+        );
+    }
+}
+
+#[test]
+fn only_import_codes_skip_compilation() {
+    for info in CODES {
+        let (wrong, fixed) = catalog::examples(info);
+        let skipped = [&wrong, &fixed].map(|b| b.starts_with(NOT_COMPILED));
+        if MULTI_FILE_CODES.contains(&info.code) {
+            assert_eq!(
+                skipped,
+                [true, true],
+                "{}: both examples need the marker {NOT_COMPILED:?}",
+                info.code
+            );
+        } else {
+            assert_eq!(
+                skipped,
+                [false, false],
+                "{}: only {MULTI_FILE_CODES:?} may skip compilation",
+                info.code
+            );
+        }
+    }
+}
+
+#[test]
+fn lookup_finds_every_code_in_any_case() {
+    for info in CODES {
+        let found = catalog::lookup(&info.code.to_ascii_lowercase()).map(|i| i.code);
+        assert_eq!(found, Some(info.code));
+        assert_eq!(catalog::lookup(info.code).map(|i| i.code), Some(info.code));
+    }
+    assert!(catalog::lookup("E0000").is_none());
+    assert!(catalog::lookup("E030").is_none());
+    assert!(catalog::lookup("E03011").is_none());
+}
+
+#[test]
+fn docs_index_and_sections_cover_every_code() {
+    let docs = catalog::render_docs();
+    for info in CODES {
+        let anchor = info.code.to_ascii_lowercase();
+        assert!(
+            docs.contains(&format!("| [{}](#{anchor}) |", info.code)),
+            "{}: missing from the index",
+            info.code
+        );
+        assert!(
+            docs.contains(&format!("<a id=\"{anchor}\"></a>")),
+            "{}: missing anchor",
+            info.code
+        );
+        assert!(
+            docs.contains(&format!("\n## {}: {}\n", info.code, info.title)),
+            "{}: missing section heading (demoted one level)",
+            info.code
+        );
+    }
+    assert_eq!(
+        docs.matches("\n### Example\n").count(),
+        CODES.len(),
+        "sub-sections are demoted"
+    );
+    assert!(!docs.contains("\n## Example\n"), "sub-sections are demoted");
+}
+
+/// The options an example block asks for: sm_90 unless its first line is
+/// `// kdslc --target NAME`.
+fn options_for(block: &str, code: &str) -> Options {
+    let mut opts = Options {
+        check_only: true,
+        ..Options::default()
+    };
+    if let Some(name) = block
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix(TARGET_PREFIX))
+    {
+        opts.target = Target::from_name(name.trim())
+            .unwrap_or_else(|| panic!("{code}: unknown target {name:?}"));
+    }
+    opts
+}
+
+#[test]
+fn target_comments_name_known_targets() {
+    for info in CODES {
+        let (wrong, fixed) = catalog::examples(info);
+        let w = options_for(&wrong, info.code).target;
+        let f = options_for(&fixed, info.code).target;
+        assert_eq!(
+            w, f,
+            "{}: both examples must be compiled for the same target",
+            info.code
+        );
+    }
+    let (wrong, _) = catalog::lookup("E0200")
+        .map(catalog::examples)
+        .unwrap_or_default();
+    assert_eq!(
+        options_for(&wrong, "E0200").target,
+        Target::Sm80,
+        "E0200's examples compile for sm_80"
+    );
+}
+
+fn describe(diags: &[kdsl::diagnostics::Diagnostic]) -> String {
+    let list: Vec<String> = diags
+        .iter()
+        .map(|d| format!("{}: {}", d.code, d.message))
+        .collect();
+    if list.is_empty() {
+        "no diagnostics".to_string()
+    } else {
+        list.join("; ")
+    }
+}
+
+fn check_examples(info: &CodeInfo) -> Vec<String> {
+    let (wrong, fixed) = catalog::examples(info);
+    if wrong.starts_with(NOT_COMPILED) {
+        return Vec::new();
+    }
+    let mut failures = Vec::new();
+    let opts = options_for(&wrong, info.code);
+    let c = compile_str("example.kdsl", &wrong, &opts);
+    if !c.diagnostics.iter().any(|d| d.code == info.code) {
+        failures.push(format!(
+            "{}: the wrong example gives {}",
+            info.code,
+            describe(&c.diagnostics)
+        ));
+    }
+    let opts = options_for(&fixed, info.code);
+    let c = compile_str("example.kdsl", &fixed, &opts);
+    if !c.diagnostics.is_empty() {
+        failures.push(format!(
+            "{}: the fixed example gives {}",
+            info.code,
+            describe(&c.diagnostics)
+        ));
+    }
+    failures
+}
+
+#[test]
+fn explain_examples_compile() {
+    let failures: Vec<String> = CODES.iter().flat_map(check_examples).collect();
+    assert!(
+        failures.is_empty(),
+        "{} example(s) wrong:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}

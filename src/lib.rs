@@ -17,7 +17,12 @@
 //! The crate never panics on any input: `unwrap`, `expect` and slice
 //! indexing are denied outside tests.
 
-#![deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+#![deny(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
 
 pub mod barriers;
 pub mod check;

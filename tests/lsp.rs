@@ -416,15 +416,18 @@ fn diagnostics_fixes_hover_definition_and_symbols() {
         .unwrap_or_else(|| panic!("{hover}"));
     assert!(value.contains("let x: u32"), "{value}");
 
-    // Hover on an expression shows its type.
-    let hover = c.request(
-        "textDocument/hover",
-        json!({ "textDocument": { "uri": uri }, "position": pos(MAIN, "cluster_rank == 1", 0, 14, Enc::Utf16) }),
-    );
-    let value = hover["result"]["contents"]["value"]
-        .as_str()
-        .unwrap_or_else(|| panic!("{hover}"));
-    assert!(value.contains("u32"), "{value}");
+    // Hover on an expression shows its type: the comparison is a `bool`,
+    // the built-in value in it a `u32`.
+    for (at, ty) in [(14, "bool"), (3, "u32")] {
+        let hover = c.request(
+            "textDocument/hover",
+            json!({ "textDocument": { "uri": uri }, "position": pos(MAIN, "cluster_rank == 1", 0, at, Enc::Utf16) }),
+        );
+        let value = hover["result"]["contents"]["value"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{hover}"));
+        assert_eq!(value, format!("```kdsl\n{ty}\n```"), "{hover}");
+    }
 
     // Definition of a variable: its `let`.
     let def = c.request(

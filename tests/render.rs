@@ -34,11 +34,7 @@ fn e0301() -> Diagnostic {
         .secondary(span_of("cluster", 1), "declared with scope `cluster` here")
         .note("an `.acquire.cta` wait does not order the writes other CTAs released")
         .help("use `wait_cluster` to wait with cluster-scope acquire")
-        .fix(
-            "replace with `wait_cluster(0)`",
-            wait,
-            "wait_cluster(0)",
-        )
+        .fix("replace with `wait_cluster(0)`", wait, "wait_cluster(0)")
 }
 
 fn w0001() -> Diagnostic {
@@ -48,16 +44,31 @@ fn w0001() -> Diagnostic {
 #[test]
 fn human_has_code_source_carets_labels_notes_help_and_fix() {
     let out = human(&sources(), &[e0301()], false);
-    assert!(out.contains("error[E0301]: Can only await on CTA-local barriers"), "{out}");
+    assert!(
+        out.contains("error[E0301]: Can only await on CTA-local barriers"),
+        "{out}"
+    );
     assert!(out.contains("k.kdsl:3:36"), "{out}");
     assert!(out.contains("empty[s].wait(0);"), "{out}");
-    assert!(out.contains("^^^^^^^ waits on a cluster-scope barrier"), "{out}");
-    assert!(out.contains("------- declared with scope `cluster` here"), "{out}");
+    assert!(
+        out.contains("^^^^^^^ waits on a cluster-scope barrier"),
+        "{out}"
+    );
+    assert!(
+        out.contains("------- declared with scope `cluster` here"),
+        "{out}"
+    );
     assert!(out.contains("= note: an `.acquire.cta` wait"), "{out}");
     assert!(out.contains("= help: use `wait_cluster`"), "{out}");
-    assert!(out.contains("= help: replace with `wait_cluster(0)`"), "{out}");
+    assert!(
+        out.contains("= help: replace with `wait_cluster(0)`"),
+        "{out}"
+    );
     // The fix is shown applied to its line.
-    assert!(out.contains("let s = 0u32; /* ü */ empty[s].wait_cluster(0);"), "{out}");
+    assert!(
+        out.contains("let s = 0u32; /* ü */ empty[s].wait_cluster(0);"),
+        "{out}"
+    );
     assert!(!out.contains('\x1b'), "no colour asked for: {out}");
 }
 
@@ -89,7 +100,9 @@ fn short_is_one_gcc_style_line_each() {
 
 fn json_lines(text: &str) -> Vec<Value> {
     assert!(text.ends_with('\n'));
-    text.lines().map(|l| serde_json::from_str(l).expect("one JSON object per line")).collect()
+    text.lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+        .collect()
 }
 
 #[test]
@@ -108,7 +121,10 @@ fn json_fields_and_ranges() {
     // Line 3: `    let s = 0u32; /* ü */ empty[s].wait(0);` — 35 characters
     // (36 bytes) before `wait`.
     let start = &d["range"]["start"];
-    assert_eq!((start["line"].as_u64(), start["column"].as_u64()), (Some(3), Some(36)));
+    assert_eq!(
+        (start["line"].as_u64(), start["column"].as_u64()),
+        (Some(3), Some(36))
+    );
     assert_eq!(start["column_utf16"], 36);
     assert_eq!(start["column_byte"], 37);
     assert_eq!(d["range"]["end"]["column"], 43);
@@ -122,8 +138,14 @@ fn json_fields_and_ranges() {
     assert_eq!(labels[1]["range"]["start"]["line"], 2);
     assert_eq!(labels[1]["range"]["start"]["column"], 23);
 
-    assert_eq!(d["notes"][0], "an `.acquire.cta` wait does not order the writes other CTAs released");
-    assert_eq!(d["help"][0], "use `wait_cluster` to wait with cluster-scope acquire");
+    assert_eq!(
+        d["notes"][0],
+        "an `.acquire.cta` wait does not order the writes other CTAs released"
+    );
+    assert_eq!(
+        d["help"][0],
+        "use `wait_cluster` to wait with cluster-scope acquire"
+    );
     let edit = &d["fixes"][0]["edits"][0];
     assert_eq!(d["fixes"][0]["message"], "replace with `wait_cluster(0)`");
     assert_eq!(edit["replacement"], "wait_cluster(0)");
@@ -131,7 +153,10 @@ fn json_fields_and_ranges() {
     assert_eq!(edit["range"]["start"]["column"], 36);
 
     assert_eq!(lines[1]["severity"], "warning");
-    assert_eq!(lines[2], serde_json::json!({"type": "summary", "errors": 1, "warnings": 1}));
+    assert_eq!(
+        lines[2],
+        serde_json::json!({"type": "summary", "errors": 1, "warnings": 1})
+    );
 }
 
 #[test]
@@ -141,7 +166,8 @@ fn json_utf16_columns_after_astral_characters() {
     let mut m = SourceMap::new();
     let id = m.add(SourceFile::new("u.kdsl", None, text));
     let at = text.find('c').unwrap();
-    let d = Diagnostic::error("E0100", "cannot find value `c` in this scope").primary(Span::new(id, at, at + 1), "");
+    let d = Diagnostic::error("E0100", "cannot find value `c` in this scope")
+        .primary(Span::new(id, at, at + 1), "");
     let lines = json_lines(&json(&m, &[d]));
     let start = &lines[0]["range"]["start"];
     assert_eq!(start["line"], 1);
@@ -149,7 +175,10 @@ fn json_utf16_columns_after_astral_characters() {
     assert_eq!(start["column_utf16"], 25);
     assert_eq!(start["column_byte"], 29);
     assert_eq!(
-        short(&m, &[Diagnostic::error("E0100", "x").primary(Span::new(id, at, at + 1), "")]),
+        short(
+            &m,
+            &[Diagnostic::error("E0100", "x").primary(Span::new(id, at, at + 1), "")]
+        ),
         "u.kdsl:1:23: error[E0100]: x\n"
     );
 }
@@ -160,20 +189,31 @@ fn bad_spans_render_without_panicking() {
     let len = SRC.len();
     let inside_u = SRC.find('ü').unwrap() + 1;
     let diags = vec![
-        Diagnostic::error("E0011", "unexpected end of file").primary(Span::new(FileId(0), len, len), "here"),
-        Diagnostic::error("E0010", "past the end").primary(Span::new(FileId(0), len + 5, len + 50), "x"),
-        Diagnostic::error("E0010", "inside a character").primary(Span::new(FileId(0), inside_u, inside_u + 1), "x"),
+        Diagnostic::error("E0011", "unexpected end of file")
+            .primary(Span::new(FileId(0), len, len), "here"),
+        Diagnostic::error("E0010", "past the end")
+            .primary(Span::new(FileId(0), len + 5, len + 50), "x"),
+        Diagnostic::error("E0010", "inside a character")
+            .primary(Span::new(FileId(0), inside_u, inside_u + 1), "x"),
         Diagnostic::error("E0010", "reversed").primary(Span::new(FileId(0), 10, 4), "x"),
         Diagnostic::error("E0010", "unknown file").primary(Span::new(FileId(9), 0, 1), "x"),
         Diagnostic::error("E0010", "no labels at all"),
         Diagnostic::error("E0010", "fix outside the file")
             .primary(Span::new(FileId(0), 0, 1), "x")
-            .fix("nothing sensible", Span::new(FileId(0), len + 1, len + 9), "y"),
+            .fix(
+                "nothing sensible",
+                Span::new(FileId(0), len + 1, len + 9),
+                "y",
+            ),
     ];
     let text = human(&m, &diags, false);
     assert!(text.contains("= help: nothing sensible\n"), "{text}");
     for d in &diags {
-        assert!(text.contains(&d.message), "{} missing from {text}", d.message);
+        assert!(
+            text.contains(&d.message),
+            "{} missing from {text}",
+            d.message
+        );
     }
     let short_text = short(&m, &diags);
     let lines: Vec<&str> = short_text.lines().collect();
@@ -185,7 +225,10 @@ fn bad_spans_render_without_panicking() {
 
     let objs = json_lines(&json(&m, &diags));
     assert_eq!(objs.len(), diags.len() + 1);
-    assert_eq!(objs[1]["span"], serde_json::json!({"start": len, "end": len}));
+    assert_eq!(
+        objs[1]["span"],
+        serde_json::json!({"start": len, "end": len})
+    );
     assert_eq!(objs[3]["span"], serde_json::json!({"start": 4, "end": 10}));
     assert_eq!(objs[4]["file"], Value::Null);
     assert_eq!(objs[4]["range"], Value::Null);
@@ -196,6 +239,9 @@ fn bad_spans_render_without_panicking() {
 
     // Nothing at all to point into.
     let empty = SourceMap::new();
-    assert_eq!(short(&empty, &diags[..1]), "kdslc: error[E0011]: unexpected end of file\n");
+    assert_eq!(
+        short(&empty, &diags[..1]),
+        "kdslc: error[E0011]: unexpected end of file\n"
+    );
     assert!(human(&empty, &diags, false).contains("unexpected end of file"));
 }

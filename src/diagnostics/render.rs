@@ -28,8 +28,16 @@ pub fn human(sources: &SourceMap, diags: &[Diagnostic], color: bool) -> String {
         } else {
             termcolor::Buffer::no_color()
         };
-        let rendered = term::emit(&mut buf, &term::Config::default(), sources, &to_codespan(sources, d));
-        match rendered.ok().and_then(|()| String::from_utf8(buf.into_inner()).ok()) {
+        let rendered = term::emit(
+            &mut buf,
+            &term::Config::default(),
+            sources,
+            &to_codespan(sources, d),
+        );
+        match rendered
+            .ok()
+            .and_then(|()| String::from_utf8(buf.into_inner()).ok())
+        {
             Some(text) => out.push_str(&text),
             // codespan gave up (it should not, the labels are clamped): the
             // one-line form still tells the user what is wrong.
@@ -81,7 +89,12 @@ pub fn short(sources: &SourceMap, diags: &[Diagnostic]) -> String {
 }
 
 fn short_line(sources: &SourceMap, d: &Diagnostic) -> String {
-    let head = format!("{}[{}]: {}", severity_word(d.severity), d.code, first_line(&d.message));
+    let head = format!(
+        "{}[{}]: {}",
+        severity_word(d.severity),
+        d.code,
+        first_line(&d.message)
+    );
     match located(sources, d.primary_span()) {
         Some((file, span)) => {
             let (line, col) = file.line_col(span.start as usize);
@@ -197,7 +210,11 @@ fn applied_line(sources: &SourceMap, span: Span, replacement: &str) -> Option<St
         return None;
     }
     let start = file.line_start(line);
-    let end = file.text.get(start..)?.find('\n').map_or(file.text.len(), |n| start + n);
+    let end = file
+        .text
+        .get(start..)?
+        .find('\n')
+        .map_or(file.text.len(), |n| start + n);
     let before = file.text.get(start..span.start as usize)?;
     let after = file.text.get(span.end as usize..end)?;
     let edited = format!("{before}{replacement}{after}");
@@ -205,6 +222,12 @@ fn applied_line(sources: &SourceMap, span: Span, replacement: &str) -> Option<St
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 mod tests {
     use super::*;
     use crate::source::SourceFile;
@@ -220,7 +243,10 @@ mod tests {
     fn summary_wording() {
         assert_eq!(human_summary(0, 0), "");
         assert_eq!(human_summary(0, 1), "warning: 1 warning emitted");
-        assert_eq!(human_summary(1, 0), "error: aborting due to 1 previous error");
+        assert_eq!(
+            human_summary(1, 0),
+            "error: aborting due to 1 previous error"
+        );
         assert_eq!(
             human_summary(2, 3),
             "error: aborting due to 2 previous errors; 3 warnings emitted"

@@ -1,11 +1,185 @@
-//! The `kdslc` command line.
+//! The `kdslc` command line (`kdslc --help`; the JSON format is in
+//! `docs/json-diagnostics.md`).
+//!
+//! - [`cli`]: the clap definitions and the `argv` rewrites (implied `build`,
+//!   gcc's `-MD`/`-MF`);
+//! - [`build`], [`check`], [`explain`]: one module per subcommand;
+//! - [`output`]: atomic writes and depfiles; [`ptxas`]: `--emit cubin`;
+//! - [`report`]: where diagnostics go, in which format.
+//!
+//! Exit status: 0 success, 1 the program has errors, 2 usage or I/O
+//! problems, 3 an internal compiler error (a panic, caught here).
+
+mod build;
+mod check;
+pub mod cli;
+mod explain;
+mod output;
+mod ptxas;
+mod report;
+
+use clap::Parser;
+use cli::{Cli, Command};
+use std::ffi::OsString;
+use std::sync::Mutex;
+
+/// Why a command did not succeed.
+#[derive(Debug)]
+pub(crate) enum Fail {
+    /// Everything was already printed (diagnostics, per-file errors); exit
+    /// with this status.
+    Exit(i32),
+    /// A problem with the program that is not a diagnostic (ptxas rejected
+    /// the PTX): `error: ...`, exit 1.
+    Message(String),
+    /// A usage or I/O problem: `error: ...`, exit 2.
+    Usage(String),
+    /// A broken invariant inside the compiler: exit 3.
+    Internal(String),
+}
+
+impl Fail {
+    /// Prints the message, if any, to stderr; returns the exit status.
+    fn print(&self) -> i32 {
+        match self {
+            Fail::Exit(code) => *code,
+            Fail::Message(m) => {
+                report::stderr(&format!("error: {m}\n"));
+                1
+            }
+            Fail::Usage(m) => {
+                report::stderr(&format!("error: {m}\n"));
+                2
+            }
+            Fail::Internal(m) => {
+                report::stderr(&ice_message(m));
+                3
+            }
+        }
+    }
+}
 
 /// Runs `kdslc` with the process's arguments; returns the exit status.
 pub fn main() -> i32 {
-    // Minimal dispatch until the full CLI lands: `kdslc lsp` runs the
-    // language server.
-    if std::env::args().nth(1).as_deref() == Some("lsp") {
-        return crate::lsp::run_stdio();
+    install_quiet_panic_hook();
+    let args: Vec<OsString> = std::env::args_os().collect();
+    guarded(move || run(args))
+}
+
+/// Runs `kdslc` with these arguments (the program name first).
+pub fn run(args: Vec<OsString>) -> i32 {
+    let cli = match Cli::try_parse_from(cli::normalize_args(args)) {
+        Ok(cli) => cli,
+        Err(e) => {
+            // Help and --version go to stdout with status 0; usage errors to
+            // stderr with status 2.
+            let _ = e.print();
+            return e.exit_code();
+        }
+    };
+    let result = match &cli.command {
+        Command::Build(args) => build::build(args),
+        Command::Check(args) => check::check(args),
+        Command::Explain(args) => explain::explain(args),
+        // The language server runs until the client exits and returns its
+        // own status (0 after a `shutdown` request, 1 without one).
+        Command::Lsp => return crate::lsp::run_stdio(),
+    };
+    match result {
+        Ok(()) => 0,
+        Err(fail) => fail.print(),
     }
-    0
+}
+
+/// The message of the last panic, recorded by the hook for [`guarded`].
+static LAST_PANIC: Mutex<Option<String>> = Mutex::new(None);
+
+/// Replaces Rust's panic report ("thread 'main' panicked at ...") with a
+/// record of the message: [`guarded`] prints its own, in our words.
+fn install_quiet_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        let mut text = payload_text(info.payload());
+        if let Some(loc) = info.location() {
+            text.push_str(&format!(
+                " at {}:{}:{}",
+                loc.file(),
+                loc.line(),
+                loc.column()
+            ));
+        }
+        let trace = std::backtrace::Backtrace::capture();
+        if trace.status() == std::backtrace::BacktraceStatus::Captured {
+            text.push_str(&format!("\nbacktrace:\n{trace}"));
+        }
+        if let Ok(mut last) = LAST_PANIC.lock() {
+            *last = Some(text);
+        }
+    }));
+}
+
+/// Runs `f`; a panic inside becomes an internal-compiler-error message and
+/// exit status 3.
+fn guarded(f: impl FnOnce() -> i32) -> i32 {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(code) => code,
+        Err(payload) => {
+            let recorded = LAST_PANIC.lock().ok().and_then(|mut last| last.take());
+            let message = recorded.unwrap_or_else(|| payload_text(payload.as_ref()));
+            Fail::Internal(message).print()
+        }
+    }
+}
+
+fn payload_text(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic with no message".to_string()
+    }
+}
+
+fn ice_message(what: &str) -> String {
+    let repo = env!("CARGO_PKG_REPOSITORY");
+    let report = if repo.is_empty() {
+        "please report it to the kdsl maintainers".to_string()
+    } else {
+        format!("please report it at {}/issues", repo.trim_end_matches('/'))
+    };
+    format!(
+        "error: internal compiler error: {what}\n\
+         note: this is a bug in kdslc {}, not in your program; {report}, \
+         with the input file and the command line\n\
+         note: set RUST_BACKTRACE=1 for a backtrace\n",
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
+#[cfg(test)]
+#[allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_becomes_exit_status_3() {
+        assert_eq!(guarded(|| 7), 7);
+        let code = guarded(|| panic!("boom"));
+        assert_eq!(code, 3);
+    }
+
+    #[test]
+    fn ice_message_asks_for_a_report() {
+        let m = ice_message("boom");
+        assert!(
+            m.starts_with("error: internal compiler error: boom\n"),
+            "{m}"
+        );
+        assert!(m.contains("please report it"), "{m}");
+    }
 }

@@ -92,7 +92,11 @@ fn kernel(out: &mut String, module: &Module, k: &Kernel) {
             ParamType::Scalar(s) => {
                 let _ = writeln!(out, "{s}");
             }
-            ParamType::Global { elem, mutable, written } => {
+            ParamType::Global {
+                elem,
+                mutable,
+                written,
+            } => {
                 let m = if mutable { "mut " } else { "" };
                 let w = if written { "  // written" } else { "" };
                 let _ = writeln!(out, "global {m}[{elem}]{w}");
@@ -155,7 +159,11 @@ fn stmt(out: &mut String, cx: Cx, s: &Stmt, level: usize) {
         StmtKind::Let { local, value } => format!("let {} = {}", local_decl(cx, *local), e(value)),
         StmtKind::Assign { local, value } => format!("%{} = {}", local.0, e(value)),
         StmtKind::Call { func, args } => format!("call {}", call(cx, *func, args, level)),
-        StmtKind::Store { place: p, op, value } => {
+        StmtKind::Store {
+            place: p,
+            op,
+            value,
+        } => {
             let op = op.map_or("", BinOp::symbol);
             format!("{} {op}= {}", place(cx, p, level), e(value))
         }
@@ -239,11 +247,17 @@ fn stmt(out: &mut String, cx: Cx, s: &Stmt, level: usize) {
 /// `barrier.wait full[%2] parity=tracked`, `barrier.arrive_expect_tx full[0u32] bytes=4096u32`.
 fn barrier_op(cx: Cx, op: &BarrierOp, level: usize) -> String {
     let e = |x: &Expr| expr(cx, x, level);
-    let head = format!("barrier.{} {}", op.kind.method(), barrier_ref(cx, &op.barrier, level));
+    let head = format!(
+        "barrier.{} {}",
+        op.kind.method(),
+        barrier_ref(cx, &op.barrier, level)
+    );
     let arg = match &op.kind {
         BarrierOpKind::Arrive { count: None } => return head,
         BarrierOpKind::Arrive { count: Some(c) } => format!("count={}", e(c)),
-        BarrierOpKind::ArriveExpectTx { bytes } | BarrierOpKind::ExpectTx { bytes } => format!("bytes={}", e(bytes)),
+        BarrierOpKind::ArriveExpectTx { bytes } | BarrierOpKind::ExpectTx { bytes } => {
+            format!("bytes={}", e(bytes))
+        }
         BarrierOpKind::ArriveRemote { rank } => format!("rank={}", e(rank)),
         BarrierOpKind::Wait { parity: p } => format!("parity={}", parity(cx, p, level)),
         BarrierOpKind::WaitCluster { parity } => format!("parity={}", e(parity)),
@@ -271,11 +285,24 @@ fn barrier_ref(cx: Cx, r: &BarrierRef, level: usize) -> String {
 }
 
 fn place(cx: Cx, p: &Place, level: usize) -> String {
-    let list = |xs: &[Expr]| xs.iter().map(|x| expr(cx, x, level)).collect::<Vec<_>>().join(", ");
+    let list = |xs: &[Expr]| {
+        xs.iter()
+            .map(|x| expr(cx, x, level))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     match &p.kind {
-        PlaceKind::Global { param, index } => format!("{}[{}]", param_name(cx, *param), expr(cx, index, level)),
-        PlaceKind::Shared { array, indices } => format!("{}[{}]", shared_name(cx, *array), list(indices)),
-        PlaceKind::Remote { array, rank, indices } => format!(
+        PlaceKind::Global { param, index } => {
+            format!("{}[{}]", param_name(cx, *param), expr(cx, index, level))
+        }
+        PlaceKind::Shared { array, indices } => {
+            format!("{}[{}]", shared_name(cx, *array), list(indices))
+        }
+        PlaceKind::Remote {
+            array,
+            rank,
+            indices,
+        } => format!(
             "remote({}, {})[{}]",
             shared_name(cx, *array),
             expr(cx, rank, level),
@@ -300,7 +327,12 @@ fn shared_name(cx: Cx, id: SharedId) -> String {
 /// statements, which opens indented lines below `level`.
 fn expr(cx: Cx, x: &Expr, level: usize) -> String {
     let e = |y: &Expr| expr(cx, y, level);
-    let list = |ys: &[Expr]| ys.iter().map(|y| expr(cx, y, level)).collect::<Vec<_>>().join(", ");
+    let list = |ys: &[Expr]| {
+        ys.iter()
+            .map(|y| expr(cx, y, level))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     match &x.kind {
         ExprKind::Const(v) => value(*v, x.ty),
         ExprKind::Local(id) => format!("%{}", id.0),
@@ -324,7 +356,12 @@ fn expr(cx: Cx, x: &Expr, level: usize) -> String {
             else_value,
         } => {
             if then_block.stmts.is_empty() && else_block.stmts.is_empty() {
-                return format!("if {} {{ {} }} else {{ {} }}", e(cond), e(then_value), e(else_value));
+                return format!(
+                    "if {} {{ {} }} else {{ {} }}",
+                    e(cond),
+                    e(then_value),
+                    e(else_value)
+                );
             }
             let inner = level + 1;
             let mut s = format!("if {} {{\n", e(cond));
@@ -351,7 +388,7 @@ fn expr(cx: Cx, x: &Expr, level: usize) -> String {
                 AtomicOp::Cas => "atomic_cas",
             };
             let mut all = vec![place(cx, p, level)];
-            all.extend(args.iter().map(|y| e(y)));
+            all.extend(args.iter().map(e));
             format!("{name}({})", all.join(", "))
         }
         ExprKind::Warp(op, args) => format!("{}({})", warp_name(*op), list(args)),
@@ -429,4 +466,10 @@ fn warp_name(op: WarpOp) -> &'static str {
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 mod tests;

@@ -10,7 +10,10 @@ use serde::Serialize;
 
 /// Every diagnostic as one line of JSON, then the summary line.
 pub fn json(sources: &SourceMap, diags: &[Diagnostic]) -> String {
-    let errors = diags.iter().filter(|d| d.severity == Severity::Error).count();
+    let errors = diags
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .count();
     let warnings = diags.len() - errors;
     let mut out = json_diagnostics(sources, diags);
     out.push_str(&json_summary(errors, warnings));
@@ -195,6 +198,12 @@ fn position(file: &SourceFile, byte: usize) -> Position {
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 mod tests {
     use super::*;
 

@@ -10,7 +10,11 @@ fn sp() -> Span {
 }
 
 fn ex(kind: ExprKind, ty: Scalar) -> Expr {
-    Expr { kind, ty, span: sp() }
+    Expr {
+        kind,
+        ty,
+        span: sp(),
+    }
 }
 
 fn int(v: i128, ty: Scalar) -> Expr {
@@ -101,8 +105,16 @@ fn pipeline_kernel() -> Kernel {
             local: LocalId(1),
             value: ex(ExprKind::Const(Value::Float(0.0)), F32),
         }),
-        barrier(BarrierOpKind::Arrive { count: None }, bref(0, Some(local(0, U32)))),
-        barrier(BarrierOpKind::Wait { parity: Parity::Tracked }, bref(0, Some(local(0, U32)))),
+        barrier(
+            BarrierOpKind::Arrive { count: None },
+            bref(0, Some(local(0, U32))),
+        ),
+        barrier(
+            BarrierOpKind::Wait {
+                parity: Parity::Tracked,
+            },
+            bref(0, Some(local(0, U32))),
+        ),
         barrier(
             BarrierOpKind::WaitCluster {
                 parity: int(0, U32),
@@ -169,10 +181,16 @@ fn pipeline_kernel() -> Kernel {
             dims: vec![2, 64],
             span: sp(),
         }],
-        barriers: vec![group("full", Scope::Cta, 2, 1), group("peer", Scope::Cluster, 1, 2)],
+        barriers: vec![
+            group("full", Scope::Cta, 2, 1),
+            group("peer", Scope::Cluster, 1, 2),
+        ],
         body: Body {
             locals: vec![loc("s", U32), loc("acc", F32), loc("i", U32)],
-            block: Block { stmts: body, span: sp() },
+            block: Block {
+                stmts: body,
+                span: sp(),
+            },
         },
     }
 }

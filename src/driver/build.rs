@@ -1,0 +1,199 @@
+//! `kdslc build`: compile one file and write what `--emit` asks for.
+//!
+//! Usage problems (a JSON stream and `-o -` both on stdout, a depfile for
+//! stdout, no ptxas for `--emit cubin`) are found before compiling, so a
+//! build that cannot write its result does not spend time or print
+//! diagnostics first. Nothing is written unless the build succeeds.
+
+use super::cli::{BuildArgs, CommonArgs, Emit, MessageFormat};
+use super::output::{self, reason, Dest};
+use super::report::Reporter;
+use super::{ptxas, Fail};
+use crate::{Compilation, Options};
+use std::path::{Path, PathBuf};
+
+pub fn build(args: &BuildArgs) -> Result<(), Fail> {
+    let dest = destination(args);
+    let json = args.common.message_format == MessageFormat::Json;
+    if json && dest == Dest::Stdout {
+        return Err(Fail::Usage(
+            "`--message-format json` writes diagnostics to stdout, so the output needs a file: give `-o FILE`"
+                .to_string(),
+        ));
+    }
+    let depfile = depfile_path(args, &dest)?;
+    if let Dest::File(out) = &dest {
+        refuse_to_overwrite_input(&args.file, out)?;
+    }
+    let ptxas = match args.emit {
+        Emit::Cubin => Some(ptxas::find(args.ptxas.as_deref())?),
+        _ => None,
+    };
+    let opts = options(&args.common, !matches!(args.emit, Emit::Ptx | Emit::Cubin))?;
+
+    let mut reporter = Reporter::new(&args.common);
+    let produced = compile(&args.file, &opts, &mut reporter).and_then(|c| {
+        let bytes = emit(args, &c, &dest, ptxas.as_deref())?;
+        Ok((bytes, c.imports))
+    });
+    reporter.finish();
+    let (bytes, imports) = produced?;
+
+    // `--emit cubin` to a file has already been moved into place by ptxas.
+    if !(args.emit == Emit::Cubin && dest != Dest::Stdout) {
+        output::write(&dest, &bytes)?;
+    }
+    if let (Some(depfile), Dest::File(out)) = (depfile, &dest) {
+        output::write_atomic(
+            &depfile,
+            output::depfile(out, &args.file, &imports).as_bytes(),
+        )?;
+    }
+    Ok(())
+}
+
+/// `-o`, or the input's stem with `.ptx`/`.cubin` in the current folder, or
+/// stdout for the debugging emits.
+fn destination(args: &BuildArgs) -> Dest {
+    if let Some(o) = &args.output {
+        return Dest::from_arg(o);
+    }
+    let ext = match args.emit {
+        Emit::Ptx => "ptx",
+        Emit::Cubin => "cubin",
+        Emit::Ir | Emit::Ast => return Dest::Stdout,
+    };
+    // Appended, not `with_extension`: the stem of `a.b.kdsl` is `a.b`.
+    let mut name = args
+        .file
+        .file_stem()
+        .map_or_else(|| "out".into(), |s| s.to_os_string());
+    name.push(".");
+    name.push(ext);
+    Dest::File(PathBuf::from(name))
+}
+
+/// `-MF PATH`, or `OUT.d` for `-MD`; `None` when no depfile is wanted.
+fn depfile_path(args: &BuildArgs, dest: &Dest) -> Result<Option<PathBuf>, Fail> {
+    if !args.depfile && args.depfile_path.is_none() {
+        return Ok(None);
+    }
+    let Dest::File(out) = dest else {
+        return Err(Fail::Usage(
+            "a depfile (-MD/-MF) names the output file as its target, so it needs `-o FILE`, not stdout".to_string(),
+        ));
+    };
+    Ok(Some(args.depfile_path.clone().unwrap_or_else(|| {
+        let mut p = out.clone().into_os_string();
+        p.push(".d");
+        PathBuf::from(p)
+    })))
+}
+
+/// `kdslc k.ptx` would otherwise replace its own input with its output.
+fn refuse_to_overwrite_input(input: &Path, out: &Path) -> Result<(), Fail> {
+    match (input.canonicalize(), out.canonicalize()) {
+        (Ok(a), Ok(b)) if a == b => Err(Fail::Usage(format!(
+            "the output `{}` is the input file; give another `-o`",
+            out.display()
+        ))),
+        _ => Ok(()),
+    }
+}
+
+pub fn options(common: &CommonArgs, check_only: bool) -> Result<Options, Fail> {
+    let mut allow = Vec::new();
+    for code in &common.allow {
+        let Some(info) = crate::diagnostics::catalog::lookup(code) else {
+            return Err(Fail::Usage(format!(
+                "no diagnostic code `{code}` (in `-A {code}`); see `docs/diagnostics.md` for the list"
+            )));
+        };
+        if info.severity != crate::diagnostics::Severity::Warning {
+            return Err(Fail::Usage(format!(
+                "`-A` silences warnings only, and `{}` is an error",
+                info.code
+            )));
+        }
+        allow.push(info.code.to_string());
+    }
+    Ok(Options {
+        target: common.target,
+        deny_warnings: !common.deny.is_empty(),
+        allow,
+        check_only,
+    })
+}
+
+/// Compiles and reports; `Err` when the input cannot be read (exit 2) or the
+/// program has errors (exit 1, already reported).
+pub fn compile(file: &Path, opts: &Options, reporter: &mut Reporter) -> Result<Compilation, Fail> {
+    let c = crate::compile(file, opts).map_err(|e| cannot_read(file, &e))?;
+    reporter.report(&c.sources, &c.diagnostics);
+    if c.failed(opts) {
+        return Err(Fail::Exit(1));
+    }
+    Ok(c)
+}
+
+pub fn cannot_read(file: &Path, e: &std::io::Error) -> Fail {
+    let why = match e.kind() {
+        std::io::ErrorKind::InvalidData => "it is not UTF-8 text".to_string(),
+        _ => reason(e),
+    };
+    Fail::Usage(format!("cannot read `{}`: {why}", file.display()))
+}
+
+/// The bytes to write for `--emit ptx|ir|ast`, or for `--emit cubin` to
+/// stdout; `--emit cubin` to a file is moved into place here and gives no
+/// bytes.
+fn emit(
+    args: &BuildArgs,
+    c: &Compilation,
+    dest: &Dest,
+    ptxas: Option<&Path>,
+) -> Result<Vec<u8>, Fail> {
+    let missing = |what: &str| {
+        Fail::Internal(format!(
+            "the compiler reported no errors but produced no {what}"
+        ))
+    };
+    match args.emit {
+        Emit::Ptx => c
+            .ptx
+            .clone()
+            .map(String::into_bytes)
+            .ok_or_else(|| missing("PTX")),
+        Emit::Cubin => {
+            let ptx = c.ptx.as_deref().ok_or_else(|| missing("PTX"))?;
+            let ptxas = ptxas.ok_or_else(|| {
+                Fail::Internal("no ptxas was looked up for --emit cubin".to_string())
+            })?;
+            let out = match dest {
+                Dest::File(p) => Some(p.as_path()),
+                Dest::Stdout => None,
+            };
+            let bytes = ptxas::assemble(
+                ptxas,
+                ptx,
+                args.common.target,
+                args.opt_level.as_deref(),
+                out,
+            )?;
+            Ok(bytes.unwrap_or_default())
+        }
+        Emit::Ir => c
+            .module
+            .as_ref()
+            .map(|m| crate::ir::print::print(m).into_bytes())
+            .ok_or_else(|| missing("IR")),
+        Emit::Ast => {
+            let mut text = String::new();
+            for (id, file) in &c.files {
+                let name = c.sources.get(*id).map_or("?", |f| f.name.as_str());
+                text.push_str(&format!("// {name}\n{file:#?}\n"));
+            }
+            Ok(text.into_bytes())
+        }
+    }
+}

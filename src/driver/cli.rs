@@ -1,0 +1,272 @@
+//! The command line as clap sees it, and the two rewrites of `argv` that
+//! let `kdslc` take the gcc-style spellings build systems use.
+
+use crate::target::Target;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "kdslc",
+    version,
+    about = "The kdsl compiler: GPU kernels with checked mbarrier groups, to NVIDIA PTX",
+    override_usage = "kdslc [build] FILE.kdsl [-o OUT] [OPTIONS]\n       \
+                      kdslc check FILE...\n       \
+                      kdslc explain CODE\n       \
+                      kdslc lsp",
+    arg_required_else_help = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands. `build` is implied when the first argument is not one
+/// of these names (see [`normalize_args`]).
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Compile a file to PTX (the default: `kdslc FILE` means `kdslc build FILE`)
+    #[command(after_help = DEPFILE_HELP)]
+    Build(BuildArgs),
+    /// Report the diagnostics of each file; write nothing
+    Check(CheckArgs),
+    /// Print the long explanation of a diagnostic code (`kdslc explain E0301`)
+    Explain(ExplainArgs),
+    /// Run the language server on stdin/stdout (for editors)
+    Lsp,
+}
+
+/// Every subcommand name, for [`normalize_args`]. Keep in step with
+/// [`Command`] (`help` is clap's own).
+pub const SUBCOMMANDS: &[&str] = &["build", "check", "explain", "lsp", "help"];
+
+/// The help for `-MD`/`-MF`, which clap cannot show in gcc's spelling.
+const DEPFILE_HELP: &str = "\
+Dependency files (for make and ninja):
+  -MD            Also write a Make depfile: the output depends on FILE and every
+                 .kdsl file it imports (written to OUT.d; only when the build succeeds)
+  -MF DEPFILE    Write the depfile to DEPFILE instead of OUT.d (implies -MD)";
+
+#[derive(Args, Debug)]
+pub struct BuildArgs {
+    /// The .kdsl file to compile
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+
+    /// Output file; `-` is stdout. Default: FILE's stem with .ptx or .cubin in
+    /// the current directory (stdout for --emit ir|ast)
+    #[arg(short = 'o', value_name = "OUT")]
+    pub output: Option<PathBuf>,
+
+    /// What to write
+    #[arg(long, value_enum, default_value_t = Emit::Ptx)]
+    pub emit: Emit,
+
+    /// `-MD` (see DEPFILE_HELP; clap spells it `--MD`, argv is rewritten)
+    #[arg(long = "MD", hide = true)]
+    pub depfile: bool,
+
+    /// `-MF DEPFILE`
+    #[arg(long = "MF", value_name = "DEPFILE", hide = true)]
+    pub depfile_path: Option<PathBuf>,
+
+    /// The ptxas to run for --emit cubin (else $PTXAS, PATH, $CUDA_HOME/bin)
+    #[arg(long, value_name = "PATH")]
+    pub ptxas: Option<PathBuf>,
+
+    /// Optimisation level handed to ptxas for --emit cubin (-O0 ... -O3); the
+    /// PTX itself does not depend on it
+    #[arg(short = 'O', value_name = "LEVEL", value_parser = ["0", "1", "2", "3"])]
+    pub opt_level: Option<String>,
+
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    /// The .kdsl files to check
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<PathBuf>,
+
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+/// What `build` and `check` share: the target and how diagnostics look.
+#[derive(Args, Debug)]
+pub struct CommonArgs {
+    /// The GPU to compile for
+    #[arg(long, value_name = "SM", default_value = "sm_90", value_parser = parse_target)]
+    pub target: Target,
+
+    /// How diagnostics are written: human (stderr), short (stderr, one line
+    /// each, gcc style), json (stdout, one object per line)
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = MessageFormat::Human)]
+    pub message_format: MessageFormat,
+
+    /// Colour in human diagnostics (auto: when stderr is a terminal and
+    /// NO_COLOR is not set)
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+
+    /// `-D warnings`: treat warnings as errors
+    #[arg(short = 'D', value_name = "warnings", value_parser = ["warnings"])]
+    pub deny: Vec<String>,
+
+    /// Do not report the warning CODE (e.g. `-A W0001`); repeatable
+    #[arg(short = 'A', value_name = "CODE")]
+    pub allow: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct ExplainArgs {
+    /// A diagnostic code such as E0301
+    #[arg(value_name = "CODE")]
+    pub code: String,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Emit {
+    Ptx,
+    Cubin,
+    Ir,
+    Ast,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MessageFormat {
+    Human,
+    Short,
+    Json,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+fn parse_target(s: &str) -> Result<Target, String> {
+    Target::from_name(s).ok_or_else(|| {
+        let names: Vec<&str> = Target::ALL.iter().map(|t| t.name()).collect();
+        format!("unknown target; the targets are {}", names.join(", "))
+    })
+}
+
+/// Rewrites `argv` (program name first) into what clap parses:
+/// - the gcc spellings `-MD`, `-MF FILE` and `-MFFILE` become `--MD`,
+///   `--MF FILE` and `--MF=FILE` (clap's short options are one letter);
+/// - `build` is inserted when the first argument is not a subcommand or a
+///   help/version flag, so `kdslc -o out.ptx in.kdsl` and `kdslc in.kdsl`
+///   build.
+///
+/// Arguments after `--` are left alone.
+pub fn normalize_args(args: Vec<OsString>) -> Vec<OsString> {
+    let mut out = Vec::with_capacity(args.len() + 1);
+    let mut rest = args.into_iter();
+    if let Some(program) = rest.next() {
+        out.push(program);
+    }
+    let rest: Vec<OsString> = rest.collect();
+    if let Some(first) = rest.first() {
+        let first = first.to_str().unwrap_or("");
+        let keep =
+            SUBCOMMANDS.contains(&first) || matches!(first, "-h" | "--help" | "-V" | "--version");
+        if !keep {
+            out.push(OsString::from("build"));
+        }
+    }
+    let mut after_dashes = false;
+    for arg in rest {
+        if after_dashes {
+            out.push(arg);
+            continue;
+        }
+        match arg.to_str() {
+            Some("--") => {
+                after_dashes = true;
+                out.push(arg);
+            }
+            Some("-MD") => out.push("--MD".into()),
+            Some("-MF") => out.push("--MF".into()),
+            Some(s) if s.starts_with("-MF") => {
+                out.push(format!("--MF={}", s.get(3..).unwrap_or("")).into())
+            }
+            _ => out.push(arg),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+#[allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+mod tests {
+    use super::*;
+
+    fn norm(args: &[&str]) -> Vec<String> {
+        let args = args.iter().map(OsString::from).collect();
+        normalize_args(args)
+            .into_iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn build_is_implied() {
+        assert_eq!(norm(&["kdslc", "a.kdsl"]), ["kdslc", "build", "a.kdsl"]);
+        assert_eq!(
+            norm(&["kdslc", "-o", "x", "a.kdsl"]),
+            ["kdslc", "build", "-o", "x", "a.kdsl"]
+        );
+        assert_eq!(
+            norm(&["kdslc", "check", "a.kdsl"]),
+            ["kdslc", "check", "a.kdsl"]
+        );
+        assert_eq!(norm(&["kdslc", "--help"]), ["kdslc", "--help"]);
+        assert_eq!(norm(&["kdslc"]), ["kdslc"]);
+    }
+
+    #[test]
+    fn gcc_depfile_flags() {
+        assert_eq!(
+            norm(&["kdslc", "a.kdsl", "-MD", "-MF", "d", "-MFe", "--", "-MD"]),
+            ["kdslc", "build", "a.kdsl", "--MD", "--MF", "d", "--MF=e", "--", "-MD"]
+        );
+    }
+
+    #[test]
+    fn clap_accepts_the_spec_command_lines() {
+        let parse = |args: &[&str]| {
+            let args: Vec<OsString> = args.iter().map(OsString::from).collect();
+            Cli::try_parse_from(normalize_args(args))
+        };
+        let cli = parse(&[
+            "kdslc", "-o", "out.ptx", "in.kdsl", "-O2", "-D", "warnings", "-A", "W0001",
+        ]);
+        let Ok(Cli {
+            command: Command::Build(b),
+        }) = cli
+        else {
+            panic!("did not parse: {cli:?}");
+        };
+        assert_eq!(b.file, PathBuf::from("in.kdsl"));
+        assert_eq!(b.output, Some(PathBuf::from("out.ptx")));
+        assert_eq!(b.opt_level.as_deref(), Some("2"));
+        assert_eq!(b.common.deny, ["warnings"]);
+        assert_eq!(b.common.allow, ["W0001"]);
+        assert_eq!(b.common.target, Target::Sm90);
+        assert!(parse(&["kdslc", "in.kdsl", "--target", "sm_80", "--emit", "ir", "-MD"]).is_ok());
+        assert!(parse(&["kdslc", "in.kdsl", "--target", "sm_70"]).is_err());
+        assert!(parse(&["kdslc", "in.kdsl", "-D", "nonsense"]).is_err());
+        assert!(parse(&["kdslc", "check"]).is_err());
+        assert!(parse(&["kdslc", "explain", "E0301"]).is_ok());
+    }
+}

@@ -1,0 +1,300 @@
+//! Number literals: the lexer matches a generous run of digits, letters and
+//! `_` (plus a fraction and a signed exponent) and this module decides what
+//! it means, so that every malformed literal is one token with one precise
+//! error instead of a confusing split into a number and an identifier.
+
+use crate::types::Scalar;
+use std::fmt;
+
+/// The value of a number literal as written.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Number {
+    /// An integer: exact (values over `u64::MAX` are an error), with the
+    /// written type suffix, if any.
+    Int { value: u64, suffix: Option<Scalar> },
+    /// A float parsed as `f64`, with the written suffix, if any.
+    Float { value: f64, suffix: Option<Scalar> },
+}
+
+impl fmt::Display for Number {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (suffix, written) = match self {
+            Number::Int { value, suffix } => (suffix, value.to_string()),
+            Number::Float { value, suffix } => (suffix, format!("{value:?}")),
+        };
+        f.write_str(&written)?;
+        if let Some(s) = suffix {
+            f.write_str(s.name())?;
+        }
+        Ok(())
+    }
+}
+
+/// Why a literal was rejected.
+#[derive(Clone, Debug, PartialEq)]
+pub enum NumberError {
+    /// Malformed; the text explains what is wrong (shown as a label).
+    Invalid(String),
+    /// Does not fit the type (`u64`, or the suffix's type).
+    OutOfRange(Scalar),
+}
+
+impl NumberError {
+    /// A stand-in token so that parsing can go on: an unsuffixed zero, a
+    /// float zero when the literal was meant to be a float.
+    pub fn placeholder(text: &str) -> Number {
+        let decimal = !(text.starts_with("0x") || text.starts_with("0b"));
+        if decimal && text.contains(['.', 'e', 'E']) {
+            Number::Float {
+                value: 0.0,
+                suffix: None,
+            }
+        } else {
+            Number::Int {
+                value: 0,
+                suffix: None,
+            }
+        }
+    }
+}
+
+const INT_SUFFIXES: &str = "`u32`, `i32`, `u64` or `i64`";
+const FLOAT_SUFFIXES: [&str; 4] = ["bf16", "f16", "f32", "f64"];
+
+/// Reads the literal `text` (as matched by the lexer: it starts with a digit).
+pub fn parse(text: &str) -> Result<Number, NumberError> {
+    if let Some(rest) = text.strip_prefix("0x") {
+        radix_literal(rest, 16, "hex")
+    } else if let Some(rest) = text.strip_prefix("0b") {
+        radix_literal(rest, 2, "binary")
+    } else {
+        decimal_literal(text)
+    }
+}
+
+/// `0x…` / `0b…` after the prefix: digits and `_`, then an integer suffix.
+fn radix_literal(rest: &str, radix: u32, what: &str) -> Result<Number, NumberError> {
+    // Binary literals take all decimal digits first, so that `0b102` is a
+    // bad digit rather than an unknown suffix `2`.
+    let digit_len = rest
+        .find(|c: char| {
+            !(c == '_'
+                || if radix == 16 {
+                    c.is_ascii_hexdigit()
+                } else {
+                    c.is_ascii_digit()
+                })
+        })
+        .unwrap_or(rest.len());
+    let (digits, suffix_text) = rest.split_at(digit_len);
+    if let Some(bad) = digits
+        .chars()
+        .find(|c| c.to_digit(radix).is_none() && *c != '_')
+    {
+        return Err(invalid(format!("invalid digit `{bad}` in {what} literal")));
+    }
+    if !digits.chars().any(|c| c != '_') {
+        return Err(invalid(format!("{what} literal has no digits")));
+    }
+    if suffix_text.is_empty() {
+        if let Some(fs) = FLOAT_SUFFIXES.iter().find(|s| digits.ends_with(*s)) {
+            return Err(invalid(format!(
+                "a {what} literal cannot have a float suffix (`{fs}`); if these are digits, add an integer suffix or a `_`"
+            )));
+        }
+    }
+    let suffix = int_suffix(suffix_text, what)?;
+    let value =
+        accumulate(digits, radix).ok_or(NumberError::OutOfRange(suffix.unwrap_or(Scalar::U64)))?;
+    Ok(Number::Int { value, suffix })
+}
+
+/// Decimal integer or float: `digits (. digits)? (e [+-]? digits)? suffix?`.
+fn decimal_literal(text: &str) -> Result<Number, NumberError> {
+    let int_len = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '_'))
+        .unwrap_or(text.len());
+    let mut end = int_len;
+    let mut is_float = false;
+    let rest = text.get(end..).unwrap_or("");
+    if let Some(frac) = rest.strip_prefix('.') {
+        // The lexer only includes a `.` that a digit follows.
+        is_float = true;
+        end += 1 + frac
+            .find(|c: char| !(c.is_ascii_digit() || c == '_'))
+            .unwrap_or(frac.len());
+    }
+    let rest = text.get(end..).unwrap_or("");
+    if let Some(exp) = rest.strip_prefix(['e', 'E']) {
+        is_float = true;
+        let signed = exp.strip_prefix(['+', '-']).unwrap_or(exp);
+        let sign_len = exp.len() - signed.len();
+        let digits_len = signed
+            .find(|c: char| !(c.is_ascii_digit() || c == '_'))
+            .unwrap_or(signed.len());
+        let exp_digits = signed.get(..digits_len).unwrap_or("");
+        if !exp_digits.chars().any(|c| c.is_ascii_digit()) {
+            return Err(invalid("exponent has no digits"));
+        }
+        end += 1 + sign_len + digits_len;
+    }
+    let (body, suffix_text) = text.split_at(end.min(text.len()));
+    if suffix_text.is_empty() || FLOAT_SUFFIXES.contains(&suffix_text) {
+        let float_suffix = Scalar::from_name(suffix_text);
+        if is_float || float_suffix.is_some() {
+            let clean: String = body.chars().filter(|c| *c != '_').collect();
+            let value: f64 = clean
+                .parse()
+                .map_err(|_| invalid("malformed float literal"))?;
+            if !value.is_finite() {
+                return Err(NumberError::OutOfRange(float_suffix.unwrap_or(Scalar::F64)));
+            }
+            return Ok(Number::Float {
+                value,
+                suffix: float_suffix,
+            });
+        }
+    }
+    if is_float {
+        return Err(match int_suffix(suffix_text, "float") {
+            Ok(_) => invalid(format!(
+                "a float literal cannot have the integer suffix `{suffix_text}`"
+            )),
+            Err(e) => e,
+        });
+    }
+    let suffix = int_suffix(suffix_text, "integer")?;
+    let value =
+        accumulate(body, 10).ok_or(NumberError::OutOfRange(suffix.unwrap_or(Scalar::U64)))?;
+    Ok(Number::Int { value, suffix })
+}
+
+/// An integer suffix (or none). Float suffixes were handled by the caller.
+fn int_suffix(text: &str, what: &str) -> Result<Option<Scalar>, NumberError> {
+    if text.is_empty() {
+        return Ok(None);
+    }
+    match Scalar::from_name(text) {
+        Some(s) if s.is_int() => Ok(Some(s)),
+        _ if FLOAT_SUFFIXES.contains(&text) => Err(invalid(format!(
+            "a {what} literal cannot have a float suffix (`{text}`)"
+        ))),
+        _ => Err(invalid(format!(
+            "unknown suffix `{text}`: integer literals take {INT_SUFFIXES}, float literals `f16`, `bf16`, `f32` or `f64`"
+        ))),
+    }
+}
+
+/// The value of `digits` (with `_` separators) in `radix`, or `None` on
+/// overflow of `u64`.
+fn accumulate(digits: &str, radix: u32) -> Option<u64> {
+    digits
+        .chars()
+        .filter(|c| *c != '_')
+        .try_fold(0u64, |acc, c| {
+            acc.checked_mul(u64::from(radix))?
+                .checked_add(u64::from(c.to_digit(radix)?))
+        })
+}
+
+fn invalid(why: impl Into<String>) -> NumberError {
+    NumberError::Invalid(why.into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn int(value: u64, suffix: Option<Scalar>) -> Result<Number, NumberError> {
+        Ok(Number::Int { value, suffix })
+    }
+
+    fn float(value: f64, suffix: Option<Scalar>) -> Result<Number, NumberError> {
+        Ok(Number::Float { value, suffix })
+    }
+
+    fn is_invalid(text: &str) -> bool {
+        matches!(parse(text), Err(NumberError::Invalid(_)))
+    }
+
+    #[test]
+    fn integers() {
+        assert_eq!(parse("42"), int(42, None));
+        assert_eq!(parse("0x2A"), int(42, None));
+        assert_eq!(parse("0b101"), int(5, None));
+        assert_eq!(parse("1_000_000"), int(1_000_000, None));
+        assert_eq!(parse("16u64"), int(16, Some(Scalar::U64)));
+        assert_eq!(parse("0xffu32"), int(255, Some(Scalar::U32)));
+        assert_eq!(parse("0x1f32u32"), int(0x1f32, Some(Scalar::U32)));
+        assert_eq!(parse("0x1f_32"), int(0x1f32, None));
+        assert_eq!(parse("7i32"), int(7, Some(Scalar::I32)));
+        assert_eq!(parse("18446744073709551615"), int(u64::MAX, None));
+    }
+
+    #[test]
+    fn floats() {
+        assert_eq!(parse("1.0"), float(1.0, None));
+        assert_eq!(parse("1e-3"), float(1e-3, None));
+        assert_eq!(parse("2.5e+4"), float(2.5e4, None));
+        assert_eq!(parse("2.5E4f32"), float(2.5e4, Some(Scalar::F32)));
+        assert_eq!(parse("1f32"), float(1.0, Some(Scalar::F32)));
+        assert_eq!(parse("0.5bf16"), float(0.5, Some(Scalar::BF16)));
+        assert_eq!(parse("3.4028235e38"), float(3.4028235e38, None));
+    }
+
+    #[test]
+    fn malformed() {
+        for text in [
+            "0x", "0x_", "1e", "1e+", "0b102", "1.5u32", "0x1f32", "5u8", "0b1f64", "3abc",
+            "1e5u32", "0xu32",
+        ] {
+            assert!(
+                is_invalid(text),
+                "{text} should be invalid: {:?}",
+                parse(text)
+            );
+        }
+    }
+
+    #[test]
+    fn out_of_range() {
+        assert_eq!(
+            parse("18446744073709551616"),
+            Err(NumberError::OutOfRange(Scalar::U64))
+        );
+        assert_eq!(
+            parse("99999999999999999999i32"),
+            Err(NumberError::OutOfRange(Scalar::I32))
+        );
+        assert_eq!(
+            parse("0x1_0000_0000_0000_0000"),
+            Err(NumberError::OutOfRange(Scalar::U64))
+        );
+        assert_eq!(parse("1e999"), Err(NumberError::OutOfRange(Scalar::F64)));
+    }
+
+    #[test]
+    fn placeholders_keep_int_or_float() {
+        assert_eq!(
+            NumberError::placeholder("1.5u32"),
+            Number::Float {
+                value: 0.0,
+                suffix: None
+            }
+        );
+        assert_eq!(
+            NumberError::placeholder("0x1e"),
+            Number::Int {
+                value: 0,
+                suffix: None
+            }
+        );
+        assert_eq!(
+            NumberError::placeholder("5u8"),
+            Number::Int {
+                value: 0,
+                suffix: None
+            }
+        );
+    }
+}

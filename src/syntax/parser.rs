@@ -1,0 +1,432 @@
+//! Tokens → AST: runs the LALRPOP parser generated from
+//! `grammar/kdsl.lalrpop` and turns its errors into diagnostics.
+//!
+//! [`from_lalrpop`] is the one place where LALRPOP's errors become ours:
+//! terminal names become readable (`";"` → `` `;` ``, `Ident` →
+//! `identifier`), groups of them collapse (`expression`, `an operator`), and
+//! a missing `;` gets a fix.
+
+use super::lexer::{LexError, LexErrorKind, Token};
+use crate::diagnostics::Diagnostic;
+use crate::span::{FileId, Span};
+use crate::syntax::ast;
+use std::collections::BTreeSet;
+use std::convert::Infallible;
+
+#[allow(
+    clippy::all,
+    clippy::pedantic,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic,
+    unused,
+    unused_qualifications,
+    non_snake_case,
+    non_camel_case_types,
+    unreachable_code
+)]
+mod grammar {
+    include!(concat!(env!("OUT_DIR"), "/kdsl.rs"));
+}
+
+type LalrpopError = lalrpop_util::ParseError<usize, Token, Infallible>;
+
+/// A syntax error, before it becomes a [`Diagnostic`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum ParseError {
+    /// E0010: a token the grammar does not allow here.
+    Unexpected {
+        /// The token as the user wrote it, described: `` `}` ``,
+        /// ``identifier `foo` ``.
+        found: String,
+        span: Span,
+        /// Readable expectations, in display order.
+        expected: Vec<String>,
+        /// A token that is probably missing just before `span`, and where
+        /// to insert it (the end of the previous token).
+        insert: Option<(&'static str, Span)>,
+        /// `a < b < c`.
+        chained_comparison: bool,
+    },
+    /// E0011: the file ended inside an item.
+    UnexpectedEof {
+        /// Empty span at the end of the file.
+        at: Span,
+        expected: Vec<String>,
+        /// The innermost bracket still open at the end, if any.
+        unclosed: Option<(Span, &'static str)>,
+    },
+}
+
+impl ParseError {
+    pub fn into_diagnostic(self) -> Diagnostic {
+        match self {
+            ParseError::Unexpected {
+                found,
+                span,
+                expected,
+                insert,
+                chained_comparison,
+            } => {
+                let mut d = Diagnostic::error(
+                    "E0010",
+                    format!("expected {}, found {found}", list(&expected)),
+                )
+                .primary(span, format!("unexpected {found}"));
+                if let Some((tok, at)) = insert {
+                    d = d
+                        .help(format!("add `{tok}` at the end of the previous token"))
+                        .fix(format!("insert `{tok}`"), at, tok);
+                }
+                if chained_comparison {
+                    d = d.help("comparison operators cannot be chained; combine the comparisons with `&&`, as in `a < b && b < c`");
+                }
+                d
+            }
+            ParseError::UnexpectedEof {
+                at,
+                expected,
+                unclosed,
+            } => {
+                let mut d = Diagnostic::error("E0011", "unexpected end of file")
+                    .primary(at, "the file ends here");
+                if let Some((span, open)) = unclosed {
+                    d = d.secondary(span, format!("this `{open}` is not closed"));
+                }
+                if !expected.is_empty() {
+                    d = d.note(format!("expected {}", list(&expected)));
+                }
+                d
+            }
+        }
+    }
+}
+
+/// `a`, or `one of a, b, c`.
+fn list(expected: &[String]) -> String {
+    match expected {
+        [] => "something else".to_string(),
+        [one] => one.clone(),
+        many => format!("one of {}", many.join(", ")),
+    }
+}
+
+/// What the parser needs to explain an error: the file, its text and its
+/// tokens (to find the token before an error and unclosed brackets).
+struct Context<'a> {
+    file: FileId,
+    text: &'a str,
+    tokens: &'a [(usize, Token, usize)],
+}
+
+/// Parses a lexed file. `lex_errors` are only used to silence syntax errors
+/// that a lexer error right before them explains (a skipped `$` where an
+/// operator was meant).
+pub fn parse_tokens(
+    file: FileId,
+    text: &str,
+    tokens: &[(usize, Token, usize)],
+    lex_errors: &[LexError],
+) -> (ast::File, Vec<ParseError>) {
+    let cx = Context { file, text, tokens };
+    let mut recovered = Vec::new();
+    let input = tokens.iter().cloned().map(Ok::<_, Infallible>);
+    let result = grammar::FileParser::new().parse(file, &mut recovered, input);
+    let mut errors: Vec<LalrpopError> = recovered.into_iter().map(|r| r.error).collect();
+    let tree = match result {
+        Ok(tree) => tree,
+        Err(e) => {
+            errors.push(e);
+            ast::File::default()
+        }
+    };
+    let gaps: Vec<usize> = lex_errors
+        .iter()
+        .filter(|e| {
+            matches!(
+                e.kind,
+                LexErrorKind::UnexpectedChar | LexErrorKind::UnterminatedComment
+            )
+        })
+        .map(|e| e.span.start as usize)
+        .collect();
+    let errors = errors
+        .into_iter()
+        .filter_map(|e| {
+            let (gap_start, gap_end) = cx.gap_before(&e);
+            let explained = gaps.iter().any(|&g| gap_start <= g && g <= gap_end);
+            if explained {
+                None
+            } else {
+                from_lalrpop(e, &cx)
+            }
+        })
+        .collect();
+    (tree, errors)
+}
+
+impl Context<'_> {
+    /// The token just before byte offset `at`.
+    fn token_before(&self, at: usize) -> Option<&(usize, Token, usize)> {
+        let i = self.tokens.partition_point(|t| t.0 < at);
+        i.checked_sub(1).and_then(|i| self.tokens.get(i))
+    }
+
+    /// The stretch of text between the token before the error and the error
+    /// itself, where a skipped character would explain it.
+    fn gap_before(&self, e: &LalrpopError) -> (usize, usize) {
+        let at = match e {
+            LalrpopError::UnrecognizedToken { token, .. } | LalrpopError::ExtraToken { token } => {
+                token.0
+            }
+            LalrpopError::UnrecognizedEof { .. }
+            | LalrpopError::InvalidToken { .. }
+            | LalrpopError::User { .. } => self.text.len(),
+        };
+        let prev_end = self.token_before(at).map_or(0, |t| t.2);
+        (prev_end, at)
+    }
+
+    /// The innermost bracket that is never closed.
+    fn unclosed_bracket(&self) -> Option<(Span, &'static str)> {
+        let mut open: Vec<(usize, usize, &'static str)> = Vec::new();
+        for (start, tok, end) in self.tokens {
+            let closes = match tok {
+                Token::LParen | Token::LBracket | Token::LBrace => {
+                    open.push((*start, *end, tok.spelling().unwrap_or("(")));
+                    continue;
+                }
+                Token::RParen => "(",
+                Token::RBracket => "[",
+                Token::RBrace => "{",
+                _ => continue,
+            };
+            // A stray closer is ignored; a closer for an outer bracket
+            // closes the ones inside it too.
+            if let Some(pos) = open.iter().rposition(|o| o.2 == closes) {
+                open.truncate(pos);
+            }
+        }
+        open.last()
+            .map(|&(s, e, o)| (Span::new(self.file, s, e), o))
+    }
+}
+
+/// The one conversion from LALRPOP's error type. `None` for errors that
+/// cannot happen with our token source (our lexer never fails).
+fn from_lalrpop(e: LalrpopError, cx: &Context<'_>) -> Option<ParseError> {
+    match e {
+        LalrpopError::UnrecognizedToken {
+            token: (start, tok, end),
+            expected,
+        } => Some(unexpected(cx, start, &tok, end, &expected)),
+        LalrpopError::ExtraToken {
+            token: (start, tok, end),
+        } => Some(unexpected(cx, start, &tok, end, &["EOF".to_string()])),
+        LalrpopError::UnrecognizedEof { expected, .. } => Some(ParseError::UnexpectedEof {
+            at: Span::new(cx.file, cx.text.len(), cx.text.len()),
+            expected: readable(&expected),
+            unclosed: cx.unclosed_bracket(),
+        }),
+        LalrpopError::InvalidToken { .. } => None,
+        LalrpopError::User { error } => match error {},
+    }
+}
+
+fn unexpected(
+    cx: &Context<'_>,
+    start: usize,
+    tok: &Token,
+    end: usize,
+    raw: &[String],
+) -> ParseError {
+    let span = Span::new(cx.file, start, end);
+    let written = cx.text.get(start..end).unwrap_or("");
+    let found = match tok.spelling() {
+        Some(s) => format!("`{s}`"),
+        None => format!("{} `{}`", tok.kind_name(), shorten(written)),
+    };
+    let expected = readable(raw);
+    let raw_has = |name: &str| raw.iter().any(|r| unquote(r) == name);
+
+    // A missing `;` (or closing bracket): when it is the only thing that
+    // fits, or when `;` fits and the next token is on a new line.
+    let prev = cx.token_before(start);
+    let insert = prev.and_then(|&(_, _, prev_end)| {
+        let only = match expected.as_slice() {
+            [one] => ["`;`", "`)`", "`]`"]
+                .iter()
+                .find(|t| *t == one)
+                .map(|t| t.trim_matches('`')),
+            _ => None,
+        };
+        let newline = cx
+            .text
+            .get(prev_end..start)
+            .is_some_and(|gap| gap.contains('\n'));
+        let tok = only.or((newline && raw_has(";")).then_some(";"))?;
+        let tok: &'static str = match tok {
+            ";" => ";",
+            ")" => ")",
+            _ => "]",
+        };
+        Some((tok, Span::new(cx.file, prev_end, prev_end)))
+    });
+
+    let comparison = matches!(
+        tok,
+        Token::EqEq | Token::Ne | Token::Lt | Token::Le | Token::Gt | Token::Ge
+    );
+    let chained_comparison = comparison && raw_has("&&") && !tok.spelling().is_some_and(raw_has);
+    ParseError::Unexpected {
+        found,
+        span,
+        expected,
+        insert,
+        chained_comparison,
+    }
+}
+
+/// At most 24 characters of a token's text, for messages.
+fn shorten(text: &str) -> String {
+    match text.char_indices().nth(24) {
+        Some((i, _)) => format!("{}…", text.get(..i).unwrap_or("")),
+        None => text.to_string(),
+    }
+}
+
+fn unquote(raw: &str) -> &str {
+    raw.strip_prefix('"')
+        .and_then(|r| r.strip_suffix('"'))
+        .unwrap_or(raw)
+}
+
+const OPERATORS: [&str; 19] = [
+    "||", "&&", "==", "!=", "<", "<=", ">", ">=", "|", "^", "&", "<<", ">>", "+", "-", "*", "/",
+    "%", "as",
+];
+const EXPRESSION_STARTS: [&str; 7] = ["Ident", "NumLit", "(", "-", "!", "true", "false"];
+const STATEMENT_KEYWORDS: [&str; 9] = [
+    "let", "if", "while", "for", "return", "break", "continue", "shared", "barrier",
+];
+const ITEM_KEYWORDS: [&str; 4] = ["import", "const", "fn", "kernel"];
+/// Shown before single tokens, in this order.
+const WORDS: [&str; 7] = [
+    "item",
+    "statement",
+    "expression",
+    "identifier",
+    "number literal",
+    "string literal",
+    "end of file",
+];
+/// Longer lists end in `…`.
+const MAX_EXPECTED: usize = 6;
+
+/// LALRPOP's terminal names (`"\";\""`, `"Ident"`) as a short readable
+/// list: whole groups collapse into one word.
+fn readable(raw: &[String]) -> Vec<String> {
+    let mut set: BTreeSet<&str> = raw.iter().map(|r| unquote(r)).collect();
+    let mut words: BTreeSet<&'static str> = BTreeSet::new();
+    let mut operator = false;
+    if OPERATORS.iter().filter(|o| set.contains(*o)).count() >= 5 {
+        set.retain(|t| !OPERATORS.contains(t));
+        operator = true;
+    }
+    if EXPRESSION_STARTS.iter().all(|t| set.contains(t)) {
+        set.retain(|t| !EXPRESSION_STARTS.contains(t) && *t != "if");
+        words.insert("expression");
+    }
+    if ["let", "while", "for"].iter().all(|t| set.contains(t)) {
+        set.retain(|t| !STATEMENT_KEYWORDS.contains(t) && *t != ";");
+        words.remove("expression");
+        words.insert("statement");
+    }
+    if ITEM_KEYWORDS.iter().all(|t| set.contains(t)) {
+        set.retain(|t| !ITEM_KEYWORDS.contains(t));
+        words.insert("item");
+    }
+    for (name, word) in [
+        ("Ident", "identifier"),
+        ("NumLit", "number literal"),
+        ("StrLit", "string literal"),
+        ("EOF", "end of file"),
+    ] {
+        if set.remove(name) {
+            words.insert(word);
+        }
+    }
+    let mut out: Vec<String> = WORDS
+        .iter()
+        .filter(|w| words.contains(*w))
+        .map(|w| w.to_string())
+        .collect();
+    out.extend(set.iter().map(|t| format!("`{t}`")));
+    if operator {
+        out.push("an operator".to_string());
+    }
+    if out.len() > MAX_EXPECTED {
+        out.truncate(MAX_EXPECTED);
+        out.push("…".to_string());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(names: &[&str]) -> Vec<String> {
+        names
+            .iter()
+            .map(|n| {
+                if n.chars().all(char::is_alphanumeric) && n.starts_with(char::is_uppercase) {
+                    n.to_string()
+                } else {
+                    format!("\"{n}\"")
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn terminal_names_become_readable() {
+        assert_eq!(readable(&raw(&[";"])), vec!["`;`"]);
+        assert_eq!(
+            readable(&raw(&[")", ",", "Ident"])),
+            vec!["identifier", "`)`", "`,`"]
+        );
+    }
+
+    #[test]
+    fn groups_collapse() {
+        let mut names = EXPRESSION_STARTS.to_vec();
+        names.push("if");
+        assert_eq!(readable(&raw(&names)), vec!["expression"]);
+        let mut after_operand = OPERATORS.to_vec();
+        after_operand.extend([";", "."]);
+        assert_eq!(
+            readable(&raw(&after_operand)),
+            vec!["`.`", "`;`", "an operator"]
+        );
+        assert_eq!(readable(&raw(&ITEM_KEYWORDS)), vec!["item"]);
+    }
+
+    #[test]
+    fn long_lists_are_cut() {
+        let names = ["a", "b", "c", "d", "e", "f", "g", "h"];
+        let r = readable(&raw(&names));
+        assert_eq!(r.len(), MAX_EXPECTED + 1);
+        assert_eq!(r.last().map(String::as_str), Some("…"));
+    }
+
+    #[test]
+    fn list_wording() {
+        assert_eq!(list(&["`;`".to_string()]), "`;`");
+        assert_eq!(
+            list(&["`,`".to_string(), "`)`".to_string()]),
+            "one of `,`, `)`"
+        );
+    }
+}

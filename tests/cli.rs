@@ -1,0 +1,500 @@
+//! The `kdslc` binary, run as a build system or a person would run it: exit
+//! statuses, where output goes, atomic writes, depfiles, message formats.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
+mod common;
+
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Output};
+
+const GOOD: &str = "\
+// y = a * x + y
+kernel saxpy(a: f32, x: global [f32], y: global mut [f32], n: u32) block(256) {
+    let i = block_idx.x * block_dim.x + thread_idx.x;
+    if i < n {
+        y[i] = a * x[i] + y[i];
+    }
+}
+";
+
+const BAD: &str = "\
+kernel k(out: global mut [f32]) block(32) {
+    out[0] = missing;
+}
+";
+
+const WARNS: &str = "\
+kernel k(out: global mut [f32]) block(32) {
+    let tmp = 3.0;
+    out[0] = 1.0;
+}
+";
+
+fn kdslc_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kdslc"))
+        .current_dir(dir)
+        .args(args)
+        .env_remove("NO_COLOR")
+        .env_remove("PTXAS")
+        .env_remove("CUDA_HOME")
+        .output()
+        .expect("kdslc runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A temporary folder holding `files`.
+fn project(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, body) in files {
+        let path = dir.path().join(name);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, body).unwrap();
+    }
+    dir
+}
+
+fn listing(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn unknown_flag_is_a_usage_error() {
+    let dir = project(&[("k.kdsl", GOOD)]);
+    let out = kdslc_in(dir.path(), &["k.kdsl", "--bogus"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("--bogus"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(listing(dir.path()), ["k.kdsl"]);
+}
+
+#[test]
+fn no_arguments_prints_help_and_exits_2() {
+    let dir = project(&[]);
+    let out = kdslc_in(dir.path(), &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("Usage: kdslc"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn help_and_version_exit_0() {
+    let dir = project(&[]);
+    let out = kdslc_in(dir.path(), &["--help"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(text(&out.stdout).contains("explain"));
+    let out = kdslc_in(dir.path(), &["build", "--help"]);
+    assert!(
+        text(&out.stdout).contains("-MF DEPFILE"),
+        "{}",
+        text(&out.stdout)
+    );
+    let out = kdslc_in(dir.path(), &["--version"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(text(&out.stdout).starts_with("kdslc "));
+}
+
+#[test]
+fn missing_input_exits_2() {
+    let dir = project(&[]);
+    let out = kdslc_in(dir.path(), &["nope.kdsl"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        text(&out.stderr),
+        "error: cannot read `nope.kdsl`: no such file or directory\n"
+    );
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn bad_target_is_a_usage_error() {
+    let dir = project(&[("k.kdsl", GOOD)]);
+    let out = kdslc_in(dir.path(), &["k.kdsl", "--target", "sm_70"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("sm_90a"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn explain_prints_the_long_explanation() {
+    let dir = project(&[]);
+    for code in ["E0301", "e0301"] {
+        let out = kdslc_in(dir.path(), &["explain", code]);
+        assert_eq!(out.status.code(), Some(0));
+        let s = text(&out.stdout);
+        assert!(
+            s.starts_with("# E0301: Can only await on CTA-local barriers\n"),
+            "{s}"
+        );
+        assert!(s.contains("wait_cluster"), "{s}");
+    }
+    let out = kdslc_in(dir.path(), &["explain", "E9999"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        text(&out.stderr),
+        "error: no diagnostic code `E9999`; see `docs/diagnostics.md` for the list\n"
+    );
+}
+
+#[test]
+fn default_output_is_the_stem_with_ptx_and_both_argument_orders_work() {
+    let dir = project(&[("sub/saxpy.kdsl", GOOD)]);
+    let out = kdslc_in(dir.path(), &["sub/saxpy.kdsl"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(out.stderr.is_empty(), "{}", text(&out.stderr));
+    let ptx = fs::read_to_string(dir.path().join("saxpy.ptx")).unwrap();
+    assert!(ptx.contains("saxpy"), "{ptx}");
+
+    let out = kdslc_in(dir.path(), &["-o", "a.ptx", "sub/saxpy.kdsl"]);
+    assert_eq!(out.status.code(), Some(0));
+    let out = kdslc_in(dir.path(), &["build", "sub/saxpy.kdsl", "-o", "b.ptx"]);
+    assert_eq!(out.status.code(), Some(0));
+    // Deterministic: the same input and flags, the same bytes.
+    assert_eq!(fs::read(dir.path().join("a.ptx")).unwrap(), ptx.as_bytes());
+    assert_eq!(fs::read(dir.path().join("b.ptx")).unwrap(), ptx.as_bytes());
+}
+
+#[test]
+fn dash_o_dash_writes_to_stdout_only() {
+    let dir = project(&[("saxpy.kdsl", GOOD)]);
+    let out = kdslc_in(dir.path(), &["saxpy.kdsl", "-o", "-"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("saxpy"));
+    assert_eq!(listing(dir.path()), ["saxpy.kdsl"]);
+}
+
+#[test]
+fn failed_build_leaves_the_old_output_untouched() {
+    let dir = project(&[("bad.kdsl", BAD), ("out.ptx", "old contents\n")]);
+    let out = kdslc_in(dir.path(), &["bad.kdsl", "-o", "out.ptx", "-MD"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert_eq!(
+        fs::read_to_string(dir.path().join("out.ptx")).unwrap(),
+        "old contents\n"
+    );
+    // No temporary file and no depfile left behind.
+    assert_eq!(listing(dir.path()), ["bad.kdsl", "out.ptx"]);
+    let err = text(&out.stderr);
+    assert!(err.contains("error[E0100]"), "{err}");
+    assert!(
+        err.ends_with("error: aborting due to 1 previous error\n"),
+        "{err}"
+    );
+}
+
+#[test]
+fn unwritable_output_exits_2() {
+    let dir = project(&[("saxpy.kdsl", GOOD)]);
+    let out = kdslc_in(dir.path(), &["saxpy.kdsl", "-o", "no/such/dir/out.ptx"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).starts_with("error: cannot write `no/such/dir/out.ptx`"));
+    let out = kdslc_in(dir.path(), &["saxpy.kdsl", "-o", "saxpy.kdsl"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        fs::read_to_string(dir.path().join("saxpy.kdsl")).unwrap(),
+        GOOD
+    );
+}
+
+#[test]
+fn warnings_pass_unless_denied_and_can_be_allowed() {
+    let dir = project(&[("w.kdsl", WARNS)]);
+    let out = kdslc_in(dir.path(), &["w.kdsl", "-o", "w.ptx"]);
+    assert_eq!(out.status.code(), Some(0));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("warning[W0001]: unused variable `tmp`"),
+        "{err}"
+    );
+    assert!(err.ends_with("warning: 1 warning emitted\n"), "{err}");
+    fs::remove_file(dir.path().join("w.ptx")).unwrap();
+
+    let out = kdslc_in(dir.path(), &["w.kdsl", "-o", "w.ptx", "-D", "warnings"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(listing(dir.path()), ["w.kdsl"]);
+
+    let out = kdslc_in(
+        dir.path(),
+        &["w.kdsl", "-o", "w.ptx", "-D", "warnings", "-A", "W0001"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(out.stderr.is_empty(), "{}", text(&out.stderr));
+
+    let out = kdslc_in(dir.path(), &["w.kdsl", "-A", "E0301"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn short_format_is_one_line_per_diagnostic() {
+    let dir = project(&[("bad.kdsl", BAD)]);
+    let out = kdslc_in(dir.path(), &["bad.kdsl", "--message-format", "short"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    let err = text(&out.stderr);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(
+        lines[0].starts_with("bad.kdsl:2:14: error[E0100]: "),
+        "{err}"
+    );
+}
+
+#[test]
+fn json_format_is_json_lines_on_stdout() {
+    let dir = project(&[("bad.kdsl", BAD)]);
+    let out = kdslc_in(
+        dir.path(),
+        &["bad.kdsl", "--message-format", "json", "-o", "bad.ptx"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = text(&out.stdout);
+    let objs: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(objs.len() >= 2, "{stdout}");
+    assert_eq!(objs[0]["type"], "diagnostic");
+    assert_eq!(objs[0]["code"], "E0100");
+    assert_eq!(objs[0]["file"], "bad.kdsl");
+    assert_eq!(objs[0]["range"]["start"]["line"], 2);
+    let last = objs.last().unwrap();
+    assert_eq!(last["type"], "summary");
+    assert_eq!(last["errors"], 1);
+    assert!(out.stderr.is_empty(), "{}", text(&out.stderr));
+
+    // A clean build still ends its stream with the summary; a build that
+    // never reached the compiler prints no JSON.
+    let dir2 = project(&[("saxpy.kdsl", GOOD)]);
+    let out = kdslc_in(dir2.path(), &["saxpy.kdsl", "--message-format=json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "{\"type\":\"summary\",\"errors\":0,\"warnings\":0}\n"
+    );
+    let out = kdslc_in(dir2.path(), &["missing.kdsl", "--message-format=json"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+
+    // JSON and the output cannot share stdout.
+    let out = kdslc_in(
+        dir.path(),
+        &["bad.kdsl", "--message-format", "json", "-o", "-"],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn colour_only_when_asked_or_on_a_terminal() {
+    let dir = project(&[("bad.kdsl", BAD)]);
+    let out = kdslc_in(dir.path(), &["bad.kdsl", "--color", "always"]);
+    assert!(text(&out.stderr).contains("\x1b["));
+    // stderr is a pipe here, so `auto` means no colour.
+    let out = kdslc_in(dir.path(), &["bad.kdsl"]);
+    assert!(!text(&out.stderr).contains('\x1b'));
+}
+
+#[test]
+fn depfile_names_output_input_and_imports() {
+    let dir = project(&[
+        ("main.kdsl", "import \"lib dir/consts.kdsl\";\nkernel k(out: global mut [f32]) block(32) {\n    out[0] = SCALE;\n}\n"),
+        ("lib dir/consts.kdsl", "const SCALE: f32 = 2.0;\n"),
+    ]);
+    let out = kdslc_in(dir.path(), &["main.kdsl", "-o", "out.ptx", "-MD"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        fs::read_to_string(dir.path().join("out.ptx.d")).unwrap(),
+        "out.ptx: main.kdsl lib\\ dir/consts.kdsl\n\nlib\\ dir/consts.kdsl:\n"
+    );
+    let out = kdslc_in(
+        dir.path(),
+        &["main.kdsl", "-o", "out.ptx", "-MF", "deps/main.d"],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "the depfile's folder does not exist"
+    );
+    fs::create_dir(dir.path().join("deps")).unwrap();
+    let out = kdslc_in(
+        dir.path(),
+        &["main.kdsl", "-o", "out.ptx", "-MFdeps/main.d"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(fs::read_to_string(dir.path().join("deps/main.d"))
+        .unwrap()
+        .starts_with("out.ptx: main.kdsl "));
+    let out = kdslc_in(dir.path(), &["main.kdsl", "-o", "-", "-MD"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn check_reports_every_file_and_writes_nothing() {
+    let dir = project(&[("good.kdsl", GOOD), ("bad.kdsl", BAD)]);
+    let out = kdslc_in(dir.path(), &["check", "good.kdsl"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let out = kdslc_in(
+        dir.path(),
+        &[
+            "check",
+            "bad.kdsl",
+            "good.kdsl",
+            "--message-format",
+            "short",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).starts_with("bad.kdsl:2:14: error[E0100]"));
+    let out = kdslc_in(dir.path(), &["check", "missing.kdsl", "bad.kdsl"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(err.contains("error: cannot read `missing.kdsl`"), "{err}");
+    assert!(
+        err.contains("error[E0100]"),
+        "the other file is still checked: {err}"
+    );
+    assert_eq!(listing(dir.path()), ["bad.kdsl", "good.kdsl"]);
+}
+
+#[test]
+fn emit_ir_and_ast_go_to_stdout() {
+    let dir = project(&[("saxpy.kdsl", GOOD)]);
+    let out = kdslc_in(dir.path(), &["saxpy.kdsl", "--emit", "ir"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let ir = text(&out.stdout);
+    assert!(
+        ir.starts_with("kernel saxpy block(256, 1, 1) {\n    param a: f32\n"),
+        "{ir}"
+    );
+    let out = kdslc_in(dir.path(), &["saxpy.kdsl", "--emit", "ast"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(text(&out.stdout).starts_with("// saxpy.kdsl\n"));
+    assert_eq!(listing(dir.path()), ["saxpy.kdsl"]);
+}
+
+#[cfg(unix)]
+fn fake_ptxas(dir: &Path, script: &str) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join("fake-ptxas");
+    fs::write(&path, script).unwrap();
+    fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
+    path.to_string_lossy().into_owned()
+}
+
+#[cfg(unix)]
+#[test]
+fn emit_cubin_runs_the_ptxas_it_is_given() {
+    let dir = project(&[("saxpy.kdsl", GOOD)]);
+    // Writes its arguments (less the temporary paths) where -o says.
+    let ok = fake_ptxas(
+        dir.path(),
+        "#!/bin/sh\nout=\nfor a; do [ \"$prev\" = -o ] && out=$a; prev=$a; done\necho \"$1 $2\" > \"$out\"\n",
+    );
+    let out = kdslc_in(
+        dir.path(),
+        &[
+            "saxpy.kdsl",
+            "--emit",
+            "cubin",
+            "--ptxas",
+            &ok,
+            "-O2",
+            "--target",
+            "sm_90a",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        fs::read_to_string(dir.path().join("saxpy.cubin")).unwrap(),
+        "-arch=sm_90a -O2\n"
+    );
+
+    let broken = fake_ptxas(
+        dir.path(),
+        "#!/bin/sh\necho 'ptxas fatal: nonsense' >&2\nexit 255\n",
+    );
+    let out = kdslc_in(
+        dir.path(),
+        &[
+            "saxpy.kdsl",
+            "--emit",
+            "cubin",
+            "--ptxas",
+            &broken,
+            "-o",
+            "x.cubin",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("bug in kdslc") && err.contains("ptxas fatal: nonsense"),
+        "{err}"
+    );
+    assert_eq!(
+        listing(dir.path()),
+        ["fake-ptxas", "saxpy.cubin", "saxpy.kdsl"]
+    );
+
+    let out = kdslc_in(
+        dir.path(),
+        &["saxpy.kdsl", "--emit", "cubin", "--ptxas", "/no/such/ptxas"],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("scripts/cuda-tools.sh"));
+}
+
+#[test]
+fn emit_cubin_without_any_ptxas_says_how_to_get_one() {
+    let dir = project(&[("saxpy.kdsl", GOOD)]);
+    let out = Command::new(env!("CARGO_BIN_EXE_kdslc"))
+        .current_dir(dir.path())
+        .args(["saxpy.kdsl", "--emit", "cubin"])
+        .env_remove("PTXAS")
+        .env_remove("CUDA_HOME")
+        .env("PATH", dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("needs NVIDIA's ptxas") && err.contains("scripts/cuda-tools.sh"),
+        "{err}"
+    );
+    assert_eq!(listing(dir.path()), ["saxpy.kdsl"]);
+}
+
+#[test]
+fn emit_cubin_with_the_real_ptxas() {
+    let Some(ptxas) = common::ptxas::require_ptxas() else {
+        return;
+    };
+    let dir = project(&[("saxpy.kdsl", GOOD)]);
+    let ptxas = ptxas.to_string_lossy().into_owned();
+    let out = kdslc_in(
+        dir.path(),
+        &["saxpy.kdsl", "--emit", "cubin", "--ptxas", &ptxas],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let cubin = fs::read(dir.path().join("saxpy.cubin")).unwrap();
+    assert_eq!(cubin.get(..4), Some(&b"\x7fELF"[..]));
+    assert_eq!(listing(dir.path()), ["saxpy.cubin", "saxpy.kdsl"]);
+}

@@ -13,7 +13,9 @@ fn copy_dir(from: &Path, to: &Path) {
         let name = path.file_name().expect("file name");
         if path.is_dir() {
             copy_dir(&path, &to.join(name));
-        } else if !name.to_string_lossy().ends_with(".ptx") && !name.to_string_lossy().ends_with(".d") {
+        } else if !name.to_string_lossy().ends_with(".ptx")
+            && !name.to_string_lossy().ends_with(".d")
+        {
             std::fs::copy(&path, to.join(name)).expect("copy");
         }
     }
@@ -34,7 +36,9 @@ fn mtimes(dir: &Path) -> Vec<(PathBuf, SystemTime)> {
         .map(|e| e.expect("entry").path())
         .filter(|p| p.extension().is_some_and(|e| e == "ptx"))
         .map(|p| {
-            let t = std::fs::metadata(&p).and_then(|m| m.modified()).expect("mtime");
+            let t = std::fs::metadata(&p)
+                .and_then(|m| m.modified())
+                .expect("mtime");
             (p, t)
         })
         .collect();
@@ -43,9 +47,15 @@ fn mtimes(dir: &Path) -> Vec<(PathBuf, SystemTime)> {
 }
 
 fn make_available() -> bool {
-    let found = Command::new("make").arg("--version").output().is_ok_and(|o| o.status.success());
+    let found = Command::new("make")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
     if !found {
-        assert!(std::env::var("CI").map_or(true, |v| v.is_empty()), "make is missing in CI");
+        assert!(
+            std::env::var("CI").map_or(true, |v| v.is_empty()),
+            "make is missing in CI"
+        );
         eprintln!("SKIPPED: `make` not found");
     }
     found
@@ -62,19 +72,34 @@ fn makefile_builds_rebuilds_dependants_and_keeps_old_output_on_failure() {
 
     // A clean build makes one .ptx and one depfile per sample.
     let out = make(&dir);
-    assert!(out.status.success(), "make failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "make failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let sources = std::fs::read_dir(&dir).expect("dir").filter(|e| {
-        e.as_ref().is_ok_and(|e| e.path().extension().is_some_and(|x| x == "kdsl"))
+        e.as_ref()
+            .is_ok_and(|e| e.path().extension().is_some_and(|x| x == "kdsl"))
     });
     let built = mtimes(&dir);
     assert_eq!(built.len(), sources.count(), "one .ptx per sample");
     let dep = std::fs::read_to_string(dir.join("blend_rows.ptx.d")).expect("depfile");
-    assert!(dep.starts_with("blend_rows.ptx: blend_rows.kdsl"), "depfile: {dep}");
-    assert!(dep.contains("common/blend.kdsl"), "depfile names the import: {dep}");
+    assert!(
+        dep.starts_with("blend_rows.ptx: blend_rows.kdsl"),
+        "depfile: {dep}"
+    );
+    assert!(
+        dep.contains("common/blend.kdsl"),
+        "depfile names the import: {dep}"
+    );
 
     // Nothing to do the second time.
     let out = make(&dir);
-    assert!(String::from_utf8_lossy(&out.stdout).contains("Nothing to be done"), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("Nothing to be done"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 
     // Touching the imported file rebuilds exactly the sample that imports it.
     std::thread::sleep(Duration::from_millis(1100));
@@ -82,13 +107,22 @@ fn makefile_builds_rebuilds_dependants_and_keeps_old_output_on_failure() {
     let text = std::fs::read_to_string(&import).expect("read import");
     std::fs::write(&import, text).expect("touch import");
     let out = make(&dir);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let after = mtimes(&dir);
     let changed: Vec<String> = built
         .iter()
         .zip(&after)
         .filter(|(a, b)| a.1 != b.1)
-        .map(|(a, _)| a.0.file_name().expect("name").to_string_lossy().into_owned())
+        .map(|(a, _)| {
+            a.0.file_name()
+                .expect("name")
+                .to_string_lossy()
+                .into_owned()
+        })
         .collect();
     assert_eq!(changed, vec!["blend_rows.ptx".to_string()]);
 
@@ -100,8 +134,16 @@ fn makefile_builds_rebuilds_dependants_and_keeps_old_output_on_failure() {
     std::fs::write(dir.join("saxpy.kdsl"), src).expect("break it");
     let out = make(&dir);
     assert_eq!(out.status.code(), Some(2), "make must fail");
-    assert!(String::from_utf8_lossy(&out.stderr).contains("error[E00"), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(std::fs::read(dir.join("saxpy.ptx")).expect("ptx still there"), old, "old output untouched");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("error[E00"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read(dir.join("saxpy.ptx")).expect("ptx still there"),
+        old,
+        "old output untouched"
+    );
     let leftovers: Vec<_> = std::fs::read_dir(&dir)
         .expect("dir")
         .filter_map(|e| e.ok())

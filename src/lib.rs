@@ -29,6 +29,7 @@ pub mod check;
 pub mod diagnostics;
 pub mod driver;
 pub mod ir;
+pub mod lsp;
 pub mod ptx;
 pub mod source;
 pub mod span;

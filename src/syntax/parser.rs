@@ -43,11 +43,13 @@ pub enum ParseError {
         span: Span,
         /// Readable expectations, in display order.
         expected: Vec<String>,
-        /// A token that is probably missing just before `span`, and where
-        /// to insert it (the end of the previous token).
-        insert: Option<(&'static str, Span)>,
+        /// A token that is probably missing just before `span`, where to
+        /// insert it (the end of the previous token) and that token's text.
+        insert: Option<(&'static str, Span, String)>,
         /// `a < b < c`.
         chained_comparison: bool,
+        /// An item keyword inside a block: the innermost `{` still open.
+        unclosed: Option<Span>,
     },
     /// E0011: the file ended inside an item.
     UnexpectedEof {
@@ -68,16 +70,27 @@ impl ParseError {
                 expected,
                 insert,
                 chained_comparison,
+                unclosed,
             } => {
                 let mut d = Diagnostic::error(
                     "E0010",
                     format!("expected {}, found {found}", list(&expected)),
                 )
                 .primary(span, format!("unexpected {found}"));
-                if let Some((tok, at)) = insert {
+                if let Some((tok, at, after)) = insert {
+                    d = d.help(format!("add `{tok}` after `{after}`")).fix(
+                        format!("insert `{tok}`"),
+                        at,
+                        tok,
+                    );
+                }
+                if expected == ["`else`"] {
+                    d = d.help("an `if` used as a value needs an `else` branch; an `if` statement stands on its own, not after `=` or inside an expression");
+                }
+                if let Some(open) = unclosed {
                     d = d
-                        .help(format!("add `{tok}` at the end of the previous token"))
-                        .fix(format!("insert `{tok}`"), at, tok);
+                        .secondary(open, "this `{` is not closed")
+                        .help("an item cannot stand inside a block; is a `}` missing?");
                 }
                 if chained_comparison {
                     d = d.help("comparison operators cannot be chained; combine the comparisons with `&&`, as in `a < b && b < c`");
@@ -141,15 +154,21 @@ pub fn parse_tokens(
             ast::File::default()
         }
     };
+    // Where a lexer error may have swallowed the token the parser wanted:
+    // a skipped character or comment, or the end of an unclosed string
+    // (which may have swallowed a `;` or `)`).
     let gaps: Vec<usize> = lex_errors
         .iter()
-        .filter(|e| {
-            matches!(
-                e.kind,
-                LexErrorKind::UnexpectedChar | LexErrorKind::UnterminatedComment
-            )
+        .filter_map(|e| match e.kind {
+            LexErrorKind::UnexpectedChar | LexErrorKind::UnterminatedComment => {
+                Some(e.span.start as usize)
+            }
+            LexErrorKind::UnterminatedString(_) => tokens
+                .iter()
+                .find(|t| t.0 == e.span.start as usize)
+                .map(|t| t.2),
+            LexErrorKind::Number(_) => None,
         })
-        .map(|e| e.span.start as usize)
         .collect();
     let errors = errors
         .into_iter()
@@ -189,9 +208,10 @@ impl Context<'_> {
     }
 
     /// The innermost bracket that is never closed.
-    fn unclosed_bracket(&self) -> Option<(Span, &'static str)> {
+    /// The innermost bracket that is still open before byte `until`.
+    fn unclosed_bracket(&self, until: usize) -> Option<(Span, &'static str)> {
         let mut open: Vec<(usize, usize, &'static str)> = Vec::new();
-        for (start, tok, end) in self.tokens {
+        for (start, tok, end) in self.tokens.iter().take_while(|t| t.0 < until) {
             let closes = match tok {
                 Token::LParen | Token::LBracket | Token::LBrace => {
                     open.push((*start, *end, tok.spelling().unwrap_or("(")));
@@ -227,7 +247,7 @@ fn from_lalrpop(e: LalrpopError, cx: &Context<'_>) -> Option<ParseError> {
         LalrpopError::UnrecognizedEof { expected, .. } => Some(ParseError::UnexpectedEof {
             at: Span::new(cx.file, cx.text.len(), cx.text.len()),
             expected: readable(&expected),
-            unclosed: cx.unclosed_bracket(),
+            unclosed: cx.unclosed_bracket(cx.text.len()),
         }),
         LalrpopError::InvalidToken { .. } => None,
         LalrpopError::User { error } => match error {},
@@ -253,27 +273,35 @@ fn unexpected(
     // A missing `;` (or closing bracket): when it is the only thing that
     // fits, or when `;` fits and the next token is on a new line.
     let prev = cx.token_before(start);
-    let insert = prev.and_then(|&(_, _, prev_end)| {
+    let insert = prev.and_then(|(prev_start, prev_tok, prev_end)| {
         let only = match expected.as_slice() {
-            [one] => ["`;`", "`)`", "`]`"]
-                .iter()
-                .find(|t| *t == one)
-                .map(|t| t.trim_matches('`')),
+            [one] => [";", ")", "]"]
+                .into_iter()
+                .find(|t| *one == format!("`{t}`")),
             _ => None,
         };
+        // Not after `}`, `{` or `;`, where a `;` would be an empty statement.
+        let after_statement = matches!(prev_tok, Token::RBrace | Token::LBrace | Token::Semi);
         let newline = cx
             .text
-            .get(prev_end..start)
+            .get(*prev_end..start)
             .is_some_and(|gap| gap.contains('\n'));
-        let tok = only.or((newline && raw_has(";")).then_some(";"))?;
-        let tok: &'static str = match tok {
-            ";" => ";",
-            ")" => ")",
-            _ => "]",
-        };
-        Some((tok, Span::new(cx.file, prev_end, prev_end)))
+        let tok = only.or((newline && !after_statement && raw_has(";")).then_some(";"))?;
+        let after = shorten(cx.text.get(*prev_start..*prev_end).unwrap_or(""));
+        Some((tok, Span::new(cx.file, *prev_end, *prev_end), after))
     });
 
+    let item_keyword = matches!(
+        tok,
+        Token::Kernel | Token::Fn | Token::Const | Token::Import
+    );
+    let unclosed = if item_keyword && raw_has("}") {
+        cx.unclosed_bracket(start)
+            .filter(|b| b.1 == "{")
+            .map(|b| b.0)
+    } else {
+        None
+    };
     let comparison = matches!(
         tok,
         Token::EqEq | Token::Ne | Token::Lt | Token::Le | Token::Gt | Token::Ge
@@ -283,8 +311,10 @@ fn unexpected(
         found,
         span,
         expected,
-        insert,
+        // The comparison is the mistake, not a missing `;` before it.
+        insert: insert.filter(|_| !chained_comparison),
         chained_comparison,
+        unclosed,
     }
 }
 
@@ -305,6 +335,9 @@ fn unquote(raw: &str) -> &str {
 const OPERATORS: [&str; 19] = [
     "||", "&&", "==", "!=", "<", "<=", ">", ">=", "|", "^", "&", "<<", ">>", "+", "-", "*", "/",
     "%", "as",
+];
+const ASSIGN_OPERATORS: [&str; 11] = [
+    "=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=",
 ];
 const EXPRESSION_STARTS: [&str; 7] = ["Ident", "NumLit", "(", "-", "!", "true", "false"];
 const STATEMENT_KEYWORDS: [&str; 9] = [
@@ -329,12 +362,18 @@ const MAX_EXPECTED: usize = 6;
 fn readable(raw: &[String]) -> Vec<String> {
     let mut set: BTreeSet<&str> = raw.iter().map(|r| unquote(r)).collect();
     let mut words: BTreeSet<&'static str> = BTreeSet::new();
-    let mut operator = false;
-    if OPERATORS.iter().filter(|o| set.contains(*o)).count() >= 5 {
-        set.retain(|t| !OPERATORS.contains(t));
+    // After an operand every binary operator fits: "an operator". A few
+    // operators alone are an artefact of the LR automaton having already
+    // reduced part of the expression; listing them would only confuse.
+    let mut operator = OPERATORS.iter().filter(|o| set.contains(*o)).count() >= 5;
+    // After the place of an assignment, likewise.
+    if ASSIGN_OPERATORS.iter().filter(|o| set.contains(*o)).count() >= 5 {
+        set.retain(|t| !ASSIGN_OPERATORS.contains(t));
         operator = true;
     }
-    if EXPRESSION_STARTS.iter().all(|t| set.contains(t)) {
+    let starts_expression = EXPRESSION_STARTS.iter().all(|t| set.contains(t));
+    set.retain(|t| !OPERATORS.contains(t) || (*t == "-" && starts_expression));
+    if starts_expression {
         set.retain(|t| !EXPRESSION_STARTS.contains(t) && *t != "if");
         words.insert("expression");
     }

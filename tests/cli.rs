@@ -214,6 +214,36 @@ fn unwritable_output_exits_2() {
     );
 }
 
+/// `-o /dev/null` and friends: an existing device or FIFO is written into,
+/// never replaced by a plain file (tested on a FIFO, which is safe to make).
+#[cfg(unix)]
+#[test]
+fn special_files_are_written_into_not_replaced() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = project(&[("saxpy.kdsl", GOOD)]);
+    let fifo = dir.path().join("pipe");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reading = fifo.clone();
+    std::thread::spawn(move || tx.send(fs::read(reading)));
+    let out = kdslc_in(dir.path(), &["saxpy.kdsl", "-o", "pipe"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let got = rx
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .expect("kdslc wrote nothing into the FIFO")
+        .unwrap();
+    assert!(text(&got).contains(".entry saxpy"), "{}", text(&got));
+    assert!(fs::metadata(&fifo).unwrap().file_type().is_fifo());
+    // No `pipe.d` beside a FIFO: -MD needs -MF there.
+    let out = kdslc_in(dir.path(), &["saxpy.kdsl", "-o", "pipe", "-MD"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(listing(dir.path()), ["pipe", "saxpy.kdsl"]);
+}
+
 #[test]
 fn warnings_pass_unless_denied_and_can_be_allowed() {
     let dir = project(&[("w.kdsl", WARNS)]);

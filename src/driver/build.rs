@@ -90,11 +90,19 @@ fn depfile_path(args: &BuildArgs, dest: &Dest) -> Result<Option<PathBuf>, Fail> 
             "a depfile (-MD/-MF) names the output file as its target, so it needs `-o FILE`, not stdout".to_string(),
         ));
     };
-    Ok(Some(args.depfile_path.clone().unwrap_or_else(|| {
-        let mut p = out.clone().into_os_string();
-        p.push(".d");
-        PathBuf::from(p)
-    })))
+    if let Some(p) = &args.depfile_path {
+        return Ok(Some(p.clone()));
+    }
+    // `-o /dev/null -MD` must not write `/dev/null.d`.
+    if std::fs::metadata(out).is_ok_and(|m| !m.is_file()) {
+        return Err(Fail::Usage(format!(
+            "`{}` is not a regular file, so -MD has no `OUT.d` to write; give `-MF DEPFILE`",
+            out.display()
+        )));
+    }
+    let mut p = out.clone().into_os_string();
+    p.push(".d");
+    Ok(Some(PathBuf::from(p)))
 }
 
 /// `kdslc k.ptx` would otherwise replace its own input with its output.

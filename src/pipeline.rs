@@ -81,6 +81,37 @@ pub fn compile_str(name: &str, text: &str, opts: &Options) -> Compilation {
 }
 
 fn compile_file(root: SourceFile, opts: &Options) -> Compilation {
+    with_big_stack(|| compile_file_inner(root, opts))
+}
+
+/// Runs `f` on a thread with a large stack. The checker, the barrier pass
+/// and the writer recurse over expressions, so a deeply nested expression
+/// (thousands of parentheses) needs more than the default 8 MiB; a stack
+/// overflow would abort the process, which the compiler must never do. The
+/// stack is virtual memory: only the pages a compilation touches are used.
+fn with_big_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    const STACK: usize = 1 << 30;
+    std::thread::scope(|scope| {
+        match std::thread::Builder::new().name("kdslc".into()).stack_size(STACK).spawn_scoped(scope, f) {
+            Ok(handle) => match handle.join() {
+                Ok(v) => v,
+                // A panic in the compiler thread: re-raise it here so the
+                // driver's catch_unwind turns it into an internal error.
+                Err(payload) => std::panic::resume_unwind(payload),
+            },
+            Err(_) => unreachable_spawn(),
+        }
+    })
+}
+
+#[cold]
+fn unreachable_spawn() -> ! {
+    // Spawning only fails when the OS refuses a thread; there is no way to
+    // compile without one, so report it like any other internal error.
+    std::panic::panic_any("could not start the compiler thread")
+}
+
+fn compile_file_inner(root: SourceFile, opts: &Options) -> Compilation {
     let mut c = Compilation::default();
     let mut diags = Vec::new();
     load_all(root, &mut c, &mut diags);

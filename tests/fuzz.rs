@@ -405,3 +405,23 @@ fn generated_programs_compile_and_assemble() {
         }
     }
 }
+
+/// Deeply nested expressions must not overflow the stack (a stack overflow
+/// aborts the process, which no `catch_unwind` can turn into a diagnostic).
+#[test]
+fn deep_nesting_does_not_crash() {
+    let n = 3000;
+    let src = format!(
+        "kernel k(out: global mut [f32]) block(32) {{ out[0] = {}1.0{} + {}; }}",
+        "(".repeat(n),
+        ")".repeat(n),
+        vec!["-1.0"; 1000].join(" + ")
+    );
+    let c = kdsl::compile_str("deep.kdsl", &src, &kdsl::Options::default());
+    assert!(c.diagnostics.is_empty(), "{:?}", c.diagnostics);
+    assert!(c.ptx.is_some());
+    // Unbalanced, too: only diagnostics.
+    let broken = format!("kernel k() {{ let x = {}1;", "(".repeat(n));
+    let c = kdsl::compile_str("deep.kdsl", &broken, &kdsl::Options::default());
+    assert!(c.error_count() > 0);
+}

@@ -92,7 +92,11 @@ fn compile_file(root: SourceFile, opts: &Options) -> Compilation {
 fn with_big_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
     const STACK: usize = 1 << 30;
     std::thread::scope(|scope| {
-        match std::thread::Builder::new().name("kdslc".into()).stack_size(STACK).spawn_scoped(scope, f) {
+        match std::thread::Builder::new()
+            .name("kdslc".into())
+            .stack_size(STACK)
+            .spawn_scoped(scope, f)
+        {
             Ok(handle) => match handle.join() {
                 Ok(v) => v,
                 // A panic in the compiler thread: re-raise it here so the

@@ -742,6 +742,7 @@ fn cluster_barrier_kernel() -> Kernel {
     let dst = k.global("dst", F32, true);
     let tile = k.shared("tile", F32, &[2, 256]);
     let c = k.barrier("c", Scope::Cluster, 1, 2);
+    let pair = k.barrier("pair", Scope::Cluster, 2, 1);
     let full = k.barrier("full", Scope::Cta, 2, 1);
     let body = vec![
         bop(BarrierOpKind::Arrive { count: None }, bref(c, None)),
@@ -756,6 +757,10 @@ fn cluster_barrier_kernel() -> Kernel {
             bref(c, None),
         ),
         bop(BarrierOpKind::ArriveRemote { rank: u32c(1) }, bref(c, None)),
+        bop(
+            BarrierOpKind::ArriveRemote { rank: u32c(1) },
+            bref(pair, Some(u32c(1))),
+        ),
         bop(
             BarrierOpKind::WaitCluster { parity: u32c(0) },
             bref(c, None),
@@ -836,7 +841,8 @@ fn cluster_barrier_and_bulk_copy_lowering() {
     // Init is fenced for the cluster, then the whole cluster synchronises.
     assert_has(
         &text,
-        "mbarrier.init.shared::cta.b64 [$b_c], 2;\n\tmbarrier.init.shared::cta.b64 [$b_full], 1;\n\t\
+        "mbarrier.init.shared::cta.b64 [$b_c], 2;\n\tmbarrier.init.shared::cta.b64 [$b_pair], 1;\n\t\
+         mbarrier.init.shared::cta.b64 [$b_pair+8], 1;\n\tmbarrier.init.shared::cta.b64 [$b_full], 1;\n\t\
          mbarrier.init.shared::cta.b64 [$b_full+8], 1;\n\tfence.mbarrier_init.release.cluster;\n$L_2:\n\t\
          barrier.cluster.arrive.relaxed.aligned;\n\tbarrier.cluster.wait.aligned;\n",
     );
@@ -889,6 +895,8 @@ fn cluster_barrier_and_bulk_copy_lowering() {
     assert_has(&text, "st.shared::cluster.f32");
     assert_has(&text, "atom.shared::cluster.add.f32");
     assert_line(&text, "mapa.shared::cluster.u32 %r", ", $s_tile, 0;");
+    // A barrier at a constant offset: its address in a register for mapa.
+    assert_line(&text, "mov.u32 %r", ", $b_pair;");
     // cluster_sync: aligned at the top level, not under a branch or after a return.
     let arrives = lines_with(&text, "barrier.cluster.arrive.release");
     assert_eq!(

@@ -216,9 +216,11 @@ impl Writer<'_> {
         if a.off == 0 {
             return a.base;
         }
-        let base = match self.bases.get(&a.base) {
-            Some(r) => r.to_string(),
-            None => a.base,
+        // `add` needs a register: a symbol's address is moved into one.
+        let base = if a.base.starts_with('%') {
+            a.base
+        } else {
+            self.symbol_base(&a.base).to_string()
         };
         let r = self.reg(Class::B32);
         emit!(self, "add.u32 {}, {}, {};", r, base, a.off);

@@ -775,3 +775,103 @@ fn definitions_are_spelled_like_their_uses_in_every_program() {
     assert!(resolved > 100, "only {resolved} definitions found");
     assert_eq!(c.shutdown(), 0);
 }
+
+/// The editor files the server ships with: the VS Code extension's JSON is
+/// valid and wired together, both highlighters know every keyword, and the
+/// problem matcher's pattern has the shape `kdslc --message-format short`
+/// prints (the Vim errorformat is exercised for real in tests/nvim.rs).
+#[test]
+fn editor_files_are_consistent() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("editors");
+    let json = |p: &str| -> Value {
+        let text = std::fs::read_to_string(root.join(p)).unwrap_or_else(|e| panic!("{p}: {e}"));
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{p}: {e}"))
+    };
+    let package = json("vscode/package.json");
+    let contributes = &package["contributes"];
+    assert_eq!(contributes["languages"][0]["id"], "kdsl");
+    assert_eq!(contributes["languages"][0]["extensions"][0], ".kdsl");
+    assert!(contributes["configuration"]["properties"]["kdsl.server.path"].is_object());
+    assert!(package["activationEvents"]
+        .as_array()
+        .is_some_and(|a| a.contains(&json!("onLanguage:kdsl"))));
+    let grammar_path = contributes["grammars"][0]["path"]
+        .as_str()
+        .expect("grammar path");
+    let grammar = json(&format!("vscode/{}", grammar_path.trim_start_matches("./")));
+    assert_eq!(
+        grammar["scopeName"],
+        contributes["grammars"][0]["scopeName"]
+    );
+    let config_path = contributes["languages"][0]["configuration"]
+        .as_str()
+        .expect("configuration");
+    let config = json(&format!("vscode/{}", config_path.trim_start_matches("./")));
+    assert_eq!(config["comments"]["lineComment"], "//");
+    let extension =
+        std::fs::read_to_string(root.join("vscode/src/extension.ts")).expect("extension.ts");
+    assert!(
+        extension.contains("kdsl.server") && extension.contains("\"lsp\""),
+        "the client starts `kdslc lsp`"
+    );
+
+    // Every keyword of language.md §1, in both highlighters.
+    let grammar_text = grammar.to_string();
+    let vim_syntax = std::fs::read_to_string(root.join("vim/syntax/kdsl.vim")).expect("vim syntax");
+    for kw in "kernel fn const let mut if else while for in step break continue return shared barrier global true false as import"
+        .split(' ')
+    {
+        assert!(grammar_text.contains(kw), "TextMate grammar lacks `{kw}`");
+        assert!(vim_syntax.split_whitespace().any(|w| w == kw), "Vim syntax lacks `{kw}`");
+    }
+
+    let matcher = &contributes["problemMatchers"][0];
+    assert_eq!(matcher["name"], "kdslc");
+    let pattern = &matcher["pattern"];
+    assert_eq!(
+        pattern["regexp"], r"^(.+?):(\d+):(\d+): (error|warning)\[([A-Z]\d{4})\]: (.*)$",
+        "docs/editors.md shows this pattern"
+    );
+    let groups: Vec<i64> = ["file", "line", "column", "severity", "code", "message"]
+        .iter()
+        .map(|k| pattern[k].as_i64().unwrap_or_else(|| panic!("pattern.{k}")))
+        .collect();
+    assert_eq!(groups, [1, 2, 3, 4, 5, 6]);
+
+    // What that pattern matches, checked by hand on real output.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("bad.kdsl");
+    std::fs::write(
+        &file,
+        MAIN.replace("import \"lib.kdsl\";", "")
+            .replace("twice(thread_idx.x)", "thread_idx.x"),
+    )
+    .expect("write");
+    let out = Command::new(env!("CARGO_BIN_EXE_kdslc"))
+        .args(["check", "--message-format", "short"])
+        .arg(&file)
+        .output()
+        .expect("run kdslc check");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = text
+        .lines()
+        .find(|l| l.contains("[E0301]"))
+        .unwrap_or_else(|| panic!("no E0301 in {text}"));
+    let rest = line
+        .strip_prefix(&format!("{}:", file.display()))
+        .unwrap_or_else(|| panic!("{line}"));
+    let mut parts = rest.splitn(3, ':');
+    let (l, c, tail) = (parts.next(), parts.next(), parts.next().unwrap_or(""));
+    assert!(
+        l.is_some_and(|l| l.parse::<u32>().is_ok()) && c.is_some_and(|c| c.parse::<u32>().is_ok()),
+        "{line}"
+    );
+    assert!(
+        tail.starts_with(" error[E0301]: Can only await on CTA-local barriers"),
+        "{line}"
+    );
+}

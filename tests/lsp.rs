@@ -55,6 +55,10 @@ impl Client {
     /// Starts a server and performs the initialize handshake; returns the
     /// client and the server's `InitializeResult`.
     fn initialized(position_encodings: Option<&[&str]>) -> (Client, Value) {
+        Client::initialized_with(position_encodings, Value::Null)
+    }
+
+    fn initialized_with(position_encodings: Option<&[&str]>, options: Value) -> (Client, Value) {
         let mut c = Client::start();
         let mut caps = json!({
             "textDocument": {
@@ -70,7 +74,8 @@ impl Client {
         }
         let init = c.request(
             "initialize",
-            json!({ "processId": null, "rootUri": null, "capabilities": caps }),
+            json!({ "processId": null, "rootUri": null, "capabilities": caps,
+                    "initializationOptions": options }),
         );
         let result = init["result"].clone();
         assert!(result.is_object(), "initialize failed: {init}");
@@ -874,4 +879,35 @@ fn editor_files_are_consistent() {
         tail.starts_with(" error[E0301]: Can only await on CTA-local barriers"),
         "{line}"
     );
+}
+
+/// `initializationOptions: {"target": "sm_80"}` checks for that target.
+#[test]
+fn the_target_comes_from_initialization_options() {
+    let p = project();
+    let uri = file_uri(&p.main);
+    let (mut c, _) = Client::initialized_with(None, json!({ "target": "sm_80" }));
+    let diags = c.open(&uri, MAIN);
+    assert!(
+        diags
+            .iter()
+            .any(|d| d["code"] == "E0200"
+                && d["message"].as_str().is_some_and(|m| m.contains("sm_80"))),
+        "{diags:#?}"
+    );
+    assert_eq!(c.shutdown(), 0);
+
+    // An unknown target is a logged warning, and the default is used.
+    let (mut c, _) = Client::initialized_with(None, json!({ "target": "sm_7" }));
+    let diags = c.open(&uri, MAIN);
+    e0301(&diags);
+    let log = c
+        .pending
+        .iter()
+        .find(|m| m["method"] == "window/logMessage")
+        .cloned();
+    assert!(log.is_some_and(|m| m["params"]["message"]
+        .as_str()
+        .is_some_and(|t| t.contains("sm_7"))));
+    assert_eq!(c.shutdown(), 0);
 }

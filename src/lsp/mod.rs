@@ -20,11 +20,12 @@ mod symbols;
 pub mod uri;
 mod walk;
 
+use crate::target::Target;
 use analysis::Analysis;
 use lsp_server::{Connection, ErrorCode, Message, Notification, Request, RequestId, Response};
 use lsp_types::notification::{
     DidChangeTextDocument, DidCloseTextDocument, DidOpenTextDocument, DidSaveTextDocument,
-    Notification as _, PublishDiagnostics,
+    LogMessage, Notification as _, PublishDiagnostics,
 };
 use lsp_types::request::{
     CodeActionRequest, DocumentSymbolRequest, GotoDefinition, HoverRequest, Request as _,
@@ -74,6 +75,7 @@ pub fn serve(connection: &Connection) -> i32 {
             .as_ref()
             .and_then(|g| g.position_encodings.as_deref()),
     );
+    let (target, target_problem) = target_option(params.initialization_options.as_ref());
     let result = InitializeResult {
         capabilities: capabilities(encoding),
         server_info: Some(ServerInfo {
@@ -89,10 +91,37 @@ pub fn serve(connection: &Connection) -> i32 {
     let mut server = Server {
         connection,
         encoding,
+        target,
         documents: HashMap::new(),
         shutdown: false,
     };
+    if let Some(problem) = target_problem {
+        let params = lsp_types::LogMessageParams {
+            typ: lsp_types::MessageType::WARNING,
+            message: problem,
+        };
+        server.send(Notification::new(LogMessage::METHOD.to_string(), params).into());
+    }
     server.main_loop()
+}
+
+/// The target to check for, from `initializationOptions: {"target": "sm_80"}`
+/// (default sm_90, as on the command line), and a warning when the option
+/// names no target we know.
+fn target_option(options: Option<&Value>) -> (Target, Option<String>) {
+    let Some(value) = options.and_then(|o| o.get("target")) else {
+        return (Target::default(), None);
+    };
+    match value.as_str().and_then(Target::from_name) {
+        Some(t) => (t, None),
+        None => (
+            Target::default(),
+            Some(format!(
+                "kdslc lsp: unknown target {value} in initializationOptions; checking for {}",
+                Target::default().name()
+            )),
+        ),
+    }
 }
 
 fn capabilities(encoding: Encoding) -> ServerCapabilities {
@@ -128,6 +157,7 @@ struct Document {
 struct Server<'c> {
     connection: &'c Connection,
     encoding: Encoding,
+    target: Target,
     documents: HashMap<Uri, Document>,
     shutdown: bool,
 }
@@ -282,7 +312,7 @@ impl Server<'_> {
 
     /// Checks the document's new text and publishes its diagnostics.
     fn update(&mut self, uri: Uri, text: String) {
-        let analysis = Analysis::run(&uri, &text, self.encoding);
+        let analysis = Analysis::run(&uri, &text, self.encoding, self.target);
         let diags = analysis
             .as_ref()
             .and_then(|a| catch_unwind(AssertUnwindSafe(|| diagnostics::for_document(a))).ok())

@@ -80,9 +80,30 @@ local function run()
     end,
   })
 
+  vim.cmd('syntax enable')
   vim.cmd('edit ' .. vim.fn.fnameescape(file))
   local bufnr = vim.api.nvim_get_current_buf()
   check(vim.bo[bufnr].filetype == 'kdsl', 'filetype is ' .. vim.bo[bufnr].filetype)
+
+  -- 0. The Vim syntax file highlights the program.
+  local function syntax_at(lnum, needle)
+    local l = vim.api.nvim_buf_get_lines(bufnr, lnum - 1, lnum, true)[1]
+    local col = assert(l:find(needle, 1, true), needle .. ' on line ' .. lnum)
+    return vim.fn.synIDattr(vim.fn.synID(lnum, col, 1), 'name')
+  end
+  for _, want in ipairs({
+    { 2, 'kernel', 'kdslKeyword' },
+    { 2, 'f32', 'kdslType' },
+    { 2, 'cluster(2)', 'kdslAttribute' },
+    { 3, 'barrier', 'kdslStorage' },
+    { 3, 'cluster(arrivals', 'kdslScope' },
+    { line, '/*', 'kdslBlockComment' },
+    { line, 'wait', 'kdslBarrierOp' },
+    { line + 1, '1.0', 'kdslFloat' },
+  }) do
+    local got = syntax_at(want[1], want[2])
+    check(got == want[3], string.format('`%s` on line %d highlights as %s, not %s', want[2], want[1], got, want[3]))
+  end
   -- The client counts as attached once the server has initialized.
   local attached = vim.wait(20000, function()
     return #clients_of(bufnr) == 1

@@ -559,6 +559,18 @@ fn broken_texts() -> Vec<String> {
         ]
         .map(String::from),
     );
+    // Deep nesting, which overflows an ordinary 8 MiB stack in a debug
+    // build (the server runs on a thread with a deep one).
+    texts.push(format!(
+        "kernel k() {{ let x = {}1{}; }}",
+        "(".repeat(2000),
+        ")".repeat(2000)
+    ));
+    texts.push(format!(
+        "kernel k() {{ let x = 1{}; }}",
+        " + 1".repeat(2000)
+    ));
+    texts.push(format!("kernel k() {{ {}", "if true { ".repeat(1000)));
     // Pseudo-random token soup (fixed seed: the test must be repeatable).
     let tokens = [
         "kernel", "fn", "let", "mut", "barrier", "shared", "{", "}", "(", ")", "[", "]", ";", ":",

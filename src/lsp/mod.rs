@@ -47,15 +47,36 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 /// exits (or goes away) without one, as the protocol asks.
 pub fn run_stdio() -> i32 {
     let (connection, io_threads) = Connection::stdio();
-    let status = serve(&connection);
-    // Dropping the connection closes the writer's channel so its thread can
-    // flush and end.
-    drop(connection);
+    // The compiler's passes recurse over the syntax tree, and a stack
+    // overflow aborts the process rather than unwinding, so the server
+    // runs on a thread with a stack deep enough for absurdly nested input
+    // (it is only reserved, not touched, until needed). Compiling,
+    // answering and dropping old analyses all happen on that thread.
+    let server = std::thread::Builder::new()
+        .name("kdslc-lsp".to_string())
+        .stack_size(SERVER_STACK)
+        .spawn(move || {
+            let status = serve(&connection);
+            // Dropping the connection closes the writer's channel so its
+            // thread can flush and end.
+            drop(connection);
+            status
+        });
+    let status = match server.map(std::thread::JoinHandle::join) {
+        Ok(Ok(status)) => status,
+        Ok(Err(_)) | Err(_) => {
+            eprintln!("kdslc lsp: the server thread failed");
+            1
+        }
+    };
     if let Err(e) = io_threads.join() {
         eprintln!("kdslc lsp: {e}");
     }
     status
 }
+
+/// The server thread's stack: 1 GiB of address space.
+const SERVER_STACK: usize = 1 << 30;
 
 /// Speaks the protocol on `connection`: the initialize handshake, then the
 /// main loop.

@@ -923,3 +923,46 @@ fn the_target_comes_from_initialization_options() {
         .is_some_and(|t| t.contains("sm_7"))));
     assert_eq!(c.shutdown(), 0);
 }
+
+/// Diagnostics of a program with imports: an import cycle shows in the
+/// document with the other file's import as related information there; an
+/// error wholly inside an imported file is left to that file.
+#[test]
+fn diagnostics_across_imports() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let a = dir.path().join("a.kdsl");
+    let b = dir.path().join("b.kdsl");
+    let a_text = "import \"b.kdsl\";\nkernel k(out: global mut [u32]) { out[0] = f(); }\n";
+    let b_text = "import \"a.kdsl\";\nfn f() -> u32 { 1.0 }\n";
+    std::fs::write(&a, a_text).expect("write a");
+    std::fs::write(&b, b_text).expect("write b");
+    let (mut c, _) = Client::initialized(None);
+
+    let diags = c.open(&file_uri(&a), a_text);
+    let cycle = diags
+        .iter()
+        .find(|d| d["code"] == "E0131")
+        .unwrap_or_else(|| panic!("{diags:#?}"));
+    assert_eq!(cycle["range"], range(a_text, "\"b.kdsl\"", 0, Enc::Utf16));
+    let related = cycle["relatedInformation"]
+        .as_array()
+        .expect("related information");
+    assert!(
+        related.iter().any(|r| r["location"]["uri"] == file_uri(&b)
+            && r["location"]["range"] == range(b_text, "\"a.kdsl\"", 0, Enc::Utf16)),
+        "{related:#?}"
+    );
+    assert!(
+        diags.iter().all(|d| d["code"] != "E0110"),
+        "b's own error stays in b: {diags:#?}"
+    );
+
+    // Opened itself, b shows its error.
+    let diags = c.open(&file_uri(&b), b_text);
+    let e = diags
+        .iter()
+        .find(|d| d["code"] == "E0110")
+        .unwrap_or_else(|| panic!("{diags:#?}"));
+    assert_eq!(e["range"], range(b_text, "1.0", 0, Enc::Utf16));
+    assert_eq!(c.shutdown(), 0);
+}

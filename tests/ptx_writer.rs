@@ -109,7 +109,7 @@ fn saxpy_entry_params_and_prologue() {
     assert_has(&text, "st.global.f32");
     // block(256): block_dim.x is the constant 256.
     assert_lacks(&text, "%ntid.x");
-    assert_has(&text, "mad.wide.u32");
+    assert_has(&text, "mul.wide.u32");
 }
 
 #[test]
@@ -258,12 +258,111 @@ fn every_operator_on_every_type_assembles() {
     ] {
         assert_has(&text, needle);
     }
-    // 64-bit shift amounts are narrowed: PTX shifts take a 32-bit amount.
+    // 64-bit shift amounts are clamped and narrowed: PTX shifts take a
+    // 32-bit amount.
+    assert_line(&text, "min.u64 %rd", ", 64;");
     assert_has(&text, "cvt.u32.u64");
     // Half arithmetic widens to f32 and rounds back once.
     assert_has(&text, "cvt.rn.f16.f32");
     assert_has(&text, "cvt.rn.bf16.f32");
     assert_lacks(&text, "add.f16");
+}
+
+#[test]
+fn scalar_parameters_of_every_type() {
+    let mut k = KernelBuilder::new("params");
+    let (_, outs) = io_params(&mut k);
+    let mut body = Vec::new();
+    for (i, t) in TYPES.into_iter().enumerate() {
+        let p = k.scalar(&format!("p_{t}"), t);
+        body.push(store(gplace(outs[i], tid(X), t), p));
+    }
+    let m = one(k.finish(body));
+    let text = assemble(&m, Target::Sm80);
+    assemble(&m, Target::Sm90);
+    for decl in [
+        ".param .u32 $p_p_bool",
+        ".param .s32 $p_p_i32",
+        ".param .u32 $p_p_u32",
+        ".param .s64 $p_p_i64",
+        ".param .u64 $p_p_u64",
+        ".param .b16 $p_p_f16",
+        ".param .b16 $p_p_bf16",
+        ".param .f32 $p_p_f32",
+        ".param .f64 $p_p_f64",
+    ] {
+        assert_has(&text, decl);
+    }
+    assert_has(&text, "st.global.u8");
+    assert_has(&text, "st.global.b16");
+}
+
+#[test]
+fn constant_integer_expressions_are_folded() {
+    let mut k = KernelBuilder::new("folds");
+    let out = k.global("out", U32, true);
+    let fl = k.global("fl", F32, true);
+    let m = one(k.finish(vec![
+        store(gplace(out, u32c(0), U32), mul(u32c(1024), u32c(4))),
+        store(
+            gplace(out, u32c(1), U32),
+            select(lt(int(-1, I32), int(2, I32)), u32c(7), u32c(9)),
+        ),
+        store(gplace(out, u32c(2), U32), bin(BinOp::Div, u32c(1), u32c(0))),
+        store(gplace(fl, u32c(0), F32), mul(f32c(0.1), f32c(3.0))),
+    ]));
+    let text = assemble(&m, Target::Sm80);
+    assert_line(&text, "st.global.u32 [%rd", "], 4096;");
+    assert_line(&text, "st.global.u32 [%rd", "+4], 7;");
+    // Division by zero stays a run-time division; floats are ptxas's to fold.
+    assert_has(&text, "div.u32");
+    assert_has(&text, "mul.f32");
+}
+
+#[test]
+fn division_by_powers_of_two_is_shifts_and_masks() {
+    let mut k = KernelBuilder::new("pow2");
+    let (ins, outs) = io_params(&mut k);
+    let mut body = Vec::new();
+    for (t, slot) in [(U32, 0u32), (I32, 1), (U64, 2), (I64, 3)] {
+        let p = TYPES.iter().position(|x| *x == t).unwrap();
+        let a = || load(gplace(ins[p], tid(X), t));
+        body.push(store(
+            gplace(outs[p], u32c(slot * 4), t),
+            bin(BinOp::Div, a(), int(16, t)),
+        ));
+        body.push(store(
+            gplace(outs[p], u32c(slot * 4 + 1), t),
+            bin(BinOp::Rem, a(), int(16, t)),
+        ));
+        body.push(store(
+            gplace(outs[p], u32c(slot * 4 + 2), t),
+            bin(BinOp::Div, a(), int(1, t)),
+        ));
+        body.push(store(
+            gplace(outs[p], u32c(slot * 4 + 3), t),
+            bin(BinOp::Div, a(), int(12, t)),
+        ));
+    }
+    let text = assemble(&one(k.finish(body)), Target::Sm80);
+    assert_line(&text, "shr.u32 %r", ", 4;");
+    assert_line(&text, "and.b32 %r", ", 15;");
+    assert_line(&text, "shr.u64 %rd", ", 4;");
+    // Signed: the sign, shifted down to a bias of 15 for negative values.
+    assert_line(&text, "shr.s32 %r", ", 31;");
+    assert_line(&text, "shr.u32 %r", ", 28;");
+    assert_line(&text, "and.b32 %r", ", -16;");
+    assert_line(&text, "shr.s64 %rd", ", 63;");
+    // Other divisors stay divisions; no division by 16 is left.
+    assert_line(&text, "div.u32 %r", ", 12;");
+    assert_line(&text, "div.s64 %rd", ", 12;");
+    assert!(
+        lines_with(&text, "div.")
+            .iter()
+            .all(|l| l.ends_with(", 12;")),
+        "{text}"
+    );
+    assert_lacks(&text, "rem.");
 }
 
 #[test]
@@ -360,22 +459,501 @@ fn atomics_assemble() {
     assert_has(&sm90, "atom.global.add.noftz.bf16");
 }
 
+// ---------------------------------------------------------------- device functions
+
+/// fn twice(x: f32) -> f32; fn pick(x: f32, flag: bool) -> f32 (calls twice);
+/// fn positive(v: i32) -> bool; fn half_up(h: f16) -> f16;
+/// fn nothing(a: u32); fn lane_bits() -> u32 (special registers).
+fn with_functions(order: Vec<u32>) -> Module {
+    use kdsl::ir::FuncId;
+    let mut twice = FunctionBuilder::new("twice", Some(F32));
+    let x = twice.param("x", F32);
+    let twice = twice.finish(vec![st(StmtKind::Return(Some(mul(x.1, f32c(2.0)))))]);
+
+    let mut pick = FunctionBuilder::new("pick", Some(F32));
+    let x = pick.param("x", F32);
+    let flag = pick.param("flag", Bool);
+    let pick = pick.finish(vec![
+        if_(
+            flag.1,
+            vec![st(StmtKind::Return(Some(call(
+                FuncId(0),
+                vec![x.1.clone()],
+                F32,
+            ))))],
+        ),
+        st(StmtKind::Return(Some(x.1))),
+    ]);
+
+    let mut positive = FunctionBuilder::new("positive", Some(Bool));
+    let v = positive.param("v", I32);
+    let positive = positive.finish(vec![st(StmtKind::Return(Some(bin(
+        BinOp::Gt,
+        v.1,
+        int(0, I32),
+    ))))]);
+
+    let mut half_up = FunctionBuilder::new("half_up", Some(F16));
+    let h = half_up.param("h", F16);
+    let half_up = half_up.finish(vec![st(StmtKind::Return(Some(add(h.1, float(1.0, F16)))))]);
+
+    let mut nothing = FunctionBuilder::new("nothing", None);
+    let a = nothing.param("a", U32);
+    let b = nothing.local("b", U32);
+    let nothing = nothing.finish(vec![let_(b, add(a.1, u32c(1)))]);
+
+    let lane_bits = FunctionBuilder::new("lane_bits", Some(U32));
+    let lane_bits = lane_bits.finish(vec![st(StmtKind::Return(Some(add(
+        special(LaneId),
+        special(WarpId),
+    ))))]);
+
+    let mut k = KernelBuilder::new("calls");
+    let out = k.global("out", F32, true);
+    let flags = k.global("flags", Bool, true);
+    let halves = k.global("halves", F16, true);
+    let f = load(gplace(out, tid(X), F32));
+    let body = vec![
+        store(
+            gplace(out, tid(X), F32),
+            call(FuncId(1), vec![f, eq(tid(X), u32c(0))], F32),
+        ),
+        store(
+            gplace(flags, tid(X), Bool),
+            call(FuncId(2), vec![cast(tid(X), I32)], Bool),
+        ),
+        store(
+            gplace(halves, tid(X), F16),
+            call(FuncId(3), vec![load(gplace(halves, tid(X), F16))], F16),
+        ),
+        st(StmtKind::Call {
+            func: FuncId(4),
+            args: vec![tid(X)],
+        }),
+        store(
+            gplace(out, u32c(0), F32),
+            cast(call(FuncId(5), vec![], U32), F32),
+        ),
+    ];
+    Module {
+        functions: vec![twice, pick, positive, half_up, nothing, lane_bits],
+        function_order: order.into_iter().map(FuncId).collect(),
+        kernels: vec![k.finish(body)],
+    }
+}
+
+#[test]
+fn device_functions_are_funcs_called_with_params() {
+    let m = with_functions(vec![0, 1, 2, 3, 4, 5]);
+    let text = assemble(&m, Target::Sm80);
+    assemble(&m, Target::Sm90);
+    assert_has(
+        &text,
+        ".func (.param .f32 $r) twice(\n\t.param .f32 $a0\n)\n{",
+    );
+    assert_has(&text, ".func (.param .b32 $r) positive(");
+    assert_has(&text, ".func nothing(\n\t.param .b32 $a0\n)");
+    assert_has(&text, ".func (.param .b32 $r) lane_bits()\n{");
+    assert_has(&text, "call.uni ($cr), pick, ($ca0, $ca1);");
+    assert_has(&text, "call.uni nothing, ($ca0);");
+    assert_has(&text, "call.uni ($cr), lane_bits;");
+    // Callees first, kernels last; no prototypes needed.
+    let pos = |needle: &str| text.find(needle).unwrap_or(usize::MAX);
+    assert!(pos(") twice(") < pos(") pick(") && pos(") pick(") < pos(".entry calls"));
+    assert_lacks(&text, "\n);\n");
+}
+
+#[test]
+fn functions_out_of_order_get_prototypes() {
+    // Callers first, and one function missing from the order.
+    let m = with_functions(vec![5, 1, 0, 3, 2]);
+    let text = assemble(&m, Target::Sm90);
+    assert_has(
+        &text,
+        ".func (.param .f32 $r) twice(\n\t.param .f32 $a0\n);\n",
+    );
+    assert_has(&text, ".func nothing(");
+}
+
+// ---------------------------------------------------------------- barrier lowering (language.md §7)
+
+/// Some line of `text` starts with `prefix` and ends with `suffix`.
+#[track_caller]
+fn assert_line(text: &str, prefix: &str, suffix: &str) {
+    assert!(
+        text.lines()
+            .map(str::trim)
+            .any(|l| l.starts_with(prefix) && l.ends_with(suffix)),
+        "expected a line `{prefix}...{suffix}` in:\n{text}"
+    );
+}
+
+/// A cta group `bars[4]: cta(arrivals = 32)` used by every operation.
+fn cta_barrier_kernel() -> Kernel {
+    let mut k = KernelBuilder::new("cta_barriers");
+    k.block = Some([32, 1, 1]);
+    let out = k.global("out", Bool, true);
+    let bars = k.barrier("bars", Scope::Cta, 4, 32);
+    let one = k.barrier("one", Scope::Cta, 1, 1);
+    let r = |i: u32| bref(bars, Some(u32c(i)));
+    let dynamic = || bref(bars, Some(bin(BinOp::Rem, tid(X), u32c(4))));
+    let body = vec![
+        bop(BarrierOpKind::Arrive { count: None }, r(1)),
+        bop(
+            BarrierOpKind::Wait {
+                parity: Parity::Explicit(u32c(1)),
+            },
+            r(2),
+        ),
+        bop(
+            BarrierOpKind::Wait {
+                parity: Parity::Tracked,
+            },
+            r(2),
+        ),
+        bop(
+            BarrierOpKind::Wait {
+                parity: Parity::Tracked,
+            },
+            dynamic(),
+        ),
+        bop(BarrierOpKind::Arrive { count: None }, dynamic()),
+        bop(BarrierOpKind::Arrive { count: None }, bref(one, None)),
+        bop(
+            BarrierOpKind::Wait {
+                parity: Parity::Tracked,
+            },
+            bref(one, None),
+        ),
+        store(
+            gplace(out, u32c(0), Bool),
+            test(r(3), Parity::Explicit(u32c(0))),
+        ),
+        store(gplace(out, u32c(1), Bool), test(r(3), Parity::Tracked)),
+    ];
+    k.finish(body)
+}
+
+#[test]
+fn cta_barrier_lowering_sm90() {
+    let text = assemble(&one(cta_barrier_kernel()), Target::Sm90);
+    assert_has(&text, ".shared .align 8 .b64 $b_bars[4];");
+    assert_has(&text, ".shared .align 8 .b64 $b_one[1];");
+    // Init: one thread, every barrier, then the CTA synchronises.
+    assert_has(
+        &text,
+        "mbarrier.init.shared::cta.b64 [$b_bars], 32;\n\tmbarrier.init.shared::cta.b64 [$b_bars+8], 32;\n\t\
+         mbarrier.init.shared::cta.b64 [$b_bars+16], 32;\n\tmbarrier.init.shared::cta.b64 [$b_bars+24], 32;\n\t\
+         mbarrier.init.shared::cta.b64 [$b_one], 1;\n$L_1:\n\tbar.sync 0;",
+    );
+    assert_has(&text, "setp.eq.u32 %p1, %r1, 0;\n\t@!%p1 bra $L_1;");
+    // No cluster and no bulk copies: no fence, PTX 7.8 suffices.
+    assert_lacks(&text, "fence.mbarrier_init");
+    assert_has(&text, ".version 7.8");
+    assert_has(&text, "mbarrier.arrive.shared::cta.b64 _, [$b_bars+8];");
+    assert_line(
+        &text,
+        "mbarrier.try_wait.parity.shared::cta.b64 %p",
+        ", [$b_bars+16], 1;",
+    );
+    // Dynamic index: base + 8 * index.
+    assert_has(&text, ", 8, ");
+    assert_line(&text, "mbarrier.arrive.shared::cta.b64 _, [%r", "];");
+    // Tracked parity: bit 2 of the group's mask, flipped after the wait.
+    assert_line(&text, "bfe.u32 %r", ", 2, 1;");
+    assert_line(&text, "xor.b32 %r", ", 0x4;");
+    // A group of one: its mask is its parity.
+    assert_line(&text, "xor.b32 %r", ", 0x1;");
+    assert_line(
+        &text,
+        "mbarrier.test_wait.parity.shared::cta.b64 %p",
+        ", [$b_bars+24], 0;",
+    );
+    // A tracked test flips the bit only when it succeeds.
+    assert_line(&text, "@%p", ", 0x8;");
+    // Every wait is a loop back to its own label.
+    let waits = lines_with(&text, "mbarrier.try_wait");
+    assert_eq!(waits.len(), 4, "{text}");
+    assert_eq!(
+        lines_with(&text, "mov.b32 %r")
+            .iter()
+            .filter(|l| l.ends_with(", 0;"))
+            .count(),
+        2,
+        "two tracked groups"
+    );
+}
+
+#[test]
+fn cta_barrier_lowering_sm80() {
+    let text = assemble(&one(cta_barrier_kernel()), Target::Sm80);
+    assert_has(&text, ".version 7.1");
+    assert_has(&text, "mbarrier.init.shared.b64 [$b_bars], 32;");
+    assert_line(&text, "mbarrier.arrive.shared.b64 %rd", ", [$b_bars+8];");
+    assert_line(
+        &text,
+        "mbarrier.test_wait.parity.shared.b64 %p",
+        ", [$b_bars+16], 1;",
+    );
+    assert_lacks(&text, "try_wait");
+    assert_lacks(&text, "shared::cta");
+    assert_lacks(&text, " _,");
+}
+
+#[test]
+fn barrier_group_of_more_than_32_tracks_parity_in_64_bits() {
+    let mut k = KernelBuilder::new("big");
+    let big = k.barrier("big", Scope::Cta, 40, 1);
+    let m = one(k.finish(vec![
+        bop(
+            BarrierOpKind::Wait {
+                parity: Parity::Tracked,
+            },
+            bref(big, Some(u32c(39))),
+        ),
+        bop(
+            BarrierOpKind::Wait {
+                parity: Parity::Tracked,
+            },
+            bref(big, Some(bin(BinOp::Rem, tid(X), u32c(40)))),
+        ),
+    ]));
+    let text = assemble(&m, Target::Sm90);
+    assemble(&m, Target::Sm80);
+    assert_line(&text, "mov.b64 %rd", ", 0;");
+    assert_line(&text, "bfe.u64 %rd", ", 39, 1;");
+    assert_line(&text, "xor.b64 %rd", ", 0x8000000000;");
+    assert!(
+        lines_with(&text, "shl.b64 %rd")
+            .iter()
+            .any(|l| l.contains(", 1, %r")),
+        "{text}"
+    );
+    // Thread 0 of a block of unknown shape: tid.x | tid.y | tid.z == 0.
+    assert_has(&text, "%tid.z");
+}
+
+/// A cluster group used by every cluster operation, plus tx and bulk ops.
+fn cluster_barrier_kernel() -> Kernel {
+    let mut k = KernelBuilder::new("cluster_barriers");
+    k.block = Some([128, 1, 1]);
+    k.cluster = Some([2, 1, 1]);
+    let src = k.global("src", F32, false);
+    let dst = k.global("dst", F32, true);
+    let tile = k.shared("tile", F32, &[2, 256]);
+    let c = k.barrier("c", Scope::Cluster, 1, 2);
+    let full = k.barrier("full", Scope::Cta, 2, 1);
+    let body = vec![
+        bop(BarrierOpKind::Arrive { count: None }, bref(c, None)),
+        bop(
+            BarrierOpKind::Arrive {
+                count: Some(u32c(2)),
+            },
+            bref(c, None),
+        ),
+        bop(
+            BarrierOpKind::ArriveExpectTx { bytes: u32c(16) },
+            bref(c, None),
+        ),
+        bop(BarrierOpKind::ArriveRemote { rank: u32c(1) }, bref(c, None)),
+        bop(
+            BarrierOpKind::WaitCluster { parity: u32c(0) },
+            bref(c, None),
+        ),
+        bop(
+            BarrierOpKind::Arrive {
+                count: Some(u32c(3)),
+            },
+            bref(full, Some(u32c(1))),
+        ),
+        bop(
+            BarrierOpKind::ExpectTx { bytes: u32c(1024) },
+            bref(full, Some(u32c(1))),
+        ),
+        bop(
+            BarrierOpKind::ArriveExpectTx { bytes: u32c(1024) },
+            bref(full, Some(u32c(0))),
+        ),
+        st(StmtKind::CopyAsync {
+            dst: splace(tile, vec![u32c(1), u32c(0)], F32),
+            src: gplace(src, mul(special(BlockIdx(X)), u32c(256)), F32),
+            bytes: u32c(1024),
+            barrier: bref(full, Some(u32c(1))),
+        }),
+        bop(
+            BarrierOpKind::Wait {
+                parity: Parity::Tracked,
+            },
+            bref(full, Some(u32c(1))),
+        ),
+        st(StmtKind::FenceProxyAsync),
+        st(StmtKind::CopyAsyncStore {
+            dst: gplace(dst, mul(special(BlockIdx(X)), u32c(256)), F32),
+            src: splace(tile, vec![u32c(1), u32c(0)], F32),
+            bytes: u32c(1024),
+        }),
+        st(StmtKind::CopyAsyncCommit),
+        st(StmtKind::CopyAsyncWait(0)),
+        st(StmtKind::ClusterSync),
+        // Remote loads, stores and atomics, constant and run-time indices.
+        store(
+            rplace(tile, u32c(1), vec![u32c(0), tid(X)], F32),
+            load(rplace(
+                tile,
+                special(ClusterRank),
+                vec![u32c(1), u32c(3)],
+                F32,
+            )),
+        ),
+        expr_stmt(atomic(
+            AtomicOp::Add,
+            rplace(tile, u32c(0), vec![u32c(0), u32c(0)], F32),
+            vec![f32c(1.0)],
+        )),
+        st(StmtKind::Store {
+            place: rplace(tile, u32c(0), vec![u32c(0), u32c(1)], F32),
+            op: Some(BinOp::Mul),
+            value: f32c(2.0),
+        }),
+        st(StmtKind::ClusterSync),
+        if_(
+            eq(tid(X), u32c(5)),
+            vec![st(StmtKind::ClusterSync), st(StmtKind::Return(None))],
+        ),
+        st(StmtKind::ClusterSync),
+    ];
+    k.finish(body)
+}
+
+#[test]
+fn cluster_barrier_and_bulk_copy_lowering() {
+    let m = one(cluster_barrier_kernel());
+    let text = assemble(&m, Target::Sm90);
+    for t in [Target::Sm90a, Target::Sm100, Target::Sm100a, Target::Sm120] {
+        assemble(&m, t);
+    }
+    assert_has(&text, ".version 8.0");
+    // Init is fenced for the cluster, then the whole cluster synchronises.
+    assert_has(
+        &text,
+        "mbarrier.init.shared::cta.b64 [$b_c], 2;\n\tmbarrier.init.shared::cta.b64 [$b_full], 1;\n\t\
+         mbarrier.init.shared::cta.b64 [$b_full+8], 1;\n\tfence.mbarrier_init.release.cluster;\n$L_2:\n\t\
+         barrier.cluster.arrive.relaxed.aligned;\n\tbarrier.cluster.wait.aligned;\n",
+    );
+    assert_has(
+        &text,
+        "mbarrier.arrive.release.cluster.shared::cta.b64 _, [$b_c];",
+    );
+    assert_has(
+        &text,
+        "mbarrier.arrive.release.cluster.shared::cta.b64 _, [$b_c], 2;",
+    );
+    assert_has(
+        &text,
+        "mbarrier.arrive.expect_tx.release.cluster.shared::cta.b64 _, [$b_c], 16;",
+    );
+    assert_line(&text, "mapa.shared::cluster.u32 %r", ", $b_c, 1;");
+    assert_line(
+        &text,
+        "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r",
+        "];",
+    );
+    assert_line(
+        &text,
+        "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 %p",
+        ", [$b_c], 0;",
+    );
+    assert_has(&text, "mbarrier.arrive.shared::cta.b64 _, [$b_full+8], 3;");
+    assert_has(
+        &text,
+        "mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [$b_full+8], 1024;",
+    );
+    assert_has(
+        &text,
+        "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$b_full], 1024;",
+    );
+    assert_line(
+        &text,
+        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [$s_tile+1024], [%rd",
+        "], 1024, [$b_full+8];",
+    );
+    assert_has(&text, "fence.proxy.async.shared::cta;");
+    assert_line(
+        &text,
+        "cp.async.bulk.global.shared::cta.bulk_group [%rd",
+        "], [$s_tile+1024], 1024;",
+    );
+    assert_has(&text, "cp.async.bulk.commit_group;");
+    assert_has(&text, "cp.async.bulk.wait_group.read 0;");
+    assert_has(&text, "ld.shared::cluster.f32");
+    assert_has(&text, "st.shared::cluster.f32");
+    assert_has(&text, "atom.shared::cluster.add.f32");
+    assert_line(&text, "mapa.shared::cluster.u32 %r", ", $s_tile, 0;");
+    // cluster_sync: aligned at the top level, not under a branch or after a return.
+    let arrives = lines_with(&text, "barrier.cluster.arrive.release");
+    assert_eq!(
+        arrives,
+        [
+            "barrier.cluster.arrive.release.aligned;",
+            "barrier.cluster.arrive.release.aligned;",
+            "barrier.cluster.arrive.release;",
+            "barrier.cluster.arrive.release;",
+            "barrier.cluster.arrive.release;",
+        ],
+        "{text}"
+    );
+    // Remote accesses: every exit goes through the cluster barrier.
+    assert_lacks(&text, "ret;\n$L_");
+    assert_eq!(lines_with(&text, "ret;").len(), 1);
+    assert_has(
+        &text,
+        "barrier.cluster.arrive.release;\n\tbarrier.cluster.wait.acquire;\n\tret;\n}",
+    );
+}
+
+#[test]
+fn kernel_without_remote_access_exits_plainly() {
+    let text = assemble(&one(pipeline_sum()), Target::Sm90);
+    assert_lacks(&text, "barrier.cluster");
+}
+
+#[test]
+fn sm90_only_operations_on_sm80_become_comments() {
+    // The checker rejects these (E0200); the writer must still not panic or
+    // emit PTX that ptxas rejects.
+    let m = one(cluster_barrier_kernel());
+    let text = assemble(&m, Target::Sm80);
+    assert_has(&text, "// cluster(2, 1, 1) requires sm_90 or newer");
+    assert_has(&text, "requires sm_90 or newer (compiling for sm_80)");
+    assemble(&one(cluster_sum()), Target::Sm80);
+}
+
+/// `KDSL_PTX_DUMP=dir cargo test --test ptx_writer dump` writes the sample
+/// kernels' PTX (sm_90) into `dir` for reading.
 #[test]
 fn dump_for_review() {
-    if let Ok(dir) = std::env::var("KDSL_PTX_DUMP") {
-        for k in [
-            saxpy(),
-            reduce_sum(),
-            sgemm_tiled(),
-            pipeline_sum(),
-            cluster_sum(),
-        ] {
-            let name = k.name.clone();
-            std::fs::write(
-                format!("{dir}/{name}.ptx"),
-                kdsl::ptx::write(&one(k), Target::Sm90),
-            )
-            .unwrap();
-        }
+    let Ok(dir) = std::env::var("KDSL_PTX_DUMP") else {
+        return;
+    };
+    let mut modules: Vec<(String, Module)> = [
+        saxpy(),
+        reduce_sum(),
+        sgemm_tiled(),
+        pipeline_sum(),
+        cluster_sum(),
+        control_flow(),
+        cluster_barrier_kernel(),
+        cta_barrier_kernel(),
+    ]
+    .into_iter()
+    .map(|k| (k.name.clone(), one(k)))
+    .collect();
+    modules.push(("calls".to_string(), with_functions(vec![0, 1, 2, 3, 4, 5])));
+    for (name, m) in modules {
+        std::fs::write(
+            format!("{dir}/{name}.ptx"),
+            kdsl::ptx::write(&m, Target::Sm90),
+        )
+        .unwrap();
     }
 }

@@ -125,11 +125,11 @@ impl BodyChecker<'_> {
                 }));
             }
         };
-        Some(CallResult::Effect(StmtKind::Barrier(BarrierOp {
+        Some(CallResult::Effect(Box::new(StmtKind::Barrier(BarrierOp {
             kind,
             barrier,
             method_span: method.span,
-        })))
+        }))))
     }
 
     /// A reference to one barrier: `done` or `full[s]`.

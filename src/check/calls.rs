@@ -10,7 +10,7 @@ use crate::types::Scalar;
 /// A call either produces a value or is a statement (returns nothing).
 pub enum CallResult {
     Value(Expr),
-    Effect(StmtKind),
+    Effect(Box<StmtKind>),
 }
 
 const BUILTIN_FUNCTIONS: &[&str] = &[
@@ -289,25 +289,25 @@ impl BodyChecker<'_> {
             }
             "sync_threads" => {
                 self.arity::<0>(name, args, span, "sync_threads()")?;
-                Some(CallResult::Effect(StmtKind::SyncThreads))
+                Some(CallResult::Effect(Box::new(StmtKind::SyncThreads)))
             }
             "cluster_sync" => {
                 self.arity::<0>(name, args, span, "cluster_sync()")?;
                 (self.require_sm90("`cluster_sync()`", span)
                     && self.require_cluster("`cluster_sync()`", span))
-                .then_some(CallResult::Effect(StmtKind::ClusterSync))
+                .then_some(CallResult::Effect(Box::new(StmtKind::ClusterSync)))
             }
             "fence_proxy_async" => {
                 self.arity::<0>(name, args, span, "fence_proxy_async()")?;
                 self.require_sm90("`fence_proxy_async()`", span)
-                    .then_some(CallResult::Effect(StmtKind::FenceProxyAsync))
+                    .then_some(CallResult::Effect(Box::new(StmtKind::FenceProxyAsync)))
             }
             "copy_async" => self.copy_async(args, span),
             "copy_async_store" => self.copy_async_store(args, span),
             "copy_async_commit" => {
                 self.arity::<0>(name, args, span, "copy_async_commit()")?;
                 self.require_sm90("`copy_async_commit()`", span)
-                    .then_some(CallResult::Effect(StmtKind::CopyAsyncCommit))
+                    .then_some(CallResult::Effect(Box::new(StmtKind::CopyAsyncCommit)))
             }
             "copy_async_wait" => {
                 let [n] = self.arity::<1>(name, args, span, "copy_async_wait(n: u32)")?;
@@ -318,7 +318,7 @@ impl BodyChecker<'_> {
                 };
                 let v = u32::try_from(v).ok()?;
                 self.require_sm90("`copy_async_wait()`", span)
-                    .then_some(CallResult::Effect(StmtKind::CopyAsyncWait(v)))
+                    .then_some(CallResult::Effect(Box::new(StmtKind::CopyAsyncWait(v))))
             }
             // `remote(array, rank)` on its own, not indexed.
             _ => {
@@ -388,10 +388,10 @@ impl BodyChecker<'_> {
                 span,
             }),
             None if info.bad_ret => return None,
-            None => CallResult::Effect(StmtKind::Call {
+            None => CallResult::Effect(Box::new(StmtKind::Call {
                 func: id,
                 args: lowered,
-            }),
+            })),
         })
     }
 
@@ -410,12 +410,12 @@ impl BodyChecker<'_> {
         if !sm90 {
             return None;
         }
-        Some(CallResult::Effect(StmtKind::CopyAsync {
+        Some(CallResult::Effect(Box::new(StmtKind::CopyAsync {
             dst: d?,
             src: s?,
             bytes: n?,
             barrier: b?,
-        }))
+        })))
     }
 
     fn copy_async_store(&mut self, args: &[ast::Expr], span: Span) -> Option<CallResult> {
@@ -432,11 +432,11 @@ impl BodyChecker<'_> {
         if !sm90 {
             return None;
         }
-        Some(CallResult::Effect(StmtKind::CopyAsyncStore {
+        Some(CallResult::Effect(Box::new(StmtKind::CopyAsyncStore {
             dst: d?,
             src: s?,
             bytes: n?,
-        }))
+        })))
     }
 
     fn shared_place(&mut self, e: &ast::Expr) -> Option<ir::Place> {

@@ -475,7 +475,7 @@ impl BodyChecker<'_> {
     pub fn effect(&mut self, e: &ast::Expr, out: &mut Vec<ir::Stmt>, tail: bool) {
         let kind = match &e.kind {
             ast::ExprKind::Call { callee, args } => match self.call(callee, args, e.span, None) {
-                Some(super::calls::CallResult::Effect(kind)) => Some(kind),
+                Some(super::calls::CallResult::Effect(kind)) => Some(*kind),
                 Some(super::calls::CallResult::Value(v)) => Some(StmtKind::Expr(v)),
                 None => None,
             },
@@ -484,7 +484,7 @@ impl BodyChecker<'_> {
                 method,
                 args,
             } => match self.method_call(receiver, method, args, e.span) {
-                Some(super::calls::CallResult::Effect(kind)) => Some(kind),
+                Some(super::calls::CallResult::Effect(kind)) => Some(*kind),
                 Some(super::calls::CallResult::Value(v)) => Some(StmtKind::Expr(v)),
                 None => None,
             },

@@ -55,7 +55,7 @@ pub struct BuildArgs {
     pub file: PathBuf,
 
     /// Output file; `-` is stdout. Default: FILE's stem with .ptx or .cubin in
-    /// the current directory (stdout for --emit ir|ast)
+    /// the current directory (stdout for --emit ir|ast|tokens)
     #[arg(short = 'o', value_name = "OUT")]
     pub output: Option<PathBuf>,
 
@@ -133,6 +133,7 @@ pub enum Emit {
     Cubin,
     Ir,
     Ast,
+    Tokens,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

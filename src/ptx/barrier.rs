@@ -73,7 +73,8 @@ impl Writer<'_> {
         let space = if sm90 { "shared::cta" } else { "shared" };
         for g in &k.barriers {
             let arrivals = g.arrivals.clamp(1, 1_048_575);
-            for i in 0..g.count {
+            // The barrier pass limits groups to 64 (E0311).
+            for i in 0..g.count.min(64) {
                 let a = Addr {
                     base: barrier_symbol(&g.name),
                     off: 8 * i64::from(i),
@@ -130,14 +131,14 @@ impl Writer<'_> {
                 Some(c) => (
                     Addr {
                         base: symbol,
-                        off: 8 * (c as i64),
+                        off: (c as i64).wrapping_mul(8),
                     },
                     Operand::imm(c),
                 ),
                 None => {
                     let i = self.expr_u32(e);
-                    let (b, a) = (self.reg(Class::B32), self.reg(Class::B32));
-                    emit!(self, "mov.u32 {}, {};", b, symbol);
+                    let b = self.symbol_base(&symbol);
+                    let a = self.reg(Class::B32);
                     emit!(self, "mad.lo.s32 {}, {}, 8, {};", a, i, b);
                     (
                         Addr {

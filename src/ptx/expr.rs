@@ -5,11 +5,15 @@ use super::imm;
 use super::scan::{may_assign, speculatable};
 use super::suffix;
 use super::writer::{emit, Class, Operand, Reg, Writer};
+use crate::ir::consteval;
 use crate::ir::{BinOp, Block, Expr, ExprKind, FuncId, UnaryOp, Value};
 use crate::types::Scalar;
 
 impl Writer<'_> {
     pub(super) fn expr(&mut self, e: &Expr) -> Operand {
+        if let Some(v) = fold(e) {
+            return self.constant(v, e.ty);
+        }
         match &e.kind {
             ExprKind::Const(v) => self.constant(*v, e.ty),
             ExprKind::Local(id) => Operand::Reg(self.local(*id)),
@@ -244,6 +248,7 @@ impl Writer<'_> {
             Mul if ty.is_float() => emit!(self, "mul.{} {}, {}, {};", t, d, x, y),
             Mul => emit!(self, "mul.lo.{} {}, {}, {};", t, d, x, y),
             Div if ty.is_float() => emit!(self, "div.rn.{} {}, {}, {};", t, d, x, y),
+            Div | Rem if pow2_shift(&y, ty).is_some() => return self.div_pow2(op, ty, x, &y),
             Div => emit!(self, "div.{} {}, {}, {};", t, d, x, y),
             Rem if ty.is_float() => return self.float_rem(ty, x, y),
             Rem => emit!(self, "rem.{} {}, {}, {};", t, d, x, y),
@@ -271,12 +276,53 @@ impl Writer<'_> {
         Operand::Reg(d)
     }
 
-    /// PTX shift amounts are always 32-bit.
+    /// Integer `/` and `%` by a constant power of two, as shifts and masks:
+    /// ptxas emits a full division sequence for `div.u32 x, 16`.
+    fn div_pow2(&mut self, op: BinOp, ty: Scalar, x: Operand, y: &Operand) -> Operand {
+        let k = pow2_shift(y, ty).unwrap_or(0);
+        let (n, b) = (ty.bits(), suffix::bits(ty));
+        let mask = (1u128 << k) - 1;
+        let d = self.reg_for(ty);
+        if !ty.is_signed_int() {
+            match op {
+                BinOp::Div => emit!(self, "shr.{} {}, {}, {};", suffix::arith(ty), d, x, k),
+                _ => emit!(self, "and.{} {}, {}, {};", b, d, x, mask),
+            }
+            return Operand::Reg(d);
+        }
+        // Signed: round toward zero by adding 2^k - 1 to negative values.
+        let s = suffix::arith(ty);
+        let u = if n == 64 { "u64" } else { "u32" };
+        let (sign, bias, t) = (self.reg_for(ty), self.reg_for(ty), self.reg_for(ty));
+        emit!(self, "shr.{} {}, {}, {};", s, sign, x, n - 1);
+        emit!(self, "shr.{} {}, {}, {};", u, bias, sign, n - k);
+        emit!(self, "add.{} {}, {}, {};", s, t, x, bias);
+        match op {
+            BinOp::Div => emit!(self, "shr.{} {}, {}, {};", s, d, t, k),
+            _ => {
+                let m = self.reg_for(ty);
+                emit!(
+                    self,
+                    "and.{} {}, {}, {};",
+                    b,
+                    m,
+                    t,
+                    imm::int_imm(!mask as i128, ty)
+                );
+                emit!(self, "sub.{} {}, {}, {};", s, d, x, m);
+            }
+        }
+        Operand::Reg(d)
+    }
+
+    /// PTX shift amounts are always 32-bit (and clamped to the width).
     fn shift_amount(&mut self, y: Operand, yty: Scalar) -> Operand {
         match (&y, yty.bits()) {
             (Operand::Reg(r), 64) => {
-                let a = self.reg(Class::B32);
-                emit!(self, "cvt.u32.u64 {}, {};", a, r);
+                // Clamp first, so an amount of 2^32 does not wrap to 0.
+                let (c, a) = (self.reg(Class::B64), self.reg(Class::B32));
+                emit!(self, "min.u64 {}, {}, 64;", c, r);
+                emit!(self, "cvt.u32.u64 {}, {};", a, c);
                 Operand::Reg(a)
             }
             _ => y,
@@ -442,9 +488,9 @@ impl Writer<'_> {
         let mut arg_names = Vec::new();
         for (i, (v, ty)) in passed.iter().enumerate() {
             let pt = suffix::func_param(*ty);
-            emit!(self, ".param .{} $a{};", pt, i);
-            emit!(self, "st.param.{} [$a{}], {};", pt, i, v);
-            arg_names.push(format!("$a{i}"));
+            emit!(self, ".param .{} $ca{};", pt, i);
+            emit!(self, "st.param.{} [$ca{}], {};", pt, i, v);
+            arg_names.push(format!("$ca{i}"));
         }
         let args_text = if arg_names.is_empty() {
             String::new()
@@ -454,17 +500,17 @@ impl Writer<'_> {
         let result = match f.ret {
             Some(rt) => {
                 let pt = suffix::func_param(rt);
-                emit!(self, ".param .{} $r;", pt);
-                emit!(self, "call.uni ($r), {}{};", name, args_text);
+                emit!(self, ".param .{} $cr;", pt);
+                emit!(self, "call.uni ($cr), {}{};", name, args_text);
                 let v = if rt == Scalar::Bool {
                     let t = self.reg(Class::B32);
                     let p = self.reg(Class::Pred);
-                    emit!(self, "ld.param.b32 {}, [$r];", t);
+                    emit!(self, "ld.param.b32 {}, [$cr];", t);
                     emit!(self, "setp.ne.b32 {}, {}, 0;", p, t);
                     p
                 } else {
                     let d = self.reg_for(rt);
-                    emit!(self, "ld.param.{} {}, [$r];", pt, d);
+                    emit!(self, "ld.param.{} {}, [$cr];", pt, d);
                     d
                 };
                 Some(Operand::Reg(v))
@@ -486,5 +532,61 @@ impl Writer<'_> {
         let r = self.reg(Class::B32);
         emit!(self, "selp.b32 {}, 1, 0, {};", r, v);
         Operand::Reg(r)
+    }
+}
+
+/// `k` when `y` is the integer constant 2^k (1 ≤ 2^k, and 2^k < 2^(bits-1)
+/// for signed types).
+fn pow2_shift(y: &Operand, ty: Scalar) -> Option<u32> {
+    if !ty.is_int() {
+        return None;
+    }
+    let v = imm::parse_int(y)?;
+    let limit = if ty.is_signed_int() {
+        ty.bits() - 1
+    } else {
+        ty.bits()
+    };
+    (v > 0 && v.count_ones() == 1 && v.trailing_zeros() < limit).then(|| v.trailing_zeros())
+}
+
+/// The value of a small constant integer/bool expression the checker left
+/// unfolded (`CHUNK * 4`). Floats are left to ptxas: folding them here in
+/// f64 could round differently from the f32 operations.
+fn fold(e: &Expr) -> Option<Value> {
+    let foldable = matches!(
+        e.kind,
+        ExprKind::Unary(..)
+            | ExprKind::Binary(..)
+            | ExprKind::Cast(_)
+            | ExprKind::Select(..)
+            | ExprKind::Math(..)
+    );
+    if !foldable {
+        return None;
+    }
+    let mut budget = 64;
+    if !integral(e, &mut budget) {
+        return None;
+    }
+    consteval::eval(e).ok()
+}
+
+/// True when `e` is a tree of at most `budget` constant nodes, all of them
+/// integers or bools.
+fn integral(e: &Expr, budget: &mut u32) -> bool {
+    if *budget == 0 || !(e.ty.is_int() || e.ty == Scalar::Bool) {
+        return false;
+    }
+    *budget -= 1;
+    match &e.kind {
+        ExprKind::Const(_) => true,
+        ExprKind::Unary(_, a) | ExprKind::Cast(a) => integral(a, budget),
+        ExprKind::Binary(_, a, b) => integral(a, budget) && integral(b, budget),
+        ExprKind::Select(c, a, b) => {
+            integral(c, budget) && integral(a, budget) && integral(b, budget)
+        }
+        ExprKind::Math(_, args) => args.iter().all(|a| integral(a, budget)),
+        _ => false,
     }
 }

@@ -32,6 +32,17 @@ pub(super) fn int_imm(v: i128, ty: Scalar) -> String {
     }
 }
 
+/// The value of an integer immediate written by [`int_imm`].
+pub(super) fn parse_int(op: &super::writer::Operand) -> Option<i128> {
+    let super::writer::Operand::Imm(text) = op else {
+        return None;
+    };
+    match text.strip_prefix("0x") {
+        Some(hex) => i128::from_str_radix(hex, 16).ok(),
+        None => text.parse().ok(),
+    }
+}
+
 pub(super) fn float_value(v: Value) -> f64 {
     match v {
         Value::Float(f) => f,

@@ -66,6 +66,23 @@ pub(super) fn write_kernel(
         w.params.push(Some(reg));
     }
     w.read_specials(&usage);
+    // Shared addresses used with run-time indices, taken once.
+    let symbols = usage
+        .dyn_shared
+        .iter()
+        .filter_map(|i| k.shared.get(*i).map(|a| shared_symbol(&a.name)));
+    let symbols: Vec<String> = symbols
+        .chain(
+            usage
+                .dyn_barriers
+                .iter()
+                .filter_map(|i| k.barriers.get(*i).map(|b| barrier_symbol(&b.name))),
+        )
+        .collect();
+    for sym in symbols {
+        let r = w.symbol_base(&sym);
+        w.bases.insert(sym, r);
+    }
     w.init_barriers(&usage);
 
     w.block(&k.body.block);
@@ -104,7 +121,7 @@ pub(super) fn write_kernel(
             text,
             "\t.shared .align 128 .b8 {}[{}];",
             shared_symbol(&s.name),
-            s.bytes().max(1)
+            shared_bytes(s)
         );
     }
     for b in &k.barriers {
@@ -194,4 +211,15 @@ impl Writer<'_> {
             self.specials.insert(*s, v);
         }
     }
+}
+
+/// The size of a shared array in bytes, at least 1 (the checker keeps the
+/// total under 48 KiB, E0122; this never overflows on any input).
+fn shared_bytes(s: &ir::SharedArray) -> u64 {
+    s.dims
+        .iter()
+        .fold(u64::from(s.elem.size()), |a, &d| {
+            a.saturating_mul(u64::from(d))
+        })
+        .max(1)
 }

@@ -276,7 +276,7 @@ impl Writer<'_> {
             Special::ThreadIdx(d) if known(block, d) == Some(1) => Some(0),
             Special::ClusterDim(d) => known(cluster, d),
             Special::ClusterIdx(d) if known(cluster, d) == Some(1) => Some(0),
-            Special::ClusterSize => cluster.map(|c| c.iter().product()),
+            Special::ClusterSize => cluster.map(|c| c.iter().fold(1u32, |a, d| a.wrapping_mul(*d))),
             _ => None,
         };
         if let Some(v) = fixed {

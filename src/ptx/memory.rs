@@ -3,7 +3,7 @@
 //!
 //! Global addresses are 64-bit: the base pointer (converted once with
 //! `cvta.to.global` in the prologue) plus the index times the element size
-//! (`mad.wide` for 32-bit indices). Shared addresses are 32-bit offsets in
+//! (`mul.wide` for 32-bit indices). Shared addresses are 32-bit offsets in
 //! the CTA's shared window (`mov.u32 r, symbol`), row-major, constant parts
 //! folded into the address immediate. Remote addresses go through `mapa`.
 
@@ -130,7 +130,11 @@ impl Writer<'_> {
                 } else {
                     "u32"
                 };
-                emit!(self, "mad.wide.{} {}, {}, {}, {};", t, a, idx, size, base);
+                // mul.wide + add (not mad.wide): ptxas then shares the
+                // product between addresses and folds it into IMAD.WIDE.
+                let off = self.reg(Class::B64);
+                emit!(self, "mul.wide.{} {}, {}, {};", t, off, idx, size);
+                emit!(self, "add.s64 {}, {}, {};", a, base, off);
             }
             Scalar::U64 | Scalar::I64 => {
                 let scaled = if size == 1 {
@@ -177,9 +181,7 @@ impl Writer<'_> {
                 arr.dims
                     .iter()
                     .skip(k + 1)
-                    .map(|&d| i64::from(d))
-                    .product::<i64>()
-                    * size
+                    .fold(size, |a, &d| a.wrapping_mul(i64::from(d)))
             })
             .collect();
         let mut off: i64 = 0;
@@ -192,11 +194,7 @@ impl Writer<'_> {
             let v = self.expr_u32(idx);
             let base = match acc {
                 Some(r) => r,
-                None => {
-                    let b = self.reg(Class::B32);
-                    emit!(self, "mov.u32 {}, {};", b, symbol);
-                    b
-                }
+                None => self.symbol_base(&symbol),
             };
             let next = self.reg(Class::B32);
             emit!(self, "mad.lo.s32 {}, {}, {}, {};", next, v, stride, base);
@@ -218,8 +216,12 @@ impl Writer<'_> {
         if a.off == 0 {
             return a.base;
         }
+        let base = match self.bases.get(&a.base) {
+            Some(r) => r.to_string(),
+            None => a.base,
+        };
         let r = self.reg(Class::B32);
-        emit!(self, "add.u32 {}, {}, {};", r, a.base, a.off);
+        emit!(self, "add.u32 {}, {}, {};", r, base, a.off);
         r.to_string()
     }
 

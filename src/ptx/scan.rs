@@ -20,6 +20,20 @@ pub(super) struct Usage {
     pub(super) tracked: Vec<usize>,
     /// Functions called directly.
     pub(super) calls: Vec<FuncId>,
+    /// Shared arrays (by index) addressed with a run-time index.
+    pub(super) dyn_shared: Vec<usize>,
+    /// Barrier groups (by index) referenced with a run-time index.
+    pub(super) dyn_barriers: Vec<usize>,
+}
+
+fn add(list: &mut Vec<usize>, i: usize) {
+    if !list.contains(&i) {
+        list.push(i);
+    }
+}
+
+fn is_dynamic(e: &Expr) -> bool {
+    crate::ir::consteval::eval_int(e).is_none()
 }
 
 impl Usage {
@@ -136,6 +150,9 @@ impl Usage {
 
     fn barrier(&mut self, r: &BarrierRef) {
         if let Some(i) = &r.index {
+            if is_dynamic(i) {
+                add(&mut self.dyn_barriers, r.group.index());
+            }
             self.expr(i);
         }
     }
@@ -144,9 +161,7 @@ impl Usage {
         match p {
             Parity::Explicit(e) => self.expr(e),
             Parity::Tracked => {
-                if !self.tracked.contains(&r.group.index()) {
-                    self.tracked.push(r.group.index());
-                }
+                add(&mut self.tracked, r.group.index());
             }
         }
     }
@@ -154,9 +169,19 @@ impl Usage {
     fn place(&mut self, p: &Place) {
         match &p.kind {
             PlaceKind::Global { index, .. } => self.expr(index),
-            PlaceKind::Shared { indices, .. } => indices.iter().for_each(|i| self.expr(i)),
-            PlaceKind::Remote { rank, indices, .. } => {
+            PlaceKind::Shared { array, indices } => {
+                if indices.iter().any(is_dynamic) {
+                    add(&mut self.dyn_shared, array.index());
+                }
+                indices.iter().for_each(|i| self.expr(i));
+            }
+            PlaceKind::Remote {
+                array,
+                rank,
+                indices,
+            } => {
                 self.remote = true;
+                add(&mut self.dyn_shared, array.index());
                 self.expr(rank);
                 indices.iter().for_each(|i| self.expr(i));
             }

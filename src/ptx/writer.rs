@@ -189,6 +189,8 @@ pub(super) struct Writer<'a> {
     /// Tracked-parity bitmask of each barrier group (kernels only).
     pub(super) parity: Vec<Option<Reg>>,
     pub(super) exit: Exit,
+    /// Registers holding the address of a shared symbol, set in the prologue.
+    pub(super) bases: HashMap<String, Reg>,
     /// Nesting depth of conditional control flow (for `.aligned` choices).
     pub(super) depth: u32,
     /// A `return` was emitted: some threads may have left.
@@ -220,6 +222,7 @@ impl<'a> Writer<'a> {
             loops: Vec::new(),
             parity: Vec::new(),
             exit,
+            bases: HashMap::new(),
             depth: 0,
             returned: false,
         }
@@ -288,6 +291,17 @@ impl<'a> Writer<'a> {
         if let Some(slot) = self.locals.get_mut(id.index()) {
             *slot = Some(r);
         }
+        r
+    }
+
+    /// A register holding the shared-window address of `symbol`: the one the
+    /// prologue set, else a fresh `mov`.
+    pub(super) fn symbol_base(&mut self, symbol: &str) -> Reg {
+        if let Some(r) = self.bases.get(symbol) {
+            return *r;
+        }
+        let r = self.reg(Class::B32);
+        emit!(self, "mov.u32 {}, {};", r, symbol);
         r
     }
 

@@ -314,8 +314,13 @@ impl LexError {
                     .primary(self.span, "this comment is never closed")
                     .note("block comments nest: every `/*` needs its own `*/`")
             }
-            LexErrorKind::Number(NumberError::Invalid(why)) => {
-                Diagnostic::error("E0003", "invalid number literal").primary(self.span, why)
+            LexErrorKind::Number(NumberError::Invalid { why, help }) => {
+                let d =
+                    Diagnostic::error("E0003", "invalid number literal").primary(self.span, why);
+                match help {
+                    Some(h) => d.help(h),
+                    None => d,
+                }
             }
             LexErrorKind::Number(NumberError::OutOfRange(ty)) => {
                 let d =

@@ -33,8 +33,8 @@ impl fmt::Display for Number {
 /// Why a literal was rejected.
 #[derive(Clone, Debug, PartialEq)]
 pub enum NumberError {
-    /// Malformed; the text explains what is wrong (shown as a label).
-    Invalid(String),
+    /// Malformed: what is wrong (the label), and how to write it instead.
+    Invalid { why: String, help: Option<String> },
     /// Does not fit the type (`u64`, or the suffix's type).
     OutOfRange(Scalar),
 }
@@ -58,7 +58,8 @@ impl NumberError {
     }
 }
 
-const INT_SUFFIXES: &str = "`u32`, `i32`, `u64` or `i64`";
+const INT_SUFFIXES: &str = "the suffixes `u32`, `i32`, `u64`, `i64`";
+const FLOAT_SUFFIX_LIST: &str = "the suffixes `f16`, `bf16`, `f32`, `f64`";
 const FLOAT_SUFFIXES: [&str; 4] = ["bf16", "f16", "f32", "f64"];
 
 /// Reads the literal `text` (as matched by the lexer: it starts with a digit).
@@ -94,13 +95,18 @@ fn radix_literal(rest: &str, radix: u32, what: &str) -> Result<Number, NumberErr
         return Err(invalid(format!("invalid digit `{bad}` in {what} literal")));
     }
     if !digits.chars().any(|c| c != '_') {
-        return Err(invalid(format!("{what} literal has no digits")));
+        return Err(invalid(format!("this {what} literal has no digits")));
     }
     if suffix_text.is_empty() {
         if let Some(fs) = FLOAT_SUFFIXES.iter().find(|s| digits.ends_with(*s)) {
-            return Err(invalid(format!(
-                "a {what} literal cannot have a float suffix (`{fs}`); if these are digits, add an integer suffix or a `_`"
-            )));
+            return Err(invalid_help(
+                format!("a {what} literal cannot take the float suffix `{fs}`"),
+                format!(
+                    "if `{fs}` is part of the number, write `{prefix}{head}_{fs}` or add an integer suffix: `{prefix}{digits}u32`",
+                    prefix = if radix == 16 { "0x" } else { "0b" },
+                    head = digits.strip_suffix(fs).unwrap_or(digits),
+                ),
+            ));
         }
     }
     let suffix = int_suffix(suffix_text, what)?;
@@ -134,7 +140,7 @@ fn decimal_literal(text: &str) -> Result<Number, NumberError> {
             .unwrap_or(signed.len());
         let exp_digits = signed.get(..digits_len).unwrap_or("");
         if !exp_digits.chars().any(|c| c.is_ascii_digit()) {
-            return Err(invalid("exponent has no digits"));
+            return Err(invalid("the exponent has no digits"));
         }
         end += 1 + sign_len + digits_len;
     }
@@ -157,9 +163,10 @@ fn decimal_literal(text: &str) -> Result<Number, NumberError> {
     }
     if is_float {
         return Err(match int_suffix(suffix_text, "float") {
-            Ok(_) => invalid(format!(
-                "a float literal cannot have the integer suffix `{suffix_text}`"
-            )),
+            Ok(_) => invalid_help(
+                format!("a float literal cannot take the integer suffix `{suffix_text}`"),
+                format!("float literals take {FLOAT_SUFFIX_LIST}; convert with `as {suffix_text}`"),
+            ),
             Err(e) => e,
         });
     }
@@ -176,12 +183,16 @@ fn int_suffix(text: &str, what: &str) -> Result<Option<Scalar>, NumberError> {
     }
     match Scalar::from_name(text) {
         Some(s) if s.is_int() => Ok(Some(s)),
-        _ if FLOAT_SUFFIXES.contains(&text) => Err(invalid(format!(
-            "a {what} literal cannot have a float suffix (`{text}`)"
-        ))),
-        _ => Err(invalid(format!(
-            "unknown suffix `{text}`: integer literals take {INT_SUFFIXES}, float literals `f16`, `bf16`, `f32` or `f64`"
-        ))),
+        _ if FLOAT_SUFFIXES.contains(&text) => Err(invalid_help(
+            format!("a {what} literal cannot take the float suffix `{text}`"),
+            format!("{what} literals take {INT_SUFFIXES}"),
+        )),
+        _ => Err(invalid_help(
+            format!("unknown suffix `{text}`"),
+            format!(
+                "integer literals take {INT_SUFFIXES}; float literals take {FLOAT_SUFFIX_LIST}"
+            ),
+        )),
     }
 }
 
@@ -198,7 +209,17 @@ fn accumulate(digits: &str, radix: u32) -> Option<u64> {
 }
 
 fn invalid(why: impl Into<String>) -> NumberError {
-    NumberError::Invalid(why.into())
+    NumberError::Invalid {
+        why: why.into(),
+        help: None,
+    }
+}
+
+fn invalid_help(why: impl Into<String>, help: impl Into<String>) -> NumberError {
+    NumberError::Invalid {
+        why: why.into(),
+        help: Some(help.into()),
+    }
 }
 
 #[cfg(test)]
@@ -214,7 +235,7 @@ mod tests {
     }
 
     fn is_invalid(text: &str) -> bool {
-        matches!(parse(text), Err(NumberError::Invalid(_)))
+        matches!(parse(text), Err(NumberError::Invalid { .. }))
     }
 
     #[test]

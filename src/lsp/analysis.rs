@@ -6,6 +6,7 @@ use super::uri;
 use crate::check;
 use crate::ir;
 use crate::span::{FileId, Span};
+use crate::target::Target;
 use crate::{compile_str, Compilation, Options};
 use lsp_types::{Location, Position, Range, Uri};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -32,12 +33,13 @@ impl Analysis {
     /// Compiles `text` as the document `doc_uri`. Imports are resolved from
     /// disk relative to the document's path. `None` if the compiler
     /// panicked (a bug, reported on stderr; the server carries on).
-    pub fn run(doc_uri: &Uri, text: &str, encoding: Encoding) -> Option<Analysis> {
+    pub fn run(doc_uri: &Uri, text: &str, encoding: Encoding, target: Target) -> Option<Analysis> {
         let name = uri::to_path(doc_uri)
             .map_or_else(|| doc_uri.as_str().to_string(), |p| p.display().to_string());
         catch_unwind(AssertUnwindSafe(|| {
             let opts = Options {
                 check_only: true,
+                target,
                 ..Options::default()
             };
             let compilation = compile_str(&name, text, &opts);

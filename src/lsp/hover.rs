@@ -3,7 +3,10 @@
 
 use super::analysis::{covers, Analysis};
 use super::walk::{self, Node, Owner};
-use crate::ir::{BarrierGroup, ExprKind, Local, Param, ParamType, PlaceKind, SharedArray, Value};
+use crate::ir::{
+    BarrierGroup, ExprKind, Function, Local, Module, Param, ParamType, PlaceKind, SharedArray,
+    Value,
+};
 use crate::span::Span;
 use lsp_types::{Hover, HoverContents, MarkupContent, MarkupKind, Position};
 
@@ -36,11 +39,11 @@ pub fn hover(a: &Analysis, pos: Position) -> Option<Hover> {
     let (span, target) = candidates
         .into_iter()
         .filter(|(span, _)| covers(*span, offset))
-        .min_by_key(|(span, _)| rank(*span, offset))?;
+        .min_by_key(|(span, t)| (rank(*span, offset), tie_break(t)))?;
     Some(Hover {
         contents: HoverContents::Markup(MarkupContent {
             kind: MarkupKind::Markdown,
-            value: describe(target)?,
+            value: describe(a, module, span, target)?,
         }),
         range: a.range(span),
     })
@@ -50,6 +53,15 @@ pub fn hover(a: &Analysis, pos: Position) -> Option<Hover> {
 /// that merely ends at it, then the shortest (innermost) span wins.
 fn rank(span: Span, offset: usize) -> (bool, usize) {
     (offset >= span.end as usize, span.len())
+}
+
+/// Between nodes with the same span, the more specific description wins: a
+/// memory element (which names its array) over the load that reads it.
+fn tie_break(t: &Target) -> u8 {
+    match t {
+        Target::Node(_, Node::Expr(_)) => 1,
+        _ => 0,
+    }
 }
 
 fn node_span(n: Node) -> Span {
@@ -64,7 +76,7 @@ fn code(text: &str) -> String {
     format!("```kdsl\n{text}\n```")
 }
 
-fn describe(t: Target) -> Option<String> {
+fn describe(a: &Analysis, module: &Module, span: Span, t: Target) -> Option<String> {
     Some(match t {
         Target::Local(l) => code(&local(l)),
         Target::Param(p) => code(&param(p)),
@@ -99,10 +111,41 @@ fn describe(t: Target) -> Option<String> {
         Target::Node(owner, Node::Expr(e)) => match &e.kind {
             ExprKind::Local(id) => code(&local(owner.body().locals.get(id.index())?)),
             ExprKind::Param(id) => code(&param(owner.kernel()?.params.get(id.index())?)),
-            ExprKind::Const(v) => code(&format!("{}: {} = {}", "const", e.ty.name(), value(*v))),
+            ExprKind::Const(v) => {
+                // A named constant was inlined: show its name and value; a
+                // literal just its type.
+                let text = a.compilation.sources.slice(span);
+                if is_identifier(text) {
+                    code(&format!("const {text}: {} = {}", e.ty.name(), value(*v)))
+                } else {
+                    code(e.ty.name())
+                }
+            }
+            ExprKind::Call { func, .. } => code(&signature(module.functions.get(func.index())?)),
             _ => code(e.ty.name()),
         },
     })
+}
+
+fn is_identifier(text: &str) -> bool {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// `fn name(a: u32, b: f32) -> f32`: the parameters are the first locals.
+fn signature(f: &Function) -> String {
+    let params: Vec<String> = f
+        .body
+        .locals
+        .iter()
+        .take(f.params as usize)
+        .map(|l| format!("{}: {}", l.name, l.ty.name()))
+        .collect();
+    let ret = f.ret.map_or(String::new(), |t| format!(" -> {}", t.name()));
+    format!("fn {}({}){ret}", f.name, params.join(", "))
 }
 
 fn local(l: &Local) -> String {
@@ -169,6 +212,12 @@ pub fn group(g: &BarrierGroup) -> String {
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 mod tests {
     use super::*;
     use crate::ir::{BarrierSpans, Scope};

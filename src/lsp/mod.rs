@@ -20,11 +20,12 @@ mod symbols;
 pub mod uri;
 mod walk;
 
+use crate::target::Target;
 use analysis::Analysis;
 use lsp_server::{Connection, ErrorCode, Message, Notification, Request, RequestId, Response};
 use lsp_types::notification::{
     DidChangeTextDocument, DidCloseTextDocument, DidOpenTextDocument, DidSaveTextDocument,
-    Notification as _, PublishDiagnostics,
+    LogMessage, Notification as _, PublishDiagnostics,
 };
 use lsp_types::request::{
     CodeActionRequest, DocumentSymbolRequest, GotoDefinition, HoverRequest, Request as _,
@@ -46,15 +47,36 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 /// exits (or goes away) without one, as the protocol asks.
 pub fn run_stdio() -> i32 {
     let (connection, io_threads) = Connection::stdio();
-    let status = serve(&connection);
-    // Dropping the connection closes the writer's channel so its thread can
-    // flush and end.
-    drop(connection);
+    // The compiler's passes recurse over the syntax tree, and a stack
+    // overflow aborts the process rather than unwinding, so the server
+    // runs on a thread with a stack deep enough for absurdly nested input
+    // (it is only reserved, not touched, until needed). Compiling,
+    // answering and dropping old analyses all happen on that thread.
+    let server = std::thread::Builder::new()
+        .name("kdslc-lsp".to_string())
+        .stack_size(SERVER_STACK)
+        .spawn(move || {
+            let status = serve(&connection);
+            // Dropping the connection closes the writer's channel so its
+            // thread can flush and end.
+            drop(connection);
+            status
+        });
+    let status = match server.map(std::thread::JoinHandle::join) {
+        Ok(Ok(status)) => status,
+        Ok(Err(_)) | Err(_) => {
+            eprintln!("kdslc lsp: the server thread failed");
+            1
+        }
+    };
     if let Err(e) = io_threads.join() {
         eprintln!("kdslc lsp: {e}");
     }
     status
 }
+
+/// The server thread's stack: 1 GiB of address space.
+const SERVER_STACK: usize = 1 << 30;
 
 /// Speaks the protocol on `connection`: the initialize handshake, then the
 /// main loop.
@@ -74,6 +96,7 @@ pub fn serve(connection: &Connection) -> i32 {
             .as_ref()
             .and_then(|g| g.position_encodings.as_deref()),
     );
+    let (target, target_problem) = target_option(params.initialization_options.as_ref());
     let result = InitializeResult {
         capabilities: capabilities(encoding),
         server_info: Some(ServerInfo {
@@ -89,10 +112,37 @@ pub fn serve(connection: &Connection) -> i32 {
     let mut server = Server {
         connection,
         encoding,
+        target,
         documents: HashMap::new(),
         shutdown: false,
     };
+    if let Some(problem) = target_problem {
+        let params = lsp_types::LogMessageParams {
+            typ: lsp_types::MessageType::WARNING,
+            message: problem,
+        };
+        server.send(Notification::new(LogMessage::METHOD.to_string(), params).into());
+    }
     server.main_loop()
+}
+
+/// The target to check for, from `initializationOptions: {"target": "sm_80"}`
+/// (default sm_90, as on the command line), and a warning when the option
+/// names no target we know.
+fn target_option(options: Option<&Value>) -> (Target, Option<String>) {
+    let Some(value) = options.and_then(|o| o.get("target")) else {
+        return (Target::default(), None);
+    };
+    match value.as_str().and_then(Target::from_name) {
+        Some(t) => (t, None),
+        None => (
+            Target::default(),
+            Some(format!(
+                "kdslc lsp: unknown target {value} in initializationOptions; checking for {}",
+                Target::default().name()
+            )),
+        ),
+    }
 }
 
 fn capabilities(encoding: Encoding) -> ServerCapabilities {
@@ -128,6 +178,7 @@ struct Document {
 struct Server<'c> {
     connection: &'c Connection,
     encoding: Encoding,
+    target: Target,
     documents: HashMap<Uri, Document>,
     shutdown: bool,
 }
@@ -282,7 +333,7 @@ impl Server<'_> {
 
     /// Checks the document's new text and publishes its diagnostics.
     fn update(&mut self, uri: Uri, text: String) {
-        let analysis = Analysis::run(&uri, &text, self.encoding);
+        let analysis = Analysis::run(&uri, &text, self.encoding, self.target);
         let diags = analysis
             .as_ref()
             .and_then(|a| catch_unwind(AssertUnwindSafe(|| diagnostics::for_document(a))).ok())

@@ -4,6 +4,7 @@
 --
 --   require('kdsl').setup()                                  -- kdslc on PATH
 --   require('kdsl').setup({ cmd = { '/path/to/kdslc', 'lsp' } })
+--   require('kdsl').setup({ init_options = { target = 'sm_80' } })
 --
 -- Put this directory (editors/vim) on 'runtimepath' so that `require` finds
 -- it and Vim's ftdetect/syntax/compiler files load too, or copy this file
@@ -41,6 +42,8 @@ local function ensure_client(opts, root_dir)
     on_attach = opts.on_attach or default_on_attach,
     on_exit = opts.on_exit,
     capabilities = opts.capabilities,
+    -- `{ target = 'sm_80' }`: check for that GPU (default sm_90).
+    init_options = opts.init_options,
   })
   return client_id
 end

@@ -33,6 +33,10 @@ async function start(context: vscode.ExtensionContext): Promise<void> {
     ],
     // Imports are read from disk, so saved changes to any .kdsl file can
     // change the diagnostics of the open ones.
+    // Checked for this target, as `kdslc --target`.
+    initializationOptions: {
+      target: vscode.workspace.getConfiguration("kdsl").get<string>("target") ?? "sm_90",
+    },
     synchronize: {
       fileEvents: vscode.workspace.createFileSystemWatcher("**/*.kdsl"),
     },
@@ -53,7 +57,7 @@ async function start(context: vscode.ExtensionContext): Promise<void> {
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   context.subscriptions.push(
     vscode.workspace.onDidChangeConfiguration(async (event) => {
-      if (event.affectsConfiguration("kdsl.server.path")) {
+      if (event.affectsConfiguration("kdsl.server.path") || event.affectsConfiguration("kdsl.target")) {
         await client?.stop();
         await start(context);
       }

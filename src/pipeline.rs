@@ -44,11 +44,17 @@ pub struct Compilation {
 
 impl Compilation {
     pub fn error_count(&self) -> usize {
-        self.diagnostics.iter().filter(|d| d.severity == Severity::Error).count()
+        self.diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+            .count()
     }
 
     pub fn warning_count(&self) -> usize {
-        self.diagnostics.iter().filter(|d| d.severity == Severity::Warning).count()
+        self.diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Warning)
+            .count()
     }
 
     /// True when the build must fail (errors, or warnings under `-D warnings`).
@@ -62,7 +68,10 @@ impl Compilation {
 pub fn compile(path: &Path, opts: &Options) -> std::io::Result<Compilation> {
     let text = std::fs::read_to_string(path)?;
     let name = path.display().to_string();
-    Ok(compile_file(SourceFile::new(name, Some(path.to_path_buf()), text), opts))
+    Ok(compile_file(
+        SourceFile::new(name, Some(path.to_path_buf()), text),
+        opts,
+    ))
 }
 
 /// Compiles source text. `name` is shown in diagnostics; imports are
@@ -72,6 +81,41 @@ pub fn compile_str(name: &str, text: &str, opts: &Options) -> Compilation {
 }
 
 fn compile_file(root: SourceFile, opts: &Options) -> Compilation {
+    with_big_stack(|| compile_file_inner(root, opts))
+}
+
+/// Runs `f` on a thread with a large stack. The checker, the barrier pass
+/// and the writer recurse over expressions, so a deeply nested expression
+/// (thousands of parentheses) needs more than the default 8 MiB; a stack
+/// overflow would abort the process, which the compiler must never do. The
+/// stack is virtual memory: only the pages a compilation touches are used.
+fn with_big_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    const STACK: usize = 1 << 30;
+    std::thread::scope(|scope| {
+        match std::thread::Builder::new()
+            .name("kdslc".into())
+            .stack_size(STACK)
+            .spawn_scoped(scope, f)
+        {
+            Ok(handle) => match handle.join() {
+                Ok(v) => v,
+                // A panic in the compiler thread: re-raise it here so the
+                // driver's catch_unwind turns it into an internal error.
+                Err(payload) => std::panic::resume_unwind(payload),
+            },
+            Err(_) => unreachable_spawn(),
+        }
+    })
+}
+
+#[cold]
+fn unreachable_spawn() -> ! {
+    // Spawning only fails when the OS refuses a thread; there is no way to
+    // compile without one, so report it like any other internal error.
+    std::panic::panic_any("could not start the compiler thread")
+}
+
+fn compile_file_inner(root: SourceFile, opts: &Options) -> Compilation {
     let mut c = Compilation::default();
     let mut diags = Vec::new();
     load_all(root, &mut c, &mut diags);
@@ -82,11 +126,14 @@ fn compile_file(root: SourceFile, opts: &Options) -> Compilation {
     let check_failed = check_diags.iter().any(Diagnostic::is_error);
     diags.extend(check_diags);
 
-    if let Some(module) = module.filter(|_| !check_failed && !diags.iter().any(Diagnostic::is_error)) {
+    if let Some(module) =
+        module.filter(|_| !check_failed && !diags.iter().any(Diagnostic::is_error))
+    {
         diags.extend(barriers::check(&module, opts.target));
         c.module = Some(module);
     }
 
+    drop_after_syntax_errors(&c.sources, &mut diags);
     diags.retain(|d| !(d.severity == Severity::Warning && opts.allow.iter().any(|a| a == d.code)));
     if opts.deny_warnings {
         for d in &mut diags {
@@ -102,6 +149,35 @@ fn compile_file(root: SourceFile, opts: &Options) -> Compilation {
         }
     }
     c
+}
+
+/// Where the parser recovered from a syntax error, the rest of that line
+/// may have been misread: later stages' diagnostics there are consequences,
+/// not news, so they are dropped.
+fn drop_after_syntax_errors(sources: &SourceMap, diags: &mut Vec<Diagnostic>) {
+    let is_syntax = |d: &Diagnostic| d.code.starts_with("E000") || d.code.starts_with("E001");
+    let line_of = |s: Span| sources.get(s.file).map(|f| f.line_index(s.start as usize));
+    let syntax: Vec<(FileId, Option<usize>, u32)> = diags
+        .iter()
+        .filter(|d| is_syntax(d))
+        .filter_map(|d| d.primary_span())
+        .map(|s| (s.file, line_of(s), s.start))
+        .collect();
+    if syntax.is_empty() {
+        return;
+    }
+    diags.retain(|d| {
+        if is_syntax(d) {
+            return true;
+        }
+        let Some(s) = d.primary_span() else {
+            return true;
+        };
+        let line = line_of(s);
+        !syntax
+            .iter()
+            .any(|(f, l, start)| *f == s.file && *l == line && s.start >= *start)
+    });
 }
 
 /// Parses the root file and, transitively, every file it imports (each
@@ -128,9 +204,16 @@ fn load_rec(
     loaded: &mut HashMap<PathBuf, FileId>,
     stack: &mut Vec<(FileId, Span)>,
 ) {
-    let Some(file) = c.sources.get(id) else { return };
+    let Some(file) = c.sources.get(id) else {
+        return;
+    };
     let (ast, parse_diags) = syntax::parse(id, &file.text);
-    let base = file.path.as_deref().and_then(Path::parent).map(Path::to_path_buf).unwrap_or_default();
+    let base = file
+        .path
+        .as_deref()
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
     diags.extend(parse_diags);
     let imports: Vec<ast::Import> = ast
         .items
@@ -146,7 +229,11 @@ fn load_rec(
         let path = base.join(&imp.path);
         let key = canonical(&path);
         if let Some(&existing) = loaded.get(&key) {
-            if let Some(pos) = stack.iter().position(|(f, _)| *f == existing).or((existing == id).then_some(usize::MAX)) {
+            if let Some(pos) = stack
+                .iter()
+                .position(|(f, _)| *f == existing)
+                .or((existing == id).then_some(usize::MAX))
+            {
                 diags.push(cycle_diagnostic(c, stack, pos, existing, id, imp.path_span));
             }
             continue;
@@ -155,15 +242,27 @@ fn load_rec(
             Ok(t) => t,
             Err(e) => {
                 diags.push(
-                    Diagnostic::error("E0130", format!("cannot read imported file `{}`: {}", imp.path, io_reason(&e)))
-                        .primary(imp.path_span, "imported here")
-                        .note(format!("imports are resolved relative to the importing file: `{}`", path.display())),
+                    Diagnostic::error(
+                        "E0130",
+                        format!(
+                            "cannot read imported file `{}`: {}",
+                            imp.path,
+                            io_reason(&e)
+                        ),
+                    )
+                    .primary(imp.path_span, "imported here")
+                    .note(format!(
+                        "imports are resolved relative to the importing file: `{}`",
+                        path.display()
+                    )),
                 );
                 continue;
             }
         };
         let name = path.display().to_string();
-        let new_id = c.sources.add(SourceFile::new(name, Some(path.clone()), text));
+        let new_id = c
+            .sources
+            .add(SourceFile::new(name, Some(path.clone()), text));
         loaded.insert(key, new_id);
         c.imports.push(path);
         stack.push((id, imp.path_span));

@@ -19,7 +19,11 @@ pub struct SourceFile {
 }
 
 impl SourceFile {
-    pub fn new(name: impl Into<String>, path: Option<PathBuf>, text: impl Into<String>) -> SourceFile {
+    pub fn new(
+        name: impl Into<String>,
+        path: Option<PathBuf>,
+        text: impl Into<String>,
+    ) -> SourceFile {
         let text = text.into();
         let line_starts = files::line_starts(&text).collect();
         SourceFile {
@@ -39,7 +43,10 @@ impl SourceFile {
     }
 
     pub fn line_start(&self, line: usize) -> usize {
-        self.line_starts.get(line).copied().unwrap_or(self.text.len())
+        self.line_starts
+            .get(line)
+            .copied()
+            .unwrap_or(self.text.len())
     }
 
     pub fn line_count(&self) -> usize {
@@ -91,7 +98,10 @@ impl SourceMap {
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (FileId, &SourceFile)> {
-        self.files.iter().enumerate().map(|(i, f)| (FileId(i as u32), f))
+        self.files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (FileId(i as u32), f))
     }
 
     pub fn len(&self) -> usize {

@@ -22,11 +22,13 @@ impl fmt::Display for PtxVersion {
 }
 
 /// A `--target`: the `.target` of the emitted PTX module.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum Target {
     Sm80,
     Sm86,
     Sm89,
+    /// The default target.
+    #[default]
     Sm90,
     Sm90a,
     Sm100,
@@ -93,12 +95,6 @@ impl Target {
     /// `mbarrier.try_wait`, scoped mbarrier operations.
     pub fn has_sm90_features(self) -> bool {
         self.sm() >= 90
-    }
-}
-
-impl Default for Target {
-    fn default() -> Target {
-        Target::Sm90
     }
 }
 

@@ -105,7 +105,10 @@ impl fmt::Display for Scalar {
 pub enum Type {
     Scalar(Scalar),
     /// `global [T]` (read-only) or `global mut [T]`.
-    Global { elem: Scalar, mutable: bool },
+    Global {
+        elem: Scalar,
+        mutable: bool,
+    },
     /// The result of a statement-like call (`sync_threads()`, `b.arrive()`).
     Unit,
 }
@@ -114,8 +117,14 @@ impl fmt::Display for Type {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Type::Scalar(s) => write!(f, "{s}"),
-            Type::Global { elem, mutable: false } => write!(f, "global [{elem}]"),
-            Type::Global { elem, mutable: true } => write!(f, "global mut [{elem}]"),
+            Type::Global {
+                elem,
+                mutable: false,
+            } => write!(f, "global [{elem}]"),
+            Type::Global {
+                elem,
+                mutable: true,
+            } => write!(f, "global mut [{elem}]"),
             Type::Unit => f.write_str("()"),
         }
     }

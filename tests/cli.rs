@@ -214,6 +214,36 @@ fn unwritable_output_exits_2() {
     );
 }
 
+/// `-o /dev/null` and friends: an existing device or FIFO is written into,
+/// never replaced by a plain file (tested on a FIFO, which is safe to make).
+#[cfg(unix)]
+#[test]
+fn special_files_are_written_into_not_replaced() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = project(&[("saxpy.kdsl", GOOD)]);
+    let fifo = dir.path().join("pipe");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reading = fifo.clone();
+    std::thread::spawn(move || tx.send(fs::read(reading)));
+    let out = kdslc_in(dir.path(), &["saxpy.kdsl", "-o", "pipe"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let got = rx
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .expect("kdslc wrote nothing into the FIFO")
+        .unwrap();
+    assert!(text(&got).contains(".entry saxpy"), "{}", text(&got));
+    assert!(fs::metadata(&fifo).unwrap().file_type().is_fifo());
+    // No `pipe.d` beside a FIFO: -MD needs -MF there.
+    let out = kdslc_in(dir.path(), &["saxpy.kdsl", "-o", "pipe", "-MD"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(listing(dir.path()), ["pipe", "saxpy.kdsl"]);
+}
+
 #[test]
 fn warnings_pass_unless_denied_and_can_be_allowed() {
     let dir = project(&[("w.kdsl", WARNS)]);
@@ -285,7 +315,10 @@ fn json_format_is_json_lines_on_stdout() {
     let dir2 = project(&[("saxpy.kdsl", GOOD)]);
     let out = kdslc_in(dir2.path(), &["saxpy.kdsl", "--message-format=json"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    assert_eq!(text(&out.stdout), "{\"type\":\"summary\",\"errors\":0,\"warnings\":0}\n");
+    assert_eq!(
+        text(&out.stdout),
+        "{\"type\":\"summary\",\"errors\":0,\"warnings\":0}\n"
+    );
     let out = kdslc_in(dir2.path(), &["missing.kdsl", "--message-format=json"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(out.stdout.is_empty());
@@ -297,6 +330,28 @@ fn json_format_is_json_lines_on_stdout() {
     );
     assert_eq!(out.status.code(), Some(2));
     assert!(out.stdout.is_empty());
+}
+
+/// The example in docs/json-diagnostics.md is the compiler's real output.
+#[test]
+fn json_doc_example_is_current() {
+    let doc = fs::read_to_string(common::repo_root().join("docs/json-diagnostics.md")).unwrap();
+    let example = doc.split("## Example").nth(1).unwrap();
+    let block = |fence: &str| {
+        let start = example.find(fence).unwrap() + fence.len();
+        let len = example[start..].find("```").unwrap();
+        example[start..start + len].to_string()
+    };
+    let source = block("```kdsl\n");
+    let expected = block("```json\n");
+    let dir = project(&[("k.kdsl", &source)]);
+    let out = kdslc_in(dir.path(), &["check", "k.kdsl", "--message-format", "json"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stdout),
+        expected,
+        "regenerate the example in docs/json-diagnostics.md"
+    );
 }
 
 #[test]
@@ -372,7 +427,7 @@ fn check_reports_every_file_and_writes_nothing() {
 }
 
 #[test]
-fn emit_ir_and_ast_go_to_stdout() {
+fn emit_ir_ast_and_tokens_go_to_stdout() {
     let dir = project(&[("saxpy.kdsl", GOOD)]);
     let out = kdslc_in(dir.path(), &["saxpy.kdsl", "--emit", "ir"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -384,6 +439,23 @@ fn emit_ir_and_ast_go_to_stdout() {
     let out = kdslc_in(dir.path(), &["saxpy.kdsl", "--emit", "ast"]);
     assert_eq!(out.status.code(), Some(0));
     assert!(text(&out.stdout).starts_with("// saxpy.kdsl\n"));
+    let out = kdslc_in(dir.path(), &["saxpy.kdsl", "--emit", "tokens"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let toks = text(&out.stdout);
+    // The comment on line 1 is no token; `kernel` opens line 2.
+    assert!(
+        toks.starts_with("2:1  kernel\n2:8  saxpy\n2:13  (\n"),
+        "{toks}"
+    );
+    let dir_bad = project(&[("lex.kdsl", "kernel k() { let a = 1 @ 2; }\n")]);
+    let out = kdslc_in(dir_bad.path(), &["lex.kdsl", "--emit", "tokens"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    assert!(
+        text(&out.stderr).contains("error[E0001]"),
+        "{}",
+        text(&out.stderr)
+    );
     assert_eq!(listing(dir.path()), ["saxpy.kdsl"]);
 }
 
@@ -446,7 +518,10 @@ fn emit_cubin_runs_the_ptxas_it_is_given() {
         err.contains("bug in kdslc") && err.contains("ptxas fatal: nonsense"),
         "{err}"
     );
-    assert_eq!(listing(dir.path()), ["fake-ptxas", "saxpy.cubin", "saxpy.kdsl"]);
+    assert_eq!(
+        listing(dir.path()),
+        ["fake-ptxas", "saxpy.cubin", "saxpy.kdsl"]
+    );
 
     let out = kdslc_in(
         dir.path(),

@@ -12,7 +12,10 @@ fn compile_both_ways(text: &str) {
     // Through code generation when the program checks, and check-only.
     let full = kdsl::Options::default();
     let _ = kdsl::compile_str("fuzz.kdsl", text, &full);
-    let sm80 = kdsl::Options { target: kdsl::target::Target::Sm80, ..kdsl::Options::default() };
+    let sm80 = kdsl::Options {
+        target: kdsl::target::Target::Sm80,
+        ..kdsl::Options::default()
+    };
     let c = kdsl::compile_str("fuzz.kdsl", text, &sm80);
     // Rendering must not panic either, whatever the spans.
     let _ = kdsl::diagnostics::render::human(&c.sources, &c.diagnostics, false);
@@ -33,10 +36,68 @@ fn samples() -> Vec<String> {
 }
 
 const TOKENS: &[&str] = &[
-    "{", "}", "(", ")", "[", "]", ";", ",", ":", ".", "..", "=", "+=", "<<=", "->", "+", "-", "*", "/", "%", "&&", "||",
-    "!", "<", ">=", "==", "kernel", "fn", "let", "mut", "if", "else", "while", "for", "in", "step", "break", "return",
-    "shared", "barrier", "global", "as", "import", "x", "full", "cta", "cluster", "0", "16u32", "1.5", "0x", "1e",
-    "\"s\"", "/*", "*/", "//", "é", "\u{0}", "wait", "arrive", "wait_cluster", "remote",
+    "{",
+    "}",
+    "(",
+    ")",
+    "[",
+    "]",
+    ";",
+    ",",
+    ":",
+    ".",
+    "..",
+    "=",
+    "+=",
+    "<<=",
+    "->",
+    "+",
+    "-",
+    "*",
+    "/",
+    "%",
+    "&&",
+    "||",
+    "!",
+    "<",
+    ">=",
+    "==",
+    "kernel",
+    "fn",
+    "let",
+    "mut",
+    "if",
+    "else",
+    "while",
+    "for",
+    "in",
+    "step",
+    "break",
+    "return",
+    "shared",
+    "barrier",
+    "global",
+    "as",
+    "import",
+    "x",
+    "full",
+    "cta",
+    "cluster",
+    "0",
+    "16u32",
+    "1.5",
+    "0x",
+    "1e",
+    "\"s\"",
+    "/*",
+    "*/",
+    "//",
+    "é",
+    "\u{0}",
+    "wait",
+    "arrive",
+    "wait_cluster",
+    "remote",
 ];
 
 #[derive(Debug, Clone)]
@@ -130,7 +191,10 @@ const FLOAT_TYPES: [&str; 2] = ["f32", "f64"];
 
 impl Gen {
     fn new(seed: u64) -> Gen {
-        Gen { state: seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1, fresh: 0 }
+        Gen {
+            state: seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1,
+            fresh: 0,
+        }
     }
 
     fn next(&mut self) -> u64 {
@@ -168,7 +232,11 @@ impl Gen {
 
     /// An expression of type `ty` using the variables in scope.
     fn expr(&mut self, ty: &str, vars: &[(String, &'static str)], depth: u32) -> String {
-        let candidates: Vec<&String> = vars.iter().filter(|(_, t)| *t == ty).map(|(n, _)| n).collect();
+        let candidates: Vec<&String> = vars
+            .iter()
+            .filter(|(_, t)| *t == ty)
+            .map(|(n, _)| n)
+            .collect();
         if depth == 0 || self.below(4) == 0 {
             if !candidates.is_empty() && self.below(3) != 0 {
                 return candidates[self.below(candidates.len() as u64) as usize].clone();
@@ -188,20 +256,36 @@ impl Gen {
             }
             ("bool", 5 | 6) => {
                 let op = self.pick(&["&&", "||", "&", "|", "^"]);
-                format!("({} {op} {})", self.expr("bool", vars, d), self.expr("bool", vars, d))
+                format!(
+                    "({} {op} {})",
+                    self.expr("bool", vars, d),
+                    self.expr("bool", vars, d)
+                )
             }
             ("bool", _) => format!("!{}", self.expr("bool", vars, d)),
             (_, 0..=2) => {
-                let ops: &[&str] = if is_float { &["+", "-", "*", "/"] } else { &["+", "-", "*", "&", "|", "^"] };
+                let ops: &[&str] = if is_float {
+                    &["+", "-", "*", "/"]
+                } else {
+                    &["+", "-", "*", "&", "|", "^"]
+                };
                 let op = self.pick(ops);
-                format!("({} {op} {})", self.expr(ty, vars, d), self.expr(ty, vars, d))
+                format!(
+                    "({} {op} {})",
+                    self.expr(ty, vars, d),
+                    self.expr(ty, vars, d)
+                )
             }
             (_, 3) if !is_float => {
                 // Division and remainder by a non-zero constant only.
                 let op = self.pick(&["/", "%"]);
                 format!("({} {op} {})", self.expr(ty, vars, d), self.below(50) + 1)
             }
-            (_, 3) => format!("min({}, {})", self.expr(ty, vars, d), self.expr(ty, vars, d)),
+            (_, 3) => format!(
+                "min({}, {})",
+                self.expr(ty, vars, d),
+                self.expr(ty, vars, d)
+            ),
             (_, 4) => {
                 let from = self.ty();
                 format!("({} as {ty})", self.expr(from, vars, d))
@@ -226,7 +310,11 @@ impl Gen {
                 let f = self.pick(&["sqrt", "exp", "log2", "sin", "cos", "rsqrt"]);
                 format!("{f}(abs({}) + 1.0)", self.expr("f32", vars, d))
             }
-            (_, _) => format!("max({}, {})", self.expr(ty, vars, d), self.expr(ty, vars, d)),
+            (_, _) => format!(
+                "max({}, {})",
+                self.expr(ty, vars, d),
+                self.expr(ty, vars, d)
+            ),
         }
     }
 
@@ -236,20 +324,35 @@ impl Gen {
 
     fn program(&mut self) -> String {
         let out_ty = self.ty();
-        let mut vars: Vec<(String, &'static str)> = vec![("p".into(), "i32"), ("q".into(), "f32"), ("i".into(), "u32")];
+        let mut vars: Vec<(String, &'static str)> = vec![
+            ("p".into(), "i32"),
+            ("q".into(), "f32"),
+            ("i".into(), "u32"),
+        ];
         let mut body = String::new();
         body.push_str(&format!("        let x0 = x[i] as {out_ty};\n"));
         vars.push(("x0".into(), out_ty));
         for _ in 0..(2 + self.below(4)) {
             self.fresh += 1;
-            let t = if self.below(5) == 0 { "bool" } else { self.ty() };
+            let t = if self.below(5) == 0 {
+                "bool"
+            } else {
+                self.ty()
+            };
             let name = format!("v{}", self.fresh);
             let e = self.expr(t, &vars, 3);
             let m = self.below(2) == 0;
-            body.push_str(&format!("        let {}{name}: {t} = {e};\n", if m { "mut " } else { "" }));
+            body.push_str(&format!(
+                "        let {}{name}: {t} = {e};\n",
+                if m { "mut " } else { "" }
+            ));
             if m && t != "bool" {
                 let e2 = self.expr(t, &vars, 2);
-                let op = if FLOAT_TYPES.contains(&t) { "+=" } else { self.pick(&["+=", "^=", "|=", "-="]) };
+                let op = if FLOAT_TYPES.contains(&t) {
+                    "+="
+                } else {
+                    self.pick(&["+=", "^=", "|=", "-="])
+                };
                 body.push_str(&format!("        {name} {op} {e2};\n"));
             }
             vars.push((name, t));
@@ -267,7 +370,13 @@ impl Gen {
         let uses: Vec<String> = vars
             .iter()
             .filter(|(n, _)| n != "i")
-            .map(|(n, t)| if *t == "bool" { format!("select({n}, 1.0, 0.0)") } else { format!("({n} as f32)") })
+            .map(|(n, t)| {
+                if *t == "bool" {
+                    format!("select({n}, 1.0, 0.0)")
+                } else {
+                    format!("({n} as f32)")
+                }
+            })
             .collect();
         format!(
             "kernel gen(x: global [f32], out: global mut [f32], n: u32, p: i32, q: f32) block(128) {{\n    let i = block_idx.x * 128 + thread_idx.x;\n    if i < n {{\n{body}        let r = {result};\n        out[i] = (r as f32) + {};\n    }}\n}}\n",
@@ -284,7 +393,10 @@ fn generated_programs_compile_and_assemble() {
         let src = Gen::new(seed).program();
         let c = kdsl::compile_str("gen.kdsl", &src, &kdsl::Options::default());
         let rendered = kdsl::diagnostics::render::short(&c.sources, &c.diagnostics);
-        assert!(c.diagnostics.is_empty(), "seed {seed}: generated program has diagnostics:\n{rendered}\n{src}");
+        assert!(
+            c.diagnostics.is_empty(),
+            "seed {seed}: generated program has diagnostics:\n{rendered}\n{src}"
+        );
         let ptx = c.ptx.unwrap_or_else(|| panic!("seed {seed}: no PTX"));
         if let Some(ptxas) = &ptxas {
             if let Err(e) = common::ptxas::assemble(ptxas, &ptx, "sm_90") {
@@ -292,4 +404,24 @@ fn generated_programs_compile_and_assemble() {
             }
         }
     }
+}
+
+/// Deeply nested expressions must not overflow the stack (a stack overflow
+/// aborts the process, which no `catch_unwind` can turn into a diagnostic).
+#[test]
+fn deep_nesting_does_not_crash() {
+    let n = 3000;
+    let src = format!(
+        "kernel k(out: global mut [f32]) block(32) {{ out[0] = {}1.0{} + {}; }}",
+        "(".repeat(n),
+        ")".repeat(n),
+        vec!["-1.0"; 1000].join(" + ")
+    );
+    let c = kdsl::compile_str("deep.kdsl", &src, &kdsl::Options::default());
+    assert!(c.diagnostics.is_empty(), "{:?}", c.diagnostics);
+    assert!(c.ptx.is_some());
+    // Unbalanced, too: only diagnostics.
+    let broken = format!("kernel k() {{ let x = {}1;", "(".repeat(n));
+    let c = kdsl::compile_str("deep.kdsl", &broken, &kdsl::Options::default());
+    assert!(c.error_count() > 0);
 }

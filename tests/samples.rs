@@ -25,12 +25,18 @@ fn kdsl_files(dir: &Path) -> Vec<PathBuf> {
 }
 
 fn compile(path: &Path, target: Target) -> kdsl::Compilation {
-    let opts = kdsl::Options { target, ..kdsl::Options::default() };
+    let opts = kdsl::Options {
+        target,
+        ..kdsl::Options::default()
+    };
     kdsl::compile(path, &opts).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 fn stem(path: &Path) -> String {
-    path.file_stem().and_then(|s| s.to_str()).expect("utf-8 file name").to_string()
+    path.file_stem()
+        .and_then(|s| s.to_str())
+        .expect("utf-8 file name")
+        .to_string()
 }
 
 /// Compiles for sm_90 (must be clean) and for sm_80 (clean, or only E0200).
@@ -38,8 +44,14 @@ fn stem(path: &Path) -> String {
 fn build(path: &Path) -> (String, Option<String>) {
     let c90 = compile(path, Target::Sm90);
     let shown = kdsl::diagnostics::render::short(&c90.sources, &c90.diagnostics);
-    assert!(c90.diagnostics.is_empty(), "{}: diagnostics for sm_90:\n{shown}", path.display());
-    let ptx90 = c90.ptx.unwrap_or_else(|| panic!("{}: no PTX", path.display()));
+    assert!(
+        c90.diagnostics.is_empty(),
+        "{}: diagnostics for sm_90:\n{shown}",
+        path.display()
+    );
+    let ptx90 = c90
+        .ptx
+        .unwrap_or_else(|| panic!("{}: no PTX", path.display()));
     let c80 = compile(path, Target::Sm80);
     let shown = kdsl::diagnostics::render::short(&c80.sources, &c80.diagnostics);
     assert!(
@@ -54,22 +66,36 @@ fn build(path: &Path) -> (String, Option<String>) {
 fn samples_match_golden_ptx() {
     let bless = std::env::var_os("KDSL_BLESS").is_some();
     let samples = kdsl_files(&root().join("samples"));
-    assert!(samples.len() >= 8, "expected the samples, found {}", samples.len());
+    assert!(
+        samples.len() >= 8,
+        "expected the samples, found {}",
+        samples.len()
+    );
     let mut stale = Vec::new();
     for path in &samples {
         let (ptx, _) = build(path);
-        let golden = root().join("tests/golden").join(format!("{}.sm_90.ptx", stem(path)));
+        let golden = root()
+            .join("tests/golden")
+            .join(format!("{}.sm_90.ptx", stem(path)));
         if bless {
             std::fs::write(&golden, &ptx).expect("write golden file");
             continue;
         }
         match std::fs::read_to_string(&golden) {
             Ok(expected) if expected == ptx => {}
-            Ok(_) => stale.push(format!("{} differs from {}", path.display(), golden.display())),
+            Ok(_) => stale.push(format!(
+                "{} differs from {}",
+                path.display(),
+                golden.display()
+            )),
             Err(_) => stale.push(format!("{} is missing", golden.display())),
         }
     }
-    assert!(stale.is_empty(), "golden PTX out of date (rerun with KDSL_BLESS=1 and review the diff):\n{}", stale.join("\n"));
+    assert!(
+        stale.is_empty(),
+        "golden PTX out of date (rerun with KDSL_BLESS=1 and review the diff):\n{}",
+        stale.join("\n")
+    );
 }
 
 #[test]
@@ -83,7 +109,9 @@ fn output_is_deterministic() {
 
 #[test]
 fn ptxas_accepts_samples_and_valid_programs() {
-    let Some(ptxas) = common::ptxas::require_ptxas() else { return };
+    let Some(ptxas) = common::ptxas::require_ptxas() else {
+        return;
+    };
     let mut files = kdsl_files(&root().join("samples"));
     files.extend(kdsl_files(&root().join("tests/valid")));
     let mut failures = Vec::new();
@@ -100,22 +128,36 @@ fn ptxas_accepts_samples_and_valid_programs() {
             }
         }
     }
-    assert!(failures.is_empty(), "ptxas rejected:\n{}", failures.join("\n\n"));
-    assert!(sm80 >= 5, "expected most programs to assemble for sm_80 too, got {sm80}");
-    eprintln!("ptxas accepted {} programs for sm_90 and {sm80} for sm_80", files.len());
+    assert!(
+        failures.is_empty(),
+        "ptxas rejected:\n{}",
+        failures.join("\n\n")
+    );
+    assert!(
+        sm80 >= 5,
+        "expected most programs to assemble for sm_80 too, got {sm80}"
+    );
+    eprintln!(
+        "ptxas accepted {} programs for sm_90 and {sm80} for sm_80",
+        files.len()
+    );
 }
 
 /// Every target compiles every sample that does not need more than it has.
 #[test]
 fn every_target_compiles_the_samples() {
-    let Some(ptxas) = common::ptxas::require_ptxas() else { return };
+    let Some(ptxas) = common::ptxas::require_ptxas() else {
+        return;
+    };
     for target in Target::ALL {
         for path in kdsl_files(&root().join("samples")) {
             let c = compile(&path, target);
             if c.diagnostics.iter().any(|d| d.code == "E0200") {
                 continue;
             }
-            let ptx = c.ptx.unwrap_or_else(|| panic!("{} for {target}: no PTX", path.display()));
+            let ptx = c
+                .ptx
+                .unwrap_or_else(|| panic!("{} for {target}: no PTX", path.display()));
             common::ptxas::assemble(&ptxas, &ptx, target.name())
                 .unwrap_or_else(|e| panic!("{} for {target}: {e}", path.display()));
         }

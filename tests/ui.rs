@@ -47,9 +47,15 @@ fn parse_expectations(text: &str) -> Vec<Expectation> {
                 Some("WARNING") => "warning",
                 other => panic!("line {}: bad annotation `//~{part}` ({other:?})", i + 1),
             };
-            let code = words.next().unwrap_or_else(|| panic!("line {}: annotation without a code", i + 1));
+            let code = words
+                .next()
+                .unwrap_or_else(|| panic!("line {}: annotation without a code", i + 1));
             assert!(i >= carets, "line {}: `^` points above the file", i + 1);
-            out.push(Expectation { line: i + 1 - carets, severity, code: code.to_string() });
+            out.push(Expectation {
+                line: i + 1 - carets,
+                severity,
+                code: code.to_string(),
+            });
         }
     }
     out.sort();
@@ -57,11 +63,15 @@ fn parse_expectations(text: &str) -> Vec<Expectation> {
 }
 
 fn options_for(text: &str) -> kdsl::Options {
-    let mut opts = kdsl::Options { check_only: true, ..kdsl::Options::default() };
+    let mut opts = kdsl::Options {
+        check_only: true,
+        ..kdsl::Options::default()
+    };
     for line in text.lines() {
         let line = line.trim();
         if let Some(t) = line.strip_prefix("// target:") {
-            opts.target = Target::from_name(t.trim()).unwrap_or_else(|| panic!("unknown target `{}`", t.trim()));
+            opts.target = Target::from_name(t.trim())
+                .unwrap_or_else(|| panic!("unknown target `{}`", t.trim()));
         }
         if let Some(f) = line.strip_prefix("// flags:") {
             if f.contains("-D warnings") {
@@ -75,25 +85,43 @@ fn options_for(text: &str) -> kdsl::Options {
 #[test]
 fn ui() {
     let files = ui_files();
-    assert!(files.len() >= 30, "expected the UI suite in tests/ui, found {} files", files.len());
+    assert!(
+        files.len() >= 30,
+        "expected the UI suite in tests/ui, found {} files",
+        files.len()
+    );
     let mut failures = Vec::new();
     for path in &files {
         let text = std::fs::read_to_string(path).expect("readable test file");
-        let name = path.file_name().and_then(|n| n.to_str()).expect("utf-8 name").to_string();
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .expect("utf-8 name")
+            .to_string();
         let opts = options_for(&text);
         let c = kdsl::compile_str(&format!("tests/ui/{name}"), &text, &opts);
         let mut actual: Vec<Expectation> = c
             .diagnostics
             .iter()
             .map(|d| {
-                let span = d.primary_span().expect("every diagnostic has a primary span");
+                let span = d
+                    .primary_span()
+                    .expect("every diagnostic has a primary span");
                 let file = c.sources.get(span.file).expect("span's file exists");
                 // Diagnostics in other files (imports) never match an
                 // annotation: line 0 makes them show up as unexpected.
-                let line = if span.file.0 == 0 { file.line_col(span.start as usize).0 } else { 0 };
+                let line = if span.file.0 == 0 {
+                    file.line_col(span.start as usize).0
+                } else {
+                    0
+                };
                 Expectation {
                     line,
-                    severity: if d.severity == Severity::Error { "error" } else { "warning" },
+                    severity: if d.severity == Severity::Error {
+                        "error"
+                    } else {
+                        "warning"
+                    },
                     code: d.code.to_string(),
                 }
             })
@@ -104,7 +132,9 @@ fn ui() {
         if actual != expected {
             let missing: Vec<_> = expected.iter().filter(|e| !actual.contains(e)).collect();
             let extra: Vec<_> = actual.iter().filter(|a| !expected.contains(a)).collect();
-            failures.push(format!("{name}:\n  missing: {missing:?}\n  unexpected: {extra:?}\n{rendered}"));
+            failures.push(format!(
+                "{name}:\n  missing: {missing:?}\n  unexpected: {extra:?}\n{rendered}"
+            ));
             continue;
         }
         let stem = name.trim_end_matches(".kdsl").to_string();
@@ -117,7 +147,12 @@ fn ui() {
             insta::assert_snapshot!(stem, rendered);
         });
     }
-    assert!(failures.is_empty(), "{} UI test(s) failed:\n\n{}", failures.len(), failures.join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "{} UI test(s) failed:\n\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
 }
 
 /// Every code in the catalogue has at least one UI test.

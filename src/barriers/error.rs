@@ -16,19 +16,47 @@ pub enum BarrierError {
         explicit_parity: bool,
     },
     /// E0302
-    UnsupportedScope { scope: String, span: Span, closest: Option<String> },
+    UnsupportedScope {
+        scope: String,
+        span: Span,
+        closest: Option<String>,
+    },
     /// E0303
-    Unindexed { name: String, count: u32, span: Span, decl: Span },
+    Unindexed {
+        name: String,
+        count: u32,
+        span: Span,
+        decl: Span,
+    },
     /// E0304
-    NotSingle { shape: String, span: Span, decl: Span },
+    NotSingle {
+        shape: String,
+        span: Span,
+        decl: Span,
+    },
     /// E0305
-    IndexOutOfBounds { index: i128, name: String, count: u32, span: Span, decl: Span },
+    IndexOutOfBounds {
+        index: i128,
+        name: String,
+        count: u32,
+        span: Span,
+        decl: Span,
+    },
     /// E0306
     ArrivalsOutOfRange { n: i128, span: Span },
     /// E0307
-    NeedsClusterScope { op: &'static str, call: Span, scope: Span, scope_name: &'static str },
+    NeedsClusterScope {
+        op: &'static str,
+        call: Span,
+        scope: Span,
+        scope_name: &'static str,
+    },
     /// E0308
-    ClusterScopeWithoutCluster { decl: Span, scope: Span, kernel: Span },
+    ClusterScopeWithoutCluster {
+        decl: Span,
+        scope: Span,
+        kernel: Span,
+    },
     /// E0309
     BadTxSize { n: i128, span: Span },
     /// E0310
@@ -37,13 +65,34 @@ pub enum BarrierError {
     BadCount { name: String, n: i128, span: Span },
     /// W0320. `via` is the barrier a called function runs (`op` is then
     /// the function's name).
-    Divergent { op: String, span: Span, cond: Span, via: Option<&'static str> },
+    Divergent {
+        op: String,
+        span: Span,
+        cond: Span,
+        via: Option<&'static str>,
+    },
     /// W0321
-    ArrivalMismatch { name: String, expected: u32, arriving: u64, decl: Span, arrive: Span },
+    ArrivalMismatch {
+        name: String,
+        expected: u32,
+        arriving: u64,
+        decl: Span,
+        arrive: Span,
+    },
     /// W0322
-    NoExpectTx { name: String, copy: Span, decl: Span },
+    NoExpectTx {
+        name: String,
+        copy: Span,
+        decl: Span,
+    },
     /// W0323
-    TxMismatch { name: String, expected: u64, completed: u64, expect: Span, copies: Vec<Span> },
+    TxMismatch {
+        name: String,
+        expected: u64,
+        completed: u64,
+        expect: Span,
+        copies: Vec<Span>,
+    },
 }
 
 impl BarrierError {

@@ -12,6 +12,11 @@ use crate::span::Span;
 /// The largest transaction count an mbarrier phase can expect (2^20 - 1).
 pub const MAX_TX_BYTES: i128 = (1 << 20) - 1;
 
+/// A positive multiple of 16 that an mbarrier's transaction count can hold.
+pub fn valid_tx_size(n: i128) -> bool {
+    n > 0 && n % 16 == 0 && n <= MAX_TX_BYTES
+}
+
 pub fn check(kernel: &Kernel, out: &mut Vec<BarrierError>) {
     let mut v = Ops { kernel, out };
     walk::body(&kernel.body, &mut v);
@@ -27,13 +32,12 @@ impl Ops<'_, '_> {
         self.kernel.barriers.get(r.group.index())
     }
 
-    /// A constant byte count must be a positive multiple of 16 that an
-    /// mbarrier's transaction count can hold.
+    /// E0309 for a constant byte count that is not a valid size.
     fn tx_size(&mut self, bytes: &Expr) {
         let Some(n) = consteval::eval_int(bytes) else {
             return;
         };
-        if n <= 0 || n % 16 != 0 || n > MAX_TX_BYTES {
+        if !valid_tx_size(n) {
             self.out.push(BarrierError::BadTxSize {
                 n,
                 span: bytes.span,

@@ -8,12 +8,13 @@
 //! copies on one barrier are those on the same group at the same index: both
 //! the same constant, or the same expression of the same locals (`full[s]`
 //! and `full[s]`, with no assignment to `s` between). Nothing is said when
-//! any byte count is not constant, when the stretch has no copy on that
-//! barrier, or when the same block (nested blocks included) has another
-//! expect or copy on the group that might be the same barrier: the copies
-//! for one expect may then be spread over a loop or a branch.
+//! a byte count is not constant (or is already E0309), when the stretch has
+//! no copy on that barrier, or when the same block (nested blocks included)
+//! has another expect or copy on the group that might be the same barrier:
+//! the copies for one expect may then be spread over a loop or a branch.
 
 use super::error::BarrierError;
+use super::ops;
 use super::walk::{self, Cx, Visitor};
 use crate::ir::{
     consteval, BarrierId, BarrierOpKind, BarrierRef, Block, Expr, ExprKind, Kernel, LocalId, Stmt,
@@ -197,6 +198,14 @@ fn finish(
         let (Some(expected), Some(completed)) = (sum(&e.expects), sum(&e.copies)) else {
             continue;
         };
+        // A size that is already E0309 says nothing about what was meant.
+        let sizes = e.expects.iter().chain(&e.copies);
+        if sizes
+            .filter_map(|(_, n)| *n)
+            .any(|n| !ops::valid_tx_size(i128::from(n)))
+        {
+            continue;
+        }
         let own = |span: Span| e.expects.iter().chain(&e.copies).any(|(s, _)| *s == span);
         let key = const_key(e.index);
         let shared = all.iter().any(|(group, k, span)| {

@@ -230,7 +230,8 @@ fn analyze<'c>(body: &Body, callees: &'c [Callee]) -> Analyzer<'c> {
     for _ in 0..=body.locals.len() {
         a.changed = false;
         a.facts.divergent.clear();
-        a.warnings.clear();
+        // Divergence only grows from round to round, so a warning found
+        // early stays true; keeping it keeps its first (most direct) cause.
         a.varying_return = false;
         a.pending = Flow::default();
         let _ = a.block(&body.block, None);

@@ -11,11 +11,25 @@ use crate::span::Span;
 use crate::syntax::ast;
 use crate::types::Scalar;
 
-const METHODS: &[&str] = &["arrive", "arrive_expect_tx", "expect_tx", "arrive_remote", "wait", "test", "wait_cluster"];
+const METHODS: &[&str] = &[
+    "arrive",
+    "arrive_expect_tx",
+    "expect_tx",
+    "arrive_remote",
+    "wait",
+    "test",
+    "wait_cluster",
+];
 
 impl BodyChecker<'_> {
     /// `receiver.method(args)`: a barrier operation.
-    pub fn method_call(&mut self, receiver: &ast::Expr, method: &ast::Ident, args: &[ast::Expr], span: Span) -> Option<CallResult> {
+    pub fn method_call(
+        &mut self,
+        receiver: &ast::Expr,
+        method: &ast::Ident,
+        args: &[ast::Expr],
+        span: Span,
+    ) -> Option<CallResult> {
         let barrier = self.barrier_ref(receiver);
         let m = method.name.as_str();
         if !METHODS.contains(&m) {
@@ -28,7 +42,14 @@ impl BodyChecker<'_> {
                     name: m.into(),
                     span: method.span,
                     similar: super::body::similar(m, METHODS.iter().copied()),
-                    help: Some(format!("the barrier operations are {}", METHODS.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", "))),
+                    help: Some(format!(
+                        "the barrier operations are {}",
+                        METHODS
+                            .iter()
+                            .map(|m| format!("`{m}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )),
                 });
             }
             return None;
@@ -48,7 +69,13 @@ impl BodyChecker<'_> {
                 let _ = self.expr(a, None);
             }
             let expected = if optional { "0 or 1" } else { "1" };
-            self.error(CheckError::ArgCount { callee: m.into(), expected: expected.into(), found: args.len(), span, signature: Some(sig.into()) });
+            self.error(CheckError::ArgCount {
+                callee: m.into(),
+                expected: expected.into(),
+                found: args.len(),
+                span,
+                signature: Some(sig.into()),
+            });
             return None;
         }
         let arg = match args.first() {
@@ -82,14 +109,27 @@ impl BodyChecker<'_> {
             "arrive_expect_tx" => BarrierOpKind::ArriveExpectTx { bytes: arg? },
             "expect_tx" => BarrierOpKind::ExpectTx { bytes: arg? },
             "arrive_remote" => BarrierOpKind::ArriveRemote { rank: arg? },
-            "wait" => BarrierOpKind::Wait { parity: parity(arg) },
+            "wait" => BarrierOpKind::Wait {
+                parity: parity(arg),
+            },
             "wait_cluster" => BarrierOpKind::WaitCluster { parity: arg? },
             _ => {
-                let kind = ExprKind::BarrierTest { barrier: Box::new(barrier), parity: Box::new(parity(arg)) };
-                return Some(CallResult::Value(Expr { kind, ty: Scalar::Bool, span }));
+                let kind = ExprKind::BarrierTest {
+                    barrier: Box::new(barrier),
+                    parity: Box::new(parity(arg)),
+                };
+                return Some(CallResult::Value(Expr {
+                    kind,
+                    ty: Scalar::Bool,
+                    span,
+                }));
             }
         };
-        Some(CallResult::Effect(StmtKind::Barrier(BarrierOp { kind, barrier, method_span: method.span })))
+        Some(CallResult::Effect(Box::new(StmtKind::Barrier(BarrierOp {
+            kind,
+            barrier,
+            method_span: method.span,
+        }))))
     }
 
     /// A reference to one barrier: `done` or `full[s]`.
@@ -100,13 +140,23 @@ impl BodyChecker<'_> {
                 ast::ExprKind::Name(n) => (n, Some(indices)),
                 _ => {
                     let _ = self.expr(e, None);
-                    self.error(CheckError::NotA { name: self.text(base.span).to_string(), what: "a barrier group", span: base.span, decl: None });
+                    self.error(CheckError::NotA {
+                        name: self.text(base.span).to_string(),
+                        what: "a barrier group",
+                        span: base.span,
+                        decl: None,
+                    });
                     return None;
                 }
             },
             _ => {
                 if self.expr(e, None).is_some() {
-                    self.error(CheckError::NotA { name: self.text(e.span).to_string(), what: "a barrier group", span: e.span, decl: None });
+                    self.error(CheckError::NotA {
+                        name: self.text(e.span).to_string(),
+                        what: "a barrier group",
+                        span: e.span,
+                        decl: None,
+                    });
                 }
                 return None;
             }
@@ -115,13 +165,28 @@ impl BodyChecker<'_> {
             Some(Binding::Barrier(b)) => b,
             Some(Binding::Poisoned) => return None,
             Some(_) => {
-                self.error(CheckError::NotA { name: name.name.clone(), what: "a barrier group", span: name.span, decl: None });
+                self.error(CheckError::NotA {
+                    name: name.name.clone(),
+                    what: "a barrier group",
+                    span: name.span,
+                    decl: None,
+                });
                 return None;
             }
             None => {
-                let groups: Vec<String> = self.kernel.as_ref().map(|k| k.barriers.iter().map(|b| b.name.clone()).collect()).unwrap_or_default();
+                let groups: Vec<String> = self
+                    .kernel
+                    .as_ref()
+                    .map(|k| k.barriers.iter().map(|b| b.name.clone()).collect())
+                    .unwrap_or_default();
                 let similar = super::body::similar(&name.name, groups.iter().map(String::as_str));
-                self.error(CheckError::NotFound { kind: "barrier group", name: name.name.clone(), span: name.span, similar, help: None });
+                self.error(CheckError::NotFound {
+                    kind: "barrier group",
+                    name: name.name.clone(),
+                    span: name.span,
+                    similar,
+                    help: None,
+                });
                 return None;
             }
         };
@@ -131,7 +196,11 @@ impl BodyChecker<'_> {
         };
         self.reference(name.span, def);
         let Some(indices) = indices else {
-            return Some(BarrierRef { group, index: None, span: e.span });
+            return Some(BarrierRef {
+                group,
+                index: None,
+                span: e.span,
+            });
         };
         match indices.as_slice() {
             [ast::IndexArg::Expr(i)] => {
@@ -140,11 +209,22 @@ impl BodyChecker<'_> {
                     self.mismatch_text("integer", idx.ty.to_string(), i.span);
                     return None;
                 }
-                Some(BarrierRef { group, index: Some(Box::new(idx)), span: e.span })
+                Some(BarrierRef {
+                    group,
+                    index: Some(Box::new(idx)),
+                    span: e.span,
+                })
             }
             _ => {
                 let shape = self.reference_shape(indices, count);
-                self.push_diag(BarrierError::NotSingle { shape, span: e.span, decl }.into_diagnostic());
+                self.push_diag(
+                    BarrierError::NotSingle {
+                        shape,
+                        span: e.span,
+                        decl,
+                    }
+                    .into_diagnostic(),
+                );
                 None
             }
         }
@@ -158,7 +238,9 @@ impl BodyChecker<'_> {
             .map(|i| match i {
                 ast::IndexArg::Range { lo, hi, .. } => {
                     let lo = lo.as_ref().map_or(Some(0), |e| self.const_index(e));
-                    let hi = hi.as_ref().map_or(Some(count as i128), |e| self.const_index(e));
+                    let hi = hi
+                        .as_ref()
+                        .map_or(Some(count as i128), |e| self.const_index(e));
                     match (lo, hi) {
                         (Some(l), Some(h)) => (h - l).max(0).to_string(),
                         _ => "?".to_string(),

@@ -138,9 +138,20 @@ impl<'a> BodyChecker<'a> {
     }
 
     /// Declares a new local and binds its name in the current scope.
-    pub fn declare_local(&mut self, name: &ast::Ident, ty: Scalar, mutable: bool, kind: &'static str) -> LocalId {
+    pub fn declare_local(
+        &mut self,
+        name: &ast::Ident,
+        ty: Scalar,
+        mutable: bool,
+        kind: &'static str,
+    ) -> LocalId {
         let id = LocalId(self.locals.len() as u32);
-        self.locals.push(ir::Local { name: name.name.clone(), ty, mutable, span: name.span });
+        self.locals.push(ir::Local {
+            name: name.name.clone(),
+            ty,
+            mutable,
+            span: name.span,
+        });
         self.used.push(false);
         self.local_kind.push(kind);
         self.bind(&name.name, Binding::Local(id));
@@ -163,7 +174,10 @@ impl<'a> BodyChecker<'a> {
     }
 
     pub fn local_kind(&self, id: LocalId) -> &'static str {
-        self.local_kind.get(id.index()).copied().unwrap_or("a variable")
+        self.local_kind
+            .get(id.index())
+            .copied()
+            .unwrap_or("a variable")
     }
 
     /// W0001 for every local never read (names starting with `_` excepted).
@@ -202,8 +216,16 @@ impl<'a> BodyChecker<'a> {
                     | ast::ExprKind::Int { .. }
                     | ast::ExprKind::Float { .. }
             );
-            let replacement = if simple { format!("{text} as {expected}") } else { format!("({text}) as {expected}") };
-            Suggestion { message: format!("convert with `as`: `{replacement}`"), span: ast.span, replacement }
+            let replacement = if simple {
+                format!("{text} as {expected}")
+            } else {
+                format!("({text}) as {expected}")
+            };
+            Suggestion {
+                message: format!("convert with `as`: `{replacement}`"),
+                span: ast.span,
+                replacement,
+            }
         });
         self.error(CheckError::Mismatch {
             expected: expected.to_string(),
@@ -214,8 +236,19 @@ impl<'a> BodyChecker<'a> {
         });
     }
 
-    pub fn mismatch_text(&mut self, expected: impl Into<String>, found: impl Into<String>, span: Span) {
-        self.error(CheckError::Mismatch { expected: expected.into(), found: found.into(), span, note: None, fix: None });
+    pub fn mismatch_text(
+        &mut self,
+        expected: impl Into<String>,
+        found: impl Into<String>,
+        span: Span,
+    ) {
+        self.error(CheckError::Mismatch {
+            expected: expected.into(),
+            found: found.into(),
+            span,
+            note: None,
+            fix: None,
+        });
     }
 
     /// E0200 unless the target has Hopper features.
@@ -239,7 +272,11 @@ impl<'a> BodyChecker<'a> {
             Some(k) => k.name_span,
             None => span,
         };
-        self.error(CheckError::NeedsCluster { feature: feature.into(), span, kernel });
+        self.error(CheckError::NeedsCluster {
+            feature: feature.into(),
+            span,
+            kernel,
+        });
         false
     }
 }
@@ -270,12 +307,26 @@ pub fn check_function(
     c.func = Some((info, info.ret));
     let f = &info.ast;
     for (p, ty) in f.params.iter().zip(&info.params) {
-        if let Some(prev) = f.params.iter().take_while(|q| !std::ptr::eq(*q, p)).find(|q| q.name.name == p.name.name) {
-            c.error(CheckError::Duplicate { name: p.name.name.clone(), span: p.name.span, first: prev.name.span });
+        if let Some(prev) = f
+            .params
+            .iter()
+            .take_while(|q| !std::ptr::eq(*q, p))
+            .find(|q| q.name.name == p.name.name)
+        {
+            c.error(CheckError::Duplicate {
+                name: p.name.name.clone(),
+                span: p.name.span,
+                first: prev.name.span,
+            });
         }
         // A parameter whose type was invalid is still declared (as i32) so
         // that its uses do not report "cannot find".
-        let local = c.declare_local(&p.name, ty.unwrap_or(Scalar::I32), false, "a function parameter");
+        let local = c.declare_local(
+            &p.name,
+            ty.unwrap_or(Scalar::I32),
+            false,
+            "a function parameter",
+        );
         if ty.is_none() {
             c.mark_used(local);
             c.poison(&p.name.name);
@@ -288,7 +339,10 @@ pub fn check_function(
         span: f.name.span,
         params: f.params.len() as u32,
         ret: info.ret,
-        body: ir::Body { locals: std::mem::take(&mut c.locals), block },
+        body: ir::Body {
+            locals: std::mem::take(&mut c.locals),
+            block,
+        },
     };
     let calls = std::mem::take(&mut c.calls);
     references.append(&mut c.references);

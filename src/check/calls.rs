@@ -10,14 +10,42 @@ use crate::types::Scalar;
 /// A call either produces a value or is a statement (returns nothing).
 pub enum CallResult {
     Value(Expr),
-    Effect(StmtKind),
+    Effect(Box<StmtKind>),
 }
 
 const BUILTIN_FUNCTIONS: &[&str] = &[
-    "min", "max", "abs", "sqrt", "rsqrt", "exp2", "log2", "exp", "log", "sin", "cos", "fma", "select", "atomic_add",
-    "atomic_max", "atomic_min", "atomic_cas", "shfl_down", "shfl_up", "shfl_xor", "shfl_idx", "ballot", "any", "all",
-    "sync_threads", "cluster_sync", "fence_proxy_async", "copy_async", "copy_async_store", "copy_async_commit",
-    "copy_async_wait", "remote",
+    "min",
+    "max",
+    "abs",
+    "sqrt",
+    "rsqrt",
+    "exp2",
+    "log2",
+    "exp",
+    "log",
+    "sin",
+    "cos",
+    "fma",
+    "select",
+    "atomic_add",
+    "atomic_max",
+    "atomic_min",
+    "atomic_cas",
+    "shfl_down",
+    "shfl_up",
+    "shfl_xor",
+    "shfl_idx",
+    "ballot",
+    "any",
+    "all",
+    "sync_threads",
+    "cluster_sync",
+    "fence_proxy_async",
+    "copy_async",
+    "copy_async_store",
+    "copy_async_commit",
+    "copy_async_wait",
+    "remote",
 ];
 
 pub fn is_builtin_function(name: &str) -> bool {
@@ -28,7 +56,13 @@ pub fn is_builtin_function(name: &str) -> bool {
 const CONST_FUNCTIONS: &[&str] = &["min", "max", "abs", "select"];
 
 impl BodyChecker<'_> {
-    pub fn call(&mut self, callee: &ast::Ident, args: &[ast::Expr], span: Span, expected: Option<Scalar>) -> Option<CallResult> {
+    pub fn call(
+        &mut self,
+        callee: &ast::Ident,
+        args: &[ast::Expr],
+        span: Span,
+        expected: Option<Scalar>,
+    ) -> Option<CallResult> {
         let name = callee.name.as_str();
         if let Some(&id) = self.g.function_ids.get(name) {
             return self.user_call(id, callee, args, span);
@@ -40,15 +74,32 @@ impl BodyChecker<'_> {
             for a in args {
                 let _ = self.expr(a, None);
             }
-            if self.lookup(name).is_some() || self.g.consts.contains_key(name) || super::exprs::BUILTIN_VALUES.contains(&name) {
-                self.error(CheckError::NotA { name: name.into(), what: "a function", span: callee.span, decl: None });
+            if self.lookup(name).is_some()
+                || self.g.consts.contains_key(name)
+                || super::exprs::BUILTIN_VALUES.contains(&name)
+            {
+                self.error(CheckError::NotA {
+                    name: name.into(),
+                    what: "a function",
+                    span: callee.span,
+                    decl: None,
+                });
             } else {
-                self.error(CheckError::NotFound { kind: "function", name: name.into(), span: callee.span, similar, help: None });
+                self.error(CheckError::NotFound {
+                    kind: "function",
+                    name: name.into(),
+                    span: callee.span,
+                    similar,
+                    help: None,
+                });
             }
             return None;
         }
         if self.const_context && !CONST_FUNCTIONS.contains(&name) {
-            self.error(CheckError::NotConstant { span, why: Some(format!("`{name}` cannot be evaluated at compile time")) });
+            self.error(CheckError::NotConstant {
+                span,
+                why: Some(format!("`{name}` cannot be evaluated at compile time")),
+            });
             return None;
         }
         match name {
@@ -57,14 +108,23 @@ impl BodyChecker<'_> {
                 let (a, b) = self.unify_pair(a, b, expected);
                 let (a, b) = (a?, b?);
                 self.numeric(name, a.ty, span)?;
-                let f = if name == "min" { MathFn::Min } else { MathFn::Max };
+                let f = if name == "min" {
+                    MathFn::Min
+                } else {
+                    MathFn::Max
+                };
                 value(ExprKind::Math(f, vec![a, b]), None, span)
             }
             "abs" => {
                 let [a] = self.arity::<1>(name, args, span, "abs(x: T) -> T")?;
                 let a = self.expr(a, expected)?;
                 if !(a.ty.is_signed_int() || a.ty == Scalar::F32 || a.ty == Scalar::F64) {
-                    self.bad(name, a.ty, span, "`abs` applies to signed integers, `f32` and `f64`")?;
+                    self.bad(
+                        name,
+                        a.ty,
+                        span,
+                        "`abs` applies to signed integers, `f32` and `f64`",
+                    )?;
                 }
                 value(ExprKind::Math(MathFn::Abs, vec![a]), None, span)
             }
@@ -72,9 +132,18 @@ impl BodyChecker<'_> {
                 let [a] = self.arity::<1>(name, args, span, "sqrt(x: f32) -> f32")?;
                 let a = self.expr(a, expected.filter(|t| t.is_float()).or(Some(Scalar::F32)))?;
                 if !matches!(a.ty, Scalar::F32 | Scalar::F64) {
-                    self.bad(name, a.ty, span, "square roots apply to `f32` and `f64`; convert halves with `as f32`")?;
+                    self.bad(
+                        name,
+                        a.ty,
+                        span,
+                        "square roots apply to `f32` and `f64`; convert halves with `as f32`",
+                    )?;
                 }
-                let f = if name == "sqrt" { MathFn::Sqrt } else { MathFn::Rsqrt };
+                let f = if name == "sqrt" {
+                    MathFn::Sqrt
+                } else {
+                    MathFn::Rsqrt
+                };
                 value(ExprKind::Math(f, vec![a]), None, span)
             }
             "exp2" | "log2" | "exp" | "log" | "sin" | "cos" => {
@@ -104,15 +173,21 @@ impl BodyChecker<'_> {
                 value(ExprKind::Math(MathFn::Fma, vec![a, b?, c?]), None, span)
             }
             "select" => {
-                let [c, a, b] = self.arity::<3>(name, args, span, "select(cond: bool, a: T, b: T) -> T")?;
+                let [c, a, b] =
+                    self.arity::<3>(name, args, span, "select(cond: bool, a: T, b: T) -> T")?;
                 let c = self.expr_as(c, Scalar::Bool);
                 let (a, b) = self.unify_pair(a, b, expected);
                 let (c, a, b) = (c?, a?, b?);
                 let ty = a.ty;
-                value(ExprKind::Select(Box::new(c), Box::new(a), Box::new(b)), Some(ty), span)
+                value(
+                    ExprKind::Select(Box::new(c), Box::new(a), Box::new(b)),
+                    Some(ty),
+                    span,
+                )
             }
             "atomic_add" | "atomic_max" | "atomic_min" => {
-                let [p, v] = self.arity::<2>(name, args, span, "atomic_add(array[index], value: T) -> T")?;
+                let [p, v] =
+                    self.arity::<2>(name, args, span, "atomic_add(array[index], value: T) -> T")?;
                 let place = self.place(p, true);
                 let v = match place.as_ref() {
                     Some((pl, _)) => self.expr_as(v, pl.elem),
@@ -120,7 +195,10 @@ impl BodyChecker<'_> {
                 };
                 let (place, _) = place?;
                 let ok = match name {
-                    "atomic_add" => matches!(place.elem, Scalar::U32 | Scalar::I32 | Scalar::U64 | Scalar::F32 | Scalar::F64),
+                    "atomic_add" => matches!(
+                        place.elem,
+                        Scalar::U32 | Scalar::I32 | Scalar::U64 | Scalar::F32 | Scalar::F64
+                    ),
                     _ => place.elem.is_int(),
                 };
                 if !ok {
@@ -137,26 +215,58 @@ impl BodyChecker<'_> {
                     _ => AtomicOp::Min,
                 };
                 let ty = place.elem;
-                value(ExprKind::Atomic { op, place: Box::new(place), args: vec![v?] }, Some(ty), span)
+                value(
+                    ExprKind::Atomic {
+                        op,
+                        place: Box::new(place),
+                        args: vec![v?],
+                    },
+                    Some(ty),
+                    span,
+                )
             }
             "atomic_cas" => {
-                let [p, cmp, v] = self.arity::<3>(name, args, span, "atomic_cas(array[index], compare: T, value: T) -> T")?;
+                let [p, cmp, v] = self.arity::<3>(
+                    name,
+                    args,
+                    span,
+                    "atomic_cas(array[index], compare: T, value: T) -> T",
+                )?;
                 let (place, _) = self.place(p, true)?;
                 let cmp = self.expr_as(cmp, place.elem);
                 let v = self.expr_as(v, place.elem);
                 if !place.elem.is_int() {
-                    self.bad(name, place.elem, p.span, "`atomic_cas` supports integer elements")?;
+                    self.bad(
+                        name,
+                        place.elem,
+                        p.span,
+                        "`atomic_cas` supports integer elements",
+                    )?;
                 }
                 let ty = place.elem;
-                value(ExprKind::Atomic { op: AtomicOp::Cas, place: Box::new(place), args: vec![cmp?, v?] }, Some(ty), span)
+                value(
+                    ExprKind::Atomic {
+                        op: AtomicOp::Cas,
+                        place: Box::new(place),
+                        args: vec![cmp?, v?],
+                    },
+                    Some(ty),
+                    span,
+                )
             }
             "shfl_down" | "shfl_up" | "shfl_xor" | "shfl_idx" => {
-                let [v, lane] = self.arity::<2>(name, args, span, "shfl_down(value: T, delta: u32) -> T")?;
+                let [v, lane] =
+                    self.arity::<2>(name, args, span, "shfl_down(value: T, delta: u32) -> T")?;
                 let v = self.expr(v, expected);
                 let lane = self.expr_as(lane, Scalar::U32);
                 let v = v?;
                 if !matches!(v.ty, Scalar::U32 | Scalar::I32 | Scalar::F32) {
-                    self.bad(name, v.ty, span, "shuffles move 32-bit values (`u32`, `i32`, `f32`)")?;
+                    self.bad(
+                        name,
+                        v.ty,
+                        span,
+                        "shuffles move 32-bit values (`u32`, `i32`, `f32`)",
+                    )?;
                 }
                 let op = match name {
                     "shfl_down" => WarpOp::ShflDown,
@@ -179,22 +289,25 @@ impl BodyChecker<'_> {
             }
             "sync_threads" => {
                 self.arity::<0>(name, args, span, "sync_threads()")?;
-                Some(CallResult::Effect(StmtKind::SyncThreads))
+                Some(CallResult::Effect(Box::new(StmtKind::SyncThreads)))
             }
             "cluster_sync" => {
                 self.arity::<0>(name, args, span, "cluster_sync()")?;
-                (self.require_sm90("`cluster_sync()`", span) && self.require_cluster("`cluster_sync()`", span))
-                    .then_some(CallResult::Effect(StmtKind::ClusterSync))
+                (self.require_sm90("`cluster_sync()`", span)
+                    && self.require_cluster("`cluster_sync()`", span))
+                .then_some(CallResult::Effect(Box::new(StmtKind::ClusterSync)))
             }
             "fence_proxy_async" => {
                 self.arity::<0>(name, args, span, "fence_proxy_async()")?;
-                self.require_sm90("`fence_proxy_async()`", span).then_some(CallResult::Effect(StmtKind::FenceProxyAsync))
+                self.require_sm90("`fence_proxy_async()`", span)
+                    .then_some(CallResult::Effect(Box::new(StmtKind::FenceProxyAsync)))
             }
             "copy_async" => self.copy_async(args, span),
             "copy_async_store" => self.copy_async_store(args, span),
             "copy_async_commit" => {
                 self.arity::<0>(name, args, span, "copy_async_commit()")?;
-                self.require_sm90("`copy_async_commit()`", span).then_some(CallResult::Effect(StmtKind::CopyAsyncCommit))
+                self.require_sm90("`copy_async_commit()`", span)
+                    .then_some(CallResult::Effect(Box::new(StmtKind::CopyAsyncCommit)))
             }
             "copy_async_wait" => {
                 let [n] = self.arity::<1>(name, args, span, "copy_async_wait(n: u32)")?;
@@ -204,21 +317,40 @@ impl BodyChecker<'_> {
                     return None;
                 };
                 let v = u32::try_from(v).ok()?;
-                self.require_sm90("`copy_async_wait()`", span).then_some(CallResult::Effect(StmtKind::CopyAsyncWait(v)))
+                self.require_sm90("`copy_async_wait()`", span)
+                    .then_some(CallResult::Effect(Box::new(StmtKind::CopyAsyncWait(v))))
             }
             // `remote(array, rank)` on its own, not indexed.
             _ => {
-                self.error(CheckError::IndexCount { name: "remote(...)".into(), dims: 1, found: 0, span, decl: None });
+                self.error(CheckError::IndexCount {
+                    name: "remote(...)".into(),
+                    dims: 1,
+                    found: 0,
+                    span,
+                    decl: None,
+                });
                 None
             }
         }
     }
 
-    fn user_call(&mut self, id: ir::FuncId, callee: &ast::Ident, args: &[ast::Expr], span: Span) -> Option<CallResult> {
+    fn user_call(
+        &mut self,
+        id: ir::FuncId,
+        callee: &ast::Ident,
+        args: &[ast::Expr],
+        span: Span,
+    ) -> Option<CallResult> {
         let info = self.g.functions.get(id.index())?;
         self.reference(callee.span, info.ast.name.span);
         if self.const_context {
-            self.error(CheckError::NotConstant { span, why: Some(format!("`{}` is a device function; constants cannot call functions", callee.name)) });
+            self.error(CheckError::NotConstant {
+                span,
+                why: Some(format!(
+                    "`{}` is a device function; constants cannot call functions",
+                    callee.name
+                )),
+            });
             return None;
         }
         if info.params.len() != args.len() {
@@ -247,14 +379,29 @@ impl BodyChecker<'_> {
             return None;
         }
         Some(match info.ret {
-            Some(ty) => CallResult::Value(Expr { kind: ExprKind::Call { func: id, args: lowered }, ty, span }),
+            Some(ty) => CallResult::Value(Expr {
+                kind: ExprKind::Call {
+                    func: id,
+                    args: lowered,
+                },
+                ty,
+                span,
+            }),
             None if info.bad_ret => return None,
-            None => CallResult::Effect(StmtKind::Call { func: id, args: lowered }),
+            None => CallResult::Effect(Box::new(StmtKind::Call {
+                func: id,
+                args: lowered,
+            })),
         })
     }
 
     fn copy_async(&mut self, args: &[ast::Expr], span: Span) -> Option<CallResult> {
-        let [dst, src, bytes, bar] = self.arity::<4>("copy_async", args, span, "copy_async(dst: shared element, src: global element, bytes: u32, barrier)")?;
+        let [dst, src, bytes, bar] = self.arity::<4>(
+            "copy_async",
+            args,
+            span,
+            "copy_async(dst: shared element, src: global element, bytes: u32, barrier)",
+        )?;
         let sm90 = self.require_sm90("the bulk copy `copy_async`", span);
         let d = self.shared_place(dst);
         let s = self.global_place(src, false);
@@ -263,11 +410,21 @@ impl BodyChecker<'_> {
         if !sm90 {
             return None;
         }
-        Some(CallResult::Effect(StmtKind::CopyAsync { dst: d?, src: s?, bytes: n?, barrier: b? }))
+        Some(CallResult::Effect(Box::new(StmtKind::CopyAsync {
+            dst: d?,
+            src: s?,
+            bytes: n?,
+            barrier: b?,
+        })))
     }
 
     fn copy_async_store(&mut self, args: &[ast::Expr], span: Span) -> Option<CallResult> {
-        let [dst, src, bytes] = self.arity::<3>("copy_async_store", args, span, "copy_async_store(dst: global element, src: shared element, bytes: u32)")?;
+        let [dst, src, bytes] = self.arity::<3>(
+            "copy_async_store",
+            args,
+            span,
+            "copy_async_store(dst: global element, src: shared element, bytes: u32)",
+        )?;
         let sm90 = self.require_sm90("the bulk copy `copy_async_store`", span);
         let d = self.global_place(dst, true);
         let s = self.shared_place(src);
@@ -275,13 +432,21 @@ impl BodyChecker<'_> {
         if !sm90 {
             return None;
         }
-        Some(CallResult::Effect(StmtKind::CopyAsyncStore { dst: d?, src: s?, bytes: n? }))
+        Some(CallResult::Effect(Box::new(StmtKind::CopyAsyncStore {
+            dst: d?,
+            src: s?,
+            bytes: n?,
+        })))
     }
 
     fn shared_place(&mut self, e: &ast::Expr) -> Option<ir::Place> {
         let (p, _) = self.place(e, true)?;
         if !matches!(p.kind, ir::PlaceKind::Shared { .. }) {
-            self.mismatch_text("an element of a shared array", "an element of global memory", e.span);
+            self.mismatch_text(
+                "an element of a shared array",
+                "an element of global memory",
+                e.span,
+            );
             return None;
         }
         Some(p)
@@ -290,14 +455,24 @@ impl BodyChecker<'_> {
     fn global_place(&mut self, e: &ast::Expr, write: bool) -> Option<ir::Place> {
         let (p, _) = self.place(e, write)?;
         if !matches!(p.kind, ir::PlaceKind::Global { .. }) {
-            self.mismatch_text("an element of a global array", "an element of shared memory", e.span);
+            self.mismatch_text(
+                "an element of a global array",
+                "an element of shared memory",
+                e.span,
+            );
             return None;
         }
         Some(p)
     }
 
     /// Checks the argument count (E0111) and returns the arguments.
-    pub fn arity<'e, const N: usize>(&mut self, name: &str, args: &'e [ast::Expr], span: Span, sig: &str) -> Option<[&'e ast::Expr; N]> {
+    pub fn arity<'e, const N: usize>(
+        &mut self,
+        name: &str,
+        args: &'e [ast::Expr],
+        span: Span,
+        sig: &str,
+    ) -> Option<[&'e ast::Expr; N]> {
         let refs: Vec<&ast::Expr> = args.iter().collect();
         match <[&ast::Expr; N]>::try_from(refs) {
             Ok(a) => Some(a),
@@ -305,7 +480,13 @@ impl BodyChecker<'_> {
                 for a in args {
                     let _ = self.expr(a, None);
                 }
-                self.error(CheckError::ArgCount { callee: name.into(), expected: N.to_string(), found: args.len(), span, signature: Some(sig.into()) });
+                self.error(CheckError::ArgCount {
+                    callee: name.into(),
+                    expected: N.to_string(),
+                    found: args.len(),
+                    span,
+                    signature: Some(sig.into()),
+                });
                 None
             }
         }
@@ -319,7 +500,12 @@ impl BodyChecker<'_> {
     }
 
     fn bad(&mut self, name: &str, ty: Scalar, span: Span, note: &str) -> Option<()> {
-        self.error(CheckError::BadOperand { op: name.into(), ty: ty.to_string(), span, note: Some(note.into()) });
+        self.error(CheckError::BadOperand {
+            op: name.into(),
+            ty: ty.to_string(),
+            span,
+            note: Some(note.into()),
+        });
         None
     }
 }

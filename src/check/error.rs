@@ -18,7 +18,11 @@ pub enum CheckError {
     LiteralOutOfRange { ty: String, span: Span },
     /// E0010, from the checker: a word the grammar leaves to the checker
     /// (the `arrivals` argument name) is wrong.
-    ExpectedWord { expected: &'static str, found: String, span: Span },
+    ExpectedWord {
+        expected: &'static str,
+        found: String,
+        span: Span,
+    },
     /// E0100
     NotFound {
         kind: &'static str,
@@ -28,7 +32,11 @@ pub enum CheckError {
         help: Option<String>,
     },
     /// E0101
-    Duplicate { name: String, span: Span, first: Span },
+    Duplicate {
+        name: String,
+        span: Span,
+        first: Span,
+    },
     /// E0102
     AssignImmutable {
         name: String,
@@ -38,7 +46,12 @@ pub enum CheckError {
         fix: Option<Suggestion>,
     },
     /// E0103
-    StoreReadOnly { name: String, span: Span, param: Span, fix: Option<Suggestion> },
+    StoreReadOnly {
+        name: String,
+        span: Span,
+        param: Span,
+        fix: Option<Suggestion>,
+    },
     /// E0110
     Mismatch {
         expected: String,
@@ -48,13 +61,34 @@ pub enum CheckError {
         fix: Option<Suggestion>,
     },
     /// E0111
-    ArgCount { callee: String, expected: String, found: usize, span: Span, signature: Option<String> },
+    ArgCount {
+        callee: String,
+        expected: String,
+        found: usize,
+        span: Span,
+        signature: Option<String>,
+    },
     /// E0112
-    IndexCount { name: String, dims: usize, found: usize, span: Span, decl: Option<Span> },
+    IndexCount {
+        name: String,
+        dims: usize,
+        found: usize,
+        span: Span,
+        decl: Option<Span>,
+    },
     /// E0113
-    NotA { name: String, what: &'static str, span: Span, decl: Option<Span> },
+    NotA {
+        name: String,
+        what: &'static str,
+        span: Span,
+        decl: Option<Span>,
+    },
     /// E0114
-    Recursive { name: String, call: Span, func: Span },
+    Recursive {
+        name: String,
+        call: Span,
+        func: Span,
+    },
     /// E0115
     OutsideLoop { keyword: &'static str, span: Span },
     /// E0116
@@ -62,19 +96,37 @@ pub enum CheckError {
     /// E0117
     NotConstant { span: Span, why: Option<String> },
     /// E0118
-    BadOperand { op: String, ty: String, span: Span, note: Option<String> },
+    BadOperand {
+        op: String,
+        ty: String,
+        span: Span,
+        note: Option<String>,
+    },
     /// E0119
     GlobalOutsideParams { span: Span },
     /// E0120
-    LaunchBounds { why: String, span: Span, help: Option<String> },
+    LaunchBounds {
+        why: String,
+        span: Span,
+        help: Option<String>,
+    },
     /// E0121
     DeclNotTopLevel { what: &'static str, span: Span },
     /// E0122
     SharedTooLarge { limit: u64, used: u64, span: Span },
     /// E0123
-    NeedsCluster { feature: String, span: Span, kernel: Span },
+    NeedsCluster {
+        feature: String,
+        span: Span,
+        kernel: Span,
+    },
     /// E0200
-    TargetTooOld { feature: String, needs: &'static str, current: String, span: Span },
+    TargetTooOld {
+        feature: String,
+        needs: &'static str,
+        current: String,
+        span: Span,
+    },
     /// W0001
     Unused { name: String, span: Span },
     /// W0002
@@ -122,7 +174,7 @@ impl CheckError {
                     d = d.secondary(decl, format!("`{name}` is {what}"));
                 }
                 match fix {
-                    Some(f) => d.help(f.message.clone()).fix(f.message, f.span, f.replacement),
+                    Some(f) => d.fix(f.message, f.span, f.replacement),
                     None => d.note(format!("`{name}` is {what}, which cannot be assigned")),
                 }
             }
@@ -132,7 +184,7 @@ impl CheckError {
                     .secondary(param, format!("`{name}` is declared read-only here"))
                     .note("`global [T]` parameters are read-only (the compiler may load them with `ld.global.nc`)");
                 if let Some(f) = fix {
-                    d = d.help(f.message.clone()).fix(f.message, f.span, f.replacement);
+                    d = d.fix(f.message, f.span, f.replacement);
                 }
                 d
             }
@@ -143,7 +195,7 @@ impl CheckError {
                     d = d.note(n);
                 }
                 if let Some(f) = fix {
-                    d = d.help(f.message.clone()).fix(f.message, f.span, f.replacement);
+                    d = d.fix(f.message, f.span, f.replacement);
                 }
                 d
             }

@@ -10,8 +10,16 @@ use crate::types::Scalar;
 
 /// Built-in values that are names on their own.
 pub const BUILTIN_VALUES: &[&str] = &[
-    "thread_idx", "block_dim", "block_idx", "grid_dim", "lane_id", "warp_id", "cluster_rank", "cluster_size",
-    "cluster_idx", "cluster_dim",
+    "thread_idx",
+    "block_dim",
+    "block_idx",
+    "grid_dim",
+    "lane_id",
+    "warp_id",
+    "cluster_rank",
+    "cluster_size",
+    "cluster_idx",
+    "cluster_dim",
 ];
 
 fn builtin_vector(name: &str, dim: Dim) -> Option<Special> {
@@ -41,24 +49,42 @@ impl BodyChecker<'_> {
     /// to type untyped literals (it is not enforced here).
     pub fn expr(&mut self, e: &ast::Expr, expected: Option<Scalar>) -> Option<Expr> {
         match &e.kind {
-            ast::ExprKind::Int { value, suffix } => self.int_literal(*value, *suffix, false, expected, e.span),
-            ast::ExprKind::Float { value, suffix } => self.float_literal(*value, *suffix, false, expected, e.span),
-            ast::ExprKind::Bool(b) => Some(Expr { kind: ExprKind::Const(crate::ir::Value::Bool(*b)), ty: Scalar::Bool, span: e.span }),
+            ast::ExprKind::Int { value, suffix } => {
+                self.int_literal(*value, *suffix, false, expected, e.span)
+            }
+            ast::ExprKind::Float { value, suffix } => {
+                self.float_literal(*value, *suffix, false, expected, e.span)
+            }
+            ast::ExprKind::Bool(b) => Some(Expr {
+                kind: ExprKind::Const(crate::ir::Value::Bool(*b)),
+                ty: Scalar::Bool,
+                span: e.span,
+            }),
             ast::ExprKind::Name(name) => self.name_value(name),
             ast::ExprKind::Field { base, field } => self.field(base, field, e.span),
             ast::ExprKind::Index { .. } => {
                 let (place, _) = self.place(e, false)?;
                 let ty = place.elem;
-                Some(Expr { kind: ExprKind::Load(Box::new(place)), ty, span: e.span })
+                Some(Expr {
+                    kind: ExprKind::Load(Box::new(place)),
+                    ty,
+                    span: e.span,
+                })
             }
-            ast::ExprKind::Call { callee, args } => match self.call(callee, args, e.span, expected)? {
-                super::calls::CallResult::Value(v) => Some(v),
-                super::calls::CallResult::Effect(_) => {
-                    self.unit_as_value(expected, e.span);
-                    None
+            ast::ExprKind::Call { callee, args } => {
+                match self.call(callee, args, e.span, expected)? {
+                    super::calls::CallResult::Value(v) => Some(v),
+                    super::calls::CallResult::Effect(_) => {
+                        self.unit_as_value(expected, e.span);
+                        None
+                    }
                 }
-            },
-            ast::ExprKind::MethodCall { receiver, method, args } => match self.method_call(receiver, method, args, e.span)? {
+            }
+            ast::ExprKind::MethodCall {
+                receiver,
+                method,
+                args,
+            } => match self.method_call(receiver, method, args, e.span)? {
                 super::calls::CallResult::Value(v) => Some(v),
                 super::calls::CallResult::Effect(_) => {
                     self.unit_as_value(expected, e.span);
@@ -66,17 +92,33 @@ impl BodyChecker<'_> {
                 }
             },
             ast::ExprKind::Unary { op, operand } => self.unary(*op, operand, expected, e.span),
-            ast::ExprKind::Binary { op, op_span, lhs, rhs } => self.binary(*op, *op_span, lhs, rhs, expected, e.span),
+            ast::ExprKind::Binary {
+                op,
+                op_span,
+                lhs,
+                rhs,
+            } => self.binary(*op, *op_span, lhs, rhs, expected, e.span),
             ast::ExprKind::Cast { expr, ty } => {
                 let target = super::globals::scalar_type(ty, &mut self.diags);
                 let inner = self.expr(expr, None)?;
                 let target = target?;
                 if inner.ty == target {
-                    return Some(Expr { span: e.span, ..inner });
+                    return Some(Expr {
+                        span: e.span,
+                        ..inner
+                    });
                 }
-                Some(Expr { kind: ExprKind::Cast(Box::new(inner)), ty: target, span: e.span })
+                Some(Expr {
+                    kind: ExprKind::Cast(Box::new(inner)),
+                    ty: target,
+                    span: e.span,
+                })
             }
-            ast::ExprKind::If { cond, then_block, else_block } => {
+            ast::ExprKind::If {
+                cond,
+                then_block,
+                else_block,
+            } => {
                 let cond = self.expr_as(cond, Scalar::Bool);
                 // An untyped literal branch takes the other branch's type.
                 let untyped = |b: &ast::Block| b.tail.as_deref().is_some_and(is_untyped);
@@ -134,15 +176,29 @@ impl BodyChecker<'_> {
                 self.mark_used(id);
                 let (ty, def) = self.local(id).map(|l| (l.ty, l.span))?;
                 self.reference(span, def);
-                return Some(Expr { kind: ExprKind::Local(id), ty, span });
+                return Some(Expr {
+                    kind: ExprKind::Local(id),
+                    ty,
+                    span,
+                });
             }
             Some(Binding::Param(p)) => {
                 let param = self.kernel.as_ref()?.params.get(p.index())?.clone();
                 self.reference(span, param.span);
                 return match param.ty {
-                    crate::ir::ParamType::Scalar(ty) => Some(Expr { kind: ExprKind::Param(p), ty, span }),
+                    crate::ir::ParamType::Scalar(ty) => Some(Expr {
+                        kind: ExprKind::Param(p),
+                        ty,
+                        span,
+                    }),
                     crate::ir::ParamType::Global { .. } => {
-                        self.error(CheckError::IndexCount { name: name.name.clone(), dims: 1, found: 0, span, decl: Some(param.span) });
+                        self.error(CheckError::IndexCount {
+                            name: name.name.clone(),
+                            dims: 1,
+                            found: 0,
+                            span,
+                            decl: Some(param.span),
+                        });
                         None
                     }
                 };
@@ -150,7 +206,13 @@ impl BodyChecker<'_> {
             Some(Binding::Shared(s)) => {
                 let arr = self.kernel.as_ref()?.shared.get(s.index())?;
                 let (dims, decl) = (arr.dims.len(), arr.span);
-                self.error(CheckError::IndexCount { name: name.name.clone(), dims, found: 0, span, decl: Some(decl) });
+                self.error(CheckError::IndexCount {
+                    name: name.name.clone(),
+                    dims,
+                    found: 0,
+                    span,
+                    decl: Some(decl),
+                });
                 return None;
             }
             Some(Binding::Poisoned) => return None,
@@ -159,7 +221,9 @@ impl BodyChecker<'_> {
                     expected: "a value".into(),
                     found: "barrier group".into(),
                     span,
-                    note: Some("use a barrier group through its operations, e.g. `done.wait()`".into()),
+                    note: Some(
+                        "use a barrier group through its operations, e.g. `done.wait()`".into(),
+                    ),
                     fix: None,
                 });
                 return None;
@@ -172,7 +236,11 @@ impl BodyChecker<'_> {
         if let Some(c) = self.g.consts.get(&name.name) {
             let (value, ty, def) = (c.value, c.ty, c.span);
             self.reference(span, def);
-            return Some(Expr { kind: ExprKind::Const(value), ty, span });
+            return Some(Expr {
+                kind: ExprKind::Const(value),
+                ty,
+                span,
+            });
         }
         let special = match name.name.as_str() {
             "lane_id" => Some(Special::LaneId),
@@ -189,35 +257,61 @@ impl BodyChecker<'_> {
                 expected: "u32".into(),
                 found: format!("built-in vector `{}`", name.name),
                 span,
-                note: Some(format!("pick a component: `{0}.x`, `{0}.y` or `{0}.z`", name.name)),
-                fix: Some(super::error::Suggestion { message: format!("use `{}.x`", name.name), span, replacement: format!("{}.x", name.name) }),
+                note: Some(format!(
+                    "pick a component: `{0}.x`, `{0}.y` or `{0}.z`",
+                    name.name
+                )),
+                fix: Some(super::error::Suggestion {
+                    message: format!("use `{}.x`", name.name),
+                    span,
+                    replacement: format!("{}.x", name.name),
+                }),
             });
             return None;
         }
-        if self.g.function_ids.contains_key(&name.name) || super::calls::is_builtin_function(&name.name) {
+        if self.g.function_ids.contains_key(&name.name)
+            || super::calls::is_builtin_function(&name.name)
+        {
             self.error(CheckError::NotFound {
                 kind: "value",
                 name: name.name.clone(),
                 span,
                 similar: None,
-                help: Some(format!("`{0}` is a function: call it with `{0}(...)`", name.name)),
+                help: Some(format!(
+                    "`{0}` is a function: call it with `{0}(...)`",
+                    name.name
+                )),
             });
             return None;
         }
-        let similar = super::body::similar(&name.name, self.visible_names().iter().map(String::as_str));
-        self.error(CheckError::NotFound { kind: "value", name: name.name.clone(), span, similar, help: None });
+        let similar =
+            super::body::similar(&name.name, self.visible_names().iter().map(String::as_str));
+        self.error(CheckError::NotFound {
+            kind: "value",
+            name: name.name.clone(),
+            span,
+            similar,
+            help: None,
+        });
         None
     }
 
     fn special(&mut self, s: Special, name: &str, span: Span) -> Option<Expr> {
         if self.const_context {
-            self.error(CheckError::NotConstant { span, why: Some(format!("`{name}` is only known at run time")) });
+            self.error(CheckError::NotConstant {
+                span,
+                why: Some(format!("`{name}` is only known at run time")),
+            });
             return None;
         }
         if s.needs_cluster_hw() && !self.require_sm90(format!("`{name}`"), span) {
             return None;
         }
-        Some(Expr { kind: ExprKind::Special(s), ty: Scalar::U32, span })
+        Some(Expr {
+            kind: ExprKind::Special(s),
+            ty: Scalar::U32,
+            span,
+        })
     }
 
     fn field(&mut self, base: &ast::Expr, field: &ast::Ident, span: Span) -> Option<Expr> {
@@ -256,15 +350,25 @@ impl BodyChecker<'_> {
         None
     }
 
-    fn unary(&mut self, op: UnaryOp, operand: &ast::Expr, expected: Option<Scalar>, span: Span) -> Option<Expr> {
+    fn unary(
+        &mut self,
+        op: UnaryOp,
+        operand: &ast::Expr,
+        expected: Option<Scalar>,
+        span: Span,
+    ) -> Option<Expr> {
         if op == UnaryOp::Neg {
             let mut inner = operand;
             while let ast::ExprKind::Paren(i) = &inner.kind {
                 inner = i;
             }
             match &inner.kind {
-                ast::ExprKind::Int { value, suffix } => return self.int_literal(*value, *suffix, true, expected, span),
-                ast::ExprKind::Float { value, suffix } => return self.float_literal(*value, *suffix, true, expected, span),
+                ast::ExprKind::Int { value, suffix } => {
+                    return self.int_literal(*value, *suffix, true, expected, span)
+                }
+                ast::ExprKind::Float { value, suffix } => {
+                    return self.float_literal(*value, *suffix, true, expected, span)
+                }
                 _ => {}
             }
         }
@@ -276,20 +380,36 @@ impl BodyChecker<'_> {
         if !ok {
             let sym = if op == UnaryOp::Neg { "-" } else { "!" };
             let note = match op {
-                UnaryOp::Neg if v.ty.is_int() => "unsigned values cannot be negated; subtract from zero or cast to a signed type",
+                UnaryOp::Neg if v.ty.is_int() => {
+                    "unsigned values cannot be negated; subtract from zero or cast to a signed type"
+                }
                 UnaryOp::Not => "`!` is logical not on `bool` and bitwise not on integers",
                 _ => "`-` applies to signed integers and floats",
             };
-            self.error(CheckError::BadOperand { op: sym.into(), ty: v.ty.to_string(), span: operand.span, note: Some(note.into()) });
+            self.error(CheckError::BadOperand {
+                op: sym.into(),
+                ty: v.ty.to_string(),
+                span: operand.span,
+                note: Some(note.into()),
+            });
             return None;
         }
         let ty = v.ty;
-        Some(Expr { kind: ExprKind::Unary(op, Box::new(v)), ty, span })
+        Some(Expr {
+            kind: ExprKind::Unary(op, Box::new(v)),
+            ty,
+            span,
+        })
     }
 
     /// Checks two operands that must have the same type. An untyped literal
     /// operand takes its type from the other one, whichever side it is on.
-    pub fn unify_pair(&mut self, a: &ast::Expr, b: &ast::Expr, expected: Option<Scalar>) -> (Option<Expr>, Option<Expr>) {
+    pub fn unify_pair(
+        &mut self,
+        a: &ast::Expr,
+        b: &ast::Expr,
+        expected: Option<Scalar>,
+    ) -> (Option<Expr>, Option<Expr>) {
         if is_untyped(a) && !is_untyped(b) {
             let bv = self.expr(b, expected);
             let av = match &bv {
@@ -306,10 +426,25 @@ impl BodyChecker<'_> {
         (av, bv)
     }
 
-    fn binary(&mut self, op: BinOp, op_span: Span, lhs: &ast::Expr, rhs: &ast::Expr, expected: Option<Scalar>, span: Span) -> Option<Expr> {
+    fn binary(
+        &mut self,
+        op: BinOp,
+        op_span: Span,
+        lhs: &ast::Expr,
+        rhs: &ast::Expr,
+        expected: Option<Scalar>,
+        span: Span,
+    ) -> Option<Expr> {
         if op.is_logical() {
-            let (l, r) = (self.expr_as(lhs, Scalar::Bool), self.expr_as(rhs, Scalar::Bool));
-            return Some(Expr { kind: ExprKind::Binary(op, Box::new(l?), Box::new(r?)), ty: Scalar::Bool, span });
+            let (l, r) = (
+                self.expr_as(lhs, Scalar::Bool),
+                self.expr_as(rhs, Scalar::Bool),
+            );
+            return Some(Expr {
+                kind: ExprKind::Binary(op, Box::new(l?), Box::new(r?)),
+                ty: Scalar::Bool,
+                span,
+            });
         }
         if op.is_shift() {
             let l = self.expr(lhs, expected.filter(|t| t.is_int()));
@@ -317,14 +452,30 @@ impl BodyChecker<'_> {
             let l = l?;
             self.check_operator(op, l.ty, op_span)?;
             let ty = l.ty;
-            return Some(Expr { kind: ExprKind::Binary(op, Box::new(l), Box::new(r?)), ty, span });
+            return Some(Expr {
+                kind: ExprKind::Binary(op, Box::new(l), Box::new(r?)),
+                ty,
+                span,
+            });
         }
-        let want = if op.is_comparison() { None } else { expected.filter(|t| *t != Scalar::Bool || op.is_bitwise()) };
+        let want = if op.is_comparison() {
+            None
+        } else {
+            expected.filter(|t| *t != Scalar::Bool || op.is_bitwise())
+        };
         let (l, r) = self.unify_pair(lhs, rhs, want);
         let (l, r) = (l?, r?);
         self.check_operator(op, l.ty, op_span)?;
-        let ty = if op.is_comparison() { Scalar::Bool } else { l.ty };
-        Some(Expr { kind: ExprKind::Binary(op, Box::new(l), Box::new(r)), ty, span })
+        let ty = if op.is_comparison() {
+            Scalar::Bool
+        } else {
+            l.ty
+        };
+        Some(Expr {
+            kind: ExprKind::Binary(op, Box::new(l), Box::new(r)),
+            ty,
+            span,
+        })
     }
 
     /// The amount of a shift: any integer type (untyped literals are `u32`).
@@ -341,18 +492,32 @@ impl BodyChecker<'_> {
     pub fn check_operator(&mut self, op: BinOp, ty: Scalar, op_span: Span) -> Option<()> {
         use BinOp::*;
         let (ok, note) = match op {
-            Add | Sub | Mul | Div => (ty.is_int() || ty.is_float(), "arithmetic applies to integers and floats"),
+            Add | Sub | Mul | Div => (
+                ty.is_int() || ty.is_float(),
+                "arithmetic applies to integers and floats",
+            ),
             Rem => (ty.is_int(), "`%` applies to integers"),
-            BitAnd | BitOr | BitXor => (ty.is_int() || ty == Scalar::Bool, "bitwise operators apply to integers and `bool`"),
+            BitAnd | BitOr | BitXor => (
+                ty.is_int() || ty == Scalar::Bool,
+                "bitwise operators apply to integers and `bool`",
+            ),
             Shl | Shr => (ty.is_int(), "shifts apply to integers"),
             Eq | Ne => (true, ""),
-            Lt | Le | Gt | Ge => (ty.is_int() || ty.is_float(), "ordering comparisons apply to integers and floats"),
+            Lt | Le | Gt | Ge => (
+                ty.is_int() || ty.is_float(),
+                "ordering comparisons apply to integers and floats",
+            ),
             And | Or => (ty == Scalar::Bool, "`&&` and `||` apply to `bool`"),
         };
         if ok {
             return Some(());
         }
-        self.error(CheckError::BadOperand { op: op.symbol().into(), ty: ty.to_string(), span: op_span, note: Some(note.into()) });
+        self.error(CheckError::BadOperand {
+            op: op.symbol().into(),
+            ty: ty.to_string(),
+            span: op_span,
+            note: Some(note.into()),
+        });
         None
     }
 }

@@ -59,7 +59,11 @@ pub struct Globals {
 }
 
 impl Globals {
-    pub fn collect(sources: &SourceMap, files: &[(FileId, ast::File)], diags: &mut Vec<Diagnostic>) -> Globals {
+    pub fn collect(
+        sources: &SourceMap,
+        files: &[(FileId, ast::File)],
+        diags: &mut Vec<Diagnostic>,
+    ) -> Globals {
         let mut g = Globals::default();
         let mut consts = Vec::new();
         for (_, file) in files {
@@ -100,7 +104,12 @@ impl Globals {
     fn define(&mut self, name: &ast::Ident, diags: &mut Vec<Diagnostic>) -> bool {
         if let Some(first) = self.defined.get(&name.name) {
             diags.push(
-                CheckError::Duplicate { name: name.name.clone(), span: name.span, first: *first }.into_diagnostic(),
+                CheckError::Duplicate {
+                    name: name.name.clone(),
+                    span: name.span,
+                    first: *first,
+                }
+                .into_diagnostic(),
             );
             return false;
         }
@@ -119,11 +128,22 @@ impl Globals {
         };
         let id = FuncId(self.functions.len() as u32);
         self.function_ids.insert(f.name.name.clone(), id);
-        self.functions.push(FnInfo { ast: f.clone(), params, ret, bad_ret });
+        self.functions.push(FnInfo {
+            ast: f.clone(),
+            params,
+            ret,
+            bad_ret,
+        });
     }
 
     /// Tries to evaluate a constant; with `report`, reports why it fails.
-    fn try_const(&mut self, sources: &SourceMap, c: &ast::ConstItem, report: bool, diags: &mut Vec<Diagnostic>) -> bool {
+    fn try_const(
+        &mut self,
+        sources: &SourceMap,
+        c: &ast::ConstItem,
+        report: bool,
+        diags: &mut Vec<Diagnostic>,
+    ) -> bool {
         let mut local = Vec::new();
         let Some(ty) = scalar_type(&c.ty, &mut local) else {
             if report {
@@ -147,7 +167,14 @@ impl Globals {
         match ir::consteval::eval(&e) {
             Ok(value) => {
                 diags.extend(errors);
-                self.consts.insert(c.name.name.clone(), ConstInfo { value, ty, span: c.name.span });
+                self.consts.insert(
+                    c.name.name.clone(),
+                    ConstInfo {
+                        value,
+                        ty,
+                        span: c.name.span,
+                    },
+                );
                 true
             }
             Err(why) => {
@@ -168,10 +195,18 @@ impl Globals {
             }
             for item in &file.items {
                 if let ast::Item::Kernel(k) = item {
-                    let first = kernels.get(k.name.name.as_str()).copied().or_else(|| self.defined.get(&k.name.name).copied());
+                    let first = kernels
+                        .get(k.name.name.as_str())
+                        .copied()
+                        .or_else(|| self.defined.get(&k.name.name).copied());
                     match first {
                         Some(first) => diags.push(
-                            CheckError::Duplicate { name: k.name.name.clone(), span: k.name.span, first }.into_diagnostic(),
+                            CheckError::Duplicate {
+                                name: k.name.name.clone(),
+                                span: k.name.span,
+                                first,
+                            }
+                            .into_diagnostic(),
                         ),
                         None => {
                             kernels.insert(&k.name.name, k.name.span);
@@ -188,7 +223,9 @@ pub fn not_constant(span: Span, why: ir::consteval::NotConst) -> CheckError {
         span,
         why: match why {
             ir::consteval::NotConst::Runtime => None,
-            ir::consteval::NotConst::DivideByZero => Some("division by zero in a constant expression".into()),
+            ir::consteval::NotConst::DivideByZero => {
+                Some("division by zero in a constant expression".into())
+            }
         },
     }
 }
@@ -217,7 +254,10 @@ pub fn resolve_type(t: &ast::TypeExpr, diags: &mut Vec<Diagnostic>) -> Option<Ty
                         name: name.name.clone(),
                         span: name.span,
                         similar: super::body::similar(&name.name, names.iter().copied()),
-                        help: Some(format!("the scalar types are {}", names.map(|n| format!("`{n}`")).join(", "))),
+                        help: Some(format!(
+                            "the scalar types are {}",
+                            names.map(|n| format!("`{n}`")).join(", ")
+                        )),
                     }
                     .into_diagnostic(),
                 );
@@ -226,7 +266,10 @@ pub fn resolve_type(t: &ast::TypeExpr, diags: &mut Vec<Diagnostic>) -> Option<Ty
         },
         ast::TypeExprKind::Global { mutable, elem } => {
             let e = scalar_type(elem, diags)?;
-            Some(Type::Global { elem: e, mutable: *mutable })
+            Some(Type::Global {
+                elem: e,
+                mutable: *mutable,
+            })
         }
     }
 }
@@ -276,8 +319,12 @@ pub fn call_order(
                 Some(Mark::Active) => {
                     if let Some(info) = g.functions.get(callee.index()) {
                         diags.push(
-                            CheckError::Recursive { name: info.ast.name.name.clone(), call: *span, func: info.ast.name.span }
-                                .into_diagnostic(),
+                            CheckError::Recursive {
+                                name: info.ast.name.name.clone(),
+                                call: *span,
+                                func: info.ast.name.span,
+                            }
+                            .into_diagnostic(),
                         );
                     }
                 }

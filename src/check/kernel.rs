@@ -27,20 +27,35 @@ pub fn check_kernel(
     references: &mut Vec<super::Reference>,
 ) -> (ir::Kernel, Vec<(FuncId, Span)>) {
     let mut c = BodyChecker::new(g, sources, target);
-    let mut ctx = KernelCtx { name_span: k.name.span, ..KernelCtx::default() };
+    let mut ctx = KernelCtx {
+        name_span: k.name.span,
+        ..KernelCtx::default()
+    };
     for p in &k.params {
         if let Some(first) = ctx.params.iter().find(|q| q.name == p.name.name) {
-            c.error(CheckError::Duplicate { name: p.name.name.clone(), span: p.name.span, first: first.span });
+            c.error(CheckError::Duplicate {
+                name: p.name.name.clone(),
+                span: p.name.span,
+                first: first.span,
+            });
             continue;
         }
         let resolved = resolve_type(&p.ty, &mut c.diags);
         let ty = match resolved {
             Some(Type::Scalar(s)) => ir::ParamType::Scalar(s),
-            Some(Type::Global { elem, mutable }) => ir::ParamType::Global { elem, mutable, written: false },
+            Some(Type::Global { elem, mutable }) => ir::ParamType::Global {
+                elem,
+                mutable,
+                written: false,
+            },
             _ => ir::ParamType::Scalar(Scalar::I32),
         };
         let id = ParamId(ctx.params.len() as u32);
-        ctx.params.push(ir::Param { name: p.name.name.clone(), span: p.name.span, ty });
+        ctx.params.push(ir::Param {
+            name: p.name.name.clone(),
+            span: p.name.span,
+            ty,
+        });
         ctx.param_type_spans.push(p.ty.span);
         if resolved.is_some() {
             c.bind(&p.name.name, Binding::Param(id));
@@ -63,7 +78,10 @@ pub fn check_kernel(
         cluster: ctx.cluster,
         shared: ctx.shared,
         barriers: ctx.barriers,
-        body: ir::Body { locals: std::mem::take(&mut c.locals), block },
+        body: ir::Body {
+            locals: std::mem::take(&mut c.locals),
+            block,
+        },
     };
     let calls = std::mem::take(&mut c.calls);
     references.append(&mut c.references);
@@ -80,17 +98,25 @@ impl BodyChecker<'_> {
                 self.error(CheckError::LaunchBounds {
                     why: format!("unknown launch attribute `{name}`"),
                     span: a.name.span,
-                    help: Some("the launch attributes are `block(x, y, z)` and `cluster(x, y, z)`".into()),
+                    help: Some(
+                        "the launch attributes are `block(x, y, z)` and `cluster(x, y, z)`".into(),
+                    ),
                 });
                 continue;
             }
             if let Some((_, first)) = seen.iter().find(|(n, _)| *n == name) {
                 let first = *first;
-                self.error(CheckError::Duplicate { name: name.into(), span: a.span, first });
+                self.error(CheckError::Duplicate {
+                    name: name.into(),
+                    span: a.span,
+                    first,
+                });
                 continue;
             }
             seen.push((name, a.span));
-            let Some(dims) = self.launch_dims(a) else { continue };
+            let Some(dims) = self.launch_dims(a) else {
+                continue;
+            };
             let product: u64 = dims.iter().map(|&d| d as u64).product();
             if name == "block" {
                 if product > 1024 {
@@ -117,7 +143,10 @@ impl BodyChecker<'_> {
                     continue;
                 }
                 if product > 8 {
-                    self.error(CheckError::NonPortableCluster { size: product as u32, span: a.span });
+                    self.error(CheckError::NonPortableCluster {
+                        size: product as u32,
+                        span: a.span,
+                    });
                 }
                 if let Some(k) = self.kernel.as_mut() {
                     k.cluster = Some(dims);
@@ -130,7 +159,11 @@ impl BodyChecker<'_> {
     fn launch_dims(&mut self, a: &ast::LaunchAttr) -> Option<[u32; 3]> {
         if a.args.is_empty() || a.args.len() > 3 {
             self.error(CheckError::LaunchBounds {
-                why: format!("`{}` takes 1 to 3 dimensions, found {}", a.name.name, a.args.len()),
+                why: format!(
+                    "`{}` takes 1 to 3 dimensions, found {}",
+                    a.name.name,
+                    a.args.len()
+                ),
                 span: a.span,
                 help: None,
             });
@@ -140,7 +173,11 @@ impl BodyChecker<'_> {
         for (slot, arg) in dims.iter_mut().zip(&a.args) {
             let v = self.const_u32(arg)?;
             if v == 0 {
-                self.error(CheckError::LaunchBounds { why: "a dimension of 0".into(), span: arg.span, help: Some("every dimension must be at least 1".into()) });
+                self.error(CheckError::LaunchBounds {
+                    why: "a dimension of 0".into(),
+                    span: arg.span,
+                    help: Some("every dimension must be at least 1".into()),
+                });
                 return None;
             }
             *slot = v;
@@ -198,7 +235,11 @@ impl BodyChecker<'_> {
                 .map(|(_, s)| s)
         });
         if let Some(first) = first {
-            self.error(CheckError::Duplicate { name: name.name.clone(), span: name.span, first });
+            self.error(CheckError::Duplicate {
+                name: name.name.clone(),
+                span: name.span,
+                first,
+            });
             return true;
         }
         false
@@ -207,24 +248,39 @@ impl BodyChecker<'_> {
     /// Adds `bytes` (aligned to `align`) to the kernel's shared memory; E0122
     /// when the total goes over the limit.
     fn reserve_shared(&mut self, bytes: u64, align: u64, span: Span) -> bool {
-        let Some(k) = self.kernel.as_mut() else { return false };
+        let Some(k) = self.kernel.as_mut() else {
+            return false;
+        };
         let start = k.shared_bytes.div_ceil(align) * align;
         let used = start + bytes;
         k.shared_bytes = used;
         if used > SHARED_LIMIT {
-            self.error(CheckError::SharedTooLarge { limit: SHARED_LIMIT, used, span });
+            self.error(CheckError::SharedTooLarge {
+                limit: SHARED_LIMIT,
+                used,
+                span,
+            });
             return false;
         }
         true
     }
 
-    pub fn shared_decl(&mut self, name: &ast::Ident, elem: &ast::TypeExpr, dims: &[ast::Expr], span: Span) {
+    pub fn shared_decl(
+        &mut self,
+        name: &ast::Ident,
+        elem: &ast::TypeExpr,
+        dims: &[ast::Expr],
+        span: Span,
+    ) {
         let top = self.at_kernel_top_level("shared array", span);
         let elem = super::globals::scalar_type(elem, &mut self.diags);
         let mut sizes = Vec::new();
         for d in dims {
             match self.const_u32(d) {
-                Some(0) => self.error(CheckError::NotConstant { span: d.span, why: Some("array dimensions must be at least 1".into()) }),
+                Some(0) => self.error(CheckError::NotConstant {
+                    span: d.span,
+                    why: Some("array dimensions must be at least 1".into()),
+                }),
                 Some(v) => sizes.push(v),
                 None => {}
             }
@@ -236,12 +292,19 @@ impl BodyChecker<'_> {
             self.poison(&name.name);
             return;
         };
-        let array = ir::SharedArray { name: name.name.clone(), elem, dims: sizes, span };
+        let array = ir::SharedArray {
+            name: name.name.clone(),
+            elem,
+            dims: sizes,
+            span,
+        };
         if !self.reserve_shared(array.bytes(), 128, span) {
             self.poison(&name.name);
             return;
         }
-        let Some(k) = self.kernel.as_mut() else { return };
+        let Some(k) = self.kernel.as_mut() else {
+            return;
+        };
         let id = SharedId(k.shared.len() as u32);
         k.shared.push(array);
         self.bind(&name.name, Binding::Shared(id));
@@ -254,7 +317,14 @@ impl BodyChecker<'_> {
             Some(e) => match self.const_int(e) {
                 Some(n) if (1..=MAX_BARRIERS).contains(&n) => n as u32,
                 Some(n) => {
-                    self.push_diag(BarrierError::BadCount { name: d.name.name.clone(), n, span: e.span }.into_diagnostic());
+                    self.push_diag(
+                        BarrierError::BadCount {
+                            name: d.name.name.clone(),
+                            n,
+                            span: e.span,
+                        }
+                        .into_diagnostic(),
+                    );
                     ok = false;
                     1
                 }
@@ -270,18 +340,35 @@ impl BodyChecker<'_> {
             "cluster" => Some(ir::Scope::Cluster),
             other => {
                 let closest = super::body::similar(other, ["cta", "cluster"]);
-                self.push_diag(BarrierError::UnsupportedScope { scope: other.into(), span: d.scope.span, closest }.into_diagnostic());
+                self.push_diag(
+                    BarrierError::UnsupportedScope {
+                        scope: other.into(),
+                        span: d.scope.span,
+                        closest,
+                    }
+                    .into_diagnostic(),
+                );
                 None
             }
         };
         if d.arg_name.name != "arrivals" {
-            self.error(CheckError::ExpectedWord { expected: "arrivals", found: d.arg_name.name.clone(), span: d.arg_name.span });
+            self.error(CheckError::ExpectedWord {
+                expected: "arrivals",
+                found: d.arg_name.name.clone(),
+                span: d.arg_name.span,
+            });
             ok = false;
         }
         let arrivals = match self.const_int(&d.arrivals) {
             Some(n) if (1..=MAX_ARRIVALS).contains(&n) => n as u32,
             Some(n) => {
-                self.push_diag(BarrierError::ArrivalsOutOfRange { n, span: d.arrivals.span }.into_diagnostic());
+                self.push_diag(
+                    BarrierError::ArrivalsOutOfRange {
+                        n,
+                        span: d.arrivals.span,
+                    }
+                    .into_diagnostic(),
+                );
                 ok = false;
                 1
             }
@@ -291,11 +378,21 @@ impl BodyChecker<'_> {
             }
         };
         if scope == Some(ir::Scope::Cluster) {
-            let (has_cluster, kernel_span) = self.kernel.as_ref().map_or((true, span), |k| (k.cluster.is_some(), k.name_span));
+            let (has_cluster, kernel_span) = self
+                .kernel
+                .as_ref()
+                .map_or((true, span), |k| (k.cluster.is_some(), k.name_span));
             if !self.require_sm90("a cluster-scope barrier group", d.scope.span) {
                 ok = false;
             } else if top && !has_cluster {
-                self.push_diag(BarrierError::ClusterScopeWithoutCluster { decl: span, scope: d.scope.span, kernel: kernel_span }.into_diagnostic());
+                self.push_diag(
+                    BarrierError::ClusterScopeWithoutCluster {
+                        decl: span,
+                        scope: d.scope.span,
+                        kernel: kernel_span,
+                    }
+                    .into_diagnostic(),
+                );
                 ok = false;
             }
         }
@@ -315,9 +412,17 @@ impl BodyChecker<'_> {
             scope,
             count,
             arrivals,
-            spans: ir::BarrierSpans { decl: span, name: d.name.span, count: d.count.as_ref().map(|c| c.span), scope: d.scope.span, arrivals: d.arrivals.span },
+            spans: ir::BarrierSpans {
+                decl: span,
+                name: d.name.span,
+                count: d.count.as_ref().map(|c| c.span),
+                scope: d.scope.span,
+                arrivals: d.arrivals.span,
+            },
         };
-        let Some(k) = self.kernel.as_mut() else { return };
+        let Some(k) = self.kernel.as_mut() else {
+            return;
+        };
         let id = BarrierId(k.barriers.len() as u32);
         k.barriers.push(group);
         self.bind(&d.name.name, Binding::Barrier(id));

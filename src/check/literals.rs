@@ -13,12 +13,20 @@ pub fn is_untyped(e: &ast::Expr) -> bool {
     match &e.kind {
         ast::ExprKind::Int { suffix: None, .. } | ast::ExprKind::Float { suffix: None, .. } => true,
         ast::ExprKind::Paren(inner) => is_untyped(inner),
-        ast::ExprKind::Unary { op: ast::UnaryOp::Neg, operand } => is_untyped(operand),
+        ast::ExprKind::Unary {
+            op: ast::UnaryOp::Neg,
+            operand,
+        } => is_untyped(operand),
         ast::ExprKind::Binary { op, lhs, rhs, .. } if !op.is_comparison() && !op.is_logical() => {
             is_untyped(lhs) && is_untyped(rhs)
         }
-        ast::ExprKind::If { then_block, else_block, .. } => {
-            then_block.tail.as_deref().is_some_and(is_untyped) && else_block.tail.as_deref().is_some_and(is_untyped)
+        ast::ExprKind::If {
+            then_block,
+            else_block,
+            ..
+        } => {
+            then_block.tail.as_deref().is_some_and(is_untyped)
+                && else_block.tail.as_deref().is_some_and(is_untyped)
         }
         _ => false,
     }
@@ -27,13 +35,24 @@ pub fn is_untyped(e: &ast::Expr) -> bool {
 impl BodyChecker<'_> {
     /// An integer literal, negated when `negative` (so `-2147483648` fits
     /// `i32`).
-    pub fn int_literal(&mut self, value: u64, suffix: Option<Scalar>, negative: bool, expected: Option<Scalar>, span: Span) -> Option<Expr> {
+    pub fn int_literal(
+        &mut self,
+        value: u64,
+        suffix: Option<Scalar>,
+        negative: bool,
+        expected: Option<Scalar>,
+        span: Span,
+    ) -> Option<Expr> {
         let ty = match (suffix, expected) {
             (Some(s), _) => s,
             (None, Some(t)) if t.is_int() || t.is_float() => t,
             _ => Scalar::I32,
         };
-        let v = if negative { -(value as i128) } else { value as i128 };
+        let v = if negative {
+            -(value as i128)
+        } else {
+            value as i128
+        };
         if ty.is_float() {
             let f = v as f64;
             return self.float_value(f, ty, span);
@@ -48,13 +67,27 @@ impl BodyChecker<'_> {
             return None;
         }
         if !consteval::fits(v, ty) {
-            self.error(CheckError::LiteralOutOfRange { ty: ty.to_string(), span });
+            self.error(CheckError::LiteralOutOfRange {
+                ty: ty.to_string(),
+                span,
+            });
             return None;
         }
-        Some(Expr { kind: ExprKind::Const(Value::Int(v)), ty, span })
+        Some(Expr {
+            kind: ExprKind::Const(Value::Int(v)),
+            ty,
+            span,
+        })
     }
 
-    pub fn float_literal(&mut self, value: f64, suffix: Option<Scalar>, negative: bool, expected: Option<Scalar>, span: Span) -> Option<Expr> {
+    pub fn float_literal(
+        &mut self,
+        value: f64,
+        suffix: Option<Scalar>,
+        negative: bool,
+        expected: Option<Scalar>,
+        span: Span,
+    ) -> Option<Expr> {
         let ty = match (suffix, expected) {
             (Some(s), _) => s,
             (None, Some(t)) if t.is_float() => t,
@@ -77,9 +110,16 @@ impl BodyChecker<'_> {
             _ => f64::INFINITY,
         };
         if !f.is_finite() || f.abs() >= limit {
-            self.error(CheckError::LiteralOutOfRange { ty: ty.to_string(), span });
+            self.error(CheckError::LiteralOutOfRange {
+                ty: ty.to_string(),
+                span,
+            });
             return None;
         }
-        Some(Expr { kind: ExprKind::Const(Value::Float(f)), ty, span })
+        Some(Expr {
+            kind: ExprKind::Const(Value::Float(f)),
+            ty,
+            span,
+        })
     }
 }

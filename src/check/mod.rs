@@ -9,8 +9,8 @@
 //! expression whose check failed is `None`, which silences the errors that
 //! would only follow from it.
 
-mod body;
 mod barrier_ops;
+mod body;
 mod calls;
 pub mod error;
 mod exprs;
@@ -32,7 +32,11 @@ pub use globals::Globals;
 /// Checks every file (the root first) and lowers the root's kernels and the
 /// functions they use to IR. The module is `None` when nothing could be
 /// lowered; with errors it may be partial and must not be used for codegen.
-pub fn check(sources: &SourceMap, files: &[(FileId, ast::File)], target: Target) -> (Option<ir::Module>, Vec<Diagnostic>) {
+pub fn check(
+    sources: &SourceMap,
+    files: &[(FileId, ast::File)],
+    target: Target,
+) -> (Option<ir::Module>, Vec<Diagnostic>) {
     let out = check_with_references(sources, files, target);
     (out.module, out.diagnostics)
 }
@@ -53,7 +57,11 @@ pub struct CheckOutput {
     pub references: Vec<Reference>,
 }
 
-pub fn check_with_references(sources: &SourceMap, files: &[(FileId, ast::File)], target: Target) -> CheckOutput {
+pub fn check_with_references(
+    sources: &SourceMap,
+    files: &[(FileId, ast::File)],
+    target: Target,
+) -> CheckOutput {
     let mut diags = Vec::new();
     let mut references = Vec::new();
     let globals = Globals::collect(sources, files, &mut diags);
@@ -61,7 +69,15 @@ pub fn check_with_references(sources: &SourceMap, files: &[(FileId, ast::File)],
     let mut module = ir::Module::default();
     let mut calls: Vec<Vec<(FuncId, crate::span::Span)>> = Vec::new();
     for (id, item) in globals.functions.iter().enumerate() {
-        let (func, callees) = body::check_function(&globals, sources, target, FuncId(id as u32), item, &mut diags, &mut references);
+        let (func, callees) = body::check_function(
+            &globals,
+            sources,
+            target,
+            FuncId(id as u32),
+            item,
+            &mut diags,
+            &mut references,
+        );
         module.functions.push(func);
         calls.push(callees);
     }
@@ -73,7 +89,8 @@ pub fn check_with_references(sources: &SourceMap, files: &[(FileId, ast::File)],
         }
         for item in &ast_file.items {
             if let ast::Item::Kernel(k) = item {
-                let (kernel, callees) = kernel::check_kernel(&globals, sources, target, k, &mut diags, &mut references);
+                let (kernel, callees) =
+                    kernel::check_kernel(&globals, sources, target, k, &mut diags, &mut references);
                 module.kernels.push(kernel);
                 kernel_calls.extend(callees);
             }
@@ -81,5 +98,9 @@ pub fn check_with_references(sources: &SourceMap, files: &[(FileId, ast::File)],
     }
     globals.check_kernel_names(files, &mut diags);
     module.function_order = globals::call_order(&globals, &calls, &kernel_calls, &mut diags);
-    CheckOutput { module: Some(module), diagnostics: diags, references }
+    CheckOutput {
+        module: Some(module),
+        diagnostics: diags,
+        references,
+    }
 }

@@ -13,13 +13,20 @@ impl BodyChecker<'_> {
     /// place must be writable (a `global mut` parameter or shared memory)
     /// and a global parameter is marked as written.
     pub fn place(&mut self, e: &ast::Expr, for_write: bool) -> Option<(Place, Span)> {
-        let ast::ExprKind::Index { base, indices, index_span } = &e.kind else {
+        let ast::ExprKind::Index {
+            base,
+            indices,
+            index_span,
+        } = &e.kind
+        else {
             let v = self.expr(e, None)?;
             self.error(CheckError::Mismatch {
                 expected: "an array element".into(),
                 found: v.ty.to_string(),
                 span: e.span,
-                note: Some("this needs an element of a global or shared array, such as `x[i]`".into()),
+                note: Some(
+                    "this needs an element of a global or shared array, such as `x[i]`".into(),
+                ),
                 fix: None,
             });
             return None;
@@ -29,8 +36,12 @@ impl BodyChecker<'_> {
             base_expr = inner;
         }
         match &base_expr.kind {
-            ast::ExprKind::Name(name) => self.named_place(name, indices, *index_span, e.span, for_write),
-            ast::ExprKind::Call { callee, args } if callee.name == "remote" && !self.g.function_ids.contains_key("remote") => {
+            ast::ExprKind::Name(name) => {
+                self.named_place(name, indices, *index_span, e.span, for_write)
+            }
+            ast::ExprKind::Call { callee, args }
+                if callee.name == "remote" && !self.g.function_ids.contains_key("remote") =>
+            {
                 self.remote_place(callee, args, indices, *index_span, e.span)
             }
             _ => {
@@ -38,29 +49,55 @@ impl BodyChecker<'_> {
                 let _ = self.indices(indices);
                 let name = self.text(base_expr.span).to_string();
                 if v.is_some() {
-                    self.error(CheckError::NotA { name, what: "an array", span: base_expr.span, decl: None });
+                    self.error(CheckError::NotA {
+                        name,
+                        what: "an array",
+                        span: base_expr.span,
+                        decl: None,
+                    });
                 }
                 None
             }
         }
     }
 
-    fn named_place(&mut self, name: &ast::Ident, indices: &[ast::IndexArg], index_span: Span, span: Span, for_write: bool) -> Option<(Place, Span)> {
+    fn named_place(
+        &mut self,
+        name: &ast::Ident,
+        indices: &[ast::IndexArg],
+        index_span: Span,
+        span: Span,
+        for_write: bool,
+    ) -> Option<(Place, Span)> {
         match self.lookup(&name.name) {
             Some(Binding::Param(p)) => {
                 let (param, type_span) = {
                     let k = self.kernel.as_ref()?;
-                    (k.params.get(p.index())?.clone(), k.param_type_spans.get(p.index()).copied())
+                    (
+                        k.params.get(p.index())?.clone(),
+                        k.param_type_spans.get(p.index()).copied(),
+                    )
                 };
                 self.reference(name.span, param.span);
                 let ParamType::Global { elem, mutable, .. } = param.ty else {
                     let _ = self.indices(indices);
-                    self.error(CheckError::NotA { name: name.name.clone(), what: "an array", span: name.span, decl: Some(param.span) });
+                    self.error(CheckError::NotA {
+                        name: name.name.clone(),
+                        what: "an array",
+                        span: name.span,
+                        decl: Some(param.span),
+                    });
                     return None;
                 };
                 let idx = self.indices(indices);
                 if indices.len() != 1 {
-                    self.error(CheckError::IndexCount { name: name.name.clone(), dims: 1, found: indices.len(), span: index_span, decl: Some(param.span) });
+                    self.error(CheckError::IndexCount {
+                        name: name.name.clone(),
+                        dims: 1,
+                        found: indices.len(),
+                        span: index_span,
+                        decl: Some(param.span),
+                    });
                     return None;
                 }
                 if for_write && !mutable {
@@ -69,40 +106,81 @@ impl BodyChecker<'_> {
                         let bracket = text.find('[')?;
                         let at = ts.start + bracket as u32;
                         Some(Suggestion {
-                            message: format!("declare the parameter writable: `{}: global mut {}`", name.name, text.get(bracket..).unwrap_or("")),
-                            span: Span { start: at, end: at, ..ts },
+                            message: format!(
+                                "declare the parameter writable: `{}: global mut {}`",
+                                name.name,
+                                text.get(bracket..).unwrap_or("")
+                            ),
+                            span: Span {
+                                start: at,
+                                end: at,
+                                ..ts
+                            },
                             replacement: "mut ".into(),
                         })
                     });
-                    self.error(CheckError::StoreReadOnly { name: name.name.clone(), span, param: param.span, fix });
+                    self.error(CheckError::StoreReadOnly {
+                        name: name.name.clone(),
+                        span,
+                        param: param.span,
+                        fix,
+                    });
                     return None;
                 }
                 if for_write {
-                    if let Some(crate::ir::ParamType::Global { written, .. }) =
-                        self.kernel.as_mut().and_then(|k| k.params.get_mut(p.index())).map(|p| &mut p.ty)
+                    if let Some(crate::ir::ParamType::Global { written, .. }) = self
+                        .kernel
+                        .as_mut()
+                        .and_then(|k| k.params.get_mut(p.index()))
+                        .map(|p| &mut p.ty)
                     {
                         *written = true;
                     }
                 }
                 let index = idx?.into_iter().next()?;
-                Some((Place { kind: PlaceKind::Global { param: p, index }, elem, span }, name.span))
+                Some((
+                    Place {
+                        kind: PlaceKind::Global { param: p, index },
+                        elem,
+                        span,
+                    },
+                    name.span,
+                ))
             }
             Some(Binding::Shared(s)) => {
                 let (elem, dims, decl) = self.shared_info(s)?;
                 self.reference(name.span, decl);
                 let idx = self.indices(indices);
                 if indices.len() != dims {
-                    self.error(CheckError::IndexCount { name: name.name.clone(), dims, found: indices.len(), span: index_span, decl: Some(decl) });
+                    self.error(CheckError::IndexCount {
+                        name: name.name.clone(),
+                        dims,
+                        found: indices.len(),
+                        span: index_span,
+                        decl: Some(decl),
+                    });
                     return None;
                 }
-                Some((Place { kind: PlaceKind::Shared { array: s, indices: idx? }, elem, span }, name.span))
+                Some((
+                    Place {
+                        kind: PlaceKind::Shared {
+                            array: s,
+                            indices: idx?,
+                        },
+                        elem,
+                        span,
+                    },
+                    name.span,
+                ))
             }
             Some(Binding::Barrier(_)) => {
                 self.error(CheckError::Mismatch {
                     expected: "a value".into(),
                     found: "barrier".into(),
                     span,
-                    note: Some("a barrier is used through its operations, e.g. `full[s].wait()`".into()),
+                    note: Some(
+                        "a barrier is used through its operations, e.g. `full[s].wait()`".into(),
+                    ),
                     fix: None,
                 });
                 None
@@ -115,15 +193,34 @@ impl BodyChecker<'_> {
                 let _ = self.name_value(name);
                 let _ = self.indices(indices);
                 let decl = self.lookup_local_span(&name.name);
-                self.error(CheckError::NotA { name: name.name.clone(), what: "an array", span: name.span, decl });
+                self.error(CheckError::NotA {
+                    name: name.name.clone(),
+                    what: "an array",
+                    span: name.span,
+                    decl,
+                });
                 None
             }
             None => {
                 if self.g.consts.contains_key(&name.name) {
-                    self.error(CheckError::NotA { name: name.name.clone(), what: "an array", span: name.span, decl: self.g.consts.get(&name.name).map(|c| c.span) });
+                    self.error(CheckError::NotA {
+                        name: name.name.clone(),
+                        what: "an array",
+                        span: name.span,
+                        decl: self.g.consts.get(&name.name).map(|c| c.span),
+                    });
                 } else {
-                    let similar = super::body::similar(&name.name, self.visible_names().iter().map(String::as_str));
-                    self.error(CheckError::NotFound { kind: "array", name: name.name.clone(), span: name.span, similar, help: None });
+                    let similar = super::body::similar(
+                        &name.name,
+                        self.visible_names().iter().map(String::as_str),
+                    );
+                    self.error(CheckError::NotFound {
+                        kind: "array",
+                        name: name.name.clone(),
+                        span: name.span,
+                        similar,
+                        help: None,
+                    });
                 }
                 let _ = self.indices(indices);
                 None
@@ -144,7 +241,14 @@ impl BodyChecker<'_> {
     }
 
     /// `remote(array, rank)[indices]`
-    fn remote_place(&mut self, callee: &ast::Ident, args: &[ast::Expr], indices: &[ast::IndexArg], index_span: Span, span: Span) -> Option<(Place, Span)> {
+    fn remote_place(
+        &mut self,
+        callee: &ast::Ident,
+        args: &[ast::Expr],
+        indices: &[ast::IndexArg],
+        index_span: Span,
+        span: Span,
+    ) -> Option<(Place, Span)> {
         if args.len() != 2 {
             self.error(CheckError::ArgCount {
                 callee: "remote".into(),
@@ -156,21 +260,41 @@ impl BodyChecker<'_> {
             return None;
         }
         let sm90 = self.require_sm90("`remote` (distributed shared memory)", callee.span);
-        let cluster = sm90 && self.require_cluster("`remote` (distributed shared memory)", callee.span);
+        let cluster =
+            sm90 && self.require_cluster("`remote` (distributed shared memory)", callee.span);
         let (arr_arg, rank_arg) = (args.first()?, args.get(1)?);
         let rank = self.expr_as(rank_arg, Scalar::U32);
         let idx = self.indices(indices);
         let ast::ExprKind::Name(arr_name) = &arr_arg.kind else {
-            self.error(CheckError::NotA { name: self.text(arr_arg.span).to_string(), what: "a shared array", span: arr_arg.span, decl: None });
+            self.error(CheckError::NotA {
+                name: self.text(arr_arg.span).to_string(),
+                what: "a shared array",
+                span: arr_arg.span,
+                decl: None,
+            });
             return None;
         };
         let Some(Binding::Shared(s)) = self.lookup(&arr_name.name) else {
             match self.lookup(&arr_name.name) {
                 Some(Binding::Poisoned) => {}
-                Some(_) => self.error(CheckError::NotA { name: arr_name.name.clone(), what: "a shared array", span: arr_arg.span, decl: None }),
+                Some(_) => self.error(CheckError::NotA {
+                    name: arr_name.name.clone(),
+                    what: "a shared array",
+                    span: arr_arg.span,
+                    decl: None,
+                }),
                 None => {
-                    let similar = super::body::similar(&arr_name.name, self.visible_names().iter().map(String::as_str));
-                    self.error(CheckError::NotFound { kind: "shared array", name: arr_name.name.clone(), span: arr_name.span, similar, help: None });
+                    let similar = super::body::similar(
+                        &arr_name.name,
+                        self.visible_names().iter().map(String::as_str),
+                    );
+                    self.error(CheckError::NotFound {
+                        kind: "shared array",
+                        name: arr_name.name.clone(),
+                        span: arr_name.span,
+                        similar,
+                        help: None,
+                    });
                 }
             }
             return None;
@@ -178,13 +302,30 @@ impl BodyChecker<'_> {
         let (elem, dims, decl) = self.shared_info(s)?;
         self.reference(arr_name.span, decl);
         if indices.len() != dims {
-            self.error(CheckError::IndexCount { name: format!("remote({})", arr_name.name), dims, found: indices.len(), span: index_span, decl: Some(decl) });
+            self.error(CheckError::IndexCount {
+                name: format!("remote({})", arr_name.name),
+                dims,
+                found: indices.len(),
+                span: index_span,
+                decl: Some(decl),
+            });
             return None;
         }
         if !cluster {
             return None;
         }
-        Some((Place { kind: PlaceKind::Remote { array: s, rank: rank?, indices: idx? }, elem, span }, arr_name.span))
+        Some((
+            Place {
+                kind: PlaceKind::Remote {
+                    array: s,
+                    rank: rank?,
+                    indices: idx?,
+                },
+                elem,
+                span,
+            },
+            arr_name.span,
+        ))
     }
 
     /// Index expressions: any integer type (untyped literals are `u32`).

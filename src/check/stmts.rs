@@ -30,11 +30,18 @@ impl BodyChecker<'_> {
         if let Some(tail) = &b.tail {
             self.effect(tail, &mut stmts, true);
         }
-        ir::Block { stmts, span: b.span }
+        ir::Block {
+            stmts,
+            span: b.span,
+        }
     }
 
     /// A block that produces a value: its statements, then the tail.
-    pub fn value_block(&mut self, b: &ast::Block, expected: Option<Scalar>) -> Option<(ir::Block, Expr)> {
+    pub fn value_block(
+        &mut self,
+        b: &ast::Block,
+        expected: Option<Scalar>,
+    ) -> Option<(ir::Block, Expr)> {
         self.push_scope();
         self.block_depth += 1;
         let mut stmts = Vec::new();
@@ -46,58 +53,108 @@ impl BodyChecker<'_> {
             Some(tail) => self.expr(tail, expected),
             None => {
                 let at = b.span.end_point();
-                let span = Span { start: at.start.saturating_sub(1), ..at };
-                self.mismatch_text(expected.map_or("a value".to_string(), |t| t.to_string()), "()", span);
+                let span = Span {
+                    start: at.start.saturating_sub(1),
+                    ..at
+                };
+                self.mismatch_text(
+                    expected.map_or("a value".to_string(), |t| t.to_string()),
+                    "()",
+                    span,
+                );
                 None
             }
         };
         self.block_depth -= 1;
         self.pop_scope();
-        Some((ir::Block { stmts, span: b.span }, value?))
+        Some((
+            ir::Block {
+                stmts,
+                span: b.span,
+            },
+            value?,
+        ))
     }
 
     /// A function's body: the tail (if any) is the returned value.
     pub fn function_body(&mut self, b: &ast::Block, info: &FnInfo) -> ir::Block {
         let ret = info.ret;
         let mut stmts = Vec::new();
-        let (body, tail) = if ret.is_some() { split_value(b) } else { (b.stmts.as_slice(), b.tail.as_deref().cloned()) };
+        let (body, tail) = if ret.is_some() {
+            split_value(b)
+        } else {
+            (b.stmts.as_slice(), b.tail.as_deref().cloned())
+        };
         for s in body {
             self.stmt(s, &mut stmts);
         }
         match (&tail, ret) {
             (Some(tail), Some(ty)) => {
                 if let Some(v) = self.expr_as(tail, ty) {
-                    stmts.push(ir::Stmt { span: tail.span, kind: StmtKind::Return(Some(v)) });
+                    stmts.push(ir::Stmt {
+                        span: tail.span,
+                        kind: StmtKind::Return(Some(v)),
+                    });
                 }
             }
             (Some(tail), None) => self.effect(tail, &mut stmts, true),
             (None, Some(_)) if !info.bad_ret && !always_returns(&stmts) => {
                 let ret_span = info.ast.ret.as_ref().map_or(info.ast.name.span, |t| t.span);
-                self.error(CheckError::MissingReturn { name: info.ast.name.name.clone(), span: b.span, ret: ret_span });
+                self.error(CheckError::MissingReturn {
+                    name: info.ast.name.name.clone(),
+                    span: b.span,
+                    ret: ret_span,
+                });
             }
             _ => {}
         }
-        ir::Block { stmts, span: b.span }
+        ir::Block {
+            stmts,
+            span: b.span,
+        }
     }
 
     fn stmt(&mut self, s: &ast::Stmt, out: &mut Vec<ir::Stmt>) {
         let kind = match &s.kind {
-            ast::StmtKind::Let { mutable, name, ty, init } => self.let_stmt(*mutable, name, ty.as_ref(), init),
-            ast::StmtKind::Assign { place, op, op_span, value } => self.assign(place, *op, *op_span, value, s.span),
-            ast::StmtKind::If { cond, then_block, else_branch } => self.if_stmt(cond, then_block, else_branch.as_ref()),
+            ast::StmtKind::Let {
+                mutable,
+                name,
+                ty,
+                init,
+            } => self.let_stmt(*mutable, name, ty.as_ref(), init),
+            ast::StmtKind::Assign {
+                place,
+                op,
+                op_span,
+                value,
+            } => self.assign(place, *op, *op_span, value, s.span),
+            ast::StmtKind::If {
+                cond,
+                then_block,
+                else_branch,
+            } => self.if_stmt(cond, then_block, else_branch.as_ref()),
             ast::StmtKind::While { cond, body } => {
                 let cond = self.expr_as(cond, Scalar::Bool);
                 let body = self.loop_body(body);
                 cond.map(|cond| StmtKind::While { cond, body })
             }
-            ast::StmtKind::For { var, start, end, step, body } => self.for_stmt(var, start, end, step.as_ref(), body),
+            ast::StmtKind::For {
+                var,
+                start,
+                end,
+                step,
+                body,
+            } => self.for_stmt(var, start, end, step.as_ref(), body),
             ast::StmtKind::Break | ast::StmtKind::Continue => {
                 let (keyword, kind) = match s.kind {
                     ast::StmtKind::Break => ("break", StmtKind::Break),
                     _ => ("continue", StmtKind::Continue),
                 };
                 if self.loop_depth == 0 {
-                    self.error(CheckError::OutsideLoop { keyword, span: s.span });
+                    self.error(CheckError::OutsideLoop {
+                        keyword,
+                        span: s.span,
+                    });
                     None
                 } else {
                     Some(kind)
@@ -123,7 +180,13 @@ impl BodyChecker<'_> {
         }
     }
 
-    fn let_stmt(&mut self, mutable: bool, name: &ast::Ident, ty: Option<&ast::TypeExpr>, init: &ast::Expr) -> Option<StmtKind> {
+    fn let_stmt(
+        &mut self,
+        mutable: bool,
+        name: &ast::Ident,
+        ty: Option<&ast::TypeExpr>,
+        init: &ast::Expr,
+    ) -> Option<StmtKind> {
         let declared = match ty {
             Some(t) => match resolve_type(t, &mut self.diags) {
                 Some(Type::Scalar(s)) => Some(Some(s)),
@@ -156,7 +219,14 @@ impl BodyChecker<'_> {
         value.map(|value| StmtKind::Let { local, value })
     }
 
-    fn assign(&mut self, place: &ast::Expr, op: Option<ast::BinOp>, op_span: Span, value: &ast::Expr, span: Span) -> Option<StmtKind> {
+    fn assign(
+        &mut self,
+        place: &ast::Expr,
+        op: Option<ast::BinOp>,
+        op_span: Span,
+        value: &ast::Expr,
+        span: Span,
+    ) -> Option<StmtKind> {
         let mut target = place;
         while let ast::ExprKind::Paren(inner) = &target.kind {
             target = inner;
@@ -180,7 +250,14 @@ impl BodyChecker<'_> {
         Some(StmtKind::Store { place, op, value })
     }
 
-    fn assign_name(&mut self, name: &ast::Ident, op: Option<ast::BinOp>, op_span: Span, value: &ast::Expr, span: Span) -> Option<StmtKind> {
+    fn assign_name(
+        &mut self,
+        name: &ast::Ident,
+        op: Option<ast::BinOp>,
+        op_span: Span,
+        value: &ast::Expr,
+        span: Span,
+    ) -> Option<StmtKind> {
         let Some(Binding::Local(local)) = self.lookup(&name.name) else {
             if matches!(self.lookup(&name.name), Some(Binding::Poisoned)) {
                 let _ = self.expr(value, None);
@@ -189,12 +266,26 @@ impl BodyChecker<'_> {
             // Not a local: say why it cannot be assigned.
             if self.lookup(&name.name).is_some() || self.g.consts.contains_key(&name.name) {
                 let (what, decl) = match self.lookup(&name.name) {
-                    Some(Binding::Param(p)) => ("a kernel parameter", self.kernel.as_ref().and_then(|k| k.params.get(p.index())).map(|p| p.span)),
-                    Some(Binding::Shared(_)) => ("a shared array (index it to store an element)", None),
+                    Some(Binding::Param(p)) => (
+                        "a kernel parameter",
+                        self.kernel
+                            .as_ref()
+                            .and_then(|k| k.params.get(p.index()))
+                            .map(|p| p.span),
+                    ),
+                    Some(Binding::Shared(_)) => {
+                        ("a shared array (index it to store an element)", None)
+                    }
                     Some(Binding::Barrier(_)) => ("a barrier group", None),
                     _ => ("a constant", self.g.consts.get(&name.name).map(|c| c.span)),
                 };
-                self.error(CheckError::AssignImmutable { name: name.name.clone(), span, decl, what, fix: None });
+                self.error(CheckError::AssignImmutable {
+                    name: name.name.clone(),
+                    span,
+                    decl,
+                    what,
+                    fix: None,
+                });
             } else {
                 let _ = self.name_value(name);
             }
@@ -211,10 +302,19 @@ impl BodyChecker<'_> {
             let kind = self.local_kind(local);
             let fix = (kind == "a variable").then(|| Suggestion {
                 message: format!("make this binding mutable: `mut {}`", name.name),
-                span: Span { end: decl.start, ..decl },
+                span: Span {
+                    end: decl.start,
+                    ..decl
+                },
                 replacement: "mut ".to_string(),
             });
-            self.error(CheckError::AssignImmutable { name: name.name.clone(), span, decl: Some(decl), what: kind, fix });
+            self.error(CheckError::AssignImmutable {
+                name: name.name.clone(),
+                span,
+                decl: Some(decl),
+                what: kind,
+                fix,
+            });
             return None;
         }
         let rhs = rhs?;
@@ -222,15 +322,28 @@ impl BodyChecker<'_> {
             None => rhs,
             Some(op) => {
                 self.check_operator(op, ty, op_span)?;
-                let current = Expr { kind: ExprKind::Local(local), ty, span: name.span };
+                let current = Expr {
+                    kind: ExprKind::Local(local),
+                    ty,
+                    span: name.span,
+                };
                 self.mark_used(local);
-                Expr { kind: ExprKind::Binary(op, Box::new(current), Box::new(rhs)), ty, span }
+                Expr {
+                    kind: ExprKind::Binary(op, Box::new(current), Box::new(rhs)),
+                    ty,
+                    span,
+                }
             }
         };
         Some(StmtKind::Assign { local, value })
     }
 
-    fn if_stmt(&mut self, cond: &ast::Expr, then_block: &ast::Block, else_branch: Option<&ast::ElseBranch>) -> Option<StmtKind> {
+    fn if_stmt(
+        &mut self,
+        cond: &ast::Expr,
+        then_block: &ast::Block,
+        else_branch: Option<&ast::ElseBranch>,
+    ) -> Option<StmtKind> {
         let cond = self.expr_as(cond, Scalar::Bool);
         let then_block = self.block(then_block);
         let else_block = else_branch.map(|e| match e {
@@ -240,10 +353,17 @@ impl BodyChecker<'_> {
                 let mut stmts = Vec::new();
                 self.stmt(s, &mut stmts);
                 self.block_depth -= 1;
-                ir::Block { stmts, span: s.span }
+                ir::Block {
+                    stmts,
+                    span: s.span,
+                }
             }
         });
-        Some(StmtKind::If { cond: cond?, then_block, else_block })
+        Some(StmtKind::If {
+            cond: cond?,
+            then_block,
+            else_block,
+        })
     }
 
     fn loop_body(&mut self, body: &ast::Block) -> ir::Block {
@@ -253,7 +373,14 @@ impl BodyChecker<'_> {
         b
     }
 
-    fn for_stmt(&mut self, var: &ast::Ident, start: &ast::Expr, end: &ast::Expr, step: Option<&ast::Expr>, body: &ast::Block) -> Option<StmtKind> {
+    fn for_stmt(
+        &mut self,
+        var: &ast::Ident,
+        start: &ast::Expr,
+        end: &ast::Expr,
+        step: Option<&ast::Expr>,
+        body: &ast::Block,
+    ) -> Option<StmtKind> {
         let (start_ir, end_ir) = self.unify_pair(start, end, None);
         let ty = start_ir.as_ref().or(end_ir.as_ref()).map(|e| e.ty);
         if let Some(t) = ty {
@@ -275,7 +402,11 @@ impl BodyChecker<'_> {
                 let _ = self.expr(s, None);
                 None
             }
-            (None, Some(t)) => Some(Expr { kind: ExprKind::Const(Value::Int(1)), ty: t, span: var.span }),
+            (None, Some(t)) => Some(Expr {
+                kind: ExprKind::Const(Value::Int(1)),
+                ty: t,
+                span: var.span,
+            }),
             (None, None) => None,
         };
         if let (Some(s), Some(step_expr)) = (step, &step_ir) {
@@ -299,7 +430,13 @@ impl BodyChecker<'_> {
         }
         let body = self.loop_body(body);
         self.pop_scope();
-        Some(StmtKind::For { var: local, start: start_ir?, end: end_ir?, step: step_ir?, body })
+        Some(StmtKind::For {
+            var: local,
+            start: start_ir?,
+            end: end_ir?,
+            step: step_ir?,
+            body,
+        })
     }
 
     fn return_stmt(&mut self, value: Option<&ast::Expr>, span: Span) -> Option<StmtKind> {
@@ -310,7 +447,11 @@ impl BodyChecker<'_> {
             (Some(v), None) => {
                 let e = self.expr(v, None)?;
                 if !bad_ret {
-                    let note = if self.kernel.is_some() { "kernels return nothing" } else { "this function has no return type" };
+                    let note = if self.kernel.is_some() {
+                        "kernels return nothing"
+                    } else {
+                        "this function has no return type"
+                    };
                     self.error(CheckError::Mismatch {
                         expected: "()".into(),
                         found: e.ty.to_string(),
@@ -334,12 +475,16 @@ impl BodyChecker<'_> {
     pub fn effect(&mut self, e: &ast::Expr, out: &mut Vec<ir::Stmt>, tail: bool) {
         let kind = match &e.kind {
             ast::ExprKind::Call { callee, args } => match self.call(callee, args, e.span, None) {
-                Some(super::calls::CallResult::Effect(kind)) => Some(kind),
+                Some(super::calls::CallResult::Effect(kind)) => Some(*kind),
                 Some(super::calls::CallResult::Value(v)) => Some(StmtKind::Expr(v)),
                 None => None,
             },
-            ast::ExprKind::MethodCall { receiver, method, args } => match self.method_call(receiver, method, args, e.span) {
-                Some(super::calls::CallResult::Effect(kind)) => Some(kind),
+            ast::ExprKind::MethodCall {
+                receiver,
+                method,
+                args,
+            } => match self.method_call(receiver, method, args, e.span) {
+                Some(super::calls::CallResult::Effect(kind)) => Some(*kind),
                 Some(super::calls::CallResult::Value(v)) => Some(StmtKind::Expr(v)),
                 None => None,
             },
@@ -387,7 +532,12 @@ fn split_value(b: &ast::Block) -> (&[ast::Stmt], Option<ast::Expr>) {
 
 /// An `if` statement whose every branch ends in a value, as an expression.
 fn if_as_expr(s: &ast::Stmt) -> Option<ast::Expr> {
-    let ast::StmtKind::If { cond, then_block, else_branch: Some(else_branch) } = &s.kind else {
+    let ast::StmtKind::If {
+        cond,
+        then_block,
+        else_branch: Some(else_branch),
+    } = &s.kind
+    else {
         return None;
     };
     then_block.tail.as_ref()?;
@@ -398,11 +548,19 @@ fn if_as_expr(s: &ast::Stmt) -> Option<ast::Expr> {
         }
         ast::ElseBranch::If(nested) => {
             let e = if_as_expr(nested)?;
-            ast::Block { stmts: Vec::new(), span: e.span, tail: Some(Box::new(e)) }
+            ast::Block {
+                stmts: Vec::new(),
+                span: e.span,
+                tail: Some(Box::new(e)),
+            }
         }
     };
     Some(ast::Expr {
-        kind: ast::ExprKind::If { cond: Box::new(cond.clone()), then_block: then_block.clone(), else_block },
+        kind: ast::ExprKind::If {
+            cond: Box::new(cond.clone()),
+            then_block: then_block.clone(),
+            else_block,
+        },
         span: s.span,
     })
 }
@@ -411,7 +569,11 @@ fn if_as_expr(s: &ast::Stmt) -> Option<ast::Expr> {
 pub fn always_returns(stmts: &[ir::Stmt]) -> bool {
     stmts.iter().any(|s| match &s.kind {
         StmtKind::Return(_) => true,
-        StmtKind::If { then_block, else_block: Some(e), .. } => always_returns(&then_block.stmts) && always_returns(&e.stmts),
+        StmtKind::If {
+            then_block,
+            else_block: Some(e),
+            ..
+        } => always_returns(&then_block.stmts) && always_returns(&e.stmts),
         StmtKind::While { cond, body } => {
             // `while true { ... }` without a `break` never falls through.
             matches!(cond.kind, ExprKind::Const(Value::Bool(true))) && !breaks(&body.stmts)
@@ -423,9 +585,11 @@ pub fn always_returns(stmts: &[ir::Stmt]) -> bool {
 fn breaks(stmts: &[ir::Stmt]) -> bool {
     stmts.iter().any(|s| match &s.kind {
         StmtKind::Break => true,
-        StmtKind::If { then_block, else_block, .. } => {
-            breaks(&then_block.stmts) || else_block.as_ref().is_some_and(|b| breaks(&b.stmts))
-        }
+        StmtKind::If {
+            then_block,
+            else_block,
+            ..
+        } => breaks(&then_block.stmts) || else_block.as_ref().is_some_and(|b| breaks(&b.stmts)),
         _ => false,
     })
 }

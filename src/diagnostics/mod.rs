@@ -107,7 +107,12 @@ impl Diagnostic {
     }
 
     /// A machine-applicable fix with a single edit.
-    pub fn fix(mut self, message: impl Into<String>, span: Span, replacement: impl Into<String>) -> Self {
+    pub fn fix(
+        mut self,
+        message: impl Into<String>,
+        span: Span,
+        replacement: impl Into<String>,
+    ) -> Self {
         self.fixes.push(Fix {
             message: message.into(),
             edits: vec![Edit {

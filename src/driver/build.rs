@@ -9,6 +9,8 @@ use super::cli::{BuildArgs, CommonArgs, Emit, MessageFormat};
 use super::output::{self, reason, Dest};
 use super::report::Reporter;
 use super::{ptxas, Fail};
+use crate::diagnostics::Diagnostic;
+use crate::source::{SourceFile, SourceMap};
 use crate::{Compilation, Options};
 use std::path::{Path, PathBuf};
 
@@ -32,10 +34,15 @@ pub fn build(args: &BuildArgs) -> Result<(), Fail> {
     let opts = options(&args.common, !matches!(args.emit, Emit::Ptx | Emit::Cubin))?;
 
     let mut reporter = Reporter::new(&args.common);
-    let produced = compile(&args.file, &opts, &mut reporter).and_then(|c| {
-        let bytes = emit(args, &c, &dest, ptxas.as_deref())?;
-        Ok((bytes, c.imports))
-    });
+    let produced = match args.emit {
+        Emit::Tokens => {
+            tokens(&args.file, &opts, &mut reporter).map(|t| (t.into_bytes(), Vec::new()))
+        }
+        _ => compile(&args.file, &opts, &mut reporter).and_then(|c| {
+            let bytes = emit(args, &c, &dest, ptxas.as_deref())?;
+            Ok((bytes, c.imports))
+        }),
+    };
     reporter.finish();
     let (bytes, imports) = produced?;
 
@@ -61,7 +68,7 @@ fn destination(args: &BuildArgs) -> Dest {
     let ext = match args.emit {
         Emit::Ptx => "ptx",
         Emit::Cubin => "cubin",
-        Emit::Ir | Emit::Ast => return Dest::Stdout,
+        Emit::Ir | Emit::Ast | Emit::Tokens => return Dest::Stdout,
     };
     // Appended, not `with_extension`: the stem of `a.b.kdsl` is `a.b`.
     let mut name = args
@@ -83,11 +90,19 @@ fn depfile_path(args: &BuildArgs, dest: &Dest) -> Result<Option<PathBuf>, Fail> 
             "a depfile (-MD/-MF) names the output file as its target, so it needs `-o FILE`, not stdout".to_string(),
         ));
     };
-    Ok(Some(args.depfile_path.clone().unwrap_or_else(|| {
-        let mut p = out.clone().into_os_string();
-        p.push(".d");
-        PathBuf::from(p)
-    })))
+    if let Some(p) = &args.depfile_path {
+        return Ok(Some(p.clone()));
+    }
+    // `-o /dev/null -MD` must not write `/dev/null.d`.
+    if std::fs::metadata(out).is_ok_and(|m| !m.is_file()) {
+        return Err(Fail::Usage(format!(
+            "`{}` is not a regular file, so -MD has no `OUT.d` to write; give `-MF DEPFILE`",
+            out.display()
+        )));
+    }
+    let mut p = out.clone().into_os_string();
+    p.push(".d");
+    Ok(Some(PathBuf::from(p)))
 }
 
 /// `kdslc k.ptx` would otherwise replace its own input with its output.
@@ -195,5 +210,45 @@ fn emit(
             }
             Ok(text.into_bytes())
         }
+        // Handled by `tokens`, which does not compile.
+        Emit::Tokens => Err(Fail::Internal(
+            "--emit tokens reached the compiler".to_string(),
+        )),
     }
+}
+
+/// `--emit tokens`: the lexer's view of the file, `line:col  token` per
+/// token (comments and whitespace are not tokens). Only the lexer runs; its
+/// diagnostics are reported as usual, and any error means no output.
+fn tokens(file: &Path, opts: &Options, reporter: &mut Reporter) -> Result<String, Fail> {
+    let text = std::fs::read_to_string(file).map_err(|e| cannot_read(file, &e))?;
+    let mut sources = SourceMap::new();
+    let id = sources.add(SourceFile::new(
+        file.display().to_string(),
+        Some(file.to_path_buf()),
+        text,
+    ));
+    let Some(source) = sources.get(id) else {
+        return Err(Fail::Internal(
+            "the source map lost the file just added".to_string(),
+        ));
+    };
+    let (toks, mut diags) = crate::syntax::tokens(id, &source.text);
+    // What `compile` does with `-A` and `-D warnings`, for the lexer alone.
+    diags.retain(|d| d.is_error() || !opts.allow.iter().any(|a| a == d.code));
+    if opts.deny_warnings {
+        for d in &mut diags {
+            d.severity = crate::diagnostics::Severity::Error;
+        }
+    }
+    reporter.report(&sources, &diags);
+    if diags.iter().any(Diagnostic::is_error) {
+        return Err(Fail::Exit(1));
+    }
+    let mut out = String::new();
+    for (span, tok) in toks {
+        let (line, col) = source.line_col(span.start as usize);
+        out.push_str(&format!("{line}:{col}  {tok}\n"));
+    }
+    Ok(out)
 }

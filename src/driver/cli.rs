@@ -13,7 +13,8 @@ use std::path::PathBuf;
     about = "The kdsl compiler: GPU kernels with checked mbarrier groups, to NVIDIA PTX",
     override_usage = "kdslc [build] FILE.kdsl [-o OUT] [OPTIONS]\n       \
                       kdslc check FILE...\n       \
-                      kdslc explain CODE",
+                      kdslc explain CODE\n       \
+                      kdslc lsp",
     arg_required_else_help = true
 )]
 pub struct Cli {
@@ -32,13 +33,13 @@ pub enum Command {
     Check(CheckArgs),
     /// Print the long explanation of a diagnostic code (`kdslc explain E0301`)
     Explain(ExplainArgs),
-    // `Lsp` (the language server on stdin/stdout) is added here; add its
-    // name to `SUBCOMMANDS` below and its arm to `driver::run`.
+    /// Run the language server on stdin/stdout (for editors)
+    Lsp,
 }
 
 /// Every subcommand name, for [`normalize_args`]. Keep in step with
 /// [`Command`] (`help` is clap's own).
-pub const SUBCOMMANDS: &[&str] = &["build", "check", "explain", "help"];
+pub const SUBCOMMANDS: &[&str] = &["build", "check", "explain", "lsp", "help"];
 
 /// The help for `-MD`/`-MF`, which clap cannot show in gcc's spelling.
 const DEPFILE_HELP: &str = "\
@@ -54,7 +55,7 @@ pub struct BuildArgs {
     pub file: PathBuf,
 
     /// Output file; `-` is stdout. Default: FILE's stem with .ptx or .cubin in
-    /// the current directory (stdout for --emit ir|ast)
+    /// the current directory (stdout for --emit ir|ast|tokens)
     #[arg(short = 'o', value_name = "OUT")]
     pub output: Option<PathBuf>,
 
@@ -132,6 +133,7 @@ pub enum Emit {
     Cubin,
     Ir,
     Ast,
+    Tokens,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

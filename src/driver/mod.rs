@@ -81,8 +81,9 @@ pub fn run(args: Vec<OsString>) -> i32 {
         Command::Build(args) => build::build(args),
         Command::Check(args) => check::check(args),
         Command::Explain(args) => explain::explain(args),
-        // `Command::Lsp` goes here: it runs until the client exits and
-        // returns its own status.
+        // The language server runs until the client exits and returns its
+        // own status (0 after a `shutdown` request, 1 without one).
+        Command::Lsp => return crate::lsp::run_stdio(),
     };
     match result {
         Ok(()) => 0,

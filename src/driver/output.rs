@@ -40,43 +40,116 @@ pub fn write_stdout(bytes: &[u8]) -> Result<(), Fail> {
         .map_err(|e| Fail::Usage(format!("cannot write to stdout: {}", reason(&e))))
 }
 
-/// A temporary file next to `path` (same folder, so the final rename stays
-/// on one file system), named `.NAME.XXXXXX.tmp`; it is removed if dropped
-/// before [`commit`].
-pub fn temp_beside(path: &Path) -> Result<NamedTempFile, Fail> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let name = path
-        .file_name()
-        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-    let prefix = format!(".{name}.");
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(&prefix).suffix(".tmp");
-    // tempfile creates 0600 files; an output should get the usual 0666
-    // less the umask, like any file the user's tools create.
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        builder.permissions(std::fs::Permissions::from_mode(0o666));
-    }
-    builder.tempfile_in(dir).map_err(|e| cannot_write(path, &e))
+/// An output being written: a temporary file that becomes the output on
+/// [`Staged::commit`] and is removed if dropped before.
+///
+/// Usually the temporary sits beside the output (same folder, so the final
+/// rename stays on one file system), named `.NAME.XXXXXX.tmp`, and is
+/// renamed onto it. Two kinds of output are treated differently:
+/// - a symbolic link to a file: the file it points to is replaced and the
+///   link kept, as a compiler writing through the link would do;
+/// - an existing device, FIFO or socket (`-o /dev/null`, `-o /dev/stdout`):
+///   renaming would replace the device node with a plain file, so the
+///   finished bytes are written into it instead (not atomically: there is
+///   nothing to keep intact).
+pub struct Staged {
+    tmp: NamedTempFile,
+    /// The path as the user gave it, for messages.
+    shown: PathBuf,
+    landing: Landing,
 }
 
-/// Moves a finished temporary file onto `path`.
-pub fn commit(tmp: NamedTempFile, path: &Path) -> Result<(), Fail> {
-    tmp.persist(path)
-        .map(drop)
-        .map_err(|e| cannot_write(path, &e.error))
+enum Landing {
+    /// Rename the temporary onto this path.
+    Replace(PathBuf),
+    /// Copy the finished bytes into this existing special file.
+    Stream(PathBuf),
+}
+
+impl Staged {
+    pub fn new(path: &Path) -> Result<Staged, Fail> {
+        let landing = match std::fs::metadata(path) {
+            // `metadata` follows links: a link to a file lands on the file.
+            Ok(m) if m.is_file() => {
+                Landing::Replace(std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()))
+            }
+            // A folder: the rename fails and says so.
+            Ok(m) if m.is_dir() => Landing::Replace(path.to_path_buf()),
+            Ok(_) => Landing::Stream(path.to_path_buf()),
+            Err(_) => Landing::Replace(path.to_path_buf()),
+        };
+        let (dir, name) = match &landing {
+            Landing::Replace(target) => {
+                let dir = match target.parent() {
+                    Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+                    _ => PathBuf::from("."),
+                };
+                let name = target
+                    .file_name()
+                    .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+                (dir, name)
+            }
+            Landing::Stream(_) => (std::env::temp_dir(), "kdslc".to_string()),
+        };
+        let prefix = format!(".{name}.");
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(&prefix).suffix(".tmp");
+        // tempfile creates 0600 files; an output should get the usual 0666
+        // less the umask, like any file the user's tools create.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            builder.permissions(std::fs::Permissions::from_mode(0o666));
+        }
+        let tmp = builder
+            .tempfile_in(&dir)
+            .map_err(|e| cannot_write(path, &e))?;
+        Ok(Staged {
+            tmp,
+            shown: path.to_path_buf(),
+            landing,
+        })
+    }
+
+    /// Where to write the contents (for a tool such as ptxas to write to).
+    pub fn path(&self) -> &Path {
+        self.tmp.path()
+    }
+
+    pub fn write_all(&mut self, bytes: &[u8]) -> Result<(), Fail> {
+        self.tmp
+            .write_all(bytes)
+            .and_then(|()| self.tmp.flush())
+            .map_err(|e| cannot_write(&self.shown, &e))
+    }
+
+    /// Makes the written contents the output.
+    pub fn commit(self) -> Result<(), Fail> {
+        let shown = self.shown;
+        match self.landing {
+            Landing::Replace(target) => self
+                .tmp
+                .persist(&target)
+                .map(drop)
+                .map_err(|e| cannot_write(&shown, &e.error)),
+            Landing::Stream(target) => {
+                let bytes = std::fs::read(self.tmp.path()).map_err(|e| cannot_write(&shown, &e))?;
+                let mut out = std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(&target)
+                    .map_err(|e| cannot_write(&shown, &e))?;
+                out.write_all(&bytes)
+                    .and_then(|()| out.flush())
+                    .map_err(|e| cannot_write(&shown, &e))
+            }
+        }
+    }
 }
 
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Fail> {
-    let mut tmp = temp_beside(path)?;
-    tmp.write_all(bytes)
-        .and_then(|()| tmp.flush())
-        .map_err(|e| cannot_write(path, &e))?;
-    commit(tmp, path)
+    let mut staged = Staged::new(path)?;
+    staged.write_all(bytes)?;
+    staged.commit()
 }
 
 fn cannot_write(path: &Path, e: &std::io::Error) -> Fail {
@@ -179,6 +252,23 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, ["out.ptx"]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_keeps_pointing_at_the_new_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real.ptx");
+        let link = dir.path().join("link.ptx");
+        std::fs::write(&real, "old").unwrap();
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        write_atomic(&link, b"new").unwrap();
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(std::fs::read_to_string(&real).unwrap(), "new");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
     }
 
     #[test]

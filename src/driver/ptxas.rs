@@ -1,6 +1,6 @@
 //! `--emit cubin`: finding NVIDIA's `ptxas` and running it on our PTX.
 
-use super::output::{commit, reason, temp_beside};
+use super::output::{reason, Staged};
 use super::Fail;
 use crate::target::Target;
 use std::ffi::OsString;
@@ -78,16 +78,19 @@ pub fn assemble(
     opt_level: Option<&str>,
     out: Option<&Path>,
 ) -> Result<Option<Vec<u8>>, Fail> {
-    let mut input = tempfile::Builder::new()
-        .prefix("kdslc-")
-        .suffix(".ptx")
-        .tempfile()
-        .map_err(|e| {
-            Fail::Usage(format!(
-                "cannot create a temporary file for ptxas: {}",
-                reason(&e)
-            ))
-        })?;
+    let scratch = |suffix: &str| {
+        tempfile::Builder::new()
+            .prefix("kdslc-")
+            .suffix(suffix)
+            .tempfile()
+            .map_err(|e| {
+                Fail::Usage(format!(
+                    "cannot create a temporary file for ptxas: {}",
+                    reason(&e)
+                ))
+            })
+    };
+    let mut input = scratch(".ptx")?;
     input
         .write_all(ptx.as_bytes())
         .and_then(|()| input.flush())
@@ -98,19 +101,17 @@ pub fn assemble(
             ))
         })?;
 
-    // For stdout, the cubin goes to the system's temporary folder instead.
-    let cubin = match out {
-        Some(path) => temp_beside(path)?,
-        None => tempfile::Builder::new()
-            .prefix("kdslc-")
-            .suffix(".cubin")
-            .tempfile()
-            .map_err(|e| {
-                Fail::Usage(format!(
-                    "cannot create a temporary file for ptxas: {}",
-                    reason(&e)
-                ))
-            })?,
+    // The cubin is staged beside its output; for stdout it goes to the
+    // system's temporary folder and is read back.
+    let staged = out.map(Staged::new).transpose()?;
+    let loose = match staged {
+        Some(_) => None,
+        None => Some(scratch(".cubin")?),
+    };
+    let cubin_path = match (&staged, &loose) {
+        (Some(s), _) => s.path(),
+        (None, Some(t)) => t.path(),
+        (None, None) => return Err(Fail::Internal("no file for the cubin".to_string())),
     };
 
     let mut cmd = Command::new(ptxas);
@@ -118,7 +119,7 @@ pub fn assemble(
     if let Some(level) = opt_level {
         cmd.arg(format!("-O{level}"));
     }
-    cmd.arg(input.path()).arg("-o").arg(cubin.path());
+    cmd.arg(input.path()).arg("-o").arg(cubin_path);
     let result = cmd.output().map_err(|e| {
         Fail::Usage(format!(
             "cannot run ptxas `{}`: {}",
@@ -135,9 +136,9 @@ pub fn assemble(
             said.trim_end()
         )));
     }
-    match out {
-        Some(path) => commit(cubin, path).map(|()| None),
-        None => std::fs::read(cubin.path())
+    match staged {
+        Some(staged) => staged.commit().map(|()| None),
+        None => std::fs::read(cubin_path)
             .map(Some)
             .map_err(|e| Fail::Usage(format!("cannot read the cubin ptxas wrote: {}", reason(&e)))),
     }

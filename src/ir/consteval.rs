@@ -36,14 +36,16 @@ pub fn eval(e: &Expr) -> Result<Value, NotConst> {
             Value::Bool(true) => eval(a),
             _ => eval(b),
         },
-        ExprKind::If { cond, then_block, then_value, else_block, else_value }
-            if then_block.stmts.is_empty() && else_block.stmts.is_empty() =>
-        {
-            match eval(cond)? {
-                Value::Bool(true) => eval(then_value),
-                _ => eval(else_value),
-            }
-        }
+        ExprKind::If {
+            cond,
+            then_block,
+            then_value,
+            else_block,
+            else_value,
+        } if then_block.stmts.is_empty() && else_block.stmts.is_empty() => match eval(cond)? {
+            Value::Bool(true) => eval(then_value),
+            _ => eval(else_value),
+        },
         ExprKind::Math(f, args) => {
             let vals = args.iter().map(eval).collect::<Result<Vec<_>, _>>()?;
             math(*f, &vals, e.ty)
@@ -161,10 +163,16 @@ pub fn cast(v: Value, ty: Scalar) -> Value {
         (Value::Int(i), t) if t.is_float() => Value::Float(i as f64),
         (Value::Int(i), t) => Value::Int(wrap(i, t)),
         (Value::Float(f), Scalar::Bool) => Value::Bool(f != 0.0),
-        (Value::Float(f), t) if t.is_float() => Value::Float(if t == Scalar::F32 { f as f32 as f64 } else { f }),
+        (Value::Float(f), t) if t.is_float() => {
+            Value::Float(if t == Scalar::F32 { f as f32 as f64 } else { f })
+        }
         (Value::Float(f), t) => {
             let (lo, hi) = int_range(t);
-            let i = if f.is_nan() { 0 } else { (f.trunc() as i128).clamp(lo, hi) };
+            let i = if f.is_nan() {
+                0
+            } else {
+                (f.trunc() as i128).clamp(lo, hi)
+            };
             Value::Int(i)
         }
     }
@@ -197,17 +205,33 @@ mod tests {
     use crate::span::Span;
 
     fn int(v: i128, ty: Scalar) -> Expr {
-        Expr { kind: ExprKind::Const(Value::Int(v)), ty, span: Span::default() }
+        Expr {
+            kind: ExprKind::Const(Value::Int(v)),
+            ty,
+            span: Span::default(),
+        }
     }
 
     fn bin(op: BinOp, a: Expr, b: Expr) -> Expr {
-        let ty = if op.is_comparison() { Scalar::Bool } else { a.ty };
-        Expr { kind: ExprKind::Binary(op, Box::new(a), Box::new(b)), ty, span: Span::default() }
+        let ty = if op.is_comparison() {
+            Scalar::Bool
+        } else {
+            a.ty
+        };
+        Expr {
+            kind: ExprKind::Binary(op, Box::new(a), Box::new(b)),
+            ty,
+            span: Span::default(),
+        }
     }
 
     #[test]
     fn arithmetic_wraps_in_its_type() {
-        let e = bin(BinOp::Add, int(u32::MAX as i128, Scalar::U32), int(1, Scalar::U32));
+        let e = bin(
+            BinOp::Add,
+            int(u32::MAX as i128, Scalar::U32),
+            int(1, Scalar::U32),
+        );
         assert_eq!(eval(&e), Ok(Value::Int(0)));
         let e = bin(BinOp::Mul, int(1024, Scalar::U32), int(4, Scalar::U32));
         assert_eq!(eval_u64(&e), Some(4096));
@@ -222,8 +246,14 @@ mod tests {
     #[test]
     fn casts_saturate_and_truncate() {
         assert_eq!(cast(Value::Float(-1.5), Scalar::U32), Value::Int(0));
-        assert_eq!(cast(Value::Float(1e20), Scalar::I32), Value::Int(i32::MAX as i128));
+        assert_eq!(
+            cast(Value::Float(1e20), Scalar::I32),
+            Value::Int(i32::MAX as i128)
+        );
         assert_eq!(cast(Value::Float(-2.7), Scalar::I32), Value::Int(-2));
-        assert_eq!(cast(Value::Int(-1), Scalar::U32), Value::Int(u32::MAX as i128));
+        assert_eq!(
+            cast(Value::Int(-1), Scalar::U32),
+            Value::Int(u32::MAX as i128)
+        );
     }
 }

@@ -224,10 +224,16 @@ pub struct Stmt {
 #[derive(Clone, Debug)]
 pub enum StmtKind {
     /// Declares `local` with its first value.
-    Let { local: LocalId, value: Expr },
+    Let {
+        local: LocalId,
+        value: Expr,
+    },
     /// `local = value` (compound assignments to locals are already expanded:
     /// `x += e` is `x = x + e`).
-    Assign { local: LocalId, value: Expr },
+    Assign {
+        local: LocalId,
+        value: Expr,
+    },
     /// `place = value` or `place op= value`: the address is computed once.
     Store {
         place: Place,
@@ -239,7 +245,10 @@ pub enum StmtKind {
         then_block: Block,
         else_block: Option<Block>,
     },
-    While { cond: Expr, body: Block },
+    While {
+        cond: Expr,
+        body: Block,
+    },
     /// `for var in start..end step step`: `start`, `end` and `step` are
     /// evaluated once, before the first iteration; `var` is immutable in
     /// `body` and takes `start, start+step, ...` while `< end`.
@@ -257,7 +266,10 @@ pub enum StmtKind {
     /// result is dropped).
     Expr(Expr),
     /// A call of a device function that returns nothing.
-    Call { func: FuncId, args: Vec<Expr> },
+    Call {
+        func: FuncId,
+        args: Vec<Expr>,
+    },
     /// `sync_threads()`: `bar.sync 0`.
     SyncThreads,
     /// `cluster_sync()`: cluster-wide arrive + wait.
@@ -275,7 +287,11 @@ pub enum StmtKind {
         barrier: BarrierRef,
     },
     /// `copy_async_store(dst, src, bytes)`: bulk copy shared → global.
-    CopyAsyncStore { dst: Place, src: Place, bytes: Expr },
+    CopyAsyncStore {
+        dst: Place,
+        src: Place,
+        bytes: Expr,
+    },
     /// `copy_async_commit()`
     CopyAsyncCommit,
     /// `copy_async_wait(n)`: wait until at most `n` bulk groups are pending
@@ -380,7 +396,10 @@ pub enum ExprKind {
         else_value: Box<Expr>,
     },
     Load(Box<Place>),
-    Call { func: FuncId, args: Vec<Expr> },
+    Call {
+        func: FuncId,
+        args: Vec<Expr>,
+    },
     /// `min max abs sqrt rsqrt exp2 log2 exp log sin cos fma`.
     Math(MathFn, Vec<Expr>),
     /// `atomic_add(place, v)`, ..., `atomic_cas(place, compare, v)`:
@@ -393,7 +412,10 @@ pub enum ExprKind {
     /// Warp shuffles (`[value, lane/delta/mask]`) and votes (`[pred]`).
     Warp(WarpOp, Vec<Expr>),
     /// `b.test(parity)` / `b.test()`: has that phase completed?
-    BarrierTest { barrier: Box<BarrierRef>, parity: Box<Parity> },
+    BarrierTest {
+        barrier: Box<BarrierRef>,
+        parity: Box<Parity>,
+    },
 }
 
 /// Built-in values (all `u32`).
@@ -417,7 +439,10 @@ impl Special {
     pub fn needs_cluster_hw(self) -> bool {
         matches!(
             self,
-            Special::ClusterRank | Special::ClusterSize | Special::ClusterIdx(_) | Special::ClusterDim(_)
+            Special::ClusterRank
+                | Special::ClusterSize
+                | Special::ClusterIdx(_)
+                | Special::ClusterDim(_)
         )
     }
 }

@@ -291,7 +291,10 @@ pub enum ExprKind {
     /// or barrier group.
     Name(Ident),
     /// `base.field` (`thread_idx.x`).
-    Field { base: Box<Expr>, field: Ident },
+    Field {
+        base: Box<Expr>,
+        field: Ident,
+    },
     /// `base[i, j]` or `full[0..2]`.
     Index {
         base: Box<Expr>,
@@ -300,14 +303,20 @@ pub enum ExprKind {
         index_span: Span,
     },
     /// `name(args)`: a device function or a built-in function.
-    Call { callee: Ident, args: Vec<Expr> },
+    Call {
+        callee: Ident,
+        args: Vec<Expr>,
+    },
     /// `receiver.method(args)`: barrier operations (`full[s].wait()`).
     MethodCall {
         receiver: Box<Expr>,
         method: Ident,
         args: Vec<Expr>,
     },
-    Unary { op: UnaryOp, operand: Box<Expr> },
+    Unary {
+        op: UnaryOp,
+        operand: Box<Expr>,
+    },
     Binary {
         op: BinOp,
         /// The operator token's span.
@@ -316,7 +325,10 @@ pub enum ExprKind {
         rhs: Box<Expr>,
     },
     /// `expr as T`
-    Cast { expr: Box<Expr>, ty: TypeExpr },
+    Cast {
+        expr: Box<Expr>,
+        ty: TypeExpr,
+    },
     /// `if cond { a } else { b }` in expression position. `else if` is an
     /// else block whose tail is another `If`.
     If {

@@ -252,7 +252,8 @@ impl Token {
     }
 
     pub fn is_keyword(&self) -> bool {
-        self.spelling().is_some_and(|s| s.starts_with(|c: char| c.is_ascii_alphabetic()))
+        self.spelling()
+            .is_some_and(|s| s.starts_with(|c: char| c.is_ascii_alphabetic()))
     }
 }
 
@@ -308,17 +309,28 @@ impl LexError {
                     .primary(self.span, "this string literal is never closed")
                     .help("close the string with `\"` before the end of the line")
             }
-            LexErrorKind::UnterminatedComment => Diagnostic::error("E0002", "unterminated block comment")
-                .primary(self.span, "this comment is never closed")
-                .note("block comments nest: every `/*` needs its own `*/`"),
-            LexErrorKind::Number(NumberError::Invalid(why)) => {
-                Diagnostic::error("E0003", "invalid number literal").primary(self.span, why)
+            LexErrorKind::UnterminatedComment => {
+                Diagnostic::error("E0002", "unterminated block comment")
+                    .primary(self.span, "this comment is never closed")
+                    .note("block comments nest: every `/*` needs its own `*/`")
+            }
+            LexErrorKind::Number(NumberError::Invalid { why, help }) => {
+                let d =
+                    Diagnostic::error("E0003", "invalid number literal").primary(self.span, why);
+                match help {
+                    Some(h) => d.help(h),
+                    None => d,
+                }
             }
             LexErrorKind::Number(NumberError::OutOfRange(ty)) => {
-                let d = Diagnostic::error("E0003", format!("literal out of range for {}", ty.name()))
-                    .primary(self.span, "this literal does not fit");
+                let d =
+                    Diagnostic::error("E0003", format!("literal out of range for {}", ty.name()))
+                        .primary(self.span, "this literal does not fit");
                 if ty.is_float() {
-                    d.note(format!("the largest finite float literal is about {:e}", f64::MAX))
+                    d.note(format!(
+                        "the largest finite float literal is about {:e}",
+                        f64::MAX
+                    ))
                 } else {
                     d.note(format!("the largest integer literal is {}", u64::MAX))
                 }
@@ -342,7 +354,8 @@ pub fn lex(file: FileId, text: &str) -> (Vec<(usize, Token, usize)>, Vec<LexErro
                 match &kind {
                     // The literal still stands where it was written.
                     LexErrorKind::Number(_) => {
-                        let placeholder = NumberError::placeholder(text.get(start..end).unwrap_or(""));
+                        let placeholder =
+                            NumberError::placeholder(text.get(start..end).unwrap_or(""));
                         tokens.push((start, Token::Number(placeholder), end));
                     }
                     LexErrorKind::UnterminatedString(partial) => {
@@ -359,7 +372,13 @@ pub fn lex(file: FileId, text: &str) -> (Vec<(usize, Token, usize)>, Vec<LexErro
 
 /// Where to point an error: one character for an unexpected character (logos
 /// may report a longer run), the `/*` or `"` for unterminated ones.
-fn error_span(file: FileId, text: &str, kind: &LexErrorKind, start: usize, end: usize) -> (Span, Option<char>) {
+fn error_span(
+    file: FileId,
+    text: &str,
+    kind: &LexErrorKind,
+    start: usize,
+    end: usize,
+) -> (Span, Option<char>) {
     match kind {
         LexErrorKind::UnexpectedChar => {
             let c = text.get(start..).and_then(|s| s.chars().next());
@@ -447,15 +466,26 @@ mod tests {
     use crate::types::Scalar;
 
     fn kinds(text: &str) -> Vec<Token> {
-        lex(FileId(0), text).0.into_iter().map(|(_, t, _)| t).collect()
+        lex(FileId(0), text)
+            .0
+            .into_iter()
+            .map(|(_, t, _)| t)
+            .collect()
     }
 
     fn errors(text: &str) -> Vec<(LexErrorKind, u32, u32)> {
-        lex(FileId(0), text).1.into_iter().map(|e| (e.kind, e.span.start, e.span.end)).collect()
+        lex(FileId(0), text)
+            .1
+            .into_iter()
+            .map(|e| (e.kind, e.span.start, e.span.end))
+            .collect()
     }
 
     fn int(value: u64) -> Token {
-        Token::Number(Number::Int { value, suffix: None })
+        Token::Number(Number::Int {
+            value,
+            suffix: None,
+        })
     }
 
     #[test]
@@ -487,8 +517,14 @@ mod tests {
                 Token::Ident("n".into()),
                 int(1),
                 Token::DotDot,
-                Token::Number(Number::Int { value: 8, suffix: Some(Scalar::U32) }),
-                Token::Number(Number::Float { value: 1.5, suffix: None }),
+                Token::Number(Number::Int {
+                    value: 8,
+                    suffix: Some(Scalar::U32)
+                }),
+                Token::Number(Number::Float {
+                    value: 1.5,
+                    suffix: None
+                }),
             ]
         );
     }
@@ -498,8 +534,14 @@ mod tests {
         assert_eq!(
             kinds("1e-3 2.5e+4 0x1e+5"),
             vec![
-                Token::Number(Number::Float { value: 1e-3, suffix: None }),
-                Token::Number(Number::Float { value: 2.5e4, suffix: None }),
+                Token::Number(Number::Float {
+                    value: 1e-3,
+                    suffix: None
+                }),
+                Token::Number(Number::Float {
+                    value: 2.5e4,
+                    suffix: None
+                }),
                 int(0x1e),
                 Token::Plus,
                 int(5),
@@ -515,7 +557,10 @@ mod tests {
 
     #[test]
     fn unterminated_comment_points_at_its_start() {
-        assert_eq!(errors("a /* /* */ b"), vec![(LexErrorKind::UnterminatedComment, 2, 4)]);
+        assert_eq!(
+            errors("a /* /* */ b"),
+            vec![(LexErrorKind::UnterminatedComment, 2, 4)]
+        );
         assert_eq!(kinds("a /* /* */ b"), vec![Token::Ident("a".into())]);
     }
 
@@ -523,7 +568,10 @@ mod tests {
     fn unexpected_characters_are_skipped_one_by_one() {
         assert_eq!(
             errors("a $é b"),
-            vec![(LexErrorKind::UnexpectedChar, 2, 3), (LexErrorKind::UnexpectedChar, 3, 5)]
+            vec![
+                (LexErrorKind::UnexpectedChar, 2, 3),
+                (LexErrorKind::UnexpectedChar, 3, 5)
+            ]
         );
         assert_eq!(kinds("a $é b"), kinds("a b"));
         let (_, errs) = lex(FileId(0), "#");
@@ -532,13 +580,22 @@ mod tests {
 
     #[test]
     fn strings() {
-        assert_eq!(kinds(r#""a\"b\\c.kdsl""#), vec![Token::Str("a\"b\\c.kdsl".into())]);
-        assert_eq!(kinds(r#""dir\x.kdsl""#), vec![Token::Str("dir\\x.kdsl".into())]);
+        assert_eq!(
+            kinds(r#""a\"b\\c.kdsl""#),
+            vec![Token::Str("a\"b\\c.kdsl".into())]
+        );
+        assert_eq!(
+            kinds(r#""dir\x.kdsl""#),
+            vec![Token::Str("dir\\x.kdsl".into())]
+        );
         assert_eq!(
             errors("import \"abc\n;"),
             vec![(LexErrorKind::UnterminatedString("abc".into()), 7, 8)]
         );
-        assert_eq!(kinds("import \"abc\n;"), vec![Token::Import, Token::Str("abc".into()), Token::Semi]);
+        assert_eq!(
+            kinds("import \"abc\n;"),
+            vec![Token::Import, Token::Str("abc".into()), Token::Semi]
+        );
     }
 
     #[test]
@@ -547,7 +604,10 @@ mod tests {
         assert_eq!(tokens.len(), 6);
         assert_eq!(errs.len(), 2);
         assert_eq!(tokens.get(2), Some(&(4, int(0), 9)));
-        assert_eq!(errs.first().map(|e| (e.span.start, e.span.end)), Some((4, 9)));
+        assert_eq!(
+            errs.first().map(|e| (e.span.start, e.span.end)),
+            Some((4, 9))
+        );
     }
 
     #[test]

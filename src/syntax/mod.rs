@@ -21,8 +21,15 @@ use crate::span::{FileId, Span};
 pub fn parse(file: FileId, text: &str) -> (ast::File, Vec<Diagnostic>) {
     let (tokens, lex_errors) = lexer::lex(file, text);
     let (tree, parse_errors) = parser::parse_tokens(file, text, &tokens, &lex_errors);
-    let mut diags: Vec<Diagnostic> = lex_errors.into_iter().map(lexer::LexError::into_diagnostic).collect();
-    diags.extend(parse_errors.into_iter().map(parser::ParseError::into_diagnostic));
+    let mut diags: Vec<Diagnostic> = lex_errors
+        .into_iter()
+        .map(lexer::LexError::into_diagnostic)
+        .collect();
+    diags.extend(
+        parse_errors
+            .into_iter()
+            .map(parser::ParseError::into_diagnostic),
+    );
     diagnostics::sort(&mut diags);
     (tree, diags)
 }
@@ -31,6 +38,15 @@ pub fn parse(file: FileId, text: &str) -> (ast::File, Vec<Diagnostic>) {
 /// lexer's errors. Comments and whitespace are not tokens.
 pub fn tokens(file: FileId, text: &str) -> (Vec<(Span, Token)>, Vec<Diagnostic>) {
     let (tokens, errors) = lexer::lex(file, text);
-    let tokens = tokens.into_iter().map(|(s, t, e)| (Span::new(file, s, e), t)).collect();
-    (tokens, errors.into_iter().map(lexer::LexError::into_diagnostic).collect())
+    let tokens = tokens
+        .into_iter()
+        .map(|(s, t, e)| (Span::new(file, s, e), t))
+        .collect();
+    (
+        tokens,
+        errors
+            .into_iter()
+            .map(lexer::LexError::into_diagnostic)
+            .collect(),
+    )
 }

@@ -33,8 +33,8 @@ impl fmt::Display for Number {
 /// Why a literal was rejected.
 #[derive(Clone, Debug, PartialEq)]
 pub enum NumberError {
-    /// Malformed; the text explains what is wrong (shown as a label).
-    Invalid(String),
+    /// Malformed: what is wrong (the label), and how to write it instead.
+    Invalid { why: String, help: Option<String> },
     /// Does not fit the type (`u64`, or the suffix's type).
     OutOfRange(Scalar),
 }
@@ -45,14 +45,21 @@ impl NumberError {
     pub fn placeholder(text: &str) -> Number {
         let decimal = !(text.starts_with("0x") || text.starts_with("0b"));
         if decimal && text.contains(['.', 'e', 'E']) {
-            Number::Float { value: 0.0, suffix: None }
+            Number::Float {
+                value: 0.0,
+                suffix: None,
+            }
         } else {
-            Number::Int { value: 0, suffix: None }
+            Number::Int {
+                value: 0,
+                suffix: None,
+            }
         }
     }
 }
 
-const INT_SUFFIXES: &str = "`u32`, `i32`, `u64` or `i64`";
+const INT_SUFFIXES: &str = "the suffixes `u32`, `i32`, `u64`, `i64`";
+const FLOAT_SUFFIX_LIST: &str = "the suffixes `f16`, `bf16`, `f32`, `f64`";
 const FLOAT_SUFFIXES: [&str; 4] = ["bf16", "f16", "f32", "f64"];
 
 /// Reads the literal `text` (as matched by the lexer: it starts with a digit).
@@ -71,47 +78,69 @@ fn radix_literal(rest: &str, radix: u32, what: &str) -> Result<Number, NumberErr
     // Binary literals take all decimal digits first, so that `0b102` is a
     // bad digit rather than an unknown suffix `2`.
     let digit_len = rest
-        .find(|c: char| !(c == '_' || if radix == 16 { c.is_ascii_hexdigit() } else { c.is_ascii_digit() }))
+        .find(|c: char| {
+            !(c == '_'
+                || if radix == 16 {
+                    c.is_ascii_hexdigit()
+                } else {
+                    c.is_ascii_digit()
+                })
+        })
         .unwrap_or(rest.len());
     let (digits, suffix_text) = rest.split_at(digit_len);
-    if let Some(bad) = digits.chars().find(|c| c.to_digit(radix).is_none() && *c != '_') {
+    if let Some(bad) = digits
+        .chars()
+        .find(|c| c.to_digit(radix).is_none() && *c != '_')
+    {
         return Err(invalid(format!("invalid digit `{bad}` in {what} literal")));
     }
     if !digits.chars().any(|c| c != '_') {
-        return Err(invalid(format!("{what} literal has no digits")));
+        return Err(invalid(format!("this {what} literal has no digits")));
     }
     if suffix_text.is_empty() {
         if let Some(fs) = FLOAT_SUFFIXES.iter().find(|s| digits.ends_with(*s)) {
-            return Err(invalid(format!(
-                "a {what} literal cannot have a float suffix (`{fs}`); if these are digits, add an integer suffix or a `_`"
-            )));
+            return Err(invalid_help(
+                format!("a {what} literal cannot take the float suffix `{fs}`"),
+                format!(
+                    "if `{fs}` is part of the number, write `{prefix}{head}_{fs}` or add an integer suffix: `{prefix}{digits}u32`",
+                    prefix = if radix == 16 { "0x" } else { "0b" },
+                    head = digits.strip_suffix(fs).unwrap_or(digits),
+                ),
+            ));
         }
     }
     let suffix = int_suffix(suffix_text, what)?;
-    let value = accumulate(digits, radix).ok_or(NumberError::OutOfRange(suffix.unwrap_or(Scalar::U64)))?;
+    let value =
+        accumulate(digits, radix).ok_or(NumberError::OutOfRange(suffix.unwrap_or(Scalar::U64)))?;
     Ok(Number::Int { value, suffix })
 }
 
 /// Decimal integer or float: `digits (. digits)? (e [+-]? digits)? suffix?`.
 fn decimal_literal(text: &str) -> Result<Number, NumberError> {
-    let int_len = text.find(|c: char| !(c.is_ascii_digit() || c == '_')).unwrap_or(text.len());
+    let int_len = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '_'))
+        .unwrap_or(text.len());
     let mut end = int_len;
     let mut is_float = false;
     let rest = text.get(end..).unwrap_or("");
     if let Some(frac) = rest.strip_prefix('.') {
         // The lexer only includes a `.` that a digit follows.
         is_float = true;
-        end += 1 + frac.find(|c: char| !(c.is_ascii_digit() || c == '_')).unwrap_or(frac.len());
+        end += 1 + frac
+            .find(|c: char| !(c.is_ascii_digit() || c == '_'))
+            .unwrap_or(frac.len());
     }
     let rest = text.get(end..).unwrap_or("");
     if let Some(exp) = rest.strip_prefix(['e', 'E']) {
         is_float = true;
         let signed = exp.strip_prefix(['+', '-']).unwrap_or(exp);
         let sign_len = exp.len() - signed.len();
-        let digits_len = signed.find(|c: char| !(c.is_ascii_digit() || c == '_')).unwrap_or(signed.len());
+        let digits_len = signed
+            .find(|c: char| !(c.is_ascii_digit() || c == '_'))
+            .unwrap_or(signed.len());
         let exp_digits = signed.get(..digits_len).unwrap_or("");
         if !exp_digits.chars().any(|c| c.is_ascii_digit()) {
-            return Err(invalid("exponent has no digits"));
+            return Err(invalid("the exponent has no digits"));
         }
         end += 1 + sign_len + digits_len;
     }
@@ -120,21 +149,30 @@ fn decimal_literal(text: &str) -> Result<Number, NumberError> {
         let float_suffix = Scalar::from_name(suffix_text);
         if is_float || float_suffix.is_some() {
             let clean: String = body.chars().filter(|c| *c != '_').collect();
-            let value: f64 = clean.parse().map_err(|_| invalid("malformed float literal"))?;
+            let value: f64 = clean
+                .parse()
+                .map_err(|_| invalid("malformed float literal"))?;
             if !value.is_finite() {
                 return Err(NumberError::OutOfRange(float_suffix.unwrap_or(Scalar::F64)));
             }
-            return Ok(Number::Float { value, suffix: float_suffix });
+            return Ok(Number::Float {
+                value,
+                suffix: float_suffix,
+            });
         }
     }
     if is_float {
         return Err(match int_suffix(suffix_text, "float") {
-            Ok(_) => invalid(format!("a float literal cannot have the integer suffix `{suffix_text}`")),
+            Ok(_) => invalid_help(
+                format!("a float literal cannot take the integer suffix `{suffix_text}`"),
+                format!("float literals take {FLOAT_SUFFIX_LIST}; convert with `as {suffix_text}`"),
+            ),
             Err(e) => e,
         });
     }
     let suffix = int_suffix(suffix_text, "integer")?;
-    let value = accumulate(body, 10).ok_or(NumberError::OutOfRange(suffix.unwrap_or(Scalar::U64)))?;
+    let value =
+        accumulate(body, 10).ok_or(NumberError::OutOfRange(suffix.unwrap_or(Scalar::U64)))?;
     Ok(Number::Int { value, suffix })
 }
 
@@ -145,12 +183,16 @@ fn int_suffix(text: &str, what: &str) -> Result<Option<Scalar>, NumberError> {
     }
     match Scalar::from_name(text) {
         Some(s) if s.is_int() => Ok(Some(s)),
-        _ if FLOAT_SUFFIXES.contains(&text) => Err(invalid(format!(
-            "a {what} literal cannot have a float suffix (`{text}`)"
-        ))),
-        _ => Err(invalid(format!(
-            "unknown suffix `{text}`: integer literals take {INT_SUFFIXES}, float literals `f16`, `bf16`, `f32` or `f64`"
-        ))),
+        _ if FLOAT_SUFFIXES.contains(&text) => Err(invalid_help(
+            format!("a {what} literal cannot take the float suffix `{text}`"),
+            format!("{what} literals take {INT_SUFFIXES}"),
+        )),
+        _ => Err(invalid_help(
+            format!("unknown suffix `{text}`"),
+            format!(
+                "integer literals take {INT_SUFFIXES}; float literals take {FLOAT_SUFFIX_LIST}"
+            ),
+        )),
     }
 }
 
@@ -160,11 +202,24 @@ fn accumulate(digits: &str, radix: u32) -> Option<u64> {
     digits
         .chars()
         .filter(|c| *c != '_')
-        .try_fold(0u64, |acc, c| acc.checked_mul(u64::from(radix))?.checked_add(u64::from(c.to_digit(radix)?)))
+        .try_fold(0u64, |acc, c| {
+            acc.checked_mul(u64::from(radix))?
+                .checked_add(u64::from(c.to_digit(radix)?))
+        })
 }
 
 fn invalid(why: impl Into<String>) -> NumberError {
-    NumberError::Invalid(why.into())
+    NumberError::Invalid {
+        why: why.into(),
+        help: None,
+    }
+}
+
+fn invalid_help(why: impl Into<String>, help: impl Into<String>) -> NumberError {
+    NumberError::Invalid {
+        why: why.into(),
+        help: Some(help.into()),
+    }
 }
 
 #[cfg(test)]
@@ -180,7 +235,7 @@ mod tests {
     }
 
     fn is_invalid(text: &str) -> bool {
-        matches!(parse(text), Err(NumberError::Invalid(_)))
+        matches!(parse(text), Err(NumberError::Invalid { .. }))
     }
 
     #[test]
@@ -210,23 +265,57 @@ mod tests {
 
     #[test]
     fn malformed() {
-        for text in ["0x", "0x_", "1e", "1e+", "0b102", "1.5u32", "0x1f32", "5u8", "0b1f64", "3abc", "1e5u32", "0xu32"] {
-            assert!(is_invalid(text), "{text} should be invalid: {:?}", parse(text));
+        for text in [
+            "0x", "0x_", "1e", "1e+", "0b102", "1.5u32", "0x1f32", "5u8", "0b1f64", "3abc",
+            "1e5u32", "0xu32",
+        ] {
+            assert!(
+                is_invalid(text),
+                "{text} should be invalid: {:?}",
+                parse(text)
+            );
         }
     }
 
     #[test]
     fn out_of_range() {
-        assert_eq!(parse("18446744073709551616"), Err(NumberError::OutOfRange(Scalar::U64)));
-        assert_eq!(parse("99999999999999999999i32"), Err(NumberError::OutOfRange(Scalar::I32)));
-        assert_eq!(parse("0x1_0000_0000_0000_0000"), Err(NumberError::OutOfRange(Scalar::U64)));
+        assert_eq!(
+            parse("18446744073709551616"),
+            Err(NumberError::OutOfRange(Scalar::U64))
+        );
+        assert_eq!(
+            parse("99999999999999999999i32"),
+            Err(NumberError::OutOfRange(Scalar::I32))
+        );
+        assert_eq!(
+            parse("0x1_0000_0000_0000_0000"),
+            Err(NumberError::OutOfRange(Scalar::U64))
+        );
         assert_eq!(parse("1e999"), Err(NumberError::OutOfRange(Scalar::F64)));
     }
 
     #[test]
     fn placeholders_keep_int_or_float() {
-        assert_eq!(NumberError::placeholder("1.5u32"), Number::Float { value: 0.0, suffix: None });
-        assert_eq!(NumberError::placeholder("0x1e"), Number::Int { value: 0, suffix: None });
-        assert_eq!(NumberError::placeholder("5u8"), Number::Int { value: 0, suffix: None });
+        assert_eq!(
+            NumberError::placeholder("1.5u32"),
+            Number::Float {
+                value: 0.0,
+                suffix: None
+            }
+        );
+        assert_eq!(
+            NumberError::placeholder("0x1e"),
+            Number::Int {
+                value: 0,
+                suffix: None
+            }
+        );
+        assert_eq!(
+            NumberError::placeholder("5u8"),
+            Number::Int {
+                value: 0,
+                suffix: None
+            }
+        );
     }
 }

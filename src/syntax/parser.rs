@@ -43,11 +43,13 @@ pub enum ParseError {
         span: Span,
         /// Readable expectations, in display order.
         expected: Vec<String>,
-        /// A token that is probably missing just before `span`, and where
-        /// to insert it (the end of the previous token).
-        insert: Option<(&'static str, Span)>,
+        /// A token that is probably missing just before `span`, where to
+        /// insert it (the end of the previous token) and that token's text.
+        insert: Option<(&'static str, Span, String)>,
         /// `a < b < c`.
         chained_comparison: bool,
+        /// An item keyword inside a block: the innermost `{` still open.
+        unclosed: Option<Span>,
     },
     /// E0011: the file ended inside an item.
     UnexpectedEof {
@@ -68,21 +70,38 @@ impl ParseError {
                 expected,
                 insert,
                 chained_comparison,
+                unclosed,
             } => {
-                let mut d = Diagnostic::error("E0010", format!("expected {}, found {found}", list(&expected)))
-                    .primary(span, format!("unexpected {found}"));
-                if let Some((tok, at)) = insert {
+                let mut d = Diagnostic::error(
+                    "E0010",
+                    format!("expected {}, found {found}", list(&expected)),
+                )
+                .primary(span, format!("unexpected {found}"));
+                if let Some((tok, at, after)) = insert {
+                    // Renderers show a fix as a `help:` line with the edit
+                    // applied, so the fix's message is the help.
+                    d = d.fix(format!("add `{tok}` after `{after}`"), at, tok);
+                }
+                if expected == ["`else`"] {
+                    d = d.help("an `if` used as a value needs an `else` branch; an `if` statement stands on its own, not after `=` or inside an expression");
+                }
+                if let Some(open) = unclosed {
                     d = d
-                        .help(format!("add `{tok}` at the end of the previous token"))
-                        .fix(format!("insert `{tok}`"), at, tok);
+                        .secondary(open, "this `{` is not closed")
+                        .help("an item cannot stand inside a block; is a `}` missing?");
                 }
                 if chained_comparison {
                     d = d.help("comparison operators cannot be chained; combine the comparisons with `&&`, as in `a < b && b < c`");
                 }
                 d
             }
-            ParseError::UnexpectedEof { at, expected, unclosed } => {
-                let mut d = Diagnostic::error("E0011", "unexpected end of file").primary(at, "the file ends here");
+            ParseError::UnexpectedEof {
+                at,
+                expected,
+                unclosed,
+            } => {
+                let mut d = Diagnostic::error("E0011", "unexpected end of file")
+                    .primary(at, "the file ends here");
                 if let Some((span, open)) = unclosed {
                     d = d.secondary(span, format!("this `{open}` is not closed"));
                 }
@@ -110,6 +129,8 @@ struct Context<'a> {
     file: FileId,
     text: &'a str,
     tokens: &'a [(usize, Token, usize)],
+    /// See [`innermost_open`].
+    open_brackets: Vec<Option<(usize, usize, &'static str)>>,
 }
 
 /// Parses a lexed file. `lex_errors` are only used to silence syntax errors
@@ -121,7 +142,12 @@ pub fn parse_tokens(
     tokens: &[(usize, Token, usize)],
     lex_errors: &[LexError],
 ) -> (ast::File, Vec<ParseError>) {
-    let cx = Context { file, text, tokens };
+    let cx = Context {
+        file,
+        text,
+        tokens,
+        open_brackets: innermost_open(tokens),
+    };
     let mut recovered = Vec::new();
     let input = tokens.iter().cloned().map(Ok::<_, Infallible>);
     let result = grammar::FileParser::new().parse(file, &mut recovered, input);
@@ -133,27 +159,59 @@ pub fn parse_tokens(
             ast::File::default()
         }
     };
+    // Where a lexer error may have swallowed the token the parser wanted:
+    // a skipped character or comment, or the end of an unclosed string
+    // (which may have swallowed a `;` or `)`).
+    // Both lists are in source order, so `gaps` is sorted.
     let gaps: Vec<usize> = lex_errors
         .iter()
-        .filter(|e| matches!(e.kind, LexErrorKind::UnexpectedChar | LexErrorKind::UnterminatedComment))
-        .map(|e| e.span.start as usize)
+        .filter_map(|e| match e.kind {
+            LexErrorKind::UnexpectedChar | LexErrorKind::UnterminatedComment => {
+                Some(e.span.start as usize)
+            }
+            LexErrorKind::UnterminatedString(_) => {
+                let at = tokens.partition_point(|t| t.0 < e.span.start as usize);
+                tokens.get(at).map(|t| t.2)
+            }
+            LexErrorKind::Number(_) => None,
+        })
         .collect();
+    let mut last_reported: Option<usize> = None;
     let errors = errors
         .into_iter()
         .filter_map(|e| {
-            let (gap_start, gap_end) = cx.gap_before(&e);
-            let explained = gaps.iter().any(|&g| gap_start <= g && g <= gap_end);
-            if explained {
-                None
-            } else {
-                from_lalrpop(e, &cx)
+            let (gap_start, at) = cx.gap_before(&e);
+            let next_gap = gaps.get(gaps.partition_point(|&g| g < gap_start));
+            let explained = next_gap.is_some_and(|&g| g <= at);
+            let is_eof = matches!(e, LalrpopError::UnrecognizedEof { .. });
+            let cascade = !is_eof && last_reported.is_some_and(|last| cx.same_stretch(last, at));
+            if explained || cascade {
+                return None;
             }
+            last_reported = Some(at);
+            from_lalrpop(e, &cx)
         })
         .collect();
     (tree, errors)
 }
 
 impl Context<'_> {
+    /// True when nothing separates the bytes `from` and `to`: no line break
+    /// and no `;` or `}`. A second syntax error there is most likely the
+    /// parser stumbling over the rest of the first one (`let x = a b c;`).
+    fn same_stretch(&self, from: usize, to: usize) -> bool {
+        let newline = self.text.get(from..to).map_or(true, |t| t.contains('\n'));
+        let first = self.tokens.partition_point(|t| t.0 <= from);
+        let last = self.tokens.partition_point(|t| t.0 < to);
+        let separated = self
+            .tokens
+            .get(first..last)
+            .unwrap_or_default()
+            .iter()
+            .any(|t| matches!(t.1, Token::Semi | Token::RBrace));
+        !newline && !separated
+    }
+
     /// The token just before byte offset `at`.
     fn token_before(&self, at: usize) -> Option<&(usize, Token, usize)> {
         let i = self.tokens.partition_point(|t| t.0 < at);
@@ -164,37 +222,71 @@ impl Context<'_> {
     /// itself, where a skipped character would explain it.
     fn gap_before(&self, e: &LalrpopError) -> (usize, usize) {
         let at = match e {
-            LalrpopError::UnrecognizedToken { token, .. } | LalrpopError::ExtraToken { token } => token.0,
-            LalrpopError::UnrecognizedEof { .. } | LalrpopError::InvalidToken { .. } | LalrpopError::User { .. } => {
-                self.text.len()
+            LalrpopError::UnrecognizedToken { token, .. } | LalrpopError::ExtraToken { token } => {
+                token.0
             }
+            LalrpopError::UnrecognizedEof { .. }
+            | LalrpopError::InvalidToken { .. }
+            | LalrpopError::User { .. } => self.text.len(),
         };
         let prev_end = self.token_before(at).map_or(0, |t| t.2);
         (prev_end, at)
     }
 
-    /// The innermost bracket that is never closed.
-    fn unclosed_bracket(&self) -> Option<(Span, &'static str)> {
-        let mut open: Vec<(usize, usize, &'static str)> = Vec::new();
-        for (start, tok, end) in self.tokens {
-            let closes = match tok {
-                Token::LParen | Token::LBracket | Token::LBrace => {
-                    open.push((*start, *end, tok.spelling().unwrap_or("(")));
-                    continue;
+    /// The innermost bracket that is still open before byte `until`.
+    fn unclosed_bracket(&self, until: usize) -> Option<(Span, &'static str)> {
+        let i = self.tokens.partition_point(|t| t.0 < until);
+        let &(s, e, open) = self.open_brackets.get(i)?.as_ref()?;
+        Some((Span::new(self.file, s, e), open))
+    }
+}
+
+/// For each token index `i`, the innermost bracket still open after the
+/// tokens before `i` (one pass, so that every error can ask cheaply).
+fn innermost_open(tokens: &[(usize, Token, usize)]) -> Vec<Option<(usize, usize, &'static str)>> {
+    let mut open: Vec<(usize, usize, &'static str)> = Vec::new();
+    // How many of each kind are open, to skip stray closers without a scan.
+    let mut counts = [0usize; 3];
+    let mut tops = Vec::with_capacity(tokens.len() + 1);
+    tops.push(None);
+    for (start, tok, end) in tokens {
+        let (kind, opens) = match tok {
+            Token::LParen => (0, true),
+            Token::LBracket => (1, true),
+            Token::LBrace => (2, true),
+            Token::RParen => (0, false),
+            Token::RBracket => (1, false),
+            Token::RBrace => (2, false),
+            _ => {
+                tops.push(open.last().copied());
+                continue;
+            }
+        };
+        const SPELLING: [&str; 3] = ["(", "[", "{"];
+        let spelling = SPELLING.get(kind).copied().unwrap_or("(");
+        if opens {
+            open.push((*start, *end, spelling));
+            if let Some(c) = counts.get_mut(kind) {
+                *c += 1;
+            }
+        } else if counts.get(kind).is_some_and(|&c| c > 0) {
+            // A closer for an outer bracket closes the ones inside it too;
+            // a stray closer is ignored.
+            if let Some(pos) = open.iter().rposition(|o| o.2 == spelling) {
+                for (_, _, closed) in open.drain(pos..) {
+                    if let Some(c) = SPELLING
+                        .iter()
+                        .position(|s| *s == closed)
+                        .and_then(|k| counts.get_mut(k))
+                    {
+                        *c = c.saturating_sub(1);
+                    }
                 }
-                Token::RParen => "(",
-                Token::RBracket => "[",
-                Token::RBrace => "{",
-                _ => continue,
-            };
-            // A stray closer is ignored; a closer for an outer bracket
-            // closes the ones inside it too.
-            if let Some(pos) = open.iter().rposition(|o| o.2 == closes) {
-                open.truncate(pos);
             }
         }
-        open.last().map(|&(s, e, o)| (Span::new(self.file, s, e), o))
+        tops.push(open.last().copied());
     }
+    tops
 }
 
 /// The one conversion from LALRPOP's error type. `None` for errors that
@@ -205,20 +297,26 @@ fn from_lalrpop(e: LalrpopError, cx: &Context<'_>) -> Option<ParseError> {
             token: (start, tok, end),
             expected,
         } => Some(unexpected(cx, start, &tok, end, &expected)),
-        LalrpopError::ExtraToken { token: (start, tok, end) } => {
-            Some(unexpected(cx, start, &tok, end, &["EOF".to_string()]))
-        }
+        LalrpopError::ExtraToken {
+            token: (start, tok, end),
+        } => Some(unexpected(cx, start, &tok, end, &["EOF".to_string()])),
         LalrpopError::UnrecognizedEof { expected, .. } => Some(ParseError::UnexpectedEof {
             at: Span::new(cx.file, cx.text.len(), cx.text.len()),
             expected: readable(&expected),
-            unclosed: cx.unclosed_bracket(),
+            unclosed: cx.unclosed_bracket(cx.text.len()),
         }),
         LalrpopError::InvalidToken { .. } => None,
         LalrpopError::User { error } => match error {},
     }
 }
 
-fn unexpected(cx: &Context<'_>, start: usize, tok: &Token, end: usize, raw: &[String]) -> ParseError {
+fn unexpected(
+    cx: &Context<'_>,
+    start: usize,
+    tok: &Token,
+    end: usize,
+    raw: &[String],
+) -> ParseError {
     let span = Span::new(cx.file, start, end);
     let written = cx.text.get(start..end).unwrap_or("");
     let found = match tok.spelling() {
@@ -231,29 +329,48 @@ fn unexpected(cx: &Context<'_>, start: usize, tok: &Token, end: usize, raw: &[St
     // A missing `;` (or closing bracket): when it is the only thing that
     // fits, or when `;` fits and the next token is on a new line.
     let prev = cx.token_before(start);
-    let insert = prev.and_then(|&(_, _, prev_end)| {
+    let insert = prev.and_then(|(prev_start, prev_tok, prev_end)| {
         let only = match expected.as_slice() {
-            [one] => ["`;`", "`)`", "`]`"].iter().find(|t| *t == one).map(|t| t.trim_matches('`')),
+            [one] => [";", ")", "]"]
+                .into_iter()
+                .find(|t| *one == format!("`{t}`")),
             _ => None,
         };
-        let newline = cx.text.get(prev_end..start).is_some_and(|gap| gap.contains('\n'));
-        let tok = only.or((newline && raw_has(";")).then_some(";"))?;
-        let tok: &'static str = match tok {
-            ";" => ";",
-            ")" => ")",
-            _ => "]",
-        };
-        Some((tok, Span::new(cx.file, prev_end, prev_end)))
+        // Not after `}`, `{` or `;`, where a `;` would be an empty statement.
+        let after_statement = matches!(prev_tok, Token::RBrace | Token::LBrace | Token::Semi);
+        let newline = cx
+            .text
+            .get(*prev_end..start)
+            .is_some_and(|gap| gap.contains('\n'));
+        let tok = only.or((newline && !after_statement && raw_has(";")).then_some(";"))?;
+        let after = shorten(cx.text.get(*prev_start..*prev_end).unwrap_or(""));
+        Some((tok, Span::new(cx.file, *prev_end, *prev_end), after))
     });
 
-    let comparison = matches!(tok, Token::EqEq | Token::Ne | Token::Lt | Token::Le | Token::Gt | Token::Ge);
+    let item_keyword = matches!(
+        tok,
+        Token::Kernel | Token::Fn | Token::Const | Token::Import
+    );
+    let unclosed = if item_keyword && raw_has("}") {
+        cx.unclosed_bracket(start)
+            .filter(|b| b.1 == "{")
+            .map(|b| b.0)
+    } else {
+        None
+    };
+    let comparison = matches!(
+        tok,
+        Token::EqEq | Token::Ne | Token::Lt | Token::Le | Token::Gt | Token::Ge
+    );
     let chained_comparison = comparison && raw_has("&&") && !tok.spelling().is_some_and(raw_has);
     ParseError::Unexpected {
         found,
         span,
         expected,
-        insert,
+        // The comparison is the mistake, not a missing `;` before it.
+        insert: insert.filter(|_| !chained_comparison),
         chained_comparison,
+        unclosed,
     }
 }
 
@@ -266,11 +383,17 @@ fn shorten(text: &str) -> String {
 }
 
 fn unquote(raw: &str) -> &str {
-    raw.strip_prefix('"').and_then(|r| r.strip_suffix('"')).unwrap_or(raw)
+    raw.strip_prefix('"')
+        .and_then(|r| r.strip_suffix('"'))
+        .unwrap_or(raw)
 }
 
 const OPERATORS: [&str; 19] = [
-    "||", "&&", "==", "!=", "<", "<=", ">", ">=", "|", "^", "&", "<<", ">>", "+", "-", "*", "/", "%", "as",
+    "||", "&&", "==", "!=", "<", "<=", ">", ">=", "|", "^", "&", "<<", ">>", "+", "-", "*", "/",
+    "%", "as",
+];
+const ASSIGN_OPERATORS: [&str; 11] = [
+    "=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=",
 ];
 const EXPRESSION_STARTS: [&str; 7] = ["Ident", "NumLit", "(", "-", "!", "true", "false"];
 const STATEMENT_KEYWORDS: [&str; 9] = [
@@ -295,12 +418,18 @@ const MAX_EXPECTED: usize = 6;
 fn readable(raw: &[String]) -> Vec<String> {
     let mut set: BTreeSet<&str> = raw.iter().map(|r| unquote(r)).collect();
     let mut words: BTreeSet<&'static str> = BTreeSet::new();
-    let mut operator = false;
-    if OPERATORS.iter().filter(|o| set.contains(*o)).count() >= 5 {
-        set.retain(|t| !OPERATORS.contains(t));
+    // After an operand every binary operator fits: "an operator". A few
+    // operators alone are an artefact of the LR automaton having already
+    // reduced part of the expression; listing them would only confuse.
+    let mut operator = OPERATORS.iter().filter(|o| set.contains(*o)).count() >= 5;
+    // After the place of an assignment, likewise.
+    if ASSIGN_OPERATORS.iter().filter(|o| set.contains(*o)).count() >= 5 {
+        set.retain(|t| !ASSIGN_OPERATORS.contains(t));
         operator = true;
     }
-    if EXPRESSION_STARTS.iter().all(|t| set.contains(t)) {
+    let starts_expression = EXPRESSION_STARTS.iter().all(|t| set.contains(t));
+    set.retain(|t| !OPERATORS.contains(t) || (*t == "-" && starts_expression));
+    if starts_expression {
         set.retain(|t| !EXPRESSION_STARTS.contains(t) && *t != "if");
         words.insert("expression");
     }
@@ -323,7 +452,11 @@ fn readable(raw: &[String]) -> Vec<String> {
             words.insert(word);
         }
     }
-    let mut out: Vec<String> = WORDS.iter().filter(|w| words.contains(*w)).map(|w| w.to_string()).collect();
+    let mut out: Vec<String> = WORDS
+        .iter()
+        .filter(|w| words.contains(*w))
+        .map(|w| w.to_string())
+        .collect();
     out.extend(set.iter().map(|t| format!("`{t}`")));
     if operator {
         out.push("an operator".to_string());
@@ -342,14 +475,23 @@ mod tests {
     fn raw(names: &[&str]) -> Vec<String> {
         names
             .iter()
-            .map(|n| if n.chars().all(char::is_alphanumeric) && n.starts_with(char::is_uppercase) { n.to_string() } else { format!("\"{n}\"") })
+            .map(|n| {
+                if n.chars().all(char::is_alphanumeric) && n.starts_with(char::is_uppercase) {
+                    n.to_string()
+                } else {
+                    format!("\"{n}\"")
+                }
+            })
             .collect()
     }
 
     #[test]
     fn terminal_names_become_readable() {
         assert_eq!(readable(&raw(&[";"])), vec!["`;`"]);
-        assert_eq!(readable(&raw(&[")", ",", "Ident"])), vec!["identifier", "`)`", "`,`"]);
+        assert_eq!(
+            readable(&raw(&[")", ",", "Ident"])),
+            vec!["identifier", "`)`", "`,`"]
+        );
     }
 
     #[test]
@@ -359,7 +501,10 @@ mod tests {
         assert_eq!(readable(&raw(&names)), vec!["expression"]);
         let mut after_operand = OPERATORS.to_vec();
         after_operand.extend([";", "."]);
-        assert_eq!(readable(&raw(&after_operand)), vec!["`.`", "`;`", "an operator"]);
+        assert_eq!(
+            readable(&raw(&after_operand)),
+            vec!["`.`", "`;`", "an operator"]
+        );
         assert_eq!(readable(&raw(&ITEM_KEYWORDS)), vec!["item"]);
     }
 
@@ -372,8 +517,36 @@ mod tests {
     }
 
     #[test]
+    fn innermost_open_bracket_ignores_stray_closers() {
+        let (tokens, _) = super::super::lexer::lex(FileId(0), "{ ( ] ) [ ) x");
+        let tops = innermost_open(&tokens);
+        let spelled: Vec<Option<&str>> = tops.iter().map(|t| t.map(|(_, _, o)| o)).collect();
+        // `]` is stray (nothing to close), `)` closes `(`, the last `)` is
+        // stray and leaves `[` open.
+        assert_eq!(
+            spelled,
+            [
+                None,
+                Some("{"),
+                Some("("),
+                Some("("),
+                Some("{"),
+                Some("["),
+                Some("["),
+                Some("[")
+            ]
+        );
+        let (tokens, _) = super::super::lexer::lex(FileId(0), "{ [ ( }");
+        // A `}` closes the brackets opened inside its block too.
+        assert_eq!(innermost_open(&tokens).last(), Some(&None));
+    }
+
+    #[test]
     fn list_wording() {
         assert_eq!(list(&["`;`".to_string()]), "`;`");
-        assert_eq!(list(&["`,`".to_string(), "`)`".to_string()]), "one of `,`, `)`");
+        assert_eq!(
+            list(&["`,`".to_string(), "`)`".to_string()]),
+            "one of `,`, `)`"
+        );
     }
 }

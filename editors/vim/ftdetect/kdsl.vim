@@ -1,0 +1,2 @@
+" kdsl kernel sources
+autocmd BufRead,BufNewFile *.kdsl setfiletype kdsl

@@ -1,0 +1,68 @@
+" Vim syntax file for kdsl, the GPU kernel language of kdslc.
+if exists('b:current_syntax')
+  finish
+endif
+
+syn keyword kdslKeyword      kernel fn const let import
+syn keyword kdslConditional  if else
+syn keyword kdslRepeat       while for in step
+syn keyword kdslStatement    break continue return
+syn keyword kdslStorage      mut global shared barrier
+syn keyword kdslOperatorWord as
+syn keyword kdslBoolean      true false
+syn keyword kdslType         bool i32 u32 i64 u64 f16 bf16 f32 f64
+
+" Built-in values and functions.
+syn keyword kdslBuiltinVar   thread_idx block_dim block_idx grid_dim cluster_idx cluster_dim
+syn keyword kdslBuiltinVar   lane_id warp_id cluster_rank cluster_size
+syn match   kdslBuiltinFn    "\<\%(min\|max\|abs\|sqrt\|rsqrt\|exp2\|log2\|exp\|log\|sin\|cos\|fma\|select\)\ze\s*("
+syn match   kdslBuiltinFn    "\<\%(atomic_add\|atomic_max\|atomic_min\|atomic_cas\|remote\)\ze\s*("
+syn match   kdslBuiltinFn    "\<\%(shfl_down\|shfl_up\|shfl_xor\|shfl_idx\|ballot\|any\|all\)\ze\s*("
+syn match   kdslBuiltinFn    "\<\%(sync_threads\|cluster_sync\|fence_proxy_async\)\ze\s*("
+syn match   kdslBuiltinFn    "\<copy_async\%(_store\|_commit\|_wait\)\=\ze\s*("
+" Barrier operations: `full[s].wait(0)`.
+syn match   kdslBarrierOp    "\.\zs\%(arrive_expect_tx\|arrive_remote\|arrive\|expect_tx\|wait_cluster\|wait\|test\)\ze\s*("
+" Launch attributes after the parameter list, and barrier scopes.
+syn match   kdslAttribute    ")\s*\zs\<\%(block\|cluster\)\ze\s*("
+syn match   kdslScope        "\<\h\w*\ze\s*(\s*arrivals\s*="
+syn match   kdslFunction     "\<\%(fn\|kernel\)\s\+\zs\h\w*"
+
+" Numbers: hex, binary, floats (digits on both sides of the dot, so `0..n`
+" is a range), integers, each with an optional type suffix.
+syn match   kdslNumber       "\<0x[0-9A-Fa-f_]\+\%([iu]\%(32\|64\)\)\=\>"
+syn match   kdslNumber       "\<0b[01_]\+\%([iu]\%(32\|64\)\)\=\>"
+syn match   kdslNumber       "\<\d[0-9_]*\%([iu]\%(32\|64\)\|b\=f16\|f32\|f64\)\=\>"
+syn match   kdslFloat        "\<\d[0-9_]*\.\d[0-9_]*\%([eE][+-]\=\d[0-9_]*\)\=\%(b\=f16\|f32\|f64\)\=\>"
+syn match   kdslFloat        "\<\d[0-9_]*[eE][+-]\=\d[0-9_]*\%(b\=f16\|f32\|f64\)\=\>"
+
+syn region  kdslString       start=+"+ skip=+\\.+ end=+"+ contains=kdslEscape
+syn match   kdslEscape       contained "\\."
+
+" Block comments nest.
+syn keyword kdslTodo         contained TODO FIXME XXX NOTE
+syn region  kdslComment      start="//" end="$" contains=kdslTodo,@Spell
+syn region  kdslBlockComment start="/\*" end="\*/" contains=kdslBlockComment,kdslTodo,@Spell
+
+hi def link kdslKeyword      Keyword
+hi def link kdslConditional  Conditional
+hi def link kdslRepeat       Repeat
+hi def link kdslStatement    Statement
+hi def link kdslStorage      StorageClass
+hi def link kdslOperatorWord Operator
+hi def link kdslBoolean      Boolean
+hi def link kdslType         Type
+hi def link kdslBuiltinVar   Identifier
+hi def link kdslBuiltinFn    Function
+hi def link kdslBarrierOp    Function
+hi def link kdslAttribute    PreProc
+hi def link kdslScope        StorageClass
+hi def link kdslFunction     Function
+hi def link kdslNumber       Number
+hi def link kdslFloat        Float
+hi def link kdslString       String
+hi def link kdslEscape       SpecialChar
+hi def link kdslTodo         Todo
+hi def link kdslComment      Comment
+hi def link kdslBlockComment Comment
+
+let b:current_syntax = 'kdsl'

@@ -1,0 +1,254 @@
+//! Hover: what the innermost IR node under the cursor is — an expression's
+//! type, a variable's declaration, a barrier group's scope and counts.
+
+use super::analysis::{covers, Analysis};
+use super::walk::{self, Node, Owner};
+use crate::ir::{
+    BarrierGroup, ExprKind, Function, Local, Module, Param, ParamType, PlaceKind, SharedArray,
+    Value,
+};
+use crate::span::Span;
+use lsp_types::{Hover, HoverContents, MarkupContent, MarkupKind, Position};
+
+/// Something under the cursor that hover can describe.
+#[derive(Clone, Copy)]
+enum Target<'m> {
+    Node(Owner<'m>, Node<'m>),
+    Local(&'m Local),
+    Param(&'m Param),
+    Group(&'m BarrierGroup),
+    Shared(&'m SharedArray),
+}
+
+pub fn hover(a: &Analysis, pos: Position) -> Option<Hover> {
+    let module = a.module.as_ref()?;
+    let offset = a.offset(pos)?;
+    let mut candidates: Vec<(Span, Target)> = Vec::new();
+    walk::module(module, &mut |owner, node| {
+        candidates.push((node_span(node), Target::Node(owner, node)))
+    });
+    for k in &module.kernels {
+        candidates.extend(k.params.iter().map(|p| (p.span, Target::Param(p))));
+        candidates.extend(k.barriers.iter().map(|g| (g.spans.name, Target::Group(g))));
+        candidates.extend(k.shared.iter().map(|s| (s.span, Target::Shared(s))));
+        candidates.extend(k.body.locals.iter().map(|l| (l.span, Target::Local(l))));
+    }
+    for f in &module.functions {
+        candidates.extend(f.body.locals.iter().map(|l| (l.span, Target::Local(l))));
+    }
+    let (span, target) = candidates
+        .into_iter()
+        .filter(|(span, _)| covers(*span, offset))
+        .min_by_key(|(span, t)| (rank(*span, offset), tie_break(t)))?;
+    Some(Hover {
+        contents: HoverContents::Markup(MarkupContent {
+            kind: MarkupKind::Markdown,
+            value: describe(a, module, span, target)?,
+        }),
+        range: a.range(span),
+    })
+}
+
+/// Smaller is better: a span that strictly contains the offset beats one
+/// that merely ends at it, then the shortest (innermost) span wins.
+fn rank(span: Span, offset: usize) -> (bool, usize) {
+    (offset >= span.end as usize, span.len())
+}
+
+/// Between nodes with the same span, the more specific description wins: a
+/// memory element (which names its array) over the load that reads it.
+fn tie_break(t: &Target) -> u8 {
+    match t {
+        Target::Node(_, Node::Expr(_)) => 1,
+        _ => 0,
+    }
+}
+
+fn node_span(n: Node) -> Span {
+    match n {
+        Node::Expr(e) => e.span,
+        Node::Place(p) => p.span,
+        Node::Barrier(b) => b.span,
+    }
+}
+
+fn code(text: &str) -> String {
+    format!("```kdsl\n{text}\n```")
+}
+
+fn describe(a: &Analysis, module: &Module, span: Span, t: Target) -> Option<String> {
+    Some(match t {
+        Target::Local(l) => code(&local(l)),
+        Target::Param(p) => code(&param(p)),
+        Target::Group(g) => group(g),
+        Target::Shared(s) => code(&shared(s)),
+        Target::Node(owner, Node::Barrier(r)) => {
+            group(owner.kernel()?.barriers.get(r.group.index())?)
+        }
+        Target::Node(owner, Node::Place(p)) => match &p.kind {
+            PlaceKind::Global { param: id, .. } => {
+                let k = owner.kernel()?;
+                format!(
+                    "{}\n\nelement of `{}`",
+                    code(p.elem.name()),
+                    param(k.params.get(id.index())?)
+                )
+            }
+            PlaceKind::Shared { array, .. } | PlaceKind::Remote { array, .. } => {
+                let s = owner.kernel()?.shared.get(array.index())?;
+                let remote = if matches!(p.kind, PlaceKind::Remote { .. }) {
+                    " (in another CTA of the cluster)"
+                } else {
+                    ""
+                };
+                format!(
+                    "{}\n\nelement of `{}`{remote}",
+                    code(p.elem.name()),
+                    shared(s)
+                )
+            }
+        },
+        Target::Node(owner, Node::Expr(e)) => match &e.kind {
+            ExprKind::Local(id) => code(&local(owner.body().locals.get(id.index())?)),
+            ExprKind::Param(id) => code(&param(owner.kernel()?.params.get(id.index())?)),
+            ExprKind::Const(v) => {
+                // A named constant was inlined: show its name and value; a
+                // literal just its type.
+                let text = a.compilation.sources.slice(span);
+                if is_identifier(text) {
+                    code(&format!("const {text}: {} = {}", e.ty.name(), value(*v)))
+                } else {
+                    code(e.ty.name())
+                }
+            }
+            ExprKind::Call { func, .. } => code(&signature(module.functions.get(func.index())?)),
+            _ => code(e.ty.name()),
+        },
+    })
+}
+
+fn is_identifier(text: &str) -> bool {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// `fn name(a: u32, b: f32) -> f32`: the parameters are the first locals.
+fn signature(f: &Function) -> String {
+    let params: Vec<String> = f
+        .body
+        .locals
+        .iter()
+        .take(f.params as usize)
+        .map(|l| format!("{}: {}", l.name, l.ty.name()))
+        .collect();
+    let ret = f.ret.map_or(String::new(), |t| format!(" -> {}", t.name()));
+    format!("fn {}({}){ret}", f.name, params.join(", "))
+}
+
+fn local(l: &Local) -> String {
+    format!(
+        "let {}{}: {}",
+        if l.mutable { "mut " } else { "" },
+        l.name,
+        l.ty.name()
+    )
+}
+
+fn param(p: &Param) -> String {
+    let ty = match p.ty {
+        ParamType::Scalar(s) => s.name().to_string(),
+        ParamType::Global { elem, mutable, .. } => {
+            format!(
+                "global {}[{}]",
+                if mutable { "mut " } else { "" },
+                elem.name()
+            )
+        }
+    };
+    format!("{}: {ty}", p.name)
+}
+
+fn shared(s: &SharedArray) -> String {
+    let dims: Vec<String> = s.dims.iter().map(u32::to_string).collect();
+    format!(
+        "shared {}: [{}; {}]",
+        s.name,
+        s.elem.name(),
+        dims.join(", ")
+    )
+}
+
+fn value(v: Value) -> String {
+    match v {
+        Value::Bool(b) => b.to_string(),
+        Value::Int(i) => i.to_string(),
+        Value::Float(f) => format!("{f:?}"),
+    }
+}
+
+/// "barrier `full[2]`: scope `cta`, 2 barriers, 1 arrival per phase", under
+/// the declaration.
+pub fn group(g: &BarrierGroup) -> String {
+    let shape = if g.count == 1 {
+        g.name.clone()
+    } else {
+        format!("{}[{}]", g.name, g.count)
+    };
+    let plural = |n: u32, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+    format!(
+        "{}\n\nbarrier `{shape}`: scope `{}`, {}, {} per phase",
+        code(&format!(
+            "barrier {shape}: {}(arrivals = {})",
+            g.scope.name(),
+            g.arrivals
+        )),
+        g.scope.name(),
+        plural(g.count, "barrier"),
+        plural(g.arrivals, "arrival"),
+    )
+}
+
+#[cfg(test)]
+#[allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+mod tests {
+    use super::*;
+    use crate::ir::{BarrierSpans, Scope};
+
+    #[test]
+    fn barrier_groups_read_as_a_sentence() {
+        let spans = BarrierSpans {
+            decl: Span::default(),
+            name: Span::default(),
+            count: None,
+            scope: Span::default(),
+            arrivals: Span::default(),
+        };
+        let g = BarrierGroup {
+            name: "full".into(),
+            scope: Scope::Cta,
+            count: 2,
+            arrivals: 1,
+            spans,
+        };
+        assert!(
+            group(&g).ends_with("barrier `full[2]`: scope `cta`, 2 barriers, 1 arrival per phase")
+        );
+        let one = BarrierGroup {
+            name: "ready".into(),
+            scope: Scope::Cluster,
+            count: 1,
+            arrivals: 128,
+            spans,
+        };
+        assert!(group(&one)
+            .ends_with("barrier `ready`: scope `cluster`, 1 barrier, 128 arrivals per phase"));
+    }
+}

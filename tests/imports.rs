@@ -1,0 +1,157 @@
+//! Imports: constants and functions from other files, each file loaded once,
+//! cycles reported with their files, and diagnostics in the right file.
+
+use std::path::Path;
+
+fn write(dir: &Path, name: &str, text: &str) {
+    let path = dir.join(name);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).expect("mkdir");
+    }
+    std::fs::write(path, text).expect("write");
+}
+
+fn compile(path: &Path) -> kdsl::Compilation {
+    kdsl::compile(path, &kdsl::Options::default()).expect("readable root")
+}
+
+const KERNEL: &str =
+    "kernel k(out: global mut [f32]) block(32) {\n    out[thread_idx.x] = twice(HALF);\n}\n";
+
+#[test]
+fn imported_functions_and_constants_are_in_scope_and_listed_once() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let d = tmp.path();
+    // Diamond: main imports a and b, both import lib; lib is loaded once.
+    write(
+        d,
+        "main.kdsl",
+        &format!("import \"a.kdsl\";\nimport \"sub/b.kdsl\";\n{KERNEL}"),
+    );
+    write(
+        d,
+        "a.kdsl",
+        "import \"lib.kdsl\";\nconst HALF: f32 = 0.5;\n",
+    );
+    write(d, "sub/b.kdsl", "import \"../lib.kdsl\";\n");
+    write(d, "lib.kdsl", "fn twice(x: f32) -> f32 { x * 2.0 }\n");
+    let c = compile(&d.join("main.kdsl"));
+    assert!(c.diagnostics.is_empty(), "{:?}", c.diagnostics);
+    assert!(
+        c.ptx.as_deref().is_some_and(|p| p.contains(".func")),
+        "the imported function is emitted"
+    );
+    assert_eq!(c.sources.len(), 4, "main, a, b and lib, each once");
+    let names: Vec<String> = c
+        .imports
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["a.kdsl", "lib.kdsl", "b.kdsl"]);
+}
+
+#[test]
+fn errors_in_an_imported_file_point_into_that_file() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let d = tmp.path();
+    write(
+        d,
+        "main.kdsl",
+        &format!("import \"lib.kdsl\";\nconst HALF: f32 = 0.5;\n{KERNEL}"),
+    );
+    write(
+        d,
+        "lib.kdsl",
+        "fn twice(x: f32) -> f32 {\n    x * 2.0 + y\n}\n",
+    );
+    let c = compile(&d.join("main.kdsl"));
+    assert_eq!(c.diagnostics.len(), 1, "{:?}", c.diagnostics);
+    let diag = &c.diagnostics[0];
+    assert_eq!(diag.code, "E0100");
+    let span = diag.primary_span().expect("span");
+    let file = c.sources.get(span.file).expect("file");
+    assert!(file.name.ends_with("lib.kdsl"), "{}", file.name);
+    assert_eq!(file.slice(span), "y");
+    assert_eq!(file.line_col(span.start as usize), (2, 15));
+    let short = kdsl::diagnostics::render::short(&c.sources, &c.diagnostics);
+    assert!(short.contains("lib.kdsl:2:15: error[E0100]"), "{short}");
+}
+
+#[test]
+fn a_cycle_names_its_files_and_points_at_the_first_import() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let d = tmp.path();
+    write(
+        d,
+        "main.kdsl",
+        &format!("import \"a.kdsl\";\nconst HALF: f32 = 0.5;\n{KERNEL}"),
+    );
+    write(
+        d,
+        "a.kdsl",
+        "import \"b.kdsl\";\nfn twice(x: f32) -> f32 { x * 2.0 }\n",
+    );
+    write(d, "b.kdsl", "import \"a.kdsl\";\n");
+    let c = compile(&d.join("main.kdsl"));
+    let cycles: Vec<_> = c.diagnostics.iter().filter(|d| d.code == "E0131").collect();
+    assert_eq!(cycles.len(), 1, "{:?}", c.diagnostics);
+    let msg = &cycles[0].message;
+    assert!(msg.starts_with("import cycle: "), "{msg}");
+    assert!(
+        msg.contains("a.kdsl -> ") && msg.contains("b.kdsl -> ") && msg.ends_with("a.kdsl"),
+        "{msg}"
+    );
+    let span = cycles[0].primary_span().expect("span");
+    assert!(c
+        .sources
+        .get(span.file)
+        .expect("file")
+        .name
+        .ends_with("a.kdsl"));
+    assert_eq!(c.sources.slice(span), "\"b.kdsl\"");
+    assert_eq!(
+        c.error_count(),
+        1,
+        "only the cycle is an error: {:?}",
+        c.diagnostics
+    );
+}
+
+#[test]
+fn a_missing_import_is_e0130_with_the_resolved_path() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let d = tmp.path();
+    write(
+        d,
+        "main.kdsl",
+        "import \"nope.kdsl\";\nkernel k(out: global mut [f32]) block(32) { out[0] = 1.0; }\n",
+    );
+    let c = compile(&d.join("main.kdsl"));
+    assert_eq!(c.diagnostics.len(), 1, "{:?}", c.diagnostics);
+    assert_eq!(c.diagnostics[0].code, "E0130");
+    assert!(c.diagnostics[0].message.contains("`nope.kdsl`"));
+    assert!(c.diagnostics[0].message.ends_with("no such file"));
+}
+
+#[test]
+fn kernels_of_imported_files_are_not_compiled() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let d = tmp.path();
+    write(
+        d,
+        "main.kdsl",
+        &format!("import \"lib.kdsl\";\nconst HALF: f32 = 0.5;\n{KERNEL}"),
+    );
+    write(
+        d,
+        "lib.kdsl",
+        "fn twice(x: f32) -> f32 { x * 2.0 }\nkernel other(o: global mut [f32]) { o[0] = 1.0; }\n",
+    );
+    let c = compile(&d.join("main.kdsl"));
+    assert!(c.diagnostics.is_empty(), "{:?}", c.diagnostics);
+    let ptx = c.ptx.expect("ptx");
+    assert!(
+        ptx.contains(".entry k(") && !ptx.contains(".entry other"),
+        "{ptx}"
+    );
+}

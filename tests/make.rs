@@ -1,0 +1,154 @@
+//! `samples/Makefile` with depfiles, driven by real `make`: a clean build,
+//! an incremental rebuild after touching an imported file, and a broken file
+//! that fails the build and leaves its previous output untouched.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, SystemTime};
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("create dir");
+    for entry in std::fs::read_dir(from).expect("read samples") {
+        let path = entry.expect("entry").path();
+        let name = path.file_name().expect("file name");
+        if path.is_dir() {
+            copy_dir(&path, &to.join(name));
+        } else if !name.to_string_lossy().ends_with(".ptx")
+            && !name.to_string_lossy().ends_with(".d")
+        {
+            std::fs::copy(&path, to.join(name)).expect("copy");
+        }
+    }
+}
+
+fn make(dir: &Path) -> std::process::Output {
+    Command::new("make")
+        .arg("-C")
+        .arg(dir)
+        .arg(format!("KDSLC={}", env!("CARGO_BIN_EXE_kdslc")))
+        .output()
+        .expect("make runs")
+}
+
+fn mtimes(dir: &Path) -> Vec<(PathBuf, SystemTime)> {
+    let mut out: Vec<(PathBuf, SystemTime)> = std::fs::read_dir(dir)
+        .expect("read dir")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "ptx"))
+        .map(|p| {
+            let t = std::fs::metadata(&p)
+                .and_then(|m| m.modified())
+                .expect("mtime");
+            (p, t)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+fn make_available() -> bool {
+    let found = Command::new("make")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(
+            std::env::var("CI").map_or(true, |v| v.is_empty()),
+            "make is missing in CI"
+        );
+        eprintln!("SKIPPED: `make` not found");
+    }
+    found
+}
+
+#[test]
+fn makefile_builds_rebuilds_dependants_and_keeps_old_output_on_failure() {
+    if !make_available() {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("samples");
+    copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("samples"), &dir);
+
+    // A clean build makes one .ptx and one depfile per sample.
+    let out = make(&dir);
+    assert!(
+        out.status.success(),
+        "make failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let sources = std::fs::read_dir(&dir).expect("dir").filter(|e| {
+        e.as_ref()
+            .is_ok_and(|e| e.path().extension().is_some_and(|x| x == "kdsl"))
+    });
+    let built = mtimes(&dir);
+    assert_eq!(built.len(), sources.count(), "one .ptx per sample");
+    let dep = std::fs::read_to_string(dir.join("blend_rows.ptx.d")).expect("depfile");
+    assert!(
+        dep.starts_with("blend_rows.ptx: blend_rows.kdsl"),
+        "depfile: {dep}"
+    );
+    assert!(
+        dep.contains("common/blend.kdsl"),
+        "depfile names the import: {dep}"
+    );
+
+    // Nothing to do the second time.
+    let out = make(&dir);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("Nothing to be done"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+
+    // Touching the imported file rebuilds exactly the sample that imports it.
+    std::thread::sleep(Duration::from_millis(1100));
+    let import = dir.join("common/blend.kdsl");
+    let text = std::fs::read_to_string(&import).expect("read import");
+    std::fs::write(&import, text).expect("touch import");
+    let out = make(&dir);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let after = mtimes(&dir);
+    let changed: Vec<String> = built
+        .iter()
+        .zip(&after)
+        .filter(|(a, b)| a.1 != b.1)
+        .map(|(a, _)| {
+            a.0.file_name()
+                .expect("name")
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    assert_eq!(changed, vec!["blend_rows.ptx".to_string()]);
+
+    // A broken file fails the build (make's status 2) and keeps its old PTX.
+    let old = std::fs::read(dir.join("saxpy.ptx")).expect("old ptx");
+    std::thread::sleep(Duration::from_millis(1100));
+    let mut src = std::fs::read_to_string(dir.join("saxpy.kdsl")).expect("src");
+    src.push_str("\nkernel broken( {\n");
+    std::fs::write(dir.join("saxpy.kdsl"), src).expect("break it");
+    let out = make(&dir);
+    assert_eq!(out.status.code(), Some(2), "make must fail");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("error[E00"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read(dir.join("saxpy.ptx")).expect("ptx still there"),
+        old,
+        "old output untouched"
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .expect("dir")
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("tmp") || (n.starts_with(".") && n != ".gitignore"))
+        .collect();
+    assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
+}

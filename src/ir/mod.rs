@@ -8,8 +8,10 @@
 //!   `BarrierId`, `FuncId`) valid for the body it appears in;
 //! - every expression has a scalar type (`Expr::ty`), and the operands of
 //!   every operation have the types the operation needs (no implicit
-//!   conversions are left: they are explicit `Cast`s); constants are folded
-//!   (`const` items are inlined as `Const` values);
+//!   conversions are left: they are explicit `Cast`s); `const` items are
+//!   inlined as `Const` values (constant subexpressions such as `CHUNK * 4`
+//!   stay as written and are folded by whoever needs their value, through
+//!   [`consteval`]);
 //! - control flow is structured (blocks, `if`, loops); `break`/`continue`
 //!   appear only inside loops;
 //! - every node keeps the span of the source it came from;

@@ -202,3 +202,72 @@ pub fn place_exprs(p: &Place) -> Vec<&Expr> {
 pub fn stmt_key(s: &Stmt) -> usize {
     std::ptr::from_ref(s) as usize
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::Value;
+
+    /// Records every integer constant with the context it was visited in.
+    #[derive(Default)]
+    struct Consts(Vec<(i128, u32, u32, bool)>);
+
+    impl<'a> Visitor<'a> for Consts {
+        fn expr(&mut self, e: &'a Expr, cx: Cx<'a>) {
+            if let ExprKind::Const(Value::Int(v)) = e.kind {
+                self.0
+                    .push((v, cx.conditional, cx.loops, cx.loop_body.is_some()));
+            }
+        }
+    }
+
+    #[test]
+    fn context_of_each_node() {
+        let src = "kernel k(out: global mut [u32], n: u32) block(128) {
+    let a = n + 1;
+    if n > 2 { out[3] = 4; } else { out[5] = 6; }
+    while n > 7 { out[8] = 9; }
+    for i in 10..n step 11 { out[i] = 12; }
+    out[13] = select(n > 14 && n > 15, 16, 17);
+    out[18] = if n > 19 { 20 } else { 21 };
+}";
+        let opts = crate::Options {
+            check_only: true,
+            ..crate::Options::default()
+        };
+        let c = crate::compile_str("t.kdsl", src, &opts);
+        let Some(k) = c.module.as_ref().and_then(|m| m.kernels.first()) else {
+            panic!("no kernel: {:#?}", c.diagnostics);
+        };
+        let mut v = Consts::default();
+        body(&k.body, &mut v);
+        let (plain, cond, looped) = ((0, 0, false), (1, 0, false), (0, 1, true));
+        let want: Vec<(i128, u32, u32, bool)> = [
+            (1, plain),
+            (2, plain),
+            (3, cond),
+            (4, cond),
+            (5, cond),
+            (6, cond),
+            (7, looped),
+            (8, looped),
+            (9, looped),
+            (10, plain),
+            (11, plain),
+            (12, looped),
+            (13, plain),
+            (14, plain),
+            (15, cond),
+            (16, plain),
+            (17, plain),
+            (18, plain),
+            (19, plain),
+            (20, cond),
+            (21, cond),
+        ]
+        .into_iter()
+        .map(|(n, (c, l, b))| (n, c, l, b))
+        .collect();
+        assert_eq!(v.0, want);
+    }
+}

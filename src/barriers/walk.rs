@@ -6,9 +6,10 @@
 //! source order, and tells each node where it stands ([`Cx`]): how many
 //! conditions and loops enclose it, and the innermost loop's body.
 
+use crate::ir::visit::{self, Visit};
 use crate::ir::{
-    BarrierOp, BarrierOpKind, BarrierRef, BinOp, Block, Body, Expr, ExprKind, Parity, Place,
-    PlaceKind, Stmt, StmtKind,
+    BarrierOpKind, BarrierRef, BinOp, Block, Body, Expr, ExprKind, Parity, Place, PlaceKind, Stmt,
+    StmtKind,
 };
 
 /// Where a node stands in its body.
@@ -53,93 +54,117 @@ pub fn body<'a>(b: &'a Body, v: &mut impl Visitor<'a>) {
 }
 
 pub fn block<'a>(b: &'a Block, cx: Cx<'a>, v: &mut impl Visitor<'a>) {
-    v.block(b, cx);
-    for s in &b.stmts {
-        stmt(s, cx, v);
-    }
+    Cursor { v, cx }.visit_block(b);
 }
 
 pub fn stmt<'a>(s: &'a Stmt, cx: Cx<'a>, v: &mut impl Visitor<'a>) {
-    v.stmt(s, cx);
-    match &s.kind {
-        StmtKind::Let { value, .. } | StmtKind::Assign { value, .. } | StmtKind::Expr(value) => {
-            expr(value, cx, v)
-        }
-        StmtKind::Return(value) => {
-            if let Some(e) = value {
-                expr(e, cx, v);
-            }
-        }
-        StmtKind::Store {
-            place: p, value, ..
-        } => {
-            place(p, cx, v);
-            expr(value, cx, v);
-        }
-        StmtKind::If {
-            cond,
-            then_block,
-            else_block,
-        } => {
-            expr(cond, cx, v);
-            block(then_block, cx.conditional(), v);
-            if let Some(e) = else_block {
-                block(e, cx.conditional(), v);
-            }
-        }
-        StmtKind::While { cond, body } => {
-            // The condition runs before every iteration, so it is in the loop.
-            expr(cond, cx.looped(body), v);
-            block(body, cx.looped(body), v);
-        }
-        StmtKind::For {
-            start,
-            end,
-            step,
-            body,
-            ..
-        } => {
-            for e in [start, end, step] {
-                expr(e, cx, v);
-            }
-            block(body, cx.looped(body), v);
-        }
-        StmtKind::Call { args, .. } => {
-            for a in args {
-                expr(a, cx, v);
-            }
-        }
-        StmtKind::Barrier(op) => barrier_op(op, cx, v),
-        StmtKind::CopyAsync {
-            dst,
-            src,
-            bytes,
-            barrier,
-        } => {
-            place(dst, cx, v);
-            place(src, cx, v);
-            expr(bytes, cx, v);
-            barrier_ref(barrier, cx, v);
-        }
-        StmtKind::CopyAsyncStore { dst, src, bytes } => {
-            place(dst, cx, v);
-            place(src, cx, v);
-            expr(bytes, cx, v);
-        }
-        StmtKind::Break
-        | StmtKind::Continue
-        | StmtKind::SyncThreads
-        | StmtKind::ClusterSync
-        | StmtKind::FenceProxyAsync
-        | StmtKind::CopyAsyncCommit
-        | StmtKind::CopyAsyncWait(_) => {}
+    Cursor { v, cx }.visit_stmt(s);
+}
+
+pub fn expr<'a>(e: &'a Expr, cx: Cx<'a>, v: &mut impl Visitor<'a>) {
+    Cursor { v, cx }.visit_expr(e);
+}
+
+pub fn barrier_ref<'a>(r: &'a BarrierRef, cx: Cx<'a>, v: &mut impl Visitor<'a>) {
+    Cursor { v, cx }.visit_barrier_ref(r);
+}
+
+pub fn place<'a>(p: &'a Place, cx: Cx<'a>, v: &mut impl Visitor<'a>) {
+    Cursor { v, cx }.visit_place(p);
+}
+
+/// The shared IR walk, carrying the context of the node it is at: it calls
+/// the [`Visitor`]'s hook and lets [`ir::visit`](crate::ir::visit) walk the
+/// children, except where a child stands in a different context (a branch,
+/// a loop, the right side of `&&`/`||`).
+struct Cursor<'a, 'v, V> {
+    v: &'v mut V,
+    cx: Cx<'a>,
+}
+
+impl<'a, V: Visitor<'a>> Cursor<'a, '_, V> {
+    /// Runs `f` with the context set to `cx`, then restores it.
+    fn under(&mut self, cx: Cx<'a>, f: impl FnOnce(&mut Self)) {
+        let outer = std::mem::replace(&mut self.cx, cx);
+        f(self);
+        self.cx = outer;
     }
 }
 
-fn barrier_op<'a>(op: &'a BarrierOp, cx: Cx<'a>, v: &mut impl Visitor<'a>) {
-    barrier_ref(&op.barrier, cx, v);
-    if let Some(e) = op_operand(&op.kind) {
-        expr(e, cx, v);
+impl<'a, V: Visitor<'a>> Visit<'a> for Cursor<'a, '_, V> {
+    fn visit_block(&mut self, b: &'a Block) {
+        self.v.block(b, self.cx);
+        visit::walk_block(self, b);
+    }
+
+    fn visit_stmt(&mut self, s: &'a Stmt) {
+        let cx = self.cx;
+        self.v.stmt(s, cx);
+        match &s.kind {
+            StmtKind::If {
+                cond,
+                then_block,
+                else_block,
+            } => {
+                self.visit_expr(cond);
+                self.under(cx.conditional(), |w| {
+                    w.visit_block(then_block);
+                    if let Some(e) = else_block {
+                        w.visit_block(e);
+                    }
+                });
+            }
+            // The condition runs before every iteration, so it is in the loop.
+            StmtKind::While { cond, body } => self.under(cx.looped(body), |w| {
+                w.visit_expr(cond);
+                w.visit_block(body);
+            }),
+            StmtKind::For {
+                start,
+                end,
+                step,
+                body,
+                ..
+            } => {
+                for e in [start, end, step] {
+                    self.visit_expr(e);
+                }
+                self.under(cx.looped(body), |w| w.visit_block(body));
+            }
+            _ => visit::walk_stmt(self, s),
+        }
+    }
+
+    fn visit_expr(&mut self, e: &'a Expr) {
+        let cx = self.cx;
+        self.v.expr(e, cx);
+        match &e.kind {
+            ExprKind::Binary(BinOp::And | BinOp::Or, a, b) => {
+                self.visit_expr(a);
+                self.under(cx.conditional(), |w| w.visit_expr(b));
+            }
+            ExprKind::If {
+                cond,
+                then_block,
+                then_value,
+                else_block,
+                else_value,
+            } => {
+                self.visit_expr(cond);
+                self.under(cx.conditional(), |w| {
+                    w.visit_block(then_block);
+                    w.visit_expr(then_value);
+                    w.visit_block(else_block);
+                    w.visit_expr(else_value);
+                });
+            }
+            _ => visit::walk_expr(self, e),
+        }
+    }
+
+    fn visit_barrier_ref(&mut self, r: &'a BarrierRef) {
+        self.v.barrier_ref(r, self.cx);
+        visit::walk_barrier_ref(self, r);
     }
 }
 
@@ -162,19 +187,6 @@ pub fn explicit(p: &Parity) -> Option<&Expr> {
     }
 }
 
-pub fn barrier_ref<'a>(r: &'a BarrierRef, cx: Cx<'a>, v: &mut impl Visitor<'a>) {
-    v.barrier_ref(r, cx);
-    if let Some(i) = &r.index {
-        expr(i, cx, v);
-    }
-}
-
-pub fn place<'a>(p: &'a Place, cx: Cx<'a>, v: &mut impl Visitor<'a>) {
-    for e in place_exprs(p) {
-        expr(e, cx, v);
-    }
-}
-
 /// The expressions that locate a memory element: indices, and the CTA rank
 /// of a remote place.
 pub fn place_exprs(p: &Place) -> Vec<&Expr> {
@@ -185,61 +197,77 @@ pub fn place_exprs(p: &Place) -> Vec<&Expr> {
     }
 }
 
-pub fn expr<'a>(e: &'a Expr, cx: Cx<'a>, v: &mut impl Visitor<'a>) {
-    v.expr(e, cx);
-    match &e.kind {
-        ExprKind::Const(_) | ExprKind::Local(_) | ExprKind::Param(_) | ExprKind::Special(_) => {}
-        ExprKind::Unary(_, a) | ExprKind::Cast(a) => expr(a, cx, v),
-        ExprKind::Binary(op, a, b) => {
-            expr(a, cx, v);
-            let rhs = if matches!(op, BinOp::And | BinOp::Or) {
-                cx.conditional()
-            } else {
-                cx
-            };
-            expr(b, rhs, v);
-        }
-        ExprKind::Select(c, a, b) => {
-            for x in [c, a, b] {
-                expr(x, cx, v);
-            }
-        }
-        ExprKind::If {
-            cond,
-            then_block,
-            then_value,
-            else_block,
-            else_value,
-        } => {
-            expr(cond, cx, v);
-            block(then_block, cx.conditional(), v);
-            expr(then_value, cx.conditional(), v);
-            block(else_block, cx.conditional(), v);
-            expr(else_value, cx.conditional(), v);
-        }
-        ExprKind::Load(p) => place(p, cx, v),
-        ExprKind::Call { args, .. } | ExprKind::Math(_, args) | ExprKind::Warp(_, args) => {
-            for a in args {
-                expr(a, cx, v);
-            }
-        }
-        ExprKind::Atomic { place: p, args, .. } => {
-            place(p, cx, v);
-            for a in args {
-                expr(a, cx, v);
-            }
-        }
-        ExprKind::BarrierTest { barrier, parity } => {
-            barrier_ref(barrier, cx, v);
-            if let Some(p) = explicit(parity) {
-                expr(p, cx, v);
-            }
-        }
-    }
-}
-
 /// The address of a statement, a key for per-statement facts that stays
 /// valid while the module is borrowed.
 pub fn stmt_key(s: &Stmt) -> usize {
     std::ptr::from_ref(s) as usize
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::Value;
+
+    /// Records every integer constant with the context it was visited in.
+    #[derive(Default)]
+    struct Consts(Vec<(i128, u32, u32, bool)>);
+
+    impl<'a> Visitor<'a> for Consts {
+        fn expr(&mut self, e: &'a Expr, cx: Cx<'a>) {
+            if let ExprKind::Const(Value::Int(v)) = e.kind {
+                self.0
+                    .push((v, cx.conditional, cx.loops, cx.loop_body.is_some()));
+            }
+        }
+    }
+
+    #[test]
+    fn context_of_each_node() {
+        let src = "kernel k(out: global mut [u32], n: u32) block(128) {
+    let a = n + 1;
+    if n > 2 { out[3] = 4; } else { out[5] = 6; }
+    while n > 7 { out[8] = 9; }
+    for i in 10..n step 11 { out[i] = 12; }
+    out[13] = select(n > 14 && n > 15, 16, 17);
+    out[18] = if n > 19 { 20 } else { 21 };
+}";
+        let opts = crate::Options {
+            check_only: true,
+            ..crate::Options::default()
+        };
+        let c = crate::compile_str("t.kdsl", src, &opts);
+        let Some(k) = c.module.as_ref().and_then(|m| m.kernels.first()) else {
+            panic!("no kernel: {:#?}", c.diagnostics);
+        };
+        let mut v = Consts::default();
+        body(&k.body, &mut v);
+        let (plain, cond, looped) = ((0, 0, false), (1, 0, false), (0, 1, true));
+        let want: Vec<(i128, u32, u32, bool)> = [
+            (1, plain),
+            (2, plain),
+            (3, cond),
+            (4, cond),
+            (5, cond),
+            (6, cond),
+            (7, looped),
+            (8, looped),
+            (9, looped),
+            (10, plain),
+            (11, plain),
+            (12, looped),
+            (13, plain),
+            (14, plain),
+            (15, cond),
+            (16, plain),
+            (17, plain),
+            (18, plain),
+            (19, plain),
+            (20, cond),
+            (21, cond),
+        ]
+        .into_iter()
+        .map(|(n, (c, l, b))| (n, c, l, b))
+        .collect();
+        assert_eq!(v.0, want);
+    }
 }

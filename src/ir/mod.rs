@@ -25,6 +25,7 @@
 
 pub mod consteval;
 pub mod print;
+pub mod visit;
 
 use crate::span::Span;
 use crate::types::Scalar;

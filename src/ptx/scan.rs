@@ -2,9 +2,10 @@
 //! which special registers it reads, whether it touches another CTA's shared
 //! memory, uses bulk copies, tracks barrier parities, calls functions.
 
+use crate::ir::visit::{self, Visit};
 use crate::ir::{
-    BarrierOpKind, BarrierRef, Block, Expr, ExprKind, FuncId, Parity, Place, PlaceKind, Special,
-    Stmt, StmtKind,
+    BarrierOpKind, BarrierRef, Block, Dim, Expr, ExprKind, FuncId, Parity, Place, PlaceKind,
+    Special, Stmt, StmtKind,
 };
 
 #[derive(Debug, Default)]
@@ -26,9 +27,9 @@ pub(super) struct Usage {
     pub(super) dyn_barriers: Vec<usize>,
 }
 
-fn add(list: &mut Vec<usize>, i: usize) {
-    if !list.contains(&i) {
-        list.push(i);
+fn add<T: PartialEq>(list: &mut Vec<T>, x: T) {
+    if !list.contains(&x) {
+        list.push(x);
     }
 }
 
@@ -39,209 +40,73 @@ fn is_dynamic(e: &Expr) -> bool {
 impl Usage {
     pub(super) fn of_block(b: &Block) -> Usage {
         let mut u = Usage::default();
-        u.block(b);
+        u.visit_block(b);
         u
     }
+}
 
-    fn special(&mut self, s: Special) {
-        if !self.specials.contains(&s) {
-            self.specials.push(s);
-        }
-    }
-
-    fn block(&mut self, b: &Block) {
-        for s in &b.stmts {
-            self.stmt(s);
-        }
-    }
-
-    fn stmt(&mut self, s: &Stmt) {
+// Each hook records its node's facts before walking the children, so
+// `specials` (which numbers the special registers) keeps first-use order.
+impl<'ir> Visit<'ir> for Usage {
+    fn visit_stmt(&mut self, s: &'ir Stmt) {
         match &s.kind {
-            StmtKind::Let { value, .. } | StmtKind::Assign { value, .. } => self.expr(value),
-            StmtKind::Store { place, value, .. } => {
-                self.place(place);
-                self.expr(value);
+            StmtKind::Call { func, .. } => add(&mut self.calls, *func),
+            StmtKind::Barrier(op) if matches!(op.kind, BarrierOpKind::ArriveRemote { .. }) => {
+                self.remote = true
             }
-            StmtKind::If {
-                cond,
-                then_block,
-                else_block,
-            } => {
-                self.expr(cond);
-                self.block(then_block);
-                if let Some(b) = else_block {
-                    self.block(b);
-                }
-            }
-            StmtKind::While { cond, body } => {
-                self.expr(cond);
-                self.block(body);
-            }
-            StmtKind::For {
-                start,
-                end,
-                step,
-                body,
-                ..
-            } => {
-                self.expr(start);
-                self.expr(end);
-                self.expr(step);
-                self.block(body);
-            }
-            StmtKind::Return(Some(e)) | StmtKind::Expr(e) => self.expr(e),
-            StmtKind::Call { func, args } => {
-                self.call(*func);
-                args.iter().for_each(|a| self.expr(a));
-            }
-            StmtKind::Barrier(op) => {
-                self.barrier(&op.barrier);
-                match &op.kind {
-                    BarrierOpKind::Arrive { count } => {
-                        if let Some(c) = count {
-                            self.expr(c);
-                        }
-                    }
-                    BarrierOpKind::ArriveExpectTx { bytes } | BarrierOpKind::ExpectTx { bytes } => {
-                        self.expr(bytes)
-                    }
-                    BarrierOpKind::ArriveRemote { rank } => {
-                        self.remote = true;
-                        self.expr(rank);
-                    }
-                    BarrierOpKind::Wait { parity } => self.parity(&op.barrier, parity),
-                    BarrierOpKind::WaitCluster { parity } => self.expr(parity),
-                }
-            }
-            StmtKind::CopyAsync {
-                dst,
-                src,
-                bytes,
-                barrier,
-            } => {
-                self.bulk = true;
-                self.place(dst);
-                self.place(src);
-                self.expr(bytes);
-                self.barrier(barrier);
-            }
-            StmtKind::CopyAsyncStore { dst, src, bytes } => {
-                self.bulk = true;
-                self.place(dst);
-                self.place(src);
-                self.expr(bytes);
-            }
-            StmtKind::Return(None)
-            | StmtKind::Break
-            | StmtKind::Continue
-            | StmtKind::SyncThreads
-            | StmtKind::ClusterSync
-            | StmtKind::FenceProxyAsync
-            | StmtKind::CopyAsyncCommit
-            | StmtKind::CopyAsyncWait(_) => {}
+            StmtKind::CopyAsync { .. } | StmtKind::CopyAsyncStore { .. } => self.bulk = true,
+            _ => {}
         }
+        visit::walk_stmt(self, s);
     }
 
-    fn call(&mut self, f: FuncId) {
-        if !self.calls.contains(&f) {
-            self.calls.push(f);
+    fn visit_barrier_ref(&mut self, r: &'ir BarrierRef) {
+        if r.index.as_deref().is_some_and(is_dynamic) {
+            add(&mut self.dyn_barriers, r.group.index());
         }
+        visit::walk_barrier_ref(self, r);
     }
 
-    fn barrier(&mut self, r: &BarrierRef) {
-        if let Some(i) = &r.index {
-            if is_dynamic(i) {
-                add(&mut self.dyn_barriers, r.group.index());
-            }
-            self.expr(i);
+    fn visit_parity(&mut self, r: &'ir BarrierRef, p: &'ir Parity) {
+        if let Parity::Tracked = p {
+            add(&mut self.tracked, r.group.index());
         }
+        visit::walk_parity(self, r, p);
     }
 
-    fn parity(&mut self, r: &BarrierRef, p: &Parity) {
-        match p {
-            Parity::Explicit(e) => self.expr(e),
-            Parity::Tracked => {
-                add(&mut self.tracked, r.group.index());
-            }
-        }
-    }
-
-    fn place(&mut self, p: &Place) {
+    fn visit_place(&mut self, p: &'ir Place) {
         match &p.kind {
-            PlaceKind::Global { index, .. } => self.expr(index),
+            PlaceKind::Global { .. } => {}
             PlaceKind::Shared { array, indices } => {
                 if indices.iter().any(is_dynamic) {
                     add(&mut self.dyn_shared, array.index());
                 }
-                indices.iter().for_each(|i| self.expr(i));
             }
-            PlaceKind::Remote {
-                array,
-                rank,
-                indices,
-            } => {
+            PlaceKind::Remote { array, .. } => {
                 self.remote = true;
                 add(&mut self.dyn_shared, array.index());
-                self.expr(rank);
-                indices.iter().for_each(|i| self.expr(i));
             }
         }
+        visit::walk_place(self, p);
     }
 
-    fn expr(&mut self, e: &Expr) {
+    fn visit_expr(&mut self, e: &'ir Expr) {
         match &e.kind {
-            ExprKind::Const(_) | ExprKind::Local(_) | ExprKind::Param(_) => {}
             ExprKind::Special(s) => {
                 if *s == Special::WarpId {
                     // Computed from the thread index and block shape.
-                    for d in [crate::ir::Dim::X, crate::ir::Dim::Y, crate::ir::Dim::Z] {
-                        self.special(Special::ThreadIdx(d));
+                    for d in [Dim::X, Dim::Y, Dim::Z] {
+                        add(&mut self.specials, Special::ThreadIdx(d));
                     }
-                    self.special(Special::BlockDim(crate::ir::Dim::X));
-                    self.special(Special::BlockDim(crate::ir::Dim::Y));
+                    add(&mut self.specials, Special::BlockDim(Dim::X));
+                    add(&mut self.specials, Special::BlockDim(Dim::Y));
                 }
-                self.special(*s);
+                add(&mut self.specials, *s);
             }
-            ExprKind::Unary(_, a) | ExprKind::Cast(a) => self.expr(a),
-            ExprKind::Binary(_, a, b) => {
-                self.expr(a);
-                self.expr(b);
-            }
-            ExprKind::Select(c, a, b) => {
-                self.expr(c);
-                self.expr(a);
-                self.expr(b);
-            }
-            ExprKind::If {
-                cond,
-                then_block,
-                then_value,
-                else_block,
-                else_value,
-            } => {
-                self.expr(cond);
-                self.block(then_block);
-                self.expr(then_value);
-                self.block(else_block);
-                self.expr(else_value);
-            }
-            ExprKind::Load(p) => self.place(p),
-            ExprKind::Call { func, args } => {
-                self.call(*func);
-                args.iter().for_each(|a| self.expr(a));
-            }
-            ExprKind::Math(_, args) | ExprKind::Warp(_, args) => {
-                args.iter().for_each(|a| self.expr(a))
-            }
-            ExprKind::Atomic { place, args, .. } => {
-                self.place(place);
-                args.iter().for_each(|a| self.expr(a));
-            }
-            ExprKind::BarrierTest { barrier, parity } => {
-                self.barrier(barrier);
-                self.parity(barrier, parity);
-            }
+            ExprKind::Call { func, .. } => add(&mut self.calls, *func),
+            _ => {}
         }
+        visit::walk_expr(self, e);
     }
 }
 
@@ -249,46 +114,26 @@ impl Usage {
 /// expression with statements in a branch): an operand already read from a
 /// local's register must then be copied first.
 pub(super) fn may_assign(e: &Expr) -> bool {
-    match &e.kind {
-        ExprKind::If {
-            cond,
-            then_block,
-            then_value,
-            else_block,
-            else_value,
-        } => {
-            !then_block.stmts.is_empty()
-                || !else_block.stmts.is_empty()
-                || may_assign(cond)
-                || may_assign(then_value)
-                || may_assign(else_value)
-        }
-        ExprKind::Const(_) | ExprKind::Local(_) | ExprKind::Param(_) | ExprKind::Special(_) => {
-            false
-        }
-        ExprKind::Unary(_, a) | ExprKind::Cast(a) => may_assign(a),
-        ExprKind::Binary(_, a, b) => may_assign(a) || may_assign(b),
-        ExprKind::Select(c, a, b) => may_assign(c) || may_assign(a) || may_assign(b),
-        ExprKind::Load(p) => place_may_assign(p),
-        ExprKind::Call { args, .. } | ExprKind::Math(_, args) | ExprKind::Warp(_, args) => {
-            args.iter().any(may_assign)
-        }
-        ExprKind::Atomic { place, args, .. } => {
-            place_may_assign(place) || args.iter().any(may_assign)
-        }
-        ExprKind::BarrierTest { barrier, parity } => {
-            barrier.index.as_deref().is_some_and(may_assign)
-                || matches!(&**parity, Parity::Explicit(e) if may_assign(e))
-        }
-    }
+    let mut v = MayAssign(false);
+    v.visit_expr(e);
+    v.0
 }
 
-fn place_may_assign(p: &Place) -> bool {
-    match &p.kind {
-        PlaceKind::Global { index, .. } => may_assign(index),
-        PlaceKind::Shared { indices, .. } => indices.iter().any(may_assign),
-        PlaceKind::Remote { rank, indices, .. } => {
-            may_assign(rank) || indices.iter().any(may_assign)
+/// Set once an `if` expression with statements is found.
+struct MayAssign(bool);
+
+impl<'ir> Visit<'ir> for MayAssign {
+    fn visit_expr(&mut self, e: &'ir Expr) {
+        if self.0 {
+            return;
+        }
+        match &e.kind {
+            ExprKind::If {
+                then_block,
+                else_block,
+                ..
+            } if !then_block.stmts.is_empty() || !else_block.stmts.is_empty() => self.0 = true,
+            _ => visit::walk_expr(self, e),
         }
     }
 }

@@ -91,28 +91,30 @@ fn compile_file(root: SourceFile, opts: &Options) -> Compilation {
 /// stack is virtual memory: only the pages a compilation touches are used.
 fn with_big_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
     const STACK: usize = 1 << 30;
-    std::thread::scope(|scope| {
-        match std::thread::Builder::new()
+    // The closure is handed over through a mutex so that, should the OS
+    // refuse the thread, it can still run here on the current stack.
+    let job = std::sync::Mutex::new(Some(f));
+    let take = || job.lock().ok().and_then(|mut j| j.take());
+    let spawned = std::thread::scope(|scope| {
+        let handle = std::thread::Builder::new()
             .name("kdslc".into())
             .stack_size(STACK)
-            .spawn_scoped(scope, f)
-        {
-            Ok(handle) => match handle.join() {
-                Ok(v) => v,
-                // A panic in the compiler thread: re-raise it here so the
-                // driver's catch_unwind turns it into an internal error.
-                Err(payload) => std::panic::resume_unwind(payload),
-            },
-            Err(_) => unreachable_spawn(),
-        }
-    })
-}
-
-#[cold]
-fn unreachable_spawn() -> ! {
-    // Spawning only fails when the OS refuses a thread; there is no way to
-    // compile without one, so report it like any other internal error.
-    std::panic::panic_any("could not start the compiler thread")
+            .spawn_scoped(scope, || take().map(|f| f()))
+            .ok()?;
+        Some(match handle.join() {
+            Ok(v) => v,
+            // A panic in the compiler thread: re-raise it here so the
+            // driver's catch_unwind turns it into an internal error.
+            Err(payload) => std::panic::resume_unwind(payload),
+        })
+    });
+    match spawned.flatten() {
+        Some(v) => v,
+        None => match take() {
+            Some(f) => f(),
+            None => std::panic::resume_unwind(Box::new("the compiler thread did not run")),
+        },
+    }
 }
 
 fn compile_file_inner(root: SourceFile, opts: &Options) -> Compilation {

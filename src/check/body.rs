@@ -109,6 +109,25 @@ impl<'a> BodyChecker<'a> {
         self.diags
     }
 
+    /// Ends a function or kernel body: reports unused locals, hands the
+    /// diagnostics and name references to the module-wide lists, and returns
+    /// the IR body and the calls it makes.
+    pub fn finish_body(
+        mut self,
+        block: ir::Block,
+        diags: &mut Vec<Diagnostic>,
+        references: &mut Vec<super::Reference>,
+    ) -> (ir::Body, Vec<(FuncId, Span)>) {
+        self.report_unused();
+        references.append(&mut self.references);
+        diags.append(&mut self.diags);
+        let body = ir::Body {
+            locals: self.locals,
+            block,
+        };
+        (body, self.calls)
+    }
+
     // ---- scopes -------------------------------------------------------
 
     pub fn push_scope(&mut self) {
@@ -333,19 +352,13 @@ pub fn check_function(
         }
     }
     let block = c.function_body(&f.body, info);
-    c.report_unused();
+    let (body, calls) = c.finish_body(block, diags, references);
     let func = ir::Function {
         name: f.name.name.clone(),
         span: f.name.span,
         params: f.params.len() as u32,
         ret: info.ret,
-        body: ir::Body {
-            locals: std::mem::take(&mut c.locals),
-            block,
-        },
+        body,
     };
-    let calls = std::mem::take(&mut c.calls);
-    references.append(&mut c.references);
-    diags.extend(c.finish_diagnostics());
     (func, calls)
 }

@@ -67,8 +67,8 @@ pub fn check_kernel(
     c.launch_attributes(&k.launch);
 
     let block = c.block_in_scope(&k.body);
-    c.report_unused();
     let ctx = c.kernel.take().unwrap_or_default();
+    let (body, calls) = c.finish_body(block, diags, references);
     let kernel = ir::Kernel {
         name: k.name.name.clone(),
         name_span: k.name.span,
@@ -78,14 +78,8 @@ pub fn check_kernel(
         cluster: ctx.cluster,
         shared: ctx.shared,
         barriers: ctx.barriers,
-        body: ir::Body {
-            locals: std::mem::take(&mut c.locals),
-            block,
-        },
+        body,
     };
-    let calls = std::mem::take(&mut c.calls);
-    references.append(&mut c.references);
-    diags.extend(c.finish_diagnostics());
     (kernel, calls)
 }
 

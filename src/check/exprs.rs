@@ -2,7 +2,6 @@
 
 use super::body::{Binding, BodyChecker};
 use super::error::CheckError;
-use super::literals::is_untyped;
 use crate::ir::{Dim, Expr, ExprKind, Special};
 use crate::span::Span;
 use crate::syntax::ast::{self, BinOp, UnaryOp};
@@ -121,16 +120,16 @@ impl BodyChecker<'_> {
             } => {
                 let cond = self.expr_as(cond, Scalar::Bool);
                 // An untyped literal branch takes the other branch's type.
-                let untyped = |b: &ast::Block| b.tail.as_deref().is_some_and(is_untyped);
-                let (then, els) = if untyped(then_block) && !untyped(else_block) {
-                    let els = self.value_block(else_block, expected);
-                    let want = els.as_ref().map(|(_, v)| v.ty).or(expected);
-                    (self.value_block(then_block, want), els)
-                } else {
-                    let then = self.value_block(then_block, expected);
-                    let want = then.as_ref().map(|(_, v)| v.ty).or(expected);
-                    (then, self.value_block(else_block, want))
-                };
+                let (then, els) =
+                    if self.tail_is_untyped(then_block) && !self.tail_is_untyped(else_block) {
+                        let els = self.value_block(else_block, expected);
+                        let want = els.as_ref().map(|(_, v)| v.ty).or(expected);
+                        (self.value_block(then_block, want), els)
+                    } else {
+                        let then = self.value_block(then_block, expected);
+                        let want = then.as_ref().map(|(_, v)| v.ty).or(expected);
+                        (then, self.value_block(else_block, want))
+                    };
                 let ((then_block, then_value), (else_block, else_value)) = (then?, els?);
                 if then_value.ty != else_value.ty {
                     let tail = else_block_tail(else_block_ast(e)).unwrap_or(e);
@@ -410,7 +409,7 @@ impl BodyChecker<'_> {
         b: &ast::Expr,
         expected: Option<Scalar>,
     ) -> (Option<Expr>, Option<Expr>) {
-        if is_untyped(a) && !is_untyped(b) {
+        if self.is_untyped(a) && !self.is_untyped(b) {
             let bv = self.expr(b, expected);
             let av = match &bv {
                 Some(bv) => self.expr_as(a, bv.ty),

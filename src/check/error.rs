@@ -150,11 +150,7 @@ impl CheckError {
                 let mut d = Diagnostic::error("E0100", format!("cannot find {kind} `{name}` in this scope"))
                     .primary(span, "not found in this scope");
                 if let Some(s) = similar {
-                    d = d.help(format!("a {kind} with a similar name exists: `{s}`")).fix(
-                        format!("replace with `{s}`"),
-                        span,
-                        s.clone(),
-                    );
+                    d = d.fix(format!("a {kind} with a similar name exists: `{s}`"), span, s.clone());
                 }
                 if let Some(h) = help {
                     d = d.help(h);

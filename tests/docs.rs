@@ -27,10 +27,18 @@ fn language_reference_examples_compile_cleanly() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/language.md");
     let text = std::fs::read_to_string(&path).expect("docs/language.md");
     let blocks = kdsl_blocks(&text);
-    assert!(blocks.len() >= 10, "expected the reference's examples, found {}", blocks.len());
+    assert!(
+        blocks.len() >= 10,
+        "expected the reference's examples, found {}",
+        blocks.len()
+    );
     let mut failures = Vec::new();
     for (line, src) in &blocks {
-        let c = kdsl::compile_str(&format!("docs/language.md:{line}"), src, &kdsl::Options::default());
+        let c = kdsl::compile_str(
+            &format!("docs/language.md:{line}"),
+            src,
+            &kdsl::Options::default(),
+        );
         if !c.diagnostics.is_empty() || c.ptx.is_none() {
             let shown = kdsl::diagnostics::render::short(&c.sources, &c.diagnostics);
             failures.push(format!("example at docs/language.md:{line}:\n{shown}"));

@@ -302,8 +302,11 @@ impl CheckError {
             .help(format!("compile with `--target {needs}` or newer")),
             CheckError::Unused { name, span } => Diagnostic::warning("W0001", format!("unused variable `{name}`"))
                 .primary(span, "never used")
-                .help(format!("if this is intentional, prefix it with an underscore: `_{name}`"))
-                .fix(format!("rename to `_{name}`"), span, format!("_{name}")),
+                .fix(
+                    format!("if this is intentional, prefix it with an underscore: `_{name}`"),
+                    span,
+                    format!("_{name}"),
+                ),
             CheckError::NonPortableCluster { size, span } => {
                 Diagnostic::warning("W0002", format!("cluster size {size} is not portable"))
                     .primary(span, format!("{size} CTAs per cluster"))

@@ -254,10 +254,11 @@ impl BodyChecker<'_> {
         if BUILTIN_VALUES.contains(&name.name.as_str()) {
             self.error(CheckError::Mismatch {
                 expected: "u32".into(),
-                found: format!("built-in vector `{}`", name.name),
+                // CUDA's name for the type of `threadIdx` and friends.
+                found: "uint3".into(),
                 span,
                 note: Some(format!(
-                    "pick a component: `{0}.x`, `{0}.y` or `{0}.z`",
+                    "`{0}` is a vector of three `u32`s; pick a component: `{0}.x`, `{0}.y` or `{0}.z`",
                     name.name
                 )),
                 fix: Some(super::error::Suggestion {

@@ -222,12 +222,6 @@ fn applied_line(sources: &SourceMap, span: Span, replacement: &str) -> Option<St
 }
 
 #[cfg(test)]
-#[allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 mod tests {
     use super::*;
     use crate::source::SourceFile;

@@ -203,12 +203,6 @@ pub fn normalize_args(args: Vec<OsString>) -> Vec<OsString> {
 }
 
 #[cfg(test)]
-#[allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 mod tests {
     use super::*;
 

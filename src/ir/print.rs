@@ -466,10 +466,4 @@ fn warp_name(op: WarpOp) -> &'static str {
 }
 
 #[cfg(test)]
-#[allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 mod tests;

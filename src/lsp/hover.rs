@@ -212,12 +212,6 @@ pub fn group(g: &BarrierGroup) -> String {
 }
 
 #[cfg(test)]
-#[allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 mod tests {
     use super::*;
     use crate::ir::{BarrierSpans, Scope};

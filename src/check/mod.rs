@@ -1,6 +1,6 @@
 //! Names and types: AST → IR.
 //!
-//! [`check`] first collects the items of every file (constants, which it
+//! [`check_with_references`] first collects the items of every file (constants, which it
 //! evaluates, and function signatures) into [`Globals`], then checks each
 //! function and kernel body with a [`body::BodyChecker`], which resolves
 //! names, types every expression (untyped literals take the type their
@@ -29,18 +29,6 @@ use crate::target::Target;
 pub use error::CheckError;
 pub use globals::Globals;
 
-/// Checks every file (the root first) and lowers the root's kernels and the
-/// functions they use to IR. The module is `None` when nothing could be
-/// lowered; with errors it may be partial and must not be used for codegen.
-pub fn check(
-    sources: &SourceMap,
-    files: &[(FileId, ast::File)],
-    target: Target,
-) -> (Option<ir::Module>, Vec<Diagnostic>) {
-    let out = check_with_references(sources, files, target);
-    (out.module, out.diagnostics)
-}
-
 /// A use of a name and the span of the name's definition (for go-to-definition).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Reference {
@@ -57,6 +45,10 @@ pub struct CheckOutput {
     pub references: Vec<Reference>,
 }
 
+/// Checks every file (the root first) and lowers the root's kernels and the
+/// functions they use to IR, recording where each used name is defined. The
+/// module may be partial when there are errors and must then not be used
+/// for code generation.
 pub fn check_with_references(
     sources: &SourceMap,
     files: &[(FileId, ast::File)],

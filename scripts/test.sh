@@ -3,7 +3,7 @@
 # (scripts/cuda-tools.sh, cached after the first run), points the tests at them,
 # and runs `cargo test --locked` with any extra arguments passed through:
 #     scripts/test.sh                      # everything
-#     scripts/test.sh --test ptxas_harness # one test file
+#     scripts/test.sh ptxas_harness         # one module of tests/it
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$(scripts/cuda-tools.sh)"

@@ -1,9 +1,9 @@
 //! Proves the ptxas harness in tests/common/ptxas.rs tells a good PTX module
 //! from a bad one, so tests built on it can be trusted.
 
-mod common;
 
-use common::ptxas;
+
+use crate::common::ptxas;
 
 /// A complete, valid sm_80 kernel: out[i] = a * x[i] + out[i] for i < n.
 const VALID_SM80: &str = r#"

@@ -3,8 +3,9 @@
 //! - randomly generated *valid* programs compile without diagnostics and the
 //!   PTX they produce is accepted by ptxas.
 
-mod common;
 
+
+use crate::common;
 use proptest::prelude::*;
 use std::path::Path;
 

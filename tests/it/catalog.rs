@@ -43,7 +43,7 @@ fn docs_are_up_to_date() {
         panic!(
             "{} is out of date (first difference at line {}).\n\
              It is generated from src/diagnostics/explain/*.md; regenerate it with\n\n    \
-             KDSL_BLESS=1 cargo test --test catalog\n",
+             KDSL_BLESS=1 cargo test --test it catalog::\n",
             path.display(),
             first_diff + 1
         );

@@ -3,10 +3,11 @@
 //! the program uses nothing newer (compiling it for sm_80 gives no E0200).
 //!
 //! Regenerate the golden files after an intended change with
-//! `KDSL_BLESS=1 cargo test --test samples`, and review the diff.
+//! `KDSL_BLESS=1 cargo test --test it samples::`, and review the diff.
 
-mod common;
 
+
+use crate::common;
 use kdsl::target::Target;
 use std::path::{Path, PathBuf};
 

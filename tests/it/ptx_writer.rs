@@ -2,14 +2,14 @@
 //! ptxas (13.5) for the targets it is meant for, and the tests state which
 //! instructions the barrier operations, headers and prologues produce.
 
-mod common;
-mod ptx_build;
 
-use common::ptxas;
+
+
+use crate::common::ptxas;
 use kdsl::ir::{AtomicOp, BarrierOpKind, Dim::*, Kernel, Module, Parity, Special::*, StmtKind};
 use kdsl::target::Target;
-use ptx_build::kernels::*;
-use ptx_build::*;
+use crate::ptx_build::kernels::*;
+use crate::ptx_build::*;
 
 /// Writes `m` for `t` and, when ptxas is available, assembles it for the
 /// same architecture; returns the PTX.
@@ -936,7 +936,7 @@ fn sm90_only_operations_on_sm80_become_comments() {
     assemble(&one(cluster_sum()), Target::Sm80);
 }
 
-/// `KDSL_PTX_DUMP=dir cargo test --test ptx_writer dump` writes the sample
+/// `KDSL_PTX_DUMP=dir cargo test --test it ptx_writer::dump` writes the sample
 /// kernels' PTX (sm_90) into `dir` for reading.
 #[test]
 fn dump_for_review() {

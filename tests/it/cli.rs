@@ -3,8 +3,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
-mod common;
 
+
+use crate::common;
 use std::fs;
 use std::path::Path;
 use std::process::{Command, Output};

@@ -1,0 +1,22 @@
+//! kdsl's integration tests, in one test binary so that a change links once.
+//! Each module is one concern; `common` holds the shared helpers (the ptxas
+//! harness), `ptx_build` a small builder of hand-made IR for writer tests.
+
+mod common;
+mod ptx_build;
+
+mod barriers;
+mod catalog;
+mod cli;
+mod docs;
+mod fuzz;
+mod imports;
+mod lsp;
+mod make;
+mod nvim;
+mod ptx_writer;
+mod ptxas_harness;
+mod render;
+mod samples;
+mod syntax;
+mod ui;

@@ -32,6 +32,7 @@ pub mod check;
 pub mod diagnostics;
 pub mod driver;
 pub mod ir;
+pub mod launch;
 pub mod lsp;
 pub mod ptx;
 pub mod source;

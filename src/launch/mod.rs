@@ -1,0 +1,95 @@
+//! The launch interface shared by `kdslc sim` (CPU) and `kdslc run` (GPU):
+//! `../shared/design/sim.md` §3, documented for users in `docs/simulator.md`.
+//!
+//! This module owns the data that crosses from the command line to an
+//! executor and back:
+//!
+//! ```text
+//!  --grid/--block/--cluster/--arg ──▶ Launch (shapes + ArgValue per parameter)
+//!                                        │
+//!                       sim::run / gpu::run (the executors)
+//!                                        ▼
+//!                 the writable Arrays after the run ──▶ --out DIR/NAME.npy, --dump
+//! ```
+//!
+//! A kernel's [`KernelSignature`] comes either from the kdsl IR (typed
+//! pointers) or from a PTX `.entry` (untyped `.u64` parameters, where the
+//! `--arg` value's type prefix decides). Executors never parse the command
+//! line and the command line never looks inside an executor.
+
+use crate::types::Scalar;
+
+/// What a kernel expects at launch, from the kdsl IR or from a PTX `.entry`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KernelSignature {
+    pub name: String,
+    pub params: Vec<ParamSig>,
+    /// `block(...)` / `.reqntid`: the launch's block shape must equal it.
+    pub reqntid: Option<[u32; 3]>,
+    /// `.maxntid` (nvcc's `__launch_bounds__`): the block may not exceed it.
+    pub maxntid: Option<[u32; 3]>,
+    /// `cluster(...)` / `.reqnctapercluster`.
+    pub cluster: Option<[u32; 3]>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParamSig {
+    /// The kdsl parameter name, or the PTX `.param` name.
+    pub name: String,
+    pub kind: ParamKind,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ParamKind {
+    /// A scalar parameter of this type.
+    Scalar(Scalar),
+    /// A `global [T]` / `global mut [T]` parameter (kdsl input).
+    Array { elem: Scalar, writable: bool },
+    /// A PTX `.param .u64`/`.b64`/`.s64`: a pointer when its `--arg` value is
+    /// an array form with a type prefix (`f32:iota:1000`, then writable), a
+    /// 64-bit scalar when it is a plain literal.
+    PtxU64,
+}
+
+/// A fully resolved launch: shapes and one value per parameter, in order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Launch {
+    pub kernel: String,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    /// `[1, 1, 1]` for a kernel without a cluster.
+    pub cluster: [u32; 3],
+    pub args: Vec<ArgValue>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ArgValue {
+    /// A scalar: its bits, zero-extended to 64 (floats as their IEEE bits,
+    /// `bool` as 0/1).
+    Scalar { ty: Scalar, bits: u64 },
+    /// An array in global memory.
+    Array(Array),
+}
+
+/// One global-memory array argument.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Array {
+    /// The parameter name: `--out DIR` writes `DIR/NAME.npy`.
+    pub name: String,
+    pub elem: Scalar,
+    /// The elements, little-endian, `len * elem.size()` bytes.
+    pub data: Vec<u8>,
+    /// Written back after the run (`global mut`, or any array of a PTX input).
+    pub writable: bool,
+}
+
+impl Array {
+    /// The number of elements.
+    pub fn len(&self) -> usize {
+        self.data.len() / self.elem.size().max(1) as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+}

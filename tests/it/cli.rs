@@ -3,8 +3,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
-
-
 use crate::common;
 use std::fs;
 use std::path::Path;

@@ -3,8 +3,6 @@
 //! - randomly generated *valid* programs compile without diagnostics and the
 //!   PTX they produce is accepted by ptxas.
 
-
-
 use crate::common;
 use proptest::prelude::*;
 use std::path::Path;

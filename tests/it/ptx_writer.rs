@@ -2,14 +2,11 @@
 //! ptxas (13.5) for the targets it is meant for, and the tests state which
 //! instructions the barrier operations, headers and prologues produce.
 
-
-
-
 use crate::common::ptxas;
-use kdsl::ir::{AtomicOp, BarrierOpKind, Dim::*, Kernel, Module, Parity, Special::*, StmtKind};
-use kdsl::target::Target;
 use crate::ptx_build::kernels::*;
 use crate::ptx_build::*;
+use kdsl::ir::{AtomicOp, BarrierOpKind, Dim::*, Kernel, Module, Parity, Special::*, StmtKind};
+use kdsl::target::Target;
 
 /// Writes `m` for `t` and, when ptxas is available, assembles it for the
 /// same architecture; returns the PTX.

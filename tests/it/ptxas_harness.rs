@@ -1,8 +1,6 @@
 //! Proves the ptxas harness in tests/common/ptxas.rs tells a good PTX module
 //! from a bad one, so tests built on it can be trusted.
 
-
-
 use crate::common::ptxas;
 
 /// A complete, valid sm_80 kernel: out[i] = a * x[i] + out[i] for i < n.

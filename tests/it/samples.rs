@@ -5,8 +5,6 @@
 //! Regenerate the golden files after an intended change with
 //! `KDSL_BLESS=1 cargo test --test it samples::`, and review the diff.
 
-
-
 use crate::common;
 use kdsl::target::Target;
 use std::path::{Path, PathBuf};

@@ -95,6 +95,8 @@ pub enum CheckError {
     MissingReturn { name: String, span: Span, ret: Span },
     /// E0117
     NotConstant { span: Span, why: Option<String> },
+    /// E0117: an integer `/` or `%` whose divisor is the constant zero.
+    DivisionByZero { op: &'static str, span: Span },
     /// E0118
     BadOperand {
         op: String,
@@ -256,6 +258,9 @@ impl CheckError {
                 }
                 d
             }
+            CheckError::DivisionByZero { op, span } => Diagnostic::error("E0117", "division by zero")
+                .primary(span, format!("this divisor of `{op}` is zero"))
+                .note("integer division and remainder by zero have no defined result in PTX (`div` and `rem` return an unspecified value)"),
             CheckError::BadOperand { op, ty, span, note } => {
                 let mut d = Diagnostic::error("E0118", format!("cannot apply `{op}` to type `{ty}`"))
                     .primary(span, format!("this is of type `{ty}`"));

@@ -16,6 +16,7 @@
 use super::imm;
 use super::suffix;
 use super::writer::{emit, Class, Operand, Reg, Writer};
+use crate::ir::Value;
 use crate::types::Scalar;
 
 impl Writer<'_> {
@@ -57,19 +58,10 @@ impl Writer<'_> {
 
     fn number_of_bool(&mut self, p: Reg, to: Scalar) -> Operand {
         let d = self.reg_for(to);
-        let (one, zero) = match to {
-            Scalar::F32 => (imm::f32_imm(1.0), imm::f32_imm(0.0)),
-            Scalar::F64 => (imm::f64_imm(1.0), imm::f64_imm(0.0)),
-            Scalar::F16 => (
-                format!("0x{:04X}", imm::f16_bits(1.0)),
-                "0x0000".to_string(),
-            ),
-            Scalar::BF16 => (
-                format!("0x{:04X}", imm::bf16_bits(1.0)),
-                "0x0000".to_string(),
-            ),
-            _ => ("1".to_string(), "0".to_string()),
-        };
+        let (one, zero) = (
+            imm::scalar_imm(Value::Int(1), to),
+            imm::scalar_imm(Value::Int(0), to),
+        );
         emit!(
             self,
             "selp.{} {}, {}, {}, {};",

@@ -8,6 +8,7 @@
 //! treat an `Error` node silently (its error was already reported).
 
 use crate::span::Span;
+pub use super::number::FloatLit;
 
 /// A name with its span.
 #[derive(Clone, Debug, PartialEq)]
@@ -281,9 +282,10 @@ pub enum ExprKind {
         value: u64,
         suffix: Option<crate::types::Scalar>,
     },
-    /// A float literal; `value` parsed as f64, `suffix` the written suffix.
+    /// A float literal; `value` keeps it exactly enough to round it once
+    /// to its type (see [`FloatLit`]), `suffix` the written suffix.
     Float {
-        value: f64,
+        value: FloatLit,
         suffix: Option<crate::types::Scalar>,
     },
     Bool(bool),

@@ -464,6 +464,7 @@ fn block_comment(lex: &mut logos::Lexer<Token>) -> FilterResult<(), LexErrorKind
 mod tests {
     use super::*;
     use crate::types::Scalar;
+    use super::number::FloatLit;
 
     fn kinds(text: &str) -> Vec<Token> {
         lex(FileId(0), text)
@@ -522,7 +523,7 @@ mod tests {
                     suffix: Some(Scalar::U32)
                 }),
                 Token::Number(Number::Float {
-                    value: 1.5,
+                    value: FloatLit::exact(1.5),
                     suffix: None
                 }),
             ]
@@ -535,11 +536,11 @@ mod tests {
             kinds("1e-3 2.5e+4 0x1e+5"),
             vec![
                 Token::Number(Number::Float {
-                    value: 1e-3,
+                    value: FloatLit::exact(1e-3),
                     suffix: None
                 }),
                 Token::Number(Number::Float {
-                    value: 2.5e4,
+                    value: FloatLit::exact(2.5e4),
                     suffix: None
                 }),
                 int(0x1e),

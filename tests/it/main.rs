@@ -7,6 +7,7 @@ mod ptx_build;
 
 mod barriers;
 mod catalog;
+mod consteval;
 mod cli;
 mod docs;
 mod fuzz;

@@ -146,7 +146,13 @@ pub fn is_midpoint(x: f64, fmt: Format) -> bool {
         return false;
     }
     let (m, e) = decompose(x.abs());
-    matches!(split(u128::from(m), e, fmt), Split::Cut { rest: Ordering::Equal, .. })
+    matches!(
+        split(u128::from(m), e, fmt),
+        Split::Cut {
+            rest: Ordering::Equal,
+            ..
+        }
+    )
 }
 
 /// The encoding of `x`, a value of `fmt` (rounded to `fmt` first if it is

@@ -64,8 +64,16 @@ fn f32_to_half_rounding_matches_the_half_crate() {
             continue;
         }
         let x = f64::from(y);
-        assert_eq!(to_bits(x, Format::F16), u64::from(f16::from_f32(y).to_bits()), "{y:e}");
-        assert_eq!(to_bits(x, Format::BF16), u64::from(bf16::from_f32(y).to_bits()), "{y:e}");
+        assert_eq!(
+            to_bits(x, Format::F16),
+            u64::from(f16::from_f32(y).to_bits()),
+            "{y:e}"
+        );
+        assert_eq!(
+            to_bits(x, Format::BF16),
+            u64::from(bf16::from_f32(y).to_bits()),
+            "{y:e}"
+        );
     }
 }
 
@@ -138,19 +146,34 @@ fn midpoints_and_their_side() {
     assert!(is_midpoint(m, Format::F16));
     assert!(!is_midpoint(m, Format::F32));
     assert!(!is_midpoint(1.0, Format::F16));
-    assert_eq!(round_near(m, Ordering::Greater, Format::F16), 1.0 + 2f64.powi(-10));
+    assert_eq!(
+        round_near(m, Ordering::Greater, Format::F16),
+        1.0 + 2f64.powi(-10)
+    );
     assert_eq!(round_near(m, Ordering::Less, Format::F16), 1.0);
-    assert_eq!(round_near(-m, Ordering::Less, Format::F16), -(1.0 + 2f64.powi(-10)));
+    assert_eq!(
+        round_near(-m, Ordering::Less, Format::F16),
+        -(1.0 + 2f64.powi(-10))
+    );
     assert_eq!(round_near(m, Ordering::Equal, Format::F16), 1.0);
     // The f32 overflow threshold: f32::MAX + half an ulp.
     let t = f64::from(f32::MAX) + 2f64.powi(103);
     assert!(is_midpoint(t, Format::F32));
-    assert_eq!(round_near(t, Ordering::Less, Format::F32), f64::from(f32::MAX));
+    assert_eq!(
+        round_near(t, Ordering::Less, Format::F32),
+        f64::from(f32::MAX)
+    );
     assert_eq!(round_near(t, Ordering::Equal, Format::F32), f64::INFINITY);
     // Smallest f32 subnormal, halved.
     assert!(is_midpoint(2f64.powi(-150), Format::F32));
-    assert_eq!(round_near(2f64.powi(-150), Ordering::Greater, Format::F32), 2f64.powi(-149));
-    assert_eq!(round_near(2f64.powi(-150), Ordering::Equal, Format::F32), 0.0);
+    assert_eq!(
+        round_near(2f64.powi(-150), Ordering::Greater, Format::F32),
+        2f64.powi(-149)
+    );
+    assert_eq!(
+        round_near(2f64.powi(-150), Ordering::Equal, Format::F32),
+        0.0
+    );
 }
 
 #[test]

@@ -108,7 +108,9 @@ fn small_constant_tree(e: &Expr, budget: &mut u32) -> bool {
     match &e.kind {
         ExprKind::Const(_) => true,
         ExprKind::Unary(_, a) | ExprKind::Cast(a) => small_constant_tree(a, budget),
-        ExprKind::Binary(_, a, b) => small_constant_tree(a, budget) && small_constant_tree(b, budget),
+        ExprKind::Binary(_, a, b) => {
+            small_constant_tree(a, budget) && small_constant_tree(b, budget)
+        }
         ExprKind::Select(c, a, b) => {
             small_constant_tree(c, budget)
                 && small_constant_tree(a, budget)
@@ -235,7 +237,10 @@ fn shift(op: BinOp, x: i128, ty: Scalar, amount: u128) -> i128 {
     }
     // `x` is sign-extended for signed types and zero-extended otherwise,
     // so an arithmetic shift of the i128 is `shr.s` or `shr.u`.
-    wrap(x >> s.min(width - 1 + u32::from(!ty.is_signed_int())).min(127), ty)
+    wrap(
+        x >> s.min(width - 1 + u32::from(!ty.is_signed_int())).min(127),
+        ty,
+    )
 }
 
 fn bool_binary(op: BinOp, x: bool, y: bool) -> Result<Value, NotConst> {

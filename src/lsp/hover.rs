@@ -116,7 +116,11 @@ fn describe(a: &Analysis, module: &Module, span: Span, t: Target) -> Option<Stri
                 // literal just its type.
                 let text = a.compilation.sources.slice(span);
                 if is_identifier(text) {
-                    code(&format!("const {text}: {} = {}", e.ty.name(), value(*v, e.ty)))
+                    code(&format!(
+                        "const {text}: {} = {}",
+                        e.ty.name(),
+                        value(*v, e.ty)
+                    ))
                 } else {
                     code(e.ty.name())
                 }

@@ -2,8 +2,10 @@
 //!
 //! - int ↔ int: sign- or zero-extend by the *source* signedness, truncate
 //!   when narrowing, reinterpret at equal width;
-//! - int → float rounds to nearest even (`cvt.rn`); float → int truncates
-//!   toward zero and saturates, NaN → 0 (`cvt.rzi`);
+//! - int → float rounds once to nearest even (`cvt.rn`, from any width);
+//!   float → int truncates toward zero and saturates (`cvt.rzi`); a NaN
+//!   gives 0, or `1 << (width - 1)` from `f64` or into 64 bits (the ISA's
+//!   rule, which `ir::consteval::cast` folds identically);
 //! - float → float: widening is exact (no rounding modifier), narrowing
 //!   rounds to nearest even;
 //! - `bool` → number: 0 or 1 (`selp`); number → `bool`: `!= 0` (`setp`,

@@ -5,8 +5,8 @@ use super::imm;
 use super::scan::{may_assign, speculatable};
 use super::suffix;
 use super::writer::{emit, Class, Operand, Reg, Writer};
-use crate::ir::contract::{self, Fused};
 use crate::ir::consteval;
+use crate::ir::contract::{self, Fused};
 use crate::ir::{BinOp, Block, Expr, ExprKind, UnaryOp, Value};
 use crate::types::Scalar;
 

@@ -95,16 +95,28 @@ mod tests {
     #[test]
     fn immediates() {
         assert_eq!(scalar_imm(Value::Float(1.0), Scalar::F32), "0f3F800000");
-        assert_eq!(scalar_imm(Value::Float(1.0), Scalar::F64), "0d3FF0000000000000");
+        assert_eq!(
+            scalar_imm(Value::Float(1.0), Scalar::F64),
+            "0d3FF0000000000000"
+        );
         assert_eq!(scalar_imm(Value::Int(-5), Scalar::I32), "-5");
-        assert_eq!(scalar_imm(Value::Int(u32::MAX as i128), Scalar::U32), "0xFFFFFFFF");
-        assert_eq!(scalar_imm(Value::Int(u64::MAX as i128), Scalar::U64), "0xFFFFFFFFFFFFFFFF");
+        assert_eq!(
+            scalar_imm(Value::Int(u32::MAX as i128), Scalar::U32),
+            "0xFFFFFFFF"
+        );
+        assert_eq!(
+            scalar_imm(Value::Int(u64::MAX as i128), Scalar::U64),
+            "0xFFFFFFFFFFFFFFFF"
+        );
         assert_eq!(scalar_imm(Value::Int(7), Scalar::U64), "7");
         assert_eq!(scalar_imm(Value::Float(1.0), Scalar::F16), "0x3C00");
         assert_eq!(scalar_imm(Value::Float(-1.5), Scalar::BF16), "0xBFC0");
         assert_eq!(scalar_imm(Value::Int(0), Scalar::F16), "0x0000");
         // NaNs are written as the canonical NaN of their type.
-        assert_eq!(scalar_imm(Value::Float(f64::NAN), Scalar::F32), "0f7FFFFFFF");
+        assert_eq!(
+            scalar_imm(Value::Float(f64::NAN), Scalar::F32),
+            "0f7FFFFFFF"
+        );
         assert_eq!(scalar_imm(Value::Float(-f64::NAN), Scalar::F16), "0x7FFF");
         assert_eq!(scalar_imm(Value::Float(-0.0), Scalar::F32), "0f80000000");
     }

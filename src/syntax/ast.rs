@@ -7,8 +7,8 @@
 //! later stages can go on and report independent errors. Later stages must
 //! treat an `Error` node silently (its error was already reported).
 
-use crate::span::Span;
 pub use super::number::FloatLit;
+use crate::span::Span;
 
 /// A name with its span.
 #[derive(Clone, Debug, PartialEq)]

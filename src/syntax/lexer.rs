@@ -462,9 +462,9 @@ fn block_comment(lex: &mut logos::Lexer<Token>) -> FilterResult<(), LexErrorKind
 
 #[cfg(test)]
 mod tests {
+    use super::number::FloatLit;
     use super::*;
     use crate::types::Scalar;
-    use super::number::FloatLit;
 
     fn kinds(text: &str) -> Vec<Token> {
         lex(FileId(0), text)

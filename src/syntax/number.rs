@@ -443,13 +443,22 @@ mod tests {
         assert_eq!(lit(below).side, Ordering::Less);
         // f16: 1 + 2^-11 = 1.00048828125.
         assert_eq!(lit("1.00048828125").round(Format::F16), 1.0);
-        assert_eq!(lit("1.00048828125000000001").round(Format::F16), 1.0 + 2f64.powi(-10));
+        assert_eq!(
+            lit("1.00048828125000000001").round(Format::F16),
+            1.0 + 2f64.powi(-10)
+        );
         assert_eq!(lit("1.00146484375").round(Format::F16), 1.0 + 2f64.powi(-9));
         // bf16: 1 + 2^-8 = 1.00390625.
         assert_eq!(lit("1.00390625").round(Format::BF16), 1.0);
-        assert_eq!(lit("1.0039062500000000000000001").round(Format::BF16), 1.0 + 2f64.powi(-7));
+        assert_eq!(
+            lit("1.0039062500000000000000001").round(Format::BF16),
+            1.0 + 2f64.powi(-7)
+        );
         assert_eq!(lit("100390625e-8").round(Format::BF16), 1.0);
-        assert_eq!(lit("0.0000000100390625000000000001e8").round(Format::BF16), 1.0 + 2f64.powi(-7));
+        assert_eq!(
+            lit("0.0000000100390625000000000001e8").round(Format::BF16),
+            1.0 + 2f64.powi(-7)
+        );
         // The f32 overflow threshold, 2^128 - 2^103, and a hair below it.
         let t = "340282356779733661637539395458142568448";
         assert_eq!(lit(&format!("{t}.0")).round(Format::F32), f64::INFINITY);
@@ -492,7 +501,10 @@ mod tests {
         assert_eq!(compare_decimal("0.49999", 0.5), Ordering::Less);
         assert_eq!(compare_decimal("50e-2", 0.5), Ordering::Equal);
         assert_eq!(compare_decimal("0.0", 0.5), Ordering::Less);
-        assert_eq!(compare_decimal("1e-99999999999999999999999", 0.5), Ordering::Less);
+        assert_eq!(
+            compare_decimal("1e-99999999999999999999999", 0.5),
+            Ordering::Less
+        );
         assert_eq!(compare_decimal("123.456", 123.456), Ordering::Less);
         assert_eq!(compare_decimal("0.1", 0.1), Ordering::Less);
     }

@@ -93,7 +93,13 @@ fn check(g: &GenExpr, source: &str, folded: bool) -> Result<(), TestCaseError> {
             prop_assert_eq!(codes, want, "{}\n{}", describe(g), source);
         }
         Ok(want) => {
-            prop_assert!(codes.is_empty(), "{}\n{}\nerrors: {:?}", describe(g), source, codes);
+            prop_assert!(
+                codes.is_empty(),
+                "{}\n{}\nerrors: {:?}",
+                describe(g),
+                source,
+                codes
+            );
             let Some(ptx) = c.ptx else {
                 return Err(TestCaseError::fail(format!("no PTX for {source}")));
             };
@@ -165,7 +171,7 @@ fn float_literals_round_once_from_their_digits() {
     assert_folds("f32", "1.0000000596046447753906250000001", 0x3F80_0001);
     assert_folds("f32", "1.0000000596046447753906249999999", 0x3F80_0000);
     assert_folds("f32", "1.000000178813934326171875", 0x3F80_0002); // 1 + 3·2^-24: ties up to even
-    // f16: 1 + 2^-11 = 1.00048828125; bf16: 1 + 2^-8 = 1.00390625.
+                                                                    // f16: 1 + 2^-11 = 1.00048828125; bf16: 1 + 2^-8 = 1.00390625.
     assert_folds("f16", "1.00048828125f16", 0x3C00);
     assert_folds("f16", "1.00048828125000000000001f16", 0x3C01);
     assert_folds("bf16", "1.00390625bf16", 0x3F80);
@@ -182,14 +188,16 @@ fn literal_range_uses_the_same_rounding() {
     // infinity): out of range; a hair below it rounds to f32::MAX.
     let at = "340282356779733661637539395458142568448.0f32";
     let below = "340282356779733661637539395458142568447.999f32";
-    let src = |lit: &str| format!("kernel k(out: global mut [f32]) block(1) {{ out[0] = {lit}; }}\n");
+    let src =
+        |lit: &str| format!("kernel k(out: global mut [f32]) block(1) {{ out[0] = {lit}; }}\n");
     assert_eq!(error_codes(&compile(&src(at))), ["E0003"]);
     // Below the threshold, though its nearest f64 is the threshold itself:
     // rounding that f64 would tie to infinity.
     assert_folds("f32", "3.4028235677973366e38f32", 0x7F7F_FFFF);
     assert_folds("f32", below, 0x7F7F_FFFF);
     assert_folds("f32", "3.4028235677973365e38", 0x7F7F_FFFF);
-    let src16 = |lit: &str| format!("kernel k(out: global mut [f16]) block(1) {{ out[0] = {lit}; }}\n");
+    let src16 =
+        |lit: &str| format!("kernel k(out: global mut [f16]) block(1) {{ out[0] = {lit}; }}\n");
     assert_eq!(error_codes(&compile(&src16("65520.0f16"))), ["E0003"]);
     assert_eq!(error_codes(&compile(&src16("65520"))), ["E0003"]);
     assert_folds("f16", "65519.99999999999999f16", 0x7BFF);
@@ -204,7 +212,11 @@ fn conversions_round_once() {
     assert_folds("f32", "9223372036854775807i64 as f32", 0x5F00_0000);
     assert_folds("bf16", "1157425104234217473u64 as bf16", 0x5D81);
     assert_folds("bf16", "1157425104234217472u64 as bf16", 0x5D80); // the tie: to even
-    assert_folds("f64", "18446744073709551615u64 as f64", 0x43F0_0000_0000_0000);
+    assert_folds(
+        "f64",
+        "18446744073709551615u64 as f64",
+        0x43F0_0000_0000_0000,
+    );
     // f32 → f16 ties to even: 1 + 2^-11 goes down, 1 + 3·2^-11 up.
     assert_folds("f16", "1.00048828125f32 as f16", 0x3C00);
     assert_folds("f16", "1.00146484375f32 as f16", 0x3C02);
@@ -246,7 +258,11 @@ fn integer_edges_wrap() {
     assert_folds("i32", "(-7i32) / 2i32", (-3i32) as u32 as u64);
     assert_folds("i32", "(-7i32) % 2i32", (-1i32) as u32 as u64);
     assert_folds("u32", "4294967295u32 + 1u32", 0);
-    assert_folds("u64", "18446744073709551615u64 * 18446744073709551615u64", 1);
+    assert_folds(
+        "u64",
+        "18446744073709551615u64 * 18446744073709551615u64",
+        1,
+    );
     assert_folds("i32", "abs(-2147483648i32)", 0x8000_0000);
     assert_folds("i32", "-(-2147483648i32)", 0x8000_0000);
 }
@@ -304,7 +320,10 @@ fn multiply_add_contracts_with_one_rounding() {
         "const P: f32 = {x} * {x};\nconst C: f32 = P - 1.0f32;\n\
          kernel k(out: global mut [f32]) block(1) {{ out[0] = C; }}\n"
     );
-    assert_eq!(stored_constant(&ptx_of(&src), Ty::F32).map(Val::bits), Some(0x3A00_0000));
+    assert_eq!(
+        stored_constant(&ptx_of(&src), Ty::F32).map(Val::bits),
+        Some(0x3A00_0000)
+    );
     // f16 does not contract: (1 + 2^-10)^2 rounds to 1 + 2^-9 first.
     assert_folds("f16", "1.0009765625f16 * 1.0009765625f16 - 1.0f16", 0x1800);
 }
@@ -316,7 +335,10 @@ fn constant_division_by_zero_is_an_error() {
         ("out[0] = n % (2u32 - 2u32);", "%"),
         ("let mut x = n; x /= 0u32; out[0] = x;", "/"),
         ("out[0] /= 0;", "/"),
-        ("out[0] = select(n > 0u32, n / (n - n), 1u32 / (4u32 >> 3u32));", "/"),
+        (
+            "out[0] = select(n > 0u32, n / (n - n), 1u32 / (4u32 >> 3u32));",
+            "/",
+        ),
     ] {
         let src = format!("kernel k(out: global mut [u32], n: u32) block(1) {{ {body} }}\n");
         let c = compile(&src);
@@ -324,10 +346,17 @@ fn constant_division_by_zero_is_an_error() {
         assert_eq!(errors.len(), 1, "{src}: {:?}", c.diagnostics);
         assert_eq!(errors[0].message, "division by zero");
         let label_text = &errors[0].labels[0].message;
-        assert_eq!(label_text, &format!("this divisor of `{label}` is zero"), "{src}");
+        assert_eq!(
+            label_text,
+            &format!("this divisor of `{label}` is zero"),
+            "{src}"
+        );
     }
     // A `const` too, and float division by zero is IEEE, not an error.
-    assert_eq!(error_codes(&compile("const A: i64 = 4i64 % 0i64;\n")), ["E0117"]);
+    assert_eq!(
+        error_codes(&compile("const A: i64 = 4i64 % 0i64;\n")),
+        ["E0117"]
+    );
     assert_folds("f32", "1.0f32 / 0.0f32", 0x7F80_0000);
     assert_folds("f32", "(-1.0f32) / 0.0f32", 0xFF80_0000);
     assert_folds("f32", "0.0f32 / 0.0f32", 0x7FFF_FFFF);
@@ -341,21 +370,36 @@ fn kernel_ptx(params: &str, body: &str) -> String {
 #[test]
 fn the_writer_fuses_exactly_what_the_folder_fuses() {
     let p = "out: global mut [f32], a: f32, b: f32, c: f32";
-    let ptx = kernel_ptx(p, "out[0] = a * b + c; out[1] = c - a * b; out[2] = a * b - c;");
+    let ptx = kernel_ptx(
+        p,
+        "out[0] = a * b + c; out[1] = c - a * b; out[2] = a * b - c;",
+    );
     assert_eq!(ptx.matches("fma.rn.f32").count(), 3, "{ptx}");
-    assert!(!ptx.contains("mul.f32") && !ptx.contains("add.f32") && !ptx.contains("sub.f32"), "{ptx}");
+    assert!(
+        !ptx.contains("mul.f32") && !ptx.contains("add.f32") && !ptx.contains("sub.f32"),
+        "{ptx}"
+    );
     // A statement boundary: a rounded product, then an add; both `.rn`, so
     // ptxas cannot fuse them either.
     let ptx = kernel_ptx(p, "let t = a * b; out[0] = t + c;");
     assert!(!ptx.contains("fma"), "{ptx}");
-    assert!(ptx.contains("mul.rn.f32") && ptx.contains("add.rn.f32"), "{ptx}");
+    assert!(
+        ptx.contains("mul.rn.f32") && ptx.contains("add.rn.f32"),
+        "{ptx}"
+    );
     // `place += a * b` is `place = place + a * b`.
     let ptx = kernel_ptx(p, "out[0] += a * b; out[1] -= a * b;");
     assert_eq!(ptx.matches("fma.rn.f32").count(), 2, "{ptx}");
-    let ptx = kernel_ptx("out: global mut [f64], a: f64, b: f64", "out[0] = a * b + 1.0;");
+    let ptx = kernel_ptx(
+        "out: global mut [f64], a: f64, b: f64",
+        "out[0] = a * b + 1.0;",
+    );
     assert!(ptx.contains("fma.rn.f64"), "{ptx}");
     // Halves do not contract.
-    let ptx = kernel_ptx("out: global mut [f16], a: f16, b: f16", "out[0] = a * b + a;");
+    let ptx = kernel_ptx(
+        "out: global mut [f16], a: f16, b: f16",
+        "out[0] = a * b + a;",
+    );
     assert!(!ptx.contains("fma"), "{ptx}");
 }
 
@@ -367,7 +411,10 @@ fn constant_shift_amounts_are_clamped_in_the_ptx() {
     );
     assert!(ptx.contains("shl.b32 %r") && ptx.contains(", 32;"), "{ptx}");
     assert!(ptx.contains("shr.u32") && ptx.contains("shr.s64"), "{ptx}");
-    assert!(!ptx.contains("-1;") && !ptx.contains("4294967296") && !ptx.contains(", 99;"), "{ptx}");
+    assert!(
+        !ptx.contains("-1;") && !ptx.contains("4294967296") && !ptx.contains(", 99;"),
+        "{ptx}"
+    );
     assert!(ptx.contains(", 64;") && ptx.contains(", 3;"), "{ptx}");
 }
 
@@ -375,7 +422,9 @@ fn constant_shift_amounts_are_clamped_in_the_ptx() {
 /// `.rn` arithmetic), for run-time operands of every float type.
 #[test]
 fn the_forms_assemble() {
-    let Some(ptxas) = ptxas::require_ptxas() else { return };
+    let Some(ptxas) = ptxas::require_ptxas() else {
+        return;
+    };
     let mut body = String::new();
     for t in ["f32", "f64"] {
         body.push_str(&format!(
@@ -384,7 +433,9 @@ fn the_forms_assemble() {
              out_{t}[5] = min(a_{t}, b_{t}) / c_{t}; out_{t}[6] = 2.0 * a_{t} + 1.0; "
         ));
     }
-    body.push_str("out_u32[0] = x << (-1i32); out_u32[1] = x >> 4294967296u64; out_u32[2] = x << y;");
+    body.push_str(
+        "out_u32[0] = x << (-1i32); out_u32[1] = x >> 4294967296u64; out_u32[2] = x << y;",
+    );
     let params = "out_f32: global mut [f32], out_f64: global mut [f64], out_u32: global mut [u32], \
                   a_f32: f32, b_f32: f32, c_f32: f32, a_f64: f64, b_f64: f64, c_f64: f64, x: u32, y: i64";
     for arch in ["sm_80", "sm_90"] {
@@ -396,7 +447,9 @@ fn the_forms_assemble() {
                 ..Options::default()
             },
         );
-        let ptx = c.ptx.unwrap_or_else(|| panic!("{arch}: {:?}", c.diagnostics));
+        let ptx = c
+            .ptx
+            .unwrap_or_else(|| panic!("{arch}: {:?}", c.diagnostics));
         ptxas::assemble(&ptxas, &ptx, arch).unwrap_or_else(|e| panic!("{arch}: {e}\n{ptx}"));
     }
 }
@@ -432,15 +485,63 @@ fn the_generator_covers_the_language() {
     }
     assert_eq!(types.len(), 9);
     for token in [
-        " + ", " - ", " * ", " / ", " % ", " & ", " | ", " ^ ", " << ", " >> ", " && ", " || ",
-        " == ", " != ", " < ", " <= ", " > ", " >= ", "(!", "(-", "min(", "max(", "abs(", "fma(",
-        "select(", "true", "false", "f16", "bf16", "f32", "f64", "i32", "u32", "i64", "u64",
-        "as bool", "as i32", "as u32", "as i64", "as u64", "as f16", "as bf16", "as f32", "as f64",
-        "e-", "999999999999e", "000000001e",
+        " + ",
+        " - ",
+        " * ",
+        " / ",
+        " % ",
+        " & ",
+        " | ",
+        " ^ ",
+        " << ",
+        " >> ",
+        " && ",
+        " || ",
+        " == ",
+        " != ",
+        " < ",
+        " <= ",
+        " > ",
+        " >= ",
+        "(!",
+        "(-",
+        "min(",
+        "max(",
+        "abs(",
+        "fma(",
+        "select(",
+        "true",
+        "false",
+        "f16",
+        "bf16",
+        "f32",
+        "f64",
+        "i32",
+        "u32",
+        "i64",
+        "u64",
+        "as bool",
+        "as i32",
+        "as u32",
+        "as i64",
+        "as u64",
+        "as f16",
+        "as bf16",
+        "as f32",
+        "as f64",
+        "e-",
+        "999999999999e",
+        "000000001e",
     ] {
         assert!(sources.contains(token), "no `{token}` in 2000 expressions");
     }
-    for (what, n) in [("NaN", nan), ("-0.0", neg_zero), ("infinity", inf), ("E0003", e0003), ("E0117", e0117)] {
+    for (what, n) in [
+        ("NaN", nan),
+        ("-0.0", neg_zero),
+        ("infinity", inf),
+        ("E0003", e0003),
+        ("E0117", e0117),
+    ] {
         assert!(n >= 10, "only {n} {what} results in 2000 expressions");
     }
 }

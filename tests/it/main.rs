@@ -7,8 +7,8 @@ mod ptx_build;
 
 mod barriers;
 mod catalog;
-mod consteval;
 mod cli;
+mod consteval;
 mod docs;
 mod fuzz;
 mod imports;

@@ -313,7 +313,10 @@ fn constant_expressions_are_folded() {
     assert_line(&text, "st.global.u32 [%rd", "+4], 7;");
     // Floats fold too, rounded as `mul.rn.f32` rounds: f32(0.1) × 3.
     assert_line(&text, "st.global.f32 [%rd", "], 0f3E99999A;");
-    assert!(!text.contains("mul.f32") && !text.contains("mul.rn.f32"), "{text}");
+    assert!(
+        !text.contains("mul.f32") && !text.contains("mul.rn.f32"),
+        "{text}"
+    );
     // Division by zero has no value (the checker rejects it; hand-made IR
     // gets the run-time division).
     assert_has(&text, "div.u32");

@@ -39,13 +39,25 @@ fn float_of(e: &Expr) -> f64 {
 
 #[test]
 fn arithmetic_wraps_in_its_type() {
-    let e = bin(BinOp::Add, int(u32::MAX as i128, Scalar::U32), int(1, Scalar::U32));
+    let e = bin(
+        BinOp::Add,
+        int(u32::MAX as i128, Scalar::U32),
+        int(1, Scalar::U32),
+    );
     assert_eq!(eval(&e), Ok(Value::Int(0)));
     let e = bin(BinOp::Mul, int(1024, Scalar::U32), int(4, Scalar::U32));
     assert_eq!(eval_u64(&e), Some(4096));
-    let e = bin(BinOp::Mul, int(u64::MAX as i128, Scalar::U64), int(u64::MAX as i128, Scalar::U64));
+    let e = bin(
+        BinOp::Mul,
+        int(u64::MAX as i128, Scalar::U64),
+        int(u64::MAX as i128, Scalar::U64),
+    );
     assert_eq!(eval(&e), Ok(Value::Int(1)));
-    let e = bin(BinOp::Sub, int(i64::MIN as i128, Scalar::I64), int(1, Scalar::I64));
+    let e = bin(
+        BinOp::Sub,
+        int(i64::MIN as i128, Scalar::I64),
+        int(1, Scalar::I64),
+    );
     assert_eq!(eval(&e), Ok(Value::Int(i64::MAX as i128)));
 }
 
@@ -107,13 +119,25 @@ fn shifts_clamp_their_amount_as_unsigned() {
 fn casts_truncate_saturate_and_map_nan_as_cvt_does() {
     use Scalar::*;
     assert_eq!(cast(Value::Float(-1.5), F32, U32), Value::Int(0));
-    assert_eq!(cast(Value::Float(1e20), F32, I32), Value::Int(i32::MAX as i128));
+    assert_eq!(
+        cast(Value::Float(1e20), F32, I32),
+        Value::Int(i32::MAX as i128)
+    );
     assert_eq!(cast(Value::Float(-2.7), F32, I32), Value::Int(-2));
     assert_eq!(cast(Value::Int(-1), I32, U32), Value::Int(u32::MAX as i128));
     assert_eq!(cast(Value::Int(-1), I32, U64), Value::Int(u64::MAX as i128));
-    assert_eq!(cast(Value::Int(u32::MAX as i128), U32, I64), Value::Int(u32::MAX as i128));
-    assert_eq!(cast(Value::Float(f64::INFINITY), F64, U64), Value::Int(u64::MAX as i128));
-    assert_eq!(cast(Value::Float(f64::NEG_INFINITY), F16, I64), Value::Int(i64::MIN as i128));
+    assert_eq!(
+        cast(Value::Int(u32::MAX as i128), U32, I64),
+        Value::Int(u32::MAX as i128)
+    );
+    assert_eq!(
+        cast(Value::Float(f64::INFINITY), F64, U64),
+        Value::Int(u64::MAX as i128)
+    );
+    assert_eq!(
+        cast(Value::Float(f64::NEG_INFINITY), F16, I64),
+        Value::Int(i64::MIN as i128)
+    );
     // NaN: 0 from f32 (and halves) into 32 bits, else 1 << (width - 1).
     let nan = Value::Float(f64::NAN);
     assert_eq!(cast(nan, F32, I32), Value::Int(0));
@@ -131,18 +155,33 @@ fn casts_truncate_saturate_and_map_nan_as_cvt_does() {
 fn casts_to_float_round_once() {
     use Scalar::*;
     // u64::MAX rounds straight to 2^64 in f32 (no detour through f64).
-    assert_eq!(cast(Value::Int(u64::MAX as i128), U64, F32), Value::Float(2f64.powi(64)));
+    assert_eq!(
+        cast(Value::Int(u64::MAX as i128), U64, F32),
+        Value::Float(2f64.powi(64))
+    );
     let i = (1i128 << 60) + (1 << 52) + 1;
-    assert_eq!(cast(Value::Int(i), I64, BF16), Value::Float(2f64.powi(60) + 2f64.powi(53)));
+    assert_eq!(
+        cast(Value::Int(i), I64, BF16),
+        Value::Float(2f64.powi(60) + 2f64.powi(53))
+    );
     // f32 → f16 ties to even: 1 + 2^-11 is halfway between 1 and 1 + 2^-10.
     let tie = 1.0 + 2f64.powi(-11);
     assert_eq!(cast(Value::Float(tie), F32, F16), Value::Float(1.0));
     let tie = 1.0 + 3.0 * 2f64.powi(-11);
-    assert_eq!(cast(Value::Float(tie), F32, F16), Value::Float(1.0 + 2f64.powi(-9)));
+    assert_eq!(
+        cast(Value::Float(tie), F32, F16),
+        Value::Float(1.0 + 2f64.powi(-9))
+    );
     // f64 → f16 rounds once (through f32 it would tie and go down).
     let x = 1.0 + 2f64.powi(-11) + 2f64.powi(-40);
-    assert_eq!(cast(Value::Float(x), F64, F16), Value::Float(1.0 + 2f64.powi(-10)));
-    assert_eq!(cast(Value::Float(1e10), F64, F16), Value::Float(f64::INFINITY));
+    assert_eq!(
+        cast(Value::Float(x), F64, F16),
+        Value::Float(1.0 + 2f64.powi(-10))
+    );
+    assert_eq!(
+        cast(Value::Float(1e10), F64, F16),
+        Value::Float(f64::INFINITY)
+    );
 }
 
 #[test]
@@ -151,14 +190,22 @@ fn half_arithmetic_rounds_after_each_operation() {
     // where carrying f64 would give 2050.
     let e = bin(
         BinOp::Add,
-        bin(BinOp::Add, float(2048.0, Scalar::F16), float(1.0, Scalar::F16)),
+        bin(
+            BinOp::Add,
+            float(2048.0, Scalar::F16),
+            float(1.0, Scalar::F16),
+        ),
         float(1.0, Scalar::F16),
     );
     assert_eq!(float_of(&e), 2048.0);
     // f32: 2^24 + 1 is 2^24.
     let e = bin(
         BinOp::Add,
-        bin(BinOp::Add, float(16777216.0, Scalar::F32), float(1.0, Scalar::F32)),
+        bin(
+            BinOp::Add,
+            float(16777216.0, Scalar::F32),
+            float(1.0, Scalar::F32),
+        ),
         float(1.0, Scalar::F32),
     );
     assert_eq!(float_of(&e), 16777216.0);
@@ -179,7 +226,11 @@ fn multiply_add_contracts_to_one_rounding() {
     let e = bin(BinOp::Sub, float(1.0, Scalar::F32), prod);
     assert_eq!(float_of(&e), -(2f64.powi(-11) + 2f64.powi(-24)));
     // f16 does not contract: the product rounds to f16 first.
-    let prod = bin(BinOp::Mul, float(1.0 + 2f64.powi(-10), Scalar::F16), float(1.0 + 2f64.powi(-10), Scalar::F16));
+    let prod = bin(
+        BinOp::Mul,
+        float(1.0 + 2f64.powi(-10), Scalar::F16),
+        float(1.0 + 2f64.powi(-10), Scalar::F16),
+    );
     let e = bin(BinOp::Sub, prod, float(1.0, Scalar::F16));
     assert_eq!(float_of(&e), 2f64.powi(-9));
 }
@@ -207,8 +258,14 @@ fn fma_of_halves_rounds_once() {
     // f16: (1 + 2^-10)^2 + 2^-11 = 1 + 2^-9 + 2^-11 + 2^-20, just above a
     // midpoint.
     let a = 1.0 + 2f64.powi(-10);
-    assert_eq!(fma(a, a, 2f64.powi(-11), Format::F16), 1.0 + 2f64.powi(-9) + 2f64.powi(-10));
+    assert_eq!(
+        fma(a, a, 2f64.powi(-11), Format::F16),
+        1.0 + 2f64.powi(-9) + 2f64.powi(-10)
+    );
     assert_eq!(fma(0.0, -1.0, 0.0, Format::F16).to_bits(), 0.0f64.to_bits());
-    assert_eq!(fma(-0.0, 1.0, -0.0, Format::F16).to_bits(), (-0.0f64).to_bits());
+    assert_eq!(
+        fma(-0.0, 1.0, -0.0, Format::F16).to_bits(),
+        (-0.0f64).to_bits()
+    );
     assert!(fma(f64::INFINITY, 0.0, 1.0, Format::F16).is_nan());
 }

@@ -272,7 +272,9 @@ impl GenExpr {
         let faults = parts
             .iter()
             .filter_map(|p| p.value.err())
-            .fold(None, |acc: Option<Faults>, f| Some(acc.unwrap_or_default().or(f)));
+            .fold(None, |acc: Option<Faults>, f| {
+                Some(acc.unwrap_or_default().or(f))
+            });
         let value = match faults {
             Some(f) => Err(f),
             None => {
@@ -405,10 +407,10 @@ fn float_edges(ty: Ty) -> Vec<Val> {
     let vals: [f64; 18] = [
         // Factors whose exact products need more bits than the type has, so
         // that `x * x - 1` shows whether the product was rounded.
-        1.000244140625,         // 1 + 2^-12
-        1.0000000074505806,     // 1 + 2^-27
-        1.0078125,              // 1 + 2^-7
-        -1.00048828125,         // -(1 + 2^-11)
+        1.000244140625,     // 1 + 2^-12
+        1.0000000074505806, // 1 + 2^-27
+        1.0078125,          // 1 + 2^-7
+        -1.00048828125,     // -(1 + 2^-11)
         0.0,
         -0.0,
         1.0,
@@ -430,7 +432,10 @@ fn float_edges(ty: Ty) -> Vec<Val> {
         .filter(|v| v.float().is_finite())
         .collect();
     // The largest finite value and the smallest subnormal of the type.
-    let max = Val::from_bits(ty, (1u64 << (ty.bits() - 1)) - 1 - (1u64 << float_fraction_bits(ty)));
+    let max = Val::from_bits(
+        ty,
+        (1u64 << (ty.bits() - 1)) - 1 - (1u64 << float_fraction_bits(ty)),
+    );
     out.push(max);
     out.push(Val::from_bits(ty, 1));
     out
@@ -498,7 +503,10 @@ fn midpoint_literal(ty: Ty, bits: u64, side: u8) -> GenExpr {
             // Subtract one unit far below the last digit: the mantissa's
             // last nonzero digit goes down by one, followed by nines.
             let mut digits: Vec<u8> = mantissa.bytes().collect();
-            if let Some(last) = digits.iter().rposition(|d| d.is_ascii_digit() && *d != b'0') {
+            if let Some(last) = digits
+                .iter()
+                .rposition(|d| d.is_ascii_digit() && *d != b'0')
+            {
                 digits[last] -= 1;
             }
             let mut s = String::from_utf8(digits).unwrap_or_default();
@@ -568,13 +576,10 @@ fn composite(ty: Ty, below: &[BoxedStrategy<GenExpr>]) -> BoxedStrategy<GenExpr>
             move |from| of(&below, from)
         })
         .prop_map(move |e| cast(e, ty));
-    let selects = (of(below, Ty::Bool), same.clone(), same.clone())
-        .prop_map(|(c, a, b)| select(c, a, b));
-    let mut options: Vec<(u32, BoxedStrategy<GenExpr>)> = vec![
-        (2, same.clone()),
-        (3, casts.boxed()),
-        (1, selects.boxed()),
-    ];
+    let selects =
+        (of(below, Ty::Bool), same.clone(), same.clone()).prop_map(|(c, a, b)| select(c, a, b));
+    let mut options: Vec<(u32, BoxedStrategy<GenExpr>)> =
+        vec![(2, same.clone()), (3, casts.boxed()), (1, selects.boxed())];
     match ty {
         Ty::Bool => {
             let ops = proptest::sample::select(vec!["&&", "||", "&", "|", "^", "==", "!="]);
@@ -612,11 +617,19 @@ fn composite(ty: Ty, below: &[BoxedStrategy<GenExpr>]) -> BoxedStrategy<GenExpr>
             });
             options.push((
                 3,
-                (proptest::sample::select(vec!["<<", ">>"]), same.clone(), amounts)
+                (
+                    proptest::sample::select(vec!["<<", ">>"]),
+                    same.clone(),
+                    amounts,
+                )
                     .prop_map(|(op, a, s)| binary(op, a, s))
                     .boxed(),
             ));
-            let unaries = if t.is_signed() { vec!["-", "!"] } else { vec!["!"] };
+            let unaries = if t.is_signed() {
+                vec!["-", "!"]
+            } else {
+                vec!["!"]
+            };
             options.push((
                 1,
                 (proptest::sample::select(unaries), same.clone())
@@ -625,7 +638,11 @@ fn composite(ty: Ty, below: &[BoxedStrategy<GenExpr>]) -> BoxedStrategy<GenExpr>
             ));
             options.push((
                 2,
-                (proptest::sample::select(vec!["min", "max"]), same.clone(), same.clone())
+                (
+                    proptest::sample::select(vec!["min", "max"]),
+                    same.clone(),
+                    same.clone(),
+                )
                     .prop_map(|(f, a, b)| call(f, vec![a, b]))
                     .boxed(),
             ));
@@ -645,7 +662,11 @@ fn composite(ty: Ty, below: &[BoxedStrategy<GenExpr>]) -> BoxedStrategy<GenExpr>
             if t.is_wide_float() {
                 options.push((
                     2,
-                    (proptest::sample::select(vec!["min", "max"]), same.clone(), same.clone())
+                    (
+                        proptest::sample::select(vec!["min", "max"]),
+                        same.clone(),
+                        same.clone(),
+                    )
                         .prop_map(|(f, a, b)| call(f, vec![a, b]))
                         .boxed(),
                 ));
@@ -707,7 +728,9 @@ fn binary(op: &str, a: GenExpr, b: GenExpr) -> GenExpr {
         }
     }
     let op_owned = op.to_string();
-    let mut g = GenExpr::node(source, ty, &[&a, &b], |v| binary_value(&op_owned, v[0], v[1]));
+    let mut g = GenExpr::node(source, ty, &[&a, &b], |v| {
+        binary_value(&op_owned, v[0], v[1])
+    });
     if op == "*" && a.ty.is_wide_float() {
         if let (Ok(x), Ok(y)) = (a.value, b.value) {
             g.product = Some((x, y));
@@ -738,7 +761,9 @@ fn fma3(x: Val, y: Val, z: Val, neg_product: bool, neg_addend: bool) -> Val {
     let sx = if neg_product { -1.0 } else { 1.0 };
     let sz = if neg_addend { -1.0 } else { 1.0 };
     match (x, y, z) {
-        (Val::F32(x), Val::F32(y), Val::F32(z)) => Val::F32((sx as f32 * x).mul_add(y, sz as f32 * z)),
+        (Val::F32(x), Val::F32(y), Val::F32(z)) => {
+            Val::F32((sx as f32 * x).mul_add(y, sz as f32 * z))
+        }
         (Val::F64(x), Val::F64(y), Val::F64(z)) => Val::F64((sx * x).mul_add(y, sz * z)),
         (x, _, _) => x,
     }
@@ -865,7 +890,10 @@ fn call(f: &str, args: Vec<GenExpr>) -> GenExpr {
     let ty = args[0].ty;
     let source = format!(
         "{f}({})",
-        args.iter().map(|a| a.source.as_str()).collect::<Vec<_>>().join(", ")
+        args.iter()
+            .map(|a| a.source.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
     );
     let parts: Vec<&GenExpr> = args.iter().collect();
     let f = f.to_string();
@@ -914,7 +942,11 @@ fn select(c: GenExpr, a: GenExpr, b: GenExpr) -> GenExpr {
     let source = format!("select({}, {}, {})", c.source, a.source, b.source);
     let ty = a.ty;
     GenExpr::node(source, ty, &[&c, &a, &b], |v| {
-        Ok(if matches!(v[0], Val::Bool(true)) { v[1] } else { v[2] })
+        Ok(if matches!(v[0], Val::Bool(true)) {
+            v[1]
+        } else {
+            v[2]
+        })
     })
 }
 
@@ -935,7 +967,11 @@ fn cast(e: GenExpr, to: Ty) -> GenExpr {
 pub fn convert(v: Val, to: Ty) -> Val {
     let from = v.ty();
     if to == Ty::Bool {
-        return Val::Bool(if from.is_float() { v.float() != 0.0 } else { v.int() != 0 });
+        return Val::Bool(if from.is_float() {
+            v.float() != 0.0
+        } else {
+            v.int() != 0
+        });
     }
     if from == Ty::Bool || from.is_int() {
         let i = v.int();

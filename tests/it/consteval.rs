@@ -90,7 +90,20 @@ fn check(g: &GenExpr, source: &str, folded: bool) -> Result<(), TestCaseError> {
     match g.value {
         Err(faults) => {
             let want: Vec<String> = faults.codes().iter().map(|s| s.to_string()).collect();
-            prop_assert_eq!(codes, want, "{}\n{}", describe(g), source);
+            if faults.out_of_range {
+                // After an E0003 on a line, the compiler drops later errors
+                // on that line as likely cascades (`pipeline.rs`), so an
+                // E0117 to the right of the bad literal is not reported.
+                prop_assert!(
+                    codes.contains(&"E0003".to_string()) && codes.iter().all(|c| want.contains(c)),
+                    "{}\n{}\nerrors: {:?}",
+                    describe(g),
+                    source,
+                    codes
+                );
+            } else {
+                prop_assert_eq!(codes, want, "{}\n{}", describe(g), source);
+            }
         }
         Ok(want) => {
             prop_assert!(
@@ -131,6 +144,31 @@ proptest! {
 
     #[test]
     fn folded_constants_match_the_reference(g in gen_expr::any_expr(3)) {
+        let t = g.ty.name();
+        let as_const = format!(
+            "const C: {t} = {};\nkernel k(out: global mut [{t}]) block(1) {{ out[0] = C; }}\n",
+            g.source
+        );
+        check(&g, &as_const, true)?;
+        let inline = format!(
+            "kernel k(out: global mut [{t}]) block(1) {{ out[0] = {}; }}\n",
+            g.source
+        );
+        check(&g, &inline, g.nodes <= WRITER_FOLDS)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 20_000,
+        max_shrink_iters: 4000,
+        ..ProptestConfig::default()
+    })]
+
+    /// The same, longer and deeper: `cargo test --test it -- --ignored consteval`.
+    #[test]
+    #[ignore = "long: 20,000 deeper expressions"]
+    fn folded_constants_match_the_reference_long(g in gen_expr::any_expr(4)) {
         let t = g.ty.name();
         let as_const = format!(
             "const C: {t} = {};\nkernel k(out: global mut [{t}]) block(1) {{ out[0] = C; }}\n",

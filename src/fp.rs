@@ -286,8 +286,9 @@ fn round_magnitude(m: u128, e: i32, side: Ordering, fmt: Format) -> f64 {
         return 0.0;
     }
     let (value, quantum) = match split(m, e, fmt) {
-        // On the grid, `side` cannot move the value: it is less than half
-        // an f64 ulp, far below half a quantum of `fmt`.
+        // On the grid, `side` cannot move the value: the exact value is at
+        // most half an f64 ulp away (already decided for `f64` itself), far
+        // less than half a quantum of a narrower format.
         Split::OnGrid => (m, e),
         Split::Cut {
             kept,
@@ -306,9 +307,9 @@ fn round_magnitude(m: u128, e: i32, side: Ordering, fmt: Format) -> f64 {
     if value != 0 && top > fmt.emax() {
         return f64::INFINITY;
     }
-    // The value has at most 113 significant bits only for `OnGrid` integers
-    // converted to f64 exactly below; strip trailing zeros so the `f64`
-    // conversion of the integer part is exact.
+    // A value of `fmt` has at most 53 significant bits: without its
+    // trailing zeros the integer converts to f64 exactly, and scaling by a
+    // power of two is exact for a representable result.
     let tz = value.trailing_zeros().min(127);
     let (value, quantum) = (value >> tz, quantum + tz as i32);
     value as f64 * pow2(quantum)

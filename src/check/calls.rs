@@ -53,7 +53,7 @@ pub fn is_builtin_function(name: &str) -> bool {
 }
 
 /// Built-ins a constant expression may use (they fold).
-const CONST_FUNCTIONS: &[&str] = &["min", "max", "abs", "select"];
+const CONST_FUNCTIONS: &[&str] = &["min", "max", "abs", "fma", "select"];
 
 impl BodyChecker<'_> {
     pub fn call(

@@ -95,6 +95,8 @@ pub enum CheckError {
     MissingReturn { name: String, span: Span, ret: Span },
     /// E0117
     NotConstant { span: Span, why: Option<String> },
+    /// E0117: an integer `/` or `%` whose divisor is the constant zero.
+    DivisionByZero { op: &'static str, span: Span },
     /// E0118
     BadOperand {
         op: String,
@@ -256,6 +258,9 @@ impl CheckError {
                 }
                 d
             }
+            CheckError::DivisionByZero { op, span } => Diagnostic::error("E0117", "division by zero")
+                .primary(span, format!("this divisor of `{op}` is zero"))
+                .note("integer division and remainder by zero have no defined result in PTX (`div` and `rem` return an unspecified value)"),
             CheckError::BadOperand { op, ty, span, note } => {
                 let mut d = Diagnostic::error("E0118", format!("cannot apply `{op}` to type `{ty}`"))
                     .primary(span, format!("this is of type `{ty}`"));
@@ -322,9 +327,17 @@ fn range_note(ty: &str) -> String {
         "u32" => "0..=4294967295",
         "i64" => "-9223372036854775808..=9223372036854775807",
         "u64" => "0..=18446744073709551615",
-        "f16" => "-65504.0..=65504.0",
-        "bf16" => "about -3.39e38..=3.39e38",
-        "f32" => "about -3.40e38..=3.40e38",
+        // A float literal fits when it rounds to a finite value: anything
+        // below the largest value plus half an ulp.
+        "f16" => {
+            return "the largest `f16` is 65504.0; a literal fits when it rounds to a finite `f16` (below 65520)".into()
+        }
+        "bf16" => {
+            return "the largest `bf16` is about 3.39e38; a literal fits when it rounds to a finite `bf16` (below 2^128 - 2^119, about 3.396e38)".into()
+        }
+        "f32" => {
+            return "the largest `f32` is about 3.4028235e38; a literal fits when it rounds to a finite `f32` (below 2^128 - 2^103, about 3.40282357e38)".into()
+        }
         _ => return format!("the value does not fit in `{ty}`"),
     };
     format!("the range of `{ty}` is {range}")

@@ -466,6 +466,7 @@ impl BodyChecker<'_> {
         let (l, r) = self.unify_pair(lhs, rhs, want);
         let (l, r) = (l?, r?);
         self.check_operator(op, l.ty, op_span)?;
+        self.check_divisor(op, &r)?;
         let ty = if op.is_comparison() {
             Scalar::Bool
         } else {
@@ -486,6 +487,22 @@ impl BodyChecker<'_> {
             return None;
         }
         Some(v)
+    }
+
+    /// E0117 when `op` is an integer `/` or `%` and `divisor` is the
+    /// constant zero: PTX gives no defined result, at run time or folded.
+    pub fn check_divisor(&mut self, op: BinOp, divisor: &Expr) -> Option<()> {
+        if !matches!(op, BinOp::Div | BinOp::Rem) || !divisor.ty.is_int() {
+            return Some(());
+        }
+        if crate::ir::consteval::eval(divisor) != Ok(crate::ir::Value::Int(0)) {
+            return Some(());
+        }
+        self.error(CheckError::DivisionByZero {
+            op: op.symbol(),
+            span: divisor.span,
+        });
+        None
     }
 
     /// E0118 unless `op` applies to operands of type `ty`.

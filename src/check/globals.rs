@@ -219,13 +219,13 @@ impl Globals {
 }
 
 pub fn not_constant(span: Span, why: ir::consteval::NotConst) -> CheckError {
-    CheckError::NotConstant {
-        span,
-        why: match why {
-            ir::consteval::NotConst::Runtime => None,
-            ir::consteval::NotConst::DivideByZero => {
-                Some("division by zero in a constant expression".into())
-            }
+    match why {
+        ir::consteval::NotConst::Runtime => CheckError::NotConstant { span, why: None },
+        // The checker reports a zero divisor where it sees one; this is the
+        // same error for any that only evaluation finds.
+        ir::consteval::NotConst::DivideByZero(op) => CheckError::DivisionByZero {
+            op: op.symbol(),
+            span,
         },
     }
 }

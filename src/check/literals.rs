@@ -2,9 +2,10 @@
 
 use super::body::BodyChecker;
 use super::error::CheckError;
+use crate::fp::{self, Format};
 use crate::ir::{consteval, Expr, ExprKind, Value};
 use crate::span::Span;
-use crate::syntax::ast;
+use crate::syntax::ast::{self, FloatLit};
 use crate::types::Scalar;
 
 impl BodyChecker<'_> {
@@ -70,9 +71,9 @@ impl BodyChecker<'_> {
         } else {
             value as i128
         };
-        if ty.is_float() {
-            let f = v as f64;
-            return self.float_value(f, ty, span);
+        if let Some(fmt) = Format::of(ty) {
+            // Straight from the integer: one rounding, even above 2^53.
+            return self.float_value(fp::from_int(v, fmt), ty, span);
         }
         if negative && !ty.is_signed_int() {
             self.error(CheckError::BadOperand {
@@ -99,7 +100,7 @@ impl BodyChecker<'_> {
 
     pub fn float_literal(
         &mut self,
-        value: f64,
+        value: FloatLit,
         suffix: Option<Scalar>,
         negative: bool,
         expected: Option<Scalar>,
@@ -114,19 +115,19 @@ impl BodyChecker<'_> {
             }
             _ => Scalar::F32,
         };
-        self.float_value(if negative { -value } else { value }, ty, span)
+        let Some(fmt) = Format::of(ty) else {
+            self.mismatch_text(ty.to_string(), "{float}", span);
+            return None;
+        };
+        // Rounding is symmetric, so the sign can come after it.
+        let f = value.round(fmt);
+        self.float_value(if negative { -f } else { f }, ty, span)
     }
 
+    /// A float constant already rounded to `ty`.
     fn float_value(&mut self, f: f64, ty: Scalar, span: Span) -> Option<Expr> {
-        // A literal fits when rounding it to the type gives a finite value:
-        // the largest finite value plus less than half an ulp.
-        let limit = match ty {
-            Scalar::F16 => 65520.0,
-            Scalar::BF16 => 3.3961775292304683e38,
-            Scalar::F32 => 3.4028235677973366e38,
-            _ => f64::INFINITY,
-        };
-        if !f.is_finite() || f.abs() >= limit {
+        // A literal fits when rounding it to its type gives a finite value.
+        if !f.is_finite() {
             self.error(CheckError::LiteralOutOfRange {
                 ty: ty.to_string(),
                 span,

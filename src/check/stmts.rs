@@ -240,6 +240,7 @@ impl BodyChecker<'_> {
             Some(op) => {
                 let v = self.expr_as(value, place.elem)?;
                 self.check_operator(op, place.elem, op_span)?;
+                self.check_divisor(op, &v)?;
                 v
             }
             None => self.expr_as(value, place.elem)?,
@@ -322,6 +323,7 @@ impl BodyChecker<'_> {
             None => rhs,
             Some(op) => {
                 self.check_operator(op, ty, op_span)?;
+                self.check_divisor(op, &rhs)?;
                 let current = Expr {
                     kind: ExprKind::Local(local),
                     ty,

@@ -101,7 +101,11 @@ pub static CODES: &[CodeInfo] = &[
         Error,
         "function `{name}` may finish without returning a value"
     ),
-    code!("E0117", Error, "expected a constant expression"),
+    code!(
+        "E0117",
+        Error,
+        "expected a constant expression / division by zero"
+    ),
     code!("E0118", Error, "cannot apply `{op}` to type `{type}`"),
     code!(
         "E0119",

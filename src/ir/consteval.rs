@@ -1,19 +1,40 @@
 //! Compile-time evaluation of IR expressions: `const` items, launch bounds,
-//! array sizes, barrier counts, and the constant operands that the barrier
-//! pass inspects (indices, parities, byte counts).
+//! array sizes, barrier counts, the constant operands that the barrier pass
+//! inspects (indices, parities, byte counts), and every constant
+//! subexpression the PTX writer folds ([`fold`]). This is the one
+//! definition of what a constant computes, and it is exactly what the
+//! instructions the PTX writer emits compute at run time (`docs/language.md`,
+//! "Constant evaluation"):
 //!
-//! Integer arithmetic wraps in the expression's type, as PTX does.
+//! - integers wrap in their type; `/` truncates toward zero and `%` takes
+//!   the dividend's sign (`div`/`rem`); `MIN / -1` wraps to `MIN` and
+//!   `MIN % -1` is 0; division by zero has no value ([`NotConst::DivideByZero`]);
+//! - shifts read the amount as unsigned in its own type and clamp it to the
+//!   width (`shl`/`shr`): `x << 32` is 0 on 32 bits, `x >> 99` is 0 or, for
+//!   signed `x`, its sign; an `i32` amount of -1 is 2^32 - 1, a full shift;
+//! - `f32` and `f64` operations round once to their type; `f16`/`bf16`
+//!   operate in `f32` and round back, as the writer emits them; an `f32`/`f64`
+//!   `a * b + c` contracts to one fused multiply-add ([`super::contract`]);
+//! - `min`/`max` on floats ignore a NaN operand and order -0.0 below +0.0
+//!   (`min.f32`); `as` rounds once (`cvt.rn`), and float → integer truncates,
+//!   saturates, and maps NaN as `cvt.rzi` does.
+//!
+//! Float values are carried as `f64` holding a value of their own type
+//! ([`crate::fp`]); a NaN is just "NaN" (its bits are the canonical NaN).
 
+use super::contract::{self, Fused};
 use super::{BinOp, Expr, ExprKind, MathFn, UnaryOp, Value};
+use crate::fp::{self, Format};
 use crate::types::Scalar;
+use std::cmp::Ordering;
 
 /// Why an expression has no compile-time value.
 #[derive(Clone, Debug, PartialEq)]
 pub enum NotConst {
     /// It reads something only known at run time.
     Runtime,
-    /// Division or remainder by zero.
-    DivideByZero,
+    /// Integer division or remainder (the operator) by zero.
+    DivideByZero(BinOp),
 }
 
 /// The value of `e`, if it is a compile-time constant.
@@ -22,6 +43,9 @@ pub fn eval(e: &Expr) -> Result<Value, NotConst> {
         ExprKind::Const(v) => Ok(*v),
         ExprKind::Unary(op, a) => unary(*op, eval(a)?, e.ty),
         ExprKind::Binary(op, a, b) => {
+            if let Some(f) = contract::fused(*op, a, b) {
+                return fused(&f, e.ty);
+            }
             let a_val = eval(a)?;
             // `&&`/`||` are lazy here too, so `false && x` is constant.
             match (op, a_val) {
@@ -29,9 +53,9 @@ pub fn eval(e: &Expr) -> Result<Value, NotConst> {
                 (BinOp::Or, Value::Bool(true)) => return Ok(Value::Bool(true)),
                 _ => {}
             }
-            binary(*op, a_val, eval(b)?, a.ty)
+            binary(*op, a_val, eval(b)?, a.ty, b.ty)
         }
-        ExprKind::Cast(a) => Ok(cast(eval(a)?, e.ty)),
+        ExprKind::Cast(a) => Ok(cast(eval(a)?, a.ty, e.ty)),
         ExprKind::Select(c, a, b) => match eval(c)? {
             Value::Bool(true) => eval(a),
             _ => eval(b),
@@ -48,10 +72,61 @@ pub fn eval(e: &Expr) -> Result<Value, NotConst> {
         },
         ExprKind::Math(f, args) => {
             let vals = args.iter().map(eval).collect::<Result<Vec<_>, _>>()?;
-            math(*f, &vals, e.ty)
+            let arg_ty = args.first().map_or(e.ty, |a| a.ty);
+            math(*f, &vals, arg_ty)
         }
         _ => Err(NotConst::Runtime),
     }
+}
+
+/// The value of `e` when it is a constant made of at most `budget` nodes of
+/// operators, casts and built-in functions over constants: what the PTX
+/// writer folds. The bound keeps the writer linear (it asks at every node).
+pub fn fold(e: &Expr, budget: u32) -> Option<Value> {
+    let mut left = budget;
+    if !matches!(
+        e.kind,
+        ExprKind::Unary(..)
+            | ExprKind::Binary(..)
+            | ExprKind::Cast(_)
+            | ExprKind::Select(..)
+            | ExprKind::Math(..)
+    ) || !small_constant_tree(e, &mut left)
+    {
+        return None;
+    }
+    eval(e).ok()
+}
+
+/// True when `e` is a tree of at most `budget` nodes, all constants or
+/// operations on them.
+fn small_constant_tree(e: &Expr, budget: &mut u32) -> bool {
+    if *budget == 0 {
+        return false;
+    }
+    *budget -= 1;
+    match &e.kind {
+        ExprKind::Const(_) => true,
+        ExprKind::Unary(_, a) | ExprKind::Cast(a) => small_constant_tree(a, budget),
+        ExprKind::Binary(_, a, b) => {
+            small_constant_tree(a, budget) && small_constant_tree(b, budget)
+        }
+        ExprKind::Select(c, a, b) => {
+            small_constant_tree(c, budget)
+                && small_constant_tree(a, budget)
+                && small_constant_tree(b, budget)
+        }
+        ExprKind::Math(f, args) => {
+            foldable_math(*f) && args.iter().all(|a| small_constant_tree(a, budget))
+        }
+        _ => false,
+    }
+}
+
+/// The built-in functions constant evaluation computes. The others (`sqrt`,
+/// `exp`, …) use hardware approximations and are left to run time.
+fn foldable_math(f: MathFn) -> bool {
+    matches!(f, MathFn::Min | MathFn::Max | MathFn::Abs | MathFn::Fma)
 }
 
 /// The value of `e` as an unsigned integer, if it is a constant integer.
@@ -86,9 +161,21 @@ pub fn fits(v: i128, ty: Scalar) -> bool {
     wrap(v, ty) == v
 }
 
-fn unary(op: UnaryOp, v: Value, ty: Scalar) -> Result<Value, NotConst> {
+/// The bits of the integer `v` of type `ty`, zero-extended: how PTX reads
+/// a register as unsigned (a shift amount, say).
+fn unsigned_bits(v: i128, ty: Scalar) -> u128 {
+    match ty.bits() {
+        64 => u128::from(v as u64),
+        32 => u128::from(v as u32),
+        _ => u128::from(v != 0),
+    }
+}
+
+/// `op v` with `v: ty`.
+pub fn unary(op: UnaryOp, v: Value, ty: Scalar) -> Result<Value, NotConst> {
     Ok(match (op, v) {
         (UnaryOp::Neg, Value::Int(i)) => Value::Int(wrap(i.wrapping_neg(), ty)),
+        // Exact in every format (`neg`, or flipping the sign bit of a half).
         (UnaryOp::Neg, Value::Float(f)) => Value::Float(-f),
         (UnaryOp::Not, Value::Bool(b)) => Value::Bool(!b),
         (UnaryOp::Not, Value::Int(i)) => Value::Int(wrap(!i, ty)),
@@ -96,85 +183,183 @@ fn unary(op: UnaryOp, v: Value, ty: Scalar) -> Result<Value, NotConst> {
     })
 }
 
-fn binary(op: BinOp, a: Value, b: Value, ty: Scalar) -> Result<Value, NotConst> {
+/// `x op y` with `x: ty` and `y: yty` (`yty` differs from `ty` only for
+/// shift amounts; comparisons return `bool`).
+pub fn binary(op: BinOp, x: Value, y: Value, ty: Scalar, yty: Scalar) -> Result<Value, NotConst> {
+    match (x, y) {
+        (Value::Int(x), Value::Int(y)) => int_binary(op, x, y, ty, yty),
+        (Value::Float(x), Value::Float(y)) => match Format::of(ty) {
+            Some(fmt) => float_binary(op, x, y, fmt),
+            None => Err(NotConst::Runtime),
+        },
+        (Value::Bool(x), Value::Bool(y)) => bool_binary(op, x, y),
+        _ => Err(NotConst::Runtime),
+    }
+}
+
+fn int_binary(op: BinOp, x: i128, y: i128, ty: Scalar, yty: Scalar) -> Result<Value, NotConst> {
     use BinOp::*;
-    Ok(match (a, b) {
-        (Value::Int(x), Value::Int(y)) => match op {
-            Add => Value::Int(wrap(x.wrapping_add(y), ty)),
-            Sub => Value::Int(wrap(x.wrapping_sub(y), ty)),
-            Mul => Value::Int(wrap(x.wrapping_mul(y), ty)),
-            Div | Rem if y == 0 => return Err(NotConst::DivideByZero),
-            Div => Value::Int(wrap(x.wrapping_div(y), ty)),
-            Rem => Value::Int(wrap(x.wrapping_rem(y), ty)),
-            BitAnd => Value::Int(wrap(x & y, ty)),
-            BitOr => Value::Int(wrap(x | y, ty)),
-            BitXor => Value::Int(wrap(x ^ y, ty)),
-            // PTX clamps shift amounts to the width; so do we.
-            Shl => {
-                let s = y.clamp(0, ty.bits() as i128) as u32;
-                Value::Int(if s >= ty.bits() { 0 } else { wrap(x << s, ty) })
-            }
-            Shr => {
-                let s = y.clamp(0, ty.bits() as i128) as u32;
-                let s = s.min(ty.bits() - 1 + u32::from(!ty.is_signed_int()));
-                Value::Int(if s >= 127 { 0 } else { wrap(x >> s, ty) })
-            }
-            Eq => Value::Bool(x == y),
-            Ne => Value::Bool(x != y),
-            Lt => Value::Bool(x < y),
-            Le => Value::Bool(x <= y),
-            Gt => Value::Bool(x > y),
-            Ge => Value::Bool(x >= y),
-            And | Or => return Err(NotConst::Runtime),
-        },
-        (Value::Float(x), Value::Float(y)) => match op {
-            Add => Value::Float(x + y),
-            Sub => Value::Float(x - y),
-            Mul => Value::Float(x * y),
-            Div => Value::Float(x / y),
-            Rem => Value::Float(x % y),
-            Eq => Value::Bool(x == y),
-            Ne => Value::Bool(x != y),
-            Lt => Value::Bool(x < y),
-            Le => Value::Bool(x <= y),
-            Gt => Value::Bool(x > y),
-            Ge => Value::Bool(x >= y),
-            _ => return Err(NotConst::Runtime),
-        },
-        (Value::Bool(x), Value::Bool(y)) => match op {
-            And | BitAnd => Value::Bool(x && y),
-            Or | BitOr => Value::Bool(x || y),
-            BitXor | Ne => Value::Bool(x != y),
-            Eq => Value::Bool(x == y),
-            _ => return Err(NotConst::Runtime),
-        },
+    // Values are exact in i128 (at most 64 bits), so only the final wrap
+    // into `ty` loses anything, as in a `ty`-wide register.
+    Ok(match op {
+        Add => Value::Int(wrap(x + y, ty)),
+        Sub => Value::Int(wrap(x - y, ty)),
+        Mul => Value::Int(wrap(x.wrapping_mul(y), ty)),
+        Div | Rem if y == 0 => return Err(NotConst::DivideByZero(op)),
+        // Truncating; `MIN / -1` is 2^(n-1), which wraps back to `MIN`.
+        Div => Value::Int(wrap(x / y, ty)),
+        Rem => Value::Int(wrap(x % y, ty)),
+        BitAnd => Value::Int(wrap(x & y, ty)),
+        BitOr => Value::Int(wrap(x | y, ty)),
+        BitXor => Value::Int(wrap(x ^ y, ty)),
+        Shl | Shr => Value::Int(shift(op, x, ty, unsigned_bits(y, yty))),
+        Eq => Value::Bool(x == y),
+        Ne => Value::Bool(x != y),
+        Lt => Value::Bool(x < y),
+        Le => Value::Bool(x <= y),
+        Gt => Value::Bool(x > y),
+        Ge => Value::Bool(x >= y),
+        And | Or => return Err(NotConst::Runtime),
+    })
+}
+
+/// `shl`/`shr` of `x: ty` by an amount read as unsigned, clamped to the
+/// width: past it, `shl` and `shr.u` give 0 and `shr.s` the sign.
+fn shift(op: BinOp, x: i128, ty: Scalar, amount: u128) -> i128 {
+    let width = ty.bits();
+    let s = amount.min(u128::from(width)) as u32;
+    if op == BinOp::Shl {
+        if s >= width {
+            return 0;
+        }
+        // Through u128 so that no bit pattern overflows before the wrap.
+        return wrap((x as u128).wrapping_shl(s) as i128, ty);
+    }
+    // `x` is sign-extended for signed types and zero-extended otherwise,
+    // so an arithmetic shift of the i128 is `shr.s` or `shr.u`.
+    wrap(
+        x >> s.min(width - 1 + u32::from(!ty.is_signed_int())).min(127),
+        ty,
+    )
+}
+
+fn bool_binary(op: BinOp, x: bool, y: bool) -> Result<Value, NotConst> {
+    use BinOp::*;
+    Ok(Value::Bool(match op {
+        And | BitAnd => x && y,
+        Or | BitOr => x || y,
+        BitXor | Ne => x != y,
+        Eq => x == y,
+        // false < true, as in Rust (and the writer's predicate logic).
+        Lt => !x && y,
+        Le => !x || y,
+        Gt => x && !y,
+        Ge => x || !y,
+        _ => return Err(NotConst::Runtime),
+    }))
+}
+
+/// A float operation on values of `fmt`, rounded as the writer's
+/// instructions round: `f32` and `f64` once in their own type; `f16` and
+/// `bf16` in `f32` (which holds them exactly), then once back to the type.
+fn float_binary(op: BinOp, x: f64, y: f64, fmt: Format) -> Result<Value, NotConst> {
+    use BinOp::*;
+    let arith = |f: fn(f64, f64) -> f64, g: fn(f32, f32) -> f32| match fmt {
+        Format::F64 => f(x, y),
+        // The operands are f32 values, so `as f32` is exact.
+        _ => fp::round(f64::from(g(x as f32, y as f32)), fmt),
+    };
+    Ok(match op {
+        Add => Value::Float(arith(|a, b| a + b, |a, b| a + b)),
+        Sub => Value::Float(arith(|a, b| a - b, |a, b| a - b)),
+        Mul => Value::Float(arith(|a, b| a * b, |a, b| a * b)),
+        Div => Value::Float(arith(|a, b| a / b, |a, b| a / b)),
+        // Comparing exact values needs no rounding; NaN is unordered and
+        // unequal, so only `!=` holds (`setp.neu`).
+        Eq => Value::Bool(x == y),
+        Ne => Value::Bool(x != y),
+        Lt => Value::Bool(x < y),
+        Le => Value::Bool(x <= y),
+        Gt => Value::Bool(x > y),
+        Ge => Value::Bool(x >= y),
         _ => return Err(NotConst::Runtime),
     })
 }
 
-/// Converts a constant to `ty` with `as` semantics (float → int truncates
-/// toward zero and saturates; NaN becomes 0, as PTX `cvt.rzi` does).
-pub fn cast(v: Value, ty: Scalar) -> Value {
-    match (v, ty) {
-        (Value::Bool(b), Scalar::Bool) => Value::Bool(b),
-        (Value::Bool(b), t) if t.is_float() => Value::Float(if b { 1.0 } else { 0.0 }),
-        (Value::Bool(b), _) => Value::Int(i128::from(b)),
-        (Value::Int(i), Scalar::Bool) => Value::Bool(i != 0),
-        (Value::Int(i), t) if t.is_float() => Value::Float(i as f64),
-        (Value::Int(i), t) => Value::Int(wrap(i, t)),
-        (Value::Float(f), Scalar::Bool) => Value::Bool(f != 0.0),
-        (Value::Float(f), t) if t.is_float() => {
-            Value::Float(if t == Scalar::F32 { f as f32 as f64 } else { f })
+/// A contracted `a * b + c` (see [`contract`]): one rounding.
+fn fused(f: &Fused<'_>, ty: Scalar) -> Result<Value, NotConst> {
+    let (a, b, c) = (eval(f.a)?, eval(f.b)?, eval(f.c)?);
+    let (Value::Float(a), Value::Float(b), Value::Float(c), Some(fmt)) = (a, b, c, Format::of(ty))
+    else {
+        return Err(NotConst::Runtime);
+    };
+    let a = if f.negate_product { -a } else { a };
+    let c = if f.negate_addend { -c } else { c };
+    Ok(Value::Float(fma(a, b, c, fmt)))
+}
+
+/// `a × b + c` rounded once to `fmt`.
+pub fn fma(a: f64, b: f64, c: f64, fmt: Format) -> f64 {
+    match fmt {
+        Format::F64 => a.mul_add(b, c),
+        Format::F32 => f64::from((a as f32).mul_add(b as f32, c as f32)),
+        Format::F16 | Format::BF16 => {
+            // The product of two halves is exact in f64 (22 significant
+            // bits, exponents within f64's range); the sum is the rounded
+            // `s` plus the exact error `err`, which decides a tie.
+            let p = a * b;
+            let (s, err) = fp::two_sum(p, c);
+            if !s.is_finite() || !err.is_finite() {
+                return fp::round(p + c, fmt);
+            }
+            fp::round_near(s, err.partial_cmp(&0.0).unwrap_or(Ordering::Equal), fmt)
         }
-        (Value::Float(f), t) => {
-            let (lo, hi) = int_range(t);
-            let i = if f.is_nan() {
-                0
-            } else {
-                (f.trunc() as i128).clamp(lo, hi)
-            };
-            Value::Int(i)
-        }
+    }
+}
+
+/// Converts a constant of type `from` to `to` with `as` semantics, as the
+/// writer's `cvt` does (ptx-notes §8):
+/// - integer → float: rounded once (`cvt.rn`), even from 64 bits;
+/// - float → float: rounded once to nearest even (exact when widening);
+/// - float → integer: truncated toward zero and saturated (`cvt.rzi`); NaN
+///   is 0, except from `f64` or into a 64-bit integer, where it is
+///   `1 << (width - 1)` (`i64::MIN`, `2^63` for `u64`, `i32::MIN` for
+///   `f64 → i32`), as the PTX ISA specifies for `cvt`;
+/// - integer → integer: sign- or zero-extended by the source, truncated;
+/// - `bool` ↔ number: 0/1 and `!= 0` (NaN is true).
+pub fn cast(v: Value, from: Scalar, to: Scalar) -> Value {
+    match (v, Format::of(to)) {
+        (Value::Bool(b), _) if to == Scalar::Bool => Value::Bool(b),
+        (Value::Bool(b), Some(_)) => Value::Float(if b { 1.0 } else { 0.0 }),
+        (Value::Bool(b), None) => Value::Int(i128::from(b)),
+        (Value::Int(i), _) if to == Scalar::Bool => Value::Bool(i != 0),
+        (Value::Int(i), Some(fmt)) => Value::Float(fp::from_int(i, fmt)),
+        (Value::Int(i), None) => Value::Int(wrap(i, to)),
+        (Value::Float(f), _) if to == Scalar::Bool => Value::Bool(f != 0.0),
+        (Value::Float(f), Some(fmt)) => Value::Float(fp::round(f, fmt)),
+        (Value::Float(f), None) => Value::Int(float_to_int(f, from, to)),
+    }
+}
+
+/// `cvt.rzi.{to}.{from}` (halves are widened to `f32` first, exactly).
+fn float_to_int(f: f64, from: Scalar, to: Scalar) -> i128 {
+    let (lo, hi) = int_range(to);
+    if f.is_nan() {
+        return if from == Scalar::F64 || to.bits() == 64 {
+            wrap(1i128 << (to.bits() - 1), to)
+        } else {
+            0
+        };
+    }
+    let t = f.trunc();
+    // Compare as floats first: `as i128` of a huge value saturates too,
+    // but the range check is then explicit.
+    if t <= lo as f64 {
+        lo
+    } else if t >= hi as f64 {
+        hi
+    } else {
+        t as i128
     }
 }
 
@@ -187,73 +372,65 @@ fn int_range(t: Scalar) -> (i128, i128) {
     }
 }
 
+/// `min`, `max`, `abs` and `fma` on arguments of type `ty`.
 fn math(f: MathFn, args: &[Value], ty: Scalar) -> Result<Value, NotConst> {
-    Ok(match (f, args) {
-        (MathFn::Min, [Value::Int(a), Value::Int(b)]) => Value::Int(*a.min(b)),
-        (MathFn::Max, [Value::Int(a), Value::Int(b)]) => Value::Int(*a.max(b)),
-        (MathFn::Min, [Value::Float(a), Value::Float(b)]) => Value::Float(a.min(*b)),
-        (MathFn::Max, [Value::Float(a), Value::Float(b)]) => Value::Float(a.max(*b)),
-        (MathFn::Abs, [Value::Int(a)]) => Value::Int(wrap(a.abs(), ty)),
-        (MathFn::Abs, [Value::Float(a)]) => Value::Float(a.abs()),
+    let fmt = Format::of(ty);
+    Ok(match (f, args, fmt) {
+        (MathFn::Min, [Value::Int(a), Value::Int(b)], _) => Value::Int(*a.min(b)),
+        (MathFn::Max, [Value::Int(a), Value::Int(b)], _) => Value::Int(*a.max(b)),
+        (MathFn::Min | MathFn::Max, [Value::Bool(a), Value::Bool(b)], _) => {
+            Value::Bool(if f == MathFn::Min { *a && *b } else { *a || *b })
+        }
+        (MathFn::Min, [Value::Float(a), Value::Float(b)], _) => Value::Float(min_num(*a, *b)),
+        (MathFn::Max, [Value::Float(a), Value::Float(b)], _) => Value::Float(max_num(*a, *b)),
+        // `abs.s32` of MIN is MIN; unsigned values are their own.
+        (MathFn::Abs, [Value::Int(a)], _) => Value::Int(wrap(a.abs(), ty)),
+        (MathFn::Abs, [Value::Float(a)], _) => Value::Float(a.abs()),
+        (MathFn::Abs, [Value::Bool(a)], _) => Value::Bool(*a),
+        (MathFn::Fma, [Value::Int(a), Value::Int(b), Value::Int(c)], _) => {
+            Value::Int(wrap(a.wrapping_mul(*b).wrapping_add(*c), ty))
+        }
+        (MathFn::Fma, [Value::Float(a), Value::Float(b), Value::Float(c)], Some(fmt)) => {
+            Value::Float(fma(*a, *b, *c, fmt))
+        }
         _ => return Err(NotConst::Runtime),
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::span::Span;
-
-    fn int(v: i128, ty: Scalar) -> Expr {
-        Expr {
-            kind: ExprKind::Const(Value::Int(v)),
-            ty,
-            span: Span::default(),
+/// `min.f32`/`min.f64` (without `.NaN`): a NaN operand is ignored (NaN only
+/// when both are), and -0.0 is below +0.0.
+pub fn min_num(a: f64, b: f64) -> f64 {
+    match (a.is_nan(), b.is_nan()) {
+        (true, true) => f64::NAN,
+        (true, false) => b,
+        (false, true) => a,
+        _ if a == b => {
+            if a.is_sign_negative() {
+                a
+            } else {
+                b
+            }
         }
-    }
-
-    fn bin(op: BinOp, a: Expr, b: Expr) -> Expr {
-        let ty = if op.is_comparison() {
-            Scalar::Bool
-        } else {
-            a.ty
-        };
-        Expr {
-            kind: ExprKind::Binary(op, Box::new(a), Box::new(b)),
-            ty,
-            span: Span::default(),
-        }
-    }
-
-    #[test]
-    fn arithmetic_wraps_in_its_type() {
-        let e = bin(
-            BinOp::Add,
-            int(u32::MAX as i128, Scalar::U32),
-            int(1, Scalar::U32),
-        );
-        assert_eq!(eval(&e), Ok(Value::Int(0)));
-        let e = bin(BinOp::Mul, int(1024, Scalar::U32), int(4, Scalar::U32));
-        assert_eq!(eval_u64(&e), Some(4096));
-    }
-
-    #[test]
-    fn division_by_zero_is_reported() {
-        let e = bin(BinOp::Div, int(1, Scalar::I32), int(0, Scalar::I32));
-        assert_eq!(eval(&e), Err(NotConst::DivideByZero));
-    }
-
-    #[test]
-    fn casts_saturate_and_truncate() {
-        assert_eq!(cast(Value::Float(-1.5), Scalar::U32), Value::Int(0));
-        assert_eq!(
-            cast(Value::Float(1e20), Scalar::I32),
-            Value::Int(i32::MAX as i128)
-        );
-        assert_eq!(cast(Value::Float(-2.7), Scalar::I32), Value::Int(-2));
-        assert_eq!(
-            cast(Value::Int(-1), Scalar::U32),
-            Value::Int(u32::MAX as i128)
-        );
+        _ => a.min(b),
     }
 }
+
+/// `max.f32`/`max.f64`: like [`min_num`], +0.0 above -0.0.
+pub fn max_num(a: f64, b: f64) -> f64 {
+    match (a.is_nan(), b.is_nan()) {
+        (true, true) => f64::NAN,
+        (true, false) => b,
+        (false, true) => a,
+        _ if a == b => {
+            if a.is_sign_positive() {
+                a
+            } else {
+                b
+            }
+        }
+        _ => a.max(b),
+    }
+}
+
+#[cfg(test)]
+mod tests;

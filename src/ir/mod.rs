@@ -24,6 +24,7 @@
 //! A module that failed to check is never handed to the PTX writer.
 
 pub mod consteval;
+pub mod contract;
 pub mod print;
 pub mod visit;
 
@@ -367,7 +368,10 @@ pub struct Expr {
 }
 
 /// A compile-time value. Integers are kept as the bits of their type
-/// (zero-extended to 64 bits for unsigned, sign-extended for signed).
+/// (zero-extended to 64 bits for unsigned, sign-extended for signed). A
+/// float is an `f64` holding a value of its expression's type exactly
+/// (every `f16`, `bf16` and `f32` value is an `f64` value): the checker and
+/// [`consteval`] round into the type, and [`crate::fp::to_bits`] encodes it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Value {
     Bool(bool),

@@ -415,8 +415,12 @@ fn value(v: Value, ty: crate::types::Scalar) -> String {
     match v {
         Value::Bool(b) => b.to_string(),
         Value::Int(i) => format!("{i}{ty}"),
-        // `{:?}` keeps a `.0` on whole numbers, so a float never reads as an int.
-        Value::Float(f) => format!("{f:?}{ty}"),
+        // `{:?}` keeps a `.0` on whole numbers, so a float never reads as an
+        // int; an f32 reads as its shortest form (`0.1f32`, not its f64 digits).
+        Value::Float(f) => match crate::fp::Format::of(ty) {
+            Some(fmt) => format!("{}{ty}", crate::fp::display(f, fmt)),
+            None => format!("{f:?}{ty}"),
+        },
     }
 }
 

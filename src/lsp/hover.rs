@@ -116,7 +116,11 @@ fn describe(a: &Analysis, module: &Module, span: Span, t: Target) -> Option<Stri
                 // literal just its type.
                 let text = a.compilation.sources.slice(span);
                 if is_identifier(text) {
-                    code(&format!("const {text}: {} = {}", e.ty.name(), value(*v)))
+                    code(&format!(
+                        "const {text}: {} = {}",
+                        e.ty.name(),
+                        value(*v, e.ty)
+                    ))
                 } else {
                     code(e.ty.name())
                 }
@@ -181,11 +185,12 @@ fn shared(s: &SharedArray) -> String {
     )
 }
 
-fn value(v: Value) -> String {
-    match v {
-        Value::Bool(b) => b.to_string(),
-        Value::Int(i) => i.to_string(),
-        Value::Float(f) => format!("{f:?}"),
+fn value(v: Value, ty: crate::types::Scalar) -> String {
+    match (v, crate::fp::Format::of(ty)) {
+        (Value::Bool(b), _) => b.to_string(),
+        (Value::Int(i), _) => i.to_string(),
+        (Value::Float(f), Some(fmt)) => crate::fp::display(f, fmt),
+        (Value::Float(f), None) => format!("{f:?}"),
     }
 }
 

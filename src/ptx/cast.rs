@@ -2,8 +2,10 @@
 //!
 //! - int ↔ int: sign- or zero-extend by the *source* signedness, truncate
 //!   when narrowing, reinterpret at equal width;
-//! - int → float rounds to nearest even (`cvt.rn`); float → int truncates
-//!   toward zero and saturates, NaN → 0 (`cvt.rzi`);
+//! - int → float rounds once to nearest even (`cvt.rn`, from any width);
+//!   float → int truncates toward zero and saturates (`cvt.rzi`); a NaN
+//!   gives 0, or `1 << (width - 1)` from `f64` or into 64 bits (the ISA's
+//!   rule, which `ir::consteval::cast` folds identically);
 //! - float → float: widening is exact (no rounding modifier), narrowing
 //!   rounds to nearest even;
 //! - `bool` → number: 0 or 1 (`selp`); number → `bool`: `!= 0` (`setp`,
@@ -16,6 +18,7 @@
 use super::imm;
 use super::suffix;
 use super::writer::{emit, Class, Operand, Reg, Writer};
+use crate::ir::Value;
 use crate::types::Scalar;
 
 impl Writer<'_> {
@@ -57,19 +60,10 @@ impl Writer<'_> {
 
     fn number_of_bool(&mut self, p: Reg, to: Scalar) -> Operand {
         let d = self.reg_for(to);
-        let (one, zero) = match to {
-            Scalar::F32 => (imm::f32_imm(1.0), imm::f32_imm(0.0)),
-            Scalar::F64 => (imm::f64_imm(1.0), imm::f64_imm(0.0)),
-            Scalar::F16 => (
-                format!("0x{:04X}", imm::f16_bits(1.0)),
-                "0x0000".to_string(),
-            ),
-            Scalar::BF16 => (
-                format!("0x{:04X}", imm::bf16_bits(1.0)),
-                "0x0000".to_string(),
-            ),
-            _ => ("1".to_string(), "0".to_string()),
-        };
+        let (one, zero) = (
+            imm::scalar_imm(Value::Int(1), to),
+            imm::scalar_imm(Value::Int(0), to),
+        );
         emit!(
             self,
             "selp.{} {}, {}, {}, {};",

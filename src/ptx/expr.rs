@@ -6,12 +6,21 @@ use super::scan::{may_assign, speculatable};
 use super::suffix;
 use super::writer::{emit, Class, Operand, Reg, Writer};
 use crate::ir::consteval;
-use crate::ir::{BinOp, Block, Expr, ExprKind, Value};
+use crate::ir::contract::{self, Fused};
+use crate::ir::{BinOp, Block, Expr, ExprKind, UnaryOp, Value};
 use crate::types::Scalar;
+
+/// The most nodes of a constant subexpression the writer folds in one go
+/// (it asks at every node, so a bound keeps it linear; a larger constant
+/// tree is folded in parts, to the same value, since folding computes what
+/// the instructions compute).
+const FOLD_BUDGET: u32 = 64;
 
 impl Writer<'_> {
     pub(super) fn expr(&mut self, e: &Expr) -> Operand {
-        if let Some(v) = fold(e) {
+        // The writer has no constant arithmetic of its own: every constant
+        // operation is computed by `consteval`, the one definition.
+        if let Some(v) = consteval::fold(e, FOLD_BUDGET) {
             return self.constant(v, e.ty);
         }
         match &e.kind {
@@ -24,10 +33,13 @@ impl Writer<'_> {
                 self.unary(*op, a.ty, x)
             }
             ExprKind::Binary(op @ (BinOp::And | BinOp::Or), a, b) => self.short_circuit(*op, a, b),
-            ExprKind::Binary(op, a, b) => {
-                let [x, y] = self.operands([a, b]);
-                self.binop(*op, a.ty, x, y, b.ty)
-            }
+            ExprKind::Binary(op, a, b) => match contract::fused(*op, a, b) {
+                Some(f) => self.fused(&f, e.ty),
+                None => {
+                    let [x, y] = self.operands([a, b]);
+                    self.binop(*op, a.ty, x, y, b.ty)
+                }
+            },
             ExprKind::Cast(a) => {
                 let x = self.expr(a);
                 self.convert(x, a.ty, e.ty)
@@ -104,6 +116,65 @@ impl Writer<'_> {
             out.push(v);
         }
         out
+    }
+
+    /// A contracted `a * b + c` ([`contract`]): `fma.rn`, operands evaluated
+    /// in source order. A negation falls on a constant operand when there is
+    /// one (`3.0 - 2.0 * t` is `fma(-2.0, t, 3.0)`), else it is a `neg`.
+    fn fused(&mut self, f: &Fused<'_>, ty: Scalar) -> Operand {
+        let [a, b, c] = if f.product_first {
+            self.operands([f.a, f.b, f.c])
+        } else {
+            let [c, a, b] = self.operands([f.c, f.a, f.b]);
+            [a, b, c]
+        };
+        let (a, b) = if f.negate_product {
+            self.negate_product((f.a, a), (f.b, b), ty)
+        } else {
+            (a, b)
+        };
+        let c = if f.negate_addend {
+            self.negate(f.c, c, ty)
+        } else {
+            c
+        };
+        self.fma(ty, a, b, c)
+    }
+
+    /// `(-a, b)` or `(a, -b)` for a product: the constant factor is negated,
+    /// if there is one (no instruction), else `a`.
+    pub(super) fn negate_product(
+        &mut self,
+        (a, x): (&Expr, Operand),
+        (b, y): (&Expr, Operand),
+        ty: Scalar,
+    ) -> (Operand, Operand) {
+        if let Some(ny) = self.negated_constant(b, ty) {
+            return (x, ny);
+        }
+        (self.negate(a, x, ty), y)
+    }
+
+    /// `-e`, given `e`'s value `x`: an immediate when `e` is a constant,
+    /// else a `neg` (exact in every float format).
+    fn negate(&mut self, e: &Expr, x: Operand, ty: Scalar) -> Operand {
+        if let Some(n) = self.negated_constant(e, ty) {
+            return n;
+        }
+        let x = self.in_reg(x, ty);
+        let d = self.reg_for(ty);
+        emit!(self, "neg.{} {}, {};", suffix::arith(ty), d, x);
+        Operand::Reg(d)
+    }
+
+    /// `-e` as an immediate, when `e` is a constant.
+    fn negated_constant(&mut self, e: &Expr, ty: Scalar) -> Option<Operand> {
+        let v = match &e.kind {
+            ExprKind::Const(v) => *v,
+            _ => consteval::fold(e, FOLD_BUDGET)?,
+        };
+        let n = consteval::unary(UnaryOp::Neg, v, ty).ok()?;
+        Some(self.constant(n, ty))
     }
 
     /// A constant: an immediate, or a register for `bool` and `f16`/`bf16`.
@@ -250,46 +321,5 @@ impl Writer<'_> {
         self.depth -= 1;
         self.place_label(end_l);
         Operand::Reg(d)
-    }
-}
-
-/// The value of a small constant integer/bool expression the checker left
-/// unfolded (`CHUNK * 4`). Floats are left to ptxas: folding them here in
-/// f64 could round differently from the f32 operations.
-fn fold(e: &Expr) -> Option<Value> {
-    let foldable = matches!(
-        e.kind,
-        ExprKind::Unary(..)
-            | ExprKind::Binary(..)
-            | ExprKind::Cast(_)
-            | ExprKind::Select(..)
-            | ExprKind::Math(..)
-    );
-    if !foldable {
-        return None;
-    }
-    let mut budget = 64;
-    if !integral(e, &mut budget) {
-        return None;
-    }
-    consteval::eval(e).ok()
-}
-
-/// True when `e` is a tree of at most `budget` constant nodes, all of them
-/// integers or bools.
-fn integral(e: &Expr, budget: &mut u32) -> bool {
-    if *budget == 0 || !(e.ty.is_int() || e.ty == Scalar::Bool) {
-        return false;
-    }
-    *budget -= 1;
-    match &e.kind {
-        ExprKind::Const(_) => true,
-        ExprKind::Unary(_, a) | ExprKind::Cast(a) => integral(a, budget),
-        ExprKind::Binary(_, a, b) => integral(a, budget) && integral(b, budget),
-        ExprKind::Select(c, a, b) => {
-            integral(c, budget) && integral(a, budget) && integral(b, budget)
-        }
-        ExprKind::Math(_, args) => args.iter().all(|a| integral(a, budget)),
-        _ => false,
     }
 }

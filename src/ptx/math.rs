@@ -67,7 +67,7 @@ impl Writer<'_> {
                 let t = self.reg(Class::F32);
                 emit!(
                     self,
-                    "mul.f32 {}, {}, {};",
+                    "mul.rn.f32 {}, {}, {};",
                     t,
                     x,
                     imm::f32_imm(std::f64::consts::LOG2_E)
@@ -79,7 +79,7 @@ impl Writer<'_> {
                 emit!(self, "lg2.approx.f32 {}, {};", t, x);
                 emit!(
                     self,
-                    "mul.f32 {}, {}, {};",
+                    "mul.rn.f32 {}, {}, {};",
                     d,
                     t,
                     imm::f32_imm(std::f64::consts::LN_2)
@@ -130,7 +130,8 @@ impl Writer<'_> {
         Operand::Reg(d)
     }
 
-    fn fma(&mut self, ty: Scalar, x: Operand, y: Operand, z: Operand) -> Operand {
+    /// `fma.rn` (floats, one rounding) or `mad.lo` (integers).
+    pub(super) fn fma(&mut self, ty: Scalar, x: Operand, y: Operand, z: Operand) -> Operand {
         let d = self.reg_for(ty);
         match ty {
             Scalar::F16 | Scalar::BF16 | Scalar::F32 | Scalar::F64 => {

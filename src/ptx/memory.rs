@@ -10,6 +10,7 @@
 use super::suffix;
 use super::writer::{emit, Addr, Class, Operand, Reg, Writer};
 use crate::ir::consteval;
+use crate::ir::contract;
 use crate::ir::{AtomicOp, BinOp, Expr, MathFn, ParamId, ParamType, Place, PlaceKind, SharedId};
 use crate::types::Scalar;
 
@@ -270,15 +271,28 @@ impl Writer<'_> {
     /// `place = value` or `place op= value`, the address computed once.
     pub(super) fn store(&mut self, p: &Place, op: Option<BinOp>, value: &Expr) {
         let Some(m) = self.place_ref(p) else { return };
+        // `place += a * b` and `place -= a * b` contract like `x = x + a * b`.
+        if let (Some(op @ (BinOp::Add | BinOp::Sub)), Some((a, b))) = (op, contract::product(value))
+        {
+            if value.ty == p.elem {
+                let [x, y] = self.operands([a, b]);
+                let old = self.load_from(&plain_ref(&m), p.elem);
+                // `place - a * b` is `(-a) × b + place`.
+                let (x, y) = if op == BinOp::Sub {
+                    self.negate_product((a, x), (b, y), p.elem)
+                } else {
+                    (x, y)
+                };
+                let v = self.fma(p.elem, x, y, old);
+                self.store_to(&m, v, p.elem);
+                return;
+            }
+        }
         let v = self.expr(value);
         let v = match op {
             None => self.convert(v, value.ty, p.elem),
             Some(op) => {
-                let m_old = MemRef {
-                    space: plain(m.space),
-                    addr: m.addr.clone(),
-                };
-                let old = self.load_from(&m_old, p.elem);
+                let old = self.load_from(&plain_ref(&m), p.elem);
                 // Shifts keep their amount's type; other operators match.
                 let (v, vty) = if matches!(op, BinOp::Shl | BinOp::Shr) {
                     (v, value.ty)
@@ -377,11 +391,7 @@ impl Writer<'_> {
     /// An atomic read-modify-write the hardware lacks (float min/max, bf16
     /// add before sm_90), as a compare-and-swap loop.
     fn cas_loop(&mut self, op: AtomicOp, m: &MemRef, v: Operand, elem: Scalar) -> Operand {
-        let plain_ref = MemRef {
-            space: plain(m.space),
-            addr: m.addr.clone(),
-        };
-        let first = self.load_from(&plain_ref, elem);
+        let first = self.load_from(&plain_ref(m), elem);
         let old = self.reg_for(elem);
         self.mov(old, &first, elem);
         let head = self.label();
@@ -412,6 +422,15 @@ impl Writer<'_> {
 }
 
 /// The same space without `.nc` (for a read that is part of a write).
+/// The same address, read with a plain load: a read-modify-write must see
+/// what it writes, which `ld.global.nc` does not promise.
+fn plain_ref(m: &MemRef) -> MemRef {
+    MemRef {
+        space: plain(m.space),
+        addr: m.addr.clone(),
+    }
+}
+
 fn plain(s: Space) -> Space {
     match s {
         Space::Global { .. } => Space::Global { nc: false },

@@ -2,8 +2,10 @@
 //!
 //! Integers use the type's signedness (`div.s32`, `shr.u64`, `setp.lt.u32`);
 //! `/` and `%` by a constant power of two become shifts and masks; floats
-//! are IEEE (`div.rn`), `!=` is true on NaN; `f16`/`bf16` are computed in
-//! `f32` and rounded back once; `bool` operators are predicate logic.
+//! are IEEE with explicit rounding (`add.rn`, `mul.rn`, `div.rn`: ptxas may
+//! not fuse them), `!=` is true on NaN; `f16`/`bf16` are computed in `f32`
+//! and rounded back once; `bool` operators are predicate logic. Every
+//! operation here computes what `ir::consteval` folds for it.
 
 use super::imm;
 use super::suffix;
@@ -93,10 +95,14 @@ impl Writer<'_> {
         }
         let d = self.reg_for(ty);
         let t = suffix::arith(ty);
+        // Float add/sub/mul carry `.rn`, which ptxas never fuses into an
+        // fma: the only fused multiply-adds are the ones `ir::contract`
+        // chose, so constant folding knows every rounding.
+        let rn = if ty.is_float() { ".rn" } else { "" };
         match op {
-            Add => emit!(self, "add.{} {}, {}, {};", t, d, x, y),
-            Sub => emit!(self, "sub.{} {}, {}, {};", t, d, x, y),
-            Mul if ty.is_float() => emit!(self, "mul.{} {}, {}, {};", t, d, x, y),
+            Add => emit!(self, "add{}.{} {}, {}, {};", rn, t, d, x, y),
+            Sub => emit!(self, "sub{}.{} {}, {}, {};", rn, t, d, x, y),
+            Mul if ty.is_float() => emit!(self, "mul.rn.{} {}, {}, {};", t, d, x, y),
             Mul => emit!(self, "mul.lo.{} {}, {}, {};", t, d, x, y),
             Div if ty.is_float() => emit!(self, "div.rn.{} {}, {}, {};", t, d, x, y),
             Div | Rem if pow2_shift(&y, ty).is_some() => return self.div_pow2(op, ty, x, &y),
@@ -112,7 +118,7 @@ impl Writer<'_> {
                 emit!(self, "{}.{} {}, {}, {};", name, suffix::bits(ty), d, x, y)
             }
             Shl | Shr if ty.is_int() => {
-                let amount = self.shift_amount(y, yty);
+                let amount = self.shift_amount(y, yty, ty);
                 if op == Shl {
                     emit!(self, "shl.{} {}, {}, {};", suffix::bits(ty), d, x, amount)
                 } else {
@@ -166,8 +172,19 @@ impl Writer<'_> {
         Operand::Reg(d)
     }
 
-    /// PTX shift amounts are always 32-bit (and clamped to the width).
-    fn shift_amount(&mut self, y: Operand, yty: Scalar) -> Operand {
+    /// PTX shift amounts are always 32-bit, read as unsigned and clamped to
+    /// the width of the shifted value `ty`. A 64-bit amount is clamped
+    /// first, so 2^32 does not wrap to 0; a constant amount is clamped here
+    /// (so `-1i32` is written as the full width, as the register would read).
+    fn shift_amount(&mut self, y: Operand, yty: Scalar, ty: Scalar) -> Operand {
+        if let Some(v) = imm::parse_int(&y) {
+            let unsigned = if yty.bits() == 64 {
+                u128::from(v as u64)
+            } else {
+                u128::from(v as u32)
+            };
+            return Operand::imm(unsigned.min(u128::from(ty.bits())));
+        }
         match (&y, yty.bits()) {
             (Operand::Reg(r), 64) => {
                 // Clamp first, so an amount of 2^32 does not wrap to 0.

@@ -7,6 +7,7 @@
 //! later stages can go on and report independent errors. Later stages must
 //! treat an `Error` node silently (its error was already reported).
 
+pub use super::number::FloatLit;
 use crate::span::Span;
 
 /// A name with its span.
@@ -281,9 +282,10 @@ pub enum ExprKind {
         value: u64,
         suffix: Option<crate::types::Scalar>,
     },
-    /// A float literal; `value` parsed as f64, `suffix` the written suffix.
+    /// A float literal; `value` keeps it exactly enough to round it once
+    /// to its type (see [`FloatLit`]), `suffix` the written suffix.
     Float {
-        value: f64,
+        value: FloatLit,
         suffix: Option<crate::types::Scalar>,
     },
     Bool(bool),

@@ -462,6 +462,7 @@ fn block_comment(lex: &mut logos::Lexer<Token>) -> FilterResult<(), LexErrorKind
 
 #[cfg(test)]
 mod tests {
+    use super::number::FloatLit;
     use super::*;
     use crate::types::Scalar;
 
@@ -522,7 +523,7 @@ mod tests {
                     suffix: Some(Scalar::U32)
                 }),
                 Token::Number(Number::Float {
-                    value: 1.5,
+                    value: FloatLit::exact(1.5),
                     suffix: None
                 }),
             ]
@@ -535,11 +536,11 @@ mod tests {
             kinds("1e-3 2.5e+4 0x1e+5"),
             vec![
                 Token::Number(Number::Float {
-                    value: 1e-3,
+                    value: FloatLit::exact(1e-3),
                     suffix: None
                 }),
                 Token::Number(Number::Float {
-                    value: 2.5e4,
+                    value: FloatLit::exact(2.5e4),
                     suffix: None
                 }),
                 int(0x1e),

@@ -3,7 +3,9 @@
 //! it means, so that every malformed literal is one token with one precise
 //! error instead of a confusing split into a number and an identifier.
 
+use crate::fp::{self, Format};
 use crate::types::Scalar;
+use std::cmp::Ordering;
 use std::fmt;
 
 /// The value of a number literal as written.
@@ -12,15 +14,56 @@ pub enum Number {
     /// An integer: exact (values over `u64::MAX` are an error), with the
     /// written type suffix, if any.
     Int { value: u64, suffix: Option<Scalar> },
-    /// A float parsed as `f64`, with the written suffix, if any.
-    Float { value: f64, suffix: Option<Scalar> },
+    /// A float, exactly enough to round it to any float type, with the
+    /// written suffix, if any.
+    Float {
+        value: FloatLit,
+        suffix: Option<Scalar>,
+    },
+}
+
+/// The value of a decimal float literal, kept exactly enough to round it
+/// correctly, once, to each of `f16`, `bf16`, `f32` and `f64`: its nearest
+/// `f64`, and on which side of that `f64` the decimal text lies when that
+/// decides a rounding.
+///
+/// Why this is enough: the values of the narrower types and the midpoints
+/// between them are all `f64` values, so the decimal and its nearest `f64`
+/// round the same way unless that `f64` is itself such a midpoint, and
+/// then the side breaks the tie ([`fp::round_near`]). Rounding the `f64`
+/// alone would round twice: `1.00048828125000001` is just above the `f16`
+/// midpoint `1 + 2^-11`, its nearest `f64` is that midpoint, and ties to
+/// even would go down.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FloatLit {
+    /// The literal rounded to the nearest `f64` (ties to even).
+    pub nearest: f64,
+    /// How the decimal text compares with `nearest`, when `nearest` is a
+    /// midpoint of `f32`, `f16` or `bf16` (computed exactly from the
+    /// digits); `Equal` otherwise, where it cannot matter.
+    pub side: Ordering,
+}
+
+impl FloatLit {
+    /// A literal whose value is exactly `value`.
+    pub fn exact(value: f64) -> FloatLit {
+        FloatLit {
+            nearest: value,
+            side: Ordering::Equal,
+        }
+    }
+
+    /// The literal rounded once to `fmt` (infinite when out of range).
+    pub fn round(self, fmt: Format) -> f64 {
+        fp::round_near(self.nearest, self.side, fmt)
+    }
 }
 
 impl fmt::Display for Number {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (suffix, written) = match self {
             Number::Int { value, suffix } => (suffix, value.to_string()),
-            Number::Float { value, suffix } => (suffix, format!("{value:?}")),
+            Number::Float { value, suffix } => (suffix, format!("{:?}", value.nearest)),
         };
         f.write_str(&written)?;
         if let Some(s) = suffix {
@@ -46,7 +89,7 @@ impl NumberError {
         let decimal = !(text.starts_with("0x") || text.starts_with("0b"));
         if decimal && text.contains(['.', 'e', 'E']) {
             Number::Float {
-                value: 0.0,
+                value: FloatLit::exact(0.0),
                 suffix: None,
             }
         } else {
@@ -149,14 +192,20 @@ fn decimal_literal(text: &str) -> Result<Number, NumberError> {
         let float_suffix = Scalar::from_name(suffix_text);
         if is_float || float_suffix.is_some() {
             let clean: String = body.chars().filter(|c| *c != '_').collect();
-            let value: f64 = clean
+            let nearest: f64 = clean
                 .parse()
                 .map_err(|_| invalid("malformed float literal"))?;
-            if !value.is_finite() {
+            if !nearest.is_finite() {
                 return Err(NumberError::OutOfRange(float_suffix.unwrap_or(Scalar::F64)));
             }
+            let narrower = [Format::F32, Format::F16, Format::BF16];
+            let side = if narrower.iter().any(|f| fp::is_midpoint(nearest, *f)) {
+                compare_decimal(&clean, nearest)
+            } else {
+                Ordering::Equal
+            };
             return Ok(Number::Float {
-                value,
+                value: FloatLit { nearest, side },
                 suffix: float_suffix,
             });
         }
@@ -208,6 +257,78 @@ fn accumulate(digits: &str, radix: u32) -> Option<u64> {
         })
 }
 
+/// How the decimal `text` (`digits[.digits][e[+-]digits]`, no `_`, no
+/// suffix) compares with the finite, positive `x`, exactly: both as a
+/// normalised digit string and the exponent of its first digit, `x` through
+/// its exact decimal expansion (every `f64` has one, of at most 767
+/// significant digits, and Rust prints it exactly when asked for enough).
+fn compare_decimal(text: &str, x: f64) -> Ordering {
+    let Some((digits, exp)) = decimal_digits(text) else {
+        // The text is zero.
+        return Ordering::Less;
+    };
+    let expansion = format!("{x:.*e}", exact_digits(x));
+    let Some((x_digits, x_exp)) = decimal_digits(&expansion) else {
+        return Ordering::Greater;
+    };
+    exp.cmp(&x_exp).then_with(|| digits.cmp(&x_digits))
+}
+
+/// Enough digits after the first for `{:e}` to print `x` (finite, > 0)
+/// exactly: `m × 2^e` (m odd) has at most `len(m) + e·log10 2` digits for
+/// `e ≥ 0`, and `len(m · 5^-e) ≤ len(m) + |e|·log10 5` for `e < 0`. A
+/// midpoint of `f32`, `f16` or `bf16` needs at most about 120.
+fn exact_digits(x: f64) -> usize {
+    let bits = x.to_bits();
+    let field = ((bits >> 52) & 0x7ff) as i64;
+    let (m, e) = if field == 0 {
+        (bits & ((1 << 52) - 1), -1074)
+    } else {
+        ((bits & ((1 << 52) - 1)) | (1 << 52), field - 1075)
+    };
+    let tz = i64::from(m.trailing_zeros().min(63));
+    let (len, e) = (64 - i64::from((m >> tz).leading_zeros()), e + tz);
+    let digits = if e >= 0 {
+        (len + e) * 302 / 1000
+    } else {
+        len * 302 / 1000 + (-e) * 699 / 1000
+    };
+    usize::try_from(digits + 2).unwrap_or(800)
+}
+
+/// The significant digits of a decimal (no leading or trailing zeros) and
+/// the power of ten of the first one; `None` for zero.
+fn decimal_digits(text: &str) -> Option<(String, i128)> {
+    let (mantissa, exp) = match text.split_once(['e', 'E']) {
+        Some((m, e)) => (m, e),
+        None => (text, "0"),
+    };
+    let (negative, exp_digits) = match exp.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, exp.strip_prefix('+').unwrap_or(exp)),
+    };
+    // Saturating: an exponent this large makes the literal infinite or
+    // zero as an f64, and such literals are never compared.
+    let exp = exp_digits
+        .bytes()
+        .filter(u8::is_ascii_digit)
+        .fold(0i128, |acc, d| {
+            (acc * 10 + i128::from(d - b'0')).min(i128::from(i64::MAX))
+        });
+    let exp = if negative { -exp } else { exp };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let all: String = int.chars().chain(frac.chars()).collect();
+    let leading = all.len() - all.trim_start_matches('0').len();
+    let significant = all.trim_start_matches('0').trim_end_matches('0');
+    if significant.is_empty() {
+        return None;
+    }
+    // The first significant digit's position: `int` digits are at powers
+    // int.len()-1 down to 0, then the fraction continues below.
+    let first = int.len() as i128 - 1 - leading as i128;
+    Some((significant.to_string(), exp + first))
+}
+
 fn invalid(why: impl Into<String>) -> NumberError {
     NumberError::Invalid {
         why: why.into(),
@@ -231,7 +352,17 @@ mod tests {
     }
 
     fn float(value: f64, suffix: Option<Scalar>) -> Result<Number, NumberError> {
-        Ok(Number::Float { value, suffix })
+        Ok(Number::Float {
+            value: FloatLit::exact(value),
+            suffix,
+        })
+    }
+
+    fn lit(text: &str) -> FloatLit {
+        match parse(text) {
+            Ok(Number::Float { value, .. }) => value,
+            other => panic!("{text} is not a float literal: {other:?}"),
+        }
     }
 
     fn is_invalid(text: &str) -> bool {
@@ -299,7 +430,7 @@ mod tests {
         assert_eq!(
             NumberError::placeholder("1.5u32"),
             Number::Float {
-                value: 0.0,
+                value: FloatLit::exact(0.0),
                 suffix: None
             }
         );
@@ -317,5 +448,107 @@ mod tests {
                 suffix: None
             }
         );
+    }
+
+    #[test]
+    fn literals_round_once_from_their_digits() {
+        // 1 + 2^-24 is the f32 midpoint between 1 and 1 + 2^-23, and the
+        // f64 nearest to each of these literals.
+        let mid = "1.000000059604644775390625";
+        assert_eq!(lit(mid).round(Format::F32), 1.0);
+        let above = format!("{mid}000000000000000000001");
+        assert_eq!(lit(&above).nearest, 1.0 + 2f64.powi(-24));
+        assert_eq!(lit(&above).side, Ordering::Greater);
+        assert_eq!(lit(&above).round(Format::F32), 1.0 + 2f64.powi(-23));
+        let below = "1.000000059604644775390624999999999999";
+        assert_eq!(lit(below).round(Format::F32), 1.0);
+        assert_eq!(lit(below).side, Ordering::Less);
+        // f16: 1 + 2^-11 = 1.00048828125.
+        assert_eq!(lit("1.00048828125").round(Format::F16), 1.0);
+        assert_eq!(
+            lit("1.00048828125000000001").round(Format::F16),
+            1.0 + 2f64.powi(-10)
+        );
+        assert_eq!(lit("1.00146484375").round(Format::F16), 1.0 + 2f64.powi(-9));
+        // bf16: 1 + 2^-8 = 1.00390625.
+        assert_eq!(lit("1.00390625").round(Format::BF16), 1.0);
+        assert_eq!(
+            lit("1.0039062500000000000000001").round(Format::BF16),
+            1.0 + 2f64.powi(-7)
+        );
+        assert_eq!(lit("100390625e-8").round(Format::BF16), 1.0);
+        assert_eq!(
+            lit("0.0000000100390625000000000001e8").round(Format::BF16),
+            1.0 + 2f64.powi(-7)
+        );
+        // The f32 overflow threshold, 2^128 - 2^103, and a hair below it.
+        let t = "340282356779733661637539395458142568448";
+        assert_eq!(lit(&format!("{t}.0")).round(Format::F32), f64::INFINITY);
+        assert_eq!(lit(&format!("{t}.0f32")).round(Format::F32), f64::INFINITY);
+        assert_eq!(
+            lit("340282356779733661637539395458142568447.9999").round(Format::F32),
+            f64::from(f32::MAX)
+        );
+        // f16's: 65520.
+        assert_eq!(lit("65519.999999999999999").round(Format::F16), 65504.0);
+        assert_eq!(lit("65520.0").round(Format::F16), f64::INFINITY);
+    }
+
+    #[test]
+    fn f32_literals_agree_with_rusts_parser() {
+        // Rust's `str::parse::<f32>` rounds correctly from the digits.
+        let mut s = 0x2545_F491_4F6C_DD1Du64;
+        for _ in 0..2_000 {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            let mid = f64::from(f32::from_bits((s as u32) & 0x7F7F_FFFF));
+            let next = f64::from(f32::from_bits(((s as u32) & 0x7F7F_FFFF) + 1));
+            // A midpoint written exactly, then nudged by a digit far down.
+            let m = (mid + next) / 2.0;
+            for text in [format!("{m:.800e}"), format!("{m:.60e}")] {
+                let want = f64::from(text.parse::<f32>().unwrap_or(f32::NAN));
+                let got = lit(&text).round(Format::F32);
+                assert_eq!(got.to_bits(), want.to_bits(), "{text}");
+            }
+        }
+    }
+
+    #[test]
+    fn exact_digits_suffice() {
+        for x in [
+            1.0,
+            0.1,
+            2f64.powi(-150),
+            3.0 * 2f64.powi(-150),
+            f64::MAX,
+            5e-324,
+            1e300,
+        ] {
+            let short = format!("{x:.*e}", exact_digits(x));
+            let long = format!("{x:.900e}");
+            let trim = |t: &str| {
+                let (m, e) = t.split_once('e').unwrap_or((t, ""));
+                format!("{}e{e}", m.trim_end_matches('0'))
+            };
+            assert_eq!(trim(&short), trim(&long), "{x:e}");
+        }
+    }
+
+    #[test]
+    fn decimal_comparison() {
+        assert_eq!(compare_decimal("0.5", 0.5), Ordering::Equal);
+        assert_eq!(compare_decimal("5e-1", 0.5), Ordering::Equal);
+        assert_eq!(compare_decimal("000.50000", 0.5), Ordering::Equal);
+        assert_eq!(compare_decimal("0.50001", 0.5), Ordering::Greater);
+        assert_eq!(compare_decimal("0.49999", 0.5), Ordering::Less);
+        assert_eq!(compare_decimal("50e-2", 0.5), Ordering::Equal);
+        assert_eq!(compare_decimal("0.0", 0.5), Ordering::Less);
+        assert_eq!(
+            compare_decimal("1e-99999999999999999999999", 0.5),
+            Ordering::Less
+        );
+        assert_eq!(compare_decimal("123.456", 123.456), Ordering::Less);
+        assert_eq!(compare_decimal("0.1", 0.1), Ordering::Less);
     }
 }

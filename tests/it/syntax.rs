@@ -30,7 +30,7 @@ fn sexpr(e: &Expr) -> String {
     match &e.kind {
         ExprKind::Int { value, suffix } => format!("{value}{}", suffix.map_or("", |s| s.name())),
         ExprKind::Float { value, suffix } => {
-            format!("{value:?}{}", suffix.map_or("", |s| s.name()))
+            format!("{:?}{}", value.nearest, suffix.map_or("", |s| s.name()))
         }
         ExprKind::Bool(b) => b.to_string(),
         ExprKind::Name(n) => n.name.clone(),

@@ -9,6 +9,7 @@
 //! so unused ones must not warn.
 #![allow(dead_code)]
 
+pub mod gen_expr;
 pub mod ptxas;
 
 use std::path::PathBuf;

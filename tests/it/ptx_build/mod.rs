@@ -31,7 +31,10 @@ pub fn u32c(v: u32) -> Expr {
     int(v.into(), U32)
 }
 
+/// A float constant of type `ty`, rounded to it as the checker rounds
+/// literals (a `Value::Float` holds a value of its type).
 pub fn float(v: f64, ty: Scalar) -> Expr {
+    let v = kdsl::fp::Format::of(ty).map_or(v, |f| kdsl::fp::round(v, f));
     ex(ExprKind::Const(Value::Float(v)), ty)
 }
 

@@ -1,0 +1,1056 @@
+//! Random constant kdsl expressions over every scalar type, each with the
+//! value it must have.
+//!
+//! The value comes from a reference evaluator written here, independently
+//! of the compiler, from Rust's own IEEE and wrapping arithmetic and the
+//! `half` crate for `f16`/`bf16` (whose arithmetic is done in `f32` and
+//! rounded back once, and whose conversions *from f32* round correctly). It
+//! encodes the semantics kdsl documents in `docs/language.md` ("Constant
+//! evaluation"): the rules of the PTX instructions kdslc emits.
+//!
+//! `tests/it/consteval.rs` compares the compiler's folded constants with
+//! these values; the simulator's tests run the same expressions as PTX. An
+//! expression's source is fully parenthesised and every literal carries its
+//! type suffix, so it means the same thing in any context.
+
+use half::{bf16, f16};
+use proptest::prelude::*;
+use proptest::strategy::BoxedStrategy;
+use std::fmt::Write as _;
+
+/// The scalar types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Ty {
+    Bool,
+    I32,
+    U32,
+    I64,
+    U64,
+    F16,
+    BF16,
+    F32,
+    F64,
+}
+
+impl Ty {
+    pub const ALL: [Ty; 9] = [
+        Ty::Bool,
+        Ty::I32,
+        Ty::U32,
+        Ty::I64,
+        Ty::U64,
+        Ty::F16,
+        Ty::BF16,
+        Ty::F32,
+        Ty::F64,
+    ];
+    const INTS: [Ty; 4] = [Ty::I32, Ty::U32, Ty::I64, Ty::U64];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Ty::Bool => "bool",
+            Ty::I32 => "i32",
+            Ty::U32 => "u32",
+            Ty::I64 => "i64",
+            Ty::U64 => "u64",
+            Ty::F16 => "f16",
+            Ty::BF16 => "bf16",
+            Ty::F32 => "f32",
+            Ty::F64 => "f64",
+        }
+    }
+
+    /// Width of the value's encoding (1 for `bool`).
+    pub fn bits(self) -> u32 {
+        match self {
+            Ty::Bool => 1,
+            Ty::F16 | Ty::BF16 => 16,
+            Ty::I32 | Ty::U32 | Ty::F32 => 32,
+            Ty::I64 | Ty::U64 | Ty::F64 => 64,
+        }
+    }
+
+    pub fn is_int(self) -> bool {
+        Ty::INTS.contains(&self)
+    }
+
+    pub fn is_float(self) -> bool {
+        matches!(self, Ty::F16 | Ty::BF16 | Ty::F32 | Ty::F64)
+    }
+
+    fn is_signed(self) -> bool {
+        matches!(self, Ty::I32 | Ty::I64)
+    }
+
+    /// `f32`/`f64`: `a * b + c` contracts; `min`, `max`, `fma` apply.
+    fn is_wide_float(self) -> bool {
+        matches!(self, Ty::F32 | Ty::F64)
+    }
+}
+
+/// A value of one scalar type.
+#[derive(Clone, Copy, Debug)]
+pub enum Val {
+    Bool(bool),
+    I32(i32),
+    U32(u32),
+    I64(i64),
+    U64(u64),
+    F16(f16),
+    BF16(bf16),
+    F32(f32),
+    F64(f64),
+}
+
+impl Val {
+    pub fn ty(self) -> Ty {
+        match self {
+            Val::Bool(_) => Ty::Bool,
+            Val::I32(_) => Ty::I32,
+            Val::U32(_) => Ty::U32,
+            Val::I64(_) => Ty::I64,
+            Val::U64(_) => Ty::U64,
+            Val::F16(_) => Ty::F16,
+            Val::BF16(_) => Ty::BF16,
+            Val::F32(_) => Ty::F32,
+            Val::F64(_) => Ty::F64,
+        }
+    }
+
+    /// The value's encoding in its type's width (`bool`: 0 or 1).
+    pub fn bits(self) -> u64 {
+        match self {
+            Val::Bool(b) => u64::from(b),
+            Val::I32(x) => u64::from(x as u32),
+            Val::U32(x) => u64::from(x),
+            Val::I64(x) => x as u64,
+            Val::U64(x) => x,
+            Val::F16(x) => u64::from(x.to_bits()),
+            Val::BF16(x) => u64::from(x.to_bits()),
+            Val::F32(x) => u64::from(x.to_bits()),
+            Val::F64(x) => x.to_bits(),
+        }
+    }
+
+    pub fn is_nan(self) -> bool {
+        match self {
+            Val::F16(x) => x.is_nan(),
+            Val::BF16(x) => x.is_nan(),
+            Val::F32(x) => x.is_nan(),
+            Val::F64(x) => x.is_nan(),
+            _ => false,
+        }
+    }
+
+    /// The value a run of kdsl code must agree with: the same bits, or a
+    /// NaN for a NaN. NaN payloads and signs are not compared: PTX leaves
+    /// some unspecified (`abs.f32`, `cvt.f32.bf16` of a NaN), and kdsl
+    /// promises only "a NaN" there.
+    pub fn same(self, other: Val) -> bool {
+        self.ty() == other.ty()
+            && if self.is_nan() || other.is_nan() {
+                self.is_nan() && other.is_nan()
+            } else {
+                self.bits() == other.bits()
+            }
+    }
+
+    /// The value from its encoding in `ty`'s width.
+    pub fn from_bits(ty: Ty, bits: u64) -> Val {
+        match ty {
+            Ty::Bool => Val::Bool(bits & 1 == 1),
+            Ty::I32 => Val::I32(bits as u32 as i32),
+            Ty::U32 => Val::U32(bits as u32),
+            Ty::I64 => Val::I64(bits as i64),
+            Ty::U64 => Val::U64(bits),
+            Ty::F16 => Val::F16(f16::from_bits(bits as u16)),
+            Ty::BF16 => Val::BF16(bf16::from_bits(bits as u16)),
+            Ty::F32 => Val::F32(f32::from_bits(bits as u32)),
+            Ty::F64 => Val::F64(f64::from_bits(bits)),
+        }
+    }
+
+    /// Integers as i128 (exact), for the reference's integer rules.
+    fn int(self) -> i128 {
+        match self {
+            Val::Bool(b) => i128::from(b),
+            Val::I32(x) => x.into(),
+            Val::U32(x) => x.into(),
+            Val::I64(x) => x.into(),
+            Val::U64(x) => x.into(),
+            _ => 0,
+        }
+    }
+
+    /// Floats as f64 (exact: every float type's values are f64 values).
+    fn float(self) -> f64 {
+        match self {
+            Val::F16(x) => x.to_f64(),
+            Val::BF16(x) => x.to_f64(),
+            Val::F32(x) => x.into(),
+            Val::F64(x) => x,
+            _ => 0.0,
+        }
+    }
+
+    /// The integer `i` wrapped into `ty` (two's complement truncation).
+    fn wrap(ty: Ty, i: i128) -> Val {
+        match ty {
+            Ty::I32 => Val::I32(i as i32),
+            Ty::U32 => Val::U32(i as u32),
+            Ty::I64 => Val::I64(i as i64),
+            Ty::U64 => Val::U64(i as u64),
+            _ => Val::Bool(i != 0),
+        }
+    }
+}
+
+/// Why an expression has no value: the compile errors it must produce.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Faults {
+    /// A literal rounds to infinity in its type (E0003).
+    pub out_of_range: bool,
+    /// An integer `/` or `%` whose divisor is zero (E0117).
+    pub divide_by_zero: bool,
+}
+
+impl Faults {
+    fn or(self, other: Faults) -> Faults {
+        Faults {
+            out_of_range: self.out_of_range || other.out_of_range,
+            divide_by_zero: self.divide_by_zero || other.divide_by_zero,
+        }
+    }
+
+    /// The diagnostic codes the compiler must report, sorted.
+    pub fn codes(self) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        if self.out_of_range {
+            out.push("E0003");
+        }
+        if self.divide_by_zero {
+            out.push("E0117");
+        }
+        out
+    }
+}
+
+/// A generated expression: its kdsl source, its type, and its value, or
+/// the compile errors it must produce instead.
+#[derive(Clone, Debug)]
+pub struct GenExpr {
+    pub source: String,
+    pub ty: Ty,
+    pub value: Result<Val, Faults>,
+    /// Operators, calls, casts and literals in the expression.
+    pub nodes: u32,
+    /// The factors when this is an `f32`/`f64` product, which contracts with
+    /// an enclosing `+`/`-` into one fused multiply-add.
+    product: Option<(Val, Val)>,
+}
+
+impl GenExpr {
+    fn leaf(source: String, v: Val) -> GenExpr {
+        GenExpr {
+            source,
+            ty: v.ty(),
+            value: Ok(v),
+            nodes: 1,
+            product: None,
+        }
+    }
+
+    /// An operation on `parts`: `f` computes its value from theirs, unless
+    /// one of them failed (then the failures propagate and the operation
+    /// itself is not checked further, as the compiler does).
+    fn node(
+        source: String,
+        ty: Ty,
+        parts: &[&GenExpr],
+        f: impl FnOnce(&[Val]) -> Result<Val, Faults>,
+    ) -> GenExpr {
+        let faults = parts
+            .iter()
+            .filter_map(|p| p.value.err())
+            .fold(None, |acc: Option<Faults>, f| {
+                Some(acc.unwrap_or_default().or(f))
+            });
+        let value = match faults {
+            Some(f) => Err(f),
+            None => {
+                let vals: Vec<Val> = parts.iter().filter_map(|p| p.value.ok()).collect();
+                f(&vals)
+            }
+        };
+        GenExpr {
+            source,
+            ty,
+            value,
+            nodes: 1 + parts.iter().map(|p| p.nodes).sum::<u32>(),
+            product: None,
+        }
+    }
+}
+
+const DIVIDE_BY_ZERO: Faults = Faults {
+    out_of_range: false,
+    divide_by_zero: true,
+};
+
+/// Expressions of each type (in `Ty::ALL` order), nested at most `depth`
+/// operators deep.
+pub fn exprs(depth: u32) -> Vec<BoxedStrategy<GenExpr>> {
+    let mut level: Vec<BoxedStrategy<GenExpr>> = Ty::ALL.iter().map(|t| leaf(*t)).collect();
+    for _ in 0..depth {
+        let below = level.clone();
+        level = Ty::ALL.iter().map(|t| composite(*t, &below)).collect();
+    }
+    level
+}
+
+/// Expressions of type `ty`, nested at most `depth` operators deep.
+pub fn expr(ty: Ty, depth: u32) -> BoxedStrategy<GenExpr> {
+    of(&exprs(depth), ty)
+}
+
+/// Expressions of any type, nested at most `depth` operators deep.
+pub fn any_expr(depth: u32) -> BoxedStrategy<GenExpr> {
+    proptest::strategy::Union::new(exprs(depth)).boxed()
+}
+
+fn of(level: &[BoxedStrategy<GenExpr>], ty: Ty) -> BoxedStrategy<GenExpr> {
+    let i = Ty::ALL.iter().position(|t| *t == ty).unwrap_or(0);
+    level[i].clone()
+}
+
+// ---------------------------------------------------------------- literals
+
+/// A literal of type `ty`: edge values, random bit patterns, and (floats)
+/// decimal texts at or just beside a rounding midpoint.
+fn leaf(ty: Ty) -> BoxedStrategy<GenExpr> {
+    match ty {
+        Ty::Bool => any::<bool>()
+            .prop_map(|b| GenExpr::leaf(b.to_string(), Val::Bool(b)))
+            .boxed(),
+        t if t.is_int() => {
+            let width = t.bits();
+            let edges: Vec<u64> = vec![
+                0,
+                1,
+                2,
+                3,
+                7,
+                31,
+                32,
+                33,
+                63,
+                64,
+                65,
+                u64::MAX,
+                u64::MAX - 1,
+                1 << (width - 1),
+                (1 << (width - 1)) - 1,
+                (1 << (width - 1)) + 1,
+            ];
+            prop_oneof![
+                3 => proptest::sample::select(edges),
+                2 => any::<u64>(),
+                2 => 0u64..300,
+                1 => any::<u64>().prop_map(move |x| x >> (x % 64)),
+            ]
+            .prop_map(move |bits| int_literal(Val::from_bits(t, bits)))
+            .boxed()
+        }
+        t => prop_oneof![
+            3 => any::<u64>().prop_map(move |b| float_literal(finite(t, b))),
+            2 => proptest::sample::select(float_edges(t))
+                .prop_map(float_literal),
+            2 => (any::<u64>(), 0u8..3).prop_map(move |(b, side)| midpoint_literal(t, b, side)),
+            // The overflow threshold (all ones clamp to the largest value).
+            1 => (0u8..3).prop_map(move |side| midpoint_literal(t, u64::MAX, side)),
+            1 => (any::<bool>(), any::<bool>()).prop_map(move |(nan, neg)| special(t, nan, neg)),
+        ]
+        .boxed(),
+    }
+}
+
+fn int_literal(v: Val) -> GenExpr {
+    let ty = v.ty();
+    let i = v.int();
+    let source = if i < 0 {
+        format!("({i}{})", ty.name())
+    } else {
+        format!("{i}{}", ty.name())
+    };
+    GenExpr::leaf(source, v)
+}
+
+/// A finite value of float type `ty` from random bits.
+fn finite(ty: Ty, bits: u64) -> Val {
+    let v = Val::from_bits(ty, bits >> (64 - ty.bits()));
+    let inf = match v {
+        Val::F16(x) => x.is_infinite() || x.is_nan(),
+        Val::BF16(x) => x.is_infinite() || x.is_nan(),
+        Val::F32(x) => !x.is_finite(),
+        Val::F64(x) => !x.is_finite(),
+        _ => false,
+    };
+    if inf {
+        // Clear the top exponent bit: finite.
+        Val::from_bits(ty, (bits >> (64 - ty.bits())) & !(1 << (ty.bits() - 2)))
+    } else {
+        v
+    }
+}
+
+fn float_edges(ty: Ty) -> Vec<Val> {
+    let vals: [f64; 18] = [
+        // Factors whose exact products need more bits than the type has, so
+        // that `x * x - 1` shows whether the product was rounded.
+        1.000244140625,     // 1 + 2^-12
+        1.0000000074505806, // 1 + 2^-27
+        1.0078125,          // 1 + 2^-7
+        -1.00048828125,     // -(1 + 2^-11)
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        0.5,
+        2.0,
+        3.0,
+        0.1,
+        65504.0,
+        2048.0,
+        16777216.0,
+        2147483648.0,
+        4294967296.0,
+        9.223372036854776e18,
+    ];
+    let mut out: Vec<Val> = vals
+        .iter()
+        .map(|x| from_f64(ty, *x))
+        .filter(|v| v.float().is_finite())
+        .collect();
+    // The largest finite value and the smallest subnormal of the type.
+    let max = Val::from_bits(
+        ty,
+        (1u64 << (ty.bits() - 1)) - 1 - (1u64 << float_fraction_bits(ty)),
+    );
+    out.push(max);
+    out.push(Val::from_bits(ty, 1));
+    out
+}
+
+fn float_fraction_bits(ty: Ty) -> u32 {
+    match ty {
+        Ty::F16 => 10,
+        Ty::BF16 => 7,
+        Ty::F32 => 23,
+        _ => 52,
+    }
+}
+
+/// A float literal: the exact decimal of its value (which rounds back to
+/// it), with the suffix.
+fn float_literal(v: Val) -> GenExpr {
+    let x = v.float();
+    let text = format!("{:?}", x.abs());
+    let text = if text.contains(['.', 'e']) {
+        text
+    } else {
+        format!("{text}.0")
+    };
+    let source = if x.is_sign_negative() {
+        format!("(-{text}{})", v.ty().name())
+    } else {
+        format!("{text}{}", v.ty().name())
+    };
+    GenExpr::leaf(source, v)
+}
+
+/// A decimal literal at a rounding midpoint of `ty` (side 1), just above it
+/// (side 2) or just below it (side 0): the value a correct single rounding
+/// from the digits gives is known by construction.
+fn midpoint_literal(ty: Ty, bits: u64, side: u8) -> GenExpr {
+    if ty == Ty::F64 {
+        // Rust's parser is the reference for f64.
+        let v = finite(ty, bits);
+        let text = format!("{:.30e}", v.float().abs());
+        let x: f64 = text.parse().unwrap_or(0.0);
+        return GenExpr::leaf(format!("{text}f64"), Val::F64(x));
+    }
+    // A positive finite value below the largest, and the next one up.
+    let width = ty.bits();
+    let low = (bits >> (64 - width)) & ((1 << (width - 1)) - 1);
+    let max_finite = (1u64 << (width - 1)) - 1 - (1u64 << float_fraction_bits(ty));
+    let low = low.min(max_finite);
+    let lo = Val::from_bits(ty, low);
+    let hi = Val::from_bits(ty, low + 1); // may be +infinity
+    let upper = if low == max_finite {
+        hi_limit(ty)
+    } else {
+        hi.float()
+    };
+    let mid = (lo.float() + upper) / 2.0;
+    let exact = format!("{mid:.1100e}");
+    let (mantissa, exp) = exact.split_once('e').unwrap_or((&exact, "0"));
+    let mantissa = mantissa.trim_end_matches('0');
+    let text = match side {
+        1 if mantissa.ends_with('.') => format!("{mantissa}0e{exp}"),
+        1 => format!("{mantissa}e{exp}"),
+        2 => format!("{mantissa}000000000000000000001e{exp}"),
+        _ => {
+            // Subtract one unit far below the last digit: the mantissa's
+            // last nonzero digit goes down by one, followed by nines.
+            let mut digits: Vec<u8> = mantissa.bytes().collect();
+            if let Some(last) = digits
+                .iter()
+                .rposition(|d| d.is_ascii_digit() && *d != b'0')
+            {
+                digits[last] -= 1;
+            }
+            let mut s = String::from_utf8(digits).unwrap_or_default();
+            if !s.contains('.') {
+                s.push('.');
+            }
+            s.push_str("999999999999999999999");
+            format!("{s}e{exp}")
+        }
+    };
+    let value = match side {
+        2 => hi,
+        1 if low % 2 == 1 => hi,
+        _ => lo,
+    };
+    let mut g = GenExpr::leaf(format!("{text}{}", ty.name()), value);
+    if value.float().is_infinite() {
+        // Rounds to infinity: the literal is out of range for its type.
+        g.value = Err(Faults {
+            out_of_range: true,
+            divide_by_zero: false,
+        });
+    }
+    g
+}
+
+/// 2^(emax + 1) for `ty`: where its values would continue past the largest.
+fn hi_limit(ty: Ty) -> f64 {
+    match ty {
+        Ty::F16 => 65536.0,
+        Ty::BF16 | Ty::F32 => 2f64.powi(128),
+        _ => f64::MAX,
+    }
+}
+
+/// NaN or an infinity, written as the division kdsl allows for it.
+fn special(ty: Ty, nan: bool, negative: bool) -> GenExpr {
+    let t = ty.name();
+    let (num, x) = match (nan, negative) {
+        (true, _) => (format!("0.0{t}"), f64::NAN),
+        (false, false) => (format!("1.0{t}"), f64::INFINITY),
+        (false, true) => (format!("(-1.0{t})"), f64::NEG_INFINITY),
+    };
+    let source = format!("({num} / 0.0{t})");
+    let mut g = GenExpr::leaf(source, from_f64(ty, x));
+    g.nodes = 3;
+    g
+}
+
+/// `x`, exactly representable in `ty` (or NaN/infinite), as a `Val`.
+fn from_f64(ty: Ty, x: f64) -> Val {
+    match ty {
+        Ty::F16 => Val::F16(f16::from_f32(x as f32)),
+        Ty::BF16 => Val::BF16(bf16::from_f32(x as f32)),
+        Ty::F32 => Val::F32(x as f32),
+        _ => Val::F64(x),
+    }
+}
+
+// -------------------------------------------------------------- operators
+
+fn composite(ty: Ty, below: &[BoxedStrategy<GenExpr>]) -> BoxedStrategy<GenExpr> {
+    let same = of(below, ty);
+    let casts = proptest::sample::select(Ty::ALL.to_vec())
+        .prop_flat_map({
+            let below = below.to_vec();
+            move |from| of(&below, from)
+        })
+        .prop_map(move |e| cast(e, ty));
+    let selects =
+        (of(below, Ty::Bool), same.clone(), same.clone()).prop_map(|(c, a, b)| select(c, a, b));
+    let mut options: Vec<(u32, BoxedStrategy<GenExpr>)> =
+        vec![(2, same.clone()), (3, casts.boxed()), (1, selects.boxed())];
+    match ty {
+        Ty::Bool => {
+            let ops = proptest::sample::select(vec!["&&", "||", "&", "|", "^", "==", "!="]);
+            options.push((
+                3,
+                (ops, same.clone(), same.clone())
+                    .prop_map(|(op, a, b)| binary(op, a, b))
+                    .boxed(),
+            ));
+            options.push((1, same.clone().prop_map(|a| unary("!", a)).boxed()));
+            // Comparisons of every other type.
+            let cmps = proptest::sample::select(vec!["==", "!=", "<", "<=", ">", ">="]);
+            let operands = proptest::sample::select(Ty::ALL[1..].to_vec()).prop_flat_map({
+                let below = below.to_vec();
+                move |t| (of(&below, t), of(&below, t))
+            });
+            options.push((
+                4,
+                (cmps, operands)
+                    .prop_map(|(op, (a, b))| binary(op, a, b))
+                    .boxed(),
+            ));
+        }
+        t if t.is_int() => {
+            let ops = proptest::sample::select(vec!["+", "-", "*", "/", "%", "&", "|", "^"]);
+            options.push((
+                5,
+                (ops, same.clone(), same.clone())
+                    .prop_map(|(op, a, b)| binary(op, a, b))
+                    .boxed(),
+            ));
+            let amounts = proptest::sample::select(Ty::INTS.to_vec()).prop_flat_map({
+                let below = below.to_vec();
+                move |a| of(&below, a)
+            });
+            options.push((
+                3,
+                (
+                    proptest::sample::select(vec!["<<", ">>"]),
+                    same.clone(),
+                    amounts,
+                )
+                    .prop_map(|(op, a, s)| binary(op, a, s))
+                    .boxed(),
+            ));
+            let unaries = if t.is_signed() {
+                vec!["-", "!"]
+            } else {
+                vec!["!"]
+            };
+            options.push((
+                1,
+                (proptest::sample::select(unaries), same.clone())
+                    .prop_map(|(op, a)| unary(op, a))
+                    .boxed(),
+            ));
+            options.push((
+                2,
+                (
+                    proptest::sample::select(vec!["min", "max"]),
+                    same.clone(),
+                    same.clone(),
+                )
+                    .prop_map(|(f, a, b)| call(f, vec![a, b]))
+                    .boxed(),
+            ));
+            if t.is_signed() {
+                options.push((1, same.clone().prop_map(|a| call("abs", vec![a])).boxed()));
+            }
+        }
+        t => {
+            let ops = proptest::sample::select(vec!["+", "-", "*", "/"]);
+            options.push((
+                6,
+                (ops, same.clone(), same.clone())
+                    .prop_map(|(op, a, b)| binary(op, a, b))
+                    .boxed(),
+            ));
+            options.push((1, same.clone().prop_map(|a| unary("-", a)).boxed()));
+            if t.is_wide_float() {
+                options.push((
+                    2,
+                    (
+                        proptest::sample::select(vec!["min", "max"]),
+                        same.clone(),
+                        same.clone(),
+                    )
+                        .prop_map(|(f, a, b)| call(f, vec![a, b]))
+                        .boxed(),
+                ));
+                options.push((1, same.clone().prop_map(|a| call("abs", vec![a])).boxed()));
+                options.push((
+                    2,
+                    (same.clone(), same.clone(), same.clone())
+                        .prop_map(|(a, b, c)| call("fma", vec![a, b, c]))
+                        .boxed(),
+                ));
+                // `a * b - p` where `p` is the rounded product: 0 if the
+                // product were rounded, its rounding error when fused.
+                options.push((
+                    2,
+                    (leaf(t), leaf(t), any::<bool>())
+                        .prop_map(|(a, b, left)| cancelling_product(a, b, left))
+                        .boxed(),
+                ));
+            }
+        }
+    }
+    proptest::strategy::Union::new_weighted(options).boxed()
+}
+
+fn unary(op: &str, a: GenExpr) -> GenExpr {
+    let source = format!("({op}{})", a.source);
+    let op = op.to_string();
+    GenExpr::node(source, a.ty, &[&a], |v| {
+        Ok(match (op.as_str(), v[0]) {
+            ("!", Val::Bool(b)) => Val::Bool(!b),
+            ("!", x) => Val::wrap(x.ty(), !x.int()),
+            (_, Val::F16(x)) => Val::F16(-x),
+            (_, Val::BF16(x)) => Val::BF16(-x),
+            (_, Val::F32(x)) => Val::F32(-x),
+            (_, Val::F64(x)) => Val::F64(-x),
+            (_, x) => Val::wrap(x.ty(), x.int().wrapping_neg()),
+        })
+    })
+}
+
+fn binary(op: &str, a: GenExpr, b: GenExpr) -> GenExpr {
+    let source = format!("({} {op} {})", a.source, b.source);
+    let cmp = matches!(op, "==" | "!=" | "<" | "<=" | ">" | ">=");
+    let ty = if cmp { Ty::Bool } else { a.ty };
+    // A float `a * b ± c` or `c ± a * b` is one fused multiply-add: the
+    // product is not rounded on its own.
+    if matches!(op, "+" | "-") && a.ty.is_wide_float() {
+        let fused = match (a.product, b.product) {
+            (Some((x, y)), _) => Some((x, y, false, op == "-")),
+            (None, Some((x, y))) => Some((x, y, op == "-", false)),
+            _ => None,
+        };
+        if let Some((x, y, neg_product, neg_addend)) = fused {
+            let product_left = a.product.is_some();
+            return GenExpr::node(source, ty, &[&a, &b], |v| {
+                let c = if product_left { v[1] } else { v[0] };
+                Ok(fma3(x, y, c, neg_product, neg_addend))
+            });
+        }
+    }
+    let op_owned = op.to_string();
+    let mut g = GenExpr::node(source, ty, &[&a, &b], |v| {
+        binary_value(&op_owned, v[0], v[1])
+    });
+    if op == "*" && a.ty.is_wide_float() {
+        if let (Ok(x), Ok(y)) = (a.value, b.value) {
+            g.product = Some((x, y));
+        }
+    }
+    g
+}
+
+/// `a * b - p` (or `-p + a * b`) with `p` the product rounded to the type:
+/// the fused result is the product's rounding error.
+fn cancelling_product(a: GenExpr, b: GenExpr, left: bool) -> GenExpr {
+    let ty = a.ty;
+    let p = binary("*", a, b);
+    let rounded = match p.value {
+        Ok(v) if v.float().is_finite() => v,
+        _ => from_f64(ty, 1.0),
+    };
+    let neg = float_literal(from_f64(ty, -rounded.float()));
+    if left {
+        binary("+", p, neg)
+    } else {
+        binary("+", neg, p)
+    }
+}
+
+/// `±x × y ± z` rounded once, for `f32`/`f64`.
+fn fma3(x: Val, y: Val, z: Val, neg_product: bool, neg_addend: bool) -> Val {
+    let sx = if neg_product { -1.0 } else { 1.0 };
+    let sz = if neg_addend { -1.0 } else { 1.0 };
+    match (x, y, z) {
+        (Val::F32(x), Val::F32(y), Val::F32(z)) => {
+            Val::F32((sx as f32 * x).mul_add(y, sz as f32 * z))
+        }
+        (Val::F64(x), Val::F64(y), Val::F64(z)) => Val::F64((sx * x).mul_add(y, sz * z)),
+        (x, _, _) => x,
+    }
+}
+
+fn binary_value(op: &str, x: Val, y: Val) -> Result<Val, Faults> {
+    use Val::*;
+    Ok(match (x, y) {
+        (Bool(a), Bool(b)) => Bool(match op {
+            "&&" | "&" => a && b,
+            "||" | "|" => a || b,
+            "^" | "!=" => a != b,
+            _ => a == b,
+        }),
+        _ if matches!(op, "==" | "!=" | "<" | "<=" | ">" | ">=") => {
+            let ord = if x.ty().is_float() {
+                x.float().partial_cmp(&y.float())
+            } else {
+                x.int().partial_cmp(&y.int())
+            };
+            use std::cmp::Ordering::*;
+            Bool(match (op, ord) {
+                ("!=", None) => true,
+                (_, None) => false,
+                ("==", Some(o)) => o == Equal,
+                ("!=", Some(o)) => o != Equal,
+                ("<", Some(o)) => o == Less,
+                ("<=", Some(o)) => o != Greater,
+                (">", Some(o)) => o == Greater,
+                (_, Some(o)) => o != Less,
+            })
+        }
+        (F16(a), F16(b)) => F16(match op {
+            "+" => a + b,
+            "-" => a - b,
+            "*" => a * b,
+            _ => a / b,
+        }),
+        (BF16(a), BF16(b)) => BF16(match op {
+            "+" => a + b,
+            "-" => a - b,
+            "*" => a * b,
+            _ => a / b,
+        }),
+        (F32(a), F32(b)) => F32(match op {
+            "+" => a + b,
+            "-" => a - b,
+            "*" => a * b,
+            _ => a / b,
+        }),
+        (F64(a), F64(b)) => F64(match op {
+            "+" => a + b,
+            "-" => a - b,
+            "*" => a * b,
+            _ => a / b,
+        }),
+        _ if matches!(op, "<<" | ">>") => shift(op, x, y),
+        (I32(a), I32(b)) => I32(int_op(op, a, b)?),
+        (U32(a), U32(b)) => U32(int_op(op, a, b)?),
+        (I64(a), I64(b)) => I64(int_op(op, a, b)?),
+        (U64(a), U64(b)) => U64(int_op(op, a, b)?),
+        _ => x,
+    })
+}
+
+trait Wrapping: Copy + PartialEq {
+    const ZERO: Self;
+    fn ops(self, op: &str, b: Self) -> Self;
+}
+
+macro_rules! wrapping {
+    ($($t:ty),*) => {$(
+        impl Wrapping for $t {
+            const ZERO: Self = 0;
+            fn ops(self, op: &str, b: Self) -> Self {
+                match op {
+                    "+" => self.wrapping_add(b),
+                    "-" => self.wrapping_sub(b),
+                    "*" => self.wrapping_mul(b),
+                    // `MIN / -1` wraps to MIN and `MIN % -1` is 0.
+                    "/" => self.wrapping_div(b),
+                    "%" => self.wrapping_rem(b),
+                    "&" => self & b,
+                    "|" => self | b,
+                    _ => self ^ b,
+                }
+            }
+        }
+    )*};
+}
+wrapping!(i32, u32, i64, u64);
+
+/// An integer operator; division or remainder by zero is an error.
+fn int_op<T: Wrapping>(op: &str, a: T, b: T) -> Result<T, Faults> {
+    if matches!(op, "/" | "%") && b == T::ZERO {
+        return Err(DIVIDE_BY_ZERO);
+    }
+    Ok(a.ops(op, b))
+}
+
+/// `shl`/`shr`: the amount is read as unsigned in its own type and clamped
+/// to the width; a full shift gives 0 (`shl`, `shr.u`) or the sign (`shr.s`).
+fn shift(op: &str, x: Val, s: Val) -> Val {
+    let amount = s.bits(); // unsigned, in the amount's own width
+    let width = u64::from(x.ty().bits());
+    let full = amount >= width;
+    let k = amount.min(width - 1) as u32;
+    match (op, x) {
+        ("<<", _) if full => Val::wrap(x.ty(), 0),
+        ("<<", Val::I32(a)) => Val::I32(a << k),
+        ("<<", Val::U32(a)) => Val::U32(a << k),
+        ("<<", Val::I64(a)) => Val::I64(a << k),
+        ("<<", Val::U64(a)) => Val::U64(a << k),
+        (_, Val::I32(a)) => Val::I32(a >> k),
+        (_, Val::I64(a)) => Val::I64(a >> k),
+        (_, Val::U32(_) | Val::U64(_)) if full => Val::wrap(x.ty(), 0),
+        (_, Val::U32(a)) => Val::U32(a >> k),
+        (_, Val::U64(a)) => Val::U64(a >> k),
+        _ => x,
+    }
+}
+
+fn call(f: &str, args: Vec<GenExpr>) -> GenExpr {
+    let ty = args[0].ty;
+    let source = format!(
+        "{f}({})",
+        args.iter()
+            .map(|a| a.source.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let parts: Vec<&GenExpr> = args.iter().collect();
+    let f = f.to_string();
+    GenExpr::node(source, ty, &parts, |v| {
+        Ok(match (f.as_str(), v) {
+            ("min" | "max", [a, b]) if ty.is_float() => {
+                let (x, y) = (a.float(), b.float());
+                // `min.f32`: a NaN operand is ignored; -0.0 < +0.0.
+                let pick_a = match (x.is_nan(), y.is_nan()) {
+                    (_, true) => true,
+                    (true, false) => false,
+                    _ if x == y => (f == "min") == x.is_sign_negative(),
+                    _ => (f == "min") == (x < y),
+                };
+                if pick_a {
+                    *a
+                } else {
+                    *b
+                }
+            }
+            ("min", [a, b]) => {
+                if a.int() <= b.int() {
+                    *a
+                } else {
+                    *b
+                }
+            }
+            ("max", [a, b]) => {
+                if a.int() >= b.int() {
+                    *a
+                } else {
+                    *b
+                }
+            }
+            ("abs", [Val::I32(a)]) => Val::I32(a.wrapping_abs()),
+            ("abs", [Val::I64(a)]) => Val::I64(a.wrapping_abs()),
+            ("abs", [Val::F32(a)]) => Val::F32(a.abs()),
+            ("abs", [Val::F64(a)]) => Val::F64(a.abs()),
+            ("fma", [a, b, c]) => fma3(*a, *b, *c, false, false),
+            (_, v) => v[0],
+        })
+    })
+}
+
+fn select(c: GenExpr, a: GenExpr, b: GenExpr) -> GenExpr {
+    let source = format!("select({}, {}, {})", c.source, a.source, b.source);
+    let ty = a.ty;
+    GenExpr::node(source, ty, &[&c, &a, &b], |v| {
+        Ok(if matches!(v[0], Val::Bool(true)) {
+            v[1]
+        } else {
+            v[2]
+        })
+    })
+}
+
+/// `e as to`. A cast to the expression's own type is no conversion at all
+/// (the checker drops it), so a product stays a product.
+fn cast(e: GenExpr, to: Ty) -> GenExpr {
+    let source = format!("({} as {})", e.source, to.name());
+    let mut g = GenExpr::node(source, to, &[&e], |v| Ok(convert(v[0], to)));
+    if e.ty == to {
+        g.product = e.product;
+    }
+    g
+}
+
+/// `as`: one rounding to nearest even into floats; float → integer
+/// truncates and saturates (Rust's `as`), NaN → 0 except from `f64` or
+/// into 64 bits, where PTX's `cvt` gives `1 << (width - 1)`.
+pub fn convert(v: Val, to: Ty) -> Val {
+    let from = v.ty();
+    if to == Ty::Bool {
+        return Val::Bool(if from.is_float() {
+            v.float() != 0.0
+        } else {
+            v.int() != 0
+        });
+    }
+    if from == Ty::Bool || from.is_int() {
+        let i = v.int();
+        return match to {
+            Ty::F32 => Val::F32(i as f32),
+            Ty::F64 => Val::F64(i as f64),
+            Ty::F16 => Val::F16(f16::from_f32(int_to_f32_odd(i))),
+            Ty::BF16 => Val::BF16(bf16::from_f32(int_to_f32_odd(i))),
+            t => Val::wrap(t, i),
+        };
+    }
+    let x = v.float();
+    if to.is_float() {
+        return match to {
+            Ty::F64 => Val::F64(x),
+            Ty::F32 => Val::F32(x as f32),
+            Ty::F16 => Val::F16(f16::from_f32(f64_to_f32_odd(x))),
+            _ => Val::BF16(bf16::from_f32(f64_to_f32_odd(x))),
+        };
+    }
+    if x.is_nan() {
+        let i = if from == Ty::F64 || to.bits() == 64 {
+            1i128 << (to.bits() - 1)
+        } else {
+            0
+        };
+        return Val::wrap(to, i);
+    }
+    // Halves widen exactly; Rust's float → int `as` truncates and saturates.
+    match to {
+        Ty::I32 => Val::I32(x as i32),
+        Ty::U32 => Val::U32(x as u32),
+        Ty::I64 => Val::I64(x as i64),
+        _ => Val::U64(x as u64),
+    }
+}
+
+/// `x` rounded to f32 *to odd* (toward zero, then the last bit set when
+/// inexact): then rounding to a half from this f32 equals rounding `x`
+/// directly, since f32 has more than twice their precision plus two bits.
+fn f64_to_f32_odd(x: f64) -> f32 {
+    let r = x as f32;
+    if !x.is_finite() || f64::from(r) == x {
+        return r;
+    }
+    let toward_zero = if f64::from(r).abs() > x.abs() {
+        f32::from_bits(r.to_bits() - 1)
+    } else {
+        r
+    };
+    f32::from_bits(toward_zero.to_bits() | 1)
+}
+
+/// An integer rounded to f32 to odd (see [`f64_to_f32_odd`]).
+fn int_to_f32_odd(i: i128) -> f32 {
+    let r = i as f32;
+    let back = r as i128; // exact: |r| ≤ 2^64
+    if back == i {
+        return r;
+    }
+    let toward_zero = if back.abs() > i.abs() {
+        f32::from_bits(r.to_bits() - 1)
+    } else {
+        r
+    };
+    f32::from_bits(toward_zero.to_bits() | 1)
+}
+
+/// A short description for failure messages.
+pub fn describe(g: &GenExpr) -> String {
+    let mut s = String::new();
+    let _ = write!(s, "{}: {} = ", g.source, g.ty.name());
+    match g.value {
+        Ok(v) => {
+            let _ = write!(s, "{v:?} (bits {:#x})", v.bits());
+        }
+        Err(f) => {
+            let _ = write!(s, "errors {:?}", f.codes());
+        }
+    }
+    s
+}

@@ -61,6 +61,16 @@ struct Arrivals<'u, 'c> {
 
 impl<'a> Visitor<'a> for Arrivals<'_, '_> {
     fn stmt(&mut self, s: &'a Stmt, cx: Cx<'a>) {
+        // A statement that failed to check may have arrived on its groups
+        // in any way: they cannot be counted.
+        if let StmtKind::Poisoned { groups, .. } = &s.kind {
+            for g in groups {
+                if let Some(seen) = self.groups.get_mut(g.index()) {
+                    seen.other = true;
+                }
+            }
+            return;
+        }
         let StmtKind::Barrier(op) = &s.kind else {
             return;
         };

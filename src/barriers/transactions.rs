@@ -20,9 +20,10 @@ use crate::ir::{
     consteval, BarrierId, BarrierOpKind, BarrierRef, Block, Expr, ExprKind, Kernel, LocalId, Stmt,
     StmtKind,
 };
+use crate::source::SourceMap;
 use crate::span::Span;
 
-pub fn check(kernel: &Kernel, out: &mut Vec<BarrierError>) {
+pub fn check(kernel: &Kernel, sources: &SourceMap, out: &mut Vec<BarrierError>) {
     let mut v = Tx {
         kernel,
         out,
@@ -32,7 +33,8 @@ pub fn check(kernel: &Kernel, out: &mut Vec<BarrierError>) {
     walk::body(&kernel.body, &mut v);
     // W0322, once per group, at its first copy.
     let mut warned = vec![false; kernel.barriers.len()];
-    for (group, copy) in std::mem::take(&mut v.copies) {
+    for (r, copy) in std::mem::take(&mut v.copies) {
+        let group = r.group;
         let expects = v.expects.get(group.index()).copied().unwrap_or(true);
         let Some(w) = warned.get_mut(group.index()) else {
             continue;
@@ -44,6 +46,7 @@ pub fn check(kernel: &Kernel, out: &mut Vec<BarrierError>) {
             *w = true;
             v.out.push(BarrierError::NoExpectTx {
                 name: g.name.clone(),
+                reference: super::reference_text(sources, kernel, r),
                 copy,
                 decl: g.spans.decl,
             });
@@ -56,16 +59,25 @@ struct Tx<'k, 'o> {
     out: &'o mut Vec<BarrierError>,
     /// Per group: some `arrive_expect_tx`/`expect_tx` names it.
     expects: Vec<bool>,
-    /// Every `copy_async`: its group and span.
-    copies: Vec<(BarrierId, Span)>,
+    /// Every `copy_async`: its barrier and span.
+    copies: Vec<(&'k BarrierRef, Span)>,
 }
 
-impl<'a> Visitor<'a> for Tx<'_, '_> {
-    fn block(&mut self, b: &'a Block, _cx: Cx<'a>) {
+impl<'k> Visitor<'k> for Tx<'k, '_> {
+    fn block(&mut self, b: &'k Block, _cx: Cx<'k>) {
         stretches(self.kernel, b, self.out);
     }
 
-    fn stmt(&mut self, s: &'a Stmt, _cx: Cx<'a>) {
+    fn stmt(&mut self, s: &'k Stmt, _cx: Cx<'k>) {
+        // A statement that failed to check may have expected bytes on its
+        // groups: W0322 cannot say that they never do.
+        if let StmtKind::Poisoned { groups, .. } = &s.kind {
+            for g in groups {
+                if let Some(e) = self.expects.get_mut(g.index()) {
+                    *e = true;
+                }
+            }
+        }
         match tx_op(s) {
             Some(TxOp {
                 kind: Kind::Expect,
@@ -80,7 +92,7 @@ impl<'a> Visitor<'a> for Tx<'_, '_> {
                 kind: Kind::Copy,
                 barrier,
                 ..
-            }) => self.copies.push((barrier.group, s.span)),
+            }) => self.copies.push((barrier, s.span)),
             None => {}
         }
     }
@@ -236,6 +248,11 @@ struct AllOps(Vec<(BarrierId, Option<i128>, Span)>);
 
 impl<'a> Visitor<'a> for AllOps {
     fn stmt(&mut self, s: &'a Stmt, _cx: Cx<'a>) {
+        // A statement that failed to check may expect or copy bytes on any
+        // barrier of its groups.
+        if let StmtKind::Poisoned { groups, .. } = &s.kind {
+            self.0.extend(groups.iter().map(|g| (*g, None, s.span)));
+        }
         if let Some(op) = tx_op(s) {
             self.0.push((
                 op.barrier.group,
@@ -259,6 +276,7 @@ fn is_boundary(s: &Stmt) -> bool {
         StmtKind::If { .. }
         | StmtKind::While { .. }
         | StmtKind::For { .. }
+        | StmtKind::Poisoned { .. }
         | StmtKind::Break
         | StmtKind::Continue
         | StmtKind::Return(_) => true,

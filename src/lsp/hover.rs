@@ -21,7 +21,7 @@ enum Target<'m> {
 }
 
 pub fn hover(a: &Analysis, pos: Position) -> Option<Hover> {
-    let module = a.module.as_ref()?;
+    let module = a.module()?;
     let offset = a.offset(pos)?;
     let mut candidates: Vec<(Span, Target)> = Vec::new();
     walk::module(module, &mut |owner, node| {

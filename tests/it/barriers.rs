@@ -77,7 +77,8 @@ fn e0301_wait_on_cluster_group() {
     assert_eq!(d.severity, Severity::Error);
     assert_eq!(d.message, "Can only await on CTA-local barriers");
     assert_eq!(primary(src, &d), "ready.wait(0)");
-    assert_eq!(secondaries(src, &d), ["cluster"]);
+    // The scope, and the operation that keeps it cluster.
+    assert_eq!(secondaries(src, &d), ["cluster", "arrive_remote"]);
     assert_eq!(
         d.labels
             .iter()
@@ -98,7 +99,9 @@ fn e0301_wait_on_cluster_group() {
             (text(src, f.edits[0].span), f.edits[0].replacement.as_str())
         })
         .collect();
-    assert_eq!(fixes, [("wait", "wait_cluster"), ("cluster", "cta")]);
+    // Not "declare the group `cta`": `arrive_remote` needs scope `cluster`,
+    // so that fix would lead into E0307.
+    assert_eq!(fixes, [("wait", "wait_cluster")]);
 }
 
 #[test]
@@ -114,16 +117,22 @@ fn e0301_test_and_tracked_wait() {
     let diags = expect_codes(src, &["E0301", "E0301", "E0301"]);
     let calls: Vec<&str> = diags.iter().map(|d| primary(src, d)).collect();
     assert_eq!(calls, ["ready.test()", "ready.wait()", "ready.test(1)"]);
-    for d in &diags {
-        // A tracked `wait()` or a `test` has no `wait_cluster` spelling: the
-        // only fix is the scope.
+    let want = [
+        ["test_cluster", "cta"],
+        ["wait_cluster", "cta"],
+        ["test_cluster", "cta"],
+    ];
+    for (d, want) in diags.iter().zip(want) {
+        // Tracked and explicit parities alike have a cluster-acquire
+        // spelling; nothing in the kernel needs scope `cluster`, so the
+        // scope fix is offered too.
         let edits: Vec<&str> = d
             .fixes
             .iter()
             .flat_map(|f| &f.edits)
             .map(|e| e.replacement.as_str())
             .collect();
-        assert_eq!(edits, ["cta"]);
+        assert_eq!(edits, want);
         assert_eq!(secondaries(src, d), ["cluster"]);
     }
 }

@@ -343,8 +343,9 @@ fn diagnostics_fixes_hover_definition_and_symbols() {
     let d = e0301(&diags);
     check_e0301(&d, &uri, Enc::Utf16);
 
-    // Quick fixes for the diagnostic: `wait` → `wait_cluster`, and the
-    // scope → `cta`.
+    // Quick fixes for the diagnostic: `wait` → `wait_cluster`; not the
+    // scope → `cta`, since `arrive_remote` needs the group cluster-scope
+    // (that fix would lead into E0307), which related information says.
     let actions = c.request(
         "textDocument/codeAction",
         json!({ "textDocument": { "uri": uri }, "range": d["range"],
@@ -369,10 +370,20 @@ fn diagnostics_fixes_hover_definition_and_symbols() {
         to_wait_cluster["range"],
         span(MAIN, "wait(0)", 0, 4, Enc::Utf16)
     );
-    let to_cta = edit_of("cta");
-    assert_eq!(
-        to_cta["range"],
-        span(MAIN, "cluster(arrivals", 0, 7, Enc::Utf16)
+    assert!(
+        !actions.iter().any(|a| a["edit"]["changes"][&uri]
+            .as_array()
+            .is_some_and(|edits| edits.iter().any(|e| e["newText"] == "cta"))),
+        "no fix to scope `cta` while `arrive_remote` uses the group: {actions:#?}"
+    );
+    let related = d["relatedInformation"].as_array().expect("related");
+    assert!(
+        related.iter().any(|r| r["location"]["range"]
+            == span(MAIN, "arrive_remote(0)", 0, 13, Enc::Utf16)
+            && r["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("needs scope `cluster`"))),
+        "{related:#?}"
     );
 
     // An empty range at the cursor on that line finds the same fixes, with

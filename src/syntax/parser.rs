@@ -142,7 +142,61 @@ struct Context<'a> {
 /// Parses a lexed file. `lex_errors` are only used to silence syntax errors
 /// that a lexer error right before them explains (a skipped `$` where an
 /// operator was meant).
+///
+/// A missing token's fix (`add `;` after `x``) is offered only when the
+/// parser, run again with that token inserted, reports fewer errors: a fix
+/// must make the file better, never move the error or add others. The first
+/// [`MAX_CHECKED_FIXES`] candidates of a file are checked that way; later
+/// ones are not offered.
 pub fn parse_tokens(
+    file: FileId,
+    text: &str,
+    tokens: &[(usize, Token, usize)],
+    lex_errors: &[LexError],
+) -> (ast::File, Vec<ParseError>) {
+    let (tree, mut errors) = parse_once(file, text, tokens, lex_errors);
+    let mut checked = 0;
+    let baseline = errors.len();
+    for e in &mut errors {
+        let ParseError::Unexpected { insert, .. } = e else {
+            continue;
+        };
+        let Some((tok, at, _)) = insert.as_ref() else {
+            continue;
+        };
+        checked += 1;
+        let helps = checked <= MAX_CHECKED_FIXES
+            && token_for(tok).is_some_and(|t| {
+                let at = at.start as usize;
+                let i = tokens.partition_point(|x| x.0 < at);
+                let mut fixed = Vec::with_capacity(tokens.len() + 1);
+                fixed.extend(tokens.iter().take(i).cloned());
+                fixed.push((at, t, at));
+                fixed.extend(tokens.iter().skip(i).cloned());
+                parse_once(file, text, &fixed, lex_errors).1.len() < baseline
+            });
+        if !helps {
+            *insert = None;
+        }
+    }
+    (tree, errors)
+}
+
+/// How many missing-token fixes of one file are checked by parsing again.
+const MAX_CHECKED_FIXES: usize = 16;
+
+/// The token a missing-token fix inserts.
+fn token_for(spelling: &str) -> Option<Token> {
+    match spelling {
+        ";" => Some(Token::Semi),
+        ")" => Some(Token::RParen),
+        "]" => Some(Token::RBracket),
+        _ => None,
+    }
+}
+
+/// One run of the parser and of the filters on its errors.
+fn parse_once(
     file: FileId,
     text: &str,
     tokens: &[(usize, Token, usize)],

@@ -301,24 +301,39 @@ impl CheckError {
                     .note("shared arrays are 128-byte aligned and each barrier takes 8 bytes")
             }
             CheckError::CyclicConstants { uses } => {
-                let mut names: Vec<String> = uses.iter().map(|(n, _)| format!("`{n}`")).collect();
-                if let Some(first) = names.first().cloned() {
-                    names.push(first);
+                // A long cycle is shown by its start and its end.
+                const SHOWN: usize = 6;
+                let n = uses.len();
+                let long = n > SHOWN + 2;
+                let shown = |i: usize| !long || i < SHOWN || i + 1 == n;
+                let mut names: Vec<String> = Vec::new();
+                for (i, (name, _)) in uses.iter().enumerate() {
+                    if shown(i) {
+                        names.push(format!("`{name}`"));
+                    } else if i == SHOWN {
+                        names.push("…".to_string());
+                    }
+                }
+                if let Some((first, _)) = uses.first() {
+                    names.push(format!("`{first}`"));
                 }
                 let mut d = Diagnostic::error(
                     "E0125",
                     format!("cyclic constant definition: {}", names.join(" -> ")),
                 );
-                let next = |i: usize| uses.get((i + 1) % uses.len()).map_or("", |(n, _)| n.as_str());
-                for (i, (name, span)) in uses.iter().enumerate() {
+                let next = |i: usize| uses.get((i + 1) % n.max(1)).map_or("", |(m, _)| m.as_str());
+                for (i, (name, span)) in uses.iter().enumerate().filter(|(i, _)| shown(*i)) {
                     let label = format!("`{name}` uses `{}`", next(i));
                     d = if i == 0 {
                         d.primary(*span, label)
-                    } else if i + 1 == uses.len() {
+                    } else if i + 1 == n {
                         d.secondary(*span, format!("{label}, which closes the cycle"))
                     } else {
                         d.secondary(*span, label)
                     };
+                }
+                if long {
+                    d = d.note(format!("the cycle runs through {n} constants"));
                 }
                 d.note("a constant's value is computed before the program runs, from literals and other constants; one that needs its own value has none")
                     .help("give one of these constants a value that does not depend on the others")

@@ -121,9 +121,11 @@ pub enum BarrierError {
         copy: Span,
         decl: Span,
     },
-    /// W0323
+    /// W0323. `reference` is the barrier as the first expect wrote it
+    /// (`full[s]`).
     TxMismatch {
         name: String,
+        reference: String,
         expected: u64,
         completed: u64,
         expect: Span,
@@ -250,12 +252,12 @@ impl BarrierError {
             .primary(copy, "completes transaction bytes on this barrier")
             .secondary(decl, "declared here")
             .help(format!("call `{reference}.arrive_expect_tx(bytes)` before the copy so the phase waits for its bytes")),
-            BarrierError::TxMismatch { name, expected, completed, expect, copies } => {
+            BarrierError::TxMismatch { name, reference, expected, completed, expect, copies } => {
                 let mut d = Diagnostic::warning(
                     "W0323",
                     format!("barrier `{name}` expects {expected} transaction bytes but the copies complete {completed}"),
                 )
-                .primary(expect, format!("expects {expected} bytes"));
+                .primary(expect, format!("`{reference}` expects {expected} bytes here"));
                 for c in copies {
                     d = d.secondary(c, "completes bytes here");
                 }

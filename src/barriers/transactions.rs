@@ -26,6 +26,7 @@ use crate::span::Span;
 pub fn check(kernel: &Kernel, sources: &SourceMap, out: &mut Vec<BarrierError>) {
     let mut v = Tx {
         kernel,
+        sources,
         out,
         expects: vec![false; kernel.barriers.len()],
         copies: Vec::new(),
@@ -56,6 +57,7 @@ pub fn check(kernel: &Kernel, sources: &SourceMap, out: &mut Vec<BarrierError>) 
 
 struct Tx<'k, 'o> {
     kernel: &'k Kernel,
+    sources: &'k SourceMap,
     out: &'o mut Vec<BarrierError>,
     /// Per group: some `arrive_expect_tx`/`expect_tx` names it.
     expects: Vec<bool>,
@@ -65,7 +67,7 @@ struct Tx<'k, 'o> {
 
 impl<'k> Visitor<'k> for Tx<'k, '_> {
     fn block(&mut self, b: &'k Block, _cx: Cx<'k>) {
-        stretches(self.kernel, b, self.out);
+        stretches(self.kernel, self.sources, b, self.out);
     }
 
     fn stmt(&mut self, s: &'k Stmt, _cx: Cx<'k>) {
@@ -140,9 +142,11 @@ struct Entry<'a> {
     closed: bool,
     expects: Vec<(Span, Option<u64>)>,
     copies: Vec<(Span, Option<u64>)>,
+    /// The barrier as the first expect wrote it, for the message.
+    expect_ref: Option<&'a BarrierRef>,
 }
 
-fn stretches(kernel: &Kernel, b: &Block, out: &mut Vec<BarrierError>) {
+fn stretches(kernel: &Kernel, sources: &SourceMap, b: &Block, out: &mut Vec<BarrierError>) {
     // Every expect and copy in the block, nested ones included, to tell
     // whether an entry has the barrier to itself.
     let mut all = AllOps(Vec::new());
@@ -152,7 +156,7 @@ fn stretches(kernel: &Kernel, b: &Block, out: &mut Vec<BarrierError>) {
     let mut open: Vec<Entry<'_>> = Vec::new();
     for s in &b.stmts {
         if is_boundary(s) {
-            finish(kernel, std::mem::take(&mut open), &all.0, out);
+            finish(kernel, sources, std::mem::take(&mut open), &all.0, out);
             continue;
         }
         if let StmtKind::Assign { local, .. } = &s.kind {
@@ -177,6 +181,7 @@ fn stretches(kernel: &Kernel, b: &Block, out: &mut Vec<BarrierError>) {
                     closed: false,
                     expects: Vec::new(),
                     copies: Vec::new(),
+                    expect_ref: None,
                 });
                 let Some(e) = open.last_mut() else { continue };
                 e
@@ -184,23 +189,24 @@ fn stretches(kernel: &Kernel, b: &Block, out: &mut Vec<BarrierError>) {
         };
         let item = (s.span, consteval::eval_u64(op.bytes));
         match op.kind {
-            Kind::Expect => entry.expects.push(item),
+            Kind::Expect => {
+                entry.expects.push(item);
+                entry.expect_ref = entry.expect_ref.or(Some(op.barrier));
+            }
             Kind::Copy => entry.copies.push(item),
         }
     }
-    finish(kernel, open, &all.0, out);
+    finish(kernel, sources, open, &all.0, out);
 }
 
 fn finish(
     kernel: &Kernel,
+    sources: &SourceMap,
     entries: Vec<Entry<'_>>,
     all: &[(BarrierId, Option<i128>, Span)],
     out: &mut Vec<BarrierError>,
 ) {
     for e in entries {
-        let Some(g) = kernel.barriers.get(e.group.index()) else {
-            continue;
-        };
         let Some(&(expect, _)) = e.expects.first() else {
             continue;
         };
@@ -226,8 +232,12 @@ fn finish(
         });
         if !shared && expected != completed {
             let copies = e.copies.iter().map(|(s, _)| *s).collect();
+            let (Some(g), Some(r)) = (kernel.barriers.get(e.group.index()), e.expect_ref) else {
+                continue;
+            };
             out.push(BarrierError::TxMismatch {
                 name: g.name.clone(),
+                reference: super::reference_text(sources, kernel, r),
                 expected,
                 completed,
                 expect,

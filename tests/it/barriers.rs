@@ -674,6 +674,14 @@ fn w0323_expected_bytes_differ_from_copies() {
         "barrier `full` expects 8192 transaction bytes but the copies complete 4096"
     );
     assert_eq!(primary(src, &d), "full[s].arrive_expect_tx(8192)");
+    // The label names the barrier of the group, with its index.
+    assert_eq!(
+        d.labels
+            .iter()
+            .find(|l| l.primary)
+            .map(|l| l.message.as_str()),
+        Some("`full[s]` expects 8192 bytes here")
+    );
     assert_eq!(
         secondaries(src, &d),
         [
@@ -1044,4 +1052,77 @@ fn scope_fixes_lead_into_no_other_error() {
         }
     }
     assert!(fixes_tried >= 8, "{fixes_tried}");
+}
+
+/// An unrelated error anywhere in a kernel hides no barrier diagnostic and
+/// adds none: for UI tests with barrier errors, a type error inserted
+/// before each statement leaves the barrier pass's diagnostics (by code and
+/// source line) exactly as they were.
+#[test]
+fn an_unrelated_error_anywhere_hides_no_barrier_error() {
+    const PASS_CODES: [&str; 10] = [
+        "E0301", "E0303", "E0305", "E0307", "E0309", "E0310", "W0320", "W0321", "W0322", "W0323",
+    ];
+    let files = [
+        "barrier_many_errors",
+        "await_cluster_barrier",
+        "await_cluster_barrier_test",
+        "needs_cluster_scope",
+        "barrier_index_oob",
+        "bad_parity",
+        "bad_tx_size",
+        "unindexed_barrier",
+        "cluster_acquire",
+        "barrier_let_constants",
+        "arrival_mismatch",
+        "tx_mismatch",
+        "copy_without_expect_tx",
+        "divergent_sync",
+    ];
+    // The barrier diagnostics, each as (code, its line's text).
+    let pass = |src: &str| -> Vec<(&'static str, String)> {
+        let mut v: Vec<(&'static str, String)> = compile(src)
+            .iter()
+            .filter(|d| PASS_CODES.contains(&d.code))
+            .map(|d| {
+                let at = d.primary_span().expect("span").start as usize;
+                let start = src[..at].rfind('\n').map_or(0, |i| i + 1);
+                let end = src[at..].find('\n').map_or(src.len(), |i| at + i);
+                (d.code, src[start..end].to_string())
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ui");
+    let mut variants = 0;
+    for name in files {
+        let src = std::fs::read_to_string(dir.join(format!("{name}.kdsl"))).expect("ui file");
+        let want = pass(&src);
+        assert!(!want.is_empty(), "{name} has barrier diagnostics");
+        let lines: Vec<&str> = src.lines().collect();
+        let code = |l: &str| l.split("//").next().unwrap_or("").trim_end().to_string();
+        let mut depth = 0i32;
+        for i in 1..lines.len() {
+            let prev = code(lines[i - 1]);
+            depth += prev.matches('{').count() as i32 - prev.matches('}').count() as i32;
+            // Only between statements of a body.
+            if depth < 1 || !(prev.ends_with(';') || prev.ends_with('{') || prev.ends_with('}')) {
+                continue;
+            }
+            let mut broken: Vec<&str> = lines.clone();
+            broken.insert(i, "    let zz: u32 = 1.5;");
+            let broken = broken.join("\n");
+            let diags = compile(&broken);
+            assert!(diags.iter().any(|d| d.code == "E0110"), "{broken}");
+            assert_eq!(
+                pass(&broken),
+                want,
+                "{name}, error before line {}:\n{broken}",
+                i + 1
+            );
+            variants += 1;
+        }
+    }
+    assert!(variants > 100, "{variants}");
 }

@@ -192,6 +192,7 @@ impl BarrierError {
                     .help(match (cta_op, &fix.blocker) {
                         (Some(c), None) => format!("use `{c}` for a CTA-local group, or declare the group with scope `cluster`"),
                         (Some(c), Some(_)) => format!("use `{c}` for a CTA-local group"),
+                        (None, Some(Blocker::Op { .. })) => "declare the group with scope `cluster` so other CTAs may arrive on it, and await it with `wait_cluster`/`test_cluster`".to_string(),
                         (None, _) => "declare the group with scope `cluster` so other CTAs may arrive on it".to_string(),
                     });
                 d = scope_fix(d, &fix, "cluster");

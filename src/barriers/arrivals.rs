@@ -12,7 +12,7 @@
 //! someone chose the count on purpose, and nothing is said. An `arrive()` in
 //! a loop counts once per phase only when that loop also waits on the group;
 //! otherwise the loop may arrive several times per phase, and nothing is
-//! said either.
+//! said either; nor for a group that a statement which failed to check names.
 
 use super::error::BarrierError;
 use super::uniformity::Uniformity;

@@ -11,7 +11,9 @@
 //! a byte count is not constant (or is already E0309), when the stretch has
 //! no copy on that barrier, or when the same block (nested blocks included)
 //! has another expect or copy on the group that might be the same barrier:
-//! the copies for one expect may then be spread over a loop or a branch.
+//! the copies for one expect may then be spread over a loop or a branch. A
+//! statement that failed to check counts as an expect and a copy of unknown
+//! size on every group it names.
 
 use super::error::BarrierError;
 use super::ops;

@@ -9,10 +9,11 @@
 //!
 //! Every stage reports problems as its own error type, turned into a
 //! [`diagnostics::Diagnostic`] in that stage's module; [`compile`] collects
-//! them all. A stage runs only on input that the earlier stages accepted well
-//! enough: the checker runs on a partly broken AST (error nodes are skipped
-//! silently), the barrier pass only on a module that checked, and the PTX
-//! writer only when there are no errors at all.
+//! them all, every independent error in one run and none that only follows
+//! from another: the checker runs on a partly broken AST (error nodes are
+//! skipped silently), the barrier pass on whatever checked (statements that
+//! failed are left out of the IR or kept as [`ir::StmtKind::Poisoned`]), and
+//! the PTX writer only when there are no errors at all.
 //!
 //! The crate never panics on any input: `unwrap`, `expect` and slice
 //! indexing are denied outside tests.

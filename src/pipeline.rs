@@ -1,6 +1,8 @@
 //! The compiler pipeline as one function: load and parse every file, check,
-//! run the barrier pass, write PTX. Stages after a failed one are skipped;
-//! every diagnostic found on the way is returned.
+//! run the barrier pass, write PTX. The checker and the barrier pass run on
+//! whatever parsed and checked, so one run reports every independent error;
+//! PTX is written only when there are none. Every diagnostic found on the
+//! way is returned.
 
 use crate::diagnostics::{self, Diagnostic, Severity};
 use crate::source::{SourceFile, SourceMap};
@@ -32,12 +34,17 @@ pub struct Compilation {
     pub diagnostics: Vec<Diagnostic>,
     /// The parsed files (with error nodes where recovery happened).
     pub files: Vec<(FileId, ast::File)>,
-    /// The checked IR, when checking found no errors.
+    /// The IR the checker lowered: complete when there are no errors;
+    /// otherwise partial (statements that failed to check are left out or
+    /// `Poisoned`), still good for the language server, never for PTX.
     pub module: Option<ir::Module>,
     /// The PTX module, when there were no errors and PTX was asked for.
     pub ptx: Option<String>,
     /// Imported files on disk (for depfiles), in load order.
     pub imports: Vec<PathBuf>,
+    /// Each `import` (the span of its path) that loaded a file, with that
+    /// file: the order of definitions follows it (E0101).
+    pub loaded_by: Vec<(Span, FileId)>,
     /// Every resolved use of a name and its definition (for editors).
     pub references: Vec<check::Reference>,
 }
@@ -122,18 +129,13 @@ fn compile_file_inner(root: SourceFile, opts: &Options) -> Compilation {
     let mut diags = Vec::new();
     load_all(root, &mut c, &mut diags);
 
-    let checked = check::check_with_references(&c.sources, &c.files, opts.target);
-    let (module, check_diags) = (checked.module, checked.diagnostics);
+    let checked = check::check_with_references(&c.sources, &c.files, &c.loaded_by, opts.target);
     c.references = checked.references;
-    let check_failed = check_diags.iter().any(Diagnostic::is_error);
-    diags.extend(check_diags);
-
-    if let Some(module) =
-        module.filter(|_| !check_failed && !diags.iter().any(Diagnostic::is_error))
-    {
-        diags.extend(barriers::check(&module, opts.target));
-        c.module = Some(module);
-    }
+    diags.extend(checked.diagnostics);
+    // The barrier pass runs on what checked, errors elsewhere or not (see
+    // `barriers::check`), so that every independent error is reported.
+    diags.extend(barriers::check(&checked.module, &c.sources));
+    c.module = Some(checked.module);
 
     drop_after_syntax_errors(&c.sources, &mut diags);
     diags.retain(|d| !(d.severity == Severity::Warning && opts.allow.iter().any(|a| a == d.code)));
@@ -145,6 +147,7 @@ fn compile_file_inner(root: SourceFile, opts: &Options) -> Compilation {
     diagnostics::sort(&mut diags);
     c.diagnostics = diags;
 
+    // Only a module without errors is complete: nothing else is written.
     if !opts.check_only && !c.failed(opts) {
         if let Some(module) = &c.module {
             c.ptx = Some(ptx::write(module, opts.target));
@@ -267,6 +270,7 @@ fn load_rec(
             .add(SourceFile::new(name, Some(path.clone()), text));
         loaded.insert(key, new_id);
         c.imports.push(path);
+        c.loaded_by.push((imp.path_span, new_id));
         stack.push((id, imp.path_span));
         load_rec(new_id, c, diags, loaded, stack);
         stack.pop();

@@ -12,7 +12,7 @@
 //! someone chose the count on purpose, and nothing is said. An `arrive()` in
 //! a loop counts once per phase only when that loop also waits on the group;
 //! otherwise the loop may arrive several times per phase, and nothing is
-//! said either.
+//! said either; nor for a group that a statement which failed to check names.
 
 use super::error::BarrierError;
 use super::uniformity::Uniformity;
@@ -61,6 +61,16 @@ struct Arrivals<'u, 'c> {
 
 impl<'a> Visitor<'a> for Arrivals<'_, '_> {
     fn stmt(&mut self, s: &'a Stmt, cx: Cx<'a>) {
+        // A statement that failed to check may have arrived on its groups
+        // in any way: they cannot be counted.
+        if let StmtKind::Poisoned { groups, .. } = &s.kind {
+            for g in groups {
+                if let Some(seen) = self.groups.get_mut(g.index()) {
+                    seen.other = true;
+                }
+            }
+            return;
+        }
         let StmtKind::Barrier(op) = &s.kind else {
             return;
         };

@@ -4,16 +4,42 @@
 use crate::diagnostics::Diagnostic;
 use crate::span::Span;
 
+/// The fixes of a scope error (E0301, E0307): the operation's spelling for
+/// the group's scope, and re-declaring the group with the scope the
+/// operation needs, unless something stands in the way.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScopeFix {
+    /// The scope identifier in the group's declaration.
+    pub scope: Span,
+    /// The operation's method name.
+    pub method: Span,
+    /// Why the group cannot take the scope the operation needs, if it cannot.
+    pub blocker: Option<Blocker>,
+}
+
+/// What makes re-declaring a group with another scope lead into a new error.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Blocker {
+    /// Another operation on the group needs its present scope.
+    Op {
+        op: &'static str,
+        span: Span,
+        scope: &'static str,
+    },
+    /// A cluster-scope group needs a kernel with `cluster(...)` (E0308).
+    NoCluster { kernel: Span },
+    /// A statement that failed to check names the group: what it needs is
+    /// unknown, so nothing is said about it.
+    Unknown,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum BarrierError {
     /// E0301: `wait`/`test` on a cluster-scope group.
     AwaitNonCta {
         op: &'static str,
         call: Span,
-        scope: Span,
-        /// The method name's span and, for an explicit parity, the fix.
-        method: Span,
-        explicit_parity: bool,
+        fix: ScopeFix,
     },
     /// E0302
     UnsupportedScope {
@@ -30,6 +56,7 @@ pub enum BarrierError {
     },
     /// E0304
     NotSingle {
+        name: String,
         shape: String,
         span: Span,
         decl: Span,
@@ -44,23 +71,31 @@ pub enum BarrierError {
     },
     /// E0306
     ArrivalsOutOfRange { n: i128, span: Span },
-    /// E0307
+    /// E0307: `arrive_remote`, `wait_cluster` or `test_cluster` on a
+    /// cta-scope group.
     NeedsClusterScope {
         op: &'static str,
         call: Span,
-        scope: Span,
-        scope_name: &'static str,
+        fix: ScopeFix,
     },
-    /// E0308
+    /// E0308. `cta_fix` is false when something in the kernel needs the
+    /// group to be cluster-scope (the fix would lead into E0307).
     ClusterScopeWithoutCluster {
         decl: Span,
         scope: Span,
         kernel: Span,
+        cta_fix: bool,
     },
     /// E0309
     BadTxSize { n: i128, span: Span },
-    /// E0310
-    BadParity { n: i128, span: Span },
+    /// E0310. `reference` is the barrier as written (`full[s]`), `op` the
+    /// operation (`wait`, `test`, `wait_cluster`, `test_cluster`).
+    BadParity {
+        n: i128,
+        span: Span,
+        reference: String,
+        op: &'static str,
+    },
     /// E0311
     BadCount { name: String, n: i128, span: Span },
     /// W0320. `via` is the barrier a called function runs (`op` is then
@@ -79,15 +114,18 @@ pub enum BarrierError {
         decl: Span,
         arrive: Span,
     },
-    /// W0322
+    /// W0322. `reference` is the copy's barrier as written (`full[s]`).
     NoExpectTx {
         name: String,
+        reference: String,
         copy: Span,
         decl: Span,
     },
-    /// W0323
+    /// W0323. `reference` is the barrier as the first expect wrote it
+    /// (`full[s]`).
     TxMismatch {
         name: String,
+        reference: String,
         expected: u64,
         completed: u64,
         expect: Span,
@@ -98,16 +136,19 @@ pub enum BarrierError {
 impl BarrierError {
     pub fn into_diagnostic(self) -> Diagnostic {
         match self {
-            BarrierError::AwaitNonCta { op, call, scope, method, explicit_parity } => {
-                let mut d = Diagnostic::error("E0301", "Can only await on CTA-local barriers")
+            BarrierError::AwaitNonCta { op, call, fix } => {
+                let cluster_op = if op == "test" { "test_cluster" } else { "wait_cluster" };
+                let verb = if op == "test" { "test" } else { "wait" };
+                let d = Diagnostic::error("E0301", "Can only await on CTA-local barriers")
                     .primary(call, format!("`{op}` needs a barrier group with scope `cta`"))
-                    .secondary(scope, "declared with scope `cluster` here")
+                    .secondary(fix.scope, "declared with scope `cluster` here")
                     .note("a thread can arrive on a barrier in another CTA's shared memory, but an ordinary `.acquire.cta` wait does not order the writes that other CTAs released")
-                    .help("use `wait_cluster(parity)` to wait with cluster-scope acquire, or declare the group with scope `cta`");
-                if explicit_parity && op == "wait" {
-                    d = d.fix("wait with cluster-scope acquire: `wait_cluster`", method, "wait_cluster");
-                }
-                d.fix("declare the group with scope `cta`", scope, "cta")
+                    .help(match fix.blocker {
+                        None => format!("use `{cluster_op}` to {verb} with cluster-scope acquire, or declare the group with scope `cta` if only this CTA's threads arrive on it"),
+                        Some(_) => format!("use `{cluster_op}` to {verb} with cluster-scope acquire"),
+                    })
+                    .fix(format!("{verb} with cluster-scope acquire: `{cluster_op}`"), fix.method, cluster_op);
+                scope_fix(d, &fix, "cta")
             }
             BarrierError::UnsupportedScope { scope, span, closest } => {
                 let mut d = Diagnostic::error("E0302", format!("Unsupported scope: {scope}"))
@@ -125,13 +166,13 @@ impl BarrierError {
             .primary(span, format!("`{name}` is a group of {count} barriers"))
             .secondary(decl, format!("`{name}` declared with {count} barriers here"))
             .help(format!("pick one barrier of the group: `{name}[i]`")),
-            BarrierError::NotSingle { shape, span, decl } => Diagnostic::error(
+            BarrierError::NotSingle { name, shape, span, decl } => Diagnostic::error(
                 "E0304",
                 format!("Expected a single barrier, got a barrier reference with shape {shape}"),
             )
             .primary(span, "this names more than one barrier")
             .secondary(decl, "group declared here")
-            .help("barrier operations act on one barrier: index the group with a single integer, e.g. `full[s]`"),
+            .help(format!("barrier operations act on one barrier: index the group with a single integer, e.g. `{name}[i]`")),
             BarrierError::IndexOutOfBounds { index, name, count, span, decl } => Diagnostic::error(
                 "E0305",
                 format!("barrier index {index} is out of bounds for group `{name}` of {count} barriers"),
@@ -143,34 +184,47 @@ impl BarrierError {
                     .primary(span, "arrival count")
                     .note("an mbarrier counts at most 2^20 - 1 pending arrivals per phase")
             }
-            BarrierError::NeedsClusterScope { op, call, scope, scope_name } => {
-                Diagnostic::error("E0307", format!("`{op}` requires a cluster-scope barrier"))
-                    .primary(call, format!("`{op}` on a group with scope `{scope_name}`"))
-                    .secondary(scope, format!("declared with scope `{scope_name}` here"))
-                    .help(if op == "wait_cluster" {
-                        "use `wait(parity)` for a CTA-local group, or declare the group with scope `cluster`"
-                    } else {
-                        "declare the group with scope `cluster` so other CTAs may arrive on it"
-                    })
-                    .fix("declare the group with scope `cluster`", scope, "cluster")
+            BarrierError::NeedsClusterScope { op, call, fix } => {
+                let cta_op = op.strip_suffix("_cluster");
+                let mut d = Diagnostic::error("E0307", format!("`{op}` requires a cluster-scope barrier"))
+                    .primary(call, format!("`{op}` on a group with scope `cta`"))
+                    .secondary(fix.scope, "declared with scope `cta` here")
+                    .help(match (cta_op, &fix.blocker) {
+                        (Some(c), None) => format!("use `{c}` for a CTA-local group, or declare the group with scope `cluster`"),
+                        (Some(c), Some(_)) => format!("use `{c}` for a CTA-local group"),
+                        (None, Some(Blocker::Op { .. })) => "declare the group with scope `cluster` so other CTAs may arrive on it, and await it with `wait_cluster`/`test_cluster`".to_string(),
+                        (None, _) => "declare the group with scope `cluster` so other CTAs may arrive on it".to_string(),
+                    });
+                d = scope_fix(d, &fix, "cluster");
+                if let Some(c) = cta_op {
+                    let verb = if c == "test" { "test" } else { "wait" };
+                    d = d.fix(format!("{verb} with CTA-scope acquire: `{c}`"), fix.method, c);
+                }
+                d
             }
-            BarrierError::ClusterScopeWithoutCluster { decl, scope, kernel } => Diagnostic::error(
-                "E0308",
-                "cluster-scope barrier in a kernel without a cluster launch attribute",
-            )
-            .primary(decl, "cluster-scope barrier group")
-            .secondary(kernel, "this kernel has no `cluster(...)` attribute")
-            .help("add a launch attribute such as `cluster(2)` after the kernel's parameters, or declare the group with scope `cta`")
-            .fix("declare the group with scope `cta`", scope, "cta"),
+            BarrierError::ClusterScopeWithoutCluster { decl, scope, kernel, cta_fix } => {
+                let d = Diagnostic::error(
+                    "E0308",
+                    "cluster-scope barrier in a kernel without a cluster launch attribute",
+                )
+                .primary(decl, "cluster-scope barrier group")
+                .secondary(kernel, "this kernel has no `cluster(...)` attribute");
+                if cta_fix {
+                    d.help("add a launch attribute such as `cluster(2)` after the kernel's parameters, or declare the group with scope `cta`")
+                        .fix("declare the group with scope `cta`", scope, "cta")
+                } else {
+                    d.help("add a launch attribute such as `cluster(2)` after the kernel's parameters (the group's cluster-only operations need scope `cluster`)")
+                }
+            }
             BarrierError::BadTxSize { n, span } => Diagnostic::error(
                 "E0309",
                 format!("transaction size {n} must be a positive multiple of 16 no larger than 1048575"),
             )
             .primary(span, "transaction size in bytes")
             .note("bulk copies move whole 16-byte units, and an mbarrier's transaction count is below 2^20"),
-            BarrierError::BadParity { n, span } => Diagnostic::error("E0310", format!("wait parity must be 0 or 1, found {n}"))
+            BarrierError::BadParity { n, span, reference, op } => Diagnostic::error("E0310", format!("wait parity must be 0 or 1, found {n}"))
                 .primary(span, "parity")
-                .help("a phase's parity is 0 or 1; or write `wait()` and let the compiler track it"),
+                .help(format!("a phase's parity is 0 or 1; or write `{reference}.{op}()` and let the compiler track it")),
             BarrierError::BadCount { name, n, span } => Diagnostic::error(
                 "E0311",
                 format!("barrier group `{name}` must hold between 1 and 64 barriers, found {n}"),
@@ -192,24 +246,50 @@ impl BarrierError {
             .primary(arrive, format!("{arriving} threads arrive here"))
             .secondary(decl, format!("declared with `arrivals = {expected}`"))
             .note("a phase completes when the expected number of arrivals is reached: too few arrivals hang its waiters, too many complete phases early"),
-            BarrierError::NoExpectTx { name, copy, decl } => Diagnostic::warning(
+            BarrierError::NoExpectTx { name, reference, copy, decl } => Diagnostic::warning(
                 "W0322",
                 format!("bulk copy completes on barrier `{name}`, which never expects transactions"),
             )
             .primary(copy, "completes transaction bytes on this barrier")
             .secondary(decl, "declared here")
-            .help(format!("call `{name}.arrive_expect_tx(bytes)` before the copy so the phase waits for its bytes")),
-            BarrierError::TxMismatch { name, expected, completed, expect, copies } => {
+            .help(format!("call `{reference}.arrive_expect_tx(bytes)` before the copy so the phase waits for its bytes")),
+            BarrierError::TxMismatch { name, reference, expected, completed, expect, copies } => {
                 let mut d = Diagnostic::warning(
                     "W0323",
                     format!("barrier `{name}` expects {expected} transaction bytes but the copies complete {completed}"),
                 )
-                .primary(expect, format!("expects {expected} bytes"));
+                .primary(expect, format!("`{reference}` expects {expected} bytes here"));
                 for c in copies {
                     d = d.secondary(c, "completes bytes here");
                 }
                 d.note("if fewer bytes arrive than expected the phase never completes; if more, the phase completes early")
             }
         }
+    }
+}
+
+/// The scope fix of E0301/E0307: re-declare the group with `scope`, unless
+/// that leads into another error, in which case a label says what needs the
+/// present scope.
+fn scope_fix(d: Diagnostic, fix: &ScopeFix, scope: &'static str) -> Diagnostic {
+    match &fix.blocker {
+        None => d.fix(
+            format!("declare the group with scope `{scope}`"),
+            fix.scope,
+            scope,
+        ),
+        Some(Blocker::Op {
+            op,
+            span,
+            scope: needed,
+        }) => d.secondary(
+            *span,
+            format!("`{op}` needs scope `{needed}`, so the group keeps it"),
+        ),
+        Some(Blocker::NoCluster { kernel }) => d.secondary(
+            *kernel,
+            "a cluster-scope group needs a kernel with `cluster(...)`",
+        ),
+        Some(Blocker::Unknown) => d,
     }
 }

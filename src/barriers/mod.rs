@@ -1,5 +1,6 @@
-//! The barrier pass: checks the barrier groups and operations of a checked
-//! IR module (E0301, E0303, E0305, E0307, E0309, E0310, W0320–W0323).
+//! The barrier pass: checks the barrier groups and operations of an IR
+//! module (E0301, E0303, E0305, E0307, E0309, E0310, W0320–W0323), also one
+//! with errors elsewhere, so that every independent error is reported.
 //!
 //! The checker reports what it sees while lowering (E0302, E0304, E0306,
 //! E0308, E0311: see `check::kernel` and `check::barrier_ops`); everything
@@ -7,6 +8,8 @@
 //! whole kernel is here, one module per concern, all walking the IR with
 //! [`walk`]:
 //!
+//! - [`consts`]: immutable locals bound to constants, which count as
+//!   constants for the checks below;
 //! - [`refs`]: references to barriers (E0303, E0305);
 //! - [`ops`]: operations against their group's scope (E0301, E0307) and
 //!   their constant operands (E0309, E0310);
@@ -16,6 +19,7 @@
 //! - [`transactions`]: bulk-copy transaction bytes (W0322, W0323).
 
 pub mod arrivals;
+pub mod consts;
 pub mod error;
 pub mod ops;
 pub mod refs;
@@ -24,24 +28,50 @@ pub mod uniformity;
 pub mod walk;
 
 use crate::diagnostics::Diagnostic;
-use crate::ir;
-use crate::target::Target;
+use crate::ir::{self, BarrierRef, Kernel};
+use crate::source::SourceMap;
+use consts::Consts;
 use error::BarrierError;
 
-/// Runs every barrier check on a module that checked without errors. The
-/// target is not consulted: what a target lacks was reported by the checker.
-pub fn check(module: &ir::Module, _target: Target) -> Vec<Diagnostic> {
+/// Runs every barrier check on a module, which may be partial when checking
+/// found errors: statements that failed to check are missing or
+/// [`ir::StmtKind::Poisoned`], and every check only concludes from what is
+/// there, so nothing it reports follows from an earlier error. `sources` is
+/// for the help texts that show a barrier reference as it was written.
+pub fn check(module: &ir::Module, sources: &SourceMap) -> Vec<Diagnostic> {
     let mut found: Vec<BarrierError> = Vec::new();
     let callees = uniformity::callees(module, &mut found);
     for k in &module.kernels {
-        refs::check(k, &mut found);
-        ops::check(k, &mut found);
+        let consts = Consts::of(&k.body);
+        refs::check(k, &consts, &mut found);
+        ops::check(k, &consts, sources, &mut found);
         let uni = uniformity::kernel(&k.body, &callees, &mut found);
         arrivals::check(k, &uni, &mut found);
-        transactions::check(k, &mut found);
+        transactions::check(k, sources, &mut found);
     }
     found
         .into_iter()
         .map(BarrierError::into_diagnostic)
         .collect()
+}
+
+/// A barrier reference as the user wrote it (`full[s]`), for help texts; an
+/// unindexed reference to a group of several barriers (E0303) reads
+/// `full[i]`.
+pub fn reference_text(sources: &SourceMap, kernel: &Kernel, r: &BarrierRef) -> String {
+    let Some(g) = kernel.barriers.get(r.group.index()) else {
+        return String::new();
+    };
+    match &r.index {
+        None if g.count > 1 => format!("{}[i]", g.name),
+        None => g.name.clone(),
+        Some(_) => {
+            let text = sources.slice(r.span);
+            if text.is_empty() {
+                format!("{}[i]", g.name)
+            } else {
+                text.split_whitespace().collect::<Vec<_>>().join(" ")
+            }
+        }
+    }
 }

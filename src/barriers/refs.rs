@@ -1,17 +1,24 @@
 //! Barrier references: an unindexed reference to a group of several barriers
-//! (E0303), a constant index outside the group (E0305).
+//! (E0303), a constant index outside the group (E0305; an immutable local
+//! bound to a constant counts as a constant).
 
+use super::consts::Consts;
 use super::error::BarrierError;
 use super::walk::{self, Cx, Visitor};
-use crate::ir::{consteval, BarrierRef, Kernel};
+use crate::ir::{BarrierRef, Kernel};
 
-pub fn check(kernel: &Kernel, out: &mut Vec<BarrierError>) {
-    let mut v = Refs { kernel, out };
+pub fn check(kernel: &Kernel, consts: &Consts, out: &mut Vec<BarrierError>) {
+    let mut v = Refs {
+        kernel,
+        consts,
+        out,
+    };
     walk::body(&kernel.body, &mut v);
 }
 
 struct Refs<'k, 'o> {
     kernel: &'k Kernel,
+    consts: &'k Consts,
     out: &'o mut Vec<BarrierError>,
 }
 
@@ -33,7 +40,7 @@ impl<'a> Visitor<'a> for Refs<'_, '_> {
             }
             None => {}
             Some(i) => {
-                let Some(index) = consteval::eval_int(i) else {
+                let Some(index) = self.consts.int(i) else {
                     return;
                 };
                 if index < 0 || index >= i128::from(g.count) {

@@ -11,7 +11,9 @@
 //! a byte count is not constant (or is already E0309), when the stretch has
 //! no copy on that barrier, or when the same block (nested blocks included)
 //! has another expect or copy on the group that might be the same barrier:
-//! the copies for one expect may then be spread over a loop or a branch.
+//! the copies for one expect may then be spread over a loop or a branch. A
+//! statement that failed to check counts as an expect and a copy of unknown
+//! size on every group it names.
 
 use super::error::BarrierError;
 use super::ops;
@@ -20,11 +22,13 @@ use crate::ir::{
     consteval, BarrierId, BarrierOpKind, BarrierRef, Block, Expr, ExprKind, Kernel, LocalId, Stmt,
     StmtKind,
 };
+use crate::source::SourceMap;
 use crate::span::Span;
 
-pub fn check(kernel: &Kernel, out: &mut Vec<BarrierError>) {
+pub fn check(kernel: &Kernel, sources: &SourceMap, out: &mut Vec<BarrierError>) {
     let mut v = Tx {
         kernel,
+        sources,
         out,
         expects: vec![false; kernel.barriers.len()],
         copies: Vec::new(),
@@ -32,7 +36,8 @@ pub fn check(kernel: &Kernel, out: &mut Vec<BarrierError>) {
     walk::body(&kernel.body, &mut v);
     // W0322, once per group, at its first copy.
     let mut warned = vec![false; kernel.barriers.len()];
-    for (group, copy) in std::mem::take(&mut v.copies) {
+    for (r, copy) in std::mem::take(&mut v.copies) {
+        let group = r.group;
         let expects = v.expects.get(group.index()).copied().unwrap_or(true);
         let Some(w) = warned.get_mut(group.index()) else {
             continue;
@@ -44,6 +49,7 @@ pub fn check(kernel: &Kernel, out: &mut Vec<BarrierError>) {
             *w = true;
             v.out.push(BarrierError::NoExpectTx {
                 name: g.name.clone(),
+                reference: super::reference_text(sources, kernel, r),
                 copy,
                 decl: g.spans.decl,
             });
@@ -53,19 +59,29 @@ pub fn check(kernel: &Kernel, out: &mut Vec<BarrierError>) {
 
 struct Tx<'k, 'o> {
     kernel: &'k Kernel,
+    sources: &'k SourceMap,
     out: &'o mut Vec<BarrierError>,
     /// Per group: some `arrive_expect_tx`/`expect_tx` names it.
     expects: Vec<bool>,
-    /// Every `copy_async`: its group and span.
-    copies: Vec<(BarrierId, Span)>,
+    /// Every `copy_async`: its barrier and span.
+    copies: Vec<(&'k BarrierRef, Span)>,
 }
 
-impl<'a> Visitor<'a> for Tx<'_, '_> {
-    fn block(&mut self, b: &'a Block, _cx: Cx<'a>) {
-        stretches(self.kernel, b, self.out);
+impl<'k> Visitor<'k> for Tx<'k, '_> {
+    fn block(&mut self, b: &'k Block, _cx: Cx<'k>) {
+        stretches(self.kernel, self.sources, b, self.out);
     }
 
-    fn stmt(&mut self, s: &'a Stmt, _cx: Cx<'a>) {
+    fn stmt(&mut self, s: &'k Stmt, _cx: Cx<'k>) {
+        // A statement that failed to check may have expected bytes on its
+        // groups: W0322 cannot say that they never do.
+        if let StmtKind::Poisoned { groups, .. } = &s.kind {
+            for g in groups {
+                if let Some(e) = self.expects.get_mut(g.index()) {
+                    *e = true;
+                }
+            }
+        }
         match tx_op(s) {
             Some(TxOp {
                 kind: Kind::Expect,
@@ -80,7 +96,7 @@ impl<'a> Visitor<'a> for Tx<'_, '_> {
                 kind: Kind::Copy,
                 barrier,
                 ..
-            }) => self.copies.push((barrier.group, s.span)),
+            }) => self.copies.push((barrier, s.span)),
             None => {}
         }
     }
@@ -128,9 +144,11 @@ struct Entry<'a> {
     closed: bool,
     expects: Vec<(Span, Option<u64>)>,
     copies: Vec<(Span, Option<u64>)>,
+    /// The barrier as the first expect wrote it, for the message.
+    expect_ref: Option<&'a BarrierRef>,
 }
 
-fn stretches(kernel: &Kernel, b: &Block, out: &mut Vec<BarrierError>) {
+fn stretches(kernel: &Kernel, sources: &SourceMap, b: &Block, out: &mut Vec<BarrierError>) {
     // Every expect and copy in the block, nested ones included, to tell
     // whether an entry has the barrier to itself.
     let mut all = AllOps(Vec::new());
@@ -140,7 +158,7 @@ fn stretches(kernel: &Kernel, b: &Block, out: &mut Vec<BarrierError>) {
     let mut open: Vec<Entry<'_>> = Vec::new();
     for s in &b.stmts {
         if is_boundary(s) {
-            finish(kernel, std::mem::take(&mut open), &all.0, out);
+            finish(kernel, sources, std::mem::take(&mut open), &all.0, out);
             continue;
         }
         if let StmtKind::Assign { local, .. } = &s.kind {
@@ -165,6 +183,7 @@ fn stretches(kernel: &Kernel, b: &Block, out: &mut Vec<BarrierError>) {
                     closed: false,
                     expects: Vec::new(),
                     copies: Vec::new(),
+                    expect_ref: None,
                 });
                 let Some(e) = open.last_mut() else { continue };
                 e
@@ -172,23 +191,24 @@ fn stretches(kernel: &Kernel, b: &Block, out: &mut Vec<BarrierError>) {
         };
         let item = (s.span, consteval::eval_u64(op.bytes));
         match op.kind {
-            Kind::Expect => entry.expects.push(item),
+            Kind::Expect => {
+                entry.expects.push(item);
+                entry.expect_ref = entry.expect_ref.or(Some(op.barrier));
+            }
             Kind::Copy => entry.copies.push(item),
         }
     }
-    finish(kernel, open, &all.0, out);
+    finish(kernel, sources, open, &all.0, out);
 }
 
 fn finish(
     kernel: &Kernel,
+    sources: &SourceMap,
     entries: Vec<Entry<'_>>,
     all: &[(BarrierId, Option<i128>, Span)],
     out: &mut Vec<BarrierError>,
 ) {
     for e in entries {
-        let Some(g) = kernel.barriers.get(e.group.index()) else {
-            continue;
-        };
         let Some(&(expect, _)) = e.expects.first() else {
             continue;
         };
@@ -214,8 +234,12 @@ fn finish(
         });
         if !shared && expected != completed {
             let copies = e.copies.iter().map(|(s, _)| *s).collect();
+            let (Some(g), Some(r)) = (kernel.barriers.get(e.group.index()), e.expect_ref) else {
+                continue;
+            };
             out.push(BarrierError::TxMismatch {
                 name: g.name.clone(),
+                reference: super::reference_text(sources, kernel, r),
                 expected,
                 completed,
                 expect,
@@ -236,6 +260,11 @@ struct AllOps(Vec<(BarrierId, Option<i128>, Span)>);
 
 impl<'a> Visitor<'a> for AllOps {
     fn stmt(&mut self, s: &'a Stmt, _cx: Cx<'a>) {
+        // A statement that failed to check may expect or copy bytes on any
+        // barrier of its groups.
+        if let StmtKind::Poisoned { groups, .. } = &s.kind {
+            self.0.extend(groups.iter().map(|g| (*g, None, s.span)));
+        }
         if let Some(op) = tx_op(s) {
             self.0.push((
                 op.barrier.group,
@@ -259,6 +288,7 @@ fn is_boundary(s: &Stmt) -> bool {
         StmtKind::If { .. }
         | StmtKind::While { .. }
         | StmtKind::For { .. }
+        | StmtKind::Poisoned { .. }
         | StmtKind::Break
         | StmtKind::Continue
         | StmtKind::Return(_) => true,

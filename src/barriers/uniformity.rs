@@ -385,6 +385,14 @@ impl Analyzer<'_> {
                 }
             }
             StmtKind::FenceProxyAsync | StmtKind::CopyAsyncCommit | StmtKind::CopyAsyncWait(_) => {}
+            // The condition that failed to check is unknown: its blocks are
+            // taken as running in the enclosing control flow, which can
+            // only miss a warning, never invent one.
+            StmtKind::Poisoned { blocks, .. } => {
+                for b in blocks {
+                    flow.merge(self.block(b, div));
+                }
+            }
         }
         flow.merge(std::mem::take(&mut self.pending));
         flow
@@ -447,7 +455,9 @@ impl Analyzer<'_> {
                     self.effects(x, div);
                 }
             }
-            ExprKind::BarrierTest { barrier, parity } => {
+            ExprKind::BarrierTest {
+                barrier, parity, ..
+            } => {
                 for x in barrier
                     .index
                     .as_deref()

@@ -131,6 +131,13 @@ impl<'a, V: Visitor<'a>> Visit<'a> for Cursor<'a, '_, V> {
                 }
                 self.under(cx.looped(body), |w| w.visit_block(body));
             }
+            // What failed may have been a condition or a loop: its blocks
+            // may run any number of times, or not at all.
+            StmtKind::Poisoned { blocks, .. } => self.under(cx.conditional(), |w| {
+                for b in blocks {
+                    w.visit_block(b);
+                }
+            }),
             _ => visit::walk_stmt(self, s),
         }
     }
@@ -174,8 +181,7 @@ pub fn op_operand(kind: &BarrierOpKind) -> Option<&Expr> {
         BarrierOpKind::Arrive { count } => count.as_ref(),
         BarrierOpKind::ArriveExpectTx { bytes } | BarrierOpKind::ExpectTx { bytes } => Some(bytes),
         BarrierOpKind::ArriveRemote { rank } => Some(rank),
-        BarrierOpKind::Wait { parity } => explicit(parity),
-        BarrierOpKind::WaitCluster { parity } => Some(parity),
+        BarrierOpKind::Wait { parity } | BarrierOpKind::WaitCluster { parity } => explicit(parity),
     }
 }
 

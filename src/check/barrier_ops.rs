@@ -6,7 +6,9 @@ use super::body::{Binding, BodyChecker};
 use super::calls::CallResult;
 use super::error::CheckError;
 use crate::barriers::error::BarrierError;
-use crate::ir::{self, BarrierOp, BarrierOpKind, BarrierRef, Expr, ExprKind, Parity, StmtKind};
+use crate::ir::{
+    self, BarrierOp, BarrierOpKind, BarrierRef, Expr, ExprKind, Parity, Scope, StmtKind,
+};
 use crate::span::Span;
 use crate::syntax::ast;
 use crate::types::Scalar;
@@ -19,7 +21,11 @@ const METHODS: &[&str] = &[
     "wait",
     "test",
     "wait_cluster",
+    "test_cluster",
 ];
+
+/// The operations that only a cluster-scope group allows (E0307).
+pub const CLUSTER_ONLY: &[&str] = &["arrive_remote", "wait_cluster", "test_cluster"];
 
 impl BodyChecker<'_> {
     /// `receiver.method(args)`: a barrier operation.
@@ -30,8 +36,9 @@ impl BodyChecker<'_> {
         args: &[ast::Expr],
         span: Span,
     ) -> Option<CallResult> {
-        let barrier = self.barrier_ref(receiver);
         let m = method.name.as_str();
+        self.note_cluster_op_on_poisoned(receiver, m);
+        let barrier = self.barrier_ref(receiver);
         if !METHODS.contains(&m) {
             for a in args {
                 let _ = self.expr(a, None);
@@ -61,9 +68,13 @@ impl BodyChecker<'_> {
             "arrive_remote" => "arrive_remote(rank: u32)",
             "wait" => "wait() or wait(parity: u32)",
             "test" => "test() or test(parity: u32) -> bool",
-            _ => "wait_cluster(parity: u32)",
+            "wait_cluster" => "wait_cluster() or wait_cluster(parity: u32)",
+            _ => "test_cluster() or test_cluster(parity: u32) -> bool",
         };
-        let optional = matches!(m, "arrive" | "wait" | "test");
+        let optional = matches!(
+            m,
+            "arrive" | "wait" | "test" | "wait_cluster" | "test_cluster"
+        );
         if args.len() > 1 || (args.is_empty() && !optional) {
             for a in args {
                 let _ = self.expr(a, None);
@@ -89,6 +100,7 @@ impl BodyChecker<'_> {
             "expect_tx" => Some("`expect_tx`"),
             "arrive_remote" => Some("`arrive_remote`"),
             "wait_cluster" => Some("`wait_cluster`"),
+            "test_cluster" => Some("`test_cluster`"),
             _ => None,
         };
         if let Some(feature) = sm90_only {
@@ -112,11 +124,19 @@ impl BodyChecker<'_> {
             "wait" => BarrierOpKind::Wait {
                 parity: parity(arg),
             },
-            "wait_cluster" => BarrierOpKind::WaitCluster { parity: arg? },
+            "wait_cluster" => BarrierOpKind::WaitCluster {
+                parity: parity(arg),
+            },
             _ => {
                 let kind = ExprKind::BarrierTest {
                     barrier: Box::new(barrier),
                     parity: Box::new(parity(arg)),
+                    acquire: if m == "test" {
+                        Scope::Cta
+                    } else {
+                        Scope::Cluster
+                    },
+                    method_span: method.span,
                 };
                 return Some(CallResult::Value(Expr {
                     kind,
@@ -130,6 +150,47 @@ impl BodyChecker<'_> {
             barrier,
             method_span: method.span,
         }))))
+    }
+
+    /// Records a cluster-only operation on a group whose declaration failed,
+    /// so that the declaration's error (E0308) offers no fix to scope `cta`
+    /// that would lead into E0307.
+    fn note_cluster_op_on_poisoned(&mut self, receiver: &ast::Expr, method: &str) {
+        if !CLUSTER_ONLY.contains(&method) {
+            return;
+        }
+        let name = match &receiver.kind {
+            ast::ExprKind::Name(n) => n,
+            ast::ExprKind::Index { base, .. } => match &base.kind {
+                ast::ExprKind::Name(n) => n,
+                _ => return,
+            },
+            _ => return,
+        };
+        if matches!(self.lookup(&name.name), Some(Binding::Poisoned)) {
+            if let Some(k) = self.kernel.as_mut() {
+                k.cluster_ops_on_poisoned.insert(name.name.clone());
+            }
+        }
+    }
+
+    /// A wait on group `id` as a help text shows it: `done.wait()`,
+    /// `full[i].wait()` for a group of several, `ready.wait_cluster()` for a
+    /// cluster-scope group.
+    pub fn wait_example(&self, id: ir::BarrierId) -> String {
+        let Some(g) = self
+            .kernel
+            .as_ref()
+            .and_then(|k| k.barriers.get(id.index()))
+        else {
+            return "done.wait()".to_string();
+        };
+        let index = if g.count > 1 { "[i]" } else { "" };
+        let wait = match g.scope {
+            Scope::Cta => "wait",
+            Scope::Cluster => "wait_cluster",
+        };
+        format!("{}{index}.{wait}()", g.name)
     }
 
     /// A reference to one barrier: `done` or `full[s]`.
@@ -195,6 +256,7 @@ impl BodyChecker<'_> {
             (g.count, g.spans.decl, g.spans.name)
         };
         self.reference(name.span, def);
+        self.named_groups.push(group);
         let Some(indices) = indices else {
             return Some(BarrierRef {
                 group,
@@ -219,6 +281,7 @@ impl BodyChecker<'_> {
                 let shape = self.reference_shape(indices, count);
                 self.push_diag(
                     BarrierError::NotSingle {
+                        name: name.name.clone(),
                         shape,
                         span: e.span,
                         decl,

@@ -37,6 +37,16 @@ pub struct KernelCtx {
     pub barriers: Vec<ir::BarrierGroup>,
     /// Shared bytes used so far (arrays 128-aligned, barriers 8 bytes).
     pub shared_bytes: u64,
+    /// A `cluster(...)` attribute was written, even if it was invalid
+    /// (already reported): what needs one is then not reported again.
+    pub cluster_written: bool,
+    /// E0308 for each cluster-scope group in a kernel without a cluster,
+    /// held back until the body is checked: its fix to scope `cta` is
+    /// offered only if no cluster-only operation uses the group.
+    pub cluster_scope_errors: Vec<(String, crate::barriers::error::BarrierError)>,
+    /// Names of groups whose declaration failed that a cluster-only
+    /// operation (`arrive_remote`, `wait_cluster`, `test_cluster`) uses.
+    pub cluster_ops_on_poisoned: std::collections::HashSet<String>,
 }
 
 pub struct BodyChecker<'a> {
@@ -66,6 +76,14 @@ pub struct BodyChecker<'a> {
     /// `is_untyped` per AST node (by address; the AST does not move while
     /// a body is checked).
     pub untyped_memo: HashMap<usize, bool>,
+    /// The barrier groups named by the statement being checked (its nested
+    /// statements take theirs off again): a statement that fails to check
+    /// keeps them in its [`ir::StmtKind::Poisoned`].
+    pub named_groups: Vec<BarrierId>,
+    /// Blocks that checked inside a construct that did not (the branches of
+    /// an `if` whose condition failed): the statement that holds them keeps
+    /// them in its [`ir::StmtKind::Poisoned`].
+    pub orphans: Vec<ir::Block>,
 }
 
 impl<'a> BodyChecker<'a> {
@@ -87,6 +105,15 @@ impl<'a> BodyChecker<'a> {
             const_context: false,
             references: Vec::new(),
             untyped_memo: HashMap::new(),
+            named_groups: Vec::new(),
+            orphans: Vec::new(),
+        }
+    }
+
+    /// Keeps a block that checked although the construct around it did not.
+    pub fn orphan(&mut self, b: ir::Block) {
+        if !b.stmts.is_empty() {
+            self.orphans.push(b);
         }
     }
 
@@ -288,10 +315,11 @@ impl<'a> BodyChecker<'a> {
         false
     }
 
-    /// E0123 unless the kernel has a `cluster(...)` attribute.
+    /// E0123 unless the kernel has a `cluster(...)` attribute (one that was
+    /// written but is invalid is already reported and counts as present).
     pub fn require_cluster(&mut self, feature: impl Into<String>, span: Span) -> bool {
         let kernel = match &self.kernel {
-            Some(k) if k.cluster.is_some() => return true,
+            Some(k) if k.cluster.is_some() || k.cluster_written => return true,
             Some(k) => k.name_span,
             None => span,
         };

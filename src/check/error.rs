@@ -116,6 +116,17 @@ pub enum CheckError {
     DeclNotTopLevel { what: &'static str, span: Span },
     /// E0122
     SharedTooLarge { limit: u64, used: u64, span: Span },
+    /// E0125: constants whose values depend on each other. `uses` is the
+    /// cycle as (constant, the use of the next constant in its value), in
+    /// order; the last use names the first constant again.
+    CyclicConstants { uses: Vec<(String, Span)> },
+    /// E0132: a shared array with a dimension of 0 (`dim` of `dims`).
+    ZeroLength {
+        name: String,
+        span: Span,
+        dim: usize,
+        dims: usize,
+    },
     /// E0123
     NeedsCluster {
         feature: String,
@@ -133,6 +144,8 @@ pub enum CheckError {
     Unused { name: String, span: Span },
     /// W0002
     NonPortableCluster { size: u32, span: Span },
+    /// W0003: the root file has no kernel (`empty`: no items at all).
+    NoKernel { span: Span, empty: bool },
 }
 
 impl CheckError {
@@ -292,6 +305,54 @@ impl CheckError {
                     .primary(span, "this declaration goes over the limit")
                     .note("shared arrays are 128-byte aligned and each barrier takes 8 bytes")
             }
+            CheckError::CyclicConstants { uses } => {
+                // A long cycle is shown by its start and its end.
+                const SHOWN: usize = 6;
+                let n = uses.len();
+                let long = n > SHOWN + 2;
+                let shown = |i: usize| !long || i < SHOWN || i + 1 == n;
+                let mut names: Vec<String> = Vec::new();
+                for (i, (name, _)) in uses.iter().enumerate() {
+                    if shown(i) {
+                        names.push(format!("`{name}`"));
+                    } else if i == SHOWN {
+                        names.push("…".to_string());
+                    }
+                }
+                if let Some((first, _)) = uses.first() {
+                    names.push(format!("`{first}`"));
+                }
+                let mut d = Diagnostic::error(
+                    "E0125",
+                    format!("cyclic constant definition: {}", names.join(" -> ")),
+                );
+                let next = |i: usize| uses.get((i + 1) % n.max(1)).map_or("", |(m, _)| m.as_str());
+                for (i, (name, span)) in uses.iter().enumerate().filter(|(i, _)| shown(*i)) {
+                    let label = format!("`{name}` uses `{}`", next(i));
+                    d = if i == 0 {
+                        d.primary(*span, label)
+                    } else if i + 1 == n {
+                        d.secondary(*span, format!("{label}, which closes the cycle"))
+                    } else {
+                        d.secondary(*span, label)
+                    };
+                }
+                if long {
+                    d = d.note(format!("the cycle runs through {n} constants"));
+                }
+                d.note("a constant's value is computed before the program runs, from literals and other constants; one that needs its own value has none")
+                    .help("give one of these constants a value that does not depend on the others")
+            }
+            CheckError::ZeroLength { name, span, dim, dims } => {
+                let label = if dims == 1 {
+                    "the length is 0".to_string()
+                } else {
+                    format!("dimension {} of {dims} is 0", dim + 1)
+                };
+                Diagnostic::error("E0132", format!("shared array `{name}` has zero length"))
+                    .primary(span, label)
+                    .note("every dimension of a shared array must be at least 1")
+            }
             CheckError::NeedsCluster { feature, span, kernel } => Diagnostic::error(
                 "E0123",
                 format!("{feature} requires a kernel with a `cluster(...)` launch attribute"),
@@ -312,6 +373,12 @@ impl CheckError {
                     span,
                     format!("_{name}"),
                 ),
+            CheckError::NoKernel { span, empty } => {
+                Diagnostic::warning("W0003", "the file defines no kernel")
+                    .primary(span, if empty { "this file is empty" } else { "no `kernel` item in this file" })
+                    .note("the PTX module of a file without kernels has no entry point to launch")
+                    .help("declare one with `kernel name(params) block(n) { ... }`; a file of constants and functions is meant to be imported by one that does")
+            }
             CheckError::NonPortableCluster { size, span } => {
                 Diagnostic::warning("W0002", format!("cluster size {size} is not portable"))
                     .primary(span, format!("{size} CTAs per cluster"))

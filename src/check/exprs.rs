@@ -130,16 +130,33 @@ impl BodyChecker<'_> {
                         let want = then.as_ref().map(|(_, v)| v.ty).or(expected);
                         (then, self.value_block(else_block, want))
                     };
-                let ((then_block, then_value), (else_block, else_value)) = (then?, els?);
+                let ((then_block, then_value), (else_block, else_value)) = match (then, els) {
+                    (Some(t), Some(e)) => (t, e),
+                    (t, e) => {
+                        // A branch that failed orphaned its own block; keep
+                        // the other one.
+                        for (b, _) in [t, e].into_iter().flatten() {
+                            self.orphan(b);
+                        }
+                        return None;
+                    }
+                };
                 if then_value.ty != else_value.ty {
                     let tail = else_block_tail(else_block_ast(e)).unwrap_or(e);
                     self.mismatch(then_value.ty, &else_value, tail);
+                    self.orphan(then_block);
+                    self.orphan(else_block);
                     return None;
                 }
+                let Some(cond) = cond else {
+                    self.orphan(then_block);
+                    self.orphan(else_block);
+                    return None;
+                };
                 let ty = then_value.ty;
                 Some(Expr {
                     kind: ExprKind::If {
-                        cond: Box::new(cond?),
+                        cond: Box::new(cond),
                         then_block,
                         then_value: Box::new(then_value),
                         else_block,
@@ -215,14 +232,15 @@ impl BodyChecker<'_> {
                 return None;
             }
             Some(Binding::Poisoned) => return None,
-            Some(Binding::Barrier(_)) => {
+            Some(Binding::Barrier(id)) => {
                 self.error(CheckError::Mismatch {
                     expected: "a value".into(),
                     found: "barrier group".into(),
                     span,
-                    note: Some(
-                        "use a barrier group through its operations, e.g. `done.wait()`".into(),
-                    ),
+                    note: Some(format!(
+                        "use a barrier group through its operations, e.g. `{}`",
+                        self.wait_example(id)
+                    )),
                     fix: None,
                 });
                 return None;

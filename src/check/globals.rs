@@ -59,48 +59,71 @@ pub struct Globals {
 }
 
 impl Globals {
+    /// Collects every item of `files` in definition order (see
+    /// [`definition_order`]): E0101 for each name defined again, then the
+    /// constants, evaluated each after those it uses (E0125 for a cycle).
     pub fn collect(
         sources: &SourceMap,
         files: &[(FileId, ast::File)],
+        imports: &[(Span, FileId)],
         diags: &mut Vec<Diagnostic>,
     ) -> Globals {
         let mut g = Globals::default();
         let mut consts = Vec::new();
-        for (_, file) in files {
-            for item in &file.items {
-                match item {
-                    ast::Item::Const(c) if g.define(&c.name, diags) => consts.push(c),
-                    ast::Item::Fn(f) if g.define(&f.name, diags) => g.add_function(f, diags),
-                    _ => {}
+        let mut duplicates = Vec::new();
+        for (item, in_root) in definition_order(files, imports) {
+            match item {
+                ast::Item::Const(c) if g.define(&c.name, diags) => consts.push(c),
+                ast::Item::Const(c) => duplicates.push(c),
+                ast::Item::Fn(f) => {
+                    let first = g.define(&f.name, diags);
+                    g.add_function(f, first, diags);
+                }
+                // Only the root file's kernels are compiled, and only they
+                // take a name.
+                ast::Item::Kernel(k) if in_root => {
+                    g.define(&k.name, diags);
+                }
+                _ => {}
+            }
+        }
+        let plan = super::cycles::plan(&consts);
+        for cycle in &plan.cycles {
+            let uses = cycle
+                .iter()
+                .filter_map(|(i, span)| Some((consts.get(*i)?.name.name.clone(), *span)))
+                .collect();
+            diags.push(CheckError::CyclicConstants { uses }.into_diagnostic());
+            for (i, _) in cycle {
+                if let Some(c) = consts.get(*i) {
+                    g.poisoned.insert(c.name.name.clone());
                 }
             }
         }
-        // Constants may refer to constants declared later: evaluate until no
-        // more progress, then report what is left (a cycle or a real error).
-        let mut pending: Vec<&ast::ConstItem> = consts;
-        loop {
-            let before = pending.len();
-            let mut still = Vec::new();
-            for c in pending {
-                if !g.try_const(sources, c, false, diags) {
-                    still.push(c);
+        for i in plan.order {
+            let Some(c) = consts.get(i) else { continue };
+            if g.poisoned.contains(&c.name.name) {
+                continue;
+            }
+            match g.eval_const(sources, c, diags) {
+                Some(info) => {
+                    g.consts.insert(c.name.name.clone(), info);
+                }
+                None => {
+                    g.poisoned.insert(c.name.name.clone());
                 }
             }
-            if still.is_empty() {
-                break;
-            }
-            if still.len() == before {
-                for c in still {
-                    g.try_const(sources, c, true, diags);
-                }
-                break;
-            }
-            pending = still;
+        }
+        // A constant defined twice (E0101) is still checked for its own
+        // errors; its name keeps the first definition.
+        for c in duplicates {
+            let _ = g.eval_const(sources, c, diags);
         }
         g
     }
 
-    /// Records a global name; false (and E0101) when it already exists.
+    /// Records a global name; false (and E0101 on this later definition)
+    /// when it already exists.
     fn define(&mut self, name: &ast::Ident, diags: &mut Vec<Diagnostic>) -> bool {
         if let Some(first) = self.defined.get(&name.name) {
             diags.push(
@@ -117,7 +140,9 @@ impl Globals {
         true
     }
 
-    fn add_function(&mut self, f: &ast::FnItem, diags: &mut Vec<Diagnostic>) {
+    /// Adds a function; `named` is false for a second definition (E0101),
+    /// whose body is still checked but which no call reaches.
+    fn add_function(&mut self, f: &ast::FnItem, named: bool, diags: &mut Vec<Diagnostic>) {
         let params = f.params.iter().map(|p| scalar_type(&p.ty, diags)).collect();
         let (ret, bad_ret) = match &f.ret {
             Some(t) => {
@@ -127,7 +152,9 @@ impl Globals {
             None => (None, false),
         };
         let id = FuncId(self.functions.len() as u32);
-        self.function_ids.insert(f.name.name.clone(), id);
+        if named {
+            self.function_ids.insert(f.name.name.clone(), id);
+        }
         self.functions.push(FnInfo {
             ast: f.clone(),
             params,
@@ -136,86 +163,79 @@ impl Globals {
         });
     }
 
-    /// Tries to evaluate a constant; with `report`, reports why it fails.
-    fn try_const(
-        &mut self,
+    /// Evaluates a constant (the constants it uses are already done),
+    /// reporting why it has no value if it has none.
+    fn eval_const(
+        &self,
         sources: &SourceMap,
         c: &ast::ConstItem,
-        report: bool,
         diags: &mut Vec<Diagnostic>,
-    ) -> bool {
-        let mut local = Vec::new();
-        let Some(ty) = scalar_type(&c.ty, &mut local) else {
-            if report {
-                diags.extend(local);
-                self.poisoned.insert(c.name.name.clone());
-            }
-            return report; // a bad type is reported once, then given up
-        };
+    ) -> Option<ConstInfo> {
+        let ty = scalar_type(&c.ty, diags)?;
         let mut checker = BodyChecker::for_constants(self, sources);
         let lowered = checker.expr_as(&c.value, ty);
-        let errors = checker.finish_diagnostics();
-        // An unknown name may be a constant declared later: retry first.
-        if !report && errors.iter().any(|d| d.code == "E0100") {
-            return false;
-        }
-        let Some(e) = lowered else {
-            diags.extend(errors);
-            self.poisoned.insert(c.name.name.clone());
-            return true;
-        };
+        diags.extend(checker.finish_diagnostics());
+        let e = lowered?;
         match ir::consteval::eval(&e) {
-            Ok(value) => {
-                diags.extend(errors);
-                self.consts.insert(
-                    c.name.name.clone(),
-                    ConstInfo {
-                        value,
-                        ty,
-                        span: c.name.span,
-                    },
-                );
-                true
-            }
+            Ok(value) => Some(ConstInfo {
+                value,
+                ty,
+                span: c.name.span,
+            }),
             Err(why) => {
-                diags.extend(errors);
                 diags.push(not_constant(e.span, why).into_diagnostic());
-                self.poisoned.insert(c.name.name.clone());
-                true
+                None
             }
         }
     }
+}
 
-    /// Kernels share the global namespace with constants and functions.
-    pub fn check_kernel_names(&self, files: &[(FileId, ast::File)], diags: &mut Vec<Diagnostic>) {
-        let mut kernels: HashMap<&str, Span> = HashMap::new();
-        for (i, (_, file)) in files.iter().enumerate() {
-            if i > 0 {
-                break;
-            }
-            for item in &file.items {
-                if let ast::Item::Kernel(k) = item {
-                    let first = kernels
-                        .get(k.name.name.as_str())
-                        .copied()
-                        .or_else(|| self.defined.get(&k.name.name).copied());
-                    match first {
-                        Some(first) => diags.push(
-                            CheckError::Duplicate {
-                                name: k.name.name.clone(),
-                                span: k.name.span,
-                                first,
-                            }
-                            .into_diagnostic(),
-                        ),
-                        None => {
-                            kernels.insert(&k.name.name, k.name.span);
-                        }
-                    }
+/// Every item in the order it is defined in: the root file's items in
+/// source order, where an `import` stands for the items of the file it
+/// loaded (recursively, each file once, where it was first imported). The
+/// flag is true for the root file's items. `imports` maps the path span of
+/// each import that loaded a file to that file.
+pub fn definition_order<'f>(
+    files: &'f [(FileId, ast::File)],
+    imports: &[(Span, FileId)],
+) -> Vec<(&'f ast::Item, bool)> {
+    let by_id: HashMap<FileId, &ast::File> = files.iter().map(|(id, f)| (*id, f)).collect();
+    let loaded: HashMap<Span, FileId> = imports.iter().copied().collect();
+    let mut out = Vec::new();
+    let mut seen: std::collections::HashSet<FileId> = std::collections::HashSet::new();
+    let Some((root, _)) = files.first() else {
+        return out;
+    };
+    // An explicit stack of (file, next item) so a long import chain cannot
+    // overflow the thread's stack.
+    let mut stack: Vec<(FileId, usize)> = vec![(*root, 0)];
+    seen.insert(*root);
+    while let Some((file, next)) = stack.last().copied() {
+        let item = by_id.get(&file).and_then(|f| f.items.get(next));
+        let Some(item) = item else {
+            stack.pop();
+            continue;
+        };
+        if let Some(top) = stack.last_mut() {
+            top.1 += 1;
+        }
+        out.push((item, file == *root));
+        if let ast::Item::Import(imp) = item {
+            if let Some(&target) = loaded.get(&imp.path_span) {
+                if seen.insert(target) {
+                    stack.push((target, 0));
                 }
             }
         }
     }
+    // Files no import statement accounts for (none, when the loader and
+    // this agree) still define their items, after everything else.
+    for (id, f) in files {
+        if seen.insert(*id) {
+            out.extend(f.items.iter().map(|i| (i, false)));
+        }
+    }
+    out
 }
 
 pub fn not_constant(span: Span, why: ir::consteval::NotConst) -> CheckError {

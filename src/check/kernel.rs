@@ -68,6 +68,12 @@ pub fn check_kernel(
 
     let block = c.block_in_scope(&k.body);
     let ctx = c.kernel.take().unwrap_or_default();
+    for (name, mut e) in ctx.cluster_scope_errors {
+        if let BarrierError::ClusterScopeWithoutCluster { cta_fix, .. } = &mut e {
+            *cta_fix = !ctx.cluster_ops_on_poisoned.contains(&name);
+        }
+        c.push_diag(e.into_diagnostic());
+    }
     let (body, calls) = c.finish_body(block, diags, references);
     let kernel = ir::Kernel {
         name: k.name.name.clone(),
@@ -108,6 +114,11 @@ impl BodyChecker<'_> {
                 continue;
             }
             seen.push((name, a.span));
+            if name == "cluster" {
+                if let Some(k) = self.kernel.as_mut() {
+                    k.cluster_written = true;
+                }
+            }
             let Some(dims) = self.launch_dims(a) else {
                 continue;
             };
@@ -269,11 +280,13 @@ impl BodyChecker<'_> {
         let top = self.at_kernel_top_level("shared array", span);
         let elem = super::globals::scalar_type(elem, &mut self.diags);
         let mut sizes = Vec::new();
-        for d in dims {
+        for (i, d) in dims.iter().enumerate() {
             match self.const_u32(d) {
-                Some(0) => self.error(CheckError::NotConstant {
+                Some(0) => self.error(CheckError::ZeroLength {
+                    name: name.name.clone(),
                     span: d.span,
-                    why: Some("array dimensions must be at least 1".into()),
+                    dim: i,
+                    dims: dims.len(),
                 }),
                 Some(v) => sizes.push(v),
                 None => {}
@@ -372,21 +385,21 @@ impl BodyChecker<'_> {
             }
         };
         if scope == Some(ir::Scope::Cluster) {
-            let (has_cluster, kernel_span) = self
-                .kernel
-                .as_ref()
-                .map_or((true, span), |k| (k.cluster.is_some(), k.name_span));
+            let (has_cluster, kernel_span) = self.kernel.as_ref().map_or((true, span), |k| {
+                (k.cluster.is_some() || k.cluster_written, k.name_span)
+            });
             if !self.require_sm90("a cluster-scope barrier group", d.scope.span) {
                 ok = false;
             } else if top && !has_cluster {
-                self.push_diag(
-                    BarrierError::ClusterScopeWithoutCluster {
-                        decl: span,
-                        scope: d.scope.span,
-                        kernel: kernel_span,
-                    }
-                    .into_diagnostic(),
-                );
+                let e = BarrierError::ClusterScopeWithoutCluster {
+                    decl: span,
+                    scope: d.scope.span,
+                    kernel: kernel_span,
+                    cta_fix: true,
+                };
+                if let Some(k) = self.kernel.as_mut() {
+                    k.cluster_scope_errors.push((d.name.name.clone(), e));
+                }
                 ok = false;
             }
         }

@@ -12,6 +12,7 @@
 mod barrier_ops;
 mod body;
 mod calls;
+mod cycles;
 pub mod error;
 mod exprs;
 mod globals;
@@ -40,7 +41,9 @@ pub struct Reference {
 /// name is defined.
 #[derive(Debug, Default)]
 pub struct CheckOutput {
-    pub module: Option<ir::Module>,
+    /// The lowered IR; partial when there are errors (see
+    /// [`ir::StmtKind::Poisoned`]).
+    pub module: ir::Module,
     pub diagnostics: Vec<Diagnostic>,
     pub references: Vec<Reference>,
 }
@@ -49,14 +52,17 @@ pub struct CheckOutput {
 /// functions they use to IR, recording where each used name is defined. The
 /// module may be partial when there are errors and must then not be used
 /// for code generation.
+/// `imports` maps the path span of each `import` that loaded a file to that
+/// file (the order of definitions, for E0101, follows it).
 pub fn check_with_references(
     sources: &SourceMap,
     files: &[(FileId, ast::File)],
+    imports: &[(crate::span::Span, FileId)],
     target: Target,
 ) -> CheckOutput {
     let mut diags = Vec::new();
     let mut references = Vec::new();
-    let globals = Globals::collect(sources, files, &mut diags);
+    let globals = Globals::collect(sources, files, imports, &mut diags);
 
     let mut module = ir::Module::default();
     let mut calls: Vec<Vec<(FuncId, crate::span::Span)>> = Vec::new();
@@ -74,25 +80,39 @@ pub fn check_with_references(
         calls.push(callees);
     }
     let mut kernel_calls = Vec::new();
-    let root = files.first().map(|(id, _)| *id);
-    for (file, ast_file) in files {
-        if Some(*file) != root {
-            continue;
-        }
-        for item in &ast_file.items {
-            if let ast::Item::Kernel(k) = item {
-                let (kernel, callees) =
-                    kernel::check_kernel(&globals, sources, target, k, &mut diags, &mut references);
-                module.kernels.push(kernel);
-                kernel_calls.extend(callees);
-            }
+    let root = files.first().map(|(id, f)| (*id, f));
+    for item in root.iter().flat_map(|(_, f)| &f.items) {
+        if let ast::Item::Kernel(k) = item {
+            let (kernel, callees) =
+                kernel::check_kernel(&globals, sources, target, k, &mut diags, &mut references);
+            module.kernels.push(kernel);
+            kernel_calls.extend(callees);
         }
     }
-    globals.check_kernel_names(files, &mut diags);
+    if let Some((file, ast_file)) = root {
+        if let Some(w) = no_kernel(file, ast_file) {
+            diags.push(w.into_diagnostic());
+        }
+    }
     module.function_order = globals::call_order(&globals, &calls, &kernel_calls, &mut diags);
     CheckOutput {
-        module: Some(module),
+        module,
         diagnostics: diags,
         references,
     }
+}
+
+/// W0003 for a root file that defines no kernel: it compiles to a PTX module
+/// with no entry point. Not said when a syntax error left an item unread
+/// (it may have been the kernel).
+fn no_kernel(file: FileId, f: &ast::File) -> Option<CheckError> {
+    let unread = f.items.iter().any(|i| matches!(i, ast::Item::Error(_)));
+    let kernel = f.items.iter().any(|i| matches!(i, ast::Item::Kernel(_)));
+    if kernel || unread {
+        return None;
+    }
+    Some(CheckError::NoKernel {
+        span: crate::span::Span::new(file, 0, 0),
+        empty: f.items.is_empty(),
+    })
 }

@@ -28,7 +28,9 @@ impl BodyChecker<'_> {
             self.stmt(s, &mut stmts);
         }
         if let Some(tail) = &b.tail {
-            self.effect(tail, &mut stmts, true);
+            let marks = self.marks();
+            let kind = self.effect(tail, true);
+            self.lowered(kind, tail.span, marks, &mut stmts);
         }
         ir::Block {
             stmts,
@@ -67,13 +69,17 @@ impl BodyChecker<'_> {
         };
         self.block_depth -= 1;
         self.pop_scope();
-        Some((
-            ir::Block {
-                stmts,
-                span: b.span,
-            },
-            value?,
-        ))
+        let block = ir::Block {
+            stmts,
+            span: b.span,
+        };
+        match value {
+            Some(v) => Some((block, v)),
+            None => {
+                self.orphan(block);
+                None
+            }
+        }
     }
 
     /// A function's body: the tail (if any) is the returned value.
@@ -90,14 +96,15 @@ impl BodyChecker<'_> {
         }
         match (&tail, ret) {
             (Some(tail), Some(ty)) => {
-                if let Some(v) = self.expr_as(tail, ty) {
-                    stmts.push(ir::Stmt {
-                        span: tail.span,
-                        kind: StmtKind::Return(Some(v)),
-                    });
-                }
+                let marks = self.marks();
+                let kind = self.expr_as(tail, ty).map(|v| StmtKind::Return(Some(v)));
+                self.lowered(kind, tail.span, marks, &mut stmts);
             }
-            (Some(tail), None) => self.effect(tail, &mut stmts, true),
+            (Some(tail), None) => {
+                let marks = self.marks();
+                let kind = self.effect(tail, true);
+                self.lowered(kind, tail.span, marks, &mut stmts);
+            }
             (None, Some(_)) if !info.bad_ret && !always_returns(&stmts) => {
                 let ret_span = info.ast.ret.as_ref().map_or(info.ast.name.span, |t| t.span);
                 self.error(CheckError::MissingReturn {
@@ -114,7 +121,47 @@ impl BodyChecker<'_> {
         }
     }
 
+    /// Where the lists of named groups and orphaned blocks stand before a
+    /// statement is checked.
+    fn marks(&self) -> (usize, usize) {
+        (self.named_groups.len(), self.orphans.len())
+    }
+
+    /// Adds a checked statement to `out`. One that failed to check becomes
+    /// [`StmtKind::Poisoned`] when it named barrier groups or holds blocks
+    /// that checked (see `ir::StmtKind::Poisoned`); otherwise it is left out.
+    fn lowered(
+        &mut self,
+        kind: Option<StmtKind>,
+        span: Span,
+        (groups_mark, orphans_mark): (usize, usize),
+        out: &mut Vec<ir::Stmt>,
+    ) {
+        let mut groups = self
+            .named_groups
+            .split_off(groups_mark.min(self.named_groups.len()));
+        let blocks = self.orphans.split_off(orphans_mark.min(self.orphans.len()));
+        let kind = match kind {
+            Some(kind) => {
+                out.push(ir::Stmt { kind, span });
+                if blocks.is_empty() {
+                    return;
+                }
+                groups.clear();
+                StmtKind::Poisoned { groups, blocks }
+            }
+            None if groups.is_empty() && blocks.is_empty() => return,
+            None => {
+                groups.sort_unstable();
+                groups.dedup();
+                StmtKind::Poisoned { groups, blocks }
+            }
+        };
+        out.push(ir::Stmt { kind, span });
+    }
+
     fn stmt(&mut self, s: &ast::Stmt, out: &mut Vec<ir::Stmt>) {
+        let marks = self.marks();
         let kind = match &s.kind {
             ast::StmtKind::Let {
                 mutable,
@@ -136,7 +183,13 @@ impl BodyChecker<'_> {
             ast::StmtKind::While { cond, body } => {
                 let cond = self.expr_as(cond, Scalar::Bool);
                 let body = self.loop_body(body);
-                cond.map(|cond| StmtKind::While { cond, body })
+                match cond {
+                    Some(cond) => Some(StmtKind::While { cond, body }),
+                    None => {
+                        self.orphan(body);
+                        None
+                    }
+                }
             }
             ast::StmtKind::For {
                 var,
@@ -161,10 +214,7 @@ impl BodyChecker<'_> {
                 }
             }
             ast::StmtKind::Return(value) => self.return_stmt(value.as_ref(), s.span),
-            ast::StmtKind::Expr(e) => {
-                self.effect(e, out, false);
-                None
-            }
+            ast::StmtKind::Expr(e) => self.effect(e, false),
             ast::StmtKind::Shared { name, elem, dims } => {
                 self.shared_decl(name, elem, dims, s.span);
                 None
@@ -175,9 +225,12 @@ impl BodyChecker<'_> {
             }
             ast::StmtKind::Error => None,
         };
-        if let Some(kind) = kind {
-            out.push(ir::Stmt { kind, span: s.span });
-        }
+        // An expression statement is the expression, without its `;`.
+        let span = match &s.kind {
+            ast::StmtKind::Expr(e) => e.span,
+            _ => s.span,
+        };
+        self.lowered(kind, span, marks, out);
     }
 
     fn let_stmt(
@@ -361,8 +414,15 @@ impl BodyChecker<'_> {
                 }
             }
         });
+        let Some(cond) = cond else {
+            self.orphan(then_block);
+            if let Some(b) = else_block {
+                self.orphan(b);
+            }
+            return None;
+        };
         Some(StmtKind::If {
-            cond: cond?,
+            cond,
             then_block,
             else_block,
         })
@@ -432,13 +492,19 @@ impl BodyChecker<'_> {
         }
         let body = self.loop_body(body);
         self.pop_scope();
-        Some(StmtKind::For {
-            var: local,
-            start: start_ir?,
-            end: end_ir?,
-            step: step_ir?,
-            body,
-        })
+        match (start_ir, end_ir, step_ir) {
+            (Some(start), Some(end), Some(step)) => Some(StmtKind::For {
+                var: local,
+                start,
+                end,
+                step,
+                body,
+            }),
+            _ => {
+                self.orphan(body);
+                None
+            }
+        }
     }
 
     fn return_stmt(&mut self, value: Option<&ast::Expr>, span: Span) -> Option<StmtKind> {
@@ -474,8 +540,8 @@ impl BodyChecker<'_> {
 
     /// An expression statement: a call or barrier operation for its effect.
     /// `tail` is true for a block's final expression without `;`.
-    pub fn effect(&mut self, e: &ast::Expr, out: &mut Vec<ir::Stmt>, tail: bool) {
-        let kind = match &e.kind {
+    fn effect(&mut self, e: &ast::Expr, tail: bool) -> Option<StmtKind> {
+        match &e.kind {
             ast::ExprKind::Call { callee, args } => match self.call(callee, args, e.span, None) {
                 Some(super::calls::CallResult::Effect(kind)) => Some(*kind),
                 Some(super::calls::CallResult::Value(v)) => Some(StmtKind::Expr(v)),
@@ -509,9 +575,6 @@ impl BodyChecker<'_> {
                 }
                 None
             }
-        };
-        if let Some(kind) = kind {
-            out.push(ir::Stmt { kind, span: e.span });
         }
     }
 }

@@ -1,8 +1,8 @@
 //! Every diagnostic code, its first-line template and its long explanation.
 //!
 //! The first lines are the contract of the language reference's diagnostics
-//! catalogue (§8), plus the project's additions (E0114–E0119, E0123, E0130,
-//! E0131).
+//! catalogue (§8), plus the project's additions (E0114–E0119, E0123, E0125,
+//! E0130–E0132, W0003).
 //! Each code's explanation is a markdown file in `explain/`, compiled in with
 //! `include_str!` so that `kdslc explain` needs no files at run time. The
 //! same texts, joined by [`render_docs`], are `docs/diagnostics.md`;
@@ -128,12 +128,14 @@ pub static CODES: &[CodeInfo] = &[
         Error,
         "{feature} requires a kernel with a `cluster(...)` launch attribute"
     ),
+    code!("E0125", Error, "cyclic constant definition: {cycle}"),
     code!(
         "E0130",
         Error,
         "cannot read imported file `{path}`: {reason}"
     ),
     code!("E0131", Error, "import cycle: {files}"),
+    code!("E0132", Error, "shared array `{name}` has zero length"),
     code!(
         "E0200",
         Error,
@@ -180,6 +182,7 @@ pub static CODES: &[CodeInfo] = &[
     ),
     code!("W0001", Warning, "unused variable `{name}`"),
     code!("W0002", Warning, "cluster size {n} is not portable"),
+    code!("W0003", Warning, "the file defines no kernel"),
     code!(
         "W0320",
         Warning,

@@ -21,7 +21,10 @@
 //!   validated (an unindexed reference to a group of 4, a constant index out
 //!   of bounds, a wait on a cluster group): that is the barrier pass's job.
 //!
-//! A module that failed to check is never handed to the PTX writer.
+//! A module with errors may be partial: a statement that failed to check is
+//! left out, or kept as [`StmtKind::Poisoned`] where it holds blocks that did
+//! check or names barrier groups. The barrier pass runs on such a module (so
+//! that independent errors are all reported); the PTX writer never does.
 
 pub mod consteval;
 pub mod contract;
@@ -301,6 +304,18 @@ pub enum StmtKind {
     /// `copy_async_wait(n)`: wait until at most `n` bulk groups are pending
     /// (reading their sources).
     CopyAsyncWait(u32),
+    /// A statement that failed to check (its errors are already reported).
+    /// Only a module with errors holds one, and such a module never reaches
+    /// the PTX writer. It keeps what the barrier pass needs to go on without
+    /// cascading: `blocks` are the blocks nested in it that did check (the
+    /// branches of an `if` whose condition failed, the body of a loop whose
+    /// range failed), so the operations in them are still checked; `groups`
+    /// are the barrier groups it names, on which it may do anything, so no
+    /// check concludes from the *absence* of an operation on them.
+    Poisoned {
+        groups: Vec<BarrierId>,
+        blocks: Vec<Block>,
+    },
 }
 
 /// A reference to one barrier of a group: `full[s]`, or `done` for a group of
@@ -330,10 +345,11 @@ pub enum BarrierOpKind {
     ExpectTx { bytes: Expr },
     /// `arrive_remote(rank)`
     ArriveRemote { rank: Expr },
-    /// `wait(parity)` / `wait()`
+    /// `wait(parity)` / `wait()`: acquire at CTA scope.
     Wait { parity: Parity },
-    /// `wait_cluster(parity)`
-    WaitCluster { parity: Expr },
+    /// `wait_cluster(parity)` / `wait_cluster()`: acquire at cluster scope.
+    /// A tracked parity is the same bit as `wait()`'s for that barrier.
+    WaitCluster { parity: Parity },
 }
 
 impl BarrierOpKind {
@@ -355,8 +371,9 @@ impl BarrierOpKind {
 pub enum Parity {
     /// Written by the user: `wait(0)`, `wait(p)` (a `u32`, 0 or 1).
     Explicit(Expr),
-    /// `wait()` / `test()`: the compiler tracks it per barrier, per thread,
-    /// starting at 0 and flipping after each completed wait/successful test.
+    /// `wait()` / `test()` (and their `_cluster` forms): the compiler tracks
+    /// it per barrier, per thread, starting at 0 and flipping after each
+    /// completed wait/successful test, whichever form made it.
     Tracked,
 }
 
@@ -418,10 +435,15 @@ pub enum ExprKind {
     },
     /// Warp shuffles (`[value, lane/delta/mask]`) and votes (`[pred]`).
     Warp(WarpOp, Vec<Expr>),
-    /// `b.test(parity)` / `b.test()`: has that phase completed?
+    /// `b.test(parity)` / `b.test()` (`acquire` is `Cta`) and
+    /// `b.test_cluster(parity)` / `b.test_cluster()` (`Cluster`): has that
+    /// phase completed? A successful test acquires at that scope.
     BarrierTest {
         barrier: Box<BarrierRef>,
         parity: Box<Parity>,
+        acquire: Scope,
+        /// The span of the method name (`test` in `full[s].test()`).
+        method_span: Span,
     },
 }
 

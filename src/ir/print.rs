@@ -239,6 +239,23 @@ fn stmt(out: &mut String, cx: Cx, s: &Stmt, level: usize) {
         ),
         StmtKind::CopyAsyncCommit => "copy_async_commit".to_string(),
         StmtKind::CopyAsyncWait(n) => format!("copy_async_wait {n}"),
+        StmtKind::Poisoned { groups, blocks } => {
+            let names: Vec<String> = groups
+                .iter()
+                .map(|g| {
+                    cx.kernel
+                        .and_then(|k| k.barriers.get(g.index()))
+                        .map_or_else(|| format!("?barrier#{}", g.0), |b| b.name.clone())
+                })
+                .collect();
+            let _ = writeln!(out, "<error> groups=[{}] {{", names.join(", "));
+            for b in blocks {
+                block(out, cx, b, level + 1);
+            }
+            indent(out, level);
+            out.push_str("}\n");
+            return;
+        }
     };
     out.push_str(&line);
     out.push('\n');
@@ -259,8 +276,9 @@ fn barrier_op(cx: Cx, op: &BarrierOp, level: usize) -> String {
             format!("bytes={}", e(bytes))
         }
         BarrierOpKind::ArriveRemote { rank } => format!("rank={}", e(rank)),
-        BarrierOpKind::Wait { parity: p } => format!("parity={}", parity(cx, p, level)),
-        BarrierOpKind::WaitCluster { parity } => format!("parity={}", e(parity)),
+        BarrierOpKind::Wait { parity: p } | BarrierOpKind::WaitCluster { parity: p } => {
+            format!("parity={}", parity(cx, p, level))
+        }
     };
     format!("{head} {arg}")
 }
@@ -392,8 +410,17 @@ fn expr(cx: Cx, x: &Expr, level: usize) -> String {
             format!("{name}({})", all.join(", "))
         }
         ExprKind::Warp(op, args) => format!("{}({})", warp_name(*op), list(args)),
-        ExprKind::BarrierTest { barrier, parity: p } => format!(
-            "barrier.test {} parity={}",
+        ExprKind::BarrierTest {
+            barrier,
+            parity: p,
+            acquire,
+            ..
+        } => format!(
+            "barrier.{} {} parity={}",
+            match acquire {
+                Scope::Cta => "test",
+                Scope::Cluster => "test_cluster",
+            },
             barrier_ref(cx, barrier, level),
             parity(cx, p, level)
         ),

@@ -94,9 +94,10 @@ pub fn walk_stmt<'ir, V: Visit<'ir> + ?Sized>(v: &mut V, s: &'ir Stmt) {
                 BarrierOpKind::Arrive { count: Some(e) }
                 | BarrierOpKind::ArriveExpectTx { bytes: e }
                 | BarrierOpKind::ExpectTx { bytes: e }
-                | BarrierOpKind::ArriveRemote { rank: e }
-                | BarrierOpKind::WaitCluster { parity: e } => v.visit_expr(e),
-                BarrierOpKind::Wait { parity } => v.visit_parity(&op.barrier, parity),
+                | BarrierOpKind::ArriveRemote { rank: e } => v.visit_expr(e),
+                BarrierOpKind::Wait { parity } | BarrierOpKind::WaitCluster { parity } => {
+                    v.visit_parity(&op.barrier, parity)
+                }
             }
         }
         StmtKind::CopyAsync {
@@ -115,6 +116,7 @@ pub fn walk_stmt<'ir, V: Visit<'ir> + ?Sized>(v: &mut V, s: &'ir Stmt) {
             v.visit_place(src);
             v.visit_expr(bytes);
         }
+        StmtKind::Poisoned { blocks, .. } => blocks.iter().for_each(|b| v.visit_block(b)),
         StmtKind::Return(None)
         | StmtKind::Break
         | StmtKind::Continue
@@ -160,7 +162,9 @@ pub fn walk_expr<'ir, V: Visit<'ir> + ?Sized>(v: &mut V, e: &'ir Expr) {
             v.visit_place(place);
             args.iter().for_each(|a| v.visit_expr(a));
         }
-        ExprKind::BarrierTest { barrier, parity } => {
+        ExprKind::BarrierTest {
+            barrier, parity, ..
+        } => {
             v.visit_barrier_ref(barrier);
             v.visit_parity(barrier, parity);
         }

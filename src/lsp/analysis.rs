@@ -3,7 +3,6 @@
 
 use super::position::{Encoding, LineIndex};
 use super::uri;
-use crate::check;
 use crate::ir;
 use crate::span::{FileId, Span};
 use crate::target::Target;
@@ -14,11 +13,11 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 /// The root file of every compilation (the document itself).
 pub const ROOT: FileId = FileId(0);
 
+/// Everything the features read comes from this one compilation: its
+/// diagnostics, its name references and its IR (partial when the document
+/// has errors, which still serves hover). Nothing is checked a second time.
 pub struct Analysis {
     pub compilation: Compilation,
-    /// The checked IR: the compiler's module when checking succeeded, or
-    /// else the checker's partial one (for hover in a file with errors).
-    pub module: Option<ir::Module>,
     /// One per file of `compilation.sources`, in the same order.
     files: Vec<FileInfo>,
     pub encoding: Encoding,
@@ -43,17 +42,6 @@ impl Analysis {
                 ..Options::default()
             };
             let compilation = compile_str(&name, text, &opts);
-            let module = match &compilation.module {
-                Some(m) => Some(m.clone()),
-                None => {
-                    check::check_with_references(
-                        &compilation.sources,
-                        &compilation.files,
-                        opts.target,
-                    )
-                    .module
-                }
-            };
             let files = compilation
                 .sources
                 .iter()
@@ -68,12 +56,16 @@ impl Analysis {
                 .collect();
             Analysis {
                 compilation,
-                module,
                 files,
                 encoding,
             }
         }))
         .ok()
+    }
+
+    /// The IR of the document and its imports.
+    pub fn module(&self) -> Option<&ir::Module> {
+        self.compilation.module.as_ref()
     }
 
     fn text(&self, file: FileId) -> &str {

@@ -21,7 +21,7 @@ enum Target<'m> {
 }
 
 pub fn hover(a: &Analysis, pos: Position) -> Option<Hover> {
-    let module = a.module.as_ref()?;
+    let module = a.module()?;
     let offset = a.offset(pos)?;
     let mut candidates: Vec<(Span, Target)> = Vec::new();
     walk::module(module, &mut |owner, node| {
@@ -69,6 +69,7 @@ fn node_span(n: Node) -> Span {
         Node::Expr(e) => e.span,
         Node::Place(p) => p.span,
         Node::Barrier(b) => b.span,
+        Node::Operation { span, .. } => span,
     }
 }
 
@@ -82,6 +83,12 @@ fn describe(a: &Analysis, module: &Module, span: Span, t: Target) -> Option<Stri
         Target::Param(p) => code(&param(p)),
         Target::Group(g) => group(g),
         Target::Shared(s) => code(&shared(s)),
+        Target::Node(
+            _,
+            Node::Operation {
+                method, tracked, ..
+            },
+        ) => operation(method, tracked)?,
         Target::Node(owner, Node::Barrier(r)) => {
             group(owner.kernel()?.barriers.get(r.group.index())?)
         }
@@ -129,6 +136,51 @@ fn describe(a: &Analysis, module: &Module, span: Span, t: Target) -> Option<Stri
             _ => code(e.ty.name()),
         },
     })
+}
+
+/// A barrier operation's signature and what it does (language.md §9).
+fn operation(method: &str, tracked: Option<bool>) -> Option<String> {
+    let (signature, doc) = match method {
+        "arrive" => (
+            "b.arrive()\nb.arrive(count: u32)",
+            "One arrival by this thread (or `count` at once) on the barrier's current phase. Any scope.",
+        ),
+        "arrive_expect_tx" => (
+            "b.arrive_expect_tx(bytes: u32)",
+            "Expect `bytes` more transaction bytes this phase, then arrive once. Any scope.",
+        ),
+        "expect_tx" => (
+            "b.expect_tx(bytes: u32)",
+            "Expect `bytes` more transaction bytes this phase, without arriving. Any scope.",
+        ),
+        "arrive_remote" => (
+            "b.arrive_remote(rank: u32)",
+            "Arrive on the same barrier in cluster CTA `rank`, releasing this thread's writes at cluster scope. Cluster-scope groups only.",
+        ),
+        "wait" => (
+            "b.wait()\nb.wait(parity: u32)",
+            "Block until the phase with this parity has completed; acquire at CTA scope. CTA-scope groups only.",
+        ),
+        "wait_cluster" => (
+            "b.wait_cluster()\nb.wait_cluster(parity: u32)",
+            "Block until the phase with this parity has completed; acquire at cluster scope, so writes other CTAs released before arriving are visible. Cluster-scope groups only.",
+        ),
+        "test" => (
+            "b.test() -> bool\nb.test(parity: u32) -> bool",
+            "Has the phase with this parity completed? Never blocks; acquires at CTA scope when it has. CTA-scope groups only.",
+        ),
+        "test_cluster" => (
+            "b.test_cluster() -> bool\nb.test_cluster(parity: u32) -> bool",
+            "Has the phase with this parity completed? Never blocks; acquires at cluster scope when it has. Cluster-scope groups only.",
+        ),
+        _ => return None,
+    };
+    let parity = match tracked {
+        Some(true) => "\n\nParity: tracked by the compiler, per barrier and per thread (shared by `wait`, `wait_cluster`, `test` and `test_cluster`); it flips after each completed wait and each successful test.",
+        Some(false) => "\n\nParity: as written (0 or 1); the tracked parity does not move.",
+        None => "",
+    };
+    Some(format!("{}\n\n{doc}{parity}", code(signature)))
 }
 
 fn is_identifier(text: &str) -> bool {

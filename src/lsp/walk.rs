@@ -1,8 +1,13 @@
 //! A walk over every node of an IR body that hover can describe:
-//! expressions, memory places and barrier references.
+//! expressions, memory places, barrier references and the names of barrier
+//! operations.
 
 use crate::ir::visit::{self, Visit};
-use crate::ir::{BarrierRef, Body, Expr, Function, Kernel, Module, Place};
+use crate::ir::{
+    BarrierRef, Body, Expr, ExprKind, Function, Kernel, Module, Parity, Place, Scope, Stmt,
+    StmtKind,
+};
+use crate::span::Span;
 
 /// The kernel or function a node is in (for its locals, parameters, shared
 /// arrays and barrier groups).
@@ -33,6 +38,14 @@ pub enum Node<'m> {
     Expr(&'m Expr),
     Place(&'m Place),
     Barrier(&'m BarrierRef),
+    /// The method name of a barrier operation (`wait` in `full[s].wait()`),
+    /// and whether its parity is tracked (for `wait`/`test` and their
+    /// `_cluster` forms).
+    Operation {
+        method: &'static str,
+        span: Span,
+        tracked: Option<bool>,
+    },
 }
 
 /// Calls `f` on every node of every kernel and function of `module`, each
@@ -53,9 +66,45 @@ struct Each<'f, 'm> {
     f: &'f mut dyn FnMut(Node<'m>),
 }
 
+fn tracked(p: &Parity) -> Option<bool> {
+    Some(matches!(p, Parity::Tracked))
+}
+
 impl<'m> Visit<'m> for Each<'_, 'm> {
+    fn visit_stmt(&mut self, s: &'m Stmt) {
+        if let StmtKind::Barrier(op) = &s.kind {
+            let tracked = match &op.kind {
+                crate::ir::BarrierOpKind::Wait { parity }
+                | crate::ir::BarrierOpKind::WaitCluster { parity } => tracked(parity),
+                _ => None,
+            };
+            (self.f)(Node::Operation {
+                method: op.kind.method(),
+                span: op.method_span,
+                tracked,
+            });
+        }
+        visit::walk_stmt(self, s);
+    }
+
     fn visit_expr(&mut self, e: &'m Expr) {
         (self.f)(Node::Expr(e));
+        if let ExprKind::BarrierTest {
+            parity,
+            acquire,
+            method_span,
+            ..
+        } = &e.kind
+        {
+            (self.f)(Node::Operation {
+                method: match acquire {
+                    Scope::Cta => "test",
+                    Scope::Cluster => "test_cluster",
+                },
+                span: *method_span,
+                tracked: tracked(parity),
+            });
+        }
         visit::walk_expr(self, e);
     }
 

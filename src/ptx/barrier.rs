@@ -2,9 +2,9 @@
 //! barrier operation, lowered as the reference table in language.md §7 says.
 //!
 //! A barrier's address is its group's symbol plus 8 × index. A tracked
-//! parity (`wait()`, `test()`) is one bit per barrier in a per-thread mask
-//! register of the group, flipped after each completed wait (and after each
-//! successful test). On sm_80–89 only the sm_80 forms are used (`.shared`
+//! parity (`wait()`, `test()`, `wait_cluster()`, `test_cluster()`) is one bit
+//! per barrier in a per-thread mask register of the group, flipped after each
+//! completed wait (and after each successful test), whichever form it was. On sm_80–89 only the sm_80 forms are used (`.shared`
 //! spelling, `test_wait` spin loops); the sm_90 operations there (which the
 //! checker rejects, E0200) become comments.
 
@@ -243,24 +243,46 @@ impl Writer<'_> {
                 }
             }
             BarrierOpKind::WaitCluster { parity } => {
-                let par = self.expr_u32(parity);
+                let (par, mask) = self.parity_operand(&t, parity);
                 if self.require_sm90("wait_cluster") {
                     self.need(8, 0);
                     self.wait_loop(&t.addr, &par, true);
+                    if let Some(mask) = mask {
+                        self.flip_parity(mask, &t, None);
+                    }
                 }
             }
         }
     }
 
-    /// `b.test(p)` / `b.test()`: a non-blocking check; a tracked parity
-    /// advances only when it succeeds.
-    pub(super) fn barrier_test(&mut self, r: &BarrierRef, parity: &Parity) -> Operand {
+    /// `b.test(p)` / `b.test()` and `b.test_cluster(p)` /
+    /// `b.test_cluster()`: a non-blocking check (acquiring at `acquire`
+    /// scope when it succeeds); a tracked parity advances only when it
+    /// succeeds.
+    pub(super) fn barrier_test(
+        &mut self,
+        r: &BarrierRef,
+        parity: &Parity,
+        acquire: Scope,
+    ) -> Operand {
         let Some(t) = self.barrier_target(r) else {
             return self.zero(crate::types::Scalar::Bool);
         };
         let (par, mask) = self.parity_operand(&t, parity);
         let p = self.reg(Class::Pred);
-        if self.target.has_sm90_features() {
+        if acquire == Scope::Cluster {
+            if !self.require_sm90("test_cluster") {
+                return self.zero(crate::types::Scalar::Bool);
+            }
+            self.need(8, 0);
+            emit!(
+                self,
+                "mbarrier.test_wait.parity.acquire.cluster.shared::cta.b64 {}, {}, {};",
+                p,
+                t.addr,
+                par
+            );
+        } else if self.target.has_sm90_features() {
             emit!(
                 self,
                 "mbarrier.test_wait.parity.shared::cta.b64 {}, {}, {};",

@@ -71,7 +71,12 @@ impl Writer<'_> {
             ExprKind::Math(f, args) => self.math(*f, args, e.ty),
             ExprKind::Atomic { op, place, args } => self.atomic(*op, place, args, e.ty),
             ExprKind::Warp(op, args) => self.warp(*op, args, e.ty),
-            ExprKind::BarrierTest { barrier, parity } => self.barrier_test(barrier, parity),
+            ExprKind::BarrierTest {
+                barrier,
+                parity,
+                acquire,
+                ..
+            } => self.barrier_test(barrier, parity, *acquire),
         }
     }
 

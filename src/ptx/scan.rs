@@ -17,7 +17,8 @@ pub(super) struct Usage {
     pub(super) remote: bool,
     /// `copy_async` / `copy_async_store`.
     pub(super) bulk: bool,
-    /// Barrier groups (by index) with a tracked-parity `wait()`/`test()`.
+    /// Barrier groups (by index) with a tracked-parity `wait()`/`test()`
+    /// (or `wait_cluster()`/`test_cluster()`).
     pub(super) tracked: Vec<usize>,
     /// Functions called directly.
     pub(super) calls: Vec<FuncId>,

@@ -65,6 +65,8 @@ impl Writer<'_> {
             StmtKind::CopyAsyncStore { dst, src, bytes } => self.copy_async_store(dst, src, bytes),
             StmtKind::CopyAsyncCommit => self.copy_async_commit(),
             StmtKind::CopyAsyncWait(n) => self.copy_async_wait(*n),
+            // Only a module with errors holds one, and it is never written.
+            StmtKind::Poisoned { .. } => self.comment("a statement that failed to check"),
         }
     }
 

@@ -50,6 +50,8 @@ pub enum ParseError {
         chained_comparison: bool,
         /// An item keyword inside a block: the innermost `{` still open.
         unclosed: Option<Span>,
+        /// In the header of a C-style `for (init; cond; step)` loop.
+        c_style_for: bool,
     },
     /// E0011: the file ended inside an item.
     UnexpectedEof {
@@ -71,6 +73,7 @@ impl ParseError {
                 insert,
                 chained_comparison,
                 unclosed,
+                c_style_for,
             } => {
                 let mut d = Diagnostic::error(
                     "E0010",
@@ -92,6 +95,9 @@ impl ParseError {
                 }
                 if chained_comparison {
                     d = d.help("comparison operators cannot be chained; combine the comparisons with `&&`, as in `a < b && b < c`");
+                }
+                if c_style_for {
+                    d = d.help("kdsl has no C-style `for (init; condition; step)`: its loop is `for i in a..b { ... }` (`for i in a..b step s` for another stride), or a `while` loop");
                 }
                 d
             }
@@ -136,7 +142,61 @@ struct Context<'a> {
 /// Parses a lexed file. `lex_errors` are only used to silence syntax errors
 /// that a lexer error right before them explains (a skipped `$` where an
 /// operator was meant).
+///
+/// A missing token's fix (`add `;` after `x``) is offered only when the
+/// parser, run again with that token inserted, reports fewer errors: a fix
+/// must make the file better, never move the error or add others. The first
+/// [`MAX_CHECKED_FIXES`] candidates of a file are checked that way; later
+/// ones are not offered.
 pub fn parse_tokens(
+    file: FileId,
+    text: &str,
+    tokens: &[(usize, Token, usize)],
+    lex_errors: &[LexError],
+) -> (ast::File, Vec<ParseError>) {
+    let (tree, mut errors) = parse_once(file, text, tokens, lex_errors);
+    let mut checked = 0;
+    let baseline = errors.len();
+    for e in &mut errors {
+        let ParseError::Unexpected { insert, .. } = e else {
+            continue;
+        };
+        let Some((tok, at, _)) = insert.as_ref() else {
+            continue;
+        };
+        checked += 1;
+        let helps = checked <= MAX_CHECKED_FIXES
+            && token_for(tok).is_some_and(|t| {
+                let at = at.start as usize;
+                let i = tokens.partition_point(|x| x.0 < at);
+                let mut fixed = Vec::with_capacity(tokens.len() + 1);
+                fixed.extend(tokens.iter().take(i).cloned());
+                fixed.push((at, t, at));
+                fixed.extend(tokens.iter().skip(i).cloned());
+                parse_once(file, text, &fixed, lex_errors).1.len() < baseline
+            });
+        if !helps {
+            *insert = None;
+        }
+    }
+    (tree, errors)
+}
+
+/// How many missing-token fixes of one file are checked by parsing again.
+const MAX_CHECKED_FIXES: usize = 16;
+
+/// The token a missing-token fix inserts.
+fn token_for(spelling: &str) -> Option<Token> {
+    match spelling {
+        ";" => Some(Token::Semi),
+        ")" => Some(Token::RParen),
+        "]" => Some(Token::RBracket),
+        _ => None,
+    }
+}
+
+/// One run of the parser and of the filters on its errors.
+fn parse_once(
     file: FileId,
     text: &str,
     tokens: &[(usize, Token, usize)],
@@ -177,7 +237,7 @@ pub fn parse_tokens(
         })
         .collect();
     let mut last_reported: Option<usize> = None;
-    let errors = errors
+    let errors: Vec<ParseError> = errors
         .into_iter()
         .filter_map(|e| {
             let (gap_start, at) = cx.gap_before(&e);
@@ -192,7 +252,78 @@ pub fn parse_tokens(
             from_lalrpop(e, &cx)
         })
         .collect();
-    (tree, errors)
+    (tree, c_style_for(&cx, errors))
+}
+
+/// The byte ranges of `for` headers written C-style, from `for` to the `{`
+/// of the body: `for (i = 0; i < n; i++)`, `for i = 0; i < n; i++`, and any
+/// header in parentheses (`for (i in 0..n)`).
+fn c_style_for_headers(tokens: &[(usize, Token, usize)]) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    for (i, (start, tok, _)) in tokens.iter().enumerate() {
+        if !matches!(tok, Token::For) {
+            continue;
+        }
+        let header = tokens.get(i + 1..).unwrap_or_default();
+        let c_style = matches!(header.first(), Some((_, Token::LParen, _)))
+            || matches!(header.get(1), Some((_, Token::Eq, _)));
+        let (mut depth, mut semi, mut range) = (0usize, false, false);
+        let mut end = header.last().map_or(*start, |t| t.2);
+        for (s, t, _) in header {
+            match t {
+                Token::LParen | Token::LBracket => depth += 1,
+                Token::RParen | Token::RBracket => depth = depth.saturating_sub(1),
+                Token::Semi if depth <= 1 => semi = true,
+                // `for i in a..b;` is kdsl's loop with a stray `;`.
+                Token::In if depth == 0 => range = true,
+                Token::LBrace | Token::RBrace if depth == 0 => {
+                    end = *s;
+                    break;
+                }
+                _ => {}
+            }
+        }
+        if c_style || (semi && !range) {
+            out.push((*start, end));
+        }
+    }
+    out
+}
+
+/// In a C-style `for` header, only the first syntax error is news: it says
+/// what kdsl's loop looks like, and the rest of the header (where a `;` or
+/// `)` would be "missing" everywhere) reports nothing and offers no fix.
+fn c_style_for(cx: &Context<'_>, errors: Vec<ParseError>) -> Vec<ParseError> {
+    let headers = c_style_for_headers(cx.tokens);
+    if headers.is_empty() {
+        return errors;
+    }
+    let mut reported = vec![false; headers.len()];
+    errors
+        .into_iter()
+        .filter_map(|mut e| {
+            let ParseError::Unexpected {
+                span,
+                insert,
+                c_style_for,
+                ..
+            } = &mut e
+            else {
+                return Some(e);
+            };
+            let at = span.start as usize;
+            let Some(h) = headers.iter().position(|&(s, end)| s <= at && at <= end) else {
+                return Some(e);
+            };
+            let first = reported.get_mut(h).map(|r| !std::mem::replace(r, true));
+            if first != Some(true) {
+                return None;
+            }
+            *c_style_for = true;
+            *insert = None;
+            Some(e)
+        })
+        .collect()
 }
 
 impl Context<'_> {
@@ -371,6 +502,7 @@ fn unexpected(
         insert: insert.filter(|_| !chained_comparison),
         chained_comparison,
         unclosed,
+        c_style_for: false,
     }
 }
 

@@ -155,3 +155,69 @@ fn kernels_of_imported_files_are_not_compiled() {
         "{ptx}"
     );
 }
+
+/// E0101 is reported on the later definition, an import standing for the
+/// items of the file it loads, whatever the kinds of the two items.
+#[test]
+fn duplicates_across_imports_are_reported_on_the_later_definition() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let d = tmp.path();
+    write(
+        d,
+        "main.kdsl",
+        "const EARLY: u32 = 1;\nimport \"lib.kdsl\";\nfn twice(x: u32) -> u32 { x + x }\n\
+         kernel helper(out: global mut [u32]) block(32) {\n    out[0] = twice(EARLY);\n}\n",
+    );
+    write(
+        d,
+        "lib.kdsl",
+        "fn twice(x: u32) -> u32 { x * 2 }\nconst EARLY: u32 = 2;\nfn helper() {}\n",
+    );
+    let c = compile(&d.join("main.kdsl"));
+    let mut found: Vec<(String, String, String)> = c
+        .diagnostics
+        .iter()
+        .map(|diag| {
+            assert_eq!(diag.code, "E0101", "{:?}", c.diagnostics);
+            let span = diag.primary_span().expect("span");
+            let file = c.sources.get(span.file).expect("file");
+            let first = diag
+                .labels
+                .iter()
+                .find(|l| !l.primary)
+                .map(|l| l.span)
+                .expect("previous definition");
+            let first_file = c.sources.get(first.file).expect("file");
+            let name = |f: &kdsl::source::SourceFile| {
+                Path::new(&f.name)
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            };
+            (file.slice(span).to_string(), name(file), name(first_file))
+        })
+        .collect();
+    found.sort();
+    assert_eq!(
+        found,
+        [
+            // The import comes after `EARLY` in main: lib's is the later one.
+            (
+                "EARLY".to_string(),
+                "lib.kdsl".to_string(),
+                "main.kdsl".to_string()
+            ),
+            // `fn twice` and `kernel helper` come after the import.
+            (
+                "helper".to_string(),
+                "main.kdsl".to_string(),
+                "lib.kdsl".to_string()
+            ),
+            (
+                "twice".to_string(),
+                "main.kdsl".to_string(),
+                "lib.kdsl".to_string()
+            ),
+        ]
+    );
+}

@@ -765,7 +765,9 @@ fn cluster_barrier_kernel() -> Kernel {
             bref(pair, Some(u32c(1))),
         ),
         bop(
-            BarrierOpKind::WaitCluster { parity: u32c(0) },
+            BarrierOpKind::WaitCluster {
+                parity: Parity::Explicit(u32c(0)),
+            },
             bref(c, None),
         ),
         bop(
@@ -919,6 +921,122 @@ fn cluster_barrier_and_bulk_copy_lowering() {
     assert_has(
         &text,
         "barrier.cluster.arrive.release;\n\tbarrier.cluster.wait.acquire;\n\tret;\n}",
+    );
+}
+
+/// `wait_cluster()`/`wait_cluster(p)` and `test_cluster()`/`test_cluster(p)`
+/// on a cluster group of two, with constant and run-time indices, and a
+/// `wait()` on the same barrier to show that the tracked bit is shared.
+fn cluster_acquire_kernel() -> Kernel {
+    let mut k = KernelBuilder::new("cluster_acquire");
+    k.block = Some([64, 1, 1]);
+    k.cluster = Some([2, 1, 1]);
+    let out = k.global("out", Bool, true);
+    let c = k.barrier("c", Scope::Cluster, 2, 64);
+    let r = |i: u32| bref(c, Some(u32c(i)));
+    let dynamic = || bref(c, Some(bin(BinOp::Rem, tid(X), u32c(2))));
+    let body = vec![
+        bop(BarrierOpKind::Arrive { count: None }, r(1)),
+        bop(
+            BarrierOpKind::WaitCluster {
+                parity: Parity::Tracked,
+            },
+            r(1),
+        ),
+        bop(
+            BarrierOpKind::WaitCluster {
+                parity: Parity::Explicit(u32c(1)),
+            },
+            r(0),
+        ),
+        bop(
+            BarrierOpKind::Wait {
+                parity: Parity::Tracked,
+            },
+            r(1),
+        ),
+        store(
+            gplace(out, u32c(0), Bool),
+            test_cluster(r(1), Parity::Tracked),
+        ),
+        store(
+            gplace(out, u32c(1), Bool),
+            test_cluster(r(0), Parity::Explicit(u32c(1))),
+        ),
+        bop(
+            BarrierOpKind::WaitCluster {
+                parity: Parity::Tracked,
+            },
+            dynamic(),
+        ),
+    ];
+    k.finish(body)
+}
+
+#[test]
+fn cluster_acquire_lowering_with_tracked_parity() {
+    let m = one(cluster_acquire_kernel());
+    let text = assemble(&m, Target::Sm90);
+    for t in [Target::Sm90a, Target::Sm100, Target::Sm100a, Target::Sm120] {
+        assemble(&m, t);
+    }
+    assert_has(&text, ".version 8.0");
+    // One tracked group: one mask register, initialised once.
+    assert_eq!(
+        lines_with(&text, "mov.b32 %r")
+            .iter()
+            .filter(|l| l.ends_with(", 0;"))
+            .count(),
+        1,
+        "{text}"
+    );
+    // wait_cluster(): bit 1 of the mask, a cluster-acquire loop, the flip.
+    assert_line(&text, "bfe.u32 %r", ", 1, 1;");
+    let waits = lines_with(
+        &text,
+        "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64",
+    );
+    assert_eq!(waits.len(), 3, "{text}");
+    assert!(waits.iter().any(|l| l.contains(", [$b_c+8], %r")), "{text}");
+    assert_line(
+        &text,
+        "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 %p",
+        ", [$b_c], 1;",
+    );
+    // The cta `wait()` reads and flips the same bit as `wait_cluster()`.
+    assert!(
+        lines_with(&text, "mbarrier.try_wait.parity.shared::cta.b64 %p")
+            .iter()
+            .any(|l| l.contains(", [$b_c+8], %r")),
+        "{text}"
+    );
+    let flips: Vec<&str> = lines_with(&text, "xor.b32 %r")
+        .into_iter()
+        .filter(|l| l.ends_with(", 0x2;"))
+        .collect();
+    assert_eq!(flips.len(), 3, "two waits and a test flip bit 1: {text}");
+    // test_cluster(): non-blocking cluster acquire, flipped only on success.
+    assert!(
+        lines_with(
+            &text,
+            "mbarrier.test_wait.parity.acquire.cluster.shared::cta.b64 %p"
+        )
+        .iter()
+        .any(|l| l.contains(", [$b_c+8], %r")),
+        "{text}"
+    );
+    assert_line(
+        &text,
+        "mbarrier.test_wait.parity.acquire.cluster.shared::cta.b64 %p",
+        ", [$b_c], 1;",
+    );
+    assert_line(&text, "@%p", ", 0x2;");
+    // A run-time index: the bit is shifted into place.
+    assert!(
+        lines_with(&text, "shl.b32 %r")
+            .iter()
+            .any(|l| l.contains(", 1, %r")),
+        "{text}"
     );
 }
 

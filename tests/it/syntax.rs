@@ -987,3 +987,104 @@ fn one_error_per_broken_stretch() {
     assert_eq!(codes(&diags), ["E0010", "E0010"]);
     assert_eq!(body_of(&file), "{(let x 5) (let y 6) (let z 7)}");
 }
+
+/// Syntax errors (lexer and parser) in a parse of `text`.
+fn syntax_errors(text: &str) -> Vec<Diagnostic> {
+    let (_, diags) = parse(text);
+    diags
+        .into_iter()
+        .filter(|d| d.code.starts_with("E00") || d.code.starts_with("E001"))
+        .collect()
+}
+
+/// `text` with every edit of `fix` applied.
+fn apply_fix(text: &str, fix: &kdsl::diagnostics::Fix) -> String {
+    let mut out = text.to_string();
+    let mut edits: Vec<_> = fix.edits.iter().collect();
+    edits.sort_by_key(|e| std::cmp::Reverse(e.span.start));
+    for e in edits {
+        out.replace_range(e.span.range(), &e.replacement);
+    }
+    out
+}
+
+/// No machine-applicable fix the parser offers makes a file worse. Every
+/// sample and valid program is broken in many ways (a token deleted, or a
+/// stray token inserted, at every few tokens; C-style loops written in),
+/// and every fix offered is applied: the result must have fewer syntax
+/// errors than the broken file.
+#[test]
+fn parser_fixes_never_make_the_code_worse() {
+    const INSERTED: [&str; 9] = [
+        "(",
+        ")",
+        ";",
+        "{",
+        "}",
+        "]",
+        "=",
+        "let",
+        "for (i = 0; i < 4; i++)",
+    ];
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let mut sources: Vec<String> = fixtures().into_iter().map(|(_, t)| t).collect();
+    for dir in ["samples", "tests/valid"] {
+        let mut paths: Vec<PathBuf> = std::fs::read_dir(root.join(dir))
+            .expect("directory")
+            .map(|e| e.expect("entry").path())
+            .filter(|p| p.extension().is_some_and(|e| e == "kdsl"))
+            .collect();
+        paths.sort();
+        sources.extend(
+            paths
+                .iter()
+                .map(|p| std::fs::read_to_string(p).expect("readable")),
+        );
+    }
+    let mut broken: Vec<String> = Vec::new();
+    for text in sources {
+        let (tokens, _) = kdsl::syntax::lexer::lex(FileId(0), &text);
+        for (k, (start, _, end)) in tokens.iter().enumerate() {
+            if k % 3 == 0 {
+                broken.push(format!("{}{}", &text[..*start], &text[*end..]));
+            }
+            if k % 7 == 0 {
+                let tok = INSERTED[(k / 7) % INSERTED.len()];
+                broken.push(format!("{} {tok} {}", &text[..*start], &text[*start..]));
+            }
+        }
+    }
+    let (mut offered, mut problems) = (0, Vec::new());
+    for text in &broken {
+        let before = syntax_errors(text);
+        for d in &before {
+            for fix in &d.fixes {
+                offered += 1;
+                let fixed = apply_fix(text, fix);
+                let after = syntax_errors(&fixed);
+                if after.len() >= before.len() {
+                    problems.push(format!(
+                        "fix `{}` for `{}` made {} errors into {}:\n{}\n---- fixed:\n{}\n---- now: {:?}",
+                        fix.message,
+                        d.message,
+                        before.len(),
+                        after.len(),
+                        text,
+                        fixed,
+                        after.iter().map(|a| &a.message).collect::<Vec<_>>()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        offered > 50,
+        "only {offered} fixes were offered: the test lost its teeth"
+    );
+    assert!(
+        problems.is_empty(),
+        "{} of {offered} fixes made the code worse; the first:\n{}",
+        problems.len(),
+        problems.first().map_or("", String::as_str)
+    );
+}

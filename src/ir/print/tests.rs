@@ -117,7 +117,7 @@ fn pipeline_kernel() -> Kernel {
         ),
         barrier(
             BarrierOpKind::WaitCluster {
-                parity: int(0, U32),
+                parity: Parity::Explicit(int(0, U32)),
             },
             bref(1, None),
         ),
@@ -146,6 +146,8 @@ fn pipeline_kernel() -> Kernel {
                 ExprKind::BarrierTest {
                     barrier: Box::new(bref(0, Some(int(1, U32)))),
                     parity: Box::new(Parity::Explicit(int(1, U32))),
+                    acquire: Scope::Cta,
+                    method_span: sp(),
                 },
                 Bool,
             ),

@@ -1,5 +1,7 @@
 use super::*;
-use crate::ir::{BarrierId, BarrierOp, BinOp, Dim, LocalId, ParamId, SharedId, Special, Value};
+use crate::ir::{
+    BarrierId, BarrierOp, BinOp, Dim, LocalId, ParamId, Scope, SharedId, Special, Value,
+};
 use crate::span::{FileId, Span};
 use crate::types::Scalar;
 
@@ -99,6 +101,8 @@ fn sample() -> Block {
         ExprKind::BarrierTest {
             barrier: Box::new(bar(37, None)),
             parity: Box::new(Parity::Explicit(leaf(39))),
+            acquire: Scope::Cta,
+            method_span: at(101),
         },
     );
     Block {

@@ -339,7 +339,9 @@ pub fn cluster_sum() -> Kernel {
                 ],
                 vec![
                     bop(
-                        BarrierOpKind::WaitCluster { parity: u32c(0) },
+                        BarrierOpKind::WaitCluster {
+                            parity: Parity::Explicit(u32c(0)),
+                        },
                         bref(ready, None),
                     ),
                     expr_stmt(atomic(

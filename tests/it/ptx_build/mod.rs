@@ -142,11 +142,23 @@ pub fn call(func: FuncId, args: Vec<Expr>, ret: Scalar) -> Expr {
     ex(ExprKind::Call { func, args }, ret)
 }
 
+/// `r.test(parity)`.
 pub fn test(r: BarrierRef, parity: Parity) -> Expr {
+    test_at(r, parity, Scope::Cta)
+}
+
+/// `r.test_cluster(parity)`.
+pub fn test_cluster(r: BarrierRef, parity: Parity) -> Expr {
+    test_at(r, parity, Scope::Cluster)
+}
+
+fn test_at(r: BarrierRef, parity: Parity, acquire: Scope) -> Expr {
     ex(
         ExprKind::BarrierTest {
             barrier: Box::new(r),
             parity: Box::new(parity),
+            acquire,
+            method_span: sp(),
         },
         Bool,
     )

@@ -31,6 +31,7 @@ pub mod barriers;
 pub mod check;
 pub mod diagnostics;
 pub mod driver;
+pub mod input;
 pub mod ir;
 pub mod launch;
 pub mod lsp;

@@ -1,8 +1,8 @@
 //! Every diagnostic code, its first-line template and its long explanation.
 //!
 //! The first lines are the contract of the language reference's diagnostics
-//! catalogue (§8), plus the project's additions (E0114–E0119, E0123, E0130,
-//! E0131).
+//! catalogue (§8), plus the project's additions (E0004, E0114–E0119, E0123,
+//! E0126, E0127, E0130, E0131).
 //! Each code's explanation is a markdown file in `explain/`, compiled in with
 //! `include_str!` so that `kdslc explain` needs no files at run time. The
 //! same texts, joined by [`render_docs`], are `docs/diagnostics.md`;
@@ -13,7 +13,8 @@
 //! compiles cleanly, and optionally `## See also`. A block whose first line
 //! is `// kdslc --target sm_80` is compiled for that target; one whose first
 //! line is [`NOT_COMPILED`] is not compiled (only the import codes, whose
-//! examples need several files).
+//! examples need several files); one whose first line starts with
+//! [`LATIN1_PREFIX`] is compiled from a file written in Latin-1.
 
 use super::Severity;
 
@@ -32,6 +33,10 @@ pub struct CodeInfo {
 
 /// The first line of an example block that must not be compiled on its own.
 pub const NOT_COMPILED: &str = "// not compiled: needs several files";
+
+/// The first line of an example block that is compiled from a file encoded
+/// in Latin-1 instead of UTF-8 (E0004's wrong example).
+pub const LATIN1_PREFIX: &str = "// saved as Latin-1";
 
 /// The prefix of an example block's first line that selects the target.
 pub const TARGET_PREFIX: &str = "// kdslc --target ";
@@ -56,6 +61,7 @@ pub static CODES: &[CodeInfo] = &[
         Error,
         "invalid number literal / literal out of range for {type}"
     ),
+    code!("E0004", Error, "source file is not valid UTF-8"),
     code!("E0010", Error, "expected {expected}, found {found}"),
     code!("E0011", Error, "unexpected end of file"),
     code!("E0100", Error, "cannot find {kind} `{name}` in this scope"),

@@ -6,10 +6,11 @@
 //! diagnostics first. Nothing is written unless the build succeeds.
 
 use super::cli::{BuildArgs, CommonArgs, Emit, MessageFormat};
-use super::output::{self, reason, Dest};
+use super::output::{self, Dest};
 use super::report::Reporter;
 use super::{ptxas, Fail};
 use crate::diagnostics::Diagnostic;
+use crate::input::ReadError;
 use crate::source::{SourceFile, SourceMap};
 use crate::{Compilation, Options};
 use std::path::{Path, PathBuf};
@@ -151,12 +152,8 @@ pub fn compile(file: &Path, opts: &Options, reporter: &mut Reporter) -> Result<C
     Ok(c)
 }
 
-pub fn cannot_read(file: &Path, e: &std::io::Error) -> Fail {
-    let why = match e.kind() {
-        std::io::ErrorKind::InvalidData => "it is not UTF-8 text".to_string(),
-        _ => reason(e),
-    };
-    Fail::Usage(format!("cannot read `{}`: {why}", file.display()))
+pub fn cannot_read(file: &Path, e: &ReadError) -> Fail {
+    Fail::Usage(format!("cannot read `{}`: {e}", file.display()))
 }
 
 /// The bytes to write for `--emit ptx|ir|ast`, or for `--emit cubin` to
@@ -221,19 +218,22 @@ fn emit(
 /// token (comments and whitespace are not tokens). Only the lexer runs; its
 /// diagnostics are reported as usual, and any error means no output.
 fn tokens(file: &Path, opts: &Options, reporter: &mut Reporter) -> Result<String, Fail> {
-    let text = std::fs::read_to_string(file).map_err(|e| cannot_read(file, &e))?;
+    let decoded = crate::input::read_source(file).map_err(|e| cannot_read(file, &e))?;
     let mut sources = SourceMap::new();
     let id = sources.add(SourceFile::new(
         file.display().to_string(),
         Some(file.to_path_buf()),
-        text,
+        decoded.text,
     ));
     let Some(source) = sources.get(id) else {
         return Err(Fail::Internal(
             "the source map lost the file just added".to_string(),
         ));
     };
-    let (toks, mut diags) = crate::syntax::tokens(id, &source.text);
+    let (toks, mut diags) = match decoded.bad_utf8 {
+        Some(bad) => (Vec::new(), vec![bad.into_diagnostic(id)]),
+        None => crate::syntax::tokens(id, &source.text),
+    };
     // What `compile` does with `-A` and `-D warnings`, for the lexer alone.
     diags.retain(|d| d.is_error() || !opts.allow.iter().any(|a| a == d.code));
     if opts.deny_warnings {

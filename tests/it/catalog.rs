@@ -5,7 +5,9 @@
 //! - every explanation's wrong example triggers its code and its fixed
 //!   example compiles without any diagnostic.
 
-use kdsl::diagnostics::catalog::{self, CodeInfo, CODES, NOT_COMPILED, TARGET_PREFIX};
+use kdsl::diagnostics::catalog::{
+    self, CodeInfo, CODES, LATIN1_PREFIX, NOT_COMPILED, TARGET_PREFIX,
+};
 use kdsl::diagnostics::Severity;
 use kdsl::target::Target;
 use kdsl::{compile_str, Options};
@@ -289,6 +291,23 @@ fn describe(diags: &[kdsl::diagnostics::Diagnostic]) -> String {
     }
 }
 
+/// Compiles an example block; one marked [`LATIN1_PREFIX`] is written to a
+/// file in Latin-1 (every character below U+0100 as its one byte) and
+/// compiled from there, as a user's legacy-encoded file would be.
+fn compile_block(block: &str, opts: &Options) -> kdsl::Compilation {
+    if !block.starts_with(LATIN1_PREFIX) {
+        return compile_str("example.kdsl", block, opts);
+    }
+    let bytes: Vec<u8> = block
+        .chars()
+        .map(|c| u8::try_from(u32::from(c)).expect("a Latin-1 example uses only U+0000..U+00FF"))
+        .collect();
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let path = dir.path().join("example.kdsl");
+    std::fs::write(&path, bytes).expect("the example is written");
+    kdsl::compile(&path, opts).expect("the example is readable")
+}
+
 fn check_examples(info: &CodeInfo) -> Vec<String> {
     let (wrong, fixed) = catalog::examples(info);
     if wrong.starts_with(NOT_COMPILED) {
@@ -296,7 +315,7 @@ fn check_examples(info: &CodeInfo) -> Vec<String> {
     }
     let mut failures = Vec::new();
     let opts = options_for(&wrong, info.code);
-    let c = compile_str("example.kdsl", &wrong, &opts);
+    let c = compile_block(&wrong, &opts);
     if !c.diagnostics.iter().any(|d| d.code == info.code) {
         failures.push(format!(
             "{}: the wrong example gives {}",
@@ -305,7 +324,7 @@ fn check_examples(info: &CodeInfo) -> Vec<String> {
         ));
     }
     let opts = options_for(&fixed, info.code);
-    let c = compile_str("example.kdsl", &fixed, &opts);
+    let c = compile_block(&fixed, &opts);
     if !c.diagnostics.is_empty() {
         failures.push(format!(
             "{}: the fixed example gives {}",

@@ -98,10 +98,7 @@ impl BadUtf8 {
     pub fn into_diagnostic(self, file: FileId) -> Diagnostic {
         let hex: Vec<String> = self.bytes.iter().map(|b| format!("0x{b:02X}")).collect();
         let label = if self.truncated {
-            format!(
-                "the file ends inside a UTF-8 character ({})",
-                hex.join(" ")
-            )
+            format!("the file ends inside a UTF-8 character ({})", hex.join(" "))
         } else if let [one] = hex.as_slice() {
             format!("byte {one} is not UTF-8 here")
         } else {
@@ -232,12 +229,18 @@ mod tests {
     fn the_first_bad_byte_is_found() {
         let d = decode(b"ab\xffcd\xfe".to_vec());
         let bad = d.bad_utf8.unwrap();
-        assert_eq!((bad.offset, bad.bytes, bad.truncated), (2, vec![0xff], false));
+        assert_eq!(
+            (bad.offset, bad.bytes, bad.truncated),
+            (2, vec![0xff], false)
+        );
         assert!(d.text.starts_with("ab\u{fffd}cd"));
         // A character cut off by the end of the file.
         let d = decode(b"x\xe2\x82".to_vec());
         let bad = d.bad_utf8.unwrap();
-        assert_eq!((bad.offset, bad.bytes, bad.truncated), (1, vec![0xe2, 0x82], true));
+        assert_eq!(
+            (bad.offset, bad.bytes, bad.truncated),
+            (1, vec![0xe2, 0x82], true)
+        );
     }
 
     #[cfg(unix)]

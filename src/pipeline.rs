@@ -3,11 +3,11 @@
 //! every diagnostic found on the way is returned.
 
 use crate::diagnostics::{self, Diagnostic, Severity};
+use crate::input::{self, BadUtf8};
 use crate::source::{SourceFile, SourceMap};
 use crate::span::{FileId, Span};
 use crate::syntax::ast;
 use crate::target::Target;
-use crate::input::{self, BadUtf8};
 use crate::{barriers, check, ir, ptx, syntax};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

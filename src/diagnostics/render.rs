@@ -10,7 +10,7 @@ mod escape;
 mod json;
 
 pub use escape::escape_text;
-pub use json::{json, json_diagnostics, json_summary};
+pub use json::{json, json_diagnostics, json_error, json_summary};
 
 use super::{Diagnostic, Fix, Severity};
 use crate::source::{SourceFile, SourceMap};
@@ -39,9 +39,9 @@ fn has_unsafe_text(d: &Diagnostic) -> bool {
     unsafe_in(&d.message)
         || d.labels.iter().any(|l| unsafe_in(&l.message))
         || d.notes.iter().chain(&d.help).any(|n| unsafe_in(n))
-        || d.fixes.iter().any(|f| {
-            unsafe_in(&f.message) || f.edits.iter().any(|e| unsafe_in(&e.replacement))
-        })
+        || d.fixes
+            .iter()
+            .any(|f| unsafe_in(&f.message) || f.edits.iter().any(|e| unsafe_in(&e.replacement)))
 }
 
 fn human_unescaped(sources: &SourceMap, diags: &[Diagnostic], color: bool) -> String {

@@ -15,7 +15,7 @@ use crate::source::{SourceFile, SourceMap};
 use crate::{Compilation, Options};
 use std::path::{Path, PathBuf};
 
-pub fn build(args: &BuildArgs) -> Result<(), Fail> {
+pub fn build(args: &BuildArgs, reporter: &mut Reporter) -> Result<(), Fail> {
     let dest = destination(args);
     let json = args.common.message_format == MessageFormat::Json;
     if json && dest == Dest::Stdout {
@@ -34,18 +34,17 @@ pub fn build(args: &BuildArgs) -> Result<(), Fail> {
     };
     let opts = options(&args.common, !matches!(args.emit, Emit::Ptx | Emit::Cubin))?;
 
-    let mut reporter = Reporter::new(&args.common);
-    let produced = match args.emit {
-        Emit::Tokens => {
-            tokens(&args.file, &opts, &mut reporter).map(|t| (t.into_bytes(), Vec::new()))
-        }
-        _ => compile(&args.file, &opts, &mut reporter).and_then(|c| {
+    let (bytes, imports) = match args.emit {
+        Emit::Tokens => (
+            tokens(&args.file, &opts, reporter)?.into_bytes(),
+            Vec::new(),
+        ),
+        _ => {
+            let c = compile(&args.file, &opts, reporter)?;
             let bytes = emit(args, &c, &dest, ptxas.as_deref())?;
-            Ok((bytes, c.imports))
-        }),
+            (bytes, c.imports)
+        }
     };
-    reporter.finish();
-    let (bytes, imports) = produced?;
 
     // `--emit cubin` to a file has already been moved into place by ptxas.
     if !(args.emit == Emit::Cubin && dest != Dest::Stdout) {
@@ -92,6 +91,7 @@ fn depfile_path(args: &BuildArgs, dest: &Dest) -> Result<Option<PathBuf>, Fail> 
         ));
     };
     if let Some(p) = &args.depfile_path {
+        refuse_a_folder(p, "-MF")?;
         return Ok(Some(p.clone()));
     }
     // `-o /dev/null -MD` must not write `/dev/null.d`.
@@ -103,7 +103,22 @@ fn depfile_path(args: &BuildArgs, dest: &Dest) -> Result<Option<PathBuf>, Fail> 
     }
     let mut p = out.clone().into_os_string();
     p.push(".d");
-    Ok(Some(PathBuf::from(p)))
+    let p = PathBuf::from(p);
+    refuse_a_folder(&p, "-MD")?;
+    Ok(Some(p))
+}
+
+/// A depfile path that names a folder: refused before anything is
+/// compiled or written (otherwise the build would write its output and then
+/// fail on the depfile, leaving the two out of step).
+fn refuse_a_folder(depfile: &Path, flag: &str) -> Result<(), Fail> {
+    if depfile.is_dir() {
+        return Err(Fail::Usage(format!(
+            "the depfile `{}` (from {flag}) is a directory; give a file path with -MF",
+            depfile.display()
+        )));
+    }
+    Ok(())
 }
 
 /// `kdslc k.ptx` would otherwise replace its own input with its output.

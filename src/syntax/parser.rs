@@ -200,7 +200,10 @@ impl Context<'_> {
     /// and no `;` or `}`. A second syntax error there is most likely the
     /// parser stumbling over the rest of the first one (`let x = a b c;`).
     fn same_stretch(&self, from: usize, to: usize) -> bool {
-        let newline = self.text.get(from..to).map_or(true, |t| t.contains(['\n', '\r']));
+        let newline = self
+            .text
+            .get(from..to)
+            .map_or(true, |t| t.contains(['\n', '\r']));
         let first = self.tokens.partition_point(|t| t.0 <= from);
         let last = self.tokens.partition_point(|t| t.0 < to);
         let separated = self

@@ -77,7 +77,11 @@ pub fn escape_all(sources: &SourceMap, diags: &[Diagnostic]) -> (SourceMap, Vec<
     }
     let moved = |span: Span| -> Span {
         match shifts.get(span.file.0 as usize) {
-            Some(s) => Span::new(span.file, s.map(span.start) as usize, s.map(span.end) as usize),
+            Some(s) => Span::new(
+                span.file,
+                s.map(span.start) as usize,
+                s.map(span.end) as usize,
+            ),
             None => span,
         }
     };
@@ -148,7 +152,10 @@ mod tests {
     #[test]
     fn controls_and_bidi_are_escaped_layout_is_not() {
         assert_eq!(escape_text("a\u{1b}[31mb"), "a\\u{1b}[31mb");
-        assert_eq!(escape_text("x\u{202e}y\0z\u{85}"), "x\\u{202e}y\\u{0}z\\u{85}");
+        assert_eq!(
+            escape_text("x\u{202e}y\0z\u{85}"),
+            "x\\u{202e}y\\u{0}z\\u{85}"
+        );
         assert_eq!(escape_text("a\rb"), "a\\u{d}b");
         assert!(matches!(escape_text("tab\there ü"), Cow::Borrowed(_)));
         assert!(!is_unsafe('\n') && !is_unsafe('\t') && !is_unsafe('\r') && !is_unsafe('é'));
@@ -160,7 +167,8 @@ mod tests {
         m.add(SourceFile::new("a.kdsl", None, "\u{1b}x \u{202e}yy\n"));
         let text = &m.get(FileId(0)).unwrap().text;
         let y = text.find("yy").unwrap();
-        let d = Diagnostic::error("E0100", "bad \u{1b}").primary(Span::new(FileId(0), y, y + 2), "here");
+        let d = Diagnostic::error("E0100", "bad \u{1b}")
+            .primary(Span::new(FileId(0), y, y + 2), "here");
         let (shown, diags) = escape_all(&m, &[d]);
         let file = shown.get(FileId(0)).unwrap();
         assert_eq!(file.text, "\\u{1b}x \\u{202e}yy\n");

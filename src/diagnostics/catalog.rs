@@ -12,8 +12,9 @@
 //! ```` ```kdsl ```` block that triggers the code, `## Fixed` with one that
 //! compiles cleanly, and optionally `## See also`. A block whose first line
 //! is `// kdslc --target sm_80` is compiled for that target; one whose first
-//! line is [`NOT_COMPILED`] is not compiled (only the import codes, whose
-//! examples need several files); one whose first line starts with
+//! line starts with [`NOT_COMPILED`] is not compiled (only the import codes,
+//! whose examples need several files, and E0127's wrong example, abridged
+//! from 4096 parameters); one whose first line starts with
 //! [`LATIN1_PREFIX`] is compiled from a file written in Latin-1.
 
 use super::Severity;
@@ -31,8 +32,9 @@ pub struct CodeInfo {
     pub explanation: &'static str,
 }
 
-/// The first line of an example block that must not be compiled on its own.
-pub const NOT_COMPILED: &str = "// not compiled: needs several files";
+/// The start of the first line of an example block that must not be
+/// compiled on its own; the line goes on with the reason.
+pub const NOT_COMPILED: &str = "// not compiled: ";
 
 /// The first line of an example block that is compiled from a file encoded
 /// in Latin-1 instead of UTF-8 (E0004's wrong example).
@@ -129,6 +131,11 @@ pub static CODES: &[CodeInfo] = &[
         "E0123",
         Error,
         "{feature} requires a kernel with a `cluster(...)` launch attribute"
+    ),
+    code!(
+        "E0127",
+        Error,
+        "kernel parameters need {used} bytes, more than the {limit} bytes of parameter space"
     ),
     code!(
         "E0130",

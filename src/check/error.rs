@@ -122,6 +122,12 @@ pub enum CheckError {
         end: Option<u64>,
         span: Span,
     },
+    /// E0126
+    KernelName {
+        name: String,
+        why: &'static str,
+        span: Span,
+    },
     /// E0127
     ParamsTooLarge {
         used: u64,
@@ -309,6 +315,13 @@ impl CheckError {
                     .note("shared arrays come first, in declaration order, each 128-byte aligned; then the barrier groups, 8 bytes per barrier")
                     .help("use smaller tiles, fewer pipeline stages or a narrower element type")
             }
+            CheckError::KernelName { name, why, span } => Diagnostic::error(
+                "E0126",
+                format!("kernel name `{name}` cannot be used in PTX"),
+            )
+            .primary(span, why)
+            .note("a kernel's name is the symbol the host program looks up (`cuModuleGetFunction`), so kdslc never renames a kernel")
+            .help("give the kernel another name"),
             CheckError::ParamsTooLarge { used, limit, span, kernel } => Diagnostic::error(
                 "E0127",
                 format!("kernel parameters need {used} bytes, more than the {limit} bytes of parameter space"),

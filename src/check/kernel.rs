@@ -31,6 +31,13 @@ pub fn check_kernel(
     references: &mut Vec<super::Reference>,
 ) -> (ir::Kernel, Vec<(FuncId, Span)>) {
     let mut c = BodyChecker::new(g, sources, target);
+    if let Some(why) = crate::ptx::names::kernel_name_problem(&k.name.name) {
+        c.error(CheckError::KernelName {
+            name: k.name.name.clone(),
+            why,
+            span: k.name.span,
+        });
+    }
     let mut ctx = KernelCtx {
         name_span: k.name.span,
         ..KernelCtx::default()

@@ -132,6 +132,7 @@ pub static CODES: &[CodeInfo] = &[
         Error,
         "{feature} requires a kernel with a `cluster(...)` launch attribute"
     ),
+    code!("E0126", Error, "kernel name `{name}` cannot be used in PTX"),
     code!(
         "E0127",
         Error,

@@ -6,8 +6,7 @@
 //! the tracked-parity masks and initialises the barriers; the body then only
 //! refers to those registers.
 
-use super::barrier::barrier_symbol;
-use super::memory::shared_symbol;
+use super::names::{barrier_symbol, param_symbol, shared_symbol};
 use super::scan::Usage;
 use super::suffix;
 use super::writer::{emit, Class, Exit, Names, Writer};
@@ -16,11 +15,6 @@ use crate::ir::{self, LocalId, ParamType};
 use crate::target::{PtxVersion, Target};
 use crate::types::Scalar;
 use std::fmt::Write as _;
-
-/// The PTX symbol of kernel parameter `name`.
-fn param_symbol(name: &str) -> String {
-    format!("$p_{name}")
-}
 
 /// Writes one kernel; returns its text and the PTX version it needs.
 pub(super) fn write_kernel(

@@ -312,7 +312,7 @@ impl CheckError {
                 };
                 Diagnostic::error("E0122", format!("shared memory exceeds {limit} bytes ({} used)", bytes(used)))
                     .primary(span, label)
-                    .note("shared arrays come first, in declaration order, each 128-byte aligned; then the barrier groups, 8 bytes per barrier")
+                    .note("the barrier groups come first, 8 bytes per barrier; then the shared arrays in declaration order, each taking a multiple of 128 bytes")
                     .help("use smaller tiles, fewer pipeline stages or a narrower element type")
             }
             CheckError::KernelName { name, why, span } => Diagnostic::error(

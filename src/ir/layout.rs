@@ -7,9 +7,16 @@
 //! - the writer declares the `.shared` variables in [`SharedLayout`]'s order
 //!   and raises the PTX `.version` when [`ParamLayout`] needs it.
 //!
-//! ptxas places `.shared` variables in the order they are declared, each at
-//! the next offset its alignment allows, and counts every declared variable,
-//! used or not (checked against `ptxas -v` by `tests/it/limits.rs`).
+//! ptxas counts every declared `.shared` variable, used or not, and places
+//! each at the next offset its alignment allows: first the variables the
+//! code uses, in declaration order, then the unused ones. "Used" is decided
+//! after ptxas's own dead-code elimination (a load whose value is never
+//! needed does not count), so the order is not ours to know. The layout is
+//! therefore made one whose total does not depend on that order: barrier
+//! groups first (every one is used, by its `mbarrier.init`), then the
+//! arrays, each declared with its size rounded up to its 128-byte alignment,
+//! so that any order of them takes the same bytes. `tests/it/limits.rs`
+//! compares the total with `ptxas -v` on generated kernels.
 //! Parameters are packed in order at their natural alignment.
 //!
 //! All byte arithmetic is checked: a size that does not fit in 64 bits is
@@ -61,11 +68,10 @@ impl SharedSlot {
     }
 }
 
-/// A kernel's static shared memory: the shared arrays first, in
-/// declaration order, each 128-byte aligned, then the barrier groups in
-/// declaration order, 8 bytes per barrier. (Arrays first wastes the least
-/// padding: barriers between arrays would push the next array to its next
-/// 128-byte boundary.)
+/// A kernel's static shared memory: the barrier groups first, in
+/// declaration order, 8 bytes per barrier, then the shared arrays in
+/// declaration order, each 128-byte aligned and taking a multiple of 128
+/// bytes (see the module documentation for why).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SharedLayout {
     pub slots: Vec<SharedSlot>,
@@ -75,16 +81,17 @@ pub struct SharedLayout {
 
 impl SharedLayout {
     pub fn of(kernel: &Kernel) -> SharedLayout {
-        let arrays = kernel.shared.iter().enumerate().map(|(i, a)| {
-            let decl = SharedDecl::Array(SharedId(i as u32));
-            (decl, array_bytes(a.elem, &a.dims), ARRAY_ALIGN)
-        });
         let barriers = kernel.barriers.iter().enumerate().map(|(i, b)| {
             let decl = SharedDecl::Barriers(BarrierId(i as u32));
             let bytes = BARRIER_BYTES.checked_mul(u64::from(b.count.max(1)));
             (decl, bytes, BARRIER_BYTES)
         });
-        SharedLayout::place(arrays.chain(barriers))
+        let arrays = kernel.shared.iter().enumerate().map(|(i, a)| {
+            let decl = SharedDecl::Array(SharedId(i as u32));
+            let bytes = array_bytes(a.elem, &a.dims).and_then(|b| align_up(b, ARRAY_ALIGN));
+            (decl, bytes, ARRAY_ALIGN)
+        });
+        SharedLayout::place(barriers.chain(arrays))
     }
 
     /// Places variables in the given order, each at the next offset its
@@ -174,7 +181,13 @@ impl ParamLayout {
     }
 
     /// The PTX version these parameters need beyond the target's own floor
-    /// (`None`: any), or `Err(limit)` when no PTX version allows them.
+    /// (`None`: any version will do).
+    pub fn version_needed(&self) -> Option<PtxVersion> {
+        (self.total > PARAM_LIMIT_CLASSIC).then_some(LARGE_PARAMS_VERSION)
+    }
+
+    /// Like [`ParamLayout::version_needed`], or `Err(limit)` when no PTX
+    /// version allows this much.
     pub fn needs(&self) -> Result<Option<PtxVersion>, u64> {
         if self.total <= PARAM_LIMIT_CLASSIC {
             Ok(None)

@@ -104,8 +104,8 @@ pub(super) fn write_kernel(
         }
     }
     // Parameters past the classic 4352 bytes need PTX ISA 8.1 (more than
-    // any version allows is E0127, so it never gets here).
-    if let Ok(Some(v)) = ParamLayout::of(k).needs() {
+    // even that allows is E0127, so such a kernel never gets here).
+    if let Some(v) = ParamLayout::of(k).version_needed() {
         w.need(v.major, v.minor);
     }
     let version = w.version();

@@ -11,6 +11,7 @@ mod cli;
 mod docs;
 mod fuzz;
 mod imports;
+mod limits;
 mod lsp;
 mod make;
 mod nvim;

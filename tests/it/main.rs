@@ -19,5 +19,6 @@ mod ptx_writer;
 mod ptxas_harness;
 mod render;
 mod samples;
+mod setup;
 mod syntax;
 mod ui;

@@ -119,7 +119,7 @@ fn use_color(choice: ColorChoice) -> bool {
         ColorChoice::Never => false,
         ColorChoice::Auto => {
             std::io::stderr().is_terminal()
-                && std::env::var_os("NO_COLOR").map_or(true, |v| v.is_empty())
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
         }
     }
 }

@@ -118,7 +118,7 @@ impl SharedLayout {
     pub fn first_over(&self, limit: u64) -> Option<&SharedSlot> {
         self.slots
             .iter()
-            .find(|s| s.end().map_or(true, |end| end > limit))
+            .find(|s| s.end().is_none_or(|end| end > limit))
     }
 }
 

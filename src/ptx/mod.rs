@@ -146,12 +146,10 @@ fn emit_order(module: &ir::Module) -> Vec<FuncId> {
 fn needs_prototypes(module: &ir::Module, order: &[FuncId]) -> bool {
     order.iter().enumerate().any(|(pos, id)| {
         module.functions.get(id.index()).is_some_and(|f| {
-            scan::Usage::of_block(&f.body.block).calls.iter().any(|c| {
-                order
-                    .iter()
-                    .position(|o| o == c)
-                    .map_or(true, |cp| cp >= pos)
-            })
+            scan::Usage::of_block(&f.body.block)
+                .calls
+                .iter()
+                .any(|c| order.iter().position(|o| o == c).is_none_or(|cp| cp >= pos))
         })
     })
 }

@@ -203,7 +203,7 @@ impl Context<'_> {
         let newline = self
             .text
             .get(from..to)
-            .map_or(true, |t| t.contains(['\n', '\r']));
+            .is_none_or(|t| t.contains(['\n', '\r']));
         let first = self.tokens.partition_point(|t| t.0 <= from);
         let last = self.tokens.partition_point(|t| t.0 < to);
         let separated = self

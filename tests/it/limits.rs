@@ -161,7 +161,7 @@ fn shared_memory_is_what_ptxas_allocates() {
     let Some(ptxas) = ptxas::require_ptxas() else {
         return;
     };
-    let mut rng = Lcg(0x5eed_0f_5a7e);
+    let mut rng = Lcg(0x5eed_0f5a_7e00);
     let mut fitting = String::new();
     let mut over = Vec::new();
     for i in 0..60 {

@@ -189,7 +189,7 @@ fn makefile_target_sm80_skips_the_sm90_samples() {
     let mut all = Vec::new();
     for entry in std::fs::read_dir(&root).expect("samples") {
         let path = entry.expect("entry").path();
-        if path.extension().map_or(true, |e| e != "kdsl") {
+        if path.extension().is_none_or(|e| e != "kdsl") {
             continue;
         }
         let stem = path

@@ -98,7 +98,7 @@ fn the_benchmark_lives_in_the_repository() {
     let mut kernels = 0;
     for entry in std::fs::read_dir(bench.join("kernels")).expect("bench/kernels") {
         let path = entry.expect("entry").path();
-        if path.extension().map_or(true, |e| e != "kdsl") {
+        if path.extension().is_none_or(|e| e != "kdsl") {
             continue;
         }
         assert!(

@@ -568,6 +568,30 @@ fn emit_cubin_runs_the_ptxas_it_is_given() {
         listing(dir.path()),
         ["fake-ptxas", "saxpy.cubin", "saxpy.kdsl"]
     );
+    // The same under JSON: an `internal` error object, then the summary.
+    let out = kdslc_in(
+        dir.path(),
+        &[
+            "saxpy.kdsl",
+            "--emit",
+            "cubin",
+            "--ptxas",
+            &broken,
+            "-o",
+            "x.cubin",
+            "--message-format",
+            "json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(3));
+    let objs = json_lines(&out);
+    assert_eq!(objs.len(), 2, "{objs:?}");
+    assert_eq!(objs[0]["kind"], "internal");
+    assert_eq!(objs[0]["exit_status"], 3);
+    assert!(objs[0]["notes"]
+        .to_string()
+        .contains("ptxas fatal: nonsense"));
+    assert_eq!(objs[1]["type"], "summary");
 
     let out = kdslc_in(
         dir.path(),

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs NVIDIA's CPU-side CUDA 13.5 compiler tools from their PyPI wheels, pinned
 # to 13.5.37: ptxas and nvdisasm (what kdsl's tests need), plus nvcc with its front
-# end (nvvm, crt), NVRTC and the runtime headers (what ../shared/bench/peer.py needs).
+# end (nvvm, crt), NVRTC and the runtime headers (what bench/peer.py needs).
 # No GPU and no system CUDA install needed. Idempotent: a second run does nothing.
 #
 #   usage: scripts/cuda-tools.sh [DIR]
@@ -10,8 +10,7 @@
 # Prints one line on stdout: the folder that holds bin/ptxas, bin/nvdisasm, lib/.
 # Everything else (pip's progress, errors) goes to stderr, so
 #     export KDSL_PTXAS="$(scripts/cuda-tools.sh)/bin/ptxas"
-# works. The layout is the same as ../shared/bench/cuda-tools.sh, so both scripts
-# share one cache.
+# works.
 set -euo pipefail
 
 ver=13.5.37

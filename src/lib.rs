@@ -33,6 +33,7 @@ pub mod check;
 pub mod diagnostics;
 pub mod driver;
 pub mod fp;
+pub mod input;
 pub mod ir;
 pub mod launch;
 pub mod lsp;

@@ -5,6 +5,7 @@
 //! way is returned.
 
 use crate::diagnostics::{self, Diagnostic, Severity};
+use crate::input::{self, BadUtf8};
 use crate::source::{SourceFile, SourceMap};
 use crate::span::{FileId, Span};
 use crate::syntax::ast;
@@ -71,24 +72,25 @@ impl Compilation {
 }
 
 /// Compiles the file at `path`. Only an unreadable root file is an `Err`
-/// (a usage/I-O problem, exit status 2); everything else is a diagnostic.
-pub fn compile(path: &Path, opts: &Options) -> std::io::Result<Compilation> {
-    let text = std::fs::read_to_string(path)?;
+/// (a usage/I-O problem, exit status 2: missing, not a regular file, too
+/// large); everything else, a file that is not UTF-8 included, is a
+/// diagnostic.
+pub fn compile(path: &Path, opts: &Options) -> Result<Compilation, input::ReadError> {
+    let decoded = input::read_source(path)?;
     let name = path.display().to_string();
-    Ok(compile_file(
-        SourceFile::new(name, Some(path.to_path_buf()), text),
-        opts,
-    ))
+    let root = SourceFile::new(name, Some(path.to_path_buf()), decoded.text);
+    Ok(compile_file(root, decoded.bad_utf8, opts))
 }
 
 /// Compiles source text. `name` is shown in diagnostics; imports are
 /// resolved relative to its directory.
 pub fn compile_str(name: &str, text: &str, opts: &Options) -> Compilation {
-    compile_file(SourceFile::new(name, Some(PathBuf::from(name)), text), opts)
+    let root = SourceFile::new(name, Some(PathBuf::from(name)), text);
+    compile_file(root, None, opts)
 }
 
-fn compile_file(root: SourceFile, opts: &Options) -> Compilation {
-    with_big_stack(|| compile_file_inner(root, opts))
+fn compile_file(root: SourceFile, bad_utf8: Option<BadUtf8>, opts: &Options) -> Compilation {
+    with_big_stack(|| compile_file_inner(root, bad_utf8, opts))
 }
 
 /// Runs `f` on a thread with a large stack. The checker, the barrier pass
@@ -124,10 +126,10 @@ fn with_big_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
     }
 }
 
-fn compile_file_inner(root: SourceFile, opts: &Options) -> Compilation {
+fn compile_file_inner(root: SourceFile, bad_utf8: Option<BadUtf8>, opts: &Options) -> Compilation {
     let mut c = Compilation::default();
     let mut diags = Vec::new();
-    load_all(root, &mut c, &mut diags);
+    load_all(root, bad_utf8, &mut c, &mut diags);
 
     let checked = check::check_with_references(&c.sources, &c.files, &c.loaded_by, opts.target);
     c.references = checked.references;
@@ -186,11 +188,21 @@ fn drop_after_syntax_errors(sources: &SourceMap, diags: &mut Vec<Diagnostic>) {
 }
 
 /// Parses the root file and, transitively, every file it imports (each
-/// loaded once; a cycle is E0131).
-fn load_all(root: SourceFile, c: &mut Compilation, diags: &mut Vec<Diagnostic>) {
+/// loaded once; a cycle is E0131). A file that is not UTF-8 gets E0004 and
+/// is not parsed.
+fn load_all(
+    root: SourceFile,
+    bad_utf8: Option<BadUtf8>,
+    c: &mut Compilation,
+    diags: &mut Vec<Diagnostic>,
+) {
     let mut loaded: HashMap<PathBuf, FileId> = HashMap::new();
     let root_key = root.path.as_deref().map(canonical);
     let root_id = c.sources.add(root);
+    if let Some(bad) = bad_utf8 {
+        diags.push(bad.into_diagnostic(root_id));
+        return;
+    }
     if let Some(key) = root_key {
         loaded.insert(key, root_id);
     }
@@ -243,17 +255,13 @@ fn load_rec(
             }
             continue;
         }
-        let text = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
+        let decoded = match input::read_source(&path) {
+            Ok(d) => d,
             Err(e) => {
                 diags.push(
                     Diagnostic::error(
                         "E0130",
-                        format!(
-                            "cannot read imported file `{}`: {}",
-                            imp.path,
-                            io_reason(&e)
-                        ),
+                        format!("cannot read imported file `{}`: {e}", imp.path),
                     )
                     .primary(imp.path_span, "imported here")
                     .note(format!(
@@ -267,21 +275,17 @@ fn load_rec(
         let name = path.display().to_string();
         let new_id = c
             .sources
-            .add(SourceFile::new(name, Some(path.clone()), text));
+            .add(SourceFile::new(name, Some(path.clone()), decoded.text));
         loaded.insert(key, new_id);
         c.imports.push(path);
         c.loaded_by.push((imp.path_span, new_id));
+        if let Some(bad) = decoded.bad_utf8 {
+            diags.push(bad.into_diagnostic(new_id));
+            continue;
+        }
         stack.push((id, imp.path_span));
         load_rec(new_id, c, diags, loaded, stack);
         stack.pop();
-    }
-}
-
-fn io_reason(e: &std::io::Error) -> String {
-    match e.kind() {
-        std::io::ErrorKind::NotFound => "no such file".to_string(),
-        std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
-        _ => e.to_string(),
     }
 }
 

@@ -1,6 +1,11 @@
 //! The source files of one compilation and the line/column arithmetic that
 //! diagnostics need. Implements codespan-reporting's `Files` so the renderer
 //! can read it directly.
+//!
+//! A line ends at `\n`, `\r\n` or a lone `\r` (old Mac files), as the lexer
+//! ends `//` comments. A UTF-8 byte-order mark at the start of a file stays
+//! in the text, so byte offsets are the file's own, but it is not part of
+//! line 1: columns start after it, as editors count them.
 
 use crate::span::{FileId, Span};
 use codespan_reporting::files::{self, Files};
@@ -25,7 +30,7 @@ impl SourceFile {
         text: impl Into<String>,
     ) -> SourceFile {
         let text = text.into();
-        let line_starts = files::line_starts(&text).collect();
+        let line_starts = line_starts(&text);
         SourceFile {
             name: name.into(),
             path,
@@ -66,6 +71,35 @@ impl SourceFile {
     pub fn slice(&self, span: Span) -> &str {
         self.text.get(span.range()).unwrap_or("")
     }
+}
+
+/// The UTF-8 byte-order mark, skipped at the start of a file.
+pub const BOM: char = '\u{feff}';
+
+/// The byte offset where each line starts: after the byte-order mark for
+/// the first line, then after every line break.
+fn line_starts(text: &str) -> Vec<usize> {
+    let first = if text.starts_with(BOM) {
+        BOM.len_utf8()
+    } else {
+        0
+    };
+    std::iter::once(first).chain(line_breaks(text)).collect()
+}
+
+/// The offset just after each line break of `text`: every `\n`, `\r\n`
+/// (one break, after its `\n`) and lone `\r`. The language server's line
+/// table uses it too, as LSP counts the same three.
+pub fn line_breaks(text: &str) -> impl Iterator<Item = usize> + '_ {
+    let bytes = text.as_bytes();
+    bytes.iter().enumerate().filter_map(move |(i, &b)| {
+        let ends_line = match b {
+            b'\n' => true,
+            b'\r' => bytes.get(i + 1) != Some(&b'\n'),
+            _ => false,
+        };
+        ends_line.then_some(i + 1)
+    })
 }
 
 fn clamp_to_char_boundary(text: &str, mut byte: usize) -> usize {

@@ -91,8 +91,8 @@ impl<'a> Visitor<'a> for Arrivals<'_, '_> {
                 .barrier
                 .index
                 .as_deref()
-                .map_or(true, |i| !self.uni.varies(i))
-            && cx.loop_body.map_or(true, |b| waits_on(b, group));
+                .is_none_or(|i| !self.uni.varies(i))
+            && cx.loop_body.is_none_or(|b| waits_on(b, group));
         let Some(seen) = self.groups.get_mut(group.index()) else {
             return;
         };

@@ -1,5 +1,6 @@
 //! Barrier operations against their group's scope (E0301, E0307) and their
-//! constant operands: transaction sizes (E0309) and wait parities (E0310).
+//! constant operands: arrival counts (E0306), transaction sizes (E0309) and
+//! wait parities (E0310).
 //!
 //! Each scope error offers the fixes that make the operation right: the
 //! operation's other spelling (`wait` ↔ `wait_cluster`, `test` ↔
@@ -22,6 +23,9 @@ use crate::span::Span;
 
 /// The largest transaction count an mbarrier phase can expect (2^20 - 1).
 pub const MAX_TX_BYTES: i128 = (1 << 20) - 1;
+/// The largest arrival count of an mbarrier, in `mbarrier.init` and in
+/// `mbarrier.arrive`'s count operand (2^20 - 1).
+pub const MAX_ARRIVALS: i128 = (1 << 20) - 1;
 
 /// A positive multiple of 16 that an mbarrier's transaction count can hold.
 pub fn valid_tx_size(n: i128) -> bool {
@@ -152,6 +156,21 @@ impl Ops<'_, '_> {
         }
     }
 
+    /// E0306 for a constant `arrive(count)` outside 1..=2^20-1: ptxas
+    /// rejects 0, and the ISA bounds an mbarrier's pending count by 2^20-1
+    /// (ptxas does not check the upper bound).
+    fn arrive_count(&mut self, count: &Expr) {
+        let Some(n) = self.consts.int(count) else {
+            return;
+        };
+        if !(1..=MAX_ARRIVALS).contains(&n) {
+            self.out.push(BarrierError::ArrivalsOutOfRange {
+                n,
+                span: count.span,
+            });
+        }
+    }
+
     /// E0310 for a constant parity other than 0 or 1.
     fn parity(&mut self, op: &'static str, r: &BarrierRef, p: &Parity) {
         let Some(p) = walk::explicit(p) else {
@@ -235,7 +254,8 @@ impl<'a> Visitor<'a> for Ops<'_, '_> {
                     BarrierOpKind::ArriveExpectTx { bytes } | BarrierOpKind::ExpectTx { bytes } => {
                         self.tx_size(bytes)
                     }
-                    BarrierOpKind::Arrive { .. } => {}
+                    BarrierOpKind::Arrive { count: Some(count) } => self.arrive_count(count),
+                    BarrierOpKind::Arrive { count: None } => {}
                 }
             }
             StmtKind::CopyAsync { bytes, .. } | StmtKind::CopyAsyncStore { bytes, .. } => {

@@ -169,7 +169,7 @@ impl Uniformity<'_> {
             ExprKind::Call { func, args } => {
                 self.callees
                     .get(func.index())
-                    .map_or(true, |c| c.varying_result)
+                    .is_none_or(|c| c.varying_result)
                     || args.iter().any(|a| self.varies(a))
             }
             ExprKind::Math(_, args) => args.iter().any(|a| self.varies(a)),

@@ -35,8 +35,6 @@ pub struct KernelCtx {
     pub block: Option<[u32; 3]>,
     pub shared: Vec<ir::SharedArray>,
     pub barriers: Vec<ir::BarrierGroup>,
-    /// Shared bytes used so far (arrays 128-aligned, barriers 8 bytes).
-    pub shared_bytes: u64,
     /// A `cluster(...)` attribute was written, even if it was invalid
     /// (already reported): what needs one is then not reported again.
     pub cluster_written: bool,

@@ -115,7 +115,29 @@ pub enum CheckError {
     /// E0121
     DeclNotTopLevel { what: &'static str, span: Span },
     /// E0122
-    SharedTooLarge { limit: u64, used: u64, span: Span },
+    SharedTooLarge {
+        limit: u64,
+        /// The kernel's total (`None`: more than 64 bits can count).
+        used: Option<u64>,
+        /// Where the crossing declaration starts and ends.
+        start: Option<u64>,
+        end: Option<u64>,
+        span: Span,
+    },
+    /// E0126
+    KernelName {
+        name: String,
+        why: &'static str,
+        span: Span,
+    },
+    /// E0127
+    ParamsTooLarge {
+        used: u64,
+        limit: u64,
+        /// The first parameter that does not fit.
+        span: Span,
+        kernel: Span,
+    },
     /// E0125: constants whose values depend on each other. `uses` is the
     /// cycle as (constant, the use of the next constant in its value), in
     /// order; the last use names the first constant again.
@@ -300,10 +322,16 @@ impl CheckError {
             )
             .primary(span, format!("{what} declared here"))
             .help("move the declaration to the top level of the kernel body"),
-            CheckError::SharedTooLarge { limit, used, span } => {
-                Diagnostic::error("E0122", format!("shared memory exceeds {limit} bytes ({used} used)"))
-                    .primary(span, "this declaration goes over the limit")
-                    .note("shared arrays are 128-byte aligned and each barrier takes 8 bytes")
+            CheckError::SharedTooLarge { limit, used, start, end, span } => {
+                let bytes = |b: Option<u64>| b.map_or_else(|| format!("more than {}", u64::MAX), |b| b.to_string());
+                let label = match (start, end) {
+                    (Some(s), Some(e)) => format!("this declaration takes bytes {s}..{e}, past the limit"),
+                    _ => "this declaration goes past the limit".to_string(),
+                };
+                Diagnostic::error("E0122", format!("shared memory exceeds {limit} bytes ({} used)", bytes(used)))
+                    .primary(span, label)
+                    .note("the barrier groups come first, 8 bytes per barrier; then the shared arrays in declaration order, each taking a multiple of 128 bytes")
+                    .help("use smaller tiles, fewer pipeline stages or a narrower element type")
             }
             CheckError::CyclicConstants { uses } => {
                 // A long cycle is shown by its start and its end.
@@ -353,6 +381,22 @@ impl CheckError {
                     .primary(span, label)
                     .note("every dimension of a shared array must be at least 1")
             }
+            CheckError::KernelName { name, why, span } => Diagnostic::error(
+                "E0126",
+                format!("kernel name `{name}` cannot be used in PTX"),
+            )
+            .primary(span, why)
+            .note("a kernel's name is the symbol the host program looks up (`cuModuleGetFunction`), so kdslc never renames a kernel")
+            .help("give the kernel another name"),
+            CheckError::ParamsTooLarge { used, limit, span, kernel } => Diagnostic::error(
+                "E0127",
+                format!("kernel parameters need {used} bytes, more than the {limit} bytes of parameter space"),
+            )
+            .primary(span, "this parameter does not fit")
+            .secondary(kernel, "the parameters of this kernel")
+            .note("parameters are packed at their natural alignment: 8 bytes for a `global` array or a 64-bit scalar, 4 for a 32-bit scalar or `bool`, 2 for `f16`/`bf16`")
+            .note("up to 4352 bytes work with any PTX version; up to 32764 bytes kdslc emits PTX ISA 8.1, which needs a CUDA 12.1 or newer driver")
+            .help("pass large data in a `global` array instead of as separate parameters"),
             CheckError::NeedsCluster { feature, span, kernel } => Diagnostic::error(
                 "E0123",
                 format!("{feature} requires a kernel with a `cluster(...)` launch attribute"),

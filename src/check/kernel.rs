@@ -5,7 +5,9 @@ use super::body::{Binding, BodyChecker, KernelCtx};
 use super::error::CheckError;
 use super::globals::{resolve_type, Globals};
 use crate::barriers::error::BarrierError;
+use crate::barriers::ops::MAX_ARRIVALS;
 use crate::diagnostics::Diagnostic;
+use crate::ir::layout::{self, ParamLayout, SharedDecl, SharedLayout, SHARED_LIMIT};
 use crate::ir::{self, consteval, BarrierId, FuncId, ParamId, SharedId};
 use crate::source::SourceMap;
 use crate::span::Span;
@@ -13,10 +15,12 @@ use crate::syntax::ast;
 use crate::target::Target;
 use crate::types::{Scalar, Type};
 
-/// Static shared memory per CTA (48 KiB).
-pub const SHARED_LIMIT: u64 = 48 * 1024;
 pub const MAX_BARRIERS: i128 = 64;
-pub const MAX_ARRIVALS: i128 = (1 << 20) - 1;
+/// Threads per CTA, and the largest `block(x, y, z)` in each dimension
+/// (CUDA's `maxThreadsPerBlock` and `maxThreadsDim` on every GPU kdsl
+/// targets, sm_80 to sm_120).
+pub const MAX_BLOCK_THREADS: u32 = 1024;
+pub const MAX_BLOCK_DIMS: [u32; 3] = [1024, 1024, 64];
 
 pub fn check_kernel(
     g: &Globals,
@@ -27,6 +31,13 @@ pub fn check_kernel(
     references: &mut Vec<super::Reference>,
 ) -> (ir::Kernel, Vec<(FuncId, Span)>) {
     let mut c = BodyChecker::new(g, sources, target);
+    if let Some(why) = crate::ptx::names::kernel_name_problem(&k.name.name) {
+        c.error(CheckError::KernelName {
+            name: k.name.name.clone(),
+            why,
+            span: k.name.span,
+        });
+    }
     let mut ctx = KernelCtx {
         name_span: k.name.span,
         ..KernelCtx::default()
@@ -86,7 +97,71 @@ pub fn check_kernel(
         barriers: ctx.barriers,
         body,
     };
+    diags.extend(shared_memory_limit(&kernel));
+    diags.extend(parameter_space(&kernel));
     (kernel, calls)
+}
+
+/// E0122, once per kernel: the layout the PTX writer emits
+/// ([`SharedLayout`]) needs more than the static shared memory, reported on
+/// the declaration that crosses the limit, with the kernel's total.
+fn shared_memory_limit(k: &ir::Kernel) -> Option<Diagnostic> {
+    let layout = SharedLayout::of(k);
+    let slot = layout.first_over(SHARED_LIMIT)?;
+    let span = match slot.decl {
+        SharedDecl::Array(id) => k.shared.get(id.index())?.span,
+        SharedDecl::Barriers(id) => k.barriers.get(id.index())?.spans.decl,
+    };
+    Some(
+        CheckError::SharedTooLarge {
+            limit: SHARED_LIMIT,
+            used: layout.total,
+            start: slot.offset,
+            end: slot.end(),
+            span,
+        }
+        .into_diagnostic(),
+    )
+}
+
+/// E0127: the parameters need more space than any PTX version allows
+/// (the writer raises `.version` for what fits; [`ParamLayout::needs`]).
+fn parameter_space(k: &ir::Kernel) -> Option<Diagnostic> {
+    let layout = ParamLayout::of(k);
+    let limit = layout.needs().err()?;
+    let sizes = k.params.iter().map(|p| layout::param_size(p.ty));
+    let crossing = layout
+        .offsets
+        .iter()
+        .zip(sizes)
+        .position(|(at, size)| at.saturating_add(size) > limit)?;
+    let param = k.params.get(crossing)?;
+    Some(
+        CheckError::ParamsTooLarge {
+            used: layout.total,
+            limit,
+            span: param.span,
+            kernel: k.name_span,
+        }
+        .into_diagnostic(),
+    )
+}
+
+/// E0120 for a `block(...)` dimension past the hardware's limit for it (the
+/// product is checked next): x and y at most 1024, z at most 64. ptxas
+/// accepts any `.reqntid`; the launch would fail at run time.
+fn block_dimension_error(dims: &[u32; 3], a: &ast::LaunchAttr) -> Option<CheckError> {
+    let (index, (axis, (&value, &max))) = ["x", "y", "z"]
+        .into_iter()
+        .zip(dims.iter().zip(&MAX_BLOCK_DIMS))
+        .enumerate()
+        .find(|(_, (_, (v, max)))| v > max)?;
+    let span = a.args.get(index).map_or(a.span, |e| e.span);
+    Some(CheckError::LaunchBounds {
+        why: format!("a block's {axis} dimension is at most {max}, found {value}"),
+        span,
+        help: Some("a CTA is at most 1024 × 1024 × 64 threads, and 1024 in all".into()),
+    })
 }
 
 impl BodyChecker<'_> {
@@ -122,9 +197,14 @@ impl BodyChecker<'_> {
             let Some(dims) = self.launch_dims(a) else {
                 continue;
             };
-            let product: u64 = dims.iter().map(|&d| d as u64).product();
+            // Three 32-bit factors fit in 128 bits: never wraps.
+            let product: u128 = dims.iter().map(|&d| u128::from(d)).product();
             if name == "block" {
-                if product > 1024 {
+                if let Some(err) = block_dimension_error(&dims, a) {
+                    self.error(err);
+                    continue;
+                }
+                if product > u128::from(MAX_BLOCK_THREADS) {
                     self.error(CheckError::LaunchBounds {
                         why: format!("a block of {product} threads is larger than 1024"),
                         span: a.span,
@@ -149,7 +229,7 @@ impl BodyChecker<'_> {
                 }
                 if product > 8 {
                     self.error(CheckError::NonPortableCluster {
-                        size: product as u32,
+                        size: u32::try_from(product).unwrap_or(u32::MAX),
                         span: a.span,
                     });
                 }
@@ -250,26 +330,6 @@ impl BodyChecker<'_> {
         false
     }
 
-    /// Adds `bytes` (aligned to `align`) to the kernel's shared memory; E0122
-    /// when the total goes over the limit.
-    fn reserve_shared(&mut self, bytes: u64, align: u64, span: Span) -> bool {
-        let Some(k) = self.kernel.as_mut() else {
-            return false;
-        };
-        let start = k.shared_bytes.div_ceil(align) * align;
-        let used = start + bytes;
-        k.shared_bytes = used;
-        if used > SHARED_LIMIT {
-            self.error(CheckError::SharedTooLarge {
-                limit: SHARED_LIMIT,
-                used,
-                span,
-            });
-            return false;
-        }
-        true
-    }
-
     pub fn shared_decl(
         &mut self,
         name: &ast::Ident,
@@ -305,10 +365,6 @@ impl BodyChecker<'_> {
             dims: sizes,
             span,
         };
-        if !self.reserve_shared(array.bytes(), 128, span) {
-            self.poison(&name.name);
-            return;
-        }
         let Some(k) = self.kernel.as_mut() else {
             return;
         };
@@ -410,10 +466,6 @@ impl BodyChecker<'_> {
             self.poison(&d.name.name);
             return;
         };
-        if !self.reserve_shared(8 * count as u64, 8, span) {
-            self.poison(&d.name.name);
-            return;
-        }
         let group = ir::BarrierGroup {
             name: d.name.name.clone(),
             scope,

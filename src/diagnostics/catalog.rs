@@ -1,8 +1,8 @@
 //! Every diagnostic code, its first-line template and its long explanation.
 //!
 //! The first lines are the contract of the language reference's diagnostics
-//! catalogue (§8), plus the project's additions (E0114–E0119, E0123, E0125,
-//! E0130–E0132, W0003).
+//! catalogue (§8), plus the project's additions (E0004, E0114–E0119, E0123,
+//! E0125–E0127, E0130–E0132, W0003).
 //! Each code's explanation is a markdown file in `explain/`, compiled in with
 //! `include_str!` so that `kdslc explain` needs no files at run time. The
 //! same texts, joined by [`render_docs`], are `docs/diagnostics.md`;
@@ -12,8 +12,10 @@
 //! ```` ```kdsl ```` block that triggers the code, `## Fixed` with one that
 //! compiles cleanly, and optionally `## See also`. A block whose first line
 //! is `// kdslc --target sm_80` is compiled for that target; one whose first
-//! line is [`NOT_COMPILED`] is not compiled (only the import codes, whose
-//! examples need several files).
+//! line starts with [`NOT_COMPILED`] is not compiled (only the import codes,
+//! whose examples need several files, and E0127's wrong example, abridged
+//! from 4096 parameters); one whose first line starts with
+//! [`LATIN1_PREFIX`] is compiled from a file written in Latin-1.
 
 use super::Severity;
 
@@ -30,8 +32,13 @@ pub struct CodeInfo {
     pub explanation: &'static str,
 }
 
-/// The first line of an example block that must not be compiled on its own.
-pub const NOT_COMPILED: &str = "// not compiled: needs several files";
+/// The start of the first line of an example block that must not be
+/// compiled on its own; the line goes on with the reason.
+pub const NOT_COMPILED: &str = "// not compiled: ";
+
+/// The first line of an example block that is compiled from a file encoded
+/// in Latin-1 instead of UTF-8 (E0004's wrong example).
+pub const LATIN1_PREFIX: &str = "// saved as Latin-1";
 
 /// The prefix of an example block's first line that selects the target.
 pub const TARGET_PREFIX: &str = "// kdslc --target ";
@@ -56,6 +63,7 @@ pub static CODES: &[CodeInfo] = &[
         Error,
         "invalid number literal / literal out of range for {type}"
     ),
+    code!("E0004", Error, "source file is not valid UTF-8"),
     code!("E0010", Error, "expected {expected}, found {found}"),
     code!("E0011", Error, "unexpected end of file"),
     code!("E0100", Error, "cannot find {kind} `{name}` in this scope"),
@@ -129,6 +137,12 @@ pub static CODES: &[CodeInfo] = &[
         "{feature} requires a kernel with a `cluster(...)` launch attribute"
     ),
     code!("E0125", Error, "cyclic constant definition: {cycle}"),
+    code!("E0126", Error, "kernel name `{name}` cannot be used in PTX"),
+    code!(
+        "E0127",
+        Error,
+        "kernel parameters need {used} bytes, more than the {limit} bytes of parameter space"
+    ),
     code!(
         "E0130",
         Error,

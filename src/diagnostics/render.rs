@@ -6,9 +6,11 @@
 //! character, reversed, or naming a file that is not loaded is clamped (or
 //! dropped) rather than allowed to panic or abort the output.
 
+mod escape;
 mod json;
 
-pub use json::{json, json_diagnostics, json_summary};
+pub use escape::escape_text;
+pub use json::{json, json_diagnostics, json_error, json_summary};
 
 use super::{Diagnostic, Fix, Severity};
 use crate::source::{SourceFile, SourceMap};
@@ -21,6 +23,28 @@ use std::fmt::Write as _;
 /// lines with carets under each label, then `note:` and `help:` lines (and
 /// each fix, shown applied to its source line). `color` selects ANSI escapes.
 pub fn human(sources: &SourceMap, diags: &[Diagnostic], color: bool) -> String {
+    // Control characters in the source are shown escaped: render from an
+    // escaped copy of the files (only built when some file needs it).
+    if escape::needed(sources) || diags.iter().any(has_unsafe_text) {
+        let (shown, diags) = escape::escape_all(sources, diags);
+        return human_unescaped(&shown, &diags, color);
+    }
+    human_unescaped(sources, diags, color)
+}
+
+/// Does a diagnostic's own text (not its source) hold a character that must
+/// be escaped? Messages can quote the source, an import path for one.
+fn has_unsafe_text(d: &Diagnostic) -> bool {
+    let unsafe_in = |s: &str| matches!(escape_text(s), std::borrow::Cow::Owned(_));
+    unsafe_in(&d.message)
+        || d.labels.iter().any(|l| unsafe_in(&l.message))
+        || d.notes.iter().chain(&d.help).any(|n| unsafe_in(n))
+        || d.fixes
+            .iter()
+            .any(|f| unsafe_in(&f.message) || f.edits.iter().any(|e| unsafe_in(&e.replacement)))
+}
+
+fn human_unescaped(sources: &SourceMap, diags: &[Diagnostic], color: bool) -> String {
     let mut out = String::new();
     for d in diags {
         let mut buf = if color {
@@ -93,16 +117,16 @@ fn short_line(sources: &SourceMap, d: &Diagnostic) -> String {
         "{}[{}]: {}",
         severity_word(d.severity),
         d.code,
-        first_line(&d.message)
+        escape_text(first_line(&d.message))
     );
     match located(sources, d.primary_span()) {
         Some((file, span)) => {
             let (line, col) = file.line_col(span.start as usize);
-            format!("{}:{line}:{col}: {head}", file.name)
+            format!("{}:{line}:{col}: {head}", escape_text(&file.name))
         }
         // No place to point at: name the root file, as gcc names the program.
         None => match sources.get(crate::span::FileId(0)) {
-            Some(root) => format!("{}: {head}", root.name),
+            Some(root) => format!("{}: {head}", escape_text(&root.name)),
             None => format!("kdslc: {head}"),
         },
     }
@@ -206,14 +230,14 @@ fn fix_note(sources: &SourceMap, fix: &Fix) -> String {
 fn applied_line(sources: &SourceMap, span: Span, replacement: &str) -> Option<String> {
     let file = exact(sources, span)?;
     let line = file.line_index(span.start as usize);
-    if file.line_index(span.end as usize) != line || replacement.contains('\n') {
+    if file.line_index(span.end as usize) != line || replacement.contains(['\n', '\r']) {
         return None;
     }
     let start = file.line_start(line);
     let end = file
         .text
         .get(start..)?
-        .find('\n')
+        .find(['\n', '\r'])
         .map_or(file.text.len(), |n| start + n);
     let before = file.text.get(start..span.start as usize)?;
     let after = file.text.get(span.end as usize..end)?;

@@ -6,15 +6,16 @@
 //! diagnostics first. Nothing is written unless the build succeeds.
 
 use super::cli::{BuildArgs, CommonArgs, Emit, MessageFormat};
-use super::output::{self, reason, Dest};
+use super::output::{self, Dest};
 use super::report::Reporter;
 use super::{ptxas, Fail};
 use crate::diagnostics::Diagnostic;
+use crate::input::ReadError;
 use crate::source::{SourceFile, SourceMap};
 use crate::{Compilation, Options};
 use std::path::{Path, PathBuf};
 
-pub fn build(args: &BuildArgs) -> Result<(), Fail> {
+pub fn build(args: &BuildArgs, reporter: &mut Reporter) -> Result<(), Fail> {
     let dest = destination(args);
     let json = args.common.message_format == MessageFormat::Json;
     if json && dest == Dest::Stdout {
@@ -33,18 +34,17 @@ pub fn build(args: &BuildArgs) -> Result<(), Fail> {
     };
     let opts = options(&args.common, !matches!(args.emit, Emit::Ptx | Emit::Cubin))?;
 
-    let mut reporter = Reporter::new(&args.common);
-    let produced = match args.emit {
-        Emit::Tokens => {
-            tokens(&args.file, &opts, &mut reporter).map(|t| (t.into_bytes(), Vec::new()))
-        }
-        _ => compile(&args.file, &opts, &mut reporter).and_then(|c| {
+    let (bytes, imports) = match args.emit {
+        Emit::Tokens => (
+            tokens(&args.file, &opts, reporter)?.into_bytes(),
+            Vec::new(),
+        ),
+        _ => {
+            let c = compile(&args.file, &opts, reporter)?;
             let bytes = emit(args, &c, &dest, ptxas.as_deref())?;
-            Ok((bytes, c.imports))
-        }),
+            (bytes, c.imports)
+        }
     };
-    reporter.finish();
-    let (bytes, imports) = produced?;
 
     // `--emit cubin` to a file has already been moved into place by ptxas.
     if !(args.emit == Emit::Cubin && dest != Dest::Stdout) {
@@ -91,6 +91,7 @@ fn depfile_path(args: &BuildArgs, dest: &Dest) -> Result<Option<PathBuf>, Fail> 
         ));
     };
     if let Some(p) = &args.depfile_path {
+        refuse_a_folder(p, "-MF")?;
         return Ok(Some(p.clone()));
     }
     // `-o /dev/null -MD` must not write `/dev/null.d`.
@@ -102,7 +103,22 @@ fn depfile_path(args: &BuildArgs, dest: &Dest) -> Result<Option<PathBuf>, Fail> 
     }
     let mut p = out.clone().into_os_string();
     p.push(".d");
-    Ok(Some(PathBuf::from(p)))
+    let p = PathBuf::from(p);
+    refuse_a_folder(&p, "-MD")?;
+    Ok(Some(p))
+}
+
+/// A depfile path that names a folder: refused before anything is
+/// compiled or written (otherwise the build would write its output and then
+/// fail on the depfile, leaving the two out of step).
+fn refuse_a_folder(depfile: &Path, flag: &str) -> Result<(), Fail> {
+    if depfile.is_dir() {
+        return Err(Fail::Usage(format!(
+            "the depfile `{}` (from {flag}) is a directory; give a file path with -MF",
+            depfile.display()
+        )));
+    }
+    Ok(())
 }
 
 /// `kdslc k.ptx` would otherwise replace its own input with its output.
@@ -151,12 +167,8 @@ pub fn compile(file: &Path, opts: &Options, reporter: &mut Reporter) -> Result<C
     Ok(c)
 }
 
-pub fn cannot_read(file: &Path, e: &std::io::Error) -> Fail {
-    let why = match e.kind() {
-        std::io::ErrorKind::InvalidData => "it is not UTF-8 text".to_string(),
-        _ => reason(e),
-    };
-    Fail::Usage(format!("cannot read `{}`: {why}", file.display()))
+pub fn cannot_read(file: &Path, e: &ReadError) -> Fail {
+    Fail::Usage(format!("cannot read `{}`: {e}", file.display()))
 }
 
 /// The bytes to write for `--emit ptx|ir|ast`, or for `--emit cubin` to
@@ -221,19 +233,22 @@ fn emit(
 /// token (comments and whitespace are not tokens). Only the lexer runs; its
 /// diagnostics are reported as usual, and any error means no output.
 fn tokens(file: &Path, opts: &Options, reporter: &mut Reporter) -> Result<String, Fail> {
-    let text = std::fs::read_to_string(file).map_err(|e| cannot_read(file, &e))?;
+    let decoded = crate::input::read_source(file).map_err(|e| cannot_read(file, &e))?;
     let mut sources = SourceMap::new();
     let id = sources.add(SourceFile::new(
         file.display().to_string(),
         Some(file.to_path_buf()),
-        text,
+        decoded.text,
     ));
     let Some(source) = sources.get(id) else {
         return Err(Fail::Internal(
             "the source map lost the file just added".to_string(),
         ));
     };
-    let (toks, mut diags) = crate::syntax::tokens(id, &source.text);
+    let (toks, mut diags) = match decoded.bad_utf8 {
+        Some(bad) => (Vec::new(), vec![bad.into_diagnostic(id)]),
+        None => crate::syntax::tokens(id, &source.text),
+    };
     // What `compile` does with `-A` and `-D warnings`, for the lexer alone.
     diags.retain(|d| d.is_error() || !opts.allow.iter().any(|a| a == d.code));
     if opts.deny_warnings {

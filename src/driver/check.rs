@@ -7,9 +7,8 @@ use super::Fail;
 
 /// Exit 2 if a file could not be read, else 1 if any file has errors.
 /// Every file is checked either way.
-pub fn check(args: &CheckArgs) -> Result<(), Fail> {
+pub fn check(args: &CheckArgs, reporter: &mut Reporter) -> Result<(), Fail> {
     let opts = options(&args.common, true)?;
-    let mut reporter = Reporter::new(&args.common);
     let mut unreadable = false;
     let mut failed = false;
     for file in &args.files {
@@ -19,12 +18,11 @@ pub fn check(args: &CheckArgs) -> Result<(), Fail> {
                 failed |= c.failed(&opts);
             }
             Err(e) => {
-                cannot_read(file, &e).print();
+                reporter.fail(&cannot_read(file, &e));
                 unreadable = true;
             }
         }
     }
-    reporter.finish();
     if unreadable {
         Err(Fail::Exit(2))
     } else if failed {

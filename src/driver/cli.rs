@@ -2,7 +2,7 @@
 //! let `kdslc` take the gcc-style spellings build systems use.
 
 use crate::target::Target;
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use std::ffi::OsString;
 use std::path::PathBuf;
 
@@ -71,7 +71,8 @@ pub struct BuildArgs {
     #[arg(long = "MF", value_name = "DEPFILE", hide = true)]
     pub depfile_path: Option<PathBuf>,
 
-    /// The ptxas to run for --emit cubin (else $PTXAS, PATH, $CUDA_HOME/bin)
+    /// The ptxas to run for --emit cubin (else $PTXAS, PATH, $CUDA_HOME/bin,
+    /// then where scripts/cuda-tools.sh installs it)
     #[arg(long, value_name = "PATH")]
     pub ptxas: Option<PathBuf>,
 
@@ -97,7 +98,8 @@ pub struct CheckArgs {
 /// What `build` and `check` share: the target and how diagnostics look.
 #[derive(Args, Debug)]
 pub struct CommonArgs {
-    /// The GPU to compile for
+    /// The GPU to compile for: sm_80, sm_86, sm_89, sm_90, sm_90a, sm_100,
+    /// sm_100a or sm_120
     #[arg(long, value_name = "SM", default_value = "sm_90", value_parser = parse_target)]
     pub target: Target,
 
@@ -155,6 +157,95 @@ fn parse_target(s: &str) -> Result<Target, String> {
         let names: Vec<&str> = Target::ALL.iter().map(|t| t.name()).collect();
         format!("unknown target; the targets are {}", names.join(", "))
     })
+}
+
+/// Parses `argv` (already [`normalize_args`]ed).
+pub fn parse(args: Vec<OsString>) -> Result<Cli, clap::Error> {
+    let matches = command().try_get_matches_from(args)?;
+    Cli::from_arg_matches(&matches)
+}
+
+/// The clap command, with the build flags listed under the top-level help:
+/// `kdslc FILE` builds, so `kdslc --help` must show how.
+pub fn command() -> clap::Command {
+    Cli::command().after_help(build_flags_help())
+}
+
+/// The flags of `build` as `kdslc --help` lists them, generated from
+/// [`BuildArgs`] so that the two cannot drift apart.
+fn build_flags_help() -> String {
+    let build = BuildArgs::augment_args(clap::Command::new("build"));
+    let mut rows: Vec<(String, String)> = Vec::new();
+    for arg in build.get_arguments() {
+        if arg.is_hide_set() || arg.is_positional() {
+            continue;
+        }
+        let mut name = match (arg.get_short(), arg.get_long()) {
+            (Some(s), _) => format!("-{s}"),
+            (None, Some(l)) => format!("--{l}"),
+            (None, None) => continue,
+        };
+        if let Some(value) = arg.get_value_names().and_then(|v| v.first()) {
+            if arg.get_action().takes_values() {
+                name.push_str(&format!(" <{value}>"));
+            }
+        }
+        let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
+        let mut help = first_sentence(&help).to_string();
+        let values: Vec<String> = arg
+            .get_possible_values()
+            .iter()
+            .filter(|v| !v.is_hide_set())
+            .map(|v| v.get_name().to_string())
+            .collect();
+        if !values.is_empty() && !help.contains(values.join(", ").as_str()) {
+            help.push_str(&format!(" ({})", values.join(", ")));
+        }
+        rows.push((name, help));
+    }
+    rows.push(("-MD".into(), "Also write a Make depfile (OUT.d)".into()));
+    rows.push((
+        "-MF <DEPFILE>".into(),
+        "Write the depfile to DEPFILE".into(),
+    ));
+    let width = rows.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
+    let mut out =
+        String::from("Build options (`kdslc FILE` builds; `kdslc build --help` describes each):\n");
+    for (name, help) in rows {
+        out.push_str(&format!("  {name:width$}  {help}\n"));
+    }
+    out.trim_end().to_string()
+}
+
+/// The text up to the first full stop that ends a sentence (one followed by
+/// a space and a capital letter); `kdslc build --help` has the rest.
+fn first_sentence(text: &str) -> &str {
+    let bytes = text.as_bytes();
+    let end = text
+        .match_indices(". ")
+        .map(|(i, _)| i)
+        .find(|&i| bytes.get(i + 2).is_some_and(u8::is_ascii_uppercase))
+        .unwrap_or(text.len());
+    text.get(..end).unwrap_or(text).trim_end_matches('.')
+}
+
+/// Does the command line ask for `--message-format json`? Looked up before
+/// clap parses it, so that even a usage error can be reported as JSON.
+pub fn asks_for_json(args: &[OsString]) -> bool {
+    let mut json = false;
+    let mut args = args.iter().map(|a| a.to_str().unwrap_or(""));
+    while let Some(a) = args.next() {
+        match a {
+            "--" => break,
+            "--message-format" => json = args.next() == Some("json"),
+            _ => {
+                if let Some(v) = a.strip_prefix("--message-format=") {
+                    json = v == "json";
+                }
+            }
+        }
+    }
+    json
 }
 
 /// Rewrites `argv` (program name first) into what clap parses:
@@ -241,7 +332,7 @@ mod tests {
     fn clap_accepts_the_spec_command_lines() {
         let parse = |args: &[&str]| {
             let args: Vec<OsString> = args.iter().map(OsString::from).collect();
-            Cli::try_parse_from(normalize_args(args))
+            parse(normalize_args(args))
         };
         let cli = parse(&[
             "kdslc", "-o", "out.ptx", "in.kdsl", "-O2", "-D", "warnings", "-A", "W0001",
@@ -263,5 +354,39 @@ mod tests {
         assert!(parse(&["kdslc", "in.kdsl", "-D", "nonsense"]).is_err());
         assert!(parse(&["kdslc", "check"]).is_err());
         assert!(parse(&["kdslc", "explain", "E0301"]).is_ok());
+    }
+
+    #[test]
+    fn top_level_help_lists_the_build_flags() {
+        let help = command().render_long_help().to_string();
+        for flag in [
+            "-o <OUT>",
+            "--target <SM>",
+            "--emit <EMIT>",
+            "-O <LEVEL>",
+            "--ptxas <PATH>",
+            "-MD",
+            "-MF <DEPFILE>",
+            "--message-format <FORMAT>",
+            "-D <warnings>",
+            "-A <CODE>",
+        ] {
+            assert!(help.contains(flag), "{flag} missing from:\n{help}");
+        }
+    }
+
+    #[test]
+    fn json_is_spotted_before_parsing() {
+        let v = |args: &[&str]| asks_for_json(&args.iter().map(OsString::from).collect::<Vec<_>>());
+        assert!(v(&["kdslc", "x.kdsl", "--message-format", "json"]));
+        assert!(v(&["kdslc", "--message-format=json", "--bogus"]));
+        assert!(!v(&[
+            "kdslc",
+            "--message-format=json",
+            "--message-format",
+            "short"
+        ]));
+        assert!(!v(&["kdslc", "--", "--message-format=json"]));
+        assert!(!v(&["kdslc", "x.kdsl"]));
     }
 }

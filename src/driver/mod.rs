@@ -18,44 +18,30 @@ mod output;
 mod ptxas;
 mod report;
 
-use clap::Parser;
-use cli::{Cli, Command};
+use cli::Command;
+use report::Reporter;
 use std::ffi::OsString;
 use std::sync::Mutex;
 
 /// Why a command did not succeed.
 #[derive(Debug)]
 pub(crate) enum Fail {
-    /// Everything was already printed (diagnostics, per-file errors); exit
+    /// Everything was already reported (diagnostics, per-file errors); exit
     /// with this status.
     Exit(i32),
-    /// A problem with the program that is not a diagnostic (ptxas rejected
-    /// the PTX): `error: ...`, exit 1.
-    Message(String),
     /// A usage or I/O problem: `error: ...`, exit 2.
     Usage(String),
-    /// A broken invariant inside the compiler: exit 3.
+    /// A broken invariant inside the compiler (a panic, ptxas rejecting the
+    /// PTX kdslc wrote): the internal-error message, exit 3.
     Internal(String),
 }
 
 impl Fail {
-    /// Prints the message, if any, to stderr; returns the exit status.
+    /// Prints the message, if any, to stderr; returns the exit status. For
+    /// where no [`Reporter`] is at hand (`explain`, a panic outside a
+    /// command); commands report through theirs.
     fn print(&self) -> i32 {
-        match self {
-            Fail::Exit(code) => *code,
-            Fail::Message(m) => {
-                report::stderr(&format!("error: {m}\n"));
-                1
-            }
-            Fail::Usage(m) => {
-                report::stderr(&format!("error: {m}\n"));
-                2
-            }
-            Fail::Internal(m) => {
-                report::stderr(&ice_message(m));
-                3
-            }
-        }
+        Reporter::with_format(cli::MessageFormat::Human, false).fail(self)
     }
 }
 
@@ -68,26 +54,55 @@ pub fn main() -> i32 {
 
 /// Runs `kdslc` with these arguments (the program name first).
 pub fn run(args: Vec<OsString>) -> i32 {
-    let cli = match Cli::try_parse_from(cli::normalize_args(args)) {
+    let args = cli::normalize_args(args);
+    let json = cli::asks_for_json(&args);
+    let cli = match cli::parse(args) {
         Ok(cli) => cli,
+        // Help and --version go to stdout with status 0.
+        Err(e) if e.exit_code() == 0 => {
+            let _ = e.print();
+            return 0;
+        }
+        // A usage error: on stderr, or as a JSON error object when the
+        // command line asked for JSON.
+        Err(e) if json => {
+            let reporter = Reporter::with_format(cli::MessageFormat::Json, false);
+            let text = e.render().to_string();
+            let text = text.strip_prefix("error: ").unwrap_or(&text).to_string();
+            return reporter.conclude(Err(Fail::Usage(text)));
+        }
         Err(e) => {
-            // Help and --version go to stdout with status 0; usage errors to
-            // stderr with status 2.
             let _ = e.print();
             return e.exit_code();
         }
     };
-    let result = match &cli.command {
-        Command::Build(args) => build::build(args),
-        Command::Check(args) => check::check(args),
-        Command::Explain(args) => explain::explain(args),
+    match &cli.command {
+        Command::Build(args) => {
+            let mut reporter = Reporter::new(&args.common);
+            let result = catching(|| build::build(args, &mut reporter));
+            reporter.conclude(result)
+        }
+        Command::Check(args) => {
+            let mut reporter = Reporter::new(&args.common);
+            let result = catching(|| check::check(args, &mut reporter));
+            reporter.conclude(result)
+        }
+        Command::Explain(args) => match explain::explain(args) {
+            Ok(()) => 0,
+            Err(fail) => fail.print(),
+        },
         // The language server runs until the client exits and returns its
         // own status (0 after a `shutdown` request, 1 without one).
-        Command::Lsp => return crate::lsp::run_stdio(),
-    };
-    match result {
-        Ok(()) => 0,
-        Err(fail) => fail.print(),
+        Command::Lsp => crate::lsp::run_stdio(),
+    }
+}
+
+/// Runs a command; a panic inside becomes [`Fail::Internal`], so that it is
+/// reported in the format the command line asked for.
+fn catching(f: impl FnOnce() -> Result<(), Fail>) -> Result<(), Fail> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(result) => result,
+        Err(payload) => Err(Fail::Internal(panic_message(payload.as_ref()))),
     }
 }
 
@@ -122,12 +137,14 @@ fn install_quiet_panic_hook() {
 fn guarded(f: impl FnOnce() -> i32) -> i32 {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
         Ok(code) => code,
-        Err(payload) => {
-            let recorded = LAST_PANIC.lock().ok().and_then(|mut last| last.take());
-            let message = recorded.unwrap_or_else(|| payload_text(payload.as_ref()));
-            Fail::Internal(message).print()
-        }
+        Err(payload) => Fail::Internal(panic_message(payload.as_ref())).print(),
     }
+}
+
+/// What the panic hook recorded about the last panic, or the payload's text.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    let recorded = LAST_PANIC.lock().ok().and_then(|mut last| last.take());
+    recorded.unwrap_or_else(|| payload_text(payload))
 }
 
 fn payload_text(payload: &(dyn std::any::Any + Send)) -> String {
@@ -140,7 +157,7 @@ fn payload_text(payload: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
-fn ice_message(what: &str) -> String {
+pub(crate) fn ice_message(what: &str) -> String {
     let repo = env!("CARGO_PKG_REPOSITORY");
     let report = if repo.is_empty() {
         "please report it to the kdsl maintainers".to_string()

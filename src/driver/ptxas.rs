@@ -14,57 +14,97 @@ const INSTALL_HELP: &str =
 PTXAS=DIR/bin/ptxas. A CUDA toolkit's ptxas works too (set CUDA_HOME or put it on PATH).";
 
 /// The ptxas to run: `--ptxas`, else `$PTXAS`, else the first `ptxas` on
-/// `PATH`, else `$CUDA_HOME/bin/ptxas`. One named explicitly (flag or
-/// `$PTXAS`) must exist: falling back past it would hide a typo.
+/// `PATH`, else `$CUDA_HOME/bin/ptxas`, else the one `scripts/cuda-tools.sh`
+/// installs (`${KDSL_CUDA_TOOLS:-~/.cache/kdsl-cuda-13.5}/nvidia/cu13/bin`,
+/// where the tests find it too). One named explicitly (flag or `$PTXAS`)
+/// must be an executable file: falling back past it would hide a typo.
 pub fn find(flag: Option<&Path>) -> Result<PathBuf, Fail> {
     find_in(
         flag,
-        std::env::var_os("PTXAS"),
-        std::env::var_os("PATH"),
-        std::env::var_os("CUDA_HOME"),
+        &Env {
+            ptxas: std::env::var_os("PTXAS"),
+            path: std::env::var_os("PATH"),
+            cuda_home: std::env::var_os("CUDA_HOME"),
+            cuda_tools: std::env::var_os("KDSL_CUDA_TOOLS"),
+            home: std::env::var_os("HOME"),
+        },
     )
 }
 
-fn find_in(
-    flag: Option<&Path>,
-    env_ptxas: Option<OsString>,
+/// The environment variables [`find`] reads.
+#[derive(Default)]
+struct Env {
+    ptxas: Option<OsString>,
     path: Option<OsString>,
     cuda_home: Option<OsString>,
-) -> Result<PathBuf, Fail> {
+    cuda_tools: Option<OsString>,
+    home: Option<OsString>,
+}
+
+/// The folder `scripts/cuda-tools.sh` installs into when `$KDSL_CUDA_TOOLS`
+/// is not set, under `$HOME`.
+const CUDA_TOOLS_CACHE: &str = ".cache/kdsl-cuda-13.5";
+
+fn find_in(flag: Option<&Path>, env: &Env) -> Result<PathBuf, Fail> {
+    let set = |v: &Option<OsString>| v.clone().filter(|v| !v.is_empty());
     if let Some(p) = flag {
-        return existing(p, "--ptxas");
+        return explicit(p, "--ptxas");
     }
-    if let Some(p) = env_ptxas.filter(|p| !p.is_empty()) {
-        return existing(Path::new(&p), "$PTXAS");
+    if let Some(p) = set(&env.ptxas) {
+        return explicit(Path::new(&p), "$PTXAS");
     }
-    let on_path = path
+    let on_path = env
+        .path
         .iter()
         .flat_map(std::env::split_paths)
-        .map(|dir| dir.join("ptxas"))
-        .find(|p| p.is_file());
-    if let Some(p) = on_path {
+        .filter(|dir| !dir.as_os_str().is_empty())
+        .map(|dir| dir.join("ptxas"));
+    let cuda_home = set(&env.cuda_home).map(|h| Path::new(&h).join("bin").join("ptxas"));
+    let tools = set(&env.cuda_tools)
+        .map(PathBuf::from)
+        .or_else(|| set(&env.home).map(|h| Path::new(&h).join(CUDA_TOOLS_CACHE)))
+        .map(|root| root.join("nvidia").join("cu13").join("bin").join("ptxas"));
+    if let Some(p) = on_path
+        .chain(cuda_home)
+        .chain(tools)
+        .find(|p| executable(p).is_ok())
+    {
         return Ok(p);
     }
-    if let Some(home) = cuda_home.filter(|h| !h.is_empty()) {
-        let p = Path::new(&home).join("bin").join("ptxas");
-        if p.is_file() {
-            return Ok(p);
-        }
-    }
     Err(Fail::Usage(format!(
-        "`--emit cubin` needs NVIDIA's ptxas, and none was found (looked at --ptxas, $PTXAS, PATH and $CUDA_HOME/bin)\n{INSTALL_HELP}"
+        "`--emit cubin` needs NVIDIA's ptxas, and none was found (looked at --ptxas, $PTXAS, PATH, $CUDA_HOME/bin and the scripts/cuda-tools.sh folder ${{KDSL_CUDA_TOOLS:-~/{CUDA_TOOLS_CACHE}}})\n{INSTALL_HELP}"
     )))
 }
 
-fn existing(p: &Path, source: &str) -> Result<PathBuf, Fail> {
-    if p.is_file() {
-        Ok(p.to_path_buf())
-    } else {
-        Err(Fail::Usage(format!(
-            "ptxas `{}` (from {source}) does not exist\n{INSTALL_HELP}",
+/// A ptxas the user named: it must be an executable file.
+fn explicit(p: &Path, source: &str) -> Result<PathBuf, Fail> {
+    match executable(p) {
+        Ok(()) => Ok(p.to_path_buf()),
+        Err(why) => Err(Fail::Usage(format!(
+            "ptxas `{}` (from {source}) {why}\n{INSTALL_HELP}",
             p.display()
-        )))
+        ))),
     }
+}
+
+/// `Ok` for an executable file; otherwise what it is instead, as it
+/// follows "ptxas `PATH` ".
+fn executable(p: &Path) -> Result<(), &'static str> {
+    let meta = std::fs::metadata(p).map_err(|_| "does not exist")?;
+    if meta.is_dir() {
+        return Err("is a directory, not the ptxas program");
+    }
+    if !meta.is_file() {
+        return Err("is not a regular file");
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        if meta.permissions().mode() & 0o111 == 0 {
+            return Err("is not executable (no execute permission)");
+        }
+    }
+    Ok(())
 }
 
 /// Runs `ptxas -arch=TARGET [-O n] PTX -o OUT` with the PTX in a temporary
@@ -128,10 +168,13 @@ pub fn assemble(
         ))
     })?;
     if !result.status.success() {
+        // kdslc promises PTX that ptxas accepts: a rejection is kdslc's bug
+        // (an internal error, exit 3), not the program's.
         let mut said = String::from_utf8_lossy(&result.stderr).into_owned();
         said.push_str(&String::from_utf8_lossy(&result.stdout));
-        return Err(Fail::Message(format!(
-            "ptxas rejected the PTX that kdslc generated ({}); this is a bug in kdslc, please report it with the input file\n{}",
+        return Err(Fail::Internal(format!(
+            "ptxas `{}` rejected the PTX that kdslc generated ({})\n{}",
+            ptxas.display(),
             result.status,
             said.trim_end()
         )));
@@ -148,48 +191,88 @@ pub fn assemble(
 mod tests {
     use super::*;
 
+    #[cfg(unix)]
+    fn fake(path: &Path, mode: u32) {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, "").unwrap();
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+
+    #[cfg(unix)]
     #[test]
     fn search_order() {
         let dir = tempfile::tempdir().unwrap();
-        let a = dir.path().join("a");
-        let b = dir.path().join("b");
-        for d in [&a, &b] {
-            std::fs::create_dir_all(d.join("bin")).unwrap();
-            std::fs::write(d.join("bin/ptxas"), "").unwrap();
-        }
-        let path = Some(a.join("bin").into_os_string());
-        let home = Some(b.clone().into_os_string());
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        fake(&a.join("bin/ptxas"), 0o755);
+        fake(&b.join("bin/ptxas"), 0o755);
+        let tools = dir.path().join("tools");
+        fake(&tools.join("nvidia/cu13/bin/ptxas"), 0o755);
+        let home = dir.path().join("home");
+        fake(
+            &home.join(CUDA_TOOLS_CACHE).join("nvidia/cu13/bin/ptxas"),
+            0o755,
+        );
+        let os = |p: &Path| Some(p.as_os_str().to_os_string());
         let flag = b.join("bin/ptxas");
+        let all = Env {
+            ptxas: None,
+            path: os(&a.join("bin")),
+            cuda_home: os(&b),
+            cuda_tools: os(&tools),
+            home: os(&home),
+        };
+        assert_eq!(find_in(Some(&flag), &all).unwrap(), flag);
+        assert_eq!(find_in(None, &all).unwrap(), a.join("bin/ptxas"));
+        let env = Env { path: None, ..all };
+        assert_eq!(find_in(None, &env).unwrap(), b.join("bin/ptxas"));
+        let env = Env {
+            cuda_home: None,
+            ..env
+        };
         assert_eq!(
-            find_in(Some(&flag), None, path.clone(), None).unwrap(),
-            flag
+            find_in(None, &env).unwrap(),
+            tools.join("nvidia/cu13/bin/ptxas")
         );
+        // Without $KDSL_CUDA_TOOLS, the install script's default under $HOME.
+        let env = Env {
+            cuda_tools: None,
+            ..env
+        };
         assert_eq!(
-            find_in(None, None, path.clone(), home.clone()).unwrap(),
-            a.join("bin/ptxas")
+            find_in(None, &env).unwrap(),
+            home.join(CUDA_TOOLS_CACHE).join("nvidia/cu13/bin/ptxas")
         );
-        assert_eq!(
-            find_in(None, None, None, home.clone()).unwrap(),
-            b.join("bin/ptxas")
-        );
-        assert_eq!(
-            find_in(
-                None,
-                Some(flag.clone().into_os_string()),
-                path.clone(),
-                None
-            )
-            .unwrap(),
-            flag
-        );
-        // An explicit ptxas that is missing is an error, not a fallback.
-        let missing = dir.path().join("nope");
+        let env = Env {
+            ptxas: os(&flag),
+            ..env
+        };
+        assert_eq!(find_in(None, &env).unwrap(), flag);
         assert!(matches!(
-            find_in(Some(&missing), None, path, home),
-            Err(Fail::Usage(m)) if m.contains("does not exist")
+            find_in(None, &Env::default()),
+            Err(Fail::Usage(m)) if m.contains("cuda-tools.sh")
         ));
-        assert!(
-            matches!(find_in(None, None, None, None), Err(Fail::Usage(m)) if m.contains("cuda-tools.sh"))
-        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_named_ptxas_must_be_an_executable_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let why = |p: &Path| match find_in(Some(p), &Env::default()) {
+            Err(Fail::Usage(m)) => m,
+            other => panic!("{other:?}"),
+        };
+        assert!(why(&dir.path().join("nope")).contains("does not exist"));
+        assert!(why(dir.path()).contains("is a directory"));
+        let text = dir.path().join("notes.txt");
+        fake(&text, 0o644);
+        assert!(why(&text).contains("is not executable"));
+        // Not executable on PATH: skipped, not chosen.
+        let env = Env {
+            path: Some(dir.path().as_os_str().to_os_string()),
+            ..Env::default()
+        };
+        fake(&dir.path().join("ptxas"), 0o644);
+        assert!(find_in(None, &env).is_err());
     }
 }

@@ -1,7 +1,9 @@
 //! Where diagnostics go: human and short text to stderr, JSON lines to
-//! stdout; and the closing summary, once per run.
+//! stdout; the failures that are not diagnostics (usage, I/O, internal
+//! errors) in the same format; and the closing summary, once per run.
 
 use super::cli::{ColorChoice, CommonArgs, MessageFormat};
+use super::Fail;
 use crate::diagnostics::{render, Diagnostic, Severity};
 use crate::source::SourceMap;
 use std::io::{IsTerminal, Write};
@@ -11,20 +13,53 @@ pub struct Reporter {
     color: bool,
     errors: usize,
     warnings: usize,
-    /// Whether any file got as far as the compiler (and so has been
-    /// reported on, if only with silence).
-    compiled: bool,
+    /// JSON `error` objects written (usage, I/O and internal errors).
+    failures: usize,
 }
 
 impl Reporter {
     pub fn new(common: &CommonArgs) -> Reporter {
+        Reporter::with_format(common.message_format, use_color(common.color))
+    }
+
+    pub fn with_format(format: MessageFormat, color: bool) -> Reporter {
         Reporter {
-            format: common.message_format,
-            color: use_color(common.color),
+            format,
+            color,
             errors: 0,
             warnings: 0,
-            compiled: false,
+            failures: 0,
         }
+    }
+
+    /// Reports a failure that is not a diagnostic (nothing for
+    /// [`Fail::Exit`], whose news was already reported); returns the exit
+    /// status. Under `--message-format json` it is an `error` object on
+    /// stdout, otherwise `error: ...` on stderr.
+    pub fn fail(&mut self, fail: &Fail) -> i32 {
+        let (kind, text, status) = match fail {
+            Fail::Exit(code) => return *code,
+            Fail::Usage(m) => ("usage", format!("error: {m}\n"), 2),
+            Fail::Internal(m) => ("internal", super::ice_message(m), 3),
+        };
+        match self.format {
+            MessageFormat::Json => {
+                self.failures += 1;
+                stdout(&render::json_error(kind, &text, status));
+            }
+            MessageFormat::Human | MessageFormat::Short => stderr(&render::escape_text(&text)),
+        }
+        status
+    }
+
+    /// Reports how a command ended and closes the report; the exit status.
+    pub fn conclude(mut self, result: Result<(), Fail>) -> i32 {
+        let status = match result {
+            Ok(()) => 0,
+            Err(fail) => self.fail(&fail),
+        };
+        self.finish();
+        status
     }
 
     pub fn report(&mut self, sources: &SourceMap, diags: &[Diagnostic]) {
@@ -32,7 +67,6 @@ impl Reporter {
             .iter()
             .filter(|d| d.severity == Severity::Error)
             .count();
-        self.compiled = true;
         self.errors += errors;
         self.warnings += diags.len() - errors;
         match self.format {
@@ -44,10 +78,9 @@ impl Reporter {
 
     /// The last line: rustc's "aborting due to ..." (human), the summary
     /// object (JSON), nothing (short: every line there is a diagnostic).
-    /// JSON has a summary whenever a file was compiled, even without
-    /// diagnostics; a run that stopped before (an unreadable input) prints
-    /// no JSON at all.
-    pub fn finish(&self) {
+    /// A JSON stream always ends with its summary, whose `errors` counts the
+    /// error diagnostics and the `error` objects.
+    fn finish(&self) {
         match self.format {
             MessageFormat::Human => {
                 let summary = render::human_summary(self.errors, self.warnings);
@@ -56,10 +89,10 @@ impl Reporter {
                 }
             }
             MessageFormat::Short => {}
-            MessageFormat::Json if self.compiled => {
-                stdout(&render::json_summary(self.errors, self.warnings))
-            }
-            MessageFormat::Json => {}
+            MessageFormat::Json => stdout(&render::json_summary(
+                self.errors + self.failures,
+                self.warnings,
+            )),
         }
     }
 
@@ -86,7 +119,7 @@ fn use_color(choice: ColorChoice) -> bool {
         ColorChoice::Never => false,
         ColorChoice::Auto => {
             std::io::stderr().is_terminal()
-                && std::env::var_os("NO_COLOR").map_or(true, |v| v.is_empty())
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
         }
     }
 }

@@ -28,6 +28,7 @@
 
 pub mod consteval;
 pub mod contract;
+pub mod layout;
 pub mod print;
 pub mod visit;
 
@@ -161,16 +162,22 @@ pub struct SharedArray {
 }
 
 impl SharedArray {
+    /// The number of elements (saturating: the checker rejects arrays whose
+    /// bytes do not fit the shared memory long before 64 bits).
     pub fn len(&self) -> u64 {
-        self.dims.iter().map(|&d| d as u64).product()
+        self.dims
+            .iter()
+            .try_fold(1u64, |n, &d| n.checked_mul(u64::from(d)))
+            .unwrap_or(u64::MAX)
     }
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
+    /// The size in bytes ([`layout::array_bytes`], saturating).
     pub fn bytes(&self) -> u64 {
-        self.len() * self.elem.size() as u64
+        layout::array_bytes(self.elem, &self.dims).unwrap_or(u64::MAX)
     }
 }
 

@@ -3,8 +3,9 @@
 //! The compiler counts in bytes of UTF-8; an LSP `Position` is a 0-based line
 //! and a character offset counted in the code units of the encoding agreed at
 //! `initialize`: UTF-8 bytes, UTF-16 code units (the default, and what every
-//! client supports) or UTF-32 (Unicode scalar values). Lines end at `\n`, as
-//! in the compiler's own line table, so a `\r` before it is part of the line.
+//! client supports) or UTF-32 (Unicode scalar values). Lines end at `\n`,
+//! `\r\n` or a lone `\r`, as LSP specifies and as the compiler's own line
+//! table counts them.
 
 use lsp_types::{Position, PositionEncodingKind, Range};
 
@@ -66,7 +67,7 @@ pub struct LineIndex {
 impl LineIndex {
     pub fn new(text: &str) -> LineIndex {
         let mut line_starts = vec![0];
-        line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        line_starts.extend(crate::source::line_breaks(text));
         LineIndex {
             line_starts,
             len: text.len(),
@@ -105,11 +106,15 @@ impl LineIndex {
         let Some(&start) = self.line_starts.get(pos.line as usize) else {
             return self.len;
         };
-        let end = self
+        let next = self
             .line_starts
             .get(pos.line as usize + 1)
-            .map_or(self.len, |next| next.saturating_sub(1));
-        let line = text.get(start..end).unwrap_or("");
+            .map_or(self.len, |&next| next);
+        // The line without its break (`\n`, `\r\n` or `\r`).
+        let line = text.get(start..next).unwrap_or("");
+        let line = line.strip_suffix('\n').unwrap_or(line);
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        let end = start + line.len();
         let wanted = pos.character as usize;
         let mut units = 0;
         for (i, c) in line.char_indices() {

@@ -8,15 +8,11 @@
 //! spelling, `test_wait` spin loops); the sm_90 operations there (which the
 //! checker rejects, E0200) become comments.
 
+use super::names::barrier_symbol;
 use super::scan::Usage;
 use super::writer::{emit, Addr, Class, Operand, Reg, Writer};
 use crate::ir::consteval;
 use crate::ir::{BarrierGroup, BarrierOp, BarrierOpKind, BarrierRef, Dim, Parity, Scope, Special};
-
-/// The PTX symbol of barrier group `name`.
-pub(super) fn barrier_symbol(name: &str) -> String {
-    format!("$b_{name}")
-}
 
 /// One barrier of a group: its address and index.
 pub(super) struct Mbar {

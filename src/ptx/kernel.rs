@@ -6,20 +6,15 @@
 //! the tracked-parity masks and initialises the barriers; the body then only
 //! refers to those registers.
 
-use super::barrier::barrier_symbol;
-use super::memory::shared_symbol;
+use super::names::{barrier_symbol, param_symbol, shared_symbol};
 use super::scan::Usage;
 use super::suffix;
 use super::writer::{emit, Class, Exit, Names, Writer};
+use crate::ir::layout::{ParamLayout, SharedDecl, SharedLayout, BARRIER_BYTES};
 use crate::ir::{self, LocalId, ParamType};
 use crate::target::{PtxVersion, Target};
 use crate::types::Scalar;
 use std::fmt::Write as _;
-
-/// The PTX symbol of kernel parameter `name`.
-fn param_symbol(name: &str) -> String {
-    format!("$p_{name}")
-}
 
 /// Writes one kernel; returns its text and the PTX version it needs.
 pub(super) fn write_kernel(
@@ -108,6 +103,11 @@ pub(super) fn write_kernel(
             );
         }
     }
+    // Parameters past the classic 4352 bytes need PTX ISA 8.1 (more than
+    // even that allows is E0127, so such a kernel never gets here).
+    if let Some(v) = ParamLayout::of(k).version_needed() {
+        w.need(v.major, v.minor);
+    }
     let version = w.version();
     let (decls, body) = w.finish();
 
@@ -116,21 +116,29 @@ pub(super) fn write_kernel(
     text.push_str(&directives);
     text.push_str("{\n");
     text.push_str(&decls);
-    for s in &k.shared {
-        let _ = writeln!(
-            text,
-            "\t.shared .align 128 .b8 {}[{}];",
-            shared_symbol(&s.name),
-            shared_bytes(s)
-        );
-    }
-    for b in &k.barriers {
-        let _ = writeln!(
-            text,
-            "\t.shared .align 8 .b64 {}[{}];",
-            barrier_symbol(&b.name),
-            b.count.max(1)
-        );
+    // In the layout's order, which is the order ptxas places them in: the
+    // shared memory the checker measured (E0122) is what ptxas allocates.
+    for slot in &SharedLayout::of(k).slots {
+        let size = slot.size.unwrap_or(u64::MAX);
+        let _ = match slot.decl {
+            SharedDecl::Array(id) => k.shared.get(id.index()).map(|s| {
+                writeln!(
+                    text,
+                    "\t.shared .align {} .b8 {}[{size}];",
+                    slot.align,
+                    shared_symbol(&s.name)
+                )
+            }),
+            SharedDecl::Barriers(id) => k.barriers.get(id.index()).map(|b| {
+                writeln!(
+                    text,
+                    "\t.shared .align {} .b64 {}[{}];",
+                    slot.align,
+                    barrier_symbol(&b.name),
+                    size / BARRIER_BYTES
+                )
+            }),
+        };
     }
     text.push('\n');
     text.push_str(&body);
@@ -211,15 +219,4 @@ impl Writer<'_> {
             self.specials.insert(*s, v);
         }
     }
-}
-
-/// The size of a shared array in bytes, at least 1 (the checker keeps the
-/// total under 48 KiB, E0122; this never overflows on any input).
-fn shared_bytes(s: &ir::SharedArray) -> u64 {
-    s.dims
-        .iter()
-        .fold(u64::from(s.elem.size()), |a, &d| {
-            a.saturating_mul(u64::from(d))
-        })
-        .max(1)
 }

@@ -7,6 +7,7 @@
 //! the CTA's shared window (`mov.u32 r, symbol`), row-major, constant parts
 //! folded into the address immediate. Remote addresses go through `mapa`.
 
+use super::names::shared_symbol;
 use super::suffix;
 use super::writer::{emit, Addr, Class, Operand, Reg, Writer};
 use crate::ir::consteval;
@@ -45,11 +46,6 @@ impl Space {
             other => other.name(),
         }
     }
-}
-
-/// The PTX symbol of shared array `name`.
-pub(super) fn shared_symbol(name: &str) -> String {
-    format!("$s_{name}")
 }
 
 impl Writer<'_> {

@@ -19,6 +19,8 @@
 //! - `math`: built-in functions, warp operations, special registers;
 //! - `scan`, `suffix`, `imm`: IR facts, type suffixes, immediates.
 //!
+//! - `names`: the PTX symbol of every kdsl name (kernels keep theirs).
+//!
 //! Names the compiler invents all contain `$` (`$p_x`, `$s_tile`, `$L_3`),
 //! which kdsl identifiers cannot, so they never collide with user names.
 
@@ -31,6 +33,7 @@ mod imm;
 mod kernel;
 mod math;
 mod memory;
+pub mod names;
 mod ops;
 mod scan;
 mod stmt;
@@ -39,7 +42,6 @@ mod writer;
 
 use crate::ir::{self, FuncId};
 use crate::target::Target;
-use std::collections::HashSet;
 use writer::Names;
 
 /// Writes the PTX module for a checked IR module.
@@ -97,40 +99,15 @@ pub fn write(module: &ir::Module, target: Target) -> String {
     out
 }
 
-/// The `.func` symbol of each function: its name, unless that is taken (by
-/// a kernel or an earlier function) or reserved in PTX.
+/// The `.func` symbol of each function ([`names::Namer`]).
 fn function_symbols(module: &ir::Module) -> Vec<String> {
-    let mut taken: HashSet<String> = module.kernels.iter().map(|k| k.name.clone()).collect();
-    let mut out = Vec::with_capacity(module.functions.len());
-    for (i, f) in module.functions.iter().enumerate() {
-        let plain_ok =
-            is_ptx_identifier(&f.name) && f.name != "WARP_SZ" && !taken.contains(&f.name);
-        let name = if plain_ok {
-            f.name.clone()
-        } else {
-            format!("$f{i}_{}", f.name)
-        };
-        taken.insert(name.clone());
-        out.push(name);
-    }
-    out
-}
-
-/// `[A-Za-z][A-Za-z0-9_$]*` or `[_$%][A-Za-z0-9_$]+` (ptx-notes §9).
-fn is_ptx_identifier(s: &str) -> bool {
-    let mut chars = s.chars();
-    let Some(first) = chars.next() else {
-        return false;
-    };
-    let rest_ok = s
-        .chars()
-        .skip(1)
-        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$');
-    if first.is_ascii_alphabetic() {
-        rest_ok
-    } else {
-        matches!(first, '_' | '$') && s.len() > 1 && rest_ok
-    }
+    let mut namer = names::Namer::new(module);
+    module
+        .functions
+        .iter()
+        .enumerate()
+        .map(|(i, f)| namer.function(i, &f.name))
+        .collect()
 }
 
 /// The functions to emit: `function_order` first (callees before callers),
@@ -169,12 +146,10 @@ fn emit_order(module: &ir::Module) -> Vec<FuncId> {
 fn needs_prototypes(module: &ir::Module, order: &[FuncId]) -> bool {
     order.iter().enumerate().any(|(pos, id)| {
         module.functions.get(id.index()).is_some_and(|f| {
-            scan::Usage::of_block(&f.body.block).calls.iter().any(|c| {
-                order
-                    .iter()
-                    .position(|o| o == c)
-                    .map_or(true, |cp| cp >= pos)
-            })
+            scan::Usage::of_block(&f.body.block)
+                .calls
+                .iter()
+                .any(|c| order.iter().position(|o| o == c).is_none_or(|cp| cp >= pos))
         })
     })
 }

@@ -14,7 +14,7 @@ use std::fmt;
 #[derive(Logos, Clone, Debug, PartialEq)]
 #[logos(error = LexErrorKind)]
 #[logos(skip r"[ \t\r\n\f]+")]
-#[logos(skip r"//[^\n]*")]
+#[logos(skip r"//[^\r\n]*")]
 pub enum Token {
     // Keywords.
     #[token("kernel")]
@@ -344,6 +344,11 @@ pub fn lex(file: FileId, text: &str) -> (Vec<(usize, Token, usize)>, Vec<LexErro
     let mut tokens = Vec::new();
     let mut errors = Vec::new();
     let mut lexer = Token::lexer(text);
+    // A byte-order mark is not a token; spans keep counting from the file's
+    // first byte.
+    if text.starts_with(crate::source::BOM) {
+        lexer.bump(crate::source::BOM.len_utf8());
+    }
     while let Some(result) = lexer.next() {
         let range = lexer.span();
         let (start, end) = (range.start, range.end);
@@ -407,7 +412,7 @@ fn lex_string(lex: &mut logos::Lexer<Token>) -> Result<String, LexErrorKind> {
                 lex.bump(i + 1);
                 return Ok(value);
             }
-            '\n' => {
+            '\n' | '\r' => {
                 lex.bump(i);
                 return Err(LexErrorKind::UnterminatedString(value));
             }

@@ -331,7 +331,10 @@ impl Context<'_> {
     /// and no `;` or `}`. A second syntax error there is most likely the
     /// parser stumbling over the rest of the first one (`let x = a b c;`).
     fn same_stretch(&self, from: usize, to: usize) -> bool {
-        let newline = self.text.get(from..to).map_or(true, |t| t.contains('\n'));
+        let newline = self
+            .text
+            .get(from..to)
+            .is_none_or(|t| t.contains(['\n', '\r']));
         let first = self.tokens.partition_point(|t| t.0 <= from);
         let last = self.tokens.partition_point(|t| t.0 < to);
         let separated = self
@@ -472,7 +475,7 @@ fn unexpected(
         let newline = cx
             .text
             .get(*prev_end..start)
-            .is_some_and(|gap| gap.contains('\n'));
+            .is_some_and(|gap| gap.contains(['\n', '\r']));
         let tok = only.or((newline && !after_statement && raw_has(";")).then_some(";"))?;
         let after = shorten(cx.text.get(*prev_start..*prev_end).unwrap_or(""));
         Some((tok, Span::new(cx.file, *prev_end, *prev_end), after))

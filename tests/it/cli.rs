@@ -38,6 +38,7 @@ fn kdslc_in(dir: &Path, args: &[&str]) -> Output {
         .env_remove("NO_COLOR")
         .env_remove("PTXAS")
         .env_remove("CUDA_HOME")
+        .stdin(std::process::Stdio::null())
         .output()
         .expect("kdslc runs")
 }
@@ -115,7 +116,7 @@ fn missing_input_exits_2() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         text(&out.stderr),
-        "error: cannot read `nope.kdsl`: no such file or directory\n"
+        "error: cannot read `nope.kdsl`: no such file\n"
     );
     assert!(out.stdout.is_empty());
 }
@@ -309,8 +310,7 @@ fn json_format_is_json_lines_on_stdout() {
     assert_eq!(last["errors"], 1);
     assert!(out.stderr.is_empty(), "{}", text(&out.stderr));
 
-    // A clean build still ends its stream with the summary; a build that
-    // never reached the compiler prints no JSON.
+    // A clean build still ends its stream with the summary.
     let dir2 = project(&[("saxpy.kdsl", GOOD)]);
     let out = kdslc_in(dir2.path(), &["saxpy.kdsl", "--message-format=json"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -318,17 +318,60 @@ fn json_format_is_json_lines_on_stdout() {
         text(&out.stdout),
         "{\"type\":\"summary\",\"errors\":0,\"warnings\":0}\n"
     );
-    let out = kdslc_in(dir2.path(), &["missing.kdsl", "--message-format=json"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(out.stdout.is_empty());
+}
 
-    // JSON and the output cannot share stdout.
-    let out = kdslc_in(
-        dir.path(),
+/// Parses a JSON stream; every line must be one object.
+fn json_lines(out: &Output) -> Vec<serde_json::Value> {
+    let stdout = text(&out.stdout);
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+/// Under `--message-format json`, every error is a JSON object on stdout,
+/// usage and I/O errors too, and the stream ends with the summary.
+#[test]
+fn json_format_reports_usage_and_io_errors_as_json() {
+    let dir = project(&[("bad.kdsl", BAD), ("saxpy.kdsl", GOOD)]);
+    let cases: &[&[&str]] = &[
+        // An unreadable input.
+        &["missing.kdsl", "--message-format=json"],
+        // An unknown flag, found by clap.
+        &["saxpy.kdsl", "--message-format", "json", "--bogus"],
+        // JSON and the output cannot share stdout.
         &["bad.kdsl", "--message-format", "json", "-o", "-"],
+        // `check` goes on after a file it cannot read.
+        &[
+            "check",
+            "missing.kdsl",
+            "bad.kdsl",
+            "--message-format",
+            "json",
+        ],
+    ];
+    for args in cases {
+        let out = kdslc_in(dir.path(), args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(out.stderr.is_empty(), "{args:?}: {}", text(&out.stderr));
+        let objs = json_lines(&out);
+        let errors: Vec<&serde_json::Value> =
+            objs.iter().filter(|o| o["type"] == "error").collect();
+        assert_eq!(errors.len(), 1, "{args:?}: {objs:?}");
+        assert_eq!(errors[0]["kind"], "usage");
+        assert_eq!(errors[0]["exit_status"], 2);
+        let message = errors[0]["message"].as_str().unwrap();
+        assert!(!message.starts_with("error"), "{message}");
+        let last = objs.last().unwrap();
+        assert_eq!(last["type"], "summary", "{args:?}");
+        let diagnostics = objs.iter().filter(|o| o["type"] == "diagnostic").count();
+        assert_eq!(last["errors"], diagnostics + 1, "{args:?}: {objs:?}");
+    }
+    let out = kdslc_in(dir.path(), &["missing.kdsl", "--message-format=json"]);
+    assert_eq!(
+        json_lines(&out)[0]["message"],
+        "cannot read `missing.kdsl`: no such file"
     );
-    assert_eq!(out.status.code(), Some(2));
-    assert!(out.stdout.is_empty());
 }
 
 /// The example in docs/json-diagnostics.md is the compiler's real output.
@@ -511,16 +554,44 @@ fn emit_cubin_runs_the_ptxas_it_is_given() {
             "x.cubin",
         ],
     );
-    assert_eq!(out.status.code(), Some(1));
+    // kdslc's PTX that ptxas rejects is kdslc's bug: an internal error.
+    assert_eq!(out.status.code(), Some(3));
     let err = text(&out.stderr);
     assert!(
-        err.contains("bug in kdslc") && err.contains("ptxas fatal: nonsense"),
+        err.starts_with("error: internal compiler error: ptxas")
+            && err.contains("bug in kdslc")
+            && err.contains("please report it")
+            && err.contains("ptxas fatal: nonsense"),
         "{err}"
     );
     assert_eq!(
         listing(dir.path()),
         ["fake-ptxas", "saxpy.cubin", "saxpy.kdsl"]
     );
+    // The same under JSON: an `internal` error object, then the summary.
+    let out = kdslc_in(
+        dir.path(),
+        &[
+            "saxpy.kdsl",
+            "--emit",
+            "cubin",
+            "--ptxas",
+            &broken,
+            "-o",
+            "x.cubin",
+            "--message-format",
+            "json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(3));
+    let objs = json_lines(&out);
+    assert_eq!(objs.len(), 2, "{objs:?}");
+    assert_eq!(objs[0]["kind"], "internal");
+    assert_eq!(objs[0]["exit_status"], 3);
+    assert!(objs[0]["notes"]
+        .to_string()
+        .contains("ptxas fatal: nonsense"));
+    assert_eq!(objs[1]["type"], "summary");
 
     let out = kdslc_in(
         dir.path(),
@@ -538,6 +609,8 @@ fn emit_cubin_without_any_ptxas_says_how_to_get_one() {
         .args(["saxpy.kdsl", "--emit", "cubin"])
         .env_remove("PTXAS")
         .env_remove("CUDA_HOME")
+        .env_remove("KDSL_CUDA_TOOLS")
+        .env("HOME", dir.path())
         .env("PATH", dir.path())
         .output()
         .unwrap();
@@ -565,4 +638,280 @@ fn emit_cubin_with_the_real_ptxas() {
     let cubin = fs::read(dir.path().join("saxpy.cubin")).unwrap();
     assert_eq!(cubin.get(..4), Some(&b"\x7fELF"[..]));
     assert_eq!(listing(dir.path()), ["saxpy.cubin", "saxpy.kdsl"]);
+}
+
+/// `--emit cubin` finds the ptxas that `scripts/cuda-tools.sh` installs, in
+/// `$KDSL_CUDA_TOOLS` or in its default folder under `$HOME`, as the tests do.
+#[cfg(unix)]
+#[test]
+fn emit_cubin_finds_the_install_scripts_ptxas() {
+    let dir = project(&[("saxpy.kdsl", GOOD)]);
+    let script = "#!/bin/sh\nfor a; do [ \"$prev\" = -o ] && echo found > \"$a\"; prev=$a; done\n";
+    for (var, root) in [
+        ("KDSL_CUDA_TOOLS", "tools"),
+        ("HOME", "home/.cache/kdsl-cuda-13.5"),
+    ] {
+        let bin = dir.path().join(root).join("nvidia/cu13/bin");
+        fs::create_dir_all(&bin).unwrap();
+        let ptxas = fake_ptxas(dir.path(), script);
+        fs::rename(&ptxas, bin.join("ptxas")).unwrap();
+        let value = dir.path().join(root.split('/').next().unwrap());
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_kdslc"));
+        cmd.current_dir(dir.path())
+            .args(["saxpy.kdsl", "--emit", "cubin", "-o", "out.cubin"])
+            .env_remove("PTXAS")
+            .env_remove("CUDA_HOME")
+            .env_remove("KDSL_CUDA_TOOLS")
+            .env("HOME", dir.path().join("nowhere"))
+            .env("PATH", dir.path().join("nowhere"))
+            .env(var, &value);
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{var}: {}", text(&out.stderr));
+        assert_eq!(
+            fs::read_to_string(dir.path().join("out.cubin")).unwrap(),
+            "found\n"
+        );
+        fs::remove_dir_all(dir.path().join(root.split('/').next().unwrap())).unwrap();
+        fs::remove_file(dir.path().join("out.cubin")).unwrap();
+    }
+}
+
+/// `--ptxas` naming a folder or a file without execute permission says so.
+#[cfg(unix)]
+#[test]
+fn ptxas_that_is_not_an_executable_is_named() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = project(&[("saxpy.kdsl", GOOD), ("notes.txt", "not a program")]);
+    fs::set_permissions(
+        dir.path().join("notes.txt"),
+        fs::Permissions::from_mode(0o644),
+    )
+    .unwrap();
+    for (arg, says) in [
+        (".", "is a directory"),
+        ("notes.txt", "is not executable"),
+        ("/no/such/ptxas", "does not exist"),
+    ] {
+        let out = kdslc_in(
+            dir.path(),
+            &["saxpy.kdsl", "--emit", "cubin", "--ptxas", arg],
+        );
+        assert_eq!(out.status.code(), Some(2));
+        let err = text(&out.stderr);
+        assert!(
+            err.contains(&format!("ptxas `{arg}` (from --ptxas) {says}")),
+            "{err}"
+        );
+    }
+    assert_eq!(listing(dir.path()), ["notes.txt", "saxpy.kdsl"]);
+}
+
+/// `-MF` (or `-MD`'s `OUT.d`) naming a folder is refused before anything is
+/// written: no output appears beside a depfile that could not be written.
+#[test]
+fn depfile_that_is_a_directory_is_refused_before_writing() {
+    let dir = project(&[("saxpy.kdsl", GOOD)]);
+    fs::create_dir(dir.path().join("deps")).unwrap();
+    fs::create_dir(dir.path().join("out.ptx.d")).unwrap();
+    for args in [
+        &["saxpy.kdsl", "-o", "out.ptx", "-MF", "deps"][..],
+        &["saxpy.kdsl", "-o", "out.ptx", "-MD"][..],
+    ] {
+        let out = kdslc_in(dir.path(), args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = text(&out.stderr);
+        assert!(err.contains("is a directory"), "{err}");
+        assert_eq!(listing(dir.path()), ["deps", "out.ptx.d", "saxpy.kdsl"]);
+    }
+}
+
+/// Inputs must be regular files: a FIFO, `/dev/stdin` or `/dev/zero` as the
+/// root file is a usage error (exit 2), and as an import E0130, in both
+/// cases at once, never a hang or a read that never ends.
+#[cfg(unix)]
+#[test]
+fn special_files_are_refused_as_inputs_and_imports() {
+    let dir = project(&[(
+        "main.kdsl",
+        "import \"pipe.kdsl\";\nimport \"/dev/zero\";\nimport \"/dev/stdin\";\nkernel k() {}\n",
+    )]);
+    let made = Command::new("mkfifo")
+        .arg(dir.path().join("pipe.kdsl"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let started = std::time::Instant::now();
+    for input in ["pipe.kdsl", "/dev/zero", "/dev/stdin"] {
+        let out = kdslc_in(dir.path(), &["check", input]);
+        assert_eq!(out.status.code(), Some(2), "{input}");
+        let err = text(&out.stderr);
+        assert!(err.contains("not a regular file"), "{input}: {err}");
+    }
+    let out = kdslc_in(
+        dir.path(),
+        &["check", "main.kdsl", "--message-format", "short"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert_eq!(err.matches("error[E0130]").count(), 3, "{err}");
+    assert!(
+        err.contains("it is a FIFO (named pipe), not a regular file"),
+        "{err}"
+    );
+    assert!(
+        err.contains("it is a character device, not a regular file"),
+        "{err}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+}
+
+/// A file that is not UTF-8 is diagnostic E0004 at its first bad byte
+/// (exit 1), as the root file and as an import; a byte-order mark is
+/// skipped and spans still count the file's own bytes.
+#[test]
+fn encodings_utf8_only_bom_skipped() {
+    let dir = project(&[]);
+    fs::write(
+        dir.path().join("latin1.kdsl"),
+        b"// caf\xe9\nkernel k() {}\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.path().join("main.kdsl"),
+        "import \"latin1.kdsl\";\nkernel m() {}\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.path().join("bom.kdsl"),
+        "\u{feff}kernel k(o: global mut [u32]) { o[0] = missing; }\n",
+    )
+    .unwrap();
+    let out = kdslc_in(
+        dir.path(),
+        &["check", "latin1.kdsl", "--message-format", "short"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        "latin1.kdsl:1:7: error[E0004]: source file is not valid UTF-8\n"
+    );
+    let out = kdslc_in(
+        dir.path(),
+        &["main.kdsl", "--message-format", "short", "-o", "-"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    assert!(
+        text(&out.stderr)
+            .ends_with("latin1.kdsl:1:7: error[E0004]: source file is not valid UTF-8\n"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = kdslc_in(
+        dir.path(),
+        &["check", "bom.kdsl", "--message-format", "json"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let d = &json_lines(&out)[0];
+    assert_eq!(d["code"], "E0100");
+    // `missing` starts at byte 46 of the file (after the 3-byte mark), in
+    // column 44 of line 1 as editors count it (after the mark).
+    let text_start = "\u{feff}kernel k(o: global mut [u32]) { o[0] = ".len();
+    assert_eq!(d["span"]["start"], text_start);
+    assert_eq!(d["range"]["start"]["column"], text_start - 2);
+    assert_eq!(d["range"]["start"]["column_byte"], text_start - 2);
+}
+
+/// Control characters in the source never reach the terminal raw.
+#[test]
+fn control_characters_are_escaped_in_human_and_short_output() {
+    let dir = project(&[(
+        "k.kdsl",
+        "kernel k(o: global mut [u32]) {\n    o[0] = missing; // \u{1b}[2J\u{202e}\0\n}\n",
+    )]);
+    for format in ["human", "short"] {
+        let out = kdslc_in(dir.path(), &["check", "k.kdsl", "--message-format", format]);
+        assert_eq!(out.status.code(), Some(1));
+        let err = text(&out.stderr);
+        assert!(err.contains("error[E0100]"), "{err}");
+        assert!(
+            !err.contains(['\u{1b}', '\u{202e}', '\0']),
+            "{format}: raw control characters in {err:?}"
+        );
+        if format == "human" {
+            assert!(err.contains("// \\u{1b}[2J\\u{202e}\\u{0}"), "{err}");
+            // The caret still sits under `missing`.
+            let line = err.lines().find(|l| l.contains("^^^^^^^")).unwrap();
+            let src = err.lines().find(|l| l.contains("o[0] = missing")).unwrap();
+            assert_eq!(line.find('^'), src.find("missing"), "{err}");
+        }
+    }
+}
+
+/// CR-only line endings (old Mac files) count as line breaks: positions and
+/// `//` comments end at each `\r`.
+#[test]
+fn carriage_returns_end_lines() {
+    let dir = project(&[(
+        "mac.kdsl",
+        "// a comment\rkernel k(o: global mut [u32]) {\r    o[0] = missing;\r}\r",
+    )]);
+    let out = kdslc_in(
+        dir.path(),
+        &["check", "mac.kdsl", "--message-format", "short"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        "mac.kdsl:3:12: error[E0100]: cannot find value `missing` in this scope\n"
+    );
+}
+
+/// `kdslc --help` shows the build flags, and docs/cli.md documents exactly
+/// the flags `kdslc build --help` has.
+#[test]
+fn help_and_docs_show_the_build_flags() {
+    let dir = project(&[]);
+    let out = kdslc_in(dir.path(), &["--help"]);
+    assert_eq!(out.status.code(), Some(0));
+    let help = text(&out.stdout);
+    for flag in [
+        "-o <OUT>",
+        "--target <SM>",
+        "--emit <EMIT>",
+        "-O <LEVEL>",
+        "-MD",
+        "-MF <DEPFILE>",
+    ] {
+        assert!(
+            help.contains(flag),
+            "{flag} missing from kdslc --help:\n{help}"
+        );
+    }
+    let build_help = text(&kdslc_in(dir.path(), &["build", "--help"]).stdout);
+    let docs = fs::read_to_string(common::repo_root().join("docs/cli.md")).unwrap();
+    let table: Vec<&str> = docs
+        .lines()
+        .skip_while(|l| !l.starts_with("| flag |"))
+        .take_while(|l| l.starts_with('|'))
+        .collect();
+    let documented = |flag: &str| table.iter().any(|row| row.contains(&format!("`{flag}")));
+    for line in build_help.lines() {
+        let line = line.trim_start();
+        let Some(first) = line.split([',', ' ']).next() else {
+            continue;
+        };
+        if first.starts_with('-') && first != "-h" {
+            assert!(documented(first), "docs/cli.md does not document {first}");
+        }
+    }
+    for row in &table[2..] {
+        let flag = row.split('`').nth(1).unwrap();
+        let name = flag.split([' ', '=']).next().unwrap();
+        let known = build_help.contains(name) || matches!(name, "-MD" | "-MF");
+        assert!(
+            known,
+            "docs/cli.md documents {name}, which kdslc build does not have"
+        );
+    }
 }

@@ -22,10 +22,15 @@ fn copy_dir(from: &Path, to: &Path) {
 }
 
 fn make(dir: &Path) -> std::process::Output {
+    make_with(dir, &[])
+}
+
+fn make_with(dir: &Path, args: &[&str]) -> std::process::Output {
     Command::new("make")
         .arg("-C")
         .arg(dir)
         .arg(format!("KDSLC={}", env!("CARGO_BIN_EXE_kdslc")))
+        .args(args)
         .output()
         .expect("make runs")
 }
@@ -151,4 +156,91 @@ fn makefile_builds_rebuilds_dependants_and_keeps_old_output_on_failure() {
         .filter(|n| n.contains("tmp") || (n.starts_with(".") && n != ".gitignore"))
         .collect();
     assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
+}
+
+/// The samples that `samples/Makefile` says need sm_90 (`NEEDS_SM90 := ...`).
+fn needs_sm90(makefile: &str) -> Vec<String> {
+    let line = makefile
+        .lines()
+        .find(|l| l.starts_with("NEEDS_SM90"))
+        .expect("samples/Makefile lists NEEDS_SM90");
+    let mut names: Vec<String> = line
+        .split(":=")
+        .nth(1)
+        .unwrap_or("")
+        .split_whitespace()
+        .map(str::to_string)
+        .collect();
+    names.sort();
+    names
+}
+
+/// The Makefile's documented `TARGET=sm_80` builds every sample that sm_80
+/// can have, skips the others with a message, and its list of sm_90-only
+/// samples is exactly the samples the compiler refuses for sm_80 (E0200).
+#[test]
+fn makefile_target_sm80_skips_the_sm90_samples() {
+    if !make_available() {
+        return;
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
+    let listed = needs_sm90(&std::fs::read_to_string(root.join("Makefile")).expect("Makefile"));
+    let mut refused = Vec::new();
+    let mut all = Vec::new();
+    for entry in std::fs::read_dir(&root).expect("samples") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_none_or(|e| e != "kdsl") {
+            continue;
+        }
+        let stem = path
+            .file_stem()
+            .expect("stem")
+            .to_string_lossy()
+            .into_owned();
+        let opts = kdsl::Options {
+            target: kdsl::target::Target::Sm80,
+            check_only: true,
+            ..kdsl::Options::default()
+        };
+        let c = kdsl::compile(&path, &opts).expect("readable sample");
+        if c.diagnostics.iter().any(|d| d.code == "E0200") {
+            refused.push(stem.clone());
+        }
+        all.push(stem);
+    }
+    refused.sort();
+    assert_eq!(
+        listed, refused,
+        "NEEDS_SM90 in samples/Makefile is out of date"
+    );
+
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("samples");
+    copy_dir(&root, &dir);
+    let out = make_with(&dir, &["TARGET=sm_80"]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "make TARGET=sm_80 failed:\n{said}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        said.contains(&format!(
+            "samples: skipping {}, which need sm_90",
+            listed.join(" ")
+        )),
+        "{said}"
+    );
+    let mut built: Vec<String> = mtimes(&dir)
+        .into_iter()
+        .map(|(p, _)| {
+            let ptx = std::fs::read_to_string(&p).expect("ptx");
+            assert!(ptx.contains(".target sm_80"), "{}", p.display());
+            p.file_stem().expect("stem").to_string_lossy().into_owned()
+        })
+        .collect();
+    built.sort();
+    let mut expected: Vec<String> = all.into_iter().filter(|s| !listed.contains(s)).collect();
+    expected.sort();
+    assert_eq!(built, expected);
 }

@@ -36,9 +36,17 @@ fn ui_files() -> Vec<PathBuf> {
     files
 }
 
+/// The lines of a test file as the compiler counts them: `\n`, `\r\n` and
+/// a lone `\r` each end a line.
+fn source_lines(text: &str) -> Vec<&str> {
+    text.split('\n')
+        .flat_map(|l| l.strip_suffix('\r').unwrap_or(l).split('\r'))
+        .collect()
+}
+
 fn parse_expectations(text: &str) -> Vec<Expectation> {
     let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate() {
+    for (i, line) in source_lines(text).into_iter().enumerate() {
         for part in line.split("//~").skip(1) {
             let carets = part.chars().take_while(|c| *c == '^').count();
             let mut words = part[carets..].split_whitespace();
@@ -67,7 +75,7 @@ fn options_for(text: &str) -> kdsl::Options {
         check_only: true,
         ..kdsl::Options::default()
     };
-    for line in text.lines() {
+    for line in source_lines(text) {
         let line = line.trim();
         if let Some(t) = line.strip_prefix("// target:") {
             opts.target = Target::from_name(t.trim())
@@ -92,14 +100,17 @@ fn ui() {
     );
     let mut failures = Vec::new();
     for path in &files {
-        let text = std::fs::read_to_string(path).expect("readable test file");
+        // Read as the compiler reads it (a file that is not UTF-8 is a test
+        // of E0004); the annotations are read from the lossy text.
+        let text = read_lossy(path);
         let name = path
             .file_name()
             .and_then(|n| n.to_str())
             .expect("utf-8 name")
             .to_string();
         let opts = options_for(&text);
-        let c = kdsl::compile_str(&format!("tests/ui/{name}"), &text, &opts);
+        let c = kdsl::compile(Path::new(&format!("tests/ui/{name}")), &opts)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
         let mut actual: Vec<Expectation> = c
             .diagnostics
             .iter()
@@ -155,12 +166,17 @@ fn ui() {
     );
 }
 
+fn read_lossy(path: &Path) -> String {
+    let bytes = std::fs::read(path).expect("readable test file");
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
 /// Every code in the catalogue has at least one UI test.
 #[test]
 fn every_code_has_a_ui_test() {
     let mut covered = std::collections::BTreeSet::new();
     for path in ui_files() {
-        let text = std::fs::read_to_string(&path).expect("readable");
+        let text = read_lossy(&path);
         covered.extend(parse_expectations(&text).into_iter().map(|e| e.code));
     }
     let missing: Vec<&str> = kdsl::diagnostics::catalog::CODES

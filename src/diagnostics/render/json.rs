@@ -39,6 +39,35 @@ pub fn json_summary(errors: usize, warnings: usize) -> String {
     })
 }
 
+/// A failure that is not a diagnostic (a usage or I/O problem, an internal
+/// error): `{"type":"error","kind":...,"message":...,"notes":[...],"exit_status":N}`
+/// and a newline. `message` is the first line of `text`, `notes` the rest.
+pub fn json_error(kind: &str, text: &str, exit_status: i32) -> String {
+    let mut lines = text.lines().map(str::trim_end).filter(|l| !l.is_empty());
+    let message = lines.next().unwrap_or("");
+    let message = message.strip_prefix("error: ").unwrap_or(message);
+    line(&JsonError {
+        kind: "error",
+        category: kind,
+        message,
+        notes: lines
+            .map(|l| l.strip_prefix("note: ").unwrap_or(l))
+            .collect(),
+        exit_status,
+    })
+}
+
+#[derive(Serialize)]
+struct JsonError<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    #[serde(rename = "kind")]
+    category: &'a str,
+    message: &'a str,
+    notes: Vec<&'a str>,
+    exit_status: i32,
+}
+
 fn line<T: Serialize>(value: &T) -> String {
     // Serialising these plain structs cannot fail; an empty object keeps
     // the stream one-object-per-line if it somehow did.

@@ -1,0 +1,128 @@
+//! The PTX name of every kdsl symbol, so that no user name can collide with
+//! PTX or with another symbol (naga's `proc/namer.rs` is the model).
+//!
+//! - **Kernels keep their names.** A kernel's name is its ABI: the host
+//!   program looks it up by name (`cuModuleGetFunction`, `cudaGetFuncBySymbol`),
+//!   so it is never changed; a name PTX cannot take is error E0126 in the
+//!   checker, which asks [`kernel_name_problem`].
+//! - **Device functions** keep their name when PTX can take it and no
+//!   kernel or earlier function has it, and become `$f{index}_{name}`
+//!   otherwise ([`Namer::function`]).
+//! - **Everything else is prefixed**: parameters `$p_x`, shared arrays
+//!   `$s_x`, barrier groups `$b_x`, labels `$L_3`, function parameters and
+//!   results `$a0`, `$r`. kdsl identifiers cannot contain `$`, so these never
+//!   meet a user's name, and the prefixes differ, so they never meet each
+//!   other.
+//!
+//! Which words PTX refuses was found by running ptxas 13.5 over every PTX
+//! opcode, directive, type, state space, special register and modifier as
+//! an `.entry` and a `.func` name; `tests/it/limits.rs` runs the list again
+//! (and every kdslc symbol kind) against the ptxas it finds.
+
+use crate::ir;
+use std::collections::HashSet;
+
+/// Identifiers ptxas refuses as symbol names: `WARP_SZ` is a PTX constant
+/// and `_` the sink operand. Opcodes (`add`, `ret`), directives without
+/// their dot (`entry`, `global`) and type names (`u32`) are accepted.
+pub const RESERVED: &[(&str, &str)] = &[
+    ("WARP_SZ", "`WARP_SZ` is a PTX constant (the warp size)"),
+    ("_", "`_` alone is PTX's sink operand"),
+];
+
+/// Why PTX cannot take `name` as a kernel's `.entry` name, if it cannot.
+pub fn kernel_name_problem(name: &str) -> Option<&'static str> {
+    if let Some((_, why)) = RESERVED.iter().find(|(word, _)| *word == name) {
+        return Some(why);
+    }
+    if !is_ptx_identifier(name) {
+        return Some("PTX names are `[A-Za-z][A-Za-z0-9_$]*` or `[_$%][A-Za-z0-9_$]+`");
+    }
+    None
+}
+
+/// `[A-Za-z][A-Za-z0-9_$]*` or `[_$%][A-Za-z0-9_$]+` (ptx-notes §9).
+fn is_ptx_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    let Some(first) = chars.next() else {
+        return false;
+    };
+    let rest_ok = chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$');
+    if first.is_ascii_alphabetic() {
+        rest_ok
+    } else {
+        matches!(first, '_' | '$' | '%') && s.len() > 1 && rest_ok
+    }
+}
+
+/// Hands out the module-level symbols (`.entry` and `.func` names), each
+/// unique.
+pub(super) struct Namer {
+    taken: HashSet<String>,
+}
+
+impl Namer {
+    /// A namer with the kernels' names taken: they are fixed.
+    pub(super) fn new(module: &ir::Module) -> Namer {
+        Namer {
+            taken: module.kernels.iter().map(|k| k.name.clone()).collect(),
+        }
+    }
+
+    /// The `.func` symbol of function number `index`, named `name` in kdsl.
+    pub(super) fn function(&mut self, index: usize, name: &str) -> String {
+        let plain_ok = kernel_name_problem(name).is_none() && !self.taken.contains(name);
+        let symbol = if plain_ok {
+            name.to_string()
+        } else {
+            format!("$f{index}_{name}")
+        };
+        self.taken.insert(symbol.clone());
+        symbol
+    }
+}
+
+/// The PTX symbol of kernel parameter `name`.
+pub(super) fn param_symbol(name: &str) -> String {
+    format!("$p_{name}")
+}
+
+/// The PTX symbol of shared array `name`.
+pub(super) fn shared_symbol(name: &str) -> String {
+    format!("$s_{name}")
+}
+
+/// The PTX symbol of barrier group `name`.
+pub(super) fn barrier_symbol(name: &str) -> String {
+    format!("$b_{name}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reserved_and_malformed_names() {
+        assert!(kernel_name_problem("WARP_SZ").is_some());
+        assert!(kernel_name_problem("_").is_some());
+        assert!(kernel_name_problem("").is_some());
+        assert!(kernel_name_problem("1k").is_some());
+        for ok in [
+            "k", "_k", "add", "ret", "entry", "u32", "global", "tid", "warp_sz", "__",
+        ] {
+            assert_eq!(kernel_name_problem(ok), None, "{ok}");
+        }
+    }
+
+    #[test]
+    fn functions_are_renamed_only_when_needed() {
+        let mut namer = Namer {
+            taken: ["k".to_string()].into_iter().collect(),
+        };
+        assert_eq!(namer.function(0, "f"), "f");
+        assert_eq!(namer.function(1, "k"), "$f1_k");
+        assert_eq!(namer.function(2, "WARP_SZ"), "$f2_WARP_SZ");
+        assert_eq!(namer.function(3, "_"), "$f3__");
+        assert_eq!(namer.function(4, "f"), "$f4_f");
+    }
+}

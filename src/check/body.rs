@@ -63,9 +63,6 @@ pub struct BodyChecker<'a> {
     pub const_context: bool,
     /// Every resolved use of a name, with its definition.
     pub references: Vec<super::Reference>,
-    /// `is_untyped` per AST node (by address; the AST does not move while
-    /// a body is checked).
-    pub untyped_memo: HashMap<usize, bool>,
 }
 
 impl<'a> BodyChecker<'a> {
@@ -86,7 +83,6 @@ impl<'a> BodyChecker<'a> {
             calls: Vec::new(),
             const_context: false,
             references: Vec::new(),
-            untyped_memo: HashMap::new(),
         }
     }
 

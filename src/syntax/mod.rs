@@ -7,6 +7,7 @@
 
 pub mod ast;
 mod build;
+pub mod depth;
 pub mod lexer;
 pub mod number;
 mod parser;
@@ -20,7 +21,7 @@ use crate::span::{FileId, Span};
 /// syntax error the tree holds `Error` nodes and the error is in the list.
 pub fn parse(file: FileId, text: &str) -> (ast::File, Vec<Diagnostic>) {
     let (tokens, lex_errors) = lexer::lex(file, text);
-    let (tree, parse_errors) = parser::parse_tokens(file, text, &tokens, &lex_errors);
+    let (tree, parse_errors, too_deep) = parser::parse_tokens(file, text, &tokens, &lex_errors);
     let mut diags: Vec<Diagnostic> = lex_errors
         .into_iter()
         .map(lexer::LexError::into_diagnostic)
@@ -30,6 +31,7 @@ pub fn parse(file: FileId, text: &str) -> (ast::File, Vec<Diagnostic>) {
             .into_iter()
             .map(parser::ParseError::into_diagnostic),
     );
+    diags.extend(too_deep.into_iter().map(depth::TooDeep::into_diagnostic));
     diagnostics::sort(&mut diags);
     (tree, diags)
 }

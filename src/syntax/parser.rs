@@ -141,7 +141,7 @@ pub fn parse_tokens(
     text: &str,
     tokens: &[(usize, Token, usize)],
     lex_errors: &[LexError],
-) -> (ast::File, Vec<ParseError>) {
+) -> (ast::File, Vec<ParseError>, Vec<super::depth::TooDeep>) {
     let cx = Context {
         file,
         text,
@@ -149,8 +149,9 @@ pub fn parse_tokens(
         open_brackets: innermost_open(tokens),
     };
     let mut recovered = Vec::new();
+    let mut depth = super::depth::Guard::default();
     let input = tokens.iter().cloned().map(Ok::<_, Infallible>);
-    let result = grammar::FileParser::new().parse(file, &mut recovered, input);
+    let result = grammar::FileParser::new().parse(file, &mut recovered, &mut depth, input);
     let mut errors: Vec<LalrpopError> = recovered.into_iter().map(|r| r.error).collect();
     let tree = match result {
         Ok(tree) => tree,
@@ -192,7 +193,7 @@ pub fn parse_tokens(
             from_lalrpop(e, &cx)
         })
         .collect();
-    (tree, errors)
+    (tree, errors, depth.found)
 }
 
 impl Context<'_> {

@@ -1,0 +1,112 @@
+//! The nesting limit (E0124).
+//!
+//! Every stage after the parser walks the tree recursively: the checker, the
+//! barrier pass, the PTX writer, the printers, the language server, and the
+//! tree's own `drop`. So that no input can exhaust the stack, the parser
+//! refuses a construct that nests more than [`LIMIT`] levels: each
+//! expression, statement and type counts one level (a block none, since it
+//! always stands in a statement or an expression). The nodes compute their
+//! depth from their children as they are built (`ast::Expr::new` and
+//! friends); the grammar passes every expression, statement and type it
+//! builds through a [`Guard`], which replaces one that is too deep by an
+//! `Error` node and records the error. No tree deeper than the limit is ever
+//! built, whatever the input.
+
+use super::ast::{Expr, Stmt, TypeExpr, TypeExprKind};
+use crate::diagnostics::Diagnostic;
+use crate::span::Span;
+
+/// The deepest nesting kdslc accepts. An `else if` chain of n links, a
+/// chain of n binary operators and n nested `if`s each nest about n levels.
+pub const LIMIT: u32 = 25_000;
+
+/// What kind of construct went too deep, for the message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Construct {
+    Expression,
+    Statement,
+    Type,
+}
+
+impl Construct {
+    fn name(self) -> &'static str {
+        match self {
+            Construct::Expression => "expression",
+            Construct::Statement => "statement",
+            Construct::Type => "type",
+        }
+    }
+}
+
+/// E0124: a construct that nests more than [`LIMIT`] levels.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TooDeep {
+    pub construct: Construct,
+    pub span: Span,
+}
+
+impl TooDeep {
+    pub fn into_diagnostic(self) -> Diagnostic {
+        Diagnostic::error("E0124", format!("nesting too deep: more than {LIMIT} levels"))
+            .primary(
+                self.span,
+                format!(
+                    "this {} nests more than {LIMIT} levels deep",
+                    self.construct.name()
+                ),
+            )
+            .note(
+                "each expression, statement and type counts one level: an operand of \
+                 an operator, a link of an `else if` chain, a statement in an `if`'s block",
+            )
+            .help(
+                "split it: compute parts of it in `let` bindings or in functions, or \
+                 replace a long `else if` chain by arithmetic or a table in memory",
+            )
+    }
+}
+
+/// Checks each node the grammar builds against [`LIMIT`].
+#[derive(Debug, Default)]
+pub struct Guard {
+    pub found: Vec<TooDeep>,
+}
+
+impl Guard {
+    pub fn expr(&mut self, e: Expr) -> Expr {
+        if e.depth <= LIMIT {
+            return e;
+        }
+        self.report(Construct::Expression, e.span);
+        Expr::error(e.span)
+    }
+
+    pub fn stmt(&mut self, s: Stmt) -> Stmt {
+        if s.depth <= LIMIT {
+            return s;
+        }
+        self.report(Construct::Statement, s.span);
+        Stmt::error(s.span)
+    }
+
+    pub fn ty(&mut self, t: TypeExpr) -> TypeExpr {
+        if t.depth <= LIMIT {
+            return t;
+        }
+        self.report(Construct::Type, t.span);
+        TypeExpr::new(TypeExprKind::Error, t.span)
+    }
+
+    /// Records the error, once per deep construct: the node that replaced a
+    /// too-deep one has depth 1, so its ancestors reach the limit again only
+    /// after as many more levels, and then they hold the one reported.
+    fn report(&mut self, construct: Construct, span: Span) {
+        let inside = |last: &TooDeep| {
+            last.span.file == span.file && span.start <= last.span.start && last.span.end <= span.end
+        };
+        if self.found.last().is_some_and(inside) {
+            return;
+        }
+        self.found.push(TooDeep { construct, span });
+    }
+}

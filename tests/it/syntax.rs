@@ -104,6 +104,7 @@ fn type_sexpr(t: &TypeExpr) -> String {
                 type_sexpr(elem)
             )
         }
+        TypeExprKind::Error => "!".to_string(),
     }
 }
 

@@ -16,7 +16,14 @@ pub struct SourceFile {
     pub path: Option<PathBuf>,
     pub text: String,
     line_starts: Vec<usize>,
+    /// The number of characters, and of characters outside the Basic
+    /// Multilingual Plane, before every [`CHAR_STRIDE`]-th byte, so that a
+    /// column takes constant time however long its line is.
+    char_marks: Vec<(usize, usize)>,
 }
+
+/// Bytes between two entries of `SourceFile::char_marks`.
+const CHAR_STRIDE: usize = 256;
 
 impl SourceFile {
     pub fn new(
@@ -26,12 +33,46 @@ impl SourceFile {
     ) -> SourceFile {
         let text = text.into();
         let line_starts = files::line_starts(&text).collect();
+        let char_marks = char_marks(&text);
         SourceFile {
             name: name.into(),
             path,
             text,
             line_starts,
+            char_marks,
         }
+    }
+
+    /// How many characters, and how many of them outside the Basic
+    /// Multilingual Plane (two UTF-16 units each), start before byte offset
+    /// `byte` (clamped to the text and down to a character boundary).
+    fn chars_before(&self, byte: usize) -> (usize, usize) {
+        let byte = clamp_to_char_boundary(&self.text, byte);
+        let mark = (byte / CHAR_STRIDE).min(self.char_marks.len().saturating_sub(1));
+        let (base, from) = match self.char_marks.get(mark) {
+            Some(&n) => (n, mark * CHAR_STRIDE),
+            None => ((0, 0), 0),
+        };
+        let rest = self.text.as_bytes().get(from..byte).unwrap_or_default();
+        rest.iter().fold(base, |(c, a), &b| {
+            (
+                c + usize::from(starts_char(b)),
+                a + usize::from(starts_astral(b)),
+            )
+        })
+    }
+
+    /// The number of characters between byte offsets `from` and `to`.
+    pub fn char_count(&self, from: usize, to: usize) -> usize {
+        self.chars_before(to)
+            .0
+            .saturating_sub(self.chars_before(from).0)
+    }
+
+    /// The number of UTF-16 code units between byte offsets `from` and `to`.
+    pub fn utf16_count(&self, from: usize, to: usize) -> usize {
+        let ((c1, a1), (c2, a2)) = (self.chars_before(from), self.chars_before(to));
+        (c2 + a2).saturating_sub(c1 + a1)
     }
 
     /// 0-based line index of a byte offset.
@@ -59,13 +100,39 @@ impl SourceFile {
         let byte = clamp_to_char_boundary(&self.text, byte);
         let line = self.line_index(byte);
         let start = self.line_start(line);
-        let col = self.text.get(start..byte).map_or(0, |s| s.chars().count());
-        (line + 1, col + 1)
+        (line + 1, self.char_count(start, byte) + 1)
     }
 
     pub fn slice(&self, span: Span) -> &str {
         self.text.get(span.range()).unwrap_or("")
     }
+}
+
+/// `SourceFile::char_marks`: for each multiple k of [`CHAR_STRIDE`], the
+/// number of characters (and of those outside the BMP) that start before
+/// byte k.
+fn char_marks(text: &str) -> Vec<(usize, usize)> {
+    let mut marks = Vec::with_capacity(text.len() / CHAR_STRIDE + 1);
+    let (mut chars, mut astral) = (0, 0);
+    for (i, b) in text.bytes().enumerate() {
+        if i % CHAR_STRIDE == 0 {
+            marks.push((chars, astral));
+        }
+        chars += usize::from(starts_char(b));
+        astral += usize::from(starts_astral(b));
+    }
+    marks
+}
+
+/// A byte that is not a UTF-8 continuation byte starts a character.
+fn starts_char(b: u8) -> bool {
+    b & 0xC0 != 0x80
+}
+
+/// The first byte of a four-byte UTF-8 sequence: a character outside the
+/// Basic Multilingual Plane.
+fn starts_astral(b: u8) -> bool {
+    b >= 0xF0
 }
 
 fn clamp_to_char_boundary(text: &str, mut byte: usize) -> usize {

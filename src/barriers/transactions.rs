@@ -162,7 +162,8 @@ impl OpIndex {
     /// How many operations from position `from` on are on `group` at an
     /// index that may be `key` (any index when `key` is not constant).
     fn count_from(&self, from: usize, group: BarrierId, key: Option<i128>) -> usize {
-        let from_on = |v: Option<&Vec<usize>>| v.map_or(0, |v| v.len() - v.partition_point(|&p| p < from));
+        let from_on =
+            |v: Option<&Vec<usize>>| v.map_or(0, |v| v.len() - v.partition_point(|&p| p < from));
         match key {
             None => from_on(self.by_group.get(&group)),
             Some(_) => {

@@ -58,33 +58,32 @@ impl Callee {
 /// their bodies (parameters taken as uniform; calls in divergent control flow
 /// are reported where the kernel makes them).
 pub fn callees(module: &Module, out: &mut Vec<BarrierError>) -> Vec<Callee> {
-    let mut done: Vec<Option<Callee>> = vec![None; module.functions.len()];
+    // Not summarised yet: assumed unknown (a call in a cycle of the call
+    // graph, already E0114, sees that).
+    let mut known: Vec<Callee> = vec![Callee::unknown(); module.functions.len()];
+    let mut done = vec![false; module.functions.len()];
     let rest = (0..module.functions.len() as u32).map(FuncId);
     for id in module.function_order.iter().copied().chain(rest) {
         let Some(f) = module.functions.get(id.index()) else {
             continue;
         };
-        if done.get(id.index()).is_some_and(Option::is_some) {
-            continue;
+        match done.get_mut(id.index()) {
+            Some(d) if !*d => *d = true,
+            _ => continue,
         }
-        let known: Vec<Callee> = done
-            .iter()
-            .map(|c| c.clone().unwrap_or_else(Callee::unknown))
-            .collect();
         let sync = find_sync(&f.body, &known);
         let a = analyze(&f.body, &known);
+        let varying_result = a.varying_return;
         out.extend(a.warnings.into_values());
-        if let Some(slot) = done.get_mut(id.index()) {
-            *slot = Some(Callee {
+        if let Some(slot) = known.get_mut(id.index()) {
+            *slot = Callee {
                 name: f.name.clone(),
-                varying_result: a.varying_return,
+                varying_result,
                 sync,
-            });
+            };
         }
     }
-    done.into_iter()
-        .map(|c| c.unwrap_or_else(Callee::unknown))
-        .collect()
+    known
 }
 
 /// The CTA-wide barrier a body runs, directly or through a call.

@@ -149,7 +149,6 @@ pub struct ValueFacts {
     pub untyped: bool,
 }
 
-
 #[derive(Clone, Debug, PartialEq)]
 pub enum StmtKind {
     /// `let mut? name (: T)? = init;`
@@ -447,9 +446,10 @@ impl ExprKind {
             | ExprKind::Name(_)
             | ExprKind::Error => 0,
             ExprKind::Field { base, .. } => base.depth,
-            ExprKind::Index { base, indices, .. } => {
-                indices.iter().map(IndexArg::depth).fold(base.depth, u32::max)
-            }
+            ExprKind::Index { base, indices, .. } => indices
+                .iter()
+                .map(IndexArg::depth)
+                .fold(base.depth, u32::max),
             ExprKind::Call { args, .. } => max_of(args),
             ExprKind::MethodCall { receiver, args, .. } => receiver.depth.max(max_of(args)),
             ExprKind::Unary { operand, .. } => operand.depth,
@@ -593,9 +593,7 @@ impl StmtKind {
             StmtKind::Break | StmtKind::Continue | StmtKind::Error => 0,
             StmtKind::Return(value) => opt(value.as_ref()),
             StmtKind::Expr(e) => e.depth,
-            StmtKind::Shared { elem, dims, .. } => {
-                dims.iter().map(d).fold(elem.depth, u32::max)
-            }
+            StmtKind::Shared { elem, dims, .. } => dims.iter().map(d).fold(elem.depth, u32::max),
             StmtKind::Barrier(decl) => opt(decl.count.as_ref()).max(decl.arrivals.depth),
         }
     }

@@ -47,22 +47,25 @@ pub struct TooDeep {
 
 impl TooDeep {
     pub fn into_diagnostic(self) -> Diagnostic {
-        Diagnostic::error("E0124", format!("nesting too deep: more than {LIMIT} levels"))
-            .primary(
-                self.span,
-                format!(
-                    "this {} nests more than {LIMIT} levels deep",
-                    self.construct.name()
-                ),
-            )
-            .note(
-                "each expression, statement and type counts one level: an operand of \
+        Diagnostic::error(
+            "E0124",
+            format!("nesting too deep: more than {LIMIT} levels"),
+        )
+        .primary(
+            self.span,
+            format!(
+                "this {} nests more than {LIMIT} levels deep",
+                self.construct.name()
+            ),
+        )
+        .note(
+            "each expression, statement and type counts one level: an operand of \
                  an operator, a link of an `else if` chain, a statement in an `if`'s block",
-            )
-            .help(
-                "split it: compute parts of it in `let` bindings or in functions, or \
+        )
+        .help(
+            "split it: compute parts of it in `let` bindings or in functions, or \
                  replace a long `else if` chain by arithmetic or a table in memory",
-            )
+        )
     }
 }
 
@@ -102,7 +105,9 @@ impl Guard {
     /// after as many more levels, and then they hold the one reported.
     fn report(&mut self, construct: Construct, span: Span) {
         let inside = |last: &TooDeep| {
-            last.span.file == span.file && span.start <= last.span.start && last.span.end <= span.end
+            last.span.file == span.file
+                && span.start <= last.span.start
+                && last.span.end <= span.end
         };
         if self.found.last().is_some_and(inside) {
             return;

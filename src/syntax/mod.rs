@@ -8,6 +8,7 @@
 pub mod ast;
 mod build;
 pub mod depth;
+pub mod dump;
 pub mod lexer;
 pub mod number;
 mod parser;

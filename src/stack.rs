@@ -14,6 +14,11 @@ use std::cell::Cell;
 /// memory: only the pages a compilation touches are used.
 pub const BIG_STACK: usize = 1 << 30;
 
+/// Trees at most this deep are dropped, printed or walked on any stack (a
+/// level costs well under a kilobyte of stack there); deeper ones go to the
+/// big stack.
+pub const SHALLOW: u32 = 1_000;
+
 thread_local! {
     /// True on a thread that [`with_big_stack`] started.
     static ON_BIG_STACK: Cell<bool> = const { Cell::new(false) };

@@ -95,6 +95,19 @@ pub struct Body {
     pub block: Block,
 }
 
+/// Dropping a body recurses as deep as it nests, which the parser allows to
+/// be far deeper than an ordinary thread's stack takes: a deep body is
+/// dropped on the large stack that built it ([`crate::stack`]), whatever
+/// thread lets it go.
+impl Drop for Body {
+    fn drop(&mut self) {
+        if visit::deeper_than(&self.block, crate::stack::SHALLOW) {
+            let block = std::mem::take(&mut self.block);
+            crate::stack::with_big_stack(move || drop(block));
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Local {
     pub name: String,

@@ -598,3 +598,44 @@ impl StmtKind {
         }
     }
 }
+
+impl File {
+    /// The deepest nesting in the file ([`super::depth`]).
+    pub fn depth(&self) -> u32 {
+        self.items.iter().map(Item::depth).max().unwrap_or(0)
+    }
+}
+
+impl Item {
+    /// The deepest nesting in the item ([`super::depth`]).
+    pub fn depth(&self) -> u32 {
+        let exprs = |es: &[Expr]| es.iter().map(|e| e.depth).max().unwrap_or(0);
+        let params = |ps: &[Param]| ps.iter().map(|p| p.ty.depth).max().unwrap_or(0);
+        match self {
+            Item::Import(_) | Item::Error(_) => 0,
+            Item::Const(c) => c.value.depth.max(c.ty.depth),
+            Item::Fn(f) => f
+                .body
+                .depth
+                .max(params(&f.params))
+                .max(f.ret.as_ref().map_or(0, |t| t.depth)),
+            Item::Kernel(k) => k
+                .body
+                .depth
+                .max(params(&k.params))
+                .max(k.launch.iter().map(|l| exprs(&l.args)).max().unwrap_or(0)),
+        }
+    }
+}
+
+/// Dropping a tree recurses as deep as it nests: a deep one is dropped on
+/// the large stack that compiled it ([`crate::stack`]), whatever thread lets
+/// it go.
+impl Drop for File {
+    fn drop(&mut self) {
+        if self.depth() > crate::stack::SHALLOW {
+            let items = std::mem::take(&mut self.items);
+            crate::stack::with_big_stack(move || drop(items));
+        }
+    }
+}

@@ -1,8 +1,8 @@
 //! Every diagnostic code, its first-line template and its long explanation.
 //!
 //! The first lines are the contract of the language reference's diagnostics
-//! catalogue (§8), plus the project's additions (E0114–E0119, E0123, E0130,
-//! E0131).
+//! catalogue (§8), plus the project's additions (E0114–E0119, E0123, E0124,
+//! E0130, E0131).
 //! Each code's explanation is a markdown file in `explain/`, compiled in with
 //! `include_str!` so that `kdslc explain` needs no files at run time. The
 //! same texts, joined by [`render_docs`], are `docs/diagnostics.md`;
@@ -13,7 +13,8 @@
 //! compiles cleanly, and optionally `## See also`. A block whose first line
 //! is `// kdslc --target sm_80` is compiled for that target; one whose first
 //! line is [`NOT_COMPILED`] is not compiled (only the import codes, whose
-//! examples need several files).
+//! examples need several files). A line ending in `// ×N` ([`REPEAT`])
+//! stands for N copies of itself.
 
 use super::Severity;
 
@@ -124,6 +125,7 @@ pub static CODES: &[CodeInfo] = &[
         Error,
         "{feature} requires a kernel with a `cluster(...)` launch attribute"
     ),
+    code!("E0124", Error, "nesting too deep: more than {limit} levels"),
     code!(
         "E0130",
         Error,
@@ -207,12 +209,42 @@ pub fn lookup(code: &str) -> Option<&'static CodeInfo> {
 }
 
 /// The wrong and the fixed example: the first two ```` ```kdsl ```` blocks
-/// of the explanation, each with a final newline. A missing block is empty.
+/// of the explanation, each with a final newline and its [`REPEAT`] lines
+/// written out. A missing block is empty.
 pub fn examples(info: &CodeInfo) -> (String, String) {
     let mut blocks = kdsl_blocks(info.explanation).into_iter();
-    let wrong = blocks.next().unwrap_or_default();
-    let fixed = blocks.next().unwrap_or_default();
+    let wrong = expand_repeats(&blocks.next().unwrap_or_default());
+    let fixed = expand_repeats(&blocks.next().unwrap_or_default());
     (wrong, fixed)
+}
+
+/// An example line ending in this marker and a count (`    + 1 // ×25000`)
+/// stands for that many copies of the line without the marker: an example
+/// of a limit need not be as long as the limit.
+pub const REPEAT: &str = "// ×";
+
+/// `block` with each [`REPEAT`] line written out.
+pub fn expand_repeats(block: &str) -> String {
+    let mut out = String::with_capacity(block.len());
+    for line in block.lines() {
+        let repeat = line.rsplit_once(REPEAT).and_then(|(text, n)| {
+            let n: usize = n.trim().parse().ok()?;
+            Some((text.trim_end(), n))
+        });
+        match repeat {
+            Some((text, n)) => {
+                for _ in 0..n {
+                    out.push_str(text);
+                    out.push('\n');
+                }
+            }
+            None => {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
+    out
 }
 
 /// The contents of every ```` ```kdsl ```` fenced block, in order. An
@@ -308,6 +340,15 @@ mod tests {
             kdsl_blocks(md),
             vec!["a\nb\n".to_string(), "c\n".to_string()]
         );
+    }
+
+    #[test]
+    fn repeat_lines_are_written_out() {
+        assert_eq!(
+            expand_repeats("a\n  + 1 // ×3\nb\n"),
+            "a\n  + 1\n  + 1\n  + 1\nb\n"
+        );
+        assert_eq!(expand_repeats("x // × no\n"), "x // × no\n");
     }
 
     #[test]

@@ -80,24 +80,30 @@ impl Guard {
         if e.depth <= LIMIT {
             return e;
         }
-        self.report(Construct::Expression, e.span);
-        Expr::error(e.span)
+        let span = e.span;
+        self.report(Construct::Expression, span);
+        discard(e);
+        Expr::error(span)
     }
 
     pub fn stmt(&mut self, s: Stmt) -> Stmt {
         if s.depth <= LIMIT {
             return s;
         }
-        self.report(Construct::Statement, s.span);
-        Stmt::error(s.span)
+        let span = s.span;
+        self.report(Construct::Statement, span);
+        discard(s);
+        Stmt::error(span)
     }
 
     pub fn ty(&mut self, t: TypeExpr) -> TypeExpr {
         if t.depth <= LIMIT {
             return t;
         }
-        self.report(Construct::Type, t.span);
-        TypeExpr::new(TypeExprKind::Error, t.span)
+        let span = t.span;
+        self.report(Construct::Type, span);
+        discard(t);
+        TypeExpr::new(TypeExprKind::Error, span)
     }
 
     /// Records the error, once per deep construct: the node that replaced a
@@ -114,4 +120,10 @@ impl Guard {
         }
         self.found.push(TooDeep { construct, span });
     }
+}
+
+/// Drops a tree [`LIMIT`] levels deep on a stack that takes it (the parser
+/// may run on any thread).
+fn discard<T: Send>(tree: T) {
+    crate::stack::with_big_stack(move || drop(tree));
 }

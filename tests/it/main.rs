@@ -18,5 +18,6 @@ mod ptx_writer;
 mod ptxas_harness;
 mod render;
 mod samples;
+mod scaling;
 mod syntax;
 mod ui;

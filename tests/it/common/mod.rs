@@ -10,6 +10,7 @@
 #![allow(dead_code)]
 
 pub mod ptxas;
+pub mod shapes;
 
 use std::path::PathBuf;
 

@@ -90,10 +90,14 @@ impl Guard {
         if s.depth <= LIMIT {
             return s;
         }
-        let span = s.span;
+        let (span, value) = (s.span, s.value);
         self.report(Construct::Statement, span);
         discard(s);
-        Stmt::error(span)
+        // An `if` that was its block's value stays one (the checker is then
+        // silent about it), so that blocks around it do not lose theirs.
+        let mut stand_in = Stmt::error(span);
+        stand_in.value = value;
+        stand_in
     }
 
     pub fn ty(&mut self, t: TypeExpr) -> TypeExpr {

@@ -8,6 +8,7 @@ mod ptx_build;
 mod barriers;
 mod catalog;
 mod cli;
+mod depth;
 mod docs;
 mod fuzz;
 mod imports;

@@ -12,6 +12,7 @@ mod depth;
 mod docs;
 mod fuzz;
 mod imports;
+mod inference;
 mod lsp;
 mod make;
 mod nvim;

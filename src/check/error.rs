@@ -113,7 +113,8 @@ pub enum CheckError {
     /// E0121
     DeclNotTopLevel { what: &'static str, span: Span },
     /// E0122
-    SharedTooLarge { limit: u64, used: u64, span: Span },
+    /// `used` is the exact total in decimal (it may not fit 64 bits).
+    SharedTooLarge { limit: u64, used: String, span: Span },
     /// E0123
     NeedsCluster {
         feature: String,

@@ -111,7 +111,8 @@ impl BodyChecker<'_> {
             let Some(dims) = self.launch_dims(a) else {
                 continue;
             };
-            let product: u64 = dims.iter().map(|&d| d as u64).product();
+            // Exact: three `u32`s multiply to less than 2^96.
+            let product: u128 = dims.iter().map(|&d| u128::from(d)).product();
             if name == "block" {
                 if product > 1024 {
                     self.error(CheckError::LaunchBounds {
@@ -245,13 +246,14 @@ impl BodyChecker<'_> {
         let Some(k) = self.kernel.as_mut() else {
             return false;
         };
-        let start = k.shared_bytes.div_ceil(align) * align;
-        let used = start + bytes;
-        k.shared_bytes = used;
-        if used > SHARED_LIMIT {
+        // In 128 bits: the sum of two 64-bit sizes never wraps.
+        let start = u128::from(k.shared_bytes).div_ceil(u128::from(align)) * u128::from(align);
+        let used = start + u128::from(bytes);
+        k.shared_bytes = u64::try_from(used).unwrap_or(u64::MAX);
+        if used > u128::from(SHARED_LIMIT) {
             self.error(CheckError::SharedTooLarge {
                 limit: SHARED_LIMIT,
-                used,
+                used: used.to_string(),
                 span,
             });
             return false;
@@ -292,7 +294,19 @@ impl BodyChecker<'_> {
             dims: sizes,
             span,
         };
-        if !self.reserve_shared(array.bytes(), 128, span) {
+        let reserved = match array.bytes() {
+            Some(bytes) => self.reserve_shared(bytes, 128, span),
+            // Its size does not even fit 64 bits: the real size, exactly.
+            None => {
+                self.error(CheckError::SharedTooLarge {
+                    limit: SHARED_LIMIT,
+                    used: array.bytes_text(),
+                    span,
+                });
+                false
+            }
+        };
+        if !reserved {
             self.poison(&name.name);
             return;
         }

@@ -223,11 +223,16 @@ pub fn examples(info: &CodeInfo) -> (String, String) {
 /// of a limit need not be as long as the limit.
 pub const REPEAT: &str = "// ×";
 
-/// `block` with each [`REPEAT`] line written out.
+/// `block` with each [`REPEAT`] line written out; everything else exactly
+/// as it was (line endings, a missing final newline).
 pub fn expand_repeats(block: &str) -> String {
     let mut out = String::with_capacity(block.len());
-    for line in block.lines() {
-        let repeat = line.rsplit_once(REPEAT).and_then(|(text, n)| {
+    for line in block.split_inclusive('\n') {
+        let (body, end) = match line.strip_suffix('\n') {
+            Some(body) => (body, "\n"),
+            None => (line, ""),
+        };
+        let repeat = body.rsplit_once(REPEAT).and_then(|(text, n)| {
             let n: usize = n.trim().parse().ok()?;
             Some((text.trim_end(), n))
         });
@@ -239,8 +244,8 @@ pub fn expand_repeats(block: &str) -> String {
                 }
             }
             None => {
-                out.push_str(line);
-                out.push('\n');
+                out.push_str(body);
+                out.push_str(end);
             }
         }
     }
@@ -349,6 +354,7 @@ mod tests {
             "a\n  + 1\n  + 1\n  + 1\nb\n"
         );
         assert_eq!(expand_repeats("x // × no\n"), "x // × no\n");
+        assert_eq!(expand_repeats("a\r\nb"), "a\r\nb");
     }
 
     #[test]

@@ -136,7 +136,8 @@ pub struct Kernel {
 impl Kernel {
     /// Threads per CTA, when `block(...)` gives it.
     pub fn block_threads(&self) -> Option<u32> {
-        self.block.map(|[x, y, z]| x * y * z)
+        let [x, y, z] = self.block?;
+        x.checked_mul(y)?.checked_mul(z)
     }
 }
 
@@ -170,17 +171,57 @@ pub struct SharedArray {
 }
 
 impl SharedArray {
-    pub fn len(&self) -> u64 {
-        self.dims.iter().map(|&d| d as u64).product()
+    /// The number of elements; `None` when it does not fit 64 bits (the
+    /// checker reports such an array, E0122).
+    pub fn len(&self) -> Option<u64> {
+        self.dims
+            .iter()
+            .try_fold(1u64, |n, &d| n.checked_mul(u64::from(d)))
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.len() == Some(0)
     }
 
-    pub fn bytes(&self) -> u64 {
-        self.len() * self.elem.size() as u64
+    /// The size in bytes; `None` when it does not fit 64 bits.
+    pub fn bytes(&self) -> Option<u64> {
+        self.len()?.checked_mul(u64::from(self.elem.size()))
     }
+
+    /// The size in bytes exactly, however large, in decimal (for messages
+    /// about sizes that [`SharedArray::bytes`] cannot hold).
+    pub fn bytes_text(&self) -> String {
+        let factors = self.dims.iter().map(|&d| u64::from(d));
+        exact_product(factors.chain([u64::from(self.elem.size())]))
+    }
+}
+
+/// The product of `factors` in decimal, exactly (no overflow, however many
+/// factors): base-10⁹ limbs, least significant first.
+pub fn exact_product(factors: impl IntoIterator<Item = u64>) -> String {
+    const BASE: u128 = 1_000_000_000;
+    let mut limbs: Vec<u128> = vec![1];
+    for f in factors {
+        let mut carry: u128 = 0;
+        for limb in &mut limbs {
+            let v = *limb * u128::from(f) + carry;
+            *limb = v % BASE;
+            carry = v / BASE;
+        }
+        while carry > 0 {
+            limbs.push(carry % BASE);
+            carry /= BASE;
+        }
+    }
+    while limbs.len() > 1 && limbs.last() == Some(&0) {
+        limbs.pop();
+    }
+    let mut digits = limbs.iter().rev();
+    let mut out = digits.next().map_or_else(String::new, u128::to_string);
+    for limb in digits {
+        out.push_str(&format!("{limb:09}"));
+    }
+    out
 }
 
 /// The scope of a barrier group: who arrives on it and how waits order memory.
@@ -541,4 +582,39 @@ pub enum PlaceKind {
         rank: Expr,
         indices: Vec<Expr>,
     },
+}
+
+#[cfg(test)]
+mod size_tests {
+    use super::*;
+
+    #[test]
+    fn exact_products_never_wrap() {
+        assert_eq!(exact_product([]), "1");
+        assert_eq!(exact_product([0, 5]), "0");
+        assert_eq!(exact_product([4194304, 2097152, 2097152]), "18446744073709551616");
+        assert_eq!(
+            exact_product([u64::MAX, u64::MAX]),
+            "340282366920938463426481119284349108225"
+        );
+        assert_eq!(exact_product([1_000_000_000, 1_000_000_000]), "1000000000000000000");
+    }
+
+    #[test]
+    fn shared_sizes_are_checked() {
+        let array = |dims: Vec<u32>| SharedArray {
+            name: "a".into(),
+            elem: Scalar::F64,
+            dims,
+            span: Span::default(),
+        };
+        assert_eq!(array(vec![4, 8]).bytes(), Some(256));
+        let wraps = array(vec![u32::MAX, u32::MAX]);
+        assert_eq!(wraps.bytes(), None);
+        assert_eq!(wraps.bytes_text(), "147573952520956936200");
+        let mut n = vec![2147483648];
+        n.extend([2; 33]);
+        assert_eq!(array(n.clone()).len(), None);
+        assert!(!array(n).is_empty());
+    }
 }

@@ -117,7 +117,7 @@ fn kernel(out: &mut String, module: &Module, k: &Kernel) {
             s.name,
             s.elem,
             dims.join(", "),
-            s.bytes()
+            s.bytes().map_or_else(|| s.bytes_text(), |b| b.to_string())
         );
     }
     for (i, b) in k.barriers.iter().enumerate() {

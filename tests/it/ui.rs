@@ -6,6 +6,8 @@
 //!   `//~ WARNING W0001`     a warning
 //!   `//~^ ERROR E0110`      on the line above (one `^` per line up)
 //! Several may share a line: `//~ ERROR E0100 //~ ERROR E0110`.
+//! A line ending in `// ×N` stands for N copies of itself (without the
+//! marker), for tests of limits.
 //! Header directives (anywhere, usually at the top):
 //!   `// target: sm_80`      compile for that target (default sm_90)
 //!   `// flags: -D warnings` compile with warnings denied
@@ -92,7 +94,10 @@ fn ui() {
     );
     let mut failures = Vec::new();
     for path in &files {
-        let text = std::fs::read_to_string(path).expect("readable test file");
+        let written = std::fs::read_to_string(path).expect("readable test file");
+        // A line ending in `// ×N` stands for N copies of itself, as in the
+        // explanations' examples (a test of a limit need not be that long).
+        let text = kdsl::diagnostics::catalog::expand_repeats(&written);
         let name = path
             .file_name()
             .and_then(|n| n.to_str())
@@ -141,7 +146,7 @@ fn ui() {
         insta::with_settings!({
             snapshot_path => "../ui/snapshots",
             prepend_module_to_snapshot => false,
-            description => text.clone(),
+            description => written.clone(),
             omit_expression => true,
         }, {
             insta::assert_snapshot!(stem, rendered);

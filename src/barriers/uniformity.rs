@@ -309,7 +309,10 @@ impl Analyzer<'_> {
     /// `return`.
     fn diverge(&mut self, from: usize, cond: Span) -> bool {
         let mut returns = false;
-        let sites: Vec<Site> = self.convergent.drain(from.min(self.convergent.len())..).collect();
+        let sites: Vec<Site> = self
+            .convergent
+            .drain(from.min(self.convergent.len())..)
+            .collect();
         for site in sites {
             match site {
                 Site::Stmt(key) => {
@@ -513,7 +516,11 @@ impl Analyzer<'_> {
     }
 
     /// [`Analyzer::effects`] of each expression; true when any varies.
-    fn all_effects<'e>(&mut self, es: impl IntoIterator<Item = &'e Expr>, div: Option<Span>) -> bool {
+    fn all_effects<'e>(
+        &mut self,
+        es: impl IntoIterator<Item = &'e Expr>,
+        div: Option<Span>,
+    ) -> bool {
         let mut varies = false;
         for e in es {
             varies |= self.effects(e, div);

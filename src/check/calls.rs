@@ -178,7 +178,13 @@ impl BodyChecker<'_> {
     /// Its own function (not inlined) so that nested calls pay only for
     /// the frame of the group they use.
     #[inline(never)]
-    fn math_call(&mut self, name: &str, args: &[ast::Expr], span: Span, expected: Option<Scalar>) -> Option<CallResult> {
+    fn math_call(
+        &mut self,
+        name: &str,
+        args: &[ast::Expr],
+        span: Span,
+        expected: Option<Scalar>,
+    ) -> Option<CallResult> {
         match name {
             "min" | "max" => {
                 let [a, b] = self.arity::<2>(name, args, span, "min(a: T, b: T) -> T")?;
@@ -349,7 +355,13 @@ impl BodyChecker<'_> {
     /// Its own function (not inlined) so that nested calls pay only for
     /// the frame of the group they use.
     #[inline(never)]
-    fn warp_call(&mut self, name: &str, args: &[ast::Expr], span: Span, expected: Option<Scalar>) -> Option<CallResult> {
+    fn warp_call(
+        &mut self,
+        name: &str,
+        args: &[ast::Expr],
+        span: Span,
+        expected: Option<Scalar>,
+    ) -> Option<CallResult> {
         match name {
             "shfl_down" | "shfl_up" | "shfl_xor" | "shfl_idx" => {
                 let [v, lane] =

@@ -114,7 +114,11 @@ pub enum CheckError {
     DeclNotTopLevel { what: &'static str, span: Span },
     /// E0122
     /// `used` is the exact total in decimal (it may not fit 64 bits).
-    SharedTooLarge { limit: u64, used: String, span: Span },
+    SharedTooLarge {
+        limit: u64,
+        used: String,
+        span: Span,
+    },
     /// E0123
     NeedsCluster {
         feature: String,

@@ -592,12 +592,18 @@ mod size_tests {
     fn exact_products_never_wrap() {
         assert_eq!(exact_product([]), "1");
         assert_eq!(exact_product([0, 5]), "0");
-        assert_eq!(exact_product([4194304, 2097152, 2097152]), "18446744073709551616");
+        assert_eq!(
+            exact_product([4194304, 2097152, 2097152]),
+            "18446744073709551616"
+        );
         assert_eq!(
             exact_product([u64::MAX, u64::MAX]),
             "340282366920938463426481119284349108225"
         );
-        assert_eq!(exact_product([1_000_000_000, 1_000_000_000]), "1000000000000000000");
+        assert_eq!(
+            exact_product([1_000_000_000, 1_000_000_000]),
+            "1000000000000000000"
+        );
     }
 
     #[test]

@@ -3,11 +3,11 @@
 //! memory, uses bulk copies, tracks barrier parities, calls functions.
 
 use crate::ir::visit::{self, Visit};
-use std::collections::HashSet;
 use crate::ir::{
     BarrierOpKind, BarrierRef, Block, Dim, Expr, ExprKind, FuncId, Parity, Place, PlaceKind,
     Special, Stmt, StmtKind,
 };
+use std::collections::HashSet;
 
 #[derive(Debug, Default)]
 pub(super) struct Usage {

@@ -11,8 +11,14 @@
 //! builds through a [`Guard`], which replaces one that is too deep by an
 //! `Error` node and records the error. No tree deeper than the limit is ever
 //! built, whatever the input.
+//!
+//! Brackets are counted before parsing ([`brackets`]): the parser's own
+//! stack grows with every bracket still open, and its error recovery takes
+//! time in proportion to that stack, so the tokens from a bracket nested
+//! inside [`LIMIT`] others on are not parsed at all.
 
 use super::ast::{Expr, Stmt, TypeExpr, TypeExprKind};
+use super::lexer::Token;
 use crate::diagnostics::Diagnostic;
 use crate::span::Span;
 
@@ -26,6 +32,8 @@ pub enum Construct {
     Expression,
     Statement,
     Type,
+    /// An opening bracket (`(`, `[`, `{`) inside [`LIMIT`] others.
+    Bracket,
 }
 
 impl Construct {
@@ -34,6 +42,7 @@ impl Construct {
             Construct::Expression => "expression",
             Construct::Statement => "statement",
             Construct::Type => "type",
+            Construct::Bracket => "bracket",
         }
     }
 }
@@ -53,10 +62,10 @@ impl TooDeep {
         )
         .primary(
             self.span,
-            format!(
-                "this {} nests more than {LIMIT} levels deep",
-                self.construct.name()
-            ),
+            match self.construct {
+                Construct::Bracket => format!("this bracket is inside {LIMIT} others"),
+                c => format!("this {} nests more than {LIMIT} levels deep", c.name()),
+            },
         )
         .note(
             "each expression, statement and type counts one level: an operand of \
@@ -130,4 +139,32 @@ impl Guard {
 /// may run on any thread).
 fn discard<T: Send>(tree: T) {
     crate::stack::with_big_stack(move || drop(tree));
+}
+
+/// The first opening bracket nested inside [`LIMIT`] others, if any: its
+/// position in `tokens`, and the error. A closing bracket closes the
+/// innermost open one whatever its kind (a mismatch is the parser's to
+/// report); a stray one is ignored.
+pub fn brackets(
+    file: crate::span::FileId,
+    tokens: &[(usize, Token, usize)],
+) -> Option<(usize, TooDeep)> {
+    let mut open: u32 = 0;
+    for (i, (start, tok, end)) in tokens.iter().enumerate() {
+        match tok {
+            Token::LParen | Token::LBracket | Token::LBrace => {
+                if open == LIMIT {
+                    let error = TooDeep {
+                        construct: Construct::Bracket,
+                        span: Span::new(file, *start, *end),
+                    };
+                    return Some((i, error));
+                }
+                open += 1;
+            }
+            Token::RParen | Token::RBracket | Token::RBrace => open = open.saturating_sub(1),
+            _ => {}
+        }
+    }
+    None
 }

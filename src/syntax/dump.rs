@@ -118,7 +118,10 @@ kernel k(out: global mut [u32], x: f32) block(32) {
     #[test]
     fn strings_keep_their_brackets_and_escapes() {
         let compact = format!("{:?}", vec!["a, {b}", "c\"(d)\\"]);
-        assert_eq!(layout(&compact), format!("{:#?}", vec!["a, {b}", "c\"(d)\\"]));
+        assert_eq!(
+            layout(&compact),
+            format!("{:#?}", vec!["a, {b}", "c\"(d)\\"])
+        );
     }
 
     #[test]

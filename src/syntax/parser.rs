@@ -148,9 +148,21 @@ pub fn parse_tokens(
         tokens,
         open_brackets: innermost_open(tokens),
     };
-    let mut recovered = Vec::new();
     let mut depth = super::depth::Guard::default();
-    let input = tokens.iter().cloned().map(Ok::<_, Infallible>);
+    // From a bracket nested too deep on, nothing is parsed (E0124): the file
+    // ends there for the parser, and the errors that follow from that are
+    // not reported.
+    let cut = super::depth::brackets(file, tokens);
+    let parsed = match &cut {
+        Some((at, error)) => {
+            depth.found.push(error.clone());
+            tokens.get(..*at).unwrap_or(tokens)
+        }
+        None => tokens,
+    };
+    let cut_at = cut.as_ref().map(|(_, e)| e.span.start as usize);
+    let mut recovered = Vec::new();
+    let input = parsed.iter().cloned().map(Ok::<_, Infallible>);
     let result = grammar::FileParser::new().parse(file, &mut recovered, &mut depth, input);
     let mut errors: Vec<LalrpopError> = recovered.into_iter().map(|r| r.error).collect();
     let tree = match result {
@@ -185,6 +197,9 @@ pub fn parse_tokens(
             let next_gap = gaps.get(gaps.partition_point(|&g| g < gap_start));
             let explained = next_gap.is_some_and(|&g| g <= at);
             let is_eof = matches!(e, LalrpopError::UnrecognizedEof { .. });
+            if cut_at.is_some_and(|c| is_eof || at >= c) {
+                return None;
+            }
             let cascade = !is_eof && last_reported.is_some_and(|last| cx.same_stretch(last, at));
             if explained || cascade {
                 return None;

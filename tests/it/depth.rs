@@ -15,7 +15,10 @@ fn limit() -> usize {
 /// `out[0] = x + 1 + ... + 1;` with `ops` operators: the statement nests
 /// `ops + 2` levels (the assignment, `ops` operators, the operand `x`).
 fn operator_chain(ops: usize) -> String {
-    format!("{KERNEL}    out[0] = x\n{};\n}}\n", "        + 1\n".repeat(ops))
+    format!(
+        "{KERNEL}    out[0] = x\n{};\n}}\n",
+        "        + 1\n".repeat(ops)
+    )
 }
 
 fn codes(src: &str) -> Vec<&'static str> {
@@ -39,7 +42,10 @@ fn build(src: &str) -> (Option<i32>, String) {
         dir.path(),
         &["deep.kdsl", "-o", "deep.ptx", "--message-format", "short"],
     );
-    (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 #[test]
@@ -61,7 +67,10 @@ fn past_the_limit_is_one_error_at_the_construct() {
     let found: Vec<&str> = c.diagnostics.iter().map(|d| d.code).collect();
     assert_eq!(found, ["E0124"], "nothing else: the checker stays silent");
     let d = &c.diagnostics[0];
-    assert_eq!(d.message, format!("nesting too deep: more than {LIMIT} levels"));
+    assert_eq!(
+        d.message,
+        format!("nesting too deep: more than {LIMIT} levels")
+    );
     let span = d.primary_span().expect("a primary label");
     let text = &src[span.start as usize..span.end as usize];
     // The construct that holds more than the limit: an operator chain that
@@ -110,6 +119,33 @@ fn far_past_the_limit_is_still_one_error() {
     let errors: Vec<&str> = stderr.lines().filter(|l| l.contains(": error[")).collect();
     assert_eq!(errors.len(), 1, "{stderr}");
     assert!(errors[0].contains("error[E0124]"), "{stderr}");
+}
+
+/// Brackets are counted before parsing: from one inside the limit's number
+/// of others on, nothing is parsed, so unclosed brackets cannot make the
+/// parser's error recovery walk an unbounded stack.
+#[test]
+fn brackets_past_the_limit() {
+    for (open, close) in [("{", ""), ("(", ""), ("out[", ""), ("(", ")")] {
+        let n = 100_000;
+        let src = format!(
+            "{KERNEL}    let v = {}x{};
+}}
+",
+            open.repeat(n),
+            close.repeat(n)
+        );
+        let c = kdsl::compile_str("deep.kdsl", &src, &kdsl::Options::default());
+        let found: Vec<&str> = c.diagnostics.iter().map(|d| d.code).collect();
+        assert_eq!(found, ["E0124"], "{open}{close}");
+        let span = c.diagnostics[0].primary_span().expect("a label");
+        // The first bracket inside the limit's number of others (the
+        // kernel's body is the first of them, the parameters' are closed).
+        let body = KERNEL.len() + "    let v = ".len();
+        let bracket = open.len() - 1;
+        let expected = body + (limit() - 1) * open.len() + bracket;
+        assert_eq!(span.start as usize, expected, "{open}{close}");
+    }
 }
 
 /// At exactly the limit, the constructs whose levels cost the most stack in

@@ -80,7 +80,11 @@ impl Gen {
                     self.literal(signed, float, depth - 1),
                     self.literal(signed, float, depth - 1),
                 );
-                let op = if signed { self.pick(&["+", "-", "*"]) } else { self.pick(&["+", "*"]) };
+                let op = if signed {
+                    self.pick(&["+", "-", "*"])
+                } else {
+                    self.pick(&["+", "*"])
+                };
                 format!("({} {op} {})", a.text, b.text)
             }
             3 if signed => format!("-{}", self.below(10)),
@@ -116,9 +120,17 @@ impl Gen {
                 format!("({} as {t})", self.typed(from, depth - 1).text)
             }
             2 if is_float(t) && !matches!(t, "f16" | "bf16") => {
-                format!("min({}, {})", self.any(t, depth - 1).text, self.typed(t, depth - 1).text)
+                format!(
+                    "min({}, {})",
+                    self.any(t, depth - 1).text,
+                    self.typed(t, depth - 1).text
+                )
             }
-            2 => format!("select(c, {}, {})", self.typed(t, depth - 1).text, self.any(t, depth - 1).text),
+            2 => format!(
+                "select(c, {}, {})",
+                self.typed(t, depth - 1).text,
+                self.any(t, depth - 1).text
+            ),
             _ => {
                 let e = self.any_typed(t, depth);
                 if !e.untyped {
@@ -237,7 +249,10 @@ impl Gen {
             self.literal(is_signed(ft), is_float(ft), 2).text,
             tail.text
         );
-        let outs: Vec<String> = TYPES.iter().map(|t| format!("o_{t}: global mut [{t}]")).collect();
+        let outs: Vec<String> = TYPES
+            .iter()
+            .map(|t| format!("o_{t}: global mut [{t}]"))
+            .collect();
         let _ = writeln!(
             src,
             "kernel k({}, {}, c: bool) block(64) {{",
@@ -360,10 +375,17 @@ fn a_branch_of_the_wrong_type_is_still_an_error() {
 }
 ";
     let c = kdsl::compile_str("case.kdsl", src, &kdsl::Options::default());
-    let d: Vec<_> = c.diagnostics.iter().map(|d| (d.code, d.message.clone())).collect();
+    let d: Vec<_> = c
+        .diagnostics
+        .iter()
+        .map(|d| (d.code, d.message.clone()))
+        .collect();
     assert_eq!(
         d,
-        [("E0110", "mismatched types: expected `u64`, found `u32`".to_string())]
+        [(
+            "E0110",
+            "mismatched types: expected `u64`, found `u32`".to_string()
+        )]
     );
     let span = c.diagnostics[0].primary_span().expect("a label");
     assert_eq!(&src[span.start as usize..span.end as usize], "y");
@@ -435,10 +457,17 @@ fn deterministic_across_processes() {
                 .expect("kdslc runs");
             runs.push((out.status.code(), out.stdout, out.stderr));
         }
-        assert!(runs.windows(2).all(|w| w[0] == w[1]), "program {i} differs between runs:\n{p}");
+        assert!(
+            runs.windows(2).all(|w| w[0] == w[1]),
+            "program {i} differs between runs:\n{p}"
+        );
         let (code, stdout, stderr) = &runs[0];
         let c = kdsl::compile_str(&file, p, &kdsl::Options::default());
-        assert_eq!(*code, Some(if c.error_count() > 0 { 1 } else { 0 }), "program {i}");
+        assert_eq!(
+            *code,
+            Some(if c.error_count() > 0 { 1 } else { 0 }),
+            "program {i}"
+        );
         if let Some(ptx) = &c.ptx {
             assert_eq!(String::from_utf8_lossy(stdout), *ptx, "program {i}");
         }
@@ -481,7 +510,10 @@ fn if_expressions_nest_to_any_depth() {
             );
             let c = kdsl::compile_str("nest.kdsl", &src, &kdsl::Options::default());
             let shown = kdsl::diagnostics::render::short(&c.sources, &c.diagnostics);
-            assert!(c.diagnostics.is_empty(), "{t}, depth {depth}:\n{shown}\n{src}");
+            assert!(
+                c.diagnostics.is_empty(),
+                "{t}, depth {depth}:\n{shown}\n{src}"
+            );
             assert!(c.ptx.is_some());
         }
     }

@@ -49,7 +49,10 @@ fn else_if_stmt(n: usize) -> String {
 fn call_chain(n: usize) -> String {
     let mut s = String::new();
     for i in 0..n {
-        s.push_str(&format!("fn f{i}(a: u32) -> u32 {{\n    f{}(a) + 1\n}}\n", i + 1));
+        s.push_str(&format!(
+            "fn f{i}(a: u32) -> u32 {{\n    f{}(a) + 1\n}}\n",
+            i + 1
+        ));
     }
     s.push_str(&format!("fn f{n}(a: u32) -> u32 {{\n    a\n}}\n"));
     s.push_str(&format!("{KERNEL}    out[0] = f0(x);\n}}\n"));
@@ -128,7 +131,10 @@ fn nested_loops(n: usize) -> String {
 
 /// `x + 1 + 1 + ...`, one operator a line.
 fn operator_chain(n: usize) -> String {
-    format!("{KERNEL}    out[0] = x\n{};\n}}\n", "        + 1\n".repeat(n))
+    format!(
+        "{KERNEL}    out[0] = x\n{};\n}}\n",
+        "        + 1\n".repeat(n)
+    )
 }
 
 /// `x > 0 && x > 1 && ...`: each right operand runs only sometimes.

@@ -25,8 +25,14 @@
 use super::*;
 use std::fmt::Write as _;
 
-/// Prints a module: device functions first (in declaration order), then kernels.
+/// Prints a module: device functions first (in declaration order), then
+/// kernels. Printing recurses as deep as the bodies nest, so it is done on
+/// the big stack ([`crate::stack`]).
 pub fn print(module: &Module) -> String {
+    crate::stack::with_big_stack(|| print_here(module))
+}
+
+fn print_here(module: &Module) -> String {
     let mut out = String::new();
     let mut first = true;
     for f in &module.functions {

@@ -13,9 +13,10 @@ use super::ast;
 /// Levels of indentation after which deeper lines are indented no further.
 pub const MAX_INDENT: usize = 100;
 
-/// The tree of one file.
+/// The tree of one file. Writing it recurses as deep as the tree nests, so
+/// it is done on the big stack ([`crate::stack`]).
 pub fn dump(file: &ast::File) -> String {
-    layout(&format!("{file:?}"))
+    crate::stack::with_big_stack(|| layout(&format!("{file:?}")))
 }
 
 /// Lays out the compact `Debug` text `compact` as `{:#?}` would: a line per

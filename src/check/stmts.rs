@@ -3,7 +3,7 @@
 use super::body::{Binding, BodyChecker};
 use super::error::{CheckError, Suggestion};
 use super::globals::{resolve_type, FnInfo};
-use super::values::{split_value, BlockValue};
+use super::values::split_value;
 use crate::ir::{self, Expr, ExprKind, StmtKind, Value};
 use crate::span::Span;
 use crate::syntax::ast;
@@ -39,18 +39,26 @@ impl BodyChecker<'_> {
 
     /// A function's body: the tail (if any) is the returned value.
     pub fn function_body(&mut self, b: &ast::Block, info: &FnInfo) -> ir::Block {
-        let ret = info.ret;
         let mut stmts = Vec::new();
-        let (body, value) = if ret.is_some() {
-            split_value(b)
-        } else {
-            (b.stmts.as_slice(), b.tail.as_deref().map(BlockValue::Tail))
+        let Some(ty) = info.ret else {
+            // No return type: a block in statement context.
+            for s in &b.stmts {
+                self.stmt(s, &mut stmts);
+            }
+            if let Some(tail) = b.tail.as_deref() {
+                self.effect(tail, &mut stmts, true);
+            }
+            return ir::Block {
+                stmts,
+                span: b.span,
+            };
         };
+        let (body, value) = split_value(b);
         for s in body {
             self.stmt(s, &mut stmts);
         }
-        match (value, ret) {
-            (Some(value), Some(ty)) => {
+        match value {
+            Some(value) => {
                 if let Some(v) = self.block_value_as(value, ty) {
                     stmts.push(ir::Stmt {
                         span: value.span(),
@@ -58,9 +66,7 @@ impl BodyChecker<'_> {
                     });
                 }
             }
-            (Some(BlockValue::Tail(tail)), None) => self.effect(tail, &mut stmts, true),
-            (Some(BlockValue::If(_)), None) => {}
-            (None, Some(_)) if !info.bad_ret && !always_returns(&stmts) => {
+            None if !info.bad_ret && !always_returns(&stmts) => {
                 let ret_span = info.ast.ret.as_ref().map_or(info.ast.name.span, |t| t.span);
                 self.error(CheckError::MissingReturn {
                     name: info.ast.name.name.clone(),
@@ -68,7 +74,7 @@ impl BodyChecker<'_> {
                     ret: ret_span,
                 });
             }
-            _ => {}
+            None => {}
         }
         ir::Block {
             stmts,

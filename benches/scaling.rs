@@ -59,7 +59,10 @@ fn printers(c: &mut Criterion) {
                     .iter()
                     .map(|(_, f)| kdsl::syntax::dump::dump(f).len())
                     .sum();
-                let ir = c.module.as_ref().map_or(0, |m| kdsl::ir::print::print(m).len());
+                let ir = c
+                    .module
+                    .as_ref()
+                    .map_or(0, |m| kdsl::ir::print::print(m).len());
                 ast + ir
             })
         });

@@ -206,7 +206,11 @@ pub fn place_exprs(p: &Place) -> Vec<&Expr> {
 }
 
 /// The address of a statement, a key for per-statement facts that stays
-/// valid while the module is borrowed.
+/// valid while the module is borrowed: the barrier pass only reads the IR,
+/// builds no statement of its own, and drops its facts before the module
+/// can change, so every key names one live statement. (The checker keys
+/// nothing by address: what it needs about a syntax node is stored in the
+/// node by the parser.)
 pub fn stmt_key(s: &Stmt) -> usize {
     std::ptr::from_ref(s) as usize
 }

@@ -223,3 +223,44 @@ impl<'a> Files<'a> for SourceMap {
         Ok(start..end)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Columns in characters and UTF-16 units, the slow way.
+    fn naive(text: &str, byte: usize) -> (usize, usize) {
+        let start = text
+            .get(..byte)
+            .and_then(|t| t.rfind('\n'))
+            .map_or(0, |i| i + 1);
+        let before = text.get(start..byte).unwrap_or("");
+        (
+            before.chars().count() + 1,
+            before.encode_utf16().count() + 1,
+        )
+    }
+
+    #[test]
+    fn columns_match_counting_from_the_line_start() {
+        // Long lines of one-, two-, three- and four-byte characters, so that
+        // the marks fall inside characters too.
+        let mut text = String::new();
+        for (i, c) in ['a', 'é', '∑', '𝄞'].iter().enumerate() {
+            text.push_str(&c.to_string().repeat(700 + i));
+            text.push('\n');
+        }
+        text.push_str("x𝄞y");
+        let f = SourceFile::new("t", None, text.clone());
+        for (byte, _) in text.char_indices().chain([(text.len(), ' ')]) {
+            let (line, col) = f.line_col(byte);
+            let (col_chars, col_utf16) = naive(&text, byte);
+            assert_eq!(col, col_chars, "byte {byte}");
+            let start = f.line_start(line - 1);
+            assert_eq!(f.utf16_count(start, byte) + 1, col_utf16, "byte {byte}");
+        }
+        // Offsets inside a character count as its start.
+        let inside = text.find('é').unwrap_or(0) + 1;
+        assert_eq!(f.line_col(inside), f.line_col(inside - 1));
+    }
+}

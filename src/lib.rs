@@ -40,6 +40,7 @@ pub mod lsp;
 pub mod ptx;
 pub mod source;
 pub mod span;
+pub mod stack;
 pub mod syntax;
 pub mod target;
 pub mod types;

@@ -90,40 +90,7 @@ pub fn compile_str(name: &str, text: &str, opts: &Options) -> Compilation {
 }
 
 fn compile_file(root: SourceFile, bad_utf8: Option<BadUtf8>, opts: &Options) -> Compilation {
-    with_big_stack(|| compile_file_inner(root, bad_utf8, opts))
-}
-
-/// Runs `f` on a thread with a large stack. The checker, the barrier pass
-/// and the writer recurse over expressions, so a deeply nested expression
-/// (thousands of parentheses) needs more than the default 8 MiB; a stack
-/// overflow would abort the process, which the compiler must never do. The
-/// stack is virtual memory: only the pages a compilation touches are used.
-fn with_big_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
-    const STACK: usize = 1 << 30;
-    // The closure is handed over through a mutex so that, should the OS
-    // refuse the thread, it can still run here on the current stack.
-    let job = std::sync::Mutex::new(Some(f));
-    let take = || job.lock().ok().and_then(|mut j| j.take());
-    let spawned = std::thread::scope(|scope| {
-        let handle = std::thread::Builder::new()
-            .name("kdslc".into())
-            .stack_size(STACK)
-            .spawn_scoped(scope, || take().map(|f| f()))
-            .ok()?;
-        Some(match handle.join() {
-            Ok(v) => v,
-            // A panic in the compiler thread: re-raise it here so the
-            // driver's catch_unwind turns it into an internal error.
-            Err(payload) => std::panic::resume_unwind(payload),
-        })
-    });
-    match spawned.flatten() {
-        Some(v) => v,
-        None => match take() {
-            Some(f) => f(),
-            None => std::panic::resume_unwind(Box::new("the compiler thread did not run")),
-        },
-    }
+    crate::stack::with_big_stack(|| compile_file_inner(root, bad_utf8, opts))
 }
 
 fn compile_file_inner(root: SourceFile, bad_utf8: Option<BadUtf8>, opts: &Options) -> Compilation {

@@ -21,7 +21,14 @@ pub struct SourceFile {
     pub path: Option<PathBuf>,
     pub text: String,
     line_starts: Vec<usize>,
+    /// The number of characters, and of characters outside the Basic
+    /// Multilingual Plane, before every [`CHAR_STRIDE`]-th byte, so that a
+    /// column takes constant time however long its line is.
+    char_marks: Vec<(usize, usize)>,
 }
+
+/// Bytes between two entries of `SourceFile::char_marks`.
+const CHAR_STRIDE: usize = 256;
 
 impl SourceFile {
     pub fn new(
@@ -31,12 +38,46 @@ impl SourceFile {
     ) -> SourceFile {
         let text = text.into();
         let line_starts = line_starts(&text);
+        let char_marks = char_marks(&text);
         SourceFile {
             name: name.into(),
             path,
             text,
             line_starts,
+            char_marks,
         }
+    }
+
+    /// How many characters, and how many of them outside the Basic
+    /// Multilingual Plane (two UTF-16 units each), start before byte offset
+    /// `byte` (clamped to the text and down to a character boundary).
+    fn chars_before(&self, byte: usize) -> (usize, usize) {
+        let byte = clamp_to_char_boundary(&self.text, byte);
+        let mark = (byte / CHAR_STRIDE).min(self.char_marks.len().saturating_sub(1));
+        let (base, from) = match self.char_marks.get(mark) {
+            Some(&n) => (n, mark * CHAR_STRIDE),
+            None => ((0, 0), 0),
+        };
+        let rest = self.text.as_bytes().get(from..byte).unwrap_or_default();
+        rest.iter().fold(base, |(c, a), &b| {
+            (
+                c + usize::from(starts_char(b)),
+                a + usize::from(starts_astral(b)),
+            )
+        })
+    }
+
+    /// The number of characters between byte offsets `from` and `to`.
+    pub fn char_count(&self, from: usize, to: usize) -> usize {
+        self.chars_before(to)
+            .0
+            .saturating_sub(self.chars_before(from).0)
+    }
+
+    /// The number of UTF-16 code units between byte offsets `from` and `to`.
+    pub fn utf16_count(&self, from: usize, to: usize) -> usize {
+        let ((c1, a1), (c2, a2)) = (self.chars_before(from), self.chars_before(to));
+        (c2 + a2).saturating_sub(c1 + a1)
     }
 
     /// 0-based line index of a byte offset.
@@ -64,8 +105,7 @@ impl SourceFile {
         let byte = clamp_to_char_boundary(&self.text, byte);
         let line = self.line_index(byte);
         let start = self.line_start(line);
-        let col = self.text.get(start..byte).map_or(0, |s| s.chars().count());
-        (line + 1, col + 1)
+        (line + 1, self.char_count(start, byte) + 1)
     }
 
     pub fn slice(&self, span: Span) -> &str {
@@ -100,6 +140,33 @@ pub fn line_breaks(text: &str) -> impl Iterator<Item = usize> + '_ {
         };
         ends_line.then_some(i + 1)
     })
+}
+
+/// `SourceFile::char_marks`: for each multiple k of [`CHAR_STRIDE`], the
+/// number of characters (and of those outside the BMP) that start before
+/// byte k.
+fn char_marks(text: &str) -> Vec<(usize, usize)> {
+    let mut marks = Vec::with_capacity(text.len() / CHAR_STRIDE + 1);
+    let (mut chars, mut astral) = (0, 0);
+    for (i, b) in text.bytes().enumerate() {
+        if i % CHAR_STRIDE == 0 {
+            marks.push((chars, astral));
+        }
+        chars += usize::from(starts_char(b));
+        astral += usize::from(starts_astral(b));
+    }
+    marks
+}
+
+/// A byte that is not a UTF-8 continuation byte starts a character.
+fn starts_char(b: u8) -> bool {
+    b & 0xC0 != 0x80
+}
+
+/// The first byte of a four-byte UTF-8 sequence: a character outside the
+/// Basic Multilingual Plane.
+fn starts_astral(b: u8) -> bool {
+    b >= 0xF0
 }
 
 fn clamp_to_char_boundary(text: &str, mut byte: usize) -> usize {
@@ -188,5 +255,46 @@ impl<'a> Files<'a> for SourceMap {
             file.text.len()
         };
         Ok(start..end)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Columns in characters and UTF-16 units, the slow way.
+    fn naive(text: &str, byte: usize) -> (usize, usize) {
+        let start = text
+            .get(..byte)
+            .and_then(|t| t.rfind('\n'))
+            .map_or(0, |i| i + 1);
+        let before = text.get(start..byte).unwrap_or("");
+        (
+            before.chars().count() + 1,
+            before.encode_utf16().count() + 1,
+        )
+    }
+
+    #[test]
+    fn columns_match_counting_from_the_line_start() {
+        // Long lines of one-, two-, three- and four-byte characters, so that
+        // the marks fall inside characters too.
+        let mut text = String::new();
+        for (i, c) in ['a', 'é', '∑', '𝄞'].iter().enumerate() {
+            text.push_str(&c.to_string().repeat(700 + i));
+            text.push('\n');
+        }
+        text.push_str("x𝄞y");
+        let f = SourceFile::new("t", None, text.clone());
+        for (byte, _) in text.char_indices().chain([(text.len(), ' ')]) {
+            let (line, col) = f.line_col(byte);
+            let (col_chars, col_utf16) = naive(&text, byte);
+            assert_eq!(col, col_chars, "byte {byte}");
+            let start = f.line_start(line - 1);
+            assert_eq!(f.utf16_count(start, byte) + 1, col_utf16, "byte {byte}");
+        }
+        // Offsets inside a character count as its start.
+        let inside = text.find('é').unwrap_or(0) + 1;
+        assert_eq!(f.line_col(inside), f.line_col(inside - 1));
     }
 }

@@ -24,6 +24,7 @@ use crate::ir::{
 };
 use crate::source::SourceMap;
 use crate::span::Span;
+use std::collections::HashMap;
 
 pub fn check(kernel: &Kernel, sources: &SourceMap, out: &mut Vec<BarrierError>) {
     let mut v = Tx {
@@ -32,6 +33,10 @@ pub fn check(kernel: &Kernel, sources: &SourceMap, out: &mut Vec<BarrierError>) 
         out,
         expects: vec![false; kernel.barriers.len()],
         copies: Vec::new(),
+        ops: OpIndex::default(),
+        if_exprs: 0,
+        blocks: Vec::new(),
+        stmts: Vec::new(),
     };
     walk::body(&kernel.body, &mut v);
     // W0322, once per group, at its first copy.
@@ -57,51 +62,307 @@ pub fn check(kernel: &Kernel, sources: &SourceMap, out: &mut Vec<BarrierError>) 
     }
 }
 
-struct Tx<'k, 'o> {
+/// One walk over the kernel. Each block is judged when the walk leaves it
+/// ([`Visitor::block_end`]), from facts gathered on the way down, so that
+/// every node is visited once however deeply blocks nest.
+struct Tx<'k, 'o, 'a> {
     kernel: &'k Kernel,
     sources: &'k SourceMap,
     out: &'o mut Vec<BarrierError>,
     /// Per group: some `arrive_expect_tx`/`expect_tx` names it.
     expects: Vec<bool>,
     /// Every `copy_async`: its barrier and span.
-    copies: Vec<(&'k BarrierRef, Span)>,
+    copies: Vec<(&'a BarrierRef, Span)>,
+    /// Every expect and copy, in walk order: those of a block, nested ones
+    /// included, are the ones numbered from the block's start on.
+    ops: OpIndex,
+    /// `if` expressions seen so far (a statement that holds one ends a
+    /// stretch).
+    if_exprs: usize,
+    /// The blocks being walked, innermost last.
+    blocks: Vec<OpenBlock<'a>>,
+    /// For each statement being walked, `if_exprs` when it started.
+    stmts: Vec<usize>,
 }
 
-impl<'k> Visitor<'k> for Tx<'k, '_> {
-    fn block(&mut self, b: &'k Block, _cx: Cx<'k>) {
-        stretches(self.kernel, self.sources, b, self.out);
+/// A block being walked: where its operations start, and its statements
+/// walked so far with whether each ends a stretch.
+struct OpenBlock<'a> {
+    first_op: usize,
+    stmts: Vec<(&'a Stmt, bool)>,
+}
+
+impl<'a> Visitor<'a> for Tx<'_, '_, 'a> {
+    fn block(&mut self, _b: &'a Block, _cx: Cx<'a>) {
+        self.blocks.push(OpenBlock {
+            first_op: self.ops.len(),
+            stmts: Vec::new(),
+        });
     }
 
-    fn stmt(&mut self, s: &'k Stmt, _cx: Cx<'k>) {
-        // A statement that failed to check may have expected bytes on its
-        // groups: W0322 cannot say that they never do.
+    fn block_end(&mut self, _b: &'a Block, _cx: Cx<'a>) {
+        if let Some(block) = self.blocks.pop() {
+            stretches(self.kernel, self.sources, &block, &self.ops, self.out);
+        }
+    }
+
+    fn stmt(&mut self, s: &'a Stmt, _cx: Cx<'a>) {
+        self.stmts.push(self.if_exprs);
+        // A statement that failed to check may expect or copy bytes on any
+        // barrier of its groups: W0322 cannot say that they never do, and
+        // W0323 cannot pair around it.
         if let StmtKind::Poisoned { groups, .. } = &s.kind {
             for g in groups {
                 if let Some(e) = self.expects.get_mut(g.index()) {
                     *e = true;
                 }
+                self.ops.push(*g, None, s.span);
             }
         }
-        match tx_op(s) {
-            Some(TxOp {
-                kind: Kind::Expect,
-                barrier,
-                ..
-            }) => {
-                if let Some(e) = self.expects.get_mut(barrier.group.index()) {
+        let Some(op) = tx_op(s) else { return };
+        self.ops.push(
+            op.barrier.group,
+            const_key(op.barrier.index.as_deref()),
+            s.span,
+        );
+        match op.kind {
+            Kind::Expect => {
+                if let Some(e) = self.expects.get_mut(op.barrier.group.index()) {
                     *e = true;
                 }
             }
-            Some(TxOp {
-                kind: Kind::Copy,
-                barrier,
-                ..
-            }) => self.copies.push((barrier, s.span)),
-            None => {}
+            Kind::Copy => self.copies.push((op.barrier, s.span)),
+        }
+    }
+
+    fn stmt_end(&mut self, s: &'a Stmt, _cx: Cx<'a>) {
+        let started = self.stmts.pop().unwrap_or(self.if_exprs);
+        let boundary = is_control(s) || self.if_exprs != started;
+        if let Some(block) = self.blocks.last_mut() {
+            block.stmts.push((s, boundary));
+        }
+    }
+
+    fn expr(&mut self, e: &'a Expr, _cx: Cx<'a>) {
+        if matches!(e.kind, ExprKind::If { .. }) {
+            self.if_exprs += 1;
         }
     }
 }
 
+/// Every expect and copy of a kernel in walk order, indexed so that "how
+/// many operations on this group (at this constant index) lie in this
+/// range" takes a binary search.
+#[derive(Default)]
+struct OpIndex {
+    len: usize,
+    /// Positions of the operations on each group.
+    by_group: HashMap<BarrierId, Vec<usize>>,
+    /// Positions of the operations on each group at each constant index
+    /// (`None`: an index that is not constant).
+    by_key: HashMap<(BarrierId, Option<i128>), Vec<usize>>,
+    spans: Vec<Span>,
+}
+
+impl OpIndex {
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn push(&mut self, group: BarrierId, key: Option<i128>, span: Span) {
+        let at = self.len;
+        self.by_group.entry(group).or_default().push(at);
+        self.by_key.entry((group, key)).or_default().push(at);
+        self.spans.push(span);
+        self.len += 1;
+    }
+
+    /// How many operations from position `from` on are on `group` at an
+    /// index that may be `key` (any index when `key` is not constant).
+    fn count_from(&self, from: usize, group: BarrierId, key: Option<i128>) -> usize {
+        let from_on =
+            |v: Option<&Vec<usize>>| v.map_or(0, |v| v.len() - v.partition_point(|&p| p < from));
+        match key {
+            None => from_on(self.by_group.get(&group)),
+            Some(_) => {
+                from_on(self.by_key.get(&(group, key))) + from_on(self.by_key.get(&(group, None)))
+            }
+        }
+    }
+}
+
+/// The expects and copies on one barrier in one stretch.
+struct Entry<'a> {
+    group: BarrierId,
+    index: Option<&'a Expr>,
+    /// An assignment changed a local of `index`: later uses are another entry.
+    closed: bool,
+    expects: Vec<(Span, Option<u64>)>,
+    copies: Vec<(Span, Option<u64>)>,
+    /// The barrier as the first expect wrote it, for the message.
+    expect_ref: Option<&'a BarrierRef>,
+}
+
+/// The stretches of one block, judged once the walk has left it: `ops` from
+/// `block.first_op` on are the block's operations, nested ones included.
+fn stretches(
+    kernel: &Kernel,
+    sources: &SourceMap,
+    block: &OpenBlock<'_>,
+    ops: &OpIndex,
+    out: &mut Vec<BarrierError>,
+) {
+    let mut open = Stretch::default();
+    for &(s, boundary) in &block.stmts {
+        if boundary {
+            finish(
+                kernel,
+                sources,
+                std::mem::take(&mut open),
+                block.first_op,
+                ops,
+                out,
+            );
+            continue;
+        }
+        if let StmtKind::Assign { local, .. } = &s.kind {
+            open.assigned(*local);
+        }
+        let Some(op) = tx_op(s) else { continue };
+        let item = (s.span, consteval::eval_u64(op.bytes));
+        let at = open.entry(op.barrier);
+        let Some(entry) = open.entries.get_mut(at) else {
+            continue;
+        };
+        match op.kind {
+            Kind::Expect => {
+                entry.expects.push(item);
+                entry.expect_ref = entry.expect_ref.or(Some(op.barrier));
+            }
+            Kind::Copy => entry.copies.push(item),
+        }
+    }
+    finish(kernel, sources, open, block.first_op, ops, out);
+}
+
+/// The entries of the stretch being read, indexed so that finding the
+/// entry of an operation and closing the entries of an assigned local do
+/// not scan them all.
+#[derive(Default)]
+struct Stretch<'a> {
+    entries: Vec<Entry<'a>>,
+    /// Open entries whose index is constant, by group and index.
+    by_const: HashMap<(BarrierId, i128), usize>,
+    /// Open entries whose index is not constant.
+    by_value: Vec<usize>,
+    /// Entries whose index reads each local.
+    readers: HashMap<LocalId, Vec<usize>>,
+}
+
+impl<'a> Stretch<'a> {
+    /// An assignment to `local`: entries whose index reads it are closed.
+    fn assigned(&mut self, local: LocalId) {
+        let Some(readers) = self.readers.remove(&local) else {
+            return;
+        };
+        for i in readers {
+            if let Some(e) = self.entries.get_mut(i) {
+                e.closed = true;
+            }
+        }
+        let entries = &self.entries;
+        self.by_value
+            .retain(|&i| entries.get(i).is_some_and(|e| !e.closed));
+    }
+
+    /// The position of the open entry of the barrier `r`, created if there
+    /// is none.
+    fn entry(&mut self, r: &'a BarrierRef) -> usize {
+        let index = r.index.as_deref();
+        let key = const_key(index);
+        let found = match key {
+            Some(k) => self
+                .by_const
+                .get(&(r.group, k))
+                .copied()
+                .filter(|&i| self.entries.get(i).is_some_and(|e| !e.closed)),
+            None => self.by_value.iter().copied().find(|&i| {
+                self.entries
+                    .get(i)
+                    .is_some_and(|e| e.group == r.group && same_index(e.index, index))
+            }),
+        };
+        if let Some(i) = found {
+            return i;
+        }
+        let i = self.entries.len();
+        self.entries.push(Entry {
+            group: r.group,
+            index,
+            closed: false,
+            expects: Vec::new(),
+            copies: Vec::new(),
+            expect_ref: None,
+        });
+        match key {
+            Some(k) => {
+                self.by_const.insert((r.group, k), i);
+            }
+            None => self.by_value.push(i),
+        }
+        for l in index.map(locals_read).unwrap_or_default() {
+            self.readers.entry(l).or_default().push(i);
+        }
+        i
+    }
+}
+
+fn finish(
+    kernel: &Kernel,
+    sources: &SourceMap,
+    stretch: Stretch<'_>,
+    first_op: usize,
+    ops: &OpIndex,
+    out: &mut Vec<BarrierError>,
+) {
+    for e in stretch.entries {
+        let Some(&(expect, _)) = e.expects.first() else {
+            continue;
+        };
+        if e.copies.is_empty() {
+            continue;
+        }
+        let (Some(expected), Some(completed)) = (sum(&e.expects), sum(&e.copies)) else {
+            continue;
+        };
+        // A size that is already E0309 says nothing about what was meant.
+        let sizes = e.expects.iter().chain(&e.copies);
+        if sizes
+            .filter_map(|(_, n)| *n)
+            .any(|n| !ops::valid_tx_size(i128::from(n)))
+        {
+            continue;
+        }
+        // Another operation in the block (nested ones included) that may be
+        // on the same barrier: the entry's own are all among those counted.
+        let own = e.expects.len() + e.copies.len();
+        let shared = ops.count_from(first_op, e.group, const_key(e.index)) > own;
+        if !shared && expected != completed {
+            let copies = e.copies.iter().map(|(s, _)| *s).collect();
+            let (Some(g), Some(r)) = (kernel.barriers.get(e.group.index()), e.expect_ref) else {
+                continue;
+            };
+            out.push(BarrierError::TxMismatch {
+                name: g.name.clone(),
+                reference: super::reference_text(sources, kernel, r),
+                expected,
+                completed,
+                expect,
+                copies,
+            });
+        }
+    }
+}
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
     Expect,
@@ -136,119 +397,6 @@ fn tx_op(s: &Stmt) -> Option<TxOp<'_>> {
     }
 }
 
-/// The expects and copies on one barrier in one stretch.
-struct Entry<'a> {
-    group: BarrierId,
-    index: Option<&'a Expr>,
-    /// An assignment changed a local of `index`: later uses are another entry.
-    closed: bool,
-    expects: Vec<(Span, Option<u64>)>,
-    copies: Vec<(Span, Option<u64>)>,
-    /// The barrier as the first expect wrote it, for the message.
-    expect_ref: Option<&'a BarrierRef>,
-}
-
-fn stretches(kernel: &Kernel, sources: &SourceMap, b: &Block, out: &mut Vec<BarrierError>) {
-    // Every expect and copy in the block, nested ones included, to tell
-    // whether an entry has the barrier to itself.
-    let mut all = AllOps(Vec::new());
-    for s in &b.stmts {
-        walk::stmt(s, Cx::default(), &mut all);
-    }
-    let mut open: Vec<Entry<'_>> = Vec::new();
-    for s in &b.stmts {
-        if is_boundary(s) {
-            finish(kernel, sources, std::mem::take(&mut open), &all.0, out);
-            continue;
-        }
-        if let StmtKind::Assign { local, .. } = &s.kind {
-            for e in open
-                .iter_mut()
-                .filter(|e| e.index.is_some_and(|i| mentions(i, *local)))
-            {
-                e.closed = true;
-            }
-        }
-        let Some(op) = tx_op(s) else { continue };
-        let index = op.barrier.index.as_deref();
-        let pos = open
-            .iter()
-            .position(|e| !e.closed && e.group == op.barrier.group && same_index(e.index, index));
-        let entry = match pos.and_then(|p| open.get_mut(p)) {
-            Some(e) => e,
-            None => {
-                open.push(Entry {
-                    group: op.barrier.group,
-                    index,
-                    closed: false,
-                    expects: Vec::new(),
-                    copies: Vec::new(),
-                    expect_ref: None,
-                });
-                let Some(e) = open.last_mut() else { continue };
-                e
-            }
-        };
-        let item = (s.span, consteval::eval_u64(op.bytes));
-        match op.kind {
-            Kind::Expect => {
-                entry.expects.push(item);
-                entry.expect_ref = entry.expect_ref.or(Some(op.barrier));
-            }
-            Kind::Copy => entry.copies.push(item),
-        }
-    }
-    finish(kernel, sources, open, &all.0, out);
-}
-
-fn finish(
-    kernel: &Kernel,
-    sources: &SourceMap,
-    entries: Vec<Entry<'_>>,
-    all: &[(BarrierId, Option<i128>, Span)],
-    out: &mut Vec<BarrierError>,
-) {
-    for e in entries {
-        let Some(&(expect, _)) = e.expects.first() else {
-            continue;
-        };
-        if e.copies.is_empty() {
-            continue;
-        }
-        let (Some(expected), Some(completed)) = (sum(&e.expects), sum(&e.copies)) else {
-            continue;
-        };
-        // A size that is already E0309 says nothing about what was meant.
-        let sizes = e.expects.iter().chain(&e.copies);
-        if sizes
-            .filter_map(|(_, n)| *n)
-            .any(|n| !ops::valid_tx_size(i128::from(n)))
-        {
-            continue;
-        }
-        let own = |span: Span| e.expects.iter().chain(&e.copies).any(|(s, _)| *s == span);
-        let key = const_key(e.index);
-        let shared = all.iter().any(|(group, k, span)| {
-            let distinct = matches!((key, k), (Some(a), Some(b)) if a != *b);
-            *group == e.group && !own(*span) && !distinct
-        });
-        if !shared && expected != completed {
-            let copies = e.copies.iter().map(|(s, _)| *s).collect();
-            let (Some(g), Some(r)) = (kernel.barriers.get(e.group.index()), e.expect_ref) else {
-                continue;
-            };
-            out.push(BarrierError::TxMismatch {
-                name: g.name.clone(),
-                reference: super::reference_text(sources, kernel, r),
-                expected,
-                completed,
-                expect,
-                copies,
-            });
-        }
-    }
-}
-
 /// The total of constant byte counts; `None` if one is not constant.
 fn sum(items: &[(Span, Option<u64>)]) -> Option<u64> {
     items
@@ -256,48 +404,19 @@ fn sum(items: &[(Span, Option<u64>)]) -> Option<u64> {
         .try_fold(0u64, |acc, (_, n)| acc.checked_add((*n)?))
 }
 
-struct AllOps(Vec<(BarrierId, Option<i128>, Span)>);
-
-impl<'a> Visitor<'a> for AllOps {
-    fn stmt(&mut self, s: &'a Stmt, _cx: Cx<'a>) {
-        // A statement that failed to check may expect or copy bytes on any
-        // barrier of its groups.
-        if let StmtKind::Poisoned { groups, .. } = &s.kind {
-            self.0.extend(groups.iter().map(|g| (*g, None, s.span)));
-        }
-        if let Some(op) = tx_op(s) {
-            self.0.push((
-                op.barrier.group,
-                const_key(op.barrier.index.as_deref()),
-                s.span,
-            ));
-        }
-    }
-}
-
-/// Control flow ends a stretch: so does an `if` expression, whose blocks
-/// may hold statements.
-fn is_boundary(s: &Stmt) -> bool {
-    struct HasBlocks(bool);
-    impl<'a> Visitor<'a> for HasBlocks {
-        fn expr(&mut self, e: &'a Expr, _cx: Cx<'a>) {
-            self.0 |= matches!(e.kind, ExprKind::If { .. });
-        }
-    }
-    match &s.kind {
+/// Control flow ends a stretch (so does a statement holding an `if`
+/// expression, whose blocks may hold statements: see `Tx::stmt_end`).
+fn is_control(s: &Stmt) -> bool {
+    matches!(
+        s.kind,
         StmtKind::If { .. }
-        | StmtKind::While { .. }
-        | StmtKind::For { .. }
-        | StmtKind::Poisoned { .. }
-        | StmtKind::Break
-        | StmtKind::Continue
-        | StmtKind::Return(_) => true,
-        _ => {
-            let mut h = HasBlocks(false);
-            walk::stmt(s, Cx::default(), &mut h);
-            h.0
-        }
-    }
+            | StmtKind::While { .. }
+            | StmtKind::For { .. }
+            | StmtKind::Poisoned { .. }
+            | StmtKind::Break
+            | StmtKind::Continue
+            | StmtKind::Return(_)
+    )
 }
 
 /// A barrier index as a constant: no index is barrier 0 of a group of one.
@@ -335,14 +454,19 @@ fn same_value(a: &Expr, b: &Expr) -> bool {
     }
 }
 
-fn mentions(e: &Expr, local: LocalId) -> bool {
-    struct Mentions(LocalId, bool);
-    impl<'a> Visitor<'a> for Mentions {
+/// The locals an expression reads.
+fn locals_read(e: &Expr) -> Vec<LocalId> {
+    struct Reads(Vec<LocalId>);
+    impl<'a> Visitor<'a> for Reads {
         fn expr(&mut self, e: &'a Expr, _cx: Cx<'a>) {
-            self.1 |= matches!(e.kind, ExprKind::Local(l) if l == self.0);
+            if let ExprKind::Local(l) = e.kind {
+                if !self.0.contains(&l) {
+                    self.0.push(l);
+                }
+            }
         }
     }
-    let mut m = Mentions(local, false);
-    walk::expr(e, Cx::default(), &mut m);
-    m.1
+    let mut r = Reads(Vec::new());
+    walk::expr(e, Cx::default(), &mut r);
+    r.0
 }

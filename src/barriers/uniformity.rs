@@ -58,33 +58,32 @@ impl Callee {
 /// their bodies (parameters taken as uniform; calls in divergent control flow
 /// are reported where the kernel makes them).
 pub fn callees(module: &Module, out: &mut Vec<BarrierError>) -> Vec<Callee> {
-    let mut done: Vec<Option<Callee>> = vec![None; module.functions.len()];
+    // Not summarised yet: assumed unknown (a call in a cycle of the call
+    // graph, already E0114, sees that).
+    let mut known: Vec<Callee> = vec![Callee::unknown(); module.functions.len()];
+    let mut done = vec![false; module.functions.len()];
     let rest = (0..module.functions.len() as u32).map(FuncId);
     for id in module.function_order.iter().copied().chain(rest) {
         let Some(f) = module.functions.get(id.index()) else {
             continue;
         };
-        if done.get(id.index()).is_some_and(Option::is_some) {
-            continue;
+        match done.get_mut(id.index()) {
+            Some(d) if !*d => *d = true,
+            _ => continue,
         }
-        let known: Vec<Callee> = done
-            .iter()
-            .map(|c| c.clone().unwrap_or_else(Callee::unknown))
-            .collect();
         let sync = find_sync(&f.body, &known);
         let a = analyze(&f.body, &known);
+        let varying_result = a.varying_return;
         out.extend(a.warnings.into_values());
-        if let Some(slot) = done.get_mut(id.index()) {
-            *slot = Some(Callee {
+        if let Some(slot) = known.get_mut(id.index()) {
+            *slot = Callee {
                 name: f.name.clone(),
-                varying_result: a.varying_return,
+                varying_result,
                 sync,
-            });
+            };
         }
     }
-    done.into_iter()
-        .map(|c| c.unwrap_or_else(Callee::unknown))
-        .collect()
+    known
 }
 
 /// The CTA-wide barrier a body runs, directly or through a call.
@@ -205,13 +204,36 @@ struct Analyzer<'c> {
     facts: Uniformity<'c>,
     /// A local became varying in this round.
     changed: bool,
-    /// Keyed by the barrier's span, so a loop walked twice reports once.
+    /// Keyed by the barrier's span, so that a cause found first is kept.
     warnings: BTreeMap<(u32, u32, u32), BarrierError>,
     /// Some `return` gives a varying value, or returns in divergent flow.
     varying_return: bool,
     /// Early exits found inside expressions (`if` expressions' blocks),
     /// handed to the statement that holds them.
     pending: Flow,
+    /// What was walked in convergent flow inside the loops being walked:
+    /// when a loop turns out to have an early exit that only some threads
+    /// take, its whole body is divergent, and the part of this log from the
+    /// loop's start is made so ([`Analyzer::diverge`]) instead of walking
+    /// the body again (which, for nested loops, would walk the innermost
+    /// once per enclosing loop).
+    convergent: Vec<Site>,
+}
+
+/// Something walked in convergent flow whose meaning changes when the flow
+/// turns out to be divergent.
+#[derive(Clone, Debug)]
+enum Site {
+    Stmt(usize),
+    /// An assignment to a local.
+    Assign(LocalId),
+    Return,
+    /// A CTA-wide barrier, directly or through a call.
+    Barrier {
+        op: String,
+        via: Option<&'static str>,
+        span: Span,
+    },
 }
 
 fn analyze<'c>(body: &Body, callees: &'c [Callee]) -> Analyzer<'c> {
@@ -225,6 +247,7 @@ fn analyze<'c>(body: &Body, callees: &'c [Callee]) -> Analyzer<'c> {
         warnings: BTreeMap::new(),
         varying_return: false,
         pending: Flow::default(),
+        convergent: Vec::new(),
     };
     // Each round but the last marks at least one more local.
     for _ in 0..=body.locals.len() {
@@ -234,6 +257,7 @@ fn analyze<'c>(body: &Body, callees: &'c [Callee]) -> Analyzer<'c> {
         // early stays true; keeping it keeps its first (most direct) cause.
         a.varying_return = false;
         a.pending = Flow::default();
+        a.convergent.clear();
         let _ = a.block(&body.block, None);
         if !a.changed {
             break;
@@ -252,15 +276,6 @@ impl Analyzer<'_> {
         }
     }
 
-    fn varies(&self, e: &Expr) -> bool {
-        self.facts.varies(e)
-    }
-
-    /// `Some(cond.span)` when `cond` splits the threads.
-    fn split(&self, cond: &Expr, span: Span) -> Option<Span> {
-        self.varies(cond).then_some(span)
-    }
-
     fn block(&mut self, b: &Block, mut div: Option<Span>) -> Flow {
         let mut flow = Flow::default();
         for s in &b.stmts {
@@ -276,30 +291,69 @@ impl Analyzer<'_> {
     /// divergent `return` it contains, if any (breaks end at the loop).
     fn loop_body(&mut self, body: &Block, div: Option<Span>, own: Option<Span>) -> Option<Span> {
         let inner = div.or(own);
+        let from = self.convergent.len();
         let f = self.block(body, inner);
         match (inner, f.any()) {
             // Some threads left early: later iterations run in the others
             // only, so the whole body is divergent.
-            (None, Some(c)) => f.ret.or(self.block(body, Some(c)).ret),
+            (None, Some(c)) => {
+                let returns = self.diverge(from, c);
+                f.ret.or(returns.then_some(c))
+            }
             _ => f.ret,
         }
     }
 
+    /// Makes what was walked in convergent flow since `from` divergent under
+    /// `cond`, as walking it again with `cond` would. True when that holds a
+    /// `return`.
+    fn diverge(&mut self, from: usize, cond: Span) -> bool {
+        let mut returns = false;
+        let sites: Vec<Site> = self
+            .convergent
+            .drain(from.min(self.convergent.len())..)
+            .collect();
+        for site in sites {
+            match site {
+                Site::Stmt(key) => {
+                    self.facts.divergent.insert(key, cond);
+                }
+                Site::Assign(l) => self.mark(l, true),
+                Site::Return => {
+                    self.varying_return = true;
+                    returns = true;
+                }
+                Site::Barrier { op, via, span } => self.warn(op, via, span, cond),
+            }
+        }
+        returns
+    }
+
+    /// Records `site` when the flow is convergent (`div` is `None`), for
+    /// [`Analyzer::diverge`].
+    fn convergent_site(&mut self, div: Option<Span>, site: impl FnOnce() -> Site) {
+        if div.is_none() {
+            self.convergent.push(site());
+        }
+    }
+
     fn stmt(&mut self, s: &Stmt, div: Option<Span>) -> Flow {
-        if let Some(c) = div {
-            self.facts.divergent.insert(stmt_key(s), c);
+        match div {
+            Some(c) => {
+                self.facts.divergent.insert(stmt_key(s), c);
+            }
+            None => self.convergent.push(Site::Stmt(stmt_key(s))),
         }
         let mut flow = Flow::default();
         match &s.kind {
             StmtKind::Let { local, value } => {
-                self.effects(value, div);
-                let v = self.varies(value);
+                let v = self.effects(value, div);
                 self.mark(*local, v);
             }
             StmtKind::Assign { local, value } => {
-                self.effects(value, div);
-                let v = self.varies(value) || div.is_some();
-                self.mark(*local, v);
+                let v = self.effects(value, div);
+                self.mark(*local, v || div.is_some());
+                self.convergent_site(div, || Site::Assign(*local));
             }
             StmtKind::Store { place, value, .. } => {
                 for e in walk::place_exprs(place) {
@@ -307,22 +361,23 @@ impl Analyzer<'_> {
                 }
                 self.effects(value, div);
             }
-            StmtKind::Expr(e) => self.effects(e, div),
+            StmtKind::Expr(e) => {
+                self.effects(e, div);
+            }
             StmtKind::If {
                 cond,
                 then_block,
                 else_block,
             } => {
-                self.effects(cond, div);
-                let inner = div.or(self.split(cond, cond.span));
+                let varies = self.effects(cond, div);
+                let inner = div.or(varies.then_some(cond.span));
                 flow.merge(self.block(then_block, inner));
                 if let Some(b) = else_block {
                     flow.merge(self.block(b, inner));
                 }
             }
             StmtKind::While { cond, body } => {
-                self.effects(cond, div);
-                let own = self.split(cond, cond.span);
+                let own = self.effects(cond, div).then_some(cond.span);
                 flow.ret = self.loop_body(body, div, own);
             }
             StmtKind::For {
@@ -332,21 +387,19 @@ impl Analyzer<'_> {
                 step,
                 body,
             } => {
-                for e in [start, end, step] {
-                    self.effects(e, div);
-                }
-                let var_varies = self.varies(start) || self.varies(step);
+                let [vs, ve, vt] = [start, end, step].map(|e| self.effects(e, div));
+                let var_varies = vs || vt;
                 self.mark(*var, var_varies);
-                let own = (var_varies || self.varies(end)).then_some(start.span.to(end.span));
+                let own = (var_varies || ve).then_some(start.span.to(end.span));
                 flow.ret = self.loop_body(body, div, own);
             }
             StmtKind::Break | StmtKind::Continue => flow.brk = div,
             StmtKind::Return(value) => {
                 if let Some(e) = value {
-                    self.effects(e, div);
-                    self.varying_return |= self.varies(e);
+                    self.varying_return |= self.effects(e, div);
                 }
                 self.varying_return |= div.is_some();
+                self.convergent_site(div, || Site::Return);
                 flow.ret = div;
             }
             StmtKind::Call { func, args } => {
@@ -398,26 +451,28 @@ impl Analyzer<'_> {
         flow
     }
 
-    /// Walks an expression for what it does rather than what it is worth:
-    /// the blocks of `if` expressions, and calls of functions that
-    /// synchronise.
-    fn effects(&mut self, e: &Expr, div: Option<Span>) {
+    /// Walks an expression for what it does (the blocks of `if`
+    /// expressions, calls of functions that synchronise) and returns what it
+    /// is worth: whether it may differ between threads, as
+    /// [`Uniformity::varies`] says, in the same single walk.
+    fn effects(&mut self, e: &Expr, div: Option<Span>) -> bool {
         match &e.kind {
-            ExprKind::Const(_) | ExprKind::Local(_) | ExprKind::Param(_) | ExprKind::Special(_) => {
-            }
+            ExprKind::Const(_) | ExprKind::Param(_) => false,
+            ExprKind::Local(l) => self.facts.local(*l),
+            ExprKind::Special(s) => thread_dependent(*s),
             ExprKind::Unary(_, a) | ExprKind::Cast(a) => self.effects(a, div),
             ExprKind::Binary(op, a, b) => {
-                self.effects(a, div);
+                let va = self.effects(a, div);
                 let rhs = match op {
-                    BinOp::And | BinOp::Or => div.or(self.split(a, a.span)),
+                    BinOp::And | BinOp::Or => div.or(va.then_some(a.span)),
                     _ => div,
                 };
-                self.effects(b, rhs);
+                let vb = self.effects(b, rhs);
+                va || vb
             }
             ExprKind::Select(c, a, b) => {
-                for x in [c, a, b] {
-                    self.effects(x, div);
-                }
+                let v = [c, a, b].map(|x| self.effects(x, div));
+                v.contains(&true)
             }
             ExprKind::If {
                 cond,
@@ -426,48 +481,61 @@ impl Analyzer<'_> {
                 else_block,
                 else_value,
             } => {
-                self.effects(cond, div);
-                let inner = div.or(self.split(cond, cond.span));
+                let vc = self.effects(cond, div);
+                let inner = div.or(vc.then_some(cond.span));
+                let mut varies = vc;
                 for (b, v) in [(then_block, then_value), (else_block, else_value)] {
                     let f = self.block(b, inner);
-                    self.effects(v, inner.or(f.any()));
+                    varies |= self.effects(v, inner.or(f.any()));
                     self.pending.merge(f);
                 }
+                varies
             }
-            ExprKind::Load(p) => {
-                for i in walk::place_exprs(p) {
-                    self.effects(i, div);
-                }
-            }
+            ExprKind::Load(p) => self.all_effects(walk::place_exprs(p), div),
             ExprKind::Call { func, args } => {
-                for a in args {
-                    self.effects(a, div);
-                }
+                let args_vary = self.all_effects(args.iter(), div);
                 self.call(*func, e.span, div);
+                args_vary
+                    || self
+                        .facts
+                        .callees
+                        .get(func.index())
+                        .is_none_or(|c| c.varying_result)
             }
-            ExprKind::Math(_, args) | ExprKind::Warp(_, args) => {
-                for a in args {
-                    self.effects(a, div);
-                }
+            ExprKind::Math(_, args) => self.all_effects(args.iter(), div),
+            ExprKind::Warp(_, args) => {
+                self.all_effects(args.iter(), div);
+                true
             }
             ExprKind::Atomic { place, args, .. } => {
-                for x in walk::place_exprs(place).into_iter().chain(args) {
-                    self.effects(x, div);
-                }
+                self.all_effects(walk::place_exprs(place).into_iter().chain(args), div);
+                true
             }
             ExprKind::BarrierTest {
                 barrier, parity, ..
             } => {
-                for x in barrier
+                let operands = barrier
                     .index
                     .as_deref()
                     .into_iter()
-                    .chain(walk::explicit(parity))
-                {
-                    self.effects(x, div);
-                }
+                    .chain(walk::explicit(parity));
+                self.all_effects(operands, div);
+                true
             }
         }
+    }
+
+    /// [`Analyzer::effects`] of each expression; true when any varies.
+    fn all_effects<'e>(
+        &mut self,
+        es: impl IntoIterator<Item = &'e Expr>,
+        div: Option<Span>,
+    ) -> bool {
+        let mut varies = false;
+        for e in es {
+            varies |= self.effects(e, div);
+        }
+        varies
     }
 
     fn call(&mut self, func: FuncId, span: Span, div: Option<Span>) {
@@ -497,7 +565,15 @@ impl Analyzer<'_> {
         span: Span,
         div: Option<Span>,
     ) {
-        let Some(cond) = div else { return };
+        match div {
+            Some(cond) => self.warn(op, via, span, cond),
+            None => self.convergent.push(Site::Barrier { op, via, span }),
+        }
+    }
+
+    /// W0320 for a CTA-wide barrier in flow that `cond` made divergent; the
+    /// first cause found for a barrier is kept.
+    fn warn(&mut self, op: String, via: Option<&'static str>, span: Span, cond: Span) {
         let key = (span.file.0, span.start, span.end);
         self.warnings.entry(key).or_insert(BarrierError::Divergent {
             op,

@@ -41,10 +41,15 @@ impl<'a> Cx<'a> {
     }
 }
 
-/// Hooks called before a node's children are walked. All default to nothing.
+/// Hooks called before a node's children are walked (and, for blocks and
+/// statements, after). All default to nothing.
 pub trait Visitor<'a> {
     fn block(&mut self, _b: &'a Block, _cx: Cx<'a>) {}
+    /// After the block's statements were walked.
+    fn block_end(&mut self, _b: &'a Block, _cx: Cx<'a>) {}
     fn stmt(&mut self, _s: &'a Stmt, _cx: Cx<'a>) {}
+    /// After the statement's children were walked.
+    fn stmt_end(&mut self, _s: &'a Stmt, _cx: Cx<'a>) {}
     fn expr(&mut self, _e: &'a Expr, _cx: Cx<'a>) {}
     fn barrier_ref(&mut self, _r: &'a BarrierRef, _cx: Cx<'a>) {}
 }
@@ -93,8 +98,10 @@ impl<'a, V: Visitor<'a>> Cursor<'a, '_, V> {
 
 impl<'a, V: Visitor<'a>> Visit<'a> for Cursor<'a, '_, V> {
     fn visit_block(&mut self, b: &'a Block) {
-        self.v.block(b, self.cx);
+        let cx = self.cx;
+        self.v.block(b, cx);
         visit::walk_block(self, b);
+        self.v.block_end(b, cx);
     }
 
     fn visit_stmt(&mut self, s: &'a Stmt) {
@@ -140,6 +147,7 @@ impl<'a, V: Visitor<'a>> Visit<'a> for Cursor<'a, '_, V> {
             }),
             _ => visit::walk_stmt(self, s),
         }
+        self.v.stmt_end(s, cx);
     }
 
     fn visit_expr(&mut self, e: &'a Expr) {
@@ -204,7 +212,11 @@ pub fn place_exprs(p: &Place) -> Vec<&Expr> {
 }
 
 /// The address of a statement, a key for per-statement facts that stays
-/// valid while the module is borrowed.
+/// valid while the module is borrowed: the barrier pass only reads the IR,
+/// builds no statement of its own, and drops its facts before the module
+/// can change, so every key names one live statement. (The checker keys
+/// nothing by address: what it needs about a syntax node is stored in the
+/// node by the parser.)
 pub fn stmt_key(s: &Stmt) -> usize {
     std::ptr::from_ref(s) as usize
 }

@@ -57,7 +57,12 @@ pub struct BodyChecker<'a> {
     /// Locals that were declared as parameters or `for` variables, for
     /// messages ("`i` is a loop variable").
     local_kind: Vec<&'static str>,
-    scopes: Vec<HashMap<String, Binding>>,
+    /// Each name's bindings, innermost last: a lookup takes constant time
+    /// however deeply scopes nest.
+    bindings: HashMap<String, Vec<Binding>>,
+    /// The names each open scope bound, innermost scope last (a name bound
+    /// twice in one scope, by shadowing, is listed twice).
+    scopes: Vec<Vec<String>>,
     pub loop_depth: u32,
     /// Nesting of blocks below the body's top level (declarations of shared
     /// arrays and barriers need 0).
@@ -71,9 +76,6 @@ pub struct BodyChecker<'a> {
     pub const_context: bool,
     /// Every resolved use of a name, with its definition.
     pub references: Vec<super::Reference>,
-    /// `is_untyped` per AST node (by address; the AST does not move while
-    /// a body is checked).
-    pub untyped_memo: HashMap<usize, bool>,
     /// The barrier groups named by the statement being checked (its nested
     /// statements take theirs off again): a statement that fails to check
     /// keeps them in its [`ir::StmtKind::Poisoned`].
@@ -94,7 +96,8 @@ impl<'a> BodyChecker<'a> {
             locals: Vec::new(),
             used: Vec::new(),
             local_kind: Vec::new(),
-            scopes: vec![HashMap::new()],
+            bindings: HashMap::new(),
+            scopes: vec![Vec::new()],
             loop_depth: 0,
             block_depth: 0,
             kernel: None,
@@ -102,7 +105,6 @@ impl<'a> BodyChecker<'a> {
             calls: Vec::new(),
             const_context: false,
             references: Vec::new(),
-            untyped_memo: HashMap::new(),
             named_groups: Vec::new(),
             orphans: Vec::new(),
         }
@@ -160,26 +162,34 @@ impl<'a> BodyChecker<'a> {
     // ---- scopes -------------------------------------------------------
 
     pub fn push_scope(&mut self) {
-        self.scopes.push(HashMap::new());
+        self.scopes.push(Vec::new());
     }
 
     pub fn pop_scope(&mut self) {
-        self.scopes.pop();
+        for name in self.scopes.pop().unwrap_or_default() {
+            if let Some(stack) = self.bindings.get_mut(&name) {
+                stack.pop();
+                if stack.is_empty() {
+                    self.bindings.remove(&name);
+                }
+            }
+        }
     }
 
     pub fn bind(&mut self, name: &str, b: Binding) {
         if let Some(scope) = self.scopes.last_mut() {
-            scope.insert(name.to_string(), b);
+            scope.push(name.to_string());
+            self.bindings.entry(name.to_string()).or_default().push(b);
         }
     }
 
     pub fn lookup(&self, name: &str) -> Option<Binding> {
-        self.scopes.iter().rev().find_map(|s| s.get(name).copied())
+        self.bindings.get(name).and_then(|s| s.last()).copied()
     }
 
     /// Every name visible here, for "did you mean" suggestions.
     pub fn visible_names(&self) -> Vec<String> {
-        let mut names: Vec<String> = self.scopes.iter().flat_map(|s| s.keys().cloned()).collect();
+        let mut names: Vec<String> = self.bindings.keys().cloned().collect();
         names.extend(self.g.consts.keys().cloned());
         names.extend(super::exprs::BUILTIN_VALUES.iter().map(|s| s.to_string()));
         names

@@ -63,10 +63,26 @@ impl BodyChecker<'_> {
         span: Span,
         expected: Option<Scalar>,
     ) -> Option<CallResult> {
-        let name = callee.name.as_str();
-        if let Some(&id) = self.g.function_ids.get(name) {
+        if let Some(&id) = self.g.function_ids.get(callee.name.as_str()) {
             return self.user_call(id, callee, args, span);
         }
+        self.builtin_call(callee, args, span, expected)
+    }
+
+    /// A call of anything but a device function. Kept apart from [`call`]
+    /// (and not inlined into it) because its frame is large: calls of device
+    /// functions nest through `call` without paying for it.
+    ///
+    /// [`call`]: BodyChecker::call
+    #[inline(never)]
+    fn builtin_call(
+        &mut self,
+        callee: &ast::Ident,
+        args: &[ast::Expr],
+        span: Span,
+        expected: Option<Scalar>,
+    ) -> Option<CallResult> {
+        let name = callee.name.as_str();
         if !is_builtin_function(name) {
             let mut names: Vec<&str> = BUILTIN_FUNCTIONS.to_vec();
             names.extend(self.g.function_ids.keys().map(String::as_str));
@@ -102,6 +118,73 @@ impl BodyChecker<'_> {
             });
             return None;
         }
+        match name {
+            "min" | "max" | "abs" | "sqrt" | "rsqrt" | "exp2" | "log2" | "exp" | "log" | "sin"
+            | "cos" | "fma" | "select" => self.math_call(name, args, span, expected),
+            "atomic_add" | "atomic_max" | "atomic_min" | "atomic_cas" => {
+                self.atomic_call(name, args, span)
+            }
+            "shfl_down" | "shfl_up" | "shfl_xor" | "shfl_idx" | "ballot" | "any" | "all" => {
+                self.warp_call(name, args, span, expected)
+            }
+            "sync_threads" => {
+                self.arity::<0>(name, args, span, "sync_threads()")?;
+                Some(CallResult::Effect(Box::new(StmtKind::SyncThreads)))
+            }
+            "cluster_sync" => {
+                self.arity::<0>(name, args, span, "cluster_sync()")?;
+                (self.require_sm90("`cluster_sync()`", span)
+                    && self.require_cluster("`cluster_sync()`", span))
+                .then_some(CallResult::Effect(Box::new(StmtKind::ClusterSync)))
+            }
+            "fence_proxy_async" => {
+                self.arity::<0>(name, args, span, "fence_proxy_async()")?;
+                self.require_sm90("`fence_proxy_async()`", span)
+                    .then_some(CallResult::Effect(Box::new(StmtKind::FenceProxyAsync)))
+            }
+            "copy_async" => self.copy_async(args, span),
+            "copy_async_store" => self.copy_async_store(args, span),
+            "copy_async_commit" => {
+                self.arity::<0>(name, args, span, "copy_async_commit()")?;
+                self.require_sm90("`copy_async_commit()`", span)
+                    .then_some(CallResult::Effect(Box::new(StmtKind::CopyAsyncCommit)))
+            }
+            "copy_async_wait" => {
+                let [n] = self.arity::<1>(name, args, span, "copy_async_wait(n: u32)")?;
+                let e = self.expr_as(n, Scalar::U32)?;
+                let Some(v) = ir::consteval::eval_u64(&e) else {
+                    self.error(CheckError::NotConstant { span: n.span, why: Some("`copy_async_wait` needs a constant count (PTX `wait_group` takes an immediate)".into()) });
+                    return None;
+                };
+                let v = u32::try_from(v).ok()?;
+                self.require_sm90("`copy_async_wait()`", span)
+                    .then_some(CallResult::Effect(Box::new(StmtKind::CopyAsyncWait(v))))
+            }
+            // `remote(array, rank)` on its own, not indexed.
+            _ => {
+                self.error(CheckError::IndexCount {
+                    name: "remote(...)".into(),
+                    dims: 1,
+                    found: 0,
+                    span,
+                    decl: None,
+                });
+                None
+            }
+        }
+    }
+
+    /// `min`, `max`, `abs`, the float functions, `fma`, `select`.
+    /// Its own function (not inlined) so that nested calls pay only for
+    /// the frame of the group they use.
+    #[inline(never)]
+    fn math_call(
+        &mut self,
+        name: &str,
+        args: &[ast::Expr],
+        span: Span,
+        expected: Option<Scalar>,
+    ) -> Option<CallResult> {
         match name {
             "min" | "max" => {
                 let [a, b] = self.arity::<2>(name, args, span, "min(a: T, b: T) -> T")?;
@@ -185,6 +268,16 @@ impl BodyChecker<'_> {
                     span,
                 )
             }
+            _ => None,
+        }
+    }
+
+    /// The atomics.
+    /// Its own function (not inlined) so that nested calls pay only for
+    /// the frame of the group they use.
+    #[inline(never)]
+    fn atomic_call(&mut self, name: &str, args: &[ast::Expr], span: Span) -> Option<CallResult> {
+        match name {
             "atomic_add" | "atomic_max" | "atomic_min" => {
                 let [p, v] =
                     self.arity::<2>(name, args, span, "atomic_add(array[index], value: T) -> T")?;
@@ -254,6 +347,22 @@ impl BodyChecker<'_> {
                     span,
                 )
             }
+            _ => None,
+        }
+    }
+
+    /// Shuffles and votes.
+    /// Its own function (not inlined) so that nested calls pay only for
+    /// the frame of the group they use.
+    #[inline(never)]
+    fn warp_call(
+        &mut self,
+        name: &str,
+        args: &[ast::Expr],
+        span: Span,
+        expected: Option<Scalar>,
+    ) -> Option<CallResult> {
+        match name {
             "shfl_down" | "shfl_up" | "shfl_xor" | "shfl_idx" => {
                 let [v, lane] =
                     self.arity::<2>(name, args, span, "shfl_down(value: T, delta: u32) -> T")?;
@@ -287,50 +396,7 @@ impl BodyChecker<'_> {
                 };
                 value(ExprKind::Warp(op, vec![p]), Some(ty), span)
             }
-            "sync_threads" => {
-                self.arity::<0>(name, args, span, "sync_threads()")?;
-                Some(CallResult::Effect(Box::new(StmtKind::SyncThreads)))
-            }
-            "cluster_sync" => {
-                self.arity::<0>(name, args, span, "cluster_sync()")?;
-                (self.require_sm90("`cluster_sync()`", span)
-                    && self.require_cluster("`cluster_sync()`", span))
-                .then_some(CallResult::Effect(Box::new(StmtKind::ClusterSync)))
-            }
-            "fence_proxy_async" => {
-                self.arity::<0>(name, args, span, "fence_proxy_async()")?;
-                self.require_sm90("`fence_proxy_async()`", span)
-                    .then_some(CallResult::Effect(Box::new(StmtKind::FenceProxyAsync)))
-            }
-            "copy_async" => self.copy_async(args, span),
-            "copy_async_store" => self.copy_async_store(args, span),
-            "copy_async_commit" => {
-                self.arity::<0>(name, args, span, "copy_async_commit()")?;
-                self.require_sm90("`copy_async_commit()`", span)
-                    .then_some(CallResult::Effect(Box::new(StmtKind::CopyAsyncCommit)))
-            }
-            "copy_async_wait" => {
-                let [n] = self.arity::<1>(name, args, span, "copy_async_wait(n: u32)")?;
-                let e = self.expr_as(n, Scalar::U32)?;
-                let Some(v) = ir::consteval::eval_u64(&e) else {
-                    self.error(CheckError::NotConstant { span: n.span, why: Some("`copy_async_wait` needs a constant count (PTX `wait_group` takes an immediate)".into()) });
-                    return None;
-                };
-                let v = u32::try_from(v).ok()?;
-                self.require_sm90("`copy_async_wait()`", span)
-                    .then_some(CallResult::Effect(Box::new(StmtKind::CopyAsyncWait(v))))
-            }
-            // `remote(array, rank)` on its own, not indexed.
-            _ => {
-                self.error(CheckError::IndexCount {
-                    name: "remote(...)".into(),
-                    dims: 1,
-                    found: 0,
-                    span,
-                    decl: None,
-                });
-                None
-            }
+            _ => None,
         }
     }
 

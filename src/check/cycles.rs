@@ -267,9 +267,9 @@ mod tests {
         let (file, diags) = crate::syntax::parse(crate::span::FileId(0), src);
         assert!(diags.is_empty(), "{diags:?}");
         file.items
-            .into_iter()
+            .iter()
             .filter_map(|i| match i {
-                ast::Item::Const(c) => Some(c),
+                ast::Item::Const(c) => Some(c.clone()),
                 _ => None,
             })
             .collect()

@@ -117,8 +117,9 @@ pub enum CheckError {
     /// E0122
     SharedTooLarge {
         limit: u64,
-        /// The kernel's total (`None`: more than 64 bits can count).
-        used: Option<u64>,
+        /// The kernel's total in decimal (exact, or `at least N` when it
+        /// does not fit 64 bits).
+        used: String,
         /// Where the crossing declaration starts and ends.
         start: Option<u64>,
         end: Option<u64>,
@@ -323,12 +324,11 @@ impl CheckError {
             .primary(span, format!("{what} declared here"))
             .help("move the declaration to the top level of the kernel body"),
             CheckError::SharedTooLarge { limit, used, start, end, span } => {
-                let bytes = |b: Option<u64>| b.map_or_else(|| format!("more than {}", u64::MAX), |b| b.to_string());
                 let label = match (start, end) {
                     (Some(s), Some(e)) => format!("this declaration takes bytes {s}..{e}, past the limit"),
                     _ => "this declaration goes past the limit".to_string(),
                 };
-                Diagnostic::error("E0122", format!("shared memory exceeds {limit} bytes ({} used)", bytes(used)))
+                Diagnostic::error("E0122", format!("shared memory exceeds {limit} bytes ({used} used)"))
                     .primary(span, label)
                     .note("the barrier groups come first, 8 bytes per barrier; then the shared arrays in declaration order, each taking a multiple of 128 bytes")
                     .help("use smaller tiles, fewer pipeline stages or a narrower element type")

@@ -117,55 +117,13 @@ impl BodyChecker<'_> {
                 cond,
                 then_block,
                 else_block,
-            } => {
-                let cond = self.expr_as(cond, Scalar::Bool);
-                // An untyped literal branch takes the other branch's type.
-                let (then, els) =
-                    if self.tail_is_untyped(then_block) && !self.tail_is_untyped(else_block) {
-                        let els = self.value_block(else_block, expected);
-                        let want = els.as_ref().map(|(_, v)| v.ty).or(expected);
-                        (self.value_block(then_block, want), els)
-                    } else {
-                        let then = self.value_block(then_block, expected);
-                        let want = then.as_ref().map(|(_, v)| v.ty).or(expected);
-                        (then, self.value_block(else_block, want))
-                    };
-                let ((then_block, then_value), (else_block, else_value)) = match (then, els) {
-                    (Some(t), Some(e)) => (t, e),
-                    (t, e) => {
-                        // A branch that failed orphaned its own block; keep
-                        // the other one.
-                        for (b, _) in [t, e].into_iter().flatten() {
-                            self.orphan(b);
-                        }
-                        return None;
-                    }
-                };
-                if then_value.ty != else_value.ty {
-                    let tail = else_block_tail(else_block_ast(e)).unwrap_or(e);
-                    self.mismatch(then_value.ty, &else_value, tail);
-                    self.orphan(then_block);
-                    self.orphan(else_block);
-                    return None;
-                }
-                let Some(cond) = cond else {
-                    self.orphan(then_block);
-                    self.orphan(else_block);
-                    return None;
-                };
-                let ty = then_value.ty;
-                Some(Expr {
-                    kind: ExprKind::If {
-                        cond: Box::new(cond),
-                        then_block,
-                        then_value: Box::new(then_value),
-                        else_block,
-                        else_value: Box::new(else_value),
-                    },
-                    ty,
-                    span: e.span,
-                })
-            }
+            } => self.if_value(
+                cond,
+                then_block,
+                super::values::Else::Block(else_block),
+                expected,
+                e.span,
+            ),
             ast::ExprKind::Paren(inner) => {
                 let v = self.expr(inner, expected)?;
                 Some(Expr { span: e.span, ..v })
@@ -428,7 +386,7 @@ impl BodyChecker<'_> {
         b: &ast::Expr,
         expected: Option<Scalar>,
     ) -> (Option<Expr>, Option<Expr>) {
-        if self.is_untyped(a) && !self.is_untyped(b) {
+        if a.untyped && !b.untyped {
             let bv = self.expr(b, expected);
             let av = match &bv {
                 Some(bv) => self.expr_as(a, bv.ty),
@@ -555,15 +513,4 @@ impl BodyChecker<'_> {
         });
         None
     }
-}
-
-fn else_block_ast(e: &ast::Expr) -> Option<&ast::Block> {
-    match &e.kind {
-        ast::ExprKind::If { else_block, .. } => Some(else_block),
-        _ => None,
-    }
-}
-
-fn else_block_tail(b: Option<&ast::Block>) -> Option<&ast::Expr> {
-    b?.tail.as_deref()
 }

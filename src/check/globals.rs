@@ -284,6 +284,8 @@ pub fn resolve_type(t: &ast::TypeExpr, diags: &mut Vec<Diagnostic>) -> Option<Ty
                 None
             }
         },
+        // Too deep to parse (E0124, already reported).
+        ast::TypeExprKind::Error => None,
         ast::TypeExprKind::Global { mutable, elem } => {
             let e = scalar_type(elem, diags)?;
             Some(Type::Global {

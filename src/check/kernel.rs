@@ -108,14 +108,23 @@ pub fn check_kernel(
 fn shared_memory_limit(k: &ir::Kernel) -> Option<Diagnostic> {
     let layout = SharedLayout::of(k);
     let slot = layout.first_over(SHARED_LIMIT)?;
-    let span = match slot.decl {
-        SharedDecl::Array(id) => k.shared.get(id.index())?.span,
-        SharedDecl::Barriers(id) => k.barriers.get(id.index())?.spans.decl,
+    let (span, exact) = match slot.decl {
+        SharedDecl::Array(id) => {
+            let a = k.shared.get(id.index())?;
+            (a.span, a.bytes_text())
+        }
+        SharedDecl::Barriers(id) => (k.barriers.get(id.index())?.spans.decl, String::new()),
+    };
+    // A total past 64 bits comes from one array that alone is that large:
+    // its exact size, however many digits, is the honest number to show.
+    let used = match layout.total {
+        Some(total) => total.to_string(),
+        None => format!("at least {exact}"),
     };
     Some(
         CheckError::SharedTooLarge {
             limit: SHARED_LIMIT,
-            used: layout.total,
+            used,
             start: slot.offset,
             end: slot.end(),
             span,

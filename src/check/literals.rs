@@ -1,56 +1,18 @@
 //! Literals: untyped literals take the type their context wants.
+//!
+//! Whether an expression is an untyped literal expression (`1`, `-2.0`,
+//! `(3 + 4)`) is a property of the syntax alone: the parser computes it once
+//! per node (`ast::Expr::untyped`, `ast::Block::value`).
 
 use super::body::BodyChecker;
 use super::error::CheckError;
 use crate::fp::{self, Format};
 use crate::ir::{consteval, Expr, ExprKind, Value};
 use crate::span::Span;
-use crate::syntax::ast::{self, FloatLit};
+use crate::syntax::ast::FloatLit;
 use crate::types::Scalar;
 
 impl BodyChecker<'_> {
-    /// True for an expression made only of unsuffixed literals (`1`, `-2.0`,
-    /// `(3 + 4)`, `if c { 1 } else { 2 }`): its type comes from the other
-    /// operand or the context. Memoised per node, so checking a long chain
-    /// of operators stays linear.
-    pub fn is_untyped(&mut self, e: &ast::Expr) -> bool {
-        let key = e as *const ast::Expr as usize;
-        if let Some(&v) = self.untyped_memo.get(&key) {
-            return v;
-        }
-        let v = match &e.kind {
-            ast::ExprKind::Int { suffix: None, .. } | ast::ExprKind::Float { suffix: None, .. } => {
-                true
-            }
-            ast::ExprKind::Paren(inner) => self.is_untyped(inner),
-            ast::ExprKind::Unary {
-                op: ast::UnaryOp::Neg,
-                operand,
-            } => self.is_untyped(operand),
-            ast::ExprKind::Binary { op, lhs, rhs, .. }
-                if !op.is_comparison() && !op.is_logical() =>
-            {
-                self.is_untyped(rhs) && self.is_untyped(lhs)
-            }
-            ast::ExprKind::If {
-                then_block,
-                else_block,
-                ..
-            } => self.tail_is_untyped(then_block) && self.tail_is_untyped(else_block),
-            _ => false,
-        };
-        self.untyped_memo.insert(key, v);
-        v
-    }
-
-    /// True when a block's value is an untyped literal expression.
-    pub fn tail_is_untyped(&mut self, b: &ast::Block) -> bool {
-        match b.tail.as_deref() {
-            Some(t) => self.is_untyped(t),
-            None => false,
-        }
-    }
-
     /// An integer literal, negated when `negative` (so `-2147483648` fits
     /// `i32`).
     pub fn int_literal(

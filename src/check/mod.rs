@@ -20,6 +20,7 @@ mod kernel;
 mod literals;
 mod places;
 mod stmts;
+mod values;
 
 use crate::diagnostics::Diagnostic;
 use crate::ir::{self, FuncId};

@@ -3,6 +3,7 @@
 use super::body::{Binding, BodyChecker};
 use super::error::{CheckError, Suggestion};
 use super::globals::{resolve_type, FnInfo};
+use super::values::split_value;
 use crate::ir::{self, Expr, ExprKind, StmtKind, Value};
 use crate::span::Span;
 use crate::syntax::ast;
@@ -38,74 +39,37 @@ impl BodyChecker<'_> {
         }
     }
 
-    /// A block that produces a value: its statements, then the tail.
-    pub fn value_block(
-        &mut self,
-        b: &ast::Block,
-        expected: Option<Scalar>,
-    ) -> Option<(ir::Block, Expr)> {
-        self.push_scope();
-        self.block_depth += 1;
-        let mut stmts = Vec::new();
-        let (body, tail) = split_value(b);
-        for s in body {
-            self.stmt(s, &mut stmts);
-        }
-        let value = match &tail {
-            Some(tail) => self.expr(tail, expected),
-            None => {
-                let at = b.span.end_point();
-                let span = Span {
-                    start: at.start.saturating_sub(1),
-                    ..at
-                };
-                self.mismatch_text(
-                    expected.map_or("a value".to_string(), |t| t.to_string()),
-                    "()",
-                    span,
-                );
-                None
-            }
-        };
-        self.block_depth -= 1;
-        self.pop_scope();
-        let block = ir::Block {
-            stmts,
-            span: b.span,
-        };
-        match value {
-            Some(v) => Some((block, v)),
-            None => {
-                self.orphan(block);
-                None
-            }
-        }
-    }
-
     /// A function's body: the tail (if any) is the returned value.
     pub fn function_body(&mut self, b: &ast::Block, info: &FnInfo) -> ir::Block {
-        let ret = info.ret;
         let mut stmts = Vec::new();
-        let (body, tail) = if ret.is_some() {
-            split_value(b)
-        } else {
-            (b.stmts.as_slice(), b.tail.as_deref().cloned())
-        };
-        for s in body {
-            self.stmt(s, &mut stmts);
-        }
-        match (&tail, ret) {
-            (Some(tail), Some(ty)) => {
-                let marks = self.marks();
-                let kind = self.expr_as(tail, ty).map(|v| StmtKind::Return(Some(v)));
-                self.lowered(kind, tail.span, marks, &mut stmts);
+        let Some(ty) = info.ret else {
+            // No return type: a block in statement context.
+            for s in &b.stmts {
+                self.stmt(s, &mut stmts);
             }
-            (Some(tail), None) => {
+            if let Some(tail) = b.tail.as_deref() {
                 let marks = self.marks();
                 let kind = self.effect(tail, true);
                 self.lowered(kind, tail.span, marks, &mut stmts);
             }
-            (None, Some(_)) if !info.bad_ret && !always_returns(&stmts) => {
+            return ir::Block {
+                stmts,
+                span: b.span,
+            };
+        };
+        let (body, value) = split_value(b);
+        for s in body {
+            self.stmt(s, &mut stmts);
+        }
+        match value {
+            Some(value) => {
+                let marks = self.marks();
+                let kind = self
+                    .block_value_as(value, ty)
+                    .map(|v| StmtKind::Return(Some(v)));
+                self.lowered(kind, value.span(), marks, &mut stmts);
+            }
+            None if !info.bad_ret && !always_returns(&stmts) => {
                 let ret_span = info.ast.ret.as_ref().map_or(info.ast.name.span, |t| t.span);
                 self.error(CheckError::MissingReturn {
                     name: info.ast.name.name.clone(),
@@ -113,7 +77,7 @@ impl BodyChecker<'_> {
                     ret: ret_span,
                 });
             }
-            _ => {}
+            None => {}
         }
         ir::Block {
             stmts,
@@ -160,7 +124,7 @@ impl BodyChecker<'_> {
         out.push(ir::Stmt { kind, span });
     }
 
-    fn stmt(&mut self, s: &ast::Stmt, out: &mut Vec<ir::Stmt>) {
+    pub fn stmt(&mut self, s: &ast::Stmt, out: &mut Vec<ir::Stmt>) {
         let marks = self.marks();
         let kind = match &s.kind {
             ast::StmtKind::Let {
@@ -577,57 +541,6 @@ impl BodyChecker<'_> {
             }
         }
     }
-}
-
-/// The statements of a value block and its value. A block whose last
-/// statement is an `if`/`else` chain with a value in every branch (`{ if c
-/// { a } else { b } }`) has that `if` as its value, as in Rust.
-fn split_value(b: &ast::Block) -> (&[ast::Stmt], Option<ast::Expr>) {
-    if let Some(tail) = &b.tail {
-        return (&b.stmts, Some((**tail).clone()));
-    }
-    match b.stmts.split_last() {
-        Some((last, rest)) => match if_as_expr(last) {
-            Some(e) => (rest, Some(e)),
-            None => (&b.stmts, None),
-        },
-        None => (&b.stmts, None),
-    }
-}
-
-/// An `if` statement whose every branch ends in a value, as an expression.
-fn if_as_expr(s: &ast::Stmt) -> Option<ast::Expr> {
-    let ast::StmtKind::If {
-        cond,
-        then_block,
-        else_branch: Some(else_branch),
-    } = &s.kind
-    else {
-        return None;
-    };
-    then_block.tail.as_ref()?;
-    let else_block = match else_branch {
-        ast::ElseBranch::Block(b) => {
-            b.tail.as_ref()?;
-            b.clone()
-        }
-        ast::ElseBranch::If(nested) => {
-            let e = if_as_expr(nested)?;
-            ast::Block {
-                stmts: Vec::new(),
-                span: e.span,
-                tail: Some(Box::new(e)),
-            }
-        }
-    };
-    Some(ast::Expr {
-        kind: ast::ExprKind::If {
-            cond: Box::new(cond.clone()),
-            then_block: then_block.clone(),
-            else_block,
-        },
-        span: s.span,
-    })
 }
 
 /// True when control cannot fall off the end of these statements.

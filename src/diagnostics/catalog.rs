@@ -2,7 +2,7 @@
 //!
 //! The first lines are the contract of the language reference's diagnostics
 //! catalogue (§8), plus the project's additions (E0004, E0114–E0119, E0123,
-//! E0125–E0127, E0130–E0132, W0003).
+//! E0124–E0127, E0130–E0132, W0003).
 //! Each code's explanation is a markdown file in `explain/`, compiled in with
 //! `include_str!` so that `kdslc explain` needs no files at run time. The
 //! same texts, joined by [`render_docs`], are `docs/diagnostics.md`;
@@ -15,7 +15,8 @@
 //! line starts with [`NOT_COMPILED`] is not compiled (only the import codes,
 //! whose examples need several files, and E0127's wrong example, abridged
 //! from 4096 parameters); one whose first line starts with
-//! [`LATIN1_PREFIX`] is compiled from a file written in Latin-1.
+//! [`LATIN1_PREFIX`] is compiled from a file written in Latin-1. A line
+//! ending in `// ×N` ([`REPEAT`]) stands for N copies of itself.
 
 use super::Severity;
 
@@ -136,6 +137,7 @@ pub static CODES: &[CodeInfo] = &[
         Error,
         "{feature} requires a kernel with a `cluster(...)` launch attribute"
     ),
+    code!("E0124", Error, "nesting too deep: more than {limit} levels"),
     code!("E0125", Error, "cyclic constant definition: {cycle}"),
     code!("E0126", Error, "kernel name `{name}` cannot be used in PTX"),
     code!(
@@ -228,12 +230,47 @@ pub fn lookup(code: &str) -> Option<&'static CodeInfo> {
 }
 
 /// The wrong and the fixed example: the first two ```` ```kdsl ```` blocks
-/// of the explanation, each with a final newline. A missing block is empty.
+/// of the explanation, each with a final newline and its [`REPEAT`] lines
+/// written out. A missing block is empty.
 pub fn examples(info: &CodeInfo) -> (String, String) {
     let mut blocks = kdsl_blocks(info.explanation).into_iter();
-    let wrong = blocks.next().unwrap_or_default();
-    let fixed = blocks.next().unwrap_or_default();
+    let wrong = expand_repeats(&blocks.next().unwrap_or_default());
+    let fixed = expand_repeats(&blocks.next().unwrap_or_default());
     (wrong, fixed)
+}
+
+/// An example line ending in this marker and a count (`    + 1 // ×25000`)
+/// stands for that many copies of the line without the marker: an example
+/// of a limit need not be as long as the limit.
+pub const REPEAT: &str = "// ×";
+
+/// `block` with each [`REPEAT`] line written out; everything else exactly
+/// as it was (line endings, a missing final newline).
+pub fn expand_repeats(block: &str) -> String {
+    let mut out = String::with_capacity(block.len());
+    for line in block.split_inclusive('\n') {
+        let (body, end) = match line.strip_suffix('\n') {
+            Some(body) => (body, "\n"),
+            None => (line, ""),
+        };
+        let repeat = body.rsplit_once(REPEAT).and_then(|(text, n)| {
+            let n: usize = n.trim().parse().ok()?;
+            Some((text.trim_end(), n))
+        });
+        match repeat {
+            Some((text, n)) => {
+                for _ in 0..n {
+                    out.push_str(text);
+                    out.push('\n');
+                }
+            }
+            None => {
+                out.push_str(body);
+                out.push_str(end);
+            }
+        }
+    }
+    out
 }
 
 /// The contents of every ```` ```kdsl ```` fenced block, in order. An
@@ -329,6 +366,16 @@ mod tests {
             kdsl_blocks(md),
             vec!["a\nb\n".to_string(), "c\n".to_string()]
         );
+    }
+
+    #[test]
+    fn repeat_lines_are_written_out() {
+        assert_eq!(
+            expand_repeats("a\n  + 1 // ×3\nb\n"),
+            "a\n  + 1\n  + 1\n  + 1\nb\n"
+        );
+        assert_eq!(expand_repeats("x // × no\n"), "x // × no\n");
+        assert_eq!(expand_repeats("a\r\nb"), "a\r\nb");
     }
 
     #[test]

@@ -7,6 +7,7 @@
 //! dropped) rather than allowed to panic or abort the output.
 
 mod escape;
+mod excerpt;
 mod json;
 
 pub use escape::escape_text;
@@ -52,11 +53,14 @@ fn human_unescaped(sources: &SourceMap, diags: &[Diagnostic], color: bool) -> St
         } else {
             termcolor::Buffer::no_color()
         };
+        // Only the lines the labels need, long ones cut to a window: the
+        // output stays bounded whatever the length of a line.
+        let (excerpt, labels) = excerpt::Excerpt::of(sources, d);
         let rendered = term::emit(
             &mut buf,
             &term::Config::default(),
-            sources,
-            &to_codespan(sources, d),
+            &excerpt,
+            &to_codespan(sources, d, labels),
         );
         match rendered
             .ok()
@@ -172,24 +176,15 @@ pub(crate) fn exact(sources: &SourceMap, span: Span) -> Option<&SourceFile> {
     ok.then_some(file)
 }
 
-fn to_codespan(sources: &SourceMap, d: &Diagnostic) -> cs::Diagnostic<crate::span::FileId> {
+fn to_codespan(
+    sources: &SourceMap,
+    d: &Diagnostic,
+    labels: Vec<cs::Label<crate::span::FileId>>,
+) -> cs::Diagnostic<crate::span::FileId> {
     let severity = match d.severity {
         Severity::Error => cs::Severity::Error,
         Severity::Warning => cs::Severity::Warning,
     };
-    let labels = d
-        .labels
-        .iter()
-        .filter_map(|l| {
-            let (_, span) = located(sources, Some(l.span))?;
-            let label = if l.primary {
-                cs::Label::primary(span.file, span.range())
-            } else {
-                cs::Label::secondary(span.file, span.range())
-            };
-            Some(label.with_message(l.message.clone()))
-        })
-        .collect();
     let mut notes: Vec<String> = d.notes.iter().map(|n| format!("note: {n}")).collect();
     notes.extend(d.help.iter().map(|h| format!("help: {h}")));
     notes.extend(d.fixes.iter().map(|f| fix_note(sources, f)));
@@ -241,8 +236,45 @@ fn applied_line(sources: &SourceMap, span: Span, replacement: &str) -> Option<St
         .map_or(file.text.len(), |n| start + n);
     let before = file.text.get(start..span.start as usize)?;
     let after = file.text.get(span.end as usize..end)?;
-    let edited = format!("{before}{replacement}{after}");
-    Some(edited.trim().to_string())
+    if end - start <= excerpt::LONG_LINE {
+        let edited = format!("{before}{replacement}{after}");
+        return Some(edited.trim().to_string());
+    }
+    // A long line: the edit with some context on each side.
+    let (before, after) = (tail_of(before, 60), head_of(after, 60));
+    let lead = if before.len() < span.start as usize - start {
+        "..."
+    } else {
+        ""
+    };
+    let trail = if after.len() < end - span.end as usize {
+        "..."
+    } else {
+        ""
+    };
+    Some(format!(
+        "{lead}{}{replacement}{}{trail}",
+        before.trim_start(),
+        after.trim_end()
+    ))
+}
+
+/// The last `n` bytes of `s` or a little less, on a character boundary.
+fn tail_of(s: &str, n: usize) -> &str {
+    let mut at = s.len().saturating_sub(n);
+    while !s.is_char_boundary(at) {
+        at += 1;
+    }
+    s.get(at..).unwrap_or("")
+}
+
+/// The first `n` bytes of `s` or a little less, on a character boundary.
+fn head_of(s: &str, n: usize) -> &str {
+    let mut at = n.min(s.len());
+    while !s.is_char_boundary(at) {
+        at -= 1;
+    }
+    s.get(..at).unwrap_or("")
 }
 
 #[cfg(test)]

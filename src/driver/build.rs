@@ -218,7 +218,7 @@ fn emit(
             let mut text = String::new();
             for (id, file) in &c.files {
                 let name = c.sources.get(*id).map_or("?", |f| f.name.as_str());
-                text.push_str(&format!("// {name}\n{file:#?}\n"));
+                text.push_str(&format!("// {name}\n{}\n", crate::syntax::dump::dump(file)));
             }
             Ok(text.into_bytes())
         }

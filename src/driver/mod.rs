@@ -52,8 +52,14 @@ pub fn main() -> i32 {
     guarded(move || run(args))
 }
 
-/// Runs `kdslc` with these arguments (the program name first).
+/// Runs `kdslc` with these arguments (the program name first), on a large
+/// stack: printing and dropping the trees of a deeply nested program
+/// recurses as deep as compiling it does.
 pub fn run(args: Vec<OsString>) -> i32 {
+    crate::stack::with_big_stack(move || run_here(args))
+}
+
+fn run_here(args: Vec<OsString>) -> i32 {
     let args = cli::normalize_args(args);
     let json = cli::asks_for_json(&args);
     let cli = match cli::parse(args) {

@@ -100,6 +100,19 @@ pub struct Body {
     pub block: Block,
 }
 
+/// Dropping a body recurses as deep as it nests, which the parser allows to
+/// be far deeper than an ordinary thread's stack takes: a deep body is
+/// dropped on the large stack that built it ([`crate::stack`]), whatever
+/// thread lets it go.
+impl Drop for Body {
+    fn drop(&mut self) {
+        if visit::deeper_than(&self.block, crate::stack::SHALLOW) {
+            let block = std::mem::take(&mut self.block);
+            crate::stack::with_big_stack(move || drop(block));
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Local {
     pub name: String,
@@ -128,7 +141,8 @@ pub struct Kernel {
 impl Kernel {
     /// Threads per CTA, when `block(...)` gives it.
     pub fn block_threads(&self) -> Option<u32> {
-        self.block.map(|[x, y, z]| x * y * z)
+        let [x, y, z] = self.block?;
+        x.checked_mul(y)?.checked_mul(z)
     }
 }
 
@@ -179,6 +193,41 @@ impl SharedArray {
     pub fn bytes(&self) -> u64 {
         layout::array_bytes(self.elem, &self.dims).unwrap_or(u64::MAX)
     }
+
+    /// The size in bytes exactly, however large, in decimal (for messages
+    /// about sizes that [`SharedArray::bytes`] cannot hold).
+    pub fn bytes_text(&self) -> String {
+        let factors = self.dims.iter().map(|&d| u64::from(d));
+        exact_product(factors.chain([u64::from(self.elem.size())]))
+    }
+}
+
+/// The product of `factors` in decimal, exactly (no overflow, however many
+/// factors): base-10⁹ limbs, least significant first.
+pub fn exact_product(factors: impl IntoIterator<Item = u64>) -> String {
+    const BASE: u128 = 1_000_000_000;
+    let mut limbs: Vec<u128> = vec![1];
+    for f in factors {
+        let mut carry: u128 = 0;
+        for limb in &mut limbs {
+            let v = *limb * u128::from(f) + carry;
+            *limb = v % BASE;
+            carry = v / BASE;
+        }
+        while carry > 0 {
+            limbs.push(carry % BASE);
+            carry /= BASE;
+        }
+    }
+    while limbs.len() > 1 && limbs.last() == Some(&0) {
+        limbs.pop();
+    }
+    let mut digits = limbs.iter().rev();
+    let mut out = digits.next().map_or_else(String::new, u128::to_string);
+    for limb in digits {
+        out.push_str(&format!("{limb:09}"));
+    }
+    out
 }
 
 /// The scope of a barrier group: who arrives on it and how waits order memory.
@@ -561,4 +610,45 @@ pub enum PlaceKind {
         rank: Expr,
         indices: Vec<Expr>,
     },
+}
+
+#[cfg(test)]
+mod size_tests {
+    use super::*;
+
+    #[test]
+    fn exact_products_never_wrap() {
+        assert_eq!(exact_product([]), "1");
+        assert_eq!(exact_product([0, 5]), "0");
+        assert_eq!(
+            exact_product([4194304, 2097152, 2097152]),
+            "18446744073709551616"
+        );
+        assert_eq!(
+            exact_product([u64::MAX, u64::MAX]),
+            "340282366920938463426481119284349108225"
+        );
+        assert_eq!(
+            exact_product([1_000_000_000, 1_000_000_000]),
+            "1000000000000000000"
+        );
+    }
+
+    #[test]
+    fn shared_sizes_are_checked() {
+        let array = |dims: Vec<u32>| SharedArray {
+            name: "a".into(),
+            elem: Scalar::F64,
+            dims,
+            span: Span::default(),
+        };
+        assert_eq!(array(vec![4, 8]).bytes(), 256);
+        let wraps = array(vec![u32::MAX, u32::MAX]);
+        assert_eq!(wraps.bytes(), u64::MAX, "saturates");
+        assert_eq!(wraps.bytes_text(), "147573952520956936200");
+        let mut n = vec![2147483648];
+        n.extend([2; 33]);
+        assert_eq!(array(n.clone()).len(), u64::MAX, "saturates");
+        assert!(!array(n).is_empty());
+    }
 }

@@ -25,8 +25,14 @@
 use super::*;
 use std::fmt::Write as _;
 
-/// Prints a module: device functions first (in declaration order), then kernels.
+/// Prints a module: device functions first (in declaration order), then
+/// kernels. Printing recurses as deep as the bodies nest, so it is done on
+/// the big stack ([`crate::stack`]).
 pub fn print(module: &Module) -> String {
+    crate::stack::with_big_stack(|| print_here(module))
+}
+
+fn print_here(module: &Module) -> String {
     let mut out = String::new();
     let mut first = true;
     for f in &module.functions {
@@ -62,8 +68,14 @@ fn function(out: &mut String, module: &Module, f: &Function) {
         kernel: None,
         body: &f.body,
     };
-    let params: Vec<String> = (0..f.params).map(|i| local_decl(cx, LocalId(i))).collect();
-    let _ = write!(out, "fn {}({})", f.name, params.join(", "));
+    let _ = write!(out, "fn {}(", f.name);
+    for i in 0..f.params {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        local_decl(out, cx, LocalId(i));
+    }
+    out.push(')');
     if let Some(ret) = f.ret {
         let _ = write!(out, " -> {ret}");
     }
@@ -111,7 +123,7 @@ fn kernel(out: &mut String, module: &Module, k: &Kernel) {
             s.name,
             s.elem,
             dims.join(", "),
-            s.bytes()
+            s.bytes_text()
         );
     }
     for (i, b) in k.barriers.iter().enumerate() {
@@ -133,11 +145,11 @@ fn kernel(out: &mut String, module: &Module, k: &Kernel) {
 }
 
 /// `%3 acc: f32` (the name and type of a local, where it is declared).
-fn local_decl(cx: Cx, id: LocalId) -> String {
-    match cx.body.locals.get(id.index()) {
-        Some(l) => format!("%{} {}: {}", id.0, l.name, l.ty),
-        None => format!("%{} ?: ?", id.0),
-    }
+fn local_decl(out: &mut String, cx: Cx, id: LocalId) {
+    let _ = match cx.body.locals.get(id.index()) {
+        Some(l) => write!(out, "%{} {}: {}", id.0, l.name, l.ty),
+        None => write!(out, "%{} ?: ?", id.0),
+    };
 }
 
 fn block(out: &mut String, cx: Cx, b: &Block, level: usize) {
@@ -146,33 +158,54 @@ fn block(out: &mut String, cx: Cx, b: &Block, level: usize) {
     }
 }
 
+/// Indentation stops growing after this many levels, so that the text of a
+/// deeply nested body stays proportional to the body.
+const MAX_LEVEL: usize = 100;
+
 fn indent(out: &mut String, level: usize) {
-    for _ in 0..level {
+    for _ in 0..level.min(MAX_LEVEL) {
         out.push_str(INDENT);
     }
 }
 
+// Everything below writes into `out` as it goes (no intermediate strings),
+// so that printing takes time proportional to the text, however deeply
+// expressions nest.
+
 fn stmt(out: &mut String, cx: Cx, s: &Stmt, level: usize) {
     indent(out, level);
-    let e = |x: &Expr| expr(cx, x, level);
-    let line = match &s.kind {
-        StmtKind::Let { local, value } => format!("let {} = {}", local_decl(cx, *local), e(value)),
-        StmtKind::Assign { local, value } => format!("%{} = {}", local.0, e(value)),
-        StmtKind::Call { func, args } => format!("call {}", call(cx, *func, args, level)),
+    match &s.kind {
+        StmtKind::Let { local, value } => {
+            out.push_str("let ");
+            local_decl(out, cx, *local);
+            out.push_str(" = ");
+            expr(out, cx, value, level);
+        }
+        StmtKind::Assign { local, value } => {
+            let _ = write!(out, "%{} = ", local.0);
+            expr(out, cx, value, level);
+        }
+        StmtKind::Call { func, args } => {
+            out.push_str("call ");
+            call(out, cx, *func, args, level);
+        }
         StmtKind::Store {
             place: p,
             op,
             value,
         } => {
-            let op = op.map_or("", BinOp::symbol);
-            format!("{} {op}= {}", place(cx, p, level), e(value))
+            place(out, cx, p, level);
+            let _ = write!(out, " {}= ", op.map_or("", BinOp::symbol));
+            expr(out, cx, value, level);
         }
         StmtKind::If {
             cond,
             then_block,
             else_block,
         } => {
-            let _ = writeln!(out, "if {} {{", e(cond));
+            out.push_str("if ");
+            expr(out, cx, cond, level);
+            out.push_str(" {\n");
             block(out, cx, then_block, level + 1);
             if let Some(else_block) = else_block {
                 indent(out, level);
@@ -180,15 +213,15 @@ fn stmt(out: &mut String, cx: Cx, s: &Stmt, level: usize) {
                 block(out, cx, else_block, level + 1);
             }
             indent(out, level);
-            out.push_str("}\n");
-            return;
+            out.push('}');
         }
         StmtKind::While { cond, body } => {
-            let _ = writeln!(out, "while {} {{", e(cond));
+            out.push_str("while ");
+            expr(out, cx, cond, level);
+            out.push_str(" {\n");
             block(out, cx, body, level + 1);
             indent(out, level);
-            out.push_str("}\n");
-            return;
+            out.push('}');
         }
         StmtKind::For {
             var,
@@ -197,135 +230,160 @@ fn stmt(out: &mut String, cx: Cx, s: &Stmt, level: usize) {
             step,
             body,
         } => {
-            let _ = writeln!(
-                out,
-                "for {} in {}..{} step {} {{",
-                local_decl(cx, *var),
-                e(start),
-                e(end),
-                e(step)
-            );
+            out.push_str("for ");
+            local_decl(out, cx, *var);
+            out.push_str(" in ");
+            expr(out, cx, start, level);
+            out.push_str("..");
+            expr(out, cx, end, level);
+            out.push_str(" step ");
+            expr(out, cx, step, level);
+            out.push_str(" {\n");
             block(out, cx, body, level + 1);
             indent(out, level);
-            out.push_str("}\n");
-            return;
+            out.push('}');
         }
-        StmtKind::Break => "break".to_string(),
-        StmtKind::Continue => "continue".to_string(),
-        StmtKind::Return(None) => "return".to_string(),
-        StmtKind::Return(Some(v)) => format!("return {}", e(v)),
-        StmtKind::Expr(x) => e(x),
-        StmtKind::SyncThreads => "sync_threads".to_string(),
-        StmtKind::ClusterSync => "cluster_sync".to_string(),
-        StmtKind::FenceProxyAsync => "fence_proxy_async".to_string(),
-        StmtKind::Barrier(op) => barrier_op(cx, op, level),
+        StmtKind::Break => out.push_str("break"),
+        StmtKind::Continue => out.push_str("continue"),
+        StmtKind::Return(None) => out.push_str("return"),
+        StmtKind::Return(Some(v)) => {
+            out.push_str("return ");
+            expr(out, cx, v, level);
+        }
+        StmtKind::Expr(x) => expr(out, cx, x, level),
+        StmtKind::SyncThreads => out.push_str("sync_threads"),
+        StmtKind::ClusterSync => out.push_str("cluster_sync"),
+        StmtKind::FenceProxyAsync => out.push_str("fence_proxy_async"),
+        StmtKind::Barrier(op) => barrier_op(out, cx, op, level),
         StmtKind::CopyAsync {
             dst,
             src,
             bytes,
             barrier,
-        } => format!(
-            "copy_async {} <- {} bytes={} barrier={}",
-            place(cx, dst, level),
-            place(cx, src, level),
-            e(bytes),
-            barrier_ref(cx, barrier, level)
-        ),
-        StmtKind::CopyAsyncStore { dst, src, bytes } => format!(
-            "copy_async_store {} <- {} bytes={}",
-            place(cx, dst, level),
-            place(cx, src, level),
-            e(bytes)
-        ),
-        StmtKind::CopyAsyncCommit => "copy_async_commit".to_string(),
-        StmtKind::CopyAsyncWait(n) => format!("copy_async_wait {n}"),
+        } => {
+            out.push_str("copy_async ");
+            place(out, cx, dst, level);
+            out.push_str(" <- ");
+            place(out, cx, src, level);
+            out.push_str(" bytes=");
+            expr(out, cx, bytes, level);
+            out.push_str(" barrier=");
+            barrier_ref(out, cx, barrier, level);
+        }
+        StmtKind::CopyAsyncStore { dst, src, bytes } => {
+            out.push_str("copy_async_store ");
+            place(out, cx, dst, level);
+            out.push_str(" <- ");
+            place(out, cx, src, level);
+            out.push_str(" bytes=");
+            expr(out, cx, bytes, level);
+        }
+        StmtKind::CopyAsyncCommit => out.push_str("copy_async_commit"),
+        StmtKind::CopyAsyncWait(n) => {
+            let _ = write!(out, "copy_async_wait {n}");
+        }
         StmtKind::Poisoned { groups, blocks } => {
-            let names: Vec<String> = groups
-                .iter()
-                .map(|g| {
-                    cx.kernel
-                        .and_then(|k| k.barriers.get(g.index()))
-                        .map_or_else(|| format!("?barrier#{}", g.0), |b| b.name.clone())
-                })
-                .collect();
-            let _ = writeln!(out, "<error> groups=[{}] {{", names.join(", "));
+            out.push_str("<error> groups=[");
+            for (i, g) in groups.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                match cx.kernel.and_then(|k| k.barriers.get(g.index())) {
+                    Some(b) => out.push_str(&b.name),
+                    None => {
+                        let _ = write!(out, "?barrier#{}", g.0);
+                    }
+                }
+            }
+            out.push_str("] {\n");
             for b in blocks {
                 block(out, cx, b, level + 1);
             }
             indent(out, level);
-            out.push_str("}\n");
-            return;
+            out.push('}');
         }
-    };
-    out.push_str(&line);
+    }
     out.push('\n');
 }
 
 /// `barrier.wait full[%2] parity=tracked`, `barrier.arrive_expect_tx full[0u32] bytes=4096u32`.
-fn barrier_op(cx: Cx, op: &BarrierOp, level: usize) -> String {
-    let e = |x: &Expr| expr(cx, x, level);
-    let head = format!(
-        "barrier.{} {}",
-        op.kind.method(),
-        barrier_ref(cx, &op.barrier, level)
-    );
-    let arg = match &op.kind {
-        BarrierOpKind::Arrive { count: None } => return head,
-        BarrierOpKind::Arrive { count: Some(c) } => format!("count={}", e(c)),
+fn barrier_op(out: &mut String, cx: Cx, op: &BarrierOp, level: usize) {
+    let _ = write!(out, "barrier.{} ", op.kind.method());
+    barrier_ref(out, cx, &op.barrier, level);
+    let (name, arg) = match &op.kind {
+        BarrierOpKind::Arrive { count: None } => return,
+        BarrierOpKind::Arrive { count: Some(c) } => ("count", c),
         BarrierOpKind::ArriveExpectTx { bytes } | BarrierOpKind::ExpectTx { bytes } => {
-            format!("bytes={}", e(bytes))
+            ("bytes", bytes)
         }
-        BarrierOpKind::ArriveRemote { rank } => format!("rank={}", e(rank)),
+        BarrierOpKind::ArriveRemote { rank } => ("rank", rank),
         BarrierOpKind::Wait { parity: p } | BarrierOpKind::WaitCluster { parity: p } => {
-            format!("parity={}", parity(cx, p, level))
+            out.push_str(" parity=");
+            parity(out, cx, p, level);
+            return;
         }
     };
-    format!("{head} {arg}")
+    let _ = write!(out, " {name}=");
+    expr(out, cx, arg, level);
 }
 
-fn parity(cx: Cx, p: &Parity, level: usize) -> String {
+fn parity(out: &mut String, cx: Cx, p: &Parity, level: usize) {
     match p {
-        Parity::Tracked => "tracked".to_string(),
-        Parity::Explicit(x) => expr(cx, x, level),
+        Parity::Tracked => out.push_str("tracked"),
+        Parity::Explicit(x) => expr(out, cx, x, level),
     }
 }
 
 /// `full[%2]`, or `done` for an unindexed reference.
-fn barrier_ref(cx: Cx, r: &BarrierRef, level: usize) -> String {
-    let name = cx
-        .kernel
-        .and_then(|k| k.barriers.get(r.group.index()))
-        .map_or_else(|| format!("?barrier#{}", r.group.0), |b| b.name.clone());
-    match &r.index {
-        Some(i) => format!("{name}[{}]", expr(cx, i, level)),
-        None => name,
+fn barrier_ref(out: &mut String, cx: Cx, r: &BarrierRef, level: usize) {
+    match cx.kernel.and_then(|k| k.barriers.get(r.group.index())) {
+        Some(b) => out.push_str(&b.name),
+        None => {
+            let _ = write!(out, "?barrier#{}", r.group.0);
+        }
+    }
+    if let Some(i) = &r.index {
+        out.push('[');
+        expr(out, cx, i, level);
+        out.push(']');
     }
 }
 
-fn place(cx: Cx, p: &Place, level: usize) -> String {
-    let list = |xs: &[Expr]| {
-        xs.iter()
-            .map(|x| expr(cx, x, level))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+/// `a, b, c`.
+fn list(out: &mut String, cx: Cx, xs: &[Expr], level: usize) {
+    for (i, x) in xs.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        expr(out, cx, x, level);
+    }
+}
+
+fn place(out: &mut String, cx: Cx, p: &Place, level: usize) {
     match &p.kind {
         PlaceKind::Global { param, index } => {
-            format!("{}[{}]", param_name(cx, *param), expr(cx, index, level))
+            out.push_str(&param_name(cx, *param));
+            out.push('[');
+            expr(out, cx, index, level);
+            out.push(']');
         }
         PlaceKind::Shared { array, indices } => {
-            format!("{}[{}]", shared_name(cx, *array), list(indices))
+            out.push_str(&shared_name(cx, *array));
+            out.push('[');
+            list(out, cx, indices, level);
+            out.push(']');
         }
         PlaceKind::Remote {
             array,
             rank,
             indices,
-        } => format!(
-            "remote({}, {})[{}]",
-            shared_name(cx, *array),
-            expr(cx, rank, level),
-            list(indices)
-        ),
+        } => {
+            let _ = write!(out, "remote({}, ", shared_name(cx, *array));
+            expr(out, cx, rank, level);
+            out.push_str(")[");
+            list(out, cx, indices, level);
+            out.push(']');
+        }
     }
 }
 
@@ -343,29 +401,42 @@ fn shared_name(cx: Cx, id: SharedId) -> String {
 
 /// An expression on one line, except an `if` expression whose branches hold
 /// statements, which opens indented lines below `level`.
-fn expr(cx: Cx, x: &Expr, level: usize) -> String {
-    let e = |y: &Expr| expr(cx, y, level);
-    let list = |ys: &[Expr]| {
-        ys.iter()
-            .map(|y| expr(cx, y, level))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+fn expr(out: &mut String, cx: Cx, x: &Expr, level: usize) {
     match &x.kind {
-        ExprKind::Const(v) => value(*v, x.ty),
-        ExprKind::Local(id) => format!("%{}", id.0),
-        ExprKind::Param(id) => param_name(cx, *id),
-        ExprKind::Special(s) => special(*s),
-        ExprKind::Unary(op, a) => {
-            let sym = match op {
-                UnaryOp::Neg => "-",
-                UnaryOp::Not => "!",
-            };
-            format!("{sym}{}", e(a))
+        ExprKind::Const(v) => out.push_str(&value(*v, x.ty)),
+        ExprKind::Local(id) => {
+            let _ = write!(out, "%{}", id.0);
         }
-        ExprKind::Binary(op, a, b) => format!("({} {} {})", e(a), op.symbol(), e(b)),
-        ExprKind::Cast(a) => format!("({} as {})", e(a), x.ty),
-        ExprKind::Select(c, a, b) => format!("select({}, {}, {})", e(c), e(a), e(b)),
+        ExprKind::Param(id) => out.push_str(&param_name(cx, *id)),
+        ExprKind::Special(s) => out.push_str(&special(*s)),
+        ExprKind::Unary(op, a) => {
+            out.push(match op {
+                UnaryOp::Neg => '-',
+                UnaryOp::Not => '!',
+            });
+            expr(out, cx, a, level);
+        }
+        ExprKind::Binary(op, a, b) => {
+            out.push('(');
+            expr(out, cx, a, level);
+            let _ = write!(out, " {} ", op.symbol());
+            expr(out, cx, b, level);
+            out.push(')');
+        }
+        ExprKind::Cast(a) => {
+            out.push('(');
+            expr(out, cx, a, level);
+            let _ = write!(out, " as {})", x.ty);
+        }
+        ExprKind::Select(c, a, b) => {
+            out.push_str("select(");
+            expr(out, cx, c, level);
+            out.push_str(", ");
+            expr(out, cx, a, level);
+            out.push_str(", ");
+            expr(out, cx, b, level);
+            out.push(')');
+        }
         ExprKind::If {
             cond,
             then_block,
@@ -373,31 +444,38 @@ fn expr(cx: Cx, x: &Expr, level: usize) -> String {
             else_block,
             else_value,
         } => {
+            out.push_str("if ");
+            expr(out, cx, cond, level);
             if then_block.stmts.is_empty() && else_block.stmts.is_empty() {
-                return format!(
-                    "if {} {{ {} }} else {{ {} }}",
-                    e(cond),
-                    e(then_value),
-                    e(else_value)
-                );
+                out.push_str(" { ");
+                expr(out, cx, then_value, level);
+                out.push_str(" } else { ");
+                expr(out, cx, else_value, level);
+                out.push_str(" }");
+                return;
             }
             let inner = level + 1;
-            let mut s = format!("if {} {{\n", e(cond));
-            block(&mut s, cx, then_block, inner);
-            indent(&mut s, inner);
-            let _ = writeln!(s, "{}", expr(cx, then_value, inner));
-            indent(&mut s, level);
-            s.push_str("} else {\n");
-            block(&mut s, cx, else_block, inner);
-            indent(&mut s, inner);
-            let _ = writeln!(s, "{}", expr(cx, else_value, inner));
-            indent(&mut s, level);
-            s.push('}');
-            s
+            out.push_str(" {\n");
+            block(out, cx, then_block, inner);
+            indent(out, inner);
+            expr(out, cx, then_value, inner);
+            out.push('\n');
+            indent(out, level);
+            out.push_str("} else {\n");
+            block(out, cx, else_block, inner);
+            indent(out, inner);
+            expr(out, cx, else_value, inner);
+            out.push('\n');
+            indent(out, level);
+            out.push('}');
         }
-        ExprKind::Load(p) => place(cx, p, level),
-        ExprKind::Call { func, args } => call(cx, *func, args, level),
-        ExprKind::Math(f, args) => format!("{}({})", math_name(*f), list(args)),
+        ExprKind::Load(p) => place(out, cx, p, level),
+        ExprKind::Call { func, args } => call(out, cx, *func, args, level),
+        ExprKind::Math(f, args) => {
+            let _ = write!(out, "{}(", math_name(*f));
+            list(out, cx, args, level);
+            out.push(')');
+        }
         ExprKind::Atomic { op, place: p, args } => {
             let name = match op {
                 AtomicOp::Add => "atomic_add",
@@ -405,36 +483,46 @@ fn expr(cx: Cx, x: &Expr, level: usize) -> String {
                 AtomicOp::Min => "atomic_min",
                 AtomicOp::Cas => "atomic_cas",
             };
-            let mut all = vec![place(cx, p, level)];
-            all.extend(args.iter().map(e));
-            format!("{name}({})", all.join(", "))
+            let _ = write!(out, "{name}(");
+            place(out, cx, p, level);
+            for a in args {
+                out.push_str(", ");
+                expr(out, cx, a, level);
+            }
+            out.push(')');
         }
-        ExprKind::Warp(op, args) => format!("{}({})", warp_name(*op), list(args)),
+        ExprKind::Warp(op, args) => {
+            let _ = write!(out, "{}(", warp_name(*op));
+            list(out, cx, args, level);
+            out.push(')');
+        }
         ExprKind::BarrierTest {
             barrier,
             parity: p,
             acquire,
             ..
-        } => format!(
-            "barrier.{} {} parity={}",
-            match acquire {
-                Scope::Cta => "test",
-                Scope::Cluster => "test_cluster",
-            },
-            barrier_ref(cx, barrier, level),
-            parity(cx, p, level)
-        ),
+        } => {
+            out.push_str(match acquire {
+                Scope::Cta => "barrier.test ",
+                Scope::Cluster => "barrier.test_cluster ",
+            });
+            barrier_ref(out, cx, barrier, level);
+            out.push_str(" parity=");
+            parity(out, cx, p, level);
+        }
     }
 }
 
-fn call(cx: Cx, func: FuncId, args: &[Expr], level: usize) -> String {
-    let name = cx
-        .module
-        .functions
-        .get(func.index())
-        .map_or_else(|| format!("?fn#{}", func.0), |f| f.name.clone());
-    let args: Vec<String> = args.iter().map(|a| expr(cx, a, level)).collect();
-    format!("{name}({})", args.join(", "))
+fn call(out: &mut String, cx: Cx, func: FuncId, args: &[Expr], level: usize) {
+    match cx.module.functions.get(func.index()) {
+        Some(f) => out.push_str(&f.name),
+        None => {
+            let _ = write!(out, "?fn#{}", func.0);
+        }
+    }
+    out.push('(');
+    list(out, cx, args, level);
+    out.push(')');
 }
 
 /// A constant with its type as a suffix: `0u32`, `-1i64`, `0.5f32`, `true`.

@@ -203,3 +203,43 @@ pub fn walk_parity<'ir, V: Visit<'ir> + ?Sized>(
 
 #[cfg(test)]
 mod tests;
+
+/// True when `b` nests deeper than `limit` levels (each statement and
+/// expression counts one). The walk stops `limit` levels down, so it is
+/// safe on any stack however deep the block really is.
+pub fn deeper_than(b: &Block, limit: u32) -> bool {
+    struct Probe {
+        depth: u32,
+        limit: u32,
+        deep: bool,
+    }
+    impl Probe {
+        fn enter(&mut self, f: impl FnOnce(&mut Self)) {
+            if self.deep {
+                return;
+            }
+            if self.depth >= self.limit {
+                self.deep = true;
+                return;
+            }
+            self.depth += 1;
+            f(self);
+            self.depth -= 1;
+        }
+    }
+    impl<'ir> Visit<'ir> for Probe {
+        fn visit_stmt(&mut self, s: &'ir Stmt) {
+            self.enter(|p| walk_stmt(p, s));
+        }
+        fn visit_expr(&mut self, e: &'ir Expr) {
+            self.enter(|p| walk_expr(p, e));
+        }
+    }
+    let mut p = Probe {
+        depth: 0,
+        limit,
+        deep: false,
+    };
+    p.visit_block(b);
+    p.deep
+}

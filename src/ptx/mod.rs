@@ -113,43 +113,52 @@ fn function_symbols(module: &ir::Module) -> Vec<String> {
 /// The functions to emit: `function_order` first (callees before callers),
 /// then any other function a kernel reaches, in id order.
 fn emit_order(module: &ir::Module) -> Vec<FuncId> {
+    let n = module.functions.len();
     let mut order: Vec<FuncId> = Vec::new();
+    let mut placed = vec![false; n];
     for id in &module.function_order {
-        if id.index() < module.functions.len() && !order.contains(id) {
+        if let Some(p) = placed.get_mut(id.index()).filter(|p| !**p) {
+            *p = true;
             order.push(*id);
         }
     }
-    let mut reached: Vec<FuncId> = Vec::new();
+    let mut reached = vec![false; n];
     let mut stack: Vec<FuncId> = module
         .kernels
         .iter()
         .flat_map(|k| scan::Usage::of_block(&k.body.block).calls)
         .collect();
     while let Some(id) = stack.pop() {
-        if reached.contains(&id) {
-            continue;
+        match reached.get_mut(id.index()) {
+            Some(r) if !*r => *r = true,
+            _ => continue,
         }
-        reached.push(id);
         if let Some(f) = module.functions.get(id.index()) {
             stack.extend(scan::Usage::of_block(&f.body.block).calls);
         }
     }
-    reached.sort();
-    for id in reached {
-        if id.index() < module.functions.len() && !order.contains(&id) {
-            order.push(id);
+    for (i, (r, p)) in reached.iter().zip(&placed).enumerate() {
+        if *r && !*p {
+            order.push(FuncId(i as u32));
         }
     }
     order
 }
 
 fn needs_prototypes(module: &ir::Module, order: &[FuncId]) -> bool {
+    // Each function's position in `order` (absent: never defined).
+    let mut position = vec![usize::MAX; module.functions.len()];
+    for (pos, id) in order.iter().enumerate() {
+        if let Some(p) = position.get_mut(id.index()) {
+            *p = (*p).min(pos);
+        }
+    }
     order.iter().enumerate().any(|(pos, id)| {
         module.functions.get(id.index()).is_some_and(|f| {
             scan::Usage::of_block(&f.body.block)
                 .calls
                 .iter()
-                .any(|c| order.iter().position(|o| o == c).is_none_or(|cp| cp >= pos))
+                .any(|c| position.get(c.index()).is_none_or(|&cp| cp >= pos))
         })
     })
 }

@@ -7,6 +7,7 @@ use crate::ir::{
     BarrierOpKind, BarrierRef, Block, Dim, Expr, ExprKind, FuncId, Parity, Place, PlaceKind,
     Special, Stmt, StmtKind,
 };
+use std::collections::HashSet;
 
 #[derive(Debug, Default)]
 pub(super) struct Usage {
@@ -26,11 +27,35 @@ pub(super) struct Usage {
     pub(super) dyn_shared: Vec<usize>,
     /// Barrier groups (by index) referenced with a run-time index.
     pub(super) dyn_barriers: Vec<usize>,
+    /// Everything in the lists above, so that adding is constant time.
+    seen: HashSet<Seen>,
 }
 
-fn add<T: PartialEq>(list: &mut Vec<T>, x: T) {
-    if !list.contains(&x) {
-        list.push(x);
+/// An entry of one of [`Usage`]'s lists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Seen {
+    Special(Special),
+    Call(FuncId),
+    Tracked(usize),
+    DynShared(usize),
+    DynBarrier(usize),
+}
+
+impl Usage {
+    /// Appends `x` to `list` (the list `seen` wraps it for) unless it is
+    /// there already.
+    fn add<T>(&mut self, seen: Seen, x: T, list: impl FnOnce(&mut Usage) -> &mut Vec<T>) {
+        if self.seen.insert(seen) {
+            list(self).push(x);
+        }
+    }
+
+    fn add_special(&mut self, s: Special) {
+        self.add(Seen::Special(s), s, |u| &mut u.specials);
+    }
+
+    fn add_call(&mut self, f: FuncId) {
+        self.add(Seen::Call(f), f, |u| &mut u.calls);
     }
 }
 
@@ -51,7 +76,7 @@ impl Usage {
 impl<'ir> Visit<'ir> for Usage {
     fn visit_stmt(&mut self, s: &'ir Stmt) {
         match &s.kind {
-            StmtKind::Call { func, .. } => add(&mut self.calls, *func),
+            StmtKind::Call { func, .. } => self.add_call(*func),
             StmtKind::Barrier(op) if matches!(op.kind, BarrierOpKind::ArriveRemote { .. }) => {
                 self.remote = true
             }
@@ -63,14 +88,16 @@ impl<'ir> Visit<'ir> for Usage {
 
     fn visit_barrier_ref(&mut self, r: &'ir BarrierRef) {
         if r.index.as_deref().is_some_and(is_dynamic) {
-            add(&mut self.dyn_barriers, r.group.index());
+            let g = r.group.index();
+            self.add(Seen::DynBarrier(g), g, |u| &mut u.dyn_barriers);
         }
         visit::walk_barrier_ref(self, r);
     }
 
     fn visit_parity(&mut self, r: &'ir BarrierRef, p: &'ir Parity) {
         if let Parity::Tracked = p {
-            add(&mut self.tracked, r.group.index());
+            let g = r.group.index();
+            self.add(Seen::Tracked(g), g, |u| &mut u.tracked);
         }
         visit::walk_parity(self, r, p);
     }
@@ -80,12 +107,14 @@ impl<'ir> Visit<'ir> for Usage {
             PlaceKind::Global { .. } => {}
             PlaceKind::Shared { array, indices } => {
                 if indices.iter().any(is_dynamic) {
-                    add(&mut self.dyn_shared, array.index());
+                    let a = array.index();
+                    self.add(Seen::DynShared(a), a, |u| &mut u.dyn_shared);
                 }
             }
             PlaceKind::Remote { array, .. } => {
                 self.remote = true;
-                add(&mut self.dyn_shared, array.index());
+                let a = array.index();
+                self.add(Seen::DynShared(a), a, |u| &mut u.dyn_shared);
             }
         }
         visit::walk_place(self, p);
@@ -97,14 +126,14 @@ impl<'ir> Visit<'ir> for Usage {
                 if *s == Special::WarpId {
                     // Computed from the thread index and block shape.
                     for d in [Dim::X, Dim::Y, Dim::Z] {
-                        add(&mut self.specials, Special::ThreadIdx(d));
+                        self.add_special(Special::ThreadIdx(d));
                     }
-                    add(&mut self.specials, Special::BlockDim(Dim::X));
-                    add(&mut self.specials, Special::BlockDim(Dim::Y));
+                    self.add_special(Special::BlockDim(Dim::X));
+                    self.add_special(Special::BlockDim(Dim::Y));
                 }
-                add(&mut self.specials, *s);
+                self.add_special(*s);
             }
-            ExprKind::Call { func, .. } => add(&mut self.calls, *func),
+            ExprKind::Call { func, .. } => self.add_call(*func),
             _ => {}
         }
         visit::walk_expr(self, e);

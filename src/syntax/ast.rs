@@ -91,6 +91,8 @@ pub struct Param {
 pub struct TypeExpr {
     pub kind: TypeExprKind,
     pub span: Span,
+    /// Nesting levels in this type, itself included ([`super::depth`]).
+    pub depth: u32,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -99,22 +101,53 @@ pub enum TypeExprKind {
     Named(Ident),
     /// `global [T]` or `global mut [T]`.
     Global { mutable: bool, elem: Box<TypeExpr> },
+    /// A type the parser gave up on (already reported: E0124).
+    Error,
 }
 
 /// `{ stmt* tail? }`. The tail is a final expression without `;`, which
 /// makes the block produce a value (the branches of an if-expression, a
 /// function body). In a statement-only context a tail is a type error.
+///
+/// A block whose last statement is an `if`/`else` with a value in every
+/// branch (`{ if c { a } else { b } }`) has that `if` as its value, as in
+/// Rust: see [`Block::value`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct Block {
     pub stmts: Vec<Stmt>,
     pub tail: Option<Box<Expr>>,
     pub span: Span,
+    /// The deepest nesting among its statements and tail (a block adds no
+    /// level of its own: it always stands in a statement or expression).
+    pub depth: u32,
+    /// What the block's value is, when it has one.
+    pub value: Option<ValueFacts>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Stmt {
     pub kind: StmtKind,
     pub span: Span,
+    /// Nesting levels in this statement, itself included ([`super::depth`]).
+    pub depth: u32,
+    /// For an `if`/`else` statement with a value in every branch (so that it
+    /// can be its block's value): what that value is. `None` otherwise.
+    pub value: Option<ValueFacts>,
+}
+
+/// What the parser knows about a value before any name is resolved.
+///
+/// These are properties of the syntax alone, computed once when a node is
+/// built (bottom-up, from its children's), so that the checker can ask them
+/// in constant time and every answer is the same on every run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ValueFacts {
+    /// The value is an *untyped literal expression*: made only of
+    /// unsuffixed literals, parentheses, negation, arithmetic and bitwise
+    /// operators and `if`s whose branch values are such expressions (`1`,
+    /// `-2.0`, `(3 + 4)`, `if c { 1 } else { 2 }`). Its type comes from the
+    /// context or the other operand.
+    pub untyped: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -272,6 +305,10 @@ pub enum UnaryOp {
 pub struct Expr {
     pub kind: ExprKind,
     pub span: Span,
+    /// Nesting levels in this expression, itself included ([`super::depth`]).
+    pub depth: u32,
+    /// True for an untyped literal expression ([`ValueFacts::untyped`]).
+    pub untyped: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -360,6 +397,247 @@ impl IndexArg {
         match self {
             IndexArg::Expr(e) => e.span,
             IndexArg::Range { span, .. } => *span,
+        }
+    }
+}
+
+// ---- constructors: every node is built through these, so that its depth
+// and value facts are always those of its children.
+
+impl TypeExpr {
+    pub fn new(kind: TypeExprKind, span: Span) -> TypeExpr {
+        let depth = match &kind {
+            TypeExprKind::Named(_) | TypeExprKind::Error => 0,
+            TypeExprKind::Global { elem, .. } => elem.depth,
+        };
+        TypeExpr {
+            kind,
+            span,
+            depth: depth.saturating_add(1),
+        }
+    }
+}
+
+impl Expr {
+    pub fn new(kind: ExprKind, span: Span) -> Expr {
+        let depth = kind.child_depth().saturating_add(1);
+        let untyped = kind.is_untyped();
+        Expr {
+            kind,
+            span,
+            depth,
+            untyped,
+        }
+    }
+
+    /// The stand-in for an expression that could not be parsed.
+    pub fn error(span: Span) -> Expr {
+        Expr::new(ExprKind::Error, span)
+    }
+}
+
+impl ExprKind {
+    /// The deepest nesting among the children.
+    fn child_depth(&self) -> u32 {
+        let d = |e: &Expr| e.depth;
+        let max_of = |es: &[Expr]| es.iter().map(d).max().unwrap_or(0);
+        match self {
+            ExprKind::Int { .. }
+            | ExprKind::Float { .. }
+            | ExprKind::Bool(_)
+            | ExprKind::Name(_)
+            | ExprKind::Error => 0,
+            ExprKind::Field { base, .. } => base.depth,
+            ExprKind::Index { base, indices, .. } => indices
+                .iter()
+                .map(IndexArg::depth)
+                .fold(base.depth, u32::max),
+            ExprKind::Call { args, .. } => max_of(args),
+            ExprKind::MethodCall { receiver, args, .. } => receiver.depth.max(max_of(args)),
+            ExprKind::Unary { operand, .. } => operand.depth,
+            ExprKind::Binary { lhs, rhs, .. } => lhs.depth.max(rhs.depth),
+            ExprKind::Cast { expr, ty } => expr.depth.max(ty.depth),
+            ExprKind::If {
+                cond,
+                then_block,
+                else_block,
+            } => cond.depth.max(then_block.depth).max(else_block.depth),
+            ExprKind::Paren(inner) => inner.depth,
+        }
+    }
+
+    /// [`ValueFacts::untyped`], from the children's facts.
+    fn is_untyped(&self) -> bool {
+        match self {
+            ExprKind::Int { suffix, .. } | ExprKind::Float { suffix, .. } => suffix.is_none(),
+            ExprKind::Paren(inner) => inner.untyped,
+            ExprKind::Unary {
+                op: UnaryOp::Neg,
+                operand,
+            } => operand.untyped,
+            ExprKind::Binary { op, lhs, rhs, .. } if !op.is_comparison() && !op.is_logical() => {
+                lhs.untyped && rhs.untyped
+            }
+            ExprKind::If {
+                then_block,
+                else_block,
+                ..
+            } => then_block.value_is_untyped() && else_block.value_is_untyped(),
+            _ => false,
+        }
+    }
+}
+
+impl IndexArg {
+    fn depth(&self) -> u32 {
+        match self {
+            IndexArg::Expr(e) => e.depth,
+            IndexArg::Range { lo, hi, .. } => {
+                let d = |e: &Option<Expr>| e.as_ref().map_or(0, |e| e.depth);
+                d(lo).max(d(hi))
+            }
+        }
+    }
+}
+
+impl Block {
+    pub fn new(stmts: Vec<Stmt>, tail: Option<Box<Expr>>, span: Span) -> Block {
+        let depth = stmts
+            .iter()
+            .map(|s| s.depth)
+            .chain(tail.as_deref().map(|t| t.depth))
+            .max()
+            .unwrap_or(0);
+        let value = match tail.as_deref() {
+            Some(t) => Some(ValueFacts { untyped: t.untyped }),
+            None => stmts.last().and_then(|s| s.value),
+        };
+        Block {
+            stmts,
+            tail,
+            span,
+            depth,
+            value,
+        }
+    }
+
+    /// True when the block's value is an untyped literal expression.
+    pub fn value_is_untyped(&self) -> bool {
+        self.value.is_some_and(|v| v.untyped)
+    }
+}
+
+impl Stmt {
+    pub fn new(kind: StmtKind, span: Span) -> Stmt {
+        let depth = kind.child_depth().saturating_add(1);
+        let value = match &kind {
+            StmtKind::If {
+                then_block,
+                else_branch: Some(else_branch),
+                ..
+            } => {
+                let else_value = match else_branch {
+                    ElseBranch::Block(b) => b.value,
+                    ElseBranch::If(s) => s.value,
+                };
+                then_block.value.zip(else_value).map(|(t, e)| ValueFacts {
+                    untyped: t.untyped && e.untyped,
+                })
+            }
+            _ => None,
+        };
+        Stmt {
+            kind,
+            span,
+            depth,
+            value,
+        }
+    }
+
+    /// The stand-in for a statement that could not be parsed.
+    pub fn error(span: Span) -> Stmt {
+        Stmt::new(StmtKind::Error, span)
+    }
+}
+
+impl StmtKind {
+    /// The deepest nesting among the children.
+    fn child_depth(&self) -> u32 {
+        let d = |e: &Expr| e.depth;
+        let opt = |e: Option<&Expr>| e.map_or(0, d);
+        match self {
+            StmtKind::Let { ty, init, .. } => init.depth.max(ty.as_ref().map_or(0, |t| t.depth)),
+            StmtKind::Assign { place, value, .. } => place.depth.max(value.depth),
+            StmtKind::If {
+                cond,
+                then_block,
+                else_branch,
+            } => {
+                let else_depth = match else_branch {
+                    None => 0,
+                    Some(ElseBranch::Block(b)) => b.depth,
+                    Some(ElseBranch::If(s)) => s.depth,
+                };
+                cond.depth.max(then_block.depth).max(else_depth)
+            }
+            StmtKind::While { cond, body } => cond.depth.max(body.depth),
+            StmtKind::For {
+                start,
+                end,
+                step,
+                body,
+                ..
+            } => start
+                .depth
+                .max(end.depth)
+                .max(opt(step.as_ref()))
+                .max(body.depth),
+            StmtKind::Break | StmtKind::Continue | StmtKind::Error => 0,
+            StmtKind::Return(value) => opt(value.as_ref()),
+            StmtKind::Expr(e) => e.depth,
+            StmtKind::Shared { elem, dims, .. } => dims.iter().map(d).fold(elem.depth, u32::max),
+            StmtKind::Barrier(decl) => opt(decl.count.as_ref()).max(decl.arrivals.depth),
+        }
+    }
+}
+
+impl File {
+    /// The deepest nesting in the file ([`super::depth`]).
+    pub fn depth(&self) -> u32 {
+        self.items.iter().map(Item::depth).max().unwrap_or(0)
+    }
+}
+
+impl Item {
+    /// The deepest nesting in the item ([`super::depth`]).
+    pub fn depth(&self) -> u32 {
+        let exprs = |es: &[Expr]| es.iter().map(|e| e.depth).max().unwrap_or(0);
+        let params = |ps: &[Param]| ps.iter().map(|p| p.ty.depth).max().unwrap_or(0);
+        match self {
+            Item::Import(_) | Item::Error(_) => 0,
+            Item::Const(c) => c.value.depth.max(c.ty.depth),
+            Item::Fn(f) => f
+                .body
+                .depth
+                .max(params(&f.params))
+                .max(f.ret.as_ref().map_or(0, |t| t.depth)),
+            Item::Kernel(k) => k
+                .body
+                .depth
+                .max(params(&k.params))
+                .max(k.launch.iter().map(|l| exprs(&l.args)).max().unwrap_or(0)),
+        }
+    }
+}
+
+/// Dropping a tree recurses as deep as it nests: a deep one is dropped on
+/// the large stack that compiled it ([`crate::stack`]), whatever thread lets
+/// it go.
+impl Drop for File {
+    fn drop(&mut self) {
+        if self.depth() > crate::stack::SHALLOW {
+            let items = std::mem::take(&mut self.items);
+            crate::stack::with_big_stack(move || drop(items));
         }
     }
 }

@@ -6,70 +6,76 @@ use super::number::Number;
 use crate::span::Span;
 
 pub fn binary(lhs: Expr, op: BinOp, op_span: Span, rhs: Expr) -> Expr {
-    Expr {
-        span: lhs.span.to(rhs.span),
-        kind: ExprKind::Binary {
+    let span = lhs.span.to(rhs.span);
+    Expr::new(
+        ExprKind::Binary {
             op,
             op_span,
             lhs: Box::new(lhs),
             rhs: Box::new(rhs),
         },
-    }
+        span,
+    )
 }
 
 /// `start` is the (empty) span at the operator.
 pub fn unary(start: Span, op: UnaryOp, operand: Expr) -> Expr {
-    Expr {
-        span: start.to(operand.span),
-        kind: ExprKind::Unary {
+    let span = start.to(operand.span);
+    Expr::new(
+        ExprKind::Unary {
             op,
             operand: Box::new(operand),
         },
-    }
+        span,
+    )
 }
 
 pub fn cast(expr: Expr, ty: TypeExpr) -> Expr {
-    Expr {
-        span: expr.span.to(ty.span),
-        kind: ExprKind::Cast {
+    let span = expr.span.to(ty.span);
+    Expr::new(
+        ExprKind::Cast {
             expr: Box::new(expr),
             ty,
         },
-    }
+        span,
+    )
 }
 
 /// `index_span` covers `[` to `]`.
 pub fn index(base: Expr, indices: Vec<IndexArg>, index_span: Span) -> Expr {
-    Expr {
-        span: base.span.to(index_span),
-        kind: ExprKind::Index {
+    let span = base.span.to(index_span);
+    Expr::new(
+        ExprKind::Index {
             base: Box::new(base),
             indices,
             index_span,
         },
-    }
+        span,
+    )
 }
 
 pub fn field(base: Expr, field: Ident) -> Expr {
-    Expr {
-        span: base.span.to(field.span),
-        kind: ExprKind::Field {
+    let span = base.span.to(field.span);
+    Expr::new(
+        ExprKind::Field {
             base: Box::new(base),
             field,
         },
-    }
+        span,
+    )
 }
 
 /// `end` is the (empty) span after the closing `)`.
 pub fn method_call(receiver: Expr, method: Ident, args: Vec<Expr>, end: Span) -> Expr {
-    Expr {
-        span: receiver.span.to(end),
-        kind: ExprKind::MethodCall {
+    let span = receiver.span.to(end);
+    Expr::new(
+        ExprKind::MethodCall {
             receiver: Box::new(receiver),
             method,
             args,
         },
-    }
+        span,
+    )
 }
 
 pub fn number(n: Number, span: Span) -> Expr {
@@ -77,5 +83,5 @@ pub fn number(n: Number, span: Span) -> Expr {
         Number::Int { value, suffix } => ExprKind::Int { value, suffix },
         Number::Float { value, suffix } => ExprKind::Float { value, suffix },
     };
-    Expr { kind, span }
+    Expr::new(kind, span)
 }

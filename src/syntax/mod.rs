@@ -7,6 +7,8 @@
 
 pub mod ast;
 mod build;
+pub mod depth;
+pub mod dump;
 pub mod lexer;
 pub mod number;
 mod parser;
@@ -18,9 +20,15 @@ use crate::span::{FileId, Span};
 
 /// Parses one file. Always returns a tree: where the parser recovered from a
 /// syntax error the tree holds `Error` nodes and the error is in the list.
+/// It runs on the big stack ([`crate::stack`]): a parse that fails drops
+/// the partial trees it built, which may nest as deep as the limit.
 pub fn parse(file: FileId, text: &str) -> (ast::File, Vec<Diagnostic>) {
+    crate::stack::with_big_stack(|| parse_here(file, text))
+}
+
+fn parse_here(file: FileId, text: &str) -> (ast::File, Vec<Diagnostic>) {
     let (tokens, lex_errors) = lexer::lex(file, text);
-    let (tree, parse_errors) = parser::parse_tokens(file, text, &tokens, &lex_errors);
+    let (tree, parse_errors, too_deep) = parser::parse_tokens(file, text, &tokens, &lex_errors);
     let mut diags: Vec<Diagnostic> = lex_errors
         .into_iter()
         .map(lexer::LexError::into_diagnostic)
@@ -30,6 +38,7 @@ pub fn parse(file: FileId, text: &str) -> (ast::File, Vec<Diagnostic>) {
             .into_iter()
             .map(parser::ParseError::into_diagnostic),
     );
+    diags.extend(too_deep.into_iter().map(depth::TooDeep::into_diagnostic));
     diagnostics::sort(&mut diags);
     (tree, diags)
 }

@@ -117,9 +117,15 @@ pub fn parse(text: &str) -> Result<Number, NumberError> {
 }
 
 /// `0x…` / `0b…` after the prefix: digits and `_`, then an integer suffix.
+///
+/// As in Rust, the digits come first: a hex literal's digits are every hex
+/// digit and `_` that follow the prefix, so `0xf32`, `0xbf16` and `0x0f64`
+/// are the integers 0xF32, 0xBF16 and 0xF64 (a float suffix cannot be told
+/// from digits), and the suffix starts at the first other character
+/// (`0xffu32`, `0x1f_i64`). Binary literals take all decimal digits first,
+/// so that `0b102` is a bad digit rather than an unknown suffix `2`, and
+/// `0b1f32` is a binary literal with a float suffix (an error).
 fn radix_literal(rest: &str, radix: u32, what: &str) -> Result<Number, NumberError> {
-    // Binary literals take all decimal digits first, so that `0b102` is a
-    // bad digit rather than an unknown suffix `2`.
     let digit_len = rest
         .find(|c: char| {
             !(c == '_'
@@ -139,18 +145,6 @@ fn radix_literal(rest: &str, radix: u32, what: &str) -> Result<Number, NumberErr
     }
     if !digits.chars().any(|c| c != '_') {
         return Err(invalid(format!("this {what} literal has no digits")));
-    }
-    if suffix_text.is_empty() {
-        if let Some(fs) = FLOAT_SUFFIXES.iter().find(|s| digits.ends_with(*s)) {
-            return Err(invalid_help(
-                format!("a {what} literal cannot take the float suffix `{fs}`"),
-                format!(
-                    "if `{fs}` is part of the number, write `{prefix}{head}_{fs}` or add an integer suffix: `{prefix}{digits}u32`",
-                    prefix = if radix == 16 { "0x" } else { "0b" },
-                    head = digits.strip_suffix(fs).unwrap_or(digits),
-                ),
-            ));
-        }
     }
     let suffix = int_suffix(suffix_text, what)?;
     let value =
@@ -379,6 +373,28 @@ mod tests {
         assert_eq!(parse("0xffu32"), int(255, Some(Scalar::U32)));
         assert_eq!(parse("0x1f32u32"), int(0x1f32, Some(Scalar::U32)));
         assert_eq!(parse("0x1f_32"), int(0x1f32, None));
+    }
+
+    /// Hex digits first, as in Rust: what looks like a float suffix is
+    /// digits; the suffix starts at the first character that is not one.
+    #[test]
+    fn hex_digits_come_before_suffixes() {
+        assert_eq!(parse("0xf32"), int(0xf32, None));
+        assert_eq!(parse("0xbf16"), int(0xbf16, None));
+        assert_eq!(parse("0x0f64"), int(0xf64, None));
+        assert_eq!(parse("0x1f16"), int(0x1f16, None));
+        assert_eq!(parse("0xF32"), int(0xf32, None));
+        assert_eq!(parse("0x_f32"), int(0xf32, None));
+        assert_eq!(parse("0xf32_u64"), int(0xf32, Some(Scalar::U64)));
+        assert_eq!(parse("0xbf16i32"), int(0xbf16, Some(Scalar::I32)));
+        assert_eq!(parse("0xf64u32"), int(0xf64, Some(Scalar::U32)));
+        assert_eq!(parse("0b1_0"), int(2, None));
+        assert_eq!(parse("0b10u64"), int(2, Some(Scalar::U64)));
+        // Binary digits stop at the first letter: a float suffix there is
+        // a float suffix, and binary floats do not exist.
+        for text in ["0b1f32", "0b1f16", "0b1bf16", "0b1f64", "0xfu8", "0xffx"] {
+            assert!(is_invalid(text), "{text}: {:?}", parse(text));
+        }
         assert_eq!(parse("7i32"), int(7, Some(Scalar::I32)));
         assert_eq!(parse("18446744073709551615"), int(u64::MAX, None));
     }
@@ -397,8 +413,7 @@ mod tests {
     #[test]
     fn malformed() {
         for text in [
-            "0x", "0x_", "1e", "1e+", "0b102", "1.5u32", "0x1f32", "5u8", "0b1f64", "3abc",
-            "1e5u32", "0xu32",
+            "0x", "0x_", "1e", "1e+", "0b102", "1.5u32", "5u8", "0b1f64", "3abc", "1e5u32", "0xu32",
         ] {
             assert!(
                 is_invalid(text),

@@ -153,8 +153,8 @@ pub fn parse_tokens(
     text: &str,
     tokens: &[(usize, Token, usize)],
     lex_errors: &[LexError],
-) -> (ast::File, Vec<ParseError>) {
-    let (tree, mut errors) = parse_once(file, text, tokens, lex_errors);
+) -> (ast::File, Vec<ParseError>, Vec<super::depth::TooDeep>) {
+    let (tree, mut errors, too_deep) = parse_once(file, text, tokens, lex_errors);
     let mut checked = 0;
     let baseline = errors.len();
     for e in &mut errors {
@@ -179,7 +179,7 @@ pub fn parse_tokens(
             *insert = None;
         }
     }
-    (tree, errors)
+    (tree, errors, too_deep)
 }
 
 /// How many missing-token fixes of one file are checked by parsing again.
@@ -201,16 +201,29 @@ fn parse_once(
     text: &str,
     tokens: &[(usize, Token, usize)],
     lex_errors: &[LexError],
-) -> (ast::File, Vec<ParseError>) {
+) -> (ast::File, Vec<ParseError>, Vec<super::depth::TooDeep>) {
     let cx = Context {
         file,
         text,
         tokens,
         open_brackets: innermost_open(tokens),
     };
+    let mut depth = super::depth::Guard::default();
+    // From a bracket nested too deep on, nothing is parsed (E0124): the file
+    // ends there for the parser, and the errors that follow from that are
+    // not reported.
+    let cut = super::depth::brackets(file, tokens);
+    let parsed = match &cut {
+        Some((at, error)) => {
+            depth.found.push(error.clone());
+            tokens.get(..*at).unwrap_or(tokens)
+        }
+        None => tokens,
+    };
+    let cut_at = cut.as_ref().map(|(_, e)| e.span.start as usize);
     let mut recovered = Vec::new();
-    let input = tokens.iter().cloned().map(Ok::<_, Infallible>);
-    let result = grammar::FileParser::new().parse(file, &mut recovered, input);
+    let input = parsed.iter().cloned().map(Ok::<_, Infallible>);
+    let result = grammar::FileParser::new().parse(file, &mut recovered, &mut depth, input);
     let mut errors: Vec<LalrpopError> = recovered.into_iter().map(|r| r.error).collect();
     let tree = match result {
         Ok(tree) => tree,
@@ -244,6 +257,9 @@ fn parse_once(
             let next_gap = gaps.get(gaps.partition_point(|&g| g < gap_start));
             let explained = next_gap.is_some_and(|&g| g <= at);
             let is_eof = matches!(e, LalrpopError::UnrecognizedEof { .. });
+            if cut_at.is_some_and(|c| is_eof || at >= c) {
+                return None;
+            }
             let cascade = !is_eof && last_reported.is_some_and(|last| cx.same_stretch(last, at));
             if explained || cascade {
                 return None;
@@ -252,7 +268,7 @@ fn parse_once(
             from_lalrpop(e, &cx)
         })
         .collect();
-    (tree, c_style_for(&cx, errors))
+    (tree, c_style_for(&cx, errors), depth.found)
 }
 
 /// The byte ranges of `for` headers written C-style, from `for` to the `{`

@@ -245,3 +245,39 @@ fn bad_spans_render_without_panicking() {
     );
     assert!(human(&empty, &diags, false).contains("unexpected end of file"));
 }
+
+/// A diagnostic on a very long line shows a window of it around the label,
+/// with the real line and column; many diagnostics on that line each cost
+/// the window, not the line.
+#[test]
+fn long_lines_are_shown_as_a_window() {
+    let names: Vec<String> = (0..2000).map(|i| format!("zz{i}")).collect();
+    let src = format!(
+        "kernel k(out: global mut [u32]) block(32) {{\n    out[0] = {};\n}}\n",
+        names.join(" + ")
+    );
+    let c = kdsl::compile_str("long.kdsl", &src, &kdsl::Options::default());
+    assert_eq!(c.diagnostics.len(), 2000);
+    let text = human(&c.sources, &c.diagnostics, false);
+    // Far less than 2000 copies of the 20 KB line.
+    assert!(text.len() < 2000 * 1200, "{} bytes", text.len());
+    let widest = text.lines().map(str::len).max().unwrap_or(0);
+    assert!(widest < 400, "a line of {widest} bytes");
+    // The one for `zz1000`: its real column, and the name under its caret.
+    let at = src.find("zz1000 ").expect("in the source");
+    let line_start = src[..at].rfind('\n').map_or(0, |i| i + 1);
+    let header = format!("long.kdsl:2:{}", at - line_start + 1);
+    let section = text
+        .split("\n\n")
+        .find(|s| s.contains("`zz1000`"))
+        .expect("rendered");
+    assert!(section.contains(&header), "{section}");
+    let lines: Vec<&str> = section.lines().collect();
+    let source_line = lines
+        .iter()
+        .position(|l| l.contains("zz1000 +"))
+        .expect("shown");
+    let caret = lines[source_line + 1].find('^').expect("caret");
+    assert_eq!(&lines[source_line][caret..caret + 6], "zz1000", "{section}");
+    assert!(lines[source_line].contains("..."), "{section}");
+}

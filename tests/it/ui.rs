@@ -6,6 +6,8 @@
 //!   `//~ WARNING W0001`     a warning
 //!   `//~^ ERROR E0110`      on the line above (one `^` per line up)
 //! Several may share a line: `//~ ERROR E0100 //~ ERROR E0110`.
+//! A line ending in `// ×N` stands for N copies of itself (without the
+//! marker), for tests of limits.
 //! Header directives (anywhere, usually at the top):
 //!   `// target: sm_80`      compile for that target (default sm_90)
 //!   `// flags: -D warnings` compile with warnings denied
@@ -101,16 +103,23 @@ fn ui() {
     let mut failures = Vec::new();
     for path in &files {
         // Read as the compiler reads it (a file that is not UTF-8 is a test
-        // of E0004); the annotations are read from the lossy text.
-        let text = read_lossy(path);
+        // of E0004); the annotations are read from the lossy text. A line
+        // ending in `// ×N` stands for N copies of itself, as in the
+        // explanations' examples (a test of a limit need not be that long).
+        let written = read_lossy(path);
+        let text = kdsl::diagnostics::catalog::expand_repeats(&written);
         let name = path
             .file_name()
             .and_then(|n| n.to_str())
             .expect("utf-8 name")
             .to_string();
         let opts = options_for(&text);
-        let c = kdsl::compile(Path::new(&format!("tests/ui/{name}")), &opts)
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let shown = format!("tests/ui/{name}");
+        let c = if text == written {
+            kdsl::compile(Path::new(&shown), &opts).unwrap_or_else(|e| panic!("{name}: {e}"))
+        } else {
+            kdsl::compile_str(&shown, &text, &opts)
+        };
         let mut actual: Vec<Expectation> = c
             .diagnostics
             .iter()
@@ -152,7 +161,7 @@ fn ui() {
         insta::with_settings!({
             snapshot_path => "../ui/snapshots",
             prepend_module_to_snapshot => false,
-            description => text.clone(),
+            description => written.clone(),
             omit_expression => true,
         }, {
             insta::assert_snapshot!(stem, rendered);

@@ -217,12 +217,11 @@ fn range(file: &SourceFile, s: Span) -> Range {
 fn position(file: &SourceFile, byte: usize) -> Position {
     let (line, column) = file.line_col(byte);
     let start = file.line_start(line.saturating_sub(1));
-    let before = file.text.get(start..byte).unwrap_or("");
     Position {
         line,
         column,
-        column_utf16: before.encode_utf16().count() + 1,
-        column_byte: before.len() + 1,
+        column_utf16: file.utf16_count(start, byte) + 1,
+        column_byte: byte.saturating_sub(start) + 1,
     }
 }
 

@@ -11,6 +11,7 @@
 
 pub mod gen_expr;
 pub mod ptxas;
+pub mod shapes;
 
 use std::path::PathBuf;
 

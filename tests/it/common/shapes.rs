@@ -1,0 +1,251 @@
+//! Programs of a chosen size in the shapes that once made a stage of kdslc
+//! take super-linear time or memory (the checker's literal typing and
+//! scopes, the barrier pass's walks and call graph, the PTX writer's
+//! function order, the diagnostics renderer, `--emit ast`). Shared by
+//! `tests/it/scaling.rs` (each shape compiles at 20,000) and
+//! `benches/scaling.rs` (each shape's time from 1,000 to 20,000).
+
+/// What compiling a shape gives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// No diagnostics, PTX written.
+    Clean,
+    /// Only diagnostics with this code, at least one.
+    Only(&'static str),
+}
+
+pub struct Shape {
+    pub name: &'static str,
+    /// The program with `n` links, levels or statements.
+    pub make: fn(usize) -> String,
+    /// What compiling it gives at size `n`.
+    pub outcome: fn(usize) -> Outcome,
+}
+
+const KERNEL: &str = "kernel k(out: global mut [u32], x: u32) block(32) {\n";
+
+fn clean(_: usize) -> Outcome {
+    Outcome::Clean
+}
+
+/// `let v = if x == 0 { 0 } else if x == 1 { 1 } ... else { 0 };`
+fn else_if_expr(n: usize) -> String {
+    let links: Vec<String> = (0..n).map(|i| format!("if x == {i} {{ {i} }}")).collect();
+    format!(
+        "{KERNEL}    let v: u32 = {} else {{ 0 }};\n    out[0] = v;\n}}\n",
+        links.join(" else ")
+    )
+}
+
+/// `if x == 0 { out[0] = 0; } else if x == 1 { ... } ...`
+fn else_if_stmt(n: usize) -> String {
+    let links: Vec<String> = (0..n)
+        .map(|i| format!("if x == {i} {{\n        out[0] = {i};\n    }}"))
+        .collect();
+    format!("{KERNEL}    {}\n}}\n", links.join(" else "))
+}
+
+/// `fn f0` calls `f1`, which calls `f2`, ..., and the kernel calls `f0`.
+fn call_chain(n: usize) -> String {
+    let mut s = String::new();
+    for i in 0..n {
+        s.push_str(&format!(
+            "fn f{i}(a: u32) -> u32 {{\n    f{}(a) + 1\n}}\n",
+            i + 1
+        ));
+    }
+    s.push_str(&format!("fn f{n}(a: u32) -> u32 {{\n    a\n}}\n"));
+    s.push_str(&format!("{KERNEL}    out[0] = f0(x);\n}}\n"));
+    s
+}
+
+/// The kernel calls each of `n` functions once.
+fn many_callees(n: usize) -> String {
+    let mut s = String::new();
+    for i in 0..n {
+        s.push_str(&format!("fn f{i}(a: u32) -> u32 {{\n    a ^ {i}\n}}\n"));
+    }
+    s.push_str(KERNEL);
+    s.push_str("    let mut v = x;\n");
+    for i in 0..n {
+        s.push_str(&format!("    v = f{i}(v);\n"));
+    }
+    s.push_str("    out[0] = v;\n}\n");
+    s
+}
+
+/// `n` nested if-expressions: `if x > 0 { if x > 1 { ... } else { 1 } } else { 0 }`.
+fn nested_if_expr(n: usize) -> String {
+    let mut s = format!("{KERNEL}    let v: u32 = ");
+    for i in 0..n {
+        s.push_str(&format!("if x > {i} {{ "));
+    }
+    s.push('7');
+    s.push_str(&" } else { 0 }".repeat(n));
+    s.push_str(";\n    out[0] = v;\n}\n");
+    s
+}
+
+/// `n` nested parenthesised if-expressions (two levels each).
+fn paren_if(n: usize) -> String {
+    let mut s = format!("{KERNEL}    let v: u32 = ");
+    s.push_str(&"(if x > 0 { ".repeat(n));
+    s.push('1');
+    s.push_str(&" } else { 0 })".repeat(n));
+    s.push_str(";\n    out[0] = v;\n}\n");
+    s
+}
+
+/// Past the nesting limit (two levels a link), E0124; below it, clean.
+fn paren_if_outcome(n: usize) -> Outcome {
+    if 2 * n + 2 > kdsl::syntax::depth::LIMIT as usize {
+        Outcome::Only("E0124")
+    } else {
+        Outcome::Clean
+    }
+}
+
+/// `n` nested `if` statements, each reading `x` (a name from `n` scopes up).
+fn nested_blocks(n: usize) -> String {
+    let mut s = String::from(KERNEL);
+    for i in 0..n {
+        s.push_str(&format!("if x > {i} {{\n"));
+    }
+    s.push_str("out[0] = x;\n");
+    s.push_str(&"}\n".repeat(n));
+    s.push_str("}\n");
+    s
+}
+
+/// `n` nested loops, each with a `break` only some threads take.
+fn nested_loops(n: usize) -> String {
+    let mut s = format!("{KERNEL}    let mut i = x;\n");
+    for _ in 0..n {
+        s.push_str("while i > 0 {\nif thread_idx.x == 0 { break; }\n");
+    }
+    s.push_str("i = i - 1;\n");
+    s.push_str(&"}\n".repeat(n));
+    s.push_str("    out[0] = i;\n}\n");
+    s
+}
+
+/// `x + 1 + 1 + ...`, one operator a line.
+fn operator_chain(n: usize) -> String {
+    format!(
+        "{KERNEL}    out[0] = x\n{};\n}}\n",
+        "        + 1\n".repeat(n)
+    )
+}
+
+/// `x > 0 && x > 1 && ...`: each right operand runs only sometimes.
+fn and_chain(n: usize) -> String {
+    let terms: Vec<String> = (0..n).map(|i| format!("x > {i}")).collect();
+    format!(
+        "{KERNEL}    if {} {{\n        out[0] = 1;\n    }}\n}}\n",
+        terms.join("\n        && ")
+    )
+}
+
+/// `n` statements, one after another.
+fn statements(n: usize) -> String {
+    let mut s = String::from(KERNEL);
+    for i in 0..n {
+        s.push_str(&format!("    out[{i}] = x + {i};\n"));
+    }
+    s.push_str("}\n");
+    s
+}
+
+/// One long line with `n` unknown names: `n` diagnostics that all show it.
+fn long_line_errors(n: usize) -> String {
+    let names: Vec<String> = (0..n).map(|i| format!("zz{i}")).collect();
+    format!("{KERNEL}    out[0] = {};\n}}\n", names.join(" + "))
+}
+
+fn unknown_names(_: usize) -> Outcome {
+    Outcome::Only("E0100")
+}
+
+/// `n` arrivals and waits on a group of barriers, one straight stretch.
+fn barrier_stretch(n: usize) -> String {
+    let mut s = String::from(
+        "kernel k(out: global mut [u32], x: u32) block(32) {\n    barrier full[8]: cta(arrivals = 32);\n",
+    );
+    for i in 0..n {
+        s.push_str(&format!(
+            "    full[{}].arrive();\n    full[{}].wait();\n",
+            i % 8,
+            i % 8
+        ));
+    }
+    s.push_str("    out[0] = x;\n}\n");
+    s
+}
+
+pub const SHAPES: &[Shape] = &[
+    Shape {
+        name: "else_if_expr",
+        make: else_if_expr,
+        outcome: clean,
+    },
+    Shape {
+        name: "else_if_stmt",
+        make: else_if_stmt,
+        outcome: clean,
+    },
+    Shape {
+        name: "call_chain",
+        make: call_chain,
+        outcome: clean,
+    },
+    Shape {
+        name: "many_callees",
+        make: many_callees,
+        outcome: clean,
+    },
+    Shape {
+        name: "nested_if_expr",
+        make: nested_if_expr,
+        outcome: clean,
+    },
+    Shape {
+        name: "paren_if",
+        make: paren_if,
+        outcome: paren_if_outcome,
+    },
+    Shape {
+        name: "nested_blocks",
+        make: nested_blocks,
+        outcome: clean,
+    },
+    Shape {
+        name: "nested_loops",
+        make: nested_loops,
+        outcome: clean,
+    },
+    Shape {
+        name: "operator_chain",
+        make: operator_chain,
+        outcome: clean,
+    },
+    Shape {
+        name: "and_chain",
+        make: and_chain,
+        outcome: clean,
+    },
+    Shape {
+        name: "statements",
+        make: statements,
+        outcome: clean,
+    },
+    Shape {
+        name: "long_line_errors",
+        make: long_line_errors,
+        outcome: unknown_names,
+    },
+    Shape {
+        name: "barrier_stretch",
+        make: barrier_stretch,
+        outcome: clean,
+    },
+];

@@ -1,0 +1,176 @@
+//! The nesting limit (E0124): exact, reported once at the construct that
+//! goes too deep, never an abort; and every stage takes the deepest nesting
+//! the limit allows.
+
+use kdsl::syntax::depth::LIMIT;
+use std::path::Path;
+use std::process::{Command, Output};
+
+const KERNEL: &str = "kernel k(out: global mut [u32], x: u32) block(32) {\n";
+
+fn limit() -> usize {
+    LIMIT as usize
+}
+
+/// `out[0] = x + 1 + ... + 1;` with `ops` operators: the statement nests
+/// `ops + 2` levels (the assignment, `ops` operators, the operand `x`).
+fn operator_chain(ops: usize) -> String {
+    format!(
+        "{KERNEL}    out[0] = x\n{};\n}}\n",
+        "        + 1\n".repeat(ops)
+    )
+}
+
+fn codes(src: &str) -> Vec<&'static str> {
+    let c = kdsl::compile_str("deep.kdsl", src, &kdsl::Options::default());
+    c.diagnostics.iter().map(|d| d.code).collect()
+}
+
+fn kdslc(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kdslc"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("kdslc runs")
+}
+
+/// Compiles `src` with `kdslc` to PTX; returns the exit status and stderr.
+fn build(src: &str) -> (Option<i32>, String) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("deep.kdsl"), src).expect("write");
+    let out = kdslc(
+        dir.path(),
+        &["deep.kdsl", "-o", "deep.ptx", "--message-format", "short"],
+    );
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn the_limit_is_exact() {
+    let (file, diags) = kdsl::syntax::parse(kdsl::span::FileId(0), &operator_chain(limit() - 2));
+    assert!(diags.is_empty(), "{diags:?}");
+    assert_eq!(file.depth(), LIMIT);
+    drop(file);
+    let (file, diags) = kdsl::syntax::parse(kdsl::span::FileId(0), &operator_chain(limit() - 1));
+    let found: Vec<&str> = diags.iter().map(|d| d.code).collect();
+    assert_eq!(found, ["E0124"]);
+    assert!(file.depth() <= LIMIT);
+}
+
+#[test]
+fn past_the_limit_is_one_error_at_the_construct() {
+    let src = operator_chain(limit() + 10);
+    let c = kdsl::compile_str("deep.kdsl", &src, &kdsl::Options::default());
+    let found: Vec<&str> = c.diagnostics.iter().map(|d| d.code).collect();
+    assert_eq!(found, ["E0124"], "nothing else: the checker stays silent");
+    let d = &c.diagnostics[0];
+    assert_eq!(
+        d.message,
+        format!("nesting too deep: more than {LIMIT} levels")
+    );
+    let span = d.primary_span().expect("a primary label");
+    let text = &src[span.start as usize..span.end as usize];
+    // The construct that holds more than the limit: an operator chain that
+    // ends where the statement's value ends.
+    assert!(text.ends_with("+ 1"), "{text:?}");
+    assert!(text.matches("+ 1").count() > limit() - 5, "{}", text.len());
+    assert!(d.help.iter().any(|h| h.contains("`let`")), "{:?}", d.help);
+}
+
+/// The rendered diagnostic, with the construct's first and last lines.
+#[test]
+fn rendered() {
+    let src = operator_chain(limit() + 1);
+    let c = kdsl::compile_str("deep.kdsl", &src, &kdsl::Options::default());
+    let text = kdsl::diagnostics::render::human(&c.sources, &c.diagnostics, false);
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn statements_and_types_too() {
+    let mut blocks = String::from(KERNEL);
+    blocks.push_str(&"if x > 0 {\n".repeat(limit() + 5));
+    blocks.push_str(&"}\n".repeat(limit() + 5));
+    blocks.push_str("}\n");
+    assert_eq!(codes(&blocks), ["E0124"]);
+
+    let deep_type = format!(
+        "kernel k(out: {}u32{}) block(32) {{ }}\n",
+        "global [".repeat(limit() + 5),
+        "]".repeat(limit() + 5)
+    );
+    assert_eq!(codes(&deep_type), ["E0124"]);
+}
+
+/// 100,000 nested if-expressions used to overflow the stack and abort.
+#[test]
+fn far_past_the_limit_is_still_one_error() {
+    let n = 100_000;
+    let src = format!(
+        "{KERNEL}    let v: u32 = {}1{};\n    out[0] = v;\n}}\n",
+        "if x > 0 { ".repeat(n),
+        " } else { 0 }".repeat(n)
+    );
+    let (status, stderr) = build(&src);
+    assert_eq!(status, Some(1), "{stderr}");
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.contains(": error[")).collect();
+    assert_eq!(errors.len(), 1, "{stderr}");
+    assert!(errors[0].contains("error[E0124]"), "{stderr}");
+}
+
+/// Brackets are counted before parsing: from one inside the limit's number
+/// of others on, nothing is parsed, so unclosed brackets cannot make the
+/// parser's error recovery walk an unbounded stack.
+#[test]
+fn brackets_past_the_limit() {
+    for (open, close) in [("{", ""), ("(", ""), ("out[", ""), ("(", ")")] {
+        let n = 100_000;
+        let src = format!(
+            "{KERNEL}    let v = {}x{};
+}}
+",
+            open.repeat(n),
+            close.repeat(n)
+        );
+        let c = kdsl::compile_str("deep.kdsl", &src, &kdsl::Options::default());
+        let found: Vec<&str> = c.diagnostics.iter().map(|d| d.code).collect();
+        assert_eq!(found, ["E0124"], "{open}{close}");
+        let span = c.diagnostics[0].primary_span().expect("a label");
+        // The first bracket inside the limit's number of others (the
+        // kernel's body is the first of them, the parameters' are closed).
+        let body = KERNEL.len() + "    let v = ".len();
+        let bracket = open.len() - 1;
+        let expected = body + (limit() - 1) * open.len() + bracket;
+        assert_eq!(span.start as usize, expected, "{open}{close}");
+    }
+}
+
+/// At exactly the limit, the constructs whose levels cost the most stack in
+/// some stage compile to PTX (in a debug build, as the tests run).
+#[test]
+fn every_stage_takes_the_deepest_nesting_allowed() {
+    // With the statement and the operand `x`, exactly the limit.
+    let n = limit() - 2;
+    let nested = |open: &str, leaf: &str, close: &str| {
+        format!(
+            "fn g(a: u32) -> u32 {{ a + 1 }}\n{KERNEL}    out[0] = {}{leaf}{};\n}}\n",
+            open.repeat(n),
+            close.repeat(n)
+        )
+    };
+    let cases = [
+        ("builtin calls", nested("min(x, ", "x", ")")),
+        ("function calls", nested("g(", "x", ")")),
+        ("selects", nested("select(true, x, ", "x", ")")),
+        ("parentheses", nested("(", "x", ")")),
+        ("indices", nested("out[", "x", "]")),
+        ("if-expressions", nested("if true { ", "x", " } else { 0 }")),
+    ];
+    for (what, src) in cases {
+        let (status, stderr) = build(&src);
+        assert_eq!(status, Some(0), "{what}: {stderr}");
+    }
+}

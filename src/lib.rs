@@ -35,6 +35,7 @@ pub mod ir;
 pub mod launch;
 pub mod lsp;
 pub mod ptx;
+pub mod sim;
 pub mod source;
 pub mod span;
 pub mod syntax;

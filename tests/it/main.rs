@@ -18,5 +18,7 @@ mod ptx_writer;
 mod ptxas_harness;
 mod render;
 mod samples;
+mod sim_samples;
+mod sim_support;
 mod syntax;
 mod ui;

@@ -19,6 +19,7 @@ mod ptxas_harness;
 mod render;
 mod samples;
 mod sim_samples;
+mod sim_twins;
 mod sim_support;
 mod syntax;
 mod ui;

@@ -356,7 +356,7 @@ pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
         params,
     );
     m.run();
-    let mut reports = report::from_events(program, &m.events);
+    let mut reports = report::from_events(program, &m.events, &m.allocs);
     if let Some(stop) = &m.stop {
         reports.extend(report::from_stop(program, stop, opts.max_steps));
     }

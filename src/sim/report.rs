@@ -10,7 +10,7 @@
 
 use super::decode::{LoadErrorKind, Program as Code};
 use super::machine::events::{AccessKind, BarrierRef, Events, Issue, Recorded, ThreadRef};
-use super::machine::memory::{Fault, Target};
+use super::machine::memory::{Alloc, Fault, Target};
 use super::machine::snapshot::{BarrierInfo, Group, MissingWhy, Snapshot, Wait};
 use super::machine::Stop;
 use super::ptx::ast::Pos;
@@ -157,8 +157,9 @@ fn demangle_local(sym: &str) -> Option<String> {
     rest.get(digits.len()..digits.len() + n).map(str::to_string)
 }
 
-/// The source name of the shared variable holding `offset`, with an index
-/// when it is an array of `elem`-byte objects.
+/// The source name of the shared variable holding `offset`: with an index
+/// when it is an array of `elem`-byte objects (barriers), else with the
+/// byte offset into it.
 fn shared_name(code: &Code, offset: u32, elem: u32) -> (String, Option<Span>) {
     let Some(v) = code.shared_var_at(offset) else {
         return (format!("<shared+{offset}>"), None);
@@ -171,10 +172,10 @@ fn shared_name(code: &Code, offset: u32, elem: u32) -> (String, Option<Span>) {
         .or_else(|| demangle_local(&v.name))
         .unwrap_or_else(|| v.name.clone());
     let index = (offset - v.offset) / elem.max(1);
-    let name = if v.size > elem {
+    let name = if elem > 1 && v.size > elem {
         format!("{base}[{index}]")
     } else if offset != v.offset {
-        format!("{base}+{}", offset - v.offset)
+        format!("{base}` at byte offset `{}", offset - v.offset)
     } else {
         base
     };
@@ -194,8 +195,8 @@ fn with_decl(d: Diagnostic, decl: Option<Span>, name: &str) -> Diagnostic {
     }
 }
 
-pub(crate) fn from_events(p: &Program, events: &Events) -> Vec<Diagnostic> {
-    let mut out: Vec<Diagnostic> = events.list.iter().map(|r| event(p, r)).collect();
+pub(crate) fn from_events(p: &Program, events: &Events, allocs: &[Alloc]) -> Vec<Diagnostic> {
+    let mut out: Vec<Diagnostic> = events.list.iter().map(|r| event(p, r, allocs)).collect();
     if events.dropped > 0 {
         if let Some(last) = out.pop() {
             out.push(last.note(format!("{} further reports were dropped", events.dropped)));
@@ -204,12 +205,12 @@ pub(crate) fn from_events(p: &Program, events: &Events) -> Vec<Diagnostic> {
     out
 }
 
-fn event(p: &Program, r: &Recorded) -> Diagnostic {
+fn event(p: &Program, r: &Recorded, allocs: &[Alloc]) -> Diagnostic {
     let who = threads(&r.threads, r.count);
     let n = count_word(r.count, "thread", "threads");
     let code = &p.code;
     match &r.issue {
-        Issue::Access { fault, kind, size } => access(p, r.pc, fault, *kind, *size, &who, &n),
+        Issue::Access { fault, kind, size } => access(p, allocs, r.pc, fault, *kind, *size, &who, &n),
         Issue::MbarUninit { barrier } => {
             let (name, decl) = barrier_name(code, barrier);
             let d = Diagnostic::error("S0004", format!("mbarrier `{name}` used before `init`"));
@@ -247,7 +248,8 @@ fn event(p: &Program, r: &Recorded) -> Diagnostic {
                 "S0006",
                 format!("arrival on mbarrier `{name}` takes its pending count below zero"),
             );
-            let d = at(d, p, r.pc, &format!("{count} arrivals here, but only {pending} were pending"), true);
+            let was = if *pending == 1 { "was" } else { "were" };
+            let d = at(d, p, r.pc, &format!("{count} arrivals here, but only {pending} {was} pending"), true);
             with_decl(d, decl, &name)
                 .note(format!("in phase {phase} of cta {}; by {who}", cta(barrier.ctaid)))
                 .help("the arrivals of a phase must add up to the barrier's arrival count; lower the count of `arrive(n)` or raise the barrier's `arrivals`")
@@ -323,8 +325,10 @@ fn space_name(space: crate::sim::decode::ops::Space) -> &'static str {
     space.name()
 }
 
+#[allow(clippy::too_many_arguments)]
 fn access(
     p: &Program,
+    allocs: &[Alloc],
     pc: u32,
     fault: &Fault,
     kind: AccessKind,
@@ -343,10 +347,20 @@ fn access(
             let d = at(d, p, pc, &format!("{size}-byte {kind_name} by {n}"), true);
             let d = d.note(format!("first at address {addr:#x}, by {who}"));
             match target {
-                Some((Target::Global(_), off)) => {
-                    let alloc = global_alloc_name(p, *addr);
-                    d.note(format!("{alloc}; the access is at byte offset {off}"))
-                }
+                Some((Target::Global(i), off)) => match allocs.get(*i) {
+                    Some(a) => {
+                        let elem = u64::from(a.elem.max(1));
+                        let len = a.data.len() as u64;
+                        let what = if a.param.is_some() { "the array argument" } else { "the module variable" };
+                        d.note(format!(
+                            "byte offset {off} (element {}) of {what} `{}`, which has {} elements of {elem} bytes",
+                            off / elem,
+                            a.name,
+                            len / elem
+                        ))
+                    }
+                    None => d.note(format!("byte offset {off} of a global allocation")),
+                },
                 Some((Target::Shared(rank), off)) => {
                     let size = code.shared_size;
                     d.note(format!(
@@ -396,20 +410,6 @@ fn access(
     }
 }
 
-fn global_alloc_name(p: &Program, addr: u64) -> String {
-    let index = (addr >> 36).checked_sub(1);
-    let nvars = p.code.module_vars.len() as u64;
-    match index {
-        Some(i) if i < nvars => {
-            let v = p.code.module_vars.get(i as usize);
-            let (name, len) = v.map_or(("?".to_string(), 0), |v| (v.name.clone(), v.bytes.len()));
-            format!("the module variable `{name}` has {len} bytes")
-        }
-        Some(_) => "the array argument's allocation".to_string(),
-        None => "no allocation".to_string(),
-    }
-}
-
 pub(crate) fn from_stop(p: &Program, stop: &Stop, max_steps: u64) -> Vec<Diagnostic> {
     match stop {
         Stop::Deadlock(s) => deadlock(p, s),
@@ -417,8 +417,10 @@ pub(crate) fn from_stop(p: &Program, stop: &Stop, max_steps: u64) -> Vec<Diagnos
     }
 }
 
-fn wait_phrase(p: &Program, s: &Snapshot, g: &Group) -> String {
-    let n = count_word(g.threads.len() as u64, "thread", "threads");
+/// What a group of threads waits for, as a verb phrase (`wait on `full[0]`
+/// for the phase of parity 0`), with the verb agreeing with `one`.
+fn wait_desc(p: &Program, s: &Snapshot, g: &Group, one: bool) -> String {
+    let v = |base: &str| if one { format!("{base}s") } else { base.to_string() };
     match &g.wait {
         Wait::Mbar {
             barrier,
@@ -430,21 +432,44 @@ fn wait_phrase(p: &Program, s: &Snapshot, g: &Group) -> String {
                 .barriers
                 .get(*barrier)
                 .map_or_else(|| "?".to_string(), |b| barrier_name(&p.code, &b.r).0);
-            let verb = if *poll { "poll" } else { "wait" };
+            let verb = v(if *poll { "poll" } else { "wait" });
             match (parity, token) {
-                (Some(par), _) => format!("{n} {verb} here on `{name}` for the phase of parity {par}"),
-                (None, Some(tok)) => format!("{n} {verb} here on `{name}` for phase {tok} to complete"),
-                _ => format!("{n} {verb} here on `{name}`"),
+                (Some(par), _) => format!("{verb} on `{name}` for the phase of parity {par}"),
+                (None, Some(tok)) => format!("{verb} on `{name}` for phase {tok} to complete"),
+                _ => format!("{verb} on `{name}`"),
             }
         }
         Wait::Bar { id, arrived, expected } => {
-            format!("{n} wait here at CTA barrier {id}: {arrived} of {expected} threads arrived")
+            format!("{} at CTA barrier {id}, where {arrived} of {expected} threads arrived", v("wait"))
         }
         Wait::Cluster { arrived, live } => {
-            format!("{n} wait here at the cluster barrier: {arrived} of {live} threads arrived")
+            format!("{} at the cluster barrier, where {arrived} of {live} threads arrived", v("wait"))
         }
-        Wait::Warp { mask, .. } => format!("{n} wait here for the lanes of mask {mask:#010x}"),
-        Wait::Running => format!("{n} are here"),
+        Wait::Warp { mask, .. } => format!("{} for the lanes of mask {mask:#010x}", v("wait")),
+        Wait::Running => if one { "is running".to_string() } else { "are running".to_string() },
+    }
+}
+
+/// The label of a group at its instruction: `128 threads wait here on ...`.
+fn group_label(p: &Program, s: &Snapshot, g: &Group) -> String {
+    let n = g.threads.len() as u64;
+    let desc = wait_desc(p, s, g, n == 1);
+    let (verb, rest) = desc.split_once(' ').unwrap_or((desc.as_str(), ""));
+    format!("{} {verb} here {rest}", count_word(n, "thread", "threads"))
+}
+
+/// A group as a note (a label, when the instruction has a span, says where).
+fn group_note(d: Diagnostic, p: &Program, s: &Snapshot, g: &Group, primary: bool) -> Diagnostic {
+    let h = here(p, g.pc);
+    let who = threads(&g.threads, g.threads.len() as u64);
+    let desc = wait_desc(p, s, g, g.threads.len() == 1);
+    match h.span {
+        Some(span) => {
+            let label = group_label(p, s, g);
+            let d = if primary { d.primary(span, label) } else { d.secondary(span, label) };
+            d.note(format!("{who} {desc}"))
+        }
+        None => d.note(format!("{who} {desc} at PTX line {}: `{}`", h.line, h.text)),
     }
 }
 
@@ -486,13 +511,7 @@ fn deadlock(p: &Program, s: &Snapshot) -> Vec<Diagnostic> {
     }
     let mut d = Diagnostic::error("S0001", "deadlock: no thread can make progress");
     for (i, g) in rest.iter().enumerate() {
-        d = at(d, p, g.pc, &wait_phrase(p, s, g), i == 0);
-    }
-    for g in &rest {
-        let h = here(p, g.pc);
-        let what = wait_phrase(p, s, g);
-        let what = what.split_once(" here").map_or(what.as_str(), |(_, w)| w).trim_start();
-        d = d.note(format!("{} wait {what} (PTX line {})", threads(&g.threads, g.threads.len() as u64), h.line));
+        d = group_note(d, p, s, g, i == 0);
     }
     for b in &s.barriers {
         d = d.note(barrier_note(p, b));
@@ -543,8 +562,8 @@ fn deadlock_help(s: &Snapshot) -> Vec<String> {
             ));
         } else if b.pending > 0 {
             help.push(format!(
-                "{} more arrival(s) are needed to complete the phase: check that every thread the barrier counts arrives in every phase",
-                b.pending
+                "{} needed to complete the phase: check that every thread the barrier counts arrives in every phase",
+                count_word(b.pending as u64, "more arrival is", "more arrivals are")
             ));
         }
     }
@@ -559,14 +578,13 @@ fn warp_report(p: &Program, s: &Snapshot, g: &Group) -> Diagnostic {
         return Diagnostic::error("S0009", "warp-synchronous mask names threads that never arrive");
     };
     let mut d = Diagnostic::error("S0009", "warp-synchronous mask names threads that never arrive");
-    d = at(d, p, g.pc, &wait_phrase(p, s, g), true);
-    d = d.note(format!("{} wait with mask {mask:#010x}", threads(&g.threads, g.threads.len() as u64)));
+    d = group_note(d, p, s, g, true);
     let lanes = |pred: &dyn Fn(&MissingWhy) -> bool| -> Vec<u32> {
         missing.iter().filter(|m| pred(&m.why)).map(|m| m.lane).collect()
     };
     let none = lanes(&|w| matches!(w, MissingWhy::NoThread));
     if !none.is_empty() {
-        d = d.note(format!("lanes {} of the warp have no thread (the block is not a multiple of 32)", lane_list(&none)));
+        d = d.note(format!("{} of the warp have no thread (the block is not a multiple of 32)", lane_list(&none)));
     }
     let mut exit_pcs: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
     for m in missing {
@@ -575,7 +593,7 @@ fn warp_report(p: &Program, s: &Snapshot, g: &Group) -> Diagnostic {
         }
     }
     for (pc, ls) in exit_pcs {
-        d = at(d, p, pc, &format!("lanes {} exited here", lane_list(&ls)), false);
+        d = at(d, p, pc, &format!("{} exited here", lane_list(&ls)), false);
     }
     let mut else_pcs: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
     for m in missing {
@@ -584,31 +602,24 @@ fn warp_report(p: &Program, s: &Snapshot, g: &Group) -> Diagnostic {
         }
     }
     for (pc, ls) in else_pcs {
-        d = at(d, p, pc, &format!("lanes {} are blocked here instead", lane_list(&ls)), false);
+        d = at(d, p, pc, &format!("{} blocked here instead", lane_list(&ls)), false);
     }
     d.help("every lane that `membermask` names must execute the same warp-synchronous instruction; pass the mask of the lanes that do (`__activemask()` before they diverge), or keep the exited lanes alive until after it")
 }
 
+/// `lane 31` / `lanes 0..3, 7`.
 fn lane_list(lanes: &[u32]) -> String {
-    ranges(lanes).trim_start_matches("threads ").trim_start_matches("thread ").to_string()
+    let r = ranges(lanes);
+    match r.strip_prefix("threads ") {
+        Some(rest) => format!("lanes {rest}"),
+        None => r.replacen("thread ", "lane ", 1),
+    }
 }
 
 fn no_progress(p: &Program, s: &Snapshot, max_steps: u64) -> Diagnostic {
     let mut d = Diagnostic::error("S0011", format!("no progress within {max_steps} steps"));
-    let mut first = true;
-    for g in &s.groups {
-        d = at(d, p, g.pc, &wait_phrase(p, s, g), first);
-        first = false;
-    }
-    for g in &s.groups {
-        let h = here(p, g.pc);
-        let state = if g.wait == Wait::Running { "running" } else { "blocked" };
-        d = d.note(format!(
-            "{} {state} at PTX line {}: `{}`",
-            threads(&g.threads, g.threads.len() as u64),
-            h.line,
-            h.text
-        ));
+    for (i, g) in s.groups.iter().enumerate() {
+        d = group_note(d, p, s, g, i == 0);
     }
     d = exited_notes(d, p, s);
     d.help("a thread that spins on memory another thread should change never yields under the in-order schedule; try `--schedule random:SEED`, or wait on a barrier instead of spinning")

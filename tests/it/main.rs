@@ -18,6 +18,7 @@ mod ptx_writer;
 mod ptxas_harness;
 mod render;
 mod samples;
+mod sim_broken;
 mod sim_samples;
 mod sim_twins;
 mod sim_support;

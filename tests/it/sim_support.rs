@@ -159,3 +159,90 @@ pub fn assert_close(what: &str, got: &[f32], want: &[f32], rel: f32) {
         assert!((g - w).abs() <= tol, "{what}[{i}]: got {g}, want {w} (tolerance {tol})");
     }
 }
+
+/// The launch a test kernel asks for in its first `// sim ...` comment:
+/// `--grid X[,Y,Z]`, `--block ...`, `--cluster ...` (block and cluster
+/// default to the kernel's `.reqntid`/`.reqnctapercluster`) and
+/// `--arg NAME=TYPE:FORM` with FORM `zeros:N`, `iota:N`, `fill:N:V` or a
+/// scalar literal; NAME is the parameter's name (kdsl's, or the PTX one) or
+/// its position.
+pub fn header_launch(text: &str, program: &Program) -> Launch {
+    let header = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("// sim"))
+        .unwrap_or("");
+    let kernel = program.kernels().first().copied().unwrap_or("").to_string();
+    let sig = program.signature(&kernel).expect("the kernel has a signature");
+    let mut grid = [1, 1, 1];
+    let mut block = sig.reqntid.unwrap_or([1, 1, 1]);
+    let mut cluster = sig.cluster.unwrap_or([1, 1, 1]);
+    let mut args: Vec<Option<ArgValue>> = vec![None; sig.params.len()];
+    let mut words = header.split_whitespace();
+    let dims = |s: &str| {
+        let mut d = [1u32; 3];
+        for (slot, v) in d.iter_mut().zip(s.split(',')) {
+            *slot = v.parse().expect("a dimension");
+        }
+        d
+    };
+    while let Some(w) = words.next() {
+        let value = words.next().unwrap_or_else(|| panic!("`{w}` needs a value"));
+        match w {
+            "--grid" => grid = dims(value),
+            "--block" => block = dims(value),
+            "--cluster" => cluster = dims(value),
+            "--arg" => {
+                let (name, v) = value.split_once('=').expect("NAME=VALUE");
+                let index = name.parse::<usize>().ok().unwrap_or_else(|| {
+                    sig.params
+                        .iter()
+                        .position(|p| p.name == name || p.name == format!("$p_{name}"))
+                        .unwrap_or_else(|| panic!("no parameter `{name}`"))
+                });
+                let arg = parse_arg(name, v);
+                *args.get_mut(index).expect("parameter index") = Some(arg);
+            }
+            other => panic!("unknown header flag `{other}`"),
+        }
+    }
+    let args = args
+        .into_iter()
+        .enumerate()
+        .map(|(i, a)| a.unwrap_or_else(|| panic!("no `--arg` for parameter {i}")))
+        .collect();
+    launch(&kernel, grid, block, cluster, args)
+}
+
+fn parse_arg(name: &str, v: &str) -> ArgValue {
+    let (ty, rest) = v.split_once(':').expect("TYPE:VALUE");
+    let elem = Scalar::from_name(ty).unwrap_or_else(|| panic!("type `{ty}`"));
+    let parts: Vec<&str> = rest.split(':').collect();
+    let enc = |x: f64| -> Vec<u8> {
+        match elem {
+            Scalar::F32 => (x as f32).to_le_bytes().to_vec(),
+            Scalar::F64 => x.to_le_bytes().to_vec(),
+            Scalar::I32 | Scalar::U32 => (x as i64 as u32).to_le_bytes().to_vec(),
+            Scalar::I64 | Scalar::U64 => (x as i64 as u64).to_le_bytes().to_vec(),
+            other => panic!("element type {other} in a test header"),
+        }
+    };
+    let count = |s: Option<&&str>| -> usize { s.and_then(|n| n.parse().ok()).expect("a count") };
+    let data: Vec<u8> = match parts.first().copied() {
+        Some("zeros") => (0..count(parts.get(1))).flat_map(|_| enc(0.0)).collect(),
+        Some("iota") => (0..count(parts.get(1))).flat_map(|i| enc(i as f64)).collect(),
+        Some("fill") => {
+            let v: f64 = parts.get(2).and_then(|s| s.parse().ok()).expect("a fill value");
+            (0..count(parts.get(1))).flat_map(|_| enc(v)).collect()
+        }
+        _ => {
+            let x: f64 = rest.parse().unwrap_or_else(|_| panic!("literal `{rest}`"));
+            let bits = match elem {
+                Scalar::F32 => u64::from((x as f32).to_bits()),
+                Scalar::F64 => x.to_bits(),
+                _ => x as i64 as u64 & if elem.size() == 4 { 0xffff_ffff } else { u64::MAX },
+            };
+            return ArgValue::Scalar { ty: elem, bits };
+        }
+    };
+    array(name, elem, data)
+}

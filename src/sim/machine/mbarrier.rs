@@ -287,7 +287,10 @@ impl Machine<'_> {
             return After::Continue;
         };
         let bref = self.bref(rank, off);
-        let rewait = self.threads.get(t as usize).is_some_and(|th| th.rewait);
+        let (rewait, reported) = self
+            .threads
+            .get(t as usize)
+            .map_or((false, false), |th| (th.rewait, th.behind_reported));
         let Some(b) = self.mbar(rank, off) else {
             self.record(t, pc, Issue::MbarUninit { barrier: bref });
             self.set_reg(t, d, 1);
@@ -300,7 +303,12 @@ impl Machine<'_> {
         if done {
             b.last_wait.insert(t, phase);
         }
-        if parity && !rewait && phase.saturating_sub(last) >= 2 {
+        // Judged at every evaluation: a waiter may fall behind while it is
+        // blocked, when the barrier completes two phases before it runs.
+        if parity && !reported && phase.saturating_sub(last) >= 2 {
+            if let Some(th) = self.threads.get_mut(t as usize) {
+                th.behind_reported = true;
+            }
             self.record(
                 t,
                 pc,
@@ -314,6 +322,7 @@ impl Machine<'_> {
         if done {
             if let Some(th) = self.threads.get_mut(t as usize) {
                 th.rewait = false;
+                th.behind_reported = false;
                 th.poll = None;
             }
             self.set_reg(t, d, 1);

@@ -258,6 +258,7 @@ impl<'p> Machine<'p> {
                     exit_pc: 0,
                     cluster_arrived: None,
                     rewait: false,
+                    behind_reported: false,
                     poll_epoch: None,
                     poll: None,
                     bulk_open: Vec::new(),

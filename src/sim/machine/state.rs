@@ -45,6 +45,8 @@ pub struct Thread {
     pub cluster_arrived: Option<u64>,
     /// Blocked in `try_wait` before: the wait is being re-executed.
     pub rewait: bool,
+    /// The current wait was already reported as phases behind.
+    pub behind_reported: bool,
     /// A failed `test_wait` at this progress epoch (a spinning poller).
     pub poll_epoch: Option<u64>,
     /// The `test_wait` a poller failed: (pc, barrier rank, barrier offset).

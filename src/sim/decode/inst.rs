@@ -248,6 +248,7 @@ fn decode_op(b: &mut Builder, i: &ast::Instruction, full: &str) -> R<Inst> {
             if ty.is_float() {
                 rnd = float_rnd(&mut m);
                 mode = fmode(&mut m);
+                mode.sat |= sat;
                 m.take("noftz");
             }
             m.finish().map_err(unsup)?;
@@ -296,7 +297,7 @@ fn decode_op(b: &mut Builder, i: &ast::Instruction, full: &str) -> R<Inst> {
                     ("shr", _, _) => IntOp::Shr,
                     _ => return invalid("not an integer operation"),
                 };
-                if sat && !(ty == Ty::S32 && matches!(iop, IntOp::AddSat | IntOp::SubSat)) {
+                if sat && !(matches!(ty, Ty::S32) && matches!(iop, IntOp::AddSat | IntOp::SubSat)) {
                     return unsupported("`.sat` on this operation");
                 }
                 if iop == IntOp::MulWide && ty.bits() > 32 {

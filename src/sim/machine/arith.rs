@@ -518,7 +518,9 @@ pub fn cvt(c: Cvt, a: u64) -> u64 {
         } else {
             v
         };
-        return trunc(v as u64, to.bits());
+        // A narrow signed result is sign-extended in its (wider) register.
+        let r = trunc(v as u64, to.bits());
+        return if to.is_signed() { sext(r, to.bits()) as u64 } else { r };
     }
     if from.is_int() {
         let v = int_value(a, from);

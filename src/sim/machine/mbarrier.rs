@@ -324,6 +324,7 @@ impl Machine<'_> {
                 th.rewait = false;
                 th.behind_reported = false;
                 th.poll = None;
+                th.poll_seen = None;
             }
             self.set_reg(t, d, 1);
             self.advance(t);
@@ -343,11 +344,25 @@ impl Machine<'_> {
             }
             return After::Blocked(Block::Mbar { rank, offset: off });
         }
+        // A failed `test_wait` returns false and the thread goes on; failing
+        // at the same wait again with nothing changed in between means it
+        // spins, and it yields to the others (and counts as blocked when all
+        // threads are such pollers).
+        let epoch = self.epoch;
+        let spinning = self
+            .threads
+            .get(t as usize)
+            .is_some_and(|th| th.poll.map(|p| p.0) == Some(pc) && th.poll_seen == Some(epoch));
         if let Some(th) = self.threads.get_mut(t as usize) {
             th.poll = Some((pc, rank, off));
+            th.poll_seen = Some(epoch);
         }
         self.set_reg(t, d, 0);
         self.advance(t);
-        After::Poll
+        if spinning {
+            After::Poll
+        } else {
+            After::Continue
+        }
     }
 }

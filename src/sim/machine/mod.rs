@@ -261,6 +261,7 @@ impl<'p> Machine<'p> {
                     behind_reported: false,
                     poll_epoch: None,
                     poll: None,
+                    poll_seen: None,
                     bulk_open: Vec::new(),
                     bulk_groups: VecDeque::new(),
                 });

@@ -51,6 +51,9 @@ pub struct Thread {
     pub poll_epoch: Option<u64>,
     /// The `test_wait` a poller failed: (pc, barrier rank, barrier offset).
     pub poll: Option<(u32, u32, u32)>,
+    /// The progress epoch of that failure: failing there again in the same
+    /// epoch means the thread spins without anything changing.
+    pub poll_seen: Option<u64>,
     /// Bulk copies issued and not yet committed to a group.
     pub bulk_open: Vec<u64>,
     /// Committed bulk groups, oldest first.

@@ -16,7 +16,7 @@ pub enum Tok {
     /// A dotted word: a directive (`.reg`), a modifier (`.f32`,
     /// `.shared::cta`, `.mbarrier::complete_tx::bytes`) or a vector
     /// component (`.x`).
-    #[regex(r"\.[A-Za-z_][A-Za-z0-9_]*(::[A-Za-z0-9_]+)*")]
+    #[regex(r"\.[A-Za-z0-9_][A-Za-z0-9_]*(::[A-Za-z0-9_]+)*")]
     Dot,
     #[regex(r"[0-9]+U?")]
     Dec,

@@ -745,6 +745,13 @@ impl<'a> Parser<'a> {
             }
             Tok::LBracket => {
                 self.i += 1;
+                if self.is_list_address() {
+                    // `[tex, {x, y}]`, `[map, {c0, c1}]`: texture and tensor
+                    // operands, parsed only so that the decoder can name the
+                    // unsupported instruction.
+                    let items = self.operand_list(Tok::RBracket, depth)?;
+                    return Ok(Operand::List(items));
+                }
                 let addr = self.address()?;
                 Ok(Operand::Addr(addr))
             }
@@ -787,6 +794,11 @@ impl<'a> Parser<'a> {
             }
             self.expect(Tok::Comma, "`,`")?;
         }
+    }
+
+    /// After `[`: a name followed by `,` (a list, not an address).
+    fn is_list_address(&self) -> bool {
+        self.is(Tok::Ident) && self.peek_at(1).map(|t| t.tok) == Some(Tok::Comma)
     }
 
     /// A name, with a vector component for special registers (`%tid.x`).

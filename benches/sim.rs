@@ -13,14 +13,18 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 fn program(sample: &str) -> Program {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("samples").join(format!("{sample}.kdsl"));
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("samples")
+        .join(format!("{sample}.kdsl"));
     let c = kdsl::compile(&path, &kdsl::Options::default()).expect("sample readable");
     let ptx = c.ptx.expect("the sample compiles");
     sim::load(&ptx, PtxSource::Kdsl { line_spans: &[] }).expect("the sample loads")
 }
 
 fn floats(name: &str, n: usize) -> ArgValue {
-    let data = (0..n).flat_map(|i| ((i % 13) as f32 * 0.25).to_le_bytes()).collect();
+    let data = (0..n)
+        .flat_map(|i| ((i % 13) as f32 * 0.25).to_le_bytes())
+        .collect();
     ArgValue::Array(Array {
         name: name.into(),
         elem: Scalar::F32,
@@ -75,7 +79,11 @@ fn benches(c: &mut Criterion) {
         grid: [grid, 1, 1],
         block: [128, 1, 1],
         cluster: [1, 1, 1],
-        args: vec![floats("x", (grid * chunks * 1024) as usize), floats("out", 1), u32v(chunks)],
+        args: vec![
+            floats("x", (grid * chunks * 1024) as usize),
+            floats("out", 1),
+            u32v(chunks),
+        ],
     };
     bench_one(c, "pipeline_sum_1m", &pipeline, &launch);
 }

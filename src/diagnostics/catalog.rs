@@ -283,7 +283,9 @@ fn kdsl_blocks(markdown: &str) -> Vec<String> {
     let mut current: Option<String> = None;
     for line in markdown.lines() {
         match current.as_mut() {
-            None if matches!(line.trim_end(), "```kdsl" | "```ptx") => current = Some(String::new()),
+            None if matches!(line.trim_end(), "```kdsl" | "```ptx") => {
+                current = Some(String::new())
+            }
             None => {}
             Some(_) if line.trim_end() == "```" => blocks.extend(current.take()),
             Some(block) => {

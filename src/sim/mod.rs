@@ -102,7 +102,13 @@ pub fn load(ptx: &str, source: PtxSource) -> Result<Program, Vec<Diagnostic>> {
         Ok(m) => m,
         Err(e) => {
             let mut r = resolver;
-            let diag = report::load_error(&mut r, ptx, e.pos, decode::LoadErrorKind::Syntax, &e.message);
+            let diag = report::load_error(
+                &mut r,
+                ptx,
+                e.pos,
+                decode::LoadErrorKind::Syntax,
+                &e.message,
+            );
             return Err(vec![diag]);
         }
     };
@@ -110,7 +116,9 @@ pub fn load(ptx: &str, source: PtxSource) -> Result<Program, Vec<Diagnostic>> {
         Ok(p) => p,
         Err(e) => {
             let mut r = resolver;
-            return Err(vec![report::load_error(&mut r, ptx, e.pos, e.kind, &e.message)]);
+            return Err(vec![report::load_error(
+                &mut r, ptx, e.pos, e.kind, &e.message,
+            )]);
         }
     };
     let mut resolver = resolver;
@@ -240,7 +248,11 @@ impl<'a> SpanResolver<'a> {
                     }
                 }
                 let _ = ptx;
-                Some(Span::new(*file, site.pos.start as usize, site.pos.end as usize))
+                Some(Span::new(
+                    *file,
+                    site.pos.start as usize,
+                    site.pos.end as usize,
+                ))
             }
         }
     }
@@ -252,7 +264,9 @@ impl<'a> SpanResolver<'a> {
                 .get((pos.line as usize).checked_sub(1)?)
                 .copied()
                 .flatten(),
-            PtxSource::File { file, .. } => Some(Span::new(*file, pos.start as usize, pos.end as usize)),
+            PtxSource::File { file, .. } => {
+                Some(Span::new(*file, pos.start as usize, pos.end as usize))
+            }
         }
     }
 }
@@ -266,11 +280,19 @@ fn line_span(sources: &SourceMap, id: FileId, line: u32, col: u32) -> Option<Spa
         return None;
     }
     let start = f.line_start(l);
-    let end = if l + 1 < f.line_count() { f.line_start(l + 1) } else { f.text.len() };
+    let end = if l + 1 < f.line_count() {
+        f.line_start(l + 1)
+    } else {
+        f.text.len()
+    };
     let text = f.text.get(start..end)?;
     let trimmed_end = start + text.trim_end().len();
     let first = start + (text.len() - text.trim_start().len());
-    let from = if col == 0 { first } else { (start + col as usize - 1).clamp(first.min(trimmed_end), trimmed_end) };
+    let from = if col == 0 {
+        first
+    } else {
+        (start + col as usize - 1).clamp(first.min(trimmed_end), trimmed_end)
+    };
     Some(Span::new(id, from, trimmed_end.max(from)))
 }
 
@@ -325,7 +347,10 @@ pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
         let bits = match a {
             ArgValue::Scalar { bits, .. } => {
                 if p.size > 8 {
-                    return fail(format!("parameter `{}` ({} bytes) cannot take a scalar", p.name, p.size));
+                    return fail(format!(
+                        "parameter `{}` ({} bytes) cannot take a scalar",
+                        p.name, p.size
+                    ));
                 }
                 *bits
             }
@@ -345,7 +370,12 @@ pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
                 alloc_base(index)
             }
         };
-        machine::memory::write(&mut params, u64::from(p.offset), u64::from(p.size.min(8)), bits);
+        machine::memory::write(
+            &mut params,
+            u64::from(p.offset),
+            u64::from(p.size.min(8)),
+            bits,
+        );
     }
     let mut m = machine::Machine::new(
         prog,
@@ -365,7 +395,10 @@ pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
         .iter()
         .zip(&array_allocs)
         .map(|(a, &i)| Array {
-            data: m.allocs.get(i).map_or_else(|| a.data.clone(), |al| al.data.clone()),
+            data: m
+                .allocs
+                .get(i)
+                .map_or_else(|| a.data.clone(), |al| al.data.clone()),
             ..a.clone()
         })
         .collect();
@@ -401,16 +434,26 @@ fn check_shape(k: &decode::Kernel, l: &Launch) -> Result<(), String> {
         return Err("grid, block and cluster dimensions must be at least 1".into());
     }
     if prod(l.block) > 1024 {
-        return Err(format!("a block of {} threads is more than 1024", prod(l.block)));
+        return Err(format!(
+            "a block of {} threads is more than 1024",
+            prod(l.block)
+        ));
     }
     if let Some(r) = k.attrs.reqntid {
         if r != l.block {
-            return Err(format!("`.reqntid` requires a block of {r:?}, the launch has {:?}", l.block));
+            return Err(format!(
+                "`.reqntid` requires a block of {r:?}, the launch has {:?}",
+                l.block
+            ));
         }
     }
     if let Some(m) = k.attrs.maxntid {
         if prod(l.block) > prod(m) {
-            return Err(format!("`.maxntid` allows at most {} threads per block, the launch has {}", prod(m), prod(l.block)));
+            return Err(format!(
+                "`.maxntid` allows at most {} threads per block, the launch has {}",
+                prod(m),
+                prod(l.block)
+            ));
         }
     }
     if let Some(c) = k.attrs.reqnctapercluster {
@@ -422,12 +465,21 @@ fn check_shape(k: &decode::Kernel, l: &Launch) -> Result<(), String> {
         }
     }
     if prod(l.cluster) > 16 {
-        return Err(format!("a cluster of {} CTAs is more than 16", prod(l.cluster)));
+        return Err(format!(
+            "a cluster of {} CTAs is more than 16",
+            prod(l.cluster)
+        ));
     }
     for d in 0..3 {
-        let (g, c) = (l.grid.get(d).copied().unwrap_or(1), l.cluster.get(d).copied().unwrap_or(1));
+        let (g, c) = (
+            l.grid.get(d).copied().unwrap_or(1),
+            l.cluster.get(d).copied().unwrap_or(1),
+        );
         if g % c != 0 {
-            return Err(format!("the grid {:?} is not a multiple of the cluster {:?}", l.grid, l.cluster));
+            return Err(format!(
+                "the grid {:?} is not a multiple of the cluster {:?}",
+                l.grid, l.cluster
+            ));
         }
     }
     if prod(l.grid) > 1 << 31 {

@@ -58,7 +58,10 @@ pub(crate) fn load_error(
 }
 
 pub(crate) fn bad_launch(kernel: &str, why: &str) -> Diagnostic {
-    Diagnostic::error("S0015", format!("launch does not fit kernel `{kernel}`: {why}"))
+    Diagnostic::error(
+        "S0015",
+        format!("launch does not fit kernel `{kernel}`: {why}"),
+    )
 }
 
 /// `(x,y,z)`.
@@ -210,11 +213,19 @@ fn event(p: &Program, r: &Recorded, allocs: &[Alloc]) -> Diagnostic {
     let n = count_word(r.count, "thread", "threads");
     let code = &p.code;
     match &r.issue {
-        Issue::Access { fault, kind, size } => access(p, allocs, r.pc, fault, *kind, *size, &who, &n),
+        Issue::Access { fault, kind, size } => {
+            access(p, allocs, r.pc, fault, *kind, *size, &who, &n)
+        }
         Issue::MbarUninit { barrier } => {
             let (name, decl) = barrier_name(code, barrier);
             let d = Diagnostic::error("S0004", format!("mbarrier `{name}` used before `init`"));
-            let d = at(d, p, r.pc, &format!("used here by {n} before any `mbarrier.init`"), true);
+            let d = at(
+                d,
+                p,
+                r.pc,
+                &format!("used here by {n} before any `mbarrier.init`"),
+                true,
+            );
             with_decl(d, decl, &name)
                 .note(format!("{who} in cta {}", cta(barrier.ctaid)))
                 .help("initialise the barrier (`mbarrier.init`) and make the initialisation visible (`fence.mbarrier_init` + a barrier) before any thread uses it")
@@ -249,7 +260,13 @@ fn event(p: &Program, r: &Recorded, allocs: &[Alloc]) -> Diagnostic {
                 format!("arrival on mbarrier `{name}` takes its pending count below zero"),
             );
             let was = if *pending == 1 { "was" } else { "were" };
-            let d = at(d, p, r.pc, &format!("{count} arrivals here, but only {pending} {was} pending"), true);
+            let d = at(
+                d,
+                p,
+                r.pc,
+                &format!("{count} arrivals here, but only {pending} {was} pending"),
+                true,
+            );
             with_decl(d, decl, &name)
                 .note(format!("in phase {phase} of cta {}; by {who}", cta(barrier.ctaid)))
                 .help("the arrivals of a phase must add up to the barrier's arrival count; lower the count of `arrive(n)` or raise the barrier's `arrivals`")
@@ -260,7 +277,13 @@ fn event(p: &Program, r: &Recorded, allocs: &[Alloc]) -> Diagnostic {
                 "S0007",
                 format!("transaction count of mbarrier `{name}` out of range"),
             );
-            let d = at(d, p, r.pc, &format!("the pending transaction count becomes {tx}"), true);
+            let d = at(
+                d,
+                p,
+                r.pc,
+                &format!("the pending transaction count becomes {tx}"),
+                true,
+            );
             with_decl(d, decl, &name)
                 .note("the PTX ISA limits an mbarrier's transaction count to the range -(2^20 - 1) ..= 2^20 - 1")
                 .help("split the transfer over several phases so that no phase expects 2^20 bytes or more")
@@ -302,17 +325,27 @@ fn event(p: &Program, r: &Recorded, allocs: &[Alloc]) -> Diagnostic {
                 "S0018",
                 format!("`.noComplete` arrival completed a phase of mbarrier `{name}`"),
             );
-            with_decl(at(d, p, r.pc, "this arrival completed the phase", true), decl, &name)
-                .help("an `arrive.noComplete` must not be the arrival that completes the phase")
+            with_decl(
+                at(d, p, r.pc, "this arrival completed the phase", true),
+                decl,
+                &name,
+            )
+            .help("an `arrive.noComplete` must not be the arrival that completes the phase")
         }
         Issue::MaskSelf { mask } => {
             let d = Diagnostic::error(
                 "S0009",
                 "warp-synchronous mask leaves out the executing thread",
             );
-            at(d, p, r.pc, &format!("mask {mask:#010x} executed by {n} it does not name"), true)
-                .note(format!("by {who}"))
-                .help("the executing thread must be in `membermask`")
+            at(
+                d,
+                p,
+                r.pc,
+                &format!("mask {mask:#010x} executed by {n} it does not name"),
+                true,
+            )
+            .note(format!("by {who}"))
+            .help("the executing thread must be in `membermask`")
         }
         Issue::Trap => {
             let d = Diagnostic::error("S0016", "a thread executed `trap`");
@@ -339,7 +372,11 @@ fn access(
     let code = &p.code;
     let kind_name = kind.name();
     match fault {
-        Fault::OutOfBounds { space, addr, target } => {
+        Fault::OutOfBounds {
+            space,
+            addr,
+            target,
+        } => {
             let d = Diagnostic::error(
                 "S0002",
                 format!("out-of-bounds {kind_name} in {} memory", space_name(*space)),
@@ -398,7 +435,13 @@ fn access(
                 "S0010",
                 format!("access to the shared memory of cluster rank {rank}, which has exited"),
             );
-            let d = at(d, p, pc, &format!("{kind_name} of `{name}` in CTA rank {rank} by {n}"), true);
+            let d = at(
+                d,
+                p,
+                pc,
+                &format!("{kind_name} of `{name}` in CTA rank {rank} by {n}"),
+                true,
+            );
             let d = match decl {
                 Some(s) => d.secondary(s, "declared here"),
                 None => d,
@@ -420,7 +463,13 @@ pub(crate) fn from_stop(p: &Program, stop: &Stop, max_steps: u64) -> Vec<Diagnos
 /// What a group of threads waits for, as a verb phrase (`wait on `full[0]`
 /// for the phase of parity 0`), with the verb agreeing with `one`.
 fn wait_desc(p: &Program, s: &Snapshot, g: &Group, one: bool) -> String {
-    let v = |base: &str| if one { format!("{base}s") } else { base.to_string() };
+    let v = |base: &str| {
+        if one {
+            format!("{base}s")
+        } else {
+            base.to_string()
+        }
+    };
     match &g.wait {
         Wait::Mbar {
             barrier,
@@ -439,14 +488,30 @@ fn wait_desc(p: &Program, s: &Snapshot, g: &Group, one: bool) -> String {
                 _ => format!("{verb} on `{name}`"),
             }
         }
-        Wait::Bar { id, arrived, expected } => {
-            format!("{} at CTA barrier {id}, where {arrived} of {expected} threads arrived", v("wait"))
+        Wait::Bar {
+            id,
+            arrived,
+            expected,
+        } => {
+            format!(
+                "{} at CTA barrier {id}, where {arrived} of {expected} threads arrived",
+                v("wait")
+            )
         }
         Wait::Cluster { arrived, live } => {
-            format!("{} at the cluster barrier, where {arrived} of {live} threads arrived", v("wait"))
+            format!(
+                "{} at the cluster barrier, where {arrived} of {live} threads arrived",
+                v("wait")
+            )
         }
         Wait::Warp { mask, .. } => format!("{} for the lanes of mask {mask:#010x}", v("wait")),
-        Wait::Running => if one { "is running".to_string() } else { "are running".to_string() },
+        Wait::Running => {
+            if one {
+                "is running".to_string()
+            } else {
+                "are running".to_string()
+            }
+        }
     }
 }
 
@@ -466,7 +531,11 @@ fn group_note(d: Diagnostic, p: &Program, s: &Snapshot, g: &Group, primary: bool
     match h.span {
         Some(span) => {
             let label = group_label(p, s, g);
-            let d = if primary { d.primary(span, label) } else { d.secondary(span, label) };
+            let d = if primary {
+                d.primary(span, label)
+            } else {
+                d.secondary(span, label)
+            };
             d.note(format!("{who} {desc}"))
         }
         None => d.note(format!("{who} {desc} at PTX line {}: `{}`", h.line, h.text)),
@@ -505,7 +574,10 @@ fn deadlock(p: &Program, s: &Snapshot) -> Vec<Diagnostic> {
     for g in warp_dead {
         out.push(warp_report(p, s, g));
     }
-    let rest: Vec<&Group> = rest.into_iter().filter(|g| g.wait != Wait::Running).collect();
+    let rest: Vec<&Group> = rest
+        .into_iter()
+        .filter(|g| g.wait != Wait::Running)
+        .collect();
     if rest.is_empty() {
         return out;
     }
@@ -568,23 +640,39 @@ fn deadlock_help(s: &Snapshot) -> Vec<String> {
         }
     }
     if help.is_empty() {
-        help.push("every remaining thread waits for an event that no running thread will cause".to_string());
+        help.push(
+            "every remaining thread waits for an event that no running thread will cause"
+                .to_string(),
+        );
     }
     help
 }
 
 fn warp_report(p: &Program, s: &Snapshot, g: &Group) -> Diagnostic {
-    let Wait::Warp { mask, missing } = &g.wait else {
-        return Diagnostic::error("S0009", "warp-synchronous mask names threads that never arrive");
+    let Wait::Warp { missing, .. } = &g.wait else {
+        return Diagnostic::error(
+            "S0009",
+            "warp-synchronous mask names threads that never arrive",
+        );
     };
-    let mut d = Diagnostic::error("S0009", "warp-synchronous mask names threads that never arrive");
+    let mut d = Diagnostic::error(
+        "S0009",
+        "warp-synchronous mask names threads that never arrive",
+    );
     d = group_note(d, p, s, g, true);
     let lanes = |pred: &dyn Fn(&MissingWhy) -> bool| -> Vec<u32> {
-        missing.iter().filter(|m| pred(&m.why)).map(|m| m.lane).collect()
+        missing
+            .iter()
+            .filter(|m| pred(&m.why))
+            .map(|m| m.lane)
+            .collect()
     };
     let none = lanes(&|w| matches!(w, MissingWhy::NoThread));
     if !none.is_empty() {
-        d = d.note(format!("{} of the warp have no thread (the block is not a multiple of 32)", lane_list(&none)));
+        d = d.note(format!(
+            "{} of the warp have no thread (the block is not a multiple of 32)",
+            lane_list(&none)
+        ));
     }
     let mut exit_pcs: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
     for m in missing {
@@ -602,7 +690,13 @@ fn warp_report(p: &Program, s: &Snapshot, g: &Group) -> Diagnostic {
         }
     }
     for (pc, ls) in else_pcs {
-        d = at(d, p, pc, &format!("{} blocked here instead", lane_list(&ls)), false);
+        d = at(
+            d,
+            p,
+            pc,
+            &format!("{} blocked here instead", lane_list(&ls)),
+            false,
+        );
     }
     d.help("every lane that `membermask` names must execute the same warp-synchronous instruction; pass the mask of the lanes that do (`__activemask()` before they diverge), or keep the exited lanes alive until after it")
 }
@@ -634,13 +728,22 @@ mod tests {
     fn thread_ranges_compress() {
         let refs: Vec<ThreadRef> = (32..128)
             .chain([3])
-            .map(|tid| ThreadRef { ctaid: [0, 0, 0], tid })
-            .chain([ThreadRef { ctaid: [1, 0, 0], tid: 0 }])
+            .map(|tid| ThreadRef {
+                ctaid: [0, 0, 0],
+                tid,
+            })
+            .chain([ThreadRef {
+                ctaid: [1, 0, 0],
+                tid: 0,
+            }])
             .collect();
         assert_eq!(
             threads(&refs, refs.len() as u64),
             "cta (0,0,0) threads 3, 32..127; cta (1,0,0) thread 0"
         );
-        assert_eq!(demangle_local("_ZZ12pipeline_sumE4full").as_deref(), Some("full"));
+        assert_eq!(
+            demangle_local("_ZZ12pipeline_sumE4full").as_deref(),
+            Some("full")
+        );
     }
 }

@@ -356,7 +356,11 @@ fn check_sim_examples(info: &CodeInfo, wrong: &str, fixed: &str) -> Vec<String> 
     failures
 }
 
-fn simulated_codes(block: &str, lang: &str, warnings_ok: bool) -> Result<Vec<&'static str>, String> {
+fn simulated_codes(
+    block: &str,
+    lang: &str,
+    warnings_ok: bool,
+) -> Result<Vec<&'static str>, String> {
     use kdsl::sim::{self, PtxSource, Schedule, SimOptions};
     let loaded = if lang == "ptx" {
         match crate::sim_support::ptx_str("example.ptx", block) {
@@ -365,7 +369,13 @@ fn simulated_codes(block: &str, lang: &str, warnings_ok: bool) -> Result<Vec<&'s
                 // A load error: its code is what the example gives.
                 let mut sources = kdsl::source::SourceMap::new();
                 let file = sources.add(kdsl::source::SourceFile::new("example.ptx", None, block));
-                let err = sim::load(block, PtxSource::File { file, sources: &mut sources });
+                let err = sim::load(
+                    block,
+                    PtxSource::File {
+                        file,
+                        sources: &mut sources,
+                    },
+                );
                 return match err {
                     Err(d) => Ok(d.iter().map(|d| d.code).collect()),
                     Ok(_) => Err(format!("inconsistent load: {rendered}")),
@@ -387,7 +397,6 @@ fn simulated_codes(block: &str, lang: &str, warnings_ok: bool) -> Result<Vec<&'s
         let program = sim::load(&ptx, PtxSource::Kdsl { line_spans: &[] })
             .map_err(|d| format!("its PTX does not load: {}", describe(&d)))?;
         crate::sim_support::Loaded {
-            ptx,
             program,
             sources: c.sources,
         }

@@ -21,7 +21,7 @@ mod samples;
 mod sim_broken;
 mod sim_isa;
 mod sim_samples;
-mod sim_twins;
 mod sim_support;
+mod sim_twins;
 mod syntax;
 mod ui;

@@ -14,10 +14,13 @@ use std::path::Path;
 
 /// `(line, code, text)` for each code of each `//~ CODE... TEXT`.
 fn expectations(text: &str) -> Vec<(usize, String, String)> {
-    let is_code = |w: &str| w.len() == 5 && w.starts_with('S') && w[1..].bytes().all(|b| b.is_ascii_digit());
+    let is_code =
+        |w: &str| w.len() == 5 && w.starts_with('S') && w[1..].bytes().all(|b| b.is_ascii_digit());
     let mut out = Vec::new();
     for (i, l) in text.lines().enumerate() {
-        let Some((_, ann)) = l.split_once("//~ ") else { continue };
+        let Some((_, ann)) = l.split_once("//~ ") else {
+            continue;
+        };
         let words: Vec<&str> = ann.split_whitespace().collect();
         let codes: Vec<&str> = words.iter().copied().take_while(|w| is_code(w)).collect();
         let hint = words[codes.len()..].join(" ");
@@ -30,7 +33,11 @@ fn expectations(text: &str) -> Vec<(usize, String, String)> {
 
 fn check(path: &Path) -> Result<(), String> {
     let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("?").to_string();
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("?")
+        .to_string();
     let k = if name.ends_with(".ptx") {
         ptx_str(&format!("tests/sim/broken/{name}"), &text)?
     } else {
@@ -53,24 +60,37 @@ fn check(path: &Path) -> Result<(), String> {
     let mut want: Vec<&str> = expected.iter().map(|(_, c, _)| c.as_str()).collect();
     want.sort_unstable();
     if codes != want {
-        return Err(format!("{name}: expected {want:?}, got {codes:?}:\n{rendered}"));
+        return Err(format!(
+            "{name}: expected {want:?}, got {codes:?}:\n{rendered}"
+        ));
     }
     if !o.faulted {
         return Err(format!("{name}: not marked faulted"));
     }
     for (line, code, hint) in &expected {
-        let d = o.reports.iter().find(|d| d.code == code).ok_or("no report")?;
+        let d = o
+            .reports
+            .iter()
+            .find(|d| d.code == code)
+            .ok_or("no report")?;
         match d.primary_span() {
             Some(span) => {
                 let file = k.sources.get(span.file).ok_or("span file")?;
                 let got = file.line_col(span.start as usize).0;
                 let in_this_file = file.name.ends_with(&name);
                 if !in_this_file || got != *line {
-                    return Err(format!("{name}: {code} points at {}:{got}, expected line {line}:\n{rendered}", file.name));
+                    return Err(format!(
+                        "{name}: {code} points at {}:{got}, expected line {line}:\n{rendered}",
+                        file.name
+                    ));
                 }
             }
             None => {
-                let ptx_note = d.notes.iter().find(|n| n.contains("PTX line")).ok_or("no PTX line note")?;
+                let ptx_note = d
+                    .notes
+                    .iter()
+                    .find(|n| n.contains("PTX line"))
+                    .ok_or("no PTX line note")?;
                 if !ptx_note.contains(hint.as_str()) {
                     return Err(format!("{name}: {code} is about `{ptx_note}`, expected an instruction containing `{hint}`"));
                 }
@@ -100,5 +120,10 @@ fn every_broken_kernel_gives_its_report() {
     files.sort();
     assert!(files.len() >= 10, "the suite lost kernels: {files:?}");
     let failures: Vec<String> = files.iter().filter_map(|p| check(p).err()).collect();
-    assert!(failures.is_empty(), "{} failed:\n\n{}", failures.len(), failures.join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "{} failed:\n\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
 }

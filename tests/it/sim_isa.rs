@@ -22,7 +22,13 @@ fn kernel(body: &str) -> String {
 /// Runs `ptx` with `block` threads and returns `out` (`words` u32s).
 fn run_words(ptx: &str, block: u32, words: usize) -> Vec<u32> {
     let k = ptx_str("t.ptx", ptx).unwrap_or_else(|e| panic!("load failed:\n{e}"));
-    let l = launch("t", [1, 1, 1], [block, 1, 1], [1, 1, 1], vec![u32s("out", &vec![0xdead_beef; words])]);
+    let l = launch(
+        "t",
+        [1, 1, 1],
+        [block, 1, 1],
+        [1, 1, 1],
+        vec![u32s("out", &vec![0xdead_beef; words])],
+    );
     let o = run_with(&k, &l, Schedule::InOrder, 1_000_000);
     assert!(o.reports.is_empty(), "reports:\n{}", rendered(&k, &o));
     as_u32(&o.arrays[0])
@@ -165,7 +171,15 @@ fn wide_and_64_bit_integers() {
     assert_eq!(w64(6), 0xffff_fffe_0000_0001);
     assert_eq!(w64(7), u64::MAX);
     assert_eq!(w64(8), 0xffff_ffff);
-    assert_eq!(&got[20..24], &[((0x1_ffff_fffeu64 + (1 << 32) + 7) as u32), 255, 0xffff_8000, 1]);
+    assert_eq!(
+        &got[20..24],
+        &[
+            ((0x1_ffff_fffeu64 + (1 << 32) + 7) as u32),
+            255,
+            0xffff_8000,
+            1
+        ]
+    );
 }
 
 #[test]
@@ -237,7 +251,11 @@ fn float_arithmetic_and_rounding() {
     let got = run_words(&kernel(&format!("{body}{}", stores(&regs))), 1, regs.len());
     let x = 1.333_333_4f32;
     let prod = f64::from(x) * f64::from(x);
-    let rz = if (prod as f32 as f64) > prod { f32::from_bits((prod as f32).to_bits() - 1) } else { prod as f32 };
+    let rz = if (prod as f32 as f64) > prod {
+        f32::from_bits((prod as f32).to_bits() - 1)
+    } else {
+        prod as f32
+    };
     let want = vec![
         f(3.0),
         f(1.0) + 1,
@@ -295,8 +313,8 @@ fn conversions() {
 	cvt.sat.f32.f32 %f8, 0f40000000;     // 1
 ";
     let regs = [
-        "%r1", "%r2", "%r3", "%r4", "%r5", "%r6", "%r7", "%f1", "%f2", "%f3", "%f4", "%f5", "%f6", "%f7",
-        "%r8", "%r9", "%r10", "%r11", "%f8",
+        "%r1", "%r2", "%r3", "%r4", "%r5", "%r6", "%r7", "%f1", "%f2", "%f3", "%f4", "%f5", "%f6",
+        "%f7", "%r8", "%r9", "%r10", "%r11", "%f8",
     ];
     let got = run_words(&kernel(&format!("{body}{}", stores(&regs))), 1, regs.len());
     let want = vec![
@@ -338,7 +356,11 @@ fn half_precision_arithmetic() {
 	cvt.u32.u16 %r3, %h5;
 	cvt.u32.u16 %r4, %h7;
 ";
-    let got = run_words(&kernel(&format!("{body}{}", stores(&["%r1", "%r2", "%r3", "%r4"]))), 1, 4);
+    let got = run_words(
+        &kernel(&format!("{body}{}", stores(&["%r1", "%r2", "%r3", "%r4"]))),
+        1,
+        4,
+    );
     assert_eq!(got, vec![0x4200, 0x4400, 0x4500, 0x4000]);
 }
 
@@ -401,12 +423,37 @@ fn memory_spaces_vectors_and_atomics() {
     let k = ptx_str("t.ptx", ptx).unwrap_or_else(|e| panic!("{e}"));
     let mut init = vec![0u32; 32];
     init[30] = f(2.0);
-    let l = launch("t", [1, 1, 1], [1, 1, 1], [1, 1, 1], vec![u32s("out", &init), u32v(3)]);
+    let l = launch(
+        "t",
+        [1, 1, 1],
+        [1, 1, 1],
+        [1, 1, 1],
+        vec![u32s("out", &init), u32v(3)],
+    );
     let o = run_clean(&k, &l);
     let got = as_u32(&o.arrays[0]);
     assert_eq!(
         &got[..18],
-        &[30, 40, 3, 30, 40, 1, 30, 3, 8, 100, 101, 7, 9, 0xffff_fffc, 42, 42, 10, f(3.0)][..]
+        &[
+            30,
+            40,
+            3,
+            30,
+            40,
+            1,
+            30,
+            3,
+            8,
+            100,
+            101,
+            7,
+            9,
+            0xffff_fffc,
+            42,
+            42,
+            10,
+            f(3.0)
+        ][..]
     );
 }
 
@@ -489,7 +536,13 @@ fn special_registers() {
 }
 ";
     let k = ptx_str("t.ptx", ptx).unwrap_or_else(|e| panic!("{e}"));
-    let l = launch("t", [1, 2, 1], [16, 4, 1], [1, 1, 1], vec![u32s("out", &vec![0; 128 * 8])]);
+    let l = launch(
+        "t",
+        [1, 2, 1],
+        [16, 4, 1],
+        [1, 1, 1],
+        vec![u32s("out", &vec![0; 128 * 8])],
+    );
     let o = run_clean(&k, &l);
     let got = as_u32(&o.arrays[0]);
     // CTA (0,1,0), thread (3,2,0): linear id 35, lane 3 of warp 1.
@@ -545,18 +598,45 @@ SKIP:
 ";
     // The unguarded redux with mask 0xffff is executed by all 32 lanes: the
     // upper 16 leave themselves out of the mask (S0009); use the guarded one.
-    let ptx = ptx.replacen("\tredux.sync.max.s32 %r14, %r1, 0x0000ffff;        // lanes 0..15 only (those lanes)\n", "\tmov.u32 %r14, 0;\n", 1);
+    let ptx = ptx.replacen(
+        "\tredux.sync.max.s32 %r14, %r1, 0x0000ffff;        // lanes 0..15 only (those lanes)\n",
+        "\tmov.u32 %r14, 0;\n",
+        1,
+    );
     let got = run_words(&ptx, 32, 32 * 16);
     for lane in 0..32u32 {
         let w = &got[(lane * 16) as usize..(lane * 16 + 14) as usize];
-        let down = if lane < 31 { (lane + 1) * 10 } else { lane * 10 };
-        let up = if lane >= 2 { (lane - 2) * 10 } else { lane * 10 };
+        let down = if lane < 31 {
+            (lane + 1) * 10
+        } else {
+            lane * 10
+        };
+        let up = if lane >= 2 {
+            (lane - 2) * 10
+        } else {
+            lane * 10
+        };
         let bfly = (lane ^ 1) * 10;
         let idx = ((lane & !7) + 5) * 10;
         let max16 = if lane < 16 { 15 } else { 0 };
         assert_eq!(
             w,
-            &[down, up, bfly, idx, 0xf, 1, 0, 0, u32::from(lane < 31), u32::MAX, 496, max16, 0, u32::from(lane == 0)],
+            &[
+                down,
+                up,
+                bfly,
+                idx,
+                0xf,
+                1,
+                0,
+                0,
+                u32::from(lane < 31),
+                u32::MAX,
+                496,
+                max16,
+                0,
+                u32::from(lane == 0)
+            ],
             "lane {lane}"
         );
     }
@@ -685,11 +765,20 @@ END:
 ";
     let k = ptx_str("t.ptx", ptx).unwrap_or_else(|e| panic!("{e}"));
     let src: Vec<u32> = (0..64).collect();
-    let l = launch("t", [1, 1, 1], [64, 1, 1], [1, 1, 1], vec![u32s("src", &src), u32s("dst", &[0; 64])]);
+    let l = launch(
+        "t",
+        [1, 1, 1],
+        [64, 1, 1],
+        [1, 1, 1],
+        vec![u32s("src", &src), u32s("dst", &[0; 64])],
+    );
     let o = run_clean(&k, &l);
     let want: Vec<u32> = (1000..1064).collect();
     assert_eq!(as_u32(&o.arrays[1]), want);
-    assert!(o.stats.blocking_mbarrier_waits > 0, "the waiters blocked until the copy landed");
+    assert!(
+        o.stats.blocking_mbarrier_waits > 0,
+        "the waiters blocked until the copy landed"
+    );
 }
 
 #[test]
@@ -742,7 +831,13 @@ DONE:
 }
 ";
     let k = ptx_str("t.ptx", ptx).unwrap_or_else(|e| panic!("{e}"));
-    let l = launch("t", [8, 1, 1], [32, 1, 1], [4, 1, 1], vec![u32s("out", &[0; 8])]);
+    let l = launch(
+        "t",
+        [8, 1, 1],
+        [32, 1, 1],
+        [4, 1, 1],
+        vec![u32s("out", &[0; 8])],
+    );
     let o = run_clean(&k, &l);
     // Two clusters: each sums ranks 0+1+2+3 = 6.
     assert_eq!(as_u32(&o.arrays[0]), vec![6, 4, 0, 0, 6, 4, 0, 1]);
@@ -751,7 +846,8 @@ DONE:
 
 #[test]
 fn stats_count_classes_and_the_longest_thread() {
-    let ptx = kernel("
+    let ptx = kernel(
+        "
 	mov.u32 %r1, %tid.x;
 	setp.eq.u32 %p1, %r1, 3;
 	@!%p1 bra END;
@@ -759,9 +855,16 @@ fn stats_count_classes_and_the_longest_thread() {
 	add.u32 %r2, %r2, 1;
 	st.global.u32 [%rd0], %r2;
 END:
-");
+",
+    );
     let k = ptx_str("t.ptx", &ptx).unwrap_or_else(|e| panic!("{e}"));
-    let l = launch("t", [2, 1, 1], [4, 1, 1], [1, 1, 1], vec![u32s("out", &[0])]);
+    let l = launch(
+        "t",
+        [2, 1, 1],
+        [4, 1, 1],
+        [1, 1, 1],
+        vec![u32s("out", &[0])],
+    );
     let o = run_clean(&k, &l);
     let s = &o.stats;
     // Per thread: ld.param, mov, setp, bra, ret = 5; thread 3 also 2 adds
@@ -770,7 +873,12 @@ END:
     assert_eq!(s.instructions.memory.param, 8);
     assert_eq!(s.instructions.memory.global, 2);
     assert_eq!(s.instructions.control, 16);
-    assert_eq!(s.longest_thread.as_ref().map(|t| (t.thread, t.instructions)), Some((3, 8)));
+    assert_eq!(
+        s.longest_thread
+            .as_ref()
+            .map(|t| (t.thread, t.instructions)),
+        Some((3, 8))
+    );
     assert_eq!((s.ctas, s.threads, s.clusters), (2, 8, 2));
     let json = serde_json::to_string(s).expect("stats serialise");
     assert!(json.contains("\"blocking_mbarrier_waits\":0"), "{json}");
@@ -778,22 +886,46 @@ END:
 
 #[test]
 fn unsupported_instructions_are_load_errors_with_their_line() {
-    let ptx = kernel("\tmov.u32 %r1, 1;\n\ttex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [tex, {%f5, %f6}];\n");
+    let ptx =
+        kernel("\tmov.u32 %r1, 1;\n\ttex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [tex, {%f5, %f6}];\n");
     let err = ptx_str("t.ptx", &ptx).err().expect("a load error");
-    assert!(err.contains("error[S0013]: PTX instruction `tex.2d.v4.f32.f32` is outside the simulator's subset"), "{err}");
-    assert!(err.contains("t.ptx:14:"), "the error points at PTX line 14:\n{err}");
+    assert!(
+        err.contains(
+            "error[S0013]: PTX instruction `tex.2d.v4.f32.f32` is outside the simulator's subset"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("t.ptx:14:"),
+        "the error points at PTX line 14:\n{err}"
+    );
     for (inst, name) in [
-        ("\tcp.async.ca.shared.global [%r1], [%rd1], 16;\n", "cp.async.ca.shared.global"),
+        (
+            "\tcp.async.ca.shared.global [%r1], [%rd1], 16;\n",
+            "cp.async.ca.shared.global",
+        ),
         ("\tadd.cc.u32 %r1, %r1, 1;\n", "add.cc.u32"),
-        ("\tld.global.L2::cache_hint.u32 %r1, [%rd1], %rd2;\n", "ld.global.L2::cache_hint.u32"),
+        (
+            "\tld.global.L2::cache_hint.u32 %r1, [%rd1], %rd2;\n",
+            "ld.global.L2::cache_hint.u32",
+        ),
         ("\twgmma.fence.sync.aligned;\n", "wgmma.fence.sync.aligned"),
     ] {
-        let err = ptx_str("t.ptx", &kernel(inst)).err().unwrap_or_else(|| panic!("{inst} loads"));
-        assert!(err.contains(&format!("`{name}` is outside")), "{inst}: {err}");
+        let err = ptx_str("t.ptx", &kernel(inst))
+            .err()
+            .unwrap_or_else(|| panic!("{inst} loads"));
+        assert!(
+            err.contains(&format!("`{name}` is outside")),
+            "{inst}: {err}"
+        );
     }
-    let err = ptx_str("t.ptx", &kernel("\tadd.u32 %r1, [%rd1+%rd2];\n")).err().expect("a syntax error");
+    let err = ptx_str("t.ptx", &kernel("\tadd.u32 %r1, [%rd1+%rd2];\n"))
+        .err()
+        .expect("a syntax error");
     assert!(err.contains("error[S0014]"), "{err}");
-    let err = ptx_str("t.ptx", &kernel("\tbra NOWHERE;\n")).err().expect("an unknown label");
+    let err = ptx_str("t.ptx", &kernel("\tbra NOWHERE;\n"))
+        .err()
+        .expect("an unknown label");
     assert!(err.contains("unknown label `NOWHERE`"), "{err}");
 }
 
@@ -810,22 +942,34 @@ fn recursion_is_a_load_error() {
 fn deadlock_at_a_cta_barrier_and_no_progress() {
     // Half the threads skip the barrier and exit; the others wait for a
     // count of 64 that the exited ones can never make up.
-    let ptx = kernel("
+    let ptx = kernel(
+        "
 	mov.u32 %r1, %tid.x;
 	setp.lt.u32 %p1, %r1, 32;
 	@%p1 bra END;
 	bar.sync 1, 64;
 END:
-");
+",
+    );
     let k = ptx_str("t.ptx", &ptx).unwrap_or_else(|e| panic!("{e}"));
-    let l = launch("t", [1, 1, 1], [64, 1, 1], [1, 1, 1], vec![u32s("out", &[0])]);
+    let l = launch(
+        "t",
+        [1, 1, 1],
+        [64, 1, 1],
+        [1, 1, 1],
+        vec![u32s("out", &[0])],
+    );
     let o = run(&k, &l);
     let text = rendered(&k, &o);
     assert!(text.contains("error[S0001]"), "{text}");
-    assert!(text.contains("CTA barrier 1, where 32 of 64 threads arrived"), "{text}");
+    assert!(
+        text.contains("CTA barrier 1, where 32 of 64 threads arrived"),
+        "{text}"
+    );
     assert!(text.contains("cta (0,0,0) threads 0..31 exited"), "{text}");
 
-    let spin = kernel("
+    let spin = kernel(
+        "
 	mov.u32 %r1, %tid.x;
 	setp.eq.u32 %p1, %r1, 1;
 	@%p1 st.global.u32 [%rd0], 1;
@@ -833,12 +977,22 @@ SPIN:
 	ld.volatile.global.u32 %r2, [%rd0];
 	setp.eq.u32 %p2, %r2, 0;
 	@%p2 bra SPIN;
-");
+",
+    );
     let k = ptx_str("t.ptx", &spin).unwrap_or_else(|e| panic!("{e}"));
-    let l = launch("t", [1, 1, 1], [2, 1, 1], [1, 1, 1], vec![u32s("out", &[0])]);
+    let l = launch(
+        "t",
+        [1, 1, 1],
+        [2, 1, 1],
+        [1, 1, 1],
+        vec![u32s("out", &[0])],
+    );
     let o = run_with(&k, &l, Schedule::InOrder, 10_000);
     let text = rendered(&k, &o);
-    assert!(text.contains("error[S0011]: no progress within 10000 steps"), "{text}");
+    assert!(
+        text.contains("error[S0011]: no progress within 10000 steps"),
+        "{text}"
+    );
     // A random schedule lets thread 1 run and the spin end.
     let o = run_with(&k, &l, Schedule::Random(7), 1_000_000);
     assert!(o.reports.is_empty(), "{}", rendered(&k, &o));
@@ -850,7 +1004,8 @@ mod never_panics {
 
     /// A module that uses most of what the simulator knows.
     fn seed() -> String {
-        std::fs::read_to_string(root().join("tests/golden/pipeline_sum.sm_90.ptx")).expect("golden PTX")
+        std::fs::read_to_string(root().join("tests/golden/pipeline_sum.sm_90.ptx"))
+            .expect("golden PTX")
     }
 
     proptest! {
@@ -931,10 +1086,24 @@ fn test_wait_polling_completes() {
     let c = kdsl::compile(&root().join("tests/valid/barriers_sm80.kdsl"), &opts).expect("compiles");
     let ptx = c.ptx.expect("PTX");
     assert!(ptx.contains("mbarrier.test_wait"), "the sm_80 PTX polls");
-    let program = kdsl::sim::load(&ptx, kdsl::sim::PtxSource::Kdsl { line_spans: &[] }).expect("loads");
-    let l = launch("barriers_sm80", [2, 1, 1], [128, 1, 1], [1, 1, 1], vec![u32s("out", &[0; 128])]);
+    let program =
+        kdsl::sim::load(&ptx, kdsl::sim::PtxSource::Kdsl { line_spans: &[] }).expect("loads");
+    let l = launch(
+        "barriers_sm80",
+        [2, 1, 1],
+        [128, 1, 1],
+        [1, 1, 1],
+        vec![u32s("out", &[0; 128])],
+    );
     for schedule in [Schedule::InOrder, Schedule::Random(3)] {
-        let o = kdsl::sim::run(&program, &l, &SimOptions { schedule, max_steps: 10_000_000 });
+        let o = kdsl::sim::run(
+            &program,
+            &l,
+            &SimOptions {
+                schedule,
+                max_steps: 10_000_000,
+            },
+        );
         assert!(o.reports.is_empty(), "{:?}", o.reports);
         for (t, v) in as_u32(&o.arrays[0]).iter().enumerate() {
             // s[127 - t] plus the thread's spin count.

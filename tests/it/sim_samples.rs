@@ -29,9 +29,19 @@ pub fn case_saxpy(k: &Loaded) {
     let n = 1000u32;
     let x = rand_f32(n as usize, 1);
     let y = rand_f32(n as usize, 2);
-    let l = launch("saxpy", [4, 1, 1], [256, 1, 1], [1, 1, 1], vec![f32v(2.5), one(&x), f32s("y", &y), u32v(n)]);
+    let l = launch(
+        "saxpy",
+        [4, 1, 1],
+        [256, 1, 1],
+        [1, 1, 1],
+        vec![f32v(2.5), one(&x), f32s("y", &y), u32v(n)],
+    );
     let o = run_clean(k, &l);
-    let want: Vec<f32> = x.iter().zip(&y).map(|(x, y)| 2.5f32.mul_add(*x, *y)).collect();
+    let want: Vec<f32> = x
+        .iter()
+        .zip(&y)
+        .map(|(x, y)| 2.5f32.mul_add(*x, *y))
+        .collect();
     // One fused multiply-add or two rounded operations: within 1 ulp.
     assert_close("y", &as_f32(&o.arrays[1]), &want, 2e-7);
     assert_eq!(as_f32(&o.arrays[0]), x, "x is unchanged");
@@ -42,7 +52,13 @@ pub fn case_reduce_sum(k: &Loaded) {
     // loops 4 or 5 times and the last iterations are partial.
     let n = 5000u32;
     let x = rand_f32(n as usize, 3);
-    let l = launch("reduce_sum", [4, 1, 1], [256, 1, 1], [1, 1, 1], vec![one(&x), f32s("out", &[1.0]), u32v(n)]);
+    let l = launch(
+        "reduce_sum",
+        [4, 1, 1],
+        [256, 1, 1],
+        [1, 1, 1],
+        vec![one(&x), f32s("out", &[1.0]), u32v(n)],
+    );
     let o = run_clean(k, &l);
     assert_close("out", &as_f32(&o.arrays[1]), &[1.0 + sum(&x)], SUM_TOL);
 }
@@ -51,7 +67,13 @@ pub fn case_cluster_sum(k: &Loaded) {
     // Two clusters of two CTAs; n is not a multiple of the 512 threads.
     let n = 10_000u32;
     let x = rand_f32(n as usize, 4);
-    let l = launch("cluster_sum", [4, 1, 1], [128, 1, 1], [2, 1, 1], vec![one(&x), f32s("out", &[0.0]), u32v(n)]);
+    let l = launch(
+        "cluster_sum",
+        [4, 1, 1],
+        [128, 1, 1],
+        [2, 1, 1],
+        vec![one(&x), f32s("out", &[0.0]), u32v(n)],
+    );
     let o = run_clean(k, &l);
     assert_close("out", &as_f32(&o.arrays[1]), &[sum(&x)], SUM_TOL);
 }
@@ -61,7 +83,13 @@ pub fn case_pipeline_sum(k: &Loaded) {
     // and the last refill of the odd stage count is skipped.
     let (grid, chunks) = (3u32, 5u32);
     let x = rand_f32((grid * chunks * 1024) as usize, 5);
-    let l = launch("pipeline_sum", [grid, 1, 1], [128, 1, 1], [1, 1, 1], vec![one(&x), f32s("out", &[0.0]), u32v(chunks)]);
+    let l = launch(
+        "pipeline_sum",
+        [grid, 1, 1],
+        [128, 1, 1],
+        [1, 1, 1],
+        vec![one(&x), f32s("out", &[0.0]), u32v(chunks)],
+    );
     let o = run_clean(k, &l);
     assert_close("out", &as_f32(&o.arrays[1]), &[sum(&x)], SUM_TOL);
     assert!(o.stats.instructions.memory.bulk > 0, "bulk copies ran");
@@ -77,7 +105,14 @@ pub fn case_sgemm_tiled(k: &Loaded) {
         [n.div_ceil(16), m.div_ceil(16), 1],
         [16, 16, 1],
         [1, 1, 1],
-        vec![f32s("a", &a), f32s("b", &b), f32s("c", &vec![0.0; (m * n) as usize]), u32v(m), u32v(n), u32v(kk)],
+        vec![
+            f32s("a", &a),
+            f32s("b", &b),
+            f32s("c", &vec![0.0; (m * n) as usize]),
+            u32v(m),
+            u32v(n),
+            u32v(kk),
+        ],
     );
     let o = run_clean(k, &l);
     let mut want = vec![0f32; (m * n) as usize];
@@ -94,8 +129,17 @@ pub fn case_sgemm_tiled(k: &Loaded) {
 
 pub fn case_softmax_rows(k: &Loaded) {
     let (rows, cols) = (3u32, 600u32);
-    let x: Vec<f32> = rand_f32((rows * cols) as usize, 8).iter().map(|v| v * 20.0 - 10.0).collect();
-    let l = launch("softmax_rows", [rows, 1, 1], [256, 1, 1], [1, 1, 1], vec![one(&x), f32s("y", &vec![0.0; x.len()]), u32v(cols)]);
+    let x: Vec<f32> = rand_f32((rows * cols) as usize, 8)
+        .iter()
+        .map(|v| v * 20.0 - 10.0)
+        .collect();
+    let l = launch(
+        "softmax_rows",
+        [rows, 1, 1],
+        [256, 1, 1],
+        [1, 1, 1],
+        vec![one(&x), f32s("y", &vec![0.0; x.len()]), u32v(cols)],
+    );
     let o = run_clean(k, &l);
     let mut want = Vec::new();
     for r in 0..rows as usize {
@@ -108,7 +152,10 @@ pub fn case_softmax_rows(k: &Loaded) {
     // `exp` is `ex2.approx` of x·log2(e) (2 ulp) times a rounded reciprocal.
     let got = as_f32(&o.arrays[1]);
     for (i, (g, w)) in got.iter().zip(&want).enumerate() {
-        assert!((g - w).abs() <= 1e-5 * w.abs() + 1e-12, "y[{i}]: got {g}, want {w}");
+        assert!(
+            (g - w).abs() <= 1e-5 * w.abs() + 1e-12,
+            "y[{i}]: got {g}, want {w}"
+        );
     }
 }
 
@@ -153,13 +200,22 @@ fn transpose() {
         [cols.div_ceil(32), rows.div_ceil(32), 1],
         [32, 8, 1],
         [1, 1, 1],
-        vec![u32s("input", &input), u32s("output", &vec![u32::MAX; input.len()]), u32v(rows), u32v(cols)],
+        vec![
+            u32s("input", &input),
+            u32s("output", &vec![u32::MAX; input.len()]),
+            u32v(rows),
+            u32v(cols),
+        ],
     );
     let o = run_clean(&k, &l);
     let got = as_u32(&o.arrays[1]);
     for r in 0..rows {
         for c in 0..cols {
-            assert_eq!(got[(c * rows + r) as usize], input[(r * cols + c) as usize], "out[{c}, {r}]");
+            assert_eq!(
+                got[(c * rows + r) as usize],
+                input[(r * cols + c) as usize],
+                "out[{c}, {r}]"
+            );
         }
     }
 }
@@ -170,18 +226,27 @@ fn blend_rows() {
     let (rows, cols) = (5u32, 300u32);
     let a = rand_f32((rows * cols) as usize, 9);
     let b = rand_f32((rows * cols) as usize, 10);
-    let w: Vec<f32> = rand_f32(rows as usize, 11).iter().map(|v| v * 1.4 - 0.9).collect();
+    let w: Vec<f32> = rand_f32(rows as usize, 11)
+        .iter()
+        .map(|v| v * 1.4 - 0.9)
+        .collect();
     let l = launch(
         "blend_rows",
         [rows, 1, 1],
         [256, 1, 1],
         [1, 1, 1],
-        vec![f32s("a", &a), f32s("b", &b), f32s("w", &w), f32s("out", &vec![0.0; a.len()]), u32v(cols)],
+        vec![
+            f32s("a", &a),
+            f32s("b", &b),
+            f32s("w", &w),
+            f32s("out", &vec![0.0; a.len()]),
+            u32v(cols),
+        ],
     );
     let o = run_clean(&k, &l);
     let got = as_f32(&o.arrays[3]);
-    for r in 0..rows as usize {
-        let t = (w[r] + 0.5).clamp(0.0, 1.0);
+    for (r, wr) in w.iter().enumerate() {
+        let t = (wr + 0.5).clamp(0.0, 1.0);
         let t = t * t * (3.0 - 2.0 * t);
         for c in 0..cols as usize {
             let i = r * cols as usize + c;
@@ -198,7 +263,13 @@ fn ws_pipeline() {
     // twice on the first one.
     let (grid, chunks) = (2u32, 7u32);
     let x = rand_f32((grid * chunks * 1024) as usize, 12);
-    let l = launch("ws_pipeline", [grid, 1, 1], [160, 1, 1], [1, 1, 1], vec![one(&x), f32s("out", &[0.0]), u32v(chunks)]);
+    let l = launch(
+        "ws_pipeline",
+        [grid, 1, 1],
+        [160, 1, 1],
+        [1, 1, 1],
+        vec![one(&x), f32s("out", &[0.0]), u32v(chunks)],
+    );
     let o = run_clean(&k, &l);
     assert_close("out", &as_f32(&o.arrays[1]), &[sum(&x)], SUM_TOL);
 }
@@ -209,7 +280,13 @@ fn random_schedules_agree_with_in_order() {
     let k = sample("pipeline_sum");
     let (grid, chunks) = (2u32, 4u32);
     let x: Vec<f32> = (0..grid * chunks * 1024).map(|i| (i % 7) as f32).collect();
-    let l = launch("pipeline_sum", [grid, 1, 1], [128, 1, 1], [1, 1, 1], vec![one(&x), f32s("out", &[0.0]), u32v(chunks)]);
+    let l = launch(
+        "pipeline_sum",
+        [grid, 1, 1],
+        [128, 1, 1],
+        [1, 1, 1],
+        vec![one(&x), f32s("out", &[0.0]), u32v(chunks)],
+    );
     for seed in 0..4 {
         let o = run_with(&k, &l, Schedule::Random(seed), 1 << 30);
         assert!(o.reports.is_empty(), "seed {seed}:\n{}", rendered(&k, &o));

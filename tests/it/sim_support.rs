@@ -14,7 +14,6 @@ pub fn root() -> PathBuf {
 
 /// A loaded kernel module and the sources its reports point into.
 pub struct Loaded {
-    pub ptx: String,
     pub program: Program,
     pub sources: SourceMap,
 }
@@ -26,20 +25,22 @@ pub fn kdsl_file(path: &Path) -> Loaded {
     finish_kdsl(c, &path.display().to_string())
 }
 
-/// Compiles kdsl source text for sm_90 and loads its PTX.
-pub fn kdsl_str(name: &str, text: &str) -> Loaded {
-    let c = kdsl::compile_str(name, text, &kdsl::Options::default());
-    finish_kdsl(c, name)
-}
-
 fn finish_kdsl(c: kdsl::Compilation, name: &str) -> Loaded {
-    let errors: Vec<_> = c.diagnostics.iter().filter(|d| d.is_error()).cloned().collect();
-    assert!(errors.is_empty(), "{name}:\n{}", render::short(&c.sources, &errors));
+    let errors: Vec<_> = c
+        .diagnostics
+        .iter()
+        .filter(|d| d.is_error())
+        .cloned()
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "{name}:\n{}",
+        render::short(&c.sources, &errors)
+    );
     let ptx = c.ptx.unwrap_or_else(|| panic!("{name}: no PTX"));
     let program = sim::load(&ptx, PtxSource::Kdsl { line_spans: &[] })
         .unwrap_or_else(|d| panic!("{name}: load failed:\n{}", render::short(&c.sources, &d)));
     Loaded {
-        ptx,
         program,
         sources: c.sources,
     }
@@ -57,11 +58,7 @@ pub fn ptx_str(name: &str, ptx: &str) -> Result<Loaded, String> {
             sources: &mut sources,
         },
     ) {
-        Ok(program) => Ok(Loaded {
-            ptx: ptx.to_string(),
-            program,
-            sources,
-        }),
+        Ok(program) => Ok(Loaded { program, sources }),
         Err(d) => Err(render::human(&sources, &d, false)),
     }
 }
@@ -76,11 +73,19 @@ pub fn array(name: &str, elem: Scalar, data: Vec<u8>) -> ArgValue {
 }
 
 pub fn f32s(name: &str, v: &[f32]) -> ArgValue {
-    array(name, Scalar::F32, v.iter().flat_map(|x| x.to_le_bytes()).collect())
+    array(
+        name,
+        Scalar::F32,
+        v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+    )
 }
 
 pub fn u32s(name: &str, v: &[u32]) -> ArgValue {
-    array(name, Scalar::U32, v.iter().flat_map(|x| x.to_le_bytes()).collect())
+    array(
+        name,
+        Scalar::U32,
+        v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+    )
 }
 
 pub fn u32v(v: u32) -> ArgValue {
@@ -111,7 +116,13 @@ pub fn as_u32(a: &Array) -> Vec<u32> {
         .collect()
 }
 
-pub fn launch(kernel: &str, grid: [u32; 3], block: [u32; 3], cluster: [u32; 3], args: Vec<ArgValue>) -> Launch {
+pub fn launch(
+    kernel: &str,
+    grid: [u32; 3],
+    block: [u32; 3],
+    cluster: [u32; 3],
+    args: Vec<ArgValue>,
+) -> Launch {
     Launch {
         kernel: kernel.to_string(),
         grid,
@@ -126,7 +137,14 @@ pub fn run(l: &Loaded, launch: &Launch) -> Outcome {
 }
 
 pub fn run_with(l: &Loaded, launch: &Launch, schedule: Schedule, max_steps: u64) -> Outcome {
-    sim::run(&l.program, launch, &SimOptions { schedule, max_steps })
+    sim::run(
+        &l.program,
+        launch,
+        &SimOptions {
+            schedule,
+            max_steps,
+        },
+    )
 }
 
 pub fn rendered(l: &Loaded, o: &Outcome) -> String {
@@ -136,7 +154,12 @@ pub fn rendered(l: &Loaded, o: &Outcome) -> String {
 /// Runs and fails the test with the rendered reports if any.
 pub fn run_clean(l: &Loaded, launch: &Launch) -> Outcome {
     let o = run(l, launch);
-    assert!(o.reports.is_empty(), "{}: unexpected reports:\n{}", launch.kernel, rendered(l, &o));
+    assert!(
+        o.reports.is_empty(),
+        "{}: unexpected reports:\n{}",
+        launch.kernel,
+        rendered(l, &o)
+    );
     o
 }
 
@@ -145,7 +168,9 @@ pub fn rand_f32(n: usize, seed: u64) -> Vec<f32> {
     let mut s = seed;
     (0..n)
         .map(|_| {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             ((s >> 40) as f32) / (1u64 << 24) as f32
         })
         .collect()
@@ -156,7 +181,10 @@ pub fn assert_close(what: &str, got: &[f32], want: &[f32], rel: f32) {
     assert_eq!(got.len(), want.len(), "{what}: lengths");
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
         let tol = rel * w.abs().max(1.0);
-        assert!((g - w).abs() <= tol, "{what}[{i}]: got {g}, want {w} (tolerance {tol})");
+        assert!(
+            (g - w).abs() <= tol,
+            "{what}[{i}]: got {g}, want {w} (tolerance {tol})"
+        );
     }
 }
 
@@ -172,7 +200,9 @@ pub fn header_launch(text: &str, program: &Program) -> Launch {
         .find_map(|l| l.trim().strip_prefix("// sim"))
         .unwrap_or("");
     let kernel = program.kernels().first().copied().unwrap_or("").to_string();
-    let sig = program.signature(&kernel).expect("the kernel has a signature");
+    let sig = program
+        .signature(&kernel)
+        .expect("the kernel has a signature");
     let mut grid = [1, 1, 1];
     let mut block = sig.reqntid.unwrap_or([1, 1, 1]);
     let mut cluster = sig.cluster.unwrap_or([1, 1, 1]);
@@ -186,7 +216,9 @@ pub fn header_launch(text: &str, program: &Program) -> Launch {
         d
     };
     while let Some(w) = words.next() {
-        let value = words.next().unwrap_or_else(|| panic!("`{w}` needs a value"));
+        let value = words
+            .next()
+            .unwrap_or_else(|| panic!("`{w}` needs a value"));
         match w {
             "--grid" => grid = dims(value),
             "--block" => block = dims(value),
@@ -229,9 +261,14 @@ fn parse_arg(name: &str, v: &str) -> ArgValue {
     let count = |s: Option<&&str>| -> usize { s.and_then(|n| n.parse().ok()).expect("a count") };
     let data: Vec<u8> = match parts.first().copied() {
         Some("zeros") => (0..count(parts.get(1))).flat_map(|_| enc(0.0)).collect(),
-        Some("iota") => (0..count(parts.get(1))).flat_map(|i| enc(i as f64)).collect(),
+        Some("iota") => (0..count(parts.get(1)))
+            .flat_map(|i| enc(i as f64))
+            .collect(),
         Some("fill") => {
-            let v: f64 = parts.get(2).and_then(|s| s.parse().ok()).expect("a fill value");
+            let v: f64 = parts
+                .get(2)
+                .and_then(|s| s.parse().ok())
+                .expect("a fill value");
             (0..count(parts.get(1))).flat_map(|_| enc(v)).collect()
         }
         _ => {
@@ -239,7 +276,14 @@ fn parse_arg(name: &str, v: &str) -> ArgValue {
             let bits = match elem {
                 Scalar::F32 => u64::from((x as f32).to_bits()),
                 Scalar::F64 => x.to_bits(),
-                _ => x as i64 as u64 & if elem.size() == 4 { 0xffff_ffff } else { u64::MAX },
+                _ => {
+                    x as i64 as u64
+                        & if elem.size() == 4 {
+                            0xffff_ffff
+                        } else {
+                            u64::MAX
+                        }
+                }
             };
             return ArgValue::Scalar { ty: elem, bits };
         }

@@ -82,11 +82,19 @@ fn lineinfo_reports_point_at_the_cuda_source() {
         [2, 1, 1],
         [256, 1, 1],
         [1, 1, 1],
-        vec![f32v(1.0), f32s("x", &vec![1.0; 200]), f32s("y", &vec![0.0; n as usize]), u32v(n)],
+        vec![
+            f32v(1.0),
+            f32s("x", &vec![1.0; 200]),
+            f32s("y", &vec![0.0; n as usize]),
+            u32v(n),
+        ],
     );
     let o = run(&k, &l);
     assert!(o.faulted);
     let text = rendered(&k, &o);
     assert!(text.contains("error[S0002]"), "{text}");
-    assert!(text.contains("saxpy.cu:"), "the report points into the .cu file:\n{text}");
+    assert!(
+        text.contains("saxpy.cu:"),
+        "the report points into the .cu file:\n{text}"
+    );
 }

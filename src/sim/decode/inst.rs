@@ -30,8 +30,12 @@ pub fn imm_bits(imm: Imm, ty: Ty) -> u64 {
         (Imm::Int(v), Ty::F64) => (v as i64 as f64).to_bits(),
         (Imm::F32(b), Ty::F64) => f64::from(f32::from_bits(b)).to_bits(),
         (Imm::F64(b), Ty::F32) => u64::from((f64::from_bits(b) as f32).to_bits()),
-        (Imm::F64(b), Ty::F16) => u64::from(crate::sim::machine::float::f32_to_f16(f64::from_bits(b) as f32)),
-        (Imm::F64(b), Ty::BF16) => u64::from(crate::sim::machine::float::f32_to_bf16(f64::from_bits(b) as f32)),
+        (Imm::F64(b), Ty::F16) => u64::from(crate::sim::machine::float::f32_to_f16(
+            f64::from_bits(b) as f32,
+        )),
+        (Imm::F64(b), Ty::BF16) => u64::from(crate::sim::machine::float::f32_to_bf16(
+            f64::from_bits(b) as f32,
+        )),
         (Imm::Int(v), _) => v,
         (Imm::F32(b), _) => u64::from(b),
         (Imm::F64(b), _) => b,
@@ -139,13 +143,19 @@ impl Builder<'_> {
             Some(Binding::Reg(slot)) => Ok((slot, a.offset, space)),
             Some(Binding::FuncParam(o)) => {
                 if !matches!(space, Space::Param | Space::FuncParam) {
-                    return unsupported(format!("`{base}` (a function parameter) in the {} space", space.name()));
+                    return unsupported(format!(
+                        "`{base}` (a function parameter) in the {} space",
+                        space.name()
+                    ));
                 }
                 Ok((self.c(u64::from(o))?, a.offset, Space::FuncParam))
             }
             Some(Binding::Param(o)) => {
                 if space != Space::Param {
-                    return unsupported(format!("the kernel parameter `{base}` in the {} space", space.name()));
+                    return unsupported(format!(
+                        "the kernel parameter `{base}` in the {} space",
+                        space.name()
+                    ));
                 }
                 Ok((self.c(u64::from(o))?, a.offset, Space::Param))
             }
@@ -180,7 +190,10 @@ impl Builder<'_> {
 }
 
 fn is_clock(name: &str) -> bool {
-    matches!(name, "%clock" | "%clock64" | "%globaltimer" | "%globaltimer_lo" | "%clock_hi")
+    matches!(
+        name,
+        "%clock" | "%clock64" | "%globaltimer" | "%globaltimer_lo" | "%clock_hi"
+    )
 }
 
 /// One type modifier, required.
@@ -220,7 +233,9 @@ pub fn decode(b: &mut Builder, i: &ast::Instruction) -> R<Inst> {
         (kind, msg)
     })?;
     if let Some((name, neg)) = &i.guard {
-        let slot = b.name_value(name, 0).map_err(|(k, m)| (k, format!("guard of `{full}`: {m}")))?;
+        let slot = b
+            .name_value(name, 0)
+            .map_err(|(k, m)| (k, format!("guard of `{full}`: {m}")))?;
         inst.guard = slot | if *neg { 1 << 31 } else { 0 };
     }
     Ok(inst)
@@ -254,7 +269,11 @@ fn decode_op(b: &mut Builder, i: &ast::Instruction, full: &str) -> R<Inst> {
             m.finish().map_err(unsup)?;
             let mut inst = base_inst(Op::Nop);
             inst.d = b.dst(o(0))?;
-            let src_ty = if op == "shl" || op == "shr" { Ty::U32 } else { ty };
+            let src_ty = if op == "shl" || op == "shr" {
+                Ty::U32
+            } else {
+                ty
+            };
             inst.a = b.src(o(1), ty)?;
             inst.b = b.src(o(2), src_ty)?;
             inst.op = if ty.is_float() {
@@ -271,7 +290,9 @@ fn decode_op(b: &mut Builder, i: &ast::Instruction, full: &str) -> R<Inst> {
                     _ => return invalid("not a float operation"),
                 };
                 if matches!(ty, Ty::F16 | Ty::BF16) && rnd != Rnd::Rn {
-                    return unsupported("half-precision arithmetic with a rounding other than `.rn`");
+                    return unsupported(
+                        "half-precision arithmetic with a rounding other than `.rn`",
+                    );
                 }
                 if fop == FOp::Div && matches!(rnd, Rnd::Rz | Rnd::Rm | Rnd::Rp) {
                     return unsupported("directed rounding of `div`");
@@ -371,10 +392,14 @@ fn decode_op(b: &mut Builder, i: &ast::Instruction, full: &str) -> R<Inst> {
                     "tanh" => FUnOp::Tanh,
                     _ => return invalid("not a float operation"),
                 };
-                if matches!(fop, FUnOp::Sqrt | FUnOp::Rcp) && matches!(rnd, Rnd::Rz | Rnd::Rm | Rnd::Rp) {
+                if matches!(fop, FUnOp::Sqrt | FUnOp::Rcp)
+                    && matches!(rnd, Rnd::Rz | Rnd::Rm | Rnd::Rp)
+                {
                     return unsupported("directed rounding of `sqrt`/`rcp`");
                 }
-                if matches!(ty, Ty::F16 | Ty::BF16) && !matches!(fop, FUnOp::Abs | FUnOp::Neg | FUnOp::Ex2 | FUnOp::Tanh) {
+                if matches!(ty, Ty::F16 | Ty::BF16)
+                    && !matches!(fop, FUnOp::Abs | FUnOp::Neg | FUnOp::Ex2 | FUnOp::Tanh)
+                {
                     return unsupported("this half-precision operation");
                 }
                 inst.op = Op::FUn(fop, ty, rnd, mode);
@@ -402,7 +427,11 @@ fn decode_op(b: &mut Builder, i: &ast::Instruction, full: &str) -> R<Inst> {
             let types = m.take_types();
             let ty = one_type(&types, full)?;
             m.finish().map_err(unsup)?;
-            let mut inst = base_inst(if op == "bfe" { Op::Bfe(ty) } else { Op::Bfi(ty) });
+            let mut inst = base_inst(if op == "bfe" {
+                Op::Bfe(ty)
+            } else {
+                Op::Bfi(ty)
+            });
             inst.d = b.dst(o(0))?;
             inst.a = b.src(o(1), ty)?;
             if op == "bfe" {
@@ -495,7 +524,8 @@ fn decode_op(b: &mut Builder, i: &ast::Instruction, full: &str) -> R<Inst> {
             inst
         }
         "cvt" => {
-            let rnd = match m.take_any(&["rn", "rz", "rm", "rp", "rni", "rzi", "rmi", "rpi", "rna"]) {
+            let rnd = match m.take_any(&["rn", "rz", "rm", "rp", "rni", "rzi", "rmi", "rpi", "rna"])
+            {
                 Some("rn") => CvtRnd::Rn,
                 Some("rz") => CvtRnd::Rz,
                 Some("rm") => CvtRnd::Rm,
@@ -541,7 +571,11 @@ fn decode_op(b: &mut Builder, i: &ast::Instruction, full: &str) -> R<Inst> {
             one_type(&types, full)?;
             let mut inst = base_inst(Op::Cvta(
                 space,
-                if to { CvtaDir::FromGeneric } else { CvtaDir::ToGeneric },
+                if to {
+                    CvtaDir::FromGeneric
+                } else {
+                    CvtaDir::ToGeneric
+                },
             ));
             inst.d = b.dst(o(0))?;
             inst.a = b.src(o(1), Ty::U64)?;
@@ -668,7 +702,9 @@ fn mov(b: &mut Builder, m: &mut Mods, ops: &[Operand]) -> R<Inst> {
             inst.aux = b.list(slots);
             Ok(inst)
         }
-        (Some(d), Some(Operand::Name(name))) if is_clock(name) && b.scopes.lookup(name).is_none() => {
+        (Some(d), Some(Operand::Name(name)))
+            if is_clock(name) && b.scopes.lookup(name).is_none() =>
+        {
             let mut inst = base_inst(Op::Clock);
             inst.d = b.dst(Some(d))?;
             inst.c = ty.bits();
@@ -719,11 +755,19 @@ fn load_store(b: &mut Builder, m: &mut Mods, op: &str, ops: &[Operand]) -> R<Ins
             }
             let mut v = Vec::new();
             for p in parts {
-                v.push(if op == "st" { b.src(Some(p), ty)? } else { b.dst(Some(p))? });
+                v.push(if op == "st" {
+                    b.src(Some(p), ty)?
+                } else {
+                    b.dst(Some(p))?
+                });
             }
             v
         }
-        other if vec == 1 => vec![if op == "st" { b.src(other, ty)? } else { b.dst(other)? }],
+        other if vec == 1 => vec![if op == "st" {
+            b.src(other, ty)?
+        } else {
+            b.dst(other)?
+        }],
         _ => return invalid("a `.vN` access needs a vector operand"),
     };
     if op == "st" {
@@ -745,7 +789,9 @@ fn atomic(b: &mut Builder, m: &mut Mods, op: &str, ops: &[Operand]) -> R<Inst> {
     if m.take_vector() != 1 {
         return unsupported("vector atomics");
     }
-    let aop = match m.take_any(&["add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas"]) {
+    let aop = match m.take_any(&[
+        "add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas",
+    ]) {
         Some("add") => AtomOp::Add,
         Some("min") => AtomOp::Min,
         Some("max") => AtomOp::Max,
@@ -767,7 +813,10 @@ fn atomic(b: &mut Builder, m: &mut Mods, op: &str, ops: &[Operand]) -> R<Inst> {
         [s] => s,
         _ => return invalid("several state spaces"),
     };
-    if !matches!(space, Space::Global | Space::Shared | Space::SharedCluster | Space::Generic) {
+    if !matches!(
+        space,
+        Space::Global | Space::Shared | Space::SharedCluster | Space::Generic
+    ) {
         return invalid(format!("atomics in the {} space", space.name()));
     }
     if ty.is_float() && aop != AtomOp::Add && aop != AtomOp::Exch {
@@ -803,8 +852,14 @@ fn call(b: &mut Builder, m: &mut Mods, ops: &[Operand]) -> R<Inst> {
         return invalid(format!("unknown function `{name}`"));
     };
     let formals = b.formals.get(func as usize).cloned().unwrap_or_default();
-    if b.module.functions.get(func as usize).is_some_and(|f| f.body.is_none()) {
-        return unsupported(format!("a call of `{name}`, which has no body in this module"));
+    if b.module
+        .functions
+        .get(func as usize)
+        .is_some_and(|f| f.body.is_none())
+    {
+        return unsupported(format!(
+            "a call of `{name}`, which has no body in this module"
+        ));
     }
     if formals.params.len() != args.len() || formals.rets.len() != rets.len() {
         return invalid(format!("wrong number of arguments for `{name}`"));

@@ -148,14 +148,16 @@ pub fn copy(b: &mut Builder, m: &mut Mods, ops: &[Operand]) -> R<Inst> {
     let spaces = m.take_spaces();
     m.finish().map_err(unsup)?;
     let op = match (spaces.as_slice(), completion_mbar, bulk_group) {
-        (&[dst @ (Space::SharedCluster | Space::Shared), src @ (Space::Global | Space::Shared)], true, false) => {
-            SyncOp::BulkToShared {
-                dst: b.sync_addr(o(0), dst)?,
-                src: b.sync_addr(o(1), src)?,
-                size: b.src(o(2), Ty::U32)?,
-                mbar: b.sync_addr(o(3), Space::SharedCluster)?,
-            }
-        }
+        (
+            &[dst @ (Space::SharedCluster | Space::Shared), src @ (Space::Global | Space::Shared)],
+            true,
+            false,
+        ) => SyncOp::BulkToShared {
+            dst: b.sync_addr(o(0), dst)?,
+            src: b.sync_addr(o(1), src)?,
+            size: b.src(o(2), Ty::U32)?,
+            mbar: b.sync_addr(o(3), Space::SharedCluster)?,
+        },
         (&[Space::Global, Space::Shared], false, true) => SyncOp::BulkToGlobal {
             dst: b.sync_addr(o(0), Space::Global)?,
             src: b.sync_addr(o(1), Space::Shared)?,

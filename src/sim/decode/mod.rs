@@ -324,7 +324,9 @@ impl<'m> Builder<'m> {
                 (ast::Imm::Int(x), _) => *x,
                 (ast::Imm::F32(x), Some(Ty::F64)) => f64::from(f32::from_bits(*x)).to_bits(),
                 (ast::Imm::F32(x), _) => u64::from(*x),
-                (ast::Imm::F64(x), Some(Ty::F32)) => u64::from((f64::from_bits(*x) as f32).to_bits()),
+                (ast::Imm::F64(x), Some(Ty::F32)) => {
+                    u64::from((f64::from_bits(*x) as f32).to_bits())
+                }
                 (ast::Imm::F64(x), _) => *x,
             };
             let at = i * elem as usize;
@@ -338,11 +340,16 @@ impl<'m> Builder<'m> {
     }
 
     fn add_shared(&mut self, v: &ast::VarDecl) -> Result<u32, LoadError> {
-        let (size, align, elem) = Self::var_size(v).or_else(|m| err(v.pos, LoadErrorKind::Unsupported, m))?;
+        let (size, align, elem) =
+            Self::var_size(v).or_else(|m| err(v.pos, LoadErrorKind::Unsupported, m))?;
         let offset = align_up(u64::from(self.shared_size), align);
         let end = offset + size + u64::from(RED_ZONE);
         if end >= 1 << 24 {
-            return err(v.pos, LoadErrorKind::Unsupported, "shared memory larger than 16 MiB");
+            return err(
+                v.pos,
+                LoadErrorKind::Unsupported,
+                "shared memory larger than 16 MiB",
+            );
         }
         self.shared_size = end as u32;
         self.shared.push(MemVar {
@@ -356,11 +363,16 @@ impl<'m> Builder<'m> {
     }
 
     fn add_local(&mut self, v: &ast::VarDecl) -> Result<u32, LoadError> {
-        let (size, align, elem) = Self::var_size(v).or_else(|m| err(v.pos, LoadErrorKind::Unsupported, m))?;
+        let (size, align, elem) =
+            Self::var_size(v).or_else(|m| err(v.pos, LoadErrorKind::Unsupported, m))?;
         let offset = align_up(u64::from(self.local_size), align);
         let end = offset + size + u64::from(RED_ZONE);
         if end >= 1 << 24 {
-            return err(v.pos, LoadErrorKind::Unsupported, "local memory larger than 16 MiB per thread");
+            return err(
+                v.pos,
+                LoadErrorKind::Unsupported,
+                "local memory larger than 16 MiB per thread",
+            );
         }
         self.local_size = end as u32;
         self.local.push(MemVar {
@@ -374,20 +386,30 @@ impl<'m> Builder<'m> {
     }
 
     fn add_fparam(&mut self, v: &ast::VarDecl) -> Result<(u32, u32), LoadError> {
-        let (size, align, _) = Self::var_size(v).or_else(|m| err(v.pos, LoadErrorKind::Unsupported, m))?;
+        let (size, align, _) =
+            Self::var_size(v).or_else(|m| err(v.pos, LoadErrorKind::Unsupported, m))?;
         let offset = align_up(u64::from(self.fparam_size), align.max(1));
         let end = offset + size;
         if end >= 1 << 24 {
-            return err(v.pos, LoadErrorKind::Unsupported, "too many parameter bytes");
+            return err(
+                v.pos,
+                LoadErrorKind::Unsupported,
+                "too many parameter bytes",
+            );
         }
         self.fparam_size = end as u32;
         Ok((offset as u32, size as u32))
     }
 
     fn add_module_var(&mut self, v: &ast::VarDecl) -> Result<u64, LoadError> {
-        let (size, _, elem) = Self::var_size(v).or_else(|m| err(v.pos, LoadErrorKind::Unsupported, m))?;
+        let (size, _, elem) =
+            Self::var_size(v).or_else(|m| err(v.pos, LoadErrorKind::Unsupported, m))?;
         if size > 1 << 30 {
-            return err(v.pos, LoadErrorKind::Unsupported, "global variable larger than 1 GiB");
+            return err(
+                v.pos,
+                LoadErrorKind::Unsupported,
+                "global variable larger than 1 GiB",
+            );
         }
         let index = self.module_vars.len();
         self.module_vars.push(ModuleVar {
@@ -407,7 +429,11 @@ impl<'m> Builder<'m> {
                 ast::Space::Global | ast::Space::Const => Binding::Global(self.add_module_var(v)?),
                 ast::Space::Local => Binding::Local(self.add_local(v)?),
                 ast::Space::Reg | ast::Space::Param => {
-                    return err(v.pos, LoadErrorKind::Invalid, "registers and parameters cannot be declared at module scope")
+                    return err(
+                        v.pos,
+                        LoadErrorKind::Invalid,
+                        "registers and parameters cannot be declared at module scope",
+                    )
                 }
             };
             self.scopes.declare_global(&v.name, binding);
@@ -454,7 +480,8 @@ impl<'m> Builder<'m> {
             FuncKind::Entry => {
                 let mut offset = 0u64;
                 for p in &f.params {
-                    let (size, align, _) = Self::var_size(p).or_else(|m| err(p.pos, LoadErrorKind::Unsupported, m))?;
+                    let (size, align, _) =
+                        Self::var_size(p).or_else(|m| err(p.pos, LoadErrorKind::Unsupported, m))?;
                     offset = align_up(offset, align);
                     self.scopes.declare(&p.name, Binding::Param(offset as u32));
                     kernel_params.push(KernelParam {
@@ -466,7 +493,11 @@ impl<'m> Builder<'m> {
                     offset += size;
                 }
                 if offset > 32764 {
-                    return err(f.pos, LoadErrorKind::Invalid, "kernel parameters exceed 32764 bytes");
+                    return err(
+                        f.pos,
+                        LoadErrorKind::Invalid,
+                        "kernel parameters exceed 32764 bytes",
+                    );
                 }
                 self.kernels.push(Kernel {
                     name: f.name.clone(),
@@ -477,7 +508,11 @@ impl<'m> Builder<'m> {
                 });
             }
             FuncKind::Func => {
-                let formals = self.formals.get(index as usize).cloned().unwrap_or_default();
+                let formals = self
+                    .formals
+                    .get(index as usize)
+                    .cloned()
+                    .unwrap_or_default();
                 for (p, (off, _)) in f.params.iter().zip(&formals.params) {
                     self.scopes.declare(&p.name, Binding::FuncParam(*off));
                 }
@@ -489,7 +524,8 @@ impl<'m> Builder<'m> {
         // Pass 1: the pc of every label, block by block in walk order.
         let mut labels = Vec::new();
         let mut pc = entry;
-        collect_labels(body, &mut pc, &mut labels, 0).or_else(|m| err(f.pos, LoadErrorKind::Invalid, m))?;
+        collect_labels(body, &mut pc, &mut labels)
+            .or_else(|m| err(f.pos, LoadErrorKind::Invalid, m))?;
         // Pass 2: declarations and instructions.
         let mut block_index = 0usize;
         self.block(body, &labels, &mut block_index)?;
@@ -585,7 +621,9 @@ impl<'m> Builder<'m> {
         let mut edges: Vec<Vec<(u32, usize)>> = vec![Vec::new(); n];
         for (pc, inst) in self.code.iter().enumerate() {
             if inst.op == Op::Call {
-                if let (Some(site), Some(call)) = (self.sites.get(pc), self.calls.get(inst.aux as usize)) {
+                if let (Some(site), Some(call)) =
+                    (self.sites.get(pc), self.calls.get(inst.aux as usize))
+                {
                     if let Some(e) = edges.get_mut(site.func as usize) {
                         e.push((call.func, pc));
                     }
@@ -613,8 +651,15 @@ impl<'m> Builder<'m> {
                 match colour.get(callee as usize) {
                     Some(1) => {
                         let pos = self.sites.get(pc).map(|s| s.pos).unwrap_or_default();
-                        let name = self.funcs.get(callee as usize).map_or("?", |f| f.name.as_str());
-                        return err(pos, LoadErrorKind::Unsupported, format!("recursive call of `{name}` (recursion is not supported)"));
+                        let name = self
+                            .funcs
+                            .get(callee as usize)
+                            .map_or("?", |f| f.name.as_str());
+                        return err(
+                            pos,
+                            LoadErrorKind::Unsupported,
+                            format!("recursive call of `{name}` (recursion is not supported)"),
+                        );
                     }
                     Some(0) => {
                         if let Some(c) = colour.get_mut(callee as usize) {
@@ -635,7 +680,6 @@ fn collect_labels(
     block: &ast::Block,
     pc: &mut u32,
     out: &mut Vec<HashMap<String, u32>>,
-    depth: u32,
 ) -> Result<(), String> {
     let me = out.len();
     out.push(HashMap::new());
@@ -648,7 +692,7 @@ fn collect_labels(
                 }
             }
             Item::Inst(_) => *pc += 1,
-            Item::Block(inner) => collect_labels(inner, pc, out, depth + 1)?,
+            Item::Block(inner) => collect_labels(inner, pc, out)?,
             Item::Var(_) | Item::Loc(_) => {}
         }
     }

@@ -307,9 +307,13 @@ pub enum Op {
     Mov,
     /// `mov.b64 d, {a, b}` and wider: `aux` is a list of the parts, each
     /// `bits` wide, lowest first.
-    Pack { bits: u8 },
+    Pack {
+        bits: u8,
+    },
     /// `mov.b64 {d0, d1}, a`: `aux` is a list of destinations.
-    Unpack { bits: u8 },
+    Unpack {
+        bits: u8,
+    },
     IBin(IntOp, Ty),
     IMad(MadMode, Ty),
     IUn(IntUnOp, Ty),
@@ -334,18 +338,34 @@ pub enum Op {
     Cvta(Space, CvtaDir),
     /// `mapa`: `a` in the CTA of rank `b`; `generic` for `mapa.u64` on
     /// generic addresses.
-    Mapa { generic: bool },
+    Mapa {
+        generic: bool,
+    },
     /// `getctarank`: the rank owning the address `a`.
-    Getctarank { generic: bool },
+    Getctarank {
+        generic: bool,
+    },
     Isspacep(Space),
     /// `ld`: `d` (or the `aux` list for vectors of `vec` elements) from
     /// `[a + off]`.
-    Ld { space: Space, ty: Ty, vec: u8 },
+    Ld {
+        space: Space,
+        ty: Ty,
+        vec: u8,
+    },
     /// `st`: `b` (or the `aux` list) to `[a + off]`.
-    St { space: Space, ty: Ty, vec: u8 },
+    St {
+        space: Space,
+        ty: Ty,
+        vec: u8,
+    },
     /// `atom` (`d` = old value) / `red` (`d` = NO_DEST): `[a + off] op= b`
     /// (`cas`: compare `b`, swap in `c`).
-    Atom { space: Space, op: AtomOp, ty: Ty },
+    Atom {
+        space: Space,
+        op: AtomOp,
+        ty: Ty,
+    },
     /// `%clock`, `%clock64`, `%globaltimer`: the thread's executed
     /// instruction count.
     Clock,
@@ -406,12 +426,23 @@ pub struct ArriveKind {
 pub enum SyncOp {
     /// `bar.sync`/`barrier.sync`/`bar.arrive`: barrier `id`, optional
     /// thread count; `wait` is false for `bar.arrive`.
-    Bar { id: u32, count: Option<u32>, wait: bool },
-    BarWarpSync { mask: u32 },
+    Bar {
+        id: u32,
+        count: Option<u32>,
+        wait: bool,
+    },
+    BarWarpSync {
+        mask: u32,
+    },
     ClusterArrive,
     ClusterWait,
-    MbarInit { addr: Addr, count: u32 },
-    MbarInval { addr: Addr },
+    MbarInit {
+        addr: Addr,
+        count: u32,
+    },
+    MbarInval {
+        addr: Addr,
+    },
     MbarArrive {
         addr: Addr,
         count: Option<u32>,
@@ -419,8 +450,14 @@ pub enum SyncOp {
         kind: ArriveKind,
         d: u32,
     },
-    MbarExpectTx { addr: Addr, tx: u32 },
-    MbarCompleteTx { addr: Addr, tx: u32 },
+    MbarExpectTx {
+        addr: Addr,
+        tx: u32,
+    },
+    MbarCompleteTx {
+        addr: Addr,
+        tx: u32,
+    },
     /// `test_wait`/`try_wait`: `arg` is a parity (`parity`) or a state
     /// token; `blocking` for `try_wait`.
     MbarWait {
@@ -430,7 +467,10 @@ pub enum SyncOp {
         blocking: bool,
         d: u32,
     },
-    MbarPendingCount { d: u32, state: u32 },
+    MbarPendingCount {
+        d: u32,
+        state: u32,
+    },
     /// `cp.async.bulk.shared::cluster.{global,shared::cta}.mbarrier::complete_tx::bytes`.
     BulkToShared {
         dst: Addr,
@@ -439,9 +479,15 @@ pub enum SyncOp {
         mbar: Addr,
     },
     /// `cp.async.bulk.global.shared::cta.bulk_group`.
-    BulkToGlobal { dst: Addr, src: Addr, size: u32 },
+    BulkToGlobal {
+        dst: Addr,
+        src: Addr,
+        size: u32,
+    },
     BulkCommit,
-    BulkWait { n: u32 },
+    BulkWait {
+        n: u32,
+    },
     Shfl {
         mode: ShflMode,
         d: u32,
@@ -458,8 +504,14 @@ pub enum SyncOp {
         negate: bool,
         mask: u32,
     },
-    Activemask { d: u32 },
-    Elect { d: u32, p: u32, mask: u32 },
+    Activemask {
+        d: u32,
+    },
+    Elect {
+        d: u32,
+        p: u32,
+        mask: u32,
+    },
     Redux {
         op: ReduxOp,
         ty: Ty,

@@ -76,7 +76,8 @@ pub fn fill(regs: &mut [u64], ids: &ThreadIds) {
     let lane = linear % 32;
     let nthreads = ids.ntid[0] * ids.ntid[1] * ids.ntid[2];
     let rank = ids.cluster_ctaid[0]
-        + ids.cluster_nctaid[0] * (ids.cluster_ctaid[1] + ids.cluster_nctaid[1] * ids.cluster_ctaid[2]);
+        + ids.cluster_nctaid[0]
+            * (ids.cluster_ctaid[1] + ids.cluster_nctaid[1] * ids.cluster_ctaid[2]);
     let values: [u64; SPECIALS.len()] = [
         ids.tid[0].into(),
         ids.tid[1].into(),

@@ -141,7 +141,11 @@ pub fn int_un(op: IntUnOp, ty: Ty, a: u64) -> u64 {
         IntUnOp::Brev => v.reverse_bits() >> (64 - bits),
         IntUnOp::Cnot => u64::from(v == 0),
         IntUnOp::Bfind | IntUnOp::BfindShift => {
-            let x = if ty.is_signed() && sext(v, bits) < 0 { trunc(!v, bits) } else { v };
+            let x = if ty.is_signed() && sext(v, bits) < 0 {
+                trunc(!v, bits)
+            } else {
+                v
+            };
             if x == 0 {
                 return 0xffff_ffff;
             }
@@ -173,7 +177,11 @@ pub fn bfe(ty: Ty, a: u64, pos: u64, len: u64) -> u64 {
     };
     let mut d = 0u64;
     for i in 0..=msb {
-        let bit = if i < len && pos + i <= msb { (a >> (pos + i)) & 1 } else { sbit };
+        let bit = if i < len && pos + i <= msb {
+            (a >> (pos + i)) & 1
+        } else {
+            sbit
+        };
         d |= bit << i;
     }
     d
@@ -273,7 +281,11 @@ pub fn setp(cmp: Cmp, ty: Ty, a: u64, b: u64) -> bool {
 /// Finishes an f32 result: flush-to-zero, saturation, canonical NaN.
 fn finish32(r: f32, mode: FMode) -> u64 {
     let r = if mode.ftz { float::ftz32(r) } else { r };
-    let r = if mode.sat { sat(f64::from(r)) as f32 } else { r };
+    let r = if mode.sat {
+        sat(f64::from(r)) as f32
+    } else {
+        r
+    };
     if r.is_nan() {
         float::canonical_nan(float::F32)
     } else {
@@ -375,7 +387,9 @@ pub fn float_bin(op: FOp, ty: Ty, rnd: Rnd, mode: FMode, a: u64, b: u64) -> u64 
                     matches!(op, FOp::Max | FOp::MaxNan),
                     matches!(op, FOp::MinNan | FOp::MaxNan),
                 ) as f32,
-                FOp::Copysign => return u64::from((y.abs().to_bits()) | (x.to_bits() & 0x8000_0000)),
+                FOp::Copysign => {
+                    return u64::from((y.abs().to_bits()) | (x.to_bits() & 0x8000_0000))
+                }
             };
             finish32(r, mode)
         }
@@ -419,11 +433,20 @@ pub fn float_bin(op: FOp, ty: Ty, rnd: Rnd, mode: FMode, a: u64, b: u64) -> u64 
                 FOp::Mul => (x * y, 0.0),
                 FOp::Div => {
                     let q = x / y;
-                    let err = if q.is_finite() && y != 0.0 { -(q.mul_add(y, -x)) / y } else { 0.0 };
+                    let err = if q.is_finite() && y != 0.0 {
+                        -(q.mul_add(y, -x)) / y
+                    } else {
+                        0.0
+                    };
                     (q, err)
                 }
                 FOp::Min | FOp::Max | FOp::MinNan | FOp::MaxNan => (
-                    minmax(x, y, matches!(op, FOp::Max | FOp::MaxNan), matches!(op, FOp::MinNan | FOp::MaxNan)),
+                    minmax(
+                        x,
+                        y,
+                        matches!(op, FOp::Max | FOp::MaxNan),
+                        matches!(op, FOp::MinNan | FOp::MaxNan),
+                    ),
                     0.0,
                 ),
                 FOp::Copysign => {
@@ -451,7 +474,10 @@ pub fn fma(ty: Ty, rnd: Rnd, mode: FMode, a: u64, b: u64, c: u64) -> u64 {
             };
             finish32(r, mode)
         }
-        Ty::F64 => finish64(f64::from_bits(a).mul_add(f64::from_bits(b), f64::from_bits(c)), mode),
+        Ty::F64 => finish64(
+            f64::from_bits(a).mul_add(f64::from_bits(b), f64::from_bits(c)),
+            mode,
+        ),
         _ => {
             let (x, y, z) = (to_f64(a, ty), to_f64(b, ty), to_f64(c, ty));
             let p = x * y;
@@ -486,7 +512,11 @@ pub fn float_un(op: FUnOp, ty: Ty, rnd: Rnd, mode: FMode, a: u64) -> u64 {
             } else {
                 trunc(a, bits)
             };
-            return if op == FUnOp::Neg { v ^ sign } else { v & !sign };
+            return if op == FUnOp::Neg {
+                v ^ sign
+            } else {
+                v & !sign
+            };
         }
         _ => {}
     }
@@ -520,7 +550,11 @@ pub fn cvt(c: Cvt, a: u64) -> u64 {
         };
         // A narrow signed result is sign-extended in its (wider) register.
         let r = trunc(v as u64, to.bits());
-        return if to.is_signed() { sext(r, to.bits()) as u64 } else { r };
+        return if to.is_signed() {
+            sext(r, to.bits()) as u64
+        } else {
+            r
+        };
     }
     if from.is_int() {
         let v = int_value(a, from);
@@ -618,11 +652,23 @@ mod tests {
         assert_eq!(int_bin(IntOp::Shr, Ty::S32, 0x8000_0000, 40), 0xffff_ffff);
         assert_eq!(int_bin(IntOp::Shr, Ty::U32, 0x8000_0000, 32), 0);
         assert_eq!(int_bin(IntOp::Shl, Ty::U64, 1, 63), 1 << 63);
-        assert_eq!(int_bin(IntOp::Div, Ty::S32, (-7i32) as u32 as u64, 2), (-3i32) as u32 as u64);
-        assert_eq!(int_bin(IntOp::Rem, Ty::S32, (-7i32) as u32 as u64, 2), (-1i32) as u32 as u64);
-        assert_eq!(int_bin(IntOp::Div, Ty::S32, 0x8000_0000, 0xffff_ffff), 0x8000_0000);
+        assert_eq!(
+            int_bin(IntOp::Div, Ty::S32, (-7i32) as u32 as u64, 2),
+            (-3i32) as u32 as u64
+        );
+        assert_eq!(
+            int_bin(IntOp::Rem, Ty::S32, (-7i32) as u32 as u64, 2),
+            (-1i32) as u32 as u64
+        );
+        assert_eq!(
+            int_bin(IntOp::Div, Ty::S32, 0x8000_0000, 0xffff_ffff),
+            0x8000_0000
+        );
         assert_eq!(int_bin(IntOp::Div, Ty::U32, 5, 0), 0xffff_ffff);
-        assert_eq!(int_bin(IntOp::MulWide, Ty::S32, 0xffff_ffff, 2), (-2i64) as u64);
+        assert_eq!(
+            int_bin(IntOp::MulWide, Ty::S32, 0xffff_ffff, 2),
+            (-2i64) as u64
+        );
         assert_eq!(int_bin(IntOp::MulHi, Ty::U32, 0x8000_0000, 4), 2);
         assert_eq!(int_mad(MadMode::Lo, Ty::S32, 3, 4, 5), 17);
         assert_eq!(int_un(IntUnOp::Clz, Ty::U32, 1), 31);
@@ -639,32 +685,81 @@ mod tests {
     fn float_rules() {
         let f = |x: f32| u64::from(x.to_bits());
         let m = FMode::default();
-        assert_eq!(float_bin(FOp::Add, Ty::F32, Rnd::Rn, m, f(1.0), f(2.0)), f(3.0));
+        assert_eq!(
+            float_bin(FOp::Add, Ty::F32, Rnd::Rn, m, f(1.0), f(2.0)),
+            f(3.0)
+        );
         assert_eq!(
             float_bin(FOp::Min, Ty::F32, Rnd::Rn, m, f(f32::NAN), f(2.0)),
             f(2.0)
         );
-        assert_eq!(float_bin(FOp::Min, Ty::F32, Rnd::Rn, m, f(0.0), f(-0.0)), f(-0.0));
+        assert_eq!(
+            float_bin(FOp::Min, Ty::F32, Rnd::Rn, m, f(0.0), f(-0.0)),
+            f(-0.0)
+        );
         // 1 + 2^-30 rounds to 1 (rn, rz, rm) or up (rp).
         let tiny = f(2f32.powi(-30));
-        assert_eq!(float_bin(FOp::Add, Ty::F32, Rnd::Rp, m, f(1.0), tiny), f(1.0 + f32::EPSILON));
-        assert_eq!(float_bin(FOp::Add, Ty::F32, Rnd::Rz, m, f(1.0), tiny), f(1.0));
-        let sat = FMode { ftz: false, sat: true };
-        assert_eq!(float_bin(FOp::Mul, Ty::F32, Rnd::Rn, sat, f(3.0), f(2.0)), f(1.0));
-        let ftz = FMode { ftz: true, sat: false };
-        assert_eq!(float_bin(FOp::Mul, Ty::F32, Rnd::Rn, ftz, f(1e-39), f(1.0)), f(0.0));
-        assert_eq!(float_bin(FOp::Div, Ty::F32, Rnd::Rn, m, f(0.0), f(0.0)), 0x7fff_ffff);
-        let c = |to, from, rnd| Cvt { to, from, rnd, sat: false, ftz: false, relu: false };
-        assert_eq!(cvt(c(Ty::S32, Ty::F32, CvtRnd::Rzi), f(-2.7)), (-2i32) as u32 as u64);
+        assert_eq!(
+            float_bin(FOp::Add, Ty::F32, Rnd::Rp, m, f(1.0), tiny),
+            f(1.0 + f32::EPSILON)
+        );
+        assert_eq!(
+            float_bin(FOp::Add, Ty::F32, Rnd::Rz, m, f(1.0), tiny),
+            f(1.0)
+        );
+        let sat = FMode {
+            ftz: false,
+            sat: true,
+        };
+        assert_eq!(
+            float_bin(FOp::Mul, Ty::F32, Rnd::Rn, sat, f(3.0), f(2.0)),
+            f(1.0)
+        );
+        let ftz = FMode {
+            ftz: true,
+            sat: false,
+        };
+        assert_eq!(
+            float_bin(FOp::Mul, Ty::F32, Rnd::Rn, ftz, f(1e-39), f(1.0)),
+            f(0.0)
+        );
+        assert_eq!(
+            float_bin(FOp::Div, Ty::F32, Rnd::Rn, m, f(0.0), f(0.0)),
+            0x7fff_ffff
+        );
+        let c = |to, from, rnd| Cvt {
+            to,
+            from,
+            rnd,
+            sat: false,
+            ftz: false,
+            relu: false,
+        };
+        assert_eq!(
+            cvt(c(Ty::S32, Ty::F32, CvtRnd::Rzi), f(-2.7)),
+            (-2i32) as u32 as u64
+        );
         assert_eq!(cvt(c(Ty::S32, Ty::F32, CvtRnd::Rni), f(2.5)), 2);
         assert_eq!(cvt(c(Ty::U32, Ty::F32, CvtRnd::Rzi), f(-5.0)), 0);
         assert_eq!(cvt(c(Ty::S32, Ty::F32, CvtRnd::Rzi), f(1e20)), 0x7fff_ffff);
         assert_eq!(cvt(c(Ty::U32, Ty::F32, CvtRnd::Rzi), f(f32::NAN)), 0);
-        assert_eq!(cvt(c(Ty::F32, Ty::S32, CvtRnd::Rn), (-3i32) as u32 as u64), f(-3.0));
-        assert_eq!(cvt(c(Ty::S64, Ty::S32, CvtRnd::None), 0xffff_ffff), u64::MAX);
-        assert_eq!(cvt(c(Ty::U64, Ty::U32, CvtRnd::None), 0xffff_ffff), 0xffff_ffff);
+        assert_eq!(
+            cvt(c(Ty::F32, Ty::S32, CvtRnd::Rn), (-3i32) as u32 as u64),
+            f(-3.0)
+        );
+        assert_eq!(
+            cvt(c(Ty::S64, Ty::S32, CvtRnd::None), 0xffff_ffff),
+            u64::MAX
+        );
+        assert_eq!(
+            cvt(c(Ty::U64, Ty::U32, CvtRnd::None), 0xffff_ffff),
+            0xffff_ffff
+        );
         assert_eq!(cvt(c(Ty::F16, Ty::F32, CvtRnd::Rn), f(1.0)), 0x3c00);
         assert_eq!(cvt(c(Ty::F32, Ty::BF16, CvtRnd::None), 0x3f80), f(1.0));
-        assert_eq!(cvt(c(Ty::F32, Ty::F64, CvtRnd::Rn), 0.1f64.to_bits()), f(0.1));
+        assert_eq!(
+            cvt(c(Ty::F32, Ty::F64, CvtRnd::Rn), 0.1f64.to_bits()),
+            f(0.1)
+        );
     }
 }

@@ -14,14 +14,23 @@ use crate::sim::decode::ops::{Space, SyncOp};
 impl Machine<'_> {
     pub(super) fn bulk_op(&mut self, t: u32, pc: u32, op: &SyncOp) {
         match op {
-            SyncOp::BulkToShared { dst, src, size, mbar } => {
+            SyncOp::BulkToShared {
+                dst,
+                src,
+                size,
+                mbar,
+            } => {
                 let size = self.reg(t, *size) as u32;
                 let d = self.reg(t, dst.base).wrapping_add(dst.off as u64);
                 let s = self.reg(t, src.base).wrapping_add(src.off as u64);
                 self.check_shape(t, pc, u64::from(size), d, s);
                 let own = self.threads.get(t as usize).map_or(0, |th| th.rank);
                 let (dst_rank, dst_off) = memory::split_cluster(d, own);
-                let (dst_rank, dst_off) = if dst.space == Space::Shared { (own, d & 0xffff_ffff) } else { (dst_rank, dst_off) };
+                let (dst_rank, dst_off) = if dst.space == Space::Shared {
+                    (own, d & 0xffff_ffff)
+                } else {
+                    (dst_rank, dst_off)
+                };
                 let Some((mbar_rank, mbar_off)) = self.mbar_at(t, pc, mbar) else {
                     return;
                 };
@@ -52,7 +61,15 @@ impl Machine<'_> {
                 let d = self.reg(t, dst.base).wrapping_add(dst.off as u64);
                 let s = self.reg(t, src.base).wrapping_add(src.off as u64);
                 self.check_shape(t, pc, u64::from(size), d, s);
-                let id = self.issue(t, pc, size, CopyKind::ToGlobal { dst: d, src_off: s & 0xffff_ffff });
+                let id = self.issue(
+                    t,
+                    pc,
+                    size,
+                    CopyKind::ToGlobal {
+                        dst: d,
+                        src_off: s & 0xffff_ffff,
+                    },
+                );
                 if let Some(th) = self.threads.get_mut(t as usize) {
                     th.bulk_open.push(id);
                 }
@@ -133,13 +150,22 @@ impl Machine<'_> {
             } => {
                 let data = match (src_global, src_shared) {
                     (Some(g), _) => self.read_bytes(c.issuer, c.pc, Space::Global, g, size),
-                    (None, Some((rank, off))) => {
-                        self.read_bytes(c.issuer, c.pc, Space::SharedCluster, memory::cluster_addr(rank, off), size)
-                    }
+                    (None, Some((rank, off))) => self.read_bytes(
+                        c.issuer,
+                        c.pc,
+                        Space::SharedCluster,
+                        memory::cluster_addr(rank, off),
+                        size,
+                    ),
                     _ => None,
                 };
                 if let Some(data) = data {
-                    self.write_bytes(c.issuer, c.pc, memory::cluster_addr(dst_rank, dst_off), &data);
+                    self.write_bytes(
+                        c.issuer,
+                        c.pc,
+                        memory::cluster_addr(dst_rank, dst_off),
+                        &data,
+                    );
                 }
                 if let Some(b) = self.mbar(mbar_rank, mbar_off) {
                     b.inflight_tx -= i64::from(c.size);
@@ -148,7 +174,13 @@ impl Machine<'_> {
                 self.check_phase(mbar_rank, mbar_off);
             }
             CopyKind::ToGlobal { dst, src_off } => {
-                let data = self.read_bytes(c.issuer, c.pc, Space::SharedCluster, memory::cluster_addr(own, src_off), size);
+                let data = self.read_bytes(
+                    c.issuer,
+                    c.pc,
+                    Space::SharedCluster,
+                    memory::cluster_addr(own, src_off),
+                    size,
+                );
                 if let Some(data) = data {
                     self.write_global(c.issuer, c.pc, dst, &data);
                 }
@@ -160,7 +192,14 @@ impl Machine<'_> {
         self.record(t, pc, Issue::Access { fault, kind, size });
     }
 
-    fn read_bytes(&mut self, t: u32, pc: u32, space: Space, addr: u64, size: u64) -> Option<Vec<u8>> {
+    fn read_bytes(
+        &mut self,
+        t: u32,
+        pc: u32,
+        space: Space,
+        addr: u64,
+        size: u64,
+    ) -> Option<Vec<u8>> {
         let own = self.threads.get(t as usize).map_or(0, |th| th.rank);
         match memory::resolve(space, addr, size, 1, own, &self.ext, &self.allocs) {
             Ok(p) => {
@@ -182,17 +221,33 @@ impl Machine<'_> {
     fn write_bytes(&mut self, t: u32, pc: u32, cluster_addr: u64, data: &[u8]) {
         let own = self.threads.get(t as usize).map_or(0, |th| th.rank);
         let size = data.len() as u64;
-        match memory::resolve(Space::SharedCluster, cluster_addr, size, 1, own, &self.ext, &self.allocs) {
+        match memory::resolve(
+            Space::SharedCluster,
+            cluster_addr,
+            size,
+            1,
+            own,
+            &self.ext,
+            &self.allocs,
+        ) {
             Ok(p) => {
                 let Target::Shared(r) = p.target else { return };
                 if r != own && self.ctas.get(r as usize).is_some_and(|c| c.exited()) {
-                    self.fault(t, pc, Fault::ExitedPeer { rank: r, offset: p.offset }, AccessKind::CopyWrite, size);
+                    self.fault(
+                        t,
+                        pc,
+                        Fault::ExitedPeer {
+                            rank: r,
+                            offset: p.offset,
+                        },
+                        AccessKind::CopyWrite,
+                        size,
+                    );
                 }
-                if let Some(dst) = self
-                    .ctas
-                    .get_mut(r as usize)
-                    .and_then(|c| c.shared.get_mut(p.offset as usize..(p.offset + size) as usize))
-                {
+                if let Some(dst) = self.ctas.get_mut(r as usize).and_then(|c| {
+                    c.shared
+                        .get_mut(p.offset as usize..(p.offset + size) as usize)
+                }) {
                     dst.copy_from_slice(data);
                 }
             }
@@ -206,14 +261,23 @@ impl Machine<'_> {
             Ok(p) => {
                 let Target::Global(i) = p.target else { return };
                 if self.allocs.get(i).is_some_and(|a| a.read_only) {
-                    self.fault(t, pc, Fault::ReadOnly { space: Space::Global, addr, target: p.target }, AccessKind::CopyWrite, size);
+                    self.fault(
+                        t,
+                        pc,
+                        Fault::ReadOnly {
+                            space: Space::Global,
+                            addr,
+                            target: p.target,
+                        },
+                        AccessKind::CopyWrite,
+                        size,
+                    );
                     return;
                 }
-                if let Some(dst) = self
-                    .allocs
-                    .get_mut(i)
-                    .and_then(|a| a.data.get_mut(p.offset as usize..(p.offset + size) as usize))
-                {
+                if let Some(dst) = self.allocs.get_mut(i).and_then(|a| {
+                    a.data
+                        .get_mut(p.offset as usize..(p.offset + size) as usize)
+                }) {
                     dst.copy_from_slice(data);
                 }
             }

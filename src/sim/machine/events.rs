@@ -47,17 +47,48 @@ pub struct BarrierRef {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Issue {
-    Access { fault: Fault, kind: AccessKind, size: u64 },
-    MbarUninit { barrier: BarrierRef },
-    MbarReinit { barrier: BarrierRef, pending: i64, expected: u32, tx: i64 },
-    MbarUnderflow { barrier: BarrierRef, count: i64, pending: i64, phase: u64 },
-    TxRange { barrier: BarrierRef, tx: i64 },
-    PhaseBehind { barrier: BarrierRef, phases: u64, parity: u64 },
-    BulkShape { size: u64, dst: u64, src: u64 },
+    Access {
+        fault: Fault,
+        kind: AccessKind,
+        size: u64,
+    },
+    MbarUninit {
+        barrier: BarrierRef,
+    },
+    MbarReinit {
+        barrier: BarrierRef,
+        pending: i64,
+        expected: u32,
+        tx: i64,
+    },
+    MbarUnderflow {
+        barrier: BarrierRef,
+        count: i64,
+        pending: i64,
+        phase: u64,
+    },
+    TxRange {
+        barrier: BarrierRef,
+        tx: i64,
+    },
+    PhaseBehind {
+        barrier: BarrierRef,
+        phases: u64,
+        parity: u64,
+    },
+    BulkShape {
+        size: u64,
+        dst: u64,
+        src: u64,
+    },
     /// `arrive.noComplete` that completed the phase.
-    NoComplete { barrier: BarrierRef },
+    NoComplete {
+        barrier: BarrierRef,
+    },
     /// A warp-synchronous instruction whose mask leaves out the thread itself.
-    MaskSelf { mask: u32 },
+    MaskSelf {
+        mask: u32,
+    },
     Trap,
 }
 
@@ -67,7 +98,9 @@ impl Issue {
         match self {
             Issue::Access { fault, kind, .. } => {
                 let f = match fault {
-                    Fault::OutOfBounds { target, .. } => 1 + target.map_or(0, |(t, _)| target_key(t)),
+                    Fault::OutOfBounds { target, .. } => {
+                        1 + target.map_or(0, |(t, _)| target_key(t))
+                    }
                     Fault::Misaligned { .. } => 100,
                     Fault::ReadOnly { .. } => 101,
                     Fault::ExitedPeer { rank, .. } => 200 + u64::from(*rank),

@@ -56,8 +56,23 @@ impl MemCtx<'_> {
     /// Resolves an access, recording a fault (and returning `None`) when it
     /// is out of bounds or misaligned. A peer CTA that has exited is
     /// reported but the access still happens (its memory is kept).
-    fn place(&mut self, pc: usize, space: Space, addr: u64, size: u64, kind: AccessKind) -> Option<Place> {
-        match memory::resolve(space, addr, size, size, self.own_rank, self.ext, self.allocs) {
+    fn place(
+        &mut self,
+        pc: usize,
+        space: Space,
+        addr: u64,
+        size: u64,
+        kind: AccessKind,
+    ) -> Option<Place> {
+        match memory::resolve(
+            space,
+            addr,
+            size,
+            size,
+            self.own_rank,
+            self.ext,
+            self.allocs,
+        ) {
             Ok(p) => {
                 if space == Space::Generic {
                     let k = match p.target {
@@ -71,8 +86,18 @@ impl MemCtx<'_> {
                     }
                 }
                 if let Target::Shared(rank) = p.target {
-                    if rank != self.own_rank && self.ctas.get(rank as usize).is_some_and(|c| c.exited()) {
-                        self.fault(pc, Fault::ExitedPeer { rank, offset: p.offset }, kind, size);
+                    if rank != self.own_rank
+                        && self.ctas.get(rank as usize).is_some_and(|c| c.exited())
+                    {
+                        self.fault(
+                            pc,
+                            Fault::ExitedPeer {
+                                rank,
+                                offset: p.offset,
+                            },
+                            kind,
+                            size,
+                        );
                     }
                 }
                 let read_only = match p.target {
@@ -81,7 +106,16 @@ impl MemCtx<'_> {
                     _ => false,
                 };
                 if read_only && kind != AccessKind::Load {
-                    self.fault(pc, Fault::ReadOnly { space, addr, target: p.target }, kind, size);
+                    self.fault(
+                        pc,
+                        Fault::ReadOnly {
+                            space,
+                            addr,
+                            target: p.target,
+                        },
+                        kind,
+                        size,
+                    );
                     return None;
                 }
                 Some(p)
@@ -94,7 +128,8 @@ impl MemCtx<'_> {
     }
 
     fn fault(&mut self, pc: usize, fault: Fault, kind: AccessKind, size: u64) {
-        self.events.record(pc as u32, self.me, Issue::Access { fault, kind, size });
+        self.events
+            .record(pc as u32, self.me, Issue::Access { fault, kind, size });
     }
 }
 
@@ -111,7 +146,10 @@ fn atomic_value(op: AtomOp, ty: Ty, old: u64, b: u64, c: u64) -> u64 {
     let bits = ty.bits();
     match op {
         AtomOp::Add if ty.is_float() => {
-            let ftz = FMode { ftz: ty == Ty::F32, sat: false };
+            let ftz = FMode {
+                ftz: ty == Ty::F32,
+                sat: false,
+            };
             arith::float_bin(FOp::Add, ty, Rnd::Rn, ftz, old, b)
         }
         AtomOp::Add => arith::trunc(old.wrapping_add(b), bits),
@@ -231,10 +269,16 @@ impl Machine<'_> {
                 Op::Mov => wr!(inst.d, rd!(inst.a)),
                 Op::IBin(op, ty) => wr!(inst.d, arith::int_bin(op, ty, rd!(inst.a), rd!(inst.b))),
                 Op::IMad(mode, ty) => {
-                    wr!(inst.d, arith::int_mad(mode, ty, rd!(inst.a), rd!(inst.b), rd!(inst.c)))
+                    wr!(
+                        inst.d,
+                        arith::int_mad(mode, ty, rd!(inst.a), rd!(inst.b), rd!(inst.c))
+                    )
                 }
                 Op::IUn(op, ty) => wr!(inst.d, arith::int_un(op, ty, rd!(inst.a))),
-                Op::Bfe(ty) => wr!(inst.d, arith::bfe(ty, rd!(inst.a), rd!(inst.b), rd!(inst.c))),
+                Op::Bfe(ty) => wr!(
+                    inst.d,
+                    arith::bfe(ty, rd!(inst.a), rd!(inst.b), rd!(inst.c))
+                ),
                 Op::Bfi(ty) => wr!(
                     inst.d,
                     arith::bfi(ty, rd!(inst.a), rd!(inst.b), rd!(inst.c), rd!(inst.aux))
@@ -263,23 +307,37 @@ impl Machine<'_> {
                     }
                 }
                 Op::Selp => {
-                    let v = if rd!(inst.c) != 0 { rd!(inst.a) } else { rd!(inst.b) };
+                    let v = if rd!(inst.c) != 0 {
+                        rd!(inst.a)
+                    } else {
+                        rd!(inst.b)
+                    };
                     wr!(inst.d, v)
                 }
                 Op::FBin(op, ty, rnd, mode) => {
-                    wr!(inst.d, arith::float_bin(op, ty, rnd, mode, rd!(inst.a), rd!(inst.b)))
+                    wr!(
+                        inst.d,
+                        arith::float_bin(op, ty, rnd, mode, rd!(inst.a), rd!(inst.b))
+                    )
                 }
                 Op::Fma(ty, rnd, mode) => {
-                    wr!(inst.d, arith::fma(ty, rnd, mode, rd!(inst.a), rd!(inst.b), rd!(inst.c)))
+                    wr!(
+                        inst.d,
+                        arith::fma(ty, rnd, mode, rd!(inst.a), rd!(inst.b), rd!(inst.c))
+                    )
                 }
-                Op::FUn(op, ty, rnd, mode) => wr!(inst.d, arith::float_un(op, ty, rnd, mode, rd!(inst.a))),
+                Op::FUn(op, ty, rnd, mode) => {
+                    wr!(inst.d, arith::float_un(op, ty, rnd, mode, rd!(inst.a)))
+                }
                 Op::Cvt(c) => wr!(inst.d, arith::cvt(c, rd!(inst.a))),
                 Op::Pack { bits } => {
                     let mut v = 0u64;
                     for k in 0..inst.c as usize {
                         let part = lists.get(inst.aux as usize + k).map_or(0, |s| rd!(*s));
                         let shift = k as u32 * u32::from(bits);
-                        v |= arith::trunc(part, u32::from(bits)).checked_shl(shift).unwrap_or(0);
+                        v |= arith::trunc(part, u32::from(bits))
+                            .checked_shl(shift)
+                            .unwrap_or(0);
                     }
                     wr!(inst.d, v)
                 }
@@ -288,7 +346,10 @@ impl Machine<'_> {
                     for k in 0..inst.c as usize {
                         if let Some(&d) = lists.get(inst.aux as usize + k) {
                             let shift = k as u32 * u32::from(bits);
-                            wr!(d, arith::trunc(a.checked_shr(shift).unwrap_or(0), u32::from(bits)));
+                            wr!(
+                                d,
+                                arith::trunc(a.checked_shr(shift).unwrap_or(0), u32::from(bits))
+                            );
                         }
                     }
                 }
@@ -298,9 +359,15 @@ impl Machine<'_> {
                         (CvtaDir::ToGeneric, Space::Shared | Space::SharedCluster) => {
                             memory::SHARED_WINDOW | (a & 0xffff_ffff)
                         }
-                        (CvtaDir::ToGeneric, Space::Local) => memory::LOCAL_WINDOW | (a & 0xff_ffff_ffff),
-                        (CvtaDir::ToGeneric, Space::Param) => memory::PARAM_WINDOW | (a & 0xff_ffff_ffff),
-                        (CvtaDir::FromGeneric, Space::Shared | Space::SharedCluster) => a & 0xffff_ffff,
+                        (CvtaDir::ToGeneric, Space::Local) => {
+                            memory::LOCAL_WINDOW | (a & 0xff_ffff_ffff)
+                        }
+                        (CvtaDir::ToGeneric, Space::Param) => {
+                            memory::PARAM_WINDOW | (a & 0xff_ffff_ffff)
+                        }
+                        (CvtaDir::FromGeneric, Space::Shared | Space::SharedCluster) => {
+                            a & 0xffff_ffff
+                        }
                         (CvtaDir::FromGeneric, Space::Local | Space::Param) => a & 0xff_ffff_ffff,
                         _ => a,
                     };
@@ -310,7 +377,14 @@ impl Machine<'_> {
                     let (_, offset) = memory::split_cluster(rd!(inst.a), own_rank);
                     let rank = rd!(inst.b) as u32;
                     let addr = memory::cluster_addr(rank, offset);
-                    wr!(inst.d, if generic { memory::SHARED_WINDOW | addr } else { addr })
+                    wr!(
+                        inst.d,
+                        if generic {
+                            memory::SHARED_WINDOW | addr
+                        } else {
+                            addr
+                        }
+                    )
                 }
                 Op::Getctarank { .. } => {
                     let (rank, _) = memory::split_cluster(rd!(inst.a), own_rank);
@@ -338,7 +412,8 @@ impl Machine<'_> {
                         me,
                     };
                     let place = mem.place(pc, space, addr, size * u64::from(vec), AccessKind::Load);
-                    let store = place.and_then(|p| bytes(p.target, allocs, ctas, th, params).map(|b| (p, b)));
+                    let store = place
+                        .and_then(|p| bytes(p.target, allocs, ctas, th, params).map(|b| (p, b)));
                     for k in 0..u64::from(vec) {
                         let v = store
                             .as_ref()
@@ -347,7 +422,10 @@ impl Machine<'_> {
                         let d = if vec == 1 {
                             inst.d
                         } else {
-                            lists.get(inst.aux as usize + k as usize).copied().unwrap_or(NO_DEST)
+                            lists
+                                .get(inst.aux as usize + k as usize)
+                                .copied()
+                                .unwrap_or(NO_DEST)
                         };
                         wr!(d, v);
                     }
@@ -368,7 +446,8 @@ impl Machine<'_> {
                         own_rank,
                         me,
                     };
-                    let place = mem.place(pc, space, addr, size * u64::from(vec), AccessKind::Store);
+                    let place =
+                        mem.place(pc, space, addr, size * u64::from(vec), AccessKind::Store);
                     if let Some(p) = place {
                         let values: [u64; 4] = std::array::from_fn(|k| {
                             if vec == 1 {

@@ -53,7 +53,11 @@ fn round_shift(mag: u128, shift: u32, neg: bool, dir: Dir, sticky: bool) -> u128
     } else if shift == 0 {
         (mag, 0, 1)
     } else {
-        (mag >> shift, mag & ((1u128 << shift) - 1), 1u128 << (shift - 1))
+        (
+            mag >> shift,
+            mag & ((1u128 << shift) - 1),
+            1u128 << (shift - 1),
+        )
     };
     let inexact = rem != 0 || sticky;
     if !inexact {
@@ -92,7 +96,11 @@ pub fn encode(neg: bool, mag: u128, exp2: i32, sticky: bool, f: Format, dir: Dir
     // The exponent of the leading bit.
     let e = exp2 + bitlen - 1;
     // The quantum (unit in the last place) of the result: 2^q.
-    let q = if e < emin { emin - f.mant as i32 } else { e - f.mant as i32 };
+    let q = if e < emin {
+        emin - f.mant as i32
+    } else {
+        e - f.mant as i32
+    };
     let shift = q - exp2;
     let (m, q) = if shift > 0 {
         (round_shift(mag, shift as u32, neg, dir, sticky), q)
@@ -102,8 +110,16 @@ pub fn encode(neg: bool, mag: u128, exp2: i32, sticky: bool, f: Format, dir: Dir
         (round_shift(m, 0, neg, dir, sticky), q)
     };
     // Re-normalise after rounding up to the next power of two.
-    let (m, q) = if m >> (f.mant + 1) != 0 { (m >> 1, q + 1) } else { (m, q) };
-    let top = if m == 0 { -1000 } else { q + (128 - m.leading_zeros() as i32) - 1 };
+    let (m, q) = if m >> (f.mant + 1) != 0 {
+        (m >> 1, q + 1)
+    } else {
+        (m, q)
+    };
+    let top = if m == 0 {
+        -1000
+    } else {
+        q + (128 - m.leading_zeros() as i32) - 1
+    };
     if top > emax {
         let to_inf = match dir {
             Dir::NearestEven => true,
@@ -289,16 +305,40 @@ mod tests {
         let down = round_f64(third, 0.0, F32, Dir::Down);
         let up = round_f64(third, 0.0, F32, Dir::Up);
         assert_eq!(up - down, 1);
-        assert_eq!(round_f64(third, 0.0, F32, Dir::NearestEven), u64::from((third as f32).to_bits()));
+        assert_eq!(
+            round_f64(third, 0.0, F32, Dir::NearestEven),
+            u64::from((third as f32).to_bits())
+        );
         // 2^24 + 1 is not an f32: nearest-even goes down, up goes up.
         let n = (1u64 << 24) + 1;
-        assert_eq!(from_int(false, n, F32, Dir::NearestEven), u64::from(16_777_216f32.to_bits()));
-        assert_eq!(from_int(false, n, F32, Dir::Up), u64::from(16_777_218f32.to_bits()));
-        assert_eq!(from_int(true, 1, F64, Dir::NearestEven), (-1.0f64).to_bits());
-        assert_eq!(from_int(false, u64::MAX, F32, Dir::Zero), u64::from(f32::from_bits(0x5f7f_ffff).to_bits()));
+        assert_eq!(
+            from_int(false, n, F32, Dir::NearestEven),
+            u64::from(16_777_216f32.to_bits())
+        );
+        assert_eq!(
+            from_int(false, n, F32, Dir::Up),
+            u64::from(16_777_218f32.to_bits())
+        );
+        assert_eq!(
+            from_int(true, 1, F64, Dir::NearestEven),
+            (-1.0f64).to_bits()
+        );
+        assert_eq!(
+            from_int(false, u64::MAX, F32, Dir::Zero),
+            u64::from(f32::from_bits(0x5f7f_ffff).to_bits())
+        );
         // A sticky error below an exact f32 value moves a directed rounding.
-        assert_eq!(round_f64(1.0, -1e-30, F32, Dir::Down), u64::from(f32::from_bits(0x3f7f_ffff).to_bits()));
-        assert_eq!(round_f64(1.0, -1e-30, F32, Dir::Up), u64::from(1f32.to_bits()));
-        assert_eq!(round_f64(1.0, 1e-30, F32, Dir::Up), u64::from(f32::from_bits(0x3f80_0001).to_bits()));
+        assert_eq!(
+            round_f64(1.0, -1e-30, F32, Dir::Down),
+            u64::from(f32::from_bits(0x3f7f_ffff).to_bits())
+        );
+        assert_eq!(
+            round_f64(1.0, -1e-30, F32, Dir::Up),
+            u64::from(1f32.to_bits())
+        );
+        assert_eq!(
+            round_f64(1.0, 1e-30, F32, Dir::Up),
+            u64::from(f32::from_bits(0x3f80_0001).to_bits())
+        );
     }
 }

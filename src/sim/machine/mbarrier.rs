@@ -30,7 +30,13 @@ impl Machine<'_> {
         self.mbar_addr(t, pc, value, addr.space)
     }
 
-    pub(super) fn mbar_addr(&mut self, t: u32, pc: u32, value: u64, space: Space) -> Option<(u32, u32)> {
+    pub(super) fn mbar_addr(
+        &mut self,
+        t: u32,
+        pc: u32,
+        value: u64,
+        space: Space,
+    ) -> Option<(u32, u32)> {
         let own = self.threads.get(t as usize).map_or(0, |th| th.rank);
         let space = match space {
             Space::Generic if memory::generic_space(value) != Space::SharedCluster => {
@@ -62,7 +68,10 @@ impl Machine<'_> {
                         t,
                         pc,
                         Issue::Access {
-                            fault: Fault::ExitedPeer { rank, offset: p.offset },
+                            fault: Fault::ExitedPeer {
+                                rank,
+                                offset: p.offset,
+                            },
                             kind: AccessKind::Barrier,
                             size: 8,
                         },
@@ -165,7 +174,8 @@ impl Machine<'_> {
         let bref = self.bref(rank, off);
         let mut waiters = Vec::new();
         if let Some(old) = self.mbar(rank, off) {
-            let busy = old.pending != i64::from(old.expected) || old.tx != 0 || !old.waiters.is_empty();
+            let busy =
+                old.pending != i64::from(old.expected) || old.tx != 0 || !old.waiters.is_empty();
             let (pending, expected, tx) = (old.pending, old.expected, old.tx);
             waiters = std::mem::take(&mut old.waiters);
             if busy {
@@ -200,7 +210,14 @@ impl Machine<'_> {
         let now = b.tx;
         self.epoch += 1;
         if now.abs() > TX_LIMIT {
-            self.record(t, pc, Issue::TxRange { barrier: bref, tx: now });
+            self.record(
+                t,
+                pc,
+                Issue::TxRange {
+                    barrier: bref,
+                    tx: now,
+                },
+            );
         }
     }
 
@@ -297,7 +314,11 @@ impl Machine<'_> {
             self.advance(t);
             return After::Continue;
         };
-        let done = if parity { b.parity_done(arg) } else { b.phase > arg };
+        let done = if parity {
+            b.parity_done(arg)
+        } else {
+            b.phase > arg
+        };
         let phase = b.phase;
         let last = b.last_wait.get(&t).copied().unwrap_or(0);
         if done {

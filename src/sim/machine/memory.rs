@@ -59,10 +59,20 @@ pub enum Fault {
         addr: u64,
         target: Option<(Target, u64)>,
     },
-    Misaligned { space: Space, addr: u64 },
-    ReadOnly { space: Space, addr: u64, target: Target },
+    Misaligned {
+        space: Space,
+        addr: u64,
+    },
+    ReadOnly {
+        space: Space,
+        addr: u64,
+        target: Target,
+    },
     /// A shared::cluster address of a CTA that has exited.
-    ExitedPeer { rank: u32, offset: u64 },
+    ExitedPeer {
+        rank: u32,
+        offset: u64,
+    },
 }
 
 /// A resolved access: where, at which offset.
@@ -123,7 +133,11 @@ pub fn resolve(
     let (space, local_addr) = match space {
         Space::Generic => {
             let s = generic_space(addr);
-            let a = if s == Space::Global { addr } else { addr & !WINDOW_MASK };
+            let a = if s == Space::Global {
+                addr
+            } else {
+                addr & !WINDOW_MASK
+            };
             (s, a)
         }
         s => (s, addr),
@@ -131,7 +145,11 @@ pub fn resolve(
     if align > 1 && local_addr % align != 0 {
         return Err(Fault::Misaligned { space, addr });
     }
-    let oob = |target| Fault::OutOfBounds { space, addr, target };
+    let oob = |target| Fault::OutOfBounds {
+        space,
+        addr,
+        target,
+    };
     let (target, offset, limit) = match space {
         Space::Global | Space::Const | Space::Generic => {
             let index = (local_addr >> ALLOC_SHIFT) as usize;
@@ -141,7 +159,11 @@ pub fn resolve(
             };
             (Target::Global(index - 1), offset, alloc.data.len() as u64)
         }
-        Space::Shared => (Target::Shared(own_rank), local_addr & 0xffff_ffff, ext.shared),
+        Space::Shared => (
+            Target::Shared(own_rank),
+            local_addr & 0xffff_ffff,
+            ext.shared,
+        ),
         Space::SharedCluster => {
             let (rank, offset) = split_cluster(local_addr, own_rank);
             if rank >= ext.cluster_size {
@@ -202,24 +224,42 @@ mod tests {
         };
         let base = alloc_base(0);
         let ok = resolve(Space::Global, base + 12, 4, 4, 0, &ext, &allocs);
-        assert_eq!(ok, Ok(Place { target: Target::Global(0), offset: 12 }));
+        assert_eq!(
+            ok,
+            Ok(Place {
+                target: Target::Global(0),
+                offset: 12
+            })
+        );
         assert!(matches!(
             resolve(Space::Global, base + 16, 4, 4, 0, &ext, &allocs),
-            Err(Fault::OutOfBounds { target: Some((Target::Global(0), 16)), .. })
+            Err(Fault::OutOfBounds {
+                target: Some((Target::Global(0), 16)),
+                ..
+            })
         ));
         assert!(matches!(
             resolve(Space::Global, base + 2, 4, 4, 0, &ext, &allocs),
             Err(Fault::Misaligned { .. })
         ));
-        assert!(matches!(resolve(Space::Global, 0, 4, 4, 0, &ext, &allocs), Err(Fault::OutOfBounds { target: None, .. })));
+        assert!(matches!(
+            resolve(Space::Global, 0, 4, 4, 0, &ext, &allocs),
+            Err(Fault::OutOfBounds { target: None, .. })
+        ));
         let remote = cluster_addr(1, 1024);
         assert_eq!(
             resolve(Space::SharedCluster, remote, 4, 4, 0, &ext, &allocs),
-            Ok(Place { target: Target::Shared(1), offset: 1024 })
+            Ok(Place {
+                target: Target::Shared(1),
+                offset: 1024
+            })
         );
         assert_eq!(
             resolve(Space::Generic, SHARED_WINDOW + 1024, 4, 4, 1, &ext, &allocs),
-            Ok(Place { target: Target::Shared(1), offset: 1024 })
+            Ok(Place {
+                target: Target::Shared(1),
+                offset: 1024
+            })
         );
         let mut bytes = vec![0u8; 8];
         write(&mut bytes, 2, 4, 0x1122_3344);

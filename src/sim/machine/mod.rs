@@ -39,7 +39,7 @@ impl Rng {
         Rng(seed)
     }
 
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -49,7 +49,7 @@ impl Rng {
 
     /// Uniform in `0..n` (`n > 0`).
     pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
+        self.next_u64() % n.max(1)
     }
 }
 
@@ -245,7 +245,11 @@ impl<'p> Machine<'p> {
                 }
                 let index = self.threads.len() as u32;
                 self.threads.push(Thread {
-                    pc: self.prog.funcs.get(self.kernel.func as usize).map_or(0, |f| f.entry),
+                    pc: self
+                        .prog
+                        .funcs
+                        .get(self.kernel.func as usize)
+                        .map_or(0, |f| f.entry),
                     state: ThreadState::Runnable,
                     rank,
                     tid,
@@ -289,7 +293,10 @@ impl<'p> Machine<'p> {
     pub fn tref(&self, t: u32) -> ThreadRef {
         match self.threads.get(t as usize) {
             Some(th) => self.thread_ref(th),
-            None => ThreadRef { ctaid: [0; 3], tid: t },
+            None => ThreadRef {
+                ctaid: [0; 3],
+                tid: t,
+            },
         }
     }
 
@@ -301,7 +308,9 @@ impl<'p> Machine<'p> {
     /// The registers of thread `t`.
     pub fn regs_of(&mut self, t: u32) -> &mut [u64] {
         let start = t as usize * self.stride;
-        self.regs.get_mut(start..start + self.stride).unwrap_or(&mut [])
+        self.regs
+            .get_mut(start..start + self.stride)
+            .unwrap_or(&mut [])
     }
 
     pub fn reg(&self, t: u32, slot: u32) -> u64 {

@@ -36,10 +36,20 @@ pub enum Wait {
         token: Option<u64>,
         poll: bool,
     },
-    Bar { id: u32, arrived: u32, expected: u32 },
-    Cluster { arrived: u32, live: u32 },
+    Bar {
+        id: u32,
+        arrived: u32,
+        expected: u32,
+    },
+    Cluster {
+        arrived: u32,
+        live: u32,
+    },
     /// A warp-synchronous instruction missing the lanes `missing`.
-    Warp { mask: u32, missing: Vec<Missing> },
+    Warp {
+        mask: u32,
+        missing: Vec<Missing>,
+    },
     /// Runnable (no-progress reports only).
     Running,
 }
@@ -54,9 +64,13 @@ pub struct Missing {
 pub enum MissingWhy {
     /// The block has no thread for this lane.
     NoThread,
-    Exited { pc: u32 },
+    Exited {
+        pc: u32,
+    },
     /// Blocked elsewhere (at `pc`).
-    Elsewhere { pc: u32 },
+    Elsewhere {
+        pc: u32,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -88,13 +102,29 @@ impl Snapshot {
                 ThreadState::Blocked(Block::Mbar { rank, offset }) => {
                     let b = barrier_index(m, &mut barriers, rank, offset);
                     let (parity, token) = wait_arg(m, t, th.pc);
-                    (th.pc, Wait::Mbar { barrier: b, parity, token, poll: false })
+                    (
+                        th.pc,
+                        Wait::Mbar {
+                            barrier: b,
+                            parity,
+                            token,
+                            poll: false,
+                        },
+                    )
                 }
                 ThreadState::Runnable if th.poll.is_some() && !no_progress => {
                     let (pc, rank, offset) = th.poll.unwrap_or_default();
                     let b = barrier_index(m, &mut barriers, rank, offset);
                     let (parity, token) = wait_arg(m, t, pc);
-                    (pc, Wait::Mbar { barrier: b, parity, token, poll: true })
+                    (
+                        pc,
+                        Wait::Mbar {
+                            barrier: b,
+                            parity,
+                            token,
+                            poll: true,
+                        },
+                    )
                 }
                 ThreadState::Blocked(Block::Bar { id }) => {
                     let cta = m.ctas.get(th.rank as usize);
@@ -103,11 +133,24 @@ impl Snapshot {
                     let expected = bar
                         .and_then(|b| b.expected)
                         .unwrap_or_else(|| cta.map_or(0, |c| c.live));
-                    (th.pc.saturating_sub(1), Wait::Bar { id, arrived, expected })
+                    (
+                        th.pc.saturating_sub(1),
+                        Wait::Bar {
+                            id,
+                            arrived,
+                            expected,
+                        },
+                    )
                 }
                 ThreadState::Blocked(Block::Cluster) => {
                     let live = m.ctas.iter().map(|c| c.live).sum();
-                    (th.pc.saturating_sub(1), Wait::Cluster { arrived: m.cbar.arrived, live })
+                    (
+                        th.pc.saturating_sub(1),
+                        Wait::Cluster {
+                            arrived: m.cbar.arrived,
+                            live,
+                        },
+                    )
                 }
                 ThreadState::Blocked(Block::Warp) => {
                     let pc = th.pc.saturating_sub(1);
@@ -150,7 +193,10 @@ fn barrier_index(m: &Machine, barriers: &mut Vec<BarrierInfo>, rank: u32, offset
         inflight_tx: b.map_or(0, |b| b.inflight_tx),
         init_pc: b.map_or(0, |b| b.init_pc),
         last_arrivals: b.map_or(Vec::new(), |b| {
-            b.last_arrivals.iter().map(|&(t, pc)| (m.tref(t), pc)).collect()
+            b.last_arrivals
+                .iter()
+                .map(|&(t, pc)| (m.tref(t), pc))
+                .collect()
         }),
     });
     barriers.len() - 1
@@ -164,7 +210,9 @@ fn wait_arg(m: &Machine, t: u32, pc: u32) -> (Option<u64>, Option<u64>) {
         .get(pc as usize)
         .and_then(|i| m.prog.syncs.get(i.aux as usize));
     match op {
-        Some(SyncOp::MbarWait { arg, parity: true, .. }) => (Some(m.reg(t, *arg) & 1), None),
+        Some(SyncOp::MbarWait {
+            arg, parity: true, ..
+        }) => (Some(m.reg(t, *arg) & 1), None),
         Some(SyncOp::MbarWait { arg, .. }) => (None, Some(m.reg(t, *arg))),
         _ => (None, None),
     }

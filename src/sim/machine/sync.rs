@@ -72,7 +72,11 @@ impl Machine<'_> {
         self.advance(t);
         self.epoch += 1;
         let id = id % 16;
-        if let Some(b) = self.ctas.get_mut(rank as usize).and_then(|c| c.bars.get_mut(id as usize)) {
+        if let Some(b) = self
+            .ctas
+            .get_mut(rank as usize)
+            .and_then(|c| c.bars.get_mut(id as usize))
+        {
             b.arrived += 1;
             if count.is_some() {
                 b.expected = count;
@@ -84,7 +88,11 @@ impl Machine<'_> {
         if self.check_bar(rank, id) || !wait {
             return After::Continue;
         }
-        if let Some(b) = self.ctas.get_mut(rank as usize).and_then(|c| c.bars.get_mut(id as usize)) {
+        if let Some(b) = self
+            .ctas
+            .get_mut(rank as usize)
+            .and_then(|c| c.bars.get_mut(id as usize))
+        {
             b.waiters.push(t);
         }
         After::Blocked(Block::Bar { id })
@@ -127,13 +135,19 @@ impl Machine<'_> {
     }
 
     fn cluster_wait(&mut self, t: u32) -> After {
-        let arrived = self.threads.get(t as usize).and_then(|th| th.cluster_arrived);
+        let arrived = self
+            .threads
+            .get(t as usize)
+            .and_then(|th| th.cluster_arrived);
         if arrived.is_none() {
             // A wait without an arrival arrives first (the ISA requires the
             // arrival; this keeps the run going and deadlocks if others wait).
             self.cluster_arrive(t);
         }
-        let arrived = self.threads.get(t as usize).and_then(|th| th.cluster_arrived);
+        let arrived = self
+            .threads
+            .get(t as usize)
+            .and_then(|th| th.cluster_arrived);
         self.advance(t);
         match arrived {
             Some(p) if self.cbar.phase > p => {

@@ -111,7 +111,10 @@ impl Machine<'_> {
         let mut lanes: [Option<(u32, &SyncOp)>; 32] = [None; 32];
         for &(t, pc) in &r.members {
             let lane = self.threads.get(t as usize).map_or(0, |th| th.lane);
-            let op = prog.code.get(pc as usize).and_then(|i| prog.syncs.get(i.aux as usize));
+            let op = prog
+                .code
+                .get(pc as usize)
+                .and_then(|i| prog.syncs.get(i.aux as usize));
             if let (Some(slot), Some(op)) = (lanes.get_mut(lane as usize), op) {
                 *slot = Some((t, op));
             }
@@ -122,7 +125,9 @@ impl Machine<'_> {
             let lane = lane as u32;
             let mask = mask_slot(op).map_or(0, |m| self.reg(*t, m) as u32) | (1 << lane);
             match op {
-                SyncOp::Shfl { mode, d, p, b, c, .. } => {
+                SyncOp::Shfl {
+                    mode, d, p, b, c, ..
+                } => {
                     let (bv, cv) = (self.reg(*t, *b) as u32, self.reg(*t, *c) as u32);
                     let (src, ok) = shfl_source(*mode, lane, bv, cv);
                     let from = if ok { src } else { lane };
@@ -241,7 +246,13 @@ mod tests {
         assert_eq!(shfl_source(ShflMode::Bfly, 5, 1, 0x1f), (4, true));
         assert_eq!(shfl_source(ShflMode::Idx, 9, 2, 0x1f), (2, true));
         // Width-8 segments: c = ((32 - 8) << 8) | 0x1f.
-        assert_eq!(shfl_source(ShflMode::Idx, 9, 2, (24 << 8) | 0x1f), (10, true));
-        assert_eq!(shfl_source(ShflMode::Down, 14, 4, (24 << 8) | 0x1f), (18, false));
+        assert_eq!(
+            shfl_source(ShflMode::Idx, 9, 2, (24 << 8) | 0x1f),
+            (10, true)
+        );
+        assert_eq!(
+            shfl_source(ShflMode::Down, 14, 4, (24 << 8) | 0x1f),
+            (18, false)
+        );
     }
 }

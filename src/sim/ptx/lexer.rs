@@ -124,14 +124,20 @@ mod tests {
                 Tok::Semi
             ]
         );
-        assert_eq!(kinds("_ $L__BB0_2: 0x1f 1.5 0d3FF0000000000000"), vec![
-            Tok::Sink,
-            Tok::Ident,
-            Tok::Colon,
-            Tok::Hex,
-            Tok::Decimal,
-            Tok::F64
-        ]);
-        assert_eq!(kinds("/* c */ // x\n\"a.cu\" ~"), vec![Tok::Str, Tok::Error]);
+        assert_eq!(
+            kinds("_ $L__BB0_2: 0x1f 1.5 0d3FF0000000000000"),
+            vec![
+                Tok::Sink,
+                Tok::Ident,
+                Tok::Colon,
+                Tok::Hex,
+                Tok::Decimal,
+                Tok::F64
+            ]
+        );
+        assert_eq!(
+            kinds("/* c */ // x\n\"a.cu\" ~"),
+            vec![Tok::Str, Tok::Error]
+        );
     }
 }

@@ -66,7 +66,9 @@ impl<'a> Parser<'a> {
     }
 
     fn text_of(&self, t: Token) -> &'a str {
-        self.text.get(t.start as usize..t.end as usize).unwrap_or("")
+        self.text
+            .get(t.start as usize..t.end as usize)
+            .unwrap_or("")
     }
 
     fn line_of(&self, byte: u32) -> u32 {
@@ -137,7 +139,10 @@ impl<'a> Parser<'a> {
                 self.i += 1;
                 Ok(t)
             }
-            _ => self.error(format!("expected {what}, found {}", self.describe_current())),
+            _ => self.error(format!(
+                "expected {what}, found {}",
+                self.describe_current()
+            )),
         }
     }
 
@@ -166,7 +171,10 @@ impl<'a> Parser<'a> {
                     }),
                 }
             }
-            _ => self.error(format!("expected {what}, found {}", self.describe_current())),
+            _ => self.error(format!(
+                "expected {what}, found {}",
+                self.describe_current()
+            )),
         }
     }
 
@@ -428,7 +436,12 @@ impl<'a> Parser<'a> {
             Some(".const") => Space::Const,
             Some(".shared") => Space::Shared,
             Some(".local") => Space::Local,
-            _ => return self.error(format!("expected a state space, found {}", self.describe_current())),
+            _ => {
+                return self.error(format!(
+                    "expected a state space, found {}",
+                    self.describe_current()
+                ))
+            }
         };
         self.i += 1;
         let mut align = None;
@@ -471,7 +484,10 @@ impl<'a> Parser<'a> {
             }
         }
         let Some(ty) = ty else {
-            return self.error(format!("expected a type, found {}", self.describe_current()));
+            return self.error(format!(
+                "expected a type, found {}",
+                self.describe_current()
+            ));
         };
         let mut out = Vec::new();
         loop {
@@ -626,7 +642,9 @@ impl<'a> Parser<'a> {
                         block.items.extend(vars.into_iter().map(Item::Var));
                     }
                     other => {
-                        return self.error(format!("unsupported directive `{other}` in a function body"))
+                        return self.error(format!(
+                            "unsupported directive `{other}` in a function body"
+                        ))
                     }
                 },
                 Tok::Ident if self.peek_at(1).map(|t| t.tok) == Some(Tok::Colon) => {
@@ -778,7 +796,10 @@ impl<'a> Parser<'a> {
                 }
                 Ok(Operand::Name(name))
             }
-            _ => self.error(format!("expected an operand, found {}", self.describe_current())),
+            _ => self.error(format!(
+                "expected an operand, found {}",
+                self.describe_current()
+            )),
         }
     }
 
@@ -807,10 +828,7 @@ impl<'a> Parser<'a> {
         let mut name = self.text_of(t).to_string();
         if let Some(d) = self.peek() {
             let comp = self.text_of(d);
-            if d.tok == Tok::Dot
-                && d.start == t.end
-                && matches!(comp, ".x" | ".y" | ".z" | ".w")
-            {
+            if d.tok == Tok::Dot && d.start == t.end && matches!(comp, ".x" | ".y" | ".z" | ".w") {
                 name.push_str(comp);
                 self.i += 1;
             }

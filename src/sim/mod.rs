@@ -296,6 +296,9 @@ fn line_span(sources: &SourceMap, id: FileId, line: u32, col: u32) -> Option<Spa
     Some(Span::new(id, from, trimmed_end.max(from)))
 }
 
+/// The most memory the registers and memories of one cluster may take.
+const MAX_CLUSTER_BYTES: u64 = 4 << 30;
+
 /// Runs `launch` on `program`.
 pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
     let prog = &program.code;
@@ -321,6 +324,18 @@ pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
     };
     if let Err(why) = check_shape(kernel, launch) {
         return fail(why);
+    }
+    // What one cluster's threads and CTAs take in the simulator.
+    let threads = u64::from(launch.block[0] * launch.block[1] * launch.block[2])
+        * u64::from(launch.cluster[0] * launch.cluster[1] * launch.cluster[2]);
+    let per_thread = prog.template.len() as u64 * 8 + u64::from(prog.local_size) + u64::from(prog.fparam_size);
+    let bytes = threads * per_thread + threads / 1024 * u64::from(prog.shared_size) * 3;
+    if bytes > MAX_CLUSTER_BYTES {
+        return fail(format!(
+            "a cluster of {threads} threads needs {} MiB of simulator memory, more than {} MiB",
+            bytes >> 20,
+            MAX_CLUSTER_BYTES >> 20
+        ));
     }
     // Module variables first, then one allocation per array argument.
     let mut allocs: Vec<Alloc> = prog

@@ -354,6 +354,47 @@ fn event(p: &Program, r: &Recorded, allocs: &[Alloc]) -> Diagnostic {
     }
 }
 
+/// Where a shared or local offset is relative to the variables.
+fn near_var(vars: &[crate::sim::decode::MemVar], off: u64) -> String {
+    let source_name = |v: &crate::sim::decode::MemVar| {
+        v.name
+            .strip_prefix("$s_")
+            .or_else(|| v.name.strip_prefix("$b_"))
+            .map(str::to_string)
+            .or_else(|| demangle_local(&v.name))
+            .unwrap_or_else(|| v.name.clone())
+    };
+    let below = vars
+        .iter()
+        .filter(|v| u64::from(v.offset) <= off)
+        .max_by_key(|v| v.offset);
+    match below {
+        Some(v) if off < u64::from(v.offset) + u64::from(v.size) => format!(
+            "the access runs past the end of `{}` ({} bytes at offset {})",
+            source_name(v),
+            v.size,
+            v.offset
+        ),
+        Some(v) => {
+            let gap = off - u64::from(v.offset) - u64::from(v.size);
+            let elem = u64::from(v.elem.max(1));
+            let what = format!(
+                "`{}` ({} elements of {elem} bytes at offset {}; this is element {})",
+                source_name(v),
+                u64::from(v.size) / elem,
+                v.offset,
+                (off - u64::from(v.offset)) / elem
+            );
+            if gap == 0 {
+                format!("just past the end of {what}")
+            } else {
+                format!("{gap} bytes past the end of {what}")
+            }
+        }
+        None => "before the first variable".to_string(),
+    }
+}
+
 fn space_name(space: crate::sim::decode::ops::Space) -> &'static str {
     space.name()
 }
@@ -398,15 +439,14 @@ fn access(
                     }
                     None => d.note(format!("byte offset {off} of a global allocation")),
                 },
-                Some((Target::Shared(rank), off)) => {
-                    let size = code.shared_size;
-                    d.note(format!(
-                        "byte offset {off} of the shared memory of cluster rank {rank}, which has {size} bytes"
-                    ))
-                }
-                Some((Target::Local, off)) => {
-                    d.note(format!("byte offset {off} of the thread's local memory ({} bytes)", code.local_size))
-                }
+                Some((Target::Shared(rank), off)) => d.note(format!(
+                    "byte offset {off} of the shared memory of cluster rank {rank}: {}",
+                    near_var(&code.shared, *off)
+                )),
+                Some((Target::Local, off)) => d.note(format!(
+                    "byte offset {off} of the thread's local memory: {}",
+                    near_var(&code.local, *off)
+                )),
                 Some((_, off)) => d.note(format!("byte offset {off} of the parameter space")),
                 None => d.note(format!("address {addr:#x} is in no allocation")),
             }

@@ -1111,3 +1111,17 @@ fn test_wait_polling_completes() {
         }
     }
 }
+
+/// A launch whose threads would not fit in the simulator's memory is
+/// refused with a report instead of exhausting the machine.
+#[test]
+fn oversized_launches_are_refused() {
+    let ptx = ".version 8.0\n.target sm_90\n.address_size 64\n\
+        .visible .entry t()\n{\n\t.reg .b32 %r<200000>;\n\tmov.u32 %r199999, 1;\n\tret;\n}\n";
+    let k = ptx_str("t.ptx", ptx).unwrap_or_else(|e| panic!("{e}"));
+    let l = launch("t", [16, 1, 1], [1024, 1, 1], [16, 1, 1], vec![]);
+    let o = run(&k, &l);
+    let text = rendered(&k, &o);
+    assert!(o.faulted);
+    assert!(text.contains("error[S0015]: launch does not fit kernel `t`: a cluster of 16384 threads needs"), "{text}");
+}

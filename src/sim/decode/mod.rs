@@ -134,6 +134,10 @@ pub struct Program {
     pub module_vars: Vec<ModuleVar>,
     /// `.file` numbers and names.
     pub files: Vec<(u32, String)>,
+    /// Per byte of shared / local memory: 1 + the index of the variable
+    /// there, 0 in the red zones (see [`owner_map`]).
+    pub shared_owner: Vec<u16>,
+    pub local_owner: Vec<u16>,
 }
 
 impl Program {
@@ -166,6 +170,8 @@ pub fn decode(ptx: &str, module: &ast::Module) -> Result<Program, LoadError> {
         b.function(i as u32, f)?;
     }
     b.check_recursion()?;
+    let shared_owner = owner_map(&b.shared, b.shared_size);
+    let local_owner = owner_map(&b.local, b.local_size);
     Ok(Program {
         ptx: ptx.to_string(),
         target: module.target.clone().unwrap_or_default(),
@@ -185,7 +191,24 @@ pub fn decode(ptx: &str, module: &ast::Module) -> Result<Program, LoadError> {
         fparam_size: b.fparam_size,
         module_vars: b.module_vars,
         files: module.files.clone(),
+        shared_owner,
+        local_owner,
     })
+}
+
+/// Which variable owns each byte of a memory laid out with red zones: an
+/// access must start and end in the same variable. An `.extern` array
+/// (size 0) owns everything after it, as dynamic shared memory would.
+fn owner_map(vars: &[MemVar], size: u32) -> Vec<u16> {
+    let mut map = vec![0u16; size as usize];
+    for (i, v) in vars.iter().enumerate() {
+        let id = u16::try_from(i + 1).unwrap_or(u16::MAX);
+        let end = (v.offset + v.size) as usize;
+        if let Some(bytes) = map.get_mut(v.offset as usize..end) {
+            bytes.fill(id);
+        }
+    }
+    map
 }
 
 /// The formal parameters of a function in the thread's parameter area.

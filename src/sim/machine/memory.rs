@@ -110,13 +110,27 @@ pub fn cluster_addr(rank: u32, offset: u64) -> u64 {
 }
 
 /// Sizes of the per-CTA and per-thread stores, for bounds checks.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Extents {
     pub shared: u64,
     pub local: u64,
     pub fparam: u64,
     pub param: u64,
     pub cluster_size: u32,
+    /// The variable owning each byte of shared / local memory (0: a red
+    /// zone between variables).
+    pub shared_owner: Vec<u16>,
+    pub local_owner: Vec<u16>,
+}
+
+/// Whether `[offset, offset + size)` lies inside one variable.
+fn in_one_var(owner: &[u16], offset: u64, size: u64) -> bool {
+    let first = owner.get(offset as usize).copied().unwrap_or(0);
+    let last = owner
+        .get((offset + size.max(1) - 1) as usize)
+        .copied()
+        .unwrap_or(0);
+    first != 0 && first == last
 }
 
 /// Decodes an address of `space` into a place, checking alignment to
@@ -178,6 +192,14 @@ pub fn resolve(
     if offset.checked_add(size).map_or(true, |end| end > limit) {
         return Err(oob(Some((target, offset))));
     }
+    let owners = match target {
+        Target::Shared(_) => Some(&ext.shared_owner),
+        Target::Local => Some(&ext.local_owner),
+        _ => None,
+    };
+    if owners.is_some_and(|o| !in_one_var(o, offset, size)) {
+        return Err(oob(Some((target, offset))));
+    }
     Ok(Place { target, offset })
 }
 
@@ -215,12 +237,16 @@ mod tests {
             elem: 4,
             param: Some(0),
         }];
+        let mut owner = vec![0u16; 2048];
+        owner[1024..1040].fill(1);
         let ext = Extents {
             shared: 2048,
             local: 0,
             fparam: 0,
             param: 8,
             cluster_size: 2,
+            shared_owner: owner,
+            local_owner: Vec::new(),
         };
         let base = alloc_base(0);
         let ok = resolve(Space::Global, base + 12, 4, 4, 0, &ext, &allocs);
@@ -261,6 +287,12 @@ mod tests {
                 offset: 1024
             })
         );
+        // Past the variable, into the red zone.
+        assert!(matches!(
+            resolve(Space::Shared, 1040, 4, 4, 0, &ext, &allocs),
+            Err(Fault::OutOfBounds { target: Some((Target::Shared(0), 1040)), .. })
+        ));
+        assert!(resolve(Space::Shared, 0, 4, 4, 0, &ext, &allocs).is_err());
         let mut bytes = vec![0u8; 8];
         write(&mut bytes, 2, 4, 0x1122_3344);
         assert_eq!(read(&bytes, 2, 4), Some(0x1122_3344));

@@ -127,6 +127,8 @@ impl<'p> Machine<'p> {
                 fparam: u64::from(prog.fparam_size),
                 param: params.len() as u64,
                 cluster_size: cluster[0] * cluster[1] * cluster[2],
+                shared_owner: prog.shared_owner.clone(),
+                local_owner: prog.local_owner.clone(),
             },
             allocs,
             params,

@@ -7,8 +7,11 @@ use logos::Logos;
 #[derive(Logos, Clone, Copy, Debug, PartialEq, Eq)]
 #[logos(skip r"[ \t\r\n\f]+")]
 #[logos(skip r"//[^\n]*")]
-#[logos(skip r"/\*([^*]|\*+[^*/])*\*+/")]
 pub enum Tok {
+    /// Never produced: its callback skips a `/* ... */` comment (an
+    /// unterminated one is an error token).
+    #[token("/*", block_comment)]
+    BlockComment,
     /// A name: `add`, `%r1`, `$L__BB0_2`, `_Z3foo`.
     #[regex(r"[A-Za-z][A-Za-z0-9_$]*")]
     #[regex(r"[_$%][A-Za-z0-9_$]+")]
@@ -68,6 +71,19 @@ pub enum Tok {
     Eq,
     /// Anything else (never produced by logos itself; see [`lex`]).
     Error,
+}
+
+fn block_comment(lex: &mut logos::Lexer<Tok>) -> logos::FilterResult<(), ()> {
+    match lex.remainder().find("*/") {
+        Some(i) => {
+            lex.bump(i + 2);
+            logos::FilterResult::Skip
+        }
+        None => {
+            lex.bump(lex.remainder().len());
+            logos::FilterResult::Error(())
+        }
+    }
 }
 
 /// A token with its byte range.

@@ -913,7 +913,7 @@ mod tests {
         assert_eq!(shfl.mods, vec!["sync", "down", "b32"]);
         assert_eq!(shfl.operands[0], Operand::Pair("%r2".into(), "%p1".into()));
         assert_eq!(shfl.operands[4], Operand::Imm(Imm::Int(u64::MAX)));
-        assert_eq!(shfl.pos.line, 16);
+        assert_eq!(shfl.pos.line, 18);
     }
 
     #[test]

@@ -378,13 +378,17 @@ fn near_var(vars: &[crate::sim::decode::MemVar], off: u64) -> String {
         Some(v) => {
             let gap = off - u64::from(v.offset) - u64::from(v.size);
             let elem = u64::from(v.elem.max(1));
-            let what = format!(
-                "`{}` ({} elements of {elem} bytes at offset {}; this is element {})",
-                source_name(v),
-                u64::from(v.size) / elem,
-                v.offset,
-                (off - u64::from(v.offset)) / elem
-            );
+            let what = if elem == 1 {
+                format!("`{}` ({} bytes at offset {})", source_name(v), v.size, v.offset)
+            } else {
+                format!(
+                    "`{}` ({} elements of {elem} bytes at offset {}; this is element {})",
+                    source_name(v),
+                    u64::from(v.size) / elem,
+                    v.offset,
+                    (off - u64::from(v.offset)) / elem
+                )
+            };
             if gap == 0 {
                 format!("just past the end of {what}")
             } else {

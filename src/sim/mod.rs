@@ -328,7 +328,8 @@ pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
     // What one cluster's threads and CTAs take in the simulator.
     let threads = u64::from(launch.block[0] * launch.block[1] * launch.block[2])
         * u64::from(launch.cluster[0] * launch.cluster[1] * launch.cluster[2]);
-    let per_thread = prog.template.len() as u64 * 8 + u64::from(prog.local_size) + u64::from(prog.fparam_size);
+    let per_thread =
+        prog.template.len() as u64 * 8 + u64::from(prog.local_size) + u64::from(prog.fparam_size);
     let bytes = threads * per_thread + threads / 1024 * u64::from(prog.shared_size) * 3;
     if bytes > MAX_CLUSTER_BYTES {
         return fail(format!(

@@ -379,7 +379,12 @@ fn near_var(vars: &[crate::sim::decode::MemVar], off: u64) -> String {
             let gap = off - u64::from(v.offset) - u64::from(v.size);
             let elem = u64::from(v.elem.max(1));
             let what = if elem == 1 {
-                format!("`{}` ({} bytes at offset {})", source_name(v), v.size, v.offset)
+                format!(
+                    "`{}` ({} bytes at offset {})",
+                    source_name(v),
+                    v.size,
+                    v.offset
+                )
             } else {
                 format!(
                     "`{}` ({} elements of {elem} bytes at offset {}; this is element {})",

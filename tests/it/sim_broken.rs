@@ -127,3 +127,29 @@ fn every_broken_kernel_gives_its_report() {
         failures.join("\n\n")
     );
 }
+
+/// docs/simulator.md shows real reports: the rendered reports of two broken
+/// kernels appear in it verbatim.
+#[test]
+fn the_docs_show_real_reports() {
+    let docs =
+        std::fs::read_to_string(root().join("docs/simulator.md")).expect("docs/simulator.md");
+    for name in [
+        "producer_never_refills.kdsl",
+        "cluster_peer_exits_early.ptx",
+    ] {
+        let path = root().join("tests/sim/broken").join(name);
+        let text = std::fs::read_to_string(&path).expect("readable");
+        let k = if name.ends_with(".ptx") {
+            ptx_str(&format!("tests/sim/broken/{name}"), &text).expect("loads")
+        } else {
+            kdsl_file(&path)
+        };
+        let o = run(&k, &header_launch(&text, &k.program));
+        let report = rendered(&k, &o);
+        assert!(
+            docs.contains(report.trim_end()),
+            "docs/simulator.md does not show the current report of {name}:\n{report}"
+        );
+    }
+}

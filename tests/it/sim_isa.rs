@@ -1123,5 +1123,10 @@ fn oversized_launches_are_refused() {
     let o = run(&k, &l);
     let text = rendered(&k, &o);
     assert!(o.faulted);
-    assert!(text.contains("error[S0015]: launch does not fit kernel `t`: a cluster of 16384 threads needs"), "{text}");
+    assert!(
+        text.contains(
+            "error[S0015]: launch does not fit kernel `t`: a cluster of 16384 threads needs"
+        ),
+        "{text}"
+    );
 }

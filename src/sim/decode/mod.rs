@@ -197,8 +197,8 @@ pub fn decode(ptx: &str, module: &ast::Module) -> Result<Program, LoadError> {
 }
 
 /// Which variable owns each byte of a memory laid out with red zones: an
-/// access must start and end in the same variable. An `.extern` array
-/// (size 0) owns everything after it, as dynamic shared memory would.
+/// access must start and end in the same variable. (An `.extern` array has
+/// size 0 and so owns nothing: dynamic shared memory is not modelled.)
 fn owner_map(vars: &[MemVar], size: u32) -> Vec<u16> {
     let mut map = vec![0u16; size as usize];
     for (i, v) in vars.iter().enumerate() {

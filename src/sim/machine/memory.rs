@@ -290,7 +290,10 @@ mod tests {
         // Past the variable, into the red zone.
         assert!(matches!(
             resolve(Space::Shared, 1040, 4, 4, 0, &ext, &allocs),
-            Err(Fault::OutOfBounds { target: Some((Target::Shared(0), 1040)), .. })
+            Err(Fault::OutOfBounds {
+                target: Some((Target::Shared(0), 1040)),
+                ..
+            })
         ));
         assert!(resolve(Space::Shared, 0, 4, 4, 0, &ext, &allocs).is_err());
         let mut bytes = vec![0u8; 8];

@@ -19,6 +19,7 @@ mod ptxas_harness;
 mod render;
 mod samples;
 mod sim_broken;
+mod sim_generated;
 mod sim_isa;
 mod sim_samples;
 mod sim_support;

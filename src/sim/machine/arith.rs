@@ -14,6 +14,7 @@ use super::float::{self, Dir, Format};
 use crate::sim::decode::ops::*;
 
 /// The low `bits` of `v` (all of it for 64).
+#[inline]
 pub fn trunc(v: u64, bits: u32) -> u64 {
     if bits >= 64 {
         v
@@ -23,6 +24,7 @@ pub fn trunc(v: u64, bits: u32) -> u64 {
 }
 
 /// `v`'s low `bits` as a signed number.
+#[inline]
 pub fn sext(v: u64, bits: u32) -> i64 {
     if bits >= 64 {
         v as i64
@@ -32,6 +34,7 @@ pub fn sext(v: u64, bits: u32) -> i64 {
     }
 }
 
+#[inline]
 fn int_value(v: u64, ty: Ty) -> i128 {
     if ty.is_signed() {
         i128::from(sext(v, ty.bits()))
@@ -49,6 +52,7 @@ fn int_range(ty: Ty) -> (i128, i128) {
     }
 }
 
+#[inline]
 pub fn int_bin(op: IntOp, ty: Ty, a: u64, b: u64) -> u64 {
     let bits = ty.bits();
     let signed = ty.is_signed();
@@ -114,6 +118,7 @@ pub fn int_bin(op: IntOp, ty: Ty, a: u64, b: u64) -> u64 {
     trunc(r, bits)
 }
 
+#[inline]
 pub fn int_mad(mode: MadMode, ty: Ty, a: u64, b: u64, c: u64) -> u64 {
     let bits = ty.bits();
     match mode {
@@ -244,6 +249,7 @@ fn format(ty: Ty) -> Format {
     }
 }
 
+#[inline]
 pub fn setp(cmp: Cmp, ty: Ty, a: u64, b: u64) -> bool {
     if !ty.is_float() {
         let (x, y) = (int_value(a, ty), int_value(b, ty));

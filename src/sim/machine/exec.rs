@@ -25,6 +25,7 @@ pub enum SliceEnd {
 }
 
 /// The byte store a place lives in (`None`: a peer that is out of range).
+#[inline]
 fn bytes<'a>(
     target: Target,
     allocs: &'a mut [Alloc],
@@ -56,6 +57,7 @@ impl MemCtx<'_> {
     /// Resolves an access, recording a fault (and returning `None`) when it
     /// is out of bounds or misaligned. A peer CTA that has exited is
     /// reported but the access still happens (its memory is kept).
+    #[inline]
     fn place(
         &mut self,
         pc: usize,
@@ -134,6 +136,7 @@ impl MemCtx<'_> {
 }
 
 /// A loaded value widened to a register: sign-extended for signed types.
+#[inline]
 fn extend(v: u64, ty: Ty) -> u64 {
     if ty.is_signed() {
         arith::sext(v, ty.bits()) as u64

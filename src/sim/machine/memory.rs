@@ -124,6 +124,7 @@ pub struct Extents {
 }
 
 /// Whether `[offset, offset + size)` lies inside one variable.
+#[inline]
 fn in_one_var(owner: &[u16], offset: u64, size: u64) -> bool {
     let first = owner.get(offset as usize).copied().unwrap_or(0);
     let last = owner
@@ -135,6 +136,7 @@ fn in_one_var(owner: &[u16], offset: u64, size: u64) -> bool {
 
 /// Decodes an address of `space` into a place, checking alignment to
 /// `align` and that `size` bytes fit.
+#[inline]
 pub fn resolve(
     space: Space,
     addr: u64,
@@ -204,6 +206,7 @@ pub fn resolve(
 }
 
 /// Little-endian read of `size` (1..=8) bytes.
+#[inline]
 pub fn read(bytes: &[u8], offset: u64, size: u64) -> Option<u64> {
     let start = usize::try_from(offset).ok()?;
     let slice = bytes.get(start..start.checked_add(size as usize)?)?;
@@ -215,6 +218,7 @@ pub fn read(bytes: &[u8], offset: u64, size: u64) -> Option<u64> {
 }
 
 /// Little-endian write of the low `size` bytes of `value`.
+#[inline]
 pub fn write(bytes: &mut [u8], offset: u64, size: u64, value: u64) -> Option<()> {
     let start = usize::try_from(offset).ok()?;
     let slice = bytes.get_mut(start..start.checked_add(size as usize)?)?;

@@ -16,8 +16,6 @@ pub struct Snapshot {
     /// Exited threads by the pc they exited at.
     pub exited: Vec<(u32, Vec<ThreadRef>)>,
     pub steps: u64,
-    /// Threads in the grid that never started (later clusters).
-    pub clusters_left: u64,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -169,7 +167,6 @@ impl Snapshot {
             barriers,
             exited: exited.into_iter().collect(),
             steps: m.steps,
-            clusters_left: 0,
         }
     }
 }

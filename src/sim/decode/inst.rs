@@ -3,7 +3,7 @@
 //! the instruction, so a module outside the subset fails at load time
 //! instead of running wrongly.
 
-use super::mods::{Mods, CACHE, MEMORY_ORDER};
+use super::mods::Mods;
 use super::ops::*;
 use super::scope::Binding;
 use super::{specials, Builder, LoadErrorKind};
@@ -189,7 +189,7 @@ impl Builder<'_> {
     }
 }
 
-fn is_clock(name: &str) -> bool {
+pub(super) fn is_clock(name: &str) -> bool {
     matches!(
         name,
         "%clock" | "%clock64" | "%globaltimer" | "%globaltimer_lo" | "%clock_hi"
@@ -247,7 +247,7 @@ fn decode_op(b: &mut Builder, i: &ast::Instruction, full: &str) -> R<Inst> {
     let o = |k: usize| ops.get(k);
     let op = i.opcode.as_str();
     let inst = match op {
-        "mov" => return mov(b, &mut m, ops),
+        "mov" => return super::inst_memory::mov(b, &mut m, ops),
         "add" | "sub" | "mul" | "div" | "rem" | "min" | "max" | "and" | "or" | "xor" | "shl"
         | "shr" | "copysign" => {
             let sat = m.take("sat");
@@ -610,8 +610,8 @@ fn decode_op(b: &mut Builder, i: &ast::Instruction, full: &str) -> R<Inst> {
             inst.a = b.src(o(1), Ty::U64)?;
             inst
         }
-        "ld" | "ldu" | "st" => return load_store(b, &mut m, op, ops),
-        "atom" | "red" => return atomic(b, &mut m, op, ops),
+        "ld" | "ldu" | "st" => return super::inst_memory::load_store(b, &mut m, op, ops),
+        "atom" | "red" => return super::inst_memory::atomic(b, &mut m, op, ops),
         "prefetch" | "prefetchu" | "fence" | "membar" | "nanosleep" | "pmevent" | "discard"
         | "applypriority" | "createpolicy" => {
             if op == "createpolicy" {
@@ -635,7 +635,7 @@ fn decode_op(b: &mut Builder, i: &ast::Instruction, full: &str) -> R<Inst> {
             inst.off = i64::from(pc);
             inst
         }
-        "call" => return call(b, &mut m, ops),
+        "call" => return super::inst_control::call(b, &mut m, ops),
         "ret" | "exit" | "trap" | "brkpt" => {
             m.take("uni");
             m.finish().map_err(unsup)?;
@@ -645,7 +645,7 @@ fn decode_op(b: &mut Builder, i: &ast::Instruction, full: &str) -> R<Inst> {
                 _ => Op::Trap,
             })
         }
-        "bar" | "barrier" => return barrier(b, &mut m, ops),
+        "bar" | "barrier" => return super::inst_control::barrier(b, &mut m, ops),
         "mbarrier" => return super::inst_sync::mbarrier(b, &mut m, ops),
         "cp" => return super::inst_sync::copy(b, &mut m, ops),
         "shfl" | "vote" | "activemask" | "elect" | "redux" => {
@@ -654,281 +654,4 @@ fn decode_op(b: &mut Builder, i: &ast::Instruction, full: &str) -> R<Inst> {
         _ => return unsupported(format!("the opcode `{op}`")),
     };
     Ok(inst)
-}
-
-fn mov(b: &mut Builder, m: &mut Mods, ops: &[Operand]) -> R<Inst> {
-    let types = m.take_types();
-    m.finish().map_err(unsup)?;
-    let ty = one_type(&types, "mov")?;
-    let o = |k: usize| ops.get(k);
-    match (o(0), o(1)) {
-        (Some(Operand::Vector(parts)), Some(src)) => {
-            let n = parts.len() as u32;
-            if n < 2 || ty.bits() % n != 0 {
-                return invalid("bad vector unpack");
-            }
-            let mut slots = Vec::new();
-            for p in parts {
-                slots.push(b.dst(Some(p))?);
-            }
-            let mut inst = base_inst(Op::Unpack {
-                bits: (ty.bits() / n) as u8,
-            });
-            inst.a = b.src(Some(src), ty)?;
-            inst.c = n;
-            inst.aux = b.list(slots);
-            Ok(inst)
-        }
-        (Some(d), Some(Operand::Vector(parts))) => {
-            let n = parts.len() as u32;
-            if n < 2 || ty.bits() % n != 0 {
-                return invalid("bad vector pack");
-            }
-            let part_ty = match ty.bits() / n {
-                8 => Ty::U8,
-                16 => Ty::U16,
-                32 => Ty::U32,
-                _ => return invalid("bad vector pack"),
-            };
-            let mut slots = Vec::new();
-            for p in parts {
-                slots.push(b.src(Some(p), part_ty)?);
-            }
-            let mut inst = base_inst(Op::Pack {
-                bits: part_ty.bits() as u8,
-            });
-            inst.d = b.dst(Some(d))?;
-            inst.c = n;
-            inst.aux = b.list(slots);
-            Ok(inst)
-        }
-        (Some(d), Some(Operand::Name(name)))
-            if is_clock(name) && b.scopes.lookup(name).is_none() =>
-        {
-            let mut inst = base_inst(Op::Clock);
-            inst.d = b.dst(Some(d))?;
-            inst.c = ty.bits();
-            Ok(inst)
-        }
-        (d, s) => {
-            let mut inst = base_inst(Op::Mov);
-            inst.d = b.dst(d)?;
-            inst.a = b.src(s, ty)?;
-            Ok(inst)
-        }
-    }
-}
-
-fn load_store(b: &mut Builder, m: &mut Mods, op: &str, ops: &[Operand]) -> R<Inst> {
-    m.drop_all(MEMORY_ORDER);
-    m.drop_all(CACHE);
-    let vec = m.take_vector();
-    let spaces = m.take_spaces();
-    let types = m.take_types();
-    m.finish().map_err(unsup)?;
-    let ty = one_type(&types, op)?;
-    let space = match spaces[..] {
-        [] if op == "ldu" => Space::Global,
-        [] => Space::Generic,
-        [s] => s,
-        _ => return invalid("several state spaces"),
-    };
-    if ty == Ty::Pred {
-        return invalid("memory access of a predicate");
-    }
-    if vec > 4 {
-        return unsupported("`.v8` accesses");
-    }
-    let (value_op, addr_op) = if op == "st" {
-        (ops.get(1), ops.first())
-    } else {
-        (ops.first(), ops.get(1))
-    };
-    let (base, off, space) = b.addr(addr_op, space)?;
-    let mut inst = base_inst(Op::Nop);
-    inst.a = base;
-    inst.off = off;
-    let slots: Vec<u32> = match value_op {
-        Some(Operand::Vector(parts)) => {
-            if parts.len() != usize::from(vec) {
-                return invalid("the vector operand does not match the `.vN` modifier");
-            }
-            let mut v = Vec::new();
-            for p in parts {
-                v.push(if op == "st" {
-                    b.src(Some(p), ty)?
-                } else {
-                    b.dst(Some(p))?
-                });
-            }
-            v
-        }
-        other if vec == 1 => vec![if op == "st" {
-            b.src(other, ty)?
-        } else {
-            b.dst(other)?
-        }],
-        _ => return invalid("a `.vN` access needs a vector operand"),
-    };
-    if op == "st" {
-        inst.op = Op::St { space, ty, vec };
-        inst.b = slots.first().copied().unwrap_or(0);
-    } else {
-        inst.op = Op::Ld { space, ty, vec };
-        inst.d = slots.first().copied().unwrap_or(NO_DEST);
-    }
-    if vec > 1 {
-        inst.aux = b.list(slots);
-    }
-    Ok(inst)
-}
-
-fn atomic(b: &mut Builder, m: &mut Mods, op: &str, ops: &[Operand]) -> R<Inst> {
-    m.drop_all(MEMORY_ORDER);
-    m.take("noftz");
-    if m.take_vector() != 1 {
-        return unsupported("vector atomics");
-    }
-    let aop = match m.take_any(&[
-        "add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas",
-    ]) {
-        Some("add") => AtomOp::Add,
-        Some("min") => AtomOp::Min,
-        Some("max") => AtomOp::Max,
-        Some("inc") => AtomOp::Inc,
-        Some("dec") => AtomOp::Dec,
-        Some("and") => AtomOp::And,
-        Some("or") => AtomOp::Or,
-        Some("xor") => AtomOp::Xor,
-        Some("exch") => AtomOp::Exch,
-        Some(_) => AtomOp::Cas,
-        None => return invalid("missing the atomic operation"),
-    };
-    let spaces = m.take_spaces();
-    let types = m.take_types();
-    m.finish().map_err(unsup)?;
-    let ty = one_type(&types, op)?;
-    let space = match spaces[..] {
-        [] => Space::Generic,
-        [s] => s,
-        _ => return invalid("several state spaces"),
-    };
-    if !matches!(
-        space,
-        Space::Global | Space::Shared | Space::SharedCluster | Space::Generic
-    ) {
-        return invalid(format!("atomics in the {} space", space.name()));
-    }
-    if ty.is_float() && aop != AtomOp::Add && aop != AtomOp::Exch {
-        return unsupported("float atomics other than `add`/`exch`");
-    }
-    let mut inst = base_inst(Op::Atom { space, op: aop, ty });
-    let mut k = 0;
-    if op == "atom" {
-        inst.d = b.dst(ops.first())?;
-        k = 1;
-    }
-    let (base, off, _) = b.addr(ops.get(k), space)?;
-    inst.a = base;
-    inst.off = off;
-    inst.b = b.src(ops.get(k + 1), ty)?;
-    if aop == AtomOp::Cas {
-        inst.c = b.src(ops.get(k + 2), ty)?;
-    }
-    Ok(inst)
-}
-
-fn call(b: &mut Builder, m: &mut Mods, ops: &[Operand]) -> R<Inst> {
-    m.take("uni");
-    m.finish().map_err(unsup)?;
-    let (rets, name, args) = match ops {
-        [Operand::List(r), Operand::Name(f), Operand::List(a)] => (r.as_slice(), f, a.as_slice()),
-        [Operand::List(r), Operand::Name(f)] => (r.as_slice(), f, &[][..]),
-        [Operand::Name(f), Operand::List(a)] => (&[][..], f, a.as_slice()),
-        [Operand::Name(f)] => (&[][..], f, &[][..]),
-        _ => return unsupported("this form of `call` (prototypes and indirect calls)"),
-    };
-    let Some(Binding::Func(func)) = b.scopes.lookup(name) else {
-        return invalid(format!("unknown function `{name}`"));
-    };
-    let formals = b.formals.get(func as usize).cloned().unwrap_or_default();
-    if b.module
-        .functions
-        .get(func as usize)
-        .is_some_and(|f| f.body.is_none())
-    {
-        return unsupported(format!(
-            "a call of `{name}`, which has no body in this module"
-        ));
-    }
-    if formals.params.len() != args.len() || formals.rets.len() != rets.len() {
-        return invalid(format!("wrong number of arguments for `{name}`"));
-    }
-    let mut info = CallInfo {
-        func,
-        args: Vec::new(),
-        rets: Vec::new(),
-    };
-    for (arg, (off, size)) in args.iter().zip(&formals.params) {
-        let Operand::Name(n) = arg else {
-            return unsupported("call arguments other than `.param` variables");
-        };
-        let Some(Binding::FuncParam(at)) = b.scopes.lookup(n) else {
-            return unsupported("call arguments other than `.param` variables");
-        };
-        info.args.push((at, *off, *size));
-    }
-    for (ret, (off, size)) in rets.iter().zip(&formals.rets) {
-        let Operand::Name(n) = ret else {
-            return unsupported("call results other than `.param` variables");
-        };
-        let Some(Binding::FuncParam(at)) = b.scopes.lookup(n) else {
-            return unsupported("call results other than `.param` variables");
-        };
-        info.rets.push((*off, at, *size));
-    }
-    let mut inst = base_inst(Op::Call);
-    inst.aux = b.calls.len() as u32;
-    b.calls.push(info);
-    Ok(inst)
-}
-
-fn barrier(b: &mut Builder, m: &mut Mods, ops: &[Operand]) -> R<Inst> {
-    if m.take("cluster") {
-        m.take("aligned");
-        let arrive = m.take("arrive");
-        let wait = m.take("wait");
-        m.take_any(&["relaxed", "release", "acquire"]);
-        m.take("aligned");
-        m.finish().map_err(unsup)?;
-        return Ok(match (arrive, wait) {
-            (true, false) => b.sync(SyncOp::ClusterArrive),
-            (false, true) => b.sync(SyncOp::ClusterWait),
-            _ => return invalid("`barrier.cluster` needs `.arrive` or `.wait`"),
-        });
-    }
-    if m.take("warp") {
-        m.take("sync");
-        m.finish().map_err(unsup)?;
-        let mask = b.src(ops.first(), Ty::U32)?;
-        return Ok(b.sync(SyncOp::BarWarpSync { mask }));
-    }
-    m.take("cta");
-    m.take("aligned");
-    let kind = m.take_any(&["sync", "arrive", "red"]);
-    m.take("aligned");
-    m.finish().map_err(unsup)?;
-    let wait = match kind {
-        Some("sync") => true,
-        Some("arrive") => false,
-        Some(_) => return unsupported("barrier reductions (`bar.red`)"),
-        None => return invalid("missing `.sync`/`.arrive`"),
-    };
-    let id = b.src(ops.first(), Ty::U32)?;
-    let count = match ops.get(1) {
-        Some(op) => Some(b.src(Some(op), Ty::U32)?),
-        None if !wait => return invalid("`bar.arrive` needs a thread count"),
-        None => None,
-    };
-    Ok(b.sync(SyncOp::Bar { id, count, wait }))
 }

@@ -5,10 +5,10 @@
 //! Everything here touches only the thread's registers and memory, so the
 //! loop borrows the machine's parts once and stays tight.
 
-use super::arith;
 use super::events::{AccessKind, Events, Issue, ThreadRef};
 use super::memory::{self, Alloc, Extents, Fault, Place, Target};
 use super::state::{Cta, Thread};
+use super::{arith, farith};
 use super::{Machine, Rng};
 use crate::sim::decode::ops::*;
 
@@ -153,7 +153,7 @@ fn atomic_value(op: AtomOp, ty: Ty, old: u64, b: u64, c: u64) -> u64 {
                 ftz: ty == Ty::F32,
                 sat: false,
             };
-            arith::float_bin(FOp::Add, ty, Rnd::Rn, ftz, old, b)
+            farith::float_bin(FOp::Add, ty, Rnd::Rn, ftz, old, b)
         }
         AtomOp::Add => arith::trunc(old.wrapping_add(b), bits),
         AtomOp::Min => arith::int_bin(IntOp::Min, ty, old, b),
@@ -320,19 +320,19 @@ impl Machine<'_> {
                 Op::FBin(op, ty, rnd, mode) => {
                     wr!(
                         inst.d,
-                        arith::float_bin(op, ty, rnd, mode, rd!(inst.a), rd!(inst.b))
+                        farith::float_bin(op, ty, rnd, mode, rd!(inst.a), rd!(inst.b))
                     )
                 }
                 Op::Fma(ty, rnd, mode) => {
                     wr!(
                         inst.d,
-                        arith::fma(ty, rnd, mode, rd!(inst.a), rd!(inst.b), rd!(inst.c))
+                        farith::fma(ty, rnd, mode, rd!(inst.a), rd!(inst.b), rd!(inst.c))
                     )
                 }
                 Op::FUn(op, ty, rnd, mode) => {
-                    wr!(inst.d, arith::float_un(op, ty, rnd, mode, rd!(inst.a)))
+                    wr!(inst.d, farith::float_un(op, ty, rnd, mode, rd!(inst.a)))
                 }
-                Op::Cvt(c) => wr!(inst.d, arith::cvt(c, rd!(inst.a))),
+                Op::Cvt(c) => wr!(inst.d, farith::cvt(c, rd!(inst.a))),
                 Op::Pack { bits } => {
                     let mut v = 0u64;
                     for k in 0..inst.c as usize {

@@ -6,13 +6,14 @@
 //! - `sync`: CTA and cluster barriers; `mbarrier`: mbarrier objects;
 //!   `warp`: warp-synchronous rendezvous; `bulk`: bulk copies in flight;
 //! - `sched`: which thread runs next, blocking and waking;
-//! - `memory`, `arith`, `float`: address spaces and value semantics;
+//! - `memory`, `arith`, `farith`, `float`: address spaces and value semantics;
 //! - `events`, `snapshot`: what the reports are made of.
 
 pub mod arith;
 mod bulk;
 pub mod events;
 mod exec;
+pub mod farith;
 pub mod float;
 mod mbarrier;
 pub mod memory;

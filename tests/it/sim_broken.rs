@@ -153,3 +153,34 @@ fn the_docs_show_real_reports() {
         );
     }
 }
+
+/// The hangs and faults that do not depend on the interleaving are found
+/// under random schedules too, with the same reports.
+#[test]
+fn random_schedules_find_the_same_faults() {
+    for name in [
+        "missing_arrival.kdsl",
+        "arrival_count_too_high.kdsl",
+        "wrong_parity.kdsl",
+        "expect_tx_too_large.kdsl",
+        "producer_never_refills.kdsl",
+        "shuffle_thread_gone.kdsl",
+        "out_of_bounds_index.kdsl",
+        "out_of_bounds_shared.kdsl",
+        "arrive_count_overflows.kdsl",
+    ] {
+        let path = root().join("tests/sim/broken").join(name);
+        let text = std::fs::read_to_string(&path).expect("readable");
+        let k = kdsl_file(&path);
+        let l = header_launch(&text, &k.program);
+        let mut want: Vec<String> = expectations(&text).into_iter().map(|(_, c, _)| c).collect();
+        want.sort();
+        for seed in 0..4 {
+            let o = run_with(&k, &l, Schedule::Random(seed), 10_000_000);
+            let mut got: Vec<String> = o.reports.iter().map(|d| d.code.to_string()).collect();
+            got.sort();
+            got.dedup();
+            assert_eq!(got, want, "{name}, seed {seed}:\n{}", rendered(&k, &o));
+        }
+    }
+}

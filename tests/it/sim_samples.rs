@@ -277,20 +277,46 @@ fn ws_pipeline() {
 #[test]
 fn random_schedules_agree_with_in_order() {
     use kdsl::sim::Schedule;
-    let k = sample("pipeline_sum");
-    let (grid, chunks) = (2u32, 4u32);
-    let x: Vec<f32> = (0..grid * chunks * 1024).map(|i| (i % 7) as f32).collect();
-    let l = launch(
-        "pipeline_sum",
-        [grid, 1, 1],
-        [128, 1, 1],
-        [1, 1, 1],
-        vec![one(&x), f32s("out", &[0.0]), u32v(chunks)],
-    );
-    for seed in 0..4 {
-        let o = run_with(&k, &l, Schedule::Random(seed), 1 << 30);
-        assert!(o.reports.is_empty(), "seed {seed}:\n{}", rendered(&k, &o));
-        // Small integers: every order of the sum is exact.
-        assert_eq!(as_f32(&o.arrays[1]), vec![sum(&x)], "seed {seed}");
+    // Small integers: every order of the sums is exact.
+    let x: Vec<f32> = (0..2 * 7 * 1024).map(|i| (i % 7) as f32).collect();
+    let cases = [
+        (
+            "pipeline_sum",
+            [2u32, 1, 1],
+            [128u32, 1, 1],
+            [1u32, 1, 1],
+            4u32 * 1024 * 2,
+            4u32,
+        ),
+        (
+            "ws_pipeline",
+            [2, 1, 1],
+            [160, 1, 1],
+            [1, 1, 1],
+            7 * 1024 * 2,
+            7,
+        ),
+        ("cluster_sum", [4, 1, 1], [128, 1, 1], [2, 1, 1], 5000, 5000),
+        ("reduce_sum", [4, 1, 1], [256, 1, 1], [1, 1, 1], 5000, 5000),
+    ];
+    for (name, grid, block, cluster, len, last) in cases {
+        let k = sample(name);
+        let x = &x[..len as usize];
+        let l = launch(
+            name,
+            grid,
+            block,
+            cluster,
+            vec![one(x), f32s("out", &[0.0]), u32v(last)],
+        );
+        for seed in 0..4 {
+            let o = run_with(&k, &l, Schedule::Random(seed), 1 << 30);
+            assert!(
+                o.reports.is_empty(),
+                "{name}, seed {seed}:\n{}",
+                rendered(&k, &o)
+            );
+            assert_eq!(as_f32(&o.arrays[1]), vec![sum(x)], "{name}, seed {seed}");
+        }
     }
 }

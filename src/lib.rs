@@ -38,6 +38,7 @@ pub mod ir;
 pub mod launch;
 pub mod lsp;
 pub mod ptx;
+pub mod sim;
 pub mod source;
 pub mod span;
 pub mod stack;

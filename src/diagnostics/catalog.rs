@@ -196,6 +196,56 @@ pub static CODES: &[CodeInfo] = &[
         Error,
         "barrier group `{name}` must hold between 1 and 64 barriers, found {n}"
     ),
+    code!("S0001", Error, "deadlock: no thread can make progress"),
+    code!("S0002", Error, "out-of-bounds {access} in {space} memory"),
+    code!("S0003", Error, "misaligned {access} in {space} memory"),
+    code!("S0004", Error, "mbarrier `{name}` used before `init`"),
+    code!(
+        "S0005",
+        Error,
+        "mbarrier `{name}` initialised again while a phase is pending"
+    ),
+    code!(
+        "S0006",
+        Error,
+        "arrival on mbarrier `{name}` takes its pending count below zero"
+    ),
+    code!(
+        "S0007",
+        Error,
+        "transaction count of mbarrier `{name}` out of range"
+    ),
+    code!("S0008", Error, "wait on mbarrier `{name}` is {n} phases behind"),
+    code!(
+        "S0009",
+        Error,
+        "warp-synchronous mask names threads that never arrive / warp-synchronous mask leaves out the executing thread"
+    ),
+    code!(
+        "S0010",
+        Error,
+        "access to the shared memory of cluster rank {rank}, which has exited"
+    ),
+    code!("S0011", Error, "no progress within {n} steps"),
+    code!(
+        "S0012",
+        Error,
+        "bulk copy of {size} bytes is not a multiple of 16 bytes or not 16-byte aligned"
+    ),
+    code!(
+        "S0013",
+        Error,
+        "PTX instruction `{name}` is outside the simulator's subset"
+    ),
+    code!("S0014", Error, "cannot load the PTX module: {why}"),
+    code!("S0015", Error, "launch does not fit kernel `{name}`: {why}"),
+    code!("S0016", Error, "a thread executed `trap`"),
+    code!("S0017", Error, "{access} to read-only {space} memory"),
+    code!(
+        "S0018",
+        Error,
+        "`.noComplete` arrival completed a phase of mbarrier `{name}`"
+    ),
     code!("W0001", Warning, "unused variable `{name}`"),
     code!("W0002", Warning, "cluster size {n} is not portable"),
     code!("W0003", Warning, "the file defines no kernel"),
@@ -229,9 +279,19 @@ pub fn lookup(code: &str) -> Option<&'static CodeInfo> {
         .find(|info| info.code.eq_ignore_ascii_case(code))
 }
 
-/// The wrong and the fixed example: the first two ```` ```kdsl ```` blocks
-/// of the explanation, each with a final newline and its [`REPEAT`] lines
-/// written out. A missing block is empty.
+/// The language of a code's examples: `ptx` for the simulator reports that
+/// only foreign PTX can trigger (their blocks are ```` ```ptx ````), else `kdsl`.
+pub fn example_language(info: &CodeInfo) -> &'static str {
+    if info.explanation.contains("\n```ptx\n") {
+        "ptx"
+    } else {
+        "kdsl"
+    }
+}
+
+/// The wrong and the fixed example: the first two ```` ```kdsl ```` (or
+/// ```` ```ptx ````) blocks of the explanation, each with a final newline
+/// and its [`REPEAT`] lines written out. A missing block is empty.
 pub fn examples(info: &CodeInfo) -> (String, String) {
     let mut blocks = kdsl_blocks(info.explanation).into_iter();
     let wrong = expand_repeats(&blocks.next().unwrap_or_default());
@@ -273,14 +333,16 @@ pub fn expand_repeats(block: &str) -> String {
     out
 }
 
-/// The contents of every ```` ```kdsl ```` fenced block, in order. An
-/// unclosed block runs to the end of the text.
+/// The contents of every ```` ```kdsl ```` and ```` ```ptx ```` fenced
+/// block, in order. An unclosed block runs to the end of the text.
 fn kdsl_blocks(markdown: &str) -> Vec<String> {
     let mut blocks = Vec::new();
     let mut current: Option<String> = None;
     for line in markdown.lines() {
         match current.as_mut() {
-            None if line.trim_end() == "```kdsl" => current = Some(String::new()),
+            None if matches!(line.trim_end(), "```kdsl" | "```ptx") => {
+                current = Some(String::new())
+            }
             None => {}
             Some(_) if line.trim_end() == "```" => blocks.extend(current.take()),
             Some(block) => {
@@ -317,7 +379,10 @@ pub fn render_docs() -> String {
     out.push_str(concat!(
         "Every diagnostic of `kdslc` has a stable code. Errors (`E…`) fail the\n",
         "build; warnings (`W…`) do not, unless `-D warnings` is given, and `-A CODE`\n",
-        "silences one. The first line of each message is the template below with its\n",
+        "silences one. Simulator reports (`S…`) come from running a kernel with\n",
+        "`kdslc sim`: a deadlock, an invalid access, a barrier protocol violation;\n",
+        "each is an error (exit status 4). Their examples carry the launch in a\n",
+        "first `// sim ...` line. The first line of each message is the template below with its\n",
         "`{…}` filled in. `kdslc explain CODE` prints the section of one code: what it\n",
         "means, why the rule exists, an example that triggers it and the example\n",
         "fixed.\n\n",

@@ -75,9 +75,9 @@ fn codes_are_unique_sorted_and_well_formed() {
             "{code}: a code is a letter and four digits"
         );
         let severity = match letter {
-            "E" => Severity::Error,
+            "E" | "S" => Severity::Error,
             "W" => Severity::Warning,
-            _ => panic!("{code}: codes start with E (error) or W (warning)"),
+            _ => panic!("{code}: codes start with E (error), W (warning) or S (simulator report)"),
         };
         assert_eq!(
             info.severity, severity,
@@ -173,7 +173,8 @@ fn every_explanation_is_complete() {
             "{code}: the fixed example must differ from the wrong one"
         );
         // The wrong example is the block under `## Example`, the fixed one under `## Fixed`.
-        let blocks: Vec<usize> = text.match_indices("\n```kdsl\n").map(|(i, _)| i).collect();
+        let fence = format!("\n```{}\n", catalog::example_language(info));
+        let blocks: Vec<usize> = text.match_indices(fence.as_str()).map(|(i, _)| i).collect();
         let (example_at, fixed_at) = (example.unwrap_or(0), fixed_section.unwrap_or(0));
         assert!(
             matches!(blocks.as_slice(), [w, f, ..] if example_at < *w && *w < fixed_at && fixed_at < *f),
@@ -311,6 +312,9 @@ fn compile_block(block: &str, opts: &Options) -> kdsl::Compilation {
 
 fn check_examples(info: &CodeInfo) -> Vec<String> {
     let (wrong, fixed) = catalog::examples(info);
+    if info.code.starts_with('S') {
+        return check_sim_examples(info, &wrong, &fixed);
+    }
     let mut failures = Vec::new();
     if !wrong.starts_with(NOT_COMPILED) {
         let opts = options_for(&wrong, info.code);
@@ -347,4 +351,86 @@ fn explain_examples_compile() {
         failures.len(),
         failures.join("\n")
     );
+}
+
+/// A simulator report's examples: the wrong one, compiled (kdsl) or loaded
+/// (PTX) and run with the launch of its `// sim ...` line, gives the report
+/// (at load time for the load errors); the fixed one compiles without any
+/// diagnostic and runs without any report.
+fn check_sim_examples(info: &CodeInfo, wrong: &str, fixed: &str) -> Vec<String> {
+    let lang = catalog::example_language(info);
+    let mut failures = Vec::new();
+    for (block, is_wrong) in [(wrong, true), (fixed, false)] {
+        let which = if is_wrong { "wrong" } else { "fixed" };
+        match simulated_codes(block, lang, is_wrong) {
+            Err(e) => failures.push(format!("{}: the {which} example: {e}", info.code)),
+            Ok(codes) if is_wrong && !codes.contains(&info.code) => failures.push(format!(
+                "{}: the wrong example gives {codes:?} in the simulator",
+                info.code
+            )),
+            Ok(codes) if !is_wrong && !codes.is_empty() => failures.push(format!(
+                "{}: the fixed example gives {codes:?} in the simulator",
+                info.code
+            )),
+            Ok(_) => {}
+        }
+    }
+    failures
+}
+
+fn simulated_codes(
+    block: &str,
+    lang: &str,
+    warnings_ok: bool,
+) -> Result<Vec<&'static str>, String> {
+    use kdsl::sim::{self, PtxSource, Schedule, SimOptions};
+    let loaded = if lang == "ptx" {
+        match crate::sim_support::ptx_str("example.ptx", block) {
+            Ok(l) => l,
+            Err(rendered) => {
+                // A load error: its code is what the example gives.
+                let mut sources = kdsl::source::SourceMap::new();
+                let file = sources.add(kdsl::source::SourceFile::new("example.ptx", None, block));
+                let err = sim::load(
+                    block,
+                    PtxSource::File {
+                        file,
+                        sources: &mut sources,
+                    },
+                );
+                return match err {
+                    Err(d) => Ok(d.iter().map(|d| d.code).collect()),
+                    Ok(_) => Err(format!("inconsistent load: {rendered}")),
+                };
+            }
+        }
+    } else {
+        let c = compile_str("example.kdsl", block, &Options::default());
+        let blocking: Vec<_> = c
+            .diagnostics
+            .iter()
+            .filter(|d| d.is_error() || !warnings_ok)
+            .cloned()
+            .collect();
+        if !blocking.is_empty() {
+            return Err(format!("it compiles with {}", describe(&blocking)));
+        }
+        let ptx = c.ptx.ok_or("no PTX")?;
+        let program = sim::load(&ptx, PtxSource::Kdsl { line_spans: &[] })
+            .map_err(|d| format!("its PTX does not load: {}", describe(&d)))?;
+        crate::sim_support::Loaded {
+            program,
+            sources: c.sources,
+        }
+    };
+    let launch = crate::sim_support::header_launch(block, &loaded.program);
+    let outcome = sim::run(
+        &loaded.program,
+        &launch,
+        &SimOptions {
+            schedule: Schedule::InOrder,
+            max_steps: 1_000_000,
+        },
+    );
+    Ok(outcome.reports.iter().map(|d| d.code).collect())
 }

@@ -260,3 +260,44 @@ pub fn version(ptxas: &Path) -> Option<String> {
         .find(|l| l.contains("release"))
         .map(|l| l.trim().to_string())
 }
+
+/// Finds nvcc: `$KDSL_NVCC`, next to the ptxas found, the cuda-tools.sh
+/// cache, `$PATH`.
+pub fn nvcc_path() -> Option<PathBuf> {
+    if let Some(p) = env_nonempty("KDSL_NVCC").map(PathBuf::from) {
+        if is_executable(&p) {
+            return Some(p);
+        }
+    }
+    if let Some(sibling) = ptxas_path().and_then(|p| p.parent().map(|d| d.join("nvcc"))) {
+        if is_executable(&sibling) {
+            return Some(sibling);
+        }
+    }
+    find_tool("nvcc", &[])
+}
+
+/// nvcc for a test that needs it: like [`require_ptxas`], a loud skip on a
+/// developer machine without it and a failure under CI.
+pub fn require_nvcc() -> Option<PathBuf> {
+    if let Some(p) = nvcc_path() {
+        return Some(p);
+    }
+    let test = std::thread::current()
+        .name()
+        .unwrap_or("<unnamed test>")
+        .to_string();
+    if in_ci() {
+        panic!(
+            "nvcc not found, and CI is set, so test `{test}` may not be skipped.\n\
+             Fix: {INSTALL_HINT} (it installs nvcc next to ptxas)."
+        );
+    }
+    loud(&format!(
+        "\n==================================================================\n\
+         SKIPPED: nvcc not found, run scripts/cuda-tools.sh\n  \
+         test `{test}` did not run the nvcc twins in the simulator.\n\
+         ==================================================================\n"
+    ));
+    None
+}

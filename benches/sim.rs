@@ -1,0 +1,92 @@
+//! Simulator speed: simulated PTX instructions per second on one core, for
+//! a 256×256×256 `sgemm_tiled` and a `pipeline_sum` over 2^20 floats (both
+//! the kdslc PTX of the samples). Criterion's throughput is set to the
+//! instructions one run executes, so "elem/s" is instructions per second.
+//!
+//!     cargo bench --bench sim
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use kdsl::launch::{ArgValue, Array, Launch};
+use kdsl::sim::{self, Program, PtxSource, SimOptions};
+use kdsl::types::Scalar;
+use std::path::PathBuf;
+use std::time::Duration;
+
+fn program(sample: &str) -> Program {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("samples")
+        .join(format!("{sample}.kdsl"));
+    let c = kdsl::compile(&path, &kdsl::Options::default()).expect("sample readable");
+    let ptx = c.ptx.expect("the sample compiles");
+    sim::load(&ptx, PtxSource::Kdsl { line_spans: &[] }).expect("the sample loads")
+}
+
+fn floats(name: &str, n: usize) -> ArgValue {
+    let data = (0..n)
+        .flat_map(|i| ((i % 13) as f32 * 0.25).to_le_bytes())
+        .collect();
+    ArgValue::Array(Array {
+        name: name.into(),
+        elem: Scalar::F32,
+        data,
+        writable: true,
+    })
+}
+
+fn u32v(v: u32) -> ArgValue {
+    ArgValue::Scalar {
+        ty: Scalar::U32,
+        bits: u64::from(v),
+    }
+}
+
+fn bench_one(c: &mut Criterion, name: &str, p: &Program, launch: &Launch) {
+    let opts = SimOptions::default();
+    let first = sim::run(p, launch, &opts);
+    assert!(first.reports.is_empty(), "{name}: {:?}", first.reports);
+    let steps = first.stats.steps;
+    let mut g = c.benchmark_group("sim");
+    g.throughput(Throughput::Elements(steps));
+    g.sample_size(10);
+    g.measurement_time(Duration::from_secs(20));
+    g.bench_function(name, |b| b.iter(|| sim::run(p, launch, &opts)));
+    g.finish();
+}
+
+fn benches(c: &mut Criterion) {
+    let n = 256u32;
+    let sgemm = program("sgemm_tiled");
+    let launch = Launch {
+        kernel: "sgemm_tiled".into(),
+        grid: [n / 16, n / 16, 1],
+        block: [16, 16, 1],
+        cluster: [1, 1, 1],
+        args: vec![
+            floats("a", (n * n) as usize),
+            floats("b", (n * n) as usize),
+            floats("c", (n * n) as usize),
+            u32v(n),
+            u32v(n),
+            u32v(n),
+        ],
+    };
+    bench_one(c, "sgemm_tiled_256", &sgemm, &launch);
+
+    let pipeline = program("pipeline_sum");
+    let (grid, chunks) = (64u32, 16u32);
+    let launch = Launch {
+        kernel: "pipeline_sum".into(),
+        grid: [grid, 1, 1],
+        block: [128, 1, 1],
+        cluster: [1, 1, 1],
+        args: vec![
+            floats("x", (grid * chunks * 1024) as usize),
+            floats("out", 1),
+            u32v(chunks),
+        ],
+    };
+    bench_one(c, "pipeline_sum_1m", &pipeline, &launch);
+}
+
+criterion_group!(sim_benches, benches);
+criterion_main!(sim_benches);

@@ -1,0 +1,579 @@
+//! PTX module → [`Program`]: names resolved to register slots, addresses
+//! and instruction indices once, so that running a kernel never looks at a
+//! string.
+//!
+//! The layout a [`Program`] fixes:
+//! - **Register file** (per thread, `u64` slots): slot 0 holds 1 (the guard
+//!   of unguarded instructions), then the special registers
+//!   ([`specials::SPECIALS`]), then every register of every function (each
+//!   function has its own slots, so a call needs no frame) and every
+//!   distinct immediate (constant slots).
+//! - **Shared memory** (per CTA): every `.shared` variable of the module,
+//!   from offset [`SHARED_BASE`], with a red zone after each so that an
+//!   overrun of one is reported instead of landing in the next.
+//! - **Local memory** and **function parameters** (per thread): the same,
+//!   for `.local` variables and the `.param` variables of `.func`s and call
+//!   sites.
+//! - **Global memory**: module `.global`/`.const` variables first, then the
+//!   launch's array arguments, each its own allocation.
+
+mod inst;
+mod inst_control;
+mod inst_memory;
+mod inst_sync;
+mod layout;
+mod mods;
+pub mod ops;
+mod scope;
+pub mod specials;
+
+use super::ptx::ast::{self, FuncKind, Item, Loc, Pos};
+use crate::span::Span;
+use ops::*;
+use scope::{Binding, Scopes};
+use std::collections::HashMap;
+
+/// Where the CTA's shared variables start (sm_90 reserves the first KiB).
+pub const SHARED_BASE: u32 = 1024;
+/// Bytes left unused after each shared/local variable.
+pub const RED_ZONE: u32 = 32;
+/// The most register slots a thread may have.
+const MAX_SLOTS: u32 = 1 << 18;
+
+/// An error found while loading: the position in the PTX text and what.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoadError {
+    pub pos: Pos,
+    pub kind: LoadErrorKind,
+    pub message: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoadErrorKind {
+    /// Not PTX the parser understands.
+    Syntax,
+    /// Valid PTX outside the simulator's subset.
+    Unsupported,
+    /// An unknown name, a bad operand.
+    Invalid,
+}
+
+/// Where an instruction came from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Site {
+    pub pos: Pos,
+    /// The latest `.loc` before the instruction.
+    pub loc: Option<Loc>,
+    /// The source span (filled by [`super::load`] from the `PtxSource`).
+    pub span: Option<Span>,
+    /// The function it belongs to.
+    pub func: u32,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct KernelParam {
+    pub name: String,
+    pub ty: Ty,
+    pub offset: u32,
+    pub size: u32,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Kernel {
+    pub name: String,
+    pub func: u32,
+    pub params: Vec<KernelParam>,
+    pub param_size: u32,
+    pub attrs: ast::FuncAttrs,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Func {
+    pub name: String,
+    pub entry: u32,
+    pub end: u32,
+}
+
+/// A variable with a place in shared or local memory, for reports.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MemVar {
+    pub name: String,
+    pub offset: u32,
+    pub size: u32,
+    pub elem: u32,
+    pub decl: Site,
+}
+
+/// A module `.global`/`.const` variable: its own global allocation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModuleVar {
+    pub name: String,
+    pub bytes: Vec<u8>,
+    pub read_only: bool,
+    pub elem: u32,
+    pub decl: Site,
+}
+
+/// A decoded PTX module.
+#[derive(Clone, Debug)]
+pub struct Program {
+    pub ptx: String,
+    pub target: String,
+    pub code: Vec<Inst>,
+    pub sites: Vec<Site>,
+    pub lists: Vec<u32>,
+    pub syncs: Vec<SyncOp>,
+    pub calls: Vec<CallInfo>,
+    pub setp_ext: Vec<SetpExt>,
+    pub funcs: Vec<Func>,
+    pub kernels: Vec<Kernel>,
+    /// The initial register file: constants in their slots, zero elsewhere.
+    pub template: Vec<u64>,
+    pub shared: Vec<MemVar>,
+    pub shared_size: u32,
+    pub local: Vec<MemVar>,
+    pub local_size: u32,
+    pub fparam_size: u32,
+    pub module_vars: Vec<ModuleVar>,
+    /// `.file` numbers and names.
+    pub files: Vec<(u32, String)>,
+    /// Per byte of shared / local memory: 1 + the index of the variable
+    /// there, 0 in the red zones (see [`owner_map`]).
+    pub shared_owner: Vec<u16>,
+    pub local_owner: Vec<u16>,
+}
+
+impl Program {
+    pub fn kernel(&self, name: &str) -> Option<&Kernel> {
+        self.kernels.iter().find(|k| k.name == name)
+    }
+
+    /// The instruction's text as written (opcode and operands).
+    pub fn inst_text(&self, pc: usize) -> &str {
+        self.sites
+            .get(pc)
+            .and_then(|s| self.ptx.get(s.pos.start as usize..s.pos.end as usize))
+            .unwrap_or("")
+    }
+
+    /// The shared variable holding a CTA shared offset.
+    pub fn shared_var_at(&self, offset: u32) -> Option<&MemVar> {
+        self.shared
+            .iter()
+            .find(|v| offset >= v.offset && offset < v.offset + v.size.max(1))
+    }
+}
+
+/// Decodes a parsed module.
+pub fn decode(ptx: &str, module: &ast::Module) -> Result<Program, LoadError> {
+    let mut b = Builder::new(module);
+    b.module_vars()?;
+    b.declare_functions()?;
+    for (i, f) in module.functions.iter().enumerate() {
+        b.function(i as u32, f)?;
+    }
+    b.check_recursion()?;
+    let shared_owner = layout::owner_map(&b.shared, b.shared_size);
+    let local_owner = layout::owner_map(&b.local, b.local_size);
+    Ok(Program {
+        ptx: ptx.to_string(),
+        target: module.target.clone().unwrap_or_default(),
+        code: b.code,
+        sites: b.sites,
+        lists: b.lists,
+        syncs: b.syncs,
+        calls: b.calls,
+        setp_ext: b.setp_ext,
+        funcs: b.funcs,
+        kernels: b.kernels,
+        template: b.template,
+        shared: b.shared,
+        shared_size: b.shared_size,
+        local: b.local,
+        local_size: b.local_size,
+        fparam_size: b.fparam_size,
+        module_vars: b.module_vars,
+        files: module.files.clone(),
+        shared_owner,
+        local_owner,
+    })
+}
+
+/// The formal parameters of a function in the thread's parameter area.
+#[derive(Clone, Debug, Default)]
+struct Formals {
+    params: Vec<(u32, u32)>,
+    rets: Vec<(u32, u32)>,
+}
+
+struct Builder<'m> {
+    module: &'m ast::Module,
+    code: Vec<Inst>,
+    sites: Vec<Site>,
+    lists: Vec<u32>,
+    syncs: Vec<SyncOp>,
+    calls: Vec<CallInfo>,
+    setp_ext: Vec<SetpExt>,
+    funcs: Vec<Func>,
+    formals: Vec<Formals>,
+    kernels: Vec<Kernel>,
+    template: Vec<u64>,
+    consts: HashMap<u64, u32>,
+    shared: Vec<MemVar>,
+    shared_size: u32,
+    local: Vec<MemVar>,
+    local_size: u32,
+    fparam_size: u32,
+    module_vars: Vec<ModuleVar>,
+    scopes: Scopes,
+    /// The function being decoded and the latest `.loc`.
+    func: u32,
+    loc: Option<Loc>,
+}
+
+fn err<T>(pos: Pos, kind: LoadErrorKind, message: impl Into<String>) -> Result<T, LoadError> {
+    Err(LoadError {
+        pos,
+        kind,
+        message: message.into(),
+    })
+}
+
+impl<'m> Builder<'m> {
+    fn new(module: &'m ast::Module) -> Builder<'m> {
+        let mut template = vec![1u64];
+        template.resize(1 + specials::SPECIALS.len(), 0);
+        Builder {
+            module,
+            code: Vec::new(),
+            sites: Vec::new(),
+            lists: Vec::new(),
+            syncs: Vec::new(),
+            calls: Vec::new(),
+            setp_ext: Vec::new(),
+            funcs: Vec::new(),
+            formals: Vec::new(),
+            kernels: Vec::new(),
+            template,
+            consts: HashMap::new(),
+            shared: Vec::new(),
+            shared_size: SHARED_BASE,
+            local: Vec::new(),
+            local_size: 0,
+            fparam_size: 0,
+            module_vars: Vec::new(),
+            scopes: Scopes::default(),
+            func: 0,
+            loc: None,
+        }
+    }
+
+    fn site(&self, pos: Pos) -> Site {
+        Site {
+            pos,
+            loc: self.loc,
+            span: None,
+            func: self.func,
+        }
+    }
+
+    /// A constant slot holding `value`.
+    fn constant(&mut self, value: u64) -> Result<u32, String> {
+        if let Some(&slot) = self.consts.get(&value) {
+            return Ok(slot);
+        }
+        let slot = self.new_slots(1)?;
+        if let Some(s) = self.template.get_mut(slot as usize) {
+            *s = value;
+        }
+        self.consts.insert(value, slot);
+        Ok(slot)
+    }
+
+    fn new_slots(&mut self, n: u32) -> Result<u32, String> {
+        let first = self.template.len() as u32;
+        if first.saturating_add(n) > MAX_SLOTS {
+            return Err(format!(
+                "the module declares more than {MAX_SLOTS} registers, more than the simulator holds per thread"
+            ));
+        }
+        self.template.resize((first + n) as usize, 0);
+        Ok(first)
+    }
+
+    fn module_vars(&mut self) -> Result<(), LoadError> {
+        for v in &self.module.vars {
+            let binding = match v.space {
+                ast::Space::Shared => Binding::Shared(self.add_shared(v)?),
+                ast::Space::Global | ast::Space::Const => Binding::Global(self.add_module_var(v)?),
+                ast::Space::Local => Binding::Local(self.add_local(v)?),
+                ast::Space::Reg | ast::Space::Param => {
+                    return err(
+                        v.pos,
+                        LoadErrorKind::Invalid,
+                        "registers and parameters cannot be declared at module scope",
+                    )
+                }
+            };
+            self.scopes.declare_global(&v.name, binding);
+        }
+        Ok(())
+    }
+
+    /// Every function gets its index and its formal parameters before any
+    /// body is decoded, so calls may precede the callee.
+    fn declare_functions(&mut self) -> Result<(), LoadError> {
+        for (i, f) in self.module.functions.iter().enumerate() {
+            if f.kind == FuncKind::Func {
+                let mut formals = Formals::default();
+                for p in &f.params {
+                    formals.params.push(self.add_fparam(p)?);
+                }
+                for p in &f.rets {
+                    formals.rets.push(self.add_fparam(p)?);
+                }
+                self.formals.push(formals);
+            } else {
+                self.formals.push(Formals::default());
+            }
+            self.funcs.push(Func {
+                name: f.name.clone(),
+                entry: u32::MAX,
+                end: u32::MAX,
+            });
+            self.scopes.declare_global(&f.name, Binding::Func(i as u32));
+        }
+        Ok(())
+    }
+
+    fn function(&mut self, index: u32, f: &ast::Function) -> Result<(), LoadError> {
+        self.func = index;
+        self.loc = None;
+        let Some(body) = &f.body else {
+            return Ok(());
+        };
+        let entry = self.code.len() as u32;
+        self.scopes.push();
+        let mut kernel_params = Vec::new();
+        match f.kind {
+            FuncKind::Entry => {
+                let mut offset = 0u64;
+                for p in &f.params {
+                    let (size, align, _) =
+                        Self::var_size(p).or_else(|m| err(p.pos, LoadErrorKind::Unsupported, m))?;
+                    offset = layout::align_up(offset, align);
+                    self.scopes.declare(&p.name, Binding::Param(offset as u32));
+                    kernel_params.push(KernelParam {
+                        name: p.name.clone(),
+                        ty: Ty::from_name(&p.ty).unwrap_or(Ty::U8),
+                        offset: offset as u32,
+                        size: size as u32,
+                    });
+                    offset += size;
+                }
+                if offset > 32764 {
+                    return err(
+                        f.pos,
+                        LoadErrorKind::Invalid,
+                        "kernel parameters exceed 32764 bytes",
+                    );
+                }
+                self.kernels.push(Kernel {
+                    name: f.name.clone(),
+                    func: index,
+                    params: kernel_params,
+                    param_size: offset as u32,
+                    attrs: f.attrs.clone(),
+                });
+            }
+            FuncKind::Func => {
+                let formals = self
+                    .formals
+                    .get(index as usize)
+                    .cloned()
+                    .unwrap_or_default();
+                for (p, (off, _)) in f.params.iter().zip(&formals.params) {
+                    self.scopes.declare(&p.name, Binding::FuncParam(*off));
+                }
+                for (p, (off, _)) in f.rets.iter().zip(&formals.rets) {
+                    self.scopes.declare(&p.name, Binding::FuncParam(*off));
+                }
+            }
+        }
+        // Pass 1: the pc of every label, block by block in walk order.
+        let mut labels = Vec::new();
+        let mut pc = entry;
+        collect_labels(body, &mut pc, &mut labels)
+            .or_else(|m| err(f.pos, LoadErrorKind::Invalid, m))?;
+        // Pass 2: declarations and instructions.
+        let mut block_index = 0usize;
+        self.block(body, &labels, &mut block_index)?;
+        // Falling off the end returns.
+        let end_pos = self.sites.last().map(|s| s.pos).unwrap_or(f.pos);
+        self.push(
+            Inst {
+                op: Op::Ret,
+                guard: 0,
+                d: NO_DEST,
+                a: 0,
+                b: 0,
+                c: 0,
+                off: 0,
+                aux: 0,
+            },
+            end_pos,
+        );
+        self.scopes.pop();
+        if let Some(func) = self.funcs.get_mut(index as usize) {
+            func.entry = entry;
+            func.end = self.code.len() as u32;
+        }
+        Ok(())
+    }
+
+    fn push(&mut self, inst: Inst, pos: Pos) {
+        self.code.push(inst);
+        let site = self.site(pos);
+        self.sites.push(site);
+    }
+
+    fn block(
+        &mut self,
+        block: &ast::Block,
+        labels: &[HashMap<String, u32>],
+        index: &mut usize,
+    ) -> Result<(), LoadError> {
+        let mine = labels.get(*index).cloned().unwrap_or_default();
+        *index += 1;
+        self.scopes.push();
+        for (name, pc) in mine {
+            self.scopes.declare(&name, Binding::Label(pc));
+        }
+        for item in &block.items {
+            match item {
+                Item::Label(..) => {}
+                Item::Loc(loc) => self.loc = Some(*loc),
+                Item::Block(inner) => self.block(inner, labels, index)?,
+                Item::Var(v) => self.local_var(v)?,
+                Item::Inst(i) => self.instruction(i)?,
+            }
+        }
+        self.scopes.pop();
+        Ok(())
+    }
+
+    fn local_var(&mut self, v: &ast::VarDecl) -> Result<(), LoadError> {
+        let binding = match v.space {
+            ast::Space::Reg => {
+                let count = v.range.unwrap_or(1);
+                let base = self
+                    .new_slots(count.max(1))
+                    .or_else(|m| err(v.pos, LoadErrorKind::Unsupported, m))?;
+                if v.range.is_some() {
+                    self.scopes.declare_range(&v.name, base, count);
+                    return Ok(());
+                }
+                Binding::Reg(base)
+            }
+            ast::Space::Shared => Binding::Shared(self.add_shared(v)?),
+            ast::Space::Local => Binding::Local(self.add_local(v)?),
+            ast::Space::Param => Binding::FuncParam(self.add_fparam(v)?.0),
+            ast::Space::Global | ast::Space::Const => Binding::Global(self.add_module_var(v)?),
+        };
+        self.scopes.declare(&v.name, binding);
+        Ok(())
+    }
+
+    fn instruction(&mut self, i: &ast::Instruction) -> Result<(), LoadError> {
+        let inst = inst::decode(self, i).map_err(|(kind, message)| LoadError {
+            pos: i.pos,
+            kind,
+            message,
+        })?;
+        self.push(inst, i.pos);
+        Ok(())
+    }
+
+    /// A call cycle cannot be given static register slots.
+    fn check_recursion(&self) -> Result<(), LoadError> {
+        let n = self.funcs.len();
+        let mut edges: Vec<Vec<(u32, usize)>> = vec![Vec::new(); n];
+        for (pc, inst) in self.code.iter().enumerate() {
+            if inst.op == Op::Call {
+                if let (Some(site), Some(call)) =
+                    (self.sites.get(pc), self.calls.get(inst.aux as usize))
+                {
+                    if let Some(e) = edges.get_mut(site.func as usize) {
+                        e.push((call.func, pc));
+                    }
+                }
+            }
+        }
+        // Depth-first search with colours: 0 new, 1 on the stack, 2 done.
+        let mut colour = vec![0u8; n];
+        for root in 0..n {
+            if colour.get(root) != Some(&0) {
+                continue;
+            }
+            let mut stack = vec![(root, 0usize)];
+            if let Some(c) = colour.get_mut(root) {
+                *c = 1;
+            }
+            while let Some((f, next)) = stack.pop() {
+                let Some(&(callee, pc)) = edges.get(f).and_then(|e| e.get(next)) else {
+                    if let Some(c) = colour.get_mut(f) {
+                        *c = 2;
+                    }
+                    continue;
+                };
+                stack.push((f, next + 1));
+                match colour.get(callee as usize) {
+                    Some(1) => {
+                        let pos = self.sites.get(pc).map(|s| s.pos).unwrap_or_default();
+                        let name = self
+                            .funcs
+                            .get(callee as usize)
+                            .map_or("?", |f| f.name.as_str());
+                        return err(
+                            pos,
+                            LoadErrorKind::Unsupported,
+                            format!("recursive call of `{name}` (recursion is not supported)"),
+                        );
+                    }
+                    Some(0) => {
+                        if let Some(c) = colour.get_mut(callee as usize) {
+                            *c = 1;
+                        }
+                        stack.push((callee as usize, 0));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Assigns pcs: the labels of each block (in walk order) and where they point.
+fn collect_labels(
+    block: &ast::Block,
+    pc: &mut u32,
+    out: &mut Vec<HashMap<String, u32>>,
+) -> Result<(), String> {
+    let me = out.len();
+    out.push(HashMap::new());
+    for item in &block.items {
+        match item {
+            Item::Label(name, _) => {
+                let labels = out.get_mut(me).ok_or("internal: label table")?;
+                if labels.insert(name.clone(), *pc).is_some() {
+                    return Err(format!("duplicate label `{name}`"));
+                }
+            }
+            Item::Inst(_) => *pc += 1,
+            Item::Block(inner) => collect_labels(inner, pc, out)?,
+            Item::Var(_) | Item::Loc(_) => {}
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,287 @@
+//! Bulk asynchronous copies (`cp.async.bulk`): checked and queued at the
+//! issue, the bytes land and `complete_tx` happens later — when the issuing
+//! thread next blocks (in order), or at a random point (random schedule),
+//! and at the latest when no thread can run otherwise. The source is read
+//! when the copy lands, as the hardware may, so overwriting it before the
+//! copy's completion is observable.
+
+use super::events::{AccessKind, Issue};
+use super::memory::{self, Fault, Target};
+use super::state::{Copy, CopyKind};
+use super::Machine;
+use crate::sim::decode::ops::{Space, SyncOp};
+
+impl Machine<'_> {
+    pub(super) fn bulk_op(&mut self, t: u32, pc: u32, op: &SyncOp) {
+        match op {
+            SyncOp::BulkToShared {
+                dst,
+                src,
+                size,
+                mbar,
+            } => {
+                let size = self.reg(t, *size) as u32;
+                let d = self.reg(t, dst.base).wrapping_add(dst.off as u64);
+                let s = self.reg(t, src.base).wrapping_add(src.off as u64);
+                self.check_shape(t, pc, u64::from(size), d, s);
+                let own = self.threads.get(t as usize).map_or(0, |th| th.rank);
+                let (dst_rank, dst_off) = memory::split_cluster(d, own);
+                let (dst_rank, dst_off) = if dst.space == Space::Shared {
+                    (own, d & 0xffff_ffff)
+                } else {
+                    (dst_rank, dst_off)
+                };
+                let Some((mbar_rank, mbar_off)) = self.mbar_at(t, pc, mbar) else {
+                    return;
+                };
+                let (src_global, src_shared) = if src.space == Space::Global {
+                    (Some(s), None)
+                } else {
+                    (None, Some((own, s & 0xffff_ffff)))
+                };
+                if let Some(b) = self.mbar(mbar_rank, mbar_off) {
+                    b.inflight_tx += i64::from(size);
+                }
+                self.issue(
+                    t,
+                    pc,
+                    size,
+                    CopyKind::ToShared {
+                        src_global,
+                        src_shared,
+                        dst_rank,
+                        dst_off,
+                        mbar_rank,
+                        mbar_off,
+                    },
+                );
+            }
+            SyncOp::BulkToGlobal { dst, src, size } => {
+                let size = self.reg(t, *size) as u32;
+                let d = self.reg(t, dst.base).wrapping_add(dst.off as u64);
+                let s = self.reg(t, src.base).wrapping_add(src.off as u64);
+                self.check_shape(t, pc, u64::from(size), d, s);
+                let id = self.issue(
+                    t,
+                    pc,
+                    size,
+                    CopyKind::ToGlobal {
+                        dst: d,
+                        src_off: s & 0xffff_ffff,
+                    },
+                );
+                if let Some(th) = self.threads.get_mut(t as usize) {
+                    th.bulk_open.push(id);
+                }
+            }
+            SyncOp::BulkCommit => {
+                if let Some(th) = self.threads.get_mut(t as usize) {
+                    let group = std::mem::take(&mut th.bulk_open);
+                    th.bulk_groups.push_back(group);
+                }
+            }
+            SyncOp::BulkWait { n } => {
+                let mut done = Vec::new();
+                if let Some(th) = self.threads.get_mut(t as usize) {
+                    while th.bulk_groups.len() > *n as usize {
+                        if let Some(g) = th.bulk_groups.pop_front() {
+                            done.extend(g);
+                        }
+                    }
+                }
+                for id in done {
+                    if let Some(i) = self.copies.iter().position(|c| c.id == id) {
+                        self.complete_copy_at(i);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn check_shape(&mut self, t: u32, pc: u32, size: u64, dst: u64, src: u64) {
+        if size % 16 != 0 || dst % 16 != 0 || src % 16 != 0 {
+            self.record(t, pc, Issue::BulkShape { size, dst, src });
+        }
+    }
+
+    fn issue(&mut self, t: u32, pc: u32, size: u32, kind: CopyKind) -> u64 {
+        let id = self.next_copy;
+        self.next_copy += 1;
+        self.copies.push(Copy {
+            id,
+            issuer: t,
+            pc,
+            size,
+            kind,
+        });
+        id
+    }
+
+    pub(super) fn complete_copies_of(&mut self, t: u32) {
+        while let Some(i) = self.copies.iter().position(|c| c.issuer == t) {
+            self.complete_copy_at(i);
+        }
+    }
+
+    pub(super) fn complete_all_copies(&mut self) {
+        while !self.copies.is_empty() {
+            self.complete_copy_at(0);
+        }
+    }
+
+    /// Lands the bytes of copy `i` and completes its transaction bytes.
+    pub(super) fn complete_copy_at(&mut self, i: usize) {
+        if i >= self.copies.len() {
+            return;
+        }
+        let c = self.copies.remove(i);
+        self.epoch += 1;
+        let size = u64::from(c.size);
+        let own = self.threads.get(c.issuer as usize).map_or(0, |th| th.rank);
+        match c.kind {
+            CopyKind::ToShared {
+                src_global,
+                src_shared,
+                dst_rank,
+                dst_off,
+                mbar_rank,
+                mbar_off,
+            } => {
+                let data = match (src_global, src_shared) {
+                    (Some(g), _) => self.read_bytes(c.issuer, c.pc, Space::Global, g, size),
+                    (None, Some((rank, off))) => self.read_bytes(
+                        c.issuer,
+                        c.pc,
+                        Space::SharedCluster,
+                        memory::cluster_addr(rank, off),
+                        size,
+                    ),
+                    _ => None,
+                };
+                if let Some(data) = data {
+                    self.write_bytes(
+                        c.issuer,
+                        c.pc,
+                        memory::cluster_addr(dst_rank, dst_off),
+                        &data,
+                    );
+                }
+                if let Some(b) = self.mbar(mbar_rank, mbar_off) {
+                    b.inflight_tx -= i64::from(c.size);
+                }
+                self.mbar_tx(c.issuer, c.pc, mbar_rank, mbar_off, -i64::from(c.size));
+                self.check_phase(mbar_rank, mbar_off);
+            }
+            CopyKind::ToGlobal { dst, src_off } => {
+                let data = self.read_bytes(
+                    c.issuer,
+                    c.pc,
+                    Space::SharedCluster,
+                    memory::cluster_addr(own, src_off),
+                    size,
+                );
+                if let Some(data) = data {
+                    self.write_global(c.issuer, c.pc, dst, &data);
+                }
+            }
+        }
+    }
+
+    fn fault(&mut self, t: u32, pc: u32, fault: Fault, kind: AccessKind, size: u64) {
+        self.record(t, pc, Issue::Access { fault, kind, size });
+    }
+
+    fn read_bytes(
+        &mut self,
+        t: u32,
+        pc: u32,
+        space: Space,
+        addr: u64,
+        size: u64,
+    ) -> Option<Vec<u8>> {
+        let own = self.threads.get(t as usize).map_or(0, |th| th.rank);
+        match memory::resolve(space, addr, size, 1, own, &self.ext, &self.allocs) {
+            Ok(p) => {
+                let bytes: &[u8] = match p.target {
+                    Target::Global(i) => self.allocs.get(i).map(|a| a.data.as_slice())?,
+                    Target::Shared(r) => self.ctas.get(r as usize).map(|c| c.shared.as_slice())?,
+                    _ => return None,
+                };
+                let start = p.offset as usize;
+                bytes.get(start..start + size as usize).map(<[u8]>::to_vec)
+            }
+            Err(f) => {
+                self.fault(t, pc, f, AccessKind::CopyRead, size);
+                None
+            }
+        }
+    }
+
+    fn write_bytes(&mut self, t: u32, pc: u32, cluster_addr: u64, data: &[u8]) {
+        let own = self.threads.get(t as usize).map_or(0, |th| th.rank);
+        let size = data.len() as u64;
+        match memory::resolve(
+            Space::SharedCluster,
+            cluster_addr,
+            size,
+            1,
+            own,
+            &self.ext,
+            &self.allocs,
+        ) {
+            Ok(p) => {
+                let Target::Shared(r) = p.target else { return };
+                if r != own && self.ctas.get(r as usize).is_some_and(|c| c.exited()) {
+                    self.fault(
+                        t,
+                        pc,
+                        Fault::ExitedPeer {
+                            rank: r,
+                            offset: p.offset,
+                        },
+                        AccessKind::CopyWrite,
+                        size,
+                    );
+                }
+                if let Some(dst) = self.ctas.get_mut(r as usize).and_then(|c| {
+                    c.shared
+                        .get_mut(p.offset as usize..(p.offset + size) as usize)
+                }) {
+                    dst.copy_from_slice(data);
+                }
+            }
+            Err(f) => self.fault(t, pc, f, AccessKind::CopyWrite, size),
+        }
+    }
+
+    fn write_global(&mut self, t: u32, pc: u32, addr: u64, data: &[u8]) {
+        let size = data.len() as u64;
+        match memory::resolve(Space::Global, addr, size, 1, 0, &self.ext, &self.allocs) {
+            Ok(p) => {
+                let Target::Global(i) = p.target else { return };
+                if self.allocs.get(i).is_some_and(|a| a.read_only) {
+                    self.fault(
+                        t,
+                        pc,
+                        Fault::ReadOnly {
+                            space: Space::Global,
+                            addr,
+                            target: p.target,
+                        },
+                        AccessKind::CopyWrite,
+                        size,
+                    );
+                    return;
+                }
+                if let Some(dst) = self.allocs.get_mut(i).and_then(|a| {
+                    a.data
+                        .get_mut(p.offset as usize..(p.offset + size) as usize)
+                }) {
+                    dst.copy_from_slice(data);
+                }
+            }
+            Err(f) => self.fault(t, pc, f, AccessKind::CopyWrite, size),
+        }
+    }
+}

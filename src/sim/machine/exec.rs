@@ -1,0 +1,550 @@
+//! The interpreter's inner loop: runs one thread until it reaches a
+//! synchronising instruction (which [`super::sync`] executes with the whole
+//! machine in view), exits, traps or uses up its step budget.
+//!
+//! Everything here touches only the thread's registers and memory, so the
+//! loop borrows the machine's parts once and stays tight.
+
+use super::events::{AccessKind, Events, Issue, ThreadRef};
+use super::memory::{self, Alloc, Extents, Fault, Place, Target};
+use super::state::{Cta, Thread};
+use super::{arith, farith};
+use super::{Machine, Rng};
+use crate::sim::decode::ops::*;
+
+/// Why a slice of a thread's execution ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SliceEnd {
+    /// At a synchronising instruction (not yet executed).
+    Sync,
+    Exit,
+    Trap,
+    Budget,
+    /// A random switch at a memory operation (`Schedule::Random`).
+    Yield,
+}
+
+/// The byte store a place lives in (`None`: a peer that is out of range).
+#[inline]
+fn bytes<'a>(
+    target: Target,
+    allocs: &'a mut [Alloc],
+    ctas: &'a mut [Cta],
+    th: &'a mut Thread,
+    params: &'a mut [u8],
+) -> Option<&'a mut [u8]> {
+    match target {
+        Target::Global(i) => allocs.get_mut(i).map(|a| a.data.as_mut_slice()),
+        Target::Shared(rank) => ctas.get_mut(rank as usize).map(|c| c.shared.as_mut_slice()),
+        Target::Local => Some(th.local.as_mut_slice()),
+        Target::FuncParam => Some(th.fparam.as_mut_slice()),
+        Target::Param => Some(params),
+    }
+}
+
+/// What a memory instruction needs besides its operands.
+struct MemCtx<'a> {
+    allocs: &'a mut Vec<Alloc>,
+    ctas: &'a mut Vec<Cta>,
+    ext: &'a Extents,
+    events: &'a mut Events,
+    generic: &'a mut [u64; 4],
+    own_rank: u32,
+    me: ThreadRef,
+}
+
+impl MemCtx<'_> {
+    /// Resolves an access, recording a fault (and returning `None`) when it
+    /// is out of bounds or misaligned. A peer CTA that has exited is
+    /// reported but the access still happens (its memory is kept).
+    #[inline]
+    fn place(
+        &mut self,
+        pc: usize,
+        space: Space,
+        addr: u64,
+        size: u64,
+        kind: AccessKind,
+    ) -> Option<Place> {
+        match memory::resolve(
+            space,
+            addr,
+            size,
+            size,
+            self.own_rank,
+            self.ext,
+            self.allocs,
+        ) {
+            Ok(p) => {
+                if space == Space::Generic {
+                    let k = match p.target {
+                        Target::Global(_) => 0,
+                        Target::Shared(_) => 1,
+                        Target::Local => 2,
+                        Target::Param | Target::FuncParam => 3,
+                    };
+                    if let Some(g) = self.generic.get_mut(k) {
+                        *g += 1;
+                    }
+                }
+                if let Target::Shared(rank) = p.target {
+                    if rank != self.own_rank
+                        && self.ctas.get(rank as usize).is_some_and(|c| c.exited())
+                    {
+                        self.fault(
+                            pc,
+                            Fault::ExitedPeer {
+                                rank,
+                                offset: p.offset,
+                            },
+                            kind,
+                            size,
+                        );
+                    }
+                }
+                let read_only = match p.target {
+                    Target::Global(i) => self.allocs.get(i).is_some_and(|a| a.read_only),
+                    Target::Param => true,
+                    _ => false,
+                };
+                if read_only && kind != AccessKind::Load {
+                    self.fault(
+                        pc,
+                        Fault::ReadOnly {
+                            space,
+                            addr,
+                            target: p.target,
+                        },
+                        kind,
+                        size,
+                    );
+                    return None;
+                }
+                Some(p)
+            }
+            Err(f) => {
+                self.fault(pc, f, kind, size);
+                None
+            }
+        }
+    }
+
+    fn fault(&mut self, pc: usize, fault: Fault, kind: AccessKind, size: u64) {
+        self.events
+            .record(pc as u32, self.me, Issue::Access { fault, kind, size });
+    }
+}
+
+/// A loaded value widened to a register: sign-extended for signed types.
+#[inline]
+fn extend(v: u64, ty: Ty) -> u64 {
+    if ty.is_signed() {
+        arith::sext(v, ty.bits()) as u64
+    } else {
+        v
+    }
+}
+
+fn atomic_value(op: AtomOp, ty: Ty, old: u64, b: u64, c: u64) -> u64 {
+    let bits = ty.bits();
+    match op {
+        AtomOp::Add if ty.is_float() => {
+            let ftz = FMode {
+                ftz: ty == Ty::F32,
+                sat: false,
+            };
+            farith::float_bin(FOp::Add, ty, Rnd::Rn, ftz, old, b)
+        }
+        AtomOp::Add => arith::trunc(old.wrapping_add(b), bits),
+        AtomOp::Min => arith::int_bin(IntOp::Min, ty, old, b),
+        AtomOp::Max => arith::int_bin(IntOp::Max, ty, old, b),
+        AtomOp::Inc => {
+            let (o, b) = (arith::trunc(old, bits), arith::trunc(b, bits));
+            if o >= b {
+                0
+            } else {
+                o + 1
+            }
+        }
+        AtomOp::Dec => {
+            let (o, b) = (arith::trunc(old, bits), arith::trunc(b, bits));
+            if o == 0 || o > b {
+                b
+            } else {
+                o - 1
+            }
+        }
+        AtomOp::And => old & b,
+        AtomOp::Or => old | b,
+        AtomOp::Xor => old ^ b,
+        AtomOp::Exch => b,
+        AtomOp::Cas => {
+            if arith::trunc(old, bits) == arith::trunc(b, bits) {
+                c
+            } else {
+                old
+            }
+        }
+    }
+}
+
+fn copy_params(fparam: &mut [u8], copies: &[(u32, u32, u32)]) {
+    for &(from, to, size) in copies {
+        let (from, to, size) = (from as usize, to as usize, size as usize);
+        if from + size <= fparam.len() && to + size <= fparam.len() {
+            fparam.copy_within(from..from + size, to);
+        }
+    }
+}
+
+/// Whether a random switch happens at this memory operation.
+fn coin(random: bool, rng: &mut Rng) -> bool {
+    random && rng.below(8) == 0
+}
+
+impl Machine<'_> {
+    /// Runs thread `t` for at most `budget` instructions.
+    pub fn run_slice(&mut self, t: u32, budget: u64) -> SliceEnd {
+        let prog = self.prog;
+        let stride = self.stride;
+        let random = self.random;
+        let Machine {
+            regs,
+            threads,
+            ctas,
+            allocs,
+            params,
+            ext,
+            counts,
+            events,
+            rng,
+            generic,
+            steps,
+            ..
+        } = self;
+        let Some(th) = threads.get_mut(t as usize) else {
+            return SliceEnd::Exit;
+        };
+        let base = t as usize * stride;
+        let Some(r) = regs.get_mut(base..base + stride) else {
+            return SliceEnd::Exit;
+        };
+        let own_rank = th.rank;
+        let me = ThreadRef {
+            ctaid: ctas.get(own_rank as usize).map_or([0; 3], |c| c.ctaid),
+            tid: th.tid,
+        };
+        let code = &prog.code;
+        let lists = &prog.lists;
+        let mut pc = th.pc as usize;
+        let mut n = 0u64;
+        macro_rules! rd {
+            ($s:expr) => {
+                r.get($s as usize).copied().unwrap_or(0)
+            };
+        }
+        macro_rules! wr {
+            ($s:expr, $v:expr) => {{
+                let v = $v;
+                if let Some(x) = r.get_mut($s as usize) {
+                    *x = v;
+                }
+            }};
+        }
+        let end = loop {
+            if n >= budget {
+                break SliceEnd::Budget;
+            }
+            let Some(inst) = code.get(pc) else {
+                break SliceEnd::Exit;
+            };
+            n += 1;
+            if let Some(c) = counts.get_mut(pc) {
+                *c += 1;
+            }
+            let g = inst.guard;
+            if (rd!(g & 0x7fff_ffff) != 0) == (g >> 31 != 0) {
+                pc += 1;
+                continue;
+            }
+            match inst.op {
+                Op::Nop => {}
+                Op::Mov => wr!(inst.d, rd!(inst.a)),
+                Op::IBin(op, ty) => wr!(inst.d, arith::int_bin(op, ty, rd!(inst.a), rd!(inst.b))),
+                Op::IMad(mode, ty) => {
+                    wr!(
+                        inst.d,
+                        arith::int_mad(mode, ty, rd!(inst.a), rd!(inst.b), rd!(inst.c))
+                    )
+                }
+                Op::IUn(op, ty) => wr!(inst.d, arith::int_un(op, ty, rd!(inst.a))),
+                Op::Bfe(ty) => wr!(
+                    inst.d,
+                    arith::bfe(ty, rd!(inst.a), rd!(inst.b), rd!(inst.c))
+                ),
+                Op::Bfi(ty) => wr!(
+                    inst.d,
+                    arith::bfi(ty, rd!(inst.a), rd!(inst.b), rd!(inst.c), rd!(inst.aux))
+                ),
+                Op::Prmt => wr!(inst.d, arith::prmt(rd!(inst.a), rd!(inst.b), rd!(inst.c))),
+                Op::Setp(cmp, ty) => {
+                    let v = arith::setp(cmp, ty, rd!(inst.a), rd!(inst.b));
+                    match prog.setp_ext.get(inst.aux as usize) {
+                        None => wr!(inst.d, u64::from(v)),
+                        Some(ext) => {
+                            let (p, q) = match ext.combine {
+                                None => (v, !v),
+                                Some((bop, c, neg)) => {
+                                    let c = (rd!(c) != 0) != neg;
+                                    let f = |x: bool| match bop {
+                                        BoolOp::And => x && c,
+                                        BoolOp::Or => x || c,
+                                        BoolOp::Xor => x != c,
+                                    };
+                                    (f(v), f(!v))
+                                }
+                            };
+                            wr!(inst.d, u64::from(p));
+                            wr!(ext.d2, u64::from(q));
+                        }
+                    }
+                }
+                Op::Selp => {
+                    let v = if rd!(inst.c) != 0 {
+                        rd!(inst.a)
+                    } else {
+                        rd!(inst.b)
+                    };
+                    wr!(inst.d, v)
+                }
+                Op::FBin(op, ty, rnd, mode) => {
+                    wr!(
+                        inst.d,
+                        farith::float_bin(op, ty, rnd, mode, rd!(inst.a), rd!(inst.b))
+                    )
+                }
+                Op::Fma(ty, rnd, mode) => {
+                    wr!(
+                        inst.d,
+                        farith::fma(ty, rnd, mode, rd!(inst.a), rd!(inst.b), rd!(inst.c))
+                    )
+                }
+                Op::FUn(op, ty, rnd, mode) => {
+                    wr!(inst.d, farith::float_un(op, ty, rnd, mode, rd!(inst.a)))
+                }
+                Op::Cvt(c) => wr!(inst.d, farith::cvt(c, rd!(inst.a))),
+                Op::Pack { bits } => {
+                    let mut v = 0u64;
+                    for k in 0..inst.c as usize {
+                        let part = lists.get(inst.aux as usize + k).map_or(0, |s| rd!(*s));
+                        let shift = k as u32 * u32::from(bits);
+                        v |= arith::trunc(part, u32::from(bits))
+                            .checked_shl(shift)
+                            .unwrap_or(0);
+                    }
+                    wr!(inst.d, v)
+                }
+                Op::Unpack { bits } => {
+                    let a = rd!(inst.a);
+                    for k in 0..inst.c as usize {
+                        if let Some(&d) = lists.get(inst.aux as usize + k) {
+                            let shift = k as u32 * u32::from(bits);
+                            wr!(
+                                d,
+                                arith::trunc(a.checked_shr(shift).unwrap_or(0), u32::from(bits))
+                            );
+                        }
+                    }
+                }
+                Op::Cvta(space, dir) => {
+                    let a = rd!(inst.a);
+                    let v = match (dir, space) {
+                        (CvtaDir::ToGeneric, Space::Shared | Space::SharedCluster) => {
+                            memory::SHARED_WINDOW | (a & 0xffff_ffff)
+                        }
+                        (CvtaDir::ToGeneric, Space::Local) => {
+                            memory::LOCAL_WINDOW | (a & 0xff_ffff_ffff)
+                        }
+                        (CvtaDir::ToGeneric, Space::Param) => {
+                            memory::PARAM_WINDOW | (a & 0xff_ffff_ffff)
+                        }
+                        (CvtaDir::FromGeneric, Space::Shared | Space::SharedCluster) => {
+                            a & 0xffff_ffff
+                        }
+                        (CvtaDir::FromGeneric, Space::Local | Space::Param) => a & 0xff_ffff_ffff,
+                        _ => a,
+                    };
+                    wr!(inst.d, v)
+                }
+                Op::Mapa { generic } => {
+                    let (_, offset) = memory::split_cluster(rd!(inst.a), own_rank);
+                    let rank = rd!(inst.b) as u32;
+                    let addr = memory::cluster_addr(rank, offset);
+                    wr!(
+                        inst.d,
+                        if generic {
+                            memory::SHARED_WINDOW | addr
+                        } else {
+                            addr
+                        }
+                    )
+                }
+                Op::Getctarank { .. } => {
+                    let (rank, _) = memory::split_cluster(rd!(inst.a), own_rank);
+                    wr!(inst.d, u64::from(rank))
+                }
+                Op::Isspacep(space) => {
+                    let s = memory::generic_space(rd!(inst.a));
+                    let yes = match space {
+                        Space::Shared | Space::SharedCluster => s == Space::SharedCluster,
+                        Space::Const => s == Space::Global,
+                        other => s == other,
+                    };
+                    wr!(inst.d, u64::from(yes))
+                }
+                Op::Ld { space, ty, vec } => {
+                    let size = u64::from(ty.bytes());
+                    let addr = rd!(inst.a).wrapping_add(inst.off as u64);
+                    let mut mem = MemCtx {
+                        allocs,
+                        ctas,
+                        ext,
+                        events,
+                        generic,
+                        own_rank,
+                        me,
+                    };
+                    let place = mem.place(pc, space, addr, size * u64::from(vec), AccessKind::Load);
+                    let store = place
+                        .and_then(|p| bytes(p.target, allocs, ctas, th, params).map(|b| (p, b)));
+                    for k in 0..u64::from(vec) {
+                        let v = store
+                            .as_ref()
+                            .and_then(|(p, b)| memory::read(b, p.offset + k * size, size))
+                            .map_or(0, |v| extend(v, ty));
+                        let d = if vec == 1 {
+                            inst.d
+                        } else {
+                            lists
+                                .get(inst.aux as usize + k as usize)
+                                .copied()
+                                .unwrap_or(NO_DEST)
+                        };
+                        wr!(d, v);
+                    }
+                    if coin(random, rng) {
+                        pc += 1;
+                        break SliceEnd::Yield;
+                    }
+                }
+                Op::St { space, ty, vec } => {
+                    let size = u64::from(ty.bytes());
+                    let addr = rd!(inst.a).wrapping_add(inst.off as u64);
+                    let mut mem = MemCtx {
+                        allocs,
+                        ctas,
+                        ext,
+                        events,
+                        generic,
+                        own_rank,
+                        me,
+                    };
+                    let place =
+                        mem.place(pc, space, addr, size * u64::from(vec), AccessKind::Store);
+                    if let Some(p) = place {
+                        let values: [u64; 4] = std::array::from_fn(|k| {
+                            if vec == 1 {
+                                rd!(inst.b)
+                            } else {
+                                lists.get(inst.aux as usize + k).map_or(0, |s| rd!(*s))
+                            }
+                        });
+                        if let Some(b) = bytes(p.target, allocs, ctas, th, params) {
+                            for (k, v) in values.iter().take(usize::from(vec)).enumerate() {
+                                memory::write(b, p.offset + k as u64 * size, size, *v);
+                            }
+                        }
+                    }
+                    if coin(random, rng) {
+                        pc += 1;
+                        break SliceEnd::Yield;
+                    }
+                }
+                Op::Atom { space, op, ty } => {
+                    let size = u64::from(ty.bytes());
+                    let addr = rd!(inst.a).wrapping_add(inst.off as u64);
+                    let mut mem = MemCtx {
+                        allocs,
+                        ctas,
+                        ext,
+                        events,
+                        generic,
+                        own_rank,
+                        me,
+                    };
+                    let place = mem.place(pc, space, addr, size, AccessKind::Atomic);
+                    let mut old = 0;
+                    if let Some(p) = place {
+                        if let Some(b) = bytes(p.target, allocs, ctas, th, params) {
+                            old = memory::read(b, p.offset, size).unwrap_or(0);
+                            let new = atomic_value(op, ty, old, rd!(inst.b), rd!(inst.c));
+                            memory::write(b, p.offset, size, new);
+                        }
+                    }
+                    if inst.d != NO_DEST {
+                        wr!(inst.d, extend(old, ty));
+                    }
+                    if coin(random, rng) {
+                        pc += 1;
+                        break SliceEnd::Yield;
+                    }
+                }
+                Op::Clock => {
+                    let v = th.executed + n;
+                    wr!(inst.d, arith::trunc(v, inst.c));
+                }
+                Op::Bra => {
+                    pc = inst.off as usize;
+                    continue;
+                }
+                Op::Call => {
+                    let Some(call) = prog.calls.get(inst.aux as usize) else {
+                        break SliceEnd::Trap;
+                    };
+                    let Some(f) = prog.funcs.get(call.func as usize) else {
+                        break SliceEnd::Trap;
+                    };
+                    copy_params(&mut th.fparam, &call.args);
+                    th.calls.push((pc as u32 + 1, inst.aux));
+                    pc = f.entry as usize;
+                    continue;
+                }
+                Op::Ret => match th.calls.pop() {
+                    Some((ret, aux)) => {
+                        if let Some(call) = prog.calls.get(aux as usize) {
+                            copy_params(&mut th.fparam, &call.rets);
+                        }
+                        pc = ret as usize;
+                        continue;
+                    }
+                    None => break SliceEnd::Exit,
+                },
+                Op::Exit => break SliceEnd::Exit,
+                Op::Trap => break SliceEnd::Trap,
+                Op::Sync => {
+                    // Counted when it is executed by the machine.
+                    n -= 1;
+                    if let Some(c) = counts.get_mut(pc) {
+                        *c -= 1;
+                    }
+                    break SliceEnd::Sync;
+                }
+            }
+            pc += 1;
+        };
+        th.pc = pc as u32;
+        th.executed += n;
+        *steps += n;
+        end
+    }
+}

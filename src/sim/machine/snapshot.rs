@@ -1,0 +1,262 @@
+//! Where every thread is when a run stops: the material of the deadlock
+//! and no-progress reports. Threads are grouped by the instruction they
+//! wait at and what they wait for.
+
+use super::events::{BarrierRef, ThreadRef};
+use super::state::{Block, ThreadState};
+use super::warp::mask_slot;
+use super::Machine;
+use crate::sim::decode::ops::SyncOp;
+use std::collections::BTreeMap;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Snapshot {
+    pub groups: Vec<Group>,
+    pub barriers: Vec<BarrierInfo>,
+    /// Exited threads by the pc they exited at.
+    pub exited: Vec<(u32, Vec<ThreadRef>)>,
+    pub steps: u64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Group {
+    pub pc: u32,
+    pub wait: Wait,
+    pub threads: Vec<ThreadRef>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Wait {
+    /// An mbarrier wait; `barrier` indexes `Snapshot::barriers`.
+    Mbar {
+        barrier: usize,
+        parity: Option<u64>,
+        token: Option<u64>,
+        poll: bool,
+    },
+    Bar {
+        id: u32,
+        arrived: u32,
+        expected: u32,
+    },
+    Cluster {
+        arrived: u32,
+        live: u32,
+    },
+    /// A warp-synchronous instruction missing the lanes `missing`.
+    Warp {
+        mask: u32,
+        missing: Vec<Missing>,
+    },
+    /// Runnable (no-progress reports only).
+    Running,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Missing {
+    pub lane: u32,
+    pub why: MissingWhy,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum MissingWhy {
+    /// The block has no thread for this lane.
+    NoThread,
+    Exited {
+        pc: u32,
+    },
+    /// Blocked elsewhere (at `pc`).
+    Elsewhere {
+        pc: u32,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct BarrierInfo {
+    pub r: BarrierRef,
+    pub phase: u64,
+    pub pending: i64,
+    pub expected: u32,
+    pub arrivals: u32,
+    pub tx: i64,
+    pub inflight_tx: i64,
+    pub init_pc: u32,
+    pub last_arrivals: Vec<(ThreadRef, u32)>,
+}
+
+impl Snapshot {
+    pub fn take(m: &Machine, no_progress: bool) -> Snapshot {
+        let mut barriers: Vec<BarrierInfo> = Vec::new();
+        let mut groups: BTreeMap<(u32, Wait), Vec<ThreadRef>> = BTreeMap::new();
+        let mut exited: BTreeMap<u32, Vec<ThreadRef>> = BTreeMap::new();
+        for (i, th) in m.threads.iter().enumerate() {
+            let t = i as u32;
+            let r = m.thread_ref(th);
+            let (pc, wait) = match th.state {
+                ThreadState::Exited => {
+                    exited.entry(th.exit_pc).or_default().push(r);
+                    continue;
+                }
+                ThreadState::Blocked(Block::Mbar { rank, offset }) => {
+                    let b = barrier_index(m, &mut barriers, rank, offset);
+                    let (parity, token) = wait_arg(m, t, th.pc);
+                    (
+                        th.pc,
+                        Wait::Mbar {
+                            barrier: b,
+                            parity,
+                            token,
+                            poll: false,
+                        },
+                    )
+                }
+                ThreadState::Runnable if th.poll.is_some() && !no_progress => {
+                    let (pc, rank, offset) = th.poll.unwrap_or_default();
+                    let b = barrier_index(m, &mut barriers, rank, offset);
+                    let (parity, token) = wait_arg(m, t, pc);
+                    (
+                        pc,
+                        Wait::Mbar {
+                            barrier: b,
+                            parity,
+                            token,
+                            poll: true,
+                        },
+                    )
+                }
+                ThreadState::Blocked(Block::Bar { id }) => {
+                    let cta = m.ctas.get(th.rank as usize);
+                    let bar = cta.and_then(|c| c.bars.get(id as usize));
+                    let arrived = bar.map_or(0, |b| b.arrived);
+                    let expected = bar
+                        .and_then(|b| b.expected)
+                        .unwrap_or_else(|| cta.map_or(0, |c| c.live));
+                    (
+                        th.pc.saturating_sub(1),
+                        Wait::Bar {
+                            id,
+                            arrived,
+                            expected,
+                        },
+                    )
+                }
+                ThreadState::Blocked(Block::Cluster) => {
+                    let live = m.ctas.iter().map(|c| c.live).sum();
+                    (
+                        th.pc.saturating_sub(1),
+                        Wait::Cluster {
+                            arrived: m.cbar.arrived,
+                            live,
+                        },
+                    )
+                }
+                ThreadState::Blocked(Block::Warp) => {
+                    let pc = th.pc.saturating_sub(1);
+                    let (mask, missing) = warp_missing(m, t, pc);
+                    (pc, Wait::Warp { mask, missing })
+                }
+                ThreadState::Runnable => (th.pc, Wait::Running),
+            };
+            groups.entry((pc, wait)).or_default().push(r);
+        }
+        Snapshot {
+            groups: groups
+                .into_iter()
+                .map(|((pc, wait), threads)| Group { pc, wait, threads })
+                .collect(),
+            barriers,
+            exited: exited.into_iter().collect(),
+            steps: m.steps,
+        }
+    }
+}
+
+fn barrier_index(m: &Machine, barriers: &mut Vec<BarrierInfo>, rank: u32, offset: u32) -> usize {
+    let r = BarrierRef {
+        ctaid: m.ctas.get(rank as usize).map_or([0; 3], |c| c.ctaid),
+        offset,
+    };
+    if let Some(i) = barriers.iter().position(|b| b.r == r) {
+        return i;
+    }
+    let b = m.ctas.get(rank as usize).and_then(|c| c.mbars.get(&offset));
+    barriers.push(BarrierInfo {
+        r,
+        phase: b.map_or(0, |b| b.phase),
+        pending: b.map_or(0, |b| b.pending),
+        expected: b.map_or(0, |b| b.expected),
+        arrivals: b.map_or(0, |b| b.arrivals_this_phase),
+        tx: b.map_or(0, |b| b.tx),
+        inflight_tx: b.map_or(0, |b| b.inflight_tx),
+        init_pc: b.map_or(0, |b| b.init_pc),
+        last_arrivals: b.map_or(Vec::new(), |b| {
+            b.last_arrivals
+                .iter()
+                .map(|&(t, pc)| (m.tref(t), pc))
+                .collect()
+        }),
+    });
+    barriers.len() - 1
+}
+
+/// The parity or token a thread waits with at the wait instruction `pc`.
+fn wait_arg(m: &Machine, t: u32, pc: u32) -> (Option<u64>, Option<u64>) {
+    let op = m
+        .prog
+        .code
+        .get(pc as usize)
+        .and_then(|i| m.prog.syncs.get(i.aux as usize));
+    match op {
+        Some(SyncOp::MbarWait {
+            arg, parity: true, ..
+        }) => (Some(m.reg(t, *arg) & 1), None),
+        Some(SyncOp::MbarWait { arg, .. }) => (None, Some(m.reg(t, *arg))),
+        _ => (None, None),
+    }
+}
+
+/// The mask of a blocked warp-synchronous instruction and why each lane it
+/// names has not arrived.
+fn warp_missing(m: &Machine, t: u32, pc: u32) -> (u32, Vec<Missing>) {
+    let op = m
+        .prog
+        .code
+        .get(pc as usize)
+        .and_then(|i| m.prog.syncs.get(i.aux as usize));
+    let mask = op.and_then(mask_slot).map_or(0, |s| m.reg(t, s) as u32);
+    let Some(th) = m.threads.get(t as usize) else {
+        return (mask, Vec::new());
+    };
+    let Some(w) = m.warps.get(th.warp as usize) else {
+        return (mask, Vec::new());
+    };
+    let arrived = w
+        .pending
+        .iter()
+        .filter(|r| r.members.iter().any(|&(mt, _)| mt == t))
+        .map(|r| r.arrived)
+        .fold(0, |a, b| a | b);
+    let mut missing = Vec::new();
+    for lane in 0..32u32 {
+        if mask & (1 << lane) == 0 || arrived & (1 << lane) != 0 {
+            continue;
+        }
+        let why = if lane >= w.lanes {
+            MissingWhy::NoThread
+        } else {
+            let other = w.first_thread + lane;
+            match m.threads.get(other as usize) {
+                Some(o) if o.state == ThreadState::Exited => MissingWhy::Exited { pc: o.exit_pc },
+                Some(o) => MissingWhy::Elsewhere {
+                    pc: match o.state {
+                        ThreadState::Blocked(Block::Mbar { .. }) | ThreadState::Runnable => o.pc,
+                        _ => o.pc.saturating_sub(1),
+                    },
+                },
+                None => MissingWhy::NoThread,
+            }
+        };
+        missing.push(Missing { lane, why });
+    }
+    (mask, missing)
+}

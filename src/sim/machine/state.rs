@@ -1,0 +1,198 @@
+//! The state of the threads, CTAs and barriers of the cluster being run.
+
+use std::collections::{HashMap, VecDeque};
+
+/// What a blocked thread waits for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Block {
+    /// `bar.sync id` (the thread has arrived; it resumes after the barrier).
+    Bar { id: u32 },
+    /// `barrier.cluster.wait`.
+    Cluster,
+    /// `mbarrier.try_wait` on the barrier at `offset` in the CTA of `rank`;
+    /// the thread re-executes the wait when the phase completes.
+    Mbar { rank: u32, offset: u32 },
+    /// A warp-synchronous instruction, until the threads of its mask arrive.
+    Warp,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ThreadState {
+    Runnable,
+    Blocked(Block),
+    Exited,
+}
+
+#[derive(Clone, Debug)]
+pub struct Thread {
+    pub pc: u32,
+    pub state: ThreadState,
+    /// The CTA's rank in the cluster (its index in `Machine::ctas`).
+    pub rank: u32,
+    /// Linear thread id in the CTA.
+    pub tid: u32,
+    pub lane: u32,
+    /// Index of the warp in `Machine::warps`.
+    pub warp: u32,
+    pub local: Vec<u8>,
+    pub fparam: Vec<u8>,
+    /// Return pcs and the call each belongs to.
+    pub calls: Vec<(u32, u32)>,
+    pub executed: u64,
+    /// Where the thread exited.
+    pub exit_pc: u32,
+    /// The cluster-barrier phase the thread arrived at, until it waits.
+    pub cluster_arrived: Option<u64>,
+    /// Blocked in `try_wait` before: the wait is being re-executed.
+    pub rewait: bool,
+    /// The current wait was already reported as phases behind.
+    pub behind_reported: bool,
+    /// A failed `test_wait` at this progress epoch (a spinning poller).
+    pub poll_epoch: Option<u64>,
+    /// The `test_wait` a poller failed: (pc, barrier rank, barrier offset).
+    pub poll: Option<(u32, u32, u32)>,
+    /// The progress epoch of that failure: failing there again in the same
+    /// epoch means the thread spins without anything changing.
+    pub poll_seen: Option<u64>,
+    /// Bulk copies issued and not yet committed to a group.
+    pub bulk_open: Vec<u64>,
+    /// Committed bulk groups, oldest first.
+    pub bulk_groups: VecDeque<Vec<u64>>,
+}
+
+/// A CTA barrier (`bar.sync` id 0..15).
+#[derive(Clone, Debug, Default)]
+pub struct NamedBar {
+    pub arrived: u32,
+    /// The thread count of the current phase (`None`: all live threads).
+    pub expected: Option<u32>,
+    pub waiters: Vec<u32>,
+    /// The pcs the arrivals of this phase came from.
+    pub sites: Vec<u32>,
+}
+
+/// An mbarrier object: the state the 64-bit word in shared memory encodes.
+#[derive(Clone, Debug)]
+pub struct MBarrier {
+    /// Arrivals expected per phase (`init`'s count, lowered by `arrive_drop`).
+    pub expected: u32,
+    /// Arrivals still missing in the current phase.
+    pub pending: i64,
+    /// Transaction bytes still expected in the current phase.
+    pub tx: i64,
+    /// Completed phases; the current phase's parity is `phase & 1`.
+    pub phase: u64,
+    pub init_pc: u32,
+    pub waiters: Vec<u32>,
+    /// Recent arrivals (thread, pc), newest last, one per pc.
+    pub last_arrivals: Vec<(u32, u32)>,
+    pub arrivals_this_phase: u32,
+    /// Per thread: the phase count when its last wait on this barrier succeeded.
+    pub last_wait: HashMap<u32, u64>,
+    /// The copies that will complete bytes on this barrier.
+    pub inflight_tx: i64,
+}
+
+impl MBarrier {
+    pub fn new(count: u32, init_pc: u32) -> MBarrier {
+        MBarrier {
+            expected: count,
+            pending: i64::from(count),
+            tx: 0,
+            phase: 0,
+            init_pc,
+            waiters: Vec::new(),
+            last_arrivals: Vec::new(),
+            arrivals_this_phase: 0,
+            last_wait: HashMap::new(),
+            inflight_tx: 0,
+        }
+    }
+
+    /// Has the phase with `parity` completed (the current phase's parity
+    /// differs)?
+    pub fn parity_done(&self, parity: u64) -> bool {
+        (self.phase & 1) != (parity & 1)
+    }
+
+    pub fn note_arrival(&mut self, thread: u32, pc: u32) {
+        self.last_arrivals.retain(|&(_, p)| p != pc);
+        self.last_arrivals.push((thread, pc));
+        if self.last_arrivals.len() > 4 {
+            self.last_arrivals.remove(0);
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Cta {
+    pub shared: Vec<u8>,
+    pub ctaid: [u32; 3],
+    pub first_thread: u32,
+    pub nthreads: u32,
+    pub live: u32,
+    pub bars: Vec<NamedBar>,
+    pub mbars: HashMap<u32, MBarrier>,
+}
+
+impl Cta {
+    pub fn exited(&self) -> bool {
+        self.live == 0
+    }
+}
+
+/// A rendezvous of a warp-synchronous instruction.
+#[derive(Clone, Debug)]
+pub struct Rendezvous {
+    /// The sync op (index into `Program::syncs`) kind it gathers.
+    pub kind: u8,
+    /// Lanes that arrived.
+    pub arrived: u32,
+    /// The union of the masks of the arrived lanes.
+    pub wanted: u32,
+    /// Per arrived lane: (thread, pc of its instruction).
+    pub members: Vec<(u32, u32)>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Warp {
+    pub first_thread: u32,
+    /// Lanes that exist (a partial last warp has fewer).
+    pub lanes: u32,
+    pub pending: Vec<Rendezvous>,
+}
+
+/// `barrier.cluster` state.
+#[derive(Clone, Debug, Default)]
+pub struct ClusterBarrier {
+    pub phase: u64,
+    pub arrived: u32,
+    pub waiters: Vec<u32>,
+}
+
+/// A bulk copy in flight.
+#[derive(Clone, Debug)]
+pub struct Copy {
+    pub id: u64,
+    pub issuer: u32,
+    pub pc: u32,
+    pub size: u32,
+    pub kind: CopyKind,
+}
+
+#[derive(Clone, Debug)]
+pub enum CopyKind {
+    /// Global (`src_global`) or shared (`src_shared` = (rank, offset)) to the
+    /// shared memory of `dst_rank`, completing on the mbarrier at
+    /// `(mbar_rank, mbar_off)`.
+    ToShared {
+        src_global: Option<u64>,
+        src_shared: Option<(u32, u64)>,
+        dst_rank: u32,
+        dst_off: u64,
+        mbar_rank: u32,
+        mbar_off: u32,
+    },
+    /// The issuer's shared memory at `src_off` to global `dst`.
+    ToGlobal { dst: u64, src_off: u64 },
+}

@@ -1,0 +1,183 @@
+//! Synchronising instructions: the dispatcher, CTA barriers (`bar.sync`)
+//! and the cluster barrier (`barrier.cluster.arrive/wait`).
+
+use super::sched::After;
+use super::state::Block;
+use super::Machine;
+use crate::sim::decode::ops::SyncOp;
+
+impl Machine<'_> {
+    /// Executes the synchronising instruction at thread `t`'s pc.
+    pub(super) fn exec_sync(&mut self, t: u32) -> After {
+        let Some(pc) = self.threads.get(t as usize).map(|th| th.pc) else {
+            return After::Continue;
+        };
+        let prog = self.prog;
+        let Some(op) = prog
+            .code
+            .get(pc as usize)
+            .and_then(|inst| prog.syncs.get(inst.aux as usize))
+        else {
+            self.advance(t);
+            return After::Continue;
+        };
+        match op {
+            SyncOp::Bar { id, count, wait } => {
+                let id = self.reg(t, *id) as u32;
+                let count = count.map(|c| self.reg(t, c) as u32);
+                self.bar(t, pc, id, count, *wait)
+            }
+            SyncOp::ClusterArrive => {
+                self.cluster_arrive(t);
+                self.advance(t);
+                After::Continue
+            }
+            SyncOp::ClusterWait => self.cluster_wait(t),
+            SyncOp::MbarInit { .. }
+            | SyncOp::MbarInval { .. }
+            | SyncOp::MbarArrive { .. }
+            | SyncOp::MbarExpectTx { .. }
+            | SyncOp::MbarCompleteTx { .. }
+            | SyncOp::MbarWait { .. }
+            | SyncOp::MbarPendingCount { .. } => self.mbarrier_op(t, pc, op),
+            SyncOp::BulkToShared { .. }
+            | SyncOp::BulkToGlobal { .. }
+            | SyncOp::BulkCommit
+            | SyncOp::BulkWait { .. } => {
+                self.bulk_op(t, pc, op);
+                self.advance(t);
+                After::Continue
+            }
+            SyncOp::BarWarpSync { .. }
+            | SyncOp::Shfl { .. }
+            | SyncOp::Vote { .. }
+            | SyncOp::Activemask { .. }
+            | SyncOp::Elect { .. }
+            | SyncOp::Redux { .. } => self.warp_op(t, pc, op),
+        }
+    }
+
+    pub(super) fn advance(&mut self, t: u32) {
+        if let Some(th) = self.threads.get_mut(t as usize) {
+            th.pc += 1;
+        }
+    }
+
+    fn rank_of(&self, t: u32) -> u32 {
+        self.threads.get(t as usize).map_or(0, |th| th.rank)
+    }
+
+    fn bar(&mut self, t: u32, pc: u32, id: u32, count: Option<u32>, wait: bool) -> After {
+        let rank = self.rank_of(t);
+        self.advance(t);
+        self.epoch += 1;
+        let id = id % 16;
+        if let Some(b) = self
+            .ctas
+            .get_mut(rank as usize)
+            .and_then(|c| c.bars.get_mut(id as usize))
+        {
+            b.arrived += 1;
+            if count.is_some() {
+                b.expected = count;
+            }
+            if !b.sites.contains(&pc) {
+                b.sites.push(pc);
+            }
+        }
+        if self.check_bar(rank, id) || !wait {
+            return After::Continue;
+        }
+        if let Some(b) = self
+            .ctas
+            .get_mut(rank as usize)
+            .and_then(|c| c.bars.get_mut(id as usize))
+        {
+            b.waiters.push(t);
+        }
+        After::Blocked(Block::Bar { id })
+    }
+
+    /// Completes CTA barrier `id` of CTA `rank` if enough threads arrived;
+    /// wakes its waiters.
+    pub(super) fn check_bar(&mut self, rank: u32, id: u32) -> bool {
+        let Some(cta) = self.ctas.get_mut(rank as usize) else {
+            return false;
+        };
+        let live = cta.live;
+        let Some(b) = cta.bars.get_mut(id as usize) else {
+            return false;
+        };
+        if b.arrived == 0 || b.arrived < b.expected.unwrap_or(live) {
+            return false;
+        }
+        let waiters = std::mem::take(&mut b.waiters);
+        b.arrived = 0;
+        b.expected = None;
+        b.sites.clear();
+        for w in waiters {
+            self.wake(w);
+        }
+        true
+    }
+
+    fn cluster_arrive(&mut self, t: u32) {
+        let phase = self.cbar.phase;
+        if let Some(th) = self.threads.get_mut(t as usize) {
+            if th.cluster_arrived == Some(phase) {
+                return;
+            }
+            th.cluster_arrived = Some(phase);
+        }
+        self.cbar.arrived += 1;
+        self.epoch += 1;
+        self.check_cluster_barrier();
+    }
+
+    fn cluster_wait(&mut self, t: u32) -> After {
+        let arrived = self
+            .threads
+            .get(t as usize)
+            .and_then(|th| th.cluster_arrived);
+        if arrived.is_none() {
+            // A wait without an arrival arrives first (the ISA requires the
+            // arrival; this keeps the run going and deadlocks if others wait).
+            self.cluster_arrive(t);
+        }
+        let arrived = self
+            .threads
+            .get(t as usize)
+            .and_then(|th| th.cluster_arrived);
+        self.advance(t);
+        match arrived {
+            Some(p) if self.cbar.phase > p => {
+                if let Some(th) = self.threads.get_mut(t as usize) {
+                    th.cluster_arrived = None;
+                }
+                After::Continue
+            }
+            _ => {
+                self.cbar.waiters.push(t);
+                After::Blocked(Block::Cluster)
+            }
+        }
+    }
+
+    /// Completes the cluster barrier's phase once every live thread arrived.
+    pub(super) fn check_cluster_barrier(&mut self) {
+        let live: u32 = self.ctas.iter().map(|c| c.live).sum();
+        if self.cbar.arrived == 0 || self.cbar.arrived < live {
+            return;
+        }
+        self.cbar.phase += 1;
+        self.cbar.arrived = 0;
+        self.epoch += 1;
+        let waiters = std::mem::take(&mut self.cbar.waiters);
+        for w in waiters {
+            if let Some(th) = self.threads.get_mut(w as usize) {
+                th.cluster_arrived = None;
+            }
+            self.wake(w);
+        }
+    }
+}

@@ -1,0 +1,390 @@
+//! `kdslc sim`'s engine: a CPU simulator that executes PTX.
+//!
+//! ```text
+//!  PTX text ──ptx::parse──▶ module AST ──decode──▶ Program (flat, resolved)
+//!                                                     │  + Launch
+//!                                              machine::Machine::run
+//!                                                     ▼
+//!                        Outcome: arrays after the run, S-code reports, stats
+//! ```
+//!
+//! The simulator runs the very PTX `kdslc` writes (or any module inside the
+//! supported subset, such as `nvcc -ptx` output): every thread of every CTA
+//! of a cluster, warps of 32, per-CTA shared memory, mbarriers with phases,
+//! pending arrivals and transaction counts, bulk copies that land later than
+//! their issue, clusters with distributed shared memory. Hangs and undefined
+//! behaviour become reports (`S0001`…) that point at source spans. The
+//! supported subset and what is not modelled are in `docs/simulator.md`.
+
+pub mod decode;
+pub mod machine;
+pub mod ptx;
+mod report;
+mod spans;
+mod stats;
+
+pub use stats::{Classes, LongestThread, MemoryClasses, Stats};
+
+use crate::diagnostics::Diagnostic;
+use crate::launch::{ArgValue, Array, KernelSignature, Launch, ParamKind, ParamSig};
+use crate::source::SourceMap;
+use crate::span::{FileId, Span};
+use crate::types::Scalar;
+use decode::ops::Ty;
+use machine::memory::{alloc_base, Alloc};
+use spans::SpanResolver;
+
+/// A parsed and decoded PTX module, with the source span of every
+/// instruction.
+#[derive(Clone, Debug)]
+pub struct Program {
+    pub(crate) code: decode::Program,
+}
+
+/// Where the PTX came from, which decides what reports point at.
+pub enum PtxSource<'a> {
+    /// kdslc's own PTX: `line_spans[i]` is the `.kdsl` span of PTX line
+    /// `i + 1`, `None` for lines the writer did not attribute.
+    Kdsl { line_spans: &'a [Option<Span>] },
+    /// A PTX file already added to `sources` as `file`: reports point at
+    /// `.loc` positions when the module has line info (files named by
+    /// `.file` are read and added to `sources` when readable), else at the
+    /// PTX line.
+    File {
+        file: FileId,
+        sources: &'a mut SourceMap,
+    },
+}
+
+/// How the simulator interleaves threads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Schedule {
+    /// A thread runs until it blocks or exits; reproducible.
+    InOrder,
+    /// Also switches at random memory operations and delays bulk copies
+    /// randomly, from this seed.
+    Random(u64),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SimOptions {
+    pub schedule: Schedule,
+    /// The most instructions all threads together may execute.
+    pub max_steps: u64,
+}
+
+impl Default for SimOptions {
+    fn default() -> SimOptions {
+        SimOptions {
+            schedule: Schedule::InOrder,
+            max_steps: 1_000_000_000,
+        }
+    }
+}
+
+/// The result of a run.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    /// Every array argument after the run, in launch order.
+    pub arrays: Vec<Array>,
+    /// `S` reports, in the order they were found.
+    pub reports: Vec<Diagnostic>,
+    /// True when any report is an error (the kernel faulted: exit 4).
+    pub faulted: bool,
+    pub stats: Stats,
+}
+
+/// Parses and decodes a PTX module. An instruction outside the supported
+/// subset is an error naming it and its PTX line.
+pub fn load(ptx: &str, source: PtxSource) -> Result<Program, Vec<Diagnostic>> {
+    let resolver = SpanResolver::new(source);
+    let module = match ptx::parser::parse(ptx) {
+        Ok(m) => m,
+        Err(e) => {
+            let mut r = resolver;
+            let diag = report::load_error(
+                &mut r,
+                ptx,
+                e.pos,
+                decode::LoadErrorKind::Syntax,
+                &e.message,
+            );
+            return Err(vec![diag]);
+        }
+    };
+    let mut code = match decode::decode(ptx, &module) {
+        Ok(p) => p,
+        Err(e) => {
+            let mut r = resolver;
+            return Err(vec![report::load_error(
+                &mut r, ptx, e.pos, e.kind, &e.message,
+            )]);
+        }
+    };
+    let mut resolver = resolver;
+    resolver.add_files(&module.files);
+    for site in code
+        .sites
+        .iter_mut()
+        .chain(code.shared.iter_mut().map(|v| &mut v.decl))
+        .chain(code.local.iter_mut().map(|v| &mut v.decl))
+        .chain(code.module_vars.iter_mut().map(|v| &mut v.decl))
+    {
+        site.span = resolver.span(ptx, site);
+    }
+    Ok(Program { code })
+}
+
+impl Program {
+    /// The names of the module's kernels (`.entry`), in order.
+    pub fn kernels(&self) -> Vec<&str> {
+        self.code.kernels.iter().map(|k| k.name.as_str()).collect()
+    }
+
+    /// A kernel's launch signature: PTX parameter names, `.u64`/`.s64`/`.b64`
+    /// parameters as [`ParamKind::PtxU64`], the launch directives.
+    pub fn signature(&self, kernel: &str) -> Option<KernelSignature> {
+        let k = self.code.kernel(kernel)?;
+        let params = k
+            .params
+            .iter()
+            .map(|p| ParamSig {
+                name: p.name.clone(),
+                kind: match p.ty {
+                    Ty::U64 | Ty::S64 if p.size == 8 => ParamKind::PtxU64,
+                    ty => ParamKind::Scalar(scalar_of(ty, p.size)),
+                },
+            })
+            .collect();
+        Some(KernelSignature {
+            name: k.name.clone(),
+            params,
+            reqntid: k.attrs.reqntid,
+            maxntid: k.attrs.maxntid,
+            cluster: k.attrs.reqnctapercluster,
+        })
+    }
+}
+
+/// The scalar type a PTX parameter of `ty` takes.
+fn scalar_of(ty: Ty, size: u32) -> Scalar {
+    match ty {
+        Ty::S32 | Ty::S16 | Ty::S8 => Scalar::I32,
+        Ty::S64 => Scalar::I64,
+        Ty::F16 => Scalar::F16,
+        Ty::BF16 => Scalar::BF16,
+        Ty::F32 => Scalar::F32,
+        Ty::F64 => Scalar::F64,
+        Ty::Pred => Scalar::Bool,
+        _ if size == 8 => Scalar::U64,
+        _ => Scalar::U32,
+    }
+}
+
+/// The most memory the registers and memories of one cluster may take.
+const MAX_CLUSTER_BYTES: u64 = 4 << 30;
+
+/// Runs `launch` on `program`.
+pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
+    let prog = &program.code;
+    let arrays_in: Vec<Array> = launch
+        .args
+        .iter()
+        .filter_map(|a| match a {
+            ArgValue::Array(a) => Some(a.clone()),
+            ArgValue::Scalar { .. } => None,
+        })
+        .collect();
+    let fail = |why: String| Outcome {
+        arrays: arrays_in.clone(),
+        reports: vec![report::bad_launch(&launch.kernel, &why)],
+        faulted: true,
+        stats: Stats {
+            kernel: launch.kernel.clone(),
+            ..Stats::default()
+        },
+    };
+    let Some(kernel) = prog.kernel(&launch.kernel) else {
+        return fail(format!("the module has no kernel `{}`", launch.kernel));
+    };
+    if let Err(why) = check_shape(kernel, launch) {
+        return fail(why);
+    }
+    // What one cluster's threads and CTAs take in the simulator.
+    let threads = u64::from(launch.block[0] * launch.block[1] * launch.block[2])
+        * u64::from(launch.cluster[0] * launch.cluster[1] * launch.cluster[2]);
+    let per_thread =
+        prog.template.len() as u64 * 8 + u64::from(prog.local_size) + u64::from(prog.fparam_size);
+    let bytes = threads * per_thread + threads / 1024 * u64::from(prog.shared_size) * 3;
+    if bytes > MAX_CLUSTER_BYTES {
+        return fail(format!(
+            "a cluster of {threads} threads needs {} MiB of simulator memory, more than {} MiB",
+            bytes >> 20,
+            MAX_CLUSTER_BYTES >> 20
+        ));
+    }
+    // Module variables first, then one allocation per array argument.
+    let mut allocs: Vec<Alloc> = prog
+        .module_vars
+        .iter()
+        .map(|v| Alloc {
+            name: v.name.clone(),
+            data: v.bytes.clone(),
+            read_only: v.read_only,
+            elem: v.elem,
+            param: None,
+        })
+        .collect();
+    if launch.args.len() != kernel.params.len() {
+        return fail(format!(
+            "the kernel has {} parameters, the launch gives {} arguments",
+            kernel.params.len(),
+            launch.args.len()
+        ));
+    }
+    let mut params = vec![0u8; kernel.param_size as usize];
+    let mut array_allocs = Vec::new();
+    for (i, (p, a)) in kernel.params.iter().zip(&launch.args).enumerate() {
+        let bits = match a {
+            ArgValue::Scalar { bits, .. } => {
+                if p.size > 8 {
+                    return fail(format!(
+                        "parameter `{}` ({} bytes) cannot take a scalar",
+                        p.name, p.size
+                    ));
+                }
+                *bits
+            }
+            ArgValue::Array(arr) => {
+                if p.size != 8 {
+                    return fail(format!("parameter `{}` is not a 64-bit pointer", p.name));
+                }
+                let index = allocs.len();
+                array_allocs.push(index);
+                allocs.push(Alloc {
+                    name: arr.name.clone(),
+                    data: arr.data.clone(),
+                    read_only: false,
+                    elem: arr.elem.size(),
+                    param: Some(i),
+                });
+                alloc_base(index)
+            }
+        };
+        machine::memory::write(
+            &mut params,
+            u64::from(p.offset),
+            u64::from(p.size.min(8)),
+            bits,
+        );
+    }
+    let mut m = machine::Machine::new(
+        prog,
+        kernel,
+        opts,
+        (launch.grid, launch.block, launch.cluster),
+        allocs,
+        params,
+    );
+    m.run();
+    let mut reports = report::from_events(program, &m.events, &m.allocs);
+    if let Some(stop) = &m.stop {
+        reports.extend(report::from_stop(program, stop, opts.max_steps));
+    }
+    let faulted = reports.iter().any(Diagnostic::is_error);
+    let arrays = arrays_in
+        .iter()
+        .zip(&array_allocs)
+        .map(|(a, &i)| Array {
+            data: m
+                .allocs
+                .get(i)
+                .map_or_else(|| a.data.clone(), |al| al.data.clone()),
+            ..a.clone()
+        })
+        .collect();
+    let nthreads = u64::from(launch.block[0] * launch.block[1] * launch.block[2]);
+    let nctas = u64::from(launch.grid[0]) * u64::from(launch.grid[1]) * u64::from(launch.grid[2]);
+    let csize = u64::from(launch.cluster[0] * launch.cluster[1] * launch.cluster[2]).max(1);
+    let stats = Stats {
+        kernel: launch.kernel.clone(),
+        steps: m.steps,
+        instructions: stats::classify(prog, &m.counts, m.generic),
+        longest_thread: m.longest.map(|(n, r)| LongestThread {
+            cta: r.ctaid,
+            thread: r.tid,
+            instructions: n,
+        }),
+        blocking_mbarrier_waits: m.blocking_waits,
+        clusters: nctas / csize,
+        ctas: nctas,
+        threads: nctas * nthreads,
+    };
+    Outcome {
+        arrays,
+        reports,
+        faulted,
+        stats,
+    }
+}
+
+/// The launch shape against the kernel's directives and the hardware.
+fn check_shape(k: &decode::Kernel, l: &Launch) -> Result<(), String> {
+    let prod = |d: [u32; 3]| d.iter().map(|&x| u64::from(x)).product::<u64>();
+    if l.grid.contains(&0) || l.block.contains(&0) || l.cluster.contains(&0) {
+        return Err("grid, block and cluster dimensions must be at least 1".into());
+    }
+    if prod(l.block) > 1024 {
+        return Err(format!(
+            "a block of {} threads is more than 1024",
+            prod(l.block)
+        ));
+    }
+    if let Some(r) = k.attrs.reqntid {
+        if r != l.block {
+            return Err(format!(
+                "`.reqntid` requires a block of {r:?}, the launch has {:?}",
+                l.block
+            ));
+        }
+    }
+    if let Some(m) = k.attrs.maxntid {
+        if prod(l.block) > prod(m) {
+            return Err(format!(
+                "`.maxntid` allows at most {} threads per block, the launch has {}",
+                prod(m),
+                prod(l.block)
+            ));
+        }
+    }
+    if let Some(c) = k.attrs.reqnctapercluster {
+        if c != l.cluster {
+            return Err(format!(
+                "`.reqnctapercluster` requires clusters of {c:?}, the launch has {:?}",
+                l.cluster
+            ));
+        }
+    }
+    if prod(l.cluster) > 16 {
+        return Err(format!(
+            "a cluster of {} CTAs is more than 16",
+            prod(l.cluster)
+        ));
+    }
+    for d in 0..3 {
+        let (g, c) = (
+            l.grid.get(d).copied().unwrap_or(1),
+            l.cluster.get(d).copied().unwrap_or(1),
+        );
+        if g % c != 0 {
+            return Err(format!(
+                "the grid {:?} is not a multiple of the cluster {:?}",
+                l.grid, l.cluster
+            ));
+        }
+    }
+    if prod(l.grid) > 1 << 31 {
+        return Err("the grid has more than 2^31 CTAs".into());
+    }
+    Ok(())
+}

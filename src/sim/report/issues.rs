@@ -1,0 +1,262 @@
+//! Reports of what happened during a run: invalid accesses, mbarrier
+//! protocol violations, masks, traps.
+
+use super::{at, barrier_name, count_word, cta, near_var, shared_name, threads, with_decl};
+use crate::diagnostics::Diagnostic;
+use crate::sim::machine::events::{AccessKind, Events, Issue, Recorded};
+use crate::sim::machine::memory::{Alloc, Fault, Target};
+use crate::sim::Program;
+
+pub(crate) fn from_events(p: &Program, events: &Events, allocs: &[Alloc]) -> Vec<Diagnostic> {
+    let mut out: Vec<Diagnostic> = events.list.iter().map(|r| event(p, r, allocs)).collect();
+    if events.dropped > 0 {
+        if let Some(last) = out.pop() {
+            out.push(last.note(format!("{} further reports were dropped", events.dropped)));
+        }
+    }
+    out
+}
+
+fn event(p: &Program, r: &Recorded, allocs: &[Alloc]) -> Diagnostic {
+    let who = threads(&r.threads, r.count);
+    let n = count_word(r.count, "thread", "threads");
+    let code = &p.code;
+    match &r.issue {
+        Issue::Access { fault, kind, size } => {
+            access(p, allocs, r.pc, fault, *kind, *size, &who, &n)
+        }
+        Issue::MbarUninit { barrier } => {
+            let (name, decl) = barrier_name(code, barrier);
+            let d = Diagnostic::error("S0004", format!("mbarrier `{name}` used before `init`"));
+            let d = at(
+                d,
+                p,
+                r.pc,
+                &format!("used here by {n} before any `mbarrier.init`"),
+                true,
+            );
+            with_decl(d, decl, &name)
+                .note(format!("{who} in cta {}", cta(barrier.ctaid)))
+                .help("initialise the barrier (`mbarrier.init`) and make the initialisation visible (`fence.mbarrier_init` + a barrier) before any thread uses it")
+        }
+        Issue::MbarReinit {
+            barrier,
+            pending,
+            expected,
+            tx,
+        } => {
+            let (name, decl) = barrier_name(code, barrier);
+            let d = Diagnostic::error(
+                "S0005",
+                format!("mbarrier `{name}` initialised again while a phase is pending"),
+            );
+            let d = at(d, p, r.pc, "initialised again here", true);
+            with_decl(d, decl, &name).note(format!(
+                "its current phase had {} of {expected} arrivals and {tx} pending transaction bytes",
+                i64::from(*expected) - pending
+            ))
+            .help("initialise a barrier once, before any thread uses it; to reuse it, let its phase complete (or `mbarrier.inval` it) first")
+        }
+        Issue::MbarUnderflow {
+            barrier,
+            count,
+            pending,
+            phase,
+        } => {
+            let (name, decl) = barrier_name(code, barrier);
+            let d = Diagnostic::error(
+                "S0006",
+                format!("arrival on mbarrier `{name}` takes its pending count below zero"),
+            );
+            let was = if *pending == 1 { "was" } else { "were" };
+            let d = at(
+                d,
+                p,
+                r.pc,
+                &format!("{count} arrivals here, but only {pending} {was} pending"),
+                true,
+            );
+            with_decl(d, decl, &name)
+                .note(format!("in phase {phase} of cta {}; by {who}", cta(barrier.ctaid)))
+                .help("the arrivals of a phase must add up to the barrier's arrival count; lower the count of `arrive(n)` or raise the barrier's `arrivals`")
+        }
+        Issue::TxRange { barrier, tx } => {
+            let (name, decl) = barrier_name(code, barrier);
+            let d = Diagnostic::error(
+                "S0007",
+                format!("transaction count of mbarrier `{name}` out of range"),
+            );
+            let d = at(
+                d,
+                p,
+                r.pc,
+                &format!("the pending transaction count becomes {tx}"),
+                true,
+            );
+            with_decl(d, decl, &name)
+                .note("the PTX ISA limits an mbarrier's transaction count to the range -(2^20 - 1) ..= 2^20 - 1")
+                .help("split the transfer over several phases so that no phase expects 2^20 bytes or more")
+        }
+        Issue::PhaseBehind {
+            barrier,
+            phases,
+            parity,
+        } => {
+            let (name, decl) = barrier_name(code, barrier);
+            let d = Diagnostic::error(
+                "S0008",
+                format!("wait on mbarrier `{name}` is {phases} phases behind"),
+            );
+            let d = at(
+                d,
+                p,
+                r.pc,
+                &format!("this wait for parity {parity} comes {phases} phases after the thread's previous wait on `{name}`"),
+                true,
+            );
+            with_decl(d, decl, &name)
+                .note(format!("by {who}"))
+                .note("a parity names a phase only among the two most recent ones: after two or more completed phases the wait cannot tell them apart, so it either returns at once for an old phase or waits for one that comes later")
+                .help("wait on the barrier in every phase it completes (or track the phase and skip whole pairs of phases)")
+        }
+        Issue::BulkShape { size, dst, src } => {
+            let d = Diagnostic::error(
+                "S0012",
+                format!("bulk copy of {size} bytes is not a multiple of 16 bytes or not 16-byte aligned"),
+            );
+            at(d, p, r.pc, &format!("copy issued here by {n}"), true)
+                .note(format!("size {size}, destination {dst:#x}, source {src:#x} ({who})"))
+                .help("`cp.async.bulk` needs a size that is a multiple of 16 and 16-byte aligned source and destination addresses")
+        }
+        Issue::NoComplete { barrier } => {
+            let (name, decl) = barrier_name(code, barrier);
+            let d = Diagnostic::error(
+                "S0018",
+                format!("`.noComplete` arrival completed a phase of mbarrier `{name}`"),
+            );
+            with_decl(
+                at(d, p, r.pc, "this arrival completed the phase", true),
+                decl,
+                &name,
+            )
+            .help("an `arrive.noComplete` must not be the arrival that completes the phase")
+        }
+        Issue::MaskSelf { mask } => {
+            let d = Diagnostic::error(
+                "S0009",
+                "warp-synchronous mask leaves out the executing thread",
+            );
+            at(
+                d,
+                p,
+                r.pc,
+                &format!("mask {mask:#010x} executed by {n} it does not name"),
+                true,
+            )
+            .note(format!("by {who}"))
+            .help("the executing thread must be in `membermask`")
+        }
+        Issue::Trap => {
+            let d = Diagnostic::error("S0016", "a thread executed `trap`");
+            at(d, p, r.pc, &format!("executed here by {n}"), true).note(format!("by {who}"))
+        }
+    }
+}
+
+fn space_name(space: crate::sim::decode::ops::Space) -> &'static str {
+    space.name()
+}
+
+#[allow(clippy::too_many_arguments)]
+fn access(
+    p: &Program,
+    allocs: &[Alloc],
+    pc: u32,
+    fault: &Fault,
+    kind: AccessKind,
+    size: u64,
+    who: &str,
+    n: &str,
+) -> Diagnostic {
+    let code = &p.code;
+    let kind_name = kind.name();
+    match fault {
+        Fault::OutOfBounds {
+            space,
+            addr,
+            target,
+        } => {
+            let d = Diagnostic::error(
+                "S0002",
+                format!("out-of-bounds {kind_name} in {} memory", space_name(*space)),
+            );
+            let d = at(d, p, pc, &format!("{size}-byte {kind_name} by {n}"), true);
+            let d = d.note(format!("first at address {addr:#x}, by {who}"));
+            match target {
+                Some((Target::Global(i), off)) => match allocs.get(*i) {
+                    Some(a) => {
+                        let elem = u64::from(a.elem.max(1));
+                        let len = a.data.len() as u64;
+                        let what = if a.param.is_some() { "the array argument" } else { "the module variable" };
+                        d.note(format!(
+                            "byte offset {off} (element {}) of {what} `{}`, which has {} elements of {elem} bytes",
+                            off / elem,
+                            a.name,
+                            len / elem
+                        ))
+                    }
+                    None => d.note(format!("byte offset {off} of a global allocation")),
+                },
+                Some((Target::Shared(rank), off)) => d.note(format!(
+                    "byte offset {off} of the shared memory of cluster rank {rank}: {}",
+                    near_var(&code.shared, *off)
+                )),
+                Some((Target::Local, off)) => d.note(format!(
+                    "byte offset {off} of the thread's local memory: {}",
+                    near_var(&code.local, *off)
+                )),
+                Some((_, off)) => d.note(format!("byte offset {off} of the parameter space")),
+                None => d.note(format!("address {addr:#x} is in no allocation")),
+            }
+            .help("check the index against the array's length (`--arg` arrays must be large enough for what the kernel reads)")
+        }
+        Fault::Misaligned { space, addr } => {
+            let d = Diagnostic::error(
+                "S0003",
+                format!("misaligned {kind_name} in {} memory", space_name(*space)),
+            );
+            at(d, p, pc, &format!("{size}-byte {kind_name} by {n}"), true)
+                .note(format!("first at address {addr:#x}, which is not a multiple of {size}; by {who}"))
+                .help("an access of N bytes (a whole vector for `.v2`/`.v4`) needs an N-byte aligned address")
+        }
+        Fault::ReadOnly { space, addr, .. } => {
+            let d = Diagnostic::error(
+                "S0017",
+                format!("{kind_name} to read-only {} memory", space_name(*space)),
+            );
+            at(d, p, pc, &format!("{kind_name} by {n}"), true)
+                .note(format!("address {addr:#x}; by {who}"))
+        }
+        Fault::ExitedPeer { rank, offset } => {
+            let (name, decl) = shared_name(code, *offset as u32, 1);
+            let d = Diagnostic::error(
+                "S0010",
+                format!("access to the shared memory of cluster rank {rank}, which has exited"),
+            );
+            let d = at(
+                d,
+                p,
+                pc,
+                &format!("{kind_name} of `{name}` in CTA rank {rank} by {n}"),
+                true,
+            );
+            let d = match decl {
+                Some(s) => d.secondary(s, "declared here"),
+                None => d,
+            };
+            d.note(format!("by {who}"))
+                .note("a CTA's shared memory ceases to exist when all its threads exit; an access from a cluster peer afterwards is undefined")
+                .help("make every CTA wait (`barrier.cluster.arrive` + `barrier.cluster.wait`, kdsl: `cluster_sync()`) before it exits while peers may still access its shared memory")
+        }
+    }
+}

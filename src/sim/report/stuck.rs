@@ -1,0 +1,278 @@
+//! Reports of a run that stopped: the deadlock report (every remaining
+//! thread blocked), a warp-synchronous mask that can never be satisfied, and
+//! no progress within the step budget.
+
+use super::{at, barrier_name, count_word, cta, here, ranges, threads, with_decl};
+use crate::diagnostics::Diagnostic;
+use crate::sim::machine::snapshot::{BarrierInfo, Group, MissingWhy, Snapshot, Wait};
+use crate::sim::machine::Stop;
+use crate::sim::Program;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+pub(crate) fn from_stop(p: &Program, stop: &Stop, max_steps: u64) -> Vec<Diagnostic> {
+    match stop {
+        Stop::Deadlock(s) => deadlock(p, s),
+        Stop::NoProgress(s) => vec![no_progress(p, s, max_steps)],
+    }
+}
+
+/// What a group of threads waits for, as a verb phrase (`wait on `full[0]`
+/// for the phase of parity 0`), with the verb agreeing with `one`.
+fn wait_desc(p: &Program, s: &Snapshot, g: &Group, one: bool) -> String {
+    let v = |base: &str| {
+        if one {
+            format!("{base}s")
+        } else {
+            base.to_string()
+        }
+    };
+    match &g.wait {
+        Wait::Mbar {
+            barrier,
+            parity,
+            token,
+            poll,
+        } => {
+            let name = s
+                .barriers
+                .get(*barrier)
+                .map_or_else(|| "?".to_string(), |b| barrier_name(&p.code, &b.r).0);
+            let verb = v(if *poll { "poll" } else { "wait" });
+            match (parity, token) {
+                (Some(par), _) => format!("{verb} on `{name}` for the phase of parity {par}"),
+                (None, Some(tok)) => format!("{verb} on `{name}` for phase {tok} to complete"),
+                _ => format!("{verb} on `{name}`"),
+            }
+        }
+        Wait::Bar {
+            id,
+            arrived,
+            expected,
+        } => {
+            format!(
+                "{} at CTA barrier {id}, where {arrived} of {expected} threads arrived",
+                v("wait")
+            )
+        }
+        Wait::Cluster { arrived, live } => {
+            format!(
+                "{} at the cluster barrier, where {arrived} of {live} threads arrived",
+                v("wait")
+            )
+        }
+        Wait::Warp { mask, .. } => format!("{} for the lanes of mask {mask:#010x}", v("wait")),
+        Wait::Running => {
+            if one {
+                "is running".to_string()
+            } else {
+                "are running".to_string()
+            }
+        }
+    }
+}
+
+/// The label of a group at its instruction: `128 threads wait here on ...`.
+fn group_label(p: &Program, s: &Snapshot, g: &Group) -> String {
+    let n = g.threads.len() as u64;
+    let desc = wait_desc(p, s, g, n == 1);
+    let (verb, rest) = desc.split_once(' ').unwrap_or((desc.as_str(), ""));
+    format!("{} {verb} here {rest}", count_word(n, "thread", "threads"))
+}
+
+/// A group as a note (a label, when the instruction has a span, says where).
+fn group_note(d: Diagnostic, p: &Program, s: &Snapshot, g: &Group, primary: bool) -> Diagnostic {
+    let h = here(p, g.pc);
+    let who = threads(&g.threads, g.threads.len() as u64);
+    let desc = wait_desc(p, s, g, g.threads.len() == 1);
+    match h.span {
+        Some(span) => {
+            let label = group_label(p, s, g);
+            let d = if primary {
+                d.primary(span, label)
+            } else {
+                d.secondary(span, label)
+            };
+            d.note(format!("{who} {desc}"))
+        }
+        None => d.note(format!("{who} {desc} at PTX line {}: `{}`", h.line, h.text)),
+    }
+}
+
+fn barrier_note(p: &Program, b: &BarrierInfo) -> String {
+    let (name, _) = barrier_name(&p.code, &b.r);
+    let arrived = i64::from(b.expected) - b.pending;
+    let mut s = format!(
+        "barrier `{name}` of cta {}: phase {} (parity {}) is pending with {arrived} of {} arrivals",
+        cta(b.r.ctaid),
+        b.phase,
+        b.phase & 1,
+        b.expected
+    );
+    if b.tx != 0 || b.inflight_tx != 0 {
+        let _ = write!(s, " and {} transaction bytes still expected", b.tx);
+        if b.inflight_tx > 0 {
+            let _ = write!(s, " ({} in copies in flight)", b.inflight_tx);
+        } else {
+            s.push_str(" (no copy in flight will deliver them)");
+        }
+    }
+    s
+}
+
+fn deadlock(p: &Program, s: &Snapshot) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    // Warp-synchronous waits on lanes that can never arrive are their own
+    // report: the mask is the mistake.
+    let (warp_dead, rest): (Vec<&Group>, Vec<&Group>) = s.groups.iter().partition(|g| {
+        matches!(&g.wait, Wait::Warp { missing, .. }
+            if missing.iter().any(|m| matches!(m.why, MissingWhy::Exited { .. } | MissingWhy::NoThread)))
+    });
+    for g in warp_dead {
+        out.push(warp_report(p, s, g));
+    }
+    let rest: Vec<&Group> = rest
+        .into_iter()
+        .filter(|g| g.wait != Wait::Running)
+        .collect();
+    if rest.is_empty() {
+        return out;
+    }
+    let mut d = Diagnostic::error("S0001", "deadlock: no thread can make progress");
+    for (i, g) in rest.iter().enumerate() {
+        d = group_note(d, p, s, g, i == 0);
+    }
+    for b in &s.barriers {
+        d = d.note(barrier_note(p, b));
+        let (name, decl) = barrier_name(&p.code, &b.r);
+        d = with_decl(d, decl, &name);
+        for (t, pc) in b.last_arrivals.iter().rev().take(2) {
+            let msg = format!(
+                "last arrival on `{name}` here (cta {} thread {})",
+                cta(t.ctaid),
+                t.tid
+            );
+            d = at(d, p, *pc, &msg, false);
+        }
+        if b.last_arrivals.is_empty() && b.arrivals == 0 && b.phase == 0 {
+            d = d.note(format!("no thread has arrived on `{name}` yet"));
+        }
+    }
+    d = exited_notes(d, p, s);
+    for h in deadlock_help(s) {
+        d = d.help(h);
+    }
+    out.push(d);
+    out
+}
+
+fn exited_notes(mut d: Diagnostic, p: &Program, s: &Snapshot) -> Diagnostic {
+    if s.exited.is_empty() {
+        return d.note("no thread has exited");
+    }
+    for (pc, list) in &s.exited {
+        let h = here(p, *pc);
+        d = d.note(format!(
+            "{} exited (PTX line {})",
+            threads(list, list.len() as u64),
+            h.line
+        ));
+    }
+    d
+}
+
+fn deadlock_help(s: &Snapshot) -> Vec<String> {
+    let mut help = Vec::new();
+    for b in &s.barriers {
+        if b.tx > 0 && b.inflight_tx <= 0 && b.pending == 0 {
+            help.push(format!(
+                "the phase expects {} more transaction bytes than its copies deliver: check `arrive_expect_tx`/`expect_tx` against the sizes of the copies that complete on the barrier",
+                b.tx
+            ));
+        } else if b.pending > 0 {
+            help.push(format!(
+                "{} needed to complete the phase: check that every thread the barrier counts arrives in every phase",
+                count_word(b.pending as u64, "more arrival is", "more arrivals are")
+            ));
+        }
+    }
+    if help.is_empty() {
+        help.push(
+            "every remaining thread waits for an event that no running thread will cause"
+                .to_string(),
+        );
+    }
+    help
+}
+
+fn warp_report(p: &Program, s: &Snapshot, g: &Group) -> Diagnostic {
+    let Wait::Warp { missing, .. } = &g.wait else {
+        return Diagnostic::error(
+            "S0009",
+            "warp-synchronous mask names threads that never arrive",
+        );
+    };
+    let mut d = Diagnostic::error(
+        "S0009",
+        "warp-synchronous mask names threads that never arrive",
+    );
+    d = group_note(d, p, s, g, true);
+    let lanes = |pred: &dyn Fn(&MissingWhy) -> bool| -> Vec<u32> {
+        missing
+            .iter()
+            .filter(|m| pred(&m.why))
+            .map(|m| m.lane)
+            .collect()
+    };
+    let none = lanes(&|w| matches!(w, MissingWhy::NoThread));
+    if !none.is_empty() {
+        d = d.note(format!(
+            "{} of the warp have no thread (the block is not a multiple of 32)",
+            lane_list(&none)
+        ));
+    }
+    let mut exit_pcs: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+    for m in missing {
+        if let MissingWhy::Exited { pc } = m.why {
+            exit_pcs.entry(pc).or_default().push(m.lane);
+        }
+    }
+    for (pc, ls) in exit_pcs {
+        d = at(d, p, pc, &format!("{} exited here", lane_list(&ls)), false);
+    }
+    let mut else_pcs: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+    for m in missing {
+        if let MissingWhy::Elsewhere { pc } = m.why {
+            else_pcs.entry(pc).or_default().push(m.lane);
+        }
+    }
+    for (pc, ls) in else_pcs {
+        d = at(
+            d,
+            p,
+            pc,
+            &format!("{} blocked here instead", lane_list(&ls)),
+            false,
+        );
+    }
+    d.help("every lane that `membermask` names must execute the same warp-synchronous instruction; pass the mask of the lanes that do (`__activemask()` before they diverge), or keep the exited lanes alive until after it")
+}
+
+/// `lane 31` / `lanes 0..3, 7`.
+fn lane_list(lanes: &[u32]) -> String {
+    let r = ranges(lanes);
+    match r.strip_prefix("threads ") {
+        Some(rest) => format!("lanes {rest}"),
+        None => r.replacen("thread ", "lane ", 1),
+    }
+}
+
+fn no_progress(p: &Program, s: &Snapshot, max_steps: u64) -> Diagnostic {
+    let mut d = Diagnostic::error("S0011", format!("no progress within {max_steps} steps"));
+    for (i, g) in s.groups.iter().enumerate() {
+        d = group_note(d, p, s, g, i == 0);
+    }
+    d = exited_notes(d, p, s);
+    d.help("a thread that spins on memory another thread should change never yields under the in-order schedule; try `--schedule random:SEED`, or wait on a barrier instead of spinning")
+        .help("if the kernel is just long, raise `--max-steps`")
+}

@@ -1,0 +1,292 @@
+//! Helpers for the simulator tests: compile a kernel (kdsl source or PTX
+//! text), build launches and arrays, run, and render the reports.
+
+use kdsl::diagnostics::render;
+use kdsl::launch::{ArgValue, Array, Launch};
+use kdsl::sim::{self, Outcome, Program, PtxSource, Schedule, SimOptions};
+use kdsl::source::{SourceFile, SourceMap};
+use kdsl::types::Scalar;
+use std::path::{Path, PathBuf};
+
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A loaded kernel module and the sources its reports point into.
+pub struct Loaded {
+    pub program: Program,
+    pub sources: SourceMap,
+}
+
+/// Compiles a `.kdsl` file for sm_90 and loads its PTX.
+pub fn kdsl_file(path: &Path) -> Loaded {
+    let c = kdsl::compile(path, &kdsl::Options::default())
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    finish_kdsl(c, &path.display().to_string())
+}
+
+fn finish_kdsl(c: kdsl::Compilation, name: &str) -> Loaded {
+    let errors: Vec<_> = c
+        .diagnostics
+        .iter()
+        .filter(|d| d.is_error())
+        .cloned()
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "{name}:\n{}",
+        render::short(&c.sources, &errors)
+    );
+    let ptx = c.ptx.unwrap_or_else(|| panic!("{name}: no PTX"));
+    let program = sim::load(&ptx, PtxSource::Kdsl { line_spans: &[] })
+        .unwrap_or_else(|d| panic!("{name}: load failed:\n{}", render::short(&c.sources, &d)));
+    Loaded {
+        program,
+        sources: c.sources,
+    }
+}
+
+/// Loads PTX text as a file named `name` (reports point into it, or into
+/// the files its `.file` directives name).
+pub fn ptx_str(name: &str, ptx: &str) -> Result<Loaded, String> {
+    let mut sources = SourceMap::new();
+    let file = sources.add(SourceFile::new(name, Some(PathBuf::from(name)), ptx));
+    match sim::load(
+        ptx,
+        PtxSource::File {
+            file,
+            sources: &mut sources,
+        },
+    ) {
+        Ok(program) => Ok(Loaded { program, sources }),
+        Err(d) => Err(render::human(&sources, &d, false)),
+    }
+}
+
+pub fn array(name: &str, elem: Scalar, data: Vec<u8>) -> ArgValue {
+    ArgValue::Array(Array {
+        name: name.to_string(),
+        elem,
+        data,
+        writable: true,
+    })
+}
+
+pub fn f32s(name: &str, v: &[f32]) -> ArgValue {
+    array(
+        name,
+        Scalar::F32,
+        v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+    )
+}
+
+pub fn u32s(name: &str, v: &[u32]) -> ArgValue {
+    array(
+        name,
+        Scalar::U32,
+        v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+    )
+}
+
+pub fn u32v(v: u32) -> ArgValue {
+    ArgValue::Scalar {
+        ty: Scalar::U32,
+        bits: u64::from(v),
+    }
+}
+
+pub fn f32v(v: f32) -> ArgValue {
+    ArgValue::Scalar {
+        ty: Scalar::F32,
+        bits: u64::from(v.to_bits()),
+    }
+}
+
+pub fn as_f32(a: &Array) -> Vec<f32> {
+    a.data
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+pub fn as_u32(a: &Array) -> Vec<u32> {
+    a.data
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+pub fn launch(
+    kernel: &str,
+    grid: [u32; 3],
+    block: [u32; 3],
+    cluster: [u32; 3],
+    args: Vec<ArgValue>,
+) -> Launch {
+    Launch {
+        kernel: kernel.to_string(),
+        grid,
+        block,
+        cluster,
+        args,
+    }
+}
+
+pub fn run(l: &Loaded, launch: &Launch) -> Outcome {
+    sim::run(&l.program, launch, &SimOptions::default())
+}
+
+pub fn run_with(l: &Loaded, launch: &Launch, schedule: Schedule, max_steps: u64) -> Outcome {
+    sim::run(
+        &l.program,
+        launch,
+        &SimOptions {
+            schedule,
+            max_steps,
+        },
+    )
+}
+
+pub fn rendered(l: &Loaded, o: &Outcome) -> String {
+    render::human(&l.sources, &o.reports, false)
+}
+
+/// Runs and fails the test with the rendered reports if any.
+pub fn run_clean(l: &Loaded, launch: &Launch) -> Outcome {
+    let o = run(l, launch);
+    assert!(
+        o.reports.is_empty(),
+        "{}: unexpected reports:\n{}",
+        launch.kernel,
+        rendered(l, &o)
+    );
+    o
+}
+
+/// A deterministic pseudo-random sequence in [0, 1).
+pub fn rand_f32(n: usize, seed: u64) -> Vec<f32> {
+    let mut s = seed;
+    (0..n)
+        .map(|_| {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((s >> 40) as f32) / (1u64 << 24) as f32
+        })
+        .collect()
+}
+
+/// Asserts that two float arrays agree within a relative tolerance.
+pub fn assert_close(what: &str, got: &[f32], want: &[f32], rel: f32) {
+    assert_eq!(got.len(), want.len(), "{what}: lengths");
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        let tol = rel * w.abs().max(1.0);
+        assert!(
+            (g - w).abs() <= tol,
+            "{what}[{i}]: got {g}, want {w} (tolerance {tol})"
+        );
+    }
+}
+
+/// The launch a test kernel asks for in its first `// sim ...` comment:
+/// `--grid X[,Y,Z]`, `--block ...`, `--cluster ...` (block and cluster
+/// default to the kernel's `.reqntid`/`.reqnctapercluster`) and
+/// `--arg NAME=TYPE:FORM` with FORM `zeros:N`, `iota:N`, `fill:N:V` or a
+/// scalar literal; NAME is the parameter's name (kdsl's, or the PTX one) or
+/// its position.
+pub fn header_launch(text: &str, program: &Program) -> Launch {
+    let header = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("// sim"))
+        .unwrap_or("");
+    let kernel = program.kernels().first().copied().unwrap_or("").to_string();
+    let sig = program
+        .signature(&kernel)
+        .expect("the kernel has a signature");
+    let mut grid = [1, 1, 1];
+    let mut block = sig.reqntid.unwrap_or([1, 1, 1]);
+    let mut cluster = sig.cluster.unwrap_or([1, 1, 1]);
+    let mut args: Vec<Option<ArgValue>> = vec![None; sig.params.len()];
+    let mut words = header.split_whitespace();
+    let dims = |s: &str| {
+        let mut d = [1u32; 3];
+        for (slot, v) in d.iter_mut().zip(s.split(',')) {
+            *slot = v.parse().expect("a dimension");
+        }
+        d
+    };
+    while let Some(w) = words.next() {
+        let value = words
+            .next()
+            .unwrap_or_else(|| panic!("`{w}` needs a value"));
+        match w {
+            "--grid" => grid = dims(value),
+            "--block" => block = dims(value),
+            "--cluster" => cluster = dims(value),
+            "--arg" => {
+                let (name, v) = value.split_once('=').expect("NAME=VALUE");
+                let index = name.parse::<usize>().ok().unwrap_or_else(|| {
+                    sig.params
+                        .iter()
+                        .position(|p| p.name == name || p.name == format!("$p_{name}"))
+                        .unwrap_or_else(|| panic!("no parameter `{name}`"))
+                });
+                let arg = parse_arg(name, v);
+                *args.get_mut(index).expect("parameter index") = Some(arg);
+            }
+            other => panic!("unknown header flag `{other}`"),
+        }
+    }
+    let args = args
+        .into_iter()
+        .enumerate()
+        .map(|(i, a)| a.unwrap_or_else(|| panic!("no `--arg` for parameter {i}")))
+        .collect();
+    launch(&kernel, grid, block, cluster, args)
+}
+
+fn parse_arg(name: &str, v: &str) -> ArgValue {
+    let (ty, rest) = v.split_once(':').expect("TYPE:VALUE");
+    let elem = Scalar::from_name(ty).unwrap_or_else(|| panic!("type `{ty}`"));
+    let parts: Vec<&str> = rest.split(':').collect();
+    let enc = |x: f64| -> Vec<u8> {
+        match elem {
+            Scalar::F32 => (x as f32).to_le_bytes().to_vec(),
+            Scalar::F64 => x.to_le_bytes().to_vec(),
+            Scalar::I32 | Scalar::U32 => (x as i64 as u32).to_le_bytes().to_vec(),
+            Scalar::I64 | Scalar::U64 => (x as i64 as u64).to_le_bytes().to_vec(),
+            other => panic!("element type {other} in a test header"),
+        }
+    };
+    let count = |s: Option<&&str>| -> usize { s.and_then(|n| n.parse().ok()).expect("a count") };
+    let data: Vec<u8> = match parts.first().copied() {
+        Some("zeros") => (0..count(parts.get(1))).flat_map(|_| enc(0.0)).collect(),
+        Some("iota") => (0..count(parts.get(1)))
+            .flat_map(|i| enc(i as f64))
+            .collect(),
+        Some("fill") => {
+            let v: f64 = parts
+                .get(2)
+                .and_then(|s| s.parse().ok())
+                .expect("a fill value");
+            (0..count(parts.get(1))).flat_map(|_| enc(v)).collect()
+        }
+        _ => {
+            let x: f64 = rest.parse().unwrap_or_else(|_| panic!("literal `{rest}`"));
+            let bits = match elem {
+                Scalar::F32 => u64::from((x as f32).to_bits()),
+                Scalar::F64 => x.to_bits(),
+                _ => {
+                    x as i64 as u64
+                        & if elem.size() == 4 {
+                            0xffff_ffff
+                        } else {
+                            u64::MAX
+                        }
+                }
+            };
+            return ArgValue::Scalar { ty: elem, bits };
+        }
+    };
+    array(name, elem, data)
+}

@@ -21,6 +21,8 @@ pub struct Options {
     pub allow: Vec<String>,
     /// Stop after checking: do not write PTX (`kdslc check`, the LSP).
     pub check_only: bool,
+    /// `--lineinfo`: `.file`/`.loc` directives in the PTX.
+    pub lineinfo: bool,
 }
 
 /// The result of compiling one root file.
@@ -36,6 +38,9 @@ pub struct Compilation {
     pub module: Option<ir::Module>,
     /// The PTX module, when there were no errors and PTX was asked for.
     pub ptx: Option<String>,
+    /// For each line of `ptx`, the span of the IR node it was written for
+    /// (`None` for headers, declarations, labels and `.loc` lines).
+    pub ptx_line_spans: Vec<Option<Span>>,
     /// Imported files on disk (for depfiles), in load order.
     pub imports: Vec<PathBuf>,
     /// Every resolved use of a name and its definition (for editors).
@@ -147,7 +152,10 @@ fn compile_file_inner(root: SourceFile, opts: &Options) -> Compilation {
 
     if !opts.check_only && !c.failed(opts) {
         if let Some(module) = &c.module {
-            c.ptx = Some(ptx::write(module, opts.target));
+            let lineinfo = opts.lineinfo.then_some(&c.sources);
+            let mapped = ptx::write_mapped(module, opts.target, lineinfo);
+            c.ptx = Some(mapped.text);
+            c.ptx_line_spans = mapped.spans;
         }
     }
     c

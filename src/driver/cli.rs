@@ -80,6 +80,11 @@ pub struct BuildArgs {
     #[arg(short = 'O', value_name = "LEVEL", value_parser = ["0", "1", "2", "3"])]
     pub opt_level: Option<String>,
 
+    /// Emit `.file`/`.loc` line information in the PTX (also `-lineinfo`),
+    /// for ptxas -lineinfo, nvdisasm, profilers and compute-sanitizer
+    #[arg(long)]
+    pub lineinfo: bool,
+
     #[command(flatten)]
     pub common: CommonArgs,
 }
@@ -192,6 +197,8 @@ pub fn normalize_args(args: Vec<OsString>) -> Vec<OsString> {
                 out.push(arg);
             }
             Some("-MD") => out.push("--MD".into()),
+            // nvcc's spelling.
+            Some("-lineinfo") => out.push("--lineinfo".into()),
             Some("-MF") => out.push("--MF".into()),
             Some(s) if s.starts_with("-MF") => {
                 out.push(format!("--MF={}", s.get(3..).unwrap_or("")).into())

@@ -11,6 +11,13 @@ use crate::types::Scalar;
 
 impl Writer<'_> {
     pub(super) fn expr(&mut self, e: &Expr) -> Operand {
+        let outer = self.at(e.span);
+        let v = self.expr_kind(e);
+        self.restore(outer);
+        v
+    }
+
+    fn expr_kind(&mut self, e: &Expr) -> Operand {
         if let Some(v) = fold(e) {
             return self.constant(v, e.ty);
         }

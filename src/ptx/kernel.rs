@@ -7,11 +7,13 @@
 //! refers to those registers.
 
 use super::barrier::barrier_symbol;
+use super::lines::Lines;
 use super::memory::shared_symbol;
 use super::scan::Usage;
 use super::suffix;
 use super::writer::{emit, Class, Exit, Names, Writer};
 use crate::ir::{self, LocalId, ParamType};
+use crate::span::Span;
 use crate::target::{PtxVersion, Target};
 use crate::types::Scalar;
 use std::fmt::Write as _;
@@ -21,13 +23,22 @@ fn param_symbol(name: &str) -> String {
     format!("$p_{name}")
 }
 
+/// The closing `}` of a block: where the code the writer adds at the end
+/// of a function (the exit synchronisation, the final `ret`) comes from.
+fn closing_brace(block: Span) -> Span {
+    Span {
+        start: block.end.saturating_sub(1).max(block.start),
+        ..block
+    }
+}
+
 /// Writes one kernel; returns its text and the PTX version it needs.
 pub(super) fn write_kernel(
     module: &ir::Module,
     names: &Names,
     k: &ir::Kernel,
     target: Target,
-) -> (String, PtxVersion) {
+) -> (Lines, PtxVersion) {
     let usage = Usage::of_block(&k.body.block);
     let mut w = Writer::new(target, module, names, Some(k), &k.body, Exit::Ret);
     w.parity = vec![None; k.barriers.len()];
@@ -40,6 +51,7 @@ pub(super) fn write_kernel(
     let mut sig = Vec::new();
     for p in &k.params {
         let sym = param_symbol(&p.name);
+        w.at(p.span);
         let reg = match p.ty {
             ParamType::Scalar(ty) => {
                 let pt = suffix::kernel_param(ty);
@@ -65,6 +77,7 @@ pub(super) fn write_kernel(
         };
         w.params.push(Some(reg));
     }
+    w.at(k.name_span);
     w.read_specials(&usage);
     // Shared addresses used with run-time indices, taken once.
     let symbols = usage
@@ -86,6 +99,7 @@ pub(super) fn write_kernel(
     w.init_barriers(&usage);
 
     w.block(&k.body.block);
+    w.at(closing_brace(k.body.block.span));
     if let Exit::Cluster(l) = w.exit {
         w.place_label(l);
         w.cluster_exit_sync();
@@ -133,9 +147,11 @@ pub(super) fn write_kernel(
         );
     }
     text.push('\n');
-    text.push_str(&body);
-    text.push_str("}\n");
-    (text, version)
+    let mut out = Lines::default();
+    out.push(&text, None);
+    out.append(body);
+    out.push("}\n", None);
+    (out, version)
 }
 
 /// `(\n\t.param a,\n\t.param b\n)\n`, or `()\n`.
@@ -173,9 +189,10 @@ pub(super) fn write_function(
     f: &ir::Function,
     name: &str,
     target: Target,
-) -> (String, PtxVersion) {
+) -> (Lines, PtxVersion) {
     let usage = Usage::of_block(&f.body.block);
     let mut w = Writer::new(target, module, names, None, &f.body, Exit::Func(f.ret));
+    w.at(f.span);
     for i in 0..f.params {
         let ty = f.body.locals.get(i as usize).map_or(Scalar::U32, |l| l.ty);
         let pt = suffix::func_param(ty);
@@ -191,6 +208,7 @@ pub(super) fn write_function(
     }
     w.read_specials(&usage);
     w.block(&f.body.block);
+    w.at(closing_brace(f.body.block.span));
     emit!(w, "ret;");
     let version = w.version();
     let (decls, body) = w.finish();
@@ -198,9 +216,11 @@ pub(super) fn write_function(
     text.push_str("{\n");
     text.push_str(&decls);
     text.push('\n');
-    text.push_str(&body);
-    text.push_str("}\n");
-    (text, version)
+    let mut out = Lines::default();
+    out.push(&text, None);
+    out.append(body);
+    out.push("}\n", None);
+    (out, version)
 }
 
 impl Writer<'_> {

@@ -11,6 +11,7 @@ mod cli;
 mod docs;
 mod fuzz;
 mod imports;
+mod lineinfo;
 mod lsp;
 mod make;
 mod nvim;

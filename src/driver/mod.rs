@@ -14,7 +14,7 @@ mod build;
 mod check;
 pub mod cli;
 mod explain;
-mod output;
+pub(crate) mod output;
 mod ptxas;
 mod report;
 

@@ -3,20 +3,27 @@
 //!
 //! - [`cli`]: the clap definitions and the `argv` rewrites (implied `build`,
 //!   gcc's `-MD`/`-MF`);
-//! - [`build`], [`check`], [`explain`]: one module per subcommand;
+//! - [`build`], [`check`], [`explain`], [`sim`], [`run`]: one module per
+//!   subcommand; [`launch_io`]: what `sim` and `run` share (the input, the
+//!   launch, the outputs); [`engine`]: the call into the simulator;
 //! - [`output`]: atomic writes and depfiles; [`ptxas`]: `--emit cubin`;
 //! - [`report`]: where diagnostics go, in which format.
 //!
 //! Exit status: 0 success, 1 the program has errors, 2 usage or I/O
-//! problems, 3 an internal compiler error (a panic, caught here).
+//! problems, 3 an internal compiler error (a panic, caught here), 4 a
+//! kernel run by `sim` or `run` faulted.
 
 mod build;
 mod check;
 pub mod cli;
+mod engine;
 mod explain;
+mod launch_io;
 pub(crate) mod output;
 mod ptxas;
 mod report;
+mod run;
+mod sim;
 
 use clap::Parser;
 use cli::{Cli, Command};
@@ -36,6 +43,9 @@ pub(crate) enum Fail {
     Usage(String),
     /// A broken invariant inside the compiler: exit 3.
     Internal(String),
+    /// The kernel faulted (a deadlock, a bad access, a CUDA error) or its
+    /// results disagree (`--check-sim`): `error: ...`, exit 4.
+    Fault(String),
 }
 
 impl Fail {
@@ -54,6 +64,10 @@ impl Fail {
             Fail::Internal(m) => {
                 report::stderr(&ice_message(m));
                 3
+            }
+            Fail::Fault(m) => {
+                report::stderr(&format!("error: {m}\n"));
+                4
             }
         }
     }
@@ -81,6 +95,8 @@ pub fn run(args: Vec<OsString>) -> i32 {
         Command::Build(args) => build::build(args),
         Command::Check(args) => check::check(args),
         Command::Explain(args) => explain::explain(args),
+        Command::Sim(args) => sim::sim(args),
+        Command::Run(args) => run::run(args),
         // The language server runs until the client exits and returns its
         // own status (0 after a `shutdown` request, 1 without one).
         Command::Lsp => return crate::lsp::run_stdio(),

@@ -174,12 +174,16 @@ impl fmt::Display for Difference {
         };
         write!(
             f,
-            "`{}` ({}[{}]): {} element{} differ{rule} between the GPU and the simulator",
+            "`{}` ({}[{}]): {} {} between the GPU and the simulator",
             self.name,
             self.elem,
             self.len,
             self.count,
-            if self.count == 1 { "" } else { "s" }
+            if self.count == 1 {
+                format!("element differs{rule}")
+            } else {
+                format!("elements differ{rule}")
+            }
         )?;
         for m in &self.first {
             write!(f, "\n  [{}] gpu {}, sim {}", m.index, m.gpu, m.sim)?;

@@ -11,6 +11,7 @@ mod cli;
 mod docs;
 mod fuzz;
 mod imports;
+mod launch;
 mod lineinfo;
 mod lsp;
 mod make;

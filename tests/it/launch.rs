@@ -202,3 +202,24 @@ fn run_without_a_driver_is_exit_2_and_points_to_sim() {
     assert!(o.stdout.is_empty());
     assert!(!p.path().join("o").exists());
 }
+
+#[test]
+fn gpu_check_fails_clearly_without_a_gpu() {
+    let has_smi = Command::new("nvidia-smi")
+        .arg("-L")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if has_smi {
+        eprintln!("an NVIDIA GPU is present: the no-GPU case cannot be tested here");
+        return;
+    }
+    let script = crate::common::repo_root().join("scripts/gpu-check.sh");
+    let o = Command::new("bash").arg(&script).output().expect("bash runs");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).starts_with("gpu-check: no NVIDIA GPU or driver here"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(o.stdout.is_empty());
+}

@@ -216,7 +216,7 @@ mod tests {
     #[test]
     fn equal_arrays_agree() {
         let a = arr("y", Scalar::U32, &[1u32, 2, 3], u32::to_le_bytes);
-        assert!(compare(&[a.clone()], &[a]).is_empty());
+        assert!(compare(std::slice::from_ref(&a), std::slice::from_ref(&a)).is_empty());
     }
 
     #[test]
@@ -257,7 +257,7 @@ mod tests {
             &[1.0f32 + 5e-6, 1000.0 * (1.0 + 9e-6), -0.0, f32::NAN, 0.0],
             f32::to_le_bytes,
         );
-        assert!(compare(&[g.clone()], &[s]).is_empty());
+        assert!(compare(std::slice::from_ref(&g), &[s]).is_empty());
         let s = arr(
             "y",
             Scalar::F32,
@@ -279,7 +279,7 @@ mod tests {
         let h = |x: f64| half::f16::from_f64(x).to_bits();
         let g = arr("h", Scalar::F16, &[h(1.0)], u16::to_le_bytes);
         let s = arr("h", Scalar::F16, &[h(1.0009765625)], u16::to_le_bytes);
-        assert!(compare(&[g.clone()], &[s]).is_empty());
+        assert!(compare(std::slice::from_ref(&g), &[s]).is_empty());
         let s = arr("h", Scalar::F16, &[h(1.005)], u16::to_le_bytes);
         assert_eq!(compare(&[g], &[s]).len(), 1);
     }
@@ -289,11 +289,11 @@ mod tests {
         let g = arr("y", Scalar::F32, &[1.0f32, 2.0], f32::to_le_bytes);
         let short = arr("y", Scalar::F32, &[1.0f32], f32::to_le_bytes);
         assert_eq!(
-            compare(&[g.clone()], &[short])[0].to_string(),
+            compare(std::slice::from_ref(&g), &[short])[0].to_string(),
             "`y`: the GPU's is f32[2], the simulator's f32[1]"
         );
         assert_eq!(
-            compare(&[g.clone()], &[])[0].to_string(),
+            compare(std::slice::from_ref(&g), &[])[0].to_string(),
             "`y`: the simulator returned no such array"
         );
         let mut ro = g;

@@ -30,7 +30,7 @@ use rand_core::RngCore;
 use rand_pcg::Pcg64;
 
 /// PCG's default stream (increment), as in the PCG reference code.
-const STREAM: u128 = 0xa02b_dbf7_bb3c_0a7a_c28f_a16a_64ab_f96;
+const STREAM: u128 = 0x0a02_bdbf_7bb3_c0a7_ac28_fa16_a64a_bf96;
 
 /// Appends `n` random elements of `elem` to `out` (little-endian).
 pub fn fill(out: &mut Vec<u8>, elem: Scalar, n: usize, seed: u64) {

@@ -41,7 +41,11 @@ fn project() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     fs::write(dir.path().join("saxpy.kdsl"), SAXPY).unwrap();
     fs::write(dir.path().join("two.kdsl"), TWO).unwrap();
-    fs::write(dir.path().join("bad.kdsl"), "kernel k() block(32) { let x = y; }\n").unwrap();
+    fs::write(
+        dir.path().join("bad.kdsl"),
+        "kernel k() block(32) { let x = y; }\n",
+    )
+    .unwrap();
     dir
 }
 
@@ -60,7 +64,14 @@ fn usage_error(dir: &Path, args: &[&str], message: &str) {
 }
 
 const ARGS: [&str; 8] = [
-    "--arg", "a=2", "--arg", "x=iota:1024", "--arg", "y=zeros:1024", "--arg", "3=1024",
+    "--arg",
+    "a=2",
+    "--arg",
+    "x=iota:1024",
+    "--arg",
+    "y=zeros:1024",
+    "--arg",
+    "3=1024",
 ];
 
 fn with(extra: &[&'static str]) -> Vec<&'static str> {
@@ -86,12 +97,36 @@ fn launch_usage_errors_are_the_same_for_sim_and_run() {
     );
     usage_error(
         d,
-        &["saxpy.kdsl", "--grid", "4", "--arg", "a=two", "--arg", "x=[1]", "--arg", "y=[1]", "--arg", "n=1"],
+        &[
+            "saxpy.kdsl",
+            "--grid",
+            "4",
+            "--arg",
+            "a=two",
+            "--arg",
+            "x=[1]",
+            "--arg",
+            "y=[1]",
+            "--arg",
+            "n=1",
+        ],
         "invalid value for `a` (f32): `two` is not an f32 literal (for example `1.5`)",
     );
     usage_error(
         d,
-        &["saxpy.kdsl", "--grid", "4", "--arg", "a=1", "--arg", "x=[1]", "--arg", "y=[1]", "--arg", "n=4294967296"],
+        &[
+            "saxpy.kdsl",
+            "--grid",
+            "4",
+            "--arg",
+            "a=1",
+            "--arg",
+            "x=[1]",
+            "--arg",
+            "y=[1]",
+            "--arg",
+            "n=4294967296",
+        ],
         "invalid value for `n` (u32): `4294967296` is out of range for u32 (0 to 4294967295)",
     );
     usage_error(
@@ -121,7 +156,17 @@ fn launch_usage_errors_are_the_same_for_sim_and_run() {
     );
     usage_error(
         d,
-        &["two.kdsl", "--kernel", "second", "--grid", "4", "--cluster", "4", "--arg", "out=zeros:64"],
+        &[
+            "two.kdsl",
+            "--kernel",
+            "second",
+            "--grid",
+            "4",
+            "--cluster",
+            "4",
+            "--arg",
+            "out=zeros:64",
+        ],
         "`--cluster 4` contradicts the kernel's `cluster(2)`; leave `--cluster` out to use it",
     );
     usage_error(
@@ -140,7 +185,10 @@ fn out_must_be_a_folder() {
         args.extend(with(&["--out", "file"]));
         let o = kdslc(p.path(), &args);
         assert_eq!(o.status.code(), Some(2));
-        assert_eq!(stderr(&o), "error: `--out file`: it exists and is not a folder\n");
+        assert_eq!(
+            stderr(&o),
+            "error: `--out file`: it exists and is not a folder\n"
+        );
     }
     assert_eq!(fs::read_to_string(p.path().join("file")).unwrap(), "keep");
 }
@@ -156,7 +204,11 @@ fn flag_syntax_errors_come_from_clap_with_status_2() {
     ] {
         let o = kdslc(p.path(), args);
         assert_eq!(o.status.code(), Some(2), "{args:?}");
-        assert!(stderr(&o).starts_with("error: "), "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).starts_with("error: "),
+            "{args:?}: {}",
+            stderr(&o)
+        );
     }
     let o = kdslc(p.path(), &["sim", "saxpy.kdsl", "--grid", "4,0"]);
     assert!(
@@ -214,7 +266,10 @@ fn gpu_check_fails_clearly_without_a_gpu() {
         return;
     }
     let script = crate::common::repo_root().join("scripts/gpu-check.sh");
-    let o = Command::new("bash").arg(&script).output().expect("bash runs");
+    let o = Command::new("bash")
+        .arg(&script)
+        .output()
+        .expect("bash runs");
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(
         stderr(&o).starts_with("gpu-check: no NVIDIA GPU or driver here"),

@@ -329,4 +329,68 @@ mod tests {
             "`iota:4` is neither a 64-bit integer nor a typed array such as `f32:zeros:1024`"
         );
     }
+
+    mod generated {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        fn scalar() -> impl Strategy<Value = Scalar> {
+            (0usize..9).prop_map(|i| Scalar::ALL[i])
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(3000))]
+
+            #[test]
+            fn any_text_is_a_value_or_an_error(text in "\\PC{0,24}", ty in scalar()) {
+                let _ = parse(&text, ty);
+                let _ = parse_u64_bits(&text);
+            }
+
+            #[test]
+            fn numberish_text_is_a_value_or_an_error(text in "[-+0-9a-fxob_.eEinfau]{0,30}", ty in scalar()) {
+                if let Ok(bits) = parse(&text, ty) {
+                    prop_assert!(ty.bits() == 64 || bits >> ty.size().max(1) * 8 == 0);
+                }
+            }
+
+            #[test]
+            fn integers_round_trip(v in any::<i64>(), u in any::<u64>()) {
+                prop_assert_eq!(parse(&v.to_string(), Scalar::I64), Ok(v as u64));
+                prop_assert_eq!(parse(&u.to_string(), Scalar::U64), Ok(u));
+                prop_assert_eq!(parse(&format!("{:#x}", u), Scalar::U64), Ok(u));
+                let small = v as i32;
+                prop_assert_eq!(parse(&small.to_string(), Scalar::I32), Ok(u64::from(small as u32)));
+                prop_assert!(parse(&(i64::from(i32::MAX) + 1 + (v & 0xffff).abs()).to_string(), Scalar::I32).is_err());
+            }
+
+            #[test]
+            fn floats_round_trip_exactly(bits in any::<u32>(), wide in any::<u64>()) {
+                let x = f32::from_bits(bits);
+                if x.is_finite() {
+                    prop_assert_eq!(parse(&format!("{x:?}"), Scalar::F32), Ok(u64::from(bits)));
+                    prop_assert_eq!(parse(&format!("{x:e}"), Scalar::F32), Ok(u64::from(bits)));
+                }
+                let y = f64::from_bits(wide);
+                if y.is_finite() {
+                    prop_assert_eq!(parse(&format!("{y:?}"), Scalar::F64), Ok(wide));
+                }
+            }
+
+            #[test]
+            fn halves_round_trip_through_their_dump_text(bits in any::<u16>()) {
+                for ty in [Scalar::F16, Scalar::BF16] {
+                    let text = crate::launch::dump::element(ty, &bits.to_le_bytes());
+                    let back = parse(&text, ty);
+                    let exp = if ty == Scalar::F16 { 0x7c00 } else { 0x7f80 };
+                    if bits & exp == exp && bits & !(exp | 0x8000) != 0 {
+                        // NaN payloads are not kept: any NaN reads back as a NaN.
+                        prop_assert!(back.is_ok());
+                    } else {
+                        prop_assert_eq!(back, Ok(u64::from(bits)), "{} {}", ty, text);
+                    }
+                }
+            }
+        }
+    }
 }

@@ -51,6 +51,7 @@ pub fn numpy_name(elem: Scalar) -> &'static str {
 /// The elements of a `.npy` file as little-endian bytes of `elem`. The
 /// error is a phrase naming what is wrong with the file.
 pub fn read(bytes: &[u8], elem: Scalar) -> Result<Vec<u8>, String> {
+    check_shape(bytes)?;
     let file = NpyFile::new(bytes).map_err(|e| format!("it is not a valid .npy file ({e})"))?;
     let ts = match file.dtype() {
         DType::Plain(ts) => ts,
@@ -127,6 +128,62 @@ pub fn read(bytes: &[u8], elem: Scalar) -> Result<Vec<u8>, String> {
         ),
     }
     Ok(out)
+}
+
+/// npyz multiplies the dimensions of the shape without checking for
+/// overflow (a panic, or in a release build a wrong length), so a damaged
+/// or hostile header is checked here first: every dimension must be an
+/// integer and their product must fit in 64 bits. Headers this cannot
+/// read are left to npyz, which reports them.
+fn check_shape(bytes: &[u8]) -> Result<(), String> {
+    let (start, len): (usize, Option<usize>) = match bytes.get(6) {
+        Some(1) => (
+            10,
+            bytes
+                .get(8..10)
+                .and_then(|b| <[u8; 2]>::try_from(b).ok())
+                .map(|b| usize::from(u16::from_le_bytes(b))),
+        ),
+        Some(2 | 3) => (
+            12,
+            bytes
+                .get(8..12)
+                .and_then(|b| <[u8; 4]>::try_from(b).ok())
+                .and_then(|b| usize::try_from(u32::from_le_bytes(b)).ok()),
+        ),
+        _ => return Ok(()),
+    };
+    let Some(text) = len
+        .and_then(|n| bytes.get(start..start.saturating_add(n)))
+        .and_then(|t| std::str::from_utf8(t).ok())
+    else {
+        return Ok(());
+    };
+    let Ok(py_literal::Value::Dict(entries)) = text.trim().parse::<py_literal::Value>() else {
+        return Ok(());
+    };
+    let shape = entries.iter().find_map(|(k, v)| match k {
+        py_literal::Value::String(s) if s == "shape" => Some(v),
+        _ => None,
+    });
+    let dims = match shape {
+        Some(py_literal::Value::Tuple(d) | py_literal::Value::List(d)) => d,
+        _ => return Ok(()),
+    };
+    let mut total: u64 = 1;
+    for d in dims {
+        let n = match d {
+            py_literal::Value::Integer(n) => u64::try_from(n).ok(),
+            _ => None,
+        };
+        let Some(n) = n else {
+            return Err("its shape is not a list of sizes".to_string());
+        };
+        total = total
+            .checked_mul(n)
+            .ok_or_else(|| "its shape has more elements than fit in memory".to_string())?;
+    }
+    Ok(())
 }
 
 fn extend<T, const N: usize>(out: &mut Vec<u8>, v: Vec<T>, le: impl Fn(T) -> [u8; N]) {
@@ -303,5 +360,53 @@ mod tests {
         let rec = handmade("[('a', '<f4')]", false, "(1,)", &[0; 4]);
         let e = read(&rec, Scalar::F32).unwrap_err();
         assert!(e.contains("structured"), "{e}");
+    }
+}
+
+#[cfg(test)]
+mod fuzz {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// Damaged files are errors, never panics or huge allocations.
+        #[test]
+        fn mutated_files_never_panic(
+            edits in proptest::collection::vec((0usize..200, any::<u8>()), 1..8),
+            cut in 0usize..200,
+            elem in 0usize..9,
+        ) {
+            let elem = Scalar::ALL[elem];
+            let data: Vec<u8> = (0..(16 * elem.size() as usize)).map(|i| i as u8 & 1).collect();
+            let mut file = write(elem, &data).unwrap();
+            for (at, b) in edits {
+                let n = file.len();
+                file[at % n] = b;
+            }
+            file.truncate(cut.max(1).min(file.len()) + file.len().saturating_sub(200));
+            let _ = read(&file, elem);
+        }
+
+        /// Headers that claim enormous shapes.
+        #[test]
+        fn enormous_shapes_are_refused(dims in proptest::collection::vec(any::<u64>(), 1..4)) {
+            let shape = format!("({},)", dims.iter().map(u64::to_string).collect::<Vec<_>>().join(", "));
+            let mut header = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': {shape}, }}");
+            while (10 + header.len() + 1) % 64 != 0 {
+                header.push(' ');
+            }
+            header.push('\n');
+            let mut file = b"\x93NUMPY\x01\x00".to_vec();
+            file.extend_from_slice(&(header.len() as u16).to_le_bytes());
+            file.extend_from_slice(header.as_bytes());
+            file.extend_from_slice(&[0; 16]);
+            let r = read(&file, Scalar::F32);
+            let total: Option<u64> = dims.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
+            if total.map_or(true, |t| t > 4) {
+                prop_assert!(r.is_err());
+            }
+        }
     }
 }

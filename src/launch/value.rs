@@ -551,4 +551,42 @@ mod tests {
         );
         assert!(parse(&q, "u8:zeros:1").is_err());
     }
+
+    mod generated {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(2000))]
+
+            /// Any text for any parameter kind is a value or a usage error.
+            #[test]
+            fn any_text_is_a_value_or_an_error(
+                text in "(f32:|u8:|bool:)?(zeros|iota|fill|rand|\\[|@)?[-:0-9,\\] a-z.]{0,16}",
+                kind in 0usize..4,
+                elem in 0usize..9,
+            ) {
+                // Keep generated arrays small: no long runs of digits.
+                let longest = text
+                    .split(|c: char| !c.is_ascii_digit())
+                    .map(str::len)
+                    .max()
+                    .unwrap_or(0);
+                prop_assume!(longest <= 5);
+                let elem = Scalar::ALL[elem];
+                let kind = match kind {
+                    0 => ParamKind::Scalar(elem),
+                    1 => ParamKind::Array { elem, writable: false },
+                    2 => ParamKind::Array { elem, writable: true },
+                    _ => ParamKind::PtxU64,
+                };
+                let q = p("q", kind);
+                match parse(&q, &text) {
+                    Ok(ArgValue::Array(a)) => prop_assert_eq!(a.data.len() % a.elem.size() as usize, 0),
+                    Ok(ArgValue::Scalar { .. }) => {}
+                    Err(e) => prop_assert!(e.to_string().starts_with("invalid value for `q` ")),
+                }
+            }
+        }
+    }
 }

@@ -336,3 +336,24 @@ fn cli_lineinfo_flag_in_both_spellings() {
     assert_eq!(outs[0], outs[1]);
     assert!(outs[0].contains("\t.loc\t1 5 "), "{}", outs[0]);
 }
+
+#[test]
+fn lineinfo_assembles_for_every_valid_program_and_target() {
+    let Some(ptxas) = require_ptxas() else { return };
+    let mut files = samples();
+    files.extend(kdsl_files(&repo_root().join("tests/valid")));
+    for path in &files {
+        for target in [Target::Sm80, Target::Sm90, Target::Sm100] {
+            let opts = kdsl::Options {
+                target,
+                lineinfo: true,
+                ..kdsl::Options::default()
+            };
+            let c = kdsl::compile(path, &opts).expect("readable");
+            // Programs that need a newer target are E0200, not PTX.
+            let Some(ptx) = &c.ptx else { continue };
+            ptxas::assemble_with(&ptxas, ptx, target.name(), &["-lineinfo"])
+                .unwrap_or_else(|e| panic!("{} for {target}: {e}", path.display()));
+        }
+    }
+}

@@ -350,7 +350,7 @@ mod tests {
             #[test]
             fn numberish_text_is_a_value_or_an_error(text in "[-+0-9a-fxob_.eEinfau]{0,30}", ty in scalar()) {
                 if let Ok(bits) = parse(&text, ty) {
-                    prop_assert!(ty.bits() == 64 || bits >> ty.size().max(1) * 8 == 0);
+                    prop_assert!(ty.bits() == 64 || bits >> (ty.size().max(1) * 8) == 0);
                 }
             }
 

@@ -92,7 +92,7 @@ pub(crate) fn prepare(args: &LaunchArgs, input: &Input) -> Result<Launch, Fail> 
         origin: input.origin,
     };
     let l = launch::build(sig, &request).map_err(usage)?;
-    launch::check_dumps(&l, &args.dump).map_err(usage)?;
+    launch::check_dumps(sig, &l, &args.dump).map_err(usage)?;
     if let Some(dir) = &args.out {
         if std::fs::metadata(dir).is_ok_and(|m| !m.is_dir()) {
             return Err(Fail::Usage(format!(

@@ -145,15 +145,29 @@ impl Launch {
     }
 }
 
-/// Checks `--dump` names against a launch: each must name one of its array
-/// arguments.
-pub fn check_dumps(launch: &Launch, names: &[String]) -> Result<(), LaunchError> {
+/// Checks `--dump` names against a launch of `sig`: each must name one of
+/// its array arguments.
+pub fn check_dumps(
+    sig: &KernelSignature,
+    launch: &Launch,
+    names: &[String],
+) -> Result<(), LaunchError> {
     for name in names {
         if launch.arrays().any(|a| &a.name == name) {
             continue;
         }
         let arrays: Vec<String> = launch.arrays().map(|a| format!("`{}`", a.name)).collect();
-        let why = if arrays.is_empty() {
+        let scalar = sig.params.iter().any(|p| &p.name == name);
+        let why = if scalar {
+            format!(
+                "`{name}` is a scalar argument, and --dump prints arrays{}",
+                if arrays.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", arrays.join(", "))
+                }
+            )
+        } else if arrays.is_empty() {
             format!("kernel `{}` has no array arguments", launch.kernel)
         } else {
             format!(

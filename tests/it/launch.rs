@@ -141,6 +141,11 @@ fn launch_usage_errors_are_the_same_for_sim_and_run() {
     );
     usage_error(
         d,
+        &with(&["--dump", "n"]),
+        "`--dump n`: `n` is a scalar argument, and --dump prints arrays (`x`, `y`)",
+    );
+    usage_error(
+        d,
         &with(&["--kernel", "sax"]),
         "no kernel `sax` in the module; did you mean `saxpy`? (its kernels: `saxpy`)",
     );

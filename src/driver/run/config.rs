@@ -28,7 +28,12 @@ pub(crate) struct DriverLaunch {
     /// Blocks (not clusters) in each dimension: `gridDimX/Y/Z`.
     pub grid: Dims,
     pub block: Dims,
-    /// `CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION`, for a launch with clusters.
+    /// `CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION`, for a launch with clusters
+    /// whose shape the kernel does not fix itself. A kernel compiled with
+    /// its cluster shape (`cluster(...)`, `.reqnctapercluster`) is launched
+    /// without the attribute: the shape cannot be changed at launch, and
+    /// the launch interface has already checked that it is the one asked
+    /// for.
     pub cluster: Option<Dims>,
     /// Set `CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED` first:
     /// more than 8 CTAs per cluster.
@@ -39,7 +44,8 @@ pub(crate) struct DriverLaunch {
 }
 
 impl DriverLaunch {
-    pub(crate) fn of(launch: &Launch) -> DriverLaunch {
+    /// `compiled_cluster`: the kernel declares its cluster shape.
+    pub(crate) fn of(launch: &Launch, compiled_cluster: bool) -> DriverLaunch {
         let mut arrays = 0;
         let params = launch
             .args
@@ -52,11 +58,11 @@ impl DriverLaunch {
                 }
             })
             .collect();
-        let clustered = launch.cluster != [1, 1, 1];
+        let runtime_cluster = launch.cluster != [1, 1, 1] && !compiled_cluster;
         DriverLaunch {
             grid: launch.grid,
             block: launch.block,
-            cluster: clustered.then_some(launch.cluster),
+            cluster: runtime_cluster.then_some(launch.cluster),
             non_portable_cluster: volume(launch.cluster) > limits::CLUSTER_PORTABLE,
             shared_bytes: 0,
             params,
@@ -131,7 +137,7 @@ mod tests {
     #[test]
     fn shapes_and_parameter_words() {
         let l = saxpy_launch();
-        let d = DriverLaunch::of(&l);
+        let d = DriverLaunch::of(&l, false);
         assert_eq!((d.grid, d.block, d.cluster), ([4, 1, 1], [256, 1, 1], None));
         assert!(!d.non_portable_cluster);
         assert_eq!(d.shared_bytes, 0);
@@ -175,7 +181,7 @@ mod tests {
             ],
             ..saxpy_launch()
         };
-        let w = DriverLaunch::of(&l).words(&[]).unwrap();
+        let w = DriverLaunch::of(&l, false).words(&[]).unwrap();
         assert_eq!(w[0].to_le_bytes()[..2], [0x00, 0x3c]);
         assert_eq!(w[1].to_le_bytes()[..4], (-1i32).to_le_bytes());
         // Nothing leaks above the parameter's width.
@@ -188,14 +194,21 @@ mod tests {
         let mut l = saxpy_launch();
         l.grid = [8, 2, 1];
         l.cluster = [2, 1, 1];
-        let d = DriverLaunch::of(&l);
+        let d = DriverLaunch::of(&l, false);
         assert_eq!((d.grid, d.cluster), ([8, 2, 1], Some([2, 1, 1])));
         assert!(!d.non_portable_cluster);
         l.grid = [16, 1, 1];
         l.cluster = [16, 1, 1];
-        assert!(DriverLaunch::of(&l).non_portable_cluster);
+        assert!(DriverLaunch::of(&l, false).non_portable_cluster);
         l.cluster = [4, 2, 1];
-        assert!(!DriverLaunch::of(&l).non_portable_cluster);
+        assert!(!DriverLaunch::of(&l, false).non_portable_cluster);
+        // A kernel compiled with its cluster shape gets no attribute (the
+        // driver takes the shape from the kernel), but still the
+        // non-portable size when it needs it.
+        let d = DriverLaunch::of(&l, true);
+        assert_eq!((d.grid, d.cluster), ([16, 1, 1], None));
+        l.cluster = [16, 1, 1];
+        assert!(DriverLaunch::of(&l, true).non_portable_cluster);
     }
 
     #[test]

@@ -44,7 +44,11 @@ fn run_reported(args: &RunArgs, reporter: &mut Reporter) -> Result<(), Fail> {
 
     let fail = |e: GpuError| gpu_failure(&launch.kernel, e);
     let mut gpu = Session::open(args.device).map_err(fail)?;
-    let on_device = Prepared::new(&mut gpu, &input.ptx, &launch).map_err(fail)?;
+    let compiled_cluster = input
+        .signatures
+        .iter()
+        .any(|s| s.name == launch.kernel && s.cluster.is_some());
+    let on_device = Prepared::new(&mut gpu, &input.ptx, &launch, compiled_cluster).map_err(fail)?;
     let returned = on_device.run(&mut gpu, &launch, timeout).map_err(fail)?;
     let arrays = launch_io::results(&launch, &returned)?;
 
@@ -120,7 +124,12 @@ struct Prepared {
 }
 
 impl Prepared {
-    fn new(gpu: &mut Session, ptx: &str, launch: &Launch) -> Result<Prepared, GpuError> {
+    fn new(
+        gpu: &mut Session,
+        ptx: &str,
+        launch: &Launch,
+        compiled_cluster: bool,
+    ) -> Result<Prepared, GpuError> {
         gpu.load_module(ptx)?;
         let function = gpu.function(&launch.kernel)?;
         let mut buffers = Vec::new();
@@ -129,7 +138,7 @@ impl Prepared {
         }
         Ok(Prepared {
             function,
-            config: DriverLaunch::of(launch),
+            config: DriverLaunch::of(launch, compiled_cluster),
             buffers,
         })
     }

@@ -24,6 +24,8 @@ pub struct Options {
     pub allow: Vec<String>,
     /// Stop after checking: do not write PTX (`kdslc check`, the LSP).
     pub check_only: bool,
+    /// `--lineinfo`: `.file`/`.loc` directives in the PTX.
+    pub lineinfo: bool,
 }
 
 /// The result of compiling one root file.
@@ -41,6 +43,9 @@ pub struct Compilation {
     pub module: Option<ir::Module>,
     /// The PTX module, when there were no errors and PTX was asked for.
     pub ptx: Option<String>,
+    /// For each line of `ptx`, the span of the IR node it was written for
+    /// (`None` for headers, declarations, labels and `.loc` lines).
+    pub ptx_line_spans: Vec<Option<Span>>,
     /// Imported files on disk (for depfiles), in load order.
     pub imports: Vec<PathBuf>,
     /// Each `import` (the span of its path) that loaded a file, with that
@@ -119,7 +124,10 @@ fn compile_file_inner(root: SourceFile, bad_utf8: Option<BadUtf8>, opts: &Option
     // Only a module without errors is complete: nothing else is written.
     if !opts.check_only && !c.failed(opts) {
         if let Some(module) = &c.module {
-            c.ptx = Some(ptx::write(module, opts.target));
+            let lineinfo = opts.lineinfo.then_some(&c.sources);
+            let mapped = ptx::write_mapped(module, opts.target, lineinfo);
+            c.ptx = Some(mapped.text);
+            c.ptx_line_spans = mapped.spans;
         }
     }
     c

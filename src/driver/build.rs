@@ -32,7 +32,8 @@ pub fn build(args: &BuildArgs, reporter: &mut Reporter) -> Result<(), Fail> {
         Emit::Cubin => Some(ptxas::find(args.ptxas.as_deref())?),
         _ => None,
     };
-    let opts = options(&args.common, !matches!(args.emit, Emit::Ptx | Emit::Cubin))?;
+    let mut opts = options(&args.common, !matches!(args.emit, Emit::Ptx | Emit::Cubin))?;
+    opts.lineinfo = args.lineinfo;
 
     let (bytes, imports) = match args.emit {
         Emit::Tokens => (
@@ -153,6 +154,7 @@ pub fn options(common: &CommonArgs, check_only: bool) -> Result<Options, Fail> {
         deny_warnings: !common.deny.is_empty(),
         allow,
         check_only,
+        lineinfo: false,
     })
 }
 

@@ -1,6 +1,8 @@
 //! The command line as clap sees it, and the two rewrites of `argv` that
 //! let `kdslc` take the gcc-style spellings build systems use.
 
+use crate::launch::shape::{parse_dims, Dims};
+use crate::launch::ArgSpec;
 use crate::target::Target;
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use std::ffi::OsString;
@@ -14,7 +16,9 @@ use std::path::PathBuf;
     override_usage = "kdslc [build] FILE.kdsl [-o OUT] [OPTIONS]\n       \
                       kdslc check FILE...\n       \
                       kdslc explain CODE\n       \
-                      kdslc lsp",
+                      kdslc lsp\n       \
+                      kdslc sim FILE --grid X[,Y[,Z]] [--arg NAME=VALUE]... [OPTIONS]\n       \
+                      kdslc run FILE --grid X[,Y[,Z]] [--arg NAME=VALUE]... [OPTIONS]",
     arg_required_else_help = true
 )]
 pub struct Cli {
@@ -35,11 +39,35 @@ pub enum Command {
     Explain(ExplainArgs),
     /// Run the language server on stdin/stdout (for editors)
     Lsp,
+    /// Run a kernel on the CPU in the simulator, with reports for hangs and
+    /// faults
+    #[command(after_help = LAUNCH_HELP)]
+    Sim(SimArgs),
+    /// Run a kernel on a CUDA GPU through the driver
+    #[command(after_help = LAUNCH_HELP)]
+    Run(RunArgs),
 }
 
 /// Every subcommand name, for [`normalize_args`]. Keep in step with
 /// [`Command`] (`help` is clap's own).
-pub const SUBCOMMANDS: &[&str] = &["build", "check", "explain", "lsp", "help"];
+pub const SUBCOMMANDS: &[&str] = &["build", "check", "explain", "lsp", "sim", "run", "help"];
+
+/// The argument forms of `--arg`, shown under `kdslc sim/run --help`.
+const LAUNCH_HELP: &str = "\
+Arguments (--arg NAME=VALUE, or POSITION=VALUE counting from 0):
+  scalars        a literal of the parameter's type: 1024, 0x400, -3, 2.5, 1e-3, inf, true
+  @x.npy         a NumPy array; its dtype must match the element type
+  @x.bin, @x     raw little-endian elements
+  [1, 2, 3]      the elements
+  zeros:N        N zeros          iota:N        0, 1, ..., N-1
+  fill:N:V       N copies of V    rand:N:SEED   N seeded random elements
+                 (floats uniform in [0, 1), integers over the whole type)
+  f32:iota:N     a type prefix: required for the pointers of a .ptx input
+
+Exit status: 0 the kernel completed, 1 compile errors, 2 usage or I/O (or no
+CUDA driver for `run`), 3 internal error, 4 the kernel faulted (a deadlock,
+an out-of-bounds access, a barrier protocol violation, a CUDA error) or
+--check-sim found a mismatch. See docs/cli.md and docs/run.md.";
 
 /// The help for `-MD`/`-MF`, which clap cannot show in gcc's spelling.
 const DEPFILE_HELP: &str = "\
@@ -81,6 +109,11 @@ pub struct BuildArgs {
     #[arg(short = 'O', value_name = "LEVEL", value_parser = ["0", "1", "2", "3"])]
     pub opt_level: Option<String>,
 
+    /// Emit `.file`/`.loc` line information in the PTX (also `-lineinfo`),
+    /// for ptxas -lineinfo, nvdisasm, profilers and compute-sanitizer
+    #[arg(long)]
+    pub lineinfo: bool,
+
     #[command(flatten)]
     pub common: CommonArgs,
 }
@@ -120,6 +153,130 @@ pub struct CommonArgs {
     /// Do not report the warning CODE (e.g. `-A W0001`); repeatable
     #[arg(short = 'A', value_name = "CODE")]
     pub allow: Vec<String>,
+}
+
+/// The launch flags `sim` and `run` share: the input, the kernel, the
+/// shapes, the arguments and the outputs (`src/launch/` reads them).
+#[derive(Args, Debug)]
+pub struct LaunchArgs {
+    /// The .kdsl file to compile and run, or a .ptx module (such as nvcc's)
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+
+    /// The kernel to launch; may be left out when the module has one
+    #[arg(long, value_name = "NAME")]
+    pub kernel: Option<String>,
+
+    /// Blocks in the grid (a multiple of the cluster shape)
+    #[arg(long, value_name = "X[,Y[,Z]]", value_parser = parse_dims, required = true)]
+    pub grid: Dims,
+
+    /// Threads per block; default: the kernel's block(...) / .reqntid
+    #[arg(long, value_name = "X[,Y[,Z]]", value_parser = parse_dims)]
+    pub block: Option<Dims>,
+
+    /// Blocks per cluster; default: the kernel's cluster(...) /
+    /// .reqnctapercluster, else none
+    #[arg(long, value_name = "X[,Y[,Z]]", value_parser = parse_dims)]
+    pub cluster: Option<Dims>,
+
+    /// A kernel argument by parameter name or position (repeatable); the
+    /// forms are listed below
+    #[arg(long = "arg", value_name = "NAME=VALUE", value_parser = parse_arg_spec)]
+    pub args: Vec<ArgSpec>,
+
+    /// After a run that completed, write every writable array as
+    /// DIR/NAME.npy (the folder is created if needed)
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+
+    /// After the run, print the array argument NAME (repeatable; long
+    /// arrays are summarised)
+    #[arg(long, value_name = "NAME")]
+    pub dump: Vec<String>,
+
+    /// Print dumped arrays in full; without --dump, print every writable
+    /// array
+    #[arg(long)]
+    pub dump_all: bool,
+
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct SimArgs {
+    #[command(flatten)]
+    pub launch: LaunchArgs,
+
+    /// Thread interleaving: in-order (reproducible, the default) or
+    /// random:SEED (also switches at memory operations and delays bulk
+    /// copies, to expose other interleavings)
+    #[arg(long, value_name = "SCHEDULE", value_parser = parse_schedule, default_value = "in-order")]
+    pub schedule: Schedule,
+
+    /// Give up after this many simulated steps and report where each
+    /// thread is ("no progress")
+    #[arg(long, value_name = "N")]
+    pub max_steps: Option<u64>,
+
+    /// Print executed instructions by class, blocked waits and steps
+    #[arg(long)]
+    pub stats: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub launch: LaunchArgs,
+
+    /// The CUDA device ordinal
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub device: usize,
+
+    /// After the run, time N more launches with CUDA events and print the
+    /// median, the minimum and the effective bandwidth
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub bench: Option<u32>,
+
+    /// Also run the simulator on the same inputs and compare every
+    /// writable array (exit 4 on a mismatch)
+    #[arg(long)]
+    pub check_sim: bool,
+
+    /// Seconds to wait for one launch before calling it hung (exit 4)
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0, value_parser = parse_timeout)]
+    pub timeout: f64,
+}
+
+/// `--schedule`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Schedule {
+    InOrder,
+    Random(u64),
+}
+
+fn parse_schedule(s: &str) -> Result<Schedule, String> {
+    if s == "in-order" {
+        return Ok(Schedule::InOrder);
+    }
+    match s.strip_prefix("random:").map(|seed| seed.parse::<u64>()) {
+        Some(Ok(seed)) => Ok(Schedule::Random(seed)),
+        _ => {
+            Err("the schedules are `in-order` and `random:SEED` (SEED a whole number)".to_string())
+        }
+    }
+}
+
+fn parse_arg_spec(s: &str) -> Result<ArgSpec, String> {
+    s.parse()
+}
+
+fn parse_timeout(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(t) if t > 0.0 && t.is_finite() => Ok(t),
+        _ => Err("a number of seconds greater than 0".to_string()),
+    }
 }
 
 #[derive(Args, Debug)]
@@ -283,6 +440,8 @@ pub fn normalize_args(args: Vec<OsString>) -> Vec<OsString> {
                 out.push(arg);
             }
             Some("-MD") => out.push("--MD".into()),
+            // nvcc's spelling.
+            Some("-lineinfo") => out.push("--lineinfo".into()),
             Some("-MF") => out.push("--MF".into()),
             Some(s) if s.starts_with("-MF") => {
                 out.push(format!("--MF={}", s.get(3..).unwrap_or("")).into())
@@ -388,5 +547,116 @@ mod tests {
         ]));
         assert!(!v(&["kdslc", "--", "--message-format=json"]));
         assert!(!v(&["kdslc", "x.kdsl"]));
+    }
+
+    #[test]
+    fn sim_and_run_share_the_launch_flags() {
+        let parse = |args: &[&str]| {
+            let args: Vec<OsString> = args.iter().map(OsString::from).collect();
+            Cli::try_parse_from(normalize_args(args))
+        };
+        let cli = parse(&[
+            "kdslc",
+            "sim",
+            "k.kdsl",
+            "--grid",
+            "8,2",
+            "--block",
+            "128",
+            "--cluster",
+            "2",
+            "--arg",
+            "n=1024",
+            "--arg",
+            "1=f32:iota:8",
+            "--out",
+            "o",
+            "--dump",
+            "y",
+            "--dump-all",
+            "--schedule",
+            "random:7",
+            "--max-steps",
+            "100",
+            "--stats",
+            "--target",
+            "sm_90a",
+            "--message-format",
+            "json",
+        ]);
+        let Ok(Cli {
+            command: Command::Sim(s),
+        }) = cli
+        else {
+            panic!("did not parse: {cli:?}");
+        };
+        assert_eq!(s.launch.grid, [8, 2, 1]);
+        assert_eq!(s.launch.block, Some([128, 1, 1]));
+        assert_eq!(s.launch.cluster, Some([2, 1, 1]));
+        assert_eq!(s.launch.args.len(), 2);
+        assert_eq!(s.launch.args[1].key, crate::launch::ArgKey::Position(1));
+        assert_eq!(s.schedule, Schedule::Random(7));
+        assert_eq!(s.max_steps, Some(100));
+        assert!(s.stats && s.launch.dump_all);
+        assert_eq!(s.launch.common.target, Target::Sm90a);
+        assert_eq!(s.launch.common.message_format, MessageFormat::Json);
+
+        let cli = parse(&[
+            "kdslc",
+            "run",
+            "k.ptx",
+            "--kernel",
+            "k",
+            "--grid",
+            "4",
+            "--device",
+            "1",
+            "--bench",
+            "20",
+            "--check-sim",
+            "--timeout",
+            "2.5",
+        ]);
+        let Ok(Cli {
+            command: Command::Run(r),
+        }) = cli
+        else {
+            panic!("did not parse: {cli:?}");
+        };
+        assert_eq!(
+            (r.device, r.bench, r.check_sim, r.timeout),
+            (1, Some(20), true, 2.5)
+        );
+        assert_eq!(r.launch.kernel.as_deref(), Some("k"));
+        assert_eq!(
+            parse(&["kdslc", "sim", "k.kdsl"]).unwrap_err().kind(),
+            clap::error::ErrorKind::MissingRequiredArgument
+        );
+        for bad in [
+            &["kdslc", "sim", "k.kdsl", "--grid", "0"][..],
+            &["kdslc", "sim", "k.kdsl", "--grid", "4", "--arg", "n"],
+            &[
+                "kdslc",
+                "sim",
+                "k.kdsl",
+                "--grid",
+                "4",
+                "--schedule",
+                "random",
+            ],
+            &["kdslc", "run", "k.kdsl", "--grid", "4", "--bench", "0"],
+            &["kdslc", "run", "k.kdsl", "--grid", "4", "--timeout", "0"],
+            &[
+                "kdslc",
+                "run",
+                "k.kdsl",
+                "--grid",
+                "4",
+                "--schedule",
+                "in-order",
+            ],
+        ] {
+            assert!(parse(bad).is_err(), "{bad:?}");
+        }
     }
 }

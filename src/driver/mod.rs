@@ -3,20 +3,27 @@
 //!
 //! - [`cli`]: the clap definitions and the `argv` rewrites (implied `build`,
 //!   gcc's `-MD`/`-MF`);
-//! - [`build`], [`check`], [`explain`]: one module per subcommand;
+//! - [`build`], [`check`], [`explain`], [`sim`], [`run`]: one module per
+//!   subcommand; [`launch_io`]: what `sim` and `run` share (the input, the
+//!   launch, the outputs); [`engine`]: the call into the simulator;
 //! - [`output`]: atomic writes and depfiles; [`ptxas`]: `--emit cubin`;
 //! - [`report`]: where diagnostics go, in which format.
 //!
 //! Exit status: 0 success, 1 the program has errors, 2 usage or I/O
-//! problems, 3 an internal compiler error (a panic, caught here).
+//! problems, 3 an internal compiler error (a panic, caught here), 4 a
+//! kernel run by `sim` or `run` faulted.
 
 mod build;
 mod check;
 pub mod cli;
+mod engine;
 mod explain;
-mod output;
+mod launch_io;
+pub(crate) mod output;
 mod ptxas;
 mod report;
+mod run;
+mod sim;
 
 use cli::Command;
 use report::Reporter;
@@ -34,6 +41,9 @@ pub(crate) enum Fail {
     /// A broken invariant inside the compiler (a panic, ptxas rejecting the
     /// PTX kdslc wrote): the internal-error message, exit 3.
     Internal(String),
+    /// The kernel faulted (a deadlock, a bad access, a CUDA error) or its
+    /// results disagree (`--check-sim`): `error: ...`, exit 4.
+    Fault(String),
 }
 
 impl Fail {
@@ -97,6 +107,16 @@ fn run_here(args: Vec<OsString>) -> i32 {
             Ok(()) => 0,
             Err(fail) => fail.print(),
         },
+        Command::Sim(args) => {
+            let mut reporter = Reporter::new(&args.launch.common);
+            let result = catching(|| sim::sim(args, &mut reporter));
+            reporter.conclude(result)
+        }
+        Command::Run(args) => {
+            let mut reporter = Reporter::new(&args.launch.common);
+            let result = catching(|| run::run(args, &mut reporter));
+            reporter.conclude(result)
+        }
         // The language server runs until the client exits and returns its
         // own status (0 after a `shutdown` request, 1 without one).
         Command::Lsp => crate::lsp::run_stdio(),

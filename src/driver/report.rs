@@ -41,6 +41,7 @@ impl Reporter {
             Fail::Exit(code) => return *code,
             Fail::Usage(m) => ("usage", format!("error: {m}\n"), 2),
             Fail::Internal(m) => ("internal", super::ice_message(m), 3),
+            Fail::Fault(m) => ("fault", format!("error: {m}\n"), 4),
         };
         match self.format {
             MessageFormat::Json => {

@@ -1,5 +1,5 @@
 //! The launch interface shared by `kdslc sim` (CPU) and `kdslc run` (GPU):
-//! `../shared/design/sim.md` §3, documented for users in `docs/simulator.md`.
+//! `../shared/design/sim.md` §3.
 //!
 //! This module owns the data that crosses from the command line to an
 //! executor and back:
@@ -12,12 +12,46 @@
 //!                 the writable Arrays after the run ──▶ --out DIR/NAME.npy, --dump
 //! ```
 //!
+//! Users' documentation: `docs/cli.md` (the launch interface) and
+//! `docs/run.md`.
+//!
 //! A kernel's [`KernelSignature`] comes either from the kdsl IR (typed
 //! pointers) or from a PTX `.entry` (untyped `.u64` parameters, where the
 //! `--arg` value's type prefix decides). Executors never parse the command
 //! line and the command line never looks inside an executor.
+//!
+//! The files, by concern:
+//! - `shape`: `--grid/--block/--cluster`, attributes and hardware limits;
+//! - `literal`: scalar literals; `value`: every `--arg` form;
+//!   `random`: `rand:N:SEED`; `npy`: NumPy files in and out;
+//! - `resolve`: request + signature → [`Launch`] (the one entry point);
+//! - `signature`: a kdsl kernel's [`KernelSignature`];
+//! - `dump`: `--dump`; `compare`: `--check-sim`;
+//! - `error`: every usage error's wording.
+
+pub mod compare;
+pub mod dump;
+mod error;
+pub mod literal;
+pub mod npy;
+pub mod random;
+mod resolve;
+pub mod shape;
+pub mod signature;
+pub mod value;
+
+pub use error::LaunchError;
+pub use resolve::{build, select_kernel, ArgKey, ArgSpec, Request};
 
 use crate::types::Scalar;
+
+/// Where a kernel signature came from, which decides how its attributes
+/// are named in messages (`block(256)` or `.reqntid 256, 1, 1`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    Kdsl,
+    Ptx,
+}
 
 /// What a kernel expects at launch, from the kdsl IR or from a PTX `.entry`.
 #[derive(Clone, Debug, PartialEq)]
@@ -92,4 +126,60 @@ impl Array {
     pub fn is_empty(&self) -> bool {
         self.data.is_empty()
     }
+}
+
+impl ArgValue {
+    /// The array, for an array argument.
+    pub fn as_array(&self) -> Option<&Array> {
+        match self {
+            ArgValue::Array(a) => Some(a),
+            ArgValue::Scalar { .. } => None,
+        }
+    }
+}
+
+impl Launch {
+    /// The array arguments, in parameter order.
+    pub fn arrays(&self) -> impl Iterator<Item = &Array> {
+        self.args.iter().filter_map(ArgValue::as_array)
+    }
+}
+
+/// Checks `--dump` names against a launch of `sig`: each must name one of
+/// its array arguments.
+pub fn check_dumps(
+    sig: &KernelSignature,
+    launch: &Launch,
+    names: &[String],
+) -> Result<(), LaunchError> {
+    for name in names {
+        if launch.arrays().any(|a| &a.name == name) {
+            continue;
+        }
+        let arrays: Vec<String> = launch.arrays().map(|a| format!("`{}`", a.name)).collect();
+        let scalar = sig.params.iter().any(|p| &p.name == name);
+        let why = if scalar {
+            format!(
+                "`{name}` is a scalar argument, and --dump prints arrays{}",
+                if arrays.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", arrays.join(", "))
+                }
+            )
+        } else if arrays.is_empty() {
+            format!("kernel `{}` has no array arguments", launch.kernel)
+        } else {
+            format!(
+                "no array argument of kernel `{}` has that name (they are {})",
+                launch.kernel,
+                arrays.join(", ")
+            )
+        };
+        return Err(LaunchError::BadDump {
+            name: name.clone(),
+            why,
+        });
+    }
+    Ok(())
 }

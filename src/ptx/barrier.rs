@@ -66,6 +66,7 @@ impl Writer<'_> {
         emit!(self, "@!{} bra {};", first, skip);
         let space = if sm90 { "shared::cta" } else { "shared" };
         for g in &k.barriers {
+            let outer = self.at(g.spans.decl);
             let arrivals = g.arrivals.clamp(1, 1_048_575);
             // The barrier pass limits groups to 64 (E0311).
             for i in 0..g.count.min(64) {
@@ -75,6 +76,7 @@ impl Writer<'_> {
                 };
                 emit!(self, "mbarrier.init.{}.b64 {}, {};", space, a, arrivals);
             }
+            self.restore(outer);
         }
         if sm90 && (k.cluster.is_some() || usage.bulk) {
             self.need(8, 0);

@@ -18,6 +18,13 @@ const FOLD_BUDGET: u32 = 64;
 
 impl Writer<'_> {
     pub(super) fn expr(&mut self, e: &Expr) -> Operand {
+        let outer = self.at(e.span);
+        let v = self.expr_kind(e);
+        self.restore(outer);
+        v
+    }
+
+    fn expr_kind(&mut self, e: &Expr) -> Operand {
         // The writer has no constant arithmetic of its own: every constant
         // operation is computed by `consteval`, the one definition.
         if let Some(v) = consteval::fold(e, FOLD_BUDGET) {

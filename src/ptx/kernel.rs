@@ -6,15 +6,26 @@
 //! the tracked-parity masks and initialises the barriers; the body then only
 //! refers to those registers.
 
+use super::lines::Lines;
 use super::names::{barrier_symbol, param_symbol, shared_symbol};
 use super::scan::Usage;
 use super::suffix;
 use super::writer::{emit, Class, Exit, Names, Writer};
 use crate::ir::layout::{ParamLayout, SharedDecl, SharedLayout, BARRIER_BYTES};
 use crate::ir::{self, LocalId, ParamType};
+use crate::span::Span;
 use crate::target::{PtxVersion, Target};
 use crate::types::Scalar;
 use std::fmt::Write as _;
+
+/// The closing `}` of a block: where the code the writer adds at the end
+/// of a function (the exit synchronisation, the final `ret`) comes from.
+fn closing_brace(block: Span) -> Span {
+    Span {
+        start: block.end.saturating_sub(1).max(block.start),
+        ..block
+    }
+}
 
 /// Writes one kernel; returns its text and the PTX version it needs.
 pub(super) fn write_kernel(
@@ -22,7 +33,7 @@ pub(super) fn write_kernel(
     names: &Names,
     k: &ir::Kernel,
     target: Target,
-) -> (String, PtxVersion) {
+) -> (Lines, PtxVersion) {
     let usage = Usage::of_block(&k.body.block);
     let mut w = Writer::new(target, module, names, Some(k), &k.body, Exit::Ret);
     w.parity = vec![None; k.barriers.len()];
@@ -35,6 +46,7 @@ pub(super) fn write_kernel(
     let mut sig = Vec::new();
     for p in &k.params {
         let sym = param_symbol(&p.name);
+        w.at(p.span);
         let reg = match p.ty {
             ParamType::Scalar(ty) => {
                 let pt = suffix::kernel_param(ty);
@@ -60,6 +72,7 @@ pub(super) fn write_kernel(
         };
         w.params.push(Some(reg));
     }
+    w.at(k.name_span);
     w.read_specials(&usage);
     // Shared addresses used with run-time indices, taken once.
     let symbols = usage
@@ -81,6 +94,7 @@ pub(super) fn write_kernel(
     w.init_barriers(&usage);
 
     w.block(&k.body.block);
+    w.at(closing_brace(k.body.block.span));
     if let Exit::Cluster(l) = w.exit {
         w.place_label(l);
         w.cluster_exit_sync();
@@ -141,9 +155,11 @@ pub(super) fn write_kernel(
         };
     }
     text.push('\n');
-    text.push_str(&body);
-    text.push_str("}\n");
-    (text, version)
+    let mut out = Lines::default();
+    out.push(&text, None);
+    out.append(body);
+    out.push("}\n", None);
+    (out, version)
 }
 
 /// `(\n\t.param a,\n\t.param b\n)\n`, or `()\n`.
@@ -181,9 +197,10 @@ pub(super) fn write_function(
     f: &ir::Function,
     name: &str,
     target: Target,
-) -> (String, PtxVersion) {
+) -> (Lines, PtxVersion) {
     let usage = Usage::of_block(&f.body.block);
     let mut w = Writer::new(target, module, names, None, &f.body, Exit::Func(f.ret));
+    w.at(f.span);
     for i in 0..f.params {
         let ty = f.body.locals.get(i as usize).map_or(Scalar::U32, |l| l.ty);
         let pt = suffix::func_param(ty);
@@ -199,6 +216,7 @@ pub(super) fn write_function(
     }
     w.read_specials(&usage);
     w.block(&f.body.block);
+    w.at(closing_brace(f.body.block.span));
     emit!(w, "ret;");
     let version = w.version();
     let (decls, body) = w.finish();
@@ -206,9 +224,11 @@ pub(super) fn write_function(
     text.push_str("{\n");
     text.push_str(&decls);
     text.push('\n');
-    text.push_str(&body);
-    text.push_str("}\n");
-    (text, version)
+    let mut out = Lines::default();
+    out.push(&text, None);
+    out.append(body);
+    out.push("}\n", None);
+    (out, version)
 }
 
 impl Writer<'_> {

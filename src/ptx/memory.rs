@@ -52,6 +52,13 @@ impl Writer<'_> {
     /// The address of a place, or `None` (with a comment) when it cannot be
     /// formed here.
     pub(super) fn place_ref(&mut self, p: &Place) -> Option<MemRef> {
+        let outer = self.at(p.span);
+        let m = self.place_ref_at(p);
+        self.restore(outer);
+        m
+    }
+
+    fn place_ref_at(&mut self, p: &Place) -> Option<MemRef> {
         match &p.kind {
             PlaceKind::Global { param, index } => {
                 let (addr, written) = self.global_addr(*param, index, p.elem)?;
@@ -298,7 +305,10 @@ impl Writer<'_> {
                 self.binop(op, p.elem, old, v, vty)
             }
         };
+        // The store itself points at the place written, not the statement.
+        let outer = self.at(p.span);
         self.store_to(&m, v, p.elem);
+        self.restore(outer);
     }
 
     fn store_to(&mut self, m: &MemRef, v: Operand, elem: Scalar) {

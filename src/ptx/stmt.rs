@@ -16,6 +16,12 @@ impl Writer<'_> {
     }
 
     fn stmt(&mut self, s: &Stmt) {
+        let outer = self.at(s.span);
+        self.stmt_kind(s);
+        self.restore(outer);
+    }
+
+    fn stmt_kind(&mut self, s: &Stmt) {
         match &s.kind {
             StmtKind::Let { local, value } | StmtKind::Assign { local, value } => {
                 self.assign(*local, value)

@@ -7,7 +7,9 @@
 //! are declared once per class at its top (`.reg .b32 %r<N>;`), which is why
 //! the body is written into a buffer first.
 
+use super::lines::Lines;
 use crate::ir::{self, Special};
+use crate::span::Span;
 use crate::target::{PtxVersion, Target};
 use crate::types::Scalar;
 use std::collections::HashMap;
@@ -177,6 +179,11 @@ pub(super) struct Writer<'a> {
     pub(super) kernel: Option<&'a ir::Kernel>,
     pub(super) body: &'a ir::Body,
     out: String,
+    /// For each line of `out`, the span current when it was written
+    /// (`None` for labels and comments): the PTX→source map.
+    spans: Vec<Option<Span>>,
+    /// The IR node being written; set by [`Writer::at`].
+    span: Option<Span>,
     counts: [u32; 6],
     labels: u32,
     version: PtxVersion,
@@ -213,6 +220,8 @@ impl<'a> Writer<'a> {
             kernel,
             body,
             out: String::new(),
+            spans: Vec::new(),
+            span: None,
             counts: [0; 6],
             labels: 0,
             version: target.min_ptx_version(),
@@ -260,21 +269,47 @@ impl<'a> Writer<'a> {
         self.version
     }
 
-    /// Appends one instruction line.
+    /// Makes `span` the source of the instructions written from now on;
+    /// returns the previous one, for the caller to restore with
+    /// [`Writer::restore`] when the node is done.
+    pub(super) fn at(&mut self, span: Span) -> Option<Span> {
+        self.span.replace(span)
+    }
+
+    pub(super) fn restore(&mut self, previous: Option<Span>) {
+        self.span = previous;
+    }
+
+    /// Appends one instruction line, mapped to the current span.
     pub(super) fn line(&mut self, args: fmt::Arguments<'_>) {
+        let from = self.out.len();
         self.out.push('\t');
         let _ = self.out.write_fmt(args);
         self.out.push('\n');
+        self.mark(from, self.span);
     }
 
     pub(super) fn place_label(&mut self, l: Label) {
+        let from = self.out.len();
         let _ = writeln!(self.out, "{l}:");
+        self.mark(from, None);
     }
 
     /// A PTX comment, for what cannot be expressed (inputs the checker
     /// would have rejected); never a silent drop.
     pub(super) fn comment(&mut self, text: &str) {
-        let _ = writeln!(self.out, "\t// {text}");
+        let from = self.out.len();
+        let _ = writeln!(self.out, "\t// {}", text.replace('\n', " "));
+        self.mark(from, None);
+    }
+
+    /// Maps every line written since byte `from` of the body to `span`.
+    fn mark(&mut self, from: usize, span: Option<Span>) {
+        let lines = self
+            .out
+            .get(from..)
+            .map_or(0, |s| s.bytes().filter(|&b| b == b'\n').count());
+        self.spans.extend(std::iter::repeat_n(span, lines));
     }
 
     /// The register of local `id`, allocated on first use.
@@ -309,8 +344,9 @@ impl<'a> Writer<'a> {
         self.locals.contains(&Some(r))
     }
 
-    /// `.reg` declarations for every class used, then the body.
-    pub(super) fn finish(self) -> (String, String) {
+    /// `.reg` declarations for every class used, then the body with the
+    /// span of each of its lines.
+    pub(super) fn finish(self) -> (String, Lines) {
         let mut decls = String::new();
         for class in Class::ALL {
             let used = self.counts.get(class.slot()).copied().unwrap_or(0);
@@ -324,7 +360,13 @@ impl<'a> Writer<'a> {
                 );
             }
         }
-        (decls, self.out)
+        (
+            decls,
+            Lines {
+                text: self.out,
+                spans: self.spans,
+            },
+        )
     }
 }
 

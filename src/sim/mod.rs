@@ -145,24 +145,55 @@ impl Program {
     /// parameters as [`ParamKind::PtxU64`], the launch directives.
     pub fn signature(&self, kernel: &str) -> Option<KernelSignature> {
         let k = self.code.kernel(kernel)?;
-        let params = k
-            .params
-            .iter()
-            .map(|p| ParamSig {
-                name: p.name.clone(),
-                kind: match p.ty {
-                    Ty::U64 | Ty::S64 if p.size == 8 => ParamKind::PtxU64,
-                    ty => ParamKind::Scalar(scalar_of(ty, p.size)),
-                },
-            })
-            .collect();
-        Some(KernelSignature {
-            name: k.name.clone(),
-            params,
-            reqntid: k.attrs.reqntid,
-            maxntid: k.attrs.maxntid,
-            cluster: k.attrs.reqnctapercluster,
+        let params = k.params.iter().map(|p| (p.name.as_str(), p.ty, p.size));
+        Some(signature_of(&k.name, params, &k.attrs))
+    }
+}
+
+/// The launch signatures of a module's kernels from its text alone: the
+/// parser, not the decoder, so that `kdslc run` can launch a module whose
+/// instructions the simulator does not support. Err: the parse error and
+/// its 1-based PTX line.
+pub fn signatures(ptx_text: &str) -> Result<Vec<KernelSignature>, (String, u32)> {
+    let module = ptx::parser::parse(ptx_text).map_err(|e| (e.message, e.pos.line))?;
+    Ok(module
+        .functions
+        .iter()
+        .filter(|f| f.kind == ptx::ast::FuncKind::Entry && f.body.is_some())
+        .map(|f| {
+            let params = f.params.iter().map(|p| {
+                let ty = Ty::from_name(&p.ty).unwrap_or(Ty::U8);
+                let elems: u64 = p.dims.iter().map(|d| d.unwrap_or(0)).product();
+                let size = u64::from(ty.bytes()) * u64::from(p.vector.max(1)) * elems.max(1);
+                (p.name.as_str(), ty, u32::try_from(size).unwrap_or(u32::MAX))
+            });
+            signature_of(&f.name, params, &f.attrs)
         })
+        .collect())
+}
+
+/// A kernel's launch signature: `.u64`/`.s64`/`.b64` parameters as
+/// [`ParamKind::PtxU64`], the launch directives.
+fn signature_of<'p>(
+    name: &str,
+    params: impl Iterator<Item = (&'p str, Ty, u32)>,
+    attrs: &ptx::ast::FuncAttrs,
+) -> KernelSignature {
+    let params = params
+        .map(|(name, ty, size)| ParamSig {
+            name: name.to_string(),
+            kind: match ty {
+                Ty::U64 | Ty::S64 if size == 8 => ParamKind::PtxU64,
+                ty => ParamKind::Scalar(scalar_of(ty, size)),
+            },
+        })
+        .collect();
+    KernelSignature {
+        name: name.to_string(),
+        params,
+        reqntid: attrs.reqntid,
+        maxntid: attrs.maxntid,
+        cluster: attrs.reqnctapercluster,
     }
 }
 

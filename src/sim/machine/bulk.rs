@@ -100,7 +100,7 @@ impl Machine<'_> {
     }
 
     fn check_shape(&mut self, t: u32, pc: u32, size: u64, dst: u64, src: u64) {
-        if size % 16 != 0 || dst % 16 != 0 || src % 16 != 0 {
+        if !size.is_multiple_of(16) || !dst.is_multiple_of(16) || !src.is_multiple_of(16) {
             self.record(t, pc, Issue::BulkShape { size, dst, src });
         }
     }

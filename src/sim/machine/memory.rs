@@ -191,7 +191,7 @@ pub fn resolve(
         Space::Param => (Target::Param, local_addr, ext.param),
         Space::FuncParam => (Target::FuncParam, local_addr, ext.fparam),
     };
-    if offset.checked_add(size).map_or(true, |end| end > limit) {
+    if offset.checked_add(size).is_none_or(|end| end > limit) {
         return Err(oob(Some((target, offset))));
     }
     let owners = match target {

@@ -280,7 +280,7 @@ impl<'p> Machine<'p> {
     fn finish_cluster(&mut self) {
         for t in &self.threads {
             let r = self.thread_ref(t);
-            if self.longest.map_or(true, |(n, _)| t.executed > n) {
+            if self.longest.is_none_or(|(n, _)| t.executed > n) {
                 self.longest = Some((t.executed, r));
             }
         }

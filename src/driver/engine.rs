@@ -1,0 +1,160 @@
+//! The seam between the command line and the simulator engine (`src/sim/`):
+//! `kdslc sim`, `kdslc run --check-sim` and the signatures of `.ptx` inputs
+//! all come through here.
+
+use super::cli::Schedule;
+use super::launch_io::Input;
+use super::report::Reporter;
+use super::Fail;
+use crate::diagnostics::Diagnostic;
+use crate::launch::Origin;
+use crate::launch::{Array, KernelSignature, Launch};
+use crate::sim::{self, PtxSource, SimOptions, Stats};
+use crate::source::SourceMap;
+use crate::span::FileId;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// How to simulate: `--schedule`, `--max-steps`, `--stats`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Settings {
+    pub schedule: Schedule,
+    pub max_steps: Option<u64>,
+    pub stats: bool,
+    /// `--message-format json`: the statistics as one JSON object.
+    pub json: bool,
+}
+
+/// What a simulated run gives back.
+#[derive(Debug)]
+pub(crate) struct Simulated {
+    /// Every array argument after the run (launch order).
+    pub arrays: Vec<Array>,
+    /// Deadlocks, faults, protocol violations (codes `S0001`...).
+    pub reports: Vec<Diagnostic>,
+    /// The files the reports point into: the input's, plus the sources a
+    /// `.ptx` file's `.file` directives name.
+    pub sources: SourceMap,
+    /// A report that makes the run fail (exit 4).
+    pub faulted: bool,
+    /// `--stats`, formatted for the terminal or as JSON.
+    pub stats: Option<String>,
+}
+
+/// Runs `launch` on the CPU. A module outside the simulator's PTX subset is
+/// reported (its first unsupported instruction, with its PTX line) and ends
+/// the command: exit 2 for a `.ptx` input, an internal error (exit 3) for
+/// kdslc's own PTX, which the simulator must always be able to run.
+pub(crate) fn simulate(
+    input: &Input,
+    launch: &Launch,
+    settings: &Settings,
+    reporter: &mut Reporter,
+) -> Result<Simulated, Fail> {
+    let mut sources = input.sources.clone();
+    let loaded = match input.origin {
+        Origin::Kdsl => sim::load(
+            &input.ptx,
+            PtxSource::Kdsl {
+                line_spans: &input.line_spans,
+            },
+        ),
+        Origin::Ptx => sim::load(
+            &input.ptx,
+            PtxSource::File {
+                file: FileId(0),
+                sources: &mut sources,
+            },
+        ),
+    };
+    let program = match loaded {
+        Ok(p) => p,
+        Err(diags) => {
+            reporter.report(&sources, &diags);
+            return Err(match input.origin {
+                Origin::Ptx => Fail::Exit(2),
+                Origin::Kdsl => Fail::Internal(format!(
+                    "the simulator cannot load the PTX kdslc wrote for `{}` (reported above)",
+                    input.path.display()
+                )),
+            });
+        }
+    };
+    let defaults = SimOptions::default();
+    let opts = SimOptions {
+        schedule: match settings.schedule {
+            Schedule::InOrder => sim::Schedule::InOrder,
+            Schedule::Random(seed) => sim::Schedule::Random(seed),
+        },
+        max_steps: settings.max_steps.unwrap_or(defaults.max_steps),
+    };
+    let outcome = sim::run(&program, launch, &opts);
+    let stats = settings
+        .stats
+        .then(|| format_stats(&outcome.stats, settings.json));
+    Ok(Simulated {
+        arrays: outcome.arrays,
+        reports: outcome.reports,
+        sources,
+        faulted: outcome.faulted,
+        stats,
+    })
+}
+
+/// The kernels of a `.ptx` input and their signatures, from the parser
+/// alone (so `kdslc run` can launch PTX the simulator does not support).
+pub(crate) fn ptx_signatures(ptx: &str, path: &Path) -> Result<Vec<KernelSignature>, Fail> {
+    sim::signatures(ptx).map_err(|(message, line)| {
+        Fail::Usage(format!(
+            "cannot read `{}` as PTX: line {line}: {message}",
+            path.display()
+        ))
+    })
+}
+
+/// `--stats`: one JSON object, or a short table for people.
+fn format_stats(s: &Stats, json: bool) -> String {
+    if json {
+        let value = serde_json::json!({ "type": "stats", "stats": s });
+        return value.to_string();
+    }
+    let i = &s.instructions;
+    let m = &i.memory;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "stats for `{}`: {} clusters, {} CTAs, {} threads",
+        s.kernel, s.clusters, s.ctas, s.threads
+    );
+    let _ = writeln!(out, "  instructions executed  {:>14}", s.steps);
+    let _ = writeln!(out, "    arithmetic           {:>14}", i.arith);
+    let _ = writeln!(
+        out,
+        "    memory               {:>14}  (global {}, shared {}, shared::cluster {}, local {}, param {}, const {}; generic {}; bulk {})",
+        m.global + m.shared + m.shared_cluster + m.local + m.param + m.constant + m.bulk,
+        m.global,
+        m.shared,
+        m.shared_cluster,
+        m.local,
+        m.param,
+        m.constant,
+        m.generic,
+        m.bulk
+    );
+    let _ = writeln!(out, "    barrier              {:>14}", i.barrier);
+    let _ = writeln!(out, "    warp                 {:>14}", i.warp);
+    let _ = writeln!(out, "    control              {:>14}", i.control);
+    let _ = writeln!(
+        out,
+        "  mbarrier waits that blocked {:>8}",
+        s.blocking_mbarrier_waits
+    );
+    if let Some(t) = &s.longest_thread {
+        let _ = write!(
+            out,
+            "  longest thread: cta ({},{},{}) thread {}, {} instructions",
+            t.cta[0], t.cta[1], t.cta[2], t.thread, t.instructions
+        );
+    }
+    out.trim_end().to_string()
+}

@@ -1,0 +1,262 @@
+//! `kdslc run`: launch one kernel on a CUDA GPU.
+//!
+//! The input and the launch are checked first (the same code as `kdslc
+//! sim`), then the driver is opened: no driver or no device is exit 2. The
+//! PTX is JIT-compiled by the driver, the arguments copied to the device,
+//! the kernel launched (with its cluster shape through
+//! `cuLaunchKernelEx`), the writable arrays copied back. A driver error, a
+//! fault or a timeout names the kernel and the CUDA error, exits 4 and
+//! writes nothing. Then `--bench N` times N more launches and
+//! `--check-sim` compares with the simulator.
+//!
+//! - `config`: the launch configuration the driver is given (tested
+//!   without a GPU);
+//! - `cuda`: the driver calls;
+//! - `bench`: timing statistics.
+
+mod bench;
+mod config;
+mod cuda;
+
+use super::cli::{MessageFormat, RunArgs};
+use super::engine::{self, Settings};
+use super::launch_io;
+use super::report::{self, Reporter};
+use super::{output, Fail};
+use crate::launch::compare;
+use crate::launch::{Array, Launch};
+use config::DriverLaunch;
+use cuda::{DevicePtr, GpuError, Session};
+use std::time::Duration;
+
+pub fn run(args: &RunArgs, reporter: &mut Reporter) -> Result<(), Fail> {
+    let input = launch_io::load(&args.launch, reporter)?;
+    let launch = launch_io::prepare(&args.launch, &input)?;
+    let json = args.launch.common.message_format == MessageFormat::Json;
+    let timeout = Duration::from_secs_f64(args.timeout);
+
+    let fail = |e: GpuError| gpu_failure(&launch.kernel, e);
+    let mut gpu = Session::open(args.device).map_err(fail)?;
+    let compiled_cluster = input
+        .signatures
+        .iter()
+        .any(|s| s.name == launch.kernel && s.cluster.is_some());
+    let on_device = Prepared::new(&mut gpu, &input.ptx, &launch, compiled_cluster).map_err(fail)?;
+    let returned = on_device.run(&mut gpu, &launch, timeout).map_err(fail)?;
+    let arrays = launch_io::results(&launch, &returned)?;
+
+    if let Some(n) = args.bench {
+        let times = on_device
+            .bench(&mut gpu, &launch, n, timeout)
+            .map_err(fail)?;
+        let summary = bench::Summary::of(&times, config::traffic_bytes(&launch));
+        let text = if json {
+            summary.json(&launch.kernel, &gpu.name)
+        } else {
+            summary.human(&launch.kernel, &gpu.name)
+        };
+        output::write_stdout(format!("{text}\n").as_bytes())?;
+    }
+    drop(gpu);
+
+    if args.check_sim {
+        let settings = Settings {
+            schedule: super::cli::Schedule::InOrder,
+            max_steps: None,
+            stats: false,
+            json,
+        };
+        let sim = engine::simulate(&input, &launch, &settings, reporter)?;
+        reporter.report(&sim.sources, &sim.reports);
+        if sim.faulted {
+            return Err(Fail::Fault(format!(
+                "--check-sim: kernel `{}` ran on the GPU, but faulted in the simulator (reported above)",
+                launch.kernel
+            )));
+        }
+        check_against_sim(&launch.kernel, &arrays, &sim.arrays)?;
+        if !json {
+            report::stderr(&format!(
+                "note: --check-sim: every writable array of `{}` matches the simulator\n",
+                launch.kernel
+            ));
+        }
+    }
+    launch_io::write_outputs(&args.launch, &arrays)
+}
+
+/// `--check-sim`'s verdict: exit 4 with the differences listed.
+fn check_against_sim(kernel: &str, gpu: &[Array], sim: &[Array]) -> Result<(), Fail> {
+    let diffs = compare::compare(gpu, sim);
+    if diffs.is_empty() {
+        return Ok(());
+    }
+    let text: Vec<String> = diffs.iter().map(ToString::to_string).collect();
+    Err(Fail::Fault(format!(
+        "--check-sim: the GPU and the simulator disagree on kernel `{kernel}`:\n{}",
+        text.join("\n")
+    )))
+}
+
+/// A driver failure as the user sees it: no GPU is a usage problem (exit
+/// 2); anything else is the kernel's fault (exit 4).
+fn gpu_failure(kernel: &str, e: GpuError) -> Fail {
+    if e.is_unavailable() {
+        Fail::Usage(e.describe())
+    } else {
+        Fail::Fault(format!("kernel `{kernel}` on the GPU: {}", e.describe()))
+    }
+}
+
+/// The module loaded, the arguments on the device, the launch configured.
+struct Prepared {
+    function: cuda::Function,
+    config: DriverLaunch,
+    /// The device address of each array argument, in order.
+    buffers: Vec<DevicePtr>,
+}
+
+impl Prepared {
+    fn new(
+        gpu: &mut Session,
+        ptx: &str,
+        launch: &Launch,
+        compiled_cluster: bool,
+    ) -> Result<Prepared, GpuError> {
+        gpu.load_module(ptx)?;
+        let function = gpu.function(&launch.kernel)?;
+        let mut buffers = Vec::new();
+        for a in launch.arrays() {
+            buffers.push(gpu.upload(&a.data)?);
+        }
+        Ok(Prepared {
+            function,
+            config: DriverLaunch::of(launch, compiled_cluster),
+            buffers,
+        })
+    }
+
+    fn words(&self) -> Result<Vec<u64>, GpuError> {
+        self.config.words(&self.buffers).ok_or(GpuError::Cuda {
+            call: "the parameter list",
+            code: cudarc::driver::sys::CUresult::CUDA_ERROR_INVALID_VALUE,
+            log: None,
+        })
+    }
+
+    /// One launch, waited for; the writable arrays copied back.
+    fn run(
+        &self,
+        gpu: &mut Session,
+        launch: &Launch,
+        timeout: Duration,
+    ) -> Result<Vec<Array>, GpuError> {
+        let done = gpu.event()?;
+        let mut words = self.words()?;
+        gpu.launch(self.function, &self.config, &mut words)?;
+        gpu.record(done)?;
+        gpu.wait(done, timeout)?;
+        let mut out = Vec::new();
+        for (a, &ptr) in launch.arrays().zip(&self.buffers) {
+            if a.writable {
+                out.push(Array {
+                    data: gpu.read(ptr, a.data.len())?,
+                    ..a.clone()
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// `n` timed launches after the run above (which warmed up the module
+    /// and the caches). Each starts from the original inputs: the writable
+    /// arrays are copied again before it, outside the timed interval.
+    fn bench(
+        &self,
+        gpu: &mut Session,
+        launch: &Launch,
+        n: u32,
+        timeout: Duration,
+    ) -> Result<Vec<f64>, GpuError> {
+        let (start, end) = (gpu.event()?, gpu.event()?);
+        let mut times = Vec::with_capacity(n as usize);
+        for _ in 0..n {
+            for (a, &ptr) in launch.arrays().zip(&self.buffers) {
+                if a.writable {
+                    gpu.write(ptr, &a.data)?;
+                }
+            }
+            let mut words = self.words()?;
+            gpu.record(start)?;
+            gpu.launch(self.function, &self.config, &mut words)?;
+            gpu.record(end)?;
+            gpu.wait(end, timeout)?;
+            times.push(f64::from(gpu.elapsed_ms(start, end)?) * 1000.0);
+        }
+        Ok(times)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_gpu_is_a_usage_error_and_a_fault_is_exit_4() {
+        let Fail::Usage(m) = gpu_failure("k", GpuError::NoDriver) else {
+            panic!()
+        };
+        assert!(m.starts_with("no CUDA driver found"), "{m}");
+        assert!(m.contains("use `kdslc sim` to run on the CPU"), "{m}");
+        assert!(matches!(
+            gpu_failure("k", GpuError::NoDevice { ordinal: 2, count: 1 }),
+            Fail::Usage(m) if m == "no CUDA device 2: this machine has 1 (numbered from 0)"
+        ));
+        let Fail::Fault(m) = gpu_failure("saxpy", GpuError::Timeout { seconds: 2.0 }) else {
+            panic!()
+        };
+        assert!(
+            m.starts_with("kernel `saxpy` on the GPU: did not finish within 2 s"),
+            "{m}"
+        );
+        let Fail::Fault(m) = gpu_failure(
+            "saxpy",
+            GpuError::Cuda {
+                call: "cuModuleLoadDataEx",
+                code: cudarc::driver::sys::CUresult::CUDA_ERROR_INVALID_PTX,
+                log: Some("ptxas fatal   : Unresolved extern function 'f'\n".into()),
+            },
+        ) else {
+            panic!()
+        };
+        assert!(
+            m.starts_with(
+                "kernel `saxpy` on the GPU: cuModuleLoadDataEx: CUDA_ERROR_INVALID_PTX ("
+            ),
+            "{m}"
+        );
+        assert!(
+            m.ends_with("the driver's JIT log:\nptxas fatal   : Unresolved extern function 'f'"),
+            "{m}"
+        );
+    }
+
+    #[test]
+    fn a_mismatch_fails_with_the_indices() {
+        let a = |v: u32| Array {
+            name: "y".into(),
+            elem: crate::types::Scalar::U32,
+            data: v.to_le_bytes().to_vec(),
+            writable: true,
+        };
+        assert!(check_against_sim("k", &[a(1)], &[a(1)]).is_ok());
+        let Err(Fail::Fault(m)) = check_against_sim("k", &[a(1)], &[a(2)]) else {
+            panic!()
+        };
+        assert_eq!(
+            m,
+            "--check-sim: the GPU and the simulator disagree on kernel `k`:\n\
+             `y` (u32[1]): 1 element differs between the GPU and the simulator\n  [0] gpu 1, sim 2"
+        );
+    }
+}

@@ -1,0 +1,37 @@
+//! `kdslc sim`: run one kernel on the CPU in the simulator engine.
+//!
+//! The input is read and the launch checked before the engine starts, so a
+//! usage error costs nothing; the engine's reports are rendered like the
+//! compiler's diagnostics; outputs are written only after a run that
+//! completed without a fault (exit 4 otherwise).
+
+use super::cli::{MessageFormat, SimArgs};
+use super::engine::{self, Settings};
+use super::launch_io;
+use super::report::{self, Reporter};
+use super::Fail;
+
+pub fn sim(args: &SimArgs, reporter: &mut Reporter) -> Result<(), Fail> {
+    let input = launch_io::load(&args.launch, reporter)?;
+    let launch = launch_io::prepare(&args.launch, &input)?;
+    let settings = Settings {
+        schedule: args.schedule,
+        max_steps: args.max_steps,
+        stats: args.stats,
+        json: args.launch.common.message_format == MessageFormat::Json,
+    };
+    let outcome = engine::simulate(&input, &launch, &settings, reporter)?;
+    reporter.report(&outcome.sources, &outcome.reports);
+    if let Some(stats) = &outcome.stats {
+        if settings.json {
+            super::output::write_stdout(format!("{stats}\n").as_bytes())?;
+        } else {
+            report::stderr(&format!("{stats}\n"));
+        }
+    }
+    if outcome.faulted {
+        return Err(Fail::Exit(4));
+    }
+    let arrays = launch_io::results(&launch, &outcome.arrays)?;
+    launch_io::write_outputs(&args.launch, &arrays)
+}

@@ -1,0 +1,412 @@
+//! NumPy `.npy` files for array arguments (`@x.npy`) and outputs (`--out`),
+//! through the `npyz` crate.
+//!
+//! The dtype of each element type (NumPy has no `bfloat16`: a `bf16` array
+//! is stored as its bits, `<u2`, which `np.load(p).view(ml_dtypes.bfloat16)`
+//! reads back):
+//!
+//! | kdsl | dtype |
+//! | --- | --- |
+//! | `bool` | `\|b1` |
+//! | `i32`, `u32`, `i64`, `u64` | `<i4`, `<u4`, `<i8`, `<u8` |
+//! | `f16`, `f32`, `f64` | `<f2`, `<f4`, `<f8` |
+//! | `bf16` | `<u2` (the bits) |
+//!
+//! Input may be of either byte order and of any shape (read in C order);
+//! output is little-endian and one-dimensional.
+
+use crate::types::Scalar;
+use npyz::{DType, NpyFile, Order, TypeChar, WriterBuilder};
+
+/// The NumPy type code and size of an element type.
+fn code(elem: Scalar) -> (TypeChar, u64) {
+    match elem {
+        Scalar::Bool => (TypeChar::Bool, 1),
+        Scalar::I32 => (TypeChar::Int, 4),
+        Scalar::I64 => (TypeChar::Int, 8),
+        Scalar::U32 => (TypeChar::Uint, 4),
+        Scalar::U64 => (TypeChar::Uint, 8),
+        Scalar::BF16 => (TypeChar::Uint, 2),
+        Scalar::F16 => (TypeChar::Float, 2),
+        Scalar::F32 => (TypeChar::Float, 4),
+        Scalar::F64 => (TypeChar::Float, 8),
+    }
+}
+
+/// The NumPy name of an element type's dtype, for messages.
+pub fn numpy_name(elem: Scalar) -> &'static str {
+    match elem {
+        Scalar::Bool => "bool",
+        Scalar::I32 => "int32",
+        Scalar::U32 => "uint32",
+        Scalar::I64 => "int64",
+        Scalar::U64 => "uint64",
+        Scalar::F16 => "float16",
+        Scalar::BF16 => "uint16 (the bits of bfloat16)",
+        Scalar::F32 => "float32",
+        Scalar::F64 => "float64",
+    }
+}
+
+/// The elements of a `.npy` file as little-endian bytes of `elem`. The
+/// error is a phrase naming what is wrong with the file.
+pub fn read(bytes: &[u8], elem: Scalar) -> Result<Vec<u8>, String> {
+    check_shape(bytes)?;
+    let file = NpyFile::new(bytes).map_err(|e| format!("it is not a valid .npy file ({e})"))?;
+    let ts = match file.dtype() {
+        DType::Plain(ts) => ts,
+        other => {
+            return Err(format!(
+                "its dtype {} is a structured type; an array of {} is needed",
+                other.descr(),
+                numpy_name(elem)
+            ))
+        }
+    };
+    let (want_char, want_size) = code(elem);
+    if ts.type_char() != want_char || ts.size_field() != want_size {
+        return Err(format!(
+            "its dtype is '{ts}', but the parameter needs {} ('<{}{}')",
+            numpy_name(elem),
+            want_char.to_str(),
+            want_size
+        ));
+    }
+    if file.order() == Order::Fortran && file.shape().iter().filter(|&&d| d > 1).count() > 1 {
+        return Err(
+            "it is in Fortran order; save a C-ordered array (`np.ascontiguousarray`)".to_string(),
+        );
+    }
+    let len = usize::try_from(file.len()).map_err(|_| "it is too large".to_string())?;
+    let mut out = Vec::new();
+    out.try_reserve_exact(len.saturating_mul(want_size as usize))
+        .map_err(|_| format!("its {len} elements do not fit in memory"))?;
+    let bad = |e: std::io::Error| format!("its data cannot be read ({e})");
+    match elem {
+        Scalar::Bool => {
+            for b in file.into_vec::<bool>().map_err(bad)? {
+                out.push(u8::from(b));
+            }
+        }
+        Scalar::I32 => extend(
+            &mut out,
+            file.into_vec::<i32>().map_err(bad)?,
+            i32::to_le_bytes,
+        ),
+        Scalar::U32 => extend(
+            &mut out,
+            file.into_vec::<u32>().map_err(bad)?,
+            u32::to_le_bytes,
+        ),
+        Scalar::I64 => extend(
+            &mut out,
+            file.into_vec::<i64>().map_err(bad)?,
+            i64::to_le_bytes,
+        ),
+        Scalar::U64 => extend(
+            &mut out,
+            file.into_vec::<u64>().map_err(bad)?,
+            u64::to_le_bytes,
+        ),
+        Scalar::BF16 => extend(
+            &mut out,
+            file.into_vec::<u16>().map_err(bad)?,
+            u16::to_le_bytes,
+        ),
+        Scalar::F16 => extend(&mut out, file.into_vec::<half::f16>().map_err(bad)?, |x| {
+            x.to_bits().to_le_bytes()
+        }),
+        Scalar::F32 => extend(
+            &mut out,
+            file.into_vec::<f32>().map_err(bad)?,
+            f32::to_le_bytes,
+        ),
+        Scalar::F64 => extend(
+            &mut out,
+            file.into_vec::<f64>().map_err(bad)?,
+            f64::to_le_bytes,
+        ),
+    }
+    Ok(out)
+}
+
+/// npyz multiplies the dimensions of the shape without checking for
+/// overflow (a panic, or in a release build a wrong length), so a damaged
+/// or hostile header is checked here first: every dimension must be an
+/// integer and their product must fit in 64 bits. Headers this cannot
+/// read are left to npyz, which reports them.
+fn check_shape(bytes: &[u8]) -> Result<(), String> {
+    let (start, len): (usize, Option<usize>) = match bytes.get(6) {
+        Some(1) => (
+            10,
+            bytes
+                .get(8..10)
+                .and_then(|b| <[u8; 2]>::try_from(b).ok())
+                .map(|b| usize::from(u16::from_le_bytes(b))),
+        ),
+        Some(2 | 3) => (
+            12,
+            bytes
+                .get(8..12)
+                .and_then(|b| <[u8; 4]>::try_from(b).ok())
+                .and_then(|b| usize::try_from(u32::from_le_bytes(b)).ok()),
+        ),
+        _ => return Ok(()),
+    };
+    let Some(text) = len
+        .and_then(|n| bytes.get(start..start.saturating_add(n)))
+        .and_then(|t| std::str::from_utf8(t).ok())
+    else {
+        return Ok(());
+    };
+    let Ok(py_literal::Value::Dict(entries)) = text.trim().parse::<py_literal::Value>() else {
+        return Ok(());
+    };
+    let shape = entries.iter().find_map(|(k, v)| match k {
+        py_literal::Value::String(s) if s == "shape" => Some(v),
+        _ => None,
+    });
+    let dims = match shape {
+        Some(py_literal::Value::Tuple(d) | py_literal::Value::List(d)) => d,
+        _ => return Ok(()),
+    };
+    let mut total: u64 = 1;
+    for d in dims {
+        let n = match d {
+            py_literal::Value::Integer(n) => u64::try_from(n).ok(),
+            _ => None,
+        };
+        let Some(n) = n else {
+            return Err("its shape is not a list of sizes".to_string());
+        };
+        total = total
+            .checked_mul(n)
+            .ok_or_else(|| "its shape has more elements than fit in memory".to_string())?;
+    }
+    Ok(())
+}
+
+fn extend<T, const N: usize>(out: &mut Vec<u8>, v: Vec<T>, le: impl Fn(T) -> [u8; N]) {
+    for x in v {
+        out.extend_from_slice(&le(x));
+    }
+}
+
+/// A one-dimensional `.npy` file of the elements `data` (little-endian
+/// bytes of `elem`; a trailing partial element is ignored).
+pub fn write(elem: Scalar, data: &[u8]) -> std::io::Result<Vec<u8>> {
+    let size = elem.size() as usize;
+    let chunks = data.chunks_exact(size.max(1));
+    match elem {
+        Scalar::Bool => encode(chunks.map(|c| c.first().is_some_and(|&b| b != 0))),
+        Scalar::I32 => encode(chunks.map(|c| i32::from_le_bytes(word(c)))),
+        Scalar::U32 => encode(chunks.map(|c| u32::from_le_bytes(word(c)))),
+        Scalar::I64 => encode(chunks.map(|c| i64::from_le_bytes(word(c)))),
+        Scalar::U64 => encode(chunks.map(|c| u64::from_le_bytes(word(c)))),
+        Scalar::BF16 => encode(chunks.map(|c| u16::from_le_bytes(word(c)))),
+        Scalar::F16 => encode(chunks.map(|c| half::f16::from_le_bytes(word(c)))),
+        Scalar::F32 => encode(chunks.map(|c| f32::from_le_bytes(word(c)))),
+        Scalar::F64 => encode(chunks.map(|c| f64::from_le_bytes(word(c)))),
+    }
+}
+
+/// The first `N` bytes of `c` (which `chunks_exact` makes exactly `N` long).
+fn word<const N: usize>(c: &[u8]) -> [u8; N] {
+    let mut w = [0u8; N];
+    for (d, s) in w.iter_mut().zip(c) {
+        *d = *s;
+    }
+    w
+}
+
+fn encode<T: npyz::AutoSerialize>(
+    items: impl ExactSizeIterator<Item = T>,
+) -> std::io::Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    let mut w = npyz::WriteOptions::<T>::new()
+        .default_dtype()
+        .shape(&[items.len() as u64])
+        .writer(&mut buf)
+        .begin_nd()?;
+    w.extend(items)?;
+    w.finish()?;
+    Ok(buf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn le<T: Copy, const N: usize>(xs: &[T], f: fn(T) -> [u8; N]) -> Vec<u8> {
+        xs.iter().flat_map(|&x| f(x)).collect()
+    }
+
+    #[test]
+    fn every_element_type_round_trips() {
+        let cases: Vec<(Scalar, Vec<u8>)> = vec![
+            (Scalar::Bool, vec![1, 0, 1]),
+            (Scalar::I32, le(&[-1i32, 7, i32::MIN], i32::to_le_bytes)),
+            (Scalar::U32, le(&[1u32, u32::MAX], u32::to_le_bytes)),
+            (Scalar::I64, le(&[-5i64], i64::to_le_bytes)),
+            (Scalar::U64, le(&[u64::MAX, 3], u64::to_le_bytes)),
+            (Scalar::F16, le(&[0x3c00u16, 0xc000], u16::to_le_bytes)),
+            (Scalar::BF16, le(&[0x3f80u16], u16::to_le_bytes)),
+            (
+                Scalar::F32,
+                le(&[1.5f32, -0.0, f32::INFINITY], f32::to_le_bytes),
+            ),
+            (Scalar::F64, le(&[std::f64::consts::PI], f64::to_le_bytes)),
+        ];
+        for (elem, data) in cases {
+            let file = write(elem, &data).unwrap();
+            assert!(file.starts_with(b"\x93NUMPY"), "{elem}");
+            assert_eq!(read(&file, elem).unwrap(), data, "{elem}");
+        }
+        let empty = write(Scalar::F32, &[]).unwrap();
+        assert_eq!(read(&empty, Scalar::F32).unwrap(), Vec::<u8>::new());
+    }
+
+    #[test]
+    fn the_header_is_what_numpy_writes() {
+        let file = write(Scalar::F32, &le(&[1.0f32, 2.0], f32::to_le_bytes)).unwrap();
+        let text = String::from_utf8_lossy(&file);
+        assert!(text.contains("'descr': '<f4'"), "{text}");
+        assert!(text.contains("'fortran_order': False"), "{text}");
+        assert!(text.contains("'shape': (2,"), "{text}");
+        let bf = write(Scalar::BF16, &[0x80, 0x3f]).unwrap();
+        assert!(String::from_utf8_lossy(&bf).contains("'descr': '<u2'"));
+        let b = write(Scalar::Bool, &[1]).unwrap();
+        assert!(String::from_utf8_lossy(&b).contains("'descr': '|b1'"));
+    }
+
+    #[test]
+    fn a_wrong_dtype_says_which_is_needed() {
+        let file = write(Scalar::I32, &le(&[1i32], i32::to_le_bytes)).unwrap();
+        assert_eq!(
+            read(&file, Scalar::F32).unwrap_err(),
+            "its dtype is '<i4', but the parameter needs float32 ('<f4')"
+        );
+        assert_eq!(
+            read(&file, Scalar::U32).unwrap_err(),
+            "its dtype is '<i4', but the parameter needs uint32 ('<u4')"
+        );
+        let f64s = write(Scalar::F64, &le(&[1.0f64], f64::to_le_bytes)).unwrap();
+        assert_eq!(
+            read(&f64s, Scalar::F32).unwrap_err(),
+            "its dtype is '<f8', but the parameter needs float32 ('<f4')"
+        );
+        assert!(read(b"not numpy", Scalar::F32)
+            .unwrap_err()
+            .starts_with("it is not a valid .npy file"));
+    }
+
+    /// A file as NumPy writes it by hand: big-endian, 2-D, or Fortran.
+    fn handmade(descr: &str, fortran: bool, shape: &str, data: &[u8]) -> Vec<u8> {
+        // A structured dtype is a Python list, written unquoted.
+        let descr = if descr.starts_with('[') {
+            descr.to_string()
+        } else {
+            format!("'{descr}'")
+        };
+        let mut header = format!(
+            "{{'descr': {descr}, 'fortran_order': {}, 'shape': {shape}, }}",
+            if fortran { "True" } else { "False" }
+        );
+        while (10 + header.len() + 1) % 64 != 0 {
+            header.push(' ');
+        }
+        header.push('\n');
+        let mut out = b"\x93NUMPY\x01\x00".to_vec();
+        out.extend_from_slice(&(header.len() as u16).to_le_bytes());
+        out.extend_from_slice(header.as_bytes());
+        out.extend_from_slice(data);
+        out
+    }
+
+    #[test]
+    fn big_endian_and_two_dimensional_input() {
+        let be = handmade(">f4", false, "(2,)", &[0x3f, 0xc0, 0, 0, 0x40, 0, 0, 0]);
+        assert_eq!(
+            read(&be, Scalar::F32).unwrap(),
+            le(&[1.5f32, 2.0], f32::to_le_bytes)
+        );
+        let m = handmade(
+            "<u4",
+            false,
+            "(2, 2)",
+            &le(&[1u32, 2, 3, 4], u32::to_le_bytes),
+        );
+        assert_eq!(
+            read(&m, Scalar::U32).unwrap(),
+            le(&[1u32, 2, 3, 4], u32::to_le_bytes)
+        );
+        let f = handmade(
+            "<u4",
+            true,
+            "(2, 2)",
+            &le(&[1u32, 2, 3, 4], u32::to_le_bytes),
+        );
+        assert_eq!(
+            read(&f, Scalar::U32).unwrap_err(),
+            "it is in Fortran order; save a C-ordered array (`np.ascontiguousarray`)"
+        );
+        // A one-dimensional Fortran array is the same as a C one.
+        let f1 = handmade("<u4", true, "(2,)", &le(&[1u32, 2], u32::to_le_bytes));
+        assert!(read(&f1, Scalar::U32).is_ok());
+        let short = handmade("<u4", false, "(3,)", &le(&[1u32], u32::to_le_bytes));
+        assert!(read(&short, Scalar::U32)
+            .unwrap_err()
+            .starts_with("its data cannot be read"));
+        let rec = handmade("[('a', '<f4')]", false, "(1,)", &[0; 4]);
+        let e = read(&rec, Scalar::F32).unwrap_err();
+        assert!(e.contains("structured"), "{e}");
+    }
+}
+
+#[cfg(test)]
+mod fuzz {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// Damaged files are errors, never panics or huge allocations.
+        #[test]
+        fn mutated_files_never_panic(
+            edits in proptest::collection::vec((0usize..200, any::<u8>()), 1..8),
+            cut in 0usize..200,
+            elem in 0usize..9,
+        ) {
+            let elem = Scalar::ALL[elem];
+            let data: Vec<u8> = (0..(16 * elem.size() as usize)).map(|i| i as u8 & 1).collect();
+            let mut file = write(elem, &data).unwrap();
+            for (at, b) in edits {
+                let n = file.len();
+                file[at % n] = b;
+            }
+            file.truncate(cut.max(1).min(file.len()) + file.len().saturating_sub(200));
+            let _ = read(&file, elem);
+        }
+
+        /// Headers that claim enormous shapes.
+        #[test]
+        fn enormous_shapes_are_refused(dims in proptest::collection::vec(any::<u64>(), 1..4)) {
+            let shape = format!("({},)", dims.iter().map(u64::to_string).collect::<Vec<_>>().join(", "));
+            let mut header = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': {shape}, }}");
+            while (10 + header.len() + 1) % 64 != 0 {
+                header.push(' ');
+            }
+            header.push('\n');
+            let mut file = b"\x93NUMPY\x01\x00".to_vec();
+            file.extend_from_slice(&(header.len() as u16).to_le_bytes());
+            file.extend_from_slice(header.as_bytes());
+            file.extend_from_slice(&[0; 16]);
+            let r = read(&file, Scalar::F32);
+            let total: Option<u64> = dims.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
+            if total.is_none_or(|t| t > 4) {
+                prop_assert!(r.is_err());
+            }
+        }
+    }
+}

@@ -1,0 +1,592 @@
+//! One `--arg` value for one parameter: a scalar literal, or an array from
+//! a file, a list or a generator.
+//!
+//! | form | array |
+//! | --- | --- |
+//! | `@x.npy` | a NumPy file; its dtype must be the element type |
+//! | `@x.bin`, `@x` | raw little-endian elements; the size must be a multiple of the element size |
+//! | `[1, 2, 3]` | the elements, each a literal of the element type |
+//! | `zeros:N` | N zeros |
+//! | `iota:N` | 0, 1, ..., N-1 |
+//! | `fill:N:V` | N copies of V |
+//! | `rand:N:SEED` | N random elements (see [`super::random`]) |
+//!
+//! Any array form may be prefixed by its element type (`f32:iota:8`); for
+//! an untyped PTX `.u64` parameter the prefix is what makes it an array.
+
+use super::error::LaunchError;
+use super::{literal, npy, random, ArgValue, Array, ParamKind, ParamSig};
+use crate::types::Scalar;
+use std::path::Path;
+
+/// The parameter's type as the user thinks of it, for messages.
+pub fn kind_name(kind: ParamKind) -> String {
+    match kind {
+        ParamKind::Scalar(ty) => ty.to_string(),
+        ParamKind::Array {
+            elem,
+            writable: false,
+        } => format!("global [{elem}]"),
+        ParamKind::Array {
+            elem,
+            writable: true,
+        } => format!("global mut [{elem}]"),
+        ParamKind::PtxU64 => "PTX .u64: a pointer or a 64-bit integer".to_string(),
+    }
+}
+
+/// The value of `text` for `param`.
+pub fn parse(param: &ParamSig, text: &str) -> Result<ArgValue, LaunchError> {
+    let bad = |why: String| LaunchError::BadValue {
+        param: param.name.clone(),
+        ty: kind_name(param.kind),
+        why,
+    };
+    let (prefix, rest) = split_type_prefix(text);
+    match param.kind {
+        ParamKind::Scalar(ty) => {
+            if prefix.is_some() || is_array_form(rest) {
+                return Err(bad(format!(
+                    "`{text}` is an array, and `{}` is a scalar: give {} literal",
+                    param.name,
+                    literal::a(ty)
+                )));
+            }
+            let bits = literal::parse(text, ty).map_err(bad)?;
+            Ok(ArgValue::Scalar { ty, bits })
+        }
+        ParamKind::Array { elem, writable } => {
+            if let Some(p) = prefix {
+                if p != elem {
+                    return Err(bad(format!(
+                        "the type prefix `{p}:` says {p}, but the elements are {elem}"
+                    )));
+                }
+            }
+            let data = array(elem, rest).map_err(bad)?;
+            Ok(ArgValue::Array(Array {
+                name: param.name.clone(),
+                elem,
+                data,
+                writable,
+            }))
+        }
+        ParamKind::PtxU64 => match prefix {
+            Some(elem) => {
+                let data = array(elem, rest).map_err(bad)?;
+                Ok(ArgValue::Array(Array {
+                    name: param.name.clone(),
+                    elem,
+                    data,
+                    writable: true,
+                }))
+            }
+            None if is_array_form(text) => Err(bad(format!(
+                "a PTX pointer carries no element type: write it before the array, as in `f32:{text}`"
+            ))),
+            None => {
+                let bits = literal::parse_u64_bits(text).map_err(bad)?;
+                Ok(ArgValue::Scalar {
+                    ty: Scalar::U64,
+                    bits,
+                })
+            }
+        },
+    }
+}
+
+/// `f32:iota:8` → (`Some(f32)`, `iota:8`); anything else is unprefixed.
+fn split_type_prefix(text: &str) -> (Option<Scalar>, &str) {
+    match text.split_once(':') {
+        Some((head, rest)) => match Scalar::from_name(head.trim()) {
+            Some(ty) => (Some(ty), rest),
+            None => (None, text),
+        },
+        None => (None, text),
+    }
+}
+
+fn is_array_form(text: &str) -> bool {
+    let t = text.trim_start();
+    t.starts_with('@')
+        || t.starts_with('[')
+        || ["zeros:", "iota:", "fill:", "rand:"]
+            .iter()
+            .any(|p| t.starts_with(p))
+}
+
+const FORMS: &str =
+    "@FILE.npy, @FILE (raw little-endian), [1, 2, 3], zeros:N, iota:N, fill:N:V or rand:N:SEED";
+
+/// The little-endian elements of an array form.
+fn array(elem: Scalar, text: &str) -> Result<Vec<u8>, String> {
+    let t = text.trim();
+    if let Some(path) = t.strip_prefix('@') {
+        return file(elem, path);
+    }
+    if let Some(inner) = t.strip_prefix('[') {
+        let inner = inner
+            .strip_suffix(']')
+            .ok_or_else(|| format!("the list `{t}` has no closing `]`"))?;
+        return list(elem, inner);
+    }
+    let parts: Vec<&str> = t.split(':').collect();
+    let form = parts.first().copied().unwrap_or("");
+    let expect = |n: usize, usage: &str| {
+        if parts.len() == n {
+            Ok(())
+        } else {
+            Err(format!("`{t}` is not of the form `{usage}`"))
+        }
+    };
+    match form {
+        "zeros" => {
+            expect(2, "zeros:N")?;
+            let n = count(&parts)?;
+            let mut out = reserve(elem, n)?;
+            out.resize(n.saturating_mul(elem.size() as usize), 0);
+            Ok(out)
+        }
+        "iota" => {
+            expect(2, "iota:N")?;
+            if elem == Scalar::Bool {
+                return Err(
+                    "`iota` counts, and bool elements cannot; use a list or fill".to_string(),
+                );
+            }
+            let n = count(&parts)?;
+            let mut out = reserve(elem, n)?;
+            for i in 0..n {
+                push(&mut out, elem, iota_bits(elem, i as u64));
+            }
+            Ok(out)
+        }
+        "fill" => {
+            expect(3, "fill:N:V")?;
+            let n = count(&parts)?;
+            let v = parts.get(2).copied().unwrap_or("");
+            let bits = literal::parse(v, elem).map_err(|e| format!("in `{t}`: {e}"))?;
+            let mut out = reserve(elem, n)?;
+            for _ in 0..n {
+                push(&mut out, elem, bits);
+            }
+            Ok(out)
+        }
+        "rand" => {
+            expect(3, "rand:N:SEED")?;
+            let n = count(&parts)?;
+            let seed_text = parts.get(2).copied().unwrap_or("");
+            let seed = literal::parse(seed_text, Scalar::U64).map_err(|_| {
+                format!(
+                    "in `{t}`: the seed `{seed_text}` is not a whole number from 0 to {}",
+                    u64::MAX
+                )
+            })?;
+            let mut out = reserve(elem, n)?;
+            random::fill(&mut out, elem, n, seed);
+            Ok(out)
+        }
+        _ => Err(format!("`{t}` is not an array; the forms are {FORMS}")),
+    }
+}
+
+/// The `N` of `form:N[:...]`.
+fn count(parts: &[&str]) -> Result<usize, String> {
+    let text = parts.get(1).copied().unwrap_or("").trim();
+    let n = literal::parse(text, Scalar::U64)
+        .map_err(|_| format!("the length `{text}` is not a whole number"))?;
+    usize::try_from(n).map_err(|_| format!("the length {n} is too large for this machine"))
+}
+
+/// An empty buffer with room for `n` elements, or a clear error when the
+/// memory cannot be had (instead of an abort).
+fn reserve(elem: Scalar, n: usize) -> Result<Vec<u8>, String> {
+    let bytes = n
+        .checked_mul(elem.size() as usize)
+        .ok_or_else(|| format!("{n} elements of {elem} do not fit in memory"))?;
+    let mut v = Vec::new();
+    v.try_reserve_exact(bytes)
+        .map_err(|_| format!("cannot allocate {bytes} bytes for {n} elements of {elem}"))?;
+    Ok(v)
+}
+
+/// Appends the low `elem.size()` bytes of `bits`, little-endian.
+pub(super) fn push(out: &mut Vec<u8>, elem: Scalar, bits: u64) {
+    let bytes = bits.to_le_bytes();
+    out.extend_from_slice(bytes.get(..elem.size() as usize).unwrap_or(&bytes));
+}
+
+/// Element `i` of `iota`: `i` in the element type (integers wrap, floats
+/// round to nearest).
+fn iota_bits(elem: Scalar, i: u64) -> u64 {
+    match elem {
+        Scalar::F32 => u64::from((i as f32).to_bits()),
+        Scalar::F64 => (i as f64).to_bits(),
+        Scalar::F16 | Scalar::BF16 => u64::from(literal::half_bits(i as f64, elem)),
+        _ => i,
+    }
+}
+
+fn list(elem: Scalar, inner: &str) -> Result<Vec<u8>, String> {
+    let mut items: Vec<&str> = inner.split(',').map(str::trim).collect();
+    // `[]` and a trailing comma (`[1, 2,]`).
+    if items.last().is_some_and(|s| s.is_empty()) {
+        items.pop();
+    }
+    let mut out = reserve(elem, items.len())?;
+    for (i, item) in items.iter().enumerate() {
+        let bits =
+            literal::parse(item, elem).map_err(|e| format!("element {i} of the list: {e}"))?;
+        push(&mut out, elem, bits);
+    }
+    Ok(out)
+}
+
+/// `@path`: a `.npy` file (by extension), else raw little-endian elements.
+fn file(elem: Scalar, path: &str) -> Result<Vec<u8>, String> {
+    if path.is_empty() {
+        return Err("`@` needs a file name: `@x.npy` or `@x.bin`".to_string());
+    }
+    let p = Path::new(path);
+    let bytes = std::fs::read(p).map_err(|e| {
+        format!(
+            "cannot read `{path}`: {}",
+            crate::driver::output::reason(&e)
+        )
+    })?;
+    let npy = p.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy"));
+    if npy {
+        return npy::read(&bytes, elem).map_err(|e| format!("`{path}`: {e}"));
+    }
+    let size = elem.size() as usize;
+    if bytes.len() % size != 0 {
+        return Err(format!(
+            "`{path}` has {} bytes, not a whole number of {elem} elements ({size} bytes each)",
+            bytes.len()
+        ));
+    }
+    if elem == Scalar::Bool {
+        if let Some(i) = bytes.iter().position(|&b| b > 1) {
+            return Err(format!(
+                "`{path}`: byte {i} is {}, and a bool element is 0 or 1",
+                bytes.get(i).copied().unwrap_or(0)
+            ));
+        }
+    }
+    Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(name: &str, kind: ParamKind) -> ParamSig {
+        ParamSig {
+            name: name.into(),
+            kind,
+        }
+    }
+
+    fn arr(elem: Scalar, writable: bool) -> ParamKind {
+        ParamKind::Array { elem, writable }
+    }
+
+    fn data(v: Result<ArgValue, LaunchError>) -> Vec<u8> {
+        match v {
+            Ok(ArgValue::Array(a)) => a.data,
+            other => panic!("not an array: {other:?}"),
+        }
+    }
+
+    fn err(param: &ParamSig, text: &str) -> String {
+        parse(param, text).unwrap_err().to_string()
+    }
+
+    fn f32s(xs: &[f32]) -> Vec<u8> {
+        xs.iter().flat_map(|x| x.to_le_bytes()).collect()
+    }
+
+    #[test]
+    fn scalars() {
+        let n = p("n", ParamKind::Scalar(Scalar::U32));
+        assert_eq!(
+            parse(&n, "1024"),
+            Ok(ArgValue::Scalar {
+                ty: Scalar::U32,
+                bits: 1024
+            })
+        );
+        assert_eq!(
+            err(&n, "-1"),
+            "invalid value for `n` (u32): `-1` is out of range for u32 (0 to 4294967295)"
+        );
+        assert_eq!(
+            err(&n, "lots"),
+            "invalid value for `n` (u32): `lots` is not a u32 literal (for example `1024`)"
+        );
+        assert_eq!(
+            err(&n, "zeros:4"),
+            "invalid value for `n` (u32): `zeros:4` is an array, and `n` is a scalar: give a u32 literal"
+        );
+        let a = p("a", ParamKind::Scalar(Scalar::F32));
+        assert_eq!(
+            parse(&a, "2.5"),
+            Ok(ArgValue::Scalar {
+                ty: Scalar::F32,
+                bits: u64::from(2.5f32.to_bits())
+            })
+        );
+        assert_eq!(
+            err(&a, "f32:iota:3"),
+            "invalid value for `a` (f32): `f32:iota:3` is an array, and `a` is a scalar: give an f32 literal"
+        );
+    }
+
+    #[test]
+    fn generated_arrays() {
+        let x = p("x", arr(Scalar::F32, false));
+        assert_eq!(data(parse(&x, "zeros:3")), f32s(&[0.0; 3]));
+        assert_eq!(data(parse(&x, "iota:4")), f32s(&[0.0, 1.0, 2.0, 3.0]));
+        assert_eq!(data(parse(&x, "fill:2:1.5")), f32s(&[1.5, 1.5]));
+        assert_eq!(data(parse(&x, "fill:1_000:0")).len(), 4000);
+        assert_eq!(data(parse(&x, "zeros:0")), Vec::<u8>::new());
+        let r = data(parse(&x, "rand:100:7"));
+        assert_eq!(r.len(), 400);
+        assert_eq!(r, data(parse(&x, "rand:100:7")));
+        let i = p("i", arr(Scalar::I32, true));
+        assert_eq!(
+            data(parse(&i, "iota:3")),
+            [0i32, 1, 2]
+                .iter()
+                .flat_map(|x| x.to_le_bytes())
+                .collect::<Vec<u8>>()
+        );
+        assert_eq!(
+            data(parse(&i, "fill:2:-7")),
+            [-7i32, -7]
+                .iter()
+                .flat_map(|x| x.to_le_bytes())
+                .collect::<Vec<u8>>()
+        );
+        let h = p("h", arr(Scalar::F16, false));
+        assert_eq!(data(parse(&h, "iota:3")), [0, 0, 0x00, 0x3c, 0x00, 0x40]);
+        let b = p("b", arr(Scalar::Bool, false));
+        assert_eq!(data(parse(&b, "fill:2:true")), [1, 1]);
+        match parse(&i, "zeros:2") {
+            Ok(ArgValue::Array(a)) => {
+                assert!(a.writable);
+                assert_eq!((a.name.as_str(), a.elem, a.len()), ("i", Scalar::I32, 2));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn generator_errors() {
+        let x = p("x", arr(Scalar::F32, false));
+        let pre = "invalid value for `x` (global [f32]): ";
+        assert_eq!(
+            err(&x, "zeros:ten"),
+            format!("{pre}the length `ten` is not a whole number")
+        );
+        assert_eq!(
+            err(&x, "zeros:-1"),
+            format!("{pre}the length `-1` is not a whole number")
+        );
+        assert_eq!(
+            err(&x, "zeros"),
+            format!("{pre}`zeros` is not of the form `zeros:N`")
+        );
+        assert_eq!(
+            err(&x, "fill:4"),
+            format!("{pre}`fill:4` is not of the form `fill:N:V`")
+        );
+        assert_eq!(
+            err(&x, "fill:4:big"),
+            format!("{pre}in `fill:4:big`: `big` is not an f32 literal (for example `1.5`)")
+        );
+        assert_eq!(
+            err(&x, "fill:4:1e40"),
+            format!("{pre}in `fill:4:1e40`: `1e40` is too large for f32 (largest finite value 3.4028235e38)")
+        );
+        assert_eq!(
+            err(&x, "rand:4:x"),
+            format!("{pre}in `rand:4:x`: the seed `x` is not a whole number from 0 to 18446744073709551615")
+        );
+        assert_eq!(
+            err(&x, "ones:4"),
+            format!("{pre}`ones:4` is not an array; the forms are {FORMS}")
+        );
+        assert_eq!(
+            err(&x, "3"),
+            format!("{pre}`3` is not an array; the forms are {FORMS}")
+        );
+        assert_eq!(
+            err(&x, "i32:zeros:4"),
+            format!("{pre}the type prefix `i32:` says i32, but the elements are f32")
+        );
+        assert_eq!(data(parse(&x, "f32:zeros:1")), f32s(&[0.0]));
+        assert!(
+            err(&x, "zeros:18446744073709551615").contains("do not fit in memory")
+                || err(&x, "zeros:18446744073709551615").contains("cannot allocate")
+        );
+        let b = p("b", arr(Scalar::Bool, false));
+        assert_eq!(
+            err(&b, "iota:2"),
+            "invalid value for `b` (global [bool]): `iota` counts, and bool elements cannot; use a list or fill"
+        );
+    }
+
+    #[test]
+    fn lists() {
+        let x = p("x", arr(Scalar::F32, false));
+        assert_eq!(data(parse(&x, "[1, 2.5, -3]")), f32s(&[1.0, 2.5, -3.0]));
+        assert_eq!(data(parse(&x, "[1,2,]")), f32s(&[1.0, 2.0]));
+        assert_eq!(data(parse(&x, "[]")), Vec::<u8>::new());
+        assert_eq!(data(parse(&x, " [ 4 ] ")), f32s(&[4.0]));
+        assert_eq!(
+            err(&x, "[1, two]"),
+            "invalid value for `x` (global [f32]): element 1 of the list: `two` is not an f32 literal (for example `1.5`)"
+        );
+        assert_eq!(
+            err(&x, "[1, 2"),
+            "invalid value for `x` (global [f32]): the list `[1, 2` has no closing `]`"
+        );
+        let u = p("u", arr(Scalar::U32, false));
+        assert_eq!(
+            err(&u, "[1, -2]"),
+            "invalid value for `u` (global [u32]): element 1 of the list: `-2` is out of range for u32 (0 to 4294967295)"
+        );
+        assert!(parse(&u, "[1,,2]").is_err());
+    }
+
+    #[test]
+    fn files() {
+        let dir = tempfile::tempdir().unwrap();
+        let x = p("x", arr(Scalar::F32, false));
+        let raw = dir.path().join("x.bin");
+        std::fs::write(&raw, f32s(&[1.0, 2.0])).unwrap();
+        assert_eq!(
+            data(parse(&x, &format!("@{}", raw.display()))),
+            f32s(&[1.0, 2.0])
+        );
+        let plain = dir.path().join("x");
+        std::fs::write(&plain, f32s(&[3.0])).unwrap();
+        assert_eq!(
+            data(parse(&x, &format!("@{}", plain.display()))),
+            f32s(&[3.0])
+        );
+        let odd = dir.path().join("odd.bin");
+        std::fs::write(&odd, [0u8; 10]).unwrap();
+        assert_eq!(
+            err(&x, &format!("@{}", odd.display())),
+            format!(
+                "invalid value for `x` (global [f32]): `{}` has 10 bytes, not a whole number of f32 elements (4 bytes each)",
+                odd.display()
+            )
+        );
+        let npy = dir.path().join("x.npy");
+        std::fs::write(&npy, npy::write(Scalar::F32, &f32s(&[5.0, 6.0])).unwrap()).unwrap();
+        assert_eq!(
+            data(parse(&x, &format!("@{}", npy.display()))),
+            f32s(&[5.0, 6.0])
+        );
+        let ints = dir.path().join("i.NPY");
+        std::fs::write(&ints, npy::write(Scalar::I32, &[0; 8]).unwrap()).unwrap();
+        assert_eq!(
+            err(&x, &format!("@{}", ints.display())),
+            format!(
+                "invalid value for `x` (global [f32]): `{}`: its dtype is '<i4', but the parameter needs float32 ('<f4')",
+                ints.display()
+            )
+        );
+        let missing = dir.path().join("missing.npy");
+        assert_eq!(
+            err(&x, &format!("@{}", missing.display())),
+            format!(
+                "invalid value for `x` (global [f32]): cannot read `{}`: no such file or directory",
+                missing.display()
+            )
+        );
+        assert_eq!(
+            err(&x, "@"),
+            "invalid value for `x` (global [f32]): `@` needs a file name: `@x.npy` or `@x.bin`"
+        );
+        let b = p("b", arr(Scalar::Bool, false));
+        let bad = dir.path().join("b.bin");
+        std::fs::write(&bad, [0u8, 1, 2]).unwrap();
+        assert_eq!(
+            err(&b, &format!("@{}", bad.display())),
+            format!(
+                "invalid value for `b` (global [bool]): `{}`: byte 2 is 2, and a bool element is 0 or 1",
+                bad.display()
+            )
+        );
+    }
+
+    #[test]
+    fn ptx_pointers_take_a_type_prefix() {
+        let q = p("k_param_1", ParamKind::PtxU64);
+        match parse(&q, "f32:iota:3") {
+            Ok(ArgValue::Array(a)) => {
+                assert_eq!((a.elem, a.writable), (Scalar::F32, true));
+                assert_eq!(a.data, f32s(&[0.0, 1.0, 2.0]));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            parse(&q, "12"),
+            Ok(ArgValue::Scalar {
+                ty: Scalar::U64,
+                bits: 12
+            })
+        );
+        assert_eq!(
+            err(&q, "iota:3"),
+            "invalid value for `k_param_1` (PTX .u64: a pointer or a 64-bit integer): a PTX pointer carries no element type: write it before the array, as in `f32:iota:3`"
+        );
+        assert_eq!(
+            err(&q, "x"),
+            "invalid value for `k_param_1` (PTX .u64: a pointer or a 64-bit integer): `x` is neither a 64-bit integer nor a typed array such as `f32:zeros:1024`"
+        );
+        assert!(parse(&q, "u8:zeros:1").is_err());
+    }
+
+    mod generated {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(2000))]
+
+            /// Any text for any parameter kind is a value or a usage error.
+            #[test]
+            fn any_text_is_a_value_or_an_error(
+                text in "(f32:|u8:|bool:)?(zeros|iota|fill|rand|\\[|@)?[-:0-9,\\] a-z.]{0,16}",
+                kind in 0usize..4,
+                elem in 0usize..9,
+            ) {
+                // Keep generated arrays small: no long runs of digits.
+                let longest = text
+                    .split(|c: char| !c.is_ascii_digit())
+                    .map(str::len)
+                    .max()
+                    .unwrap_or(0);
+                prop_assume!(longest <= 5);
+                let elem = Scalar::ALL[elem];
+                let kind = match kind {
+                    0 => ParamKind::Scalar(elem),
+                    1 => ParamKind::Array { elem, writable: false },
+                    2 => ParamKind::Array { elem, writable: true },
+                    _ => ParamKind::PtxU64,
+                };
+                let q = p("q", kind);
+                match parse(&q, &text) {
+                    Ok(ArgValue::Array(a)) => prop_assert_eq!(a.data.len() % a.elem.size() as usize, 0),
+                    Ok(ArgValue::Scalar { .. }) => {}
+                    Err(e) => prop_assert!(e.to_string().starts_with("invalid value for `q` ")),
+                }
+            }
+        }
+    }
+}

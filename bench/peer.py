@@ -66,6 +66,8 @@ def hot_loops(nvdisasm, cubin, meta, kernel, save, tag, ptx_text, listing):
     they cannot be taken, so that a measurement problem never fails the run."""
     if meta is None:
         return {"error": "no .meta file"}
+    if "error" in meta:
+        return {"error": meta["error"]}
     g = subprocess.run([nvdisasm, "-bbcfg", "-poff", cubin], capture_output=True, text=True)
     if save:
         os.makedirs(save, exist_ok=True)
@@ -73,7 +75,10 @@ def hot_loops(nvdisasm, cubin, meta, kernel, save, tag, ptx_text, listing):
             open(os.path.join(save, "%s.%s" % (tag, ext)), "w").write(text)
     if g.returncode != 0:
         return {"error": "nvdisasm -bbcfg: %s" % g.stderr.strip()[:200]}
-    bad = param_mismatch(ptx_text, kernel, meta)
+    try:
+        bad = param_mismatch(ptx_text, kernel, meta)
+    except (AttributeError, IndexError, TypeError) as e:
+        bad = "the .meta's params: %s" % e
     if bad:
         return {"error": bad}
     r = sass.analyze(g.stdout, meta, kernel)
@@ -98,26 +103,53 @@ def param_mismatch(ptx_text, kernel, meta):
 
 
 def load_meta(kernels, name):
+    """The kernel's .meta (TOML), None when there is none, or {"error": why} when it
+    cannot be read: a broken .meta costs the hot-loop columns, never the run."""
     path = os.path.join(kernels, name + ".meta")
     if not os.path.exists(path):
         return None
-    with open(path, "rb") as f:
-        return tomllib.load(f)
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        return {"error": "%s: %s" % (os.path.basename(path), e)}
+
+
+GNU_TIME = "/usr/bin/time"
 
 
 def run_rusage(cmd):
-    """Wall time, CPU time (user + system) and peak resident memory of one child
-    process, from wait4's rusage (ru_maxrss is in KiB on Linux)."""
+    """Wall time, CPU time (user + system) and peak resident memory of one kdslc
+    process.
+
+    The peak comes from GNU time (`/usr/bin/time -f %M`), whose small process
+    is the one that forks kdslc: Linux carries a process's peak RSS across
+    fork and exec, so wait4's ru_maxrss for a child of this Python process
+    (which holds NVRTC, about 86 MiB) would report Python's size for a small
+    compile. Without GNU time the peak is None (n/a), never a wrong number.
+    CPU times come from wait4 (microseconds; they are not inherited, and they
+    include GNU time's own, about a millisecond)."""
     t = time.perf_counter()
-    with tempfile.TemporaryFile() as err:
-        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
-        _, status, ru = os.wait4(p.pid, 0)
-        p.returncode = os.waitstatus_to_exitcode(status)
-        wall = time.perf_counter() - t
-        err.seek(0)
-        msg = err.read().decode(errors="replace")
-    return {"rc": p.returncode, "wall": wall, "cpu": ru.ru_utime + ru.ru_stime,
-            "user": ru.ru_utime, "sys": ru.ru_stime, "maxrss_kib": ru.ru_maxrss, "stderr": msg}
+    with tempfile.TemporaryDirectory() as d:
+        rep = os.path.join(d, "rusage")
+        use_time = os.access(GNU_TIME, os.X_OK)
+        full = [GNU_TIME, "-o", rep, "-f", "%e %U %S %M"] + cmd if use_time else cmd
+        with open(os.path.join(d, "stderr"), "w+b") as err:
+            p = subprocess.Popen(full, stdout=subprocess.DEVNULL, stderr=err)
+            _, status, ru = os.wait4(p.pid, 0)
+            p.returncode = os.waitstatus_to_exitcode(status)
+            wall = time.perf_counter() - t
+            err.seek(0)
+            msg = err.read().decode(errors="replace")
+        out = {"rc": p.returncode, "wall": wall, "cpu": ru.ru_utime + ru.ru_stime,
+               "user": ru.ru_utime, "sys": ru.ru_stime, "maxrss_kib": None, "stderr": msg}
+        if use_time and os.path.exists(rep):
+            fields = open(rep).read().split()
+            try:
+                out["maxrss_kib"] = int(fields[-1])
+            except (ValueError, IndexError):
+                pass
+    return out
 
 
 class Nvrtc:
@@ -238,7 +270,8 @@ def main():
                                  cpu_ms=med([r["cpu"] for r in rs]) * 1e3,
                                  user_ms=med([r["user"] for r in rs]) * 1e3,
                                  sys_ms=med([r["sys"] for r in rs]) * 1e3,
-                                 peak_mib=max(r["maxrss_kib"] for r in rs) / 1024)
+                                 peak_mib=(max(r["maxrss_kib"] for r in rs) / 1024
+                                           if all(r["maxrss_kib"] is not None for r in rs) else None))
                 else:
                     entry["ms"] = None
                 scale.append(entry)
@@ -266,14 +299,24 @@ def main():
         if s["ms"] is None:
             print("x%-10d %8d %10d  kdslc failed on the scale file" % (s["copies"], s["lines"], s["bytes"]))
             continue
-        print("x%-10d %8d %10d %10.1f %10.1f %10.1f %10.1f %9.1f" % (
-            s["copies"], s["lines"], s["bytes"], s["ms"], s["cpu_ms"], s["user_ms"], s["sys_ms"], s["peak_mib"]))
+        print("x%-10d %8d %10d %10.1f %10.1f %10.1f %10.1f %9s" % (
+            s["copies"], s["lines"], s["bytes"], s["ms"], s["cpu_ms"], s["user_ms"], s["sys_ms"],
+            fmt(s["peak_mib"], "%.1f")))
     if a.json:
         json.dump({"arch": a.arch, "rows": rows, "scale": scale}, open(a.json, "w"), indent=1)
 
 
 def fmt(v, spec="%.2f"):
     return "n/a" if v is None else (spec % v)
+
+
+def per_elem(h, key):
+    """A per-element figure, '-' where the kernel has no hot loop, n/a where the
+    measure could not be taken."""
+    if "error" in h:
+        return "n/a"
+    v = h.get(key)
+    return "-" if v is None else "%.2f" % v
 
 
 def flight(h):
@@ -295,8 +338,8 @@ def print_hot(rows, verbose):
         kh, nh = k.get("hot", {"error": "no kdslc SASS"}), n.get("hot", {"error": "no nvcc SASS"})
         print("%-14s %15s %15s %15s %15s %13s" % (
             r["kernel"],
-            "%s/%s" % (fmt(kh.get("hot_loop_per_element")), fmt(nh.get("hot_loop_per_element"))),
-            "%s/%s" % (fmt(kh.get("executed_per_element")), fmt(nh.get("executed_per_element"))),
+            "%s/%s" % (per_elem(kh, "hot_loop_per_element"), per_elem(nh, "hot_loop_per_element")),
+            "%s/%s" % (per_elem(kh, "executed_per_element"), per_elem(nh, "executed_per_element")),
             "%s/%s" % (flight(kh), flight(nh)),
             "%s/%s" % (fmt(kh.get("fixed_cost"), "%.0f"), fmt(nh.get("fixed_cost"), "%.0f")),
             "%s/%s" % (fmt(kh.get("fixed_loop_instructions"), "%d"), fmt(nh.get("fixed_loop_instructions"), "%d"))))

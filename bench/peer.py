@@ -316,7 +316,9 @@ def per_elem(h, key):
     if "error" in h:
         return "n/a"
     v = h.get(key)
-    return "-" if v is None else "%.2f" % v
+    # '~': the interpreter met a branch on a value it could not know and took the
+    # fall-through (--loops says how many); the figure may be off
+    return "-" if v is None else "%.2f%s" % (v, "~" if h.get("guesses") else "")
 
 
 def flight(h):
@@ -329,7 +331,8 @@ def flight(h):
 def print_hot(rows, verbose):
     """The hot-loop table: never raises, whatever the measures hold."""
     print()
-    print("hot loops (SASS per element, kdslc/nvcc; loads in flight per hot-loop iteration, 's' = shared)")
+    print("hot loops (SASS per element, kdslc/nvcc; loads in flight per hot-loop iteration, 's' = shared;")
+    print("           '~' = a branch on an unknown value was guessed, see --loops)")
     print("%-14s %15s %15s %15s %15s %13s" % ("kernel", "hot loop/elem", "executed/elem", "loads in flight",
                                               "fixed/thread", "in const loops"))
     for r in rows:

@@ -277,13 +277,22 @@ def dest_and_sources(ins):
     return writes, reads
 
 
+def access_bytes(ins):
+    """Bytes one load or store moves, from its width modifier (.U8 ... .128)."""
+    widths = {"U8": 1, "S8": 1, "U16": 2, "S16": 2, "32": 4, "64": 8, "128": 16}
+    for m in ins.mods:
+        if m in widths:
+            return widths[m]
+    return 4
+
+
 def unit_elements(ins, unit, element_bytes):
-    """Elements one instruction of the unit kind handles (0 for other instructions)."""
+    """Elements one instruction of the unit kind handles (0 for other instructions):
+    a memory access counts its width over the element size, anything else 1."""
     if ins.base not in unit:
         return 0
-    if ins.base in GLOBAL_LOADS | SHARED_LOADS | {"STG", "STS"}:
-        width = reg_width(ins, "dest") * 4
-        return max(1, width // element_bytes)
+    if ins.base in GLOBAL_LOADS | SHARED_LOADS | {"LD", "STG", "STS", "ST"}:
+        return max(1, access_bytes(ins) // element_bytes)
     return 1
 
 
@@ -303,6 +312,21 @@ def loads_in_flight(instrs, kinds=GLOBAL_LOADS):
 
 
 # --------------------------------------------------------------------------- interpreter
+
+def split_carry(ops):
+    """(destination, carry-out predicates, sources, carry-in predicates) of an
+    IADD3/LEA/IMAD: `IADD3 R2, P0, R4, R6, RZ`, `IADD3.X R3, R5, R7, RZ, P0, !PT`."""
+    k = 1
+    outs = []
+    while k < len(ops) and re.fullmatch(r"U?P(\d+|T)", ops[k]):
+        outs.append(ops[k])
+        k += 1
+    rest = ops[k:]
+    j = len(rest)
+    while j > 0 and re.fullmatch(r"!?U?P(\d+|T)", rest[j - 1]):
+        j -= 1
+    return ops[0], outs, rest[:j], rest[j:]
+
 
 class Unknown(Exception):
     pass
@@ -428,6 +452,15 @@ class Interpreter:
         if v is None:
             return None
         return u32(-v) if neg else u32(v)
+
+    def wide(self, o):
+        """A 32-bit source as it enters a carry chain: `-R` is ~R + 1 (33 bits,
+        so that a - 0 carries like the hardware), `~R` is ~R."""
+        o = o.replace(".reuse", "").strip()
+        if o.startswith("-") and not re.fullmatch(r"-0x[0-9a-f]+|-\d+", o):
+            v = self.val(o[1:])
+            return None if v is None else (~v & MASK) + 1
+        return self.val(o)
 
     def val64(self, o):
         """A 64-bit source: R4 (pair R4, R5) or a constant-bank pair."""
@@ -634,8 +667,9 @@ class Interpreter:
     def execute(self, ins):
         b, ops, mods = ins.base, ins.ops, ins.mods
         V = self.val
-        if "X" in mods or "EX" in mods:
-            # carry-in / 64-bit extended forms: not modelled, so not guessed either
+        carried = b.lstrip("U") in ("IADD3", "LEA", "IMAD", "ISETP")
+        if ("X" in mods or "EX" in mods) and not carried:
+            # a carry-in form of another instruction: not modelled, so not guessed either
             self.unknown_dests(ins)
             if len(ops) > 1 and re.fullmatch(r"U?P\d+", ops[1]):
                 self.setpred(ops[1], None)
@@ -659,44 +693,64 @@ class Interpreter:
             else:
                 self.setreg(ops[0], V(ops[1]))
         elif core == "IMAD":
+            d, outs, srcs, cins = split_carry(ops)
+            cin = [self.pred(o) for o in cins] if "X" in mods else []
             if "WIDE" in mods:
-                a, c = V(ops[1]), V(ops[2])
-                d = self.val64(ops[3])
-                if None in (a, c, d):
-                    self.set64(ops[0], None)
+                a, c = V(srcs[0]), V(srcs[1])
+                e = self.val64(srcs[2])
+                if None in (a, c, e) or None in cin:
+                    self.set64(d, None)
                 else:
                     if "U32" not in mods:
                         a, c = s32(a), s32(c)
-                    self.set64(ops[0], (a * c + d) & 0xFFFFFFFFFFFFFFFF)
+                    self.set64(d, (a * c + e + sum(int(x) for x in cin)) & 0xFFFFFFFFFFFFFFFF)
             else:
-                a, c, d = V(ops[1]), V(ops[2]), V(ops[3])
-                if "HI" in mods:
-                    self.setreg(ops[0], None)
+                a, c, e = V(srcs[0]), V(srcs[1]), V(srcs[2])
+                if None in (a, c, e) or None in cin:
+                    self.setreg(d, None)
                 else:
-                    self.setreg(ops[0], None if None in (a, c, d) else a * c + d)
+                    if "HI" in mods:
+                        if "U32" not in mods:
+                            a, c = s32(a), s32(c)
+                        prod = (a * c) >> 32
+                    else:
+                        prod = a * c
+                    self.setreg(d, prod + e + sum(int(x) for x in cin))
+            for o in outs:
+                self.setpred(o, None)
         elif core == "IADD3":
-            srcs = [o for o in ops[1:] if not re.fullmatch(r"!?U?P(\d+|T)", o)]
-            dst = [o for o in ops[1:] if re.fullmatch(r"U?P\d+", o)]
-            vals = [V(o) for o in srcs]
-            self.setreg(ops[0], None if None in vals else sum(vals))
-            for d in dst:
-                self.setpred(d, None)
+            d, outs, srcs, cins = split_carry(ops)
+            vals = [self.wide(o) for o in srcs]
+            cin = [self.pred(o) for o in cins] if "X" in mods else []
+            if None in vals or None in cin:
+                self.setreg(d, None)
+                for o in outs:
+                    self.setpred(o, None)
+            else:
+                total = sum(vals) + sum(int(c) for c in cin)
+                self.setreg(d, total)
+                for k, o in enumerate(outs):
+                    self.setpred(o, bool((total >> (32 + k)) & 1))
         elif core == "VIADD":
             a, c = V(ops[1]), V(ops[2])
             self.setreg(ops[0], None if None in (a, c) else a + c)
         elif core == "LEA":
-            if "HI" in mods:
-                a, c = V(ops[1]), V(ops[2])
-                hi = V(ops[3]) if len(ops) > 4 else 0
-                s = V(ops[-1])
-                s = None if s is None else s & 31
-                if None in (a, c, hi, s):
-                    self.setreg(ops[0], None)
-                else:
-                    self.setreg(ops[0], c + ((((hi << 32) | a) << s) >> 32))
+            d, outs, srcs, cins = split_carry(ops)
+            a, c = V(srcs[0]), V(srcs[1])
+            hi = V(srcs[2]) if "HI" in mods and len(srcs) > 3 else 0
+            sh = V(srcs[-1])
+            cin = [self.pred(o) for o in cins] if "X" in mods else []
+            if None in (a, c, hi, sh) or None in cin:
+                self.setreg(d, None)
+                for o in outs:
+                    self.setpred(o, None)
             else:
-                a, c, s = V(ops[1]), V(ops[2]), V(ops[3])
-                self.setreg(ops[0], None if None in (a, c, s) else (a << (s & 31)) + c)
+                sh &= 31
+                shifted = (((hi << 32) | a) << sh) >> 32 if "HI" in mods else (a << sh) & MASK
+                total = c + shifted + sum(int(x) for x in cin)
+                self.setreg(d, total)
+                for o in outs:
+                    self.setpred(o, bool((total >> 32) & 1))
         elif core == "LOP3":
             i = 0
             pout = None
@@ -722,14 +776,29 @@ class Interpreter:
             v = (v << s) if "L" in mods else (v >> s)
             self.setreg(ops[0], (v >> 32) if "HI" in mods else v)
         elif core == "ISETP":
-            a, c, pc = V(ops[2]), V(ops[3]), self.pred(ops[4]) if len(ops) > 4 else True
+            a, c = V(ops[2]), V(ops[3])
+            pc = self.pred(ops[4]) if len(ops) > 4 else True
             cmp = mods[0]
             res = None
             if None not in (a, c):
                 if "U32" not in mods:
                     a, c = s32(a), s32(c)
-                res = {"GE": a >= c, "GT": a > c, "LT": a < c, "LE": a <= c,
-                       "EQ": a == c, "NE": a != c}[cmp]
+                if "EX" in mods:
+                    # the high words of a 64-bit compare; the last operand is the low words'
+                    low = self.pred(ops[5]) if len(ops) > 5 else None
+                    strict = {"GE": a > c, "GT": a > c, "LT": a < c, "LE": a < c,
+                              "EQ": False, "NE": a != c}[cmp]
+                    if strict:
+                        res = True
+                    elif low is None:
+                        res = None
+                    elif cmp == "NE":
+                        res = low
+                    else:
+                        res = a == c and low
+                else:
+                    res = {"GE": a >= c, "GT": a > c, "LT": a < c, "LE": a <= c,
+                           "EQ": a == c, "NE": a != c}[cmp]
             bop = [m for m in mods if m in ("AND", "OR", "XOR")]
             bop = bop[0] if bop else "AND"
             if bop == "AND":

@@ -151,6 +151,9 @@ class Registers(unittest.TestCase):
         self.assertEqual(sass.loads_in_flight(body), 1)
 
     def test_unit_width(self):
+        self.assertEqual(sass.unit_elements(self.ins("LDG.E.U8 R4, desc[UR4][R2.64]"), {"LDG"}, 1), 1)
+        self.assertEqual(sass.unit_elements(self.ins("LDG.E.U16 R4, desc[UR4][R2.64]"), {"LDG"}, 1), 2)
+        self.assertEqual(sass.unit_elements(self.ins("STG.E.128 desc[UR4][R2.64], R4"), {"STG"}, 4), 4)
         self.assertEqual(sass.unit_elements(self.ins("LDG.E.128 R4, desc[UR4][R2.64]"), {"LDG"}, 4), 4)
         self.assertEqual(sass.unit_elements(self.ins("LDG.E.64 R4, desc[UR4][R2.64]"), {"LDG"}, 4), 2)
         self.assertEqual(sass.unit_elements(self.ins("LDG.E R4, desc[UR4][R2.64]"), {"LDG"}, 4), 1)
@@ -191,7 +194,8 @@ class Interpreter(unittest.TestCase):
             "SGXT.U32 R19, R20, 0x4",                 # 0xab & 0xf
             "IMNMX.U32 R21, R0, R9, PT",              # min(7, 0xfffffffe) unsigned
             "VIMNMX R22, R0, R9, PT",                 # min(7, -2) signed
-            "IADD3.X R23, R0, R0, RZ, P0, !PT",       # carry-in: not modelled
+            "IADD3.X R23, R0, R0, RZ, P0, !PT",       # 7 + 7 + carry (P0)
+            "SEL.X R24, R0, R0, P0",                  # an unmodelled carry form: unknown
         ], regs={"R4": 986, "R12": 0x44332211, "R13": 0x88776655, "R16": 0xFFFFFFF0, "R17": 1, "R20": 0xAB})
         r, p = it.r, it.p
         self.assertEqual((r["R0"], r["R1"], r["R2"], r["R3"]), (7, 7 * 256 + 7, 128, 8))
@@ -202,7 +206,32 @@ class Interpreter(unittest.TestCase):
         self.assertEqual(r["R11"], 0x88771155)
         self.assertEqual((r["R14"], r["R15"]), (0x0C, 2))   # 0x1_FFFFFFF0 + 28
         self.assertEqual((r["R18"], r["R19"]), (6, 0xB))
-        self.assertEqual((r["R21"], r["R22"], r["R23"]), (7, 0xFFFFFFFE, None))
+        self.assertEqual((r["R21"], r["R22"], r["R23"], r["R24"]), (7, 0xFFFFFFFE, 15, None))
+
+    def test_64_bit_carry_chains(self):
+        """Pointer arithmetic and 64-bit compares as ptxas writes them."""
+        it = run_one([
+            "IADD3 R2, P0, R4, 0x1000, RZ",           # low word of p + 0x1000, carry out
+            "IADD3.X R3, RZ, R5, RZ, P0, !PT",        # high word + carry
+            "ISETP.GE.U32.AND P1, PT, R2, R6, PT",    # (R3:R2) >= (R7:R6), low words
+            "ISETP.GE.U32.AND.EX P1, PT, R3, R7, PT, P1",
+            "ISETP.LT.U32.AND P2, PT, R2, R6, PT",
+            "ISETP.LT.U32.AND.EX P2, PT, R3, R7, PT, P2",
+            "IADD3 R8, P3, -R9, R10, RZ",             # 5 - 0 carries (two's complement)
+            "LEA R11, P4, R12, R14, 0x2",             # (a << 2) + b, carry out
+            "LEA.HI.X R13, R12, R15, R16, 0x2, P4",   # high word of ((R16:R12) << 2) + R15 + carry
+            "IMAD.X R17, RZ, RZ, R5, P0",             # R5 + carry
+            "IMAD.HI.U32 R18, R12, 0x10, RZ",         # (a * 16) >> 32
+        ], regs={"R4": 0xFFFFF800, "R5": 0x7F, "R6": 0x00000100, "R7": 0x80,
+                 "R9": 0, "R10": 5, "R12": 0xC0000001, "R14": 0x10, "R15": 0x7F, "R16": 0})
+        r, p = it.r, it.p
+        self.assertEqual((r["R2"], p["P0"], r["R3"]), (0x800, True, 0x80))
+        self.assertEqual((p["P1"], p["P2"]), (True, False))        # 0x80_00000800 >= 0x80_00000100
+        self.assertEqual((r["R8"], p["P3"]), (5, True))
+        self.assertEqual((r["R11"], p["P4"]), (0x14, False))        # 0xC0000001 << 2 = 0x3_00000004
+        self.assertEqual(r["R13"], 0x7F + 3)
+        self.assertEqual(r["R17"], 0x80)
+        self.assertEqual(r["R18"], 0xC)
 
     def test_unknown_values_spread(self):
         it = run_one(["MOV R1, R99", "IADD3 R3, R1, 0x1, RZ", "ISETP.NE.AND P0, PT, R3, RZ, PT",

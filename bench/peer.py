@@ -24,7 +24,12 @@ usage: bench/peer.py --kdslc PATH [--kernels DIR] [--arch sm_90] [--runs 5] [--j
 Needs the tools that the project's scripts/cuda-tools.sh installs (into $KDSL_CUDA_TOOLS or
 ~/.cache/kdsl-cuda-13.5; it installs them on first use). The kernels are bench/kernels/.
 """
-import argparse, ctypes, json, os, re, statistics, subprocess, sys, tempfile, time, tomllib
+import argparse, ctypes, json, os, re, statistics, subprocess, sys, tempfile, time
+
+try:
+    import tomllib  # Python 3.11+; without it the hot-loop columns say n/a
+except ImportError:  # pragma: no cover
+    tomllib = None
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -108,6 +113,8 @@ def load_meta(kernels, name):
     path = os.path.join(kernels, name + ".meta")
     if not os.path.exists(path):
         return None
+    if tomllib is None:
+        return {"error": "reading .meta files needs Python 3.11 (tomllib)"}
     try:
         with open(path, "rb") as f:
             return tomllib.load(f)

@@ -18,8 +18,13 @@ pub struct Loaded {
     pub sources: SourceMap,
 }
 
-/// Compiles a `.kdsl` file for sm_90 and loads its PTX.
+/// Compiles a `.kdsl` file for sm_90 and loads its PTX with the writer's
+/// line map, so reports point at the `.kdsl` source. A path inside the
+/// repository is named relative to it (tests run in the repository root),
+/// as a user at the root would name it.
 pub fn kdsl_file(path: &Path) -> Loaded {
+    let root = root();
+    let path = path.strip_prefix(&root).unwrap_or(path);
     let c = kdsl::compile(path, &kdsl::Options::default())
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     finish_kdsl(c, &path.display().to_string())
@@ -38,7 +43,12 @@ fn finish_kdsl(c: kdsl::Compilation, name: &str) -> Loaded {
         render::short(&c.sources, &errors)
     );
     let ptx = c.ptx.unwrap_or_else(|| panic!("{name}: no PTX"));
-    let program = sim::load(&ptx, PtxSource::Kdsl { line_spans: &[] })
+    let program = sim::load(
+        &ptx,
+        PtxSource::Kdsl {
+            line_spans: &c.ptx_line_spans,
+        },
+    )
         .unwrap_or_else(|d| panic!("{name}: load failed:\n{}", render::short(&c.sources, &d)));
     Loaded {
         program,

@@ -81,7 +81,8 @@ pub struct BarrierInfo {
     pub tx: i64,
     pub inflight_tx: i64,
     pub init_pc: u32,
-    pub last_arrivals: Vec<(ThreadRef, u32)>,
+    /// Recent arrivals: the thread, the pc and the phase it arrived in.
+    pub last_arrivals: Vec<(ThreadRef, u32, u64)>,
 }
 
 impl Snapshot {
@@ -192,7 +193,7 @@ fn barrier_index(m: &Machine, barriers: &mut Vec<BarrierInfo>, rank: u32, offset
         last_arrivals: b.map_or(Vec::new(), |b| {
             b.last_arrivals
                 .iter()
-                .map(|&(t, pc)| (m.tref(t), pc))
+                .map(|&(t, pc, phase)| (m.tref(t), pc, phase))
                 .collect()
         }),
     });

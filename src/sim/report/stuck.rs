@@ -146,9 +146,9 @@ fn deadlock(p: &Program, s: &Snapshot) -> Vec<Diagnostic> {
         d = d.note(barrier_note(p, b));
         let (name, decl) = barrier_name(&p.code, &b.r);
         d = with_decl(d, decl, &name);
-        for (t, pc) in b.last_arrivals.iter().rev().take(2) {
+        for (t, pc, phase) in b.last_arrivals.iter().rev().take(2) {
             let msg = format!(
-                "last arrival on `{name}` here (cta {} thread {})",
+                "last arrival on `{name}` here (cta {} thread {}, in phase {phase})",
                 cta(t.ctaid),
                 t.tid
             );
@@ -171,12 +171,20 @@ fn exited_notes(mut d: Diagnostic, p: &Program, s: &Snapshot) -> Diagnostic {
         return d.note("no thread has exited");
     }
     for (pc, list) in &s.exited {
+        let who = threads(list, list.len() as u64);
         let h = here(p, *pc);
-        d = d.note(format!(
-            "{} exited (PTX line {})",
-            threads(list, list.len() as u64),
-            h.line
-        ));
+        d = match h.span {
+            Some(span) => {
+                let n = list.len() as u64;
+                let verb = count_word(n, "thread", "threads");
+                d.secondary(span, format!("{verb} exited here"))
+                    .note(format!("{who} exited"))
+            }
+            None => d.note(format!(
+                "{who} exited at PTX line {}: `{}`",
+                h.line, h.text
+            )),
+        };
     }
     d
 }

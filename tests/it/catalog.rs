@@ -422,7 +422,7 @@ fn simulated_codes(
                 line_spans: &c.ptx_line_spans,
             },
         )
-            .map_err(|d| format!("its PTX does not load: {}", describe(&d)))?;
+        .map_err(|d| format!("its PTX does not load: {}", describe(&d)))?;
         crate::sim_support::Loaded {
             program,
             sources: c.sources,
@@ -444,7 +444,9 @@ fn simulated_codes(
         if outcome.reports.iter().any(|d| d.primary_span().is_none())
             || rendered.contains("PTX line")
         {
-            return Err(format!("a report does not point at the source:\n{rendered}"));
+            return Err(format!(
+                "a report does not point at the source:\n{rendered}"
+            ));
         }
     }
     Ok(outcome.reports.iter().map(|d| d.code).collect())

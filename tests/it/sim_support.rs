@@ -49,7 +49,7 @@ fn finish_kdsl(c: kdsl::Compilation, name: &str) -> Loaded {
             line_spans: &c.ptx_line_spans,
         },
     )
-        .unwrap_or_else(|d| panic!("{name}: load failed:\n{}", render::short(&c.sources, &d)));
+    .unwrap_or_else(|d| panic!("{name}: load failed:\n{}", render::short(&c.sources, &d)));
     Loaded {
         program,
         sources: c.sources,

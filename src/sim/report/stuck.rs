@@ -180,10 +180,7 @@ fn exited_notes(mut d: Diagnostic, p: &Program, s: &Snapshot) -> Diagnostic {
                 d.secondary(span, format!("{verb} exited here"))
                     .note(format!("{who} exited"))
             }
-            None => d.note(format!(
-                "{who} exited at PTX line {}: `{}`",
-                h.line, h.text
-            )),
+            None => d.note(format!("{who} exited at PTX line {}: `{}`", h.line, h.text)),
         };
     }
     d

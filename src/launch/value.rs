@@ -15,7 +15,7 @@
 //! an untyped PTX `.u64` parameter the prefix is what makes it an array.
 
 use super::error::LaunchError;
-use super::{literal, npy, random, ArgValue, Array, ParamKind, ParamSig};
+use super::{literal, memory, npy, random, ArgValue, Array, ParamKind, ParamSig};
 use crate::types::Scalar;
 use std::path::Path;
 
@@ -204,6 +204,8 @@ fn reserve(elem: Scalar, n: usize) -> Result<Vec<u8>, String> {
     let bytes = n
         .checked_mul(elem.size() as usize)
         .ok_or_else(|| format!("{n} elements of {elem} do not fit in memory"))?;
+    memory::check(bytes as u64)
+        .map_err(|why| format!("cannot allocate {n} elements of {elem}: {why}"))?;
     let mut v = Vec::new();
     v.try_reserve_exact(bytes)
         .map_err(|_| format!("cannot allocate {bytes} bytes for {n} elements of {elem}"))?;
@@ -248,12 +250,23 @@ fn file(elem: Scalar, path: &str) -> Result<Vec<u8>, String> {
         return Err("`@` needs a file name: `@x.npy` or `@x.bin`".to_string());
     }
     let p = Path::new(path);
-    let bytes = std::fs::read(p).map_err(|e| {
+    let cannot = |e: std::io::Error| {
         format!(
             "cannot read `{path}`: {}",
             crate::driver::output::reason(&e)
         )
-    })?;
+    };
+    // Only a regular file has an end: `/dev/zero` or a FIFO would be read
+    // forever (or block).
+    let meta = std::fs::metadata(p).map_err(cannot)?;
+    if !meta.is_file() {
+        return Err(format!(
+            "cannot read `{path}`: it is {}, not a regular file",
+            crate::input::kind_of(&meta)
+        ));
+    }
+    memory::check(meta.len()).map_err(|why| format!("cannot read `{path}`: {why}"))?;
+    let bytes = std::fs::read(p).map_err(cannot)?;
     let npy = p.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy"));
     if npy {
         return npy::read(&bytes, elem).map_err(|e| format!("`{path}`: {e}"));

@@ -16,6 +16,12 @@ pub struct Snapshot {
     /// Exited threads by the pc they exited at.
     pub exited: Vec<(u32, Vec<ThreadRef>)>,
     pub steps: u64,
+    /// The CTAs of the clusters that completed before the one stopped in
+    /// (clusters run one after another), and of the whole grid.
+    pub ctas_done: u64,
+    pub ctas_total: u64,
+    /// The CTAs of a cluster (1 without clusters).
+    pub cluster_ctas: u64,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -50,6 +56,8 @@ pub enum Wait {
     },
     /// Runnable (no-progress reports only).
     Running,
+    /// Runnable and not one instruction executed yet (no-progress reports).
+    NotStarted,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -156,6 +164,7 @@ impl Snapshot {
                     let (mask, missing) = warp_missing(m, t, pc);
                     (pc, Wait::Warp { mask, missing })
                 }
+                ThreadState::Runnable if th.executed == 0 => (th.pc, Wait::NotStarted),
                 ThreadState::Runnable => (th.pc, Wait::Running),
             };
             groups.entry((pc, wait)).or_default().push(r);
@@ -168,6 +177,9 @@ impl Snapshot {
             barriers,
             exited: exited.into_iter().collect(),
             steps: m.steps,
+            ctas_done: m.clusters_done * u64::from(m.ext.cluster_size),
+            ctas_total: m.grid.iter().map(|&d| u64::from(d)).product(),
+            cluster_ctas: u64::from(m.ext.cluster_size),
         }
     }
 }

@@ -137,11 +137,24 @@ fn format_stats(s: &Stats, json: bool) -> String {
     let i = &s.instructions;
     let m = &i.memory;
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "stats for `{}`: {} clusters, {} CTAs, {} threads",
-        s.kernel, s.clusters, s.ctas, s.threads
-    );
+    let per_cta = s.threads / s.ctas.max(1);
+    let _ = if s.clusters == s.ctas {
+        writeln!(
+            out,
+            "stats for `{}`: {} CTAs of {per_cta} threads ({} threads)",
+            s.kernel, s.ctas, s.threads
+        )
+    } else {
+        writeln!(
+            out,
+            "stats for `{}`: {} CTAs of {per_cta} threads in {} clusters of {} ({} threads)",
+            s.kernel,
+            s.ctas,
+            s.clusters,
+            s.ctas / s.clusters.max(1),
+            s.threads
+        )
+    };
     let _ = writeln!(out, "  instructions executed  {:>14}", s.steps);
     let _ = writeln!(out, "    arithmetic           {:>14}", i.arith);
     let _ = writeln!(

@@ -124,7 +124,7 @@ fn keeps(case: u64, i: usize) -> bool {
     x ^= x >> 29;
     x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9);
     x ^= x >> 32;
-    x % 4 == 0
+    x.is_multiple_of(4)
 }
 
 /// Runs `cases` generated expressions of at most `depth` operators.

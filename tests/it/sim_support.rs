@@ -186,18 +186,6 @@ pub fn rand_f32(n: usize, seed: u64) -> Vec<f32> {
         .collect()
 }
 
-/// Asserts that two float arrays agree within a relative tolerance.
-pub fn assert_close(what: &str, got: &[f32], want: &[f32], rel: f32) {
-    assert_eq!(got.len(), want.len(), "{what}: lengths");
-    for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        let tol = rel * w.abs().max(1.0);
-        assert!(
-            (g - w).abs() <= tol,
-            "{what}[{i}]: got {g}, want {w} (tolerance {tol})"
-        );
-    }
-}
-
 /// The launch a test kernel asks for in its first `// sim ...` comment:
 /// `--grid X[,Y,Z]`, `--block ...`, `--cluster ...` (block and cluster
 /// default to the kernel's `.reqntid`/`.reqnctapercluster`) and

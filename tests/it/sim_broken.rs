@@ -121,14 +121,15 @@ fn every_broken_kernel_gives_its_report() {
     );
 }
 
-/// docs/simulator.md shows real reports: the rendered reports of two broken
-/// kernels appear in it verbatim.
+/// docs/simulator.md shows real reports: the rendered reports of three
+/// broken kernels appear in it verbatim.
 #[test]
 fn the_docs_show_real_reports() {
     let docs =
         std::fs::read_to_string(root().join("docs/simulator.md")).expect("docs/simulator.md");
     for name in [
         "producer_never_refills.kdsl",
+        "consumer_skips_phase.kdsl",
         "cluster_peer_exits_early.ptx",
     ] {
         let path = root().join("tests/sim/broken").join(name);

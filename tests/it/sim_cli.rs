@@ -222,6 +222,39 @@ fn the_table_covers_every_sample_and_bench_kernel() {
     }
 }
 
+/// docs/simulator.md shows the launches of the table, and no other: each
+/// `.kdsl` line as `kdslc sim FILE FLAGS`, each twin as `kdslc sim
+/// NAME.ptx FLAGS` (whitespace aside).
+#[test]
+fn the_docs_show_the_table_launches() {
+    let docs =
+        std::fs::read_to_string(root().join("docs/simulator.md")).expect("docs/simulator.md");
+    let normal = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let shown: Vec<String> = docs
+        .lines()
+        .filter(|l| l.starts_with("kdslc sim ") && !l.contains("tests/sim/broken"))
+        .map(normal)
+        .collect();
+    let mut wanted: Vec<String> = Vec::new();
+    for (file, flags) in table() {
+        let target = match file.strip_suffix(".cu") {
+            Some(cu) => format!("{}.ptx", cu.rsplit('/').next().unwrap_or(cu)),
+            None if file.starts_with("bench/") => continue, // the samples' lines
+            None => file,
+        };
+        wanted.push(normal(&format!("kdslc sim {target} {}", flags.join(" "))));
+    }
+    for w in &wanted {
+        assert!(shown.contains(w), "docs/simulator.md does not show `{w}`");
+    }
+    for s in &shown {
+        assert!(
+            wanted.contains(s),
+            "docs/simulator.md shows `{s}`, which is not in scripts/sim-launches.txt"
+        );
+    }
+}
+
 /// `--dump NAME` prints the array after the run: the same elements as the
 /// `.npy` file `--out` writes.
 #[test]

@@ -520,6 +520,8 @@ fn max_steps_ends_a_spinning_kernel() {
         e.contains("cta (0,0,0) threads 1..31 have not started"),
         "{e}"
     );
+    let first_help = e.lines().find(|l| l.contains("= help:")).unwrap_or("");
+    assert!(first_help.contains("spins on memory"), "{e}");
     assert!(!out.exists());
 }
 
@@ -551,6 +553,12 @@ fn a_huge_grid_is_bounded_by_max_steps() {
     );
     assert!(
         e.contains("the grid's 2147483647 CTAs run one at a time"),
+        "{e}"
+    );
+    assert!(
+        e.contains(
+            "= help: if the kernel is just long, raise `--max-steps` (or launch a smaller grid)"
+        ),
         "{e}"
     );
     for (flags, message) in [

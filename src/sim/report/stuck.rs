@@ -328,6 +328,14 @@ fn no_progress(p: &Program, s: &Snapshot, max_steps: u64) -> Diagnostic {
             )
         });
     }
-    d.help("a thread that spins on memory another thread should change never yields under the in-order schedule; try `--schedule random:SEED`, or wait on a barrier instead of spinning")
-        .help("if the kernel is just long, raise `--max-steps`")
+    let spin = "a thread that spins on memory another thread should change never yields under the in-order schedule; try `--schedule random:SEED`, or wait on a barrier instead of spinning";
+    let long = "if the kernel is just long, raise `--max-steps`";
+    // Whole clusters completed: the kernel finishes its work, there is
+    // just a lot of it.
+    if s.ctas_done > 0 {
+        d.help(format!("{long} (or launch a smaller grid)"))
+            .help(spin)
+    } else {
+        d.help(spin).help(long)
+    }
 }

@@ -17,8 +17,11 @@ fn program(sample: &str) -> Program {
         .join("samples")
         .join(format!("{sample}.kdsl"));
     let c = kdsl::compile(&path, &kdsl::Options::default()).expect("sample readable");
-    let ptx = c.ptx.expect("the sample compiles");
-    sim::load(&ptx, PtxSource::Kdsl { line_spans: &[] }).expect("the sample loads")
+    let ptx = c.ptx.as_deref().expect("the sample compiles");
+    let spans = PtxSource::Kdsl {
+        line_spans: &c.ptx_line_spans,
+    };
+    sim::load(ptx, spans).expect("the sample loads")
 }
 
 fn floats(name: &str, n: usize) -> ArgValue {

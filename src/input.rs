@@ -177,7 +177,7 @@ fn check_kind(meta: &std::fs::Metadata) -> Result<(), ReadError> {
 }
 
 /// What a non-regular file is, in words.
-fn kind_of(meta: &std::fs::Metadata) -> &'static str {
+pub(crate) fn kind_of(meta: &std::fs::Metadata) -> &'static str {
     if meta.is_dir() {
         return "a directory";
     }

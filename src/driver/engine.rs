@@ -13,7 +13,6 @@ use crate::sim::{self, PtxSource, SimOptions, Stats};
 use crate::source::SourceMap;
 use crate::span::FileId;
 use std::fmt::Write as _;
-use std::path::Path;
 
 /// How to simulate: `--schedule`, `--max-steps`, `--stats`.
 #[derive(Clone, Copy, Debug)]
@@ -103,12 +102,29 @@ pub(crate) fn simulate(
 
 /// The kernels of a `.ptx` input and their signatures, from the parser
 /// alone (so `kdslc run` can launch PTX the simulator does not support).
-pub(crate) fn ptx_signatures(ptx: &str, path: &Path) -> Result<Vec<KernelSignature>, Fail> {
+/// Text that does not parse is reported (S0014, at the PTX position, in
+/// `sources`, where the input is file 0) and ends the command: exit 2.
+pub(crate) fn ptx_signatures(
+    ptx: &str,
+    sources: &mut SourceMap,
+    reporter: &mut Reporter,
+) -> Result<Vec<KernelSignature>, Fail> {
     sim::signatures(ptx).map_err(|(message, line)| {
-        Fail::Usage(format!(
-            "cannot read `{}` as PTX: line {line}: {message}",
-            path.display()
-        ))
+        // The loader's diagnostic for the same text says where, with the line.
+        let loaded = sim::load(
+            ptx,
+            PtxSource::File {
+                file: FileId(0),
+                sources,
+            },
+        );
+        match loaded {
+            Err(diags) if !diags.is_empty() => {
+                reporter.report(sources, &diags);
+                Fail::Exit(2)
+            }
+            _ => Fail::Usage(format!("cannot read the PTX: line {line}: {message}")),
+        }
     })
 }
 
@@ -121,11 +137,24 @@ fn format_stats(s: &Stats, json: bool) -> String {
     let i = &s.instructions;
     let m = &i.memory;
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "stats for `{}`: {} clusters, {} CTAs, {} threads",
-        s.kernel, s.clusters, s.ctas, s.threads
-    );
+    let per_cta = s.threads / s.ctas.max(1);
+    let _ = if s.clusters == s.ctas {
+        writeln!(
+            out,
+            "stats for `{}`: {} CTAs of {per_cta} threads ({} threads)",
+            s.kernel, s.ctas, s.threads
+        )
+    } else {
+        writeln!(
+            out,
+            "stats for `{}`: {} CTAs of {per_cta} threads in {} clusters of {} ({} threads)",
+            s.kernel,
+            s.ctas,
+            s.clusters,
+            s.ctas / s.clusters.max(1),
+            s.threads
+        )
+    };
     let _ = writeln!(out, "  instructions executed  {:>14}", s.steps);
     let _ = writeln!(out, "    arithmetic           {:>14}", i.arith);
     let _ = writeln!(

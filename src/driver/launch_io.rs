@@ -53,13 +53,13 @@ pub(crate) fn load(args: &LaunchArgs, reporter: &mut Reporter) -> Result<Input, 
             )));
         }
         let text = decoded.text;
-        let signatures = engine::ptx_signatures(&text, &path)?;
         let mut sources = SourceMap::new();
         sources.add(SourceFile::new(
             path.display().to_string(),
             Some(path.clone()),
             text.clone(),
         ));
+        let signatures = engine::ptx_signatures(&text, &mut sources, reporter)?;
         return Ok(Input {
             path,
             sources,
@@ -112,8 +112,9 @@ pub(crate) fn prepare(args: &LaunchArgs, input: &Input) -> Result<Launch, Fail> 
 }
 
 /// The array arguments after a run: each writable one as the executor
-/// returned it, each read-only one as it was given.
-pub(crate) fn results(launch: &Launch, returned: &[Array]) -> Result<Vec<Array>, Fail> {
+/// returned it (moved, not copied), each read-only one as it was given.
+pub(crate) fn results(launch: &Launch, returned: Vec<Array>) -> Result<Vec<Array>, Fail> {
+    let mut returned: Vec<Option<Array>> = returned.into_iter().map(Some).collect();
     launch
         .arrays()
         .map(|a| {
@@ -121,9 +122,9 @@ pub(crate) fn results(launch: &Launch, returned: &[Array]) -> Result<Vec<Array>,
                 return Ok(a.clone());
             }
             returned
-                .iter()
-                .find(|r| r.name == a.name)
-                .cloned()
+                .iter_mut()
+                .find(|r| r.as_ref().is_some_and(|r| r.name == a.name))
+                .and_then(Option::take)
                 .ok_or_else(|| {
                     Fail::Internal(format!(
                         "the run returned no array `{}` of kernel `{}`",

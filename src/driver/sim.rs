@@ -32,6 +32,6 @@ pub fn sim(args: &SimArgs, reporter: &mut Reporter) -> Result<(), Fail> {
     if outcome.faulted {
         return Err(Fail::Exit(4));
     }
-    let arrays = launch_io::results(&launch, &outcome.arrays)?;
+    let arrays = launch_io::results(&launch, outcome.arrays)?;
     launch_io::write_outputs(&args.launch, &arrays)
 }

@@ -14,8 +14,12 @@ pub enum LaunchError {
     UnknownKernel { name: String, known: Vec<String> },
     /// The module has several kernels and `--kernel` was not given.
     KernelRequired { known: Vec<String> },
-    /// No `--block` and no `block(...)`/`.reqntid` to take it from.
-    NoBlock { kernel: String },
+    /// No `--block` and no `block(...)`/`.reqntid` to take it from
+    /// (`maxntid`: the kernel's `.maxntid`, a bound and not a shape).
+    NoBlock {
+        kernel: String,
+        maxntid: Option<[u32; 3]>,
+    },
     /// `--block`/`--cluster` contradicts the kernel's attribute.
     Contradicts {
         flag: &'static str,
@@ -84,10 +88,19 @@ impl fmt::Display for LaunchError {
                 known.len(),
                 list(known)
             ),
-            LaunchError::NoBlock { kernel } => write!(
-                f,
-                "`--block X[,Y[,Z]]` is required: kernel `{kernel}` declares no block shape"
-            ),
+            LaunchError::NoBlock { kernel, maxntid } => {
+                write!(
+                    f,
+                    "`--block X[,Y[,Z]]` is required: kernel `{kernel}` declares no block shape"
+                )?;
+                if let Some([x, y, z]) = maxntid {
+                    write!(
+                        f,
+                        " (its `.maxntid {x}, {y}, {z}` is only an upper bound, as from `__launch_bounds__`)"
+                    )?;
+                }
+                Ok(())
+            }
             LaunchError::Contradicts {
                 flag,
                 given,

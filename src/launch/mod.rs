@@ -33,6 +33,7 @@ pub mod compare;
 pub mod dump;
 mod error;
 pub mod literal;
+pub mod memory;
 pub mod npy;
 pub mod random;
 mod resolve;

@@ -89,6 +89,7 @@ pub fn resolve(
         (None, None) => {
             return Err(LaunchError::NoBlock {
                 kernel: sig.name.clone(),
+                maxntid: sig.maxntid,
             })
         }
     };
@@ -364,6 +365,18 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "`--block X[,Y[,Z]]` is required: kernel `k` declares no block shape"
+        );
+        let e = resolve(
+            &sig(None, Some([256, 1, 1]), None),
+            Origin::Ptx,
+            [1, 1, 1],
+            None,
+            None,
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "`--block X[,Y[,Z]]` is required: kernel `k` declares no block shape (its `.maxntid 256, 1, 1` is only an upper bound, as from `__launch_bounds__`)"
         );
     }
 

@@ -15,7 +15,7 @@
 //! an untyped PTX `.u64` parameter the prefix is what makes it an array.
 
 use super::error::LaunchError;
-use super::{literal, npy, random, ArgValue, Array, ParamKind, ParamSig};
+use super::{literal, memory, npy, random, ArgValue, Array, ParamKind, ParamSig};
 use crate::types::Scalar;
 use std::path::Path;
 
@@ -42,6 +42,12 @@ pub fn parse(param: &ParamSig, text: &str) -> Result<ArgValue, LaunchError> {
         ty: kind_name(param.kind),
         why,
     };
+    if let Some(word) = unknown_type_prefix(text) {
+        return Err(bad(format!(
+            "`{word}` is not an element type: the types are bool, i32, u32, i64, u64, f16, bf16, f32 and f64, as in `f32:{}`",
+            text.split_once(':').map_or(text, |(_, rest)| rest)
+        )));
+    }
     let (prefix, rest) = split_type_prefix(text);
     match param.kind {
         ParamKind::Scalar(ty) => {
@@ -104,6 +110,16 @@ fn split_type_prefix(text: &str) -> (Option<Scalar>, &str) {
         },
         None => (None, text),
     }
+}
+
+/// `u8:iota:8`: a word that is no type, where a type prefix goes.
+fn unknown_type_prefix(text: &str) -> Option<&str> {
+    let (head, rest) = text.split_once(':')?;
+    let word = head.trim();
+    let is_word = !word.is_empty() && word.bytes().all(|b| b.is_ascii_alphanumeric());
+    let is_form = ["zeros", "iota", "fill", "rand"].contains(&word);
+    (is_word && !is_form && Scalar::from_name(word).is_none() && is_array_form(rest))
+        .then_some(word)
 }
 
 fn is_array_form(text: &str) -> bool {
@@ -204,6 +220,8 @@ fn reserve(elem: Scalar, n: usize) -> Result<Vec<u8>, String> {
     let bytes = n
         .checked_mul(elem.size() as usize)
         .ok_or_else(|| format!("{n} elements of {elem} do not fit in memory"))?;
+    memory::check(bytes as u64)
+        .map_err(|why| format!("cannot allocate {n} elements of {elem}: {why}"))?;
     let mut v = Vec::new();
     v.try_reserve_exact(bytes)
         .map_err(|_| format!("cannot allocate {bytes} bytes for {n} elements of {elem}"))?;
@@ -248,12 +266,23 @@ fn file(elem: Scalar, path: &str) -> Result<Vec<u8>, String> {
         return Err("`@` needs a file name: `@x.npy` or `@x.bin`".to_string());
     }
     let p = Path::new(path);
-    let bytes = std::fs::read(p).map_err(|e| {
+    let cannot = |e: std::io::Error| {
         format!(
             "cannot read `{path}`: {}",
             crate::driver::output::reason(&e)
         )
-    })?;
+    };
+    // Only a regular file has an end: `/dev/zero` or a FIFO would be read
+    // forever (or block).
+    let meta = std::fs::metadata(p).map_err(cannot)?;
+    if !meta.is_file() {
+        return Err(format!(
+            "cannot read `{path}`: it is {}, not a regular file",
+            crate::input::kind_of(&meta)
+        ));
+    }
+    memory::check(meta.len()).map_err(|why| format!("cannot read `{path}`: {why}"))?;
+    let bytes = std::fs::read(p).map_err(cannot)?;
     let npy = p.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy"));
     if npy {
         return npy::read(&bytes, elem).map_err(|e| format!("`{path}`: {e}"));
@@ -527,6 +556,10 @@ mod tests {
     #[test]
     fn ptx_pointers_take_a_type_prefix() {
         let q = p("k_param_1", ParamKind::PtxU64);
+        assert_eq!(
+            parse(&q, "u8:iota:3").unwrap_err().to_string(),
+            "invalid value for `k_param_1` (PTX .u64: a pointer or a 64-bit integer): `u8` is not an element type: the types are bool, i32, u32, i64, u64, f16, bf16, f32 and f64, as in `f32:iota:3`"
+        );
         match parse(&q, "f32:iota:3") {
             Ok(ArgValue::Array(a)) => {
                 assert_eq!((a.elem, a.writable), (Scalar::F32, true));

@@ -130,33 +130,38 @@ pub(super) fn write_kernel(
     text.push_str(&directives);
     text.push_str("{\n");
     text.push_str(&decls);
+    let mut out = Lines::default();
+    out.push(&text, None);
     // In the layout's order, which is the order ptxas places them in: the
     // shared memory the checker measured (E0122) is what ptxas allocates.
+    // Each declaration maps to its kdsl declaration, which the simulator's
+    // reports label.
     for slot in &SharedLayout::of(k).slots {
         let size = slot.size.unwrap_or(u64::MAX);
-        let _ = match slot.decl {
+        let decl = match slot.decl {
             SharedDecl::Array(id) => k.shared.get(id.index()).map(|s| {
-                writeln!(
-                    text,
+                let line = format!(
                     "\t.shared .align {} .b8 {}[{size}];",
                     slot.align,
                     shared_symbol(&s.name)
-                )
+                );
+                (line, s.span)
             }),
             SharedDecl::Barriers(id) => k.barriers.get(id.index()).map(|b| {
-                writeln!(
-                    text,
+                let line = format!(
                     "\t.shared .align {} .b64 {}[{}];",
                     slot.align,
                     barrier_symbol(&b.name),
                     size / BARRIER_BYTES
-                )
+                );
+                (line, b.spans.decl)
             }),
         };
+        if let Some((line, span)) = decl {
+            out.push(&line, Some(span));
+        }
     }
-    text.push('\n');
-    let mut out = Lines::default();
-    out.push(&text, None);
+    out.push("\n", None);
     out.append(body);
     out.push("}\n", None);
     (out, version)

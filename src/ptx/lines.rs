@@ -3,8 +3,9 @@
 //! `--lineinfo` writes `.loc` directives.
 //!
 //! The writer only records: every instruction line gets the span of the IR
-//! node being written when it was emitted; labels, comments, declarations
-//! and headers get `None`.
+//! node being written when it was emitted; a kernel's `.shared` declarations
+//! get the span of their kdsl declaration (so that reports can label it);
+//! labels, comments, other declarations and headers get `None`.
 
 use crate::source::SourceMap;
 use crate::span::{FileId, Span};
@@ -99,12 +100,14 @@ fn escape(s: &str) -> String {
 
 /// Inserts `.loc FILE LINE COL` before each instruction of a function body
 /// whose source line differs from the previous `.loc`'s. `.loc` lines map
-/// to `None`: they are not instructions.
+/// to `None`: they are not instructions. Declarations (lines that start
+/// with a directive) get no `.loc`, whatever their span.
 pub(super) fn with_locs(body: Lines, sources: &SourceMap) -> Lines {
     let mut out = Lines::default();
     let mut last: Option<(FileId, usize)> = None;
     for (line, span) in body.text.split_inclusive('\n').zip(body.spans) {
-        if let Some(s) = span {
+        let directive = line.trim_start().starts_with('.');
+        if let Some(s) = span.filter(|_| !directive) {
             if let Some(file) = sources.get(s.file) {
                 let (l, c) = file.line_col(s.start as usize);
                 if last != Some((s.file, l)) {

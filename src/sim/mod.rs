@@ -218,16 +218,14 @@ const MAX_CLUSTER_BYTES: u64 = 4 << 30;
 /// Runs `launch` on `program`.
 pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
     let prog = &program.code;
-    let arrays_in: Vec<Array> = launch
-        .args
-        .iter()
-        .filter_map(|a| match a {
-            ArgValue::Array(a) => Some(a.clone()),
+    let arrays_in = || {
+        launch.args.iter().filter_map(|a| match a {
+            ArgValue::Array(a) => Some(a),
             ArgValue::Scalar { .. } => None,
         })
-        .collect();
+    };
     let fail = |why: String| Outcome {
-        arrays: arrays_in.clone(),
+        arrays: arrays_in().cloned().collect(),
         reports: vec![report::bad_launch(&launch.kernel, &why)],
         faulted: true,
         stats: Stats {
@@ -252,6 +250,13 @@ pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
             "a cluster of {threads} threads needs {} MiB of simulator memory, more than {} MiB",
             bytes >> 20,
             MAX_CLUSTER_BYTES >> 20
+        ));
+    }
+    // The simulator works on a copy of every array.
+    let array_bytes: u64 = arrays_in().map(|a| a.data.len() as u64).sum();
+    if let Err(why) = crate::launch::memory::check(bytes.saturating_add(array_bytes)) {
+        return fail(format!(
+            "the simulator needs a copy of the arrays and the cluster's state: {why}"
         ));
     }
     // Module variables first, then one allocation per array argument.
@@ -323,15 +328,17 @@ pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
         reports.extend(report::from_stop(program, stop, opts.max_steps));
     }
     let faulted = reports.iter().any(Diagnostic::is_error);
-    let arrays = arrays_in
-        .iter()
+    // The simulator's copies become the results (moved, not copied again).
+    let arrays = arrays_in()
         .zip(&array_allocs)
         .map(|(a, &i)| Array {
-            data: m
-                .allocs
-                .get(i)
-                .map_or_else(|| a.data.clone(), |al| al.data.clone()),
-            ..a.clone()
+            data: match m.allocs.get_mut(i) {
+                Some(al) => std::mem::take(&mut al.data),
+                None => a.data.clone(),
+            },
+            name: a.name.clone(),
+            elem: a.elem,
+            writable: a.writable,
         })
         .collect();
     let nthreads = u64::from(launch.block[0] * launch.block[1] * launch.block[2]);

@@ -416,8 +416,13 @@ fn simulated_codes(
             return Err(format!("it compiles with {}", describe(&blocking)));
         }
         let ptx = c.ptx.ok_or("no PTX")?;
-        let program = sim::load(&ptx, PtxSource::Kdsl { line_spans: &[] })
-            .map_err(|d| format!("its PTX does not load: {}", describe(&d)))?;
+        let program = sim::load(
+            &ptx,
+            PtxSource::Kdsl {
+                line_spans: &c.ptx_line_spans,
+            },
+        )
+        .map_err(|d| format!("its PTX does not load: {}", describe(&d)))?;
         crate::sim_support::Loaded {
             program,
             sources: c.sources,
@@ -432,5 +437,17 @@ fn simulated_codes(
             max_steps: 1_000_000,
         },
     );
+    // A report on a kdsl kernel points at the kdsl source: a primary span,
+    // and no instruction named by its PTX line.
+    if lang != "ptx" {
+        let rendered = crate::sim_support::rendered(&loaded, &outcome);
+        if outcome.reports.iter().any(|d| d.primary_span().is_none())
+            || rendered.contains("PTX line")
+        {
+            return Err(format!(
+                "a report does not point at the source:\n{rendered}"
+            ));
+        }
+    }
     Ok(outcome.reports.iter().map(|d| d.code).collect())
 }

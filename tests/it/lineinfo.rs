@@ -80,11 +80,21 @@ fn every_instruction_and_nothing_else_has_a_span() {
                 // Instructions have a span; headers, declarations, labels,
                 // comments and `.loc` lines have none. (The `.param`
                 // declarations and braces of a call sequence are part of
-                // the call and may carry its span.)
+                // the call and may carry its span.) A `.shared`
+                // declaration has the span of its kdsl declaration.
                 let declaration = !line.starts_with('\t')
-                    || [".reg", ".shared", ".loc", "//"]
+                    || [".reg", ".loc", "//"]
                         .iter()
                         .any(|p| line.trim_start().starts_with(p));
+                if line.trim_start().starts_with(".shared") {
+                    let text = span.map_or("", |s| source_text(&c, s));
+                    assert!(
+                        text.starts_with("shared ") || text.starts_with("barrier "),
+                        "{}:{}: `{line}` maps to `{text}`",
+                        path.display(),
+                        i + 1
+                    );
+                }
                 assert!(
                     (is_instruction(line) && span.is_some())
                         || (declaration && span.is_none())

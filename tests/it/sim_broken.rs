@@ -1,10 +1,10 @@
 //! Broken kernels (`tests/sim/broken/`): each makes one of the mistakes the
 //! simulator exists to explain, and must give its report. A kernel names
 //! its launch in a `// sim ...` header and its expected report with an
-//! inline `//~ CODE TEXT` on the line the report is about: the report's
-//! primary span must be on that line, or — for kdsl PTX whose lines the
-//! writer has not attributed — the PTX instruction the report names must
-//! contain TEXT. The rendered report is snapshotted in
+//! inline `//~ CODE TEXT` on the line the report is about (TEXT names the
+//! PTX instruction, for the reader): the report's primary span must be on
+//! that line of that file, and a report for a `.kdsl` kernel must not fall
+//! back to naming PTX lines anywhere. The rendered report is snapshotted in
 //! `tests/sim/broken/snapshots/` (`INSTA_UPDATE=always cargo test --test it
 //! sim_broken::` after an intended change, then review).
 
@@ -73,29 +73,22 @@ fn check(path: &Path) -> Result<(), String> {
             .iter()
             .find(|d| d.code == code)
             .ok_or("no report")?;
-        match d.primary_span() {
-            Some(span) => {
-                let file = k.sources.get(span.file).ok_or("span file")?;
-                let got = file.line_col(span.start as usize).0;
-                let in_this_file = file.name.ends_with(&name);
-                if !in_this_file || got != *line {
-                    return Err(format!(
-                        "{name}: {code} points at {}:{got}, expected line {line}:\n{rendered}",
-                        file.name
-                    ));
-                }
-            }
-            None => {
-                let ptx_note = d
-                    .notes
-                    .iter()
-                    .find(|n| n.contains("PTX line"))
-                    .ok_or("no PTX line note")?;
-                if !ptx_note.contains(hint.as_str()) {
-                    return Err(format!("{name}: {code} is about `{ptx_note}`, expected an instruction containing `{hint}`"));
-                }
-            }
+        let Some(span) = d.primary_span() else {
+            return Err(format!("{name}: {code} has no primary span:\n{rendered}"));
+        };
+        let file = k.sources.get(span.file).ok_or("span file")?;
+        let got = file.line_col(span.start as usize).0;
+        if !file.name.ends_with(&name) || got != *line {
+            return Err(format!(
+                "{name}: {code} ({hint}) points at {}:{got}, expected line {line}:\n{rendered}",
+                file.name
+            ));
         }
+    }
+    // For kdsl input every instruction and declaration a report mentions
+    // has a source span: no report falls back to naming PTX lines.
+    if name.ends_with(".kdsl") && rendered.contains("PTX line") {
+        return Err(format!("{name}: a report names a PTX line:\n{rendered}"));
     }
     let stem = name.replace('.', "_");
     insta::with_settings!({
@@ -128,14 +121,15 @@ fn every_broken_kernel_gives_its_report() {
     );
 }
 
-/// docs/simulator.md shows real reports: the rendered reports of two broken
-/// kernels appear in it verbatim.
+/// docs/simulator.md shows real reports: the rendered reports of three
+/// broken kernels appear in it verbatim.
 #[test]
 fn the_docs_show_real_reports() {
     let docs =
         std::fs::read_to_string(root().join("docs/simulator.md")).expect("docs/simulator.md");
     for name in [
         "producer_never_refills.kdsl",
+        "consumer_skips_phase.kdsl",
         "cluster_peer_exits_early.ptx",
     ] {
         let path = root().join("tests/sim/broken").join(name);

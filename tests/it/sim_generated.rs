@@ -1,250 +1,210 @@
-//! Generated programs: expressions over runtime parameters, computed by the
-//! simulated PTX, must equal the same expressions over the same values
-//! folded as constants by the checker (`const R: T = ...`). Integer
-//! arithmetic (wrap-around, signed and unsigned division and shifts, casts
-//! with truncation and saturation) and f64 arithmetic are compared exactly.
-//! (f32 is left out: the constant folder computes f32 expressions in f64.)
+//! Generated programs: expressions over every scalar type (`bool`, the four
+//! integers, `f16`, `bf16`, `f32`, `f64`) with every operator, cast,
+//! shift, signed and unsigned division and remainder, `min`/`max`/`abs`,
+//! `fma`, `select` and the contracted `a * b + c`, from the generator of
+//! `common::gen_expr`, whose reference evaluator is written independently
+//! of the compiler. Each literal of an expression becomes, at random, a
+//! kernel parameter, so that the PTX computes at run time what the writer
+//! would otherwise fold, with a mix of register and immediate operands. The
+//! simulated result must be the reference's, bit for bit (a NaN for a
+//! NaN). A mismatch names the expression, its kernel, the reference, the
+//! simulated and the folded value (the same expression as a `const`), so
+//! that the culprit — folder, writer or simulator — is plain.
 
+use crate::common::gen_expr::{self, describe, GenExpr, Ty, Val};
 use crate::sim_support::*;
 use kdsl::launch::ArgValue;
 use kdsl::sim::{self, PtxSource, SimOptions};
 use kdsl::types::Scalar;
+use proptest::strategy::{Strategy, ValueTree};
+use proptest::test_runner::TestRunner;
 
-const TYPES: [&str; 5] = ["i32", "u32", "i64", "u64", "f64"];
-/// The kernel's parameters: name and type.
-const PARAMS: [(&str, &str); 5] = [
-    ("a", "i32"),
-    ("b", "u32"),
-    ("c", "i64"),
-    ("d", "u64"),
-    ("e", "f64"),
-];
-
-struct Gen(u64);
-
-impl Gen {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-
-    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
-        xs[self.below(xs.len() as u64) as usize]
-    }
-
-    fn bool_expr(&mut self, depth: u32) -> String {
-        match self.below(if depth == 0 { 1 } else { 4 }) {
-            0 | 1 => {
-                let t = self.pick(&TYPES);
-                let op = self.pick(&["<", "<=", ">", ">=", "==", "!="]);
-                format!(
-                    "({} {op} {})",
-                    self.expr(t, depth.saturating_sub(1)),
-                    self.expr(t, depth.saturating_sub(1))
-                )
-            }
-            2 => {
-                let op = self.pick(&["&&", "||"]);
-                format!(
-                    "({} {op} {})",
-                    self.bool_expr(depth - 1),
-                    self.bool_expr(depth - 1)
-                )
-            }
-            _ => format!("!{}", self.bool_expr(depth - 1)),
-        }
-    }
-
-    /// An expression of type `ty`; `P` stands for the parameter names.
-    fn expr(&mut self, ty: &str, depth: u32) -> String {
-        let float = ty == "f64";
-        let signed = matches!(ty, "i32" | "i64" | "f64");
-        if depth == 0 || self.below(5) == 0 {
-            let (name, pty) = PARAMS[self.below(PARAMS.len() as u64) as usize];
-            return match self.below(3) {
-                0 if pty == ty => format!("@{name}"),
-                1 => format!("({} as {ty})", self.below(200)),
-                _ => format!("(@{name} as {ty})"),
-            };
-        }
-        let d = depth - 1;
-        match self.below(10) {
-            0..=2 => {
-                let ops: &[&str] = if float {
-                    &["+", "-", "*", "/"]
-                } else {
-                    &["+", "-", "*", "&", "|", "^"]
-                };
-                let op = self.pick(ops);
-                format!("({} {op} {})", self.expr(ty, d), self.expr(ty, d))
-            }
-            3 if !float => {
-                let op = self.pick(&["/", "%"]);
-                format!("({} {op} {})", self.expr(ty, d), self.below(50) + 1)
-            }
-            4 if !float => {
-                let op = self.pick(&["<<", ">>"]);
-                let bits = if ty.ends_with("32") { 32 } else { 64 };
-                format!("({} {op} {}u32)", self.expr(ty, d), self.below(bits))
-            }
-            5 => {
-                let from = self.pick(&TYPES);
-                format!("({} as {ty})", self.expr(from, d))
-            }
-            6 => format!(
-                "select({}, {}, {})",
-                self.bool_expr(d),
-                self.expr(ty, d),
-                self.expr(ty, d)
-            ),
-            7 => format!(
-                "if {} {{ {} }} else {{ {} }}",
-                self.bool_expr(d),
-                self.expr(ty, d),
-                self.expr(ty, d)
-            ),
-            8 if signed => {
-                if self.below(2) == 0 {
-                    format!("(-{})", self.expr(ty, d))
-                } else {
-                    format!("abs({})", self.expr(ty, d))
-                }
-            }
-            _ => {
-                let f = self.pick(&["min", "max"]);
-                format!("{f}({}, {})", self.expr(ty, d), self.expr(ty, d))
-            }
-        }
-    }
-
-    /// Values for the parameters, as kdsl literals and as launch arguments.
-    fn values(&mut self) -> Vec<(String, ArgValue)> {
-        let small = |g: &mut Gen| g.below(3) == 0;
-        let a = if small(self) {
-            self.below(20) as i32 - 10
-        } else {
-            self.next() as i32
-        };
-        let b = if small(self) {
-            self.below(20) as u32
-        } else {
-            self.next() as u32
-        };
-        let c = if small(self) {
-            self.below(20) as i64 - 10
-        } else {
-            self.next() as i64
-        };
-        let d = if small(self) {
-            self.below(20)
-        } else {
-            self.next()
-        };
-        let e = (self.below(20_000) as f64 - 10_000.0) / 8.0;
-        let scalar = |ty: Scalar, bits: u64| ArgValue::Scalar { ty, bits };
-        vec![
-            (format!("{a}"), scalar(Scalar::I32, u64::from(a as u32))),
-            (format!("{b}"), scalar(Scalar::U32, u64::from(b))),
-            (format!("{c}"), scalar(Scalar::I64, c as u64)),
-            (format!("{d}"), scalar(Scalar::U64, d)),
-            (format!("{e:?}"), scalar(Scalar::F64, e.to_bits())),
-        ]
+fn scalar(ty: Ty) -> Scalar {
+    match ty {
+        Ty::Bool => Scalar::Bool,
+        Ty::I32 => Scalar::I32,
+        Ty::U32 => Scalar::U32,
+        Ty::I64 => Scalar::I64,
+        Ty::U64 => Scalar::U64,
+        Ty::F16 => Scalar::F16,
+        Ty::BF16 => Scalar::BF16,
+        Ty::F32 => Scalar::F32,
+        Ty::F64 => Scalar::F64,
     }
 }
 
-/// Runs a one-thread kernel and returns `out[0]`'s 8 bytes.
-fn run_one(src: &str, args: Vec<ArgValue>, ty: &str) -> Result<u64, String> {
+/// A one-thread kernel that stores `expr` (of type `ty`) in `out[0]`; a
+/// `bool` is stored as a `u32` 0 or 1.
+fn kernel(ty: Ty, expr: &str, params: &[(String, Ty)]) -> String {
+    let (elem, value) = match ty {
+        Ty::Bool => ("u32".to_string(), format!("select({expr}, 1u32, 0u32)")),
+        t => (t.name().to_string(), expr.to_string()),
+    };
+    let mut sig = format!("out: global mut [{elem}]");
+    for (name, t) in params {
+        sig.push_str(&format!(", {name}: {}", t.name()));
+    }
+    format!("kernel gen({sig}) block(1) {{\n    out[0] = {value};\n}}\n")
+}
+
+/// `g`'s source with the literals that `keep` does not keep turned into
+/// parameters `p0`, `p1`, ... (in source order), and the arguments.
+fn with_params(g: &GenExpr, keep: impl Fn(usize) -> bool) -> (String, Vec<(String, Ty, Val)>) {
+    let mut out = String::new();
+    let mut rest = g.source.as_str();
+    let mut params = Vec::new();
+    for (i, (text, v)) in g.leaves.iter().enumerate() {
+        // Between two literals there are only operators, parentheses,
+        // casts and call names, none of which contains a literal's text:
+        // the next occurrence is this literal.
+        let at = rest
+            .find(text.as_str())
+            .unwrap_or_else(|| panic!("literal `{text}` not in `{rest}`"));
+        out.push_str(&rest[..at]);
+        if keep(i) {
+            out.push_str(text);
+        } else {
+            let name = format!("p{}", params.len());
+            out.push_str(&name);
+            params.push((name, v.ty(), *v));
+        }
+        rest = &rest[at + text.len()..];
+    }
+    out.push_str(rest);
+    (out, params)
+}
+
+/// Compiles `src`, runs it on one thread with `args` after `out`, and
+/// returns `out[0]` as a value of `ty`.
+fn run_kernel(src: &str, ty: Ty, args: &[(String, Ty, Val)]) -> Result<Val, String> {
     let c = kdsl::compile_str("gen.kdsl", src, &kdsl::Options::default());
     if c.diagnostics.iter().any(|d| d.is_error()) {
         return Err(kdsl::diagnostics::render::short(&c.sources, &c.diagnostics));
     }
     let ptx = c.ptx.ok_or("no PTX")?;
-    let p = sim::load(&ptx, PtxSource::Kdsl { line_spans: &[] }).map_err(|d| format!("{d:?}"))?;
-    let elem = Scalar::from_name(ty).ok_or("type")?;
-    let mut all = vec![array("out", elem, vec![0; 8])];
-    all.extend(args);
+    let p = sim::load(
+        &ptx,
+        PtxSource::Kdsl {
+            line_spans: &c.ptx_line_spans,
+        },
+    )
+    .map_err(|d| kdsl::diagnostics::render::short(&c.sources, &d))?;
+    let out_elem = if ty == Ty::Bool {
+        Scalar::U32
+    } else {
+        scalar(ty)
+    };
+    let mut all = vec![array("out", out_elem, vec![0; 8])];
+    all.extend(args.iter().map(|(_, t, v)| ArgValue::Scalar {
+        ty: scalar(*t),
+        bits: v.bits(),
+    }));
     let l = launch("gen", [1, 1, 1], [1, 1, 1], [1, 1, 1], all);
     let o = sim::run(&p, &l, &SimOptions::default());
     if !o.reports.is_empty() {
-        return Err(format!("reports: {:?}", o.reports));
+        return Err(kdsl::diagnostics::render::short(&c.sources, &o.reports));
     }
-    let bytes = &o.arrays[0].data;
-    let mut v = 0u64;
-    for (i, b) in bytes.iter().take(elem.size() as usize).enumerate() {
-        v |= u64::from(*b) << (8 * i);
+    let mut bits = 0u64;
+    for (i, b) in o.arrays[0].data.iter().take(8).enumerate() {
+        bits |= u64::from(*b) << (8 * i);
     }
-    Ok(v)
+    let width = if ty == Ty::Bool { 32 } else { ty.bits() };
+    if width < 64 {
+        bits &= (1u64 << width) - 1;
+    }
+    Ok(Val::from_bits(ty, bits))
 }
 
-#[test]
-fn simulated_arithmetic_equals_constant_folding() {
-    let cases: u64 = 1000;
-    let mut compared = 0;
+/// A small deterministic choice per (case, literal): about one literal in
+/// four stays a literal.
+fn keeps(case: u64, i: usize) -> bool {
+    let mut x = case
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        .wrapping_add(i as u64);
+    x ^= x >> 29;
+    x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x ^= x >> 32;
+    x.is_multiple_of(4)
+}
+
+/// Runs `cases` generated expressions of at most `depth` operators.
+fn compare(cases: u64, depth: u32, seed: u64) {
+    let mut runner = TestRunner::new_with_rng(
+        proptest::test_runner::Config::default(),
+        proptest::test_runner::TestRng::from_seed(proptest::test_runner::RngAlgorithm::ChaCha, &{
+            let mut s = [0u8; 32];
+            s[..8].copy_from_slice(&seed.to_le_bytes());
+            s
+        }),
+    );
+    let strategy = gen_expr::any_expr(depth);
+    let mut compared = [0u32; 9];
     let mut failures = Vec::new();
-    for seed in 1..=cases {
-        let mut g = Gen(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
-        let ty = g.pick(&TYPES);
-        let expr = g.expr(ty, 4);
-        let values = g.values();
-        let runtime = expr.replace('@', "");
-        let params: Vec<String> = PARAMS.iter().map(|(n, t)| format!("{n}: {t}")).collect();
-        let kernel_src = format!(
-            "kernel gen(out: global mut [{ty}], {}) block(1) {{\n    out[0] = {runtime};\n}}\n",
-            params.join(", ")
+    for case in 0..cases {
+        let g = strategy
+            .new_tree(&mut runner)
+            .expect("a generated expression")
+            .current();
+        // Expressions that must not compile (a literal out of range, a
+        // constant division by zero) have no value to compare.
+        let Ok(want) = g.value else { continue };
+        let (expr, params) = with_params(&g, |i| keeps(case, i));
+        let src = kernel(
+            g.ty,
+            &expr,
+            &params
+                .iter()
+                .map(|(n, t, _)| (n.clone(), *t))
+                .collect::<Vec<_>>(),
         );
-        let consts: Vec<String> = PARAMS
-            .iter()
-            .zip(&values)
-            .map(|((n, t), (lit, _))| format!("const {}: {t} = {lit};", n.to_uppercase()))
-            .collect();
-        let folded = PARAMS.iter().fold(expr.clone(), |e, (n, _)| {
-            e.replace(&format!("@{n}"), &n.to_uppercase())
-        });
-        let const_src = format!(
-            "{}\nconst R: {ty} = {folded};\nkernel gen(out: global mut [{ty}], {}) block(1) {{\n    out[0] = R;\n}}\n",
-            consts.join("\n"),
-            params.join(", ")
-        );
-        let args: Vec<ArgValue> = values.iter().map(|(_, a)| a.clone()).collect();
-        let (Ok(simulated), Ok(constant)) = (
-            run_one(&kernel_src, args.clone(), ty),
-            run_one(&const_src, args, ty),
-        ) else {
-            // An expression the checker does not fold (or rejects) is skipped.
-            continue;
-        };
-        compared += 1;
-        let same = if ty == "f64" {
-            let (x, y) = (f64::from_bits(simulated), f64::from_bits(constant));
-            x == y || (x.is_nan() && y.is_nan())
-        } else {
-            simulated == constant
-        };
-        if !same {
-            failures.push(format!(
-                "seed {seed}: simulated {simulated:#x}, folded {constant:#x}\n{kernel_src}{}",
-                values
+        let got = run_kernel(&src, g.ty, &params);
+        let index = Ty::ALL.iter().position(|t| *t == g.ty).unwrap_or(0);
+        match got {
+            Ok(v) if v.same(want) => compared[index] += 1,
+            other => {
+                let folded = run_kernel(&kernel(g.ty, &g.source, &[]), g.ty, &[]);
+                let args: Vec<String> = params
                     .iter()
-                    .map(|(l, _)| l.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
+                    .map(|(n, _, v)| format!("{n} = {v:?}"))
+                    .collect();
+                failures.push(format!(
+                    "{}\n  simulated {other:?}\n  folded    {folded:?}\n  kernel:\n{src}  arguments: {}",
+                    describe(&g),
+                    args.join(", ")
+                ));
+            }
         }
     }
     assert!(
-        compared >= cases * 3 / 4,
-        "only {compared} of {cases} programs could be compared"
-    );
-    assert!(
         failures.is_empty(),
-        "{} mismatches:\n\n{}",
+        "{} of {cases} generated expressions differ from the reference:\n\n{}",
         failures.len(),
         failures.join("\n\n")
     );
+    // Every type was compared, and most expressions were.
+    for (t, n) in Ty::ALL.iter().zip(compared) {
+        assert!(
+            u64::from(n) >= cases / 9 / 3,
+            "only {n} `{}` expressions compared: {compared:?}",
+            t.name()
+        );
+    }
+}
+
+#[test]
+fn simulated_expressions_of_every_type_equal_the_reference() {
+    compare(1500, 3, 1);
+}
+
+#[test]
+fn deeper_simulated_expressions_equal_the_reference() {
+    compare(500, 4, 2);
+}
+
+/// The same, many more and deeper: `cargo test --test it -- --ignored sim_generated`.
+#[test]
+#[ignore = "long: 30,000 expressions"]
+fn simulated_expressions_equal_the_reference_long() {
+    compare(20_000, 3, 3);
+    compare(10_000, 4, 4);
 }

@@ -1041,8 +1041,8 @@ mod never_panics {
 }
 
 /// Everything the PTX writer emits is inside the simulator's subset: every
-/// valid test program and every sample loads, for sm_90 and, where the
-/// program allows it, sm_80.
+/// valid test program and every sample loads, for every target the program
+/// compiles for (with the writer's line map, as `kdslc sim` loads it).
 #[test]
 fn all_kdslc_output_loads() {
     use kdsl::target::Target;
@@ -1058,14 +1058,17 @@ fn all_kdslc_output_loads() {
     files.sort();
     let mut loaded = 0;
     for path in &files {
-        for target in [Target::Sm90, Target::Sm80] {
+        for target in Target::ALL {
             let opts = kdsl::Options {
                 target,
                 ..kdsl::Options::default()
             };
             let c = kdsl::compile(path, &opts).expect("readable");
             let Some(ptx) = c.ptx else { continue };
-            if let Err(d) = kdsl::sim::load(&ptx, kdsl::sim::PtxSource::Kdsl { line_spans: &[] }) {
+            let spans = kdsl::sim::PtxSource::Kdsl {
+                line_spans: &c.ptx_line_spans,
+            };
+            if let Err(d) = kdsl::sim::load(&ptx, spans) {
                 panic!("{} ({}): {:?}", path.display(), target.name(), d);
             }
             loaded += 1;

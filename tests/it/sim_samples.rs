@@ -1,21 +1,20 @@
 //! Every sample runs in the simulator on inputs that use every CTA and
-//! pipeline-stage path, and its outputs match a reference computed here:
-//! exactly for integers, within a stated relative tolerance for floats
-//! (sums are accumulated in another order than the reference's f64 sums).
+//! pipeline-stage path, and its outputs match the reference computed in
+//! Rust (`sim_reference`): exactly for data movement, within a stated
+//! relative tolerance for float arithmetic (sums are accumulated in another
+//! order than the reference's f64 sums); arrays a kernel does not write
+//! must come back unchanged.
 //!
 //! The cases are shared with `sim_twins`, which runs the nvcc-compiled CUDA
 //! twins of the same kernels on the same inputs.
 
+use crate::sim_reference::check_arrays;
 use crate::sim_support::*;
-use kdsl::launch::ArgValue;
+use kdsl::launch::{ArgValue, Launch};
 
 fn sample(name: &str) -> Loaded {
     kdsl_file(&root().join("samples").join(format!("{name}.kdsl")))
 }
-
-/// Tolerance of float sums over thousands of terms (relative to the sum's
-/// magnitude; f32 has 24 bits, a sum of N terms loses about log2(N) of them).
-const SUM_TOL: f32 = 2e-5;
 
 fn one(x: &[f32]) -> ArgValue {
     f32s("x", x)
@@ -23,6 +22,16 @@ fn one(x: &[f32]) -> ArgValue {
 
 fn sum(x: &[f32]) -> f32 {
     x.iter().map(|&v| f64::from(v)).sum::<f64>() as f32
+}
+
+/// Runs `l` without any report and checks every array against the
+/// reference (`sim_reference`).
+fn run_checked(k: &Loaded, l: &Launch) -> kdsl::sim::Outcome {
+    let o = run_clean(k, l);
+    if let Err(e) = check_arrays(l, &o.arrays) {
+        panic!("{e}");
+    }
+    o
 }
 
 pub fn case_saxpy(k: &Loaded) {
@@ -36,15 +45,7 @@ pub fn case_saxpy(k: &Loaded) {
         [1, 1, 1],
         vec![f32v(2.5), one(&x), f32s("y", &y), u32v(n)],
     );
-    let o = run_clean(k, &l);
-    let want: Vec<f32> = x
-        .iter()
-        .zip(&y)
-        .map(|(x, y)| 2.5f32.mul_add(*x, *y))
-        .collect();
-    // One fused multiply-add or two rounded operations: within 1 ulp.
-    assert_close("y", &as_f32(&o.arrays[1]), &want, 2e-7);
-    assert_eq!(as_f32(&o.arrays[0]), x, "x is unchanged");
+    run_checked(k, &l);
 }
 
 pub fn case_reduce_sum(k: &Loaded) {
@@ -59,8 +60,7 @@ pub fn case_reduce_sum(k: &Loaded) {
         [1, 1, 1],
         vec![one(&x), f32s("out", &[1.0]), u32v(n)],
     );
-    let o = run_clean(k, &l);
-    assert_close("out", &as_f32(&o.arrays[1]), &[1.0 + sum(&x)], SUM_TOL);
+    run_checked(k, &l);
 }
 
 pub fn case_cluster_sum(k: &Loaded) {
@@ -74,8 +74,7 @@ pub fn case_cluster_sum(k: &Loaded) {
         [2, 1, 1],
         vec![one(&x), f32s("out", &[0.0]), u32v(n)],
     );
-    let o = run_clean(k, &l);
-    assert_close("out", &as_f32(&o.arrays[1]), &[sum(&x)], SUM_TOL);
+    run_checked(k, &l);
 }
 
 pub fn case_pipeline_sum(k: &Loaded) {
@@ -90,8 +89,7 @@ pub fn case_pipeline_sum(k: &Loaded) {
         [1, 1, 1],
         vec![one(&x), f32s("out", &[0.0]), u32v(chunks)],
     );
-    let o = run_clean(k, &l);
-    assert_close("out", &as_f32(&o.arrays[1]), &[sum(&x)], SUM_TOL);
+    let o = run_checked(k, &l);
     assert!(o.stats.instructions.memory.bulk > 0, "bulk copies ran");
 }
 
@@ -114,17 +112,7 @@ pub fn case_sgemm_tiled(k: &Loaded) {
             u32v(kk),
         ],
     );
-    let o = run_clean(k, &l);
-    let mut want = vec![0f32; (m * n) as usize];
-    for r in 0..m {
-        for c in 0..n {
-            let s: f64 = (0..kk)
-                .map(|j| f64::from(a[(r * kk + j) as usize]) * f64::from(b[(j * n + c) as usize]))
-                .sum();
-            want[(r * n + c) as usize] = s as f32;
-        }
-    }
-    assert_close("c", &as_f32(&o.arrays[2]), &want, 1e-5);
+    run_checked(k, &l);
 }
 
 pub fn case_softmax_rows(k: &Loaded) {
@@ -140,23 +128,7 @@ pub fn case_softmax_rows(k: &Loaded) {
         [1, 1, 1],
         vec![one(&x), f32s("y", &vec![0.0; x.len()]), u32v(cols)],
     );
-    let o = run_clean(k, &l);
-    let mut want = Vec::new();
-    for r in 0..rows as usize {
-        let row = &x[r * cols as usize..(r + 1) * cols as usize];
-        let m = row.iter().fold(f64::MIN, |a, &b| a.max(f64::from(b)));
-        let e: Vec<f64> = row.iter().map(|&v| (f64::from(v) - m).exp()).collect();
-        let s: f64 = e.iter().sum();
-        want.extend(e.iter().map(|v| (v / s) as f32));
-    }
-    // `exp` is `ex2.approx` of x·log2(e) (2 ulp) times a rounded reciprocal.
-    let got = as_f32(&o.arrays[1]);
-    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
-        assert!(
-            (g - w).abs() <= 1e-5 * w.abs() + 1e-12,
-            "y[{i}]: got {g}, want {w}"
-        );
-    }
+    run_checked(k, &l);
 }
 
 #[test]
@@ -194,30 +166,20 @@ fn transpose() {
     let k = sample("transpose");
     // Neither dimension a multiple of the 32×32 tile.
     let (rows, cols) = (70u32, 45u32);
-    let input: Vec<u32> = (0..rows * cols).collect();
+    let input: Vec<f32> = (0..rows * cols).map(|v| v as f32).collect();
     let l = launch(
         "transpose",
         [cols.div_ceil(32), rows.div_ceil(32), 1],
         [32, 8, 1],
         [1, 1, 1],
         vec![
-            u32s("input", &input),
-            u32s("output", &vec![u32::MAX; input.len()]),
+            f32s("input", &input),
+            f32s("output", &vec![-1.0; input.len()]),
             u32v(rows),
             u32v(cols),
         ],
     );
-    let o = run_clean(&k, &l);
-    let got = as_u32(&o.arrays[1]);
-    for r in 0..rows {
-        for c in 0..cols {
-            assert_eq!(
-                got[(c * rows + r) as usize],
-                input[(r * cols + c) as usize],
-                "out[{c}, {r}]"
-            );
-        }
-    }
+    run_checked(&k, &l);
 }
 
 #[test]
@@ -226,6 +188,7 @@ fn blend_rows() {
     let (rows, cols) = (5u32, 300u32);
     let a = rand_f32((rows * cols) as usize, 9);
     let b = rand_f32((rows * cols) as usize, 10);
+    // Weights below, inside and above smoothstep's [0, 1] after `+ 0.5`.
     let w: Vec<f32> = rand_f32(rows as usize, 11)
         .iter()
         .map(|v| v * 1.4 - 0.9)
@@ -243,17 +206,7 @@ fn blend_rows() {
             u32v(cols),
         ],
     );
-    let o = run_clean(&k, &l);
-    let got = as_f32(&o.arrays[3]);
-    for (r, wr) in w.iter().enumerate() {
-        let t = (wr + 0.5).clamp(0.0, 1.0);
-        let t = t * t * (3.0 - 2.0 * t);
-        for c in 0..cols as usize {
-            let i = r * cols as usize + c;
-            let want = t.mul_add(b[i] - a[i], a[i]);
-            assert_eq!(got[i], want, "out[{i}]");
-        }
-    }
+    run_checked(&k, &l);
 }
 
 #[test]
@@ -270,8 +223,29 @@ fn ws_pipeline() {
         [1, 1, 1],
         vec![one(&x), f32s("out", &[0.0]), u32v(chunks)],
     );
-    let o = run_clean(&k, &l);
-    assert_close("out", &as_f32(&o.arrays[1]), &[sum(&x)], SUM_TOL);
+    run_checked(&k, &l);
+}
+
+/// The reference is not vacuous: a wrong result is caught.
+#[test]
+fn the_reference_catches_a_wrong_result() {
+    let k = sample("saxpy");
+    let x = rand_f32(300, 1);
+    let l = launch(
+        "saxpy",
+        [2, 1, 1],
+        [256, 1, 1],
+        [1, 1, 1],
+        vec![f32v(2.5), one(&x), f32s("y", &x), u32v(300)],
+    );
+    let mut o = run_clean(&k, &l);
+    assert!(check_arrays(&l, &o.arrays).is_ok());
+    // y[10] off by 2^-2 of its value: wrong; x[0] off by one ulp: changed.
+    o.arrays[1].data[42] ^= 0x20;
+    assert!(check_arrays(&l, &o.arrays).is_err(), "y[10] wrong");
+    o.arrays[1].data[42] ^= 0x20;
+    o.arrays[0].data[0] ^= 1;
+    assert!(check_arrays(&l, &o.arrays).is_err(), "x changed");
 }
 
 #[test]

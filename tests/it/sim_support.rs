@@ -18,8 +18,13 @@ pub struct Loaded {
     pub sources: SourceMap,
 }
 
-/// Compiles a `.kdsl` file for sm_90 and loads its PTX.
+/// Compiles a `.kdsl` file for sm_90 and loads its PTX with the writer's
+/// line map, so reports point at the `.kdsl` source. A path inside the
+/// repository is named relative to it (tests run in the repository root),
+/// as a user at the root would name it.
 pub fn kdsl_file(path: &Path) -> Loaded {
+    let root = root();
+    let path = path.strip_prefix(&root).unwrap_or(path);
     let c = kdsl::compile(path, &kdsl::Options::default())
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     finish_kdsl(c, &path.display().to_string())
@@ -38,8 +43,13 @@ fn finish_kdsl(c: kdsl::Compilation, name: &str) -> Loaded {
         render::short(&c.sources, &errors)
     );
     let ptx = c.ptx.unwrap_or_else(|| panic!("{name}: no PTX"));
-    let program = sim::load(&ptx, PtxSource::Kdsl { line_spans: &[] })
-        .unwrap_or_else(|d| panic!("{name}: load failed:\n{}", render::short(&c.sources, &d)));
+    let program = sim::load(
+        &ptx,
+        PtxSource::Kdsl {
+            line_spans: &c.ptx_line_spans,
+        },
+    )
+    .unwrap_or_else(|d| panic!("{name}: load failed:\n{}", render::short(&c.sources, &d)));
     Loaded {
         program,
         sources: c.sources,
@@ -174,18 +184,6 @@ pub fn rand_f32(n: usize, seed: u64) -> Vec<f32> {
             ((s >> 40) as f32) / (1u64 << 24) as f32
         })
         .collect()
-}
-
-/// Asserts that two float arrays agree within a relative tolerance.
-pub fn assert_close(what: &str, got: &[f32], want: &[f32], rel: f32) {
-    assert_eq!(got.len(), want.len(), "{what}: lengths");
-    for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        let tol = rel * w.abs().max(1.0);
-        assert!(
-            (g - w).abs() <= tol,
-            "{what}[{i}]: got {g}, want {w} (tolerance {tol})"
-        );
-    }
 }
 
 /// The launch a test kernel asks for in its first `// sim ...` comment:

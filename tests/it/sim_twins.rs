@@ -1,5 +1,5 @@
 //! Differential tests against nvcc: the CUDA C++ twins of the benchmark
-//! kernels (`tests/sim/twins/*.cu`, copies of `../shared/bench/kernels`)
+//! kernels (`bench/kernels/*.cu`, which `bench/peer.py` also compares)
 //! are compiled with the pinned nvcc at test time, and their PTX — which
 //! the simulator did not write and which uses inline PTX for the mbarrier
 //! and bulk-copy operations — runs on the same inputs as the kdslc PTX of
@@ -13,7 +13,7 @@ use std::process::Command;
 
 /// nvcc's PTX of a twin (`-lineinfo` adds `.loc`/`.file`).
 fn nvcc_ptx(nvcc: &Path, name: &str, lineinfo: bool) -> String {
-    let src = root().join("tests/sim/twins").join(format!("{name}.cu"));
+    let src = root().join("bench/kernels").join(format!("{name}.cu"));
     let dir = tempfile::tempdir().expect("temp dir");
     let out = dir.path().join(format!("{name}.ptx"));
     let mut cmd = Command::new(nvcc);

@@ -43,7 +43,7 @@ pub fn run(args: &RunArgs, reporter: &mut Reporter) -> Result<(), Fail> {
         .any(|s| s.name == launch.kernel && s.cluster.is_some());
     let on_device = Prepared::new(&mut gpu, &input.ptx, &launch, compiled_cluster).map_err(fail)?;
     let returned = on_device.run(&mut gpu, &launch, timeout).map_err(fail)?;
-    let arrays = launch_io::results(&launch, &returned)?;
+    let arrays = launch_io::results(&launch, returned)?;
 
     if let Some(n) = args.bench {
         let times = on_device

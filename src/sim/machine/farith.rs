@@ -324,7 +324,14 @@ pub fn cvt(c: Cvt, a: u64) -> u64 {
     }
     if to.is_int() {
         if x.is_nan() {
-            return 0;
+            // The PTX ISA (`cvt`, since 9.0 in writing): 0, unless the
+            // source is `.f64` or the destination 64 bits wide; then
+            // `1 << (width - 1)` (MININT, or MAXINT/2 + 1 unsigned).
+            return if from == Ty::F64 || to.bits() == 64 {
+                1 << (to.bits() - 1)
+            } else {
+                0
+            };
         }
         let r = match c.rnd {
             CvtRnd::Rni => x.round_ties_even(),
@@ -455,6 +462,17 @@ mod tests {
         assert_eq!(cvt(c(Ty::U32, Ty::F32, CvtRnd::Rzi), f(-5.0)), 0);
         assert_eq!(cvt(c(Ty::S32, Ty::F32, CvtRnd::Rzi), f(1e20)), 0x7fff_ffff);
         assert_eq!(cvt(c(Ty::U32, Ty::F32, CvtRnd::Rzi), f(f32::NAN)), 0);
+        assert_eq!(cvt(c(Ty::S16, Ty::F32, CvtRnd::Rzi), f(f32::NAN)), 0);
+        assert_eq!(
+            cvt(c(Ty::S32, Ty::F64, CvtRnd::Rzi), f64::NAN.to_bits()),
+            0x8000_0000
+        );
+        assert_eq!(
+            cvt(c(Ty::U32, Ty::F64, CvtRnd::Rni), f64::NAN.to_bits()),
+            0x8000_0000
+        );
+        assert_eq!(cvt(c(Ty::S64, Ty::F32, CvtRnd::Rzi), f(f32::NAN)), 1 << 63);
+        assert_eq!(cvt(c(Ty::U64, Ty::F16, CvtRnd::Rzi), 0x7e00), 1 << 63);
         assert_eq!(
             cvt(c(Ty::F32, Ty::S32, CvtRnd::Rn), (-3i32) as u32 as u64),
             f(-3.0)

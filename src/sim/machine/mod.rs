@@ -95,6 +95,8 @@ pub struct Machine<'p> {
     /// Generic accesses by the space they resolved to (global, shared, local, param).
     pub generic: [u64; 4],
     pub steps: u64,
+    /// Clusters run to completion.
+    pub clusters_done: u64,
     pub longest: Option<(u64, ThreadRef)>,
     pub blocking_waits: u64,
     pub stop: Option<Stop>,
@@ -150,6 +152,7 @@ impl<'p> Machine<'p> {
             counts: vec![0; prog.code.len()],
             generic: [0; 4],
             steps: 0,
+            clusters_done: 0,
             longest: None,
             blocking_waits: 0,
             stop: None,
@@ -173,6 +176,7 @@ impl<'p> Machine<'p> {
                     if self.stop.is_some() {
                         return;
                     }
+                    self.clusters_done += 1;
                 }
             }
         }

@@ -16,6 +16,12 @@ pub struct Snapshot {
     /// Exited threads by the pc they exited at.
     pub exited: Vec<(u32, Vec<ThreadRef>)>,
     pub steps: u64,
+    /// The CTAs of the clusters that completed before the one stopped in
+    /// (clusters run one after another), and of the whole grid.
+    pub ctas_done: u64,
+    pub ctas_total: u64,
+    /// The CTAs of a cluster (1 without clusters).
+    pub cluster_ctas: u64,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -50,6 +56,8 @@ pub enum Wait {
     },
     /// Runnable (no-progress reports only).
     Running,
+    /// Runnable and not one instruction executed yet (no-progress reports).
+    NotStarted,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -81,7 +89,8 @@ pub struct BarrierInfo {
     pub tx: i64,
     pub inflight_tx: i64,
     pub init_pc: u32,
-    pub last_arrivals: Vec<(ThreadRef, u32)>,
+    /// Recent arrivals: the thread, the pc and the phase it arrived in.
+    pub last_arrivals: Vec<(ThreadRef, u32, u64)>,
 }
 
 impl Snapshot {
@@ -155,6 +164,7 @@ impl Snapshot {
                     let (mask, missing) = warp_missing(m, t, pc);
                     (pc, Wait::Warp { mask, missing })
                 }
+                ThreadState::Runnable if th.executed == 0 => (th.pc, Wait::NotStarted),
                 ThreadState::Runnable => (th.pc, Wait::Running),
             };
             groups.entry((pc, wait)).or_default().push(r);
@@ -167,6 +177,9 @@ impl Snapshot {
             barriers,
             exited: exited.into_iter().collect(),
             steps: m.steps,
+            ctas_done: m.clusters_done * u64::from(m.ext.cluster_size),
+            ctas_total: m.grid.iter().map(|&d| u64::from(d)).product(),
+            cluster_ctas: u64::from(m.ext.cluster_size),
         }
     }
 }
@@ -192,7 +205,7 @@ fn barrier_index(m: &Machine, barriers: &mut Vec<BarrierInfo>, rank: u32, offset
         last_arrivals: b.map_or(Vec::new(), |b| {
             b.last_arrivals
                 .iter()
-                .map(|&(t, pc)| (m.tref(t), pc))
+                .map(|&(t, pc, phase)| (m.tref(t), pc, phase))
                 .collect()
         }),
     });

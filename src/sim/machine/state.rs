@@ -84,8 +84,9 @@ pub struct MBarrier {
     pub phase: u64,
     pub init_pc: u32,
     pub waiters: Vec<u32>,
-    /// Recent arrivals (thread, pc), newest last, one per pc.
-    pub last_arrivals: Vec<(u32, u32)>,
+    /// Recent arrivals (thread, pc, the phase they arrived in), newest
+    /// last, one per pc.
+    pub last_arrivals: Vec<(u32, u32, u64)>,
     pub arrivals_this_phase: u32,
     /// Per thread: the phase count when its last wait on this barrier succeeded.
     pub last_wait: HashMap<u32, u64>,
@@ -116,8 +117,8 @@ impl MBarrier {
     }
 
     pub fn note_arrival(&mut self, thread: u32, pc: u32) {
-        self.last_arrivals.retain(|&(_, p)| p != pc);
-        self.last_arrivals.push((thread, pc));
+        self.last_arrivals.retain(|&(_, p, _)| p != pc);
+        self.last_arrivals.push((thread, pc, self.phase));
         if self.last_arrivals.len() > 4 {
             self.last_arrivals.remove(0);
         }

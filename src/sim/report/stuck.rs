@@ -69,12 +69,22 @@ fn wait_desc(p: &Program, s: &Snapshot, g: &Group, one: bool) -> String {
                 "are running".to_string()
             }
         }
+        Wait::NotStarted => {
+            if one {
+                "has not started".to_string()
+            } else {
+                "have not started".to_string()
+            }
+        }
     }
 }
 
 /// The label of a group at its instruction: `128 threads wait here on ...`.
 fn group_label(p: &Program, s: &Snapshot, g: &Group) -> String {
     let n = g.threads.len() as u64;
+    if g.wait == Wait::Running {
+        return format!("{} running here", count_word(n, "thread", "threads"));
+    }
     let desc = wait_desc(p, s, g, n == 1);
     let (verb, rest) = desc.split_once(' ').unwrap_or((desc.as_str(), ""));
     format!("{} {verb} here {rest}", count_word(n, "thread", "threads"))
@@ -85,6 +95,10 @@ fn group_note(d: Diagnostic, p: &Program, s: &Snapshot, g: &Group, primary: bool
     let h = here(p, g.pc);
     let who = threads(&g.threads, g.threads.len() as u64);
     let desc = wait_desc(p, s, g, g.threads.len() == 1);
+    if g.wait == Wait::NotStarted {
+        // Where they would start says nothing.
+        return d.note(format!("{who} {desc}"));
+    }
     match h.span {
         Some(span) => {
             let label = group_label(p, s, g);
@@ -133,7 +147,7 @@ fn deadlock(p: &Program, s: &Snapshot) -> Vec<Diagnostic> {
     }
     let rest: Vec<&Group> = rest
         .into_iter()
-        .filter(|g| g.wait != Wait::Running)
+        .filter(|g| !matches!(g.wait, Wait::Running | Wait::NotStarted))
         .collect();
     if rest.is_empty() {
         return out;
@@ -146,9 +160,9 @@ fn deadlock(p: &Program, s: &Snapshot) -> Vec<Diagnostic> {
         d = d.note(barrier_note(p, b));
         let (name, decl) = barrier_name(&p.code, &b.r);
         d = with_decl(d, decl, &name);
-        for (t, pc) in b.last_arrivals.iter().rev().take(2) {
+        for (t, pc, phase) in b.last_arrivals.iter().rev().take(2) {
             let msg = format!(
-                "last arrival on `{name}` here (cta {} thread {})",
+                "last arrival on `{name}` here (cta {} thread {}, in phase {phase})",
                 cta(t.ctaid),
                 t.tid
             );
@@ -171,12 +185,17 @@ fn exited_notes(mut d: Diagnostic, p: &Program, s: &Snapshot) -> Diagnostic {
         return d.note("no thread has exited");
     }
     for (pc, list) in &s.exited {
+        let who = threads(list, list.len() as u64);
         let h = here(p, *pc);
-        d = d.note(format!(
-            "{} exited (PTX line {})",
-            threads(list, list.len() as u64),
-            h.line
-        ));
+        d = match h.span {
+            Some(span) => {
+                let n = list.len() as u64;
+                let verb = count_word(n, "thread", "threads");
+                d.secondary(span, format!("{verb} exited here"))
+                    .note(format!("{who} exited"))
+            }
+            None => d.note(format!("{who} exited at PTX line {}: `{}`", h.line, h.text)),
+        };
     }
     d
 }
@@ -269,10 +288,54 @@ fn lane_list(lanes: &[u32]) -> String {
 
 fn no_progress(p: &Program, s: &Snapshot, max_steps: u64) -> Diagnostic {
     let mut d = Diagnostic::error("S0011", format!("no progress within {max_steps} steps"));
-    for (i, g) in s.groups.iter().enumerate() {
+    // The threads that ran first (the primary label is where the steps
+    // went), then the blocked ones, then those that have not started.
+    let rank = |g: &Group| match g.wait {
+        Wait::Running => 0,
+        Wait::NotStarted => 2,
+        _ => 1,
+    };
+    let mut groups: Vec<&Group> = s.groups.iter().collect();
+    groups.sort_by_key(|g| rank(g));
+    for (i, g) in groups.iter().enumerate() {
         d = group_note(d, p, s, g, i == 0);
     }
     d = exited_notes(d, p, s);
-    d.help("a thread that spins on memory another thread should change never yields under the in-order schedule; try `--schedule random:SEED`, or wait on a barrier instead of spinning")
-        .help("if the kernel is just long, raise `--max-steps`")
+    if s.ctas_total > s.cluster_ctas {
+        let later = s.ctas_total.saturating_sub(s.ctas_done + s.cluster_ctas);
+        let first = s
+            .groups
+            .iter()
+            .flat_map(|g| &g.threads)
+            .chain(s.exited.iter().flat_map(|(_, t)| t))
+            .map(|t| t.ctaid)
+            .min()
+            .unwrap_or_default();
+        d = d.note(if s.cluster_ctas == 1 {
+            format!(
+                "the grid's {} CTAs run one at a time: {} completed before cta {}, {later} had not started",
+                s.ctas_total,
+                s.ctas_done,
+                cta(first)
+            )
+        } else {
+            format!(
+                "the grid's {} CTAs run a cluster of {} at a time: {} completed before the cluster of cta {}, {later} had not started",
+                s.ctas_total,
+                s.cluster_ctas,
+                s.ctas_done,
+                cta(first)
+            )
+        });
+    }
+    let spin = "a thread that spins on memory another thread should change never yields under the in-order schedule; try `--schedule random:SEED`, or wait on a barrier instead of spinning";
+    let long = "if the kernel is just long, raise `--max-steps`";
+    // Whole clusters completed: the kernel finishes its work, there is
+    // just a lot of it.
+    if s.ctas_done > 0 {
+        d.help(format!("{long} (or launch a smaller grid)"))
+            .help(spin)
+    } else {
+        d.help(spin).help(long)
+    }
 }

@@ -247,11 +247,15 @@ pub struct GenExpr {
     /// The factors when this is an `f32`/`f64` product, which contracts with
     /// an enclosing `+`/`-` into one fused multiply-add.
     product: Option<(Val, Val)>,
+    /// The literals (and literal NaNs and infinities) in source order: their
+    /// text and value, so that a test can pass them as run-time values.
+    pub leaves: Vec<(String, Val)>,
 }
 
 impl GenExpr {
     fn leaf(source: String, v: Val) -> GenExpr {
         GenExpr {
+            leaves: vec![(source.clone(), v)],
             source,
             ty: v.ty(),
             value: Ok(v),
@@ -288,6 +292,7 @@ impl GenExpr {
             value,
             nodes: 1 + parts.iter().map(|p| p.nodes).sum::<u32>(),
             product: None,
+            leaves: parts.iter().flat_map(|p| p.leaves.clone()).collect(),
         }
     }
 }

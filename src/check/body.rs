@@ -41,7 +41,7 @@ pub struct KernelCtx {
     /// E0308 for each cluster-scope group in a kernel without a cluster,
     /// held back until the body is checked: its fix to scope `cta` is
     /// offered only if no cluster-only operation uses the group.
-    pub cluster_scope_errors: Vec<(String, crate::barriers::error::BarrierError)>,
+    pub cluster_scope_errors: Vec<(String, CheckError)>,
     /// Names of groups whose declaration failed that a cluster-only
     /// operation (`arrive_remote`, `wait_cluster`, `test_cluster`) uses.
     pub cluster_ops_on_poisoned: std::collections::HashSet<String>,

@@ -2,9 +2,10 @@
 
 use super::body::{Binding, BodyChecker};
 use super::error::CheckError;
+use crate::ir::{BinOp, UnaryOp};
 use crate::ir::{Dim, Expr, ExprKind, Special};
 use crate::span::Span;
-use crate::syntax::ast::{self, BinOp, UnaryOp};
+use crate::syntax::ast;
 use crate::types::Scalar;
 
 /// Built-in values that are names on their own.
@@ -20,6 +21,38 @@ pub const BUILTIN_VALUES: &[&str] = &[
     "cluster_idx",
     "cluster_dim",
 ];
+
+/// The IR operator for a syntax operator: the IR has its own operators, so
+/// nothing after the checker depends on the AST.
+pub fn lower_binary(op: ast::BinOp) -> BinOp {
+    match op {
+        ast::BinOp::Add => BinOp::Add,
+        ast::BinOp::Sub => BinOp::Sub,
+        ast::BinOp::Mul => BinOp::Mul,
+        ast::BinOp::Div => BinOp::Div,
+        ast::BinOp::Rem => BinOp::Rem,
+        ast::BinOp::BitAnd => BinOp::BitAnd,
+        ast::BinOp::BitOr => BinOp::BitOr,
+        ast::BinOp::BitXor => BinOp::BitXor,
+        ast::BinOp::Shl => BinOp::Shl,
+        ast::BinOp::Shr => BinOp::Shr,
+        ast::BinOp::Eq => BinOp::Eq,
+        ast::BinOp::Ne => BinOp::Ne,
+        ast::BinOp::Lt => BinOp::Lt,
+        ast::BinOp::Le => BinOp::Le,
+        ast::BinOp::Gt => BinOp::Gt,
+        ast::BinOp::Ge => BinOp::Ge,
+        ast::BinOp::And => BinOp::And,
+        ast::BinOp::Or => BinOp::Or,
+    }
+}
+
+pub fn lower_unary(op: ast::UnaryOp) -> UnaryOp {
+    match op {
+        ast::UnaryOp::Neg => UnaryOp::Neg,
+        ast::UnaryOp::Not => UnaryOp::Not,
+    }
+}
 
 fn builtin_vector(name: &str, dim: Dim) -> Option<Special> {
     Some(match name {
@@ -90,13 +123,15 @@ impl BodyChecker<'_> {
                     None
                 }
             },
-            ast::ExprKind::Unary { op, operand } => self.unary(*op, operand, expected, e.span),
+            ast::ExprKind::Unary { op, operand } => {
+                self.unary(lower_unary(*op), operand, expected, e.span)
+            }
             ast::ExprKind::Binary {
                 op,
                 op_span,
                 lhs,
                 rhs,
-            } => self.binary(*op, *op_span, lhs, rhs, expected, e.span),
+            } => self.binary(lower_binary(*op), *op_span, lhs, rhs, expected, e.span),
             ast::ExprKind::Cast { expr, ty } => {
                 let target = super::globals::scalar_type(ty, &mut self.diags);
                 let inner = self.expr(expr, None)?;
@@ -354,7 +389,7 @@ impl BodyChecker<'_> {
             UnaryOp::Not => v.ty == Scalar::Bool || v.ty.is_int(),
         };
         if !ok {
-            let sym = if op == UnaryOp::Neg { "-" } else { "!" };
+            let sym = op.symbol();
             let note = match op {
                 UnaryOp::Neg if v.ty.is_int() => {
                     "unsigned values cannot be negated; subtract from zero or cast to a signed type"

@@ -138,7 +138,13 @@ impl BodyChecker<'_> {
                 op,
                 op_span,
                 value,
-            } => self.assign(place, *op, *op_span, value, s.span),
+            } => self.assign(
+                place,
+                op.map(super::exprs::lower_binary),
+                *op_span,
+                value,
+                s.span,
+            ),
             ast::StmtKind::If {
                 cond,
                 then_block,
@@ -239,7 +245,7 @@ impl BodyChecker<'_> {
     fn assign(
         &mut self,
         place: &ast::Expr,
-        op: Option<ast::BinOp>,
+        op: Option<ir::BinOp>,
         op_span: Span,
         value: &ast::Expr,
         span: Span,
@@ -263,7 +269,7 @@ impl BodyChecker<'_> {
             None => self.expr_as(value, place.elem)?,
         };
         if op.is_some_and(|o| o.is_shift()) {
-            self.check_operator(ast::BinOp::Shl, place.elem, op_span)?;
+            self.check_operator(ir::BinOp::Shl, place.elem, op_span)?;
         }
         Some(StmtKind::Store { place, op, value })
     }
@@ -271,7 +277,7 @@ impl BodyChecker<'_> {
     fn assign_name(
         &mut self,
         name: &ast::Ident,
-        op: Option<ast::BinOp>,
+        op: Option<ir::BinOp>,
         op_span: Span,
         value: &ast::Expr,
         span: Span,

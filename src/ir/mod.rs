@@ -29,13 +29,14 @@
 pub mod consteval;
 pub mod contract;
 pub mod layout;
+mod operator;
 pub mod print;
 pub mod visit;
 
 use crate::span::Span;
 use crate::types::Scalar;
 
-pub use crate::syntax::ast::{BinOp, UnaryOp};
+pub use operator::{BinOp, UnaryOp};
 
 macro_rules! id_type {
     ($(#[$doc:meta])* $name:ident) => {
@@ -256,6 +257,14 @@ pub struct BarrierGroup {
     pub count: u32,
     pub arrivals: u32,
     pub spans: BarrierSpans,
+}
+
+impl BarrierGroup {
+    /// The most barriers a group holds (E0311).
+    pub const MAX_COUNT: u32 = 64;
+    /// The largest arrival count of an mbarrier, in `mbarrier.init` and in
+    /// `mbarrier.arrive`'s count operand: 2^20 - 1 (E0306).
+    pub const MAX_ARRIVALS: u32 = (1 << 20) - 1;
 }
 
 /// Where each part of a barrier declaration is, for diagnostics.

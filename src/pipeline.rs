@@ -53,6 +53,11 @@ pub struct Compilation {
     pub loaded_by: Vec<(Span, FileId)>,
     /// Every resolved use of a name and its definition (for editors).
     pub references: Vec<check::Reference>,
+    /// A broken invariant inside the compiler (the PTX writer could not
+    /// write the checked module; in debug builds, the IR failed
+    /// verification): a bug in kdslc, which the driver reports as an
+    /// internal error (exit 3). `ptx` is then `None`.
+    pub internal_error: Option<String>,
 }
 
 impl Compilation {
@@ -109,6 +114,7 @@ fn compile_file_inner(root: SourceFile, bad_utf8: Option<BadUtf8>, opts: &Option
     // The barrier pass runs on what checked, errors elsewhere or not (see
     // `barriers::check`), so that every independent error is reported.
     diags.extend(barriers::check(&checked.module, &c.sources));
+    verify_in_debug(&checked.module, &diags, &mut c);
     c.module = Some(checked.module);
 
     drop_after_syntax_errors(&c.sources, &mut diags);
@@ -122,7 +128,7 @@ fn compile_file_inner(root: SourceFile, bad_utf8: Option<BadUtf8>, opts: &Option
     c.diagnostics = diags;
 
     // Only a module without errors is complete: nothing else is written.
-    if !opts.check_only && !c.failed(opts) {
+    if !opts.check_only && !c.failed(opts) && c.internal_error.is_none() {
         if let Some(module) = &c.module {
             let lineinfo = opts.lineinfo.then_some(&c.sources);
             let mapped = ptx::write_mapped(module, opts.target, lineinfo);
@@ -131,6 +137,27 @@ fn compile_file_inner(root: SourceFile, bad_utf8: Option<BadUtf8>, opts: &Option
         }
     }
     c
+}
+
+/// In debug builds (the tests), the IR the checker built must hold every
+/// invariant of `ir` ([`ir::verify`]): completely when nothing failed,
+/// partially otherwise. A failure is a compiler bug.
+fn verify_in_debug(module: &ir::Module, diags: &[Diagnostic], c: &mut Compilation) {
+    if !cfg!(debug_assertions) {
+        return;
+    }
+    let mode = if diags.iter().any(Diagnostic::is_error) {
+        ir::verify::Mode::Partial
+    } else {
+        ir::verify::Mode::Complete
+    };
+    if let Err(errors) = ir::verify::module(module, mode) {
+        let list: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
+        c.internal_error = Some(format!(
+            "the checker built IR that fails verification: {}",
+            list.join("; ")
+        ));
+    }
 }
 
 /// Where the parser recovered from a syntax error, the rest of that line

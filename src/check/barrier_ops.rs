@@ -141,6 +141,7 @@ impl BodyChecker<'_> {
                     kind,
                     ty: Scalar::Bool,
                     span,
+                    id: self.ids.expr(),
                 }));
             }
         };

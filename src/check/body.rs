@@ -84,6 +84,8 @@ pub struct BodyChecker<'a> {
     /// an `if` whose condition failed): the statement that holds them keeps
     /// them in its [`ir::StmtKind::Poisoned`].
     pub orphans: Vec<ir::Block>,
+    /// The ids of the IR nodes built so far ([`ir::Ids`]).
+    pub ids: ir::Ids,
 }
 
 impl<'a> BodyChecker<'a> {
@@ -107,6 +109,7 @@ impl<'a> BodyChecker<'a> {
             references: Vec::new(),
             named_groups: Vec::new(),
             orphans: Vec::new(),
+            ids: ir::Ids::default(),
         }
     }
 
@@ -155,6 +158,7 @@ impl<'a> BodyChecker<'a> {
         let body = ir::Body {
             locals: self.locals,
             block,
+            ids: self.ids,
         };
         (body, self.calls)
     }

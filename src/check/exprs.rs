@@ -91,6 +91,7 @@ impl BodyChecker<'_> {
                 kind: ExprKind::Const(crate::ir::Value::Bool(*b)),
                 ty: Scalar::Bool,
                 span: e.span,
+                id: self.ids.expr(),
             }),
             ast::ExprKind::Name(name) => self.name_value(name),
             ast::ExprKind::Field { base, field } => self.field(base, field, e.span),
@@ -101,6 +102,7 @@ impl BodyChecker<'_> {
                     kind: ExprKind::Load(Box::new(place)),
                     ty,
                     span: e.span,
+                    id: self.ids.expr(),
                 })
             }
             ast::ExprKind::Call { callee, args } => {
@@ -146,6 +148,7 @@ impl BodyChecker<'_> {
                     kind: ExprKind::Cast(Box::new(inner)),
                     ty: target,
                     span: e.span,
+                    id: self.ids.expr(),
                 })
             }
             ast::ExprKind::If {
@@ -189,6 +192,7 @@ impl BodyChecker<'_> {
                     kind: ExprKind::Local(id),
                     ty,
                     span,
+                    id: self.ids.expr(),
                 });
             }
             Some(Binding::Param(p)) => {
@@ -199,6 +203,7 @@ impl BodyChecker<'_> {
                         kind: ExprKind::Param(p),
                         ty,
                         span,
+                        id: self.ids.expr(),
                     }),
                     crate::ir::ParamType::Global { .. } => {
                         self.error(CheckError::IndexCount {
@@ -250,6 +255,7 @@ impl BodyChecker<'_> {
                 kind: ExprKind::Const(value),
                 ty,
                 span,
+                id: self.ids.expr(),
             });
         }
         let special = match name.name.as_str() {
@@ -322,6 +328,7 @@ impl BodyChecker<'_> {
             kind: ExprKind::Special(s),
             ty: Scalar::U32,
             span,
+            id: self.ids.expr(),
         })
     }
 
@@ -410,6 +417,7 @@ impl BodyChecker<'_> {
             kind: ExprKind::Unary(op, Box::new(v)),
             ty,
             span,
+            id: self.ids.expr(),
         })
     }
 
@@ -455,6 +463,7 @@ impl BodyChecker<'_> {
                 kind: ExprKind::Binary(op, Box::new(l?), Box::new(r?)),
                 ty: Scalar::Bool,
                 span,
+                id: self.ids.expr(),
             });
         }
         if op.is_shift() {
@@ -467,6 +476,7 @@ impl BodyChecker<'_> {
                 kind: ExprKind::Binary(op, Box::new(l), Box::new(r?)),
                 ty,
                 span,
+                id: self.ids.expr(),
             });
         }
         let want = if op.is_comparison() {
@@ -487,6 +497,7 @@ impl BodyChecker<'_> {
             kind: ExprKind::Binary(op, Box::new(l), Box::new(r)),
             ty,
             span,
+            id: self.ids.expr(),
         })
     }
 
@@ -519,6 +530,8 @@ impl BodyChecker<'_> {
     /// E0118 unless `op` applies to operands of type `ty`.
     pub fn check_operator(&mut self, op: BinOp, ty: Scalar, op_span: Span) -> Option<()> {
         use BinOp::*;
+        // The language's rules: narrower than the IR's domains
+        // (`ir::BinOp::applies_to`), which the writer defines more widely.
         let (ok, note) = match op {
             Add | Sub | Mul | Div => (
                 ty.is_int() || ty.is_float(),

@@ -107,7 +107,11 @@ impl BodyChecker<'_> {
         let blocks = self.orphans.split_off(orphans_mark.min(self.orphans.len()));
         let kind = match kind {
             Some(kind) => {
-                out.push(ir::Stmt { kind, span });
+                out.push(ir::Stmt {
+                    kind,
+                    span,
+                    id: self.ids.stmt(),
+                });
                 if blocks.is_empty() {
                     return;
                 }
@@ -121,7 +125,11 @@ impl BodyChecker<'_> {
                 StmtKind::Poisoned { groups, blocks }
             }
         };
-        out.push(ir::Stmt { kind, span });
+        out.push(ir::Stmt {
+            kind,
+            span,
+            id: self.ids.stmt(),
+        });
     }
 
     pub fn stmt(&mut self, s: &ast::Stmt, out: &mut Vec<ir::Stmt>) {
@@ -351,12 +359,14 @@ impl BodyChecker<'_> {
                     kind: ExprKind::Local(local),
                     ty,
                     span: name.span,
+                    id: self.ids.expr(),
                 };
                 self.mark_used(local);
                 Expr {
                     kind: ExprKind::Binary(op, Box::new(current), Box::new(rhs)),
                     ty,
                     span,
+                    id: self.ids.expr(),
                 }
             }
         };
@@ -438,6 +448,7 @@ impl BodyChecker<'_> {
                 kind: ExprKind::Const(Value::Int(1)),
                 ty: t,
                 span: var.span,
+                id: self.ids.expr(),
             }),
             (None, None) => None,
         };

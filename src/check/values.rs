@@ -200,6 +200,7 @@ impl BodyChecker<'_> {
             },
             ty,
             span,
+            id: self.ids.expr(),
         })
     }
 

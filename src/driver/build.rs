@@ -166,6 +166,9 @@ pub fn compile(file: &Path, opts: &Options, reporter: &mut Reporter) -> Result<C
     if c.failed(opts) {
         return Err(Fail::Exit(1));
     }
+    if let Some(e) = &c.internal_error {
+        return Err(Fail::Internal(e.clone()));
+    }
     Ok(c)
 }
 

@@ -1,6 +1,8 @@
 //! The IR's operators. The checker lowers the syntax's operators to these
 //! (`check::exprs`), so nothing after it depends on the AST.
 
+use crate::types::Scalar;
+
 /// A binary operator. `&&` and `||` short-circuit; every other operator
 /// evaluates both operands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -72,6 +74,23 @@ impl BinOp {
 
     pub fn is_bitwise(self) -> bool {
         matches!(self, BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor)
+    }
+
+    /// Does the operator apply to (left) operands of type `ty` in the IR?
+    /// The IR's domains are those the PTX writer defines, wider than the
+    /// language's (the checker's E0118): `%` on floats (`x` minus
+    /// `trunc(x / y)` times `y`) and ordering comparisons on `bool`
+    /// (`false < true`) are IR a pass may produce, though no program can
+    /// write them.
+    pub fn applies_to(self, ty: Scalar) -> bool {
+        use BinOp::*;
+        match self {
+            Add | Sub | Mul | Div | Rem => ty.is_int() || ty.is_float(),
+            Shl | Shr => ty.is_int(),
+            BitAnd | BitOr | BitXor => ty.is_int() || ty == Scalar::Bool,
+            Eq | Ne | Lt | Le | Gt | Ge => true,
+            And | Or => ty == Scalar::Bool,
+        }
     }
 }
 

@@ -202,7 +202,7 @@ pub fn walk_parity<'ir, V: Visit<'ir> + ?Sized>(
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 /// True when `b` nests deeper than `limit` levels (each statement and
 /// expression counts one). The walk stops `limit` levels down, so it is

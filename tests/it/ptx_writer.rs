@@ -8,10 +8,13 @@ use crate::ptx_build::*;
 use kdsl::ir::{AtomicOp, BarrierOpKind, Dim::*, Kernel, Module, Parity, Special::*, StmtKind};
 use kdsl::target::Target;
 
-/// Writes `m` for `t` and, when ptxas is available, assembles it for the
+/// Verifies `m` ([`kdsl::ir::verify`]), writes it for `t` and, when ptxas is available, assembles it for the
 /// same architecture; returns the PTX.
 #[track_caller]
 fn assemble(m: &Module, t: Target) -> String {
+    if let Err(errors) = kdsl::ir::verify::module(m, kdsl::ir::verify::Mode::Complete) {
+        panic!("the hand-built module fails verification:\n{errors:#?}");
+    }
     let text = kdsl::ptx::write(m, t);
     if let Some(p) = ptxas::require_ptxas() {
         if let Err(e) = ptxas::assemble(&p, &text, t.name()) {

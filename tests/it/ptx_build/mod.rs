@@ -11,16 +11,15 @@ use kdsl::types::Scalar;
 pub use kdsl::ir::{BinOp, Dim, MathFn, Scope, Special, UnaryOp, WarpOp};
 pub use kdsl::types::Scalar::*;
 
+/// A span for hand-built nodes: present (non-empty), as the verifier
+/// wants every span.
 fn sp() -> Span {
-    Span::default()
+    Span::new(kdsl::span::FileId(0), 0, 1)
 }
 
+/// An expression; its id is given when the body is built ([`Body::new`]).
 pub fn ex(kind: ExprKind, ty: Scalar) -> Expr {
-    Expr {
-        kind,
-        ty,
-        span: sp(),
-    }
+    Expr::new(kind, ty, sp())
 }
 
 pub fn int(v: i128, ty: Scalar) -> Expr {
@@ -193,7 +192,7 @@ pub fn rplace(array: SharedId, rank: Expr, indices: Vec<Expr>, elem: Scalar) -> 
 }
 
 pub fn st(kind: StmtKind) -> Stmt {
-    Stmt { kind, span: sp() }
+    Stmt::new(kind, sp())
 }
 
 pub fn block(stmts: Vec<Stmt>) -> Block {
@@ -380,10 +379,7 @@ impl KernelBuilder {
             cluster: self.cluster,
             shared: self.shared,
             barriers: self.barriers,
-            body: Body {
-                locals: self.locals,
-                block: block(stmts),
-            },
+            body: Body::new(self.locals, block(stmts)),
         }
     }
 }
@@ -433,10 +429,7 @@ impl FunctionBuilder {
             span: sp(),
             params: self.params,
             ret: self.ret,
-            body: Body {
-                locals: self.locals,
-                block: block(stmts),
-            },
+            body: Body::new(self.locals, block(stmts)),
         }
     }
 }

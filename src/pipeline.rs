@@ -10,7 +10,7 @@ use crate::source::{SourceFile, SourceMap};
 use crate::span::{FileId, Span};
 use crate::syntax::ast;
 use crate::target::Target;
-use crate::{barriers, check, ir, ptx, syntax};
+use crate::{analysis, barriers, check, ir, ptx, syntax};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -111,9 +111,11 @@ fn compile_file_inner(root: SourceFile, bad_utf8: Option<BadUtf8>, opts: &Option
     let checked = check::check_with_references(&c.sources, &c.files, &c.loaded_by, opts.target);
     c.references = checked.references;
     diags.extend(checked.diagnostics);
-    // The barrier pass runs on what checked, errors elsewhere or not (see
+    // The facts every later stage reads, computed once; then the barrier
+    // pass, on what checked, errors elsewhere or not (see
     // `barriers::check`), so that every independent error is reported.
-    diags.extend(barriers::check(&checked.module, &c.sources));
+    let info = analysis::analyze(&checked.module);
+    diags.extend(barriers::check(&checked.module, &info, &c.sources));
     verify_in_debug(&checked.module, &diags, &mut c);
     c.module = Some(checked.module);
 
@@ -131,9 +133,15 @@ fn compile_file_inner(root: SourceFile, bad_utf8: Option<BadUtf8>, opts: &Option
     if !opts.check_only && !c.failed(opts) && c.internal_error.is_none() {
         if let Some(module) = &c.module {
             let lineinfo = opts.lineinfo.then_some(&c.sources);
-            let mapped = ptx::write_mapped(module, opts.target, lineinfo);
-            c.ptx = Some(mapped.text);
-            c.ptx_line_spans = mapped.spans;
+            match ptx::write_mapped(module, &info, opts.target, lineinfo) {
+                Ok(mapped) => {
+                    c.ptx = Some(mapped.text);
+                    c.ptx_line_spans = mapped.spans;
+                }
+                // A module without errors that the writer cannot write is
+                // kdslc's bug, not the program's.
+                Err(e) => c.internal_error = Some(e.describe(&c.sources)),
+            }
         }
     }
     c

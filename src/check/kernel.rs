@@ -6,7 +6,7 @@ use super::error::CheckError;
 use super::globals::{resolve_type, Globals};
 use crate::diagnostics::Diagnostic;
 use crate::ir::layout::{self, ParamLayout, SharedDecl, SharedLayout, SHARED_LIMIT};
-use crate::ir::{self, consteval, BarrierId, FuncId, ParamId, SharedId};
+use crate::ir::{self, consteval, BarrierId, ParamId, SharedId};
 use crate::source::SourceMap;
 use crate::span::Span;
 use crate::syntax::ast;
@@ -26,7 +26,7 @@ pub fn check_kernel(
     k: &ast::KernelItem,
     diags: &mut Vec<Diagnostic>,
     references: &mut Vec<super::Reference>,
-) -> (ir::Kernel, Vec<(FuncId, Span)>) {
+) -> ir::Kernel {
     let mut c = BodyChecker::new(g, sources, target);
     if let Some(why) = crate::ptx::names::kernel_name_problem(&k.name.name) {
         c.error(CheckError::KernelName {
@@ -82,7 +82,9 @@ pub fn check_kernel(
         }
         c.push_diag(e.into_diagnostic());
     }
-    let (body, calls) = c.finish_body(block, diags, references);
+    // The calls a kernel makes matter only to the analysis, which reads
+    // them from the IR.
+    let (body, _calls) = c.finish_body(block, diags, references);
     let kernel = ir::Kernel {
         name: k.name.name.clone(),
         name_span: k.name.span,
@@ -96,7 +98,7 @@ pub fn check_kernel(
     };
     diags.extend(shared_memory_limit(&kernel));
     diags.extend(parameter_space(&kernel));
-    (kernel, calls)
+    kernel
 }
 
 /// E0122, once per kernel: the layout the PTX writer emits

@@ -150,11 +150,10 @@ impl Ids {
 /// A whole compiled file: its device functions and kernels.
 #[derive(Clone, Debug, Default)]
 pub struct Module {
-    /// Device functions, indexed by [`FuncId`] (declaration order).
+    /// Device functions, indexed by [`FuncId`] (declaration order); the
+    /// order they are written in, callees first, is a fact of the analysis
+    /// (`analysis::ModuleInfo::call_order`).
     pub functions: Vec<Function>,
-    /// The functions the kernels use, callees before callers (the call graph
-    /// has no cycles: recursion is an error). Emit `.func`s in this order.
-    pub function_order: Vec<FuncId>,
     pub kernels: Vec<Kernel>,
 }
 

@@ -305,7 +305,6 @@ fn prints_functions_calls_and_if_expressions() {
     };
     let m = Module {
         functions: vec![f],
-        function_order: vec![FuncId(0)],
         kernels: vec![k],
     };
     let expected = "\

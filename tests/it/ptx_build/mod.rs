@@ -434,10 +434,21 @@ impl FunctionBuilder {
     }
 }
 
+/// The PTX of `m` for `t`, with the facts the analysis finds in it.
+pub fn try_write(m: &Module, t: kdsl::target::Target) -> Result<String, kdsl::ptx::Error> {
+    let info = kdsl::analysis::analyze(m);
+    kdsl::ptx::write(m, &info, t)
+}
+
+/// [`try_write`], for modules the writer must accept.
+#[track_caller]
+pub fn write(m: &Module, t: kdsl::target::Target) -> String {
+    try_write(m, t).unwrap_or_else(|e| panic!("the writer rejected the module: {e}"))
+}
+
 pub fn module(kernels: Vec<Kernel>) -> Module {
     Module {
         functions: Vec::new(),
-        function_order: Vec::new(),
         kernels,
     }
 }

@@ -294,7 +294,7 @@ impl Writer<'_> {
                 let (par, mask) = self.parity_operand(&t, parity)?;
                 self.wait_loop(&t.addr, &par, false);
                 if let Some(mask) = mask {
-                    self.flip_parity(mask, &t, None);
+                    self.flip_parity(mask, &t, None)?;
                 }
             }
             BarrierOpKind::WaitCluster { parity } => {
@@ -303,7 +303,7 @@ impl Writer<'_> {
                 self.need(8, 0);
                 self.wait_loop(&t.addr, &par, true);
                 if let Some(mask) = mask {
-                    self.flip_parity(mask, &t, None);
+                    self.flip_parity(mask, &t, None)?;
                 }
             }
         }
@@ -352,7 +352,7 @@ impl Writer<'_> {
             );
         }
         if let Some(mask) = mask {
-            self.flip_parity(mask, &t, Some(p));
+            self.flip_parity(mask, &t, Some(p))?;
         }
         Ok(Operand::Reg(p))
     }
@@ -383,13 +383,16 @@ impl Writer<'_> {
     }
 
     /// Flips the barrier's bit in its group's parity mask (under `guard`).
-    fn flip_parity(&mut self, mask: Reg, t: &Mbar, guard: Option<Reg>) {
+    fn flip_parity(&mut self, mask: Reg, t: &Mbar, guard: Option<Reg>) -> Result<()> {
         let wide = mask.class == Class::B64;
         let b = if wide { "b64" } else { "b32" };
         let bit = match t.index {
-            // Below the group's count, at most 64 (checked by
-            // `barrier_target` and `init_barriers`).
-            Index::Const(i) => Operand::imm(format!("0x{:X}", 1u64 << (i & 63))),
+            // Below the group's count, at most 64 (`barrier_target` and
+            // `init_barriers` check both).
+            Index::Const(i) => match 1u64.checked_shl(i) {
+                Some(bit) => Operand::imm(format!("0x{bit:X}")),
+                None => return Err(self.invalid(format!("a parity bit for barrier {i}"))),
+            },
             Index::Reg(i) => {
                 let r = self.reg(if wide { Class::B64 } else { Class::B32 });
                 emit!(self, "shl.{} {}, 1, {};", b, r, i);
@@ -398,6 +401,7 @@ impl Writer<'_> {
         };
         let g = guard.map(|p| format!("@{p} ")).unwrap_or_default();
         emit!(self, "{}xor.{} {}, {}, {};", g, b, mask, mask, bit);
+        Ok(())
     }
 
     /// Spins until the phase with parity `par` of the barrier at `addr` has

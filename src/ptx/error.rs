@@ -74,3 +74,31 @@ impl Error {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::SourceFile;
+
+    #[test]
+    fn errors_say_where_with_the_source_map() {
+        let mut sources = SourceMap::new();
+        let file = sources.add(SourceFile::new("k.kdsl", None, "kernel k() {\n  x;\n}\n"));
+        let e = Error {
+            item: "kernel k".into(),
+            span: Some(Span::new(file, 15, 16)),
+            kind: ErrorKind::NeedsSm90 {
+                what: "copy_async".into(),
+                target: Target::Sm80,
+            },
+        };
+        assert_eq!(
+            e.describe(&sources),
+            "cannot write PTX for kernel k at k.kdsl:2:3: copy_async requires sm_90 or newer (compiling for sm_80)"
+        );
+        assert_eq!(
+            e.to_string(),
+            "cannot write PTX for kernel k: copy_async requires sm_90 or newer (compiling for sm_80) (at bytes 15..16 of file 0)"
+        );
+    }
+}

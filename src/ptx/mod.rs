@@ -91,13 +91,10 @@ pub fn write_mapped(
         ) else {
             return Err(stale(format!("function {} in the call order", id.0)));
         };
-        if let Some(callee) = fi
-            .body
-            .usage
-            .calls
-            .iter()
-            .find(|c| !written.get(c.index()).copied().unwrap_or(false))
-        {
+        if let Some(callee) = fi.body.usage.calls.iter().find(|c| {
+            module.functions.get(c.index()).is_some()
+                && !written.get(c.index()).copied().unwrap_or(false)
+        }) {
             let callee = module
                 .functions
                 .get(callee.index())
@@ -119,13 +116,12 @@ pub fn write_mapped(
         body.push("\n", None);
     }
     for (k, ki) in module.kernels.iter().zip(&info.kernels) {
-        if let Some(f) = ki
-            .body
-            .usage
-            .calls
-            .iter()
-            .find(|c| !written.get(c.index()).copied().unwrap_or(false))
-        {
+        // (A call of a function that does not exist is the kernel writer's
+        // error, at the call.)
+        if let Some(f) = ki.body.usage.calls.iter().find(|c| {
+            module.functions.get(c.index()).is_some()
+                && !written.get(c.index()).copied().unwrap_or(false)
+        }) {
             return Err(stale(format!(
                 "kernel `{}` calls function {}, which is not in the call order",
                 k.name, f.0

@@ -1227,3 +1227,152 @@ fn dump_for_review() {
         std::fs::write(format!("{dir}/{name}.ptx"), write(&m, Target::Sm90)).unwrap();
     }
 }
+
+// ---------------------------------------------------------------- exact uniformity
+
+/// `cluster_sync()` is `.aligned` exactly where the uniformity analysis
+/// (the one behind W0320) shows that every thread of the CTA runs it.
+#[test]
+fn cluster_sync_is_aligned_where_every_thread_runs_it() {
+    let src = "kernel k(out: global mut [u32], n: u32) block(64) cluster(2) {
+    cluster_sync();
+    if n > 4 { cluster_sync(); }
+    for i in 0..n { cluster_sync(); }
+    if block_idx.x == 0 && n < 9 { cluster_sync(); }
+    if thread_idx.x < 32 { cluster_sync(); }
+    let mut m = n;
+    if lane_id == 0 { m = 1; }
+    while m > 0 { cluster_sync(); m = m - 1; }
+    if thread_idx.x == 3 { return; }
+    cluster_sync();
+    out[thread_idx.x] = n;
+}";
+    let c = kdsl::compile_str("aligned.kdsl", src, &kdsl::Options::default());
+    let text = c
+        .ptx
+        .clone()
+        .unwrap_or_else(|| panic!("{:#?}", c.diagnostics));
+    let arrives: Vec<bool> = lines_with(&text, "barrier.cluster.arrive.release")
+        .iter()
+        .map(|l| l.ends_with(".aligned;"))
+        .collect();
+    // Entry sync (relaxed) not counted; the seven `cluster_sync()`s in
+    // order: top level, under a parameter, in a uniform loop, under
+    // `block_idx`, under `thread_idx`, in a loop whose count `lane_id`
+    // made vary, after a return some threads took.
+    assert_eq!(
+        arrives,
+        vec![true, true, true, true, false, false, false],
+        "{text}"
+    );
+    let waits = lines_with(&text, "barrier.cluster.wait.acquire");
+    assert_eq!(
+        waits.iter().filter(|l| l.ends_with(".aligned;")).count(),
+        4,
+        "{text}"
+    );
+    // Three W0320s: the divergent ones.
+    let w0320 = c.diagnostics.iter().filter(|d| d.code == "W0320").count();
+    assert_eq!(w0320, 3, "{:#?}", c.diagnostics);
+    if let Some(p) = ptxas::require_ptxas() {
+        if let Err(e) = ptxas::assemble(&p, &text, "sm_90") {
+            panic!("ptxas rejected:\n{e}");
+        }
+    }
+}
+
+// ---------------------------------------------------------------- errors, not comments
+
+/// IR that breaks an invariant is an error naming what is wrong: before,
+/// the writer emitted a comment, clamped the value or invented a register.
+#[test]
+fn invalid_ir_is_an_error_not_a_comment() {
+    use kdsl::ir::{BarrierId, ExprKind, FuncId, LocalId, Stmt};
+    let plain = |stmts: Vec<Stmt>| KernelBuilder::new("k").finish(stmts);
+    let group = |count: u32, arrivals: u32, index: u32| {
+        let mut k = KernelBuilder::new("k");
+        let b = k.barrier("b", Scope::Cta, count, arrivals);
+        k.finish(vec![bop(
+            BarrierOpKind::Arrive { count: None },
+            bref(b, Some(u32c(index))),
+        )])
+    };
+    let shared_indices = {
+        let mut k = KernelBuilder::new("k");
+        let a = k.shared("a", F32, &[4, 4]);
+        let out = k.global("out", F32, true);
+        k.finish(vec![store(
+            gplace(out, u32c(0), F32),
+            load(splace(a, vec![tid(X)], F32)),
+        )])
+    };
+    let atomic_without_value = {
+        let mut k = KernelBuilder::new("k");
+        let out = k.global("out", U32, true);
+        k.finish(vec![expr_stmt(atomic(
+            AtomicOp::Add,
+            gplace(out, u32c(0), U32),
+            vec![],
+        ))])
+    };
+    let cases: Vec<(Kernel, &str)> = vec![
+        (plain(vec![st(StmtKind::Break)]), "outside a loop"),
+        (
+            plain(vec![st(StmtKind::Poisoned {
+                groups: vec![],
+                blocks: vec![],
+            })]),
+            "failed to check",
+        ),
+        (group(1, 0, 0), "expects 0 arrivals"),
+        (group(1, (1 << 20) + 5, 0), "expects 1048581 arrivals"),
+        (group(65, 1, 0), "holds 65 barriers"),
+        (group(2, 1, 7), "index 7 of `b` of 2 barriers"),
+        (
+            plain(vec![st(StmtKind::Call {
+                func: FuncId(3),
+                args: vec![],
+            })]),
+            "function 3 does not exist",
+        ),
+        (
+            plain(vec![expr_stmt(ex(ExprKind::Local(LocalId(9)), U32))]),
+            "local 9 does not exist",
+        ),
+        (shared_indices, "1 indices for `a` of 2 dimensions"),
+        (atomic_without_value, "with 0 operands"),
+        (
+            plain(vec![bop(
+                BarrierOpKind::Arrive { count: None },
+                bref(BarrierId(4), None),
+            )]),
+            "barrier group 4 does not exist",
+        ),
+    ];
+    for (k, what) in cases {
+        let e = try_write(&one(k), Target::Sm90).expect_err(what);
+        assert!(
+            matches!(&e.kind, kdsl::ptx::ErrorKind::InvalidIr(m) if m.contains(what)),
+            "expected `{what}`, got: {e}"
+        );
+        assert_eq!(e.item, "kernel k");
+    }
+}
+
+/// Facts computed from one module do not describe another.
+#[test]
+fn facts_of_another_module_are_an_error() {
+    let info = kdsl::analysis::analyze(&one(saxpy()));
+    let e = kdsl::ptx::write(&module(vec![]), &info, Target::Sm90).unwrap_err();
+    assert!(matches!(e.kind, kdsl::ptx::ErrorKind::StaleInfo(_)), "{e}");
+    // Same shape, another body.
+    let mut grown = one(saxpy());
+    let k = &mut grown.kernels[0];
+    let span = k.span;
+    let extra = k.body.stmt(StmtKind::SyncThreads, span);
+    k.body.block.stmts.push(extra);
+    let e = kdsl::ptx::write(&grown, &info, Target::Sm90).unwrap_err();
+    assert!(matches!(e.kind, kdsl::ptx::ErrorKind::StaleInfo(_)), "{e}");
+    let fresh = kdsl::analysis::analyze(&grown);
+    assert!(kdsl::ptx::write(&grown, &fresh, Target::Sm90).is_ok());
+}

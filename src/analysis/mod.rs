@@ -94,7 +94,11 @@ pub struct BodyInfo {
     /// What the body uses.
     pub usage: Usage,
     stmts: Vec<Divergence>,
-    exprs: Vec<ExprFacts>,
+    /// Per expression: [`ExprFacts`] flags.
+    expr_flags: Vec<u8>,
+    /// Per expression: where it is evaluated (two tables rather than one
+    /// of pairs: 5 bytes an expression instead of 8).
+    expr_divergence: Vec<Divergence>,
     /// The conditions that make control flow divergent, which
     /// [`Divergence`] refers to by index (a 4-byte fact instead of a span).
     conds: Vec<Span>,
@@ -108,12 +112,8 @@ pub struct BodyInfo {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Divergence(u32);
 
-/// Facts about one expression.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct ExprFacts {
-    flags: u8,
-    divergence: Divergence,
-}
+/// The flags of an expression.
+struct ExprFacts;
 
 impl ExprFacts {
     /// Its value may differ between the threads of a CTA.
@@ -127,14 +127,7 @@ impl ExprFacts {
 
     /// What is assumed of an expression the analyses did not see: nothing
     /// good (varying, may assign, not speculatable).
-    const UNKNOWN: ExprFacts = ExprFacts {
-        flags: ExprFacts::VARYING | ExprFacts::MAY_ASSIGN,
-        divergence: Divergence(0),
-    };
-
-    fn has(self, flag: u8) -> bool {
-        self.flags & flag != 0
-    }
+    const UNKNOWN: u8 = ExprFacts::VARYING | ExprFacts::MAY_ASSIGN;
 }
 
 impl BodyInfo {
@@ -144,7 +137,8 @@ impl BodyInfo {
         BodyInfo {
             usage: Usage::default(),
             stmts: vec![Divergence(0); body.ids.stmts()],
-            exprs: vec![ExprFacts::UNKNOWN; body.ids.exprs()],
+            expr_flags: vec![ExprFacts::UNKNOWN; body.ids.exprs()],
+            expr_divergence: vec![Divergence(0); body.ids.exprs()],
             conds: Vec::new(),
             varying_locals: vec![false; body.locals.len()],
         }
@@ -154,7 +148,8 @@ impl BodyInfo {
     /// computed from this body, not from an earlier version of it).
     pub fn fits(&self, body: &ir::Body) -> bool {
         self.stmts.len() == body.ids.stmts()
-            && self.exprs.len() == body.ids.exprs()
+            && self.expr_flags.len() == body.ids.exprs()
+            && self.expr_divergence.len() == body.ids.exprs()
             && self.varying_locals.len() == body.locals.len()
     }
 
@@ -164,11 +159,11 @@ impl BodyInfo {
             .copied()
     }
 
-    fn expr(&self, e: ExprId) -> ExprFacts {
-        self.exprs
-            .get(e.index())
-            .copied()
-            .unwrap_or(ExprFacts::UNKNOWN)
+    /// Whether expression `e` has `flag` (unknown expressions: the
+    /// pessimistic [`ExprFacts::UNKNOWN`]).
+    fn has(&self, e: ExprId, flag: u8) -> bool {
+        let flags = self.expr_flags.get(e.index()).copied();
+        flags.unwrap_or(ExprFacts::UNKNOWN) & flag != 0
     }
 
     /// The condition under which only some threads of a CTA run statement
@@ -186,15 +181,15 @@ impl BodyInfo {
     /// condition inside the statement (the left side of `&&`/`||`, an `if`
     /// expression's condition).
     pub fn expr_divergence(&self, e: ExprId) -> Option<Span> {
-        match self.exprs.get(e.index()) {
-            Some(f) => self.cond(f.divergence),
+        match self.expr_divergence.get(e.index()) {
+            Some(d) => self.cond(*d),
             None => Some(Span::default()),
         }
     }
 
     /// May the value of `e` differ between the threads of a CTA?
     pub fn varies(&self, e: ExprId) -> bool {
-        self.expr(e).has(ExprFacts::VARYING)
+        self.has(e, ExprFacts::VARYING)
     }
 
     /// May local `l` hold different values in different threads?
@@ -204,12 +199,12 @@ impl BodyInfo {
 
     /// May evaluating `e` assign a local (run statements)?
     pub fn may_assign(&self, e: ExprId) -> bool {
-        self.expr(e).has(ExprFacts::MAY_ASSIGN)
+        self.has(e, ExprFacts::MAY_ASSIGN)
     }
 
     /// Can `e` be evaluated where the source would not evaluate it?
     pub fn speculatable(&self, e: ExprId) -> bool {
-        self.expr(e).has(ExprFacts::SPECULATABLE)
+        self.has(e, ExprFacts::SPECULATABLE)
     }
 }
 

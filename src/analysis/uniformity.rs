@@ -33,11 +33,11 @@
 //! summary ([`Summary`]) tells callers whether its result varies and which
 //! CTA-wide barrier it runs.
 
+use super::usage::SyncCall;
 use super::{BodyInfo, Divergence, ExprFacts, FunctionInfo, Sync};
-use crate::ir::visit::{self, Visit};
 use crate::ir::{
-    BarrierOpKind, BinOp, Block, Body, Expr, ExprId, ExprKind, FuncId, LocalId, Parity, Place,
-    PlaceKind, Special, Stmt, StmtId, StmtKind,
+    BarrierOpKind, BinOp, Block, Body, Expr, ExprId, ExprKind, LocalId, Parity, Place, PlaceKind,
+    Special, Stmt, StmtId, StmtKind,
 };
 use crate::span::Span;
 use std::collections::HashMap;
@@ -54,7 +54,7 @@ pub struct Summary {
 /// Finds the uniformity facts of `body` into `info` (whose usage and flags
 /// [`super::usage`] found), given what is known of the functions it calls.
 pub fn analyze(body: &Body, info: &mut BodyInfo, callees: &[FunctionInfo]) -> Summary {
-    let sync = find_sync(body, callees);
+    let sync = find_sync(info, callees);
     let mut a = Analyzer {
         info,
         callees,
@@ -83,40 +83,14 @@ pub fn analyze(body: &Body, info: &mut BodyInfo, callees: &[FunctionInfo]) -> Su
 
 /// The CTA-wide barrier a body runs, directly or through a call: the first
 /// in source order.
-fn find_sync(body: &Body, callees: &[FunctionInfo]) -> Option<Sync> {
-    struct Find<'c> {
-        callees: &'c [FunctionInfo],
-        found: Option<Sync>,
-    }
-    impl Find<'_> {
-        fn call(&self, f: FuncId) -> Option<Sync> {
-            self.callees.get(f.index()).and_then(|c| c.sync)
-        }
-    }
-    impl<'ir> Visit<'ir> for Find<'_> {
-        fn visit_stmt(&mut self, s: &'ir Stmt) {
-            let found = match &s.kind {
-                StmtKind::SyncThreads => Some(Sync::Threads),
-                StmtKind::ClusterSync => Some(Sync::Cluster),
-                StmtKind::Call { func, .. } => self.call(*func),
-                _ => None,
-            };
-            self.found = self.found.or(found);
-            visit::walk_stmt(self, s);
-        }
-        fn visit_expr(&mut self, e: &'ir Expr) {
-            if let ExprKind::Call { func, .. } = &e.kind {
-                self.found = self.found.or(self.call(*func));
-            }
-            visit::walk_expr(self, e);
-        }
-    }
-    let mut f = Find {
-        callees,
-        found: None,
-    };
-    f.visit_block(&body.block);
-    f.found
+fn find_sync(info: &BodyInfo, callees: &[FunctionInfo]) -> Option<Sync> {
+    info.usage
+        .sync_sites
+        .iter()
+        .find_map(|site| match site.what {
+            SyncCall::Barrier(s) => Some(s),
+            SyncCall::Call(f) => callees.get(f.index()).and_then(|c| c.sync),
+        })
 }
 
 fn thread_dependent(s: Special) -> bool {
@@ -206,10 +180,10 @@ impl Analyzer<'_, '_> {
 
     /// Expression `id` runs under `cond`, unless an earlier cause was found.
     fn diverge_expr(&mut self, id: ExprId, cond: Span) {
-        if self.info.exprs.get(id.index()).map(|f| f.divergence) == Some(Divergence(0)) {
+        if self.info.expr_divergence.get(id.index()) == Some(&Divergence(0)) {
             let d = self.divergence(cond);
-            if let Some(f) = self.info.exprs.get_mut(id.index()) {
-                f.divergence = d;
+            if let Some(slot) = self.info.expr_divergence.get_mut(id.index()) {
+                *slot = d;
             }
         }
     }
@@ -427,10 +401,10 @@ impl Analyzer<'_, '_> {
             None => self.convergent.push(Site::Expr(e.id)),
         }
         let varies = self.value(e, div);
-        if let Some(f) = self.info.exprs.get_mut(e.id.index()) {
+        if let Some(f) = self.info.expr_flags.get_mut(e.id.index()) {
             // Computed again each round, from the locals known to vary; the
             // last round's is final.
-            f.flags = (f.flags & !ExprFacts::VARYING) | if varies { ExprFacts::VARYING } else { 0 };
+            *f = (*f & !ExprFacts::VARYING) | if varies { ExprFacts::VARYING } else { 0 };
         }
         varies
     }

@@ -5,12 +5,13 @@
 //! the same walk: whether evaluating it may assign a local, and whether it
 //! may be evaluated speculatively.
 
-use super::{BodyInfo, ExprFacts};
+use super::{BodyInfo, ExprFacts, Sync};
 use crate::ir::visit::{self, Visit};
 use crate::ir::{
-    BarrierId, BarrierOpKind, BarrierRef, Body, Dim, Expr, ExprKind, FuncId, Parity, Place,
-    PlaceKind, SharedId, Special, Stmt, StmtKind,
+    BarrierId, BarrierOpKind, BarrierRef, Body, Dim, Expr, ExprId, ExprKind, FuncId, Parity, Place,
+    PlaceKind, SharedId, Special, Stmt, StmtId, StmtKind,
 };
+use crate::span::Span;
 use std::collections::HashSet;
 
 #[derive(Clone, Debug, Default)]
@@ -33,6 +34,32 @@ pub struct Usage {
     pub dyn_shared: Vec<SharedId>,
     /// Barrier groups referenced with a run-time index.
     pub dyn_barriers: Vec<BarrierId>,
+    /// Where the body may run a CTA-wide barrier, in source order: each
+    /// `sync_threads()`, `cluster_sync()` and call of a function (which
+    /// runs one when its callee does, `FunctionInfo::sync`).
+    pub sync_sites: Vec<SyncSite>,
+}
+
+/// A node that may run a CTA-wide barrier.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SyncSite {
+    pub node: Node,
+    pub span: Span,
+    pub what: SyncCall,
+}
+
+/// A statement or an expression of a body.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Node {
+    Stmt(StmtId),
+    Expr(ExprId),
+}
+
+/// What a [`SyncSite`] runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SyncCall {
+    Barrier(Sync),
+    Call(FuncId),
 }
 
 /// An entry of one of [`Usage`]'s lists.
@@ -81,7 +108,7 @@ impl Walk {
     /// The flags of expression `e`, from its children's (already set: the
     /// walk sets a node's after its children's).
     fn flags(&self, e: &Expr) -> u8 {
-        let child = |x: &Expr, flag: u8| self.info.expr(x.id).has(flag);
+        let child = |x: &Expr, flag: u8| self.info.has(x.id, flag);
         let mut may_assign = false;
         let mut speculatable = true;
         for_each_child(e, &mut |x| {
@@ -187,6 +214,19 @@ fn is_dynamic(e: &Expr) -> bool {
 // its children's.
 impl<'ir> Visit<'ir> for Walk {
     fn visit_stmt(&mut self, s: &'ir Stmt) {
+        let sync = match &s.kind {
+            StmtKind::SyncThreads => Some(SyncCall::Barrier(Sync::Threads)),
+            StmtKind::ClusterSync => Some(SyncCall::Barrier(Sync::Cluster)),
+            StmtKind::Call { func, .. } => Some(SyncCall::Call(*func)),
+            _ => None,
+        };
+        if let Some(what) = sync {
+            self.info.usage.sync_sites.push(SyncSite {
+                node: Node::Stmt(s.id),
+                span: s.span,
+                what,
+            });
+        }
         match &s.kind {
             StmtKind::Call { func, .. } => self.add_call(*func),
             StmtKind::Barrier(op) if matches!(op.kind, BarrierOpKind::ArriveRemote { .. }) => {
@@ -243,14 +283,21 @@ impl<'ir> Visit<'ir> for Walk {
                 }
                 self.add_special(*s);
             }
-            ExprKind::Call { func, .. } => self.add_call(*func),
+            ExprKind::Call { func, .. } => {
+                self.add_call(*func);
+                self.info.usage.sync_sites.push(SyncSite {
+                    node: Node::Expr(e.id),
+                    span: e.span,
+                    what: SyncCall::Call(*func),
+                });
+            }
             _ => {}
         }
         visit::walk_expr(self, e);
         let flags = self.flags(e);
-        if let Some(facts) = self.info.exprs.get_mut(e.id.index()) {
+        if let Some(f) = self.info.expr_flags.get_mut(e.id.index()) {
             // Uniformity is not known yet: varying until it is found.
-            facts.flags = flags | ExprFacts::VARYING;
+            *f = flags | ExprFacts::VARYING;
         }
     }
 }

@@ -644,11 +644,13 @@ pub enum ExprKind {
     /// `select(cond, a, b)`: evaluates all three.
     Select(Box<Expr>, Box<Expr>, Box<Expr>),
     /// `if cond { then_block; then_value } else { ... }`: evaluates one branch.
+    /// (The blocks are boxed: inline they would make every expression as
+    /// large as two blocks.)
     If {
         cond: Box<Expr>,
-        then_block: Block,
+        then_block: Box<Block>,
         then_value: Box<Expr>,
-        else_block: Block,
+        else_block: Box<Block>,
         else_value: Box<Expr>,
     },
     Load(Box<Place>),

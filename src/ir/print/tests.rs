@@ -243,15 +243,15 @@ fn prints_functions_calls_and_if_expressions() {
                             ),
                             Bool,
                         )),
-                        then_block: Block {
+                        then_block: Box::new(Block {
                             stmts: vec![st(StmtKind::Let {
                                 local: LocalId(1),
                                 value: ex(ExprKind::Math(MathFn::Abs, vec![local(0, F32)]), F32),
                             })],
                             span: sp(),
-                        },
+                        }),
                         then_value: Box::new(local(1, F32)),
-                        else_block: Block::default(),
+                        else_block: Box::default(),
                         else_value: Box::new(ex(ExprKind::Cast(Box::new(int(-1, I32))), F32)),
                     },
                     F32,

@@ -57,7 +57,7 @@ pub(crate) fn sample() -> Block {
         22,
         ExprKind::If {
             cond: Box::new(leaf(23)),
-            then_block: Block {
+            then_block: Box::new(Block {
                 stmts: vec![st(
                     25,
                     StmtKind::Assign {
@@ -66,12 +66,12 @@ pub(crate) fn sample() -> Block {
                     },
                 )],
                 span: at(24),
-            },
+            }),
             then_value: Box::new(leaf(27)),
-            else_block: Block {
+            else_block: Box::new(Block {
                 stmts: vec![],
                 span: at(28),
-            },
+            }),
             else_value: Box::new(ex(29, ExprKind::Special(Special::ThreadIdx(Dim::X)))),
         },
     );

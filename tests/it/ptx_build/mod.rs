@@ -97,9 +97,9 @@ pub fn if_expr(cond: Expr, then_stmts: Vec<Stmt>, a: Expr, else_stmts: Vec<Stmt>
     ex(
         ExprKind::If {
             cond: Box::new(cond),
-            then_block: block(then_stmts),
+            then_block: Box::new(block(then_stmts)),
             then_value: Box::new(a),
-            else_block: block(else_stmts),
+            else_block: Box::new(block(else_stmts)),
             else_value: Box::new(b),
         },
         ty,

@@ -116,7 +116,7 @@ fn compile_file_inner(root: SourceFile, bad_utf8: Option<BadUtf8>, opts: &Option
     // `barriers::check`), so that every independent error is reported.
     let info = analysis::analyze(&checked.module);
     diags.extend(barriers::check(&checked.module, &info, &c.sources));
-    verify_in_debug(&checked.module, &diags, &mut c);
+    verify_in_debug("the checker", &checked.module, &diags, &mut c);
     c.module = Some(checked.module);
 
     drop_after_syntax_errors(&c.sources, &mut diags);
@@ -147,10 +147,11 @@ fn compile_file_inner(root: SourceFile, bad_utf8: Option<BadUtf8>, opts: &Option
     c
 }
 
-/// In debug builds (the tests), the IR the checker built must hold every
-/// invariant of `ir` ([`ir::verify`]): completely when nothing failed,
-/// partially otherwise. A failure is a compiler bug.
-fn verify_in_debug(module: &ir::Module, diags: &[Diagnostic], c: &mut Compilation) {
+/// In debug builds (the tests), the IR a stage built or changed must hold
+/// every invariant of `ir` ([`ir::verify`]): completely when nothing failed,
+/// partially otherwise. A failure is a compiler bug. It runs after the
+/// checker, and each pass that rewrites the IR is to be followed by it.
+fn verify_in_debug(stage: &str, module: &ir::Module, diags: &[Diagnostic], c: &mut Compilation) {
     if !cfg!(debug_assertions) {
         return;
     }
@@ -162,7 +163,7 @@ fn verify_in_debug(module: &ir::Module, diags: &[Diagnostic], c: &mut Compilatio
     if let Err(errors) = ir::verify::module(module, mode) {
         let list: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
         c.internal_error = Some(format!(
-            "the checker built IR that fails verification: {}",
+            "{stage} left IR that fails verification: {}",
             list.join("; ")
         ));
     }

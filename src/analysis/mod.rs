@@ -48,7 +48,7 @@ pub struct FunctionInfo {
     /// Its result may differ between threads even when its arguments agree.
     pub varying_result: bool,
     /// The CTA-wide barrier it runs, itself or through a callee.
-    pub sync: Option<Sync>,
+    pub sync: Option<CtaSync>,
 }
 
 /// What is assumed of a function not analysed yet (a call on a cycle of
@@ -71,19 +71,19 @@ pub struct KernelInfo {
 
 /// A CTA-wide barrier: what every thread of the CTA (or cluster) must reach.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Sync {
+pub enum CtaSync {
     /// `sync_threads()`
     Threads,
     /// `cluster_sync()`
     Cluster,
 }
 
-impl Sync {
+impl CtaSync {
     /// The built-in as written in kdsl.
     pub fn name(self) -> &'static str {
         match self {
-            Sync::Threads => "sync_threads",
-            Sync::Cluster => "cluster_sync",
+            CtaSync::Threads => "sync_threads",
+            CtaSync::Cluster => "cluster_sync",
         }
     }
 }

@@ -175,7 +175,7 @@ kernel k(out: global mut [u32]) block(32) {
     assert!(leaf.varying_result, "lane_id");
     assert_eq!(leaf.sync, None);
     let mid = &info.functions[1];
-    assert_eq!(mid.sync, Some(Sync::Threads));
+    assert_eq!(mid.sync, Some(CtaSync::Threads));
     assert!(mid.varying_result, "through leaf()");
 }
 

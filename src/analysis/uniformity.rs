@@ -34,7 +34,7 @@
 //! CTA-wide barrier it runs.
 
 use super::usage::SyncCall;
-use super::{BodyInfo, Divergence, ExprFacts, FunctionInfo, Sync};
+use super::{BodyInfo, CtaSync, Divergence, ExprFacts, FunctionInfo};
 use crate::ir::{
     BarrierOpKind, BinOp, Block, Body, Expr, ExprId, ExprKind, LocalId, Parity, Place, PlaceKind,
     Special, Stmt, StmtId, StmtKind,
@@ -48,7 +48,7 @@ pub struct Summary {
     /// Some `return` gives a varying value, or returns in divergent flow.
     pub varying_return: bool,
     /// The CTA-wide barrier it runs, itself or through a callee.
-    pub sync: Option<Sync>,
+    pub sync: Option<CtaSync>,
 }
 
 /// Finds the uniformity facts of `body` into `info` (whose usage and flags
@@ -83,7 +83,7 @@ pub fn analyze(body: &Body, info: &mut BodyInfo, callees: &[FunctionInfo]) -> Su
 
 /// The CTA-wide barrier a body runs, directly or through a call: the first
 /// in source order.
-fn find_sync(info: &BodyInfo, callees: &[FunctionInfo]) -> Option<Sync> {
+fn find_sync(info: &BodyInfo, callees: &[FunctionInfo]) -> Option<CtaSync> {
     info.usage
         .sync_sites
         .iter()

@@ -5,7 +5,7 @@
 //! the same walk: whether evaluating it may assign a local, and whether it
 //! may be evaluated speculatively.
 
-use super::{BodyInfo, ExprFacts, Sync};
+use super::{BodyInfo, CtaSync, ExprFacts};
 use crate::ir::visit::{self, Visit};
 use crate::ir::{
     BarrierId, BarrierOpKind, BarrierRef, Body, Dim, Expr, ExprId, ExprKind, FuncId, Parity, Place,
@@ -58,7 +58,7 @@ pub enum Node {
 /// What a [`SyncSite`] runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SyncCall {
-    Barrier(Sync),
+    Barrier(CtaSync),
     Call(FuncId),
 }
 
@@ -215,8 +215,8 @@ fn is_dynamic(e: &Expr) -> bool {
 impl<'ir> Visit<'ir> for Walk {
     fn visit_stmt(&mut self, s: &'ir Stmt) {
         let sync = match &s.kind {
-            StmtKind::SyncThreads => Some(SyncCall::Barrier(Sync::Threads)),
-            StmtKind::ClusterSync => Some(SyncCall::Barrier(Sync::Cluster)),
+            StmtKind::SyncThreads => Some(SyncCall::Barrier(CtaSync::Threads)),
+            StmtKind::ClusterSync => Some(SyncCall::Barrier(CtaSync::Cluster)),
             StmtKind::Call { func, .. } => Some(SyncCall::Call(*func)),
             _ => None,
         };

@@ -4,7 +4,8 @@
 //!
 //! ```text
 //! source ──syntax::lexer──▶ tokens ──syntax::parser──▶ AST (syntax::ast)
-//!        ──check──▶ IR (ir) ──barriers──▶ checked IR ──ptx──▶ PTX text
+//!        ──check──▶ IR (ir) ──analysis──▶ facts (analysis::ModuleInfo)
+//!        ──barriers──▶ checked IR ──ptx (IR + facts)──▶ PTX text
 //! ```
 //!
 //! Every stage reports problems as its own error type, turned into a
@@ -28,6 +29,7 @@
     )
 )]
 
+pub mod analysis;
 pub mod barriers;
 pub mod check;
 pub mod diagnostics;

@@ -10,7 +10,7 @@ use crate::source::{SourceFile, SourceMap};
 use crate::span::{FileId, Span};
 use crate::syntax::ast;
 use crate::target::Target;
-use crate::{barriers, check, ir, ptx, syntax};
+use crate::{analysis, barriers, check, ir, ptx, syntax};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -53,6 +53,11 @@ pub struct Compilation {
     pub loaded_by: Vec<(Span, FileId)>,
     /// Every resolved use of a name and its definition (for editors).
     pub references: Vec<check::Reference>,
+    /// A broken invariant inside the compiler (the PTX writer could not
+    /// write the checked module; in debug builds, the IR failed
+    /// verification): a bug in kdslc, which the driver reports as an
+    /// internal error (exit 3). `ptx` is then `None`.
+    pub internal_error: Option<String>,
 }
 
 impl Compilation {
@@ -106,9 +111,12 @@ fn compile_file_inner(root: SourceFile, bad_utf8: Option<BadUtf8>, opts: &Option
     let checked = check::check_with_references(&c.sources, &c.files, &c.loaded_by, opts.target);
     c.references = checked.references;
     diags.extend(checked.diagnostics);
-    // The barrier pass runs on what checked, errors elsewhere or not (see
+    // The facts every later stage reads, computed once; then the barrier
+    // pass, on what checked, errors elsewhere or not (see
     // `barriers::check`), so that every independent error is reported.
-    diags.extend(barriers::check(&checked.module, &c.sources));
+    let info = analysis::analyze(&checked.module);
+    diags.extend(barriers::check(&checked.module, &info, &c.sources));
+    verify_in_debug("the checker", &checked.module, &diags, &mut c);
     c.module = Some(checked.module);
 
     drop_after_syntax_errors(&c.sources, &mut diags);
@@ -122,15 +130,43 @@ fn compile_file_inner(root: SourceFile, bad_utf8: Option<BadUtf8>, opts: &Option
     c.diagnostics = diags;
 
     // Only a module without errors is complete: nothing else is written.
-    if !opts.check_only && !c.failed(opts) {
+    if !opts.check_only && !c.failed(opts) && c.internal_error.is_none() {
         if let Some(module) = &c.module {
             let lineinfo = opts.lineinfo.then_some(&c.sources);
-            let mapped = ptx::write_mapped(module, opts.target, lineinfo);
-            c.ptx = Some(mapped.text);
-            c.ptx_line_spans = mapped.spans;
+            match ptx::write_mapped(module, &info, opts.target, lineinfo) {
+                Ok(mapped) => {
+                    c.ptx = Some(mapped.text);
+                    c.ptx_line_spans = mapped.spans;
+                }
+                // A module without errors that the writer cannot write is
+                // kdslc's bug, not the program's.
+                Err(e) => c.internal_error = Some(e.describe(&c.sources)),
+            }
         }
     }
     c
+}
+
+/// In debug builds (the tests), the IR a stage built or changed must hold
+/// every invariant of `ir` ([`ir::verify`]): completely when nothing failed,
+/// partially otherwise. A failure is a compiler bug. It runs after the
+/// checker, and each pass that rewrites the IR is to be followed by it.
+fn verify_in_debug(stage: &str, module: &ir::Module, diags: &[Diagnostic], c: &mut Compilation) {
+    if !cfg!(debug_assertions) {
+        return;
+    }
+    let mode = if diags.iter().any(Diagnostic::is_error) {
+        ir::verify::Mode::Partial
+    } else {
+        ir::verify::Mode::Complete
+    };
+    if let Err(errors) = ir::verify::module(module, mode) {
+        let list: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
+        c.internal_error = Some(format!(
+            "{stage} left IR that fails verification: {}",
+            list.join("; ")
+        ));
+    }
 }
 
 /// Where the parser recovered from a syntax error, the rest of that line

@@ -15,12 +15,12 @@
 //! said either; nor for a group that a statement which failed to check names.
 
 use super::error::BarrierError;
-use super::uniformity::Uniformity;
 use super::walk::{self, Cx, Visitor};
+use crate::analysis::BodyInfo;
 use crate::ir::{BarrierId, BarrierOpKind, Block, Expr, ExprKind, Kernel, Stmt, StmtKind};
 use crate::span::Span;
 
-pub fn check(kernel: &Kernel, uni: &Uniformity<'_>, out: &mut Vec<BarrierError>) {
+pub fn check(kernel: &Kernel, uni: &BodyInfo, out: &mut Vec<BarrierError>) {
     let Some(threads) = kernel.block_threads() else {
         return;
     };
@@ -54,12 +54,12 @@ struct Seen {
     other: bool,
 }
 
-struct Arrivals<'u, 'c> {
-    uni: &'u Uniformity<'c>,
+struct Arrivals<'u> {
+    uni: &'u BodyInfo,
     groups: Vec<Seen>,
 }
 
-impl<'a> Visitor<'a> for Arrivals<'_, '_> {
+impl<'a> Visitor<'a> for Arrivals<'_> {
     fn stmt(&mut self, s: &'a Stmt, cx: Cx<'a>) {
         // A statement that failed to check may have arrived on its groups
         // in any way: they cannot be counted.
@@ -86,12 +86,12 @@ impl<'a> Visitor<'a> for Arrivals<'_, '_> {
         };
         let every_thread = plain
             && cx.conditional == 0
-            && self.uni.divergence(s).is_none()
+            && self.uni.divergence(s.id).is_none()
             && op
                 .barrier
                 .index
                 .as_deref()
-                .is_none_or(|i| !self.uni.varies(i))
+                .is_none_or(|i| !self.uni.varies(i.id))
             && cx.loop_body.is_none_or(|b| waits_on(b, group));
         let Some(seen) = self.groups.get_mut(group.index()) else {
             return;

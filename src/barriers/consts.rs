@@ -104,10 +104,13 @@ impl Consts {
             },
             _ => return None,
         };
+        // A copy for constant evaluation only, never part of the IR: it
+        // keeps the ids of the nodes it copies.
         Some(Expr {
             kind,
             ty: e.ty,
             span: e.span,
+            id: e.id,
         })
     }
 }

@@ -1,5 +1,8 @@
-//! Errors and warnings about barrier groups and their operations, and the
-//! one place they become diagnostics (E0301–E0311, W0320–W0323).
+//! The barrier pass's errors and warnings, and the one place they become
+//! diagnostics (E0301, E0303, E0305–E0307, E0309, E0310, W0320–W0323). The
+//! errors the checker finds in barrier declarations and references (E0302,
+//! E0304, E0306 for a declaration, E0308, E0311) are its own
+//! (`check::error`).
 
 use crate::diagnostics::Diagnostic;
 use crate::span::Span;
@@ -41,23 +44,10 @@ pub enum BarrierError {
         call: Span,
         fix: ScopeFix,
     },
-    /// E0302
-    UnsupportedScope {
-        scope: String,
-        span: Span,
-        closest: Option<String>,
-    },
     /// E0303
     Unindexed {
         name: String,
         count: u32,
-        span: Span,
-        decl: Span,
-    },
-    /// E0304
-    NotSingle {
-        name: String,
-        shape: String,
         span: Span,
         decl: Span,
     },
@@ -69,7 +59,7 @@ pub enum BarrierError {
         span: Span,
         decl: Span,
     },
-    /// E0306
+    /// E0306 for `arrive(count)` (a declaration's count is the checker's)
     ArrivalsOutOfRange { n: i128, span: Span },
     /// E0307: `arrive_remote`, `wait_cluster` or `test_cluster` on a
     /// cta-scope group.
@@ -77,14 +67,6 @@ pub enum BarrierError {
         op: &'static str,
         call: Span,
         fix: ScopeFix,
-    },
-    /// E0308. `cta_fix` is false when something in the kernel needs the
-    /// group to be cluster-scope (the fix would lead into E0307).
-    ClusterScopeWithoutCluster {
-        decl: Span,
-        scope: Span,
-        kernel: Span,
-        cta_fix: bool,
     },
     /// E0309
     BadTxSize { n: i128, span: Span },
@@ -96,8 +78,6 @@ pub enum BarrierError {
         reference: String,
         op: &'static str,
     },
-    /// E0311
-    BadCount { name: String, n: i128, span: Span },
     /// W0320. `via` is the barrier a called function runs (`op` is then
     /// the function's name).
     Divergent {
@@ -150,15 +130,6 @@ impl BarrierError {
                     .fix(format!("{verb} with cluster-scope acquire: `{cluster_op}`"), fix.method, cluster_op);
                 scope_fix(d, &fix, "cta")
             }
-            BarrierError::UnsupportedScope { scope, span, closest } => {
-                let mut d = Diagnostic::error("E0302", format!("Unsupported scope: {scope}"))
-                    .primary(span, "not a barrier scope")
-                    .help("the barrier scopes are `cta` (only this CTA's threads arrive) and `cluster` (threads of other CTAs in the cluster arrive too)");
-                if let Some(c) = closest {
-                    d = d.help(format!("did you mean `{c}`?")).fix(format!("replace with `{c}`"), span, c);
-                }
-                d
-            }
             BarrierError::Unindexed { name, count, span, decl } => Diagnostic::error(
                 "E0303",
                 format!("Attempting to operate on barrier without indexing, but `num_barriers = {count}`"),
@@ -166,13 +137,6 @@ impl BarrierError {
             .primary(span, format!("`{name}` is a group of {count} barriers"))
             .secondary(decl, format!("`{name}` declared with {count} barriers here"))
             .help(format!("pick one barrier of the group: `{name}[i]`")),
-            BarrierError::NotSingle { name, shape, span, decl } => Diagnostic::error(
-                "E0304",
-                format!("Expected a single barrier, got a barrier reference with shape {shape}"),
-            )
-            .primary(span, "this names more than one barrier")
-            .secondary(decl, "group declared here")
-            .help(format!("barrier operations act on one barrier: index the group with a single integer, e.g. `{name}[i]`")),
             BarrierError::IndexOutOfBounds { index, name, count, span, decl } => Diagnostic::error(
                 "E0305",
                 format!("barrier index {index} is out of bounds for group `{name}` of {count} barriers"),
@@ -202,20 +166,6 @@ impl BarrierError {
                 }
                 d
             }
-            BarrierError::ClusterScopeWithoutCluster { decl, scope, kernel, cta_fix } => {
-                let d = Diagnostic::error(
-                    "E0308",
-                    "cluster-scope barrier in a kernel without a cluster launch attribute",
-                )
-                .primary(decl, "cluster-scope barrier group")
-                .secondary(kernel, "this kernel has no `cluster(...)` attribute");
-                if cta_fix {
-                    d.help("add a launch attribute such as `cluster(2)` after the kernel's parameters, or declare the group with scope `cta`")
-                        .fix("declare the group with scope `cta`", scope, "cta")
-                } else {
-                    d.help("add a launch attribute such as `cluster(2)` after the kernel's parameters (the group's cluster-only operations need scope `cluster`)")
-                }
-            }
             BarrierError::BadTxSize { n, span } => Diagnostic::error(
                 "E0309",
                 format!("transaction size {n} must be a positive multiple of 16 no larger than 1048575"),
@@ -225,11 +175,6 @@ impl BarrierError {
             BarrierError::BadParity { n, span, reference, op } => Diagnostic::error("E0310", format!("wait parity must be 0 or 1, found {n}"))
                 .primary(span, "parity")
                 .help(format!("a phase's parity is 0 or 1; or write `{reference}.{op}()` and let the compiler track it")),
-            BarrierError::BadCount { name, n, span } => Diagnostic::error(
-                "E0311",
-                format!("barrier group `{name}` must hold between 1 and 64 barriers, found {n}"),
-            )
-            .primary(span, "barrier count"),
             BarrierError::Divergent { op, span, cond, via } => {
                 let mut d = Diagnostic::warning("W0320", "barrier operation in divergent control flow")
                     .primary(span, format!("`{op}` runs only in some threads"))

@@ -13,20 +13,21 @@
 //! - [`refs`]: references to barriers (E0303, E0305);
 //! - [`ops`]: operations against their group's scope (E0301, E0307) and
 //!   their constant operands (E0309, E0310);
-//! - [`uniformity`]: which values and statements differ between threads, and
-//!   CTA-wide barriers in divergent control flow (W0320);
+//! - [`divergence`]: CTA-wide barriers in divergent control flow (W0320),
+//!   from the uniformity facts of [`crate::analysis`];
 //! - [`arrivals`]: expected against actual arrivals per phase (W0321);
 //! - [`transactions`]: bulk-copy transaction bytes (W0322, W0323).
 
 pub mod arrivals;
 pub mod consts;
+pub mod divergence;
 pub mod error;
 pub mod ops;
 pub mod refs;
 pub mod transactions;
-pub mod uniformity;
 pub mod walk;
 
+use crate::analysis::ModuleInfo;
 use crate::diagnostics::Diagnostic;
 use crate::ir::{self, BarrierRef, Kernel};
 use crate::source::SourceMap;
@@ -36,17 +37,17 @@ use error::BarrierError;
 /// Runs every barrier check on a module, which may be partial when checking
 /// found errors: statements that failed to check are missing or
 /// [`ir::StmtKind::Poisoned`], and every check only concludes from what is
-/// there, so nothing it reports follows from an earlier error. `sources` is
+/// there, so nothing it reports follows from an earlier error. `info` holds
+/// the facts [`crate::analysis::analyze`] found in `module`; `sources` is
 /// for the help texts that show a barrier reference as it was written.
-pub fn check(module: &ir::Module, sources: &SourceMap) -> Vec<Diagnostic> {
+pub fn check(module: &ir::Module, info: &ModuleInfo, sources: &SourceMap) -> Vec<Diagnostic> {
     let mut found: Vec<BarrierError> = Vec::new();
-    let callees = uniformity::callees(module, &mut found);
-    for k in &module.kernels {
+    divergence::check(module, info, &mut found);
+    for (k, ki) in module.kernels.iter().zip(&info.kernels) {
         let consts = Consts::of(&k.body);
         refs::check(k, &consts, &mut found);
         ops::check(k, &consts, sources, &mut found);
-        let uni = uniformity::kernel(&k.body, &callees, &mut found);
-        arrivals::check(k, &uni, &mut found);
+        arrivals::check(k, &ki.body, &mut found);
         transactions::check(k, sources, &mut found);
     }
     found

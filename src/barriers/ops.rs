@@ -23,9 +23,6 @@ use crate::span::Span;
 
 /// The largest transaction count an mbarrier phase can expect (2^20 - 1).
 pub const MAX_TX_BYTES: i128 = (1 << 20) - 1;
-/// The largest arrival count of an mbarrier, in `mbarrier.init` and in
-/// `mbarrier.arrive`'s count operand (2^20 - 1).
-pub const MAX_ARRIVALS: i128 = (1 << 20) - 1;
 
 /// A positive multiple of 16 that an mbarrier's transaction count can hold.
 pub fn valid_tx_size(n: i128) -> bool {
@@ -163,7 +160,7 @@ impl Ops<'_, '_> {
         let Some(n) = self.consts.int(count) else {
             return;
         };
-        if !(1..=MAX_ARRIVALS).contains(&n) {
+        if !(1..=i128::from(BarrierGroup::MAX_ARRIVALS)).contains(&n) {
             self.out.push(BarrierError::ArrivalsOutOfRange {
                 n,
                 span: count.span,

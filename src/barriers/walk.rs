@@ -7,10 +7,7 @@
 //! conditions and loops enclose it, and the innermost loop's body.
 
 use crate::ir::visit::{self, Visit};
-use crate::ir::{
-    BarrierOpKind, BarrierRef, BinOp, Block, Body, Expr, ExprKind, Parity, Place, PlaceKind, Stmt,
-    StmtKind,
-};
+use crate::ir::{BarrierRef, BinOp, Block, Body, Expr, ExprKind, Parity, Place, Stmt, StmtKind};
 
 /// Where a node stands in its body.
 #[derive(Clone, Copy, Debug, Default)]
@@ -183,42 +180,12 @@ impl<'a, V: Visitor<'a>> Visit<'a> for Cursor<'a, '_, V> {
     }
 }
 
-/// The one operand of a barrier operation, if it has one.
-pub fn op_operand(kind: &BarrierOpKind) -> Option<&Expr> {
-    match kind {
-        BarrierOpKind::Arrive { count } => count.as_ref(),
-        BarrierOpKind::ArriveExpectTx { bytes } | BarrierOpKind::ExpectTx { bytes } => Some(bytes),
-        BarrierOpKind::ArriveRemote { rank } => Some(rank),
-        BarrierOpKind::Wait { parity } | BarrierOpKind::WaitCluster { parity } => explicit(parity),
-    }
-}
-
 /// The parity expression the user wrote, if any.
 pub fn explicit(p: &Parity) -> Option<&Expr> {
     match p {
         Parity::Explicit(e) => Some(e),
         Parity::Tracked => None,
     }
-}
-
-/// The expressions that locate a memory element: indices, and the CTA rank
-/// of a remote place.
-pub fn place_exprs(p: &Place) -> Vec<&Expr> {
-    match &p.kind {
-        PlaceKind::Global { index, .. } => vec![index],
-        PlaceKind::Shared { indices, .. } => indices.iter().collect(),
-        PlaceKind::Remote { rank, indices, .. } => std::iter::once(rank).chain(indices).collect(),
-    }
-}
-
-/// The address of a statement, a key for per-statement facts that stays
-/// valid while the module is borrowed: the barrier pass only reads the IR,
-/// builds no statement of its own, and drops its facts before the module
-/// can change, so every key names one live statement. (The checker keys
-/// nothing by address: what it needs about a syntax node is stored in the
-/// node by the parser.)
-pub fn stmt_key(s: &Stmt) -> usize {
-    std::ptr::from_ref(s) as usize
 }
 
 #[cfg(test)]

@@ -5,7 +5,6 @@
 use super::body::{Binding, BodyChecker};
 use super::calls::CallResult;
 use super::error::CheckError;
-use crate::barriers::error::BarrierError;
 use crate::ir::{
     self, BarrierOp, BarrierOpKind, BarrierRef, Expr, ExprKind, Parity, Scope, StmtKind,
 };
@@ -142,6 +141,7 @@ impl BodyChecker<'_> {
                     kind,
                     ty: Scalar::Bool,
                     span,
+                    id: self.ids.expr(),
                 }));
             }
         };
@@ -280,7 +280,7 @@ impl BodyChecker<'_> {
             _ => {
                 let shape = self.reference_shape(indices, count);
                 self.push_diag(
-                    BarrierError::NotSingle {
+                    CheckError::NotSingleBarrier {
                         name: name.name.clone(),
                         shape,
                         span: e.span,

@@ -41,7 +41,7 @@ pub struct KernelCtx {
     /// E0308 for each cluster-scope group in a kernel without a cluster,
     /// held back until the body is checked: its fix to scope `cta` is
     /// offered only if no cluster-only operation uses the group.
-    pub cluster_scope_errors: Vec<(String, crate::barriers::error::BarrierError)>,
+    pub cluster_scope_errors: Vec<(String, CheckError)>,
     /// Names of groups whose declaration failed that a cluster-only
     /// operation (`arrive_remote`, `wait_cluster`, `test_cluster`) uses.
     pub cluster_ops_on_poisoned: std::collections::HashSet<String>,
@@ -84,6 +84,8 @@ pub struct BodyChecker<'a> {
     /// an `if` whose condition failed): the statement that holds them keeps
     /// them in its [`ir::StmtKind::Poisoned`].
     pub orphans: Vec<ir::Block>,
+    /// The ids of the IR nodes built so far ([`ir::Ids`]).
+    pub ids: ir::Ids,
 }
 
 impl<'a> BodyChecker<'a> {
@@ -107,6 +109,7 @@ impl<'a> BodyChecker<'a> {
             references: Vec::new(),
             named_groups: Vec::new(),
             orphans: Vec::new(),
+            ids: ir::Ids::default(),
         }
     }
 
@@ -155,6 +158,7 @@ impl<'a> BodyChecker<'a> {
         let body = ir::Body {
             locals: self.locals,
             block,
+            ids: self.ids,
         };
         (body, self.calls)
     }

@@ -196,7 +196,7 @@ impl BodyChecker<'_> {
                 } else {
                     MathFn::Max
                 };
-                value(ExprKind::Math(f, vec![a, b]), None, span)
+                self.value(ExprKind::Math(f, vec![a, b]), None, span)
             }
             "abs" => {
                 let [a] = self.arity::<1>(name, args, span, "abs(x: T) -> T")?;
@@ -209,7 +209,7 @@ impl BodyChecker<'_> {
                         "`abs` applies to signed integers, `f32` and `f64`",
                     )?;
                 }
-                value(ExprKind::Math(MathFn::Abs, vec![a]), None, span)
+                self.value(ExprKind::Math(MathFn::Abs, vec![a]), None, span)
             }
             "sqrt" | "rsqrt" => {
                 let [a] = self.arity::<1>(name, args, span, "sqrt(x: f32) -> f32")?;
@@ -227,7 +227,7 @@ impl BodyChecker<'_> {
                 } else {
                     MathFn::Rsqrt
                 };
-                value(ExprKind::Math(f, vec![a]), None, span)
+                self.value(ExprKind::Math(f, vec![a]), None, span)
             }
             "exp2" | "log2" | "exp" | "log" | "sin" | "cos" => {
                 let [a] = self.arity::<1>(name, args, span, "exp(x: f32) -> f32")?;
@@ -243,7 +243,7 @@ impl BodyChecker<'_> {
                     "sin" => MathFn::Sin,
                     _ => MathFn::Cos,
                 };
-                value(ExprKind::Math(f, vec![a]), None, span)
+                self.value(ExprKind::Math(f, vec![a]), None, span)
             }
             "fma" => {
                 let [a, b, c] = self.arity::<3>(name, args, span, "fma(a: T, b: T, c: T) -> T")?;
@@ -253,7 +253,7 @@ impl BodyChecker<'_> {
                 if !matches!(a.ty, Scalar::F32 | Scalar::F64) {
                     self.bad(name, a.ty, span, "`fma` applies to `f32` and `f64`")?;
                 }
-                value(ExprKind::Math(MathFn::Fma, vec![a, b?, c?]), None, span)
+                self.value(ExprKind::Math(MathFn::Fma, vec![a, b?, c?]), None, span)
             }
             "select" => {
                 let [c, a, b] =
@@ -262,7 +262,7 @@ impl BodyChecker<'_> {
                 let (a, b) = self.unify_pair(a, b, expected);
                 let (c, a, b) = (c?, a?, b?);
                 let ty = a.ty;
-                value(
+                self.value(
                     ExprKind::Select(Box::new(c), Box::new(a), Box::new(b)),
                     Some(ty),
                     span,
@@ -308,7 +308,7 @@ impl BodyChecker<'_> {
                     _ => AtomicOp::Min,
                 };
                 let ty = place.elem;
-                value(
+                self.value(
                     ExprKind::Atomic {
                         op,
                         place: Box::new(place),
@@ -337,7 +337,7 @@ impl BodyChecker<'_> {
                     )?;
                 }
                 let ty = place.elem;
-                value(
+                self.value(
                     ExprKind::Atomic {
                         op: AtomicOp::Cas,
                         place: Box::new(place),
@@ -384,7 +384,7 @@ impl BodyChecker<'_> {
                     _ => WarpOp::ShflIdx,
                 };
                 let ty = v.ty;
-                value(ExprKind::Warp(op, vec![v, lane?]), Some(ty), span)
+                self.value(ExprKind::Warp(op, vec![v, lane?]), Some(ty), span)
             }
             "ballot" | "any" | "all" => {
                 let [p] = self.arity::<1>(name, args, span, "ballot(pred: bool) -> u32")?;
@@ -394,7 +394,7 @@ impl BodyChecker<'_> {
                     "any" => (WarpOp::Any, Scalar::Bool),
                     _ => (WarpOp::All, Scalar::Bool),
                 };
-                value(ExprKind::Warp(op, vec![p]), Some(ty), span)
+                self.value(ExprKind::Warp(op, vec![p]), Some(ty), span)
             }
             _ => None,
         }
@@ -452,6 +452,7 @@ impl BodyChecker<'_> {
                 },
                 ty,
                 span,
+                id: self.ids.expr(),
             }),
             None if info.bad_ret => return None,
             None => CallResult::Effect(Box::new(StmtKind::Call {
@@ -574,13 +575,20 @@ impl BodyChecker<'_> {
         });
         None
     }
-}
 
-fn value(kind: ExprKind, ty: Option<Scalar>, span: Span) -> Option<CallResult> {
-    let ty = match (&kind, ty) {
-        (_, Some(t)) => t,
-        (ExprKind::Math(_, args), None) => args.first()?.ty,
-        _ => return None,
-    };
-    Some(CallResult::Value(Expr { kind, ty, span }))
+    /// The value of a built-in call: of type `ty`, or, when that is `None`,
+    /// of its first argument's type.
+    fn value(&mut self, kind: ExprKind, ty: Option<Scalar>, span: Span) -> Option<CallResult> {
+        let ty = match (&kind, ty) {
+            (_, Some(t)) => t,
+            (ExprKind::Math(_, args), None) => args.first()?.ty,
+            _ => return None,
+        };
+        Some(CallResult::Value(Expr {
+            kind,
+            ty,
+            span,
+            id: self.ids.expr(),
+        }))
+    }
 }

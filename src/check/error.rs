@@ -169,6 +169,32 @@ pub enum CheckError {
     NonPortableCluster { size: u32, span: Span },
     /// W0003: the root file has no kernel (`empty`: no items at all).
     NoKernel { span: Span, empty: bool },
+    /// E0302: a barrier group's scope is neither `cta` nor `cluster`.
+    UnsupportedScope {
+        scope: String,
+        span: Span,
+        closest: Option<String>,
+    },
+    /// E0304: a barrier reference names several barriers.
+    NotSingleBarrier {
+        name: String,
+        shape: String,
+        span: Span,
+        decl: Span,
+    },
+    /// E0308. `cta_fix` is false when something in the kernel needs the
+    /// group to be cluster-scope (the fix would lead into E0307).
+    ClusterScopeWithoutCluster {
+        decl: Span,
+        scope: Span,
+        kernel: Span,
+        cta_fix: bool,
+    },
+    /// E0311
+    BadBarrierCount { name: String, n: i128, span: Span },
+    /// E0306 for a declaration's arrival count (the barrier pass reports
+    /// `arrive(count)`'s).
+    ArrivalsOutOfRange { n: i128, span: Span },
 }
 
 impl CheckError {
@@ -427,6 +453,46 @@ impl CheckError {
                 Diagnostic::warning("W0002", format!("cluster size {size} is not portable"))
                     .primary(span, format!("{size} CTAs per cluster"))
                     .note("clusters of more than 8 CTAs need the non-portable cluster size attribute at launch (cudaFuncAttributeNonPortableClusterSizeAllowed)")
+            }
+            CheckError::UnsupportedScope { scope, span, closest } => {
+                let mut d = Diagnostic::error("E0302", format!("Unsupported scope: {scope}"))
+                    .primary(span, "not a barrier scope")
+                    .help("the barrier scopes are `cta` (only this CTA's threads arrive) and `cluster` (threads of other CTAs in the cluster arrive too)");
+                if let Some(c) = closest {
+                    d = d.help(format!("did you mean `{c}`?")).fix(format!("replace with `{c}`"), span, c);
+                }
+                d
+            }
+            CheckError::NotSingleBarrier { name, shape, span, decl } => Diagnostic::error(
+                "E0304",
+                format!("Expected a single barrier, got a barrier reference with shape {shape}"),
+            )
+            .primary(span, "this names more than one barrier")
+            .secondary(decl, "group declared here")
+            .help(format!("barrier operations act on one barrier: index the group with a single integer, e.g. `{name}[i]`")),
+            CheckError::ClusterScopeWithoutCluster { decl, scope, kernel, cta_fix } => {
+                let d = Diagnostic::error(
+                    "E0308",
+                    "cluster-scope barrier in a kernel without a cluster launch attribute",
+                )
+                .primary(decl, "cluster-scope barrier group")
+                .secondary(kernel, "this kernel has no `cluster(...)` attribute");
+                if cta_fix {
+                    d.help("add a launch attribute such as `cluster(2)` after the kernel's parameters, or declare the group with scope `cta`")
+                        .fix("declare the group with scope `cta`", scope, "cta")
+                } else {
+                    d.help("add a launch attribute such as `cluster(2)` after the kernel's parameters (the group's cluster-only operations need scope `cluster`)")
+                }
+            }
+            CheckError::BadBarrierCount { name, n, span } => Diagnostic::error(
+                "E0311",
+                format!("barrier group `{name}` must hold between 1 and 64 barriers, found {n}"),
+            )
+            .primary(span, "barrier count"),
+            CheckError::ArrivalsOutOfRange { n, span } => {
+                Diagnostic::error("E0306", format!("arrival count {n} is out of range (1..=1048575)"))
+                    .primary(span, "arrival count")
+                    .note("an mbarrier counts at most 2^20 - 1 pending arrivals per phase")
             }
         }
     }

@@ -2,9 +2,10 @@
 
 use super::body::{Binding, BodyChecker};
 use super::error::CheckError;
+use crate::ir::{BinOp, UnaryOp};
 use crate::ir::{Dim, Expr, ExprKind, Special};
 use crate::span::Span;
-use crate::syntax::ast::{self, BinOp, UnaryOp};
+use crate::syntax::ast;
 use crate::types::Scalar;
 
 /// Built-in values that are names on their own.
@@ -20,6 +21,38 @@ pub const BUILTIN_VALUES: &[&str] = &[
     "cluster_idx",
     "cluster_dim",
 ];
+
+/// The IR operator for a syntax operator: the IR has its own operators, so
+/// nothing after the checker depends on the AST.
+pub fn lower_binary(op: ast::BinOp) -> BinOp {
+    match op {
+        ast::BinOp::Add => BinOp::Add,
+        ast::BinOp::Sub => BinOp::Sub,
+        ast::BinOp::Mul => BinOp::Mul,
+        ast::BinOp::Div => BinOp::Div,
+        ast::BinOp::Rem => BinOp::Rem,
+        ast::BinOp::BitAnd => BinOp::BitAnd,
+        ast::BinOp::BitOr => BinOp::BitOr,
+        ast::BinOp::BitXor => BinOp::BitXor,
+        ast::BinOp::Shl => BinOp::Shl,
+        ast::BinOp::Shr => BinOp::Shr,
+        ast::BinOp::Eq => BinOp::Eq,
+        ast::BinOp::Ne => BinOp::Ne,
+        ast::BinOp::Lt => BinOp::Lt,
+        ast::BinOp::Le => BinOp::Le,
+        ast::BinOp::Gt => BinOp::Gt,
+        ast::BinOp::Ge => BinOp::Ge,
+        ast::BinOp::And => BinOp::And,
+        ast::BinOp::Or => BinOp::Or,
+    }
+}
+
+pub fn lower_unary(op: ast::UnaryOp) -> UnaryOp {
+    match op {
+        ast::UnaryOp::Neg => UnaryOp::Neg,
+        ast::UnaryOp::Not => UnaryOp::Not,
+    }
+}
 
 fn builtin_vector(name: &str, dim: Dim) -> Option<Special> {
     Some(match name {
@@ -58,6 +91,7 @@ impl BodyChecker<'_> {
                 kind: ExprKind::Const(crate::ir::Value::Bool(*b)),
                 ty: Scalar::Bool,
                 span: e.span,
+                id: self.ids.expr(),
             }),
             ast::ExprKind::Name(name) => self.name_value(name),
             ast::ExprKind::Field { base, field } => self.field(base, field, e.span),
@@ -68,6 +102,7 @@ impl BodyChecker<'_> {
                     kind: ExprKind::Load(Box::new(place)),
                     ty,
                     span: e.span,
+                    id: self.ids.expr(),
                 })
             }
             ast::ExprKind::Call { callee, args } => {
@@ -90,13 +125,15 @@ impl BodyChecker<'_> {
                     None
                 }
             },
-            ast::ExprKind::Unary { op, operand } => self.unary(*op, operand, expected, e.span),
+            ast::ExprKind::Unary { op, operand } => {
+                self.unary(lower_unary(*op), operand, expected, e.span)
+            }
             ast::ExprKind::Binary {
                 op,
                 op_span,
                 lhs,
                 rhs,
-            } => self.binary(*op, *op_span, lhs, rhs, expected, e.span),
+            } => self.binary(lower_binary(*op), *op_span, lhs, rhs, expected, e.span),
             ast::ExprKind::Cast { expr, ty } => {
                 let target = super::globals::scalar_type(ty, &mut self.diags);
                 let inner = self.expr(expr, None)?;
@@ -111,6 +148,7 @@ impl BodyChecker<'_> {
                     kind: ExprKind::Cast(Box::new(inner)),
                     ty: target,
                     span: e.span,
+                    id: self.ids.expr(),
                 })
             }
             ast::ExprKind::If {
@@ -154,6 +192,7 @@ impl BodyChecker<'_> {
                     kind: ExprKind::Local(id),
                     ty,
                     span,
+                    id: self.ids.expr(),
                 });
             }
             Some(Binding::Param(p)) => {
@@ -164,6 +203,7 @@ impl BodyChecker<'_> {
                         kind: ExprKind::Param(p),
                         ty,
                         span,
+                        id: self.ids.expr(),
                     }),
                     crate::ir::ParamType::Global { .. } => {
                         self.error(CheckError::IndexCount {
@@ -215,6 +255,7 @@ impl BodyChecker<'_> {
                 kind: ExprKind::Const(value),
                 ty,
                 span,
+                id: self.ids.expr(),
             });
         }
         let special = match name.name.as_str() {
@@ -287,6 +328,7 @@ impl BodyChecker<'_> {
             kind: ExprKind::Special(s),
             ty: Scalar::U32,
             span,
+            id: self.ids.expr(),
         })
     }
 
@@ -354,7 +396,7 @@ impl BodyChecker<'_> {
             UnaryOp::Not => v.ty == Scalar::Bool || v.ty.is_int(),
         };
         if !ok {
-            let sym = if op == UnaryOp::Neg { "-" } else { "!" };
+            let sym = op.symbol();
             let note = match op {
                 UnaryOp::Neg if v.ty.is_int() => {
                     "unsigned values cannot be negated; subtract from zero or cast to a signed type"
@@ -375,6 +417,7 @@ impl BodyChecker<'_> {
             kind: ExprKind::Unary(op, Box::new(v)),
             ty,
             span,
+            id: self.ids.expr(),
         })
     }
 
@@ -420,6 +463,7 @@ impl BodyChecker<'_> {
                 kind: ExprKind::Binary(op, Box::new(l?), Box::new(r?)),
                 ty: Scalar::Bool,
                 span,
+                id: self.ids.expr(),
             });
         }
         if op.is_shift() {
@@ -432,6 +476,7 @@ impl BodyChecker<'_> {
                 kind: ExprKind::Binary(op, Box::new(l), Box::new(r?)),
                 ty,
                 span,
+                id: self.ids.expr(),
             });
         }
         let want = if op.is_comparison() {
@@ -452,6 +497,7 @@ impl BodyChecker<'_> {
             kind: ExprKind::Binary(op, Box::new(l), Box::new(r)),
             ty,
             span,
+            id: self.ids.expr(),
         })
     }
 
@@ -484,6 +530,8 @@ impl BodyChecker<'_> {
     /// E0118 unless `op` applies to operands of type `ty`.
     pub fn check_operator(&mut self, op: BinOp, ty: Scalar, op_span: Span) -> Option<()> {
         use BinOp::*;
+        // The language's rules: narrower than the IR's domains
+        // (`ir::BinOp::applies_to`), which the writer defines more widely.
         let (ok, note) = match op {
             Add | Sub | Mul | Div => (
                 ty.is_int() || ty.is_float(),

@@ -296,14 +296,11 @@ pub fn resolve_type(t: &ast::TypeExpr, diags: &mut Vec<Diagnostic>) -> Option<Ty
     }
 }
 
-/// Orders the functions the kernels use, callees first, and reports every
-/// cycle in the call graph (E0114).
-pub fn call_order(
-    g: &Globals,
-    calls: &[Vec<(FuncId, Span)>],
-    roots: &[(FuncId, Span)],
-    diags: &mut Vec<Diagnostic>,
-) -> Vec<FuncId> {
+/// Reports every cycle in the call graph (E0114), once per call that
+/// closes one, visiting every function (so recursion in an unused one is
+/// reported too). The order functions are written in is the analysis's
+/// (`analysis::calls`), computed from the IR.
+pub fn report_recursion(g: &Globals, calls: &[Vec<(FuncId, Span)>], diags: &mut Vec<Diagnostic>) {
     #[derive(Clone, Copy, PartialEq)]
     enum Mark {
         New,
@@ -311,25 +308,11 @@ pub fn call_order(
         Done,
     }
     let mut marks = vec![Mark::New; calls.len()];
-    let mut order = Vec::new();
-    // Every function is visited (so recursion in an unused one is reported);
-    // only those reachable from kernels are emitted.
-    let mut reachable = vec![false; calls.len()];
-    let mut stack: Vec<FuncId> = roots.iter().map(|(f, _)| *f).collect();
-    while let Some(f) = stack.pop() {
-        if let Some(r) = reachable.get_mut(f.index()) {
-            if !*r {
-                *r = true;
-                stack.extend(calls.get(f.index()).into_iter().flatten().map(|(c, _)| *c));
-            }
-        }
-    }
     fn visit(
         f: FuncId,
         g: &Globals,
         calls: &[Vec<(FuncId, Span)>],
         marks: &mut [Mark],
-        order: &mut Vec<FuncId>,
         diags: &mut Vec<Diagnostic>,
     ) {
         if let Some(m) = marks.get_mut(f.index()) {
@@ -337,7 +320,7 @@ pub fn call_order(
         }
         for (callee, span) in calls.get(f.index()).into_iter().flatten() {
             match marks.get(callee.index()) {
-                Some(Mark::New) => visit(*callee, g, calls, marks, order, diags),
+                Some(Mark::New) => visit(*callee, g, calls, marks, diags),
                 Some(Mark::Active) => {
                     if let Some(info) = g.functions.get(callee.index()) {
                         diags.push(
@@ -356,13 +339,10 @@ pub fn call_order(
         if let Some(m) = marks.get_mut(f.index()) {
             *m = Mark::Done;
         }
-        order.push(f);
     }
     for i in 0..calls.len() {
         if marks.get(i) == Some(&Mark::New) {
-            visit(FuncId(i as u32), g, calls, &mut marks, &mut order, diags);
+            visit(FuncId(i as u32), g, calls, &mut marks, diags);
         }
     }
-    order.retain(|f| reachable.get(f.index()).copied().unwrap_or(false));
-    order
 }

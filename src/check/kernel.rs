@@ -4,18 +4,15 @@
 use super::body::{Binding, BodyChecker, KernelCtx};
 use super::error::CheckError;
 use super::globals::{resolve_type, Globals};
-use crate::barriers::error::BarrierError;
-use crate::barriers::ops::MAX_ARRIVALS;
 use crate::diagnostics::Diagnostic;
 use crate::ir::layout::{self, ParamLayout, SharedDecl, SharedLayout, SHARED_LIMIT};
-use crate::ir::{self, consteval, BarrierId, FuncId, ParamId, SharedId};
+use crate::ir::{self, consteval, BarrierId, ParamId, SharedId};
 use crate::source::SourceMap;
 use crate::span::Span;
 use crate::syntax::ast;
 use crate::target::Target;
 use crate::types::{Scalar, Type};
 
-pub const MAX_BARRIERS: i128 = 64;
 /// Threads per CTA, and the largest `block(x, y, z)` in each dimension
 /// (CUDA's `maxThreadsPerBlock` and `maxThreadsDim` on every GPU kdsl
 /// targets, sm_80 to sm_120).
@@ -29,7 +26,7 @@ pub fn check_kernel(
     k: &ast::KernelItem,
     diags: &mut Vec<Diagnostic>,
     references: &mut Vec<super::Reference>,
-) -> (ir::Kernel, Vec<(FuncId, Span)>) {
+) -> ir::Kernel {
     let mut c = BodyChecker::new(g, sources, target);
     if let Some(why) = crate::ptx::names::kernel_name_problem(&k.name.name) {
         c.error(CheckError::KernelName {
@@ -80,12 +77,14 @@ pub fn check_kernel(
     let block = c.block_in_scope(&k.body);
     let ctx = c.kernel.take().unwrap_or_default();
     for (name, mut e) in ctx.cluster_scope_errors {
-        if let BarrierError::ClusterScopeWithoutCluster { cta_fix, .. } = &mut e {
+        if let CheckError::ClusterScopeWithoutCluster { cta_fix, .. } = &mut e {
             *cta_fix = !ctx.cluster_ops_on_poisoned.contains(&name);
         }
         c.push_diag(e.into_diagnostic());
     }
-    let (body, calls) = c.finish_body(block, diags, references);
+    // The calls a kernel makes matter only to the analysis, which reads
+    // them from the IR.
+    let (body, _calls) = c.finish_body(block, diags, references);
     let kernel = ir::Kernel {
         name: k.name.name.clone(),
         name_span: k.name.span,
@@ -99,7 +98,7 @@ pub fn check_kernel(
     };
     diags.extend(shared_memory_limit(&kernel));
     diags.extend(parameter_space(&kernel));
-    (kernel, calls)
+    kernel
 }
 
 /// E0122, once per kernel: the layout the PTX writer emits
@@ -387,10 +386,10 @@ impl BodyChecker<'_> {
         let mut ok = top;
         let count = match &d.count {
             Some(e) => match self.const_int(e) {
-                Some(n) if (1..=MAX_BARRIERS).contains(&n) => n as u32,
+                Some(n) if (1..=i128::from(ir::BarrierGroup::MAX_COUNT)).contains(&n) => n as u32,
                 Some(n) => {
                     self.push_diag(
-                        BarrierError::BadCount {
+                        CheckError::BadBarrierCount {
                             name: d.name.name.clone(),
                             n,
                             span: e.span,
@@ -413,7 +412,7 @@ impl BodyChecker<'_> {
             other => {
                 let closest = super::body::similar(other, ["cta", "cluster"]);
                 self.push_diag(
-                    BarrierError::UnsupportedScope {
+                    CheckError::UnsupportedScope {
                         scope: other.into(),
                         span: d.scope.span,
                         closest,
@@ -432,10 +431,10 @@ impl BodyChecker<'_> {
             ok = false;
         }
         let arrivals = match self.const_int(&d.arrivals) {
-            Some(n) if (1..=MAX_ARRIVALS).contains(&n) => n as u32,
+            Some(n) if (1..=i128::from(ir::BarrierGroup::MAX_ARRIVALS)).contains(&n) => n as u32,
             Some(n) => {
                 self.push_diag(
-                    BarrierError::ArrivalsOutOfRange {
+                    CheckError::ArrivalsOutOfRange {
                         n,
                         span: d.arrivals.span,
                     }
@@ -456,7 +455,7 @@ impl BodyChecker<'_> {
             if !self.require_sm90("a cluster-scope barrier group", d.scope.span) {
                 ok = false;
             } else if top && !has_cluster {
-                let e = BarrierError::ClusterScopeWithoutCluster {
+                let e = CheckError::ClusterScopeWithoutCluster {
                     decl: span,
                     scope: d.scope.span,
                     kernel: kernel_span,

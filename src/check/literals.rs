@@ -57,6 +57,7 @@ impl BodyChecker<'_> {
             kind: ExprKind::Const(Value::Int(v)),
             ty,
             span,
+            id: self.ids.expr(),
         })
     }
 
@@ -100,6 +101,7 @@ impl BodyChecker<'_> {
             kind: ExprKind::Const(Value::Float(f)),
             ty,
             span,
+            id: self.ids.expr(),
         })
     }
 }

@@ -80,14 +80,12 @@ pub fn check_with_references(
         module.functions.push(func);
         calls.push(callees);
     }
-    let mut kernel_calls = Vec::new();
     let root = files.first().map(|(id, f)| (*id, f));
     for item in root.iter().flat_map(|(_, f)| &f.items) {
         if let ast::Item::Kernel(k) = item {
-            let (kernel, callees) =
+            let kernel =
                 kernel::check_kernel(&globals, sources, target, k, &mut diags, &mut references);
             module.kernels.push(kernel);
-            kernel_calls.extend(callees);
         }
     }
     if let Some((file, ast_file)) = root {
@@ -95,7 +93,7 @@ pub fn check_with_references(
             diags.push(w.into_diagnostic());
         }
     }
-    module.function_order = globals::call_order(&globals, &calls, &kernel_calls, &mut diags);
+    globals::report_recursion(&globals, &calls, &mut diags);
     CheckOutput {
         module,
         diagnostics: diags,

@@ -107,7 +107,11 @@ impl BodyChecker<'_> {
         let blocks = self.orphans.split_off(orphans_mark.min(self.orphans.len()));
         let kind = match kind {
             Some(kind) => {
-                out.push(ir::Stmt { kind, span });
+                out.push(ir::Stmt {
+                    kind,
+                    span,
+                    id: self.ids.stmt(),
+                });
                 if blocks.is_empty() {
                     return;
                 }
@@ -121,7 +125,11 @@ impl BodyChecker<'_> {
                 StmtKind::Poisoned { groups, blocks }
             }
         };
-        out.push(ir::Stmt { kind, span });
+        out.push(ir::Stmt {
+            kind,
+            span,
+            id: self.ids.stmt(),
+        });
     }
 
     pub fn stmt(&mut self, s: &ast::Stmt, out: &mut Vec<ir::Stmt>) {
@@ -138,7 +146,13 @@ impl BodyChecker<'_> {
                 op,
                 op_span,
                 value,
-            } => self.assign(place, *op, *op_span, value, s.span),
+            } => self.assign(
+                place,
+                op.map(super::exprs::lower_binary),
+                *op_span,
+                value,
+                s.span,
+            ),
             ast::StmtKind::If {
                 cond,
                 then_block,
@@ -239,7 +253,7 @@ impl BodyChecker<'_> {
     fn assign(
         &mut self,
         place: &ast::Expr,
-        op: Option<ast::BinOp>,
+        op: Option<ir::BinOp>,
         op_span: Span,
         value: &ast::Expr,
         span: Span,
@@ -263,7 +277,7 @@ impl BodyChecker<'_> {
             None => self.expr_as(value, place.elem)?,
         };
         if op.is_some_and(|o| o.is_shift()) {
-            self.check_operator(ast::BinOp::Shl, place.elem, op_span)?;
+            self.check_operator(ir::BinOp::Shl, place.elem, op_span)?;
         }
         Some(StmtKind::Store { place, op, value })
     }
@@ -271,7 +285,7 @@ impl BodyChecker<'_> {
     fn assign_name(
         &mut self,
         name: &ast::Ident,
-        op: Option<ast::BinOp>,
+        op: Option<ir::BinOp>,
         op_span: Span,
         value: &ast::Expr,
         span: Span,
@@ -345,12 +359,14 @@ impl BodyChecker<'_> {
                     kind: ExprKind::Local(local),
                     ty,
                     span: name.span,
+                    id: self.ids.expr(),
                 };
                 self.mark_used(local);
                 Expr {
                     kind: ExprKind::Binary(op, Box::new(current), Box::new(rhs)),
                     ty,
                     span,
+                    id: self.ids.expr(),
                 }
             }
         };
@@ -432,6 +448,7 @@ impl BodyChecker<'_> {
                 kind: ExprKind::Const(Value::Int(1)),
                 ty: t,
                 span: var.span,
+                id: self.ids.expr(),
             }),
             (None, None) => None,
         };

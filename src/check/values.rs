@@ -193,13 +193,14 @@ impl BodyChecker<'_> {
         Some(Expr {
             kind: ExprKind::If {
                 cond: Box::new(cond),
-                then_block,
+                then_block: Box::new(then_block),
                 then_value: Box::new(then_value),
-                else_block,
+                else_block: Box::new(else_block),
                 else_value: Box::new(else_value),
             },
             ty,
             span,
+            id: self.ids.expr(),
         })
     }
 

@@ -163,8 +163,18 @@ pub fn options(common: &CommonArgs, check_only: bool) -> Result<Options, Fail> {
 pub fn compile(file: &Path, opts: &Options, reporter: &mut Reporter) -> Result<Compilation, Fail> {
     let c = crate::compile(file, opts).map_err(|e| cannot_read(file, &e))?;
     reporter.report(&c.sources, &c.diagnostics);
+    outcome(c, opts)
+}
+
+/// Exit 1 for a program with errors (already reported); an internal error
+/// (exit 3) when the compiler broke its own invariants on a program
+/// without any, such as the PTX writer failing on a checked module.
+fn outcome(c: Compilation, opts: &Options) -> Result<Compilation, Fail> {
     if c.failed(opts) {
         return Err(Fail::Exit(1));
+    }
+    if let Some(e) = &c.internal_error {
+        return Err(Fail::Internal(e.clone()));
     }
     Ok(c)
 }
@@ -268,4 +278,44 @@ fn tokens(file: &Path, opts: &Options, reporter: &mut Reporter) -> Result<String
         out.push_str(&format!("{line}:{col}  {tok}\n"));
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_writer_error_is_an_internal_error() {
+        let opts = Options::default();
+        let mut c = crate::compile_str("t.kdsl", "kernel k() block(32) {}", &opts);
+        assert!(c.internal_error.is_none() && c.ptx.is_some());
+        // What the pipeline records when `ptx::write` fails.
+        let e = crate::ptx::Error {
+            item: "kernel k".into(),
+            span: None,
+            kind: crate::ptx::ErrorKind::InvalidIr("a local with no register".into()),
+        };
+        c.ptx = None;
+        c.internal_error = Some(e.describe(&c.sources));
+        match outcome(c, &opts) {
+            Err(Fail::Internal(m)) => {
+                assert_eq!(
+                    m,
+                    "cannot write PTX for kernel k: invalid IR: a local with no register"
+                );
+                let ice = super::super::ice_message(&m);
+                assert!(ice.starts_with("error: internal compiler error: cannot write PTX"));
+                assert!(ice.contains("please report it"), "{ice}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn errors_in_the_program_come_first() {
+        let opts = Options::default();
+        let mut c = crate::compile_str("t.kdsl", "kernel k() block(32) { x = 1; }", &opts);
+        c.internal_error = Some("anything".into());
+        assert!(matches!(outcome(c, &opts), Err(Fail::Exit(1))));
+    }
 }

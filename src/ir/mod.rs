@@ -1,20 +1,27 @@
 //! The typed intermediate representation.
 //!
-//! The checker ([`crate::check`]) builds it from the AST; the barrier pass
-//! ([`crate::barriers`]) and the PTX writer ([`crate::ptx`]) read it.
+//! The checker ([`crate::check`]) builds it from the AST; the analyses
+//! (`crate::analysis`) compute facts about it, which the barrier pass
+//! ([`crate::barriers`]) and the PTX writer ([`crate::ptx`]) read.
 //!
-//! Invariants, which the checker establishes and later stages rely on:
+//! Invariants, which the checker establishes, later stages rely on, and
+//! [`verify`] checks:
 //! - every name is resolved to a handle (`LocalId`, `ParamId`, `SharedId`,
 //!   `BarrierId`, `FuncId`) valid for the body it appears in;
+//! - every expression and statement has an id ([`ExprId`], [`StmtId`])
+//!   that no other node of its body has, below the body's [`Ids`]: the key
+//!   of the facts an analysis finds about it. A node built by a pass gets
+//!   a fresh one ([`Body::expr`], [`Body::stmt`], [`Body::renumber_block`]);
 //! - every expression has a scalar type (`Expr::ty`), and the operands of
 //!   every operation have the types the operation needs (no implicit
 //!   conversions are left: they are explicit `Cast`s); `const` items are
-//!   inlined as `Const` values (constant subexpressions such as `CHUNK * 4`
-//!   stay as written and are folded by whoever needs their value, through
-//!   [`consteval`]);
+//!   inlined as `Const` values, each a value of its type (constant
+//!   subexpressions such as `CHUNK * 4` stay as written and are folded by
+//!   whoever needs their value, through [`consteval`]);
 //! - control flow is structured (blocks, `if`, loops); `break`/`continue`
-//!   appear only inside loops;
-//! - every node keeps the span of the source it came from;
+//!   appear only inside loops; the call graph has no cycles;
+//! - every node keeps the span of the source it came from (a non-empty
+//!   range);
 //! - barrier groups are first-class: a [`BarrierGroup`] in the kernel, and
 //!   every barrier operation a statement (or, for `test`, an expression) that
 //!   names its group by [`BarrierId`]. Barrier references are *not* yet
@@ -25,17 +32,23 @@
 //! left out, or kept as [`StmtKind::Poisoned`] where it holds blocks that did
 //! check or names barrier groups. The barrier pass runs on such a module (so
 //! that independent errors are all reported); the PTX writer never does.
+//!
+//! Passes rewrite the IR in place with [`visit_mut`]; [`verify`] runs after
+//! each in debug builds and tests.
 
 pub mod consteval;
 pub mod contract;
 pub mod layout;
+mod operator;
 pub mod print;
+pub mod verify;
 pub mod visit;
+pub mod visit_mut;
 
 use crate::span::Span;
 use crate::types::Scalar;
 
-pub use crate::syntax::ast::{BinOp, UnaryOp};
+pub use operator::{BinOp, UnaryOp};
 
 macro_rules! id_type {
     ($(#[$doc:meta])* $name:ident) => {
@@ -70,15 +83,77 @@ id_type!(
     /// A device function (`Module::functions`).
     FuncId
 );
+id_type!(
+    /// An expression of one body, distinct from every other expression of
+    /// that body and below its [`Ids::exprs`]: the key of the facts
+    /// `crate::analysis` finds about it.
+    ExprId
+);
+id_type!(
+    /// A statement of one body, distinct from every other statement of that
+    /// body and below its [`Ids::stmts`].
+    StmtId
+);
+
+impl ExprId {
+    /// The id of an expression built outside a body (hand-written IR in
+    /// tests): [`Body::new`] and [`Body::renumber`] replace it, and the
+    /// verifier rejects it anywhere else.
+    pub const NONE: ExprId = ExprId(u32::MAX);
+}
+
+impl StmtId {
+    /// See [`ExprId::NONE`].
+    pub const NONE: StmtId = StmtId(u32::MAX);
+}
+
+/// The ids a body has handed out: each expression and statement of the
+/// body has its own, below these counts. Ids are never reused while the
+/// body lives, so a table of facts indexed by them stays a table of facts
+/// about the same nodes (until a pass changes the body, after which the
+/// facts are computed again).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Ids {
+    exprs: u32,
+    stmts: u32,
+}
+
+impl Ids {
+    /// A fresh expression id. (Saturates at `u32::MAX`, which is
+    /// [`ExprId::NONE`]: a body that large fails verification instead of
+    /// reusing ids.)
+    pub fn expr(&mut self) -> ExprId {
+        let id = ExprId(self.exprs);
+        self.exprs = self.exprs.saturating_add(1);
+        id
+    }
+
+    /// A fresh statement id (saturating like [`Ids::expr`]).
+    pub fn stmt(&mut self) -> StmtId {
+        let id = StmtId(self.stmts);
+        self.stmts = self.stmts.saturating_add(1);
+        id
+    }
+
+    /// How many expression ids were handed out: the length of a table
+    /// indexed by [`ExprId`].
+    pub fn exprs(self) -> usize {
+        self.exprs as usize
+    }
+
+    /// How many statement ids were handed out.
+    pub fn stmts(self) -> usize {
+        self.stmts as usize
+    }
+}
 
 /// A whole compiled file: its device functions and kernels.
 #[derive(Clone, Debug, Default)]
 pub struct Module {
-    /// Device functions, indexed by [`FuncId`] (declaration order).
+    /// Device functions, indexed by [`FuncId`] (declaration order); the
+    /// order they are written in, callees first, is a fact of the analysis
+    /// (`analysis::ModuleInfo::call_order`).
     pub functions: Vec<Function>,
-    /// The functions the kernels use, callees before callers (the call graph
-    /// has no cycles: recursion is an error). Emit `.func`s in this order.
-    pub function_order: Vec<FuncId>,
     pub kernels: Vec<Kernel>,
 }
 
@@ -98,6 +173,74 @@ pub struct Function {
 pub struct Body {
     pub locals: Vec<Local>,
     pub block: Block,
+    /// The ids handed out to the nodes of `block`.
+    pub ids: Ids,
+}
+
+impl Body {
+    /// A body of hand-built nodes, numbered ([`Body::renumber`]).
+    pub fn new(locals: Vec<Local>, block: Block) -> Body {
+        let mut body = Body {
+            locals,
+            block,
+            ids: Ids::default(),
+        };
+        body.renumber();
+        body
+    }
+
+    /// A new expression of this body, with a fresh id.
+    pub fn expr(&mut self, kind: ExprKind, ty: Scalar, span: Span) -> Expr {
+        Expr {
+            kind,
+            ty,
+            span,
+            id: self.ids.expr(),
+        }
+    }
+
+    /// A new statement of this body, with a fresh id.
+    pub fn stmt(&mut self, kind: StmtKind, span: Span) -> Stmt {
+        Stmt {
+            kind,
+            span,
+            id: self.ids.stmt(),
+        }
+    }
+
+    /// A new mutable local of type `ty`, for a value a pass introduces;
+    /// `span` is the source it stands for. Its name, `$t` and its index,
+    /// cannot collide with a kdsl name.
+    pub fn fresh_local(&mut self, ty: Scalar, span: Span) -> LocalId {
+        let id = LocalId(self.locals.len() as u32);
+        self.locals.push(Local {
+            name: format!("$t{}", id.0),
+            ty,
+            mutable: true,
+            span,
+        });
+        id
+    }
+
+    /// Gives every statement and expression of the body a fresh id, in
+    /// [`visit`] order from 0: for nodes built outside the body (hand-built
+    /// IR, a copied subtree). Facts computed before are stale afterwards.
+    pub fn renumber(&mut self) {
+        self.ids = Ids::default();
+        let mut n = visit_mut::Renumber {
+            ids: Ids::default(),
+        };
+        visit_mut::VisitMut::visit_block_mut(&mut n, &mut self.block);
+        self.ids = n.ids;
+    }
+
+    /// Gives every node of `block` (a subtree about to be added to this
+    /// body, such as a copy of a loop's body) fresh ids of this body.
+    pub fn renumber_block(&mut self, block: &mut Block) {
+        let mut n = visit_mut::Renumber { ids: self.ids };
+        visit_mut::VisitMut::visit_block_mut(&mut n, block);
+        self.ids = n.ids;
+    }
 }
 
 /// Dropping a body recurses as deep as it nests, which the parser allows to
@@ -258,6 +401,14 @@ pub struct BarrierGroup {
     pub spans: BarrierSpans,
 }
 
+impl BarrierGroup {
+    /// The most barriers a group holds (E0311).
+    pub const MAX_COUNT: u32 = 64;
+    /// The largest arrival count of an mbarrier, in `mbarrier.init` and in
+    /// `mbarrier.arrive`'s count operand: 2^20 - 1 (E0306).
+    pub const MAX_ARRIVALS: u32 = (1 << 20) - 1;
+}
+
 /// Where each part of a barrier declaration is, for diagnostics.
 #[derive(Clone, Copy, Debug)]
 pub struct BarrierSpans {
@@ -282,6 +433,18 @@ pub struct Block {
 pub struct Stmt {
     pub kind: StmtKind,
     pub span: Span,
+    pub id: StmtId,
+}
+
+impl Stmt {
+    /// A statement built outside a body (see [`ExprId::NONE`]).
+    pub fn new(kind: StmtKind, span: Span) -> Stmt {
+        Stmt {
+            kind,
+            span,
+            id: StmtId::NONE,
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -438,6 +601,19 @@ pub struct Expr {
     pub kind: ExprKind,
     pub ty: Scalar,
     pub span: Span,
+    pub id: ExprId,
+}
+
+impl Expr {
+    /// An expression built outside a body (see [`ExprId::NONE`]).
+    pub fn new(kind: ExprKind, ty: Scalar, span: Span) -> Expr {
+        Expr {
+            kind,
+            ty,
+            span,
+            id: ExprId::NONE,
+        }
+    }
 }
 
 /// A compile-time value. Integers are kept as the bits of their type
@@ -468,11 +644,13 @@ pub enum ExprKind {
     /// `select(cond, a, b)`: evaluates all three.
     Select(Box<Expr>, Box<Expr>, Box<Expr>),
     /// `if cond { then_block; then_value } else { ... }`: evaluates one branch.
+    /// (The blocks are boxed: inline they would make every expression as
+    /// large as two blocks.)
     If {
         cond: Box<Expr>,
-        then_block: Block,
+        then_block: Box<Block>,
         then_value: Box<Expr>,
-        else_block: Block,
+        else_block: Box<Block>,
         else_value: Box<Expr>,
     },
     Load(Box<Place>),

@@ -8,7 +8,8 @@
 //! barrier pass tracks enclosing conditions that way).
 //!
 //! The order is part of the contract: the PTX writer numbers special
-//! registers by first use in this walk.
+//! registers in the order `analysis::usage` first meets them in this walk.
+//! [`super::visit_mut`] is the same walk on mutable nodes.
 
 use super::{
     BarrierOpKind, BarrierRef, Block, Expr, ExprKind, Parity, Place, PlaceKind, Stmt, StmtKind,
@@ -202,7 +203,7 @@ pub fn walk_parity<'ir, V: Visit<'ir> + ?Sized>(
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 /// True when `b` nests deeper than `limit` levels (each statement and
 /// expression counts one). The walk stops `limit` levels down, so it is

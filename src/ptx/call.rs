@@ -1,5 +1,6 @@
 //! Calls of device functions: `.param` passing and `call.uni`.
 
+use super::error::Result;
 use super::suffix;
 use super::writer::{emit, Class, Operand, Writer};
 use crate::ir::{Expr, FuncId};
@@ -8,24 +9,28 @@ use crate::types::Scalar;
 impl Writer<'_> {
     /// Calls device function `func` (`.param` passing, `call.uni`); the
     /// result, if it has one. `bool` travels as a `.b32` 0/1.
-    pub(super) fn call(&mut self, func: FuncId, args: &[Expr]) -> Option<Operand> {
+    pub(super) fn call(&mut self, func: FuncId, args: &[Expr]) -> Result<Option<Operand>> {
         let module = self.module;
-        let Some(f) = module.functions.get(func.index()) else {
-            self.comment("call of an unknown function");
-            return None;
+        let (Some(f), Some(name)) = (
+            module.functions.get(func.index()),
+            self.names.funcs.get(func.index()).cloned(),
+        ) else {
+            return Err(self.invalid(format!("function {} does not exist", func.0)));
         };
-        let name = self
-            .names
-            .funcs
-            .get(func.index())
-            .cloned()
-            .unwrap_or_default();
-        let vals = self.operand_list(args);
+        let params = f.body.locals.get(..f.params as usize).unwrap_or(&[]);
+        if params.len() != args.len() || params.len() != f.params as usize {
+            return Err(self.invalid(format!(
+                "`{}` takes {} arguments, {} given",
+                f.name,
+                f.params,
+                args.len()
+            )));
+        }
+        let vals = self.operand_list(args)?;
         let mut passed = Vec::with_capacity(vals.len());
-        for (i, (v, a)) in vals.into_iter().zip(args).enumerate() {
-            let want = f.body.locals.get(i).map_or(a.ty, |l| l.ty);
-            let v = self.convert(v, a.ty, want);
-            passed.push((self.param_bits(v, want), want));
+        for ((v, a), p) in vals.into_iter().zip(args).zip(params) {
+            let v = self.convert(v, a.ty, p.ty)?;
+            passed.push((self.param_bits(v, p.ty), p.ty));
         }
         self.line(format_args!("{{"));
         let mut arg_names = Vec::new();
@@ -64,7 +69,7 @@ impl Writer<'_> {
             }
         };
         self.line(format_args!("}}"));
-        result
+        Ok(result)
     }
 
     /// A value as it is stored in a `.param`: `bool` becomes a `.b32` 0/1.

@@ -15,17 +15,17 @@
 //! value is first rounded to `f32` *to odd*, which makes the final rounding
 //! to `bf16` correct (f32 has more than twice bf16's precision).
 
+use super::error::Result;
 use super::imm;
 use super::suffix;
 use super::writer::{emit, Class, Operand, Reg, Writer};
-use crate::ir::Value;
 use crate::types::Scalar;
 
 impl Writer<'_> {
     /// Converts `v` of type `from` to type `to`.
-    pub(super) fn convert(&mut self, v: Operand, from: Scalar, to: Scalar) -> Operand {
+    pub(super) fn convert(&mut self, v: Operand, from: Scalar, to: Scalar) -> Result<Operand> {
         if from == to {
-            return v;
+            return Ok(v);
         }
         // cvt and setp want a register source.
         let v = self.in_reg(v, from);
@@ -33,37 +33,34 @@ impl Writer<'_> {
             return self.bool_of(v, from);
         }
         if from == Scalar::Bool {
-            return self.number_of_bool(v, to);
+            return Ok(self.number_of_bool(v, to));
         }
         let d = match (from.is_int(), to.is_int()) {
-            (true, true) => return self.int_to_int(v, from, to),
+            (true, true) => return Ok(self.int_to_int(v, from, to)),
             (true, false) => self.int_to_float(v, from, to),
-            (false, true) => self.float_to_int(v, from, to),
-            (false, false) => self.float_to_float(v, from, to),
+            (false, true) => self.float_to_int(v, from, to)?,
+            (false, false) => self.float_to_float(v, from, to)?,
         };
-        Operand::Reg(d)
+        Ok(Operand::Reg(d))
     }
 
-    fn bool_of(&mut self, v: Reg, from: Scalar) -> Operand {
+    fn bool_of(&mut self, v: Reg, from: Scalar) -> Result<Operand> {
         let p = self.reg(Class::Pred);
         match from {
             Scalar::F16 | Scalar::BF16 => {
-                let f = self.float_to_float(v, from, Scalar::F32);
+                let f = self.float_to_float(v, from, Scalar::F32)?;
                 emit!(self, "setp.neu.f32 {}, {}, {};", p, f, imm::f32_imm(0.0));
             }
             Scalar::F32 => emit!(self, "setp.neu.f32 {}, {}, {};", p, v, imm::f32_imm(0.0)),
             Scalar::F64 => emit!(self, "setp.neu.f64 {}, {}, {};", p, v, imm::f64_imm(0.0)),
             _ => emit!(self, "setp.ne.{} {}, {}, 0;", suffix::arith(from), p, v),
         }
-        Operand::Reg(p)
+        Ok(Operand::Reg(p))
     }
 
     fn number_of_bool(&mut self, p: Reg, to: Scalar) -> Operand {
         let d = self.reg_for(to);
-        let (one, zero) = (
-            imm::scalar_imm(Value::Int(1), to),
-            imm::scalar_imm(Value::Int(0), to),
-        );
+        let (one, zero) = (imm::number(1, to), imm::number(0, to));
         emit!(
             self,
             "selp.{} {}, {}, {}, {};",
@@ -139,10 +136,10 @@ impl Writer<'_> {
         d
     }
 
-    fn float_to_int(&mut self, v: Reg, from: Scalar, to: Scalar) -> Reg {
+    fn float_to_int(&mut self, v: Reg, from: Scalar, to: Scalar) -> Result<Reg> {
         // Halves widen exactly to f32 first (no sm_80 cvt from bf16 to int).
         let (v, from) = if from.is_half() {
-            (self.float_to_float(v, from, Scalar::F32), Scalar::F32)
+            (self.float_to_float(v, from, Scalar::F32)?, Scalar::F32)
         } else {
             (v, from)
         };
@@ -155,13 +152,14 @@ impl Writer<'_> {
             d,
             v
         );
-        d
+        Ok(d)
     }
 
-    pub(super) fn float_to_float(&mut self, v: Reg, from: Scalar, to: Scalar) -> Reg {
+    /// Between two float formats (every pair is covered).
+    pub(super) fn float_to_float(&mut self, v: Reg, from: Scalar, to: Scalar) -> Result<Reg> {
         use Scalar::*;
         if from == to {
-            return v;
+            return Ok(v);
         }
         let d = self.reg_for(to);
         match (from, to) {
@@ -198,18 +196,15 @@ impl Writer<'_> {
                 emit!(self, "cvt.rz.f32.f64 {}, {};", f, v);
                 emit!(self, "cvt.f64.f32 {}, {};", back, f);
                 emit!(self, "setp.neu.f64 {}, {}, {};", p, back, v);
-                return self.round_odd_to_bf16(f, p);
+                return Ok(self.round_odd_to_bf16(f, p));
             }
             // Through f32, which holds every f16 and bf16 value exactly.
             (BF16, F64) | (BF16, F16) | (F16, BF16) => {
-                let f = self.float_to_float(v, from, F32);
+                let f = self.float_to_float(v, from, F32)?;
                 return self.float_to_float(f, F32, to);
             }
-            _ => {
-                self.comment(&format!("no conversion from {from} to {to}"));
-                return v;
-            }
+            _ => return Err(self.invalid(format!("a float conversion from {from} to {to}"))),
         }
-        d
+        Ok(d)
     }
 }

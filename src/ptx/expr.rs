@@ -1,8 +1,8 @@
 //! Expressions: constants, locals, operators, `select`, `if` expressions and
 //! calls. Memory, math, warp and barrier expressions live in their own files.
 
+use super::error::Result;
 use super::imm;
-use super::scan::{may_assign, speculatable};
 use super::suffix;
 use super::writer::{emit, Class, Operand, Reg, Writer};
 use crate::ir::consteval;
@@ -17,14 +17,14 @@ use crate::types::Scalar;
 const FOLD_BUDGET: u32 = 64;
 
 impl Writer<'_> {
-    pub(super) fn expr(&mut self, e: &Expr) -> Operand {
+    pub(super) fn expr(&mut self, e: &Expr) -> Result<Operand> {
         let outer = self.at(e.span);
-        let v = self.expr_kind(e);
+        let v = self.expr_kind(e)?;
         self.restore(outer);
-        v
+        Ok(v)
     }
 
-    fn expr_kind(&mut self, e: &Expr) -> Operand {
+    fn expr_kind(&mut self, e: &Expr) -> Result<Operand> {
         // The writer has no constant arithmetic of its own: every constant
         // operation is computed by `consteval`, the one definition.
         if let Some(v) = consteval::fold(e, FOLD_BUDGET) {
@@ -32,27 +32,27 @@ impl Writer<'_> {
         }
         match &e.kind {
             ExprKind::Const(v) => self.constant(*v, e.ty),
-            ExprKind::Local(id) => Operand::Reg(self.local(*id)),
-            ExprKind::Param(id) => self.param_value(*id, e.ty),
+            ExprKind::Local(id) => Ok(Operand::Reg(self.local(*id)?)),
+            ExprKind::Param(id) => self.param_value(*id),
             ExprKind::Special(s) => self.special(*s),
             ExprKind::Unary(op, a) => {
-                let x = self.expr(a);
+                let x = self.expr(a)?;
                 self.unary(*op, a.ty, x)
             }
             ExprKind::Binary(op @ (BinOp::And | BinOp::Or), a, b) => self.short_circuit(*op, a, b),
             ExprKind::Binary(op, a, b) => match contract::fused(*op, a, b) {
                 Some(f) => self.fused(&f, e.ty),
                 None => {
-                    let [x, y] = self.operands([a, b]);
+                    let [x, y] = self.operands([a, b])?;
                     self.binop(*op, a.ty, x, y, b.ty)
                 }
             },
             ExprKind::Cast(a) => {
-                let x = self.expr(a);
+                let x = self.expr(a)?;
                 self.convert(x, a.ty, e.ty)
             }
             ExprKind::Select(c, a, b) => {
-                let [c, x, y] = self.operands([c, a, b]);
+                let [c, x, y] = self.operands([c, a, b])?;
                 self.select(c, x, y, e.ty)
             }
             ExprKind::If {
@@ -68,16 +68,13 @@ impl Writer<'_> {
                 e.ty,
             ),
             ExprKind::Load(place) => self.load(place),
-            ExprKind::Call { func, args } => match self.call(*func, args) {
-                Some(v) => v,
-                None => {
-                    self.comment("call of a function without a result used as a value");
-                    self.zero(e.ty)
-                }
+            ExprKind::Call { func, args } => match self.call(*func, args)? {
+                Some(v) => Ok(v),
+                None => Err(self.invalid("a function without a result used as a value")),
             },
             ExprKind::Math(f, args) => self.math(*f, args, e.ty),
-            ExprKind::Atomic { op, place, args } => self.atomic(*op, place, args, e.ty),
-            ExprKind::Warp(op, args) => self.warp(*op, args, e.ty),
+            ExprKind::Atomic { op, place, args } => self.atomic(*op, place, args),
+            ExprKind::Warp(op, args) => self.warp(*op, args),
             ExprKind::BarrierTest {
                 barrier,
                 parity,
@@ -88,65 +85,67 @@ impl Writer<'_> {
     }
 
     /// Evaluates `e` into a register.
-    pub(super) fn expr_reg(&mut self, e: &Expr) -> Reg {
-        let v = self.expr(e);
-        self.in_reg(v, e.ty)
+    pub(super) fn expr_reg(&mut self, e: &Expr) -> Result<Reg> {
+        let v = self.expr(e)?;
+        Ok(self.in_reg(v, e.ty))
     }
 
     /// Evaluates operands left to right. A value still sitting in a local's
     /// register is copied when a later operand may assign that local.
-    pub(super) fn operands<const N: usize>(&mut self, es: [&Expr; N]) -> [Operand; N] {
+    pub(super) fn operands<const N: usize>(&mut self, es: [&Expr; N]) -> Result<[Operand; N]> {
         let mut out: [Operand; N] = std::array::from_fn(|_| Operand::imm(0));
-        for (i, e) in es.iter().enumerate() {
-            let mut v = self.expr(e);
-            if let Operand::Reg(r) = v {
-                if self.is_local_reg(r) && es.iter().skip(i + 1).any(|later| may_assign(later)) {
-                    let copy = self.reg(r.class);
-                    emit!(self, "mov.{} {}, {};", suffix::mov(e.ty), copy, r);
-                    v = Operand::Reg(copy);
-                }
-            }
-            if let Some(slot) = out.get_mut(i) {
-                *slot = v;
-            }
+        for (slot, (i, e)) in out.iter_mut().zip(es.iter().enumerate()) {
+            let later = es.iter().skip(i + 1).copied();
+            *slot = self.operand(e, later)?;
         }
-        out
+        Ok(out)
     }
 
     /// Like [`Writer::operands`] for a slice of arguments.
-    pub(super) fn operand_list(&mut self, es: &[Expr]) -> Vec<Operand> {
+    pub(super) fn operand_list(&mut self, es: &[Expr]) -> Result<Vec<Operand>> {
         let mut out = Vec::with_capacity(es.len());
         for (i, e) in es.iter().enumerate() {
-            let mut v = self.expr(e);
-            if let Operand::Reg(r) = v {
-                if self.is_local_reg(r) && es.iter().skip(i + 1).any(may_assign) {
-                    let copy = self.reg(r.class);
-                    emit!(self, "mov.{} {}, {};", suffix::mov(e.ty), copy, r);
-                    v = Operand::Reg(copy);
-                }
-            }
-            out.push(v);
+            out.push(self.operand(e, es.iter().skip(i + 1))?);
         }
-        out
+        Ok(out)
+    }
+
+    /// `e`'s value, copied out of a local's register when one of the
+    /// operands evaluated after it may assign that local (the fact
+    /// [`crate::analysis`] found for each expression).
+    fn operand<'e>(
+        &mut self,
+        e: &Expr,
+        mut later: impl Iterator<Item = &'e Expr>,
+    ) -> Result<Operand> {
+        let v = self.expr(e)?;
+        if let Operand::Reg(r) = v {
+            if self.is_local_reg(r) && later.any(|x| self.info.may_assign(x.id)) {
+                let copy = self.reg(r.class);
+                emit!(self, "mov.{} {}, {};", suffix::mov(e.ty), copy, r);
+                return Ok(Operand::Reg(copy));
+            }
+        }
+        Ok(v)
     }
 
     /// A contracted `a * b + c` ([`contract`]): `fma.rn`, operands evaluated
     /// in source order. A negation falls on a constant operand when there is
     /// one (`3.0 - 2.0 * t` is `fma(-2.0, t, 3.0)`), else it is a `neg`.
-    fn fused(&mut self, f: &Fused<'_>, ty: Scalar) -> Operand {
+    fn fused(&mut self, f: &Fused<'_>, ty: Scalar) -> Result<Operand> {
         let [a, b, c] = if f.product_first {
-            self.operands([f.a, f.b, f.c])
+            self.operands([f.a, f.b, f.c])?
         } else {
-            let [c, a, b] = self.operands([f.c, f.a, f.b]);
+            let [c, a, b] = self.operands([f.c, f.a, f.b])?;
             [a, b, c]
         };
         let (a, b) = if f.negate_product {
-            self.negate_product((f.a, a), (f.b, b), ty)
+            self.negate_product((f.a, a), (f.b, b), ty)?
         } else {
             (a, b)
         };
         let c = if f.negate_addend {
-            self.negate(f.c, c, ty)
+            self.negate(f.c, c, ty)?
         } else {
             c
         };
@@ -160,60 +159,53 @@ impl Writer<'_> {
         (a, x): (&Expr, Operand),
         (b, y): (&Expr, Operand),
         ty: Scalar,
-    ) -> (Operand, Operand) {
-        if let Some(ny) = self.negated_constant(b, ty) {
-            return (x, ny);
+    ) -> Result<(Operand, Operand)> {
+        if let Some(ny) = self.negated_constant(b, ty)? {
+            return Ok((x, ny));
         }
-        (self.negate(a, x, ty), y)
+        Ok((self.negate(a, x, ty)?, y))
     }
 
     /// `-e`, given `e`'s value `x`: an immediate when `e` is a constant,
     /// else a `neg` (exact in every float format).
-    fn negate(&mut self, e: &Expr, x: Operand, ty: Scalar) -> Operand {
-        if let Some(n) = self.negated_constant(e, ty) {
-            return n;
+    fn negate(&mut self, e: &Expr, x: Operand, ty: Scalar) -> Result<Operand> {
+        if let Some(n) = self.negated_constant(e, ty)? {
+            return Ok(n);
         }
         let x = self.in_reg(x, ty);
         let d = self.reg_for(ty);
         emit!(self, "neg.{} {}, {};", suffix::arith(ty), d, x);
-        Operand::Reg(d)
+        Ok(Operand::Reg(d))
     }
 
     /// `-e` as an immediate, when `e` is a constant.
-    fn negated_constant(&mut self, e: &Expr, ty: Scalar) -> Option<Operand> {
+    fn negated_constant(&mut self, e: &Expr, ty: Scalar) -> Result<Option<Operand>> {
         let v = match &e.kind {
             ExprKind::Const(v) => *v,
-            _ => consteval::fold(e, FOLD_BUDGET)?,
+            _ => match consteval::fold(e, FOLD_BUDGET) {
+                Some(v) => v,
+                None => return Ok(None),
+            },
         };
-        let n = consteval::unary(UnaryOp::Neg, v, ty).ok()?;
-        Some(self.constant(n, ty))
-    }
-
-    /// A constant: an immediate, or a register for `bool` and `f16`/`bf16`.
-    pub(super) fn constant(&mut self, v: Value, ty: Scalar) -> Operand {
-        match ty {
-            Scalar::Bool | Scalar::F16 | Scalar::BF16 => {
-                let r = self.reg_for(ty);
-                emit!(
-                    self,
-                    "mov.{} {}, {};",
-                    suffix::mov(ty),
-                    r,
-                    imm::scalar_imm(v, ty)
-                );
-                Operand::Reg(r)
-            }
-            _ => Operand::Imm(imm::scalar_imm(v, ty)),
+        match consteval::unary(UnaryOp::Neg, v, ty) {
+            Ok(n) => Ok(Some(self.constant(n, ty)?)),
+            Err(_) => Ok(None),
         }
     }
 
-    pub(super) fn zero(&mut self, ty: Scalar) -> Operand {
-        let v = if ty == Scalar::Bool {
-            Value::Bool(false)
-        } else {
-            Value::Int(0)
+    /// A constant: an immediate, or a register for `bool` and `f16`/`bf16`.
+    pub(super) fn constant(&mut self, v: Value, ty: Scalar) -> Result<Operand> {
+        let Some(text) = imm::scalar_imm(v, ty) else {
+            return Err(self.invalid(format!("the constant {v:?} is not a value of {ty}")));
         };
-        self.constant(v, ty)
+        Ok(match ty {
+            Scalar::Bool | Scalar::F16 | Scalar::BF16 => {
+                let r = self.reg_for(ty);
+                emit!(self, "mov.{} {}, {};", suffix::mov(ty), r, text);
+                Operand::Reg(r)
+            }
+            _ => Operand::Imm(text),
+        })
     }
 
     /// Puts an operand in a register (a no-op for registers).
@@ -235,26 +227,25 @@ impl Writer<'_> {
         }
     }
 
-    fn param_value(&mut self, id: crate::ir::ParamId, ty: Scalar) -> Operand {
+    /// The register a kernel parameter was read into in the prologue.
+    fn param_value(&mut self, id: crate::ir::ParamId) -> Result<Operand> {
         match self.params.get(id.index()).copied().flatten() {
-            Some(r) => Operand::Reg(r),
-            None => {
-                self.comment("parameter not available here");
-                self.zero(ty)
-            }
+            Some(r) => Ok(Operand::Reg(r)),
+            None => Err(self.invalid(format!("parameter {} has no register here", id.0))),
         }
     }
 
     /// `a && b`, `a || b`: `b` runs only when needed, unless evaluating it
-    /// is harmless (no loads, calls, warp or barrier operations).
-    fn short_circuit(&mut self, op: BinOp, a: &Expr, b: &Expr) -> Operand {
-        let x = self.expr_reg(a);
+    /// is harmless (no loads, calls, warp or barrier operations: the
+    /// speculation fact of [`crate::analysis`]).
+    fn short_circuit(&mut self, op: BinOp, a: &Expr, b: &Expr) -> Result<Operand> {
+        let x = self.expr_reg(a)?;
         let name = if op == BinOp::And { "and" } else { "or" };
-        if speculatable(b) {
-            let y = self.expr_reg(b);
+        if self.info.speculatable(b.id) {
+            let y = self.expr_reg(b)?;
             let d = self.reg(Class::Pred);
             emit!(self, "{}.pred {}, {}, {};", name, d, x, y);
-            return Operand::Reg(d);
+            return Ok(Operand::Reg(d));
         }
         let d = self.reg(Class::Pred);
         let end = self.label();
@@ -264,16 +255,20 @@ impl Writer<'_> {
         } else {
             emit!(self, "@{} bra {};", x, end);
         }
-        self.depth += 1;
-        let y = self.expr_reg(b);
+        let y = self.expr_reg(b)?;
         emit!(self, "mov.pred {}, {};", d, y);
-        self.depth -= 1;
         self.place_label(end);
-        Operand::Reg(d)
+        Ok(Operand::Reg(d))
     }
 
     /// `select(c, x, y)`: both already evaluated.
-    pub(super) fn select(&mut self, c: Operand, x: Operand, y: Operand, ty: Scalar) -> Operand {
+    pub(super) fn select(
+        &mut self,
+        c: Operand,
+        x: Operand,
+        y: Operand,
+        ty: Scalar,
+    ) -> Result<Operand> {
         if ty == Scalar::Bool {
             // (c && x) || (!c && y)
             let (t, nc, u, d) = (
@@ -286,7 +281,7 @@ impl Writer<'_> {
             emit!(self, "not.pred {}, {};", nc, c);
             emit!(self, "and.pred {}, {}, {};", u, nc, y);
             emit!(self, "or.pred {}, {}, {};", d, t, u);
-            return Operand::Reg(d);
+            return Ok(Operand::Reg(d));
         }
         let d = self.reg_for(ty);
         emit!(
@@ -298,7 +293,7 @@ impl Writer<'_> {
             y,
             c
         );
-        Operand::Reg(d)
+        Ok(Operand::Reg(d))
     }
 
     /// `if c { ...; a } else { ...; b }`: only the taken branch runs.
@@ -308,30 +303,28 @@ impl Writer<'_> {
         then: (&Block, &Expr),
         els: (&Block, &Expr),
         ty: Scalar,
-    ) -> Operand {
+    ) -> Result<Operand> {
         if let ExprKind::Const(Value::Bool(c)) = cond.kind {
             let (block, value) = if c { then } else { els };
-            self.block(block);
-            let v = self.expr(value);
+            self.block(block)?;
+            let v = self.expr(value)?;
             let d = self.reg_for(ty);
             self.mov(d, &v, ty);
-            return Operand::Reg(d);
+            return Ok(Operand::Reg(d));
         }
-        let p = self.expr_reg(cond);
+        let p = self.expr_reg(cond)?;
         let d = self.reg_for(ty);
         let (else_l, end_l) = (self.label(), self.label());
         emit!(self, "@!{} bra {};", p, else_l);
-        self.depth += 1;
-        self.block(then.0);
-        let v = self.expr(then.1);
+        self.block(then.0)?;
+        let v = self.expr(then.1)?;
         self.mov(d, &v, ty);
         emit!(self, "bra {};", end_l);
         self.place_label(else_l);
-        self.block(els.0);
-        let v = self.expr(els.1);
+        self.block(els.0)?;
+        let v = self.expr(els.1)?;
         self.mov(d, &v, ty);
-        self.depth -= 1;
         self.place_label(end_l);
-        Operand::Reg(d)
+        Ok(Operand::Reg(d))
     }
 }

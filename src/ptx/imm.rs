@@ -11,20 +11,6 @@ use crate::ir::consteval;
 use crate::ir::Value;
 use crate::types::Scalar;
 
-/// The integer value of `v` as the bits of `ty` (sign- or zero-extended).
-pub(super) fn int_value(v: Value, ty: Scalar) -> i128 {
-    let raw = match v {
-        Value::Int(i) => i,
-        Value::Bool(b) => i128::from(b),
-        // Not produced by a checked module; converted as an f64 would be.
-        Value::Float(f) => match consteval::cast(Value::Float(f), Scalar::F64, ty) {
-            Value::Int(i) => i,
-            _ => 0,
-        },
-    };
-    consteval::wrap(raw, ty)
-}
-
 /// An integer immediate of type `ty`: decimal, or hex for large unsigned
 /// values (PTX integer literals are 64-bit; hex above `i64::MAX` is unsigned).
 pub(super) fn int_imm(v: i128, ty: Scalar) -> String {
@@ -47,16 +33,6 @@ pub(super) fn parse_int(op: &super::writer::Operand) -> Option<i128> {
     }
 }
 
-/// The value of `v` as a float of `fmt` (integers and bools converted as
-/// `as` converts them).
-fn float_value(v: Value, fmt: Format) -> f64 {
-    match v {
-        Value::Float(f) => f,
-        Value::Int(i) => fp::from_int(i, fmt),
-        Value::Bool(b) => f64::from(u8::from(b)),
-    }
-}
-
 /// `0f…`: the bits of `x` as an `f32` (rounded once if it is not one).
 pub(super) fn f32_imm(x: f64) -> String {
     format!("0f{:08X}", fp::to_bits(x, Format::F32))
@@ -72,19 +48,28 @@ pub(super) fn half_imm(x: f64, fmt: Format) -> String {
     format!("0x{:04X}", fp::to_bits(x, fmt))
 }
 
-/// The immediate spelling of a constant of type `ty` (not for `bool` and
-/// halves, which the caller moves into registers).
-pub(super) fn scalar_imm(v: Value, ty: Scalar) -> String {
-    match (ty, Format::of(ty)) {
-        (Scalar::F32, _) => f32_imm(float_value(v, Format::F32)),
-        (Scalar::F64, _) => f64_imm(float_value(v, Format::F64)),
-        (_, Some(fmt)) => half_imm(float_value(v, fmt), fmt),
-        (Scalar::Bool, None) => match v {
-            Value::Bool(b) => u8::from(b).to_string(),
-            Value::Int(i) => u8::from(i != 0).to_string(),
-            Value::Float(f) => u8::from(f != 0.0).to_string(),
-        },
-        _ => int_imm(int_value(v, ty), ty),
+/// The immediate spelling of a constant of type `ty` (for `bool` and
+/// halves, the caller moves it into a register), or `None` when `v` is not
+/// a value of `ty` (broken IR: the verifier rejects it too).
+pub(super) fn scalar_imm(v: Value, ty: Scalar) -> Option<String> {
+    Some(match (v, ty, Format::of(ty)) {
+        (Value::Bool(b), Scalar::Bool, _) => u8::from(b).to_string(),
+        (Value::Int(i), _, _) if ty.is_int() => int_imm(i, ty),
+        (Value::Float(f), Scalar::F32, _) => f32_imm(f),
+        (Value::Float(f), Scalar::F64, _) => f64_imm(f),
+        (Value::Float(f), _, Some(fmt)) => half_imm(f, fmt),
+        _ => return None,
+    })
+}
+
+/// The small integer `n` as an immediate of the number type `ty` (0 and 1
+/// for `bool` → number conversions): exact in every type.
+pub(super) fn number(n: i128, ty: Scalar) -> String {
+    match Format::of(ty) {
+        Some(fmt) if ty == Scalar::F32 => f32_imm(fp::from_int(n, fmt)),
+        Some(fmt) if ty == Scalar::F64 => f64_imm(fp::from_int(n, fmt)),
+        Some(fmt) => half_imm(fp::from_int(n, fmt), fmt),
+        None => int_imm(n, ty),
     }
 }
 
@@ -93,31 +78,37 @@ mod tests {
     use super::*;
 
     #[test]
+    fn values_of_another_type_have_no_immediate() {
+        assert_eq!(scalar_imm(Value::Float(1.5), Scalar::U32), None);
+        assert_eq!(scalar_imm(Value::Int(1), Scalar::Bool), None);
+        assert_eq!(scalar_imm(Value::Bool(true), Scalar::F32), None);
+        assert_eq!(scalar_imm(Value::Int(1), Scalar::F32), None);
+        assert_eq!(number(1, Scalar::F32), "0f3F800000");
+        assert_eq!(number(1, Scalar::BF16), "0x3F80");
+        assert_eq!(number(0, Scalar::U64), "0");
+    }
+
+    fn imm(v: Value, ty: Scalar) -> String {
+        scalar_imm(v, ty).unwrap_or_default()
+    }
+
+    #[test]
     fn immediates() {
-        assert_eq!(scalar_imm(Value::Float(1.0), Scalar::F32), "0f3F800000");
+        assert_eq!(imm(Value::Float(1.0), Scalar::F32), "0f3F800000");
+        assert_eq!(imm(Value::Float(1.0), Scalar::F64), "0d3FF0000000000000");
+        assert_eq!(imm(Value::Int(-5), Scalar::I32), "-5");
+        assert_eq!(imm(Value::Int(u32::MAX as i128), Scalar::U32), "0xFFFFFFFF");
         assert_eq!(
-            scalar_imm(Value::Float(1.0), Scalar::F64),
-            "0d3FF0000000000000"
-        );
-        assert_eq!(scalar_imm(Value::Int(-5), Scalar::I32), "-5");
-        assert_eq!(
-            scalar_imm(Value::Int(u32::MAX as i128), Scalar::U32),
-            "0xFFFFFFFF"
-        );
-        assert_eq!(
-            scalar_imm(Value::Int(u64::MAX as i128), Scalar::U64),
+            imm(Value::Int(u64::MAX as i128), Scalar::U64),
             "0xFFFFFFFFFFFFFFFF"
         );
-        assert_eq!(scalar_imm(Value::Int(7), Scalar::U64), "7");
-        assert_eq!(scalar_imm(Value::Float(1.0), Scalar::F16), "0x3C00");
-        assert_eq!(scalar_imm(Value::Float(-1.5), Scalar::BF16), "0xBFC0");
-        assert_eq!(scalar_imm(Value::Int(0), Scalar::F16), "0x0000");
+        assert_eq!(imm(Value::Int(7), Scalar::U64), "7");
+        assert_eq!(imm(Value::Float(1.0), Scalar::F16), "0x3C00");
+        assert_eq!(imm(Value::Float(-1.5), Scalar::BF16), "0xBFC0");
+        assert_eq!(imm(Value::Float(0.0), Scalar::F16), "0x0000");
         // NaNs are written as the canonical NaN of their type.
-        assert_eq!(
-            scalar_imm(Value::Float(f64::NAN), Scalar::F32),
-            "0f7FFFFFFF"
-        );
-        assert_eq!(scalar_imm(Value::Float(-f64::NAN), Scalar::F16), "0x7FFF");
-        assert_eq!(scalar_imm(Value::Float(-0.0), Scalar::F32), "0f80000000");
+        assert_eq!(imm(Value::Float(f64::NAN), Scalar::F32), "0f7FFFFFFF");
+        assert_eq!(imm(Value::Float(-f64::NAN), Scalar::F16), "0x7FFF");
+        assert_eq!(imm(Value::Float(-0.0), Scalar::F32), "0f80000000");
     }
 }

@@ -6,11 +6,12 @@
 //! the tracked-parity masks and initialises the barriers; the body then only
 //! refers to those registers.
 
+use super::error::{Error, ErrorKind, Result};
 use super::lines::Lines;
 use super::names::{barrier_symbol, param_symbol, shared_symbol};
-use super::scan::Usage;
 use super::suffix;
-use super::writer::{emit, Class, Exit, Names, Writer};
+use super::writer::{emit, Class, Context, Exit, Names, Writer};
+use crate::analysis::{BodyInfo, Usage};
 use crate::ir::layout::{ParamLayout, SharedDecl, SharedLayout, BARRIER_BYTES};
 use crate::ir::{self, LocalId, ParamType};
 use crate::span::Span;
@@ -32,10 +33,17 @@ pub(super) fn write_kernel(
     module: &ir::Module,
     names: &Names,
     k: &ir::Kernel,
+    facts: &BodyInfo,
     target: Target,
-) -> (Lines, PtxVersion) {
-    let usage = Usage::of_block(&k.body.block);
-    let mut w = Writer::new(target, module, names, Some(k), &k.body, Exit::Ret);
+) -> Result<(Lines, PtxVersion)> {
+    let usage = &facts.usage;
+    let cx = Context {
+        target,
+        module,
+        names,
+    };
+    let item = format!("kernel {}", k.name);
+    let mut w = Writer::new(&cx, item, Some(k), (&k.body, facts), Exit::Ret);
     w.parity = vec![None; k.barriers.len()];
     if usage.remote && target.has_sm90_features() {
         let l = w.label();
@@ -73,27 +81,28 @@ pub(super) fn write_kernel(
         w.params.push(Some(reg));
     }
     w.at(k.name_span);
-    w.read_specials(&usage);
+    w.read_specials(usage)?;
     // Shared addresses used with run-time indices, taken once.
-    let symbols = usage
-        .dyn_shared
-        .iter()
-        .filter_map(|i| k.shared.get(*i).map(|a| shared_symbol(&a.name)));
-    let symbols: Vec<String> = symbols
-        .chain(
-            usage
-                .dyn_barriers
-                .iter()
-                .filter_map(|i| k.barriers.get(*i).map(|b| barrier_symbol(&b.name))),
-        )
-        .collect();
+    let mut symbols = Vec::new();
+    for a in &usage.dyn_shared {
+        match k.shared.get(a.index()) {
+            Some(a) => symbols.push(shared_symbol(&a.name)),
+            None => return Err(w.invalid(format!("shared array {} does not exist", a.0))),
+        }
+    }
+    for g in &usage.dyn_barriers {
+        match k.barriers.get(g.index()) {
+            Some(b) => symbols.push(barrier_symbol(&b.name)),
+            None => return Err(w.invalid(format!("barrier group {} does not exist", g.0))),
+        }
+    }
     for sym in symbols {
         let r = w.symbol_base(&sym);
         w.bases.insert(sym, r);
     }
-    w.init_barriers(&usage);
+    w.init_barriers(usage)?;
 
-    w.block(&k.body.block);
+    w.block(&k.body.block)?;
     w.at(closing_brace(k.body.block.span));
     if let Exit::Cluster(l) = w.exit {
         w.place_label(l);
@@ -106,16 +115,11 @@ pub(super) fn write_kernel(
         let _ = writeln!(directives, ".reqntid {x}, {y}, {z}");
     }
     if let Some([x, y, z]) = k.cluster {
-        if target.has_sm90_features() {
-            w.need(7, 8);
-            let _ = writeln!(directives, ".reqnctapercluster {x}, {y}, {z}");
-            let _ = writeln!(directives, ".explicitcluster");
-        } else {
-            let _ = writeln!(
-                directives,
-                "// cluster({x}, {y}, {z}) requires sm_90 or newer"
-            );
-        }
+        w.at(k.name_span);
+        w.require_sm90("a cluster launch attribute")?;
+        w.need(7, 8);
+        let _ = writeln!(directives, ".reqnctapercluster {x}, {y}, {z}");
+        let _ = writeln!(directives, ".explicitcluster");
     }
     // Parameters past the classic 4352 bytes need PTX ISA 8.1 (more than
     // even that allows is E0127, so such a kernel never gets here).
@@ -136,35 +140,48 @@ pub(super) fn write_kernel(
     // shared memory the checker measured (E0122) is what ptxas allocates.
     // Each declaration maps to its kdsl declaration, which the simulator's
     // reports label.
+    let invalid = |what: String| Error {
+        item: format!("kernel {}", k.name),
+        span: Some(k.span),
+        kind: ErrorKind::InvalidIr(what),
+    };
     for slot in &SharedLayout::of(k).slots {
-        let size = slot.size.unwrap_or(u64::MAX);
-        let decl = match slot.decl {
-            SharedDecl::Array(id) => k.shared.get(id.index()).map(|s| {
+        let Some(size) = slot.size else {
+            return Err(invalid("a shared declaration too large to size".into()));
+        };
+        let (line, span) = match slot.decl {
+            SharedDecl::Array(id) => {
+                let s = k
+                    .shared
+                    .get(id.index())
+                    .ok_or_else(|| invalid(format!("shared array {} does not exist", id.0)))?;
                 let line = format!(
-                    "\t.shared .align {} .b8 {}[{size}];",
+                    "\t.shared .align {} .b8 {}[{size}];\n",
                     slot.align,
                     shared_symbol(&s.name)
                 );
                 (line, s.span)
-            }),
-            SharedDecl::Barriers(id) => k.barriers.get(id.index()).map(|b| {
+            }
+            SharedDecl::Barriers(id) => {
+                let b = k
+                    .barriers
+                    .get(id.index())
+                    .ok_or_else(|| invalid(format!("barrier group {} does not exist", id.0)))?;
                 let line = format!(
-                    "\t.shared .align {} .b64 {}[{}];",
+                    "\t.shared .align {} .b64 {}[{}];\n",
                     slot.align,
                     barrier_symbol(&b.name),
                     size / BARRIER_BYTES
                 );
                 (line, b.spans.decl)
-            }),
+            }
         };
-        if let Some((line, span)) = decl {
-            out.push(&line, Some(span));
-        }
+        out.push(&line, Some(span));
     }
     out.push("\n", None);
     out.append(body);
     out.push("}\n", None);
-    (out, version)
+    Ok((out, version))
 }
 
 /// `(\n\t.param a,\n\t.param b\n)\n`, or `()\n`.
@@ -178,21 +195,26 @@ fn push_params(text: &mut String, params: &[String]) {
 }
 
 /// The `.func` header of device function `f`: `(.param .b32 $r) name(...)`.
-pub(super) fn func_header(f: &ir::Function, name: &str) -> String {
+fn func_header(f: &ir::Function, name: &str) -> Result<String> {
     let mut text = String::from(".func ");
     if let Some(rt) = f.ret {
         let _ = write!(text, "(.param .{} $r) ", suffix::func_param(rt));
     }
     text.push_str(name);
     text.push('(');
-    let params: Vec<String> = (0..f.params as usize)
-        .map(|i| {
-            let ty = f.body.locals.get(i).map_or(Scalar::U32, |l| l.ty);
-            format!(".param .{} $a{i}", suffix::func_param(ty))
-        })
-        .collect();
+    let mut params = Vec::new();
+    for i in 0..f.params as usize {
+        let Some(l) = f.body.locals.get(i) else {
+            return Err(Error {
+                item: format!("fn {}", f.name),
+                span: Some(f.span),
+                kind: ErrorKind::InvalidIr(format!("parameter {i} has no local")),
+            });
+        };
+        params.push(format!(".param .{} $a{i}", suffix::func_param(l.ty)));
+    }
     push_params(&mut text, &params);
-    text
+    Ok(text)
 }
 
 /// Writes one device function; its text and the PTX version it needs.
@@ -200,32 +222,39 @@ pub(super) fn write_function(
     module: &ir::Module,
     names: &Names,
     f: &ir::Function,
+    facts: &BodyInfo,
     name: &str,
     target: Target,
-) -> (Lines, PtxVersion) {
-    let usage = Usage::of_block(&f.body.block);
-    let mut w = Writer::new(target, module, names, None, &f.body, Exit::Func(f.ret));
+) -> Result<(Lines, PtxVersion)> {
+    let header = func_header(f, name)?;
+    let cx = Context {
+        target,
+        module,
+        names,
+    };
+    let item = format!("fn {}", f.name);
+    let mut w = Writer::new(&cx, item, None, (&f.body, facts), Exit::Func(f.ret));
     w.at(f.span);
     for i in 0..f.params {
-        let ty = f.body.locals.get(i as usize).map_or(Scalar::U32, |l| l.ty);
+        let ty = w.local_type(LocalId(i))?;
         let pt = suffix::func_param(ty);
         if ty == Scalar::Bool {
             let raw = w.reg(Class::B32);
             emit!(w, "ld.param.b32 {}, [$a{}];", raw, i);
-            let p = w.local(LocalId(i));
+            let p = w.local(LocalId(i))?;
             emit!(w, "setp.ne.b32 {}, {}, 0;", p, raw);
         } else {
-            let r = w.local(LocalId(i));
+            let r = w.local(LocalId(i))?;
             emit!(w, "ld.param.{} {}, [$a{}];", pt, r, i);
         }
     }
-    w.read_specials(&usage);
-    w.block(&f.body.block);
+    w.read_specials(&facts.usage)?;
+    w.block(&f.body.block)?;
     w.at(closing_brace(f.body.block.span));
     emit!(w, "ret;");
     let version = w.version();
     let (decls, body) = w.finish();
-    let mut text = func_header(f, name);
+    let mut text = header;
     text.push_str("{\n");
     text.push_str(&decls);
     text.push('\n');
@@ -233,15 +262,16 @@ pub(super) fn write_function(
     out.push(&text, None);
     out.append(body);
     out.push("}\n", None);
-    (out, version)
+    Ok((out, version))
 }
 
 impl Writer<'_> {
     /// Reads the special registers the body uses, once.
-    fn read_specials(&mut self, usage: &Usage) {
+    fn read_specials(&mut self, usage: &Usage) -> Result<()> {
         for s in &usage.specials {
-            let v = self.read_special(*s);
+            let v = self.read_special(*s)?;
             self.specials.insert(*s, v);
         }
+        Ok(())
     }
 }

@@ -6,6 +6,7 @@
 //! `lg2.approx(x) * ln 2`. `f16`/`bf16` (and `f64`, which has no such
 //! instructions) are computed in `f32` and rounded back.
 
+use super::error::Result;
 use super::imm;
 use super::suffix;
 use super::writer::{emit, Class, Operand, Writer};
@@ -15,46 +16,51 @@ use crate::types::Scalar;
 const FULL_MASK: &str = "0xffffffff";
 
 impl Writer<'_> {
-    pub(super) fn math(&mut self, f: MathFn, args: &[Expr], ty: Scalar) -> Operand {
-        let vals = self.operand_list(args);
+    pub(super) fn math(&mut self, f: MathFn, args: &[Expr], ty: Scalar) -> Result<Operand> {
+        let vals = self.operand_list(args)?;
         let arg_ty = args.first().map_or(ty, |a| a.ty);
-        let vals: Vec<Operand> = vals
-            .into_iter()
-            .zip(args)
-            .map(|(v, a)| self.convert(v, a.ty, arg_ty))
-            .collect();
-        let x = vals.first().cloned().unwrap_or_else(|| Operand::imm(0));
-        let y = vals.get(1).cloned().unwrap_or_else(|| Operand::imm(0));
-        let z = vals.get(2).cloned().unwrap_or_else(|| Operand::imm(0));
+        let mut converted = Vec::with_capacity(vals.len());
+        for (v, a) in vals.into_iter().zip(args) {
+            converted.push(self.convert(v, a.ty, arg_ty)?);
+        }
+        let arity = match f {
+            MathFn::Min | MathFn::Max => 2,
+            MathFn::Fma => 3,
+            _ => 1,
+        };
+        let [x, y, z] = match converted.as_slice() {
+            [x] if arity == 1 => [x.clone(), Operand::imm(0), Operand::imm(0)],
+            [x, y] if arity == 2 => [x.clone(), y.clone(), Operand::imm(0)],
+            [x, y, z] if arity == 3 => [x.clone(), y.clone(), z.clone()],
+            other => return Err(self.invalid(format!("`{f:?}` with {} arguments", other.len()))),
+        };
         match f {
             MathFn::Min | MathFn::Max => self.min_max(f, arg_ty, x, y),
-            MathFn::Abs => self.abs(arg_ty, x),
+            MathFn::Abs => Ok(self.abs(arg_ty, x)),
             MathFn::Fma => self.fma(arg_ty, x, y, z),
             _ if arg_ty == Scalar::F32 => self.float_fn(f, x),
             MathFn::Sqrt | MathFn::Rsqrt if arg_ty == Scalar::F64 => {
                 let (s, d) = (self.reg(Class::F64), self.reg(Class::F64));
                 emit!(self, "sqrt.rn.f64 {}, {};", s, x);
                 if f == MathFn::Sqrt {
-                    return Operand::Reg(s);
+                    return Ok(Operand::Reg(s));
                 }
                 emit!(self, "rcp.rn.f64 {}, {};", d, s);
-                Operand::Reg(d)
+                Ok(Operand::Reg(d))
             }
             _ if arg_ty.is_float() => {
                 // Computed in f32 and rounded back.
-                let xf = self.convert(x, arg_ty, Scalar::F32);
-                let r = self.float_fn(f, xf);
+                let xf = self.convert(x, arg_ty, Scalar::F32)?;
+                let r = self.float_fn(f, xf)?;
                 self.convert(r, Scalar::F32, arg_ty)
             }
-            _ => {
-                self.comment(&format!("{f:?} is not defined on {arg_ty}"));
-                x
-            }
+            _ => Err(self.invalid(format!("`{f:?}` on {arg_ty}"))),
         }
     }
 
-    /// `sqrt` … `cos` on an `f32`.
-    fn float_fn(&mut self, f: MathFn, x: Operand) -> Operand {
+    /// `sqrt` … `cos` on an `f32` (`min`, `max`, `abs` and `fma` are
+    /// handled by [`Writer::math`] before it gets here).
+    fn float_fn(&mut self, f: MathFn, x: Operand) -> Result<Operand> {
         let d = self.reg(Class::F32);
         match f {
             MathFn::Sqrt => emit!(self, "sqrt.rn.f32 {}, {};", d, x),
@@ -85,34 +91,42 @@ impl Writer<'_> {
                     imm::f32_imm(std::f64::consts::LN_2)
                 );
             }
-            MathFn::Min | MathFn::Max | MathFn::Abs | MathFn::Fma => return x,
+            MathFn::Min | MathFn::Max | MathFn::Abs | MathFn::Fma => {
+                return Err(self.invalid(format!("`{f:?}` as an f32 function")))
+            }
         }
-        Operand::Reg(d)
+        Ok(Operand::Reg(d))
     }
 
     /// `min`/`max` (also for float atomics done by compare-and-swap).
-    pub(super) fn min_max(&mut self, f: MathFn, ty: Scalar, x: Operand, y: Operand) -> Operand {
+    pub(super) fn min_max(
+        &mut self,
+        f: MathFn,
+        ty: Scalar,
+        x: Operand,
+        y: Operand,
+    ) -> Result<Operand> {
         let name = if f == MathFn::Max { "max" } else { "min" };
         match ty {
             Scalar::Bool => {
                 let d = self.reg(Class::Pred);
                 let op = if f == MathFn::Max { "or" } else { "and" };
                 emit!(self, "{}.pred {}, {}, {};", op, d, x, y);
-                Operand::Reg(d)
+                Ok(Operand::Reg(d))
             }
             Scalar::F16 | Scalar::BF16 => {
                 // Exact: the result is one of the operands.
                 let (xf, yf) = (
-                    self.convert(x, ty, Scalar::F32),
-                    self.convert(y, ty, Scalar::F32),
+                    self.convert(x, ty, Scalar::F32)?,
+                    self.convert(y, ty, Scalar::F32)?,
                 );
-                let r = self.min_max(f, Scalar::F32, xf, yf);
+                let r = self.min_max(f, Scalar::F32, xf, yf)?;
                 self.convert(r, Scalar::F32, ty)
             }
             _ => {
                 let d = self.reg_for(ty);
                 emit!(self, "{}.{} {}, {}, {};", name, suffix::arith(ty), d, x, y);
-                Operand::Reg(d)
+                Ok(Operand::Reg(d))
             }
         }
     }
@@ -131,7 +145,13 @@ impl Writer<'_> {
     }
 
     /// `fma.rn` (floats, one rounding) or `mad.lo` (integers).
-    pub(super) fn fma(&mut self, ty: Scalar, x: Operand, y: Operand, z: Operand) -> Operand {
+    pub(super) fn fma(
+        &mut self,
+        ty: Scalar,
+        x: Operand,
+        y: Operand,
+        z: Operand,
+    ) -> Result<Operand> {
         let d = self.reg_for(ty);
         match ty {
             Scalar::F16 | Scalar::BF16 | Scalar::F32 | Scalar::F64 => {
@@ -156,40 +176,31 @@ impl Writer<'_> {
                     z
                 )
             }
-            Scalar::Bool => {
-                self.comment("fma on bool");
-                return x;
-            }
+            Scalar::Bool => return Err(self.invalid("`fma` on bool")),
         }
-        Operand::Reg(d)
+        Ok(Operand::Reg(d))
     }
 
     /// Shuffles (`[value, lane]`, full warp) and votes (`[pred]`).
-    pub(super) fn warp(&mut self, op: WarpOp, args: &[Expr], ty: Scalar) -> Operand {
-        let Some(first) = args.first() else {
-            self.comment("warp operation without arguments");
-            return self.zero(ty);
-        };
-        let (mode, clamp) = match op {
-            WarpOp::ShflDown => ("down", "0x1f"),
-            WarpOp::ShflUp => ("up", "0"),
-            WarpOp::ShflXor => ("bfly", "0x1f"),
-            WarpOp::ShflIdx => ("idx", "0x1f"),
-            WarpOp::Ballot | WarpOp::Any | WarpOp::All => {
-                let p = self.expr(first);
-                let p = self.convert(p, first.ty, Scalar::Bool);
-                return self.vote(op, p);
+    pub(super) fn warp(&mut self, op: WarpOp, args: &[Expr]) -> Result<Operand> {
+        // The lane operand's `shfl` clamp (`c` in PTX): 0x1f for every
+        // mode but `up`, as CUDA's `__shfl_*_sync` with a full warp.
+        let (mode, clamp, first, lane_e) = match (op, args) {
+            (WarpOp::ShflDown, [v, l]) => ("down", "0x1f", v, l),
+            (WarpOp::ShflUp, [v, l]) => ("up", "0", v, l),
+            (WarpOp::ShflXor, [v, l]) => ("bfly", "0x1f", v, l),
+            (WarpOp::ShflIdx, [v, l]) => ("idx", "0x1f", v, l),
+            (WarpOp::Ballot | WarpOp::Any | WarpOp::All, [p]) => {
+                let v = self.expr(p)?;
+                let v = self.convert(v, p.ty, Scalar::Bool)?;
+                return Ok(self.vote(op, v));
             }
+            _ => return Err(self.invalid(format!("`{op:?}` with {} arguments", args.len()))),
         };
         let vty = first.ty;
-        let [v, lane] = match args.get(1) {
-            Some(l) => self.operands([first, l]),
-            None => [self.expr(first), Operand::imm(0)],
-        };
-        let lane = match args.get(1).map(|l| l.ty) {
-            Some(t @ (Scalar::U64 | Scalar::I64 | Scalar::Bool)) => {
-                self.convert(lane, t, Scalar::U32)
-            }
+        let [v, lane] = self.operands([first, lane_e])?;
+        let lane = match lane_e.ty {
+            t @ (Scalar::U64 | Scalar::I64 | Scalar::Bool) => self.convert(lane, t, Scalar::U32)?,
             _ => lane,
         };
         let shfl = |w: &mut Self, v: &Operand, d: &Operand| {
@@ -204,7 +215,7 @@ impl Writer<'_> {
                 FULL_MASK
             );
         };
-        match vty.bits() {
+        Ok(match vty.bits() {
             32 => {
                 let d = Operand::Reg(self.reg_for(vty));
                 shfl(self, &v, &d);
@@ -237,12 +248,12 @@ impl Writer<'_> {
                 Operand::Reg(d)
             }
             _ => {
-                let w = self.convert(v, vty, Scalar::U32);
+                let w = self.convert(v, vty, Scalar::U32)?;
                 let w2 = Operand::Reg(self.reg(Class::B32));
                 shfl(self, &w, &w2);
-                self.convert(w2, Scalar::U32, vty)
+                self.convert(w2, Scalar::U32, vty)?
             }
-        }
+        })
     }
 
     fn vote(&mut self, op: WarpOp, p: Operand) -> Operand {
@@ -258,16 +269,16 @@ impl Writer<'_> {
     }
 
     /// A special register: read once in the prologue, else read here.
-    pub(super) fn special(&mut self, s: Special) -> Operand {
+    pub(super) fn special(&mut self, s: Special) -> Result<Operand> {
         match self.specials.get(&s) {
-            Some(v) => v.clone(),
+            Some(v) => Ok(v.clone()),
             None => self.read_special(s),
         }
     }
 
     /// Reads a special register, or its value where the launch attributes
     /// fix it (`block(256)`: `block_dim.x` is 256 and `thread_idx.y` is 0).
-    pub(super) fn read_special(&mut self, s: Special) -> Operand {
+    pub(super) fn read_special(&mut self, s: Special) -> Result<Operand> {
         let block = self.kernel.and_then(|k| k.block);
         let cluster = self.kernel.and_then(|k| k.cluster);
         let known =
@@ -281,7 +292,7 @@ impl Writer<'_> {
             _ => None,
         };
         if let Some(v) = fixed {
-            return Operand::imm(v);
+            return Ok(Operand::imm(v));
         }
         let name = match s {
             Special::WarpId => return self.warp_id(),
@@ -295,22 +306,22 @@ impl Writer<'_> {
             Special::ClusterIdx(d) => format!("%cluster_ctaid.{}", d.name()),
             Special::ClusterDim(d) => format!("%cluster_nctaid.{}", d.name()),
         };
-        if s.needs_cluster_hw() && !self.require_sm90(&name) {
-            return Operand::imm(0);
+        if s.needs_cluster_hw() {
+            self.require_sm90(&name)?;
         }
         let r = self.reg(Class::B32);
         emit!(self, "mov.u32 {}, {};", r, name);
-        Operand::Reg(r)
+        Ok(Operand::Reg(r))
     }
 
     /// The linear thread index in the CTA divided by 32 (`%warpid` is not
     /// stable): `(tid.x + ntid.x * (tid.y + ntid.y * tid.z)) >> 5`.
-    fn warp_id(&mut self) -> Operand {
-        let tx = self.special(Special::ThreadIdx(Dim::X));
-        let ty = self.special(Special::ThreadIdx(Dim::Y));
-        let tz = self.special(Special::ThreadIdx(Dim::Z));
-        let nx = self.special(Special::BlockDim(Dim::X));
-        let ny = self.special(Special::BlockDim(Dim::Y));
+    fn warp_id(&mut self) -> Result<Operand> {
+        let tx = self.special(Special::ThreadIdx(Dim::X))?;
+        let ty = self.special(Special::ThreadIdx(Dim::Y))?;
+        let tz = self.special(Special::ThreadIdx(Dim::Z))?;
+        let nx = self.special(Special::BlockDim(Dim::X))?;
+        let ny = self.special(Special::BlockDim(Dim::Y))?;
         let zero = Operand::imm(0);
         let inner = if tz == zero {
             ty
@@ -328,7 +339,7 @@ impl Writer<'_> {
         };
         let d = self.reg(Class::B32);
         emit!(self, "shr.u32 {}, {}, 5;", d, linear);
-        Operand::Reg(d)
+        Ok(Operand::Reg(d))
     }
 }
 

@@ -7,6 +7,7 @@
 //! the CTA's shared window (`mov.u32 r, symbol`), row-major, constant parts
 //! folded into the address immediate. Remote addresses go through `mapa`.
 
+use super::error::Result;
 use super::names::shared_symbol;
 use super::suffix;
 use super::writer::{emit, Addr, Class, Operand, Reg, Writer};
@@ -49,25 +50,24 @@ impl Space {
 }
 
 impl Writer<'_> {
-    /// The address of a place, or `None` (with a comment) when it cannot be
-    /// formed here.
-    pub(super) fn place_ref(&mut self, p: &Place) -> Option<MemRef> {
+    /// The address of a place.
+    pub(super) fn place_ref(&mut self, p: &Place) -> Result<MemRef> {
         let outer = self.at(p.span);
-        let m = self.place_ref_at(p);
+        let m = self.place_ref_at(p)?;
         self.restore(outer);
-        m
+        Ok(m)
     }
 
-    fn place_ref_at(&mut self, p: &Place) -> Option<MemRef> {
+    fn place_ref_at(&mut self, p: &Place) -> Result<MemRef> {
         match &p.kind {
             PlaceKind::Global { param, index } => {
                 let (addr, written) = self.global_addr(*param, index, p.elem)?;
-                Some(MemRef {
+                Ok(MemRef {
                     space: Space::Global { nc: !written },
                     addr,
                 })
             }
-            PlaceKind::Shared { array, indices } => Some(MemRef {
+            PlaceKind::Shared { array, indices } => Ok(MemRef {
                 space: Space::Shared,
                 addr: self.shared_addr(*array, indices)?,
             }),
@@ -76,15 +76,13 @@ impl Writer<'_> {
                 rank,
                 indices,
             } => {
-                if !self.require_sm90("remote shared memory") {
-                    return None;
-                }
+                self.require_sm90("remote shared memory")?;
                 let local = self.shared_addr(*array, indices)?;
-                let rank = self.expr_u32(rank);
+                let rank = self.expr_u32(rank)?;
                 let base = self.addr_operand(local);
                 let r = self.reg(Class::B32);
                 emit!(self, "mapa.shared::cluster.u32 {}, {}, {};", r, base, rank);
-                Some(MemRef {
+                Ok(MemRef {
                     space: Space::Cluster,
                     addr: Addr {
                         base: r.to_string(),
@@ -102,21 +100,23 @@ impl Writer<'_> {
         param: ParamId,
         index: &Expr,
         elem: Scalar,
-    ) -> Option<(Addr, bool)> {
-        let kernel = self.kernel?;
-        let written = match kernel.params.get(param.index()).map(|p| p.ty) {
+    ) -> Result<(Addr, bool)> {
+        let param_ty = self
+            .kernel
+            .and_then(|k| k.params.get(param.index()))
+            .map(|p| p.ty);
+        let written = match param_ty {
             Some(ParamType::Global { written, .. }) => written,
-            _ => {
-                self.comment("indexing a parameter that is not a global array");
-                return None;
-            }
+            _ => return Err(self.invalid(format!("parameter {} is not a global array", param.0))),
         };
-        let base = self.params.get(param.index()).copied().flatten()?;
+        let Some(base) = self.params.get(param.index()).copied().flatten() else {
+            return Err(self.invalid(format!("parameter {} has no register here", param.0)));
+        };
         let size = i128::from(elem.size());
         if let Some(i) = consteval::eval_int(index) {
             let off = i.checked_mul(size).and_then(|o| i32::try_from(o).ok());
             if let Some(off) = off {
-                return Some((
+                return Ok((
                     Addr {
                         base: base.to_string(),
                         off: i64::from(off),
@@ -125,7 +125,7 @@ impl Writer<'_> {
                 ));
             }
         }
-        let idx = self.expr(index);
+        let idx = self.expr(index)?;
         let a = self.reg(Class::B64);
         match index.ty {
             Scalar::U32 | Scalar::I32 => {
@@ -150,12 +150,9 @@ impl Writer<'_> {
                 };
                 emit!(self, "add.s64 {}, {}, {};", a, base, scaled);
             }
-            other => {
-                self.comment(&format!("index of type {other}"));
-                return None;
-            }
+            other => return Err(self.invalid(format!("an index of type {other}"))),
         }
-        Some((
+        Ok((
             Addr {
                 base: a.to_string(),
                 off: 0,
@@ -165,17 +162,17 @@ impl Writer<'_> {
     }
 
     /// The 32-bit shared-window address of `array[indices]` (row-major).
-    pub(super) fn shared_addr(&mut self, array: SharedId, indices: &[Expr]) -> Option<Addr> {
+    pub(super) fn shared_addr(&mut self, array: SharedId, indices: &[Expr]) -> Result<Addr> {
         let Some(arr) = self.kernel.and_then(|k| k.shared.get(array.index())) else {
-            self.comment("shared array not available here");
-            return None;
+            return Err(self.invalid(format!("shared array {} does not exist here", array.0)));
         };
         if arr.dims.len() != indices.len() {
-            self.comment(&format!(
-                "{} indices for {} dimensions",
+            return Err(self.invalid(format!(
+                "{} indices for `{}` of {} dimensions",
                 indices.len(),
+                arr.name,
                 arr.dims.len()
-            ));
+            )));
         }
         let symbol = shared_symbol(&arr.name);
         let size = i64::from(arr.elem.size());
@@ -195,7 +192,7 @@ impl Writer<'_> {
                 off = off.wrapping_add((c as i64).wrapping_mul(stride));
                 continue;
             }
-            let v = self.expr_u32(idx);
+            let v = self.expr_u32(idx)?;
             let base = match acc {
                 Some(r) => r,
                 None => self.symbol_base(&symbol),
@@ -206,7 +203,7 @@ impl Writer<'_> {
         }
         // Shared addresses are 32-bit: the offset wraps like the address.
         let off = i64::from(off as i32);
-        Some(match acc {
+        Ok(match acc {
             Some(r) => Addr {
                 base: r.to_string(),
                 off,
@@ -233,23 +230,18 @@ impl Writer<'_> {
 
     /// An integer (or bool) expression as a 32-bit operand: indices, ranks,
     /// byte counts and parities.
-    pub(super) fn expr_u32(&mut self, e: &Expr) -> Operand {
-        let v = self.expr(e);
+    pub(super) fn expr_u32(&mut self, e: &Expr) -> Result<Operand> {
+        let v = self.expr(e)?;
         match e.ty {
-            Scalar::U32 | Scalar::I32 => v,
+            Scalar::U32 | Scalar::I32 => Ok(v),
             Scalar::U64 | Scalar::I64 | Scalar::Bool => self.convert(v, e.ty, Scalar::U32),
-            other => {
-                self.comment(&format!("expected an integer, found {other}"));
-                Operand::imm(0)
-            }
+            other => Err(self.invalid(format!("an integer operand of type {other}"))),
         }
     }
 
-    pub(super) fn load(&mut self, p: &Place) -> Operand {
-        let Some(m) = self.place_ref(p) else {
-            return self.zero(p.elem);
-        };
-        self.load_from(&m, p.elem)
+    pub(super) fn load(&mut self, p: &Place) -> Result<Operand> {
+        let m = self.place_ref(p)?;
+        Ok(self.load_from(&m, p.elem))
     }
 
     fn load_from(&mut self, m: &MemRef, elem: Scalar) -> Operand {
@@ -272,43 +264,44 @@ impl Writer<'_> {
     }
 
     /// `place = value` or `place op= value`, the address computed once.
-    pub(super) fn store(&mut self, p: &Place, op: Option<BinOp>, value: &Expr) {
-        let Some(m) = self.place_ref(p) else { return };
+    pub(super) fn store(&mut self, p: &Place, op: Option<BinOp>, value: &Expr) -> Result<()> {
+        let m = self.place_ref(p)?;
         // `place += a * b` and `place -= a * b` contract like `x = x + a * b`.
         if let (Some(op @ (BinOp::Add | BinOp::Sub)), Some((a, b))) = (op, contract::product(value))
         {
             if value.ty == p.elem {
-                let [x, y] = self.operands([a, b]);
+                let [x, y] = self.operands([a, b])?;
                 let old = self.load_from(&plain_ref(&m), p.elem);
                 // `place - a * b` is `(-a) × b + place`.
                 let (x, y) = if op == BinOp::Sub {
-                    self.negate_product((a, x), (b, y), p.elem)
+                    self.negate_product((a, x), (b, y), p.elem)?
                 } else {
                     (x, y)
                 };
-                let v = self.fma(p.elem, x, y, old);
+                let v = self.fma(p.elem, x, y, old)?;
                 self.store_to(&m, v, p.elem);
-                return;
+                return Ok(());
             }
         }
-        let v = self.expr(value);
+        let v = self.expr(value)?;
         let v = match op {
-            None => self.convert(v, value.ty, p.elem),
+            None => self.convert(v, value.ty, p.elem)?,
             Some(op) => {
                 let old = self.load_from(&plain_ref(&m), p.elem);
                 // Shifts keep their amount's type; other operators match.
                 let (v, vty) = if matches!(op, BinOp::Shl | BinOp::Shr) {
                     (v, value.ty)
                 } else {
-                    (self.convert(v, value.ty, p.elem), p.elem)
+                    (self.convert(v, value.ty, p.elem)?, p.elem)
                 };
-                self.binop(op, p.elem, old, v, vty)
+                self.binop(op, p.elem, old, v, vty)?
             }
         };
         // The store itself points at the place written, not the statement.
         let outer = self.at(p.span);
         self.store_to(&m, v, p.elem);
         self.restore(outer);
+        Ok(())
     }
 
     fn store_to(&mut self, m: &MemRef, v: Operand, elem: Scalar) {
@@ -330,20 +323,22 @@ impl Writer<'_> {
     }
 
     /// `atomic_add/max/min/cas(place, ...)`: the old value.
-    pub(super) fn atomic(&mut self, op: AtomicOp, p: &Place, args: &[Expr], ty: Scalar) -> Operand {
-        let Some(m) = self.place_ref(p) else {
-            return self.zero(ty);
-        };
-        let vals = self.operand_list(args);
+    pub(super) fn atomic(&mut self, op: AtomicOp, p: &Place, args: &[Expr]) -> Result<Operand> {
+        let m = self.place_ref(p)?;
+        let vals = self.operand_list(args)?;
         let elem = p.elem;
-        let vals: Vec<Operand> = vals
-            .into_iter()
-            .zip(args)
-            .map(|(v, a)| self.convert(v, a.ty, elem))
-            .collect();
-        let (Some(first), second) = (vals.first().cloned(), vals.get(1).cloned()) else {
-            self.comment("atomic without a value");
-            return self.zero(ty);
+        let mut converted = Vec::with_capacity(vals.len());
+        for (v, a) in vals.into_iter().zip(args) {
+            converted.push(self.convert(v, a.ty, elem)?);
+        }
+        let (first, second) = match (op, converted.as_slice()) {
+            (AtomicOp::Cas, [cmp, new]) => (cmp.clone(), Some(new.clone())),
+            (AtomicOp::Add | AtomicOp::Max | AtomicOp::Min, [v]) => (v.clone(), None),
+            (_, other) => {
+                return Err(
+                    self.invalid(format!("an atomic `{op:?}` with {} operands", other.len()))
+                )
+            }
         };
         let space = m.space.name();
         let native = match (op, elem) {
@@ -364,7 +359,9 @@ impl Writer<'_> {
             }
             (AtomicOp::Cas, t) if t != Scalar::Bool => {
                 let d = self.reg_for(elem);
-                let new = second.unwrap_or_else(|| Operand::imm(0));
+                let Some(new) = second else {
+                    return Err(self.invalid("`atomic_cas` without a new value"));
+                };
                 let new = Operand::Reg(self.in_reg(new, elem));
                 let cmp = Operand::Reg(self.in_reg(first, elem));
                 emit!(
@@ -377,7 +374,7 @@ impl Writer<'_> {
                     cmp,
                     new
                 );
-                return Operand::Reg(d);
+                return Ok(Operand::Reg(d));
             }
             _ => None,
         };
@@ -385,27 +382,27 @@ impl Writer<'_> {
             let d = self.reg_for(elem);
             let v = Operand::Reg(self.in_reg(first, elem));
             emit!(self, "atom.{}.{} {}, {}, {};", space, name, d, m.addr, v);
-            return Operand::Reg(d);
+            return Ok(Operand::Reg(d));
         }
         if elem == Scalar::Bool {
-            self.comment("atomic on bool");
-            return self.zero(ty);
+            return Err(self.invalid("an atomic on bool"));
         }
         self.cas_loop(op, &m, first, elem)
     }
 
     /// An atomic read-modify-write the hardware lacks (float min/max, bf16
     /// add before sm_90), as a compare-and-swap loop.
-    fn cas_loop(&mut self, op: AtomicOp, m: &MemRef, v: Operand, elem: Scalar) -> Operand {
+    fn cas_loop(&mut self, op: AtomicOp, m: &MemRef, v: Operand, elem: Scalar) -> Result<Operand> {
         let first = self.load_from(&plain_ref(m), elem);
         let old = self.reg_for(elem);
         self.mov(old, &first, elem);
         let head = self.label();
         self.place_label(head);
         let new = match op {
-            AtomicOp::Add => self.binop(BinOp::Add, elem, Operand::Reg(old), v, elem),
-            AtomicOp::Max => self.min_max(MathFn::Max, elem, Operand::Reg(old), v),
-            _ => self.min_max(MathFn::Min, elem, Operand::Reg(old), v),
+            AtomicOp::Add => self.binop(BinOp::Add, elem, Operand::Reg(old), v, elem)?,
+            AtomicOp::Max => self.min_max(MathFn::Max, elem, Operand::Reg(old), v)?,
+            AtomicOp::Min => self.min_max(MathFn::Min, elem, Operand::Reg(old), v)?,
+            AtomicOp::Cas => return Err(self.invalid("`atomic_cas` as a loop")),
         };
         let new = self.in_reg(new, elem);
         let (cur, p) = (self.reg_for(elem), self.reg(Class::Pred));
@@ -423,7 +420,7 @@ impl Writer<'_> {
         emit!(self, "setp.ne.{} {}, {}, {};", b, p, cur, old);
         emit!(self, "mov.{} {}, {};", suffix::mov(elem), old, cur);
         emit!(self, "@{} bra {};", p, head);
-        Operand::Reg(cur)
+        Ok(Operand::Reg(cur))
     }
 }
 

@@ -1,11 +1,13 @@
 //! IR → PTX text.
 //!
-//! [`write`] turns a checked [`ir::Module`] into one PTX module: the device
+//! [`write`] turns a checked [`ir::Module`] and the facts
+//! [`crate::analysis::analyze`] found in it into one PTX module: the device
 //! functions the kernels use (`.func`, callees first) and one
 //! `.visible .entry` per kernel. The header's `.version` is the lowest that
 //! both the target and the instructions emitted need: each function's
 //! [`writer::Writer`] records the features it uses, and the header is
-//! written last.
+//! written last. What the writer cannot express is an [`Error`], never a
+//! comment or a clamped value.
 //!
 //! The files, by concern:
 //! - `writer`: per-function state (registers, labels, version floor);
@@ -17,7 +19,8 @@
 //! - `barrier`: mbarrier groups and their operations;
 //! - `bulk`: bulk copies, the proxy fence, cluster barriers;
 //! - `math`: built-in functions, warp operations, special registers;
-//! - `scan`, `suffix`, `imm`: IR facts, type suffixes, immediates;
+//! - `suffix`, `imm`: type suffixes, immediates;
+//! - `error`: why a module could not be written;
 //! - `lines`: the PTX line → `.kdsl` span map and `--lineinfo`'s
 //!   `.file`/`.loc` directives.
 //!
@@ -30,6 +33,7 @@ mod barrier;
 mod bulk;
 mod call;
 mod cast;
+mod error;
 mod expr;
 mod imm;
 mod kernel;
@@ -38,31 +42,38 @@ mod math;
 mod memory;
 pub mod names;
 mod ops;
-mod scan;
 mod stmt;
 mod suffix;
 mod writer;
 
-use crate::ir::{self, FuncId};
+use crate::analysis::ModuleInfo;
+use crate::ir;
 use crate::source::SourceMap;
 use crate::target::Target;
+pub use error::{Error, ErrorKind, Result};
 pub use lines::Lines;
 use writer::Names;
 
-/// Writes the PTX module for a checked IR module.
-pub fn write(module: &ir::Module, target: Target) -> String {
-    write_mapped(module, target, None).text
+/// Writes the PTX module for a checked IR module, given the facts
+/// [`crate::analysis::analyze`] found in it.
+pub fn write(module: &ir::Module, info: &ModuleInfo, target: Target) -> Result<String> {
+    Ok(write_mapped(module, info, target, None)?.text)
 }
 
 /// Writes the PTX module and maps each of its lines to the `.kdsl` span it
 /// came from. With `lineinfo` (the source map of the compilation), the
 /// module also carries `.file`/`.loc` directives (`kdslc --lineinfo`);
 /// without it the text is exactly [`write`]'s.
-pub fn write_mapped(module: &ir::Module, target: Target, lineinfo: Option<&SourceMap>) -> Lines {
+pub fn write_mapped(
+    module: &ir::Module,
+    info: &ModuleInfo,
+    target: Target,
+    lineinfo: Option<&SourceMap>,
+) -> Result<Lines> {
+    check_info(module, info)?;
     let names = Names {
         funcs: function_symbols(module),
     };
-    let order = emit_order(module);
     let mut version = target.min_ptx_version();
     let mut body = Lines::default();
     let with_locs = |text: Lines| match lineinfo {
@@ -70,34 +81,53 @@ pub fn write_mapped(module: &ir::Module, target: Target, lineinfo: Option<&Sourc
         None => text,
     };
 
-    // A prototype for each function when some call precedes the callee's
-    // definition (only when `function_order` is not callees-first).
-    if needs_prototypes(module, &order) {
-        for id in &order {
-            if let (Some(f), Some(name)) = (
-                module.functions.get(id.index()),
-                names.funcs.get(id.index()),
-            ) {
-                let header = kernel::func_header(f, name);
-                body.push(&format!("{};\n", header.trim_end()), None);
-            }
-        }
-        body.push("\n", None);
-    }
-    for id in &order {
-        let (Some(f), Some(name)) = (
+    // Each function after every function it calls: no prototypes needed.
+    let mut written = vec![false; module.functions.len()];
+    for id in &info.call_order {
+        let (Some(f), Some(fi), Some(name)) = (
             module.functions.get(id.index()),
+            info.functions.get(id.index()),
             names.funcs.get(id.index()),
         ) else {
-            continue;
+            return Err(stale(format!("function {} in the call order", id.0)));
         };
-        let (text, v) = kernel::write_function(module, &names, f, name, target);
+        if let Some(callee) = fi.body.usage.calls.iter().find(|c| {
+            module.functions.get(c.index()).is_some()
+                && !written.get(c.index()).copied().unwrap_or(false)
+        }) {
+            let callee = module
+                .functions
+                .get(callee.index())
+                .map_or("?", |g| &g.name);
+            return Err(Error {
+                item: format!("fn {}", f.name),
+                span: Some(f.span),
+                kind: ErrorKind::InvalidIr(format!(
+                    "it calls `{callee}`, which is not written before it (the call graph has a cycle)"
+                )),
+            });
+        }
+        if let Some(w) = written.get_mut(id.index()) {
+            *w = true;
+        }
+        let (text, v) = kernel::write_function(module, &names, f, &fi.body, name, target)?;
         version = version.max(v);
         body.append(with_locs(text));
         body.push("\n", None);
     }
-    for k in &module.kernels {
-        let (text, v) = kernel::write_kernel(module, &names, k, target);
+    for (k, ki) in module.kernels.iter().zip(&info.kernels) {
+        // (A call of a function that does not exist is the kernel writer's
+        // error, at the call.)
+        if let Some(f) = ki.body.usage.calls.iter().find(|c| {
+            module.functions.get(c.index()).is_some()
+                && !written.get(c.index()).copied().unwrap_or(false)
+        }) {
+            return Err(stale(format!(
+                "kernel `{}` calls function {}, which is not in the call order",
+                k.name, f.0
+            )));
+        }
+        let (text, v) = kernel::write_kernel(module, &names, k, &ki.body, target)?;
         version = version.max(v);
         body.append(with_locs(text));
         body.push("\n", None);
@@ -121,7 +151,45 @@ pub fn write_mapped(module: &ir::Module, target: Target, lineinfo: Option<&Sourc
         out.push("\n", None);
     }
     out.append(body);
-    out
+    Ok(out)
+}
+
+fn stale(what: String) -> Error {
+    Error {
+        item: "module".into(),
+        span: None,
+        kind: ErrorKind::StaleInfo(what),
+    }
+}
+
+/// The facts must be this module's: one table per body, sized for its ids.
+fn check_info(module: &ir::Module, info: &ModuleInfo) -> Result<()> {
+    if info.functions.len() != module.functions.len() || info.kernels.len() != module.kernels.len()
+    {
+        return Err(stale(format!(
+            "facts for {} functions and {} kernels, the module has {} and {}",
+            info.functions.len(),
+            info.kernels.len(),
+            module.functions.len(),
+            module.kernels.len()
+        )));
+    }
+    let functions = module
+        .functions
+        .iter()
+        .zip(&info.functions)
+        .map(|(f, fi)| (&f.name, &f.body, &fi.body));
+    let kernels = module
+        .kernels
+        .iter()
+        .zip(&info.kernels)
+        .map(|(k, ki)| (&k.name, &k.body, &ki.body));
+    for (name, body, facts) in functions.chain(kernels) {
+        if !facts.fits(body) {
+            return Err(stale(format!("the facts of `{name}` do not fit its body")));
+        }
+    }
+    Ok(())
 }
 
 /// The `.func` symbol of each function ([`names::Namer`]).
@@ -133,57 +201,4 @@ fn function_symbols(module: &ir::Module) -> Vec<String> {
         .enumerate()
         .map(|(i, f)| namer.function(i, &f.name))
         .collect()
-}
-
-/// The functions to emit: `function_order` first (callees before callers),
-/// then any other function a kernel reaches, in id order.
-fn emit_order(module: &ir::Module) -> Vec<FuncId> {
-    let n = module.functions.len();
-    let mut order: Vec<FuncId> = Vec::new();
-    let mut placed = vec![false; n];
-    for id in &module.function_order {
-        if let Some(p) = placed.get_mut(id.index()).filter(|p| !**p) {
-            *p = true;
-            order.push(*id);
-        }
-    }
-    let mut reached = vec![false; n];
-    let mut stack: Vec<FuncId> = module
-        .kernels
-        .iter()
-        .flat_map(|k| scan::Usage::of_block(&k.body.block).calls)
-        .collect();
-    while let Some(id) = stack.pop() {
-        match reached.get_mut(id.index()) {
-            Some(r) if !*r => *r = true,
-            _ => continue,
-        }
-        if let Some(f) = module.functions.get(id.index()) {
-            stack.extend(scan::Usage::of_block(&f.body.block).calls);
-        }
-    }
-    for (i, (r, p)) in reached.iter().zip(&placed).enumerate() {
-        if *r && !*p {
-            order.push(FuncId(i as u32));
-        }
-    }
-    order
-}
-
-fn needs_prototypes(module: &ir::Module, order: &[FuncId]) -> bool {
-    // Each function's position in `order` (absent: never defined).
-    let mut position = vec![usize::MAX; module.functions.len()];
-    for (pos, id) in order.iter().enumerate() {
-        if let Some(p) = position.get_mut(id.index()) {
-            *p = (*p).min(pos);
-        }
-    }
-    order.iter().enumerate().any(|(pos, id)| {
-        module.functions.get(id.index()).is_some_and(|f| {
-            scan::Usage::of_block(&f.body.block)
-                .calls
-                .iter()
-                .any(|c| position.get(c.index()).is_none_or(|&cp| cp >= pos))
-        })
-    })
 }

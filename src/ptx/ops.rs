@@ -7,6 +7,7 @@
 //! and rounded back once; `bool` operators are predicate logic. Every
 //! operation here computes what `ir::consteval` folds for it.
 
+use super::error::Result;
 use super::imm;
 use super::suffix;
 use super::writer::{emit, Class, Operand, Writer};
@@ -15,7 +16,7 @@ use crate::types::Scalar;
 
 impl Writer<'_> {
     /// `-x` (unsigned: `0 - x`; halves: flip the sign bit) and `!x`.
-    pub(super) fn unary(&mut self, op: UnaryOp, ty: Scalar, x: Operand) -> Operand {
+    pub(super) fn unary(&mut self, op: UnaryOp, ty: Scalar, x: Operand) -> Result<Operand> {
         let d = self.reg_for(ty);
         match (op, ty) {
             (UnaryOp::Neg, Scalar::I32 | Scalar::I64 | Scalar::F32 | Scalar::F64) => {
@@ -34,12 +35,9 @@ impl Writer<'_> {
             ) => {
                 emit!(self, "not.{} {}, {};", suffix::bits(ty), d, x)
             }
-            _ => {
-                self.comment(&format!("unary operator not defined on {ty}"));
-                return x;
-            }
+            _ => return Err(self.invalid(format!("`{}` on {ty}", op.symbol()))),
         }
-        Operand::Reg(d)
+        Ok(Operand::Reg(d))
     }
 
     /// `x op y` on operands of type `ty` (`yty` is the shift amount's type).
@@ -50,7 +48,7 @@ impl Writer<'_> {
         x: Operand,
         y: Operand,
         yty: Scalar,
-    ) -> Operand {
+    ) -> Result<Operand> {
         use BinOp::*;
         if ty == Scalar::Bool {
             return self.bool_binop(op, x, y);
@@ -60,12 +58,12 @@ impl Writer<'_> {
             // has more than twice the precision, so this equals a direct
             // correctly-rounded half operation.
             let (xf, yf) = (
-                self.convert(x, ty, Scalar::F32),
-                self.convert(y, ty, Scalar::F32),
+                self.convert(x, ty, Scalar::F32)?,
+                self.convert(y, ty, Scalar::F32)?,
             );
-            let r = self.binop(op, Scalar::F32, xf, yf, Scalar::F32);
+            let r = self.binop(op, Scalar::F32, xf, yf, Scalar::F32)?;
             return if op.is_comparison() {
-                r
+                Ok(r)
             } else {
                 self.convert(r, Scalar::F32, ty)
             };
@@ -91,9 +89,14 @@ impl Writer<'_> {
                 x,
                 y
             );
-            return Operand::Reg(p);
+            return Ok(Operand::Reg(p));
         }
         let d = self.reg_for(ty);
+        // Integer `/` and `%` by a power of two (`pow2_shift` is only
+        // ever `Some` for integers).
+        if let (Div | Rem, Some(k)) = (op, pow2_shift(&y, ty)) {
+            return Ok(self.div_pow2(op, ty, x, k));
+        }
         let t = suffix::arith(ty);
         // Float add/sub/mul carry `.rn`, which ptxas never fuses into an
         // fma: the only fused multiply-adds are the ones `ir::contract`
@@ -105,9 +108,8 @@ impl Writer<'_> {
             Mul if ty.is_float() => emit!(self, "mul.rn.{} {}, {}, {};", t, d, x, y),
             Mul => emit!(self, "mul.lo.{} {}, {}, {};", t, d, x, y),
             Div if ty.is_float() => emit!(self, "div.rn.{} {}, {}, {};", t, d, x, y),
-            Div | Rem if pow2_shift(&y, ty).is_some() => return self.div_pow2(op, ty, x, &y),
             Div => emit!(self, "div.{} {}, {}, {};", t, d, x, y),
-            Rem if ty.is_float() => return self.float_rem(ty, x, y),
+            Rem if ty.is_float() => return Ok(self.float_rem(ty, x, y)),
             Rem => emit!(self, "rem.{} {}, {}, {};", t, d, x, y),
             BitAnd | BitOr | BitXor if ty.is_int() => {
                 let name = match op {
@@ -125,18 +127,14 @@ impl Writer<'_> {
                     emit!(self, "shr.{} {}, {}, {};", t, d, x, amount)
                 }
             }
-            _ => {
-                self.comment(&format!("operator `{}` not defined on {ty}", op.symbol()));
-                return x;
-            }
+            _ => return Err(self.invalid(format!("`{}` on {ty}", op.symbol()))),
         }
-        Operand::Reg(d)
+        Ok(Operand::Reg(d))
     }
 
     /// Integer `/` and `%` by a constant power of two, as shifts and masks:
     /// ptxas emits a full division sequence for `div.u32 x, 16`.
-    fn div_pow2(&mut self, op: BinOp, ty: Scalar, x: Operand, y: &Operand) -> Operand {
-        let k = pow2_shift(y, ty).unwrap_or(0);
+    fn div_pow2(&mut self, op: BinOp, ty: Scalar, x: Operand, k: u32) -> Operand {
         let (n, b) = (ty.bits(), suffix::bits(ty));
         let mask = (1u128 << k) - 1;
         let d = self.reg_for(ty);
@@ -209,7 +207,7 @@ impl Writer<'_> {
         Operand::Reg(d)
     }
 
-    fn bool_binop(&mut self, op: BinOp, x: Operand, y: Operand) -> Operand {
+    fn bool_binop(&mut self, op: BinOp, x: Operand, y: Operand) -> Result<Operand> {
         use BinOp::*;
         let d = self.reg(Class::Pred);
         match op {
@@ -233,12 +231,9 @@ impl Writer<'_> {
                 emit!(self, "not.pred {}, {};", n, neg);
                 emit!(self, "{}.pred {}, {}, {};", combine, d, n, other);
             }
-            _ => {
-                self.comment(&format!("operator `{}` not defined on bool", op.symbol()));
-                return x;
-            }
+            _ => return Err(self.invalid(format!("`{}` on bool", op.symbol()))),
         }
-        Operand::Reg(d)
+        Ok(Operand::Reg(d))
     }
 }
 

@@ -2,6 +2,7 @@
 //! `if`, `while`, `for`, `break`/`continue`/`return`, and the statement forms
 //! of calls, fences and barrier operations.
 
+use super::error::Result;
 use super::suffix;
 use super::writer::{emit, Class, Exit, LoopLabels, Operand, Writer};
 use crate::ir::consteval;
@@ -9,19 +10,21 @@ use crate::ir::{Block, Expr, ExprKind, LocalId, Stmt, StmtKind, Value};
 use crate::types::Scalar;
 
 impl Writer<'_> {
-    pub(super) fn block(&mut self, b: &Block) {
+    pub(super) fn block(&mut self, b: &Block) -> Result<()> {
         for s in &b.stmts {
-            self.stmt(s);
+            self.stmt(s)?;
         }
+        Ok(())
     }
 
-    fn stmt(&mut self, s: &Stmt) {
+    fn stmt(&mut self, s: &Stmt) -> Result<()> {
         let outer = self.at(s.span);
-        self.stmt_kind(s);
+        self.stmt_kind(s)?;
         self.restore(outer);
+        Ok(())
     }
 
-    fn stmt_kind(&mut self, s: &Stmt) {
+    fn stmt_kind(&mut self, s: &Stmt) -> Result<()> {
         match &s.kind {
             StmtKind::Let { local, value } | StmtKind::Assign { local, value } => {
                 self.assign(*local, value)
@@ -48,18 +51,18 @@ impl Writer<'_> {
                         l.cont
                     };
                     emit!(self, "bra {};", target);
+                    Ok(())
                 }
-                None => self.comment("break/continue outside a loop"),
+                None => Err(self.invalid("`break`/`continue` outside a loop")),
             },
             StmtKind::Return(value) => self.return_stmt(value.as_ref()),
-            StmtKind::Expr(e) => {
-                self.expr(e);
+            StmtKind::Expr(e) => self.expr(e).map(drop),
+            StmtKind::Call { func, args } => self.call(*func, args).map(drop),
+            StmtKind::SyncThreads => {
+                emit!(self, "bar.sync 0;");
+                Ok(())
             }
-            StmtKind::Call { func, args } => {
-                self.call(*func, args);
-            }
-            StmtKind::SyncThreads => emit!(self, "bar.sync 0;"),
-            StmtKind::ClusterSync => self.cluster_sync(),
+            StmtKind::ClusterSync => self.cluster_sync(s.id),
             StmtKind::FenceProxyAsync => self.fence_proxy_async(),
             StmtKind::Barrier(op) => self.barrier_op(op),
             StmtKind::CopyAsync {
@@ -72,36 +75,36 @@ impl Writer<'_> {
             StmtKind::CopyAsyncCommit => self.copy_async_commit(),
             StmtKind::CopyAsyncWait(n) => self.copy_async_wait(*n),
             // Only a module with errors holds one, and it is never written.
-            StmtKind::Poisoned { .. } => self.comment("a statement that failed to check"),
+            StmtKind::Poisoned { .. } => Err(self.invalid("a statement that failed to check")),
         }
     }
 
-    fn assign(&mut self, local: LocalId, value: &Expr) {
-        let ty = self
-            .body
-            .locals
-            .get(local.index())
-            .map_or(value.ty, |l| l.ty);
-        let v = self.expr(value);
-        let v = self.convert(v, value.ty, ty);
-        let r = self.local(local);
+    fn assign(&mut self, local: LocalId, value: &Expr) -> Result<()> {
+        let ty = self.local_type(local)?;
+        let v = self.expr(value)?;
+        let v = self.convert(v, value.ty, ty)?;
+        let r = self.local(local)?;
         self.mov(r, &v, ty);
+        Ok(())
     }
 
-    fn if_stmt(&mut self, cond: &Expr, then_block: &Block, else_block: Option<&Block>) {
+    fn if_stmt(
+        &mut self,
+        cond: &Expr,
+        then_block: &Block,
+        else_block: Option<&Block>,
+    ) -> Result<()> {
         if let ExprKind::Const(Value::Bool(c)) = cond.kind {
-            match (c, else_block) {
+            return match (c, else_block) {
                 (true, _) => self.block(then_block),
                 (false, Some(b)) => self.block(b),
-                (false, None) => {}
-            }
-            return;
+                (false, None) => Ok(()),
+            };
         }
-        let p = self.expr_reg(cond);
+        let p = self.expr_reg(cond)?;
         let else_l = self.label();
         emit!(self, "@!{} bra {};", p, else_l);
-        self.depth += 1;
-        self.block(then_block);
+        self.block(then_block)?;
         match else_block {
             Some(b) => {
                 let end = self.label();
@@ -109,24 +112,24 @@ impl Writer<'_> {
                     emit!(self, "bra {};", end);
                 }
                 self.place_label(else_l);
-                self.block(b);
+                self.block(b)?;
                 self.place_label(end);
             }
             None => self.place_label(else_l),
         }
-        self.depth -= 1;
+        Ok(())
     }
 
-    fn while_stmt(&mut self, cond: &Expr, body: &Block) {
+    fn while_stmt(&mut self, cond: &Expr, body: &Block) -> Result<()> {
         let always = match cond.kind {
-            ExprKind::Const(Value::Bool(false)) => return,
+            ExprKind::Const(Value::Bool(false)) => return Ok(()),
             ExprKind::Const(Value::Bool(true)) => true,
             _ => false,
         };
         let (head, end) = (self.label(), self.label());
         self.place_label(head);
         if !always {
-            let p = self.expr_reg(cond);
+            let p = self.expr_reg(cond)?;
             emit!(self, "@!{} bra {};", p, end);
         }
         self.loop_body(
@@ -135,35 +138,30 @@ impl Writer<'_> {
                 cont: head,
                 brk: end,
             },
-        );
+        )?;
         emit!(self, "bra {};", head);
         self.place_label(end);
+        Ok(())
     }
 
     /// `for var in start..end step step`, bounds evaluated once, as a guarded
     /// do-while loop. The increment never wraps past `end`: when overflow is
     /// possible the loop continues only while `end - var > step`.
-    fn for_stmt(&mut self, var: LocalId, [start, end, step]: [&Expr; 3], body: &Block) {
-        let ty = self.body.locals.get(var.index()).map_or(start.ty, |l| l.ty);
-        let [s, e, st] = self.operands([start, end, step]);
-        let mut bounds = Vec::new();
-        for (v, x) in [(e, end), (st, step)] {
-            let v = self.convert(v, x.ty, ty);
-            // A bound read from a local the body may assign is copied.
-            bounds.push(match v {
-                Operand::Reg(r) if self.is_local_reg(r) => {
-                    let c = self.reg(r.class);
-                    emit!(self, "mov.{} {}, {};", suffix::mov(ty), c, r);
-                    Operand::Reg(c)
-                }
-                other => other,
-            });
-        }
-        let (Some(e), Some(st)) = (bounds.first().cloned(), bounds.get(1).cloned()) else {
-            return;
-        };
-        let s = self.convert(s, start.ty, ty);
-        let v = self.local(var);
+    fn for_stmt(
+        &mut self,
+        var: LocalId,
+        [start, end, step]: [&Expr; 3],
+        body: &Block,
+    ) -> Result<()> {
+        let ty = self.local_type(var)?;
+        let [s, e, st] = self.operands([start, end, step])?;
+        // A bound read from a local the body may assign is copied.
+        let e = self.convert(e, end.ty, ty)?;
+        let e = self.copy_if_local(e, ty);
+        let st = self.convert(st, step.ty, ty)?;
+        let st = self.copy_if_local(st, ty);
+        let s = self.convert(s, start.ty, ty)?;
+        let v = self.local(var)?;
         self.mov(v, &s, ty);
         let t = suffix::arith(ty);
         let (body_l, cont_l, end_l) = (self.label(), self.label(), self.label());
@@ -177,7 +175,7 @@ impl Writer<'_> {
                 cont: cont_l,
                 brk: end_l,
             },
-        );
+        )?;
         self.place_label(cont_l);
         let q = self.reg(Class::Pred);
         if !ty.is_int() || !may_overflow(end, step, ty) {
@@ -193,43 +191,48 @@ impl Writer<'_> {
         }
         emit!(self, "@{} bra {};", q, body_l);
         self.place_label(end_l);
+        Ok(())
     }
 
-    fn loop_body(&mut self, body: &Block, labels: LoopLabels) {
-        self.depth += 1;
+    /// `v`, or a copy of it when it sits in a local's register (which the
+    /// loop's body may assign).
+    fn copy_if_local(&mut self, v: Operand, ty: Scalar) -> Operand {
+        match v {
+            Operand::Reg(r) if self.is_local_reg(r) => {
+                let c = self.reg(r.class);
+                emit!(self, "mov.{} {}, {};", suffix::mov(ty), c, r);
+                Operand::Reg(c)
+            }
+            other => other,
+        }
+    }
+
+    fn loop_body(&mut self, body: &Block, labels: LoopLabels) -> Result<()> {
         self.loops.push(labels);
-        self.block(body);
+        let r = self.block(body);
         self.loops.pop();
-        self.depth -= 1;
+        r
     }
 
-    fn return_stmt(&mut self, value: Option<&Expr>) {
-        match self.exit {
-            Exit::Func(Some(ty)) => {
-                if let Some(e) = value {
-                    let v = self.expr(e);
-                    let v = self.convert(v, e.ty, ty);
-                    let v = self.param_bits(v, ty);
-                    emit!(self, "st.param.{} [$r], {};", suffix::func_param(ty), v);
-                }
+    fn return_stmt(&mut self, value: Option<&Expr>) -> Result<()> {
+        match (self.exit, value) {
+            (Exit::Func(Some(ty)), Some(e)) => {
+                let v = self.expr(e)?;
+                let v = self.convert(v, e.ty, ty)?;
+                let v = self.param_bits(v, ty);
+                emit!(self, "st.param.{} [$r], {};", suffix::func_param(ty), v);
                 emit!(self, "ret;");
             }
-            Exit::Func(None) | Exit::Ret => {
-                if let Some(e) = value {
-                    self.expr(e);
-                }
-                emit!(self, "ret;");
+            (Exit::Func(Some(_)), None) => {
+                return Err(self.invalid("a function with a result returns none"))
             }
-            Exit::Cluster(l) => {
-                if let Some(e) = value {
-                    self.expr(e);
-                }
-                emit!(self, "bra {};", l);
+            (Exit::Func(None) | Exit::Ret | Exit::Cluster(_), Some(_)) => {
+                return Err(self.invalid("a `return` with a value where none is returned"))
             }
+            (Exit::Func(None) | Exit::Ret, None) => emit!(self, "ret;"),
+            (Exit::Cluster(l), None) => emit!(self, "bra {};", l),
         }
-        if self.kernel.is_some() {
-            self.returned = true;
-        }
+        Ok(())
     }
 }
 

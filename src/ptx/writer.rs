@@ -7,7 +7,9 @@
 //! are declared once per class at its top (`.reg .b32 %r<N>;`), which is why
 //! the body is written into a buffer first.
 
+use super::error::{Error, ErrorKind, Result};
 use super::lines::Lines;
+use crate::analysis::BodyInfo;
 use crate::ir::{self, Special};
 use crate::span::Span;
 use crate::target::{PtxVersion, Target};
@@ -46,17 +48,6 @@ impl Class {
             Scalar::F16 | Scalar::BF16 => Class::B16,
             Scalar::F32 => Class::F32,
             Scalar::F64 => Class::F64,
-        }
-    }
-
-    fn slot(self) -> usize {
-        match self {
-            Class::Pred => 0,
-            Class::B16 => 1,
-            Class::B32 => 2,
-            Class::B64 => 3,
-            Class::F32 => 4,
-            Class::F64 => 5,
         }
     }
 
@@ -165,6 +156,30 @@ pub(super) enum Exit {
     Func(Option<Scalar>),
 }
 
+/// How many registers of each class a function uses.
+#[derive(Clone, Copy, Debug, Default)]
+struct Counts {
+    pred: u32,
+    b16: u32,
+    b32: u32,
+    b64: u32,
+    f32: u32,
+    f64: u32,
+}
+
+impl Counts {
+    fn of(&mut self, class: Class) -> &mut u32 {
+        match class {
+            Class::Pred => &mut self.pred,
+            Class::B16 => &mut self.b16,
+            Class::B32 => &mut self.b32,
+            Class::B64 => &mut self.b64,
+            Class::F32 => &mut self.f32,
+            Class::F64 => &mut self.f64,
+        }
+    }
+}
+
 /// Module-wide names the body needs: the `.func` symbol of every function.
 pub(super) struct Names {
     pub(super) funcs: Vec<String>,
@@ -178,13 +193,17 @@ pub(super) struct Writer<'a> {
     /// The kernel being written (`None` for a device function).
     pub(super) kernel: Option<&'a ir::Kernel>,
     pub(super) body: &'a ir::Body,
+    /// The facts about `body`, by node id.
+    pub(super) info: &'a BodyInfo,
+    /// `kernel k` or `fn f`, for errors.
+    item: String,
     out: String,
     /// For each line of `out`, the span current when it was written
     /// (`None` for labels and comments): the PTX→source map.
     spans: Vec<Option<Span>>,
     /// The IR node being written; set by [`Writer::at`].
     span: Option<Span>,
-    counts: [u32; 6],
+    counts: Counts,
     labels: u32,
     version: PtxVersion,
     pub(super) locals: Vec<Option<Reg>>,
@@ -198,33 +217,37 @@ pub(super) struct Writer<'a> {
     pub(super) exit: Exit,
     /// Registers holding the address of a shared symbol, set in the prologue.
     pub(super) bases: HashMap<String, Reg>,
-    /// Nesting depth of conditional control flow (for `.aligned` choices).
-    pub(super) depth: u32,
-    /// A `return` was emitted: some threads may have left.
-    pub(super) returned: bool,
+}
+
+/// What the writer of one body is given.
+pub(super) struct Context<'a> {
+    pub(super) target: Target,
+    pub(super) module: &'a ir::Module,
+    pub(super) names: &'a Names,
 }
 
 impl<'a> Writer<'a> {
     pub(super) fn new(
-        target: Target,
-        module: &'a ir::Module,
-        names: &'a Names,
+        cx: &Context<'a>,
+        item: String,
         kernel: Option<&'a ir::Kernel>,
-        body: &'a ir::Body,
+        (body, info): (&'a ir::Body, &'a BodyInfo),
         exit: Exit,
     ) -> Writer<'a> {
         Writer {
-            target,
-            module,
-            names,
+            target: cx.target,
+            module: cx.module,
+            names: cx.names,
             kernel,
             body,
+            info,
+            item,
             out: String::new(),
             spans: Vec::new(),
             span: None,
-            counts: [0; 6],
+            counts: Counts::default(),
             labels: 0,
-            version: target.min_ptx_version(),
+            version: cx.target.min_ptx_version(),
             locals: vec![None; body.locals.len()],
             params: Vec::new(),
             specials: HashMap::new(),
@@ -232,22 +255,40 @@ impl<'a> Writer<'a> {
             parity: Vec::new(),
             exit,
             bases: HashMap::new(),
-            depth: 0,
-            returned: false,
         }
+    }
+
+    /// An error about the node being written.
+    pub(super) fn error(&self, kind: ErrorKind) -> Error {
+        Error {
+            item: self.item.clone(),
+            span: self.span,
+            kind,
+        }
+    }
+
+    /// [`Writer::error`] for IR that breaks an invariant.
+    pub(super) fn invalid(&self, what: impl Into<String>) -> Error {
+        self.error(ErrorKind::InvalidIr(what.into()))
+    }
+
+    /// An error unless the target is sm_90 or newer (the checker rejects
+    /// `what` on older targets, E0200).
+    pub(super) fn require_sm90(&self, what: &str) -> Result<()> {
+        if self.target.has_sm90_features() {
+            return Ok(());
+        }
+        Err(self.error(ErrorKind::NeedsSm90 {
+            what: what.to_string(),
+            target: self.target,
+        }))
     }
 
     /// A fresh register of `class`.
     pub(super) fn reg(&mut self, class: Class) -> Reg {
-        let slot = class.slot();
-        let n = match self.counts.get_mut(slot) {
-            Some(c) => {
-                *c += 1;
-                *c
-            }
-            None => 0,
-        };
-        Reg { class, n }
+        let c = self.counts.of(class);
+        *c += 1;
+        Reg { class, n: *c }
     }
 
     /// A fresh register for a value of type `ty`.
@@ -295,14 +336,6 @@ impl<'a> Writer<'a> {
         self.mark(from, None);
     }
 
-    /// A PTX comment, for what cannot be expressed (inputs the checker
-    /// would have rejected); never a silent drop.
-    pub(super) fn comment(&mut self, text: &str) {
-        let from = self.out.len();
-        let _ = writeln!(self.out, "\t// {}", text.replace('\n', " "));
-        self.mark(from, None);
-    }
-
     /// Maps every line written since byte `from` of the body to `span`.
     fn mark(&mut self, from: usize, span: Option<Span>) {
         let lines = self
@@ -312,21 +345,26 @@ impl<'a> Writer<'a> {
         self.spans.extend(std::iter::repeat_n(span, lines));
     }
 
+    /// The type of local `id`.
+    pub(super) fn local_type(&self, id: ir::LocalId) -> Result<Scalar> {
+        match self.body.locals.get(id.index()) {
+            Some(l) => Ok(l.ty),
+            None => Err(self.invalid(format!("local {} does not exist", id.0))),
+        }
+    }
+
     /// The register of local `id`, allocated on first use.
-    pub(super) fn local(&mut self, id: ir::LocalId) -> Reg {
+    pub(super) fn local(&mut self, id: ir::LocalId) -> Result<Reg> {
         if let Some(Some(r)) = self.locals.get(id.index()) {
-            return *r;
+            return Ok(*r);
         }
-        let ty = self
-            .body
-            .locals
-            .get(id.index())
-            .map_or(Scalar::U32, |l| l.ty);
+        let ty = self.local_type(id)?;
         let r = self.reg_for(ty);
-        if let Some(slot) = self.locals.get_mut(id.index()) {
-            *slot = Some(r);
+        match self.locals.get_mut(id.index()) {
+            Some(slot) => *slot = Some(r),
+            None => return Err(self.invalid(format!("local {} does not exist", id.0))),
         }
-        r
+        Ok(r)
     }
 
     /// A register holding the shared-window address of `symbol`: the one the
@@ -346,10 +384,10 @@ impl<'a> Writer<'a> {
 
     /// `.reg` declarations for every class used, then the body with the
     /// span of each of its lines.
-    pub(super) fn finish(self) -> (String, Lines) {
+    pub(super) fn finish(mut self) -> (String, Lines) {
         let mut decls = String::new();
         for class in Class::ALL {
-            let used = self.counts.get(class.slot()).copied().unwrap_or(0);
+            let used = *self.counts.of(class);
             if used > 0 {
                 let _ = writeln!(
                     decls,

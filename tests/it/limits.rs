@@ -41,7 +41,8 @@ fn codes(c: &Compilation) -> Vec<&'static str> {
 fn unchecked_ptx(c: &Compilation, target: Target) -> String {
     let checked = kdsl::check::check_with_references(&c.sources, &c.files, &c.loaded_by, target);
     let module = checked.module;
-    kdsl::ptx::write(&module, target)
+    let info = kdsl::analysis::analyze(&module);
+    kdsl::ptx::write(&module, &info, target).expect("the writer accepts the module")
 }
 
 /// The PTX of a clean program.

@@ -36,3 +36,4 @@ mod sim_support;
 mod sim_twins;
 mod syntax;
 mod ui;
+mod verify;

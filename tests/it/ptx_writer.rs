@@ -8,11 +8,14 @@ use crate::ptx_build::*;
 use kdsl::ir::{AtomicOp, BarrierOpKind, Dim::*, Kernel, Module, Parity, Special::*, StmtKind};
 use kdsl::target::Target;
 
-/// Writes `m` for `t` and, when ptxas is available, assembles it for the
+/// Verifies `m` ([`kdsl::ir::verify`]), writes it for `t` and, when ptxas is available, assembles it for the
 /// same architecture; returns the PTX.
 #[track_caller]
 fn assemble(m: &Module, t: Target) -> String {
-    let text = kdsl::ptx::write(m, t);
+    if let Err(errors) = kdsl::ir::verify::module(m, kdsl::ir::verify::Mode::Complete) {
+        panic!("the hand-built module fails verification:\n{errors:#?}");
+    }
+    let text = write(m, t);
     if let Some(p) = ptxas::require_ptxas() {
         if let Err(e) = ptxas::assemble(&p, &text, t.name()) {
             panic!("ptxas rejected the PTX for {t}:\n{e}");
@@ -78,10 +81,7 @@ fn output_is_deterministic() {
         pipeline_sum(),
         cluster_sum(),
     ]);
-    assert_eq!(
-        kdsl::ptx::write(&m, Target::Sm90),
-        kdsl::ptx::write(&m, Target::Sm90)
-    );
+    assert_eq!(write(&m, Target::Sm90), write(&m, Target::Sm90));
 }
 
 #[test]
@@ -469,7 +469,7 @@ fn atomics_assemble() {
 /// fn twice(x: f32) -> f32; fn pick(x: f32, flag: bool) -> f32 (calls twice);
 /// fn positive(v: i32) -> bool; fn half_up(h: f16) -> f16;
 /// fn nothing(a: u32); fn lane_bits() -> u32 (special registers).
-fn with_functions(order: Vec<u32>) -> Module {
+fn with_functions() -> Module {
     use kdsl::ir::FuncId;
     let mut twice = FunctionBuilder::new("twice", Some(F32));
     let x = twice.param("x", F32);
@@ -542,14 +542,13 @@ fn with_functions(order: Vec<u32>) -> Module {
     ];
     Module {
         functions: vec![twice, pick, positive, half_up, nothing, lane_bits],
-        function_order: order.into_iter().map(FuncId).collect(),
         kernels: vec![k.finish(body)],
     }
 }
 
 #[test]
 fn device_functions_are_funcs_called_with_params() {
-    let m = with_functions(vec![0, 1, 2, 3, 4, 5]);
+    let m = with_functions();
     let text = assemble(&m, Target::Sm80);
     assemble(&m, Target::Sm90);
     assert_has(
@@ -568,16 +567,55 @@ fn device_functions_are_funcs_called_with_params() {
     assert_lacks(&text, "\n);\n");
 }
 
+/// `a() -> u32 { return b() + 1; }`, `b() -> u32 { return lane_id; }`
+/// (`b` optionally calling `a` back) and a kernel storing `a()`.
+fn caller_declared_first(cycle: bool) -> Module {
+    use kdsl::ir::FuncId;
+    let a = FunctionBuilder::new("a", Some(U32));
+    let a = a.finish(vec![st(StmtKind::Return(Some(add(
+        call(FuncId(1), vec![], U32),
+        u32c(1),
+    ))))]);
+    let b = FunctionBuilder::new("b", Some(U32));
+    let value = if cycle {
+        call(FuncId(0), vec![], U32)
+    } else {
+        special(LaneId)
+    };
+    let b = b.finish(vec![st(StmtKind::Return(Some(value)))]);
+    let mut k = KernelBuilder::new("calls_a");
+    let out = k.global("out", U32, true);
+    let body = vec![store(
+        gplace(out, tid(X), U32),
+        call(FuncId(0), vec![], U32),
+    )];
+    Module {
+        functions: vec![a, b],
+        kernels: vec![k.finish(body)],
+    }
+}
+
 #[test]
-fn functions_out_of_order_get_prototypes() {
-    // Callers first, and one function missing from the order.
-    let m = with_functions(vec![5, 1, 0, 3, 2]);
-    let text = assemble(&m, Target::Sm90);
-    assert_has(
-        &text,
-        ".func (.param .f32 $r) twice(\n\t.param .f32 $a0\n);\n",
+fn callees_are_written_first_whatever_the_declaration_order() {
+    let text = assemble(&caller_declared_first(false), Target::Sm90);
+    let pos = |needle: &str| text.find(needle).unwrap_or(usize::MAX);
+    assert!(pos(") b()") < pos(") a()"), "{text}");
+    assert_lacks(&text, "\n);\n");
+}
+
+#[test]
+fn a_call_cycle_is_an_error_not_a_prototype() {
+    let m = caller_declared_first(true);
+    let verified = kdsl::ir::verify::module(&m, kdsl::ir::verify::Mode::Complete);
+    assert!(
+        verified.is_err_and(|es| es.iter().any(|e| e.message.contains("cycle"))),
+        "the verifier reports the cycle"
     );
-    assert_has(&text, ".func nothing(");
+    let e = try_write(&m, Target::Sm90).expect_err("a cycle cannot be written callees first");
+    assert!(
+        matches!(&e.kind, kdsl::ptx::ErrorKind::InvalidIr(m) if m.contains("cycle")),
+        "{e}"
+    );
 }
 
 // ---------------------------------------------------------------- barrier lowering (language.md §7)
@@ -1049,14 +1087,119 @@ fn kernel_without_remote_access_exits_plainly() {
 }
 
 #[test]
-fn sm90_only_operations_on_sm80_become_comments() {
-    // The checker rejects these (E0200); the writer must still not panic or
-    // emit PTX that ptxas rejects.
-    let m = one(cluster_barrier_kernel());
-    let text = assemble(&m, Target::Sm80);
-    assert_has(&text, "// cluster(2, 1, 1) requires sm_90 or newer");
-    assert_has(&text, "requires sm_90 or newer (compiling for sm_80)");
-    assemble(&one(cluster_sum()), Target::Sm80);
+fn sm90_only_operations_on_sm80_are_errors() {
+    // The checker rejects these (E0200): the writer must not write them
+    // as comments (or at all), but say what it cannot do.
+    let cta = |kind: BarrierOpKind| {
+        let mut k = KernelBuilder::new("k");
+        let b = k.barrier("b", Scope::Cta, 1, 1);
+        k.finish(vec![bop(kind, bref(b, None))])
+    };
+    let cluster = |kind: BarrierOpKind| {
+        let mut k = KernelBuilder::new("k");
+        let b = k.barrier("b", Scope::Cluster, 1, 1);
+        k.finish(vec![bop(kind, bref(b, None))])
+    };
+    let stmt = |kind: StmtKind| KernelBuilder::new("k").finish(vec![st(kind)]);
+    let bulk = |store: bool| {
+        let mut k = KernelBuilder::new("k");
+        let g = k.global("g", F32, true);
+        let tile = k.shared("tile", F32, &[64]);
+        let b = k.barrier("b", Scope::Cta, 1, 1);
+        let (sh, gl) = (splace(tile, vec![u32c(0)], F32), gplace(g, u32c(0), F32));
+        k.finish(vec![st(if store {
+            StmtKind::CopyAsyncStore {
+                dst: gl,
+                src: sh,
+                bytes: u32c(256),
+            }
+        } else {
+            StmtKind::CopyAsync {
+                dst: sh,
+                src: gl,
+                bytes: u32c(256),
+                barrier: bref(b, None),
+            }
+        })])
+    };
+    let remote = {
+        let mut k = KernelBuilder::new("k");
+        let out = k.global("out", F32, true);
+        let peer = k.shared("peer", F32, &[1]);
+        let v = load(rplace(peer, u32c(1), vec![u32c(0)], F32));
+        k.finish(vec![store(gplace(out, u32c(0), F32), v)])
+    };
+    let rank = {
+        let mut k = KernelBuilder::new("k");
+        let out = k.global("out", U32, true);
+        k.finish(vec![store(gplace(out, u32c(0), U32), special(ClusterRank))])
+    };
+    let mut with_cluster = KernelBuilder::new("k");
+    with_cluster.cluster = Some([2, 1, 1]);
+    let with_cluster = with_cluster.finish(vec![]);
+    let cases: Vec<(Kernel, &str)> = vec![
+        (
+            cta(BarrierOpKind::Arrive {
+                count: Some(u32c(2)),
+            }),
+            "arrive(count)",
+        ),
+        (
+            cta(BarrierOpKind::ArriveExpectTx { bytes: u32c(16) }),
+            "arrive_expect_tx",
+        ),
+        (
+            cta(BarrierOpKind::ExpectTx { bytes: u32c(16) }),
+            "expect_tx",
+        ),
+        (
+            cluster(BarrierOpKind::Arrive { count: None }),
+            "a cluster-scope barrier",
+        ),
+        (
+            cluster(BarrierOpKind::ArriveRemote { rank: u32c(1) }),
+            "arrive_remote",
+        ),
+        (
+            cluster(BarrierOpKind::WaitCluster {
+                parity: Parity::Tracked,
+            }),
+            "wait_cluster",
+        ),
+        (bulk(false), "copy_async"),
+        (bulk(true), "copy_async_store"),
+        (stmt(StmtKind::CopyAsyncCommit), "copy_async_commit"),
+        (stmt(StmtKind::CopyAsyncWait(0)), "copy_async_wait"),
+        (stmt(StmtKind::FenceProxyAsync), "fence_proxy_async"),
+        (stmt(StmtKind::ClusterSync), "cluster_sync"),
+        (remote, "remote shared memory"),
+        (rank, "%cluster_ctarank"),
+        (with_cluster, "a cluster launch attribute"),
+    ];
+    for (k, what) in cases {
+        let m = one(k);
+        let e = try_write(&m, Target::Sm80).expect_err(what);
+        assert_eq!(
+            e.kind,
+            kdsl::ptx::ErrorKind::NeedsSm90 {
+                what: what.to_string(),
+                target: Target::Sm80
+            },
+            "{e}"
+        );
+        assert!(e
+            .to_string()
+            .contains("requires sm_90 or newer (compiling for sm_80)"));
+        // The same module is fine where the hardware has it.
+        let info = kdsl::analysis::analyze(&m);
+        assert!(kdsl::ptx::write(&m, &info, Target::Sm90).is_ok(), "{what}");
+    }
+    // The whole cluster kernel: its first sm_90 operation is the error.
+    let e = try_write(&one(cluster_barrier_kernel()), Target::Sm80).unwrap_err();
+    assert!(
+        matches!(e.kind, kdsl::ptx::ErrorKind::NeedsSm90 { .. }),
+        "{e}"
+    );
 }
 
 /// `KDSL_PTX_DUMP=dir cargo test --test it ptx_writer::dump` writes the sample
@@ -1079,12 +1222,157 @@ fn dump_for_review() {
     .into_iter()
     .map(|k| (k.name.clone(), one(k)))
     .collect();
-    modules.push(("calls".to_string(), with_functions(vec![0, 1, 2, 3, 4, 5])));
+    modules.push(("calls".to_string(), with_functions()));
     for (name, m) in modules {
-        std::fs::write(
-            format!("{dir}/{name}.ptx"),
-            kdsl::ptx::write(&m, Target::Sm90),
-        )
-        .unwrap();
+        std::fs::write(format!("{dir}/{name}.ptx"), write(&m, Target::Sm90)).unwrap();
     }
+}
+
+// ---------------------------------------------------------------- exact uniformity
+
+/// `cluster_sync()` is `.aligned` exactly where the uniformity analysis
+/// (the one behind W0320) shows that every thread of the CTA runs it.
+#[test]
+fn cluster_sync_is_aligned_where_every_thread_runs_it() {
+    let src = "kernel k(out: global mut [u32], n: u32) block(64) cluster(2) {
+    cluster_sync();
+    if n > 4 { cluster_sync(); }
+    for i in 0..n { cluster_sync(); }
+    if block_idx.x == 0 && n < 9 { cluster_sync(); }
+    if thread_idx.x < 32 { cluster_sync(); }
+    let mut m = n;
+    if lane_id == 0 { m = 1; }
+    while m > 0 { cluster_sync(); m = m - 1; }
+    if thread_idx.x == 3 { return; }
+    cluster_sync();
+    out[thread_idx.x] = n;
+}";
+    let c = kdsl::compile_str("aligned.kdsl", src, &kdsl::Options::default());
+    let text = c
+        .ptx
+        .clone()
+        .unwrap_or_else(|| panic!("{:#?}", c.diagnostics));
+    let arrives: Vec<bool> = lines_with(&text, "barrier.cluster.arrive.release")
+        .iter()
+        .map(|l| l.ends_with(".aligned;"))
+        .collect();
+    // Entry sync (relaxed) not counted; the seven `cluster_sync()`s in
+    // order: top level, under a parameter, in a uniform loop, under
+    // `block_idx`, under `thread_idx`, in a loop whose count `lane_id`
+    // made vary, after a return some threads took.
+    assert_eq!(
+        arrives,
+        vec![true, true, true, true, false, false, false],
+        "{text}"
+    );
+    let waits = lines_with(&text, "barrier.cluster.wait.acquire");
+    assert_eq!(
+        waits.iter().filter(|l| l.ends_with(".aligned;")).count(),
+        4,
+        "{text}"
+    );
+    // Three W0320s: the divergent ones.
+    let w0320 = c.diagnostics.iter().filter(|d| d.code == "W0320").count();
+    assert_eq!(w0320, 3, "{:#?}", c.diagnostics);
+    if let Some(p) = ptxas::require_ptxas() {
+        if let Err(e) = ptxas::assemble(&p, &text, "sm_90") {
+            panic!("ptxas rejected:\n{e}");
+        }
+    }
+}
+
+// ---------------------------------------------------------------- errors, not comments
+
+/// IR that breaks an invariant is an error naming what is wrong: before,
+/// the writer emitted a comment, clamped the value or invented a register.
+#[test]
+fn invalid_ir_is_an_error_not_a_comment() {
+    use kdsl::ir::{BarrierId, ExprKind, FuncId, LocalId, Stmt};
+    let plain = |stmts: Vec<Stmt>| KernelBuilder::new("k").finish(stmts);
+    let group = |count: u32, arrivals: u32, index: u32| {
+        let mut k = KernelBuilder::new("k");
+        let b = k.barrier("b", Scope::Cta, count, arrivals);
+        k.finish(vec![bop(
+            BarrierOpKind::Arrive { count: None },
+            bref(b, Some(u32c(index))),
+        )])
+    };
+    let shared_indices = {
+        let mut k = KernelBuilder::new("k");
+        let a = k.shared("a", F32, &[4, 4]);
+        let out = k.global("out", F32, true);
+        k.finish(vec![store(
+            gplace(out, u32c(0), F32),
+            load(splace(a, vec![tid(X)], F32)),
+        )])
+    };
+    let atomic_without_value = {
+        let mut k = KernelBuilder::new("k");
+        let out = k.global("out", U32, true);
+        k.finish(vec![expr_stmt(atomic(
+            AtomicOp::Add,
+            gplace(out, u32c(0), U32),
+            vec![],
+        ))])
+    };
+    let cases: Vec<(Kernel, &str)> = vec![
+        (plain(vec![st(StmtKind::Break)]), "outside a loop"),
+        (
+            plain(vec![st(StmtKind::Poisoned {
+                groups: vec![],
+                blocks: vec![],
+            })]),
+            "failed to check",
+        ),
+        (group(1, 0, 0), "expects 0 arrivals"),
+        (group(1, (1 << 20) + 5, 0), "expects 1048581 arrivals"),
+        (group(65, 1, 0), "holds 65 barriers"),
+        (group(2, 1, 7), "index 7 of `b` of 2 barriers"),
+        (
+            plain(vec![st(StmtKind::Call {
+                func: FuncId(3),
+                args: vec![],
+            })]),
+            "function 3 does not exist",
+        ),
+        (
+            plain(vec![expr_stmt(ex(ExprKind::Local(LocalId(9)), U32))]),
+            "local 9 does not exist",
+        ),
+        (shared_indices, "1 indices for `a` of 2 dimensions"),
+        (atomic_without_value, "with 0 operands"),
+        (
+            plain(vec![bop(
+                BarrierOpKind::Arrive { count: None },
+                bref(BarrierId(4), None),
+            )]),
+            "barrier group 4 does not exist",
+        ),
+    ];
+    for (k, what) in cases {
+        let e = try_write(&one(k), Target::Sm90).expect_err(what);
+        assert!(
+            matches!(&e.kind, kdsl::ptx::ErrorKind::InvalidIr(m) if m.contains(what)),
+            "expected `{what}`, got: {e}"
+        );
+        assert_eq!(e.item, "kernel k");
+    }
+}
+
+/// Facts computed from one module do not describe another.
+#[test]
+fn facts_of_another_module_are_an_error() {
+    let info = kdsl::analysis::analyze(&one(saxpy()));
+    let e = kdsl::ptx::write(&module(vec![]), &info, Target::Sm90).unwrap_err();
+    assert!(matches!(e.kind, kdsl::ptx::ErrorKind::StaleInfo(_)), "{e}");
+    // Same shape, another body.
+    let mut grown = one(saxpy());
+    let k = &mut grown.kernels[0];
+    let span = k.span;
+    let extra = k.body.stmt(StmtKind::SyncThreads, span);
+    k.body.block.stmts.push(extra);
+    let e = kdsl::ptx::write(&grown, &info, Target::Sm90).unwrap_err();
+    assert!(matches!(e.kind, kdsl::ptx::ErrorKind::StaleInfo(_)), "{e}");
+    let fresh = kdsl::analysis::analyze(&grown);
+    assert!(kdsl::ptx::write(&grown, &fresh, Target::Sm90).is_ok());
 }

@@ -2,11 +2,7 @@ use super::*;
 use crate::span::Span;
 
 fn c(v: Value, ty: Scalar) -> Expr {
-    Expr {
-        kind: ExprKind::Const(v),
-        ty,
-        span: Span::default(),
-    }
+    Expr::new(ExprKind::Const(v), ty, Span::default())
 }
 
 fn int(v: i128, ty: Scalar) -> Expr {
@@ -23,11 +19,11 @@ fn bin(op: BinOp, a: Expr, b: Expr) -> Expr {
     } else {
         a.ty
     };
-    Expr {
-        kind: ExprKind::Binary(op, Box::new(a), Box::new(b)),
+    Expr::new(
+        ExprKind::Binary(op, Box::new(a), Box::new(b)),
         ty,
-        span: Span::default(),
-    }
+        Span::default(),
+    )
 }
 
 fn float_of(e: &Expr) -> f64 {

@@ -10,11 +10,7 @@ fn sp() -> Span {
 }
 
 fn ex(kind: ExprKind, ty: Scalar) -> Expr {
-    Expr {
-        kind,
-        ty,
-        span: sp(),
-    }
+    Expr::new(kind, ty, sp())
 }
 
 fn int(v: i128, ty: Scalar) -> Expr {
@@ -26,7 +22,7 @@ fn local(id: u32, ty: Scalar) -> Expr {
 }
 
 fn st(kind: StmtKind) -> Stmt {
-    Stmt { kind, span: sp() }
+    Stmt::new(kind, sp())
 }
 
 fn loc(name: &str, ty: Scalar) -> Local {
@@ -187,13 +183,13 @@ fn pipeline_kernel() -> Kernel {
             group("full", Scope::Cta, 2, 1),
             group("peer", Scope::Cluster, 1, 2),
         ],
-        body: Body {
-            locals: vec![loc("s", U32), loc("acc", F32), loc("i", U32)],
-            block: Block {
+        body: Body::new(
+            vec![loc("s", U32), loc("acc", F32), loc("i", U32)],
+            Block {
                 stmts: body,
                 span: sp(),
             },
-        },
+        ),
     }
 }
 
@@ -234,9 +230,9 @@ fn prints_functions_calls_and_if_expressions() {
         span: sp(),
         params: 1,
         ret: Some(F32),
-        body: Body {
-            locals: vec![loc("x", F32), loc("t", F32)],
-            block: Block {
+        body: Body::new(
+            vec![loc("x", F32), loc("t", F32)],
+            Block {
                 stmts: vec![st(StmtKind::Return(Some(ex(
                     ExprKind::If {
                         cond: Box::new(ex(
@@ -247,22 +243,22 @@ fn prints_functions_calls_and_if_expressions() {
                             ),
                             Bool,
                         )),
-                        then_block: Block {
+                        then_block: Box::new(Block {
                             stmts: vec![st(StmtKind::Let {
                                 local: LocalId(1),
                                 value: ex(ExprKind::Math(MathFn::Abs, vec![local(0, F32)]), F32),
                             })],
                             span: sp(),
-                        },
+                        }),
                         then_value: Box::new(local(1, F32)),
-                        else_block: Block::default(),
+                        else_block: Box::default(),
                         else_value: Box::new(ex(ExprKind::Cast(Box::new(int(-1, I32))), F32)),
                     },
                     F32,
                 ))))],
                 span: sp(),
             },
-        },
+        ),
     };
     let k = Kernel {
         name: "k".into(),
@@ -277,9 +273,9 @@ fn prints_functions_calls_and_if_expressions() {
         cluster: None,
         shared: vec![],
         barriers: vec![],
-        body: Body {
-            locals: vec![],
-            block: Block {
+        body: Body::new(
+            vec![],
+            Block {
                 stmts: vec![
                     st(StmtKind::Expr(ex(
                         ExprKind::Call {
@@ -305,11 +301,10 @@ fn prints_functions_calls_and_if_expressions() {
                 ],
                 span: sp(),
             },
-        },
+        ),
     };
     let m = Module {
         functions: vec![f],
-        function_order: vec![FuncId(0)],
         kernels: vec![k],
     };
     let expected = "\

@@ -11,11 +11,7 @@ fn at(n: usize) -> Span {
 }
 
 fn ex(n: usize, kind: ExprKind) -> Expr {
-    Expr {
-        kind,
-        ty: Scalar::U32,
-        span: at(n),
-    }
+    Expr::new(kind, Scalar::U32, at(n))
 }
 
 fn leaf(n: usize) -> Expr {
@@ -23,7 +19,7 @@ fn leaf(n: usize) -> Expr {
 }
 
 fn st(n: usize, kind: StmtKind) -> Stmt {
-    Stmt { kind, span: at(n) }
+    Stmt::new(kind, at(n))
 }
 
 fn shared(n: usize, indices: Vec<Expr>) -> Place {
@@ -47,7 +43,7 @@ fn bar(n: usize, index: Option<Expr>) -> BarrierRef {
 
 /// Every kind of child in one body; each node's span start is its position
 /// in a pre-order walk, so a correct walk sees 0, 1, 2, ... in order.
-fn sample() -> Block {
+pub(crate) fn sample() -> Block {
     let remote = Place {
         kind: PlaceKind::Remote {
             array: SharedId(1),
@@ -61,7 +57,7 @@ fn sample() -> Block {
         22,
         ExprKind::If {
             cond: Box::new(leaf(23)),
-            then_block: Block {
+            then_block: Box::new(Block {
                 stmts: vec![st(
                     25,
                     StmtKind::Assign {
@@ -70,12 +66,12 @@ fn sample() -> Block {
                     },
                 )],
                 span: at(24),
-            },
+            }),
             then_value: Box::new(leaf(27)),
-            else_block: Block {
+            else_block: Box::new(Block {
                 stmts: vec![],
                 span: at(28),
-            },
+            }),
             else_value: Box::new(ex(29, ExprKind::Special(Special::ThreadIdx(Dim::X)))),
         },
     );
@@ -167,7 +163,7 @@ fn sample() -> Block {
 
 /// Records every node's kind and span start, before its children.
 #[derive(Default)]
-struct Trace(Vec<(&'static str, u32)>);
+pub(crate) struct Trace(pub(crate) Vec<(&'static str, u32)>);
 
 impl<'ir> Visit<'ir> for Trace {
     fn visit_block(&mut self, b: &'ir Block) {

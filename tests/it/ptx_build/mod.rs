@@ -11,16 +11,15 @@ use kdsl::types::Scalar;
 pub use kdsl::ir::{BinOp, Dim, MathFn, Scope, Special, UnaryOp, WarpOp};
 pub use kdsl::types::Scalar::*;
 
+/// A span for hand-built nodes: present (non-empty), as the verifier
+/// wants every span.
 fn sp() -> Span {
-    Span::default()
+    Span::new(kdsl::span::FileId(0), 0, 1)
 }
 
+/// An expression; its id is given when the body is built ([`Body::new`]).
 pub fn ex(kind: ExprKind, ty: Scalar) -> Expr {
-    Expr {
-        kind,
-        ty,
-        span: sp(),
-    }
+    Expr::new(kind, ty, sp())
 }
 
 pub fn int(v: i128, ty: Scalar) -> Expr {
@@ -98,9 +97,9 @@ pub fn if_expr(cond: Expr, then_stmts: Vec<Stmt>, a: Expr, else_stmts: Vec<Stmt>
     ex(
         ExprKind::If {
             cond: Box::new(cond),
-            then_block: block(then_stmts),
+            then_block: Box::new(block(then_stmts)),
             then_value: Box::new(a),
-            else_block: block(else_stmts),
+            else_block: Box::new(block(else_stmts)),
             else_value: Box::new(b),
         },
         ty,
@@ -193,7 +192,7 @@ pub fn rplace(array: SharedId, rank: Expr, indices: Vec<Expr>, elem: Scalar) -> 
 }
 
 pub fn st(kind: StmtKind) -> Stmt {
-    Stmt { kind, span: sp() }
+    Stmt::new(kind, sp())
 }
 
 pub fn block(stmts: Vec<Stmt>) -> Block {
@@ -380,10 +379,7 @@ impl KernelBuilder {
             cluster: self.cluster,
             shared: self.shared,
             barriers: self.barriers,
-            body: Body {
-                locals: self.locals,
-                block: block(stmts),
-            },
+            body: Body::new(self.locals, block(stmts)),
         }
     }
 }
@@ -433,18 +429,26 @@ impl FunctionBuilder {
             span: sp(),
             params: self.params,
             ret: self.ret,
-            body: Body {
-                locals: self.locals,
-                block: block(stmts),
-            },
+            body: Body::new(self.locals, block(stmts)),
         }
     }
+}
+
+/// The PTX of `m` for `t`, with the facts the analysis finds in it.
+pub fn try_write(m: &Module, t: kdsl::target::Target) -> Result<String, kdsl::ptx::Error> {
+    let info = kdsl::analysis::analyze(m);
+    kdsl::ptx::write(m, &info, t)
+}
+
+/// [`try_write`], for modules the writer must accept.
+#[track_caller]
+pub fn write(m: &Module, t: kdsl::target::Target) -> String {
+    try_write(m, t).unwrap_or_else(|e| panic!("the writer rejected the module: {e}"))
 }
 
 pub fn module(kernels: Vec<Kernel>) -> Module {
     Module {
         functions: Vec::new(),
-        function_order: Vec::new(),
         kernels,
     }
 }

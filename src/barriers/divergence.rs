@@ -1,0 +1,54 @@
+//! W0320: CTA-wide barriers (`sync_threads()`, `cluster_sync()`, or a call
+//! of a function that runs one) in control flow that only some threads of
+//! the CTA take, read from the uniformity facts ([`crate::analysis`]).
+//!
+//! Only the CTA-wide barriers are checked: mbarrier operations are meant to
+//! run in some threads (one elected thread arrives with `arrive_expect_tx`,
+//! one warp produces), and their arrival counts are W0321's business.
+//! A device function's body is checked with its parameters taken as
+//! uniform; a call of it in divergent flow is reported where it is made.
+
+use super::error::BarrierError;
+use crate::analysis::usage::{Node, SyncCall};
+use crate::analysis::ModuleInfo;
+use crate::ir::Module;
+use crate::span::Span;
+use std::collections::BTreeMap;
+
+/// Every divergent site the analysis recorded (`Usage::sync_sites`) that
+/// runs a CTA-wide barrier, in every function and kernel.
+pub fn check(module: &Module, info: &ModuleInfo, out: &mut Vec<BarrierError>) {
+    let bodies = info.functions.iter().map(|f| &f.body);
+    let bodies = bodies.chain(info.kernels.iter().map(|k| &k.body));
+    for facts in bodies {
+        // By the barrier's span, for a deterministic order.
+        let mut found: BTreeMap<(u32, u32, u32), BarrierError> = BTreeMap::new();
+        for site in &facts.usage.sync_sites {
+            let cond = match site.node {
+                Node::Stmt(id) => facts.divergence(id),
+                Node::Expr(id) => facts.expr_divergence(id),
+            };
+            let Some(cond) = cond else { continue };
+            let (op, via) = match site.what {
+                SyncCall::Barrier(s) => (s.name().to_string(), None),
+                SyncCall::Call(f) => {
+                    let sync = info.functions.get(f.index()).and_then(|fi| fi.sync);
+                    match (sync, module.functions.get(f.index())) {
+                        (Some(s), Some(func)) => (func.name.clone(), Some(s.name())),
+                        _ => continue,
+                    }
+                }
+            };
+            let span: Span = site.span;
+            found
+                .entry((span.file.0, span.start, span.end))
+                .or_insert(BarrierError::Divergent {
+                    op,
+                    span,
+                    cond,
+                    via,
+                });
+        }
+        out.extend(found.into_values());
+    }
+}

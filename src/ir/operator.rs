@@ -1,0 +1,113 @@
+//! The IR's operators. The checker lowers the syntax's operators to these
+//! (`check::exprs`), so nothing after it depends on the AST.
+
+use crate::types::Scalar;
+
+/// A binary operator. `&&` and `||` short-circuit; every other operator
+/// evaluates both operands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    BitAnd,
+    BitOr,
+    BitXor,
+    Shl,
+    Shr,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    /// `&&`, short-circuit.
+    And,
+    /// `||`, short-circuit.
+    Or,
+}
+
+impl BinOp {
+    /// The operator as kdsl spells it (for `--emit ir` and messages).
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+            BinOp::Rem => "%",
+            BinOp::BitAnd => "&",
+            BinOp::BitOr => "|",
+            BinOp::BitXor => "^",
+            BinOp::Shl => "<<",
+            BinOp::Shr => ">>",
+            BinOp::Eq => "==",
+            BinOp::Ne => "!=",
+            BinOp::Lt => "<",
+            BinOp::Le => "<=",
+            BinOp::Gt => ">",
+            BinOp::Ge => ">=",
+            BinOp::And => "&&",
+            BinOp::Or => "||",
+        }
+    }
+
+    /// `==` … `>=`: operands of one type, a `bool` result.
+    pub fn is_comparison(self) -> bool {
+        matches!(
+            self,
+            BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge
+        )
+    }
+
+    /// `&&` and `||`: `bool` operands, the right one evaluated only when needed.
+    pub fn is_logical(self) -> bool {
+        matches!(self, BinOp::And | BinOp::Or)
+    }
+
+    /// `<<` and `>>`: the amount may have any integer type.
+    pub fn is_shift(self) -> bool {
+        matches!(self, BinOp::Shl | BinOp::Shr)
+    }
+
+    pub fn is_bitwise(self) -> bool {
+        matches!(self, BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor)
+    }
+
+    /// Does the operator apply to (left) operands of type `ty` in the IR?
+    /// The IR's domains are those the PTX writer defines, wider than the
+    /// language's (the checker's E0118): `%` on floats (`x` minus
+    /// `trunc(x / y)` times `y`) and ordering comparisons on `bool`
+    /// (`false < true`) are IR a pass may produce, though no program can
+    /// write them.
+    pub fn applies_to(self, ty: Scalar) -> bool {
+        use BinOp::*;
+        match self {
+            Add | Sub | Mul | Div | Rem => ty.is_int() || ty.is_float(),
+            Shl | Shr => ty.is_int(),
+            BitAnd | BitOr | BitXor => ty.is_int() || ty == Scalar::Bool,
+            Eq | Ne | Lt | Le | Gt | Ge => true,
+            And | Or => ty == Scalar::Bool,
+        }
+    }
+}
+
+/// A unary operator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UnaryOp {
+    /// `-x`
+    Neg,
+    /// `!x`: logical not on `bool`, bitwise not on integers.
+    Not,
+}
+
+impl UnaryOp {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            UnaryOp::Neg => "-",
+            UnaryOp::Not => "!",
+        }
+    }
+}

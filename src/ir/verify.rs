@@ -1,0 +1,503 @@
+//! The IR verifier: checks the invariants documented in [`crate::ir`] on a
+//! whole module, so that a broken invariant is found where it was broken
+//! (the checker, a hand-built test module, a pass) instead of as wrong PTX.
+//!
+//! What it checks, for every body:
+//! - every handle names something that exists (locals, parameters, shared
+//!   arrays, barrier groups, functions), and every expression and statement
+//!   has an id of its body, used once ([`super::Ids`]);
+//! - every expression's type is the one its operation gives, and every
+//!   operand has the type its operation takes (so no implicit conversion
+//!   is left: conversions are explicit `Cast`s); constants hold values of
+//!   their type;
+//! - `break`/`continue` stand inside loops, a `return` matches the function's
+//!   result, stores go through writable parameters marked `written`;
+//! - barrier operations stand in kernels and name existing groups, of
+//!   counts and arrival counts the hardware allows;
+//! - every node has a span (a non-empty source range).
+//!
+//! A [`Mode::Complete`] module (one without errors: what the PTX writer
+//! gets) must also hold no [`super::StmtKind::Poisoned`] statement, name
+//! exactly one barrier in every barrier reference, and have a call graph
+//! without cycles.
+//!
+//! The tests run it on every program the test suite compiles and on every
+//! hand-built module; `crate::pipeline` runs it after the checker in debug
+//! builds, and so will it after each pass that changes the IR.
+
+use super::{
+    BarrierOpKind, Block, Body, Expr, FuncId, Kernel, Module, ParamType, Place, PlaceKind, Stmt,
+    StmtKind,
+};
+use crate::span::Span;
+use crate::types::Scalar;
+use std::fmt;
+
+/// How complete the module must be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// A module without errors, as the PTX writer gets it.
+    Complete,
+    /// A module the checker found errors in: statements that failed to
+    /// check are missing or `Poisoned`, barrier references are not
+    /// validated yet, and the call graph may have cycles (E0114).
+    Partial,
+}
+
+/// One broken invariant.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VerifyError {
+    /// The kernel or function it is in (`kernel k`, `fn f`), or `module`.
+    pub item: String,
+    /// The node it is about (its span may be the broken part).
+    pub span: Span,
+    pub message: String,
+}
+
+impl fmt::Display for VerifyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: {} (at bytes {}..{} of file {})",
+            self.item, self.message, self.span.start, self.span.end, self.span.file.0
+        )
+    }
+}
+
+/// The most errors reported: one broken invariant often breaks many nodes.
+const MAX_ERRORS: usize = 50;
+
+/// Verifies a whole module; every broken invariant found (up to a limit).
+pub fn module(m: &Module, mode: Mode) -> Result<(), Vec<VerifyError>> {
+    let mut errors = Vec::new();
+    let mut calls: Vec<Vec<FuncId>> = Vec::with_capacity(m.functions.len());
+    for f in &m.functions {
+        let mut v = Verifier::new(m, None, &f.body, format!("fn {}", f.name), mode);
+        v.ret = Some(f.ret);
+        v.span(f.span, "the function");
+        if f.params as usize > f.body.locals.len() {
+            v.error(
+                f.span,
+                format!("{} parameters but {} locals", f.params, f.body.locals.len()),
+            );
+        }
+        v.body();
+        calls.push(std::mem::take(&mut v.calls));
+        errors.append(&mut v.errors);
+    }
+    for k in &m.kernels {
+        let mut v = Verifier::new(m, Some(k), &k.body, format!("kernel {}", k.name), mode);
+        v.kernel_decls(k);
+        v.body();
+        errors.append(&mut v.errors);
+    }
+    if mode == Mode::Complete {
+        if let Some(f) = cycle(&calls) {
+            let name = m.functions.get(f.index()).map_or("?", |f| f.name.as_str());
+            errors.push(VerifyError {
+                item: "module".into(),
+                span: m
+                    .functions
+                    .get(f.index())
+                    .map_or(Span::default(), |f| f.span),
+                message: format!("the call graph has a cycle through `{name}`"),
+            });
+        }
+    }
+    errors.truncate(MAX_ERRORS);
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
+}
+
+/// A function on a cycle of the call graph, if there is a cycle.
+fn cycle(calls: &[Vec<FuncId>]) -> Option<FuncId> {
+    #[derive(Clone, Copy, PartialEq)]
+    enum Mark {
+        New,
+        Active,
+        Done,
+    }
+    let mut marks = vec![Mark::New; calls.len()];
+    for root in 0..calls.len() {
+        if marks.get(root) != Some(&Mark::New) {
+            continue;
+        }
+        // An explicit stack: (function, index of the next callee to visit).
+        let mut stack = vec![(root, 0usize)];
+        if let Some(m) = marks.get_mut(root) {
+            *m = Mark::Active;
+        }
+        while let Some((f, next)) = stack.last_mut() {
+            let callee = calls.get(*f).and_then(|c| c.get(*next)).map(|c| c.index());
+            *next += 1;
+            match callee {
+                None => {
+                    if let Some(m) = marks.get_mut(*f) {
+                        *m = Mark::Done;
+                    }
+                    stack.pop();
+                }
+                Some(c) => match marks.get(c) {
+                    Some(Mark::Active) => return Some(FuncId(c as u32)),
+                    Some(Mark::New) => {
+                        if let Some(m) = marks.get_mut(c) {
+                            *m = Mark::Active;
+                        }
+                        stack.push((c, 0));
+                    }
+                    _ => {}
+                },
+            }
+        }
+    }
+    None
+}
+
+struct Verifier<'m> {
+    module: &'m Module,
+    kernel: Option<&'m Kernel>,
+    body: &'m Body,
+    item: String,
+    mode: Mode,
+    /// The function's result type (`Some(None)`: none); `None` in a kernel.
+    ret: Option<Option<Scalar>>,
+    /// Enclosing loops.
+    loops: u32,
+    seen_exprs: Vec<bool>,
+    seen_stmts: Vec<bool>,
+    /// Functions called (for the cycle check).
+    calls: Vec<FuncId>,
+    errors: Vec<VerifyError>,
+}
+
+impl<'m> Verifier<'m> {
+    fn new(
+        module: &'m Module,
+        kernel: Option<&'m Kernel>,
+        body: &'m Body,
+        item: String,
+        mode: Mode,
+    ) -> Self {
+        Verifier {
+            module,
+            kernel,
+            body,
+            item,
+            mode,
+            ret: None,
+            loops: 0,
+            seen_exprs: vec![false; body.ids.exprs()],
+            seen_stmts: vec![false; body.ids.stmts()],
+            calls: Vec::new(),
+            errors: Vec::new(),
+        }
+    }
+
+    fn error(&mut self, span: Span, message: impl Into<String>) {
+        if self.errors.len() < MAX_ERRORS {
+            self.errors.push(VerifyError {
+                item: self.item.clone(),
+                span,
+                message: message.into(),
+            });
+        }
+    }
+
+    fn span(&mut self, span: Span, what: &str) {
+        if span.start >= span.end {
+            self.error(span, format!("{what} has no span"));
+        }
+    }
+
+    /// `ty` must be `want`.
+    fn expect(&mut self, span: Span, what: &str, ty: Scalar, want: Scalar) {
+        if ty != want {
+            self.error(span, format!("{what} has type {ty}, expected {want}"));
+        }
+    }
+
+    fn expect_int(&mut self, span: Span, what: &str, ty: Scalar) {
+        if !ty.is_int() {
+            self.error(span, format!("{what} has type {ty}, expected an integer"));
+        }
+    }
+
+    fn body(&mut self) {
+        let body = self.body;
+        for (i, l) in body.locals.iter().enumerate() {
+            self.span(l.span, &format!("local {i} (`{}`)", l.name));
+        }
+        self.block(&body.block);
+    }
+
+    fn kernel_decls(&mut self, k: &Kernel) {
+        self.span(k.span, "the kernel");
+        self.span(k.name_span, "the kernel's name");
+        for p in &k.params {
+            self.span(p.span, &format!("parameter `{}`", p.name));
+            if let ParamType::Global {
+                mutable: false,
+                written: true,
+                ..
+            } = p.ty
+            {
+                self.error(p.span, format!("read-only `{}` is marked written", p.name));
+            }
+        }
+        for a in &k.shared {
+            self.span(a.span, &format!("shared array `{}`", a.name));
+            if a.dims.is_empty() || a.is_empty() {
+                self.error(a.span, format!("shared array `{}` has no elements", a.name));
+            }
+        }
+        for g in &k.barriers {
+            self.span(g.spans.decl, &format!("barrier group `{}`", g.name));
+            if !(1..=super::BarrierGroup::MAX_COUNT).contains(&g.count) {
+                self.error(
+                    g.spans.decl,
+                    format!("barrier group `{}` holds {} barriers", g.name, g.count),
+                );
+            }
+            if !(1..=super::BarrierGroup::MAX_ARRIVALS).contains(&g.arrivals) {
+                self.error(
+                    g.spans.decl,
+                    format!("barrier group `{}` expects {} arrivals", g.name, g.arrivals),
+                );
+            }
+        }
+    }
+
+    fn block(&mut self, b: &Block) {
+        self.span(b.span, "a block");
+        for s in &b.stmts {
+            self.stmt(s);
+        }
+    }
+
+    fn loop_body(&mut self, b: &Block) {
+        self.loops += 1;
+        self.block(b);
+        self.loops -= 1;
+    }
+
+    /// The type of local `id`, if it exists.
+    fn local(&mut self, span: Span, id: super::LocalId) -> Option<&'m super::Local> {
+        let l = self.body.locals.get(id.index());
+        if l.is_none() {
+            self.error(span, format!("local {} does not exist", id.0));
+        }
+        l
+    }
+
+    fn stmt(&mut self, s: &Stmt) {
+        self.span(s.span, "a statement");
+        match self.seen_stmts.get_mut(s.id.index()) {
+            Some(seen) if !*seen => *seen = true,
+            Some(_) => self.error(s.span, format!("statement id {} is used twice", s.id.0)),
+            None => self.error(
+                s.span,
+                format!("statement id {} is not of this body", s.id.0),
+            ),
+        }
+        match &s.kind {
+            StmtKind::Let { local, value } | StmtKind::Assign { local, value } => {
+                self.expr(value);
+                if let Some(l) = self.local(s.span, *local) {
+                    self.expect(value.span, "the value", value.ty, l.ty);
+                    if matches!(s.kind, StmtKind::Assign { .. }) && !l.mutable {
+                        self.error(s.span, format!("immutable local `{}` is assigned", l.name));
+                    }
+                }
+            }
+            StmtKind::Store { place, op, value } => {
+                self.place(place, true);
+                self.expr(value);
+                match op {
+                    None => self.expect(value.span, "the stored value", value.ty, place.elem),
+                    Some(op) if op.is_shift() => {
+                        self.expect_int(value.span, "the shift amount", value.ty);
+                        self.operator(s.span, *op, place.elem);
+                    }
+                    Some(op) if op.is_comparison() || op.is_logical() => {
+                        self.error(s.span, format!("`{}=` is not an operator", op.symbol()))
+                    }
+                    Some(op) => {
+                        self.expect(value.span, "the operand", value.ty, place.elem);
+                        self.operator(s.span, *op, place.elem);
+                    }
+                }
+            }
+            StmtKind::If {
+                cond,
+                then_block,
+                else_block,
+            } => {
+                self.expr(cond);
+                self.expect(cond.span, "the condition", cond.ty, Scalar::Bool);
+                self.block(then_block);
+                if let Some(b) = else_block {
+                    self.block(b);
+                }
+            }
+            StmtKind::While { cond, body } => {
+                self.expr(cond);
+                self.expect(cond.span, "the condition", cond.ty, Scalar::Bool);
+                self.loop_body(body);
+            }
+            StmtKind::For {
+                var,
+                start,
+                end,
+                step,
+                body,
+            } => {
+                for e in [start, end, step] {
+                    self.expr(e);
+                }
+                if let Some(l) = self.local(s.span, *var) {
+                    self.expect_int(s.span, "the loop variable", l.ty);
+                    for (e, what) in [(start, "the start"), (end, "the end"), (step, "the step")] {
+                        self.expect(e.span, what, e.ty, l.ty);
+                    }
+                }
+                self.loop_body(body);
+            }
+            StmtKind::Break | StmtKind::Continue => {
+                if self.loops == 0 {
+                    self.error(s.span, "`break`/`continue` outside a loop");
+                }
+            }
+            StmtKind::Return(value) => {
+                if let Some(e) = value {
+                    self.expr(e);
+                }
+                match (self.ret, value) {
+                    (None | Some(None), None) => {}
+                    (Some(Some(ty)), Some(e)) => self.expect(e.span, "the result", e.ty, ty),
+                    (None, Some(_)) => self.error(s.span, "a kernel returns a value"),
+                    (Some(None), Some(_)) => {
+                        self.error(s.span, "a function without a result returns a value")
+                    }
+                    (Some(Some(_)), None) => {
+                        self.error(s.span, "a function with a result returns none")
+                    }
+                }
+            }
+            StmtKind::Expr(e) => self.expr(e),
+            StmtKind::Call { func, args } => {
+                for a in args {
+                    self.expr(a);
+                }
+                if let Some(ret) = self.call(s.span, *func, args) {
+                    if ret.is_some() {
+                        self.error(s.span, "a call statement of a function with a result");
+                    }
+                }
+            }
+            StmtKind::SyncThreads | StmtKind::FenceProxyAsync | StmtKind::CopyAsyncCommit => {}
+            StmtKind::CopyAsyncWait(_) => {}
+            StmtKind::ClusterSync => {
+                if self.mode == Mode::Complete && self.kernel.is_some_and(|k| k.cluster.is_none()) {
+                    self.error(s.span, "`cluster_sync()` in a kernel without a cluster");
+                }
+            }
+            StmtKind::Barrier(op) => {
+                self.barrier_ref(&op.barrier);
+                self.span(op.method_span, "the barrier method");
+                match &op.kind {
+                    BarrierOpKind::Arrive { count: None } => {}
+                    BarrierOpKind::Arrive { count: Some(e) }
+                    | BarrierOpKind::ArriveExpectTx { bytes: e }
+                    | BarrierOpKind::ExpectTx { bytes: e }
+                    | BarrierOpKind::ArriveRemote { rank: e } => {
+                        self.expr(e);
+                        self.expect(e.span, "the operand", e.ty, Scalar::U32);
+                    }
+                    BarrierOpKind::Wait { parity } | BarrierOpKind::WaitCluster { parity } => {
+                        self.parity(parity)
+                    }
+                }
+            }
+            StmtKind::CopyAsync {
+                dst,
+                src,
+                bytes,
+                barrier,
+            } => {
+                self.place(dst, true);
+                self.place(src, false);
+                self.expr(bytes);
+                self.barrier_ref(barrier);
+                self.copy(s.span, dst, src, bytes, true);
+            }
+            StmtKind::CopyAsyncStore { dst, src, bytes } => {
+                self.place(dst, true);
+                self.place(src, false);
+                self.expr(bytes);
+                self.copy(s.span, dst, src, bytes, false);
+            }
+            StmtKind::Poisoned { groups, blocks } => {
+                if self.mode == Mode::Complete {
+                    self.error(s.span, "a statement that failed to check");
+                }
+                let count = self.kernel.map_or(0, |k| k.barriers.len());
+                for g in groups {
+                    if g.index() >= count {
+                        self.error(s.span, format!("barrier group {} does not exist", g.0));
+                    }
+                }
+                for b in blocks {
+                    self.block(b);
+                }
+            }
+        }
+    }
+
+    /// A bulk copy: global → shared (`to_shared`) or shared → global.
+    fn copy(&mut self, span: Span, dst: &Place, src: &Place, bytes: &Expr, to_shared: bool) {
+        self.expect(bytes.span, "the byte count", bytes.ty, Scalar::U32);
+        let (shared, global) = if to_shared { (dst, src) } else { (src, dst) };
+        if !matches!(shared.kind, PlaceKind::Shared { .. }) {
+            self.error(
+                span,
+                "a bulk copy's shared side is not a local shared array",
+            );
+        }
+        if !matches!(global.kind, PlaceKind::Global { .. }) {
+            self.error(span, "a bulk copy's global side is not a global array");
+        }
+    }
+
+    /// A call of `func` with `args`: the function's result type, if it
+    /// exists.
+    fn call(&mut self, span: Span, func: FuncId, args: &[Expr]) -> Option<Option<Scalar>> {
+        self.calls.push(func);
+        let Some(f) = self.module.functions.get(func.index()) else {
+            self.error(span, format!("function {} does not exist", func.0));
+            return None;
+        };
+        if args.len() != f.params as usize {
+            self.error(
+                span,
+                format!(
+                    "`{}` takes {} arguments, {} given",
+                    f.name,
+                    f.params,
+                    args.len()
+                ),
+            );
+        }
+        for (a, p) in args.iter().zip(&f.body.locals) {
+            self.expect(a.span, "an argument", a.ty, p.ty);
+        }
+        Some(f.ret)
+    }
+}
+
+mod exprs;
+
+#[cfg(test)]
+mod tests;

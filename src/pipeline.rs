@@ -101,17 +101,21 @@ fn compile_file(root: SourceFile, bad_utf8: Option<BadUtf8>, opts: &Options) -> 
 fn compile_file_inner(root: SourceFile, bad_utf8: Option<BadUtf8>, opts: &Options) -> Compilation {
     let mut c = Compilation::default();
     let mut diags = Vec::new();
-    load_all(root, bad_utf8, &mut c, &mut diags);
+    // Where the lexer and the parser reported errors: they decide which of
+    // the later stages' diagnostics are consequences.
+    let mut syntax_errors = Vec::new();
+    load_all(root, bad_utf8, &mut c, &mut diags, &mut syntax_errors);
 
     let checked = check::check_with_references(&c.sources, &c.files, &c.loaded_by, opts.target);
     c.references = checked.references;
-    diags.extend(checked.diagnostics);
+    let mut later = checked.diagnostics;
     // The barrier pass runs on what checked, errors elsewhere or not (see
     // `barriers::check`), so that every independent error is reported.
-    diags.extend(barriers::check(&checked.module, &c.sources));
+    later.extend(barriers::check(&checked.module, &c.sources));
     c.module = Some(checked.module);
 
-    drop_after_syntax_errors(&c.sources, &mut diags);
+    drop_after_syntax_errors(&c.sources, &syntax_errors, &mut later);
+    diags.extend(later);
     diags.retain(|d| !(d.severity == Severity::Warning && opts.allow.iter().any(|a| a == d.code)));
     if opts.deny_warnings {
         for d in &mut diags {
@@ -134,24 +138,26 @@ fn compile_file_inner(root: SourceFile, bad_utf8: Option<BadUtf8>, opts: &Option
 }
 
 /// Where the parser recovered from a syntax error, the rest of that line
-/// may have been misread: later stages' diagnostics there are consequences,
-/// not news, so they are dropped.
-fn drop_after_syntax_errors(sources: &SourceMap, diags: &mut Vec<Diagnostic>) {
-    let is_syntax = |d: &Diagnostic| d.code.starts_with("E000") || d.code.starts_with("E001");
+/// may have been misread: the later stages' diagnostics there (the
+/// checker's, the barrier pass's) are consequences, not news, so they are
+/// dropped. `syntax_errors` are the primary spans of what the syntax stage
+/// (lexer, parser, nesting limit) reported: an error is a syntax error
+/// because that stage found it, not because of its code (the checker
+/// reports E0003 and E0010 too, about perfectly well-read source).
+fn drop_after_syntax_errors(
+    sources: &SourceMap,
+    syntax_errors: &[Span],
+    later: &mut Vec<Diagnostic>,
+) {
     let line_of = |s: Span| sources.get(s.file).map(|f| f.line_index(s.start as usize));
-    let syntax: Vec<(FileId, Option<usize>, u32)> = diags
+    let syntax: Vec<(FileId, Option<usize>, u32)> = syntax_errors
         .iter()
-        .filter(|d| is_syntax(d))
-        .filter_map(|d| d.primary_span())
-        .map(|s| (s.file, line_of(s), s.start))
+        .map(|s| (s.file, line_of(*s), s.start))
         .collect();
     if syntax.is_empty() {
         return;
     }
-    diags.retain(|d| {
-        if is_syntax(d) {
-            return true;
-        }
+    later.retain(|d| {
         let Some(s) = d.primary_span() else {
             return true;
         };
@@ -170,6 +176,7 @@ fn load_all(
     bad_utf8: Option<BadUtf8>,
     c: &mut Compilation,
     diags: &mut Vec<Diagnostic>,
+    syntax_errors: &mut Vec<Span>,
 ) {
     let mut loaded: HashMap<PathBuf, FileId> = HashMap::new();
     let root_key = root.path.as_deref().map(canonical);
@@ -182,7 +189,7 @@ fn load_all(
         loaded.insert(key, root_id);
     }
     let mut stack = Vec::new();
-    load_rec(root_id, c, diags, &mut loaded, &mut stack);
+    load_rec(root_id, c, diags, syntax_errors, &mut loaded, &mut stack);
 }
 
 fn canonical(p: &Path) -> PathBuf {
@@ -193,6 +200,7 @@ fn load_rec(
     id: FileId,
     c: &mut Compilation,
     diags: &mut Vec<Diagnostic>,
+    syntax_errors: &mut Vec<Span>,
     loaded: &mut HashMap<PathBuf, FileId>,
     stack: &mut Vec<(FileId, Span)>,
 ) {
@@ -206,6 +214,12 @@ fn load_rec(
         .and_then(Path::parent)
         .map(Path::to_path_buf)
         .unwrap_or_default();
+    syntax_errors.extend(
+        parse_diags
+            .iter()
+            .filter(|d| d.is_error())
+            .filter_map(Diagnostic::primary_span),
+    );
     diags.extend(parse_diags);
     let imports: Vec<ast::Import> = ast
         .items
@@ -259,7 +273,7 @@ fn load_rec(
             continue;
         }
         stack.push((id, imp.path_span));
-        load_rec(new_id, c, diags, loaded, stack);
+        load_rec(new_id, c, diags, syntax_errors, loaded, stack);
         stack.pop();
     }
 }

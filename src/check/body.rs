@@ -272,6 +272,7 @@ impl<'a> BodyChecker<'a> {
                     | ast::ExprKind::MethodCall { .. }
                     | ast::ExprKind::Paren(_)
                     | ast::ExprKind::Int { .. }
+                    | ast::ExprKind::WideInt(_)
                     | ast::ExprKind::Float { .. }
             );
             let replacement = if simple {

@@ -54,6 +54,7 @@ impl BodyChecker<'_> {
             ast::ExprKind::Float { value, suffix } => {
                 self.float_literal(*value, *suffix, false, expected, e.span)
             }
+            ast::ExprKind::WideInt(value) => self.wide_int_literal(*value, false, expected, e.span),
             ast::ExprKind::Bool(b) => Some(Expr {
                 kind: ExprKind::Const(crate::ir::Value::Bool(*b)),
                 ty: Scalar::Bool,
@@ -344,6 +345,9 @@ impl BodyChecker<'_> {
                 }
                 ast::ExprKind::Float { value, suffix } => {
                     return self.float_literal(*value, *suffix, true, expected, span)
+                }
+                ast::ExprKind::WideInt(value) => {
+                    return self.wide_int_literal(*value, true, expected, span)
                 }
                 _ => {}
             }

@@ -32,6 +32,7 @@ fn sexpr(e: &Expr) -> String {
         ExprKind::Float { value, suffix } => {
             format!("{:?}{}", value.nearest, suffix.map_or("", |s| s.name()))
         }
+        ExprKind::WideInt(value) => format!("(wide {:?})", value.nearest),
         ExprKind::Bool(b) => b.to_string(),
         ExprKind::Name(n) => n.name.clone(),
         ExprKind::Field { base, field } => format!("(. {} {})", sexpr(base), field.name),

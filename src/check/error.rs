@@ -149,6 +149,8 @@ pub enum CheckError {
         span: Span,
         dim: usize,
         dims: usize,
+        /// The dimension's value: 0, or a negative size (`0 - 1`).
+        value: i128,
     },
     /// E0123
     NeedsCluster {
@@ -371,11 +373,11 @@ impl CheckError {
                 d.note("a constant's value is computed before the program runs, from literals and other constants; one that needs its own value has none")
                     .help("give one of these constants a value that does not depend on the others")
             }
-            CheckError::ZeroLength { name, span, dim, dims } => {
+            CheckError::ZeroLength { name, span, dim, dims, value } => {
                 let label = if dims == 1 {
-                    "the length is 0".to_string()
+                    format!("the length is {value}")
                 } else {
-                    format!("dimension {} of {dims} is 0", dim + 1)
+                    format!("dimension {} of {dims} is {value}", dim + 1)
                 };
                 Diagnostic::error("E0132", format!("shared array `{name}` has zero length"))
                     .primary(span, label)

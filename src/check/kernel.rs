@@ -43,14 +43,15 @@ pub fn check_kernel(
         ..KernelCtx::default()
     };
     for p in &k.params {
-        if let Some(first) = ctx.params.iter().find(|q| q.name == p.name.name) {
+        if let Some(&first) = ctx.declared.get(&p.name.name) {
             c.error(CheckError::Duplicate {
                 name: p.name.name.clone(),
                 span: p.name.span,
-                first: first.span,
+                first,
             });
             continue;
         }
+        ctx.declared.insert(p.name.name.clone(), p.name.span);
         let resolved = resolve_type(&p.ty, &mut c.diags);
         let ty = match resolved {
             Some(Type::Scalar(s)) => ir::ParamType::Scalar(s),
@@ -317,17 +318,14 @@ impl BodyChecker<'_> {
         false
     }
 
-    fn already_defined(&mut self, name: &ast::Ident) -> bool {
-        let first = self.kernel.as_ref().and_then(|k| {
-            k.shared
-                .iter()
-                .map(|s| (s.name.as_str(), s.span))
-                .chain(k.barriers.iter().map(|b| (b.name.as_str(), b.spans.name)))
-                .chain(k.params.iter().map(|p| (p.name.as_str(), p.span)))
-                .find(|(n, _)| *n == name.name)
-                .map(|(_, s)| s)
-        });
-        if let Some(first) = first {
+    /// E0101 when a parameter, shared array or barrier group of this
+    /// kernel already has the name; otherwise the name is taken, at `span`
+    /// (what a later duplicate points back to).
+    fn already_defined(&mut self, name: &ast::Ident, span: Span) -> bool {
+        let Some(k) = self.kernel.as_mut() else {
+            return false;
+        };
+        if let Some(&first) = k.declared.get(&name.name) {
             self.error(CheckError::Duplicate {
                 name: name.name.clone(),
                 span: name.span,
@@ -335,6 +333,7 @@ impl BodyChecker<'_> {
             });
             return true;
         }
+        k.declared.insert(name.name.clone(), span);
         false
     }
 
@@ -363,7 +362,7 @@ impl BodyChecker<'_> {
                 None => {}
             }
         }
-        if self.already_defined(name) {
+        if self.already_defined(name, span) {
             return;
         }
         let Some(elem) = elem.filter(|_| top && sizes.len() == dims.len()) else {
@@ -470,7 +469,7 @@ impl BodyChecker<'_> {
                 ok = false;
             }
         }
-        if self.already_defined(&d.name) {
+        if self.already_defined(&d.name, d.name.span) {
             return;
         }
         let Some(scope) = scope.filter(|_| ok) else {

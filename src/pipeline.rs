@@ -247,17 +247,16 @@ fn load_rec(
         let decoded = match input::read_source(&path) {
             Ok(d) => d,
             Err(e) => {
-                diags.push(
-                    Diagnostic::error(
-                        "E0130",
-                        format!("cannot read imported file `{}`: {e}", imp.path),
-                    )
-                    .primary(imp.path_span, "imported here")
-                    .note(format!(
-                        "imports are resolved relative to the importing file: `{}`",
-                        path.display()
-                    )),
-                );
+                let d = Diagnostic::error(
+                    "E0130",
+                    format!("cannot read imported file `{}`: {e}", imp.path),
+                )
+                .primary(imp.path_span, "imported here")
+                .note(format!(
+                    "imports are resolved relative to the importing file: `{}`",
+                    path.display()
+                ));
+                diags.push(import_chain(d, stack));
                 continue;
             }
         };
@@ -269,13 +268,29 @@ fn load_rec(
         c.imports.push(path);
         c.loaded_by.push((imp.path_span, new_id));
         if let Some(bad) = decoded.bad_utf8 {
-            diags.push(bad.into_diagnostic(new_id));
+            let d = bad
+                .into_diagnostic(new_id)
+                .secondary(imp.path_span, "imported here");
+            diags.push(import_chain(d, stack));
             continue;
         }
         stack.push((id, imp.path_span));
         load_rec(new_id, c, diags, syntax_errors, loaded, stack);
         stack.pop();
     }
+}
+
+/// Labels the imports that lead from the root file to the file a
+/// diagnostic is about (`stack`: each importing file and its import, the
+/// root's first): a file that could not be loaded has errors only there, and
+/// every file up the chain, the one being edited included, shows the
+/// diagnostic at its own import (the language server places it on the
+/// first label in its document).
+fn import_chain(mut d: Diagnostic, stack: &[(FileId, Span)]) -> Diagnostic {
+    for (_, span) in stack.iter().rev() {
+        d = d.secondary(*span, "which is imported here");
+    }
+    d
 }
 
 /// E0131: `importer` imports `target`, which is still being loaded further up

@@ -1,4 +1,4 @@
 //! The language server's document handling (see `kdsl_fuzz::lsp`).
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|session: kdsl_fuzz::lsp::Session| kdsl_fuzz::lsp::run(session));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| kdsl_fuzz::lsp::run_bytes(data));

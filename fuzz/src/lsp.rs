@@ -11,15 +11,29 @@ use lsp_server::{Connection, Message, Notification, Request, RequestId, Response
 use serde_json::{json, Value};
 use std::time::Duration;
 
-/// One session.
+/// One session: its settings and edits (decoded with `arbitrary` from the
+/// head of the input) and the document's first text (the rest of the
+/// input, so that a kdsl file is a good seed).
 #[derive(Arbitrary, Debug)]
 pub struct Session {
     /// 0: utf-8, 1: utf-16, 2: utf-32, else none offered (utf-16).
     pub encoding: u8,
     /// Check for sm_80 instead of sm_90.
     pub sm80: bool,
-    pub text: String,
     pub ops: Vec<Op>,
+}
+
+/// Splits an input: its first byte says how many bytes after it describe
+/// the session; the rest is the text.
+pub fn run_bytes(data: &[u8]) {
+    let Some((&n, rest)) = data.split_first() else {
+        return;
+    };
+    let (head, text) = rest.split_at(usize::from(n).min(rest.len()));
+    let Ok(session) = Session::arbitrary_take_rest(arbitrary::Unstructured::new(head)) else {
+        return;
+    };
+    run(session, String::from_utf8_lossy(text).into_owned());
 }
 
 /// A position as a client may send it: any line, any character.
@@ -71,7 +85,14 @@ const FRAGMENTS: &[&str] = &[
     "{",
 ];
 
-pub fn run(s: Session) {
+pub fn run(s: Session, text: String) {
+    // Positions mostly inside the text, some past it (clients send those).
+    let lines = text.lines().count() + 2;
+    let columns = text.lines().map(str::len).max().unwrap_or(0) + 2;
+    let fit = |p: Pos| Pos {
+        line: (usize::from(p.line) % lines) as u16,
+        character: (usize::from(p.character) % columns) as u16,
+    };
     let uri = format!("file://{}/main.kdsl", crate::workdir().display());
     let (server, client) = Connection::memory();
     let handle = std::thread::Builder::new()
@@ -98,7 +119,7 @@ pub fn run(s: Session) {
     c.notify("initialized", json!({}));
     c.notify(
         "textDocument/didOpen",
-        json!({ "textDocument": { "uri": uri, "languageId": "kdsl", "version": 1, "text": s.text } }),
+        json!({ "textDocument": { "uri": uri, "languageId": "kdsl", "version": 1, "text": text } }),
     );
     for (version, op) in s.ops.iter().enumerate() {
         let doc = json!({ "uri": uri });
@@ -107,7 +128,7 @@ pub fn run(s: Session) {
             Op::Edit { start, end, text } => c.notify(
                 "textDocument/didChange",
                 json!({ "textDocument": versioned,
-                        "contentChanges": [{ "range": range(*start, *end), "text": text }] }),
+                        "contentChanges": [{ "range": range(fit(*start), fit(*end)), "text": text }] }),
             ),
             Op::Replace(text) => c.notify(
                 "textDocument/didChange",
@@ -118,20 +139,20 @@ pub fn run(s: Session) {
                 c.notify(
                     "textDocument/didChange",
                     json!({ "textDocument": versioned,
-                            "contentChanges": [{ "range": range(*at, *at), "text": text }] }),
+                            "contentChanges": [{ "range": range(fit(*at), fit(*at)), "text": text }] }),
                 )
             }
             Op::Hover(p) => c.request(
                 "textDocument/hover",
-                json!({ "textDocument": doc, "position": pos(*p) }),
+                json!({ "textDocument": doc, "position": pos(fit(*p)) }),
             ),
             Op::Definition(p) => c.request(
                 "textDocument/definition",
-                json!({ "textDocument": doc, "position": pos(*p) }),
+                json!({ "textDocument": doc, "position": pos(fit(*p)) }),
             ),
             Op::CodeAction { start, end } => c.request(
                 "textDocument/codeAction",
-                json!({ "textDocument": doc, "range": range(*start, *end),
+                json!({ "textDocument": doc, "range": range(fit(*start), fit(*end)),
                         "context": { "diagnostics": [] } }),
             ),
             Op::Symbols => c.request(

@@ -36,7 +36,7 @@ pub(super) fn write_kernel(
 ) -> (Lines, PtxVersion) {
     let usage = Usage::of_block(&k.body.block);
     let mut w = Writer::new(target, module, names, Some(k), &k.body, Exit::Ret);
-    w.parity = vec![None; k.barriers.len()];
+    w.parity = vec![Vec::new(); k.barriers.len()];
     if usage.remote && target.has_sm90_features() {
         let l = w.label();
         w.exit = Exit::Cluster(l);

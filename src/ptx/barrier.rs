@@ -23,7 +23,10 @@ use crate::ir::{BarrierGroup, BarrierOp, BarrierOpKind, BarrierRef, Dim, Parity,
 /// set and its predicate false, of the high word.
 #[derive(Clone, Copy)]
 enum Tracked {
-    Const { word: Reg, bit: u32 },
+    Const {
+        word: Reg,
+        bit: u32,
+    },
     Reg {
         low: Reg,
         high: Option<(Reg, Reg)>,
@@ -334,13 +337,23 @@ impl Writer<'_> {
         };
         if t.count == 1 {
             // The whole word is this barrier's bit.
-            return (Operand::Reg(first), Some(Tracked::Const { word: first, bit: 0 }));
+            return (
+                Operand::Reg(first),
+                Some(Tracked::Const {
+                    word: first,
+                    bit: 0,
+                }),
+            );
         }
         let par = self.reg(Class::B32);
         let tracked = match (&t.index, second) {
             (Operand::Imm(text), _) => {
                 let i: u32 = text.parse().unwrap_or(0);
-                let word = if i >= 32 { second.unwrap_or(first) } else { first };
+                let word = if i >= 32 {
+                    second.unwrap_or(first)
+                } else {
+                    first
+                };
                 let bit = i % 32;
                 emit!(self, "bfe.u32 {}, {}, {}, 1;", par, word, bit);
                 Tracked::Const { word, bit }

@@ -64,7 +64,10 @@ fn check(p: &Program, ptxas: Option<&Path>) -> Result<(), String> {
     for v in &p.variants {
         let source = p.variant_source(v);
         if source == p.source {
-            return Err(format!("{}: the marker `{}` is not in the program", v.what, v.marker));
+            return Err(format!(
+                "{}: the marker `{}` is not in the program",
+                v.what, v.marker
+            ));
         }
         let c = compile(dir.path(), p, &source, Target::Sm90);
         let errors: Vec<&str> = c
@@ -92,30 +95,42 @@ struct Run {
     covered: BTreeSet<String>,
 }
 
-fn run(seed: u64, indices: impl Iterator<Item = u64>, until: Option<Instant>) -> Run {
+/// Checks programs `0..end` (or until `until`) on two threads (ptxas runs
+/// as a process of its own, so the two cores both work).
+fn run(seed: u64, end: u64, until: Option<Instant>) -> Run {
     let ptxas = ptxas::require_ptxas();
-    let mut r = Run {
+    let next = std::sync::atomic::AtomicU64::new(0);
+    let total = std::sync::Mutex::new(Run {
         programs: 0,
         variants: 0,
         covered: BTreeSet::new(),
-    };
-    for index in indices {
-        if until.is_some_and(|t| Instant::now() >= t) {
-            break;
+    });
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| loop {
+                let index = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if index >= end || until.is_some_and(|t| Instant::now() >= t) {
+                    return;
+                }
+                let p = program(index, seed);
+                if let Err(e) = check(&p, ptxas.as_deref()) {
+                    panic!(
+                        "generated program {index} (seed {seed}) fails: {e}\n{}{}",
+                        numbered(&p.source),
+                        p.lib
+                            .as_deref()
+                            .map(|l| format!("--- lib.kdsl ---\n{l}"))
+                            .unwrap_or_default()
+                    );
+                }
+                let mut r = total.lock().unwrap_or_else(|e| e.into_inner());
+                r.programs += 1;
+                r.variants += p.variants.len();
+                r.covered.extend(p.features);
+            });
         }
-        let p = program(index, seed);
-        if let Err(e) = check(&p, ptxas.as_deref()) {
-            panic!(
-                "generated program {index} (seed {seed}) fails: {e}\n{}{}",
-                numbered(&p.source),
-                p.lib.as_deref().map(|l| format!("--- lib.kdsl ---\n{l}")).unwrap_or_default()
-            );
-        }
-        r.programs += 1;
-        r.variants += p.variants.len();
-        r.covered.extend(p.features);
-    }
-    r
+    });
+    total.into_inner().unwrap_or_else(|e| e.into_inner())
 }
 
 fn assert_covered(r: &Run) {
@@ -132,7 +147,7 @@ fn assert_covered(r: &Run) {
 
 #[test]
 fn generated_programs_cover_the_language() {
-    let r = run(1, 0..FIXED, None);
+    let r = run(1, FIXED, None);
     assert_covered(&r);
     assert!(r.variants > 200, "{} variants", r.variants);
 }
@@ -151,7 +166,10 @@ fn generated_features_are_all_required() {
             }
         }
     }
-    assert!(unknown.is_empty(), "features no check requires: {unknown:#?}");
+    assert!(
+        unknown.is_empty(),
+        "features no check requires: {unknown:#?}"
+    );
 }
 
 /// The long run: `scripts/fuzz-long.sh SECONDS` (CI: 60 s).
@@ -170,9 +188,11 @@ fn generated_programs_long() {
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(1, |d| d.as_secs())
         });
-    eprintln!("generated_programs_long: seed {seed} (KDSL_FUZZ_SEED={seed} repeats it), {seconds} s");
+    eprintln!(
+        "generated_programs_long: seed {seed} (KDSL_FUZZ_SEED={seed} repeats it), {seconds} s"
+    );
     let start = Instant::now();
-    let r = run(seed, 0.., Some(start + Duration::from_secs(seconds)));
+    let r = run(seed, u64::MAX, Some(start + Duration::from_secs(seconds)));
     eprintln!(
         "generated_programs_long: {} programs, {} invalid-by-one variants, {} features in {:.0} s",
         r.programs,

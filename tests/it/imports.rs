@@ -196,7 +196,12 @@ fn kernels_of_imported_files_are_not_checked() {
     let mut codes: Vec<&str> = own.diagnostics.iter().map(|d| d.code).collect();
     codes.sort_unstable();
     codes.dedup();
-    assert_eq!(codes, ["E0110", "E0120", "E0126", "E0127"], "{:#?}", own.diagnostics);
+    assert_eq!(
+        codes,
+        ["E0110", "E0120", "E0126", "E0127"],
+        "{:#?}",
+        own.diagnostics
+    );
 }
 
 /// E0101 is reported on the later definition, an import standing for the

@@ -1007,20 +1007,33 @@ fn an_import_that_is_not_utf8_shows_at_the_import() {
     // shows at main's import of mid.
     assert_eq!(e0004.len(), 1, "{diags:#?}");
     let d = e0004[0];
-    assert_eq!(d["range"], range(text, "\"mid.kdsl\"", 0, Enc::Utf16), "{d:#?}");
-    assert!(
-        d["message"].as_str().unwrap_or("").contains("not valid UTF-8"),
+    assert_eq!(
+        d["range"],
+        range(text, "\"mid.kdsl\"", 0, Enc::Utf16),
         "{d:#?}"
     );
-    let related = d["relatedInformation"].as_array().expect("related information");
     assert!(
-        related.iter().any(|r| r["location"]["uri"] == file_uri(&bad)
-            && r["location"]["range"]["start"] == json!({ "line": 0, "character": 6 })),
+        d["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("not valid UTF-8"),
+        "{d:#?}"
+    );
+    let related = d["relatedInformation"]
+        .as_array()
+        .expect("related information");
+    assert!(
+        related
+            .iter()
+            .any(|r| r["location"]["uri"] == file_uri(&bad)
+                && r["location"]["range"]["start"] == json!({ "line": 0, "character": 6 })),
         "the bad byte: {related:#?}"
     );
     assert!(
-        related.iter().any(|r| r["location"]["uri"] == file_uri(&mid)
-            && r["location"]["range"] == range(mid_text, "\"latin1.kdsl\"", 0, Enc::Utf16)),
+        related
+            .iter()
+            .any(|r| r["location"]["uri"] == file_uri(&mid)
+                && r["location"]["range"] == range(mid_text, "\"latin1.kdsl\"", 0, Enc::Utf16)),
         "mid's import: {related:#?}"
     );
     // Opened itself, mid shows it at its own import.
@@ -1029,7 +1042,10 @@ fn an_import_that_is_not_utf8_shows_at_the_import() {
         .iter()
         .find(|d| d["code"] == "E0004")
         .unwrap_or_else(|| panic!("{diags:#?}"));
-    assert_eq!(d["range"], range(mid_text, "\"latin1.kdsl\"", 0, Enc::Utf16));
+    assert_eq!(
+        d["range"],
+        range(mid_text, "\"latin1.kdsl\"", 0, Enc::Utf16)
+    );
     assert_eq!(c.shutdown(), 0);
 }
 

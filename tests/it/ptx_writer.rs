@@ -728,7 +728,14 @@ fn barrier_group_of_more_than_32_tracks_parity_in_two_words() {
     ]));
     let text = assemble(&m, Target::Sm90);
     assemble(&m, Target::Sm80);
-    assert_eq!(lines_with(&text, "mov.b32 %r").iter().filter(|l| l.ends_with(", 0;")).count(), 2, "{text}");
+    assert_eq!(
+        lines_with(&text, "mov.b32 %r")
+            .iter()
+            .filter(|l| l.ends_with(", 0;"))
+            .count(),
+        2,
+        "{text}"
+    );
     // Barrier 39 is bit 7 of the second word.
     assert_line(&text, "bfe.u32 %r", ", 7, 1;");
     assert_line(&text, "xor.b32 %r", ", 0x80;");

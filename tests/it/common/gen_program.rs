@@ -147,7 +147,8 @@ pub struct Gen {
 impl Gen {
     pub fn new(index: u64, seed: u64) -> Gen {
         Gen {
-            state: (seed ^ index.wrapping_mul(0xD1B5_4A32_D192_ED03)).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            state: (seed ^ index.wrapping_mul(0xD1B5_4A32_D192_ED03))
+                .wrapping_mul(0x9E37_79B9_7F4A_7C15)
                 | 1,
             index,
             fresh: 0,
@@ -612,10 +613,37 @@ pub fn required_features() -> Vec<String> {
         f.push(format!("store:{op}"));
     }
     for b in [
-        "min", "max", "abs", "sqrt", "rsqrt", "exp2", "log2", "exp", "log", "sin", "cos", "fma",
-        "select", "atomic_add", "atomic_max", "atomic_min", "atomic_cas", "shfl_down", "shfl_up", "shfl_xor", "shfl_idx", "ballot", "any", "all",
-        "sync_threads", "cluster_sync", "fence_proxy_async", "copy_async", "copy_async_store",
-        "copy_async_commit", "copy_async_wait",
+        "min",
+        "max",
+        "abs",
+        "sqrt",
+        "rsqrt",
+        "exp2",
+        "log2",
+        "exp",
+        "log",
+        "sin",
+        "cos",
+        "fma",
+        "select",
+        "atomic_add",
+        "atomic_max",
+        "atomic_min",
+        "atomic_cas",
+        "shfl_down",
+        "shfl_up",
+        "shfl_xor",
+        "shfl_idx",
+        "ballot",
+        "any",
+        "all",
+        "sync_threads",
+        "cluster_sync",
+        "fence_proxy_async",
+        "copy_async",
+        "copy_async_store",
+        "copy_async_commit",
+        "copy_async_wait",
     ] {
         f.push(format!("builtin:{b}"));
     }

@@ -85,7 +85,8 @@ pub fn program(index: u64, seed: u64) -> Program {
         g.p.lib = Some(
             "const LIB_SCALE: u32 = 3;\nfn lib_twice(x: f32) -> f32 {\n    x * 2.0\n}\n".into(),
         );
-        env.fns.push(("lib_twice".into(), vec![Ty::F32], Some(Ty::F32)));
+        env.fns
+            .push(("lib_twice".into(), vec![Ty::F32], Some(Ty::F32)));
         env.vars.push(("LIB_SCALE".into(), Ty::U32));
     }
     env.vars.extend(consts);
@@ -101,7 +102,14 @@ pub fn program(index: u64, seed: u64) -> Program {
     if g.chance(3) {
         g.note("item:two_kernels");
         g.note("launch:none");
-        let e = g.expr(Ty::U32, &Env { in_kernel: true, ..env.clone() }, 2);
+        let e = g.expr(
+            Ty::U32,
+            &Env {
+                in_kernel: true,
+                ..env.clone()
+            },
+            2,
+        );
         items.push_str(&format!(
             "kernel second(o: global mut [u32]) {{\n    o[thread_idx.x] = {e};\n}}\n"
         ));
@@ -130,7 +138,11 @@ fn constants(g: &mut Gen, items: &mut String) -> Vec<(String, Ty)> {
 
 /// A constant expression of `ty`.
 fn const_expr(g: &mut Gen, ty: Ty, consts: &[(String, Ty)], d: u32) -> String {
-    let same: Vec<&String> = consts.iter().filter(|(_, t)| *t == ty).map(|(n, _)| n).collect();
+    let same: Vec<&String> = consts
+        .iter()
+        .filter(|(_, t)| *t == ty)
+        .map(|(n, _)| n)
+        .collect();
     if d == 0 || g.chance(3) {
         if !same.is_empty() && g.chance(2) {
             return same[g.below(same.len() as u64) as usize].clone();
@@ -141,24 +153,37 @@ fn const_expr(g: &mut Gen, ty: Ty, consts: &[(String, Ty)], d: u32) -> String {
         0 => {
             let from = g.pick(&TYS);
             g.note(format!("cast:{}->{}", from.name(), ty.name()));
-            format!("({} as {})", const_anchored(g, from, consts, d - 1), ty.name())
+            format!(
+                "({} as {})",
+                const_anchored(g, from, consts, d - 1),
+                ty.name()
+            )
         }
         1 => {
             g.note("expr:if");
             let c = const_expr(g, Ty::Bool, consts, d - 1);
-            let (a, b) = (const_expr(g, ty, consts, d - 1), const_expr(g, ty, consts, d - 1));
+            let (a, b) = (
+                const_expr(g, ty, consts, d - 1),
+                const_expr(g, ty, consts, d - 1),
+            );
             format!("if ({c}) {{ {a} }} else {{ {b} }}")
         }
         2 if ty == Ty::Bool => {
             let t = g.pick(&[Ty::I32, Ty::U64, Ty::F32]);
             g.note("op:<");
-            let (a, b) = (const_anchored(g, t, consts, d - 1), const_expr(g, t, consts, d - 1));
+            let (a, b) = (
+                const_anchored(g, t, consts, d - 1),
+                const_expr(g, t, consts, d - 1),
+            );
             format!("({a} < {b})")
         }
         2 if ty.is_int() || ty.is_wide_float() => {
             let f = g.pick(&["min", "max"]);
             g.note(format!("builtin:{f}"));
-            let (a, b) = (const_expr(g, ty, consts, d - 1), const_expr(g, ty, consts, d - 1));
+            let (a, b) = (
+                const_expr(g, ty, consts, d - 1),
+                const_expr(g, ty, consts, d - 1),
+            );
             format!("{f}({a}, {b})")
         }
         3 if ty.is_wide_float() => {
@@ -173,7 +198,10 @@ fn const_expr(g: &mut Gen, ty: Ty, consts: &[(String, Ty)], d: u32) -> String {
         4 if ty != Ty::Bool => {
             let op = g.pick(&["+", "-", "*"]);
             g.note(format!("op:{op}"));
-            let (a, b) = (const_expr(g, ty, consts, d - 1), const_expr(g, ty, consts, d - 1));
+            let (a, b) = (
+                const_expr(g, ty, consts, d - 1),
+                const_expr(g, ty, consts, d - 1),
+            );
             format!("({a} {op} {b})")
         }
         _ => g.literal(ty),
@@ -374,9 +402,7 @@ fn globals(g: &mut Gen, k: &mut K) {
 fn ops_for(ty: Ty) -> &'static [&'static str] {
     match ty {
         Ty::Bool => &["&=", "|=", "^="],
-        t if t.is_int() => &[
-            "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=",
-        ],
+        t if t.is_int() => &["+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="],
         _ => &["+=", "-=", "*=", "/="],
     }
 }
@@ -427,7 +453,10 @@ fn lets(g: &mut Gen, k: &mut K) {
     let w = g.name("w");
     let e = g.expr(t, &k.env, 1);
     g.note("stmt:shadow");
-    k.stmt(format!("let {w}: {} = {e};\nlet {w} = {w} + {w};", t.name()));
+    k.stmt(format!(
+        "let {w}: {} = {e};\nlet {w} = {w} + {w};",
+        t.name()
+    ));
     k.local(&w, t);
     g.note("stmt:empty");
     k.stmt(";");
@@ -483,14 +512,26 @@ fn shared(g: &mut Gen, k: &mut K) {
         let s = g.name("sh");
         g.note(format!("shared:{}", t.name()));
         let (decl, first, second) = match g.below(3) {
-            0 => ("[32]".to_string(), "thread_idx.x % 32".to_string(), "(thread_idx.x + 1) % 32".to_string()),
+            0 => (
+                "[32]".to_string(),
+                "thread_idx.x % 32".to_string(),
+                "(thread_idx.x + 1) % 32".to_string(),
+            ),
             1 => {
                 g.note("shared:2d");
-                ("[4, 8]".into(), "0, thread_idx.x % 8".into(), "1, lane_id % 8".into())
+                (
+                    "[4, 8]".into(),
+                    "0, thread_idx.x % 8".into(),
+                    "1, lane_id % 8".into(),
+                )
             }
             _ => {
                 g.note("shared:3d");
-                ("[2, 2, 8]".into(), "1, 0, thread_idx.x % 8".into(), "0, 1, lane_id % 8".into())
+                (
+                    "[2, 2, 8]".into(),
+                    "1, 0, thread_idx.x % 8".into(),
+                    "0, 1, lane_id % 8".into(),
+                )
             }
         };
         let dims = decl.trim_matches(|c| c == '[' || c == ']');
@@ -508,13 +549,18 @@ fn shared(g: &mut Gen, k: &mut K) {
 
 /// Atomics on global and shared elements, as values and as statements.
 fn atomics(g: &mut Gen, k: &mut K) {
-    let f = g.sweep(&["atomic_add", "atomic_max", "atomic_min", "atomic_cas"], 1, 0);
+    let f = g.sweep(
+        &["atomic_add", "atomic_max", "atomic_min", "atomic_cas"],
+        1,
+        0,
+    );
     let types: &[Ty] = if f == "atomic_add" {
         &[Ty::U32, Ty::I32, Ty::U64, Ty::F32, Ty::F64]
     } else {
         &[Ty::U32, Ty::I32, Ty::U64, Ty::I64]
     };
-    let t = g.sweep(types, 1, g.index / 4);
+    // Each function comes round every 4 programs, with the next type.
+    let t = g.sweep(types, 0, g.index / 4);
     g.note(format!("{f}:{}", t.name()));
     g.note(format!("builtin:{f}"));
     let a = g.name("acc");
@@ -557,14 +603,21 @@ fn cta_barriers(g: &mut Gen, k: &mut K) {
     };
     let index = if count == 1 {
         // A group of one: its bare name names its barrier.
-        k.decls
-            .push(format!("barrier {b}[{count_text}]: cta(arrivals = {arrivals});"));
+        k.decls.push(format!(
+            "barrier {b}[{count_text}]: cta(arrivals = {arrivals});"
+        ));
         b.clone()
     } else {
-        k.decls
-            .push(format!("barrier {b}[{count_text}]: cta(arrivals = {arrivals});"));
+        k.decls.push(format!(
+            "barrier {b}[{count_text}]: cta(arrivals = {arrivals});"
+        ));
         if g.chance(2) {
-            let last = g.bound("barrier_index", &(count - 1).to_string(), &count.to_string(), "E0305");
+            let last = g.bound(
+                "barrier_index",
+                &(count - 1).to_string(),
+                &count.to_string(),
+                "E0305",
+            );
             format!("{b}[{last}]")
         } else {
             format!("{b}[thread_idx.x % {count}]")
@@ -616,7 +669,12 @@ fn tx_barriers(g: &mut Gen, k: &mut K) {
 
 /// Bulk copies in and out of shared memory, with the fence and the groups.
 fn bulk(g: &mut Gen, k: &mut K) {
-    let (tile, done, src, dst) = (g.name("tile"), g.name("loaded"), g.name("src"), g.name("dst"));
+    let (tile, done, src, dst) = (
+        g.name("tile"),
+        g.name("loaded"),
+        g.name("src"),
+        g.name("dst"),
+    );
     k.decls.push(format!("shared {tile}: [f32; 64];"));
     k.decls.push(format!("barrier {done}: cta(arrivals = 1);"));
     k.params.push(format!("{src}: global [f32]"));
@@ -625,7 +683,13 @@ fn bulk(g: &mut Gen, k: &mut K) {
     let bytes = g.bound("copy_async:16", "16", "15", "E0309");
     let store_bytes = g.bound("copy_async_store:16", "16", "15", "E0309");
     let groups = g.below(4);
-    for f in ["copy_async", "copy_async_store", "copy_async_commit", "copy_async_wait", "fence_proxy_async"] {
+    for f in [
+        "copy_async",
+        "copy_async_store",
+        "copy_async_commit",
+        "copy_async_wait",
+        "fence_proxy_async",
+    ] {
         g.note(format!("builtin:{f}"));
     }
     k.stmt(format!(
@@ -656,7 +720,9 @@ fn cluster_kernel(g: &mut Gen, env: &Env) -> String {
     let mut k = new_kernel(g, env, "clustered", true);
     k.cluster = true;
     k.env.cluster_values = true;
-    let size = g.sweep(&(1..=16u32).collect::<Vec<_>>(), 1, g.index / 16);
+    // Odd programs have a cluster kernel: sizes 1, 2, ... in turn (an sm_80
+    // program skips one, which comes again 16 programs later).
+    let size = g.sweep(&(1..=16u32).collect::<Vec<_>>(), 0, g.index / 2);
     g.note(format!("bound:cluster:{size}"));
     if size > 8 {
         g.p.allow.push("W0002");
@@ -676,7 +742,11 @@ fn cluster_kernel(g: &mut Gen, env: &Env) -> String {
     };
     k.launch = format!(" block(64) cluster({shape})");
     let (inbox, got) = (g.name("inbox"), g.name("got"));
-    let f = g.sweep(&["atomic_add", "atomic_max", "atomic_min", "atomic_cas"], 1, 1);
+    let f = g.sweep(
+        &["atomic_add", "atomic_max", "atomic_min", "atomic_cas"],
+        1,
+        1,
+    );
     let t = if f == "atomic_add" {
         g.pick(&[Ty::U32, Ty::I32, Ty::U64])
     } else {
@@ -684,7 +754,8 @@ fn cluster_kernel(g: &mut Gen, env: &Env) -> String {
     };
     k.decls.push(format!("shared {inbox}: [{}; 8];", t.name()));
     let arrivals = g.pick(&["1", "2"]);
-    k.decls.push(format!("barrier {got}: cluster(arrivals = {arrivals});"));
+    k.decls
+        .push(format!("barrier {got}: cluster(arrivals = {arrivals});"));
     g.note("builtin:cluster_sync");
     k.stmt("cluster_sync();");
     let peer = g.name("peer");
@@ -702,7 +773,12 @@ fn cluster_kernel(g: &mut Gen, env: &Env) -> String {
     g.note("remote:load");
     g.note("barrier:arrive_remote");
     let (p, p2) = (parity(g, "wait_cluster"), parity(g, "test_cluster"));
-    for op in ["wait_cluster()", "wait_cluster(p)", "test_cluster()", "test_cluster(p)"] {
+    for op in [
+        "wait_cluster()",
+        "wait_cluster(p)",
+        "test_cluster()",
+        "test_cluster(p)",
+    ] {
         g.note(format!("barrier:{op}"));
     }
     let (t1, t2) = (g.name("t"), g.name("t"));
@@ -720,7 +796,9 @@ fn cluster_kernel(g: &mut Gen, env: &Env) -> String {
     k.local(&t2, Ty::Bool);
     let e = g.expr(Ty::U32, &k.env, 2);
     let cv = g.name("cv");
-    k.stmt(format!("let {cv}: u32 = {e} + cluster_idx.y + cluster_dim.z;"));
+    k.stmt(format!(
+        "let {cv}: u32 = {e} + cluster_idx.y + cluster_dim.z;"
+    ));
     g.note("value:cluster_idx");
     g.note("value:cluster_dim");
     k.local(&cv, Ty::U32);
@@ -753,12 +831,19 @@ fn limits_kernel(g: &mut Gen, sm90: bool) -> String {
     for i in 0..groups {
         let count = 1 + g.below(4);
         barrier_bytes += 8 * count;
-        s.push_str(&format!("    barrier lb{i}[{count}]: cta(arrivals = 32);\n"));
+        s.push_str(&format!(
+            "    barrier lb{i}[{count}]: cta(arrivals = 32);\n"
+        ));
     }
     let start = barrier_bytes.div_ceil(128) * 128;
     let t = g.pick(&[Ty::Bool, Ty::F16, Ty::F32, Ty::F64, Ty::U32, Ty::I64]);
     let len = (49152 - start) / u64::from(t.size());
-    let len_text = g.bound("shared:49152", &len.to_string(), &(len + 1).to_string(), "E0122");
+    let len_text = g.bound(
+        "shared:49152",
+        &len.to_string(),
+        &(len + 1).to_string(),
+        "E0122",
+    );
     s.push_str(&format!("    shared big: [{}; {len_text}];\n", t.name()));
     let value = match t {
         Ty::Bool => "true".to_string(),

@@ -82,7 +82,7 @@ fn eval_node<'e>(
             _ => sub(else_value),
         },
         ExprKind::Math(f, args) => {
-            let vals = args.iter().map(|a| sub(a)).collect::<Result<Vec<_>, _>>()?;
+            let vals = args.iter().map(&mut *sub).collect::<Result<Vec<_>, _>>()?;
             let arg_ty = args.first().map_or(e.ty, |a| a.ty);
             math(*f, &vals, arg_ty)
         }

@@ -69,7 +69,7 @@ pub fn program(index: u64, seed: u64) -> Program {
     let mut g = Gen::new(index, seed);
     // One program in three uses nothing past sm_80, so it is assembled for
     // sm_80 too.
-    let sm90 = index % 3 != 0;
+    let sm90 = !index.is_multiple_of(3);
     g.p.sm90 = sm90;
     let mut items = String::new();
     let mut env = Env {
@@ -79,7 +79,7 @@ pub fn program(index: u64, seed: u64) -> Program {
 
     let consts = constants(&mut g, &mut items);
     functions(&mut g, &mut items, &mut env);
-    if g.chance(3) || index % 5 == 0 {
+    if g.chance(3) || index.is_multiple_of(5) {
         g.note("item:import");
         items.push_str("import \"lib.kdsl\";\n");
         g.p.lib = Some(
@@ -730,10 +730,10 @@ fn cluster_kernel(g: &mut Gen, env: &Env) -> String {
     let shape = if size == 16 {
         g.note("launch:cluster1");
         g.bound("cluster:16", "16", "17", "E0120")
-    } else if size % 4 == 0 && g.chance(2) {
+    } else if size.is_multiple_of(4) && g.chance(2) {
         g.note("launch:cluster3");
         format!("{}, 2, 2", size / 4)
-    } else if size % 2 == 0 && g.chance(2) {
+    } else if size.is_multiple_of(2) && g.chance(2) {
         g.note("launch:cluster2");
         format!("2, {}", size / 2)
     } else {

@@ -140,10 +140,11 @@ fn compile_file_inner(root: SourceFile, bad_utf8: Option<BadUtf8>, opts: &Option
 /// Where the parser recovered from a syntax error, the rest of that line
 /// may have been misread: the later stages' diagnostics there (the
 /// checker's, the barrier pass's) are consequences, not news, so they are
-/// dropped. `syntax_errors` are the primary spans of what the syntax stage
-/// (lexer, parser, nesting limit) reported: an error is a syntax error
-/// because that stage found it, not because of its code (the checker
-/// reports E0003 and E0010 too, about perfectly well-read source).
+/// dropped. `syntax_errors` are the primary spans of what the lexer and the
+/// parser reported: an error is a syntax error because that stage found
+/// it, not because of its code (the checker reports E0003 and E0010 too,
+/// about perfectly well-read source). E0124 is no such error: the parser
+/// read the construct and only leaves it unchecked.
 fn drop_after_syntax_errors(
     sources: &SourceMap,
     syntax_errors: &[Span],
@@ -207,7 +208,8 @@ fn load_rec(
     let Some(file) = c.sources.get(id) else {
         return;
     };
-    let (ast, parse_diags) = syntax::parse(id, &file.text);
+    let parsed = syntax::parse_parts(id, &file.text);
+    let ast = parsed.tree;
     let base = file
         .path
         .as_deref()
@@ -215,12 +217,14 @@ fn load_rec(
         .map(Path::to_path_buf)
         .unwrap_or_default();
     syntax_errors.extend(
-        parse_diags
+        parsed
+            .misread
             .iter()
             .filter(|d| d.is_error())
             .filter_map(Diagnostic::primary_span),
     );
-    diags.extend(parse_diags);
+    diags.extend(parsed.misread);
+    diags.extend(parsed.too_deep);
     let imports: Vec<ast::Import> = ast
         .items
         .iter()

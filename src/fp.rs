@@ -137,6 +137,40 @@ pub fn from_int(i: i128, fmt: Format) -> f64 {
     }
 }
 
+/// The number `m × 2^e`, plus something less than `2^e` when `sticky`,
+/// as its nearest `f64` (ties to even; infinite past `f64::MAX`) and how
+/// the number compares with that `f64`: what a [`round_near`] of it to any
+/// narrower format needs (an integer literal too wide for 64 bits).
+pub fn nearest_f64(m: u128, e: i32, sticky: bool) -> (f64, Ordering) {
+    let side = if sticky {
+        Ordering::Greater
+    } else {
+        Ordering::Equal
+    };
+    let x = round_magnitude(m, e, side, Format::F64);
+    if !x.is_finite() || x == 0.0 {
+        return (x, side);
+    }
+    // Compare m × 2^e with xm × 2^xe exactly: the two are within a factor
+    // of two, so the smaller exponent's side shifts by less than 128 bits
+    // unless the values differ anyway.
+    let (xm, xe) = decompose(x);
+    let (xm, d) = (u128::from(xm), i64::from(xe) - i64::from(e));
+    let order = if d >= 0 {
+        match u32::try_from(d).ok().and_then(|d| xm.checked_shl(d)) {
+            Some(shifted) if shifted >> d == xm => m.cmp(&shifted),
+            _ => Ordering::Less,
+        }
+    } else {
+        let d = d.unsigned_abs();
+        match u32::try_from(d).ok().and_then(|d| m.checked_shl(d)) {
+            Some(shifted) if shifted >> d == m => shifted.cmp(&xm),
+            _ => Ordering::Greater,
+        }
+    };
+    (x, order.then(side))
+}
+
 /// True when `x` lies exactly halfway between two neighbouring values of
 /// `fmt` (or halfway between its largest finite value and the next power
 /// of two, the overflow threshold): the values where rounding to `fmt`

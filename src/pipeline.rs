@@ -106,20 +106,25 @@ fn compile_file(root: SourceFile, bad_utf8: Option<BadUtf8>, opts: &Options) -> 
 fn compile_file_inner(root: SourceFile, bad_utf8: Option<BadUtf8>, opts: &Options) -> Compilation {
     let mut c = Compilation::default();
     let mut diags = Vec::new();
-    load_all(root, bad_utf8, &mut c, &mut diags);
+    // Where the lexer and the parser reported errors: they decide which of
+    // the later stages' diagnostics are consequences.
+    let mut syntax_errors = Vec::new();
+    load_all(root, bad_utf8, &mut c, &mut diags, &mut syntax_errors);
 
     let checked = check::check_with_references(&c.sources, &c.files, &c.loaded_by, opts.target);
     c.references = checked.references;
-    diags.extend(checked.diagnostics);
+    let mut later = checked.diagnostics;
     // The facts every later stage reads, computed once; then the barrier
     // pass, on what checked, errors elsewhere or not (see
     // `barriers::check`), so that every independent error is reported.
     let info = analysis::analyze(&checked.module);
-    diags.extend(barriers::check(&checked.module, &info, &c.sources));
-    verify_in_debug("the checker", &checked.module, &diags, &mut c);
+    later.extend(barriers::check(&checked.module, &info, &c.sources));
+    let has_errors = diags.iter().chain(&later).any(Diagnostic::is_error);
+    verify_in_debug("the checker", &checked.module, has_errors, &mut c);
     c.module = Some(checked.module);
 
-    drop_after_syntax_errors(&c.sources, &mut diags);
+    drop_after_syntax_errors(&c.sources, &syntax_errors, &mut later);
+    diags.extend(later);
     diags.retain(|d| !(d.severity == Severity::Warning && opts.allow.iter().any(|a| a == d.code)));
     if opts.deny_warnings {
         for d in &mut diags {
@@ -151,11 +156,11 @@ fn compile_file_inner(root: SourceFile, bad_utf8: Option<BadUtf8>, opts: &Option
 /// every invariant of `ir` ([`ir::verify`]): completely when nothing failed,
 /// partially otherwise. A failure is a compiler bug. It runs after the
 /// checker, and each pass that rewrites the IR is to be followed by it.
-fn verify_in_debug(stage: &str, module: &ir::Module, diags: &[Diagnostic], c: &mut Compilation) {
+fn verify_in_debug(stage: &str, module: &ir::Module, has_errors: bool, c: &mut Compilation) {
     if !cfg!(debug_assertions) {
         return;
     }
-    let mode = if diags.iter().any(Diagnostic::is_error) {
+    let mode = if has_errors {
         ir::verify::Mode::Partial
     } else {
         ir::verify::Mode::Complete
@@ -170,24 +175,27 @@ fn verify_in_debug(stage: &str, module: &ir::Module, diags: &[Diagnostic], c: &m
 }
 
 /// Where the parser recovered from a syntax error, the rest of that line
-/// may have been misread: later stages' diagnostics there are consequences,
-/// not news, so they are dropped.
-fn drop_after_syntax_errors(sources: &SourceMap, diags: &mut Vec<Diagnostic>) {
-    let is_syntax = |d: &Diagnostic| d.code.starts_with("E000") || d.code.starts_with("E001");
+/// may have been misread: the later stages' diagnostics there (the
+/// checker's, the barrier pass's) are consequences, not news, so they are
+/// dropped. `syntax_errors` are the primary spans of what the lexer and the
+/// parser reported: an error is a syntax error because that stage found
+/// it, not because of its code (the checker reports E0003 and E0010 too,
+/// about perfectly well-read source). E0124 is no such error: the parser
+/// read the construct and only leaves it unchecked.
+fn drop_after_syntax_errors(
+    sources: &SourceMap,
+    syntax_errors: &[Span],
+    later: &mut Vec<Diagnostic>,
+) {
     let line_of = |s: Span| sources.get(s.file).map(|f| f.line_index(s.start as usize));
-    let syntax: Vec<(FileId, Option<usize>, u32)> = diags
+    let syntax: Vec<(FileId, Option<usize>, u32)> = syntax_errors
         .iter()
-        .filter(|d| is_syntax(d))
-        .filter_map(|d| d.primary_span())
-        .map(|s| (s.file, line_of(s), s.start))
+        .map(|s| (s.file, line_of(*s), s.start))
         .collect();
     if syntax.is_empty() {
         return;
     }
-    diags.retain(|d| {
-        if is_syntax(d) {
-            return true;
-        }
+    later.retain(|d| {
         let Some(s) = d.primary_span() else {
             return true;
         };
@@ -206,6 +214,7 @@ fn load_all(
     bad_utf8: Option<BadUtf8>,
     c: &mut Compilation,
     diags: &mut Vec<Diagnostic>,
+    syntax_errors: &mut Vec<Span>,
 ) {
     let mut loaded: HashMap<PathBuf, FileId> = HashMap::new();
     let root_key = root.path.as_deref().map(canonical);
@@ -218,7 +227,7 @@ fn load_all(
         loaded.insert(key, root_id);
     }
     let mut stack = Vec::new();
-    load_rec(root_id, c, diags, &mut loaded, &mut stack);
+    load_rec(root_id, c, diags, syntax_errors, &mut loaded, &mut stack);
 }
 
 fn canonical(p: &Path) -> PathBuf {
@@ -229,20 +238,30 @@ fn load_rec(
     id: FileId,
     c: &mut Compilation,
     diags: &mut Vec<Diagnostic>,
+    syntax_errors: &mut Vec<Span>,
     loaded: &mut HashMap<PathBuf, FileId>,
     stack: &mut Vec<(FileId, Span)>,
 ) {
     let Some(file) = c.sources.get(id) else {
         return;
     };
-    let (ast, parse_diags) = syntax::parse(id, &file.text);
+    let parsed = syntax::parse_parts(id, &file.text);
+    let ast = parsed.tree;
     let base = file
         .path
         .as_deref()
         .and_then(Path::parent)
         .map(Path::to_path_buf)
         .unwrap_or_default();
-    diags.extend(parse_diags);
+    syntax_errors.extend(
+        parsed
+            .misread
+            .iter()
+            .filter(|d| d.is_error())
+            .filter_map(Diagnostic::primary_span),
+    );
+    diags.extend(parsed.misread);
+    diags.extend(parsed.too_deep);
     let imports: Vec<ast::Import> = ast
         .items
         .iter()
@@ -269,17 +288,16 @@ fn load_rec(
         let decoded = match input::read_source(&path) {
             Ok(d) => d,
             Err(e) => {
-                diags.push(
-                    Diagnostic::error(
-                        "E0130",
-                        format!("cannot read imported file `{}`: {e}", imp.path),
-                    )
-                    .primary(imp.path_span, "imported here")
-                    .note(format!(
-                        "imports are resolved relative to the importing file: `{}`",
-                        path.display()
-                    )),
-                );
+                let d = Diagnostic::error(
+                    "E0130",
+                    format!("cannot read imported file `{}`: {e}", imp.path),
+                )
+                .primary(imp.path_span, "imported here")
+                .note(format!(
+                    "imports are resolved relative to the importing file: `{}`",
+                    path.display()
+                ));
+                diags.push(import_chain(d, stack));
                 continue;
             }
         };
@@ -291,13 +309,29 @@ fn load_rec(
         c.imports.push(path);
         c.loaded_by.push((imp.path_span, new_id));
         if let Some(bad) = decoded.bad_utf8 {
-            diags.push(bad.into_diagnostic(new_id));
+            let d = bad
+                .into_diagnostic(new_id)
+                .secondary(imp.path_span, "imported here");
+            diags.push(import_chain(d, stack));
             continue;
         }
         stack.push((id, imp.path_span));
-        load_rec(new_id, c, diags, loaded, stack);
+        load_rec(new_id, c, diags, syntax_errors, loaded, stack);
         stack.pop();
     }
+}
+
+/// Labels the imports that lead from the root file to the file a
+/// diagnostic is about (`stack`: each importing file and its import, the
+/// root's first): a file that could not be loaded has errors only there, and
+/// every file up the chain, the one being edited included, shows the
+/// diagnostic at its own import (the language server places it on the
+/// first label in its document).
+fn import_chain(mut d: Diagnostic, stack: &[(FileId, Span)]) -> Diagnostic {
+    for (_, span) in stack.iter().rev() {
+        d = d.secondary(*span, "which is imported here");
+    }
+    d
 }
 
 /// E0131: `importer` imports `target`, which is still being loaded further up

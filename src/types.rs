@@ -129,3 +129,31 @@ impl fmt::Display for Type {
         }
     }
 }
+
+/// The note under E0003 (a literal out of range for `ty`): the type's
+/// range, or for a float type its largest value and where rounding to it
+/// overflows. The lexer and the checker both say it.
+pub fn literal_range_note(ty: &str) -> String {
+    let range = match ty {
+        "i32" => "-2147483648..=2147483647",
+        "u32" => "0..=4294967295",
+        "i64" => "-9223372036854775808..=9223372036854775807",
+        "u64" => "0..=18446744073709551615",
+        // A float literal fits when it rounds to a finite value: anything
+        // below the largest value plus half an ulp.
+        "f16" => {
+            return "the largest `f16` is 65504.0; a literal fits when it rounds to a finite `f16` (below 65520)".into()
+        }
+        "bf16" => {
+            return "the largest `bf16` is about 3.39e38; a literal fits when it rounds to a finite `bf16` (below 2^128 - 2^119, about 3.396e38)".into()
+        }
+        "f32" => {
+            return "the largest `f32` is about 3.4028235e38; a literal fits when it rounds to a finite `f32` (below 2^128 - 2^103, about 3.40282357e38)".into()
+        }
+        "f64" => {
+            return "the largest `f64` is about 1.7976931348623157e308; a literal fits when it rounds to a finite `f64` (below 2^1024 - 2^970)".into()
+        }
+        _ => return format!("the value does not fit in `{ty}`"),
+    };
+    format!("the range of `{ty}` is {range}")
+}

@@ -45,6 +45,9 @@ pub struct KernelCtx {
     /// Names of groups whose declaration failed that a cluster-only
     /// operation (`arrive_remote`, `wait_cluster`, `test_cluster`) uses.
     pub cluster_ops_on_poisoned: std::collections::HashSet<String>,
+    /// The span of the first parameter, shared array or barrier group of
+    /// each name (for E0101 in constant time a name).
+    pub declared: HashMap<String, Span>,
 }
 
 pub struct BodyChecker<'a> {
@@ -153,6 +156,9 @@ impl<'a> BodyChecker<'a> {
         references: &mut Vec<super::Reference>,
     ) -> (ir::Body, Vec<(FuncId, Span)>) {
         self.report_unused();
+        for e in super::divisors::zero_divisors(&block) {
+            self.error(e);
+        }
         references.append(&mut self.references);
         diags.append(&mut self.diags);
         let body = ir::Body {
@@ -276,6 +282,7 @@ impl<'a> BodyChecker<'a> {
                     | ast::ExprKind::MethodCall { .. }
                     | ast::ExprKind::Paren(_)
                     | ast::ExprKind::Int { .. }
+                    | ast::ExprKind::WideInt(_)
                     | ast::ExprKind::Float { .. }
             );
             let replacement = if simple {
@@ -369,18 +376,16 @@ pub fn check_function(
     let mut c = BodyChecker::new(g, sources, target);
     c.func = Some((info, info.ret));
     let f = &info.ast;
+    let mut seen: HashMap<&str, Span> = HashMap::new();
     for (p, ty) in f.params.iter().zip(&info.params) {
-        if let Some(prev) = f
-            .params
-            .iter()
-            .take_while(|q| !std::ptr::eq(*q, p))
-            .find(|q| q.name.name == p.name.name)
-        {
+        if let Some(&first) = seen.get(p.name.name.as_str()) {
             c.error(CheckError::Duplicate {
                 name: p.name.name.clone(),
                 span: p.name.span,
-                first: prev.name.span,
+                first,
             });
+        } else {
+            seen.insert(&p.name.name, p.name.span);
         }
         // A parameter whose type was invalid is still declared (as i32) so
         // that its uses do not report "cannot find".

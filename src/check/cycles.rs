@@ -181,6 +181,7 @@ impl Uses {
                     self.block(else_block);
                 }
                 ast::ExprKind::Int { .. }
+                | ast::ExprKind::WideInt(_)
                 | ast::ExprKind::Float { .. }
                 | ast::ExprKind::Bool(_)
                 | ast::ExprKind::Error => {}

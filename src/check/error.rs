@@ -149,6 +149,8 @@ pub enum CheckError {
         span: Span,
         dim: usize,
         dims: usize,
+        /// The dimension's value: 0, or a negative size (`0 - 1`).
+        value: i128,
     },
     /// E0123
     NeedsCluster {
@@ -203,7 +205,7 @@ impl CheckError {
             CheckError::LiteralOutOfRange { ty, span } => {
                 Diagnostic::error("E0003", format!("literal out of range for {ty}"))
                     .primary(span, format!("this literal does not fit in `{ty}`"))
-                    .note(range_note(&ty))
+                    .note(crate::types::literal_range_note(&ty))
             }
             CheckError::ExpectedWord { expected, found, span } => {
                 Diagnostic::error("E0010", format!("expected `{expected}`, found `{found}`"))
@@ -397,11 +399,11 @@ impl CheckError {
                 d.note("a constant's value is computed before the program runs, from literals and other constants; one that needs its own value has none")
                     .help("give one of these constants a value that does not depend on the others")
             }
-            CheckError::ZeroLength { name, span, dim, dims } => {
+            CheckError::ZeroLength { name, span, dim, dims, value } => {
                 let label = if dims == 1 {
-                    "the length is 0".to_string()
+                    format!("the length is {value}")
                 } else {
-                    format!("dimension {} of {dims} is 0", dim + 1)
+                    format!("dimension {} of {dims} is {value}", dim + 1)
                 };
                 Diagnostic::error("E0132", format!("shared array `{name}` has zero length"))
                     .primary(span, label)
@@ -496,26 +498,4 @@ impl CheckError {
             }
         }
     }
-}
-
-fn range_note(ty: &str) -> String {
-    let range = match ty {
-        "i32" => "-2147483648..=2147483647",
-        "u32" => "0..=4294967295",
-        "i64" => "-9223372036854775808..=9223372036854775807",
-        "u64" => "0..=18446744073709551615",
-        // A float literal fits when it rounds to a finite value: anything
-        // below the largest value plus half an ulp.
-        "f16" => {
-            return "the largest `f16` is 65504.0; a literal fits when it rounds to a finite `f16` (below 65520)".into()
-        }
-        "bf16" => {
-            return "the largest `bf16` is about 3.39e38; a literal fits when it rounds to a finite `bf16` (below 2^128 - 2^119, about 3.396e38)".into()
-        }
-        "f32" => {
-            return "the largest `f32` is about 3.4028235e38; a literal fits when it rounds to a finite `f32` (below 2^128 - 2^103, about 3.40282357e38)".into()
-        }
-        _ => return format!("the value does not fit in `{ty}`"),
-    };
-    format!("the range of `{ty}` is {range}")
 }

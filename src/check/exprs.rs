@@ -87,6 +87,7 @@ impl BodyChecker<'_> {
             ast::ExprKind::Float { value, suffix } => {
                 self.float_literal(*value, *suffix, false, expected, e.span)
             }
+            ast::ExprKind::WideInt(value) => self.wide_int_literal(*value, false, expected, e.span),
             ast::ExprKind::Bool(b) => Some(Expr {
                 kind: ExprKind::Const(crate::ir::Value::Bool(*b)),
                 ty: Scalar::Bool,
@@ -387,6 +388,9 @@ impl BodyChecker<'_> {
                 ast::ExprKind::Float { value, suffix } => {
                     return self.float_literal(*value, *suffix, true, expected, span)
                 }
+                ast::ExprKind::WideInt(value) => {
+                    return self.wide_int_literal(*value, true, expected, span)
+                }
                 _ => {}
             }
         }
@@ -517,7 +521,8 @@ impl BodyChecker<'_> {
         if !matches!(op, BinOp::Div | BinOp::Rem) || !divisor.ty.is_int() {
             return Some(());
         }
-        if crate::ir::consteval::eval(divisor) != Ok(crate::ir::Value::Int(0)) {
+        // Large divisors are left to the pass over the finished body.
+        if super::divisors::quick_value(divisor) != Some(crate::ir::Value::Int(0)) {
             return Some(());
         }
         self.error(CheckError::DivisionByZero {

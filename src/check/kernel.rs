@@ -40,14 +40,15 @@ pub fn check_kernel(
         ..KernelCtx::default()
     };
     for p in &k.params {
-        if let Some(first) = ctx.params.iter().find(|q| q.name == p.name.name) {
+        if let Some(&first) = ctx.declared.get(&p.name.name) {
             c.error(CheckError::Duplicate {
                 name: p.name.name.clone(),
                 span: p.name.span,
-                first: first.span,
+                first,
             });
             continue;
         }
+        ctx.declared.insert(p.name.name.clone(), p.name.span);
         let resolved = resolve_type(&p.ty, &mut c.diags);
         let ty = match resolved {
             Some(Type::Scalar(s)) => ir::ParamType::Scalar(s),
@@ -158,12 +159,12 @@ fn parameter_space(k: &ir::Kernel) -> Option<Diagnostic> {
 /// E0120 for a `block(...)` dimension past the hardware's limit for it (the
 /// product is checked next): x and y at most 1024, z at most 64. ptxas
 /// accepts any `.reqntid`; the launch would fail at run time.
-fn block_dimension_error(dims: &[u32; 3], a: &ast::LaunchAttr) -> Option<CheckError> {
+fn block_dimension_error(dims: &[i128; 3], a: &ast::LaunchAttr) -> Option<CheckError> {
     let (index, (axis, (&value, &max))) = ["x", "y", "z"]
         .into_iter()
         .zip(dims.iter().zip(&MAX_BLOCK_DIMS))
         .enumerate()
-        .find(|(_, (_, (v, max)))| v > max)?;
+        .find(|(_, (_, (&v, &max)))| v > i128::from(max))?;
     let span = a.args.get(index).map_or(a.span, |e| e.span);
     Some(CheckError::LaunchBounds {
         why: format!("a block's {axis} dimension is at most {max}, found {value}"),
@@ -205,14 +206,14 @@ impl BodyChecker<'_> {
             let Some(dims) = self.launch_dims(a) else {
                 continue;
             };
-            // Three 32-bit factors fit in 128 bits: never wraps.
-            let product: u128 = dims.iter().map(|&d| u128::from(d)).product();
+            // Exact, saturating: never wraps.
+            let product = dims.iter().fold(1i128, |p, &d| p.saturating_mul(d));
             if name == "block" {
                 if let Some(err) = block_dimension_error(&dims, a) {
                     self.error(err);
                     continue;
                 }
-                if product > u128::from(MAX_BLOCK_THREADS) {
+                if product > i128::from(MAX_BLOCK_THREADS) {
                     self.error(CheckError::LaunchBounds {
                         why: format!("a block of {product} threads is larger than 1024"),
                         span: a.span,
@@ -221,7 +222,7 @@ impl BodyChecker<'_> {
                     continue;
                 }
                 if let Some(k) = self.kernel.as_mut() {
-                    k.block = Some(dims);
+                    k.block = Some(dims.map(|d| d as u32));
                 }
             } else {
                 if !self.require_sm90("`cluster(...)`", a.span) {
@@ -237,19 +238,21 @@ impl BodyChecker<'_> {
                 }
                 if product > 8 {
                     self.error(CheckError::NonPortableCluster {
-                        size: u32::try_from(product).unwrap_or(u32::MAX),
+                        size: product as u32,
                         span: a.span,
                     });
                 }
                 if let Some(k) = self.kernel.as_mut() {
-                    k.cluster = Some(dims);
+                    // Each factor of a product of at most 16 is at most 16.
+                    k.cluster = Some(dims.map(|d| d as u32));
                 }
             }
         }
     }
 
-    /// The 1–3 positive constant dimensions of a launch attribute.
-    fn launch_dims(&mut self, a: &ast::LaunchAttr) -> Option<[u32; 3]> {
+    /// The 1–3 positive constant dimensions of a launch attribute, exact
+    /// ([`Self::const_size`]).
+    fn launch_dims(&mut self, a: &ast::LaunchAttr) -> Option<[i128; 3]> {
         if a.args.is_empty() || a.args.len() > 3 {
             self.error(CheckError::LaunchBounds {
                 why: format!(
@@ -262,12 +265,12 @@ impl BodyChecker<'_> {
             });
             return None;
         }
-        let mut dims = [1u32; 3];
+        let mut dims = [1i128; 3];
         for (slot, arg) in dims.iter_mut().zip(&a.args) {
-            let v = self.const_u32(arg)?;
-            if v == 0 {
+            let v = self.const_size(arg, Some(Scalar::U32))?;
+            if v < 1 {
                 self.error(CheckError::LaunchBounds {
-                    why: "a dimension of 0".into(),
+                    why: format!("a dimension of {v}"),
                     span: arg.span,
                     help: Some("every dimension must be at least 1".into()),
                 });
@@ -278,29 +281,26 @@ impl BodyChecker<'_> {
         Some(dims)
     }
 
-    /// A compile-time `u32` (E0117 if not constant).
-    fn const_u32(&mut self, e: &ast::Expr) -> Option<u32> {
-        let v = self.expr_as(e, Scalar::U32)?;
-        match consteval::eval(&v) {
-            Ok(ir::Value::Int(i)) => u32::try_from(i).ok(),
-            Ok(_) => None,
-            Err(why) => {
-                self.error(super::globals::not_constant(e.span, why));
-                None
+    /// A size written in the source: a compile-time integer (E0117 if not
+    /// constant) of the type `ty` (`u32` for dimensions), or of any integer
+    /// type (`None`: counts, whose untyped literals are `u32`), evaluated
+    /// exactly ([`consteval::eval_exact`]): `65536 * 65536` is 4294967296
+    /// and `0 - 1` is -1 wherever a size is written, never a wrapped value,
+    /// so every range check sees the real number.
+    fn const_size(&mut self, e: &ast::Expr, ty: Option<Scalar>) -> Option<i128> {
+        let v = match ty {
+            Some(ty) => self.expr_as(e, ty)?,
+            None => {
+                let v = self.expr(e, Some(Scalar::U32))?;
+                if !v.ty.is_int() {
+                    self.mismatch_text("integer", v.ty.to_string(), e.span);
+                    return None;
+                }
+                v
             }
-        }
-    }
-
-    /// A compile-time integer of any integer type, kept wide for range checks.
-    fn const_int(&mut self, e: &ast::Expr) -> Option<i128> {
-        let v = self.expr(e, Some(Scalar::U32))?;
-        if !v.ty.is_int() {
-            self.mismatch_text("integer", v.ty.to_string(), e.span);
-            return None;
-        }
-        match consteval::eval(&v) {
-            Ok(ir::Value::Int(i)) => Some(i),
-            Ok(_) => None,
+        };
+        match consteval::eval_exact(&v) {
+            Ok(i) => Some(i),
             Err(why) => {
                 self.error(super::globals::not_constant(e.span, why));
                 None
@@ -317,17 +317,14 @@ impl BodyChecker<'_> {
         false
     }
 
-    fn already_defined(&mut self, name: &ast::Ident) -> bool {
-        let first = self.kernel.as_ref().and_then(|k| {
-            k.shared
-                .iter()
-                .map(|s| (s.name.as_str(), s.span))
-                .chain(k.barriers.iter().map(|b| (b.name.as_str(), b.spans.name)))
-                .chain(k.params.iter().map(|p| (p.name.as_str(), p.span)))
-                .find(|(n, _)| *n == name.name)
-                .map(|(_, s)| s)
-        });
-        if let Some(first) = first {
+    /// E0101 when a parameter, shared array or barrier group of this
+    /// kernel already has the name; otherwise the name is taken, at `span`
+    /// (what a later duplicate points back to).
+    fn already_defined(&mut self, name: &ast::Ident, span: Span) -> bool {
+        let Some(k) = self.kernel.as_mut() else {
+            return false;
+        };
+        if let Some(&first) = k.declared.get(&name.name) {
             self.error(CheckError::Duplicate {
                 name: name.name.clone(),
                 span: name.span,
@@ -335,6 +332,7 @@ impl BodyChecker<'_> {
             });
             return true;
         }
+        k.declared.insert(name.name.clone(), span);
         false
     }
 
@@ -349,18 +347,21 @@ impl BodyChecker<'_> {
         let elem = super::globals::scalar_type(elem, &mut self.diags);
         let mut sizes = Vec::new();
         for (i, d) in dims.iter().enumerate() {
-            match self.const_u32(d) {
-                Some(0) => self.error(CheckError::ZeroLength {
+            match self.const_size(d, Some(Scalar::U32)) {
+                Some(v) if v < 1 => self.error(CheckError::ZeroLength {
                     name: name.name.clone(),
                     span: d.span,
                     dim: i,
                     dims: dims.len(),
+                    value: v,
                 }),
-                Some(v) => sizes.push(v),
+                // Past 64 bits the array is past the limit all the same, and
+                // the shared-memory error says "at least" its size.
+                Some(v) => sizes.push(u64::try_from(v).unwrap_or(u64::MAX)),
                 None => {}
             }
         }
-        if self.already_defined(name) {
+        if self.already_defined(name, span) {
             return;
         }
         let Some(elem) = elem.filter(|_| top && sizes.len() == dims.len()) else {
@@ -385,7 +386,7 @@ impl BodyChecker<'_> {
         let top = self.at_kernel_top_level("barrier group", span);
         let mut ok = top;
         let count = match &d.count {
-            Some(e) => match self.const_int(e) {
+            Some(e) => match self.const_size(e, None) {
                 Some(n) if (1..=i128::from(ir::BarrierGroup::MAX_COUNT)).contains(&n) => n as u32,
                 Some(n) => {
                     self.push_diag(
@@ -430,7 +431,7 @@ impl BodyChecker<'_> {
             });
             ok = false;
         }
-        let arrivals = match self.const_int(&d.arrivals) {
+        let arrivals = match self.const_size(&d.arrivals, None) {
             Some(n) if (1..=i128::from(ir::BarrierGroup::MAX_ARRIVALS)).contains(&n) => n as u32,
             Some(n) => {
                 self.push_diag(
@@ -467,7 +468,7 @@ impl BodyChecker<'_> {
                 ok = false;
             }
         }
-        if self.already_defined(&d.name) {
+        if self.already_defined(&d.name, d.name.span) {
             return;
         }
         let Some(scope) = scope.filter(|_| ok) else {

@@ -61,6 +61,32 @@ impl BodyChecker<'_> {
         })
     }
 
+    /// An unsuffixed integer literal over `u64::MAX`: a float context
+    /// rounds it once to its type, like any integer literal there; no
+    /// integer type holds it (E0003 for the type the context wants, `i32`
+    /// without one).
+    pub fn wide_int_literal(
+        &mut self,
+        value: FloatLit,
+        negative: bool,
+        expected: Option<Scalar>,
+        span: Span,
+    ) -> Option<Expr> {
+        let ty = match expected {
+            Some(t) if t.is_int() || t.is_float() => t,
+            _ => Scalar::I32,
+        };
+        let Some(fmt) = Format::of(ty) else {
+            self.error(CheckError::LiteralOutOfRange {
+                ty: ty.to_string(),
+                span,
+            });
+            return None;
+        };
+        let f = value.round(fmt);
+        self.float_value(if negative { -f } else { f }, ty, span)
+    }
+
     pub fn float_literal(
         &mut self,
         value: FloatLit,

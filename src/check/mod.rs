@@ -13,6 +13,7 @@ mod barrier_ops;
 mod body;
 mod calls;
 mod cycles;
+mod divisors;
 pub mod error;
 mod exprs;
 mod globals;

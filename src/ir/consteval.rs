@@ -27,6 +27,8 @@ use super::{BinOp, Expr, ExprKind, MathFn, UnaryOp, Value};
 use crate::fp::{self, Format};
 use crate::types::Scalar;
 use std::cmp::Ordering;
+use std::collections::HashMap;
+use std::marker::PhantomData;
 
 /// Why an expression has no compile-time value.
 #[derive(Clone, Debug, PartialEq)]
@@ -39,26 +41,35 @@ pub enum NotConst {
 
 /// The value of `e`, if it is a compile-time constant.
 pub fn eval(e: &Expr) -> Result<Value, NotConst> {
+    eval_node(e, &mut eval)
+}
+
+/// The value of `e`'s own operation, with `sub` giving its operands'
+/// values: [`eval`] recursively, or [`Memo::eval`].
+fn eval_node<'e>(
+    e: &'e Expr,
+    sub: &mut dyn FnMut(&'e Expr) -> Result<Value, NotConst>,
+) -> Result<Value, NotConst> {
     match &e.kind {
         ExprKind::Const(v) => Ok(*v),
-        ExprKind::Unary(op, a) => unary(*op, eval(a)?, e.ty),
+        ExprKind::Unary(op, a) => unary(*op, sub(a)?, e.ty),
         ExprKind::Binary(op, a, b) => {
             if let Some(f) = contract::fused(*op, a, b) {
-                return fused(&f, e.ty);
+                return fused(&f, e.ty, sub);
             }
-            let a_val = eval(a)?;
+            let a_val = sub(a)?;
             // `&&`/`||` are lazy here too, so `false && x` is constant.
             match (op, a_val) {
                 (BinOp::And, Value::Bool(false)) => return Ok(Value::Bool(false)),
                 (BinOp::Or, Value::Bool(true)) => return Ok(Value::Bool(true)),
                 _ => {}
             }
-            binary(*op, a_val, eval(b)?, a.ty, b.ty)
+            binary(*op, a_val, sub(b)?, a.ty, b.ty)
         }
-        ExprKind::Cast(a) => Ok(cast(eval(a)?, a.ty, e.ty)),
-        ExprKind::Select(c, a, b) => match eval(c)? {
-            Value::Bool(true) => eval(a),
-            _ => eval(b),
+        ExprKind::Cast(a) => Ok(cast(sub(a)?, a.ty, e.ty)),
+        ExprKind::Select(c, a, b) => match sub(c)? {
+            Value::Bool(true) => sub(a),
+            _ => sub(b),
         },
         ExprKind::If {
             cond,
@@ -66,16 +77,99 @@ pub fn eval(e: &Expr) -> Result<Value, NotConst> {
             then_value,
             else_block,
             else_value,
-        } if then_block.stmts.is_empty() && else_block.stmts.is_empty() => match eval(cond)? {
-            Value::Bool(true) => eval(then_value),
-            _ => eval(else_value),
+        } if then_block.stmts.is_empty() && else_block.stmts.is_empty() => match sub(cond)? {
+            Value::Bool(true) => sub(then_value),
+            _ => sub(else_value),
         },
         ExprKind::Math(f, args) => {
-            let vals = args.iter().map(eval).collect::<Result<Vec<_>, _>>()?;
+            let vals = args.iter().map(&mut *sub).collect::<Result<Vec<_>, _>>()?;
             let arg_ty = args.first().map_or(e.ty, |a| a.ty);
             math(*f, &vals, arg_ty)
         }
         _ => Err(NotConst::Runtime),
+    }
+}
+
+/// [`eval`] for a pass that asks about many nested subtrees of one
+/// finished tree (the zero-divisor check asks at every division of a
+/// chain): each node is evaluated once and remembered by its address. The
+/// tree is borrowed for the memo's lifetime `'ir`, so no node can move or
+/// be freed while its address is a key.
+#[derive(Default)]
+pub struct Memo<'ir> {
+    values: HashMap<*const Expr, Result<Value, NotConst>>,
+    tree: PhantomData<&'ir Expr>,
+}
+
+impl<'ir> Memo<'ir> {
+    pub fn eval(&mut self, e: &'ir Expr) -> Result<Value, NotConst> {
+        let key: *const Expr = e;
+        if let Some(v) = self.values.get(&key) {
+            return v.clone();
+        }
+        let v = eval_node(e, &mut |c| self.eval(c));
+        self.values.insert(key, v.clone());
+        v
+    }
+}
+
+/// The value of an integer constant expression as a number: its `+`, `-`,
+/// `*`, `/`, `%`, shifts, `&`, `|`, `^`, negation and integer casts
+/// computed on the exact values instead of wrapping each result in its type
+/// (everything else, `select`, `if`, the built-ins, keeps its meaning,
+/// [`eval`]). What a size means: a launch dimension, a shared array's
+/// dimension, a barrier count, an arrival count. `65536 * 65536` there is
+/// 4294967296, past every limit, not the 0 a `u32` register would hold,
+/// and `0 - 1` is -1, not 4294967295. An explicit cast converts the exact
+/// value (`(65536 * 65536) as u64` is 4294967296). Values past
+/// ±(2^127 − 1) saturate: still outside every range, no longer exact.
+pub fn eval_exact(e: &Expr) -> Result<i128, NotConst> {
+    use BinOp::*;
+    let int = |v: Value| match v {
+        Value::Int(i) => Ok(i),
+        _ => Err(NotConst::Runtime),
+    };
+    if !e.ty.is_int() {
+        return int(eval(e)?);
+    }
+    match &e.kind {
+        ExprKind::Unary(UnaryOp::Neg, a) => Ok(eval_exact(a)?.saturating_neg()),
+        ExprKind::Cast(a) if a.ty.is_int() => Ok(wrap(eval_exact(a)?, e.ty)),
+        ExprKind::Binary(op @ (Add | Sub | Mul | Div | Rem | BitAnd | BitOr | BitXor), a, b) => {
+            let (x, y) = (eval_exact(a)?, eval_exact(b)?);
+            Ok(match op {
+                Add => x.saturating_add(y),
+                Sub => x.saturating_sub(y),
+                Mul => x.saturating_mul(y),
+                Div | Rem if y == 0 => return Err(NotConst::DivideByZero(*op)),
+                Div => x.checked_div(y).unwrap_or(i128::MAX),
+                Rem => x.checked_rem(y).unwrap_or(0),
+                BitAnd => x & y,
+                BitOr => x | y,
+                _ => x ^ y,
+            })
+        }
+        ExprKind::Binary(op @ (Shl | Shr), a, b) => {
+            let (x, amount) = (eval_exact(a)?, eval_exact(b)?);
+            // A negative amount is a huge unsigned one to `shl`/`shr`: that
+            // meaning, not a shift the other way.
+            let Ok(s) = u32::try_from(amount) else {
+                return int(eval(e)?);
+            };
+            Ok(match op {
+                Shl if x == 0 => 0,
+                Shl if s >= 127 || x.unsigned_abs().leading_zeros() <= s => {
+                    if x < 0 {
+                        i128::MIN
+                    } else {
+                        i128::MAX
+                    }
+                }
+                Shl => x << s,
+                _ => x >> s.min(127),
+            })
+        }
+        _ => int(eval(e)?),
     }
 }
 
@@ -287,8 +381,12 @@ fn float_binary(op: BinOp, x: f64, y: f64, fmt: Format) -> Result<Value, NotCons
 }
 
 /// A contracted `a * b + c` (see [`contract`]): one rounding.
-fn fused(f: &Fused<'_>, ty: Scalar) -> Result<Value, NotConst> {
-    let (a, b, c) = (eval(f.a)?, eval(f.b)?, eval(f.c)?);
+fn fused<'e>(
+    f: &Fused<'e>,
+    ty: Scalar,
+    sub: &mut dyn FnMut(&'e Expr) -> Result<Value, NotConst>,
+) -> Result<Value, NotConst> {
+    let (a, b, c) = (sub(f.a)?, sub(f.b)?, sub(f.c)?);
     let (Value::Float(a), Value::Float(b), Value::Float(c), Some(fmt)) = (a, b, c, Format::of(ty))
     else {
         return Err(NotConst::Runtime);

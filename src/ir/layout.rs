@@ -130,10 +130,9 @@ fn align_up(n: u64, align: u64) -> Option<u64> {
 }
 
 /// The bytes of a shared array of `elem` with these dimensions.
-pub fn array_bytes(elem: Scalar, dims: &[u32]) -> Option<u64> {
-    dims.iter().try_fold(u64::from(elem.size()), |acc, &d| {
-        acc.checked_mul(u64::from(d))
-    })
+pub fn array_bytes(elem: Scalar, dims: &[u64]) -> Option<u64> {
+    dims.iter()
+        .try_fold(u64::from(elem.size()), |acc, &d| acc.checked_mul(d))
 }
 
 /// One kernel parameter as passed: its `.param` size and alignment.
@@ -234,9 +233,12 @@ mod tests {
 
     #[test]
     fn sizes_past_64_bits_are_not_wrapped() {
-        assert_eq!(array_bytes(Scalar::F64, &[u32::MAX, u32::MAX, 2]), None);
         assert_eq!(
-            array_bytes(Scalar::F32, &[u32::MAX, 2]),
+            array_bytes(Scalar::F64, &[u64::from(u32::MAX), u64::from(u32::MAX), 2]),
+            None
+        );
+        assert_eq!(
+            array_bytes(Scalar::F32, &[u64::from(u32::MAX), 2]),
             Some(4 * u64::from(u32::MAX) * 2)
         );
         let l = arrays(&[Some(u64::MAX - 10), Some(1)]);

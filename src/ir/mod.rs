@@ -314,7 +314,9 @@ pub enum ParamType {
 pub struct SharedArray {
     pub name: String,
     pub elem: Scalar,
-    pub dims: Vec<u32>,
+    /// Each at least 1; past `u32::MAX` only in a kernel with E0122 (a
+    /// size is evaluated exactly, and saturates at `u64::MAX`).
+    pub dims: Vec<u64>,
     pub span: Span,
 }
 
@@ -324,7 +326,7 @@ impl SharedArray {
     pub fn len(&self) -> u64 {
         self.dims
             .iter()
-            .try_fold(1u64, |n, &d| n.checked_mul(u64::from(d)))
+            .try_fold(1u64, |n, &d| n.checked_mul(d))
             .unwrap_or(u64::MAX)
     }
 
@@ -340,8 +342,12 @@ impl SharedArray {
     /// The size in bytes exactly, however large, in decimal (for messages
     /// about sizes that [`SharedArray::bytes`] cannot hold).
     pub fn bytes_text(&self) -> String {
-        let factors = self.dims.iter().map(|&d| u64::from(d));
-        exact_product(factors.chain([u64::from(self.elem.size())]))
+        exact_product(
+            self.dims
+                .iter()
+                .copied()
+                .chain([u64::from(self.elem.size())]),
+        )
     }
 }
 
@@ -814,14 +820,14 @@ mod size_tests {
 
     #[test]
     fn shared_sizes_are_checked() {
-        let array = |dims: Vec<u32>| SharedArray {
+        let array = |dims: Vec<u64>| SharedArray {
             name: "a".into(),
             elem: Scalar::F64,
             dims,
             span: Span::default(),
         };
         assert_eq!(array(vec![4, 8]).bytes(), 256);
-        let wraps = array(vec![u32::MAX, u32::MAX]);
+        let wraps = array(vec![u64::from(u32::MAX), u64::from(u32::MAX)]);
         assert_eq!(wraps.bytes(), u64::MAX, "saturates");
         assert_eq!(wraps.bytes_text(), "147573952520956936200");
         let mut n = vec![2147483648];

@@ -116,7 +116,7 @@ fn kernel(out: &mut String, module: &Module, k: &Kernel) {
         }
     }
     for (i, s) in k.shared.iter().enumerate() {
-        let dims: Vec<String> = s.dims.iter().map(u32::to_string).collect();
+        let dims: Vec<String> = s.dims.iter().map(u64::to_string).collect();
         let _ = writeln!(
             out,
             "{INDENT}shared {}: [{}; {}]  // #{i}, {} bytes",

@@ -228,7 +228,7 @@ fn param(p: &Param) -> String {
 }
 
 fn shared(s: &SharedArray) -> String {
-    let dims: Vec<String> = s.dims.iter().map(u32::to_string).collect();
+    let dims: Vec<String> = s.dims.iter().map(u64::to_string).collect();
     format!(
         "shared {}: [{}; {}]",
         s.name,

@@ -3,8 +3,12 @@
 //!
 //! A barrier's address is its group's symbol plus 8 × index. A tracked
 //! parity (`wait()`, `test()`, `wait_cluster()`, `test_cluster()`) is one bit
-//! per barrier in a per-thread mask register of the group, flipped after each
+//! per barrier in per-thread mask registers of the group, flipped after each
 //! completed wait (and after each successful test), whichever form it was.
+//! The masks are 32-bit words, one per 32 barriers: with one 64-bit mask,
+//! ptxas 13.5 for sm_80, sm_86 and sm_89 crashes (SIGSEGV) on a kernel that
+//! initialises some 48 barriers and tests one by a tracked parity (found by
+//! `tests/it/generated.rs`; `tests/it/limits.rs` keeps the shape).
 //! On sm_80–89 only the sm_80 forms are used (`.shared` spelling,
 //! `test_wait` spin loops); an sm_90 operation there (which the checker
 //! rejects, E0200) is an error.
@@ -34,6 +38,22 @@ impl std::fmt::Display for Index {
     }
 }
 
+/// Where a tracked parity bit lives: a constant bit of one word, or a bit
+/// chosen at run time (`bit`, 0–31) of the low word or, when `high` is
+/// set and its predicate false, of the high word.
+#[derive(Clone, Copy)]
+enum Tracked {
+    Const {
+        word: Reg,
+        bit: u32,
+    },
+    Reg {
+        low: Reg,
+        high: Option<(Reg, Reg)>,
+        bit: Reg,
+    },
+}
+
 /// One barrier of a group: its address and index.
 pub(super) struct Mbar {
     pub(super) addr: Addr,
@@ -52,20 +72,18 @@ impl Writer<'_> {
             return Ok(());
         };
         for g in &usage.tracked {
-            let class = match k.barriers.get(g.index()) {
-                Some(b) if b.count > 32 => Class::B64,
-                Some(_) => Class::B32,
-                None => return Err(self.invalid(format!("barrier group {} does not exist", g.0))),
+            let Some(b) = k.barriers.get(g.index()) else {
+                return Err(self.invalid(format!("barrier group {} does not exist", g.0)));
             };
-            let r = self.reg(class);
-            emit!(
-                self,
-                "mov.{} {}, 0;",
-                if class == Class::B64 { "b64" } else { "b32" },
-                r
-            );
+            let words: Vec<Reg> = (0..b.count.div_ceil(32).max(1))
+                .map(|_| {
+                    let r = self.reg(Class::B32);
+                    emit!(self, "mov.b32 {}, 0;", r);
+                    r
+                })
+                .collect();
             if let Some(slot) = self.parity.get_mut(g.index()) {
-                *slot = Some(r);
+                *slot = words;
             }
         }
         if k.barriers.is_empty() {
@@ -291,19 +309,19 @@ impl Writer<'_> {
                 );
             }
             BarrierOpKind::Wait { parity } => {
-                let (par, mask) = self.parity_operand(&t, parity)?;
+                let (par, tracked) = self.parity_operand(&t, parity)?;
                 self.wait_loop(&t.addr, &par, false);
-                if let Some(mask) = mask {
-                    self.flip_parity(mask, &t, None)?;
+                if let Some(tracked) = tracked {
+                    self.flip_parity(tracked, None);
                 }
             }
             BarrierOpKind::WaitCluster { parity } => {
-                let (par, mask) = self.parity_operand(&t, parity)?;
+                let (par, tracked) = self.parity_operand(&t, parity)?;
                 self.require_sm90("wait_cluster")?;
                 self.need(8, 0);
                 self.wait_loop(&t.addr, &par, true);
-                if let Some(mask) = mask {
-                    self.flip_parity(mask, &t, None)?;
+                if let Some(tracked) = tracked {
+                    self.flip_parity(tracked, None);
                 }
             }
         }
@@ -321,7 +339,7 @@ impl Writer<'_> {
         acquire: Scope,
     ) -> Result<Operand> {
         let t = self.barrier_target(r)?;
-        let (par, mask) = self.parity_operand(&t, parity)?;
+        let (par, tracked) = self.parity_operand(&t, parity)?;
         let p = self.reg(Class::Pred);
         if acquire == Scope::Cluster {
             self.require_sm90("test_cluster")?;
@@ -351,57 +369,104 @@ impl Writer<'_> {
                 par
             );
         }
-        if let Some(mask) = mask {
-            self.flip_parity(mask, &t, Some(p))?;
+        if let Some(tracked) = tracked {
+            self.flip_parity(tracked, Some(p));
         }
         Ok(Operand::Reg(p))
     }
 
-    /// The parity to wait for, and the tracking mask when it is tracked.
-    fn parity_operand(&mut self, t: &Mbar, parity: &Parity) -> Result<(Operand, Option<Reg>)> {
-        match parity {
-            Parity::Explicit(e) => Ok((self.expr_u32(e)?, None)),
-            Parity::Tracked => {
-                let Some(mask) = self.parity.get(t.group).copied().flatten() else {
-                    return Err(self.invalid("a tracked parity without a mask register"));
-                };
-                if t.count == 1 {
-                    // The whole mask is this barrier's bit.
-                    return Ok((Operand::Reg(mask), Some(mask)));
-                }
-                let par = self.reg(Class::B32);
-                if mask.class == Class::B64 {
-                    let wide = self.reg(Class::B64);
-                    emit!(self, "bfe.u64 {}, {}, {}, 1;", wide, mask, t.index);
-                    emit!(self, "cvt.u32.u64 {}, {};", par, wide);
-                } else {
-                    emit!(self, "bfe.u32 {}, {}, {}, 1;", par, mask, t.index);
-                }
-                Ok((Operand::Reg(par), Some(mask)))
-            }
+    /// The parity to wait for, and where its tracked bit is when it is
+    /// tracked.
+    fn parity_operand(&mut self, t: &Mbar, parity: &Parity) -> Result<(Operand, Option<Tracked>)> {
+        let Parity::Tracked = parity else {
+            let Parity::Explicit(e) = parity else {
+                return Err(self.invalid("a parity that is neither explicit nor tracked"));
+            };
+            return Ok((self.expr_u32(e)?, None));
+        };
+        let words = self.parity.get(t.group).cloned().unwrap_or_default();
+        let (Some(&first), second) = (words.first(), words.get(1).copied()) else {
+            return Err(self.invalid("a tracked parity without a mask register"));
+        };
+        if t.count == 1 {
+            // The whole word is this barrier's bit.
+            let tracked = Tracked::Const {
+                word: first,
+                bit: 0,
+            };
+            return Ok((Operand::Reg(first), Some(tracked)));
         }
-    }
-
-    /// Flips the barrier's bit in its group's parity mask (under `guard`).
-    fn flip_parity(&mut self, mask: Reg, t: &Mbar, guard: Option<Reg>) -> Result<()> {
-        let wide = mask.class == Class::B64;
-        let b = if wide { "b64" } else { "b32" };
-        let bit = match t.index {
+        let par = self.reg(Class::B32);
+        let tracked = match (t.index, second) {
             // Below the group's count, at most 64 (`barrier_target` and
             // `init_barriers` check both).
-            Index::Const(i) => match 1u64.checked_shl(i) {
-                Some(bit) => Operand::imm(format!("0x{bit:X}")),
-                None => return Err(self.invalid(format!("a parity bit for barrier {i}"))),
-            },
-            Index::Reg(i) => {
-                let r = self.reg(if wide { Class::B64 } else { Class::B32 });
-                emit!(self, "shl.{} {}, 1, {};", b, r, i);
-                Operand::Reg(r)
+            (Index::Const(i), _) => {
+                let word = match (i / 32, second) {
+                    (0, _) => first,
+                    (1, Some(high)) => high,
+                    _ => return Err(self.invalid(format!("a parity bit for barrier {i}"))),
+                };
+                let bit = i % 32;
+                emit!(self, "bfe.u32 {}, {}, {}, 1;", par, word, bit);
+                Tracked::Const { word, bit }
+            }
+            (Index::Reg(i), None) => {
+                emit!(self, "bfe.u32 {}, {}, {}, 1;", par, first, i);
+                Tracked::Reg {
+                    low: first,
+                    high: None,
+                    bit: i,
+                }
+            }
+            (Index::Reg(i), Some(high)) => {
+                // Barriers 0–31 in the first word, 32–63 in the second.
+                let (is_low, word, bit) = (
+                    self.reg(Class::Pred),
+                    self.reg(Class::B32),
+                    self.reg(Class::B32),
+                );
+                emit!(self, "setp.lt.u32 {}, {}, 32;", is_low, i);
+                emit!(self, "selp.b32 {}, {}, {}, {};", word, first, high, is_low);
+                emit!(self, "and.b32 {}, {}, 31;", bit, i);
+                emit!(self, "bfe.u32 {}, {}, {}, 1;", par, word, bit);
+                Tracked::Reg {
+                    low: first,
+                    high: Some((high, is_low)),
+                    bit,
+                }
             }
         };
-        let g = guard.map(|p| format!("@{p} ")).unwrap_or_default();
-        emit!(self, "{}xor.{} {}, {}, {};", g, b, mask, mask, bit);
-        Ok(())
+        Ok((Operand::Reg(par), Some(tracked)))
+    }
+
+    /// Flips the barrier's tracked bit (under `guard`).
+    fn flip_parity(&mut self, tracked: Tracked, guard: Option<Reg>) {
+        let g = |p: Option<Reg>| p.map(|p| format!("@{p} ")).unwrap_or_default();
+        match tracked {
+            Tracked::Const { word, bit } => {
+                let mask = Operand::imm(format!("0x{:X}", 1u32 << (bit % 32)));
+                emit!(self, "{}xor.b32 {}, {}, {};", g(guard), word, word, mask);
+            }
+            Tracked::Reg { low, high, bit } => {
+                let mask = self.reg(Class::B32);
+                emit!(self, "shl.b32 {}, 1, {};", mask, bit);
+                let Some((high, is_low)) = high else {
+                    emit!(self, "{}xor.b32 {}, {}, {};", g(guard), low, low, mask);
+                    return;
+                };
+                let (in_low, in_high) = match guard {
+                    Some(p) => {
+                        let (l, h) = (self.reg(Class::Pred), self.reg(Class::Pred));
+                        emit!(self, "and.pred {}, {}, {};", l, p, is_low);
+                        emit!(self, "and.pred {}, {}, !{};", h, p, is_low);
+                        (format!("{l}"), format!("{h}"))
+                    }
+                    None => (format!("{is_low}"), format!("!{is_low}")),
+                };
+                emit!(self, "@{} xor.b32 {}, {}, {};", in_low, low, low, mask);
+                emit!(self, "@{} xor.b32 {}, {}, {};", in_high, high, high, mask);
+            }
+        }
     }
 
     /// Spins until the phase with parity `par` of the barrier at `addr` has

@@ -44,7 +44,7 @@ pub(super) fn write_kernel(
     };
     let item = format!("kernel {}", k.name);
     let mut w = Writer::new(&cx, item, Some(k), (&k.body, facts), Exit::Ret);
-    w.parity = vec![None; k.barriers.len()];
+    w.parity = vec![Vec::new(); k.barriers.len()];
     if usage.remote && target.has_sm90_features() {
         let l = w.label();
         w.exit = Exit::Cluster(l);

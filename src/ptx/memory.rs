@@ -182,7 +182,7 @@ impl Writer<'_> {
                 arr.dims
                     .iter()
                     .skip(k + 1)
-                    .fold(size, |a, &d| a.wrapping_mul(i64::from(d)))
+                    .fold(size, |a, &d| a.wrapping_mul(d as i64))
             })
             .collect();
         let mut off: i64 = 0;

@@ -212,8 +212,9 @@ pub(super) struct Writer<'a> {
     /// Special registers read once in the prologue.
     pub(super) specials: HashMap<Special, Operand>,
     pub(super) loops: Vec<LoopLabels>,
-    /// Tracked-parity bitmask of each barrier group (kernels only).
-    pub(super) parity: Vec<Option<Reg>>,
+    /// Tracked-parity bits of each barrier group (kernels only): one
+    /// 32-bit word per 32 barriers (see `barrier.rs`); empty when untracked.
+    pub(super) parity: Vec<Vec<Reg>>,
     pub(super) exit: Exit,
     /// Registers holding the address of a shared symbol, set in the prologue.
     pub(super) bases: HashMap<String, Reg>,

@@ -313,12 +313,15 @@ pub struct Expr {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum ExprKind {
-    /// An integer literal; `value` is exact (the lexer rejects values over
-    /// `u64::MAX`), `suffix` the written type suffix, if any.
+    /// An integer literal; `value` is exact (the lexer rejects suffixed
+    /// values over `u64::MAX`), `suffix` the written type suffix, if any.
     Int {
         value: u64,
         suffix: Option<crate::types::Scalar>,
     },
+    /// An unsuffixed integer literal over `u64::MAX`, which only a float
+    /// context can take; kept like a float literal ([`FloatLit`]).
+    WideInt(FloatLit),
     /// A float literal; `value` keeps it exactly enough to round it once
     /// to its type (see [`FloatLit`]), `suffix` the written suffix.
     Float {
@@ -444,6 +447,7 @@ impl ExprKind {
         match self {
             ExprKind::Int { .. }
             | ExprKind::Float { .. }
+            | ExprKind::WideInt(_)
             | ExprKind::Bool(_)
             | ExprKind::Name(_)
             | ExprKind::Error => 0,
@@ -470,6 +474,7 @@ impl ExprKind {
     fn is_untyped(&self) -> bool {
         match self {
             ExprKind::Int { suffix, .. } | ExprKind::Float { suffix, .. } => suffix.is_none(),
+            ExprKind::WideInt(_) => true,
             ExprKind::Paren(inner) => inner.untyped,
             ExprKind::Unary {
                 op: UnaryOp::Neg,

@@ -82,6 +82,8 @@ pub fn number(n: Number, span: Span) -> Expr {
     let kind = match n {
         Number::Int { value, suffix } => ExprKind::Int { value, suffix },
         Number::Float { value, suffix } => ExprKind::Float { value, suffix },
+        Number::WideInt(value) => ExprKind::WideInt(value),
+        Number::Invalid => ExprKind::Error,
     };
     Expr::new(kind, span)
 }

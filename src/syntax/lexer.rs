@@ -242,7 +242,8 @@ impl Token {
     pub fn kind_name(&self) -> &'static str {
         match self {
             Token::Ident(_) => "identifier",
-            Token::Number(Number::Int { .. }) => "integer literal",
+            Token::Number(Number::Int { .. } | Number::WideInt(_)) => "integer literal",
+            Token::Number(Number::Invalid) => "number literal",
             Token::Number(Number::Float { .. }) => "float literal",
             Token::Str(_) => "string literal",
             Token::BlockComment => "comment",
@@ -323,17 +324,14 @@ impl LexError {
                 }
             }
             LexErrorKind::Number(NumberError::OutOfRange(ty)) => {
-                let d =
-                    Diagnostic::error("E0003", format!("literal out of range for {}", ty.name()))
-                        .primary(self.span, "this literal does not fit");
-                if ty.is_float() {
-                    d.note(format!(
-                        "the largest finite float literal is about {:e}",
-                        f64::MAX
-                    ))
-                } else {
-                    d.note(format!("the largest integer literal is {}", u64::MAX))
-                }
+                // The suffix's type, or `f64` for an unsuffixed float past
+                // every `f64`: quote that type's own range.
+                Diagnostic::error("E0003", format!("literal out of range for {}", ty.name()))
+                    .primary(
+                        self.span,
+                        format!("this literal does not fit in `{}`", ty.name()),
+                    )
+                    .note(crate::types::literal_range_note(ty.name()))
             }
         }
     }
@@ -359,9 +357,7 @@ pub fn lex(file: FileId, text: &str) -> (Vec<(usize, Token, usize)>, Vec<LexErro
                 match &kind {
                     // The literal still stands where it was written.
                     LexErrorKind::Number(_) => {
-                        let placeholder =
-                            NumberError::placeholder(text.get(start..end).unwrap_or(""));
-                        tokens.push((start, Token::Number(placeholder), end));
+                        tokens.push((start, Token::Number(Number::Invalid), end));
                     }
                     LexErrorKind::UnterminatedString(partial) => {
                         tokens.push((start, Token::Str(partial.clone()), end));
@@ -609,7 +605,11 @@ mod tests {
         let (tokens, errs) = lex(FileId(0), "x = 0b102 + 1.5u32;");
         assert_eq!(tokens.len(), 6);
         assert_eq!(errs.len(), 2);
-        assert_eq!(tokens.get(2), Some(&(4, int(0), 9)));
+        assert_eq!(tokens.get(2), Some(&(4, Token::Number(Number::Invalid), 9)));
+        assert_eq!(
+            tokens.get(4),
+            Some(&(12, Token::Number(Number::Invalid), 18))
+        );
         assert_eq!(
             errs.first().map(|e| (e.span.start, e.span.end)),
             Some((4, 9))

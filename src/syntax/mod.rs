@@ -23,24 +23,50 @@ use crate::span::{FileId, Span};
 /// It runs on the big stack ([`crate::stack`]): a parse that fails drops
 /// the partial trees it built, which may nest as deep as the limit.
 pub fn parse(file: FileId, text: &str) -> (ast::File, Vec<Diagnostic>) {
+    let parsed = parse_parts(file, text);
+    let mut diags = parsed.misread;
+    diags.extend(parsed.too_deep);
+    diagnostics::sort(&mut diags);
+    (parsed.tree, diags)
+}
+
+/// A parsed file with its diagnostics by kind.
+pub struct Parsed {
+    pub tree: ast::File,
+    /// Lexer and parser errors: where the parser recovered, what follows on
+    /// the line may have been misread.
+    pub misread: Vec<Diagnostic>,
+    /// Constructs past the nesting limit (E0124): read correctly, and not
+    /// checked.
+    pub too_deep: Vec<Diagnostic>,
+}
+
+/// [`parse`], keeping the two kinds of diagnostics apart.
+pub fn parse_parts(file: FileId, text: &str) -> Parsed {
     crate::stack::with_big_stack(|| parse_here(file, text))
 }
 
-fn parse_here(file: FileId, text: &str) -> (ast::File, Vec<Diagnostic>) {
+fn parse_here(file: FileId, text: &str) -> Parsed {
     let (tokens, lex_errors) = lexer::lex(file, text);
     let (tree, parse_errors, too_deep) = parser::parse_tokens(file, text, &tokens, &lex_errors);
-    let mut diags: Vec<Diagnostic> = lex_errors
+    let mut misread: Vec<Diagnostic> = lex_errors
         .into_iter()
         .map(lexer::LexError::into_diagnostic)
         .collect();
-    diags.extend(
+    misread.extend(
         parse_errors
             .into_iter()
             .map(parser::ParseError::into_diagnostic),
     );
-    diags.extend(too_deep.into_iter().map(depth::TooDeep::into_diagnostic));
-    diagnostics::sort(&mut diags);
-    (tree, diags)
+    diagnostics::sort(&mut misread);
+    Parsed {
+        tree,
+        misread,
+        too_deep: too_deep
+            .into_iter()
+            .map(depth::TooDeep::into_diagnostic)
+            .collect(),
+    }
 }
 
 /// The tokens of one file with their spans (`--emit tokens`), and the

@@ -11,15 +11,25 @@ use std::fmt;
 /// The value of a number literal as written.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Number {
-    /// An integer: exact (values over `u64::MAX` are an error), with the
-    /// written type suffix, if any.
+    /// An integer: exact, with the written type suffix, if any. A suffixed
+    /// value over `u64::MAX` is an error.
     Int { value: u64, suffix: Option<Scalar> },
+    /// An unsuffixed integer over `u64::MAX`: no integer type can hold it,
+    /// but a float context can (`let x: f32 = 100000000000000000000000;`),
+    /// so it is kept like a float literal, exactly enough to round it once
+    /// to any float type (infinite when it is past every `f64`).
+    WideInt(FloatLit),
     /// A float, exactly enough to round it to any float type, with the
     /// written suffix, if any.
     Float {
         value: FloatLit,
         suffix: Option<Scalar>,
     },
+    /// A malformed or out-of-range literal, already reported (E0003): it
+    /// stands where it was written so that parsing goes on, and the syntax
+    /// tree has an error node there, which silences everything that would
+    /// only follow from it (a type the literal never had).
+    Invalid,
 }
 
 /// The value of a decimal float literal, kept exactly enough to round it
@@ -64,6 +74,13 @@ impl fmt::Display for Number {
         let (suffix, written) = match self {
             Number::Int { value, suffix } => (suffix, value.to_string()),
             Number::Float { value, suffix } => (suffix, format!("{:?}", value.nearest)),
+            // Its digits past the nearest f64 are not kept: the value as an
+            // integer, to f64 precision (the token dump is for reading).
+            Number::WideInt(value) if value.nearest.is_finite() => {
+                (&None, format!("{:.0}", value.nearest))
+            }
+            Number::WideInt(_) => (&None, "inf".to_string()),
+            Number::Invalid => (&None, "0".to_string()),
         };
         f.write_str(&written)?;
         if let Some(s) = suffix {
@@ -80,25 +97,6 @@ pub enum NumberError {
     Invalid { why: String, help: Option<String> },
     /// Does not fit the type (`u64`, or the suffix's type).
     OutOfRange(Scalar),
-}
-
-impl NumberError {
-    /// A stand-in token so that parsing can go on: an unsuffixed zero, a
-    /// float zero when the literal was meant to be a float.
-    pub fn placeholder(text: &str) -> Number {
-        let decimal = !(text.starts_with("0x") || text.starts_with("0b"));
-        if decimal && text.contains(['.', 'e', 'E']) {
-            Number::Float {
-                value: FloatLit::exact(0.0),
-                suffix: None,
-            }
-        } else {
-            Number::Int {
-                value: 0,
-                suffix: None,
-            }
-        }
-    }
 }
 
 const INT_SUFFIXES: &str = "the suffixes `u32`, `i32`, `u64`, `i64`";
@@ -147,9 +145,11 @@ fn radix_literal(rest: &str, radix: u32, what: &str) -> Result<Number, NumberErr
         return Err(invalid(format!("this {what} literal has no digits")));
     }
     let suffix = int_suffix(suffix_text, what)?;
-    let value =
-        accumulate(digits, radix).ok_or(NumberError::OutOfRange(suffix.unwrap_or(Scalar::U64)))?;
-    Ok(Number::Int { value, suffix })
+    match (accumulate(digits, radix), suffix) {
+        (Some(value), _) => Ok(Number::Int { value, suffix }),
+        (None, None) => Ok(Number::WideInt(wide_radix(digits, radix))),
+        (None, Some(s)) => Err(NumberError::OutOfRange(s)),
+    }
 }
 
 /// Decimal integer or float: `digits (. digits)? (e [+-]? digits)? suffix?`.
@@ -185,21 +185,12 @@ fn decimal_literal(text: &str) -> Result<Number, NumberError> {
     if suffix_text.is_empty() || FLOAT_SUFFIXES.contains(&suffix_text) {
         let float_suffix = Scalar::from_name(suffix_text);
         if is_float || float_suffix.is_some() {
-            let clean: String = body.chars().filter(|c| *c != '_').collect();
-            let nearest: f64 = clean
-                .parse()
-                .map_err(|_| invalid("malformed float literal"))?;
-            if !nearest.is_finite() {
+            let value = decimal_value(body)?;
+            if !value.nearest.is_finite() {
                 return Err(NumberError::OutOfRange(float_suffix.unwrap_or(Scalar::F64)));
             }
-            let narrower = [Format::F32, Format::F16, Format::BF16];
-            let side = if narrower.iter().any(|f| fp::is_midpoint(nearest, *f)) {
-                compare_decimal(&clean, nearest)
-            } else {
-                Ordering::Equal
-            };
             return Ok(Number::Float {
-                value: FloatLit { nearest, side },
+                value,
                 suffix: float_suffix,
             });
         }
@@ -214,9 +205,48 @@ fn decimal_literal(text: &str) -> Result<Number, NumberError> {
         });
     }
     let suffix = int_suffix(suffix_text, "integer")?;
-    let value =
-        accumulate(body, 10).ok_or(NumberError::OutOfRange(suffix.unwrap_or(Scalar::U64)))?;
-    Ok(Number::Int { value, suffix })
+    match (accumulate(body, 10), suffix) {
+        (Some(value), _) => Ok(Number::Int { value, suffix }),
+        (None, None) => Ok(Number::WideInt(decimal_value(body)?)),
+        (None, Some(s)) => Err(NumberError::OutOfRange(s)),
+    }
+}
+
+/// A decimal literal's digits (`_` allowed, no suffix) as a [`FloatLit`]:
+/// its nearest `f64` (infinite past `f64::MAX`) and, where that `f64` is a
+/// midpoint of a narrower type, on which side of it the digits lie.
+fn decimal_value(body: &str) -> Result<FloatLit, NumberError> {
+    let clean: String = body.chars().filter(|c| *c != '_').collect();
+    let nearest: f64 = clean
+        .parse()
+        .map_err(|_| invalid("malformed float literal"))?;
+    let narrower = [Format::F32, Format::F16, Format::BF16];
+    let side = if nearest.is_finite() && narrower.iter().any(|f| fp::is_midpoint(nearest, *f)) {
+        compare_decimal(&clean, nearest)
+    } else {
+        Ordering::Equal
+    };
+    Ok(FloatLit { nearest, side })
+}
+
+/// The hex or binary digits of an integer over `u64::MAX` as a
+/// [`FloatLit`]. Only the leading bits matter for any rounding: the first
+/// 121 or more are kept exactly, the rest only as "some were not zero",
+/// which is all rounding to `f64` (53 bits) and deciding a tie need.
+fn wide_radix(digits: &str, radix: u32) -> FloatLit {
+    let bits_per_digit: u32 = if radix == 16 { 4 } else { 1 };
+    let (mut kept, mut exp, mut sticky) = (0u128, 0i32, false);
+    for d in digits.chars().filter_map(|c| c.to_digit(radix)) {
+        if kept >> 120 == 0 {
+            kept = (kept << bits_per_digit) | u128::from(d);
+        } else {
+            // Saturating: a literal of 2^31 bits is infinite all the same.
+            exp = exp.saturating_add(bits_per_digit as i32);
+            sticky |= d != 0;
+        }
+    }
+    let (nearest, side) = fp::nearest_f64(kept, exp, sticky);
+    FloatLit { nearest, side }
 }
 
 /// An integer suffix (or none). Float suffixes were handled by the caller.
@@ -341,6 +371,13 @@ fn invalid_help(why: impl Into<String>, help: impl Into<String>) -> NumberError 
 mod tests {
     use super::*;
 
+    fn wide(text: &str) -> FloatLit {
+        match parse(text) {
+            Ok(Number::WideInt(value)) => value,
+            other => panic!("{text} is not a wide integer literal: {other:?}"),
+        }
+    }
+
     fn int(value: u64, suffix: Option<Scalar>) -> Result<Number, NumberError> {
         Ok(Number::Int { value, suffix })
     }
@@ -426,7 +463,7 @@ mod tests {
     #[test]
     fn out_of_range() {
         assert_eq!(
-            parse("18446744073709551616"),
+            parse("18446744073709551616u64"),
             Err(NumberError::OutOfRange(Scalar::U64))
         );
         assert_eq!(
@@ -434,35 +471,47 @@ mod tests {
             Err(NumberError::OutOfRange(Scalar::I32))
         );
         assert_eq!(
-            parse("0x1_0000_0000_0000_0000"),
-            Err(NumberError::OutOfRange(Scalar::U64))
+            parse("0x1_0000_0000_0000_0000u32"),
+            Err(NumberError::OutOfRange(Scalar::U32))
         );
         assert_eq!(parse("1e999"), Err(NumberError::OutOfRange(Scalar::F64)));
+        assert_eq!(parse("1e999f32"), Err(NumberError::OutOfRange(Scalar::F32)));
     }
 
+    /// Unsuffixed integers past `u64::MAX` are kept for a float context,
+    /// exactly enough to round once to every float type.
     #[test]
-    fn placeholders_keep_int_or_float() {
+    fn wide_integers_keep_their_value() {
+        assert_eq!(wide("18446744073709551616").nearest, 2f64.powi(64));
+        assert_eq!(wide("0x1_0000_0000_0000_0000").nearest, 2f64.powi(64));
         assert_eq!(
-            NumberError::placeholder("1.5u32"),
-            Number::Float {
-                value: FloatLit::exact(0.0),
-                suffix: None
-            }
+            wide(&format!("0b1{}", "0".repeat(64))).nearest,
+            2f64.powi(64)
         );
+        assert_eq!(wide("100000000000000000000000").nearest, 1e23);
+        assert_eq!(wide("100_000_000_000_000_000_000_000").nearest, 1e23);
+        assert_eq!(wide(&"9".repeat(400)).nearest, f64::INFINITY);
         assert_eq!(
-            NumberError::placeholder("0x1e"),
-            Number::Int {
-                value: 0,
-                suffix: None
-            }
+            wide(&format!("0x{}", "f".repeat(300))).nearest,
+            f64::INFINITY
         );
-        assert_eq!(
-            NumberError::placeholder("5u8"),
-            Number::Int {
-                value: 0,
-                suffix: None
-            }
-        );
+        // 2^64 + 2^40: the f32 midpoint between 2^64 and 2^64 + 2^41 is
+        // exactly an f64; a low bit past it decides the tie, upwards.
+        let mid = (1u128 << 64) + (1 << 40);
+        for (text, want) in [
+            (format!("{mid}"), 2f64.powi(64)),
+            (format!("{}", mid + 1), 2f64.powi(64) + 2f64.powi(41)),
+            (format!("0x{mid:x}"), 2f64.powi(64)),
+            (format!("0x{:x}", mid + 1), 2f64.powi(64) + 2f64.powi(41)),
+            (format!("0x{:x}", mid - 1), 2f64.powi(64)),
+        ] {
+            assert_eq!(wide(&text).round(Format::F32), want, "{text}");
+        }
+        // Far past 121 bits, a single set bit at the end still counts.
+        let long = format!("0x8{}1", "0".repeat(40));
+        assert_eq!(wide(&long).side, Ordering::Greater);
+        let f16_mid = format!("0x1{}", "0".repeat(40));
+        assert_eq!(wide(&f16_mid).side, Ordering::Equal);
     }
 
     #[test]

@@ -220,6 +220,49 @@ fn float_literals_round_once_from_their_digits() {
     assert_folds("f32", "16777217", 0x4B80_0000);
 }
 
+/// An unsuffixed integer literal past `u64::MAX` is still an integer
+/// literal in a float context: rounded once from its value (the rule for
+/// every integer literal there), decimal, hex or binary alike.
+#[test]
+fn wide_integer_literals_round_once_in_a_float_context() {
+    // Rust's parser rounds correctly from the digits.
+    let digits = |t: &str| u64::from(t.parse::<f32>().map(f32::to_bits).unwrap_or(0));
+    assert_folds("f32", "100000000000000000000000", digits("1e23"));
+    assert_folds("f64", "100000000000000000000000", 0x44B5_2D02_C7E1_4AF6);
+    assert_eq!(digits("18446745173221179393"), 0x5F80_0001);
+    // 2^64 + 2^40 + 1: its nearest f64 is 2^64 + 2^40, an f32 tie that
+    // would round down to 2^64; the 1 makes it round up to 2^64 + 2^41.
+    assert_folds("f32", "18446745173221179393", 0x5F80_0001);
+    assert_folds("f32", "0x1_0000_0100_0000_0001", 0x5F80_0001);
+    assert_folds("f32", "18446745173221179392", 0x5F80_0000);
+    assert_folds("f32", "(-18446745173221179393)", 0xDF80_0001);
+    assert_folds(
+        "f64",
+        "0b1_0000000000000000000000000000000000000000000000000000000000000000",
+        0x43F0_0000_0000_0000,
+    );
+    let src = |ty: &str, lit: &str| {
+        format!(
+            "kernel k(out: global mut [{ty}]) block(1) {{ let v: {ty} = {lit}; out[0] = v; }}\n"
+        )
+    };
+    // No integer type holds it; nor does f32 past its range.
+    for (ty, lit) in [
+        ("u64", "18446744073709551616"),
+        ("i64", "0x1_0000_0000_0000_0000"),
+        ("f32", "1000000000000000000000000000000000000000"),
+        ("f16", "100000000000000000000"),
+    ] {
+        let c = compile(&src(ty, lit));
+        assert_eq!(error_codes(&c), ["E0003"], "{lit} as {ty}");
+        assert!(
+            c.diagnostics[0].message.ends_with(ty),
+            "{:?}",
+            c.diagnostics[0]
+        );
+    }
+}
+
 #[test]
 fn literal_range_uses_the_same_rounding() {
     // The f32 overflow threshold is 2^128 - 2^103 (a tie, which goes to

@@ -80,6 +80,18 @@ fn past_the_limit_is_one_error_at_the_construct() {
     assert!(d.help.iter().any(|h| h.contains("`let`")), "{:?}", d.help);
 }
 
+/// A construct past the limit is read, only not checked: an independent
+/// error after it on the same line is still reported (only a lexer's or a
+/// parser's error makes the rest of its line suspect).
+#[test]
+fn an_error_after_a_deep_construct_on_its_line_is_reported() {
+    let src = format!(
+        "{KERNEL}    let a: u32 = x{}; let b: u32 = 1.5; out[0] = a + b;\n}}\n",
+        " + 1".repeat(limit() + 10)
+    );
+    assert_eq!(codes(&src), ["E0124", "E0110"]);
+}
+
 /// The rendered diagnostic, with the construct's first and last lines.
 #[test]
 fn rendered() {

@@ -156,6 +156,54 @@ fn kernels_of_imported_files_are_not_compiled() {
     );
 }
 
+/// An imported file's kernels are not compiled, so they are not checked
+/// either: not their names (E0126 is about the PTX a kernel becomes), not
+/// their parameter space (E0127), launch shape or body, not the features
+/// they need from the target (a library may hold sm_90 kernels that an
+/// sm_80 program never uses), and their names take no place in the global
+/// namespace (no E0101 with a root kernel or function of the same name).
+/// The same file compiled as the root gets every one of those errors.
+#[test]
+fn kernels_of_imported_files_are_not_checked() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let d = tmp.path();
+    let params: Vec<String> = (0..4096).map(|i| format!("p{i}: u64")).collect();
+    let lib = format!(
+        "fn twice(x: f32) -> f32 {{ x * 2.0 }}\n\
+         kernel WARP_SZ(o: global mut [f32]) block(32) {{ o[0] = 1; let bad: u32 = 1.5; }}\n\
+         kernel _(o: global mut [f32]) block(2048) cluster(4) {{ o[0] = cluster_rank as f32; }}\n\
+         kernel wide({}) {{ }}\n\
+         kernel k(o: global mut [f32]) {{ o[0] = 2.0; }}\n",
+        params.join(", ")
+    );
+    write(d, "lib.kdsl", &lib);
+    write(
+        d,
+        "main.kdsl",
+        &format!("import \"lib.kdsl\";\nconst HALF: f32 = 0.5;\n{KERNEL}fn wide() {{}}\n"),
+    );
+    for target in [kdsl::target::Target::Sm90, kdsl::target::Target::Sm80] {
+        let opts = kdsl::Options {
+            target,
+            ..kdsl::Options::default()
+        };
+        let c = kdsl::compile(&d.join("main.kdsl"), &opts).expect("readable root");
+        assert!(c.diagnostics.is_empty(), "{target:?}: {:#?}", c.diagnostics);
+        let ptx = c.ptx.expect("ptx");
+        assert_eq!(ptx.matches(".entry").count(), 1, "{ptx}");
+    }
+    let own = compile(&d.join("lib.kdsl"));
+    let mut codes: Vec<&str> = own.diagnostics.iter().map(|d| d.code).collect();
+    codes.sort_unstable();
+    codes.dedup();
+    assert_eq!(
+        codes,
+        ["E0110", "E0120", "E0126", "E0127"],
+        "{:#?}",
+        own.diagnostics
+    );
+}
+
 /// E0101 is reported on the later definition, an import standing for the
 /// items of the file it loads, whatever the kinds of the two items.
 #[test]

@@ -985,6 +985,70 @@ fn diagnostics_across_imports() {
     assert_eq!(c.shutdown(), 0);
 }
 
+/// An imported file that is not UTF-8 cannot be opened as a document of
+/// its own (an editor shows it decoded), so its E0004 shows in every
+/// document that leads to it: at the import of it, or at the import of the
+/// file that imports it, with the bad byte as related information.
+#[test]
+fn an_import_that_is_not_utf8_shows_at_the_import() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let main = dir.path().join("main.kdsl");
+    let mid = dir.path().join("mid.kdsl");
+    let bad = dir.path().join("latin1.kdsl");
+    std::fs::write(&bad, b"// caf\xe9\nfn g() -> u32 { 2 }\n").expect("write latin1");
+    let mid_text = "import \"latin1.kdsl\";\nfn f() -> u32 { 1 }\n";
+    std::fs::write(&mid, mid_text).expect("write mid");
+    let text = "import \"mid.kdsl\";\nimport \"latin1.kdsl\";\n\
+                kernel k(out: global mut [u32]) { out[0] = f() + g(); }\n";
+    let (mut c, _) = Client::initialized(None);
+    let diags = c.open(&file_uri(&main), text);
+    let e0004: Vec<&Value> = diags.iter().filter(|d| d["code"] == "E0004").collect();
+    // `latin1.kdsl` is loaded once, through `mid.kdsl`: its one E0004
+    // shows at main's import of mid.
+    assert_eq!(e0004.len(), 1, "{diags:#?}");
+    let d = e0004[0];
+    assert_eq!(
+        d["range"],
+        range(text, "\"mid.kdsl\"", 0, Enc::Utf16),
+        "{d:#?}"
+    );
+    assert!(
+        d["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("not valid UTF-8"),
+        "{d:#?}"
+    );
+    let related = d["relatedInformation"]
+        .as_array()
+        .expect("related information");
+    assert!(
+        related
+            .iter()
+            .any(|r| r["location"]["uri"] == file_uri(&bad)
+                && r["location"]["range"]["start"] == json!({ "line": 0, "character": 6 })),
+        "the bad byte: {related:#?}"
+    );
+    assert!(
+        related
+            .iter()
+            .any(|r| r["location"]["uri"] == file_uri(&mid)
+                && r["location"]["range"] == range(mid_text, "\"latin1.kdsl\"", 0, Enc::Utf16)),
+        "mid's import: {related:#?}"
+    );
+    // Opened itself, mid shows it at its own import.
+    let diags = c.open(&file_uri(&mid), mid_text);
+    let d = diags
+        .iter()
+        .find(|d| d["code"] == "E0004")
+        .unwrap_or_else(|| panic!("{diags:#?}"));
+    assert_eq!(
+        d["range"],
+        range(mid_text, "\"latin1.kdsl\"", 0, Enc::Utf16)
+    );
+    assert_eq!(c.shutdown(), 0);
+}
+
 /// The server publishes exactly what the compiler reports, from its one
 /// compilation: an E0301 beside a type error in another statement (the
 /// barrier pass runs on what checked), and hover still works in the

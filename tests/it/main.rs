@@ -12,6 +12,7 @@ mod consteval;
 mod depth;
 mod docs;
 mod fuzz;
+mod generated;
 mod imports;
 mod inference;
 mod launch;

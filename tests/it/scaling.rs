@@ -81,6 +81,12 @@ at_20k!(
     statements,
     long_line_errors,
     barrier_stretch,
+    division_chain,
+    division_chain_runtime,
+    division_chain_zero,
+    many_params,
+    many_fn_params,
+    many_shared,
 );
 
 #[test]

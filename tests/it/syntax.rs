@@ -32,6 +32,7 @@ fn sexpr(e: &Expr) -> String {
         ExprKind::Float { value, suffix } => {
             format!("{:?}{}", value.nearest, suffix.map_or("", |s| s.name()))
         }
+        ExprKind::WideInt(value) => format!("(wide {:?})", value.nearest),
         ExprKind::Bool(b) => b.to_string(),
         ExprKind::Name(n) => n.name.clone(),
         ExprKind::Field { base, field } => format!("(. {} {})", sexpr(base), field.name),
@@ -781,8 +782,16 @@ fn invalid_number_literals() {
 
 #[test]
 fn literal_out_of_range() {
-    let (_, diags) = parse("const X: u64 = 18446744073709551616;");
+    let (_, diags) = parse("const X: u64 = 18446744073709551616u64;");
     assert_eq!(diags[0].message, "literal out of range for u64");
+    // Unsuffixed, it is a wide integer literal: a float context may take
+    // it, so only the checker can say it is out of range.
+    let (file, diags) = parse("const X: f32 = 18446744073709551616;");
+    assert!(diags.is_empty(), "{diags:#?}");
+    let [Item::Const(c)] = file.items.as_slice() else {
+        panic!("{file:?}")
+    };
+    assert!(matches!(&c.value.kind, ExprKind::WideInt(_)), "{c:?}");
     let (_, diags) = parse("const X: i32 = 99999999999999999999i32;");
     assert_eq!(diags[0].message, "literal out of range for i32");
     // u64::MAX fits; narrower types are the checker's business.

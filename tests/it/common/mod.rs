@@ -10,6 +10,7 @@
 #![allow(dead_code)]
 
 pub mod gen_expr;
+pub mod gen_program;
 pub mod ptxas;
 pub mod shapes;
 

@@ -1,7 +1,8 @@
 //! Programs of a chosen size in the shapes that once made a stage of kdslc
 //! take super-linear time or memory (the checker's literal typing and
 //! scopes, the barrier pass's walks and call graph, the PTX writer's
-//! function order, the diagnostics renderer, `--emit ast`). Shared by
+//! function order, the diagnostics renderer, `--emit ast`, the zero-divisor
+//! check). Shared by
 //! `tests/it/scaling.rs` (each shape compiles at 20,000) and
 //! `benches/scaling.rs` (each shape's time from 1,000 to 20,000).
 
@@ -182,6 +183,88 @@ fn barrier_stretch(n: usize) -> String {
     s
 }
 
+/// `x / (2 / (2 / (2 / ... 2)))`: constant divisions nested in divisors,
+/// `n` levels (a division and its parentheses are two); the values
+/// alternate between 1 and 2, so no divisor is zero.
+fn division_chain(n: usize) -> String {
+    format!("{KERNEL}    out[0] = x / {};\n}}\n", two_chain(n / 2))
+}
+
+/// `(2 / (2 / ... 2))` with `links` divisions: 1 or 2.
+fn two_chain(links: usize) -> String {
+    format!("{}2{}", "(2 / ".repeat(links), ")".repeat(links))
+}
+
+/// The same chain ending in a run-time value: no divisor is constant.
+fn division_chain_runtime(n: usize) -> String {
+    let links = n / 2;
+    let mut s = format!("{KERNEL}    out[0] = ");
+    for i in 0..links {
+        s.push_str(&format!("({} / ", i + 3));
+    }
+    s.push_str("(x | 1)");
+    s.push_str(&")".repeat(links));
+    s.push_str(";\n}\n");
+    s
+}
+
+/// `x / (1 / ((2 / (2 / ... 2)) + 1))`: the outermost divisor, a chain of
+/// `n` levels, is the constant 0 (1 / 2 or 1 / 3): one E0117, which only
+/// evaluating the whole chain finds.
+fn division_chain_zero(n: usize) -> String {
+    format!(
+        "{KERNEL}    out[0] = x / (1 / ({} + 1));\n}}\n",
+        two_chain(n / 2 - 2)
+    )
+}
+
+fn division_by_zero(_: usize) -> Outcome {
+    Outcome::Only("E0117")
+}
+
+/// A kernel with `n` parameters (past 4095 of them, E0127).
+fn many_params(n: usize) -> String {
+    let params: Vec<String> = (0..n).map(|i| format!("p{i}: u64")).collect();
+    format!("kernel k({}) block(32) {{\n}}\n", params.join(", "))
+}
+
+fn params_outcome(n: usize) -> Outcome {
+    if n * 8 > 32764 {
+        Outcome::Only("E0127")
+    } else {
+        Outcome::Clean
+    }
+}
+
+/// A device function with `n` parameters, called by the kernel.
+fn many_fn_params(n: usize) -> String {
+    let params: Vec<String> = (0..n).map(|i| format!("_p{i}: u32")).collect();
+    let args = vec!["x"; n].join(", ");
+    format!(
+        "fn f({}) -> u32 {{\n    1\n}}\n{KERNEL}    out[0] = f({args});\n}}\n",
+        params.join(", ")
+    )
+}
+
+/// A kernel declaring `n` shared arrays of 128 bytes each (past 384 of
+/// them, one E0122).
+fn many_shared(n: usize) -> String {
+    let mut s = String::from(KERNEL);
+    for i in 0..n {
+        s.push_str(&format!("    shared s{i}: [u32; 32];\n"));
+    }
+    s.push_str("    s0[0] = x;\n    out[0] = s0[1];\n}\n");
+    s
+}
+
+fn shared_outcome(n: usize) -> Outcome {
+    if n * 128 > 49152 {
+        Outcome::Only("E0122")
+    } else {
+        Outcome::Clean
+    }
+}
+
 pub const SHAPES: &[Shape] = &[
     Shape {
         name: "else_if_expr",
@@ -247,5 +330,35 @@ pub const SHAPES: &[Shape] = &[
         name: "barrier_stretch",
         make: barrier_stretch,
         outcome: clean,
+    },
+    Shape {
+        name: "division_chain",
+        make: division_chain,
+        outcome: clean,
+    },
+    Shape {
+        name: "division_chain_runtime",
+        make: division_chain_runtime,
+        outcome: clean,
+    },
+    Shape {
+        name: "many_params",
+        make: many_params,
+        outcome: params_outcome,
+    },
+    Shape {
+        name: "many_fn_params",
+        make: many_fn_params,
+        outcome: clean,
+    },
+    Shape {
+        name: "many_shared",
+        make: many_shared,
+        outcome: shared_outcome,
+    },
+    Shape {
+        name: "division_chain_zero",
+        make: division_chain_zero,
+        outcome: division_by_zero,
     },
 ];

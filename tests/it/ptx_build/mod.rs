@@ -346,7 +346,7 @@ impl KernelBuilder {
         self.shared.push(SharedArray {
             name: name.to_string(),
             elem,
-            dims: dims.to_vec(),
+            dims: dims.iter().map(|&d| u64::from(d)).collect(),
             span: sp(),
         });
         SharedId(self.shared.len() as u32 - 1)

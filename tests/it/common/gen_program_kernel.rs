@@ -1,0 +1,865 @@
+//! The items of a generated program: constants, device functions, an
+//! import, and kernels built from sections (locals and assignments,
+//! control flow, shared arrays, atomics, barriers, bulk copies, clusters
+//! and distributed shared memory, the hardware limits).
+
+use super::{Env, Gen, Program, Ty, INTS, TYS};
+
+/// A kernel being built.
+struct K {
+    name: String,
+    params: Vec<String>,
+    launch: String,
+    /// Shared arrays and barrier groups (kernel top level).
+    decls: Vec<String>,
+    body: Vec<String>,
+    env: Env,
+    /// Every local: each is read in the kernel's last store (no W0001).
+    sinks: Vec<(String, Ty)>,
+    sm90: bool,
+    cluster: bool,
+}
+
+impl K {
+    fn stmt(&mut self, s: impl Into<String>) {
+        self.body.push(s.into());
+    }
+
+    fn local(&mut self, name: &str, ty: Ty) {
+        self.env.vars.push((name.to_string(), ty));
+        self.sinks.push((name.to_string(), ty));
+    }
+
+    fn text(&self) -> String {
+        let mut s = format!(
+            "kernel {}({}){} {{\n",
+            self.name,
+            self.params.join(", "),
+            self.launch
+        );
+        for d in &self.decls {
+            s.push_str(&format!("    {d}\n"));
+        }
+        for b in &self.body {
+            for line in b.lines() {
+                s.push_str(&format!("    {line}\n"));
+            }
+        }
+        let uses: Vec<String> = self
+            .sinks
+            .iter()
+            .map(|(n, t)| match t {
+                Ty::Bool => format!("select({n}, 1.0, 0.0)"),
+                _ => format!("({n} as f32)"),
+            })
+            .collect();
+        let sum = if uses.is_empty() {
+            "0.0".to_string()
+        } else {
+            uses.join("\n        + ")
+        };
+        s.push_str(&format!("    out[thread_idx.x] = {sum};\n}}\n"));
+        s
+    }
+}
+
+/// The program with this index (what it covers is swept by the index)
+/// and seed (the random choices).
+pub fn program(index: u64, seed: u64) -> Program {
+    let mut g = Gen::new(index, seed);
+    // One program in three uses nothing past sm_80, so it is assembled for
+    // sm_80 too.
+    let sm90 = !index.is_multiple_of(3);
+    g.p.sm90 = sm90;
+    let mut items = String::new();
+    let mut env = Env {
+        cluster_values: false,
+        ..Env::default()
+    };
+
+    let consts = constants(&mut g, &mut items);
+    functions(&mut g, &mut items, &mut env);
+    if g.chance(3) || index.is_multiple_of(5) {
+        g.note("item:import");
+        items.push_str("import \"lib.kdsl\";\n");
+        g.p.lib = Some(
+            "const LIB_SCALE: u32 = 3;\nfn lib_twice(x: f32) -> f32 {\n    x * 2.0\n}\n".into(),
+        );
+        env.fns
+            .push(("lib_twice".into(), vec![Ty::F32], Some(Ty::F32)));
+        env.vars.push(("LIB_SCALE".into(), Ty::U32));
+    }
+    env.vars.extend(consts);
+
+    let main = main_kernel(&mut g, &env, sm90);
+    items.push_str(&main);
+    if sm90 && (index % 2 == 1 || g.chance(3)) {
+        items.push_str(&cluster_kernel(&mut g, &env));
+    }
+    if index % 4 == 2 || g.chance(4) {
+        items.push_str(&limits_kernel(&mut g, sm90));
+    }
+    if g.chance(3) {
+        g.note("item:two_kernels");
+        g.note("launch:none");
+        let e = g.expr(
+            Ty::U32,
+            &Env {
+                in_kernel: true,
+                ..env.clone()
+            },
+            2,
+        );
+        items.push_str(&format!(
+            "kernel second(o: global mut [u32]) {{\n    o[thread_idx.x] = {e};\n}}\n"
+        ));
+    }
+    g.p.source = items;
+    g.p
+}
+
+/// A few constants, from literals, casts, `if`, the foldable built-ins and
+/// each other.
+fn constants(g: &mut Gen, items: &mut String) -> Vec<(String, Ty)> {
+    let mut consts: Vec<(String, Ty)> = Vec::new();
+    for _ in 0..2 + g.below(3) {
+        let ty = g.pick(&TYS);
+        let name = g.name("C");
+        let e = const_expr(g, ty, &consts, 3);
+        g.note("item:const");
+        if !consts.is_empty() {
+            g.note("item:const_uses_const");
+        }
+        items.push_str(&format!("const {name}: {} = {e};\n", ty.name()));
+        consts.push((name, ty));
+    }
+    consts
+}
+
+/// A constant expression of `ty`.
+fn const_expr(g: &mut Gen, ty: Ty, consts: &[(String, Ty)], d: u32) -> String {
+    let same: Vec<&String> = consts
+        .iter()
+        .filter(|(_, t)| *t == ty)
+        .map(|(n, _)| n)
+        .collect();
+    if d == 0 || g.chance(3) {
+        if !same.is_empty() && g.chance(2) {
+            return same[g.below(same.len() as u64) as usize].clone();
+        }
+        return g.literal(ty);
+    }
+    match g.below(5) {
+        0 => {
+            let from = g.pick(&TYS);
+            g.note(format!("cast:{}->{}", from.name(), ty.name()));
+            format!(
+                "({} as {})",
+                const_anchored(g, from, consts, d - 1),
+                ty.name()
+            )
+        }
+        1 => {
+            g.note("expr:if");
+            let c = const_expr(g, Ty::Bool, consts, d - 1);
+            let (a, b) = (
+                const_expr(g, ty, consts, d - 1),
+                const_expr(g, ty, consts, d - 1),
+            );
+            format!("if ({c}) {{ {a} }} else {{ {b} }}")
+        }
+        2 if ty == Ty::Bool => {
+            let t = g.pick(&[Ty::I32, Ty::U64, Ty::F32]);
+            g.note("op:<");
+            let (a, b) = (
+                const_anchored(g, t, consts, d - 1),
+                const_expr(g, t, consts, d - 1),
+            );
+            format!("({a} < {b})")
+        }
+        2 if ty.is_int() || ty.is_wide_float() => {
+            let f = g.pick(&["min", "max"]);
+            g.note(format!("builtin:{f}"));
+            let (a, b) = (
+                const_expr(g, ty, consts, d - 1),
+                const_expr(g, ty, consts, d - 1),
+            );
+            format!("{f}({a}, {b})")
+        }
+        3 if ty.is_wide_float() => {
+            g.note("builtin:fma");
+            let (a, b, c) = (
+                const_expr(g, ty, consts, d - 1),
+                const_expr(g, ty, consts, d - 1),
+                const_expr(g, ty, consts, d - 1),
+            );
+            format!("fma({a}, {b}, {c})")
+        }
+        4 if ty != Ty::Bool => {
+            let op = g.pick(&["+", "-", "*"]);
+            g.note(format!("op:{op}"));
+            let (a, b) = (
+                const_expr(g, ty, consts, d - 1),
+                const_expr(g, ty, consts, d - 1),
+            );
+            format!("({a} {op} {b})")
+        }
+        _ => g.literal(ty),
+    }
+}
+
+/// [`Gen::anchored`] for constants.
+fn const_anchored(g: &mut Gen, ty: Ty, consts: &[(String, Ty)], d: u32) -> String {
+    let e = const_expr(g, ty, consts, d);
+    if ty == Ty::Bool {
+        return e;
+    }
+    let env = Env {
+        vars: consts.to_vec(),
+        ..Env::default()
+    };
+    let typed = g.typed_leaf(ty, &env);
+    format!("({typed} + {e})")
+}
+
+/// Device functions: one with a value (an early `return` and an `if` as
+/// its tail), one that calls it, and one without a value called as a
+/// statement.
+fn functions(g: &mut Gen, items: &mut String, env: &mut Env) {
+    let ret = g.pick(&TYS);
+    let (pa, pb) = (g.pick(&TYS), g.pick(&TYS));
+    let name = g.name("f");
+    // `_`: a function need not read its parameters (no W0001).
+    let fenv = Env {
+        vars: vec![("_a".into(), pa), ("_b".into(), pb)],
+        ..Env::default()
+    };
+    let (c, early) = (g.expr(Ty::Bool, &fenv, 2), g.expr(ret, &fenv, 2));
+    let (c2, x, y) = (
+        g.expr(Ty::Bool, &fenv, 2),
+        g.expr(ret, &fenv, 2),
+        g.expr(ret, &fenv, 2),
+    );
+    g.note("item:fn");
+    g.note("stmt:return_value");
+    g.note("stmt:expr_block_tail_if");
+    items.push_str(&format!(
+        "fn {name}(_a: {}, _b: {}) -> {} {{\n    if {c} {{\n        return {early};\n    }}\n    if {c2} {{ {x} }} else {{ {y} }}\n}}\n",
+        pa.name(),
+        pb.name(),
+        ret.name()
+    ));
+    env.fns.push((name.clone(), vec![pa, pb], Some(ret)));
+
+    let outer = g.name("f");
+    let t = g.pick(&[Ty::U32, Ty::F32, Ty::I64]);
+    let mut fenv2 = Env {
+        vars: vec![("_v".into(), t)],
+        ..Env::default()
+    };
+    fenv2.fns.push((name.clone(), vec![pa, pb], Some(ret)));
+    let args = (g.expr(pa, &fenv2, 1), g.expr(pb, &fenv2, 1));
+    let v = g.expr(t, &fenv2, 1);
+    g.note("item:fn_calls_fn");
+    items.push_str(&format!(
+        "fn {outer}(_v: {}) -> {} {{\n    let r = {name}({}, {});\n    ({v}) + (r as {})\n}}\n",
+        t.name(),
+        t.name(),
+        args.0,
+        args.1,
+        t.name()
+    ));
+    env.fns.push((outer, vec![t], Some(t)));
+
+    let void = g.name("s");
+    g.note("item:fn_void");
+    items.push_str(&format!(
+        "fn {void}(n: u32) {{\n    if n > 3 {{\n        return;\n    }}\n    let _ignored = n + 1;\n}}\n"
+    ));
+    env.fns.push((void, vec![Ty::U32], None));
+}
+
+/// The launch attributes of the main kernel, swept through every form and
+/// every boundary of the block's shape.
+fn block_launch(g: &mut Gen) -> String {
+    match g.sweep(&[0u8, 1, 2, 3, 4, 5, 6, 7], 1, 0) {
+        0 => {
+            g.note("launch:none");
+            String::new()
+        }
+        1 => {
+            g.note("launch:block1");
+            g.note("bound:block:product1024");
+            let x = g.bound("block:x1024", "1024", "1025", "E0120");
+            format!(" block({x})")
+        }
+        2 => {
+            g.note("launch:block2");
+            let y = g.bound("block:y1024", "1024", "1025", "E0120");
+            format!(" block(1, {y})")
+        }
+        3 => {
+            g.note("launch:block3");
+            let z = g.bound("block:z64", "64", "65", "E0120");
+            format!(" block(16, 1, {z})")
+        }
+        4 => {
+            g.note("launch:block2");
+            let y = g.bound("block:product1024", "32", "33", "E0120");
+            format!(" block(32, {y})")
+        }
+        _ => {
+            let x = 32 * (1 + g.below(8));
+            match g.below(3) {
+                0 => {
+                    g.note("launch:block1");
+                    format!(" block({x})")
+                }
+                1 => {
+                    g.note("launch:block2");
+                    format!(" block({x}, 2)")
+                }
+                _ => {
+                    g.note("launch:block3");
+                    format!(" block({}, 2, 2)", x / 2)
+                }
+            }
+        }
+    }
+}
+
+fn new_kernel(g: &mut Gen, env: &Env, name: &str, sm90: bool) -> K {
+    let mut k = K {
+        name: name.to_string(),
+        params: vec!["out: global mut [f32]".into(), "n: u32".into()],
+        launch: String::new(),
+        decls: Vec::new(),
+        body: Vec::new(),
+        env: Env {
+            in_kernel: true,
+            ..env.clone()
+        },
+        sinks: Vec::new(),
+        sm90,
+        cluster: false,
+    };
+    k.env.vars.push(("n".into(), Ty::U32));
+    // Scalar parameters of every type over the run.
+    for j in 0..3 {
+        let t = g.sweep(&TYS, 3, j);
+        let p = g.name("p");
+        g.note(format!("param:{}", t.name()));
+        k.params.push(format!("{p}: {}", t.name()));
+        k.env.vars.push((p, t));
+    }
+    k
+}
+
+fn main_kernel(g: &mut Gen, env: &Env, sm90: bool) -> String {
+    let mut k = new_kernel(g, env, "main", sm90);
+    k.launch = block_launch(g);
+    g.note("stmt:return_kernel");
+    k.stmt("if n == 4294967295u32 {\n    return;\n}");
+    globals(g, &mut k);
+    lets(g, &mut k);
+    control(g, &mut k);
+    shared(g, &mut k);
+    atomics(g, &mut k);
+    cta_barriers(g, &mut k);
+    if sm90 {
+        tx_barriers(g, &mut k);
+        bulk(g, &mut k);
+    }
+    calls(g, &mut k);
+    k.text()
+}
+
+/// Global arrays: read-only ones loaded, writable ones stored to with
+/// every assignment operator.
+fn globals(g: &mut Gen, k: &mut K) {
+    for j in 0..2 {
+        let t = g.sweep(&TYS, 2, j);
+        let a = g.name("g");
+        g.note(format!("global:{}", t.name()));
+        k.params.push(format!("{a}: global [{}]", t.name()));
+        let v = g.name("v");
+        k.stmt(format!("let {v} = {a}[thread_idx.x];"));
+        k.local(&v, t);
+    }
+    for j in 0..2 {
+        let t = g.sweep(&TYS, 2, j);
+        let a = g.name("gm");
+        g.note(format!("global_mut:{}", t.name()));
+        k.params.push(format!("{a}: global mut [{}]", t.name()));
+        let e = g.expr(t, &k.env, 2);
+        g.note("store:=");
+        k.stmt(format!("{a}[thread_idx.x + 1] = {e};"));
+        store_op(g, k, &format!("{a}[thread_idx.x]"), t, j, "store");
+    }
+}
+
+/// The compound assignment operators that apply to `ty`.
+fn ops_for(ty: Ty) -> &'static [&'static str] {
+    match ty {
+        Ty::Bool => &["&=", "|=", "^="],
+        t if t.is_int() => &["+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="],
+        _ => &["+=", "-=", "*=", "/="],
+    }
+}
+
+/// `place op= value` with an operator swept for the type.
+fn store_op(g: &mut Gen, k: &mut K, place: &str, ty: Ty, j: u64, kind: &str) {
+    let ops = ops_for(ty);
+    let op = g.sweep(ops, 1, j);
+    g.note(format!("{kind}:{op}"));
+    let value = match op {
+        "/=" | "%=" if ty.is_int() => format!("({} | 1)", g.expr(ty, &k.env, 1)),
+        "<<=" | ">>=" => {
+            let t = g.pick(&INTS);
+            g.note(format!("shift_amount:{}", t.name()));
+            g.anchored(t, &k.env, 1)
+        }
+        _ => g.expr(ty, &k.env, 2),
+    };
+    k.stmt(format!("{place} {op} {value};"));
+}
+
+/// Locals: annotated, inferred, mutable, shadowed; assigned with every
+/// operator over the run.
+fn lets(g: &mut Gen, k: &mut K) {
+    for j in 0..3 {
+        let t = g.sweep(&TYS, 3, j);
+        let v = g.name("v");
+        let e = g.expr(t, &k.env, 3);
+        g.note(format!("let_annotated:{}", t.name()));
+        g.note("stmt:let");
+        k.stmt(format!("let {v}: {} = {e};", t.name()));
+        k.local(&v, t);
+    }
+    for j in 0..4 {
+        let t = g.pick(&TYS);
+        let v = g.name("m");
+        let e = g.expr(t, &k.env, 2);
+        g.note("stmt:let_mut");
+        k.stmt(format!("let mut {v}: {} = {e};", t.name()));
+        store_op(g, k, &v, t, j, "assign");
+        g.note("assign:=");
+        let e2 = g.expr(t, &k.env, 1);
+        k.stmt(format!("{v} = {e2};"));
+        k.local(&v, t);
+    }
+    // Shadowing: the new `w` reads the old one.
+    let t = g.pick(&[Ty::U32, Ty::F32, Ty::I64]);
+    let w = g.name("w");
+    let e = g.expr(t, &k.env, 1);
+    g.note("stmt:shadow");
+    k.stmt(format!(
+        "let {w}: {} = {e};\nlet {w} = {w} + {w};",
+        t.name()
+    ));
+    k.local(&w, t);
+    g.note("stmt:empty");
+    k.stmt(";");
+}
+
+/// `if`/`else if`/`else`, `while`, `while true`, `for` with and without a
+/// step, `break`, `continue`.
+fn control(g: &mut Gen, k: &mut K) {
+    let c = g.name("c");
+    k.stmt(format!("let mut {c}: u32 = 0;"));
+    let (a, b) = (g.expr(Ty::Bool, &k.env, 2), g.expr(Ty::Bool, &k.env, 2));
+    g.note("stmt:if");
+    g.note("stmt:else_if");
+    g.note("stmt:else");
+    k.stmt(format!(
+        "if {a} {{\n    {c} += 1;\n}} else if {b} {{\n    {c} += 2;\n}} else {{\n    {c} ^= 3;\n}}"
+    ));
+    let j = g.name("j");
+    g.note("stmt:for");
+    g.note("stmt:break");
+    g.note("stmt:continue");
+    k.stmt(format!(
+        "for {j} in 0..{} {{\n    if {j} == 2 {{\n        continue;\n    }}\n    {c} += {j} as u32;\n    if {j} > 5 {{\n        break;\n    }}\n}}",
+        3 + g.below(8)
+    ));
+    let j2 = g.name("j");
+    let t = g.pick(&INTS);
+    g.note("stmt:for_step");
+    k.stmt(format!(
+        "for {j2} in (1 as {t})..(40 as {t}) step {} {{\n    {c} += {j2} as u32;\n}}",
+        1 + g.below(7),
+        t = t.name()
+    ));
+    let j3 = g.name("j");
+    g.note("stmt:for_runtime_step");
+    k.stmt(format!(
+        "for {j3} in thread_idx.x..n step (n | 1) {{\n    {c} += {j3};\n}}"
+    ));
+    g.note("stmt:while");
+    k.stmt(format!("while {c} < 10 {{\n    {c} += 1;\n}}"));
+    g.note("stmt:while_true");
+    k.stmt(format!(
+        "while true {{\n    {c} += 1;\n    if {c} > 20 {{\n        break;\n    }}\n}}"
+    ));
+    k.local(&c, Ty::U32);
+}
+
+/// Shared arrays of every element type over the run, 1 to 3 dimensions,
+/// written, synchronised, read, and assigned with the operators.
+fn shared(g: &mut Gen, k: &mut K) {
+    for j in 0..3 {
+        let t = g.sweep(&TYS, 3, j);
+        let s = g.name("sh");
+        g.note(format!("shared:{}", t.name()));
+        let (decl, first, second) = match g.below(3) {
+            0 => (
+                "[32]".to_string(),
+                "thread_idx.x % 32".to_string(),
+                "(thread_idx.x + 1) % 32".to_string(),
+            ),
+            1 => {
+                g.note("shared:2d");
+                (
+                    "[4, 8]".into(),
+                    "0, thread_idx.x % 8".into(),
+                    "1, lane_id % 8".into(),
+                )
+            }
+            _ => {
+                g.note("shared:3d");
+                (
+                    "[2, 2, 8]".into(),
+                    "1, 0, thread_idx.x % 8".into(),
+                    "0, 1, lane_id % 8".into(),
+                )
+            }
+        };
+        let dims = decl.trim_matches(|c| c == '[' || c == ']');
+        k.decls.push(format!("shared {s}: [{}; {dims}];", t.name()));
+        let e = g.expr(t, &k.env, 2);
+        k.stmt(format!("{s}[{first}] = {e};"));
+        store_op(g, k, &format!("{s}[{second}]"), t, j, "store");
+        g.note("builtin:sync_threads");
+        k.stmt("sync_threads();");
+        let v = g.name("r");
+        k.stmt(format!("let {v} = {s}[{second}];"));
+        k.local(&v, t);
+    }
+}
+
+/// Atomics on global and shared elements, as values and as statements.
+fn atomics(g: &mut Gen, k: &mut K) {
+    let f = g.sweep(
+        &["atomic_add", "atomic_max", "atomic_min", "atomic_cas"],
+        1,
+        0,
+    );
+    let types: &[Ty] = if f == "atomic_add" {
+        &[Ty::U32, Ty::I32, Ty::U64, Ty::F32, Ty::F64]
+    } else {
+        &[Ty::U32, Ty::I32, Ty::U64, Ty::I64]
+    };
+    // Each function comes round every 4 programs, with the next type.
+    let t = g.sweep(types, 0, g.index / 4);
+    g.note(format!("{f}:{}", t.name()));
+    g.note(format!("builtin:{f}"));
+    let a = g.name("acc");
+    k.params.push(format!("{a}: global mut [{}]", t.name()));
+    let s = g.name("hist");
+    k.decls.push(format!("shared {s}: [{}; 64];", t.name()));
+    let args = |g: &mut Gen, k: &K| -> String {
+        let v = g.expr(t, &k.env, 1);
+        if f == "atomic_cas" {
+            format!("{}, {v}", g.expr(t, &k.env, 1))
+        } else {
+            v
+        }
+    };
+    g.note(format!("{f}:global"));
+    let x = args(g, k);
+    let old = g.name("old");
+    k.stmt(format!("let {old} = {f}({a}[thread_idx.x % 4], {x});"));
+    k.local(&old, t);
+    g.note(format!("{f}:shared"));
+    g.note("stmt:value_dropped");
+    let y = args(g, k);
+    k.stmt(format!("{f}({s}[lane_id], {y});"));
+}
+
+/// CTA-scope barrier groups (every target): counts and arrival counts at
+/// their limits, every wait and test form, both parities.
+fn cta_barriers(g: &mut Gen, k: &mut K) {
+    let b = g.name("bar");
+    let count = g.sweep(&[1u32, 64, 2, 8], 1, 0);
+    let count_text = match count {
+        1 => g.bound("barrier_count:1", "1", "0", "E0311"),
+        64 => g.bound("barrier_count:64", "64", "65", "E0311"),
+        c => c.to_string(),
+    };
+    let arrivals = match g.sweep(&[0u8, 1, 2], 1, 0) {
+        0 => g.bound("arrivals:1", "1", "0", "E0306"),
+        1 => g.bound("arrivals:1048575", "1048575", "1048576", "E0306"),
+        _ => "32".to_string(),
+    };
+    let index = if count == 1 {
+        // A group of one: its bare name names its barrier.
+        k.decls.push(format!(
+            "barrier {b}[{count_text}]: cta(arrivals = {arrivals});"
+        ));
+        b.clone()
+    } else {
+        k.decls.push(format!(
+            "barrier {b}[{count_text}]: cta(arrivals = {arrivals});"
+        ));
+        if g.chance(2) {
+            let last = g.bound(
+                "barrier_index",
+                &(count - 1).to_string(),
+                &count.to_string(),
+                "E0305",
+            );
+            format!("{b}[{last}]")
+        } else {
+            format!("{b}[thread_idx.x % {count}]")
+        }
+    };
+    g.note("barrier:arrive()");
+    k.stmt(format!("if warp_id == 0 {{\n    {index}.arrive();\n}}"));
+    let p = parity(g, "wait");
+    let p2 = parity(g, "test");
+    g.note("barrier:wait()");
+    g.note("barrier:wait(p)");
+    g.note("barrier:test()");
+    g.note("barrier:test(p)");
+    let (t1, t2) = (g.name("t"), g.name("t"));
+    k.stmt(format!(
+        "{index}.wait();\n{index}.wait({p});\nlet {t1} = {index}.test();\nlet {t2} = {index}.test({p2});"
+    ));
+    k.local(&t1, Ty::Bool);
+    k.local(&t2, Ty::Bool);
+}
+
+/// A parity operand, 0 or 1 (2 in the variant: E0310).
+fn parity(g: &mut Gen, op: &str) -> String {
+    let p = g.pick(&["0", "1"]);
+    g.bound(&format!("parity:{op}:{p}"), p, "2", "E0310")
+}
+
+/// sm_90 barrier operations: `arrive(n)`, `arrive_expect_tx`, `expect_tx`,
+/// at the limits of their operands.
+fn tx_barriers(g: &mut Gen, k: &mut K) {
+    let b = g.name("tx");
+    k.decls.push(format!("barrier {b}: cta(arrivals = 2);"));
+    let n = match g.sweep(&[0u8, 1], 1, 0) {
+        0 => g.bound("arrive_n:1", "1", "0", "E0306"),
+        _ => g.bound("arrive_n:1048575", "1048575", "1048576", "E0306"),
+    };
+    let bytes = |g: &mut Gen, what: &str| match g.below(2) {
+        0 => g.bound(&format!("{what}:16"), "16", "15", "E0309"),
+        _ => g.bound(&format!("{what}:1048560"), "1048560", "1048576", "E0309"),
+    };
+    let (e1, e2) = (bytes(g, "arrive_expect_tx"), bytes(g, "expect_tx"));
+    g.note("barrier:arrive(n)");
+    g.note("barrier:arrive_expect_tx");
+    g.note("barrier:expect_tx");
+    k.stmt(format!(
+        "if thread_idx.x == 0 {{\n    {b}.arrive({n});\n    {b}.expect_tx({e2});\n    {b}.arrive_expect_tx({e1});\n}}\n{b}.wait();"
+    ));
+}
+
+/// Bulk copies in and out of shared memory, with the fence and the groups.
+fn bulk(g: &mut Gen, k: &mut K) {
+    let (tile, done, src, dst) = (
+        g.name("tile"),
+        g.name("loaded"),
+        g.name("src"),
+        g.name("dst"),
+    );
+    k.decls.push(format!("shared {tile}: [f32; 64];"));
+    k.decls.push(format!("barrier {done}: cta(arrivals = 1);"));
+    k.params.push(format!("{src}: global [f32]"));
+    k.params.push(format!("{dst}: global mut [f32]"));
+    let expect = g.bound("arrive_expect_tx:16", "16", "15", "E0309");
+    let bytes = g.bound("copy_async:16", "16", "15", "E0309");
+    let store_bytes = g.bound("copy_async_store:16", "16", "15", "E0309");
+    let groups = g.below(4);
+    for f in [
+        "copy_async",
+        "copy_async_store",
+        "copy_async_commit",
+        "copy_async_wait",
+        "fence_proxy_async",
+    ] {
+        g.note(format!("builtin:{f}"));
+    }
+    k.stmt(format!(
+        "if thread_idx.x == 0 {{\n    {done}.arrive_expect_tx({expect});\n    copy_async({tile}[0], {src}[block_idx.x * 64], {bytes}, {done});\n}}\n\
+         {done}.wait();\nfence_proxy_async();\nsync_threads();\n\
+         if thread_idx.x == 0 {{\n    copy_async_store({dst}[block_idx.x * 64], {tile}[0], {store_bytes});\n    copy_async_commit();\n    copy_async_wait({groups});\n}}"
+    ));
+}
+
+/// Calls as statements: a function without a value, and one whose value
+/// is dropped.
+fn calls(g: &mut Gen, k: &mut K) {
+    let fns = k.env.fns.clone();
+    for (name, params, ret) in fns {
+        let args: Vec<String> = params.iter().map(|t| g.expr(*t, &k.env, 1)).collect();
+        match ret {
+            None => g.note("stmt:call_stmt"),
+            Some(_) => g.note("stmt:value_dropped"),
+        }
+        k.stmt(format!("{name}({});", args.join(", ")));
+    }
+}
+
+/// A kernel with a cluster (sm_90): every cluster size 1 to 16 over the run
+/// (9 to 16 carry W0002, allowed), distributed shared memory, a cluster
+/// barrier group with every cluster-scope operation.
+fn cluster_kernel(g: &mut Gen, env: &Env) -> String {
+    let mut k = new_kernel(g, env, "clustered", true);
+    k.cluster = true;
+    k.env.cluster_values = true;
+    // Odd programs have a cluster kernel: sizes 1, 2, ... in turn (an sm_80
+    // program skips one, which comes again 16 programs later).
+    let size = g.sweep(&(1..=16u32).collect::<Vec<_>>(), 0, g.index / 2);
+    g.note(format!("bound:cluster:{size}"));
+    if size > 8 {
+        g.p.allow.push("W0002");
+    }
+    let shape = if size == 16 {
+        g.note("launch:cluster1");
+        g.bound("cluster:16", "16", "17", "E0120")
+    } else if size.is_multiple_of(4) && g.chance(2) {
+        g.note("launch:cluster3");
+        format!("{}, 2, 2", size / 4)
+    } else if size.is_multiple_of(2) && g.chance(2) {
+        g.note("launch:cluster2");
+        format!("2, {}", size / 2)
+    } else {
+        g.note("launch:cluster1");
+        size.to_string()
+    };
+    k.launch = format!(" block(64) cluster({shape})");
+    let (inbox, got) = (g.name("inbox"), g.name("got"));
+    let f = g.sweep(
+        &["atomic_add", "atomic_max", "atomic_min", "atomic_cas"],
+        1,
+        1,
+    );
+    let t = if f == "atomic_add" {
+        g.pick(&[Ty::U32, Ty::I32, Ty::U64])
+    } else {
+        g.pick(&[Ty::U32, Ty::I32, Ty::U64, Ty::I64])
+    };
+    k.decls.push(format!("shared {inbox}: [{}; 8];", t.name()));
+    let arrivals = g.pick(&["1", "2"]);
+    k.decls
+        .push(format!("barrier {got}: cluster(arrivals = {arrivals});"));
+    g.note("builtin:cluster_sync");
+    k.stmt("cluster_sync();");
+    let peer = g.name("peer");
+    let (v, w) = (g.expr(t, &k.env, 2), g.expr(t, &k.env, 1));
+    g.note(format!("{f}:remote"));
+    g.note("value:cluster_rank");
+    g.note("value:cluster_size");
+    let atomic_args = if f == "atomic_cas" {
+        format!("{w}, {w}")
+    } else {
+        w.clone()
+    };
+    let r = g.name("remote");
+    g.note("remote:store");
+    g.note("remote:load");
+    g.note("barrier:arrive_remote");
+    let (p, p2) = (parity(g, "wait_cluster"), parity(g, "test_cluster"));
+    for op in [
+        "wait_cluster()",
+        "wait_cluster(p)",
+        "test_cluster()",
+        "test_cluster(p)",
+    ] {
+        g.note(format!("barrier:{op}"));
+    }
+    let (t1, t2) = (g.name("t"), g.name("t"));
+    k.stmt(format!(
+        "let {peer} = (cluster_rank + 1) % cluster_size;\n\
+         remote({inbox}, {peer})[cluster_rank % 8] = {v};\n\
+         let {r} = remote({inbox}, {peer})[0];\n\
+         {f}(remote({inbox}, {peer})[1], {atomic_args});\n\
+         if thread_idx.x == 0 {{\n    {got}.arrive_remote({peer});\n}}\n\
+         {got}.wait_cluster();\n{got}.wait_cluster({p});\n\
+         let {t1} = {got}.test_cluster();\nlet {t2} = {got}.test_cluster({p2});"
+    ));
+    k.local(&r, t);
+    k.local(&t1, Ty::Bool);
+    k.local(&t2, Ty::Bool);
+    let e = g.expr(Ty::U32, &k.env, 2);
+    let cv = g.name("cv");
+    k.stmt(format!(
+        "let {cv}: u32 = {e} + cluster_idx.y + cluster_dim.z;"
+    ));
+    g.note("value:cluster_idx");
+    g.note("value:cluster_dim");
+    k.local(&cv, Ty::U32);
+    k.stmt("cluster_sync();");
+    k.text()
+}
+
+/// A kernel at the hardware's limits: shared memory filled to exactly
+/// 48 KiB after its barriers, and a parameter list of exactly 4352, 4356 or
+/// 32764 bytes.
+fn limits_kernel(g: &mut Gen, sm90: bool) -> String {
+    let mut s = String::from("kernel limits(out: global mut [f32]");
+    let (bytes, past) = match g.sweep(&[0u8, 1, 2], 1, 0) {
+        0 => (4352u32, None),
+        1 => (4356, None),
+        _ => (32764, Some("E0127")),
+    };
+    // After `out` (8 bytes): u32 parameters up to the total.
+    for i in 0..(bytes - 8) / 4 {
+        s.push_str(&format!(", q{i}: u32"));
+    }
+    g.note(format!("bound:params:{bytes}"));
+    if let Some(code) = past {
+        let m = g.bound(&format!("params:{bytes}"), "", ", q_past: u32", code);
+        s.push_str(&m);
+    }
+    s.push_str(") block(32) {\n");
+    let groups = g.below(3);
+    let mut barrier_bytes = 0;
+    for i in 0..groups {
+        let count = 1 + g.below(4);
+        barrier_bytes += 8 * count;
+        s.push_str(&format!(
+            "    barrier lb{i}[{count}]: cta(arrivals = 32);\n"
+        ));
+    }
+    let start = barrier_bytes.div_ceil(128) * 128;
+    let t = g.pick(&[Ty::Bool, Ty::F16, Ty::F32, Ty::F64, Ty::U32, Ty::I64]);
+    let len = (49152 - start) / u64::from(t.size());
+    let len_text = g.bound(
+        "shared:49152",
+        &len.to_string(),
+        &(len + 1).to_string(),
+        "E0122",
+    );
+    s.push_str(&format!("    shared big: [{}; {len_text}];\n", t.name()));
+    let value = match t {
+        Ty::Bool => "true".to_string(),
+        _ => "1".to_string(),
+    };
+    s.push_str(&format!("    big[thread_idx.x] = {value};\n"));
+    for i in 0..groups {
+        s.push_str(&format!(
+            "    if warp_id == 0 {{\n        lb{i}[0].arrive();\n    }}\n    lb{i}[0].wait();\n"
+        ));
+    }
+    let read = match t {
+        Ty::Bool => "select(big[1], 1.0, 0.0)".to_string(),
+        _ => "big[1] as f32".to_string(),
+    };
+    let _ = sm90;
+    s.push_str(&format!("    out[0] = {read};\n}}\n"));
+    s
+}

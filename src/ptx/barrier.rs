@@ -378,12 +378,9 @@ impl Writer<'_> {
     /// The parity to wait for, and where its tracked bit is when it is
     /// tracked.
     fn parity_operand(&mut self, t: &Mbar, parity: &Parity) -> Result<(Operand, Option<Tracked>)> {
-        let Parity::Tracked = parity else {
-            let Parity::Explicit(e) = parity else {
-                return Err(self.invalid("a parity that is neither explicit nor tracked"));
-            };
+        if let Parity::Explicit(e) = parity {
             return Ok((self.expr_u32(e)?, None));
-        };
+        }
         let words = self.parity.get(t.group).cloned().unwrap_or_default();
         let (Some(&first), second) = (words.first(), words.get(1).copied()) else {
             return Err(self.invalid("a tracked parity without a mask register"));

@@ -26,6 +26,11 @@ pub struct Options {
     pub check_only: bool,
     /// `--lineinfo`: `.file`/`.loc` directives in the PTX.
     pub lineinfo: bool,
+    /// Nothing reads the syntax trees after compiling (a command-line
+    /// build of PTX, a cubin or the IR): [`Compilation::files`] is emptied
+    /// once the checker is done, so that a large file's peak memory holds
+    /// its AST or its PTX, never both.
+    pub drop_syntax: bool,
 }
 
 /// The result of compiling one root file.
@@ -122,6 +127,9 @@ fn compile_file_inner(root: SourceFile, bad_utf8: Option<BadUtf8>, opts: &Option
     let has_errors = diags.iter().chain(&later).any(Diagnostic::is_error);
     verify_in_debug("the checker", &checked.module, has_errors, &mut c);
     c.module = Some(checked.module);
+    if opts.drop_syntax {
+        c.files = Vec::new();
+    }
 
     drop_after_syntax_errors(&c.sources, &syntax_errors, &mut later);
     diags.extend(later);

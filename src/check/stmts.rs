@@ -140,7 +140,7 @@ impl BodyChecker<'_> {
                 name,
                 ty,
                 init,
-            } => self.let_stmt(*mutable, name, ty.as_ref(), init),
+            } => self.let_stmt(*mutable, name, ty.as_deref(), init),
             ast::StmtKind::Assign {
                 place,
                 op,
@@ -175,7 +175,7 @@ impl BodyChecker<'_> {
                 end,
                 step,
                 body,
-            } => self.for_stmt(var, start, end, step.as_ref(), body),
+            } => self.for_stmt(var, start, end, step.as_deref(), body),
             ast::StmtKind::Break | ast::StmtKind::Continue => {
                 let (keyword, kind) = match s.kind {
                     ast::StmtKind::Break => ("break", StmtKind::Break),
@@ -191,7 +191,7 @@ impl BodyChecker<'_> {
                     Some(kind)
                 }
             }
-            ast::StmtKind::Return(value) => self.return_stmt(value.as_ref(), s.span),
+            ast::StmtKind::Return(value) => self.return_stmt(value.as_deref(), s.span),
             ast::StmtKind::Expr(e) => self.effect(e, false),
             ast::StmtKind::Shared { name, elem, dims } => {
                 self.shared_decl(name, elem, dims, s.span);

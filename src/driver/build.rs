@@ -34,6 +34,7 @@ pub fn build(args: &BuildArgs, reporter: &mut Reporter) -> Result<(), Fail> {
     };
     let mut opts = options(&args.common, !matches!(args.emit, Emit::Ptx | Emit::Cubin))?;
     opts.lineinfo = args.lineinfo;
+    opts.drop_syntax = args.emit != Emit::Ast;
 
     let (bytes, imports) = match args.emit {
         Emit::Tokens => (
@@ -155,6 +156,7 @@ pub fn options(common: &CommonArgs, check_only: bool) -> Result<Options, Fail> {
         allow,
         check_only,
         lineinfo: false,
+        drop_syntax: false,
     })
 }
 

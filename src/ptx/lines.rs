@@ -39,6 +39,14 @@ impl Lines {
         self.spans.extend(other.spans);
     }
 
+    /// Puts `head` before the text, in place: the module's header can only
+    /// be written once its body has decided the `.version`, and appending a
+    /// large body to a small header would hold two copies of it at once.
+    pub fn prepend(&mut self, head: Lines) {
+        self.text.insert_str(0, &head.text);
+        self.spans.splice(0..0, head.spans);
+    }
+
     /// Removes blank lines at the end.
     pub fn trim_blank_end(&mut self) {
         while self.text.ends_with("\n\n") || self.text == "\n" {
@@ -138,6 +146,11 @@ mod tests {
         l.trim_blank_end();
         assert_eq!(l.text, "a\nb\nc\n");
         assert_eq!(l.len(), 3);
+        let mut head = Lines::default();
+        head.push("h\n", None);
+        l.prepend(head);
+        assert_eq!(l.text, "h\na\nb\nc\n");
+        assert_eq!(l.spans, [None, Some(s), Some(s), None]);
     }
 
     #[test]

@@ -156,58 +156,58 @@ pub enum StmtKind {
     Let {
         mutable: bool,
         name: Ident,
-        ty: Option<TypeExpr>,
-        init: Expr,
+        ty: Option<Box<TypeExpr>>,
+        init: Box<Expr>,
     },
     /// `place = value;` or `place op= value;`. The place is any expression;
     /// the checker accepts a variable or an indexed array (`x`, `a[i]`,
     /// `tile[s, i]`, `remote(peer, 0)[0]`).
     Assign {
-        place: Expr,
+        place: Box<Expr>,
         /// `None` for `=`, the operator of a compound assignment otherwise.
         op: Option<BinOp>,
         /// The span of the `=` / `+=` token.
         op_span: Span,
-        value: Expr,
+        value: Box<Expr>,
     },
     /// `if cond { ... } else ...`
     If {
-        cond: Expr,
-        then_block: Block,
+        cond: Box<Expr>,
+        then_block: Box<Block>,
         else_branch: Option<ElseBranch>,
     },
     While {
-        cond: Expr,
-        body: Block,
+        cond: Box<Expr>,
+        body: Box<Block>,
     },
     /// `for var in start..end step s { ... }`
     For {
         var: Ident,
-        start: Expr,
-        end: Expr,
-        step: Option<Expr>,
-        body: Block,
+        start: Box<Expr>,
+        end: Box<Expr>,
+        step: Option<Box<Expr>>,
+        body: Box<Block>,
     },
     Break,
     Continue,
-    Return(Option<Expr>),
+    Return(Option<Box<Expr>>),
     /// `expr;` (calls and barrier operations).
-    Expr(Expr),
+    Expr(Box<Expr>),
     /// `shared name: [T; d0, d1, ...];`
     Shared {
         name: Ident,
-        elem: TypeExpr,
+        elem: Box<TypeExpr>,
         dims: Vec<Expr>,
     },
     /// `barrier name[count]: scope(arg = value);`
-    Barrier(BarrierDecl),
+    Barrier(Box<BarrierDecl>),
     /// A statement the parser skipped (already reported).
     Error,
 }
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum ElseBranch {
-    Block(Block),
+    Block(Box<Block>),
     /// `else if ...`: the nested `if` statement.
     If(Box<Stmt>),
 }
@@ -375,8 +375,8 @@ pub enum ExprKind {
     /// else block whose tail is another `If`.
     If {
         cond: Box<Expr>,
-        then_block: Block,
-        else_block: Block,
+        then_block: Box<Block>,
+        else_block: Box<Block>,
     },
     /// `( expr )`, kept so spans and fix-its can see the parentheses.
     Paren(Box<Expr>),
@@ -595,10 +595,10 @@ impl StmtKind {
             } => start
                 .depth
                 .max(end.depth)
-                .max(opt(step.as_ref()))
+                .max(opt(step.as_deref()))
                 .max(body.depth),
             StmtKind::Break | StmtKind::Continue | StmtKind::Error => 0,
-            StmtKind::Return(value) => opt(value.as_ref()),
+            StmtKind::Return(value) => opt(value.as_deref()),
             StmtKind::Expr(e) => e.depth,
             StmtKind::Shared { elem, dims, .. } => dims.iter().map(d).fold(elem.depth, u32::max),
             StmtKind::Barrier(decl) => opt(decl.count.as_ref()).max(decl.arrivals.depth),

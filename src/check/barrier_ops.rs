@@ -35,7 +35,7 @@ impl BodyChecker<'_> {
         args: &[ast::Expr],
         span: Span,
     ) -> Option<CallResult> {
-        let m = method.name.as_str();
+        let m = &*method.name;
         self.note_cluster_op_on_poisoned(receiver, m);
         let barrier = self.barrier_ref(receiver);
         if !METHODS.contains(&m) {
@@ -169,7 +169,7 @@ impl BodyChecker<'_> {
         };
         if matches!(self.lookup(&name.name), Some(Binding::Poisoned)) {
             if let Some(k) = self.kernel.as_mut() {
-                k.cluster_ops_on_poisoned.insert(name.name.clone());
+                k.cluster_ops_on_poisoned.insert(name.name.to_string());
             }
         }
     }
@@ -227,7 +227,7 @@ impl BodyChecker<'_> {
             Some(Binding::Poisoned) => return None,
             Some(_) => {
                 self.error(CheckError::NotA {
-                    name: name.name.clone(),
+                    name: name.name.to_string(),
                     what: "a barrier group",
                     span: name.span,
                     decl: None,
@@ -243,7 +243,7 @@ impl BodyChecker<'_> {
                 let similar = super::body::similar(&name.name, groups.iter().map(String::as_str));
                 self.error(CheckError::NotFound {
                     kind: "barrier group",
-                    name: name.name.clone(),
+                    name: name.name.to_string(),
                     span: name.span,
                     similar,
                     help: None,
@@ -281,7 +281,7 @@ impl BodyChecker<'_> {
                 let shape = self.reference_shape(indices, count);
                 self.push_diag(
                     CheckError::NotSingleBarrier {
-                        name: name.name.clone(),
+                        name: name.name.to_string(),
                         shape,
                         span: e.span,
                         decl,

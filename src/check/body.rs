@@ -215,7 +215,7 @@ impl<'a> BodyChecker<'a> {
     ) -> LocalId {
         let id = LocalId(self.locals.len() as u32);
         self.locals.push(ir::Local {
-            name: name.name.clone(),
+            name: name.name.to_string(),
             ty,
             mutable,
             span: name.span,
@@ -378,9 +378,9 @@ pub fn check_function(
     let f = &info.ast;
     let mut seen: HashMap<&str, Span> = HashMap::new();
     for (p, ty) in f.params.iter().zip(&info.params) {
-        if let Some(&first) = seen.get(p.name.name.as_str()) {
+        if let Some(&first) = seen.get(&*p.name.name) {
             c.error(CheckError::Duplicate {
-                name: p.name.name.clone(),
+                name: p.name.name.to_string(),
                 span: p.name.span,
                 first,
             });
@@ -403,7 +403,7 @@ pub fn check_function(
     let block = c.function_body(&f.body, info);
     let (body, calls) = c.finish_body(block, diags, references);
     let func = ir::Function {
-        name: f.name.name.clone(),
+        name: f.name.name.to_string(),
         span: f.name.span,
         params: f.params.len() as u32,
         ret: info.ret,

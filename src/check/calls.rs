@@ -63,7 +63,7 @@ impl BodyChecker<'_> {
         span: Span,
         expected: Option<Scalar>,
     ) -> Option<CallResult> {
-        if let Some(&id) = self.g.function_ids.get(callee.name.as_str()) {
+        if let Some(&id) = self.g.function_ids.get(&*callee.name) {
             return self.user_call(id, callee, args, span);
         }
         self.builtin_call(callee, args, span, expected)
@@ -82,7 +82,7 @@ impl BodyChecker<'_> {
         span: Span,
         expected: Option<Scalar>,
     ) -> Option<CallResult> {
-        let name = callee.name.as_str();
+        let name = &*callee.name;
         if !is_builtin_function(name) {
             let mut names: Vec<&str> = BUILTIN_FUNCTIONS.to_vec();
             names.extend(self.g.function_ids.keys().map(String::as_str));
@@ -421,7 +421,7 @@ impl BodyChecker<'_> {
         }
         if info.params.len() != args.len() {
             self.error(CheckError::ArgCount {
-                callee: callee.name.clone(),
+                callee: callee.name.to_string(),
                 expected: info.params.len().to_string(),
                 found: args.len(),
                 span,

@@ -28,7 +28,7 @@ pub fn plan(consts: &[&ast::ConstItem]) -> Plan {
     let index: HashMap<&str, usize> = consts
         .iter()
         .enumerate()
-        .map(|(i, c)| (c.name.name.as_str(), i))
+        .map(|(i, c)| (&*c.name.name, i))
         .collect();
     // Each constant's edges: the first use of every other pending constant.
     let edges: Vec<Vec<(usize, Span)>> = consts
@@ -123,13 +123,13 @@ pub fn plan(consts: &[&ast::ConstItem]) -> Plan {
 #[derive(Default)]
 struct Uses {
     found: Vec<(String, Span)>,
-    bound: Vec<String>,
+    bound: Vec<std::sync::Arc<str>>,
 }
 
 impl Uses {
     fn name(&mut self, id: &ast::Ident) {
         if !self.bound.contains(&id.name) {
-            self.found.push((id.name.clone(), id.span));
+            self.found.push((id.name.to_string(), id.span));
         }
     }
 
@@ -284,7 +284,7 @@ mod tests {
             .into_iter()
             .map(|c| {
                 c.into_iter()
-                    .map(|(i, _)| cs[i].name.name.clone())
+                    .map(|(i, _)| cs[i].name.name.to_string())
                     .collect()
             })
             .collect()
@@ -301,7 +301,7 @@ const D: u32 = 2;";
         let order: Vec<&str> = plan(&refs)
             .order
             .into_iter()
-            .map(|i| cs[i].name.name.as_str())
+            .map(|i| &*cs[i].name.name)
             .collect();
         assert_eq!(order, ["C", "B", "A", "D"]);
     }

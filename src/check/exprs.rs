@@ -208,7 +208,7 @@ impl BodyChecker<'_> {
                     }),
                     crate::ir::ParamType::Global { .. } => {
                         self.error(CheckError::IndexCount {
-                            name: name.name.clone(),
+                            name: name.name.to_string(),
                             dims: 1,
                             found: 0,
                             span,
@@ -222,7 +222,7 @@ impl BodyChecker<'_> {
                 let arr = self.kernel.as_ref()?.shared.get(s.index())?;
                 let (dims, decl) = (arr.dims.len(), arr.span);
                 self.error(CheckError::IndexCount {
-                    name: name.name.clone(),
+                    name: name.name.to_string(),
                     dims,
                     found: 0,
                     span,
@@ -246,10 +246,10 @@ impl BodyChecker<'_> {
             }
             None => {}
         }
-        if self.g.poisoned.contains(&name.name) {
+        if self.g.poisoned.contains(&*name.name) {
             return None;
         }
-        if let Some(c) = self.g.consts.get(&name.name) {
+        if let Some(c) = self.g.consts.get(&*name.name) {
             let (value, ty, def) = (c.value, c.ty, c.span);
             self.reference(span, def);
             return Some(Expr {
@@ -259,7 +259,7 @@ impl BodyChecker<'_> {
                 id: self.ids.expr(),
             });
         }
-        let special = match name.name.as_str() {
+        let special = match &*name.name {
             "lane_id" => Some(Special::LaneId),
             "warp_id" => Some(Special::WarpId),
             "cluster_rank" => Some(Special::ClusterRank),
@@ -269,7 +269,7 @@ impl BodyChecker<'_> {
         if let Some(s) = special {
             return self.special(s, &name.name, span);
         }
-        if BUILTIN_VALUES.contains(&name.name.as_str()) {
+        if BUILTIN_VALUES.contains(&&*name.name) {
             self.error(CheckError::Mismatch {
                 expected: "u32".into(),
                 // CUDA's name for the type of `threadIdx` and friends.
@@ -287,12 +287,12 @@ impl BodyChecker<'_> {
             });
             return None;
         }
-        if self.g.function_ids.contains_key(&name.name)
+        if self.g.function_ids.contains_key(&*name.name)
             || super::calls::is_builtin_function(&name.name)
         {
             self.error(CheckError::NotFound {
                 kind: "value",
-                name: name.name.clone(),
+                name: name.name.to_string(),
                 span,
                 similar: None,
                 help: Some(format!(
@@ -306,7 +306,7 @@ impl BodyChecker<'_> {
             super::body::similar(&name.name, self.visible_names().iter().map(String::as_str));
         self.error(CheckError::NotFound {
             kind: "value",
-            name: name.name.clone(),
+            name: name.name.to_string(),
             span,
             similar,
             help: None,
@@ -335,8 +335,8 @@ impl BodyChecker<'_> {
 
     fn field(&mut self, base: &ast::Expr, field: &ast::Ident, span: Span) -> Option<Expr> {
         if let ast::ExprKind::Name(name) = &base.kind {
-            if self.lookup(&name.name).is_none() && !self.g.consts.contains_key(&name.name) {
-                let dim = match field.name.as_str() {
+            if self.lookup(&name.name).is_none() && !self.g.consts.contains_key(&*name.name) {
+                let dim = match &*field.name {
                     "x" => Some(Dim::X),
                     "y" => Some(Dim::Y),
                     "z" => Some(Dim::Z),
@@ -346,7 +346,7 @@ impl BodyChecker<'_> {
                     let Some(dim) = dim else {
                         self.error(CheckError::NotFound {
                             kind: "field",
-                            name: field.name.clone(),
+                            name: field.name.to_string(),
                             span: field.span,
                             similar: super::body::similar(&field.name, ["x", "y", "z"]),
                             help: Some(format!("`{}` has the fields `x`, `y` and `z`", name.name)),
@@ -361,7 +361,7 @@ impl BodyChecker<'_> {
         let b = self.expr(base, None)?;
         self.error(CheckError::NotFound {
             kind: "field",
-            name: field.name.clone(),
+            name: field.name.to_string(),
             span: field.span,
             similar: None,
             help: Some(format!("values of type `{}` have no fields; only the built-in vectors (`thread_idx`, `block_idx`, `block_dim`, `grid_dim`, `cluster_idx`, `cluster_dim`) do", b.ty)),

@@ -91,26 +91,26 @@ impl Globals {
         for cycle in &plan.cycles {
             let uses = cycle
                 .iter()
-                .filter_map(|(i, span)| Some((consts.get(*i)?.name.name.clone(), *span)))
+                .filter_map(|(i, span)| Some((consts.get(*i)?.name.name.to_string(), *span)))
                 .collect();
             diags.push(CheckError::CyclicConstants { uses }.into_diagnostic());
             for (i, _) in cycle {
                 if let Some(c) = consts.get(*i) {
-                    g.poisoned.insert(c.name.name.clone());
+                    g.poisoned.insert(c.name.name.to_string());
                 }
             }
         }
         for i in plan.order {
             let Some(c) = consts.get(i) else { continue };
-            if g.poisoned.contains(&c.name.name) {
+            if g.poisoned.contains(&*c.name.name) {
                 continue;
             }
             match g.eval_const(sources, c, diags) {
                 Some(info) => {
-                    g.consts.insert(c.name.name.clone(), info);
+                    g.consts.insert(c.name.name.to_string(), info);
                 }
                 None => {
-                    g.poisoned.insert(c.name.name.clone());
+                    g.poisoned.insert(c.name.name.to_string());
                 }
             }
         }
@@ -125,10 +125,10 @@ impl Globals {
     /// Records a global name; false (and E0101 on this later definition)
     /// when it already exists.
     fn define(&mut self, name: &ast::Ident, diags: &mut Vec<Diagnostic>) -> bool {
-        if let Some(first) = self.defined.get(&name.name) {
+        if let Some(first) = self.defined.get(&*name.name) {
             diags.push(
                 CheckError::Duplicate {
-                    name: name.name.clone(),
+                    name: name.name.to_string(),
                     span: name.span,
                     first: *first,
                 }
@@ -136,7 +136,7 @@ impl Globals {
             );
             return false;
         }
-        self.defined.insert(name.name.clone(), name.span);
+        self.defined.insert(name.name.to_string(), name.span);
         true
     }
 
@@ -153,7 +153,7 @@ impl Globals {
         };
         let id = FuncId(self.functions.len() as u32);
         if named {
-            self.function_ids.insert(f.name.name.clone(), id);
+            self.function_ids.insert(f.name.name.to_string(), id);
         }
         self.functions.push(FnInfo {
             ast: f.clone(),
@@ -271,7 +271,7 @@ pub fn resolve_type(t: &ast::TypeExpr, diags: &mut Vec<Diagnostic>) -> Option<Ty
                 diags.push(
                     CheckError::NotFound {
                         kind: "type",
-                        name: name.name.clone(),
+                        name: name.name.to_string(),
                         span: name.span,
                         similar: super::body::similar(&name.name, names.iter().copied()),
                         help: Some(format!(
@@ -325,7 +325,7 @@ pub fn report_recursion(g: &Globals, calls: &[Vec<(FuncId, Span)>], diags: &mut 
                     if let Some(info) = g.functions.get(callee.index()) {
                         diags.push(
                             CheckError::Recursive {
-                                name: info.ast.name.name.clone(),
+                                name: info.ast.name.name.to_string(),
                                 call: *span,
                                 func: info.ast.name.span,
                             }

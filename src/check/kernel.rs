@@ -30,7 +30,7 @@ pub fn check_kernel(
     let mut c = BodyChecker::new(g, sources, target);
     if let Some(why) = crate::ptx::names::kernel_name_problem(&k.name.name) {
         c.error(CheckError::KernelName {
-            name: k.name.name.clone(),
+            name: k.name.name.to_string(),
             why,
             span: k.name.span,
         });
@@ -40,15 +40,15 @@ pub fn check_kernel(
         ..KernelCtx::default()
     };
     for p in &k.params {
-        if let Some(&first) = ctx.declared.get(&p.name.name) {
+        if let Some(&first) = ctx.declared.get(&*p.name.name) {
             c.error(CheckError::Duplicate {
-                name: p.name.name.clone(),
+                name: p.name.name.to_string(),
                 span: p.name.span,
                 first,
             });
             continue;
         }
-        ctx.declared.insert(p.name.name.clone(), p.name.span);
+        ctx.declared.insert(p.name.name.to_string(), p.name.span);
         let resolved = resolve_type(&p.ty, &mut c.diags);
         let ty = match resolved {
             Some(Type::Scalar(s)) => ir::ParamType::Scalar(s),
@@ -61,7 +61,7 @@ pub fn check_kernel(
         };
         let id = ParamId(ctx.params.len() as u32);
         ctx.params.push(ir::Param {
-            name: p.name.name.clone(),
+            name: p.name.name.to_string(),
             span: p.name.span,
             ty,
         });
@@ -87,7 +87,7 @@ pub fn check_kernel(
     // them from the IR.
     let (body, _calls) = c.finish_body(block, diags, references);
     let kernel = ir::Kernel {
-        name: k.name.name.clone(),
+        name: k.name.name.to_string(),
         name_span: k.name.span,
         span: k.span,
         params: ctx.params,
@@ -177,7 +177,7 @@ impl BodyChecker<'_> {
     fn launch_attributes(&mut self, attrs: &[ast::LaunchAttr]) {
         let mut seen: Vec<(&str, Span)> = Vec::new();
         for a in attrs {
-            let name = a.name.name.as_str();
+            let name = &*a.name.name;
             if !matches!(name, "block" | "cluster") {
                 self.error(CheckError::LaunchBounds {
                     why: format!("unknown launch attribute `{name}`"),
@@ -324,15 +324,15 @@ impl BodyChecker<'_> {
         let Some(k) = self.kernel.as_mut() else {
             return false;
         };
-        if let Some(&first) = k.declared.get(&name.name) {
+        if let Some(&first) = k.declared.get(&*name.name) {
             self.error(CheckError::Duplicate {
-                name: name.name.clone(),
+                name: name.name.to_string(),
                 span: name.span,
                 first,
             });
             return true;
         }
-        k.declared.insert(name.name.clone(), span);
+        k.declared.insert(name.name.to_string(), span);
         false
     }
 
@@ -349,7 +349,7 @@ impl BodyChecker<'_> {
         for (i, d) in dims.iter().enumerate() {
             match self.const_size(d, Some(Scalar::U32)) {
                 Some(v) if v < 1 => self.error(CheckError::ZeroLength {
-                    name: name.name.clone(),
+                    name: name.name.to_string(),
                     span: d.span,
                     dim: i,
                     dims: dims.len(),
@@ -369,7 +369,7 @@ impl BodyChecker<'_> {
             return;
         };
         let array = ir::SharedArray {
-            name: name.name.clone(),
+            name: name.name.to_string(),
             elem,
             dims: sizes,
             span,
@@ -391,7 +391,7 @@ impl BodyChecker<'_> {
                 Some(n) => {
                     self.push_diag(
                         CheckError::BadBarrierCount {
-                            name: d.name.name.clone(),
+                            name: d.name.name.to_string(),
                             n,
                             span: e.span,
                         }
@@ -407,7 +407,7 @@ impl BodyChecker<'_> {
             },
             None => 1,
         };
-        let scope = match d.scope.name.as_str() {
+        let scope = match &*d.scope.name {
             "cta" => Some(ir::Scope::Cta),
             "cluster" => Some(ir::Scope::Cluster),
             other => {
@@ -423,10 +423,10 @@ impl BodyChecker<'_> {
                 None
             }
         };
-        if d.arg_name.name != "arrivals" {
+        if &*d.arg_name.name != "arrivals" {
             self.error(CheckError::ExpectedWord {
                 expected: "arrivals",
-                found: d.arg_name.name.clone(),
+                found: d.arg_name.name.to_string(),
                 span: d.arg_name.span,
             });
             ok = false;
@@ -463,7 +463,7 @@ impl BodyChecker<'_> {
                     cta_fix: true,
                 };
                 if let Some(k) = self.kernel.as_mut() {
-                    k.cluster_scope_errors.push((d.name.name.clone(), e));
+                    k.cluster_scope_errors.push((d.name.name.to_string(), e));
                 }
                 ok = false;
             }
@@ -476,7 +476,7 @@ impl BodyChecker<'_> {
             return;
         };
         let group = ir::BarrierGroup {
-            name: d.name.name.clone(),
+            name: d.name.name.to_string(),
             scope,
             count,
             arrivals,

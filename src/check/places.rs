@@ -40,7 +40,7 @@ impl BodyChecker<'_> {
                 self.named_place(name, indices, *index_span, e.span, for_write)
             }
             ast::ExprKind::Call { callee, args }
-                if callee.name == "remote" && !self.g.function_ids.contains_key("remote") =>
+                if &*callee.name == "remote" && !self.g.function_ids.contains_key("remote") =>
             {
                 self.remote_place(callee, args, indices, *index_span, e.span)
             }
@@ -82,7 +82,7 @@ impl BodyChecker<'_> {
                 let ParamType::Global { elem, mutable, .. } = param.ty else {
                     let _ = self.indices(indices);
                     self.error(CheckError::NotA {
-                        name: name.name.clone(),
+                        name: name.name.to_string(),
                         what: "an array",
                         span: name.span,
                         decl: Some(param.span),
@@ -92,7 +92,7 @@ impl BodyChecker<'_> {
                 let idx = self.indices(indices);
                 if indices.len() != 1 {
                     self.error(CheckError::IndexCount {
-                        name: name.name.clone(),
+                        name: name.name.to_string(),
                         dims: 1,
                         found: indices.len(),
                         span: index_span,
@@ -120,7 +120,7 @@ impl BodyChecker<'_> {
                         })
                     });
                     self.error(CheckError::StoreReadOnly {
-                        name: name.name.clone(),
+                        name: name.name.to_string(),
                         span,
                         param: param.span,
                         fix,
@@ -153,7 +153,7 @@ impl BodyChecker<'_> {
                 let idx = self.indices(indices);
                 if indices.len() != dims {
                     self.error(CheckError::IndexCount {
-                        name: name.name.clone(),
+                        name: name.name.to_string(),
                         dims,
                         found: indices.len(),
                         span: index_span,
@@ -194,7 +194,7 @@ impl BodyChecker<'_> {
                 let _ = self.indices(indices);
                 let decl = self.lookup_local_span(&name.name);
                 self.error(CheckError::NotA {
-                    name: name.name.clone(),
+                    name: name.name.to_string(),
                     what: "an array",
                     span: name.span,
                     decl,
@@ -202,12 +202,12 @@ impl BodyChecker<'_> {
                 None
             }
             None => {
-                if self.g.consts.contains_key(&name.name) {
+                if self.g.consts.contains_key(&*name.name) {
                     self.error(CheckError::NotA {
-                        name: name.name.clone(),
+                        name: name.name.to_string(),
                         what: "an array",
                         span: name.span,
-                        decl: self.g.consts.get(&name.name).map(|c| c.span),
+                        decl: self.g.consts.get(&*name.name).map(|c| c.span),
                     });
                 } else {
                     let similar = super::body::similar(
@@ -216,7 +216,7 @@ impl BodyChecker<'_> {
                     );
                     self.error(CheckError::NotFound {
                         kind: "array",
-                        name: name.name.clone(),
+                        name: name.name.to_string(),
                         span: name.span,
                         similar,
                         help: None,
@@ -278,7 +278,7 @@ impl BodyChecker<'_> {
             match self.lookup(&arr_name.name) {
                 Some(Binding::Poisoned) => {}
                 Some(_) => self.error(CheckError::NotA {
-                    name: arr_name.name.clone(),
+                    name: arr_name.name.to_string(),
                     what: "a shared array",
                     span: arr_arg.span,
                     decl: None,
@@ -290,7 +290,7 @@ impl BodyChecker<'_> {
                     );
                     self.error(CheckError::NotFound {
                         kind: "shared array",
-                        name: arr_name.name.clone(),
+                        name: arr_name.name.to_string(),
                         span: arr_name.span,
                         similar,
                         help: None,

@@ -72,7 +72,7 @@ impl BodyChecker<'_> {
             None if !info.bad_ret && !always_returns(&stmts) => {
                 let ret_span = info.ast.ret.as_ref().map_or(info.ast.name.span, |t| t.span);
                 self.error(CheckError::MissingReturn {
-                    name: info.ast.name.name.clone(),
+                    name: info.ast.name.name.to_string(),
                     span: b.span,
                     ret: ret_span,
                 });
@@ -296,7 +296,7 @@ impl BodyChecker<'_> {
                 return None;
             }
             // Not a local: say why it cannot be assigned.
-            if self.lookup(&name.name).is_some() || self.g.consts.contains_key(&name.name) {
+            if self.lookup(&name.name).is_some() || self.g.consts.contains_key(&*name.name) {
                 let (what, decl) = match self.lookup(&name.name) {
                     Some(Binding::Param(p)) => (
                         "a kernel parameter",
@@ -309,10 +309,10 @@ impl BodyChecker<'_> {
                         ("a shared array (index it to store an element)", None)
                     }
                     Some(Binding::Barrier(_)) => ("a barrier group", None),
-                    _ => ("a constant", self.g.consts.get(&name.name).map(|c| c.span)),
+                    _ => ("a constant", self.g.consts.get(&*name.name).map(|c| c.span)),
                 };
                 self.error(CheckError::AssignImmutable {
-                    name: name.name.clone(),
+                    name: name.name.to_string(),
                     span,
                     decl,
                     what,
@@ -341,7 +341,7 @@ impl BodyChecker<'_> {
                 replacement: "mut ".to_string(),
             });
             self.error(CheckError::AssignImmutable {
-                name: name.name.clone(),
+                name: name.name.to_string(),
                 span,
                 decl: Some(decl),
                 what: kind,

@@ -30,7 +30,7 @@ fn item_symbol(a: &Analysis, item: &Item) -> Option<DocumentSymbol> {
         ),
         Item::Const(c) => symbol(
             a,
-            c.name.name.clone(),
+            c.name.name.to_string(),
             Some(source(a, c.ty.span)),
             SymbolKind::CONSTANT,
             c.span,
@@ -42,7 +42,7 @@ fn item_symbol(a: &Analysis, item: &Item) -> Option<DocumentSymbol> {
             let children = params(a, &f.params);
             symbol(
                 a,
-                f.name.name.clone(),
+                f.name.name.to_string(),
                 Some(detail),
                 SymbolKind::FUNCTION,
                 f.span,
@@ -60,7 +60,7 @@ fn item_symbol(a: &Analysis, item: &Item) -> Option<DocumentSymbol> {
             children.extend(k.body.stmts.iter().filter_map(|s| kernel_decl(a, s)));
             symbol(
                 a,
-                k.name.name.clone(),
+                k.name.name.to_string(),
                 Some(detail),
                 SymbolKind::FUNCTION,
                 k.span,
@@ -79,7 +79,7 @@ fn kernel_decl(a: &Analysis, s: &ast::Stmt) -> Option<DocumentSymbol> {
             let detail = source(a, s.span).trim_end_matches(';').to_string();
             symbol(
                 a,
-                name.name.clone(),
+                name.name.to_string(),
                 Some(detail),
                 SymbolKind::ARRAY,
                 s.span,
@@ -91,7 +91,7 @@ fn kernel_decl(a: &Analysis, s: &ast::Stmt) -> Option<DocumentSymbol> {
             let detail = source(a, s.span).trim_end_matches(';').to_string();
             symbol(
                 a,
-                b.name.name.clone(),
+                b.name.name.to_string(),
                 Some(detail),
                 SymbolKind::EVENT,
                 s.span,
@@ -109,7 +109,7 @@ fn params(a: &Analysis, ps: &[ast::Param]) -> Vec<DocumentSymbol> {
             let detail = source(a, p.ty.span);
             symbol(
                 a,
-                p.name.name.clone(),
+                p.name.name.to_string(),
                 Some(detail),
                 SymbolKind::VARIABLE,
                 p.span,

@@ -13,7 +13,7 @@ use crate::span::Span;
 /// A name with its span.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Ident {
-    pub name: String,
+    pub name: std::sync::Arc<str>,
     pub span: Span,
 }
 

@@ -9,10 +9,13 @@ use super::number::{self, Number, NumberError};
 use crate::diagnostics::Diagnostic;
 use crate::span::{FileId, Span};
 use logos::{FilterResult, Logos};
+use std::collections::HashSet;
 use std::fmt;
+use std::sync::Arc;
 
 #[derive(Logos, Clone, Debug, PartialEq)]
 #[logos(error = LexErrorKind)]
+#[logos(extras = Interner)]
 #[logos(skip r"[ \t\r\n\f]+")]
 #[logos(skip r"//[^\r\n]*")]
 pub enum Token {
@@ -60,8 +63,8 @@ pub enum Token {
     #[token("import")]
     Import,
 
-    #[regex("[A-Za-z_][A-Za-z0-9_]*", |lex| lex.slice().to_string())]
-    Ident(String),
+    #[regex("[A-Za-z_][A-Za-z0-9_]*", |lex| lex.extras.intern(lex.slice()))]
+    Ident(Arc<str>),
     /// Integer or float. The patterns take every letter and digit that
     /// follows (so `5u8` or `0b102` is one bad literal, not a number and a
     /// name); a fraction needs a digit after the dot, so `0..n` is a range.
@@ -334,6 +337,25 @@ impl LexError {
                     .note(crate::types::literal_range_note(ty.name()))
             }
         }
+    }
+}
+
+/// The names of one file, each stored once: every `Ident` token (and so
+/// every AST name) with the same text shares one allocation, so a large
+/// file's names cost a pointer each, not a string each.
+#[derive(Default)]
+pub struct Interner {
+    names: HashSet<Arc<str>>,
+}
+
+impl Interner {
+    fn intern(&mut self, name: &str) -> Arc<str> {
+        if let Some(known) = self.names.get(name) {
+            return Arc::clone(known);
+        }
+        let new: Arc<str> = Arc::from(name);
+        self.names.insert(Arc::clone(&new));
+        new
     }
 }
 

@@ -34,7 +34,7 @@ fn sexpr(e: &Expr) -> String {
         }
         ExprKind::WideInt(value) => format!("(wide {:?})", value.nearest),
         ExprKind::Bool(b) => b.to_string(),
-        ExprKind::Name(n) => n.name.clone(),
+        ExprKind::Name(n) => n.name.to_string(),
         ExprKind::Field { base, field } => format!("(. {} {})", sexpr(base), field.name),
         ExprKind::Index { base, indices, .. } => {
             let idx: Vec<String> = indices.iter().map(index_arg).collect();
@@ -46,7 +46,7 @@ fn sexpr(e: &Expr) -> String {
             method,
             args,
         } => {
-            let mut parts = vec![sexpr(receiver), method.name.clone()];
+            let mut parts = vec![sexpr(receiver), method.name.to_string()];
             parts.extend(args.iter().map(sexpr));
             format!("(method {})", parts.join(" "))
         }
@@ -97,7 +97,7 @@ fn index_arg(a: &IndexArg) -> String {
 
 fn type_sexpr(t: &TypeExpr) -> String {
     match &t.kind {
-        TypeExprKind::Named(n) => n.name.clone(),
+        TypeExprKind::Named(n) => n.name.to_string(),
         TypeExprKind::Global { mutable, elem } => {
             format!(
                 "(global{} {})",
@@ -280,7 +280,7 @@ fn saxpy_tree() {
     let [Item::Kernel(k)] = file.items.as_slice() else {
         panic!("one kernel: {file:?}")
     };
-    assert_eq!(k.name.name, "saxpy");
+    assert_eq!(&*k.name.name, "saxpy");
     let params: Vec<String> = k
         .params
         .iter()
@@ -291,10 +291,7 @@ fn saxpy_tree() {
         ["a: f32", "x: (global f32)", "y: (global mut f32)", "n: u32"]
     );
     assert_eq!(k.launch.len(), 1);
-    assert_eq!(
-        k.launch.first().map(|l| l.name.name.as_str()),
-        Some("block")
-    );
+    assert_eq!(k.launch.first().map(|l| &*l.name.name), Some("block"));
     assert_eq!(
         body_of(&file),
         "{(let i (+ (* (. block_idx x) (. block_dim x)) (. thread_idx x))) \
@@ -516,7 +513,7 @@ kernel k(a: global [f32], b: global mut [u32]) block(16, 16) cluster(2) { }
     assert_eq!(text.get(i1.path_span.range()), Some("\"lib/common.kdsl\""));
     assert_eq!(i2.path, "we\"ird\\name.kdsl");
     assert_eq!(
-        (c.name.name.as_str(), type_sexpr(&c.ty), sexpr(&c.value)),
+        (&*c.name.name, type_sexpr(&c.ty), sexpr(&c.value)),
         ("TILE", "u32".to_string(), "16".to_string())
     );
     assert_eq!(f.params.len(), 3);
@@ -589,7 +586,7 @@ kernel good() { }
     let found: Vec<String> = diags.iter().map(|d| primary(text, d)).collect();
     assert_eq!(found, [";", "y", "="]);
     assert!(
-        matches!(file.items.last(), Some(Item::Kernel(k)) if k.name.name == "good"),
+        matches!(file.items.last(), Some(Item::Kernel(k)) if &*k.name.name == "good"),
         "{file:#?}"
     );
     assert!(file.items.iter().any(|i| matches!(i, Item::Error(_))));
@@ -666,7 +663,7 @@ fn item_inside_a_block_points_at_the_open_brace() {
         secondary.span.start as usize,
         text.find('{').expect("brace")
     );
-    assert!(matches!(file.items.last(), Some(Item::Kernel(k)) if k.name.name == "j"));
+    assert!(matches!(file.items.last(), Some(Item::Kernel(k)) if &*k.name.name == "j"));
 }
 
 #[test]

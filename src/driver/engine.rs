@@ -66,7 +66,7 @@ pub(crate) fn simulate(
             },
         ),
     };
-    let program = match loaded {
+    let mut program = match loaded {
         Ok(p) => p,
         Err(diags) => {
             reporter.report(&sources, &diags);
@@ -79,6 +79,9 @@ pub(crate) fn simulate(
             });
         }
     };
+    for (kernel, layout) in &input.dynamic_layouts {
+        program.set_dynamic_layout(kernel, layout.clone());
+    }
     let defaults = SimOptions::default();
     let opts = SimOptions {
         schedule: match settings.schedule {

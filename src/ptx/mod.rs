@@ -150,6 +150,22 @@ pub fn write_mapped(
         out.push(&lines::file_directives(sources), None);
         out.push("\n", None);
     }
+    // Kernels placed in dynamic shared memory share the one `.extern`
+    // array (it must be declared at module scope; each launch sizes it).
+    if module
+        .kernels
+        .iter()
+        .any(|k| ir::layout::SharedLayout::of(k).placement() == ir::layout::Placement::Dynamic)
+    {
+        out.push(
+            &format!(
+                ".extern .shared .align {} .b8 {}[];\n\n",
+                ir::layout::DYNAMIC_ALIGN,
+                names::DYNAMIC_SHARED
+            ),
+            None,
+        );
+    }
     out.append(body);
     Ok(out)
 }

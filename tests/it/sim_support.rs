@@ -138,6 +138,7 @@ pub fn launch(
         grid,
         block,
         cluster,
+        dynamic_shared: 0,
         args,
     }
 }

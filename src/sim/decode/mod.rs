@@ -21,7 +21,7 @@ mod inst;
 mod inst_control;
 mod inst_memory;
 mod inst_sync;
-mod layout;
+pub(crate) mod layout;
 mod mods;
 pub mod ops;
 mod scope;
@@ -131,6 +131,12 @@ pub struct Program {
     pub template: Vec<u64>,
     pub shared: Vec<MemVar>,
     pub shared_size: u32,
+    /// Where the dynamic shared memory starts, when the module declares an
+    /// unsized `.extern .shared` array (every such array starts there; each
+    /// launch gives its size: `crate::sim::shared`).
+    pub dynamic_base: Option<u32>,
+    /// The indices in `shared` of those arrays (size 0 here).
+    pub dynamic_vars: Vec<usize>,
     pub local: Vec<MemVar>,
     pub local_size: u32,
     pub fparam_size: u32,
@@ -167,6 +173,7 @@ impl Program {
 /// Decodes a parsed module.
 pub fn decode(ptx: &str, module: &ast::Module) -> Result<Program, LoadError> {
     let mut b = Builder::new(module);
+    b.dynamic_base = layout::dynamic_base(module)?;
     b.module_vars()?;
     b.declare_functions()?;
     for (i, f) in module.functions.iter().enumerate() {
@@ -189,6 +196,8 @@ pub fn decode(ptx: &str, module: &ast::Module) -> Result<Program, LoadError> {
         template: b.template,
         shared: b.shared,
         shared_size: b.shared_size,
+        dynamic_base: b.dynamic_base,
+        dynamic_vars: b.dynamic_vars,
         local: b.local,
         local_size: b.local_size,
         fparam_size: b.fparam_size,
@@ -221,6 +230,8 @@ struct Builder<'m> {
     consts: HashMap<u64, u32>,
     shared: Vec<MemVar>,
     shared_size: u32,
+    dynamic_base: Option<u32>,
+    dynamic_vars: Vec<usize>,
     local: Vec<MemVar>,
     local_size: u32,
     fparam_size: u32,
@@ -258,6 +269,8 @@ impl<'m> Builder<'m> {
             consts: HashMap::new(),
             shared: Vec::new(),
             shared_size: SHARED_BASE,
+            dynamic_base: None,
+            dynamic_vars: Vec::new(),
             local: Vec::new(),
             local_size: 0,
             fparam_size: 0,

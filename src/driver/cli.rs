@@ -82,8 +82,9 @@ pub struct BuildArgs {
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
 
-    /// Output file; `-` is stdout. Default: FILE's stem with .ptx or .cubin in
-    /// the current directory (stdout for --emit ir|ast|tokens)
+    /// Output file; `-` is stdout. Default: FILE's stem with .ptx, .cubin or
+    /// .manifest.json in the current directory (stdout for --emit
+    /// ir|ast|tokens)
     #[arg(short = 'o', value_name = "OUT")]
     pub output: Option<PathBuf>,
 
@@ -313,6 +314,8 @@ pub struct ExplainArgs {
 pub enum Emit {
     Ptx,
     Cubin,
+    /// The launch manifest, JSON (docs/manifest.md)
+    Manifest,
     Ir,
     Ast,
     Tokens,

@@ -218,3 +218,13 @@ fn function_symbols(module: &ir::Module) -> Vec<String> {
         .map(|(i, f)| namer.function(i, &f.name))
         .collect()
 }
+
+/// The `.param` type a kernel parameter of type `ty` is declared with
+/// (`u64` for a global array's pointer, `u32` for a `bool`, `b16` for the
+/// 16-bit floats): what host code passes.
+pub fn kernel_param_type(ty: ir::ParamType) -> &'static str {
+    match ty {
+        ir::ParamType::Scalar(s) => suffix::kernel_param(s),
+        ir::ParamType::Global { .. } => "u64",
+    }
+}

@@ -226,6 +226,28 @@ fn ws_pipeline() {
     run_checked(&k, &l);
 }
 
+#[test]
+fn big_pipeline() {
+    let k = sample("big_pipeline");
+    // 128 KiB of dynamic shared memory; 6 chunks through 4 stages: the
+    // producer refills two stages.
+    let (grid, chunks) = (2u32, 6u32);
+    let x = rand_f32((grid * chunks * 8192) as usize, 13);
+    let mut l = launch(
+        "big_pipeline",
+        [grid, 1, 1],
+        [160, 1, 1],
+        [1, 1, 1],
+        vec![one(&x), f32s("out", &[0.0]), u32v(chunks)],
+    );
+    // The compiler's size, as `kdslc sim`/`kdslc run` take it.
+    let sig = k.program.signature("big_pipeline").expect("the kernel");
+    // The two barrier groups (64 bytes) padded to 128, the ring, `partial`.
+    assert_eq!(sig.dynamic_shared, Some(128 + 4 * 32768 + 128));
+    l.dynamic_shared = sig.dynamic_shared.unwrap_or(0);
+    run_checked(&k, &l);
+}
+
 /// The reference is not vacuous: a wrong result is caught.
 #[test]
 fn the_reference_catches_a_wrong_result() {

@@ -243,7 +243,7 @@ mod tests {
     fn parameters_at_their_natural_offsets() {
         let m = manifest(
             "kernel k(h: f16, x: global [f32], b: bool, n: u32, y: global mut [f64]) block(64) {
-                if b && thread_idx.x < n { y[0] = f64(x[0]) + f64(h); }
+                if b && thread_idx.x < n { y[0] = (x[0] as f64) + (h as f64); }
             }",
             Target::Sm80,
         );

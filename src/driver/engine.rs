@@ -52,11 +52,12 @@ pub(crate) fn simulate(
 ) -> Result<Simulated, Fail> {
     let mut sources = input.sources.clone();
     let loaded = match input.origin {
-        Origin::Kdsl => sim::load(
+        Origin::Kdsl => sim::load_with(
             &input.ptx,
             PtxSource::Kdsl {
                 line_spans: &input.line_spans,
             },
+            input.dynamic_layouts.clone(),
         ),
         Origin::Ptx => sim::load(
             &input.ptx,
@@ -66,7 +67,7 @@ pub(crate) fn simulate(
             },
         ),
     };
-    let mut program = match loaded {
+    let program = match loaded {
         Ok(p) => p,
         Err(diags) => {
             reporter.report(&sources, &diags);
@@ -79,9 +80,6 @@ pub(crate) fn simulate(
             });
         }
     };
-    for (kernel, layout) in &input.dynamic_layouts {
-        program.set_dynamic_layout(kernel, layout.clone());
-    }
     let defaults = SimOptions::default();
     let opts = SimOptions {
         schedule: match settings.schedule {

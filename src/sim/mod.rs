@@ -41,8 +41,7 @@ use spans::SpanResolver;
 #[derive(Clone, Debug)]
 pub struct Program {
     pub(crate) code: decode::Program,
-    /// kdslc's dynamic shared layouts, by kernel
-    /// ([`Program::set_dynamic_layout`]).
+    /// kdslc's dynamic shared layouts, by kernel ([`load_with`]).
     dynamic: Vec<(String, DynamicLayout)>,
 }
 
@@ -102,6 +101,18 @@ pub struct Outcome {
 /// Parses and decodes a PTX module. An instruction outside the supported
 /// subset is an error naming it and its PTX line.
 pub fn load(ptx: &str, source: PtxSource) -> Result<Program, Vec<Diagnostic>> {
+    load_with(ptx, source, Vec::new())
+}
+
+/// [`load`] for kdslc's PTX of kernels placed in dynamic shared memory:
+/// `dynamic` gives each one's layout (`launch::signature::dynamic_layouts`),
+/// so that launches get the bytes they need, bounds are checked per
+/// declaration and reports name them.
+pub fn load_with(
+    ptx: &str,
+    source: PtxSource,
+    dynamic: Vec<(String, DynamicLayout)>,
+) -> Result<Program, Vec<Diagnostic>> {
     let resolver = SpanResolver::new(source);
     let module = match ptx::parser::parse(ptx) {
         Ok(m) => m,
@@ -117,7 +128,7 @@ pub fn load(ptx: &str, source: PtxSource) -> Result<Program, Vec<Diagnostic>> {
             return Err(vec![diag]);
         }
     };
-    let mut code = match decode::decode(ptx, &module) {
+    let mut code = match decode::decode(ptx, &module, &dynamic) {
         Ok(p) => p,
         Err(e) => {
             let mut r = resolver;
@@ -137,10 +148,7 @@ pub fn load(ptx: &str, source: PtxSource) -> Result<Program, Vec<Diagnostic>> {
     {
         site.span = resolver.span(ptx, site);
     }
-    Ok(Program {
-        code,
-        dynamic: Vec::new(),
-    })
+    Ok(Program { code, dynamic })
 }
 
 impl Program {
@@ -158,15 +166,6 @@ impl Program {
         let mut sig = signature_of(&k.name, params, &k.attrs);
         sig.dynamic_shared = self.dynamic_layout(kernel).map(|l| l.bytes);
         Some(sig)
-    }
-
-    /// Tells the simulator what kdslc knows of `kernel`'s dynamic shared
-    /// memory (`crate::manifest::dynamic_layouts`): the bytes a launch must
-    /// give and the declaration at each offset, so that bounds are checked
-    /// per declaration and reports name them.
-    pub fn set_dynamic_layout(&mut self, kernel: &str, layout: DynamicLayout) {
-        self.dynamic.retain(|(k, _)| k != kernel);
-        self.dynamic.push((kernel.to_string(), layout));
     }
 
     fn dynamic_layout(&self, kernel: &str) -> Option<&DynamicLayout> {

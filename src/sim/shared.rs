@@ -11,10 +11,14 @@
 //! kdslc places a kernel whose shared declarations exceed 48 KiB in dynamic
 //! shared memory, every declaration at a fixed offset into the one array
 //! (`src/ir/layout.rs`). [`DynamicLayout`] names those declarations for the
-//! simulator: each becomes a variable of its own, so bounds are checked per
-//! declaration (an access must lie in one of them, the padding between
-//! them is owned by none) and reports name `stage[3]` or barrier `full[1]`
-//! rather than a byte offset into `$dsmem`.
+//! simulator, which keeps out-of-bounds reports as exact as for static
+//! shared memory: each declaration becomes a variable of its own, placed
+//! [`DynamicLayout::GAP`] bytes further than the one before it
+//! ([`DynamicLayout::remap`], applied where the decoder resolves
+//! `$dsmem+offset`), so that a red zone follows every declaration and an
+//! index past the end of one faults (S0002, naming it) instead of landing
+//! in the next. Addresses computed from a declaration's start keep their
+//! offsets within it, which is all kdslc's PTX does with them.
 
 use super::decode::{self, layout::owner_map, MemVar, Site, RED_ZONE};
 use crate::span::Span;
@@ -44,6 +48,50 @@ pub struct DynamicVar {
     pub span: Option<Span>,
 }
 
+impl DynamicLayout {
+    /// What the simulator adds between consecutive declarations: at least a
+    /// red zone, and a multiple of 128 so every declaration keeps its
+    /// alignment.
+    pub const GAP: u32 = 128;
+
+    /// The index of the declaration `offset` (bytes into the dynamic
+    /// array, as the PTX has it) belongs to: the last one starting at or
+    /// before it (an offset in the padding after a declaration stays with
+    /// it, and so lands in its red zone).
+    fn owner(&self, offset: i64) -> usize {
+        self.vars
+            .iter()
+            .rposition(|v| i64::from(v.offset) <= offset)
+            .unwrap_or(0)
+    }
+
+    /// The simulator's offset for PTX offset `offset` into the dynamic
+    /// array: the same place relative to its declaration, which the
+    /// simulator has moved [`DynamicLayout::GAP`] bytes per declaration
+    /// before it.
+    pub fn remap(&self, offset: i64) -> i64 {
+        offset + i64::from(Self::GAP) * self.owner(offset) as i64
+    }
+
+    /// Where the simulator places declaration `i`, from the start of the
+    /// dynamic shared memory.
+    fn placed(&self, i: usize) -> Option<u32> {
+        let v = self.vars.get(i)?;
+        u32::try_from(i)
+            .ok()?
+            .checked_mul(Self::GAP)?
+            .checked_add(v.offset)
+    }
+
+    /// The bytes the simulator's placement spans.
+    fn placed_end(&self) -> u32 {
+        (0..self.vars.len())
+            .filter_map(|i| Some(self.placed(i)?.saturating_add(self.vars.get(i)?.size)))
+            .max()
+            .unwrap_or(0)
+    }
+}
+
 /// The shared memory of one CTA in one launch.
 #[derive(Clone, Debug)]
 pub(crate) struct SharedMap {
@@ -56,8 +104,9 @@ pub(crate) struct SharedMap {
     /// The dynamic shared memory: where it starts and how many bytes the
     /// launch gave (`None` for a module without any).
     pub dynamic: Option<Dynamic>,
-    /// Its declarations are kdslc's ([`DynamicLayout`]), and the launch gave
-    /// at least what they need.
+    /// Its declarations are kdslc's ([`DynamicLayout`], placed apart by the
+    /// simulator): an access past one is an ordinary out-of-bounds access
+    /// (S0002), never S0020.
     pub named: bool,
 }
 
@@ -100,16 +149,18 @@ impl SharedMap {
             .map(|(_, v)| v.clone())
             .collect();
         let externs = prog.dynamic_vars.iter().filter_map(|&i| prog.shared.get(i));
+        let mut extent = bytes;
         match layout {
             Some(l) => {
                 // Where the `.extern` array was declared, for the site of
                 // the views (their spans are the kdsl declarations).
                 let decl = externs.map(|v| v.decl.clone()).next();
-                for v in &l.vars {
+                extent = extent.max(l.placed_end());
+                for (i, v) in l.vars.iter().enumerate() {
                     let site = decl.clone().map(|d| Site { span: v.span, ..d });
                     vars.push(MemVar {
                         name: v.name.clone(),
-                        offset: base.saturating_add(v.offset),
+                        offset: base.saturating_add(l.placed(i).unwrap_or(u32::MAX)),
                         size: v.size,
                         elem: v.elem,
                         decl: site.unwrap_or(Site {
@@ -130,9 +181,10 @@ impl SharedMap {
                 }
             }
         }
-        // Dynamic bytes are bounded by the launch check (at most 227 KiB)
-        // and the static variables end below 8 MiB: this fits in 24 bits.
-        let size = base.saturating_add(bytes).saturating_add(RED_ZONE);
+        // Dynamic bytes are bounded by the launch check (at most 227 KiB,
+        // plus 128 per declaration) and the static variables end below
+        // 8 MiB: this fits in 24 bits.
+        let size = base.saturating_add(extent).saturating_add(RED_ZONE);
         let owner = owner_map(&vars, size);
         SharedMap {
             vars,
@@ -221,10 +273,19 @@ mod tests {
         let base = p.code.dynamic_base.unwrap();
         let m = SharedMap::new(&p.code, 300, Some(&layout));
         assert_eq!(m.var_at(base + 8).unwrap().name, "$b_full");
-        assert_eq!(m.var_at(base + 128).unwrap().name, "$s_tile");
-        // The padding between the two is nobody's.
+        // The tile moves one gap further: a red zone after each declaration.
+        assert_eq!(layout.remap(128), 256);
+        assert_eq!(layout.remap(128 + 171), 256 + 171);
+        assert_eq!(layout.remap(8), 8);
+        // Padding stays with the declaration before it.
+        assert_eq!(layout.remap(100), 100);
+        assert_eq!(m.var_at(base + 256).unwrap().name, "$s_tile");
+        assert!(m.var_at(base + 128).is_none());
         assert!(m.var_at(base + 16).is_none());
         assert_eq!(m.owner[(base + 16) as usize], 0);
+        assert_eq!(m.owner[(base + 255) as usize], 0);
+        assert!(m.var_at(base + 256 + 172).is_none());
+        assert_eq!(m.size, base + 256 + 172 + RED_ZONE);
         assert!(m.vars.iter().all(|v| v.name != "dsmem"));
     }
 }

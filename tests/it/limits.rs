@@ -218,12 +218,22 @@ fn shared_memory_boundary_is_exact() {
         return;
     };
     // Exactly 48 KiB: static, as ptxas counts it.
-    let log = assemble(&ptxas, &clean_ptx(&kernel_of(SHARED_LIMIT), Target::Sm90), "sm_90")
-        .expect("ptxas accepts");
+    let log = assemble(
+        &ptxas,
+        &clean_ptx(&kernel_of(SHARED_LIMIT), Target::Sm90),
+        "sm_90",
+    )
+    .expect("ptxas accepts");
     assert_eq!(smem_per_entry(&log), [("k".to_string(), SHARED_LIMIT)]);
     // One byte more (a 128-byte slot more): dynamic, no static shared
     // memory, for every target that has the room.
-    for target in [Target::Sm80, Target::Sm86, Target::Sm90, Target::Sm100, Target::Sm120] {
+    for target in [
+        Target::Sm80,
+        Target::Sm86,
+        Target::Sm90,
+        Target::Sm100,
+        Target::Sm120,
+    ] {
         let ptx = clean_ptx(&kernel_of(SHARED_LIMIT + 1), target);
         assert!(
             ptx.contains(".extern .shared .align 128 .b8 $dsmem[];"),

@@ -43,20 +43,21 @@ fn finish_kdsl(c: kdsl::Compilation, name: &str) -> Loaded {
         render::short(&c.sources, &errors)
     );
     let ptx = c.ptx.unwrap_or_else(|| panic!("{name}: no PTX"));
-    let mut program = sim::load(
+    // What `kdslc sim` tells the simulator of kernels placed in dynamic
+    // shared memory.
+    let layouts = c
+        .module
+        .as_ref()
+        .map(kdsl::launch::signature::dynamic_layouts)
+        .unwrap_or_default();
+    let program = sim::load_with(
         &ptx,
         PtxSource::Kdsl {
             line_spans: &c.ptx_line_spans,
         },
+        layouts,
     )
     .unwrap_or_else(|d| panic!("{name}: load failed:\n{}", render::short(&c.sources, &d)));
-    // What `kdslc sim` tells the simulator of kernels placed in dynamic
-    // shared memory.
-    if let Some(m) = &c.module {
-        for (kernel, layout) in kdsl::launch::signature::dynamic_layouts(m) {
-            program.set_dynamic_layout(&kernel, layout);
-        }
-    }
     Loaded {
         program,
         sources: c.sources,

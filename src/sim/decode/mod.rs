@@ -28,6 +28,7 @@ mod scope;
 pub mod specials;
 
 use super::ptx::ast::{self, FuncKind, Item, Loc, Pos};
+use crate::sim::shared::DynamicLayout;
 use crate::span::Span;
 use ops::*;
 use scope::{Binding, Scopes};
@@ -171,9 +172,18 @@ impl Program {
 }
 
 /// Decodes a parsed module.
-pub fn decode(ptx: &str, module: &ast::Module) -> Result<Program, LoadError> {
+///
+/// `dynamic` gives kdslc's layout of each kernel placed in dynamic shared
+/// memory: the decoder resolves `$dsmem+offset` in that kernel to where the
+/// simulator places the declaration ([`DynamicLayout::remap`]).
+pub fn decode<'m>(
+    ptx: &str,
+    module: &'m ast::Module,
+    dynamic: &'m [(String, DynamicLayout)],
+) -> Result<Program, LoadError> {
     let mut b = Builder::new(module);
     b.dynamic_base = layout::dynamic_base(module)?;
+    b.layouts = dynamic;
     b.module_vars()?;
     b.declare_functions()?;
     for (i, f) in module.functions.iter().enumerate() {
@@ -232,6 +242,10 @@ struct Builder<'m> {
     shared_size: u32,
     dynamic_base: Option<u32>,
     dynamic_vars: Vec<usize>,
+    /// kdslc's dynamic layouts, by kernel, and the one of the kernel being
+    /// decoded.
+    layouts: &'m [(String, DynamicLayout)],
+    layout: Option<&'m DynamicLayout>,
     local: Vec<MemVar>,
     local_size: u32,
     fparam_size: u32,
@@ -271,6 +285,8 @@ impl<'m> Builder<'m> {
             shared_size: SHARED_BASE,
             dynamic_base: None,
             dynamic_vars: Vec::new(),
+            layouts: &[],
+            layout: None,
             local: Vec::new(),
             local_size: 0,
             fparam_size: 0,
@@ -362,6 +378,14 @@ impl<'m> Builder<'m> {
     fn function(&mut self, index: u32, f: &ast::Function) -> Result<(), LoadError> {
         self.func = index;
         self.loc = None;
+        self.layout = match f.kind {
+            FuncKind::Entry => self
+                .layouts
+                .iter()
+                .find(|(k, _)| *k == f.name)
+                .map(|(_, l)| l),
+            _ => None,
+        };
         let Some(body) = &f.body else {
             return Ok(());
         };

@@ -199,19 +199,12 @@ fn dynamic_overrun(
             "first at {} address {addr:#x}, by {who}",
             space_name(space)
         ));
-    if p.shared.named {
-        // kdslc's own kernel: it asks for what its layout needs, so the
-        // access is past every declaration.
-        d.note(format!(
-            "past the end of every shared declaration: {}",
-            near_var(&p.shared.vars, off)
-        ))
-        .help("check the index against the array's length")
-    } else {
-        d.help(format!(
-            "launch with at least {end} bytes of dynamic shared memory (`kdslc sim`/`kdslc run`: `--shared-bytes {end}` for a .ptx input; host code: the `sharedMemBytes` of the launch), or check the index"
-        ))
-    }
+    // (kdslc's own kernels are launched with what their layout needs, and
+    // the simulator places their declarations apart: an index past one is
+    // S0002, naming it.)
+    d.help(format!(
+        "launch with at least {end} bytes of dynamic shared memory (`kdslc sim`/`kdslc run`: `--shared-bytes {end}` for a .ptx input; host code: the `sharedMemBytes` of the launch), or check the index"
+    ))
 }
 
 fn space_name(space: crate::sim::decode::ops::Space) -> &'static str {
@@ -236,7 +229,7 @@ fn access(
             space,
             addr,
             target: Some((Target::Shared(rank), off)),
-        } if p.shared.dynamic.is_some_and(|d| d.overrun(*off, size)) => {
+        } if !p.shared.named && p.shared.dynamic.is_some_and(|d| d.overrun(*off, size)) => {
             dynamic_overrun(p, pc, *space, *addr, (*rank, *off), kind, size, who, n)
         }
         Fault::OutOfBounds {

@@ -221,12 +221,14 @@ impl Writer<'_> {
         if a.off == 0 {
             return a.base;
         }
-        // `add` needs a register: a symbol's address is moved into one.
-        let base = if a.base.starts_with('%') {
-            a.base
-        } else {
-            self.symbol_base(&a.base).to_string()
-        };
+        // A symbol and an offset are moved into a register as one address
+        // (`mov.u32 %r, $dsmem+65792`), never added later: the simulator
+        // resolves `$dsmem+offset` to the declaration at that offset, which
+        // an `add` to `$dsmem` would hide.
+        if !a.base.starts_with('%') {
+            return self.symbol_base(&a.symbol_text()).to_string();
+        }
+        let base = a.base;
         let r = self.reg(Class::B32);
         emit!(self, "add.u32 {}, {}, {};", r, base, a.off);
         r.to_string()

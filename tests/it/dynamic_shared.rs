@@ -410,3 +410,77 @@ fn shared_bytes_on_the_command_line() {
         text(&out.stderr)
     );
 }
+
+/// Distributed shared memory and cluster barriers in dynamic shared memory:
+/// `remote(peer, 0)` of a declaration past the first and a remote arrival
+/// on a barrier, assembled by ptxas and run in the simulator (CTA 1 hands
+/// its partial sum to CTA 0 through `peer`, which follows 64 KiB of `big`).
+#[test]
+fn a_cluster_kernel_in_dynamic_shared_memory() {
+    let src = "\
+kernel cluster_sum(x: global [f32], out: global mut [f32], n: u32) block(128) cluster(2) {
+    shared partial: [f32; 4];
+    shared big: [f32; 16384];
+    shared peer: [f32; 1];
+    barrier ready: cluster(arrivals = 1);
+    let mut acc = 0.0;
+    for i in block_idx.x * 128 + thread_idx.x..n step grid_dim.x * 128 {
+        acc += x[i];
+    }
+    let mut d = 16u32;
+    while d > 0 {
+        acc += shfl_down(acc, d);
+        d = d >> 1;
+    }
+    if lane_id == 0 { partial[warp_id] = acc; big[16383 - warp_id] = acc; }
+    sync_threads();
+    if thread_idx.x == 0 {
+        let v = big[16383] + partial[1] + partial[2] + big[16380];
+        if cluster_rank == 1 {
+            remote(peer, 0)[0] = v;
+            ready.arrive_remote(0);
+        } else {
+            ready.wait_cluster(0);
+            atomic_add(out[0], v + peer[0]);
+        }
+    }
+}
+";
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cluster.kdsl");
+    fs::write(&path, src).unwrap();
+    let c = kdsl::compile(&path, &kdsl::Options::default()).unwrap();
+    let ptx = c.ptx.as_deref().unwrap();
+    assert!(
+        ptx.contains("mapa.shared::cluster.u32 %r21, %r10, 0;"),
+        "{ptx}"
+    );
+    if let Some(ptxas) = common::ptxas::require_ptxas() {
+        common::ptxas::assemble(&ptxas, ptx, "sm_90").unwrap();
+    }
+    let k = kdsl_file(&path);
+    // Small integers: every order of the sums is exact.
+    let n = 3000u32;
+    let x: Vec<f32> = (0..n).map(|i| (i % 100) as f32).collect();
+    let mut l = launch(
+        "cluster_sum",
+        [4, 1, 1],
+        [128, 1, 1],
+        [2, 1, 1],
+        vec![
+            crate::sim_support::f32s("x", &x),
+            crate::sim_support::f32s("out", &[0.0]),
+            u32v(n),
+        ],
+    );
+    l.dynamic_shared = k
+        .program
+        .signature("cluster_sum")
+        .unwrap()
+        .dynamic_shared
+        .unwrap();
+    let o = run(&k, &l);
+    assert!(o.reports.is_empty(), "{}", rendered(&k, &o));
+    let want: f32 = x.iter().sum();
+    assert_eq!(crate::sim_support::as_f32(&o.arrays[1]), [want]);
+}

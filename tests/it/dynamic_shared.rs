@@ -35,8 +35,9 @@ fn manifest_of(path: &Path, target: Target) -> (kdsl::Compilation, String) {
     let c = kdsl::compile(path, &opts).unwrap();
     assert!(
         !c.diagnostics.iter().any(|d| d.is_error()),
-        "{}",
-        path.display()
+        "{}:\n{}",
+        path.display(),
+        kdsl::diagnostics::render::short(&c.sources, &c.diagnostics)
     );
     let m = kdsl::manifest::of_module(
         c.module.as_ref().unwrap(),
@@ -483,4 +484,120 @@ kernel cluster_sum(x: global [f32], out: global mut [f32], n: u32) block(128) cl
     assert!(o.reports.is_empty(), "{}", rendered(&k, &o));
     let want: f32 = x.iter().sum();
     assert_eq!(crate::sim_support::as_f32(&o.arrays[1]), [want]);
+}
+
+/// Generated kernels past 48 KiB, of arrays of every width, one or two
+/// dimensions, and barrier groups, in a random order: the first and last
+/// element of every array hold their own values (no two declarations
+/// overlap, in the PTX's layout or the simulator's), ptxas accepts the
+/// PTX, and the manifest's layout is the writer's.
+#[test]
+fn generated_kernels_past_48_kib() {
+    let mut seed = 0x0d15_ea5e_u64;
+    let mut next = |n: u64| {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 33) % n
+    };
+    let ptxas = common::ptxas::require_ptxas();
+    let mut dynamic = 0;
+    for case in 0..12 {
+        let types = [
+            ("u32", 4u64),
+            ("i32", 4),
+            ("f32", 4),
+            ("f64", 8),
+            ("u64", 8),
+            ("f16", 2),
+        ];
+        let arrays = 1 + next(4) as usize;
+        let mut decls = Vec::new();
+        let mut body = Vec::new();
+        let mut total = 0;
+        for i in 0..arrays {
+            let (ty, size) = types[next(types.len() as u64) as usize];
+            let elems = (50_000 + next(60_000)) / size / arrays as u64 + 1;
+            total += elems * size;
+            let (dims, first, last) = if elems % 2 == 0 && next(2) == 0 {
+                (
+                    format!("2, {}", elems / 2),
+                    "0, 0".to_string(),
+                    format!("1, {}", elems / 2 - 1),
+                )
+            } else {
+                (elems.to_string(), "0".to_string(), (elems - 1).to_string())
+            };
+            decls.push(format!("    shared a{i}: [{ty}; {dims}];"));
+            body.push(format!("        a{i}[{first}] = {} as {ty};", i + 1));
+            body.push(format!("        a{i}[{last}] = {} as {ty};", 100 + i));
+        }
+        for g in 0..next(3) {
+            decls.push(format!(
+                "    barrier b{g}[{}]: cta(arrivals = 1);",
+                1 + next(9)
+            ));
+        }
+        for i in (1..decls.len()).rev() {
+            decls.swap(i, next(i as u64 + 1) as usize);
+        }
+        let mut reads = Vec::new();
+        for (i, line) in body.iter().enumerate() {
+            let place = line.trim().split(" = ").next().unwrap();
+            reads.push(format!("        out[{i}] = {place} as u32;"));
+        }
+        let src = format!(
+            "kernel g(out: global mut [u32]) block(32) {{\n{}\n    if thread_idx.x == 0 {{\n{}\n{}\n    }}\n}}\n",
+            decls.join("\n"),
+            body.join("\n"),
+            reads.join("\n")
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(format!("g{case}.kdsl"));
+        fs::write(&path, &src).unwrap();
+        let (c, json) = manifest_of(&path, Target::Sm90);
+        let ptx = c.ptx.as_deref().unwrap();
+        let ir = &c.module.as_ref().unwrap().kernels[0];
+        let layout = SharedLayout::of(ir);
+        assert!(layout.total.unwrap() >= total);
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let s = &v["kernels"][0]["shared"];
+        if layout.total.unwrap() > SHARED_LIMIT {
+            dynamic += 1;
+            assert_eq!(s["dynamic_bytes"], layout.total.unwrap(), "{src}");
+            for slot in s["layout"].as_array().unwrap() {
+                let name = slot["name"].as_str().unwrap();
+                let sym = if slot["kind"] == "array" {
+                    format!("$s_{name}")
+                } else {
+                    format!("$b_{name}")
+                };
+                let line = format!(
+                    "// {sym}: $dsmem+{}, {} bytes",
+                    slot["offset"], slot["size"]
+                );
+                assert!(ptx.contains(&line), "{src}\nno `{line}` in\n{ptx}");
+            }
+        }
+        if let Some(ptxas) = &ptxas {
+            common::ptxas::assemble(ptxas, ptx, "sm_90").unwrap_or_else(|e| panic!("{src}\n{e}"));
+        }
+        let k = kdsl_file(&path);
+        let mut l = launch(
+            "g",
+            [1, 1, 1],
+            [32, 1, 1],
+            [1, 1, 1],
+            vec![u32s("out", &vec![0; body.len()])],
+        );
+        l.dynamic_shared = k.program.signature("g").unwrap().dynamic_shared.unwrap();
+        let o = run(&k, &l);
+        assert!(o.reports.is_empty(), "{src}\n{}", rendered(&k, &o));
+        let want: Vec<u32> = (0..arrays as u32).flat_map(|i| [i + 1, 100 + i]).collect();
+        assert_eq!(crate::sim_support::as_u32(&o.arrays[0]), want, "{src}");
+    }
+    assert!(
+        dynamic >= 8,
+        "{dynamic} of 12 generated kernels past 48 KiB"
+    );
 }

@@ -149,7 +149,7 @@ pub(super) fn write_kernel(
             "\t// {} bytes of dynamic shared memory in {DYNAMIC_SHARED} (launch with at least that many)\n",
             layout.dynamic_bytes()
         );
-        out.push(&line, Some(k.name_span));
+        out.push(&line, None);
     }
     for slot in &layout.slots {
         let (Some(size), Some(offset)) = (slot.size, slot.offset) else {
@@ -176,12 +176,20 @@ pub(super) fn write_kernel(
                 )
             }
         };
-        let line = if dynamic {
-            format!("\t// {symbol}: {DYNAMIC_SHARED}+{offset}, {size} bytes\n")
+        // A `.shared` declaration maps to its kdsl declaration; a comment,
+        // like every comment, to nothing.
+        let (line, span) = if dynamic {
+            (
+                format!("\t// {symbol}: {DYNAMIC_SHARED}+{offset}, {size} bytes\n"),
+                None,
+            )
         } else {
-            format!("\t.shared .align {} .{ty} {symbol}[{len}];\n", slot.align)
+            (
+                format!("\t.shared .align {} .{ty} {symbol}[{len}];\n", slot.align),
+                Some(span),
+            )
         };
-        out.push(&line, Some(span));
+        out.push(&line, span);
     }
     out.push("\n", None);
     out.append(body);

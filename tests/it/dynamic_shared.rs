@@ -519,7 +519,7 @@ fn generated_kernels_past_48_kib() {
             let (ty, size) = types[next(types.len() as u64) as usize];
             let elems = (50_000 + next(60_000)) / size / arrays as u64 + 1;
             total += elems * size;
-            let (dims, first, last) = if elems % 2 == 0 && next(2) == 0 {
+            let (dims, first, last) = if elems.is_multiple_of(2) && next(2) == 0 {
                 (
                     format!("2, {}", elems / 2),
                     "0, 0".to_string(),

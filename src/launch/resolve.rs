@@ -320,6 +320,31 @@ mod tests {
     }
 
     #[test]
+    fn dynamic_shared_memory_is_the_compilers_or_the_flags() {
+        let args = ["a=1", "x=zeros:4", "y=zeros:4", "n=4"];
+        // A kdsl kernel: the compiler's bytes; `--shared-bytes` is refused,
+        // even when it agrees.
+        let mut k = saxpy();
+        k.dynamic_shared = Some(65_664);
+        assert_eq!(build(&k, &req(&args)).unwrap().dynamic_shared, 65_664);
+        let mut r = req(&args);
+        r.shared_bytes = Some(65_664);
+        assert_eq!(
+            build(&k, &r).unwrap_err().to_string(),
+            "`--shared-bytes 65664` is for a .ptx input: kdslc lays out the shared memory of kernel `saxpy` itself (65664 bytes of dynamic shared memory); leave `--shared-bytes` out"
+        );
+        k.dynamic_shared = Some(0);
+        assert!(build(&k, &r)
+            .unwrap_err()
+            .to_string()
+            .contains("(static, no dynamic shared memory)"));
+        // A PTX kernel: the flag, or nothing.
+        k.dynamic_shared = None;
+        assert_eq!(build(&k, &r).unwrap().dynamic_shared, 65_664);
+        assert_eq!(build(&k, &req(&args)).unwrap().dynamic_shared, 0);
+    }
+
+    #[test]
     fn a_kernel_without_parameters() {
         let k = KernelSignature {
             name: "k".into(),

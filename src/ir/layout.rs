@@ -28,7 +28,7 @@
 //! A kernel whose layout needs more is placed in **dynamic** shared memory
 //! ([`Placement::Dynamic`]): the same offsets, relative to one
 //! `.extern .shared .align 128` array whose size the launch gives, up to
-//! the target's opt-in maximum ([`Target::max_shared_per_block`]); its
+//! the target's opt-in maximum ([`crate::target::Target::max_shared_per_block`]); its
 //! static shared memory is then 0 bytes.
 //!
 //! Parameters are packed in order at their natural alignment.
@@ -37,7 +37,7 @@
 //! `None`, never a wrapped small number.
 
 use super::{BarrierId, Kernel, ParamType, SharedId};
-use crate::target::{PtxVersion, Target};
+use crate::target::PtxVersion;
 use crate::types::Scalar;
 
 /// Static shared memory per CTA: 48 KiB (`ptxas`: "0xc000 max"). Past it a
@@ -169,23 +169,11 @@ impl SharedLayout {
         }
     }
 
-    /// The static and dynamic bytes together: what must fit in
-    /// [`Target::max_shared_per_block`].
-    pub fn total_bytes(&self) -> u64 {
-        self.total.unwrap_or(u64::MAX)
-    }
-
     /// Whether a launch must opt in to more than 48 KiB
     /// (`CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`): exactly when
     /// the layout is dynamic.
     pub fn needs_opt_in(&self) -> bool {
         self.placement() == Placement::Dynamic
-    }
-
-    /// Whether the layout fits the target (E0122 otherwise).
-    pub fn fits(&self, target: Target) -> bool {
-        self.total
-            .is_some_and(|t| t <= target.max_shared_per_block())
     }
 
     /// The first variable that ends past `limit` bytes: the one to blame
@@ -277,6 +265,7 @@ impl ParamLayout {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::target::Target;
 
     fn arrays(sizes: &[Option<u64>]) -> SharedLayout {
         SharedLayout::place(
@@ -335,22 +324,26 @@ mod tests {
         );
         assert!(past.needs_opt_in());
         let none = arrays(&[]);
-        assert_eq!(
-            (none.placement(), none.total_bytes()),
-            (Placement::Static, 0)
-        );
+        assert_eq!((none.placement(), none.total), (Placement::Static, Some(0)));
         let huge = arrays(&[None]);
         assert_eq!(huge.placement(), Placement::Dynamic);
         assert_eq!(huge.dynamic_bytes(), u64::MAX);
-        assert!(!huge.fits(Target::Sm90));
+        assert!(huge
+            .first_over(Target::Sm90.max_shared_per_block())
+            .is_some());
     }
 
     #[test]
     fn each_target_has_its_opt_in_maximum() {
         for t in Target::ALL {
             let max = t.max_shared_per_block();
-            assert!(arrays(&[Some(max)]).fits(t), "{t}");
-            assert!(!arrays(&[Some(max), Some(1)]).fits(t), "{t}");
+            assert!(arrays(&[Some(max)]).first_over(max).is_none(), "{t}");
+            let past = arrays(&[Some(max), Some(1)]);
+            assert_eq!(
+                past.first_over(max).and_then(|s| s.offset),
+                Some(max),
+                "{t}"
+            );
         }
         assert_eq!(Target::Sm80.max_shared_per_block(), 166_912);
         assert_eq!(Target::Sm86.max_shared_per_block(), 101_376);

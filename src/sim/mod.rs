@@ -174,12 +174,6 @@ impl Program {
             .find(|(k, _)| k == kernel)
             .map(|(_, l)| l)
     }
-
-    /// Whether the module declares dynamic shared memory (an unsized
-    /// `.extern .shared` array).
-    pub fn has_dynamic_shared(&self) -> bool {
-        self.code.dynamic_base.is_some()
-    }
 }
 
 /// The launch signatures of a module's kernels from its text alone: the

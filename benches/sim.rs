@@ -64,6 +64,7 @@ fn benches(c: &mut Criterion) {
         grid: [n / 16, n / 16, 1],
         block: [16, 16, 1],
         cluster: [1, 1, 1],
+        dynamic_shared: 0,
         args: vec![
             floats("a", (n * n) as usize),
             floats("b", (n * n) as usize),
@@ -82,6 +83,7 @@ fn benches(c: &mut Criterion) {
         grid: [grid, 1, 1],
         block: [128, 1, 1],
         cluster: [1, 1, 1],
+        dynamic_shared: 0,
         args: vec![
             floats("x", (grid * chunks * 1024) as usize),
             floats("out", 1),

@@ -79,8 +79,8 @@ args() {
 	saxpy:bench) n=$((1 << 24)) ;;
 	reduce_sum:check | cluster_sum:check) n=$((1 << 20)) grid=64 ;;
 	reduce_sum:bench | cluster_sum:bench) n=$((1 << 24)) grid=1056 ;;
-	pipeline_sum:check | ws_pipeline:check) grid=16 chunks=4 ;;
-	pipeline_sum:bench | ws_pipeline:bench) grid=1024 chunks=16 ;;
+	pipeline_sum:check | ws_pipeline:check | big_pipeline:check) grid=16 chunks=4 ;;
+	pipeline_sum:bench | ws_pipeline:bench | big_pipeline:bench) grid=1024 chunks=16 ;;
 	sgemm_tiled:check) mnk=256 ;;
 	sgemm_tiled:bench) mnk=2048 ;;
 	softmax_rows:check | blend_rows:check) rows=256 cols=1024 ;;
@@ -95,6 +95,7 @@ args() {
 	cluster_sum) echo "$grid|128|0=f32:rand:$n:1 1=f32:zeros:1 2=$n" ;;
 	pipeline_sum) echo "$grid|128|0=f32:rand:$((grid * chunks * 1024)):1 1=f32:zeros:1 2=$chunks" ;;
 	ws_pipeline) echo "$grid|160|0=f32:rand:$((grid * chunks * 1024)):1 1=f32:zeros:1 2=$chunks" ;;
+	big_pipeline) echo "$grid|160|0=f32:rand:$((grid * chunks * 8192)):1 1=f32:zeros:1 2=$chunks" ;;
 	sgemm_tiled) echo "$((mnk / 16)),$((mnk / 16))|16,16|0=f32:rand:$((mnk * mnk)):1 1=f32:rand:$((mnk * mnk)):2 2=f32:zeros:$((mnk * mnk)) 3=$mnk 4=$mnk 5=$mnk" ;;
 	softmax_rows) echo "$rows|256|0=f32:rand:$((rows * cols)):1 1=f32:zeros:$((rows * cols)) 2=$cols" ;;
 	blend_rows) echo "$rows|256|0=f32:rand:$((rows * cols)):1 1=f32:rand:$((rows * cols)):2 2=f32:rand:$rows:3 3=f32:zeros:$((rows * cols)) 4=$cols" ;;

@@ -91,6 +91,30 @@ impl Target {
         }
     }
 
+    /// The most shared memory one CTA may use on this target, static and
+    /// dynamic together, once the kernel opts in
+    /// (`CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`): the device
+    /// attribute `MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`. From the CUDA C++
+    /// Programming Guide, "Compute Capabilities", Table 27 ("Maximum amount
+    /// of shared memory per thread block") and the shared-memory section of
+    /// each compute capability: 163 KB on 8.0, 99 KB on 8.6 and 8.9, 227 KB
+    /// on 9.0 and 10.0, 99 KB on 12.0 (1 KB of each SM's 164/100/228 KB is
+    /// reserved by CUDA). docs/language.md §"Shared memory" cites them.
+    pub fn max_shared_per_block(self) -> u64 {
+        const KIB: u64 = 1024;
+        match self {
+            Target::Sm80 => 163 * KIB,
+            Target::Sm86 | Target::Sm89 | Target::Sm120 => 99 * KIB,
+            Target::Sm90 | Target::Sm90a | Target::Sm100 | Target::Sm100a => 227 * KIB,
+        }
+    }
+
+    /// An architecture-specific target (`sm_90a`, `sm_100a`): its code runs
+    /// on devices of exactly that compute capability.
+    pub fn is_arch_specific(self) -> bool {
+        matches!(self, Target::Sm90a | Target::Sm100a)
+    }
+
     /// Hopper features: clusters, distributed shared memory, bulk copies,
     /// `mbarrier.try_wait`, scoped mbarrier operations.
     pub fn has_sm90_features(self) -> bool {

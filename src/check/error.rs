@@ -3,6 +3,7 @@
 
 use crate::diagnostics::Diagnostic;
 use crate::span::Span;
+use crate::target::Target;
 
 /// A machine-applicable edit suggested with an error.
 #[derive(Clone, Debug, PartialEq)]
@@ -117,6 +118,8 @@ pub enum CheckError {
     /// E0122
     SharedTooLarge {
         limit: u64,
+        /// Whose maximum `limit` is.
+        target: Target,
         /// The kernel's total in decimal (exact, or `at least N` when it
         /// does not fit 64 bits).
         used: String,
@@ -351,15 +354,26 @@ impl CheckError {
             )
             .primary(span, format!("{what} declared here"))
             .help("move the declaration to the top level of the kernel body"),
-            CheckError::SharedTooLarge { limit, used, start, end, span } => {
+            CheckError::SharedTooLarge { limit, target, used, start, end, span } => {
                 let label = match (start, end) {
                     (Some(s), Some(e)) => format!("this declaration takes bytes {s}..{e}, past the limit"),
                     _ => "this declaration goes past the limit".to_string(),
                 };
-                Diagnostic::error("E0122", format!("shared memory exceeds {limit} bytes ({used} used)"))
+                // The first target with the most shared memory (sm_90).
+                let most = Target::ALL.into_iter().map(Target::max_shared_per_block).max().unwrap_or(0);
+                let roomier = Target::ALL
+                    .into_iter()
+                    .find(|t| t.max_shared_per_block() == most)
+                    .filter(|_| most > limit);
+                let d = Diagnostic::error("E0122", format!("shared memory exceeds {limit} bytes ({used} used)"))
                     .primary(span, label)
-                    .note("the barrier groups come first, 8 bytes per barrier; then the shared arrays in declaration order, each taking a multiple of 128 bytes")
-                    .help("use smaller tiles, fewer pipeline stages or a narrower element type")
+                    .note(format!("{target} gives one CTA at most {limit} bytes ({} KiB) of shared memory; past 48 KiB a kernel's shared memory is dynamic and its launch opts in to the maximum", limit / 1024))
+                    .note("the barrier groups come first, 8 bytes per barrier; then the shared arrays in declaration order, each taking a multiple of 128 bytes");
+                let d = match roomier {
+                    Some(t) => d.help(format!("use smaller tiles, fewer pipeline stages or a narrower element type, or compile for a target with more shared memory (`--target {t}`: {} KiB)", t.max_shared_per_block() / 1024)),
+                    None => d.help("use smaller tiles, fewer pipeline stages or a narrower element type"),
+                };
+                d
             }
             CheckError::CyclicConstants { uses } => {
                 // A long cycle is shown by its start and its end.

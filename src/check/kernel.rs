@@ -5,7 +5,7 @@ use super::body::{Binding, BodyChecker, KernelCtx};
 use super::error::CheckError;
 use super::globals::{resolve_type, Globals};
 use crate::diagnostics::Diagnostic;
-use crate::ir::layout::{self, ParamLayout, SharedDecl, SharedLayout, SHARED_LIMIT};
+use crate::ir::layout::{self, ParamLayout, SharedDecl, SharedLayout};
 use crate::ir::{self, consteval, BarrierId, ParamId, SharedId};
 use crate::source::SourceMap;
 use crate::span::Span;
@@ -97,17 +97,19 @@ pub fn check_kernel(
         barriers: ctx.barriers,
         body,
     };
-    diags.extend(shared_memory_limit(&kernel));
+    diags.extend(shared_memory_limit(&kernel, target));
     diags.extend(parameter_space(&kernel));
     kernel
 }
 
 /// E0122, once per kernel: the layout the PTX writer emits
-/// ([`SharedLayout`]) needs more than the static shared memory, reported on
-/// the declaration that crosses the limit, with the kernel's total.
-fn shared_memory_limit(k: &ir::Kernel) -> Option<Diagnostic> {
+/// ([`SharedLayout`]; dynamic past 48 KiB) needs more than the target lets
+/// one CTA have, reported on the declaration that crosses the limit, with
+/// the kernel's total.
+fn shared_memory_limit(k: &ir::Kernel, target: Target) -> Option<Diagnostic> {
     let layout = SharedLayout::of(k);
-    let slot = layout.first_over(SHARED_LIMIT)?;
+    let limit = target.max_shared_per_block();
+    let slot = layout.first_over(limit)?;
     let (span, exact) = match slot.decl {
         SharedDecl::Array(id) => {
             let a = k.shared.get(id.index())?;
@@ -123,7 +125,8 @@ fn shared_memory_limit(k: &ir::Kernel) -> Option<Diagnostic> {
     };
     Some(
         CheckError::SharedTooLarge {
-            limit: SHARED_LIMIT,
+            limit,
+            target,
             used,
             start: slot.offset,
             end: slot.end(),

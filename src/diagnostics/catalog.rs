@@ -246,6 +246,11 @@ pub static CODES: &[CodeInfo] = &[
         Error,
         "`.noComplete` arrival completed a phase of mbarrier `{name}`"
     ),
+    code!(
+        "S0020",
+        Error,
+        "{access} past the end of the launch's dynamic shared memory"
+    ),
     code!("W0001", Warning, "unused variable `{name}`"),
     code!("W0002", Warning, "cluster size {n} is not portable"),
     code!("W0003", Warning, "the file defines no kernel"),

@@ -32,7 +32,11 @@ pub fn build(args: &BuildArgs, reporter: &mut Reporter) -> Result<(), Fail> {
         Emit::Cubin => Some(ptxas::find(args.ptxas.as_deref())?),
         _ => None,
     };
-    let mut opts = options(&args.common, !matches!(args.emit, Emit::Ptx | Emit::Cubin))?;
+    // The manifest reads the PTX's `.version`: it needs the PTX written.
+    let mut opts = options(
+        &args.common,
+        !matches!(args.emit, Emit::Ptx | Emit::Cubin | Emit::Manifest),
+    )?;
     opts.lineinfo = args.lineinfo;
     opts.drop_syntax = args.emit != Emit::Ast;
 
@@ -70,6 +74,7 @@ fn destination(args: &BuildArgs) -> Dest {
     let ext = match args.emit {
         Emit::Ptx => "ptx",
         Emit::Cubin => "cubin",
+        Emit::Manifest => "manifest.json",
         Emit::Ir | Emit::Ast | Emit::Tokens => return Dest::Stdout,
     };
     // Appended, not `with_extension`: the stem of `a.b.kdsl` is `a.b`.
@@ -222,6 +227,14 @@ fn emit(
                 out,
             )?;
             Ok(bytes.unwrap_or_default())
+        }
+        Emit::Manifest => {
+            let ptx = c.ptx.as_deref().ok_or_else(|| missing("PTX"))?;
+            let module = c.module.as_ref().ok_or_else(|| missing("IR"))?;
+            crate::manifest::of_module(module, ptx, args.common.target)
+                .and_then(|m| crate::manifest::to_json(&m))
+                .map(String::into_bytes)
+                .map_err(|e| Fail::Internal(format!("--emit manifest: {e}")))
         }
         Emit::Ir => c
             .module

@@ -82,8 +82,9 @@ pub struct BuildArgs {
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
 
-    /// Output file; `-` is stdout. Default: FILE's stem with .ptx or .cubin in
-    /// the current directory (stdout for --emit ir|ast|tokens)
+    /// Output file; `-` is stdout. Default: FILE's stem with .ptx, .cubin or
+    /// .manifest.json in the current directory (stdout for --emit
+    /// ir|ast|tokens)
     #[arg(short = 'o', value_name = "OUT")]
     pub output: Option<PathBuf>,
 
@@ -185,6 +186,12 @@ pub struct LaunchArgs {
     #[arg(long = "arg", value_name = "NAME=VALUE", value_parser = parse_arg_spec)]
     pub args: Vec<ArgSpec>,
 
+    /// Bytes of dynamic shared memory per CTA, for a .ptx input whose
+    /// kernel declares `.extern .shared` (default 0; a .kdsl kernel's comes
+    /// from the compiler)
+    #[arg(long, value_name = "N", value_parser = parse_shared_bytes)]
+    pub shared_bytes: Option<u32>,
+
     /// After a run that completed, write every writable array as
     /// DIR/NAME.npy (the folder is created if needed)
     #[arg(long, value_name = "DIR")]
@@ -272,6 +279,23 @@ fn parse_arg_spec(s: &str) -> Result<ArgSpec, String> {
     s.parse()
 }
 
+/// `--shared-bytes`: a byte count no larger than any target allows one CTA
+/// (each target's own maximum is checked when the kernel is launched).
+fn parse_shared_bytes(s: &str) -> Result<u32, String> {
+    let most = Target::ALL
+        .into_iter()
+        .map(Target::max_shared_per_block)
+        .max()
+        .unwrap_or(0);
+    match s.parse::<u64>() {
+        Ok(n) if n <= most => u32::try_from(n).map_err(|e| e.to_string()),
+        Ok(_) => Err(format!(
+            "at most {most} bytes: no target gives one CTA more shared memory"
+        )),
+        Err(_) => Err("a whole number of bytes".to_string()),
+    }
+}
+
 fn parse_timeout(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(t) if t > 0.0 && t.is_finite() => Ok(t),
@@ -290,6 +314,8 @@ pub struct ExplainArgs {
 pub enum Emit {
     Ptx,
     Cubin,
+    /// The launch manifest, JSON (docs/manifest.md)
+    Manifest,
     Ir,
     Ast,
     Tokens,

@@ -52,11 +52,12 @@ pub(crate) fn simulate(
 ) -> Result<Simulated, Fail> {
     let mut sources = input.sources.clone();
     let loaded = match input.origin {
-        Origin::Kdsl => sim::load(
+        Origin::Kdsl => sim::load_with(
             &input.ptx,
             PtxSource::Kdsl {
                 line_spans: &input.line_spans,
             },
+            input.dynamic_layouts.clone(),
         ),
         Origin::Ptx => sim::load(
             &input.ptx,

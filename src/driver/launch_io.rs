@@ -29,6 +29,9 @@ pub(crate) struct Input {
     pub line_spans: Vec<Option<Span>>,
     pub origin: Origin,
     pub signatures: Vec<KernelSignature>,
+    /// For `.kdsl` input, each kernel placed in dynamic shared memory with
+    /// its declarations (for the simulator's bounds and reports).
+    pub dynamic_layouts: Vec<(String, crate::sim::DynamicLayout)>,
 }
 
 /// `FILE.ptx` (any case) is PTX; anything else is kdsl.
@@ -67,6 +70,7 @@ pub(crate) fn load(args: &LaunchArgs, reporter: &mut Reporter) -> Result<Input, 
             line_spans: Vec::new(),
             origin: Origin::Ptx,
             signatures,
+            dynamic_layouts: Vec::new(),
         });
     }
     let opts = options(&args.common, false)?;
@@ -78,6 +82,7 @@ pub(crate) fn load(args: &LaunchArgs, reporter: &mut Reporter) -> Result<Input, 
     };
     Ok(Input {
         signatures: signature::of_module(module),
+        dynamic_layouts: signature::dynamic_layouts(module),
         path,
         ptx,
         line_spans: c.ptx_line_spans,
@@ -96,6 +101,7 @@ pub(crate) fn prepare(args: &LaunchArgs, input: &Input) -> Result<Launch, Fail> 
         block: args.block,
         cluster: args.cluster,
         args: args.args.clone(),
+        shared_bytes: args.shared_bytes,
         origin: input.origin,
     };
     let l = launch::build(sig, &request).map_err(usage)?;

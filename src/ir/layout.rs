@@ -1,11 +1,17 @@
-//! Where a kernel's data lives: its static shared memory and its parameter
-//! space. One computation for both users, so that what the checker accepts
-//! is exactly what the PTX writer emits and ptxas lays out:
+//! Where a kernel's data lives: its shared memory and its parameter space.
+//! One computation for every user, so that what the checker accepts is
+//! exactly what the PTX writer emits, ptxas lays out, the launch sets up
+//! and the manifest tells host code:
 //!
-//! - the checker reports E0122 (shared memory over the limit) and E0127
-//!   (parameters over the target's parameter space) from these layouts;
-//! - the writer declares the `.shared` variables in [`SharedLayout`]'s order
-//!   and raises the PTX `.version` when [`ParamLayout`] needs it.
+//! - the checker reports E0122 (shared memory over the target's maximum)
+//!   and E0127 (parameters over the target's parameter space) from these
+//!   layouts;
+//! - the writer declares the `.shared` variables in [`SharedLayout`]'s order,
+//!   or, for a kernel placed in dynamic shared memory, addresses each
+//!   declaration at its offset in the one `.extern .shared` array, and
+//!   raises the PTX `.version` when [`ParamLayout`] needs it;
+//! - `kdslc sim`/`kdslc run` launch with [`SharedLayout::dynamic_bytes`],
+//!   and `--emit manifest` writes all of it (`src/manifest.rs`).
 //!
 //! ptxas counts every declared `.shared` variable, used or not, and places
 //! each at the next offset its alignment allows: first the variables the
@@ -17,6 +23,14 @@
 //! arrays, each declared with its size rounded up to its 128-byte alignment,
 //! so that any order of them takes the same bytes. `tests/it/limits.rs`
 //! compares the total with `ptxas -v` on generated kernels.
+//!
+//! Static shared memory is limited to 48 KiB per CTA ([`SHARED_LIMIT`]).
+//! A kernel whose layout needs more is placed in **dynamic** shared memory
+//! ([`Placement::Dynamic`]): the same offsets, relative to one
+//! `.extern .shared .align 128` array whose size the launch gives, up to
+//! the target's opt-in maximum ([`crate::target::Target::max_shared_per_block`]); its
+//! static shared memory is then 0 bytes.
+//!
 //! Parameters are packed in order at their natural alignment.
 //!
 //! All byte arithmetic is checked: a size that does not fit in 64 bits is
@@ -26,8 +40,12 @@ use super::{BarrierId, Kernel, ParamType, SharedId};
 use crate::target::PtxVersion;
 use crate::types::Scalar;
 
-/// Static shared memory per CTA: 48 KiB (`ptxas`: "0xc000 max").
+/// Static shared memory per CTA: 48 KiB (`ptxas`: "0xc000 max"). Past it a
+/// kernel's shared memory is dynamic ([`Placement::Dynamic`]).
 pub const SHARED_LIMIT: u64 = 48 * 1024;
+/// The alignment of the `.extern .shared` array a dynamic layout lives in:
+/// that of the arrays in it, so every offset keeps its alignment.
+pub const DYNAMIC_ALIGN: u64 = ARRAY_ALIGN;
 /// Every shared array is 128-byte aligned.
 pub const ARRAY_ALIGN: u64 = 128;
 /// An mbarrier is 8 bytes, 8-byte aligned.
@@ -40,6 +58,16 @@ pub const PARAM_LIMIT_CLASSIC: u64 = 4352;
 pub const PARAM_LIMIT_LARGE: u64 = 32764;
 /// The PTX ISA version that allows [`PARAM_LIMIT_LARGE`].
 pub const LARGE_PARAMS_VERSION: PtxVersion = PtxVersion::new(8, 1);
+
+/// Where a kernel's shared memory is declared.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Placement {
+    /// `.shared` variables inside the `.entry`: at most [`SHARED_LIMIT`].
+    Static,
+    /// Offsets into the module's `.extern .shared` array; the launch gives
+    /// [`SharedLayout::dynamic_bytes`] and opts in past 48 KiB.
+    Dynamic,
+}
 
 /// One `.shared` variable of a kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -111,6 +139,41 @@ impl SharedLayout {
             slots.push(slot);
         }
         SharedLayout { slots, total: next }
+    }
+
+    /// Static up to [`SHARED_LIMIT`] bytes, dynamic past it (or when the
+    /// total does not even fit 64 bits: the checker reports that, E0122).
+    pub fn placement(&self) -> Placement {
+        match self.total {
+            Some(total) if total <= SHARED_LIMIT => Placement::Static,
+            _ => Placement::Dynamic,
+        }
+    }
+
+    /// The static shared memory ptxas allocates (`ptxas -v`'s `smem`):
+    /// the whole layout when it is static, else nothing.
+    pub fn static_bytes(&self) -> u64 {
+        match self.placement() {
+            Placement::Static => self.total.unwrap_or(0),
+            Placement::Dynamic => 0,
+        }
+    }
+
+    /// The dynamic shared memory every launch must give (`sharedMemBytes`):
+    /// the whole layout when it is dynamic, else nothing (saturating at
+    /// `u64::MAX` past 64 bits, which no target allows).
+    pub fn dynamic_bytes(&self) -> u64 {
+        match self.placement() {
+            Placement::Static => 0,
+            Placement::Dynamic => self.total.unwrap_or(u64::MAX),
+        }
+    }
+
+    /// Whether a launch must opt in to more than 48 KiB
+    /// (`CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`): exactly when
+    /// the layout is dynamic.
+    pub fn needs_opt_in(&self) -> bool {
+        self.placement() == Placement::Dynamic
     }
 
     /// The first variable that ends past `limit` bytes: the one to blame
@@ -201,6 +264,7 @@ impl ParamLayout {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::target::Target;
 
     fn arrays(sizes: &[Option<u64>]) -> SharedLayout {
         SharedLayout::place(
@@ -246,6 +310,47 @@ mod tests {
         assert_eq!(l.first_over(SHARED_LIMIT).map(|s| s.offset), Some(Some(0)));
         let l = arrays(&[None, Some(1)]);
         assert_eq!((l.total, l.slots[1].offset), (None, None));
+    }
+
+    #[test]
+    fn static_up_to_48_kib_then_dynamic() {
+        let at = arrays(&[Some(SHARED_LIMIT)]);
+        assert_eq!(at.placement(), Placement::Static);
+        assert_eq!((at.static_bytes(), at.dynamic_bytes()), (SHARED_LIMIT, 0));
+        assert!(!at.needs_opt_in());
+        let past = arrays(&[Some(SHARED_LIMIT), Some(1)]);
+        assert_eq!(past.placement(), Placement::Dynamic);
+        assert_eq!(
+            (past.static_bytes(), past.dynamic_bytes()),
+            (0, SHARED_LIMIT + 1)
+        );
+        assert!(past.needs_opt_in());
+        let none = arrays(&[]);
+        assert_eq!((none.placement(), none.total), (Placement::Static, Some(0)));
+        let huge = arrays(&[None]);
+        assert_eq!(huge.placement(), Placement::Dynamic);
+        assert_eq!(huge.dynamic_bytes(), u64::MAX);
+        assert!(huge
+            .first_over(Target::Sm90.max_shared_per_block())
+            .is_some());
+    }
+
+    #[test]
+    fn each_target_has_its_opt_in_maximum() {
+        for t in Target::ALL {
+            let max = t.max_shared_per_block();
+            assert!(arrays(&[Some(max)]).first_over(max).is_none(), "{t}");
+            let past = arrays(&[Some(max), Some(1)]);
+            assert_eq!(
+                past.first_over(max).and_then(|s| s.offset),
+                Some(max),
+                "{t}"
+            );
+        }
+        assert_eq!(Target::Sm80.max_shared_per_block(), 166_912);
+        assert_eq!(Target::Sm86.max_shared_per_block(), 101_376);
+        assert_eq!(Target::Sm90.max_shared_per_block(), 232_448);
+        assert_eq!(Target::Sm120.max_shared_per_block(), 101_376);
     }
 
     #[test]

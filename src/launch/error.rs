@@ -69,6 +69,13 @@ pub enum LaunchError {
     },
     /// `--dump NAME` names no array parameter.
     BadDump { name: String, why: String },
+    /// `--shared-bytes` for a kdsl kernel, whose dynamic shared memory the
+    /// compiler knows (`needed` bytes).
+    SharedBytesKnown {
+        kernel: String,
+        given: u32,
+        needed: u32,
+    },
 }
 
 impl fmt::Display for LaunchError {
@@ -172,6 +179,22 @@ impl fmt::Display for LaunchError {
                 write!(f, "invalid value for `{param}` ({ty}): {why}")
             }
             LaunchError::BadDump { name, why } => write!(f, "`--dump {name}`: {why}"),
+            LaunchError::SharedBytesKnown {
+                kernel,
+                given,
+                needed,
+            } => {
+                write!(
+                    f,
+                    "`--shared-bytes {given}` is for a .ptx input: kdslc lays out the shared memory of kernel `{kernel}` itself ("
+                )?;
+                if *needed == 0 {
+                    f.write_str("static, no dynamic shared memory)")?;
+                } else {
+                    write!(f, "{needed} bytes of dynamic shared memory)")?;
+                }
+                f.write_str("; leave `--shared-bytes` out")
+            }
         }
     }
 }

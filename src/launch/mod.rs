@@ -65,6 +65,11 @@ pub struct KernelSignature {
     pub maxntid: Option<[u32; 3]>,
     /// `cluster(...)` / `.reqnctapercluster`.
     pub cluster: Option<[u32; 3]>,
+    /// The dynamic shared memory every launch must give, when the compiler
+    /// knows it (a kdsl kernel: 0 unless its shared declarations exceed
+    /// 48 KiB); `None` for a PTX `.entry`, whose launch takes
+    /// `--shared-bytes` (0 without it).
+    pub dynamic_shared: Option<u32>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -94,6 +99,8 @@ pub struct Launch {
     pub block: [u32; 3],
     /// `[1, 1, 1]` for a kernel without a cluster.
     pub cluster: [u32; 3],
+    /// Bytes of dynamic shared memory per CTA (`sharedMemBytes`).
+    pub dynamic_shared: u32,
     pub args: Vec<ArgValue>,
 }
 

@@ -60,6 +60,9 @@ pub struct Request {
     pub block: Option<Dims>,
     pub cluster: Option<Dims>,
     pub args: Vec<ArgSpec>,
+    /// `--shared-bytes N`: the dynamic shared memory of a PTX kernel's
+    /// launch (kdsl kernels get theirs from the compiler).
+    pub shared_bytes: Option<u32>,
     /// Where the signature came from, for naming its attributes.
     pub origin: Origin,
 }
@@ -93,6 +96,7 @@ pub fn select_kernel<'a>(
 /// a usage error; the missing parameters are listed together.
 pub fn build(sig: &KernelSignature, req: &Request) -> Result<Launch, LaunchError> {
     let shapes = shape::resolve(sig, req.origin, req.grid, req.block, req.cluster)?;
+    let dynamic_shared = dynamic_shared(sig, req.shared_bytes)?;
     let mut given: Vec<Option<&str>> = vec![None; sig.params.len()];
     for spec in &req.args {
         let index = match &spec.key {
@@ -151,8 +155,24 @@ pub fn build(sig: &KernelSignature, req: &Request) -> Result<Launch, LaunchError
         grid: shapes.grid,
         block: shapes.block,
         cluster: shapes.cluster,
+        dynamic_shared,
         args,
     })
+}
+
+/// The launch's dynamic shared memory: what the compiler computed for a
+/// kdsl kernel (`--shared-bytes` cannot change it), `--shared-bytes` or 0
+/// for a PTX one.
+fn dynamic_shared(sig: &KernelSignature, given: Option<u32>) -> Result<u32, LaunchError> {
+    match (sig.dynamic_shared, given) {
+        (Some(needed), Some(given)) => Err(LaunchError::SharedBytesKnown {
+            kernel: sig.name.clone(),
+            given,
+            needed,
+        }),
+        (Some(needed), None) => Ok(needed),
+        (None, given) => Ok(given.unwrap_or(0)),
+    }
 }
 
 #[cfg(test)]
@@ -189,6 +209,7 @@ mod tests {
             reqntid: Some([256, 1, 1]),
             maxntid: None,
             cluster: None,
+            dynamic_shared: Some(0),
         }
     }
 
@@ -198,6 +219,7 @@ mod tests {
             block: None,
             cluster: None,
             args: args.iter().map(|a| a.parse().unwrap()).collect(),
+            shared_bytes: None,
             origin: Origin::Kdsl,
         }
     }
@@ -298,6 +320,31 @@ mod tests {
     }
 
     #[test]
+    fn dynamic_shared_memory_is_the_compilers_or_the_flags() {
+        let args = ["a=1", "x=zeros:4", "y=zeros:4", "n=4"];
+        // A kdsl kernel: the compiler's bytes; `--shared-bytes` is refused,
+        // even when it agrees.
+        let mut k = saxpy();
+        k.dynamic_shared = Some(65_664);
+        assert_eq!(build(&k, &req(&args)).unwrap().dynamic_shared, 65_664);
+        let mut r = req(&args);
+        r.shared_bytes = Some(65_664);
+        assert_eq!(
+            build(&k, &r).unwrap_err().to_string(),
+            "`--shared-bytes 65664` is for a .ptx input: kdslc lays out the shared memory of kernel `saxpy` itself (65664 bytes of dynamic shared memory); leave `--shared-bytes` out"
+        );
+        k.dynamic_shared = Some(0);
+        assert!(build(&k, &r)
+            .unwrap_err()
+            .to_string()
+            .contains("(static, no dynamic shared memory)"));
+        // A PTX kernel: the flag, or nothing.
+        k.dynamic_shared = None;
+        assert_eq!(build(&k, &r).unwrap().dynamic_shared, 65_664);
+        assert_eq!(build(&k, &req(&args)).unwrap().dynamic_shared, 0);
+    }
+
+    #[test]
     fn a_kernel_without_parameters() {
         let k = KernelSignature {
             name: "k".into(),
@@ -305,6 +352,7 @@ mod tests {
             reqntid: None,
             maxntid: None,
             cluster: None,
+            dynamic_shared: Some(0),
         };
         let mut r = req(&["0=1"]);
         r.block = Some([32, 1, 1]);

@@ -223,6 +223,7 @@ mod tests {
             reqntid,
             maxntid,
             cluster,
+            dynamic_shared: Some(0),
         }
     }
 

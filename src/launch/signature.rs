@@ -1,9 +1,13 @@
 //! The launch signature of a kdsl kernel, read from the checked IR: its
-//! parameters with their element types and mutability, and its
-//! `block(...)`/`cluster(...)` shapes.
+//! parameters with their element types and mutability, its
+//! `block(...)`/`cluster(...)` shapes and the dynamic shared memory its
+//! layout needs (`ir::layout`).
 
 use super::{KernelSignature, ParamKind, ParamSig};
+use crate::ir::layout::{Placement, SharedDecl, SharedLayout};
 use crate::ir::{self, ParamType};
+use crate::ptx::names::{barrier_symbol, shared_symbol};
+use crate::sim::{DynamicLayout, DynamicVar};
 
 /// The signature of `k` (what `--arg`, `--block` and `--cluster` are
 /// checked against).
@@ -27,7 +31,55 @@ pub fn of_kernel(k: &ir::Kernel) -> KernelSignature {
         reqntid: k.block,
         maxntid: None,
         cluster: k.cluster,
+        // The checker bounds the layout by the target's maximum (E0122),
+        // so it fits 32 bits in any module that compiled.
+        dynamic_shared: Some(
+            u32::try_from(SharedLayout::of(k).dynamic_bytes()).unwrap_or(u32::MAX),
+        ),
     }
+}
+
+/// What the simulator needs to know of `k`'s dynamic shared memory: the
+/// bytes a launch gives and each declaration at its offset (`None` for a
+/// kernel whose shared memory is static). The same [`SharedLayout`] the
+/// writer addresses them by.
+pub fn dynamic_layout(k: &ir::Kernel) -> Option<DynamicLayout> {
+    let layout = SharedLayout::of(k);
+    if layout.placement() != Placement::Dynamic {
+        return None;
+    }
+    let mut vars = Vec::new();
+    for slot in &layout.slots {
+        let (name, elem, span) = match slot.decl {
+            SharedDecl::Array(id) => {
+                let a = k.shared.get(id.index())?;
+                (shared_symbol(&a.name), a.elem.size(), a.span)
+            }
+            SharedDecl::Barriers(id) => {
+                let b = k.barriers.get(id.index())?;
+                (barrier_symbol(&b.name), 8, b.spans.decl)
+            }
+        };
+        vars.push(DynamicVar {
+            name,
+            offset: u32::try_from(slot.offset?).ok()?,
+            size: u32::try_from(slot.size?).ok()?,
+            elem,
+            span: Some(span),
+        });
+    }
+    Some(DynamicLayout {
+        bytes: u32::try_from(layout.dynamic_bytes()).ok()?,
+        vars,
+    })
+}
+
+/// The dynamic layout of every kernel of a module that has one.
+pub fn dynamic_layouts(m: &ir::Module) -> Vec<(String, DynamicLayout)> {
+    m.kernels
+        .iter()
+        .filter_map(|k| Some((k.name.clone(), dynamic_layout(k)?)))
+        .collect()
 }
 
 /// The signatures of every kernel of a module, in declaration order.

@@ -15,11 +15,13 @@
 
 use super::error::Result;
 use super::imm;
-use super::names::barrier_symbol;
 use super::writer::{emit, Addr, Class, Operand, Reg, Writer};
 use crate::analysis::Usage;
 use crate::ir::consteval;
-use crate::ir::{BarrierGroup, BarrierOp, BarrierOpKind, BarrierRef, Dim, Parity, Scope, Special};
+use crate::ir::layout::SharedDecl;
+use crate::ir::{
+    BarrierGroup, BarrierId, BarrierOp, BarrierOpKind, BarrierRef, Dim, Parity, Scope, Special,
+};
 
 /// A barrier's index in its group.
 #[derive(Clone, Copy, Debug)]
@@ -94,7 +96,7 @@ impl Writer<'_> {
         let skip = self.label();
         emit!(self, "@!{} bra {};", first, skip);
         let space = if sm90 { "shared::cta" } else { "shared" };
-        for g in &k.barriers {
+        for (id, g) in k.barriers.iter().enumerate() {
             let outer = self.at(g.spans.decl);
             // The checker bounds both (E0306, E0311); `mbarrier.init` takes
             // no other count, and the parity masks hold 64 bits.
@@ -115,10 +117,11 @@ impl Writer<'_> {
                 )));
             }
             let arrivals = g.arrivals;
+            let start = self.shared_start(SharedDecl::Barriers(BarrierId(id as u32)))?;
             for i in 0..g.count {
                 let a = Addr {
-                    base: barrier_symbol(&g.name),
-                    off: 8 * i64::from(i),
+                    base: start.base.clone(),
+                    off: start.off + 8 * i64::from(i),
                 };
                 emit!(self, "mbarrier.init.{}.b64 {}, {};", space, a, arrivals);
             }
@@ -160,15 +163,11 @@ impl Writer<'_> {
             return Err(self.invalid(format!("barrier group {} does not exist here", r.group.0)));
         };
         let g: &BarrierGroup = g;
-        let symbol = barrier_symbol(&g.name);
+        // The group's own symbol, or the dynamic array plus its offset.
+        let start = self.shared_start(SharedDecl::Barriers(r.group))?;
+        let symbol = start.symbol_text();
         let (addr, index) = match r.index.as_deref() {
-            None if g.count == 1 => (
-                Addr {
-                    base: symbol,
-                    off: 0,
-                },
-                Index::Const(0),
-            ),
+            None if g.count == 1 => (start, Index::Const(0)),
             // The barrier pass reports both (E0303, E0305).
             None => {
                 return Err(self.invalid(format!(
@@ -186,8 +185,8 @@ impl Writer<'_> {
                     };
                     (
                         Addr {
-                            base: symbol,
-                            off: 8 * i64::from(i),
+                            base: start.base,
+                            off: start.off + 8 * i64::from(i),
                         },
                         Index::Const(i),
                     )

@@ -8,11 +8,11 @@
 
 use super::error::{Error, ErrorKind, Result};
 use super::lines::Lines;
-use super::names::{barrier_symbol, param_symbol, shared_symbol};
+use super::names::{barrier_symbol, param_symbol, shared_symbol, DYNAMIC_SHARED};
 use super::suffix;
 use super::writer::{emit, Class, Context, Exit, Names, Writer};
 use crate::analysis::{BodyInfo, Usage};
-use crate::ir::layout::{ParamLayout, SharedDecl, SharedLayout, BARRIER_BYTES};
+use crate::ir::layout::{ParamLayout, Placement, SharedDecl, SharedLayout, BARRIER_BYTES};
 use crate::ir::{self, LocalId, ParamType};
 use crate::span::Span;
 use crate::target::{PtxVersion, Target};
@@ -85,16 +85,10 @@ pub(super) fn write_kernel(
     // Shared addresses used with run-time indices, taken once.
     let mut symbols = Vec::new();
     for a in &usage.dyn_shared {
-        match k.shared.get(a.index()) {
-            Some(a) => symbols.push(shared_symbol(&a.name)),
-            None => return Err(w.invalid(format!("shared array {} does not exist", a.0))),
-        }
+        symbols.push(w.shared_start(SharedDecl::Array(*a))?.symbol_text());
     }
     for g in &usage.dyn_barriers {
-        match k.barriers.get(g.index()) {
-            Some(b) => symbols.push(barrier_symbol(&b.name)),
-            None => return Err(w.invalid(format!("barrier group {} does not exist", g.0))),
-        }
+        symbols.push(w.shared_start(SharedDecl::Barriers(*g))?.symbol_text());
     }
     for sym in symbols {
         let r = w.symbol_base(&sym);
@@ -145,38 +139,57 @@ pub(super) fn write_kernel(
         span: Some(k.span),
         kind: ErrorKind::InvalidIr(what),
     };
-    for slot in &SharedLayout::of(k).slots {
-        let Some(size) = slot.size else {
+    // A dynamic layout declares nothing here: each declaration is an offset
+    // into the module's `.extern .shared` array, listed in a comment (mapped
+    // to the declaration like the static form).
+    let layout = SharedLayout::of(k);
+    let dynamic = layout.placement() == Placement::Dynamic;
+    if dynamic {
+        let line = format!(
+            "\t// {} bytes of dynamic shared memory in {DYNAMIC_SHARED} (launch with at least that many)\n",
+            layout.dynamic_bytes()
+        );
+        out.push(&line, None);
+    }
+    for slot in &layout.slots {
+        let (Some(size), Some(offset)) = (slot.size, slot.offset) else {
             return Err(invalid("a shared declaration too large to size".into()));
         };
-        let (line, span) = match slot.decl {
+        let (symbol, span, ty, len) = match slot.decl {
             SharedDecl::Array(id) => {
                 let s = k
                     .shared
                     .get(id.index())
                     .ok_or_else(|| invalid(format!("shared array {} does not exist", id.0)))?;
-                let line = format!(
-                    "\t.shared .align {} .b8 {}[{size}];\n",
-                    slot.align,
-                    shared_symbol(&s.name)
-                );
-                (line, s.span)
+                (shared_symbol(&s.name), s.span, "b8", size)
             }
             SharedDecl::Barriers(id) => {
                 let b = k
                     .barriers
                     .get(id.index())
                     .ok_or_else(|| invalid(format!("barrier group {} does not exist", id.0)))?;
-                let line = format!(
-                    "\t.shared .align {} .b64 {}[{}];\n",
-                    slot.align,
+                (
                     barrier_symbol(&b.name),
-                    size / BARRIER_BYTES
-                );
-                (line, b.spans.decl)
+                    b.spans.decl,
+                    "b64",
+                    size / BARRIER_BYTES,
+                )
             }
         };
-        out.push(&line, Some(span));
+        // A `.shared` declaration maps to its kdsl declaration; a comment,
+        // like every comment, to nothing.
+        let (line, span) = if dynamic {
+            (
+                format!("\t// {symbol}: {DYNAMIC_SHARED}+{offset}, {size} bytes\n"),
+                None,
+            )
+        } else {
+            (
+                format!("\t.shared .align {} .{ty} {symbol}[{len}];\n", slot.align),
+                Some(span),
+            )
+        };
+        out.push(&line, span);
     }
     out.push("\n", None);
     out.append(body);

@@ -8,11 +8,11 @@
 //! folded into the address immediate. Remote addresses go through `mapa`.
 
 use super::error::Result;
-use super::names::shared_symbol;
 use super::suffix;
 use super::writer::{emit, Addr, Class, Operand, Reg, Writer};
 use crate::ir::consteval;
 use crate::ir::contract;
+use crate::ir::layout::SharedDecl;
 use crate::ir::{AtomicOp, BinOp, Expr, MathFn, ParamId, ParamType, Place, PlaceKind, SharedId};
 use crate::types::Scalar;
 
@@ -174,7 +174,9 @@ impl Writer<'_> {
                 arr.dims.len()
             )));
         }
-        let symbol = shared_symbol(&arr.name);
+        // The array's own symbol, or the dynamic array plus its offset.
+        let start = self.shared_start(SharedDecl::Array(array))?;
+        let symbol = start.symbol_text();
         let size = i64::from(arr.elem.size());
         // Byte stride of each dimension.
         let strides: Vec<i64> = (0..arr.dims.len())
@@ -202,13 +204,15 @@ impl Writer<'_> {
             acc = Some(next);
         }
         // Shared addresses are 32-bit: the offset wraps like the address.
-        let off = i64::from(off as i32);
         Ok(match acc {
             Some(r) => Addr {
                 base: r.to_string(),
-                off,
+                off: i64::from(off as i32),
             },
-            None => Addr { base: symbol, off },
+            None => Addr {
+                base: start.base,
+                off: i64::from(start.off.wrapping_add(off) as i32),
+            },
         })
     }
 
@@ -217,12 +221,14 @@ impl Writer<'_> {
         if a.off == 0 {
             return a.base;
         }
-        // `add` needs a register: a symbol's address is moved into one.
-        let base = if a.base.starts_with('%') {
-            a.base
-        } else {
-            self.symbol_base(&a.base).to_string()
-        };
+        // A symbol and an offset are moved into a register as one address
+        // (`mov.u32 %r, $dsmem+65792`), never added later: the simulator
+        // resolves `$dsmem+offset` to the declaration at that offset, which
+        // an `add` to `$dsmem` would hide.
+        if !a.base.starts_with('%') {
+            return self.symbol_base(&a.symbol_text()).to_string();
+        }
+        let base = a.base;
         let r = self.reg(Class::B32);
         emit!(self, "add.u32 {}, {}, {};", r, base, a.off);
         r.to_string()

@@ -150,6 +150,22 @@ pub fn write_mapped(
         head.push(&lines::file_directives(sources), None);
         head.push("\n", None);
     }
+    // Kernels placed in dynamic shared memory share the one `.extern`
+    // array (it must be declared at module scope; each launch sizes it).
+    if module
+        .kernels
+        .iter()
+        .any(|k| ir::layout::SharedLayout::of(k).placement() == ir::layout::Placement::Dynamic)
+    {
+        head.push(
+            &format!(
+                ".extern .shared .align {} .b8 {}[];\n\n",
+                ir::layout::DYNAMIC_ALIGN,
+                names::DYNAMIC_SHARED
+            ),
+            None,
+        );
+    }
     body.prepend(head);
     Ok(body)
 }
@@ -201,4 +217,14 @@ fn function_symbols(module: &ir::Module) -> Vec<String> {
         .enumerate()
         .map(|(i, f)| namer.function(i, &f.name))
         .collect()
+}
+
+/// The `.param` type a kernel parameter of type `ty` is declared with
+/// (`u64` for a global array's pointer, `u32` for a `bool`, `b16` for the
+/// 16-bit floats): what host code passes.
+pub fn kernel_param_type(ty: ir::ParamType) -> &'static str {
+    match ty {
+        ir::ParamType::Scalar(s) => suffix::kernel_param(s),
+        ir::ParamType::Global { .. } => "u64",
+    }
 }

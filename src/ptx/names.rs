@@ -10,9 +10,9 @@
 //!   otherwise ([`Namer::function`]).
 //! - **Everything else is prefixed**: parameters `$p_x`, shared arrays
 //!   `$s_x`, barrier groups `$b_x`, labels `$L_3`, function parameters and
-//!   results `$a0`, `$r`. kdsl identifiers cannot contain `$`, so these never
-//!   meet a user's name, and the prefixes differ, so they never meet each
-//!   other.
+//!   results `$a0`, `$r`, the dynamic shared array `$dsmem`. kdsl
+//!   identifiers cannot contain `$`, so these never meet a user's name, and
+//!   the prefixes differ, so they never meet each other.
 //!
 //! Which words PTX refuses was found by running ptxas 13.5 over every PTX
 //! opcode, directive, type, state space, special register and modifier as
@@ -82,18 +82,23 @@ impl Namer {
     }
 }
 
+/// The module's one `.extern .shared` array, which every kernel placed in
+/// dynamic shared memory carves up at fixed offsets (all `.extern .shared`
+/// arrays of a module start at the same address, so one is enough).
+pub const DYNAMIC_SHARED: &str = "$dsmem";
+
 /// The PTX symbol of kernel parameter `name`.
-pub(super) fn param_symbol(name: &str) -> String {
+pub fn param_symbol(name: &str) -> String {
     format!("$p_{name}")
 }
 
 /// The PTX symbol of shared array `name`.
-pub(super) fn shared_symbol(name: &str) -> String {
+pub fn shared_symbol(name: &str) -> String {
     format!("$s_{name}")
 }
 
 /// The PTX symbol of barrier group `name`.
-pub(super) fn barrier_symbol(name: &str) -> String {
+pub fn barrier_symbol(name: &str) -> String {
     format!("$b_{name}")
 }
 

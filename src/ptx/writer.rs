@@ -9,7 +9,9 @@
 
 use super::error::{Error, ErrorKind, Result};
 use super::lines::Lines;
+use super::names::{barrier_symbol, shared_symbol, DYNAMIC_SHARED};
 use crate::analysis::BodyInfo;
+use crate::ir::layout::{Placement, SharedDecl, SharedLayout};
 use crate::ir::{self, Special};
 use crate::span::Span;
 use crate::target::{PtxVersion, Target};
@@ -128,6 +130,17 @@ pub(super) struct Addr {
     pub(super) off: i64,
 }
 
+impl Addr {
+    /// The address as a `mov.u32` source: `sym` or `sym+off` (ptxas takes
+    /// both; the shared-window address of the symbol plus the offset).
+    pub(super) fn symbol_text(&self) -> String {
+        match self.off {
+            0 => self.base.clone(),
+            off => format!("{}+{}", self.base, off),
+        }
+    }
+}
+
 impl fmt::Display for Addr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.off {
@@ -218,6 +231,9 @@ pub(super) struct Writer<'a> {
     pub(super) exit: Exit,
     /// Registers holding the address of a shared symbol, set in the prologue.
     pub(super) bases: HashMap<String, Reg>,
+    /// The kernel's shared-memory layout (kernels only): where each shared
+    /// declaration starts ([`Writer::shared_start`]).
+    pub(super) shared: Option<SharedLayout>,
 }
 
 /// What the writer of one body is given.
@@ -256,6 +272,48 @@ impl<'a> Writer<'a> {
             parity: Vec::new(),
             exit,
             bases: HashMap::new(),
+            shared: kernel.map(SharedLayout::of),
+        }
+    }
+
+    /// Where shared declaration `decl` of the kernel starts: its own
+    /// `.shared` symbol in a static layout, the module's dynamic shared
+    /// array plus the layout's offset in a dynamic one.
+    pub(super) fn shared_start(&self, decl: SharedDecl) -> Result<Addr> {
+        let (Some(k), Some(layout)) = (self.kernel, self.shared.as_ref()) else {
+            return Err(self.invalid("shared memory outside a kernel"));
+        };
+        let symbol = match decl {
+            SharedDecl::Array(id) => k.shared.get(id.index()).map(|a| shared_symbol(&a.name)),
+            SharedDecl::Barriers(id) => k.barriers.get(id.index()).map(|b| barrier_symbol(&b.name)),
+        };
+        let Some(symbol) = symbol else {
+            return Err(self.invalid(format!("shared declaration {decl:?} does not exist")));
+        };
+        match layout.placement() {
+            Placement::Static => Ok(Addr {
+                base: symbol,
+                off: 0,
+            }),
+            Placement::Dynamic => {
+                let offset = layout
+                    .slots
+                    .iter()
+                    .find(|s| s.decl == decl)
+                    .and_then(|s| s.offset)
+                    .and_then(|o| i64::try_from(o).ok())
+                    .filter(|o| *o <= i64::from(i32::MAX));
+                match offset {
+                    Some(off) => Ok(Addr {
+                        base: DYNAMIC_SHARED.to_string(),
+                        off,
+                    }),
+                    // The checker bounds the layout (E0122).
+                    None => Err(self.invalid(format!(
+                        "shared declaration `{symbol}` has no 32-bit offset in the dynamic layout"
+                    ))),
+                }
+            }
         }
     }
 

@@ -20,9 +20,11 @@ pub mod decode;
 pub mod machine;
 pub mod ptx;
 mod report;
+pub mod shared;
 mod spans;
 mod stats;
 
+pub use shared::{DynamicLayout, DynamicVar};
 pub use stats::{Classes, LongestThread, MemoryClasses, Stats};
 
 use crate::diagnostics::Diagnostic;
@@ -39,6 +41,8 @@ use spans::SpanResolver;
 #[derive(Clone, Debug)]
 pub struct Program {
     pub(crate) code: decode::Program,
+    /// kdslc's dynamic shared layouts, by kernel ([`load_with`]).
+    dynamic: Vec<(String, DynamicLayout)>,
 }
 
 /// Where the PTX came from, which decides what reports point at.
@@ -97,6 +101,18 @@ pub struct Outcome {
 /// Parses and decodes a PTX module. An instruction outside the supported
 /// subset is an error naming it and its PTX line.
 pub fn load(ptx: &str, source: PtxSource) -> Result<Program, Vec<Diagnostic>> {
+    load_with(ptx, source, Vec::new())
+}
+
+/// [`load`] for kdslc's PTX of kernels placed in dynamic shared memory:
+/// `dynamic` gives each one's layout (`launch::signature::dynamic_layouts`),
+/// so that launches get the bytes they need, bounds are checked per
+/// declaration and reports name them.
+pub fn load_with(
+    ptx: &str,
+    source: PtxSource,
+    dynamic: Vec<(String, DynamicLayout)>,
+) -> Result<Program, Vec<Diagnostic>> {
     let resolver = SpanResolver::new(source);
     let module = match ptx::parser::parse(ptx) {
         Ok(m) => m,
@@ -112,7 +128,7 @@ pub fn load(ptx: &str, source: PtxSource) -> Result<Program, Vec<Diagnostic>> {
             return Err(vec![diag]);
         }
     };
-    let mut code = match decode::decode(ptx, &module) {
+    let mut code = match decode::decode(ptx, &module, &dynamic) {
         Ok(p) => p,
         Err(e) => {
             let mut r = resolver;
@@ -132,7 +148,7 @@ pub fn load(ptx: &str, source: PtxSource) -> Result<Program, Vec<Diagnostic>> {
     {
         site.span = resolver.span(ptx, site);
     }
-    Ok(Program { code })
+    Ok(Program { code, dynamic })
 }
 
 impl Program {
@@ -142,11 +158,21 @@ impl Program {
     }
 
     /// A kernel's launch signature: PTX parameter names, `.u64`/`.s64`/`.b64`
-    /// parameters as [`ParamKind::PtxU64`], the launch directives.
+    /// parameters as [`ParamKind::PtxU64`], the launch directives, and the
+    /// dynamic shared memory when a [`DynamicLayout`] gives it.
     pub fn signature(&self, kernel: &str) -> Option<KernelSignature> {
         let k = self.code.kernel(kernel)?;
         let params = k.params.iter().map(|p| (p.name.as_str(), p.ty, p.size));
-        Some(signature_of(&k.name, params, &k.attrs))
+        let mut sig = signature_of(&k.name, params, &k.attrs);
+        sig.dynamic_shared = self.dynamic_layout(kernel).map(|l| l.bytes);
+        Some(sig)
+    }
+
+    fn dynamic_layout(&self, kernel: &str) -> Option<&DynamicLayout> {
+        self.dynamic
+            .iter()
+            .find(|(k, _)| k == kernel)
+            .map(|(_, l)| l)
     }
 }
 
@@ -194,6 +220,7 @@ fn signature_of<'p>(
         reqntid: attrs.reqntid,
         maxntid: attrs.maxntid,
         cluster: attrs.reqnctapercluster,
+        dynamic_shared: None,
     }
 }
 
@@ -239,12 +266,17 @@ pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
     if let Err(why) = check_shape(kernel, launch) {
         return fail(why);
     }
+    let layout = program.dynamic_layout(&launch.kernel);
+    if let Err(why) = check_dynamic_shared(prog, layout, launch.dynamic_shared) {
+        return fail(why);
+    }
+    let shared = shared::SharedMap::new(prog, launch.dynamic_shared, layout);
     // What one cluster's threads and CTAs take in the simulator.
-    let threads = u64::from(launch.block[0] * launch.block[1] * launch.block[2])
-        * u64::from(launch.cluster[0] * launch.cluster[1] * launch.cluster[2]);
+    let ctas = u64::from(launch.cluster[0] * launch.cluster[1] * launch.cluster[2]);
+    let threads = u64::from(launch.block[0] * launch.block[1] * launch.block[2]) * ctas;
     let per_thread =
         prog.template.len() as u64 * 8 + u64::from(prog.local_size) + u64::from(prog.fparam_size);
-    let bytes = threads * per_thread + threads / 1024 * u64::from(prog.shared_size) * 3;
+    let bytes = threads * per_thread + ctas * (u64::from(shared.size) * 3);
     if bytes > MAX_CLUSTER_BYTES {
         return fail(format!(
             "a cluster of {threads} threads needs {} MiB of simulator memory, more than {} MiB",
@@ -321,11 +353,16 @@ pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
         (launch.grid, launch.block, launch.cluster),
         allocs,
         params,
+        &shared,
     );
     m.run();
-    let mut reports = report::from_events(program, &m.events, &m.allocs);
+    let run = report::Run {
+        program,
+        shared: &shared,
+    };
+    let mut reports = report::from_events(&run, &m.events, &m.allocs);
     if let Some(stop) = &m.stop {
-        reports.extend(report::from_stop(program, stop, opts.max_steps));
+        reports.extend(report::from_stop(&run, stop, opts.max_steps));
     }
     let faulted = reports.iter().any(Diagnostic::is_error);
     // The simulator's copies become the results (moved, not copied again).
@@ -364,6 +401,42 @@ pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
         faulted,
         stats,
     }
+}
+
+/// The launch's dynamic shared memory against what the kernel needs (when
+/// kdslc said so) and what the module's target allows.
+fn check_dynamic_shared(
+    prog: &decode::Program,
+    layout: Option<&DynamicLayout>,
+    bytes: u32,
+) -> Result<(), String> {
+    if let Some(l) = layout {
+        if bytes < l.bytes {
+            return Err(format!(
+                "the kernel needs {} bytes of dynamic shared memory, the launch gives {bytes}",
+                l.bytes
+            ));
+        }
+    }
+    // An unknown `.target` gets the largest maximum of any.
+    let target = crate::target::Target::from_name(&prog.target);
+    let max = target.map_or_else(
+        || {
+            crate::target::Target::ALL
+                .into_iter()
+                .map(crate::target::Target::max_shared_per_block)
+                .max()
+                .unwrap_or(0)
+        },
+        crate::target::Target::max_shared_per_block,
+    );
+    if u64::from(bytes) > max {
+        let on = target.map_or_else(|| "any target".to_string(), |t| t.name().to_string());
+        return Err(format!(
+            "{bytes} bytes of dynamic shared memory are more than {on} gives one CTA ({max})"
+        ));
+    }
+    Ok(())
 }
 
 /// The launch shape against the kernel's directives and the hardware.

@@ -416,11 +416,17 @@ fn simulated_codes(
             return Err(format!("it compiles with {}", describe(&blocking)));
         }
         let ptx = c.ptx.ok_or("no PTX")?;
-        let program = sim::load(
+        let layouts = c
+            .module
+            .as_ref()
+            .map(kdsl::launch::signature::dynamic_layouts)
+            .unwrap_or_default();
+        let program = sim::load_with(
             &ptx,
             PtxSource::Kdsl {
                 line_spans: &c.ptx_line_spans,
             },
+            layouts,
         )
         .map_err(|d| format!("its PTX does not load: {}", describe(&d)))?;
         crate::sim_support::Loaded {

@@ -3,8 +3,10 @@
 //! just past it (kdslc reports the error, and the PTX kdslc would have
 //! written is rejected by ptxas, where ptxas checks that limit at all).
 //!
-//! - shared memory (E0122): generated kernels, kdslc's layout total against
-//!   `ptxas -v`'s, byte for byte, on both sides of 48 KiB;
+//! - shared memory: generated kernels, kdslc's static total against
+//!   `ptxas -v`'s, byte for byte, on both sides of 48 KiB (past it the
+//!   kernel's shared memory is dynamic: 0 static bytes); E0122 at each
+//!   target's opt-in maximum;
 //! - parameter space (E0127 and the `.version` raise to 8.1);
 //! - arrival counts (E0306) in declarations and in `arrive(count)`;
 //! - block and cluster shapes (E0120; ptxas accepts any `.reqntid`, the
@@ -163,53 +165,51 @@ fn shared_memory_is_what_ptxas_allocates() {
         return;
     };
     let mut rng = Lcg(0x5eed_0f5a_7e00);
-    let mut fitting = String::new();
-    let mut over = Vec::new();
+    let mut all = String::new();
+    let mut dynamic = 0;
     for i in 0..60 {
         let name = format!("k{i}");
         let src = random_kernel(&mut rng, &name);
         let c = compile(&src, Target::Sm90);
+        // Past 48 KiB is dynamic shared memory, far below sm_90's maximum.
+        assert!(codes(&c).is_empty(), "{src}\n{:#?}", c.diagnostics);
         let total = layouts(&c, Target::Sm90)[0].1.expect("a small total");
-        let e0122 = c.diagnostics.iter().filter(|d| d.code == "E0122").count();
-        assert_eq!(
-            e0122,
-            usize::from(total > SHARED_LIMIT),
-            "{src}\n{:#?}",
-            c.diagnostics
-        );
-        if total > SHARED_LIMIT {
-            over.push((src, total));
-        } else {
-            fitting.push_str(&src);
-        }
+        dynamic += usize::from(total > SHARED_LIMIT);
+        all.push_str(&src);
     }
-    assert!(
-        over.len() >= 5,
-        "the generator should cross the limit often"
-    );
+    assert!(dynamic >= 5, "the generator should cross 48 KiB often");
 
-    // Every kernel that fits: ptxas allocates exactly kdslc's total.
-    let c = compile(&fitting, Target::Sm90);
+    // ptxas allocates exactly kdslc's total as static shared memory up to
+    // 48 KiB, and none past it (the layout is then an offset into the
+    // module's `.extern .shared` array, which each launch sizes).
+    let c = compile(&all, Target::Sm90);
     assert!(codes(&c).is_empty(), "{:#?}", c.diagnostics);
-    let expected = layouts(&c, Target::Sm90);
-    let log = assemble(&ptxas, c.ptx.as_deref().expect("PTX"), "sm_90").expect("ptxas accepts");
+    let ptx = c.ptx.as_deref().expect("PTX");
+    let module = c.module.as_ref().expect("IR");
+    let log = assemble(&ptxas, ptx, "sm_90").expect("ptxas accepts");
     let mut got = smem_per_entry(&log);
     got.sort();
-    let mut expected: Vec<(String, u64)> = expected
-        .into_iter()
-        .map(|(n, t)| (n, t.unwrap_or(u64::MAX)))
+    let mut expected: Vec<(String, u64)> = module
+        .kernels
+        .iter()
+        .map(|k| (k.name.clone(), SharedLayout::of(k).static_bytes()))
         .collect();
     expected.sort();
-    assert_eq!(got, expected, "kdslc's layout totals against ptxas -v");
+    assert_eq!(got, expected, "kdslc's static totals against ptxas -v");
+    assert_eq!(
+        expected.iter().filter(|(_, n)| *n == 0).count(),
+        dynamic,
+        "every kernel past 48 KiB has no static shared memory"
+    );
+}
 
-    // Every kernel over the limit: E0122, and ptxas refuses the PTX kdslc
-    // would have written, naming the same total.
-    for (src, total) in over {
-        let c = compile(&src, Target::Sm90);
-        let log = assemble(&ptxas, &unchecked_ptx(&c, Target::Sm90), "sm_90")
-            .expect_err("ptxas refuses the kernel kdslc refused");
-        assert_eq!(too_much(&log, "shared data"), Some(total), "{src}\n{log}");
-    }
+/// `n` bytes of shared memory in one kernel: 16 barriers (128 bytes) and
+/// `n - 128` booleans.
+fn kernel_of(n: u64) -> String {
+    format!(
+        "kernel k(out: global mut [f32]) block(32) {{\n    barrier b[16]: cta(arrivals = 1);\n    shared a: [bool; {}];\n    a[thread_idx.x] = true;\n    b[0].arrive();\n    b[0].wait();\n    if a[31 - thread_idx.x] {{ out[0] = 1.0; }}\n}}\n",
+        n - 128
+    )
 }
 
 #[test]
@@ -217,27 +217,53 @@ fn shared_memory_boundary_is_exact() {
     let Some(ptxas) = ptxas::require_ptxas() else {
         return;
     };
-    let kernel = |decls: &str| {
-        format!("kernel k(out: global mut [f32]) block(32) {{\n{decls}\n    out[0] = 1.0;\n}}\n")
-    };
-    // 16 barriers (128 bytes) and 49024 bytes of array: exactly 48 KiB.
-    let at = kernel("    barrier b[16]: cta(arrivals = 1);\n    shared a: [bool; 49024];");
-    let log = assemble(&ptxas, &clean_ptx(&at, Target::Sm90), "sm_90").expect("ptxas accepts");
+    // Exactly 48 KiB: static, as ptxas counts it.
+    let log = assemble(
+        &ptxas,
+        &clean_ptx(&kernel_of(SHARED_LIMIT), Target::Sm90),
+        "sm_90",
+    )
+    .expect("ptxas accepts");
     assert_eq!(smem_per_entry(&log), [("k".to_string(), SHARED_LIMIT)]);
-    for past in [
-        // 17 barriers push the array to offset 256: 256 + 48897 > 48 KiB.
-        "    barrier b[17]: cta(arrivals = 1);\n    shared a: [bool; 48897];",
-        "    shared a: [bool; 49153];",
-        "    barrier b[16]: cta(arrivals = 1);\n    shared a: [bool; 49025];",
+    // One byte more (a 128-byte slot more): dynamic, no static shared
+    // memory, for every target that has the room.
+    for target in [
+        Target::Sm80,
+        Target::Sm86,
+        Target::Sm90,
+        Target::Sm100,
+        Target::Sm120,
     ] {
-        let src = kernel(past);
-        let c = compile(&src, Target::Sm90);
-        assert_eq!(codes(&c), ["E0122"], "{src}");
-        let log = assemble(&ptxas, &unchecked_ptx(&c, Target::Sm90), "sm_90")
-            .expect_err("ptxas refuses it too");
+        let ptx = clean_ptx(&kernel_of(SHARED_LIMIT + 1), target);
         assert!(
-            too_much(&log, "shared data").is_some_and(|n| n > SHARED_LIMIT),
-            "{log}"
+            ptx.contains(".extern .shared .align 128 .b8 $dsmem[];"),
+            "{ptx}"
+        );
+        let log = assemble(&ptxas, &ptx, target.name()).expect("ptxas accepts");
+        assert_eq!(smem_per_entry(&log), [("k".to_string(), 0)], "{target}");
+    }
+}
+
+/// E0122 at each target's opt-in maximum, to the byte: at the maximum
+/// kdslc and ptxas accept the kernel (ptxas cannot check the dynamic size:
+/// the launch gives it, and the driver refuses one past the device's
+/// maximum), one byte past it kdslc refuses it.
+#[test]
+fn each_target_has_its_shared_memory_maximum() {
+    let Some(ptxas) = ptxas::require_ptxas() else {
+        return;
+    };
+    for target in Target::ALL {
+        let max = target.max_shared_per_block();
+        let ptx = clean_ptx(&kernel_of(max), target);
+        assemble(&ptxas, &ptx, target.name()).expect("ptxas accepts");
+        let c = compile(&kernel_of(max + 1), target);
+        assert_eq!(codes(&c), ["E0122"], "{target}");
+        let first = c.diagnostics[0].message.clone();
+        assert_eq!(
+            first,
+            format!("shared memory exceeds {max} bytes ({} used)", max + 128),
+            "{target}"
         );
     }
 }

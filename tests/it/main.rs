@@ -11,6 +11,7 @@ mod cli;
 mod consteval;
 mod depth;
 mod docs;
+mod dynamic_shared;
 mod fuzz;
 mod generated;
 mod imports;

@@ -160,10 +160,15 @@ fn makefile_builds_rebuilds_dependants_and_keeps_old_output_on_failure() {
 
 /// The samples that `samples/Makefile` says need sm_90 (`NEEDS_SM90 := ...`).
 fn needs_sm90(makefile: &str) -> Vec<String> {
+    make_list(makefile, "NEEDS_SM90")
+}
+
+/// The samples of the Makefile variable `var` (`VAR := a b c`).
+fn make_list(makefile: &str, var: &str) -> Vec<String> {
     let line = makefile
         .lines()
-        .find(|l| l.starts_with("NEEDS_SM90"))
-        .expect("samples/Makefile lists NEEDS_SM90");
+        .find(|l| l.starts_with(var))
+        .unwrap_or_else(|| panic!("samples/Makefile lists {var}"));
     let mut names: Vec<String> = line
         .split(":=")
         .nth(1)
@@ -173,6 +178,38 @@ fn needs_sm90(makefile: &str) -> Vec<String> {
         .collect();
     names.sort();
     names
+}
+
+/// The Makefile's list of samples that need more than 99 KiB of shared
+/// memory is exactly the samples the compiler refuses for sm_120 with E0122
+/// (sm_86 and sm_89 refuse them too, and more besides: E0200).
+#[test]
+fn makefile_lists_the_samples_past_99_kib() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
+    let makefile = std::fs::read_to_string(root.join("Makefile")).expect("Makefile");
+    let listed = make_list(&makefile, "NEEDS_BIG_SMEM");
+    let mut refused = Vec::new();
+    for entry in std::fs::read_dir(&root).expect("samples") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_none_or(|e| e != "kdsl") {
+            continue;
+        }
+        let opts = kdsl::Options {
+            target: kdsl::target::Target::Sm120,
+            check_only: true,
+            ..kdsl::Options::default()
+        };
+        let c = kdsl::compile(&path, &opts).expect("readable sample");
+        if c.diagnostics.iter().any(|d| d.code == "E0122") {
+            let stem = path.file_stem().expect("stem").to_string_lossy();
+            refused.push(stem.into_owned());
+        }
+    }
+    refused.sort();
+    assert_eq!(
+        listed, refused,
+        "NEEDS_BIG_SMEM in samples/Makefile is out of date"
+    );
 }
 
 /// The Makefile's documented `TARGET=sm_80` builds every sample that sm_80

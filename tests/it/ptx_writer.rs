@@ -955,8 +955,10 @@ fn cluster_barrier_and_bulk_copy_lowering() {
     assert_has(&text, "st.shared::cluster.f32");
     assert_has(&text, "atom.shared::cluster.add.f32");
     assert_line(&text, "mapa.shared::cluster.u32 %r", ", $s_tile, 0;");
-    // A barrier at a constant offset: its address in a register for mapa.
-    assert_line(&text, "mov.u32 %r", ", $b_pair;");
+    // A barrier at a constant offset: its address in a register for mapa,
+    // symbol and offset in one `mov` (as the simulator must see them for
+    // a kernel in dynamic shared memory: `$dsmem+offset`).
+    assert_line(&text, "mov.u32 %r", ", $b_pair+8;");
     // cluster_sync: aligned at the top level, not under a branch or after a return.
     let arrives = lines_with(&text, "barrier.cluster.arrive.release");
     assert_eq!(

@@ -142,7 +142,8 @@ fn ptxas_accepts_samples_and_valid_programs() {
     );
 }
 
-/// Every target compiles every sample that does not need more than it has.
+/// Every target compiles every sample that does not need more than it has
+/// (a newer target, E0200, or more shared memory, E0122).
 #[test]
 fn every_target_compiles_the_samples() {
     let Some(ptxas) = common::ptxas::require_ptxas() else {
@@ -151,7 +152,10 @@ fn every_target_compiles_the_samples() {
     for target in Target::ALL {
         for path in kdsl_files(&root().join("samples")) {
             let c = compile(&path, target);
-            if c.diagnostics.iter().any(|d| d.code == "E0200") {
+            if c.diagnostics
+                .iter()
+                .any(|d| d.code == "E0200" || d.code == "E0122")
+            {
                 continue;
             }
             let ptx = c

@@ -60,6 +60,7 @@ fn request(flags: &[String], origin: Origin) -> Request {
         block: None,
         cluster: None,
         args: Vec::new(),
+        shared_bytes: None,
         origin,
     };
     let mut words = flags.iter();
@@ -70,6 +71,7 @@ fn request(flags: &[String], origin: Origin) -> Request {
             "--block" => req.block = Some(launch::shape::parse_dims(value).expect("dims")),
             "--cluster" => req.cluster = Some(launch::shape::parse_dims(value).expect("dims")),
             "--arg" => req.args.push(value.parse::<ArgSpec>().expect("NAME=VALUE")),
+            "--shared-bytes" => req.shared_bytes = Some(value.parse().expect("bytes")),
             other => panic!("the table uses `{other}`, which this test does not know"),
         }
     }

@@ -95,6 +95,7 @@ pub fn expected(l: &Launch) -> Vec<Expected> {
         }
         "reduce_sum" | "cluster_sum" => accumulated(l, scalar(l, 2) as usize),
         "pipeline_sum" | "ws_pipeline" => accumulated(l, grid * scalar(l, 2) as usize * 1024),
+        "big_pipeline" => accumulated(l, grid * scalar(l, 2) as usize * 8192),
         "sgemm_tiled" => {
             let (a, b) = (f32s(l, 0), f32s(l, 1));
             let (m, n, k) = (

@@ -226,6 +226,28 @@ fn ws_pipeline() {
     run_checked(&k, &l);
 }
 
+#[test]
+fn big_pipeline() {
+    let k = sample("big_pipeline");
+    // 128 KiB of dynamic shared memory; 6 chunks through 4 stages: the
+    // producer refills two stages.
+    let (grid, chunks) = (2u32, 6u32);
+    let x = rand_f32((grid * chunks * 8192) as usize, 13);
+    let mut l = launch(
+        "big_pipeline",
+        [grid, 1, 1],
+        [160, 1, 1],
+        [1, 1, 1],
+        vec![one(&x), f32s("out", &[0.0]), u32v(chunks)],
+    );
+    // The compiler's size, as `kdslc sim`/`kdslc run` take it.
+    let sig = k.program.signature("big_pipeline").expect("the kernel");
+    // The two barrier groups (64 bytes) padded to 128, the ring, `partial`.
+    assert_eq!(sig.dynamic_shared, Some(128 + 4 * 32768 + 128));
+    l.dynamic_shared = sig.dynamic_shared.unwrap_or(0);
+    run_checked(&k, &l);
+}
+
 /// The reference is not vacuous: a wrong result is caught.
 #[test]
 fn the_reference_catches_a_wrong_result() {
@@ -252,7 +274,7 @@ fn the_reference_catches_a_wrong_result() {
 fn random_schedules_agree_with_in_order() {
     use kdsl::sim::Schedule;
     // Small integers: every order of the sums is exact.
-    let x: Vec<f32> = (0..2 * 7 * 1024).map(|i| (i % 7) as f32).collect();
+    let x: Vec<f32> = (0..2 * 6 * 8192).map(|i| (i % 7) as f32).collect();
     let cases = [
         (
             "pipeline_sum",
@@ -270,19 +292,33 @@ fn random_schedules_agree_with_in_order() {
             7 * 1024 * 2,
             7,
         ),
+        (
+            "big_pipeline",
+            [2, 1, 1],
+            [160, 1, 1],
+            [1, 1, 1],
+            6 * 8192 * 2,
+            6,
+        ),
         ("cluster_sum", [4, 1, 1], [128, 1, 1], [2, 1, 1], 5000, 5000),
         ("reduce_sum", [4, 1, 1], [256, 1, 1], [1, 1, 1], 5000, 5000),
     ];
     for (name, grid, block, cluster, len, last) in cases {
         let k = sample(name);
         let x = &x[..len as usize];
-        let l = launch(
+        let mut l = launch(
             name,
             grid,
             block,
             cluster,
             vec![one(x), f32s("out", &[0.0]), u32v(last)],
         );
+        // The compiler's dynamic shared memory (big_pipeline's 128 KiB ring).
+        l.dynamic_shared = k
+            .program
+            .signature(name)
+            .and_then(|s| s.dynamic_shared)
+            .unwrap_or(0);
         for seed in 0..4 {
             let o = run_with(&k, &l, Schedule::Random(seed), 1 << 30);
             assert!(

@@ -43,11 +43,19 @@ fn finish_kdsl(c: kdsl::Compilation, name: &str) -> Loaded {
         render::short(&c.sources, &errors)
     );
     let ptx = c.ptx.unwrap_or_else(|| panic!("{name}: no PTX"));
-    let program = sim::load(
+    // What `kdslc sim` tells the simulator of kernels placed in dynamic
+    // shared memory.
+    let layouts = c
+        .module
+        .as_ref()
+        .map(kdsl::launch::signature::dynamic_layouts)
+        .unwrap_or_default();
+    let program = sim::load_with(
         &ptx,
         PtxSource::Kdsl {
             line_spans: &c.ptx_line_spans,
         },
+        layouts,
     )
     .unwrap_or_else(|d| panic!("{name}: load failed:\n{}", render::short(&c.sources, &d)));
     Loaded {
@@ -138,6 +146,7 @@ pub fn launch(
         grid,
         block,
         cluster,
+        dynamic_shared: 0,
         args,
     }
 }
@@ -205,6 +214,8 @@ pub fn header_launch(text: &str, program: &Program) -> Launch {
     let mut block = sig.reqntid.unwrap_or([1, 1, 1]);
     let mut cluster = sig.cluster.unwrap_or([1, 1, 1]);
     let mut args: Vec<Option<ArgValue>> = vec![None; sig.params.len()];
+    // A kdsl kernel's dynamic shared memory is the compiler's.
+    let mut shared_bytes = sig.dynamic_shared.unwrap_or(0);
     let mut words = header.split_whitespace();
     let dims = |s: &str| {
         let mut d = [1u32; 3];
@@ -221,6 +232,7 @@ pub fn header_launch(text: &str, program: &Program) -> Launch {
             "--grid" => grid = dims(value),
             "--block" => block = dims(value),
             "--cluster" => cluster = dims(value),
+            "--shared-bytes" => shared_bytes = value.parse().expect("a byte count"),
             "--arg" => {
                 let (name, v) = value.split_once('=').expect("NAME=VALUE");
                 let index = name.parse::<usize>().ok().unwrap_or_else(|| {
@@ -240,7 +252,9 @@ pub fn header_launch(text: &str, program: &Program) -> Launch {
         .enumerate()
         .map(|(i, a)| a.unwrap_or_else(|| panic!("no `--arg` for parameter {i}")))
         .collect();
-    launch(&kernel, grid, block, cluster, args)
+    let mut l = launch(&kernel, grid, block, cluster, args);
+    l.dynamic_shared = shared_bytes;
+    l
 }
 
 fn parse_arg(name: &str, v: &str) -> ArgValue {

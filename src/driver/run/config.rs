@@ -38,8 +38,16 @@ pub(crate) struct DriverLaunch {
     /// Set `CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED` first:
     /// more than 8 CTAs per cluster.
     pub non_portable_cluster: bool,
-    /// Dynamic shared memory (kdsl kernels use static shared memory only).
+    /// Dynamic shared memory per CTA (`sharedMemBytes`): the compiler's
+    /// for a kdsl kernel placed in dynamic shared memory, `--shared-bytes`
+    /// for a PTX one.
     pub shared_bytes: u32,
+    /// Set `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES` to this first:
+    /// without it the driver refuses a launch whose static and dynamic
+    /// shared memory together exceed 48 KiB. Set whenever the launch has
+    /// dynamic shared memory (the static part of a PTX kernel is not known
+    /// here, and the attribute costs nothing when it is not needed).
+    pub max_dynamic_shared: Option<u32>,
     pub params: Vec<Param>,
 }
 
@@ -64,7 +72,8 @@ impl DriverLaunch {
             block: launch.block,
             cluster: runtime_cluster.then_some(launch.cluster),
             non_portable_cluster: volume(launch.cluster) > limits::CLUSTER_PORTABLE,
-            shared_bytes: 0,
+            shared_bytes: launch.dynamic_shared,
+            max_dynamic_shared: (launch.dynamic_shared > 0).then_some(launch.dynamic_shared),
             params,
         }
     }
@@ -119,6 +128,7 @@ mod tests {
             grid: [4, 1, 1],
             block: [256, 1, 1],
             cluster: [1, 1, 1],
+            dynamic_shared: 0,
             args: vec![
                 ArgValue::Scalar {
                     ty: Scalar::F32,
@@ -140,7 +150,7 @@ mod tests {
         let d = DriverLaunch::of(&l, false);
         assert_eq!((d.grid, d.block, d.cluster), ([4, 1, 1], [256, 1, 1], None));
         assert!(!d.non_portable_cluster);
-        assert_eq!(d.shared_bytes, 0);
+        assert_eq!((d.shared_bytes, d.max_dynamic_shared), (0, None));
         assert_eq!(
             d.params,
             [
@@ -209,6 +219,59 @@ mod tests {
         assert_eq!((d.grid, d.cluster), ([16, 1, 1], None));
         l.cluster = [16, 1, 1];
         assert!(DriverLaunch::of(&l, true).non_portable_cluster);
+    }
+
+    #[test]
+    fn dynamic_shared_memory_is_given_and_opted_into() {
+        let mut l = saxpy_launch();
+        l.dynamic_shared = 131_200;
+        let d = DriverLaunch::of(&l, false);
+        assert_eq!(d.shared_bytes, 131_200);
+        assert_eq!(d.max_dynamic_shared, Some(131_200));
+        // A PTX kernel's small dynamic array: still opted into, since its
+        // static part is unknown here and could take the total past 48 KiB.
+        l.dynamic_shared = 16;
+        let d = DriverLaunch::of(&l, false);
+        assert_eq!((d.shared_bytes, d.max_dynamic_shared), (16, Some(16)));
+    }
+
+    #[test]
+    fn a_kdsl_kernel_past_48_kib_launches_with_its_layout() {
+        let src = "kernel big(out: global mut [f32]) block(128) {
+            barrier full[4]: cta(arrivals = 128);
+            shared stage: [f32; 4, 8192];
+            stage[0, thread_idx.x] = 1.0;
+            sync_threads();
+            out[thread_idx.x] = stage[0, 127 - thread_idx.x];
+        }
+        kernel small(out: global mut [f32]) block(128) {
+            shared t: [f32; 128];
+            t[thread_idx.x] = 1.0;
+            sync_threads();
+            out[thread_idx.x] = t[127 - thread_idx.x];
+        }";
+        let c = crate::compile_str("t.kdsl", src, &crate::Options::default());
+        let m = c.module.unwrap();
+        let sigs = crate::launch::signature::of_module(&m);
+        let launch = |sig: &crate::launch::KernelSignature| {
+            let req = crate::launch::Request {
+                grid: [2, 1, 1],
+                block: None,
+                cluster: None,
+                args: vec!["out=zeros:128".parse().unwrap()],
+                shared_bytes: None,
+                origin: crate::launch::Origin::Kdsl,
+            };
+            crate::launch::build(sig, &req).unwrap()
+        };
+        // 4 barriers (32 bytes, padded to 128) then 4 × 32 KiB.
+        let d = DriverLaunch::of(&launch(&sigs[0]), false);
+        assert_eq!(
+            (d.shared_bytes, d.max_dynamic_shared),
+            (131_200, Some(131_200))
+        );
+        let d = DriverLaunch::of(&launch(&sigs[1]), false);
+        assert_eq!((d.shared_bytes, d.max_dynamic_shared), (0, None));
     }
 
     #[test]

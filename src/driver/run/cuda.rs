@@ -327,6 +327,16 @@ impl Session {
                 )
             })?;
         }
+        if let Some(bytes) = cfg.max_dynamic_shared {
+            // SAFETY: a valid function handle and attribute.
+            check("cuFuncSetAttribute", unsafe {
+                sys::cuFuncSetAttribute(
+                    f.0,
+                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    i32::try_from(bytes).unwrap_or(i32::MAX),
+                )
+            })?;
+        }
         let mut attrs = Vec::new();
         if let Some([x, y, z]) = cfg.cluster {
             let mut value = sys::CUlaunchAttributeValue { pad: [0; 64] };

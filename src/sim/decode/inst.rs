@@ -87,7 +87,11 @@ impl Builder<'_> {
         }
         match self.scopes.lookup(name) {
             Some(Binding::Reg(slot)) if off == 0 => Ok(slot),
-            Some(Binding::Shared(o)) | Some(Binding::Local(o)) | Some(Binding::Param(o)) => {
+            Some(Binding::Shared(o)) => {
+                let off = self.shared_offset(o, off);
+                self.c((i64::from(o) + off) as u64)
+            }
+            Some(Binding::Local(o)) | Some(Binding::Param(o)) => {
                 self.c((i64::from(o) + off) as u64)
             }
             Some(Binding::Global(a)) => self.c((a as i64 + off) as u64),
@@ -103,6 +107,16 @@ impl Builder<'_> {
                 None if is_clock(name) => unsupported(format!("`{name}` outside `mov`")),
                 None => invalid(format!("unknown name `{name}`")),
             },
+        }
+    }
+
+    /// `off` bytes past shared variable `o`: in a kdslc kernel placed in
+    /// dynamic shared memory, where the simulator put the declaration at
+    /// that offset of the dynamic array (`crate::sim::shared`).
+    fn shared_offset(&self, o: u32, off: i64) -> i64 {
+        match self.layout {
+            Some(l) if Some(o) == self.dynamic_base => l.remap(off),
+            _ => off,
         }
     }
 
@@ -158,6 +172,11 @@ impl Builder<'_> {
                     ));
                 }
                 Ok((self.c(u64::from(o))?, a.offset, Space::Param))
+            }
+            Some(Binding::Shared(o)) if self.layout.is_some() && Some(o) == self.dynamic_base => {
+                // `[$dsmem+off]`: the whole address is the declaration's.
+                let off = self.shared_offset(o, a.offset);
+                Ok((self.c((i64::from(o) + off) as u64)?, 0, space))
             }
             Some(Binding::Shared(o)) => Ok((self.c(u64::from(o))?, a.offset, space)),
             Some(Binding::Local(o)) => Ok((self.c(u64::from(o))?, a.offset, space)),

@@ -12,9 +12,10 @@ pub(super) fn align_up(v: u64, a: u64) -> u64 {
 }
 
 /// Which variable owns each byte of a memory laid out with red zones: an
-/// access must start and end in the same variable. (An `.extern` array has
-/// size 0 and so owns nothing: dynamic shared memory is not modelled.)
-pub(super) fn owner_map(vars: &[MemVar], size: u32) -> Vec<u16> {
+/// access must start and end in the same variable. (A dynamic `.extern
+/// .shared` array has size 0 in the module and so owns nothing here; each
+/// launch sizes it, `crate::sim::shared`.)
+pub(crate) fn owner_map(vars: &[MemVar], size: u32) -> Vec<u16> {
     let mut map = vec![0u16; size as usize];
     for (i, v) in vars.iter().enumerate() {
         let id = u16::try_from(i + 1).unwrap_or(u16::MAX);
@@ -24,6 +25,58 @@ pub(super) fn owner_map(vars: &[MemVar], size: u32) -> Vec<u16> {
         }
     }
     map
+}
+
+/// The simulator's static shared variables end below 8 MiB, so that the
+/// dynamic shared memory after them (at most 227 KiB on any target) keeps
+/// every CTA offset below 2^24, the bits a `shared::cluster` address gives
+/// the offset (`machine::memory::RANK_SHIFT`).
+const MAX_STATIC_SHARED: u64 = 1 << 23;
+
+/// An unsized `.shared` array (`.extern .shared .b8 d[];`): dynamic shared
+/// memory, sized by each launch. (A sized `.extern` array is an ordinary
+/// static one: ptxas ignores the `.extern`.)
+pub(super) fn is_dynamic_shared(v: &ast::VarDecl) -> bool {
+    v.space == ast::Space::Shared && v.dims.contains(&None)
+}
+
+/// Where the dynamic shared memory of a module starts (`None`: it declares
+/// none): after every static `.shared` variable, laid out as
+/// [`Builder::add_shared`] will lay them out (module variables, then each
+/// function's declarations in order), aligned to the most any dynamic
+/// array asks for (at least 16 bytes, as CUDA guarantees).
+pub(super) fn dynamic_base(module: &ast::Module) -> Result<Option<u32>, LoadError> {
+    fn walk<'a>(block: &'a ast::Block, out: &mut Vec<&'a ast::VarDecl>) {
+        for item in &block.items {
+            match item {
+                ast::Item::Var(v) => out.push(v),
+                ast::Item::Block(inner) => walk(inner, out),
+                _ => {}
+            }
+        }
+    }
+    let mut vars: Vec<&ast::VarDecl> = module.vars.iter().collect();
+    for f in &module.functions {
+        if let Some(body) = &f.body {
+            walk(body, &mut vars);
+        }
+    }
+    let mut end = u64::from(super::SHARED_BASE);
+    let mut align = 0u64;
+    for v in vars.into_iter().filter(|v| v.space == ast::Space::Shared) {
+        let (size, a, _) =
+            Builder::var_size(v).or_else(|m| err(v.pos, LoadErrorKind::Unsupported, m))?;
+        if is_dynamic_shared(v) {
+            align = align.max(a).max(16);
+        } else {
+            end = align_up(end, a) + size + u64::from(RED_ZONE);
+        }
+    }
+    if align == 0 {
+        return Ok(None);
+    }
+    // An oversized static layout is reported when that variable is added.
+    Ok(u32::try_from(align_up(end, align)).ok())
 }
 
 impl Builder<'_> {
@@ -74,13 +127,33 @@ impl Builder<'_> {
     pub(super) fn add_shared(&mut self, v: &ast::VarDecl) -> Result<u32, LoadError> {
         let (size, align, elem) =
             Self::var_size(v).or_else(|m| err(v.pos, LoadErrorKind::Unsupported, m))?;
+        if is_dynamic_shared(v) {
+            // Every dynamic array starts at the same place, after the static
+            // variables (found before decoding, `dynamic_base`).
+            let Some(base) = self.dynamic_base else {
+                return err(
+                    v.pos,
+                    LoadErrorKind::Invalid,
+                    "internal: no dynamic shared base",
+                );
+            };
+            self.dynamic_vars.push(self.shared.len());
+            self.shared.push(MemVar {
+                name: v.name.clone(),
+                offset: base,
+                size: 0,
+                elem,
+                decl: self.site(v.pos),
+            });
+            return Ok(base);
+        }
         let offset = align_up(u64::from(self.shared_size), align);
         let end = offset + size + u64::from(RED_ZONE);
-        if end >= 1 << 24 {
+        if end >= MAX_STATIC_SHARED {
             return err(
                 v.pos,
                 LoadErrorKind::Unsupported,
-                "shared memory larger than 16 MiB",
+                "static shared memory larger than 8 MiB",
             );
         }
         self.shared_size = end as u32;

@@ -21,13 +21,14 @@ mod inst;
 mod inst_control;
 mod inst_memory;
 mod inst_sync;
-mod layout;
+pub(crate) mod layout;
 mod mods;
 pub mod ops;
 mod scope;
 pub mod specials;
 
 use super::ptx::ast::{self, FuncKind, Item, Loc, Pos};
+use crate::sim::shared::DynamicLayout;
 use crate::span::Span;
 use ops::*;
 use scope::{Binding, Scopes};
@@ -131,6 +132,12 @@ pub struct Program {
     pub template: Vec<u64>,
     pub shared: Vec<MemVar>,
     pub shared_size: u32,
+    /// Where the dynamic shared memory starts, when the module declares an
+    /// unsized `.extern .shared` array (every such array starts there; each
+    /// launch gives its size: `crate::sim::shared`).
+    pub dynamic_base: Option<u32>,
+    /// The indices in `shared` of those arrays (size 0 here).
+    pub dynamic_vars: Vec<usize>,
     pub local: Vec<MemVar>,
     pub local_size: u32,
     pub fparam_size: u32,
@@ -165,8 +172,18 @@ impl Program {
 }
 
 /// Decodes a parsed module.
-pub fn decode(ptx: &str, module: &ast::Module) -> Result<Program, LoadError> {
+///
+/// `dynamic` gives kdslc's layout of each kernel placed in dynamic shared
+/// memory: the decoder resolves `$dsmem+offset` in that kernel to where the
+/// simulator places the declaration ([`DynamicLayout::remap`]).
+pub fn decode<'m>(
+    ptx: &str,
+    module: &'m ast::Module,
+    dynamic: &'m [(String, DynamicLayout)],
+) -> Result<Program, LoadError> {
     let mut b = Builder::new(module);
+    b.dynamic_base = layout::dynamic_base(module)?;
+    b.layouts = dynamic;
     b.module_vars()?;
     b.declare_functions()?;
     for (i, f) in module.functions.iter().enumerate() {
@@ -189,6 +206,8 @@ pub fn decode(ptx: &str, module: &ast::Module) -> Result<Program, LoadError> {
         template: b.template,
         shared: b.shared,
         shared_size: b.shared_size,
+        dynamic_base: b.dynamic_base,
+        dynamic_vars: b.dynamic_vars,
         local: b.local,
         local_size: b.local_size,
         fparam_size: b.fparam_size,
@@ -221,6 +240,12 @@ struct Builder<'m> {
     consts: HashMap<u64, u32>,
     shared: Vec<MemVar>,
     shared_size: u32,
+    dynamic_base: Option<u32>,
+    dynamic_vars: Vec<usize>,
+    /// kdslc's dynamic layouts, by kernel, and the one of the kernel being
+    /// decoded.
+    layouts: &'m [(String, DynamicLayout)],
+    layout: Option<&'m DynamicLayout>,
     local: Vec<MemVar>,
     local_size: u32,
     fparam_size: u32,
@@ -258,6 +283,10 @@ impl<'m> Builder<'m> {
             consts: HashMap::new(),
             shared: Vec::new(),
             shared_size: SHARED_BASE,
+            dynamic_base: None,
+            dynamic_vars: Vec::new(),
+            layouts: &[],
+            layout: None,
             local: Vec::new(),
             local_size: 0,
             fparam_size: 0,
@@ -349,6 +378,14 @@ impl<'m> Builder<'m> {
     fn function(&mut self, index: u32, f: &ast::Function) -> Result<(), LoadError> {
         self.func = index;
         self.loc = None;
+        self.layout = match f.kind {
+            FuncKind::Entry => self
+                .layouts
+                .iter()
+                .find(|(k, _)| *k == f.name)
+                .map(|(_, l)| l),
+            _ => None,
+        };
         let Some(body) = &f.body else {
             return Ok(());
         };

@@ -67,7 +67,10 @@ pub struct ThreadIds {
     pub clusterid: [u32; 3],
     pub nclusterid: [u32; 3],
     pub explicit_cluster: bool,
+    /// The CTA's static shared memory as the simulator lays it out.
     pub smem: u32,
+    /// The launch's dynamic shared memory (`%dynamic_smem_size`).
+    pub dynamic_smem: u32,
 }
 
 /// Writes the special registers of a thread into its register file.
@@ -117,9 +120,9 @@ pub fn fill(regs: &mut [u64], ids: &ThreadIds) {
         0,
         1,
         0,
-        ids.smem.into(),
-        0,
-        ids.smem.into(),
+        u64::from(ids.smem) + u64::from(ids.dynamic_smem),
+        ids.dynamic_smem.into(),
+        u64::from(ids.smem) + u64::from(ids.dynamic_smem),
     ];
     for (i, v) in values.iter().enumerate() {
         if let Some(r) = regs.get_mut(i + 1) {

@@ -74,6 +74,8 @@ pub struct Machine<'p> {
     pub allocs: Vec<Alloc>,
     pub params: Vec<u8>,
     pub ext: Extents,
+    /// The launch's dynamic shared memory per CTA (`%dynamic_smem_size`).
+    pub dynamic_shared: u32,
     pub stride: usize,
     pub clusterid: [u32; 3],
     pub ctas: Vec<Cta>,
@@ -103,13 +105,14 @@ pub struct Machine<'p> {
 }
 
 impl<'p> Machine<'p> {
-    pub fn new(
+    pub(crate) fn new(
         prog: &'p Program,
         kernel: &'p Kernel,
         opts: &SimOptions,
         shape: ([u32; 3], [u32; 3], [u32; 3]),
         allocs: Vec<Alloc>,
         params: Vec<u8>,
+        shared: &crate::sim::shared::SharedMap,
     ) -> Machine<'p> {
         let (grid, block, cluster) = shape;
         let (random, seed) = match opts.schedule {
@@ -125,14 +128,15 @@ impl<'p> Machine<'p> {
             block,
             cluster,
             ext: Extents {
-                shared: u64::from(prog.shared_size),
+                shared: u64::from(shared.size),
                 local: u64::from(prog.local_size),
                 fparam: u64::from(prog.fparam_size),
                 param: params.len() as u64,
                 cluster_size: cluster[0] * cluster[1] * cluster[2],
-                shared_owner: prog.shared_owner.clone(),
+                shared_owner: shared.owner.clone(),
                 local_owner: prog.local_owner.clone(),
             },
+            dynamic_shared: shared.dynamic.map_or(0, |d| d.bytes),
             allocs,
             params,
             stride: prog.template.len(),
@@ -213,7 +217,7 @@ impl<'p> Machine<'p> {
             ];
             let first = rank * nthreads;
             self.ctas.push(Cta {
-                shared: vec![0; self.prog.shared_size as usize],
+                shared: vec![0; self.ext.shared as usize],
                 ctaid,
                 first_thread: first,
                 nthreads,
@@ -244,6 +248,7 @@ impl<'p> Machine<'p> {
                     nclusterid: nclusters,
                     explicit_cluster: explicit,
                     smem: self.prog.shared_size,
+                    dynamic_smem: self.dynamic_shared,
                 };
                 let at = self.regs.len();
                 self.regs.extend_from_slice(&self.prog.template);

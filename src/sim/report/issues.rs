@@ -1,13 +1,12 @@
 //! Reports of what happened during a run: invalid accesses, mbarrier
 //! protocol violations, masks, traps.
 
-use super::{at, barrier_name, count_word, cta, near_var, shared_name, threads, with_decl};
+use super::{at, barrier_name, count_word, cta, near_var, shared_name, threads, with_decl, Run};
 use crate::diagnostics::Diagnostic;
 use crate::sim::machine::events::{AccessKind, Events, Issue, Recorded};
 use crate::sim::machine::memory::{Alloc, Fault, Target};
-use crate::sim::Program;
 
-pub(crate) fn from_events(p: &Program, events: &Events, allocs: &[Alloc]) -> Vec<Diagnostic> {
+pub(crate) fn from_events(p: &Run<'_>, events: &Events, allocs: &[Alloc]) -> Vec<Diagnostic> {
     let mut out: Vec<Diagnostic> = events.list.iter().map(|r| event(p, r, allocs)).collect();
     if events.dropped > 0 {
         if let Some(last) = out.pop() {
@@ -17,16 +16,15 @@ pub(crate) fn from_events(p: &Program, events: &Events, allocs: &[Alloc]) -> Vec
     out
 }
 
-fn event(p: &Program, r: &Recorded, allocs: &[Alloc]) -> Diagnostic {
+fn event(p: &Run<'_>, r: &Recorded, allocs: &[Alloc]) -> Diagnostic {
     let who = threads(&r.threads, r.count);
     let n = count_word(r.count, "thread", "threads");
-    let code = &p.code;
     match &r.issue {
         Issue::Access { fault, kind, size } => {
             access(p, allocs, r.pc, fault, *kind, *size, &who, &n)
         }
         Issue::MbarUninit { barrier } => {
-            let (name, decl) = barrier_name(code, barrier);
+            let (name, decl) = barrier_name(p.shared, barrier);
             let d = Diagnostic::error("S0004", format!("mbarrier `{name}` used before `init`"));
             let d = at(
                 d,
@@ -45,7 +43,7 @@ fn event(p: &Program, r: &Recorded, allocs: &[Alloc]) -> Diagnostic {
             expected,
             tx,
         } => {
-            let (name, decl) = barrier_name(code, barrier);
+            let (name, decl) = barrier_name(p.shared, barrier);
             let d = Diagnostic::error(
                 "S0005",
                 format!("mbarrier `{name}` initialised again while a phase is pending"),
@@ -63,7 +61,7 @@ fn event(p: &Program, r: &Recorded, allocs: &[Alloc]) -> Diagnostic {
             pending,
             phase,
         } => {
-            let (name, decl) = barrier_name(code, barrier);
+            let (name, decl) = barrier_name(p.shared, barrier);
             let d = Diagnostic::error(
                 "S0006",
                 format!("arrival on mbarrier `{name}` takes its pending count below zero"),
@@ -81,7 +79,7 @@ fn event(p: &Program, r: &Recorded, allocs: &[Alloc]) -> Diagnostic {
                 .help("the arrivals of a phase must add up to the barrier's arrival count; lower the count of `arrive(n)` or raise the barrier's `arrivals`")
         }
         Issue::TxRange { barrier, tx } => {
-            let (name, decl) = barrier_name(code, barrier);
+            let (name, decl) = barrier_name(p.shared, barrier);
             let d = Diagnostic::error(
                 "S0007",
                 format!("transaction count of mbarrier `{name}` out of range"),
@@ -102,7 +100,7 @@ fn event(p: &Program, r: &Recorded, allocs: &[Alloc]) -> Diagnostic {
             phases,
             parity,
         } => {
-            let (name, decl) = barrier_name(code, barrier);
+            let (name, decl) = barrier_name(p.shared, barrier);
             let d = Diagnostic::error(
                 "S0008",
                 format!("wait on mbarrier `{name}` is {phases} phases behind"),
@@ -129,7 +127,7 @@ fn event(p: &Program, r: &Recorded, allocs: &[Alloc]) -> Diagnostic {
                 .help("`cp.async.bulk` needs a size that is a multiple of 16 and 16-byte aligned source and destination addresses")
         }
         Issue::NoComplete { barrier } => {
-            let (name, decl) = barrier_name(code, barrier);
+            let (name, decl) = barrier_name(p.shared, barrier);
             let d = Diagnostic::error(
                 "S0018",
                 format!("`.noComplete` arrival completed a phase of mbarrier `{name}`"),
@@ -163,13 +161,59 @@ fn event(p: &Program, r: &Recorded, allocs: &[Alloc]) -> Diagnostic {
     }
 }
 
+/// S0020: an access that starts in the dynamic shared memory and ends past
+/// what the launch gave.
+#[allow(clippy::too_many_arguments)]
+fn dynamic_overrun(
+    p: &Run<'_>,
+    pc: u32,
+    space: crate::sim::decode::ops::Space,
+    addr: u64,
+    (rank, off): (u32, u64),
+    kind: AccessKind,
+    size: u64,
+    who: &str,
+    n: &str,
+) -> Diagnostic {
+    let kind_name = kind.name();
+    let (base, bytes) = p
+        .shared
+        .dynamic
+        .map_or((0, 0), |d| (u64::from(d.base), u64::from(d.bytes)));
+    let (start, end) = (off - base, off - base + size);
+    let d = Diagnostic::error(
+        "S0020",
+        format!("{kind_name} past the end of the launch's dynamic shared memory"),
+    );
+    let d = at(d, p, pc, &format!("{size}-byte {kind_name} by {n}"), true);
+    let given = match bytes {
+        0 => "no dynamic shared memory".to_string(),
+        1 => "1 byte of dynamic shared memory".to_string(),
+        b => format!("{b} bytes of dynamic shared memory"),
+    };
+    let d = d
+        .note(format!(
+            "the launch gives {given}; this {kind_name} is at bytes {start}..{end} of it, in the shared memory of cluster rank {rank}"
+        ))
+        .note(format!(
+            "first at {} address {addr:#x}, by {who}",
+            space_name(space)
+        ));
+    // (kdslc's own kernels are launched with what their layout needs, and
+    // the simulator places their declarations apart: an index past one is
+    // S0002, naming it.)
+    d.help(format!(
+        "launch with at least {end} bytes of dynamic shared memory (`kdslc sim`/`kdslc run`: `--shared-bytes {end}` for a .ptx input; host code: the `sharedMemBytes` of the launch), or check the index"
+    ))
+}
+
 fn space_name(space: crate::sim::decode::ops::Space) -> &'static str {
     space.name()
 }
 
 #[allow(clippy::too_many_arguments)]
 fn access(
-    p: &Program,
+    p: &Run<'_>,
     allocs: &[Alloc],
     pc: u32,
     fault: &Fault,
@@ -181,6 +225,13 @@ fn access(
     let code = &p.code;
     let kind_name = kind.name();
     match fault {
+        Fault::OutOfBounds {
+            space,
+            addr,
+            target: Some((Target::Shared(rank), off)),
+        } if !p.shared.named && p.shared.dynamic.is_some_and(|d| d.overrun(*off, size)) => {
+            dynamic_overrun(p, pc, *space, *addr, (*rank, *off), kind, size, who, n)
+        }
         Fault::OutOfBounds {
             space,
             addr,
@@ -209,7 +260,7 @@ fn access(
                 },
                 Some((Target::Shared(rank), off)) => d.note(format!(
                     "byte offset {off} of the shared memory of cluster rank {rank}: {}",
-                    near_var(&code.shared, *off)
+                    near_var(&p.shared.vars, *off)
                 )),
                 Some((Target::Local, off)) => d.note(format!(
                     "byte offset {off} of the thread's local memory: {}",
@@ -238,7 +289,7 @@ fn access(
                 .note(format!("address {addr:#x}; by {who}"))
         }
         Fault::ExitedPeer { rank, offset } => {
-            let (name, decl) = shared_name(code, *offset as u32, 1);
+            let (name, decl) = shared_name(p.shared, *offset as u32, 1);
             let d = Diagnostic::error(
                 "S0010",
                 format!("access to the shared memory of cluster rank {rank}, which has exited"),

@@ -14,15 +14,32 @@ mod stuck;
 pub(crate) use issues::from_events;
 pub(crate) use stuck::from_stop;
 
-use super::decode::{LoadErrorKind, MemVar, Program as Code};
+use super::decode::{LoadErrorKind, MemVar};
 use super::machine::events::{BarrierRef, ThreadRef};
 use super::ptx::ast::Pos;
+use super::shared::SharedMap;
 use super::spans::SpanResolver;
 use super::Program;
 use crate::diagnostics::Diagnostic;
 use crate::span::Span;
 use std::collections::BTreeMap;
 use std::fmt::Write;
+
+/// What a report is about: the program, and the shared memory of the
+/// launch that ran (its variables name shared offsets). Reports read the
+/// program through it as through a `&Program`.
+pub(crate) struct Run<'a> {
+    pub program: &'a Program,
+    pub shared: &'a SharedMap,
+}
+
+impl std::ops::Deref for Run<'_> {
+    type Target = Program;
+
+    fn deref(&self) -> &Program {
+        self.program
+    }
+}
 
 /// A load-time error: an instruction outside the subset, or text that is
 /// not PTX.
@@ -167,8 +184,8 @@ fn demangle_local(sym: &str) -> Option<String> {
 /// The source name of the shared variable holding `offset`: with an index
 /// when it is an array of `elem`-byte objects (barriers), else with the
 /// byte offset into it.
-fn shared_name(code: &Code, offset: u32, elem: u32) -> (String, Option<Span>) {
-    let Some(v) = code.shared_var_at(offset) else {
+fn shared_name(shared: &SharedMap, offset: u32, elem: u32) -> (String, Option<Span>) {
+    let Some(v) = shared.var_at(offset) else {
         return (format!("<shared+{offset}>"), None);
     };
     let base = v
@@ -189,8 +206,8 @@ fn shared_name(code: &Code, offset: u32, elem: u32) -> (String, Option<Span>) {
     (name, v.decl.span)
 }
 
-fn barrier_name(code: &Code, b: &BarrierRef) -> (String, Option<Span>) {
-    shared_name(code, b.offset, 8)
+fn barrier_name(shared: &SharedMap, b: &BarrierRef) -> (String, Option<Span>) {
+    shared_name(shared, b.offset, 8)
 }
 
 /// Adds the barrier's declaration as a secondary label.

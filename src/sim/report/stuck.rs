@@ -2,15 +2,14 @@
 //! thread blocked), a warp-synchronous mask that can never be satisfied, and
 //! no progress within the step budget.
 
-use super::{at, barrier_name, count_word, cta, here, ranges, threads, with_decl};
+use super::{at, barrier_name, count_word, cta, here, ranges, threads, with_decl, Run};
 use crate::diagnostics::Diagnostic;
 use crate::sim::machine::snapshot::{BarrierInfo, Group, MissingWhy, Snapshot, Wait};
 use crate::sim::machine::Stop;
-use crate::sim::Program;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-pub(crate) fn from_stop(p: &Program, stop: &Stop, max_steps: u64) -> Vec<Diagnostic> {
+pub(crate) fn from_stop(p: &Run<'_>, stop: &Stop, max_steps: u64) -> Vec<Diagnostic> {
     match stop {
         Stop::Deadlock(s) => deadlock(p, s),
         Stop::NoProgress(s) => vec![no_progress(p, s, max_steps)],
@@ -19,7 +18,7 @@ pub(crate) fn from_stop(p: &Program, stop: &Stop, max_steps: u64) -> Vec<Diagnos
 
 /// What a group of threads waits for, as a verb phrase (`wait on `full[0]`
 /// for the phase of parity 0`), with the verb agreeing with `one`.
-fn wait_desc(p: &Program, s: &Snapshot, g: &Group, one: bool) -> String {
+fn wait_desc(p: &Run<'_>, s: &Snapshot, g: &Group, one: bool) -> String {
     let v = |base: &str| {
         if one {
             format!("{base}s")
@@ -37,7 +36,7 @@ fn wait_desc(p: &Program, s: &Snapshot, g: &Group, one: bool) -> String {
             let name = s
                 .barriers
                 .get(*barrier)
-                .map_or_else(|| "?".to_string(), |b| barrier_name(&p.code, &b.r).0);
+                .map_or_else(|| "?".to_string(), |b| barrier_name(p.shared, &b.r).0);
             let verb = v(if *poll { "poll" } else { "wait" });
             match (parity, token) {
                 (Some(par), _) => format!("{verb} on `{name}` for the phase of parity {par}"),
@@ -80,7 +79,7 @@ fn wait_desc(p: &Program, s: &Snapshot, g: &Group, one: bool) -> String {
 }
 
 /// The label of a group at its instruction: `128 threads wait here on ...`.
-fn group_label(p: &Program, s: &Snapshot, g: &Group) -> String {
+fn group_label(p: &Run<'_>, s: &Snapshot, g: &Group) -> String {
     let n = g.threads.len() as u64;
     if g.wait == Wait::Running {
         return format!("{} running here", count_word(n, "thread", "threads"));
@@ -91,7 +90,7 @@ fn group_label(p: &Program, s: &Snapshot, g: &Group) -> String {
 }
 
 /// A group as a note (a label, when the instruction has a span, says where).
-fn group_note(d: Diagnostic, p: &Program, s: &Snapshot, g: &Group, primary: bool) -> Diagnostic {
+fn group_note(d: Diagnostic, p: &Run<'_>, s: &Snapshot, g: &Group, primary: bool) -> Diagnostic {
     let h = here(p, g.pc);
     let who = threads(&g.threads, g.threads.len() as u64);
     let desc = wait_desc(p, s, g, g.threads.len() == 1);
@@ -113,8 +112,8 @@ fn group_note(d: Diagnostic, p: &Program, s: &Snapshot, g: &Group, primary: bool
     }
 }
 
-fn barrier_note(p: &Program, b: &BarrierInfo) -> String {
-    let (name, _) = barrier_name(&p.code, &b.r);
+fn barrier_note(p: &Run<'_>, b: &BarrierInfo) -> String {
+    let (name, _) = barrier_name(p.shared, &b.r);
     let arrived = i64::from(b.expected) - b.pending;
     let mut s = format!(
         "barrier `{name}` of cta {}: phase {} (parity {}) is pending with {arrived} of {} arrivals",
@@ -134,7 +133,7 @@ fn barrier_note(p: &Program, b: &BarrierInfo) -> String {
     s
 }
 
-fn deadlock(p: &Program, s: &Snapshot) -> Vec<Diagnostic> {
+fn deadlock(p: &Run<'_>, s: &Snapshot) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     // Warp-synchronous waits on lanes that can never arrive are their own
     // report: the mask is the mistake.
@@ -158,7 +157,7 @@ fn deadlock(p: &Program, s: &Snapshot) -> Vec<Diagnostic> {
     }
     for b in &s.barriers {
         d = d.note(barrier_note(p, b));
-        let (name, decl) = barrier_name(&p.code, &b.r);
+        let (name, decl) = barrier_name(p.shared, &b.r);
         d = with_decl(d, decl, &name);
         for (t, pc, phase) in b.last_arrivals.iter().rev().take(2) {
             let msg = format!(
@@ -180,7 +179,7 @@ fn deadlock(p: &Program, s: &Snapshot) -> Vec<Diagnostic> {
     out
 }
 
-fn exited_notes(mut d: Diagnostic, p: &Program, s: &Snapshot) -> Diagnostic {
+fn exited_notes(mut d: Diagnostic, p: &Run<'_>, s: &Snapshot) -> Diagnostic {
     if s.exited.is_empty() {
         return d.note("no thread has exited");
     }
@@ -224,7 +223,7 @@ fn deadlock_help(s: &Snapshot) -> Vec<String> {
     help
 }
 
-fn warp_report(p: &Program, s: &Snapshot, g: &Group) -> Diagnostic {
+fn warp_report(p: &Run<'_>, s: &Snapshot, g: &Group) -> Diagnostic {
     let Wait::Warp { missing, .. } = &g.wait else {
         return Diagnostic::error(
             "S0009",
@@ -286,7 +285,7 @@ fn lane_list(lanes: &[u32]) -> String {
     }
 }
 
-fn no_progress(p: &Program, s: &Snapshot, max_steps: u64) -> Diagnostic {
+fn no_progress(p: &Run<'_>, s: &Snapshot, max_steps: u64) -> Diagnostic {
     let mut d = Diagnostic::error("S0011", format!("no progress within {max_steps} steps"));
     // The threads that ran first (the primary label is where the steps
     // went), then the blocked ones, then those that have not started.

@@ -753,6 +753,9 @@ pub fn required_features() -> Vec<String> {
     }
     f.push("shared:2d".into());
     f.push("shared:3d".into());
+    f.push("shared:static_max".into());
+    f.push("shared:dynamic_min".into());
+    f.push("shared:max_sm80".into());
     for b in [
         "arrivals:1",
         "arrivals:1048575",
@@ -768,7 +771,7 @@ pub fn required_features() -> Vec<String> {
         "block:y1024",
         "block:z64",
         "block:product1024",
-        "shared:49152",
+        "shared:max",
         "params:4352",
         "params:4356",
         "params:32764",

@@ -4,6 +4,11 @@
 //! and distributed shared memory, the hardware limits).
 
 use super::{Env, Gen, Program, Ty, INTS, TYS};
+use kdsl::target::Target;
+
+/// Static shared memory per CTA: past it a kernel's shared memory is
+/// dynamic.
+const SHARED_STATIC: u64 = 48 * 1024;
 
 /// A kernel being built.
 struct K {
@@ -837,13 +842,35 @@ fn limits_kernel(g: &mut Gen, sm90: bool) -> String {
     }
     let start = barrier_bytes.div_ceil(128) * 128;
     let t = g.pick(&[Ty::Bool, Ty::F16, Ty::F32, Ty::F64, Ty::U32, Ty::I64]);
-    let len = (49152 - start) / u64::from(t.size());
-    let len_text = g.bound(
-        "shared:49152",
-        &len.to_string(),
-        &(len + 1).to_string(),
-        "E0122",
-    );
+    // At the target's maximum (dynamic shared memory; on sm_90 one element
+    // more is E0122), or at the 48 KiB of static shared memory or one element past
+    // it (both clean: past 48 KiB the kernel's shared memory is dynamic).
+    let size = u64::from(t.size());
+    let len_text = match g.below(3) {
+        0 => {
+            g.note("shared:static_max");
+            ((SHARED_STATIC - start) / size).to_string()
+        }
+        1 => {
+            g.note("shared:dynamic_min");
+            ((SHARED_STATIC - start) / size + 1).to_string()
+        }
+        // Variants are compiled for sm_90: one element past sm_80's
+        // maximum is clean there, so that one is no boundary variant.
+        _ if !sm90 => {
+            g.note("shared:max_sm80");
+            ((Target::Sm80.max_shared_per_block() - start) / size).to_string()
+        }
+        _ => {
+            let len = (Target::Sm90.max_shared_per_block() - start) / size;
+            g.bound(
+                "shared:max",
+                &len.to_string(),
+                &(len + 1).to_string(),
+                "E0122",
+            )
+        }
+    };
     s.push_str(&format!("    shared big: [{}; {len_text}];\n", t.name()));
     let value = match t {
         Ty::Bool => "true".to_string(),
@@ -859,7 +886,6 @@ fn limits_kernel(g: &mut Gen, sm90: bool) -> String {
         Ty::Bool => "select(big[1], 1.0, 0.0)".to_string(),
         _ => "big[1] as f32".to_string(),
     };
-    let _ = sm90;
     s.push_str(&format!("    out[0] = {read};\n}}\n"));
     s
 }

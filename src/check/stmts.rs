@@ -24,7 +24,8 @@ impl BodyChecker<'_> {
     /// The statements of a block in the current scope (a kernel body's top
     /// level, where declarations are allowed).
     pub fn block_in_scope(&mut self, b: &ast::Block) -> ir::Block {
-        let mut stmts = Vec::new();
+        // Most statements lower to one: no doubling slack in every block.
+        let mut stmts = Vec::with_capacity(b.stmts.len() + usize::from(b.tail.is_some()));
         for s in &b.stmts {
             self.stmt(s, &mut stmts);
         }
@@ -41,7 +42,7 @@ impl BodyChecker<'_> {
 
     /// A function's body: the tail (if any) is the returned value.
     pub fn function_body(&mut self, b: &ast::Block, info: &FnInfo) -> ir::Block {
-        let mut stmts = Vec::new();
+        let mut stmts = Vec::with_capacity(b.stmts.len() + usize::from(b.tail.is_some()));
         let Some(ty) = info.ret else {
             // No return type: a block in statement context.
             for s in &b.stmts {

@@ -506,7 +506,10 @@ impl IndexArg {
 }
 
 impl Block {
-    pub fn new(stmts: Vec<Stmt>, tail: Option<Box<Expr>>, span: Span) -> Block {
+    pub fn new(mut stmts: Vec<Stmt>, tail: Option<Box<Expr>>, span: Span) -> Block {
+        // Built by pushing: drop the doubling slack (most blocks are short,
+        // and a large file has hundreds of thousands of them).
+        stmts.shrink_to_fit();
         let depth = stmts
             .iter()
             .map(|s| s.depth)

@@ -42,7 +42,9 @@ pub fn cast(expr: Expr, ty: TypeExpr) -> Expr {
 }
 
 /// `index_span` covers `[` to `]`.
-pub fn index(base: Expr, indices: Vec<IndexArg>, index_span: Span) -> Expr {
+pub fn index(base: Expr, mut indices: Vec<IndexArg>, index_span: Span) -> Expr {
+    // Usually one index, in a list grown with capacity 4.
+    indices.shrink_to_fit();
     let span = base.span.to(index_span);
     Expr::new(
         ExprKind::Index {

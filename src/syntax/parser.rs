@@ -135,8 +135,10 @@ struct Context<'a> {
     file: FileId,
     text: &'a str,
     tokens: &'a [(usize, Token, usize)],
-    /// See [`innermost_open`].
-    open_brackets: Vec<Option<(usize, usize, &'static str)>>,
+    /// See [`innermost_open`]: computed when the first error asks (a file
+    /// without syntax errors never needs it, and it takes as many entries
+    /// as the file has tokens).
+    open_brackets: std::cell::OnceCell<OpenBrackets>,
 }
 
 /// Parses a lexed file. `lex_errors` are only used to silence syntax errors
@@ -206,7 +208,7 @@ fn parse_once(
         file,
         text,
         tokens,
-        open_brackets: innermost_open(tokens),
+        open_brackets: std::cell::OnceCell::new(),
     };
     let mut depth = super::depth::Guard::default();
     // From a bracket nested too deep on, nothing is parsed (E0124): the file
@@ -386,14 +388,20 @@ impl Context<'_> {
     /// The innermost bracket that is still open before byte `until`.
     fn unclosed_bracket(&self, until: usize) -> Option<(Span, &'static str)> {
         let i = self.tokens.partition_point(|t| t.0 < until);
-        let &(s, e, open) = self.open_brackets.get(i)?.as_ref()?;
+        let tops = self
+            .open_brackets
+            .get_or_init(|| innermost_open(self.tokens));
+        let &(s, e, open) = tops.get(i)?.as_ref()?;
         Some((Span::new(self.file, s, e), open))
     }
 }
 
+/// Per token index, the innermost open bracket: (start, end, closer).
+type OpenBrackets = Vec<Option<(usize, usize, &'static str)>>;
+
 /// For each token index `i`, the innermost bracket still open after the
 /// tokens before `i` (one pass, so that every error can ask cheaply).
-fn innermost_open(tokens: &[(usize, Token, usize)]) -> Vec<Option<(usize, usize, &'static str)>> {
+fn innermost_open(tokens: &[(usize, Token, usize)]) -> OpenBrackets {
     let mut open: Vec<(usize, usize, &'static str)> = Vec::new();
     // How many of each kind are open, to skip stray closers without a scan.
     let mut counts = [0usize; 3];

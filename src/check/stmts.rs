@@ -480,6 +480,7 @@ impl BodyChecker<'_> {
                 end,
                 step,
                 body,
+                no_wrap: false,
             }),
             _ => {
                 self.orphan(body);

@@ -42,7 +42,8 @@ impl Writer<'_> {
                 end,
                 step,
                 body,
-            } => self.for_stmt(*var, [start, end, step], body),
+                no_wrap,
+            } => self.for_stmt(*var, [start, end, step], body, *no_wrap),
             StmtKind::Break | StmtKind::Continue => match self.loops.last().copied() {
                 Some(l) => {
                     let target = if matches!(s.kind, StmtKind::Break) {
@@ -146,12 +147,14 @@ impl Writer<'_> {
 
     /// `for var in start..end step step`, bounds evaluated once, as a guarded
     /// do-while loop. The increment never wraps past `end`: when overflow is
-    /// possible the loop continues only while `end - var > step`.
+    /// possible (and no pass promised otherwise, `no_wrap`) the loop
+    /// continues only while `end - var > step`.
     fn for_stmt(
         &mut self,
         var: LocalId,
         [start, end, step]: [&Expr; 3],
         body: &Block,
+        no_wrap: bool,
     ) -> Result<()> {
         let ty = self.local_type(var)?;
         let [s, e, st] = self.operands([start, end, step])?;
@@ -178,7 +181,7 @@ impl Writer<'_> {
         )?;
         self.place_label(cont_l);
         let q = self.reg(Class::Pred);
-        if !ty.is_int() || !may_overflow(end, step, ty) {
+        if !ty.is_int() || no_wrap || !may_overflow(end, step, ty) {
             emit!(self, "add.{} {}, {}, {};", t, v, v, st);
             emit!(self, "setp.lt.{} {}, {}, {};", t, q, v, e);
         } else {

@@ -136,6 +136,7 @@ fn pipeline_kernel() -> Kernel {
                 })],
                 span: sp(),
             },
+            no_wrap: false,
         }),
         st(StmtKind::If {
             cond: ex(

@@ -39,6 +39,7 @@ pub mod input;
 pub mod ir;
 pub mod launch;
 pub mod lsp;
+pub mod opt;
 pub mod ptx;
 pub mod sim;
 pub mod source;

@@ -32,7 +32,9 @@ pub fn build(args: &BuildArgs, reporter: &mut Reporter) -> Result<(), Fail> {
         Emit::Cubin => Some(ptxas::find(args.ptxas.as_deref())?),
         _ => None,
     };
-    let mut opts = options(&args.common, !matches!(args.emit, Emit::Ptx | Emit::Cubin))?;
+    // `--emit ir` shows the IR after the passes, so it runs them (and the
+    // writer, whose output is dropped); the AST needs neither.
+    let mut opts = options(&args.common, args.emit == Emit::Ast)?;
     opts.lineinfo = args.lineinfo;
 
     let (bytes, imports) = match args.emit {
@@ -155,6 +157,7 @@ pub fn options(common: &CommonArgs, check_only: bool) -> Result<Options, Fail> {
         allow,
         check_only,
         lineinfo: false,
+        passes: common.passes.clone(),
     })
 }
 

@@ -1,0 +1,217 @@
+//! Questions about blocks and the rewrites the passes share: what a block
+//! assigns, whether it jumps or synchronises, and copying a block with a
+//! local replaced by an expression and its own locals renamed.
+
+use crate::ir::visit::{self, Visit};
+use crate::ir::visit_mut::{self, VisitMut};
+use crate::ir::{Block, Body, Expr, ExprKind, LocalId, Stmt, StmtKind};
+use std::collections::HashMap;
+
+/// Whether some statement of `b` (at any depth) gives `local` a value: an
+/// assignment, a declaration, or a loop variable.
+pub fn assigns(b: &Block, local: LocalId) -> bool {
+    let mut f = FindAssign {
+        local,
+        found: false,
+    };
+    f.visit_block(b);
+    f.found
+}
+
+/// Whether `s` (or a statement nested in it) gives `local` a value.
+pub fn stmt_assigns(s: &Stmt, local: LocalId) -> bool {
+    let mut f = FindAssign {
+        local,
+        found: false,
+    };
+    f.visit_stmt(s);
+    f.found
+}
+
+struct FindAssign {
+    local: LocalId,
+    found: bool,
+}
+
+impl<'ir> Visit<'ir> for FindAssign {
+    fn visit_stmt(&mut self, s: &'ir Stmt) {
+        match &s.kind {
+            StmtKind::Let { local, .. } | StmtKind::Assign { local, .. } if *local == self.local => {
+                self.found = true
+            }
+            StmtKind::For { var, .. } if *var == self.local => self.found = true,
+            _ => {}
+        }
+        visit::walk_stmt(self, s);
+    }
+}
+
+/// Whether `b` holds a `break` or `continue` of the loop it is the body of
+/// (not those of loops nested in it).
+pub fn jumps_out(b: &Block) -> bool {
+    struct Find {
+        depth: u32,
+        found: bool,
+    }
+    impl<'ir> Visit<'ir> for Find {
+        fn visit_stmt(&mut self, s: &'ir Stmt) {
+            match &s.kind {
+                StmtKind::Break | StmtKind::Continue if self.depth == 0 => self.found = true,
+                StmtKind::While { .. } | StmtKind::For { .. } => {
+                    self.depth += 1;
+                    visit::walk_stmt(self, s);
+                    self.depth -= 1;
+                    return;
+                }
+                _ => {}
+            }
+            visit::walk_stmt(self, s);
+        }
+    }
+    let mut f = Find {
+        depth: 0,
+        found: false,
+    };
+    f.visit_block(b);
+    f.found
+}
+
+/// Whether `b` synchronises or orders memory in any way the passes leave
+/// alone: barriers of every kind, bulk copies, fences, barrier tests (and
+/// statements that failed to check, which never reach a pass).
+pub fn synchronises(b: &Block) -> bool {
+    struct Find {
+        found: bool,
+    }
+    impl<'ir> Visit<'ir> for Find {
+        fn visit_stmt(&mut self, s: &'ir Stmt) {
+            match &s.kind {
+                StmtKind::SyncThreads
+                | StmtKind::ClusterSync
+                | StmtKind::FenceProxyAsync
+                | StmtKind::Barrier(_)
+                | StmtKind::CopyAsync { .. }
+                | StmtKind::CopyAsyncStore { .. }
+                | StmtKind::CopyAsyncCommit
+                | StmtKind::CopyAsyncWait(_)
+                | StmtKind::Poisoned { .. } => self.found = true,
+                _ => {}
+            }
+            visit::walk_stmt(self, s);
+        }
+        fn visit_expr(&mut self, e: &'ir Expr) {
+            if matches!(e.kind, ExprKind::BarrierTest { .. }) {
+                self.found = true;
+            }
+            visit::walk_expr(self, e);
+        }
+    }
+    let mut f = Find { found: false };
+    f.visit_block(b);
+    f.found
+}
+
+/// The number of statements and expressions in `b`: the measure of code
+/// size the unrolling budget is in.
+pub fn size(b: &Block) -> usize {
+    struct Count(usize);
+    impl<'ir> Visit<'ir> for Count {
+        fn visit_stmt(&mut self, s: &'ir Stmt) {
+            self.0 += 1;
+            visit::walk_stmt(self, s);
+        }
+        fn visit_expr(&mut self, e: &'ir Expr) {
+            self.0 += 1;
+            visit::walk_expr(self, e);
+        }
+    }
+    let mut c = Count(0);
+    c.visit_block(b);
+    c.0
+}
+
+/// A copy of `b`, for `body`, with every read of `local` replaced by
+/// `value` (when given), every local declared in `b` (by `let` or as a
+/// loop variable) replaced by a fresh one of `body`, and fresh ids: a copy
+/// that can stand next to the original and to other copies.
+pub fn copy_block(body: &mut Body, b: &Block, local: LocalId, value: Option<&Expr>) -> Block {
+    let mut copy = b.clone();
+    let mut declared = Vec::new();
+    collect_declared(&copy, &mut declared);
+    let mut renames = HashMap::new();
+    for old in declared {
+        if renames.contains_key(&old) {
+            continue;
+        }
+        let Some(l) = body.locals.get(old.index()) else {
+            continue;
+        };
+        let (ty, span) = (l.ty, l.span);
+        renames.insert(old, body.fresh_local(ty, span));
+    }
+    let mut r = Rewrite {
+        renames: &renames,
+        local,
+        value,
+    };
+    r.visit_block_mut(&mut copy);
+    body.renumber_block(&mut copy);
+    copy
+}
+
+fn collect_declared(b: &Block, out: &mut Vec<LocalId>) {
+    struct Decls<'a>(&'a mut Vec<LocalId>);
+    impl<'ir> Visit<'ir> for Decls<'_> {
+        fn visit_stmt(&mut self, s: &'ir Stmt) {
+            match &s.kind {
+                StmtKind::Let { local, .. } => self.0.push(*local),
+                StmtKind::For { var, .. } => self.0.push(*var),
+                _ => {}
+            }
+            visit::walk_stmt(self, s);
+        }
+    }
+    Decls(out).visit_block(b);
+}
+
+struct Rewrite<'a> {
+    renames: &'a HashMap<LocalId, LocalId>,
+    local: LocalId,
+    value: Option<&'a Expr>,
+}
+
+impl Rewrite<'_> {
+    fn rename(&self, l: &mut LocalId) {
+        if let Some(n) = self.renames.get(l) {
+            *l = *n;
+        }
+    }
+}
+
+impl VisitMut for Rewrite<'_> {
+    fn visit_stmt_mut(&mut self, s: &mut Stmt) {
+        match &mut s.kind {
+            StmtKind::Let { local, .. } | StmtKind::Assign { local, .. } => self.rename(local),
+            StmtKind::For { var, .. } => self.rename(var),
+            _ => {}
+        }
+        visit_mut::walk_stmt_mut(self, s);
+    }
+
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        if let ExprKind::Local(l) = &mut e.kind {
+            if *l == self.local {
+                if let Some(v) = self.value {
+                    let span = e.span;
+                    *e = v.clone();
+                    // The copy stands where the read was.
+                    e.span = span;
+                    return;
+                }
+            }
+            self.rename(l);
+            return;
+        }
+        visit_mut::walk_expr_mut(self, e);
+    }
+}

@@ -296,7 +296,6 @@ impl Analyzer<'_, '_> {
                 end,
                 step,
                 body,
-                ..
             } => {
                 let [vs, ve, vt] = [start, end, step].map(|e| self.effects(e, div));
                 let var_varies = vs || vt;

@@ -480,7 +480,6 @@ impl BodyChecker<'_> {
                 end,
                 step,
                 body,
-                no_wrap: false,
             }),
             _ => {
                 self.orphan(body);

@@ -478,20 +478,12 @@ pub enum StmtKind {
     /// `for var in start..end step step`: `start`, `end` and `step` are
     /// evaluated once, before the first iteration; `var` is immutable in
     /// `body` and takes `start, start+step, ...` while `< end`.
-    ///
-    /// `no_wrap` is a promise an optimisation pass makes (`crate::opt`,
-    /// after proving it): `var + step` does not wrap around for any value
-    /// `var` takes, so the loop may continue while `var + step < end`,
-    /// computed plainly. Without it the writer tests `end - var > step`
-    /// where wrap-around is possible, which is right whatever the values.
-    /// The checker sets it to `false`.
     For {
         var: LocalId,
         start: Expr,
         end: Expr,
         step: Expr,
         body: Block,
-        no_wrap: bool,
     },
     Break,
     Continue,

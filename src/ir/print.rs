@@ -229,7 +229,6 @@ fn stmt(out: &mut String, cx: Cx, s: &Stmt, level: usize) {
             end,
             step,
             body,
-            no_wrap,
         } => {
             out.push_str("for ");
             local_decl(out, cx, *var);
@@ -239,9 +238,6 @@ fn stmt(out: &mut String, cx: Cx, s: &Stmt, level: usize) {
             expr(out, cx, end, level);
             out.push_str(" step ");
             expr(out, cx, step, level);
-            if *no_wrap {
-                out.push_str(" no_wrap");
-            }
             out.push_str(" {\n");
             block(out, cx, body, level + 1);
             indent(out, level);

@@ -353,7 +353,6 @@ impl<'m> Verifier<'m> {
                 end,
                 step,
                 body,
-                no_wrap: _,
             } => {
                 for e in [start, end, step] {
                     self.expr(e);

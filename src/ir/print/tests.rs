@@ -136,7 +136,6 @@ fn pipeline_kernel() -> Kernel {
                 })],
                 span: sp(),
             },
-            no_wrap: false,
         }),
         st(StmtKind::If {
             cond: ex(

@@ -145,7 +145,6 @@ pub(crate) fn sample() -> Block {
                         stmts: vec![st(35, StmtKind::Expr(test))],
                         span: at(34),
                     },
-                    no_wrap: false,
                 },
             ),
             st(

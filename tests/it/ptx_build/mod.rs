@@ -259,7 +259,6 @@ pub fn for_(var: &(LocalId, Expr), start: Expr, end: Expr, step: Expr, body: Vec
         end,
         step,
         body: block(body),
-        no_wrap: false,
     })
 }
 

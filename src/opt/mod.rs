@@ -19,6 +19,7 @@
 mod ranges;
 mod rewrite;
 pub mod special;
+pub mod stream;
 pub mod unroll;
 
 use crate::ir::Module;
@@ -31,17 +32,20 @@ pub enum Pass {
     Special,
     /// [`unroll`]: full unrolling of loops with a small constant trip count.
     Unroll,
+    /// [`stream`]: streaming loops ×4 with a remainder loop.
+    Stream,
 }
 
 impl Pass {
     /// Every pass, in the order they run.
-    pub const ALL: [Pass; 2] = [Pass::Special, Pass::Unroll];
+    pub const ALL: [Pass; 3] = [Pass::Special, Pass::Unroll, Pass::Stream];
 
     /// The name `--passes` knows it by.
     pub fn name(self) -> &'static str {
         match self {
             Pass::Special => "special",
             Pass::Unroll => "unroll",
+            Pass::Stream => "stream",
         }
     }
 
@@ -49,6 +53,7 @@ impl Pass {
         match self {
             Pass::Special => special::run(module),
             Pass::Unroll => unroll::run(module),
+            Pass::Stream => stream::run(module),
         }
     }
 }

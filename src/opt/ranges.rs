@@ -52,7 +52,11 @@ impl Facts {
         impl<'ir> Visit<'ir> for Learn<'_> {
             fn visit_stmt(&mut self, s: &'ir Stmt) {
                 if let StmtKind::Let { local, value } = &s.kind {
-                    let immutable = self.body.locals.get(local.index()).is_some_and(|l| !l.mutable);
+                    let immutable = self
+                        .body
+                        .locals
+                        .get(local.index())
+                        .is_some_and(|l| !l.mutable);
                     if immutable {
                         if let Some(r) = self.facts.range(value) {
                             self.facts.locals.insert(*local, r);

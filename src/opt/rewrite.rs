@@ -36,7 +36,9 @@ struct FindAssign {
 impl<'ir> Visit<'ir> for FindAssign {
     fn visit_stmt(&mut self, s: &'ir Stmt) {
         match &s.kind {
-            StmtKind::Let { local, .. } | StmtKind::Assign { local, .. } if *local == self.local => {
+            StmtKind::Let { local, .. } | StmtKind::Assign { local, .. }
+                if *local == self.local =>
+            {
                 self.found = true
             }
             StmtKind::For { var, .. } if *var == self.local => self.found = true,

@@ -51,7 +51,11 @@ impl VisitMut for Rewrite {
             ExprKind::Special(Special::WarpId) if self.one_dim => (BinOp::Shr, 5),
             _ => return visit_mut::walk_expr_mut(self, e),
         };
-        let tid = Expr::new(ExprKind::Special(Special::ThreadIdx(Dim::X)), Scalar::U32, e.span);
+        let tid = Expr::new(
+            ExprKind::Special(Special::ThreadIdx(Dim::X)),
+            Scalar::U32,
+            e.span,
+        );
         let c = Expr::new(ExprKind::Const(Value::Int(op.1)), Scalar::U32, e.span);
         e.kind = ExprKind::Binary(op.0, Box::new(tid), Box::new(c));
         self.changed = true;

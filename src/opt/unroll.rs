@@ -198,7 +198,11 @@ enum Base {
 /// in `before`, the statements preceding the loop in its block).
 fn unroll_while(body: &mut Body, before: &[Stmt], cond: &Expr, lb: &Block) -> Option<Vec<Stmt>> {
     let (last, rest) = lb.stmts.split_last()?;
-    let StmtKind::Assign { local: d, value: next } = &last.kind else {
+    let StmtKind::Assign {
+        local: d,
+        value: next,
+    } = &last.kind
+    else {
         return None;
     };
     let d = *d;

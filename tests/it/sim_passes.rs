@@ -49,7 +49,11 @@ fn every_table_launch_computes_the_same_with_and_without_the_passes() {
 #[test]
 fn passes_are_deterministic() {
     for (file, _) in table().iter().filter(|(f, _)| f.ends_with(".kdsl")) {
-        let ptx = || kdsl::compile(Path::new(file), &Options::default()).expect("reads").ptx;
+        let ptx = || {
+            kdsl::compile(Path::new(file), &Options::default())
+                .expect("reads")
+                .ptx
+        };
         assert_eq!(ptx(), ptx(), "{file}");
     }
 }
@@ -111,7 +115,96 @@ fn unsigned_for_loops_stop_before_wrapping_around() {
             );
             let o = run_clean(&k, &l);
             let got = as_u32(&o.arrays[0]);
-            assert_eq!(got, reference(start, end, step), "{start}..{end} step {step}");
+            assert_eq!(
+                got,
+                reference(start, end, step),
+                "{start}..{end} step {step}"
+            );
         }
     }
+}
+
+/// A streaming loop (`stream` unrolls it ×4 with a remainder) with an
+/// order-sensitive hash of its values and of what it loads.
+const STREAM: &str = "kernel stream(x: global [u32], out: global mut [u32], start: u32, end: u32, by: u32) block(32) {
+    if thread_idx.x == 0 {
+        let mut k = 0u32;
+        let mut h = 7u32;
+        for i in start..end step by {
+            h = h * 31 + x[i % 64] + i;
+            k += 1;
+        }
+        out[0] = k;
+        out[1] = h;
+    }
+}";
+
+fn stream_reference(x: &[u32], start: u32, end: u32, step: u32) -> Vec<u32> {
+    let (mut k, mut h) = (0u32, 7u32);
+    let mut i = u64::from(start);
+    while i < u64::from(end) {
+        let v = i as u32;
+        h = h
+            .wrapping_mul(31)
+            .wrapping_add(x[(v % 64) as usize])
+            .wrapping_add(v);
+        k += 1;
+        i += u64::from(step);
+    }
+    vec![k, h]
+}
+
+#[test]
+fn streaming_loops_unrolled_by_four_run_every_iteration_in_order() {
+    let max = u32::MAX;
+    let x: Vec<u32> = (0..64u32).map(|v| v.wrapping_mul(2_654_435_761)).collect();
+    let cases = [
+        (0, 100, 1),
+        (0, 100, 3),
+        (5, 6, 1),
+        (0, 3, 1),
+        (0, 4, 1),
+        (0, 5, 1),
+        (0, 7, 1),
+        (1, 8, 1),
+        (0, 13, 2),
+        (0, 31, 4),
+        (9, 3, 1),
+        (max - 40, max, 4),
+        (max - 41, max, 10),
+        (max - 20, max, 1),
+        (max - 20, max, 2),
+        (0, 0xD000_0000, 0x3000_0000),
+        (0, 0xB000_0000, 0x5000_0000),
+        (0, max, 0x4000_0000),
+        (0x1000, 0x1000 + 4 * 77, 4),
+    ];
+    let mut unrolled = false;
+    for passes in [Passes::none(), Passes::all()] {
+        let c = kdsl::compile_str("stream.kdsl", STREAM, &with(passes.clone()));
+        unrolled |= c.ptx.is_some_and(|p| p.matches("ld.global").count() >= 5);
+        let k = kdsl_str_with("stream.kdsl", STREAM, &with(passes));
+        for (start, end, step) in cases {
+            let l = launch(
+                "stream",
+                [1, 1, 1],
+                [32, 1, 1],
+                [1, 1, 1],
+                vec![
+                    u32s("x", &x),
+                    u32s("out", &[0; 2]),
+                    u32v(start),
+                    u32v(end),
+                    u32v(step),
+                ],
+            );
+            let o = run_clean(&k, &l);
+            assert_eq!(
+                as_u32(&o.arrays[1]),
+                stream_reference(&x, start, end, step),
+                "{start}..{end} step {step}"
+            );
+        }
+    }
+    assert!(unrolled, "the pass unrolled the loop");
 }

@@ -61,7 +61,10 @@ fn for_loop_with_the_same_trip_count_in_every_thread_is_unrolled() {
     assert!(!ir.contains("for "), "{ir}");
     // One evaluation of the start, then `start + k*128` in copy k.
     assert!(ir.contains("let %4 $t4: u32 = %0"), "{ir}");
-    assert!(ir.contains("buf[%4]") && ir.contains("buf[(%4 + 128u32)]"), "{ir}");
+    assert!(
+        ir.contains("buf[%4]") && ir.contains("buf[(%4 + 128u32)]"),
+        "{ir}"
+    );
     assert!(ir.contains(" + 896u32)]"), "{ir}");
     assert!(!ir.contains(" + 1024u32)]"), "{ir}");
     // Each copy declares its own fresh local for `x`.
@@ -78,7 +81,10 @@ fn constant_for_loop_gets_constant_indices() {
             out[0] = s;
         }",
     );
-    assert!(ir.contains("(1u32 * 1u32)") && ir.contains("(3u32 * 3u32)"), "{ir}");
+    assert!(
+        ir.contains("(1u32 * 1u32)") && ir.contains("(3u32 * 3u32)"),
+        "{ir}"
+    );
     assert!(!ir.contains("4u32 * 4u32"), "{ir}");
 }
 
@@ -152,12 +158,18 @@ fn special_registers_follow_the_block_shape() {
     assert!(special::run(&mut m));
     verify::module(&m, verify::Mode::Complete).expect("verifies");
     let ir = print::print(&m);
-    assert!(ir.contains("(thread_idx.x & 31u32)") && ir.contains("(thread_idx.x >> 5u32)"), "{ir}");
+    assert!(
+        ir.contains("(thread_idx.x & 31u32)") && ir.contains("(thread_idx.x >> 5u32)"),
+        "{ir}"
+    );
     // 2-D: the lane still, not the warp.
     let mut m = checked(&src("32, 2"));
     assert!(special::run(&mut m));
     let ir = print::print(&m);
-    assert!(ir.contains("(thread_idx.x & 31u32)") && ir.contains("warp_id"), "{ir}");
+    assert!(
+        ir.contains("(thread_idx.x & 31u32)") && ir.contains("warp_id"),
+        "{ir}"
+    );
     // Not a multiple of 32: neither.
     let mut m = checked(&src("48"));
     assert!(!special::run(&mut m));

@@ -156,7 +156,7 @@ pub struct CommonArgs {
     pub allow: Vec<String>,
 
     /// The optimisation passes to run before writing PTX: all, none, or a
-    /// comma-separated list of special, unroll, stream (see docs/cli.md)
+    /// comma-separated list of special, unroll, stream, licm (see docs/cli.md)
     #[arg(long, value_name = "LIST", default_value = "all", value_parser = Passes::parse)]
     pub passes: Passes,
 }

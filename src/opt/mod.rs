@@ -16,6 +16,7 @@
 //! reads a different one with the same value). The simulator test
 //! `sim_passes` runs every sample with the passes on and off.
 
+pub mod licm;
 mod ranges;
 mod rewrite;
 pub mod special;
@@ -34,11 +35,13 @@ pub enum Pass {
     Unroll,
     /// [`stream`]: streaming loops ×4 with a remainder loop.
     Stream,
+    /// [`licm`]: loop-invariant shared-memory addresses computed once.
+    Licm,
 }
 
 impl Pass {
     /// Every pass, in the order they run.
-    pub const ALL: [Pass; 3] = [Pass::Special, Pass::Unroll, Pass::Stream];
+    pub const ALL: [Pass; 4] = [Pass::Special, Pass::Unroll, Pass::Stream, Pass::Licm];
 
     /// The name `--passes` knows it by.
     pub fn name(self) -> &'static str {
@@ -46,6 +49,7 @@ impl Pass {
             Pass::Special => "special",
             Pass::Unroll => "unroll",
             Pass::Stream => "stream",
+            Pass::Licm => "licm",
         }
     }
 
@@ -54,6 +58,7 @@ impl Pass {
             Pass::Special => special::run(module),
             Pass::Unroll => unroll::run(module),
             Pass::Stream => stream::run(module),
+            Pass::Licm => licm::run(module),
         }
     }
 }

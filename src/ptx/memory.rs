@@ -92,7 +92,48 @@ impl Writer<'_> {
                     },
                 })
             }
+            PlaceKind::SharedAt { addr, .. } => Ok(MemRef {
+                space: Space::Shared,
+                addr: self.shared_at(addr)?,
+            }),
         }
+    }
+
+    /// The address of a [`PlaceKind::SharedAt`] place: its value, with a
+    /// constant addend folded into the instruction's offset (32-bit shared
+    /// addresses wrap, so `[a+c]` is exactly `a + c`).
+    fn shared_at(&mut self, addr: &Expr) -> Result<Addr> {
+        let (base, off) = split_addend(addr);
+        let v = self.expr_u32(base)?;
+        let base = match v {
+            Operand::Reg(r) => r.to_string(),
+            Operand::Imm(_) => {
+                let r = self.reg(Class::B32);
+                emit!(self, "mov.u32 {}, {};", r, v);
+                r.to_string()
+            }
+        };
+        Ok(Addr { base, off })
+    }
+
+    /// `&array[indices]`: the element's shared-window address as a value.
+    pub(super) fn addr_of(&mut self, p: &Place) -> Result<Operand> {
+        let PlaceKind::Shared { array, indices } = &p.kind else {
+            return Err(self.invalid("the address of a place that is not a shared element"));
+        };
+        let a = self.shared_addr(*array, indices)?;
+        let base = if a.base.starts_with('%') {
+            a.base
+        } else {
+            self.symbol_base(&a.base).to_string()
+        };
+        let r = self.reg(Class::B32);
+        if a.off == 0 {
+            emit!(self, "mov.b32 {}, {};", r, base);
+        } else {
+            emit!(self, "add.u32 {}, {}, {};", r, base, a.off);
+        }
+        Ok(Operand::Reg(r))
     }
 
     /// `base + index * size` for a global parameter; also whether the kernel

@@ -14,8 +14,9 @@
 //! registers, scalar parameters and locals the loop never assigns, with
 //! arithmetic only (no loads or calls). Places whose indices are all
 //! constants are left alone (their address is an immediate already), as
-//! are atomics and bulk copies.
+//! are atomics and bulk copies, and loops over [`MAX_BODY`] IR nodes.
 
+use super::rewrite;
 use crate::ir::consteval;
 use crate::ir::visit::{self, Visit};
 use crate::ir::visit_mut::{self, VisitMut};
@@ -25,6 +26,11 @@ use crate::ir::{
 };
 use crate::span::Span;
 use crate::types::Scalar;
+
+/// The most IR nodes a loop's body may have for its addresses to be
+/// hoisted (each loop's body is walked whole: this keeps a deep nest of
+/// loops linear).
+pub const MAX_BODY: usize = 2048;
 
 /// Hoists every invariant shared address of `module`'s kernels; whether
 /// any was.
@@ -49,8 +55,10 @@ fn block(shared: &[SharedArray], body: &mut Body, b: &mut Block) -> bool {
     let old = std::mem::take(&mut b.stmts);
     for mut s in old {
         let mut hoisted = Vec::new();
-        if matches!(s.kind, StmtKind::For { .. } | StmtKind::While { .. }) {
-            hoisted = hoist(shared, body, &mut s);
+        if let StmtKind::For { body: lb, .. } | StmtKind::While { body: lb, .. } = &s.kind {
+            if rewrite::size_within(lb, MAX_BODY).is_some() {
+                hoisted = hoist(shared, body, &mut s);
+            }
         }
         changed |= !hoisted.is_empty();
         changed |= nested(shared, body, &mut s);

@@ -113,23 +113,37 @@ pub fn synchronises(b: &Block) -> bool {
     f.found
 }
 
-/// The number of statements and expressions in `b`: the measure of code
-/// size the unrolling budget is in.
-pub fn size(b: &Block) -> usize {
-    struct Count(usize);
+/// The number of statements and expressions in `b` (the measure of code
+/// size the passes' budgets are in), if at most `limit`: the walk stops
+/// past the limit, so that asking about every loop of a deep nest costs
+/// each loop at most `limit` steps, not its whole subtree.
+pub fn size_within(b: &Block, limit: usize) -> Option<usize> {
+    struct Count {
+        n: usize,
+        limit: usize,
+    }
     impl<'ir> Visit<'ir> for Count {
         fn visit_stmt(&mut self, s: &'ir Stmt) {
-            self.0 += 1;
-            visit::walk_stmt(self, s);
+            self.n += 1;
+            if self.n <= self.limit {
+                visit::walk_stmt(self, s);
+            }
         }
         fn visit_expr(&mut self, e: &'ir Expr) {
-            self.0 += 1;
-            visit::walk_expr(self, e);
+            self.n += 1;
+            if self.n <= self.limit {
+                visit::walk_expr(self, e);
+            }
         }
     }
-    let mut c = Count(0);
-    c.visit_block(b);
-    c.0
+    let mut c = Count { n: 0, limit };
+    for s in &b.stmts {
+        c.visit_stmt(s);
+        if c.n > limit {
+            return None;
+        }
+    }
+    Some(c.n)
 }
 
 /// A copy of `b`, for `body`, with every read of `local` replaced by

@@ -109,13 +109,14 @@ fn nested(body: &mut Body, s: &mut Stmt) -> bool {
 }
 
 fn qualifies(body: &Body, var: LocalId, lb: &Block) -> bool {
+    // The size first: it stops early, and bounds the walks after it.
     body.locals
         .get(var.index())
         .is_some_and(|l| l.ty == Scalar::U32)
+        && rewrite::size_within(lb, MAX_BODY).is_some()
         && !rewrite::jumps_out(lb)
         && !rewrite::synchronises(lb)
         && !has_loop(lb)
-        && rewrite::size(lb) <= MAX_BODY
         && reads_global(lb)
 }
 

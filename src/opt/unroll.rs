@@ -34,6 +34,10 @@ pub const MAX_TRIPS: u128 = 16;
 /// loop's body may have together.
 pub const MAX_SIZE: usize = 512;
 
+/// How many statements before a `while` loop are searched for its local's
+/// first value.
+pub const MAX_LOOKBACK: usize = 8;
+
 /// Unrolls every loop of `module` that qualifies; whether any did.
 pub fn run(module: &mut Module) -> bool {
     let mut changed = false;
@@ -113,12 +117,14 @@ fn copyable(b: &Block) -> bool {
     !rewrite::jumps_out(b) && !rewrite::synchronises(b)
 }
 
+/// Whether `trips` copies of `b` fit the budget; only then is `b` walked
+/// whole (for [`copyable`]).
 fn within_budget(trips: u128, b: &Block) -> bool {
-    trips <= MAX_TRIPS
-        && usize::try_from(trips)
-            .ok()
-            .and_then(|t| t.checked_mul(rewrite::size(b)))
-            .is_some_and(|n| n <= MAX_SIZE)
+    let Some(t) = usize::try_from(trips).ok().filter(|_| trips <= MAX_TRIPS) else {
+        return false;
+    };
+    let per_copy = MAX_SIZE / t.max(1);
+    rewrite::size_within(b, per_copy).is_some() && copyable(b)
 }
 
 /// The statements that replace `for var in start..end step step { lb }`,
@@ -131,7 +137,7 @@ fn unroll_for(
     lb: &Block,
 ) -> Option<Vec<Stmt>> {
     let ty = start.ty;
-    if !matches!(ty, Scalar::U32 | Scalar::U64) || !copyable(lb) {
+    if !matches!(ty, Scalar::U32 | Scalar::U64) {
         return None;
     }
     let e = u128::try_from(consteval::eval_int(end)?).ok()?;
@@ -210,6 +216,11 @@ fn unroll_while(body: &mut Body, before: &[Stmt], cond: &Expr, lb: &Block) -> Op
     if !ty.is_int() {
         return None;
     }
+    // Cheap tests first: a loop with a large body is never unrolled, and
+    // is not copied or walked whole to find that out.
+    if rewrite::size_within(lb, MAX_SIZE).is_none() {
+        return None;
+    }
     let rest = Block {
         stmts: rest.to_vec(),
         span: lb.span,
@@ -258,7 +269,10 @@ fn unroll_while(body: &mut Body, before: &[Stmt], cond: &Expr, lb: &Block) -> Op
 /// that gives it one, if that is a constant and no later statement may
 /// change it.
 fn initial(before: &[Stmt], d: LocalId) -> Option<i128> {
-    for s in before.iter().rev() {
+    // Only a few statements back: the constant is normally the one just
+    // before (`let mut d = 16u32;`), and a long scan for each loop of a
+    // long block would cost its length squared.
+    for s in before.iter().rev().take(MAX_LOOKBACK) {
         match &s.kind {
             StmtKind::Let { local, value } | StmtKind::Assign { local, value } if *local == d => {
                 return consteval::eval_int(value);

@@ -142,8 +142,12 @@ fn compile_file_inner(root: SourceFile, bad_utf8: Option<BadUtf8>, opts: &Option
                 return c;
             };
             let info = match optimised {
-                // The facts are keyed by ids the passes replaced: again.
-                Ok(true) => analysis::analyze(module),
+                // The facts are keyed by ids the passes replaced: again
+                // (the old ones freed first: they are as large as the new).
+                Ok(true) => {
+                    drop(info);
+                    analysis::analyze(module)
+                }
                 Ok(false) => info,
                 Err(e) => {
                     c.internal_error = Some(e);

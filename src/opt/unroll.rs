@@ -10,8 +10,8 @@
 //!   `start` is one), so addresses get immediate offsets; a non-constant
 //!   `start` is evaluated once, into a fresh local, as the loop did;
 //! - `while` loops over a local with a constant first value and a
-//!   recurrence as the body's last statement (`let mut d = 16u32; while d
-//!   > 0 { ...; d = d >> 1; }`, the warp shuffle reductions): the local is
+//!   recurrence as the body's last statement (`let mut d = 16u32;`
+//!   `while d > 0 { ...; d = d >> 1; }`, the warp shuffle reductions): the local is
 //!   a constant in each copy, so shuffle offsets are immediates; its last
 //!   value is assigned after the copies.
 //!
@@ -218,9 +218,7 @@ fn unroll_while(body: &mut Body, before: &[Stmt], cond: &Expr, lb: &Block) -> Op
     }
     // Cheap tests first: a loop with a large body is never unrolled, and
     // is not copied or walked whole to find that out.
-    if rewrite::size_within(lb, MAX_SIZE).is_none() {
-        return None;
-    }
+    rewrite::size_within(lb, MAX_SIZE)?;
     let rest = Block {
         stmts: rest.to_vec(),
         span: lb.span,

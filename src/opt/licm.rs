@@ -18,7 +18,6 @@
 
 use super::rewrite;
 use crate::ir::consteval;
-use crate::ir::visit::{self, Visit};
 use crate::ir::visit_mut::{self, VisitMut};
 use crate::ir::{
     BinOp, Block, Body, Expr, ExprKind, LocalId, Module, Place, PlaceKind, SharedArray, SharedId,
@@ -96,8 +95,7 @@ fn hoist(shared: &[SharedArray], body: &mut Body, s: &mut Stmt) -> Vec<Stmt> {
     };
     // The locals the loop changes (or declares: a fresh value each
     // iteration); the rewrite adds no assignments.
-    let mut assigned = Vec::new();
-    collect_assigned(lb, &mut assigned);
+    let assigned = rewrite::assigned_locals(lb);
     let mut found = Vec::new();
     let mut r = Rewrite {
         shared,
@@ -117,21 +115,6 @@ fn hoist(shared: &[SharedArray], body: &mut Body, s: &mut Stmt) -> Vec<Stmt> {
         .collect()
 }
 
-fn collect_assigned(b: &Block, out: &mut Vec<LocalId>) {
-    struct Find<'a>(&'a mut Vec<LocalId>);
-    impl<'ir> Visit<'ir> for Find<'_> {
-        fn visit_stmt(&mut self, s: &'ir Stmt) {
-            match &s.kind {
-                StmtKind::Let { local, .. } | StmtKind::Assign { local, .. } => self.0.push(*local),
-                StmtKind::For { var, .. } => self.0.push(*var),
-                _ => {}
-            }
-            visit::walk_stmt(self, s);
-        }
-    }
-    Find(out).visit_block(b);
-}
-
 struct Rewrite<'a> {
     shared: &'a [SharedArray],
     assigned: &'a [LocalId],
@@ -142,16 +125,7 @@ struct Rewrite<'a> {
 
 impl Rewrite<'_> {
     fn invariant(&self, e: &Expr) -> bool {
-        match &e.kind {
-            ExprKind::Const(_) | ExprKind::Param(_) | ExprKind::Special(_) => true,
-            ExprKind::Local(l) => Some(*l) != self.var && !self.assigned.contains(l),
-            ExprKind::Unary(_, a) | ExprKind::Cast(a) => self.invariant(a),
-            ExprKind::Binary(_, a, b) => self.invariant(a) && self.invariant(b),
-            ExprKind::Select(c, a, b) => {
-                self.invariant(c) && self.invariant(a) && self.invariant(b)
-            }
-            _ => false,
-        }
+        rewrite::invariant(e, self.assigned, self.var)
     }
 
     /// `tb@[$a + c]` for `tb[indices]`, `$a` holding the address of the
@@ -193,7 +167,13 @@ impl Rewrite<'_> {
             PlaceKind::Shared {
                 array: qa,
                 indices: qi,
-            } => *qa == array && qi.iter().zip(&base_indices).all(|(a, b)| same(a, b)),
+            } => {
+                *qa == array
+                    && qi
+                        .iter()
+                        .zip(&base_indices)
+                        .all(|(a, b)| rewrite::same(a, b))
+            }
             _ => false,
         }) {
             Some((l, _)) => *l,
@@ -273,28 +253,6 @@ impl VisitMut for Rewrite<'_> {
             self.place(p);
         }
         visit_mut::walk_expr_mut(self, e);
-    }
-}
-
-/// Whether two invariant index expressions are the same computation.
-fn same(a: &Expr, b: &Expr) -> bool {
-    if a.ty != b.ty {
-        return false;
-    }
-    match (&a.kind, &b.kind) {
-        (ExprKind::Const(x), ExprKind::Const(y)) => x == y,
-        (ExprKind::Param(x), ExprKind::Param(y)) => x == y,
-        (ExprKind::Special(x), ExprKind::Special(y)) => x == y,
-        (ExprKind::Local(x), ExprKind::Local(y)) => x == y,
-        (ExprKind::Unary(o, x), ExprKind::Unary(p, y)) => o == p && same(x, y),
-        (ExprKind::Cast(x), ExprKind::Cast(y)) => same(x, y),
-        (ExprKind::Binary(o, x1, x2), ExprKind::Binary(p, y1, y2)) => {
-            o == p && same(x1, y1) && same(x2, y2)
-        }
-        (ExprKind::Select(c, x1, x2), ExprKind::Select(d, y1, y2)) => {
-            same(c, d) && same(x1, y1) && same(x2, y2)
-        }
-        _ => false,
     }
 }
 

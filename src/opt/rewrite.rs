@@ -146,11 +146,75 @@ pub fn size_within(b: &Block, limit: usize) -> Option<usize> {
     Some(c.n)
 }
 
+/// Every local `b` gives a value (assigns, declares, or counts with): the
+/// locals whose value may differ between iterations of a loop over `b`.
+pub fn assigned_locals(b: &Block) -> Vec<LocalId> {
+    struct Find(Vec<LocalId>);
+    impl<'ir> Visit<'ir> for Find {
+        fn visit_stmt(&mut self, s: &'ir Stmt) {
+            match &s.kind {
+                StmtKind::Let { local, .. } | StmtKind::Assign { local, .. } => self.0.push(*local),
+                StmtKind::For { var, .. } => self.0.push(*var),
+                _ => {}
+            }
+            visit::walk_stmt(self, s);
+        }
+    }
+    let mut f = Find(Vec::new());
+    f.visit_block(b);
+    f.0
+}
+
+/// Whether `e` has the same value in every iteration of a loop that
+/// changes the locals `assigned` (and `var`): arithmetic over constants,
+/// special registers, scalar parameters and other locals; no loads, calls
+/// or anything else that reads memory.
+pub fn invariant(e: &Expr, assigned: &[LocalId], var: Option<LocalId>) -> bool {
+    let inv = |x: &Expr| invariant(x, assigned, var);
+    match &e.kind {
+        ExprKind::Const(_) | ExprKind::Param(_) | ExprKind::Special(_) => true,
+        ExprKind::Local(l) => Some(*l) != var && !assigned.contains(l),
+        ExprKind::Unary(_, a) | ExprKind::Cast(a) => inv(a),
+        ExprKind::Binary(_, a, b) => inv(a) && inv(b),
+        ExprKind::Select(c, a, b) => inv(c) && inv(a) && inv(b),
+        _ => false,
+    }
+}
+
+/// Whether two invariant expressions (see [`invariant`]) are the same
+/// computation, whatever their ids and spans.
+pub fn same(a: &Expr, b: &Expr) -> bool {
+    a.ty == b.ty
+        && match (&a.kind, &b.kind) {
+            (ExprKind::Const(x), ExprKind::Const(y)) => x == y,
+            (ExprKind::Param(x), ExprKind::Param(y)) => x == y,
+            (ExprKind::Special(x), ExprKind::Special(y)) => x == y,
+            (ExprKind::Local(x), ExprKind::Local(y)) => x == y,
+            (ExprKind::Unary(o, x), ExprKind::Unary(p, y)) => o == p && same(x, y),
+            (ExprKind::Cast(x), ExprKind::Cast(y)) => same(x, y),
+            (ExprKind::Binary(o, x1, x2), ExprKind::Binary(p, y1, y2)) => {
+                o == p && same(x1, y1) && same(x2, y2)
+            }
+            (ExprKind::Select(c, x1, x2), ExprKind::Select(d, y1, y2)) => {
+                same(c, d) && same(x1, y1) && same(x2, y2)
+            }
+            _ => false,
+        }
+}
+
 /// A copy of `b`, for `body`, with every read of `local` replaced by
 /// `value` (when given), every local declared in `b` (by `let` or as a
 /// loop variable) replaced by a fresh one of `body`, and fresh ids: a copy
 /// that can stand next to the original and to other copies.
 pub fn copy_block(body: &mut Body, b: &Block, local: LocalId, value: Option<&Expr>) -> Block {
+    match value {
+        Some(v) => copy_block_with(body, b, &[(local, v)]),
+        None => copy_block_with(body, b, &[]),
+    }
+}
+
+/// [`copy_block`] with several locals replaced, each by its expression.
+pub fn copy_block_with(body: &mut Body, b: &Block, subst: &[(LocalId, &Expr)]) -> Block {
     let mut copy = b.clone();
     let mut declared = Vec::new();
     collect_declared(&copy, &mut declared);
@@ -167,8 +231,7 @@ pub fn copy_block(body: &mut Body, b: &Block, local: LocalId, value: Option<&Exp
     }
     let mut r = Rewrite {
         renames: &renames,
-        local,
-        value,
+        subst,
     };
     r.visit_block_mut(&mut copy);
     body.renumber_block(&mut copy);
@@ -192,8 +255,7 @@ fn collect_declared(b: &Block, out: &mut Vec<LocalId>) {
 
 struct Rewrite<'a> {
     renames: &'a HashMap<LocalId, LocalId>,
-    local: LocalId,
-    value: Option<&'a Expr>,
+    subst: &'a [(LocalId, &'a Expr)],
 }
 
 impl Rewrite<'_> {
@@ -216,14 +278,12 @@ impl VisitMut for Rewrite<'_> {
 
     fn visit_expr_mut(&mut self, e: &mut Expr) {
         if let ExprKind::Local(l) = &mut e.kind {
-            if *l == self.local {
-                if let Some(v) = self.value {
-                    let span = e.span;
-                    *e = v.clone();
-                    // The copy stands where the read was.
-                    e.span = span;
-                    return;
-                }
+            if let Some((_, v)) = self.subst.iter().find(|(s, _)| s == l) {
+                let span = e.span;
+                *e = (*v).clone();
+                // The copy stands where the read was.
+                e.span = span;
+                return;
             }
             self.rename(l);
             return;

@@ -30,6 +30,7 @@
 use super::rewrite;
 use crate::ir::consteval;
 use crate::ir::visit::{self, Visit};
+use crate::ir::visit_mut::{self, VisitMut};
 use crate::ir::{
     BinOp, Block, Body, Expr, ExprKind, LocalId, Module, PlaceKind, Stmt, StmtKind, Value,
 };
@@ -152,6 +153,62 @@ fn reads_global(b: &Block) -> bool {
     f.0
 }
 
+/// The body with each `base + var` (`base` invariant in the loop and not
+/// a constant, a `u32` sum) replaced by a placeholder local, and each
+/// placeholder with its `base` (one per distinct `base`).
+fn rebase(body: &mut Body, lb: &Block, var: LocalId) -> (Block, Vec<(LocalId, Expr)>) {
+    struct Rebase<'a> {
+        body: &'a mut Body,
+        assigned: Vec<LocalId>,
+        var: LocalId,
+        sums: Vec<(LocalId, Expr)>,
+    }
+    impl VisitMut for Rebase<'_> {
+        fn visit_expr_mut(&mut self, e: &mut Expr) {
+            if let ExprKind::Binary(BinOp::Add, a, b) = &e.kind {
+                let is_var = |x: &Expr| matches!(x.kind, ExprKind::Local(l) if l == self.var);
+                let base = match (is_var(a), is_var(b)) {
+                    (false, true) => Some(&**a),
+                    (true, false) => Some(&**b),
+                    _ => None,
+                };
+                let qualifies = |x: &Expr| {
+                    e.ty == Scalar::U32
+                        && consteval::eval_int(x).is_none()
+                        && rewrite::invariant(x, &self.assigned, Some(self.var))
+                };
+                if let Some(base) = base.filter(|x| qualifies(x)) {
+                    let found = self
+                        .sums
+                        .iter()
+                        .find(|(_, b)| rewrite::same(b, base))
+                        .map(|(p, _)| *p);
+                    let p = match found {
+                        Some(p) => p,
+                        None => {
+                            let p = self.body.fresh_local(Scalar::U32, e.span);
+                            self.sums.push((p, base.clone()));
+                            p
+                        }
+                    };
+                    *e = Expr::new(ExprKind::Local(p), Scalar::U32, e.span);
+                    return;
+                }
+            }
+            visit_mut::walk_expr_mut(self, e);
+        }
+    }
+    let mut template = lb.clone();
+    let mut r = Rebase {
+        body,
+        assigned: rewrite::assigned_locals(lb),
+        var,
+        sums: Vec::new(),
+    };
+    r.visit_block_mut(&mut template);
+    (template, r.sums)
+}
+
 /// A bound of the loop: a constant, or the local it was evaluated into.
 #[derive(Clone, Copy)]
 enum Operand {
@@ -254,14 +311,32 @@ fn unroll(
         },
         span,
     ));
+    // `base + i` with an invariant `base` (a row's start): computed once
+    // an iteration into `$q = base + $i`, each copy adding its constant
+    // `k * step` to it (u32 addition wraps: `base + ($i + ks)` is exactly
+    // `($i + base) + ks`), as nvcc keeps a second induction variable.
+    let (template, sums) = rebase(body, lb, var);
     let mut main = Vec::new();
+    let mut firsts = Vec::new();
+    for (p, base) in &sums {
+        let q = body.fresh_local(u, span);
+        let value = x.bin(BinOp::Add, base.clone(), x.local(i, u), u);
+        main.push(Stmt::new(StmtKind::Let { local: q, value }, span));
+        firsts.push((*p, q));
+    }
     for k in 0..FACTOR {
-        let value = if k == 0 {
-            x.local(i, u)
-        } else {
-            x.bin(BinOp::Add, x.local(i, u), times(i128::from(k)), u)
+        let plus = |l: LocalId| {
+            if k == 0 {
+                x.local(l, u)
+            } else {
+                x.bin(BinOp::Add, x.local(l, u), times(i128::from(k)), u)
+            }
         };
-        main.extend(rewrite::copy_block(body, lb, var, Some(&value)).stmts);
+        let value = plus(i);
+        let sums: Vec<(LocalId, Expr)> = firsts.iter().map(|(p, q)| (*p, plus(*q))).collect();
+        let mut subst: Vec<(LocalId, &Expr)> = vec![(var, &value)];
+        subst.extend(sums.iter().map(|(p, e)| (*p, e)));
+        main.extend(rewrite::copy_block_with(body, &template, &subst).stmts);
     }
     main.push(Stmt::new(
         StmtKind::Assign {

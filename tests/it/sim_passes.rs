@@ -241,10 +241,18 @@ struct Gen {
 
 impl Gen {
     fn value(&mut self) -> String {
-        let v = self.vars[self.rng.below(self.vars.len() as u64) as usize].clone();
-        match self.rng.below(3) {
+        // The innermost loop's variable half the time: the loops' own
+        // indices are what the passes rewrite.
+        let v = match self.vars.last() {
+            Some(last) if self.rng.below(2) == 0 => last.clone(),
+            _ => self.vars[self.rng.below(self.vars.len() as u64) as usize].clone(),
+        };
+        match self.rng.below(4) {
             0 => v,
             1 => format!("({v} + {}u32)", self.rng.below(5)),
+            // An invariant base plus the loop variable: `stream` computes
+            // the sum once an iteration.
+            2 => format!("(tid * 5u32 + {v})"),
             _ => format!("({v} * 3u32)"),
         }
     }
@@ -258,7 +266,11 @@ impl Gen {
     fn stmt(&mut self, depth: u32, uniform: bool, out: &mut String) {
         let k = self.next;
         self.next += 1;
-        let choice = if depth >= 2 { self.rng.below(4) } else { self.rng.below(8) };
+        let choice = if depth >= 2 {
+            self.rng.below(4)
+        } else {
+            self.rng.below(8)
+        };
         match choice {
             0 => {
                 let v = self.value();
@@ -274,11 +286,17 @@ impl Gen {
             }
             3 => {
                 let v = self.value();
-                out.push_str(&format!("if {v} % 3u32 == 1u32 {{ h = h + x[({v} + 7u32) % 256u32]; }}\n"));
+                out.push_str(&format!(
+                    "if {v} % 3u32 == 1u32 {{ h = h + x[({v} + 7u32) % 256u32]; }}\n"
+                ));
             }
             4 | 5 => {
-                let start = self.rng.pick(&["0u32", "tid", "tid % 8u32", "5u32", "lane_id"]);
-                let end = self.rng.pick(&["0u32", "1u32", "8u32", "13u32", "40u32", "n", "n + 3u32"]);
+                let start = self
+                    .rng
+                    .pick(&["0u32", "tid", "tid % 8u32", "5u32", "lane_id"]);
+                let end = self
+                    .rng
+                    .pick(&["0u32", "1u32", "8u32", "13u32", "40u32", "n", "n + 3u32"]);
                 let step = self.rng.pick(&["1u32", "2u32", "5u32", "64u32", "s"]);
                 let var = format!("i{k}");
                 out.push_str(&format!("for {var} in {start}..{end} step {step} {{\n"));
@@ -296,7 +314,9 @@ impl Gen {
                     1 => (4, format!("{var} - 1u32")),
                     _ => (20, format!("{var} - 1u32")),
                 };
-                out.push_str(&format!("let mut {var} = {init}u32;\nwhile {var} > 0u32 {{\n"));
+                out.push_str(&format!(
+                    "let mut {var} = {init}u32;\nwhile {var} > 0u32 {{\n"
+                ));
                 self.vars.push(var.clone());
                 if uniform && self.rng.below(2) == 0 {
                     out.push_str(&format!("h = h + shfl_down(h, {var} % 32u32);\n"));
@@ -333,7 +353,9 @@ impl Gen {
 
 #[test]
 fn generated_loop_nests_compute_the_same_with_and_without_the_passes() {
-    let x: Vec<u32> = (0..256u32).map(|v| v.wrapping_mul(0x9e37_79b9) ^ 0x55).collect();
+    let x: Vec<u32> = (0..256u32)
+        .map(|v| v.wrapping_mul(0x9e37_79b9) ^ 0x55)
+        .collect();
     let mut g = Gen {
         rng: Rng(0x1234_5678_9abc_def1),
         vars: Vec::new(),

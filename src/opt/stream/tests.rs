@@ -104,3 +104,23 @@ fn loops_that_do_not_stream_are_left_alone() {
         assert_eq!(before, after, "{what}");
     }
 }
+
+#[test]
+fn an_invariant_base_plus_the_index_is_summed_once_an_iteration() {
+    let (ir, changed) = streamed(
+        "kernel k(x: global [f32], out: global mut [f32], cols: u32) block(256) {
+            let base = block_idx.x * cols;
+            let mut m = 0.0;
+            for i in thread_idx.x..cols step 256 { m = max(m, x[base + i]); }
+            out[block_idx.x] = m;
+        }",
+    );
+    assert!(changed);
+    // One `base + $i` in the unrolled loop, the copies add 256, 512, 768.
+    assert!(ir.contains("= (%0 + %"), "{ir}");
+    for k in [256, 512, 768] {
+        assert!(ir.contains(&format!(" + {k}u32)]")), "{ir}");
+    }
+    // The remainder loop keeps the original index.
+    assert!(ir.contains("x[(%0 + %2)]"), "{ir}");
+}

@@ -7,7 +7,7 @@
 
 use crate::sim_cli::{kdsl_signature, request, table};
 use crate::sim_support::*;
-use kdsl::launch::{self, Origin};
+use kdsl::launch::{self, ArgValue, Origin};
 use kdsl::opt::Passes;
 use kdsl::Options;
 use std::path::Path;
@@ -397,5 +397,43 @@ fn generated_loop_nests_compute_the_same_with_and_without_the_passes() {
     // loop of every program is unrolled, so `all` alone says little).
     for (pass, n) in ["unroll", "stream", "licm"].iter().zip(rewritten) {
         assert!(n >= 10, "`{pass}` rewrote only {n} of 60 programs");
+    }
+}
+
+/// 64-bit indices that are sums of widened 32-bit values and constants
+/// (what unrolled copies of a loop over `i as u64` index with): the writer
+/// adds each widened term with one `mul.wide` and puts the constants in the
+/// instruction's offset; the elements must be exactly those of the sum.
+#[test]
+fn widened_sums_as_global_indices_address_exactly() {
+    let src = "kernel wide(x: global [u32], out: global mut [u32], k: i32) block(32) {
+        let t = thread_idx.x;
+        out[(t as u64) + 1u64 - 1u64] = x[(t as u64) + 1u64];
+        out[(k as u64) + (t as u64) + 80u64] = x[2u64 + (t as u64) + (k as u64) + 16u64];
+    }";
+    let x: Vec<u32> = (0..64u32).map(|v| v * 7 + 1).collect();
+    for passes in [Passes::none(), Passes::all()] {
+        let kernel = kdsl_str_with("wide.kdsl", src, &with(passes));
+        let l = launch(
+            "wide",
+            [1, 1, 1],
+            [32, 1, 1],
+            [1, 1, 1],
+            vec![
+                u32s("x", &x),
+                u32s("out", &[0; 128]),
+                ArgValue::Scalar {
+                    ty: kdsl::types::Scalar::I32,
+                    bits: u64::from((-16i32) as u32),
+                },
+            ],
+        );
+        let got = as_u32(&run_clean(&kernel, &l).arrays[1]);
+        let mut want = vec![0u32; 128];
+        for t in 0..32usize {
+            want[t] = x[t + 1];
+            want[t + 64] = x[t + 2];
+        }
+        assert_eq!(got, want);
     }
 }

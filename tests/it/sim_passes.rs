@@ -430,10 +430,8 @@ fn widened_sums_as_global_indices_address_exactly() {
         );
         let got = as_u32(&run_clean(&kernel, &l).arrays[1]);
         let mut want = vec![0u32; 128];
-        for t in 0..32usize {
-            want[t] = x[t + 1];
-            want[t + 64] = x[t + 2];
-        }
+        want[..32].copy_from_slice(&x[1..33]);
+        want[64..96].copy_from_slice(&x[2..34]);
         assert_eq!(got, want);
     }
 }

@@ -10,7 +10,7 @@ use crate::source::{SourceFile, SourceMap};
 use crate::span::{FileId, Span};
 use crate::syntax::ast;
 use crate::target::Target;
-use crate::{analysis, barriers, check, ir, ptx, syntax};
+use crate::{analysis, barriers, check, ir, opt, ptx, syntax};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -31,6 +31,9 @@ pub struct Options {
     /// once the checker is done, so that a large file's peak memory holds
     /// its AST or its PTX, never both.
     pub drop_syntax: bool,
+    /// `--passes`: the optimisation passes to run before writing PTX
+    /// (all by default; [`opt`]).
+    pub passes: opt::Passes,
 }
 
 /// The result of compiling one root file.
@@ -142,9 +145,28 @@ fn compile_file_inner(root: SourceFile, bad_utf8: Option<BadUtf8>, opts: &Option
     diagnostics::sort(&mut diags);
     c.diagnostics = diags;
 
-    // Only a module without errors is complete: nothing else is written.
+    // Only a module without errors is complete: nothing else is optimised
+    // or written.
     if !opts.check_only && !c.failed(opts) && c.internal_error.is_none() {
-        if let Some(module) = &c.module {
+        if let Some(mut module) = c.module.take() {
+            let optimised = optimise(&mut module, &opts.passes);
+            c.module = Some(module);
+            let Some(module) = &c.module else {
+                return c;
+            };
+            let info = match optimised {
+                // The facts are keyed by ids the passes replaced: again
+                // (the old ones freed first: they are as large as the new).
+                Ok(true) => {
+                    drop(info);
+                    analysis::analyze(module)
+                }
+                Ok(false) => info,
+                Err(e) => {
+                    c.internal_error = Some(e);
+                    return c;
+                }
+            };
             let lineinfo = opts.lineinfo.then_some(&c.sources);
             match ptx::write_mapped(module, &info, opts.target, lineinfo) {
                 Ok(mapped) => {
@@ -158,6 +180,25 @@ fn compile_file_inner(root: SourceFile, bad_utf8: Option<BadUtf8>, opts: &Option
         }
     }
     c
+}
+
+/// Runs the optimisation passes on a module without errors, verifying the
+/// IR after each in debug builds; `Ok(true)` when some pass changed it, an
+/// `Err` naming the pass whose IR failed verification.
+fn optimise(module: &mut ir::Module, passes: &opt::Passes) -> Result<bool, String> {
+    opt::run(module, passes, |pass, m| {
+        if !cfg!(debug_assertions) {
+            return Ok(());
+        }
+        ir::verify::module(m, ir::verify::Mode::Complete).map_err(|errors| {
+            let list: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
+            format!(
+                "the pass `{}` left IR that fails verification: {}",
+                pass.name(),
+                list.join("; ")
+            )
+        })
+    })
 }
 
 /// In debug builds (the tests), the IR a stage built or changed must hold

@@ -389,6 +389,7 @@ impl Analyzer<'_, '_> {
                 let r = self.effects(rank, div);
                 self.all_effects(indices, div) || r
             }
+            PlaceKind::SharedAt { addr, .. } => self.effects(addr, div),
         }
     }
 
@@ -446,7 +447,7 @@ impl Analyzer<'_, '_> {
                 }
                 varies
             }
-            ExprKind::Load(p) => self.place(p, div),
+            ExprKind::Load(p) | ExprKind::AddrOf(p) => self.place(p, div),
             ExprKind::Call { func, args } => {
                 let args_vary = self.all_effects(args, div);
                 args_vary

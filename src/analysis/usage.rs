@@ -124,6 +124,8 @@ impl Walk {
                 may_assign |= !then_block.stmts.is_empty() || !else_block.stmts.is_empty();
                 speculatable = false;
             }
+            // An address is computed, not read: `AddrOf` may be hoisted.
+            ExprKind::AddrOf(_) => {}
             ExprKind::Load(_)
             | ExprKind::Call { .. }
             | ExprKind::Atomic { .. }
@@ -161,6 +163,7 @@ pub fn for_each_child(e: &Expr, f: &mut impl FnMut(&Expr)) {
             f(rank);
             indices.iter().for_each(f);
         }
+        PlaceKind::SharedAt { addr, .. } => f(addr),
     };
     match &e.kind {
         ExprKind::Const(_) | ExprKind::Local(_) | ExprKind::Param(_) | ExprKind::Special(_) => {}
@@ -184,7 +187,7 @@ pub fn for_each_child(e: &Expr, f: &mut impl FnMut(&Expr)) {
             f(then_value);
             f(else_value);
         }
-        ExprKind::Load(p) => place(p, f),
+        ExprKind::Load(p) | ExprKind::AddrOf(p) => place(p, f),
         ExprKind::Call { args, .. } | ExprKind::Math(_, args) | ExprKind::Warp(_, args) => {
             args.iter().for_each(f)
         }
@@ -266,6 +269,8 @@ impl<'ir> Visit<'ir> for Walk {
                 self.info.usage.remote = true;
                 self.add(Seen::DynShared(*array), *array, |u| &mut u.dyn_shared);
             }
+            // The address is a value already: no base register needed.
+            PlaceKind::SharedAt { .. } => {}
         }
         visit::walk_place(self, p);
     }

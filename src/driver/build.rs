@@ -32,11 +32,9 @@ pub fn build(args: &BuildArgs, reporter: &mut Reporter) -> Result<(), Fail> {
         Emit::Cubin => Some(ptxas::find(args.ptxas.as_deref())?),
         _ => None,
     };
-    // The manifest reads the PTX's `.version`: it needs the PTX written.
-    let mut opts = options(
-        &args.common,
-        !matches!(args.emit, Emit::Ptx | Emit::Cubin | Emit::Manifest),
-    )?;
+    // `--emit ir` shows the IR after the passes, so it runs them (and the
+    // writer, whose output is dropped); the AST needs neither.
+    let mut opts = options(&args.common, args.emit == Emit::Ast)?;
     opts.lineinfo = args.lineinfo;
     opts.drop_syntax = args.emit != Emit::Ast;
 
@@ -162,6 +160,7 @@ pub fn options(common: &CommonArgs, check_only: bool) -> Result<Options, Fail> {
         check_only,
         lineinfo: false,
         drop_syntax: false,
+        passes: common.passes.clone(),
     })
 }
 

@@ -3,6 +3,7 @@
 
 use crate::launch::shape::{parse_dims, Dims};
 use crate::launch::ArgSpec;
+use crate::opt::Passes;
 use crate::target::Target;
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use std::ffi::OsString;
@@ -154,6 +155,11 @@ pub struct CommonArgs {
     /// Do not report the warning CODE (e.g. `-A W0001`); repeatable
     #[arg(short = 'A', value_name = "CODE")]
     pub allow: Vec<String>,
+
+    /// The optimisation passes to run before writing PTX: all, none, or a
+    /// comma-separated list of special, unroll, stream, licm (see docs/cli.md)
+    #[arg(long, value_name = "LIST", default_value = "all", value_parser = Passes::parse)]
+    pub passes: Passes,
 }
 
 /// The launch flags `sim` and `run` share: the input, the kernel, the

@@ -660,6 +660,12 @@ pub enum ExprKind {
         else_value: Box<Expr>,
     },
     Load(Box<Place>),
+    /// `&array[i, j]`: the 32-bit shared-window address of an element of a
+    /// shared array (the place is always [`PlaceKind::Shared`]); a `u32`.
+    /// Never written by users: the optimiser (`crate::opt::licm`) computes
+    /// loop-invariant addresses with it before the loop, and reads and
+    /// writes the element through [`PlaceKind::SharedAt`].
+    AddrOf(Box<Place>),
     Call {
         func: FuncId,
         args: Vec<Expr>,
@@ -794,6 +800,11 @@ pub enum PlaceKind {
         rank: Expr,
         indices: Vec<Expr>,
     },
+    /// The element of shared array `array` at shared-window address `addr`
+    /// (a `u32` that an [`ExprKind::AddrOf`] of an element of that array
+    /// computed): made by the optimiser (`crate::opt::licm`), never by the
+    /// checker.
+    SharedAt { array: SharedId, addr: Expr },
 }
 
 #[cfg(test)]

@@ -384,6 +384,11 @@ fn place(out: &mut String, cx: Cx, p: &Place, level: usize) {
             list(out, cx, indices, level);
             out.push(']');
         }
+        PlaceKind::SharedAt { array, addr } => {
+            let _ = write!(out, "{}@[", shared_name(cx, *array));
+            expr(out, cx, addr, level);
+            out.push(']');
+        }
     }
 }
 
@@ -470,6 +475,10 @@ fn expr(out: &mut String, cx: Cx, x: &Expr, level: usize) {
             out.push('}');
         }
         ExprKind::Load(p) => place(out, cx, p, level),
+        ExprKind::AddrOf(p) => {
+            out.push('&');
+            place(out, cx, p, level);
+        }
         ExprKind::Call { func, args } => call(out, cx, *func, args, level),
         ExprKind::Math(f, args) => {
             let _ = write!(out, "{}(", math_name(*f));

@@ -155,7 +155,7 @@ pub fn walk_expr<'ir, V: Visit<'ir> + ?Sized>(v: &mut V, e: &'ir Expr) {
             v.visit_block(else_block);
             v.visit_expr(else_value);
         }
-        ExprKind::Load(p) => v.visit_place(p),
+        ExprKind::Load(p) | ExprKind::AddrOf(p) => v.visit_place(p),
         ExprKind::Call { args, .. } | ExprKind::Math(_, args) | ExprKind::Warp(_, args) => {
             args.iter().for_each(|a| v.visit_expr(a))
         }
@@ -182,6 +182,7 @@ pub fn walk_place<'ir, V: Visit<'ir> + ?Sized>(v: &mut V, p: &'ir Place) {
             v.visit_expr(rank);
             indices.iter().for_each(|i| v.visit_expr(i));
         }
+        PlaceKind::SharedAt { addr, .. } => v.visit_expr(addr),
     }
 }
 

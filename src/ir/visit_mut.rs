@@ -154,7 +154,7 @@ pub fn walk_expr_mut<V: VisitMut + ?Sized>(v: &mut V, e: &mut Expr) {
             v.visit_block_mut(else_block);
             v.visit_expr_mut(else_value);
         }
-        ExprKind::Load(p) => v.visit_place_mut(p),
+        ExprKind::Load(p) | ExprKind::AddrOf(p) => v.visit_place_mut(p),
         ExprKind::Call { args, .. } | ExprKind::Math(_, args) | ExprKind::Warp(_, args) => {
             args.iter_mut().for_each(|a| v.visit_expr_mut(a))
         }
@@ -181,6 +181,7 @@ pub fn walk_place_mut<V: VisitMut + ?Sized>(v: &mut V, p: &mut Place) {
             v.visit_expr_mut(rank);
             indices.iter_mut().for_each(|i| v.visit_expr_mut(i));
         }
+        PlaceKind::SharedAt { addr, .. } => v.visit_expr_mut(addr),
     }
 }
 

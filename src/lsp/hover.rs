@@ -101,7 +101,9 @@ fn describe(a: &Analysis, module: &Module, span: Span, t: Target) -> Option<Stri
                     param(k.params.get(id.index())?)
                 )
             }
-            PlaceKind::Shared { array, .. } | PlaceKind::Remote { array, .. } => {
+            PlaceKind::Shared { array, .. }
+            | PlaceKind::Remote { array, .. }
+            | PlaceKind::SharedAt { array, .. } => {
                 let s = owner.kernel()?.shared.get(array.index())?;
                 let remote = if matches!(p.kind, PlaceKind::Remote { .. }) {
                     " (in another CTA of the cluster)"

@@ -403,11 +403,11 @@ impl Writer<'_> {
                     _ => return Err(self.invalid(format!("a parity bit for barrier {i}"))),
                 };
                 let bit = i % 32;
-                emit!(self, "bfe.u32 {}, {}, {}, 1;", par, word, bit);
+                self.bit_of(par, word, bit);
                 Tracked::Const { word, bit }
             }
             (Index::Reg(i), None) => {
-                emit!(self, "bfe.u32 {}, {}, {}, 1;", par, first, i);
+                self.bit_of(par, first, i);
                 Tracked::Reg {
                     low: first,
                     high: None,
@@ -424,7 +424,7 @@ impl Writer<'_> {
                 emit!(self, "setp.lt.u32 {}, {}, 32;", is_low, i);
                 emit!(self, "selp.b32 {}, {}, {}, {};", word, first, high, is_low);
                 emit!(self, "and.b32 {}, {}, 31;", bit, i);
-                emit!(self, "bfe.u32 {}, {}, {}, 1;", par, word, bit);
+                self.bit_of(par, word, bit);
                 Tracked::Reg {
                     low: first,
                     high: Some((high, is_low)),
@@ -433,6 +433,14 @@ impl Writer<'_> {
             }
         };
         Ok((Operand::Reg(par), Some(tracked)))
+    }
+
+    /// `par = (word >> bit) & 1`: a shift and a mask, two SASS instructions
+    /// (`bfe` costs ptxas six or seven).
+    fn bit_of(&mut self, par: Reg, word: Reg, bit: impl std::fmt::Display) {
+        let shifted = self.reg(Class::B32);
+        emit!(self, "shr.u32 {}, {}, {};", shifted, word, bit);
+        emit!(self, "and.b32 {}, {}, 1;", par, shifted);
     }
 
     /// Flips the barrier's tracked bit (under `guard`).

@@ -68,6 +68,7 @@ impl Writer<'_> {
                 e.ty,
             ),
             ExprKind::Load(place) => self.load(place),
+            ExprKind::AddrOf(place) => self.addr_of(place),
             ExprKind::Call { func, args } => match self.call(*func, args)? {
                 Some(v) => Ok(v),
                 None => Err(self.invalid("a function without a result used as a value")),

@@ -13,7 +13,9 @@ use super::writer::{emit, Addr, Class, Operand, Reg, Writer};
 use crate::ir::consteval;
 use crate::ir::contract;
 use crate::ir::layout::SharedDecl;
-use crate::ir::{AtomicOp, BinOp, Expr, MathFn, ParamId, ParamType, Place, PlaceKind, SharedId};
+use crate::ir::{
+    AtomicOp, BinOp, Expr, ExprKind, MathFn, ParamId, ParamType, Place, PlaceKind, SharedId,
+};
 use crate::types::Scalar;
 
 /// A state space and address.
@@ -90,7 +92,48 @@ impl Writer<'_> {
                     },
                 })
             }
+            PlaceKind::SharedAt { addr, .. } => Ok(MemRef {
+                space: Space::Shared,
+                addr: self.shared_at(addr)?,
+            }),
         }
+    }
+
+    /// The address of a [`PlaceKind::SharedAt`] place: its value, with a
+    /// constant addend folded into the instruction's offset (32-bit shared
+    /// addresses wrap, so `[a+c]` is exactly `a + c`).
+    fn shared_at(&mut self, addr: &Expr) -> Result<Addr> {
+        let (base, off) = split_addend(addr);
+        let v = self.expr_u32(base)?;
+        let base = match v {
+            Operand::Reg(r) => r.to_string(),
+            Operand::Imm(_) => {
+                let r = self.reg(Class::B32);
+                emit!(self, "mov.u32 {}, {};", r, v);
+                r.to_string()
+            }
+        };
+        Ok(Addr { base, off })
+    }
+
+    /// `&array[indices]`: the element's shared-window address as a value.
+    pub(super) fn addr_of(&mut self, p: &Place) -> Result<Operand> {
+        let PlaceKind::Shared { array, indices } = &p.kind else {
+            return Err(self.invalid("the address of a place that is not a shared element"));
+        };
+        let a = self.shared_addr(*array, indices)?;
+        let base = if a.base.starts_with('%') {
+            a.base
+        } else {
+            self.symbol_base(&a.base).to_string()
+        };
+        let r = self.reg(Class::B32);
+        if a.off == 0 {
+            emit!(self, "mov.b32 {}, {};", r, base);
+        } else {
+            emit!(self, "add.u32 {}, {}, {};", r, base, a.off);
+        }
+        Ok(Operand::Reg(r))
     }
 
     /// `base + index * size` for a global parameter; also whether the kernel
@@ -123,6 +166,11 @@ impl Writer<'_> {
                     },
                     written,
                 ));
+            }
+        }
+        if matches!(index.ty, Scalar::U64 | Scalar::I64) {
+            if let Some(addr) = self.wide_sum_addr(base, index, size)? {
+                return Ok((addr, written));
             }
         }
         let idx = self.expr(index)?;
@@ -161,6 +209,64 @@ impl Writer<'_> {
         ))
     }
 
+    /// `base + index * size` for a 64-bit index that is a sum with a
+    /// constant or a widened 32-bit term in it (`(i as u64) + 256`, what the
+    /// optimiser writes for the copies of an unrolled loop): each widened
+    /// term is one `mul.wide` added to the address (ptxas makes it one
+    /// `IMAD.WIDE`), each constant goes to the instruction's offset. Exact:
+    /// 64-bit address arithmetic wraps exactly like the index's. `None`
+    /// for any other index (the caller computes it whole).
+    fn wide_sum_addr(&mut self, base: Reg, index: &Expr, size: i128) -> Result<Option<Addr>> {
+        let mut terms = Vec::new();
+        sum_terms(index, &mut terms);
+        let mut off: i128 = 0;
+        let mut parts = Vec::new();
+        for t in terms {
+            match consteval::eval_int(t) {
+                // Two's complement: a u64 constant past i64 is the same
+                // offset as its negative.
+                Some(c) => off = off.wrapping_add((c as i64 as i128).wrapping_mul(size)),
+                None => parts.push(t),
+            }
+        }
+        let off = i64::try_from(off)
+            .ok()
+            .and_then(|o| i32::try_from(o).ok())
+            .map(i64::from);
+        let widened = parts.iter().any(|t| narrow_source(t).is_some());
+        let Some(off) = off.filter(|&o| o != 0 || widened) else {
+            return Ok(None);
+        };
+        let mut acc = base;
+        for t in parts {
+            let next = self.reg(Class::B64);
+            match narrow_source(t) {
+                Some((x, signed)) => {
+                    let v = self.expr(x)?;
+                    let wide = self.reg(Class::B64);
+                    let s = if signed { "s32" } else { "u32" };
+                    emit!(self, "mul.wide.{} {}, {}, {};", s, wide, v, size);
+                    emit!(self, "add.s64 {}, {}, {};", next, acc, wide);
+                }
+                None => {
+                    let v = self.expr(t)?;
+                    if size == 1 {
+                        emit!(self, "add.s64 {}, {}, {};", next, acc, v);
+                    } else {
+                        let wide = self.reg(Class::B64);
+                        emit!(self, "shl.b64 {}, {}, {};", wide, v, size.trailing_zeros());
+                        emit!(self, "add.s64 {}, {}, {};", next, acc, wide);
+                    }
+                }
+            }
+            acc = next;
+        }
+        Ok(Some(Addr {
+            base: acc.to_string(),
+            off,
+        }))
+    }
+
     /// The 32-bit shared-window address of `array[indices]` (row-major).
     pub(super) fn shared_addr(&mut self, array: SharedId, indices: &[Expr]) -> Result<Addr> {
         let Some(arr) = self.kernel.and_then(|k| k.shared.get(array.index())) else {
@@ -194,6 +300,10 @@ impl Writer<'_> {
                 off = off.wrapping_add((c as i64).wrapping_mul(stride));
                 continue;
             }
+            // `i + c`: the constant part goes to the offset (32-bit
+            // addresses wrap like the index, so this is exact).
+            let (idx, c) = split_addend(idx);
+            off = off.wrapping_add(c.wrapping_mul(stride));
             let v = self.expr_u32(idx)?;
             let base = match acc {
                 Some(r) => r,
@@ -427,6 +537,56 @@ impl Writer<'_> {
         emit!(self, "mov.{} {}, {};", suffix::mov(elem), old, cur);
         emit!(self, "@{} bra {};", p, head);
         Ok(Operand::Reg(cur))
+    }
+}
+
+/// `a + c` or `a - c` with a constant `c` (of an integer type): `(a, ±c)`;
+/// anything else is `(e, 0)`. For address arithmetic modulo 2^32.
+fn split_addend(e: &Expr) -> (&Expr, i64) {
+    if let ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub), a, b) = &e.kind {
+        if e.ty.is_int() && e.ty.bits() == 32 {
+            if let Some(c) = consteval::eval_int(b) {
+                let c = c as i64;
+                return (
+                    a,
+                    if *op == BinOp::Add {
+                        c
+                    } else {
+                        c.wrapping_neg()
+                    },
+                );
+            }
+            if *op == BinOp::Add {
+                if let Some(c) = consteval::eval_int(a) {
+                    return (b, c as i64);
+                }
+            }
+        }
+    }
+    (e, 0)
+}
+
+/// The terms of a 64-bit sum (`a + b + c`, nested any way), in order.
+fn sum_terms<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
+    match &e.kind {
+        ExprKind::Binary(BinOp::Add, a, b) if matches!(e.ty, Scalar::U64 | Scalar::I64) => {
+            sum_terms(a, out);
+            sum_terms(b, out);
+        }
+        _ => out.push(e),
+    }
+}
+
+/// A 64-bit term that widens a 32-bit integer: the integer, and whether it
+/// is signed (sign-extended).
+fn narrow_source(e: &Expr) -> Option<(&Expr, bool)> {
+    match &e.kind {
+        ExprKind::Cast(x) if matches!(e.ty, Scalar::U64 | Scalar::I64) => match x.ty {
+            Scalar::U32 => Some((x, false)),
+            Scalar::I32 => Some((x, true)),
+            _ => None,
+        },
+        _ => None,
     }
 }
 

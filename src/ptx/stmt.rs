@@ -145,8 +145,13 @@ impl Writer<'_> {
     }
 
     /// `for var in start..end step step`, bounds evaluated once, as a guarded
-    /// do-while loop. The increment never wraps past `end`: when overflow is
-    /// possible the loop continues only while `end - var > step`.
+    /// do-while loop. The increment never wraps past `end`: the loop goes on
+    /// while `var + step < end` *without* wrap-around. Where that may wrap
+    /// (unless both bounds are constants that rule it out), an unsigned loop
+    /// compares the old `var` with a limit computed once before the loop,
+    /// `lim = max(end, step) - step` (`var + step < end` exactly when `var <
+    /// lim`), which costs the loop no more than a plain `var < end` after
+    /// the add; a signed one tests `end - var > step`.
     fn for_stmt(
         &mut self,
         var: LocalId,
@@ -164,6 +169,13 @@ impl Writer<'_> {
         let v = self.local(var)?;
         self.mov(v, &s, ty);
         let t = suffix::arith(ty);
+        let exit = if !ty.is_int() || !may_overflow(end, step, ty) {
+            LoopTest::After
+        } else if matches!(ty, Scalar::I32 | Scalar::I64) {
+            LoopTest::Left
+        } else {
+            LoopTest::Limit(self.limit(&e, &st, ty))
+        };
         let (body_l, cont_l, end_l) = (self.label(), self.label(), self.label());
         let p = self.reg(Class::Pred);
         emit!(self, "setp.lt.{} {}, {}, {};", t, p, v, e);
@@ -178,20 +190,43 @@ impl Writer<'_> {
         )?;
         self.place_label(cont_l);
         let q = self.reg(Class::Pred);
-        if !ty.is_int() || !may_overflow(end, step, ty) {
-            emit!(self, "add.{} {}, {}, {};", t, v, v, st);
-            emit!(self, "setp.lt.{} {}, {}, {};", t, q, v, e);
-        } else {
-            // `var < end` holds here, so `end - var` is exact as unsigned.
-            let u = if ty.bits() == 64 { "u64" } else { "u32" };
-            let left = self.reg_for(ty);
-            emit!(self, "sub.{} {}, {}, {};", t, left, e, v);
-            emit!(self, "setp.gt.{} {}, {}, {};", u, q, left, st);
-            emit!(self, "add.{} {}, {}, {};", t, v, v, st);
+        match exit {
+            LoopTest::After => {
+                emit!(self, "add.{} {}, {}, {};", t, v, v, st);
+                emit!(self, "setp.lt.{} {}, {}, {};", t, q, v, e);
+            }
+            LoopTest::Limit(lim) => {
+                emit!(self, "setp.lt.{} {}, {}, {};", t, q, v, lim);
+                emit!(self, "add.{} {}, {}, {};", t, v, v, st);
+            }
+            LoopTest::Left => {
+                // `var < end` holds here, so `end - var` is exact as unsigned.
+                let u = if ty.bits() == 64 { "u64" } else { "u32" };
+                let left = self.reg_for(ty);
+                emit!(self, "sub.{} {}, {}, {};", t, left, e, v);
+                emit!(self, "setp.gt.{} {}, {}, {};", u, q, left, st);
+                emit!(self, "add.{} {}, {}, {};", t, v, v, st);
+            }
         }
         emit!(self, "@{} bra {};", q, body_l);
         self.place_label(end_l);
         Ok(())
+    }
+
+    /// `max(end, step) - step` for an unsigned loop: the largest `var + 1`
+    /// for which `var + step < end` holds without wrap-around (0: none).
+    fn limit(&mut self, e: &Operand, st: &Operand, ty: Scalar) -> Operand {
+        let t = suffix::arith(ty);
+        // `max` wants a register first; it is symmetric.
+        let (a, b) = match (e, st) {
+            (Operand::Imm(_), Operand::Reg(_)) => (st, e),
+            _ => (e, st),
+        };
+        let m = self.reg_for(ty);
+        emit!(self, "max.{} {}, {}, {};", t, m, a, b);
+        let lim = self.reg_for(ty);
+        emit!(self, "sub.{} {}, {}, {};", t, lim, m, st);
+        Operand::Reg(lim)
     }
 
     /// `v`, or a copy of it when it sits in a local's register (which the
@@ -234,6 +269,16 @@ impl Writer<'_> {
         }
         Ok(())
     }
+}
+
+/// How a `for` loop decides to go on (see `Writer::for_stmt`).
+enum LoopTest {
+    /// `var += step; var < end`: no wrap-around possible.
+    After,
+    /// `var < lim; var += step`, `lim` computed before the loop.
+    Limit(Operand),
+    /// `end - var > step; var += step` (signed loops).
+    Left,
 }
 
 /// True when `var += step` may wrap for some `var < end`: unless both are

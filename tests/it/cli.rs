@@ -915,3 +915,43 @@ fn help_and_docs_show_the_build_flags() {
         );
     }
 }
+
+#[test]
+fn passes_are_switched_by_name_and_emit_ir_shows_their_result() {
+    let src = "kernel k(out: global mut [f32]) block(32) {
+        let mut acc = 1.0;
+        let mut d = 16u32;
+        while d > 0 { acc += shfl_down(acc, d); d = d >> 1; }
+        out[lane_id] = acc;
+    }";
+    let dir = project(&[("k.kdsl", src)]);
+    let ir = |passes: &str| {
+        let out = kdslc_in(dir.path(), &["k.kdsl", "--emit", "ir", "--passes", passes]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    let all = ir("all");
+    assert!(
+        !all.contains("while") && all.contains("shfl_down(%0, 16u32)"),
+        "{all}"
+    );
+    assert!(all.contains("(thread_idx.x & 31u32)"), "{all}");
+    let none = ir("none");
+    assert!(none.contains("while") && none.contains("lane_id"), "{none}");
+    let unroll = ir("unroll");
+    assert!(
+        !unroll.contains("while") && unroll.contains("lane_id"),
+        "{unroll}"
+    );
+    // The default is every pass.
+    let out = kdslc_in(dir.path(), &["k.kdsl", "--emit", "ir"]);
+    assert_eq!(text(&out.stdout), all);
+
+    let out = kdslc_in(dir.path(), &["k.kdsl", "--passes", "unroll,gvn"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("no pass `gvn`") && err.contains("special, unroll, stream, licm"),
+        "{err}"
+    );
+}

@@ -452,8 +452,18 @@ kernel cluster_sum(x: global [f32], out: global mut [f32], n: u32) block(128) cl
     fs::write(&path, src).unwrap();
     let c = kdsl::compile(&path, &kdsl::Options::default()).unwrap();
     let ptx = c.ptx.as_deref().unwrap();
+    // The peer's address ($dsmem plus its offset) is what `mapa` maps.
+    let peer = ptx
+        .lines()
+        .find_map(|l| {
+            let l = l.trim().strip_prefix("mov.u32 ")?;
+            l.strip_suffix(", $dsmem+65792;")
+        })
+        .unwrap_or_else(|| panic!("no address of peer: {ptx}"));
     assert!(
-        ptx.contains("mapa.shared::cluster.u32 %r21, %r10, 0;"),
+        ptx.lines()
+            .any(|l| l.trim().starts_with("mapa.shared::cluster.u32 ")
+                && l.trim().ends_with(&format!(", {peer}, 0;"))),
         "{ptx}"
     );
     if let Some(ptxas) = common::ptxas::require_ptxas() {

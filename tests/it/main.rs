@@ -32,6 +32,7 @@ mod sim_broken;
 mod sim_cli;
 mod sim_generated;
 mod sim_isa;
+mod sim_passes;
 mod sim_reference;
 mod sim_samples;
 mod sim_support;

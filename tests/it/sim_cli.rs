@@ -39,7 +39,7 @@ fn status(o: &Output) -> i32 {
 }
 
 /// The lines of the launch table: `(file, flags)`.
-fn table() -> Vec<(String, Vec<String>)> {
+pub fn table() -> Vec<(String, Vec<String>)> {
     let text = std::fs::read_to_string(root().join("scripts/sim-launches.txt"))
         .expect("scripts/sim-launches.txt");
     text.lines()
@@ -54,7 +54,7 @@ fn table() -> Vec<(String, Vec<String>)> {
 }
 
 /// The launch flags as the library's request.
-fn request(flags: &[String], origin: Origin) -> Request {
+pub fn request(flags: &[String], origin: Origin) -> Request {
     let mut req = Request {
         grid: [1, 1, 1],
         block: None,
@@ -79,7 +79,7 @@ fn request(flags: &[String], origin: Origin) -> Request {
 }
 
 /// A `.kdsl` file's kernel signature (its only kernel).
-fn kdsl_signature(file: &str) -> KernelSignature {
+pub fn kdsl_signature(file: &str) -> KernelSignature {
     let c = kdsl::compile(Path::new(file), &kdsl::Options::default()).expect("readable");
     let module = c.module.expect("compiles");
     let sigs = launch::signature::of_module(&module);

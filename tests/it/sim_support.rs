@@ -23,11 +23,20 @@ pub struct Loaded {
 /// repository is named relative to it (tests run in the repository root),
 /// as a user at the root would name it.
 pub fn kdsl_file(path: &Path) -> Loaded {
+    kdsl_file_with(path, &kdsl::Options::default())
+}
+
+/// [`kdsl_file`] with other compiler options (`--passes none`, ...).
+pub fn kdsl_file_with(path: &Path, opts: &kdsl::Options) -> Loaded {
     let root = root();
     let path = path.strip_prefix(&root).unwrap_or(path);
-    let c = kdsl::compile(path, &kdsl::Options::default())
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let c = kdsl::compile(path, opts).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     finish_kdsl(c, &path.display().to_string())
+}
+
+/// Kernel source text compiled like [`kdsl_file_with`].
+pub fn kdsl_str_with(name: &str, text: &str, opts: &kdsl::Options) -> Loaded {
+    finish_kdsl(kdsl::compile_str(name, text, opts), name)
 }
 
 fn finish_kdsl(c: kdsl::Compilation, name: &str) -> Loaded {

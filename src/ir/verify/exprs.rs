@@ -97,6 +97,15 @@ impl Verifier<'_> {
                 self.expect(rank.span, "the CTA rank", rank.ty, Scalar::U32);
                 (array, indices)
             }
+            PlaceKind::SharedAt { array, addr } => {
+                self.expr(addr);
+                self.expect(addr.span, "a shared address", addr.ty, Scalar::U32);
+                match self.kernel.and_then(|k| k.shared.get(array.index())) {
+                    Some(a) => self.expect(p.span, "the element", p.elem, a.elem),
+                    None => self.error(p.span, format!("shared array {} does not exist", array.0)),
+                }
+                return;
+            }
         };
         let (array, indices) = indices;
         for i in indices {
@@ -201,6 +210,16 @@ impl Verifier<'_> {
             ExprKind::Load(p) => {
                 self.place(p, false);
                 self.expect(e.span, "the loaded value", ty, p.elem);
+            }
+            ExprKind::AddrOf(p) => {
+                self.place(p, false);
+                self.expect(e.span, "an address", ty, Scalar::U32);
+                if !matches!(p.kind, PlaceKind::Shared { .. }) {
+                    self.error(
+                        e.span,
+                        "the address of a place that is not a shared element",
+                    );
+                }
             }
             ExprKind::Call { func, args } => {
                 for a in args {

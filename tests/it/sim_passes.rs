@@ -1,0 +1,437 @@
+//! The optimisation passes change how a kernel computes, never what: every
+//! `.kdsl` launch of `scripts/sim-launches.txt` (every sample and bench
+//! kernel) runs in the simulator with the passes off and on, and every
+//! array comes back bit for bit the same. The loop-exit test that needs no
+//! pass (an unsigned `for` whose increment may wrap) is checked against a
+//! Rust reference at the edges of the type.
+
+use crate::sim_cli::{kdsl_signature, request, table};
+use crate::sim_support::*;
+use kdsl::launch::{self, ArgValue, Origin};
+use kdsl::opt::Passes;
+use kdsl::Options;
+use std::path::Path;
+
+fn with(passes: Passes) -> Options {
+    Options {
+        passes,
+        ..Options::default()
+    }
+}
+
+#[test]
+fn every_table_launch_computes_the_same_with_and_without_the_passes() {
+    let mut rewritten = 0;
+    for (file, flags) in table().iter().filter(|(f, _)| f.ends_with(".kdsl")) {
+        let sig = kdsl_signature(file);
+        let l = launch::build(&sig, &request(flags, Origin::Kdsl)).expect("the launch builds");
+        let off = kdsl_file_with(Path::new(file), &with(Passes::none()));
+        let on = kdsl_file_with(Path::new(file), &with(Passes::all()));
+        let ptx = |opts: &Options| kdsl::compile(Path::new(file), opts).expect("reads").ptx;
+        if ptx(&with(Passes::none())) != ptx(&with(Passes::all())) {
+            rewritten += 1;
+        }
+        let (a, b) = (run_clean(&off, &l), run_clean(&on, &l));
+        assert_eq!(a.arrays.len(), b.arrays.len());
+        for (x, y) in a.arrays.iter().zip(&b.arrays) {
+            assert!(
+                x.data == y.data,
+                "{file}: `{}` differs with the passes on",
+                x.name
+            );
+        }
+    }
+    // The comparison means something only where the passes did something:
+    // every sample with a warp reduction (most of them) is rewritten.
+    assert!(rewritten >= 6, "only {rewritten} launches were rewritten");
+}
+
+#[test]
+fn passes_are_deterministic() {
+    for (file, _) in table().iter().filter(|(f, _)| f.ends_with(".kdsl")) {
+        let ptx = || {
+            kdsl::compile(Path::new(file), &Options::default())
+                .expect("reads")
+                .ptx
+        };
+        assert_eq!(ptx(), ptx(), "{file}");
+    }
+}
+
+/// `for i in start..end step step` in one thread, its values and its trip
+/// count written out; the loop variable must never wrap around.
+const COUNT: &str = "kernel count(out: global mut [u32], start: u32, end: u32, by: u32) block(32) {
+    if thread_idx.x == 0 {
+        let mut k = 0u32;
+        for i in start..end step by {
+            if k < 8 { out[k] = i; }
+            k += 1;
+        }
+        out[8] = k;
+    }
+}";
+
+fn reference(start: u32, end: u32, step: u32) -> Vec<u32> {
+    let mut out = vec![0u32; 9];
+    let mut k = 0u32;
+    let mut i = u64::from(start);
+    while i < u64::from(end) {
+        if k < 8 {
+            out[k as usize] = i as u32;
+        }
+        k += 1;
+        i += u64::from(step);
+    }
+    out[8] = k;
+    out
+}
+
+#[test]
+fn unsigned_for_loops_stop_before_wrapping_around() {
+    let max = u32::MAX;
+    let cases = [
+        (max - 10, max, 4),
+        (max - 1, max, 1),
+        (0, max, 0x8000_0000),
+        (0, max, max),
+        (1, max, max - 1),
+        (0, 7, 7),
+        (0, 7, 8),
+        (0, 100, 200),
+        (5, 3, 1),
+        (3, 10, 2),
+        (max - 3, max, 3),
+        (max - 4, max, 3),
+    ];
+    for passes in [Passes::none(), Passes::all()] {
+        let k = kdsl_str_with("count.kdsl", COUNT, &with(passes));
+        for (start, end, step) in cases {
+            let l = launch(
+                "count",
+                [1, 1, 1],
+                [32, 1, 1],
+                [1, 1, 1],
+                vec![u32s("out", &[0; 9]), u32v(start), u32v(end), u32v(step)],
+            );
+            let o = run_clean(&k, &l);
+            let got = as_u32(&o.arrays[0]);
+            assert_eq!(
+                got,
+                reference(start, end, step),
+                "{start}..{end} step {step}"
+            );
+        }
+    }
+}
+
+/// A streaming loop (`stream` unrolls it ×4 with a remainder) with an
+/// order-sensitive hash of its values and of what it loads.
+const STREAM: &str = "kernel stream(x: global [u32], out: global mut [u32], start: u32, end: u32, by: u32) block(32) {
+    if thread_idx.x == 0 {
+        let mut k = 0u32;
+        let mut h = 7u32;
+        for i in start..end step by {
+            h = h * 31 + x[i % 64] + i;
+            k += 1;
+        }
+        out[0] = k;
+        out[1] = h;
+    }
+}";
+
+fn stream_reference(x: &[u32], start: u32, end: u32, step: u32) -> Vec<u32> {
+    let (mut k, mut h) = (0u32, 7u32);
+    let mut i = u64::from(start);
+    while i < u64::from(end) {
+        let v = i as u32;
+        h = h
+            .wrapping_mul(31)
+            .wrapping_add(x[(v % 64) as usize])
+            .wrapping_add(v);
+        k += 1;
+        i += u64::from(step);
+    }
+    vec![k, h]
+}
+
+#[test]
+fn streaming_loops_unrolled_by_four_run_every_iteration_in_order() {
+    let max = u32::MAX;
+    let x: Vec<u32> = (0..64u32).map(|v| v.wrapping_mul(2_654_435_761)).collect();
+    let cases = [
+        (0, 100, 1),
+        (0, 100, 3),
+        (5, 6, 1),
+        (0, 3, 1),
+        (0, 4, 1),
+        (0, 5, 1),
+        (0, 7, 1),
+        (1, 8, 1),
+        (0, 13, 2),
+        (0, 31, 4),
+        (9, 3, 1),
+        (max - 40, max, 4),
+        (max - 41, max, 10),
+        (max - 20, max, 1),
+        (max - 20, max, 2),
+        (0, 0xD000_0000, 0x3000_0000),
+        (0, 0xB000_0000, 0x5000_0000),
+        (0, max, 0x4000_0000),
+        (0x1000, 0x1000 + 4 * 77, 4),
+    ];
+    let mut unrolled = false;
+    for passes in [Passes::none(), Passes::all()] {
+        let c = kdsl::compile_str("stream.kdsl", STREAM, &with(passes.clone()));
+        unrolled |= c.ptx.is_some_and(|p| p.matches("ld.global").count() >= 5);
+        let k = kdsl_str_with("stream.kdsl", STREAM, &with(passes));
+        for (start, end, step) in cases {
+            let l = launch(
+                "stream",
+                [1, 1, 1],
+                [32, 1, 1],
+                [1, 1, 1],
+                vec![
+                    u32s("x", &x),
+                    u32s("out", &[0; 2]),
+                    u32v(start),
+                    u32v(end),
+                    u32v(step),
+                ],
+            );
+            let o = run_clean(&k, &l);
+            assert_eq!(
+                as_u32(&o.arrays[1]),
+                stream_reference(&x, start, end, step),
+                "{start}..{end} step {step}"
+            );
+        }
+    }
+    assert!(unrolled, "the pass unrolled the loop");
+}
+
+/// A small deterministic generator (xorshift64*).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
+        xs[self.below(xs.len() as u64) as usize]
+    }
+}
+
+/// Generated loop nests: `for` loops over constant, thread-dependent and
+/// run-time bounds and steps, shift and countdown `while` loops (some with
+/// shuffles), global loads, shared stores and loads (each thread its own
+/// row: no races), branches and barriers, all folded into an
+/// order-sensitive hash per thread. Everything the passes look for, and
+/// the shapes next to it they must leave alone.
+struct Gen {
+    rng: Rng,
+    vars: Vec<String>,
+    next: u32,
+}
+
+impl Gen {
+    fn value(&mut self) -> String {
+        // The innermost loop's variable half the time: the loops' own
+        // indices are what the passes rewrite.
+        let v = match self.vars.last() {
+            Some(last) if self.rng.below(2) == 0 => last.clone(),
+            _ => self.vars[self.rng.below(self.vars.len() as u64) as usize].clone(),
+        };
+        match self.rng.below(4) {
+            0 => v,
+            1 => format!("({v} + {}u32)", self.rng.below(5)),
+            // An invariant base plus the loop variable: `stream` computes
+            // the sum once an iteration.
+            2 => format!("(tid * 5u32 + {v})"),
+            _ => format!("({v} * 3u32)"),
+        }
+    }
+
+    fn body(&mut self, depth: u32, uniform: bool, out: &mut String) {
+        for _ in 0..1 + self.rng.below(3) {
+            self.stmt(depth, uniform, out);
+        }
+    }
+
+    fn stmt(&mut self, depth: u32, uniform: bool, out: &mut String) {
+        let k = self.next;
+        self.next += 1;
+        let choice = if depth >= 2 {
+            self.rng.below(4)
+        } else {
+            self.rng.below(8)
+        };
+        match choice {
+            0 => {
+                let v = self.value();
+                out.push_str(&format!("h = h * 31u32 + x[{v} % 256u32] + {v};\n"));
+            }
+            1 => {
+                let v = self.value();
+                out.push_str(&format!("t[tid, {v} % 8u32] = h;\n"));
+            }
+            2 => {
+                let v = self.value();
+                out.push_str(&format!("h = (h ^ t[tid, ({v} + 1u32) % 8u32]) + 1u32;\n"));
+            }
+            3 => {
+                let v = self.value();
+                out.push_str(&format!(
+                    "if {v} % 3u32 == 1u32 {{ h = h + x[({v} + 7u32) % 256u32]; }}\n"
+                ));
+            }
+            4 | 5 => {
+                let start = self
+                    .rng
+                    .pick(&["0u32", "tid", "tid % 8u32", "5u32", "lane_id"]);
+                let end = self
+                    .rng
+                    .pick(&["0u32", "1u32", "8u32", "13u32", "40u32", "n", "n + 3u32"]);
+                let step = self.rng.pick(&["1u32", "2u32", "5u32", "64u32", "s"]);
+                let var = format!("i{k}");
+                out.push_str(&format!("for {var} in {start}..{end} step {step} {{\n"));
+                self.vars.push(var);
+                // A thread-dependent start makes the loop divergent.
+                let uniform = uniform && !start.contains("tid") && !start.contains("lane");
+                self.body(depth + 1, uniform, out);
+                self.vars.pop();
+                out.push_str("}\n");
+            }
+            6 => {
+                let var = format!("d{k}");
+                let (init, next) = match self.rng.below(3) {
+                    0 => (16, format!("{var} >> 1u32")),
+                    1 => (4, format!("{var} - 1u32")),
+                    _ => (20, format!("{var} - 1u32")),
+                };
+                out.push_str(&format!(
+                    "let mut {var} = {init}u32;\nwhile {var} > 0u32 {{\n"
+                ));
+                self.vars.push(var.clone());
+                if uniform && self.rng.below(2) == 0 {
+                    out.push_str(&format!("h = h + shfl_down(h, {var} % 32u32);\n"));
+                }
+                self.body(depth + 1, uniform, out);
+                self.vars.pop();
+                out.push_str(&format!("{var} = {next};\n}}\n"));
+            }
+            _ => {
+                if uniform && depth == 0 {
+                    out.push_str("sync_threads();\n");
+                } else {
+                    out.push_str("h = h + 1u32;\n");
+                }
+            }
+        }
+    }
+
+    fn kernel(&mut self) -> String {
+        let mut body = String::new();
+        self.vars = vec!["tid".to_string(), "h".to_string()];
+        self.body(0, true, &mut body);
+        format!(
+            "kernel gen(x: global [u32], out: global mut [u32], n: u32, s: u32) block(64) {{
+    shared t: [u32; 64, 8];
+    let tid = thread_idx.x;
+    let mut h = tid;
+    for w in 0..8u32 {{ t[tid, w] = w; }}
+{body}    out[block_idx.x * 64u32 + tid] = h;
+}}"
+        )
+    }
+}
+
+#[test]
+fn generated_loop_nests_compute_the_same_with_and_without_the_passes() {
+    let x: Vec<u32> = (0..256u32)
+        .map(|v| v.wrapping_mul(0x9e37_79b9) ^ 0x55)
+        .collect();
+    let mut g = Gen {
+        rng: Rng(0x1234_5678_9abc_def1),
+        vars: Vec::new(),
+        next: 0,
+    };
+    let mut rewritten = [0; 3];
+    for case in 0..60 {
+        let src = g.kernel();
+        let name = format!("gen{case}.kdsl");
+        let c = |p: Passes| kdsl::compile_str(&name, &src, &with(p));
+        let (off_c, on_c) = (c(Passes::none()), c(Passes::all()));
+        if off_c.error_count() > 0 {
+            // The generator writes only valid programs: show the first bad one.
+            panic!("{src}\n{:?}", off_c.diagnostics);
+        }
+        for (i, pass) in ["unroll", "stream", "licm"].iter().enumerate() {
+            let one = c(Passes::parse(pass).expect("a pass"));
+            rewritten[i] += usize::from(one.ptx != off_c.ptx);
+        }
+        assert!(on_c.ptx.is_some(), "{src}");
+        let off = kdsl_str_with(&name, &src, &with(Passes::none()));
+        let on = kdsl_str_with(&name, &src, &with(Passes::all()));
+        for (n, s) in [(0u32, 1u32), (3, 3), (37, 1)] {
+            let l = launch(
+                "gen",
+                [2, 1, 1],
+                [64, 1, 1],
+                [1, 1, 1],
+                vec![u32s("x", &x), u32s("out", &[0; 128]), u32v(n), u32v(s)],
+            );
+            let (a, b) = (run_clean(&off, &l), run_clean(&on, &l));
+            assert!(
+                a.arrays[1].data == b.arrays[1].data,
+                "case {case}, n = {n}, s = {s}: results differ with the passes on:\n{src}"
+            );
+        }
+    }
+    // Each pass on its own found work in many of the programs (the first
+    // loop of every program is unrolled, so `all` alone says little).
+    for (pass, n) in ["unroll", "stream", "licm"].iter().zip(rewritten) {
+        assert!(n >= 10, "`{pass}` rewrote only {n} of 60 programs");
+    }
+}
+
+/// 64-bit indices that are sums of widened 32-bit values and constants
+/// (what unrolled copies of a loop over `i as u64` index with): the writer
+/// adds each widened term with one `mul.wide` and puts the constants in the
+/// instruction's offset; the elements must be exactly those of the sum.
+#[test]
+fn widened_sums_as_global_indices_address_exactly() {
+    let src = "kernel wide(x: global [u32], out: global mut [u32], k: i32) block(32) {
+        let t = thread_idx.x;
+        out[(t as u64) + 1u64 - 1u64] = x[(t as u64) + 1u64];
+        out[(k as u64) + (t as u64) + 80u64] = x[2u64 + (t as u64) + (k as u64) + 16u64];
+    }";
+    let x: Vec<u32> = (0..64u32).map(|v| v * 7 + 1).collect();
+    for passes in [Passes::none(), Passes::all()] {
+        let kernel = kdsl_str_with("wide.kdsl", src, &with(passes));
+        let l = launch(
+            "wide",
+            [1, 1, 1],
+            [32, 1, 1],
+            [1, 1, 1],
+            vec![
+                u32s("x", &x),
+                u32s("out", &[0; 128]),
+                ArgValue::Scalar {
+                    ty: kdsl::types::Scalar::I32,
+                    bits: u64::from((-16i32) as u32),
+                },
+            ],
+        );
+        let got = as_u32(&run_clean(&kernel, &l).arrays[1]);
+        let mut want = vec![0u32; 128];
+        want[..32].copy_from_slice(&x[1..33]);
+        want[64..96].copy_from_slice(&x[2..34]);
+        assert_eq!(got, want);
+    }
+}

@@ -145,11 +145,13 @@ impl BodyChecker<'_> {
                 }));
             }
         };
-        Some(CallResult::Effect(Box::new(StmtKind::Barrier(BarrierOp {
-            kind,
-            barrier,
-            method_span: method.span,
-        }))))
+        Some(CallResult::Effect(Box::new(StmtKind::Barrier(Box::new(
+            BarrierOp {
+                kind,
+                barrier,
+                method_span: method.span,
+            },
+        )))))
     }
 
     /// Records a cluster-only operation on a group whose declaration failed,

@@ -478,9 +478,9 @@ impl BodyChecker<'_> {
             return None;
         }
         Some(CallResult::Effect(Box::new(StmtKind::CopyAsync {
-            dst: d?,
-            src: s?,
-            bytes: n?,
+            dst: Box::new(d?),
+            src: Box::new(s?),
+            bytes: Box::new(n?),
             barrier: b?,
         })))
     }
@@ -500,9 +500,9 @@ impl BodyChecker<'_> {
             return None;
         }
         Some(CallResult::Effect(Box::new(StmtKind::CopyAsyncStore {
-            dst: d?,
-            src: s?,
-            bytes: n?,
+            dst: Box::new(d?),
+            src: Box::new(s?),
+            bytes: Box::new(n?),
         })))
     }
 

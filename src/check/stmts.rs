@@ -163,7 +163,10 @@ impl BodyChecker<'_> {
                 let cond = self.expr_as(cond, Scalar::Bool);
                 let body = self.loop_body(body);
                 match cond {
-                    Some(cond) => Some(StmtKind::While { cond, body }),
+                    Some(cond) => Some(StmtKind::While {
+                        cond: Box::new(cond),
+                        body,
+                    }),
                     None => {
                         self.orphan(body);
                         None
@@ -280,7 +283,11 @@ impl BodyChecker<'_> {
         if op.is_some_and(|o| o.is_shift()) {
             self.check_operator(ir::BinOp::Shl, place.elem, op_span)?;
         }
-        Some(StmtKind::Store { place, op, value })
+        Some(StmtKind::Store {
+            place: Box::new(place),
+            op,
+            value,
+        })
     }
 
     fn assign_name(
@@ -403,7 +410,7 @@ impl BodyChecker<'_> {
             return None;
         };
         Some(StmtKind::If {
-            cond,
+            cond: Box::new(cond),
             then_block,
             else_block,
         })
@@ -477,9 +484,9 @@ impl BodyChecker<'_> {
         match (start_ir, end_ir, step_ir) {
             (Some(start), Some(end), Some(step)) => Some(StmtKind::For {
                 var: local,
-                start,
-                end,
-                step,
+                start: Box::new(start),
+                end: Box::new(end),
+                step: Box::new(step),
                 body,
             }),
             _ => {

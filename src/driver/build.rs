@@ -44,8 +44,8 @@ pub fn build(args: &BuildArgs, reporter: &mut Reporter) -> Result<(), Fail> {
             Vec::new(),
         ),
         _ => {
-            let c = compile(&args.file, &opts, reporter)?;
-            let bytes = emit(args, &c, &dest, ptxas.as_deref())?;
+            let mut c = compile(&args.file, &opts, reporter)?;
+            let bytes = emit(args, &mut c, &dest, ptxas.as_deref())?;
             (bytes, c.imports)
         }
     };
@@ -194,7 +194,7 @@ pub fn cannot_read(file: &Path, e: &ReadError) -> Fail {
 /// bytes.
 fn emit(
     args: &BuildArgs,
-    c: &Compilation,
+    c: &mut Compilation,
     dest: &Dest,
     ptxas: Option<&Path>,
 ) -> Result<Vec<u8>, Fail> {
@@ -204,9 +204,10 @@ fn emit(
         ))
     };
     match args.emit {
+        // Moved out, not copied: the PTX of a large file is tens of MiB.
         Emit::Ptx => c
             .ptx
-            .clone()
+            .take()
             .map(String::into_bytes)
             .ok_or_else(|| missing("PTX")),
         Emit::Cubin => {

@@ -454,6 +454,9 @@ impl Stmt {
 }
 
 #[derive(Clone, Debug)]
+/// The large parts of the rarer and larger statements are boxed, so that a
+/// statement is about as large as a `let` (an [`Expr`] and a local): every
+/// block of the program is a vector of these.
 pub enum StmtKind {
     /// Declares `local` with its first value.
     Let {
@@ -468,17 +471,17 @@ pub enum StmtKind {
     },
     /// `place = value` or `place op= value`: the address is computed once.
     Store {
-        place: Place,
+        place: Box<Place>,
         op: Option<BinOp>,
         value: Expr,
     },
     If {
-        cond: Expr,
+        cond: Box<Expr>,
         then_block: Block,
         else_block: Option<Block>,
     },
     While {
-        cond: Expr,
+        cond: Box<Expr>,
         body: Block,
     },
     /// `for var in start..end step step`: `start`, `end` and `step` are
@@ -486,9 +489,9 @@ pub enum StmtKind {
     /// `body` and takes `start, start+step, ...` while `< end`.
     For {
         var: LocalId,
-        start: Expr,
-        end: Expr,
-        step: Expr,
+        start: Box<Expr>,
+        end: Box<Expr>,
+        step: Box<Expr>,
         body: Block,
     },
     Break,
@@ -509,20 +512,20 @@ pub enum StmtKind {
     /// `fence_proxy_async()`: `fence.proxy.async.shared::cta`.
     FenceProxyAsync,
     /// A barrier operation (`full[s].arrive()`, `.wait()`, ...).
-    Barrier(BarrierOp),
+    Barrier(Box<BarrierOp>),
     /// `copy_async(dst, src, bytes, barrier)`: bulk copy global → shared,
     /// completing `bytes` transactions on `barrier`.
     CopyAsync {
-        dst: Place,
-        src: Place,
-        bytes: Expr,
+        dst: Box<Place>,
+        src: Box<Place>,
+        bytes: Box<Expr>,
         barrier: BarrierRef,
     },
     /// `copy_async_store(dst, src, bytes)`: bulk copy shared → global.
     CopyAsyncStore {
-        dst: Place,
-        src: Place,
-        bytes: Expr,
+        dst: Box<Place>,
+        src: Box<Place>,
+        bytes: Box<Expr>,
     },
     /// `copy_async_commit()`
     CopyAsyncCommit,

@@ -52,6 +52,7 @@ pub fn run(module: &mut Module) -> bool {
 fn block(shared: &[SharedArray], body: &mut Body, b: &mut Block) -> bool {
     let mut changed = false;
     let old = std::mem::take(&mut b.stmts);
+    b.stmts.reserve_exact(old.len());
     for mut s in old {
         let mut hoisted = Vec::new();
         if let StmtKind::For { body: lb, .. } | StmtKind::While { body: lb, .. } = &s.kind {
@@ -64,6 +65,8 @@ fn block(shared: &[SharedArray], body: &mut Body, b: &mut Block) -> bool {
         b.stmts.extend(hoisted);
         b.stmts.push(s);
     }
+    // Exact size again: every block of the program passes through here.
+    b.stmts.shrink_to_fit();
     changed
 }
 

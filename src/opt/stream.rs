@@ -65,6 +65,7 @@ fn body(body: &mut Body) -> bool {
 fn block(body: &mut Body, b: &mut Block) -> bool {
     let mut changed = false;
     let old = std::mem::take(&mut b.stmts);
+    b.stmts.reserve_exact(old.len());
     for mut s in old {
         // Innermost loops only: a loop with a loop inside is not streaming.
         changed |= nested(body, &mut s);
@@ -87,6 +88,9 @@ fn block(body: &mut Body, b: &mut Block) -> bool {
             }
             None => b.stmts.push(s),
         }
+    }
+    if changed {
+        b.stmts.shrink_to_fit();
     }
     changed
 }
@@ -347,7 +351,7 @@ fn unroll(
     ));
     out.push(Stmt::new(
         StmtKind::While {
-            cond: x.bin(BinOp::Lt, x.local(i, u), x.local(lim, u), Scalar::Bool),
+            cond: Box::new(x.bin(BinOp::Lt, x.local(i, u), x.local(lim, u), Scalar::Bool)),
             body: Block {
                 stmts: main,
                 span: lb.span,
@@ -359,9 +363,9 @@ fn unroll(
     out.push(Stmt::new(
         StmtKind::For {
             var,
-            start: x.local(i, u),
-            end: get(e),
-            step: get(s),
+            start: Box::new(x.local(i, u)),
+            end: Box::new(get(e)),
+            step: Box::new(get(s)),
             body: lb.clone(),
         },
         span,

@@ -89,6 +89,9 @@ fn block(body: &mut Body, b: &mut Block, facts: &Facts) -> bool {
             None => out.push(s),
         }
     }
+    if changed {
+        out.shrink_to_fit();
+    }
     b.stmts = out;
     changed
 }

@@ -845,9 +845,9 @@ fn cluster_barrier_kernel() -> Kernel {
             bref(full, Some(u32c(0))),
         ),
         st(StmtKind::CopyAsync {
-            dst: splace(tile, vec![u32c(1), u32c(0)], F32),
-            src: gplace(src, mul(special(BlockIdx(X)), u32c(256)), F32),
-            bytes: u32c(1024),
+            dst: Box::new(splace(tile, vec![u32c(1), u32c(0)], F32)),
+            src: Box::new(gplace(src, mul(special(BlockIdx(X)), u32c(256)), F32)),
+            bytes: Box::new(u32c(1024)),
             barrier: bref(full, Some(u32c(1))),
         }),
         bop(
@@ -858,9 +858,9 @@ fn cluster_barrier_kernel() -> Kernel {
         ),
         st(StmtKind::FenceProxyAsync),
         st(StmtKind::CopyAsyncStore {
-            dst: gplace(dst, mul(special(BlockIdx(X)), u32c(256)), F32),
-            src: splace(tile, vec![u32c(1), u32c(0)], F32),
-            bytes: u32c(1024),
+            dst: Box::new(gplace(dst, mul(special(BlockIdx(X)), u32c(256)), F32)),
+            src: Box::new(splace(tile, vec![u32c(1), u32c(0)], F32)),
+            bytes: Box::new(u32c(1024)),
         }),
         st(StmtKind::CopyAsyncCommit),
         st(StmtKind::CopyAsyncWait(0)),
@@ -881,7 +881,7 @@ fn cluster_barrier_kernel() -> Kernel {
             vec![f32c(1.0)],
         )),
         st(StmtKind::Store {
-            place: rplace(tile, u32c(0), vec![u32c(0), u32c(1)], F32),
+            place: Box::new(rplace(tile, u32c(0), vec![u32c(0), u32c(1)], F32)),
             op: Some(BinOp::Mul),
             value: f32c(2.0),
         }),
@@ -1131,15 +1131,15 @@ fn sm90_only_operations_on_sm80_are_errors() {
         let (sh, gl) = (splace(tile, vec![u32c(0)], F32), gplace(g, u32c(0), F32));
         k.finish(vec![st(if store {
             StmtKind::CopyAsyncStore {
-                dst: gl,
-                src: sh,
-                bytes: u32c(256),
+                dst: Box::new(gl),
+                src: Box::new(sh),
+                bytes: Box::new(u32c(256)),
             }
         } else {
             StmtKind::CopyAsync {
-                dst: sh,
-                src: gl,
-                bytes: u32c(256),
+                dst: Box::new(sh),
+                src: Box::new(gl),
+                bytes: Box::new(u32c(256)),
                 barrier: bref(b, None),
             }
         })])

@@ -43,11 +43,11 @@ fn bref(group: u32, index: Option<Expr>) -> BarrierRef {
 }
 
 fn barrier(kind: BarrierOpKind, r: BarrierRef) -> Stmt {
-    st(StmtKind::Barrier(BarrierOp {
+    st(StmtKind::Barrier(Box::new(BarrierOp {
         kind,
         barrier: r,
         method_span: sp(),
-    }))
+    })))
 }
 
 fn group(name: &str, scope: Scope, count: u32, arrivals: u32) -> BarrierGroup {
@@ -119,9 +119,9 @@ fn pipeline_kernel() -> Kernel {
         ),
         st(StmtKind::For {
             var: LocalId(2),
-            start: int(0, U32),
-            end: int(64, U32),
-            step: int(1, U32),
+            start: Box::new(int(0, U32)),
+            end: Box::new(int(64, U32)),
+            step: Box::new(int(1, U32)),
             body: Block {
                 stmts: vec![st(StmtKind::Assign {
                     local: LocalId(1),
@@ -138,7 +138,7 @@ fn pipeline_kernel() -> Kernel {
             },
         }),
         st(StmtKind::If {
-            cond: ex(
+            cond: Box::new(ex(
                 ExprKind::BarrierTest {
                     barrier: Box::new(bref(0, Some(int(1, U32)))),
                     parity: Box::new(Parity::Explicit(int(1, U32))),
@@ -146,10 +146,13 @@ fn pipeline_kernel() -> Kernel {
                     method_span: sp(),
                 },
                 Bool,
-            ),
+            )),
             then_block: Block {
                 stmts: vec![st(StmtKind::Store {
-                    place: out_at(ex(ExprKind::Special(Special::ThreadIdx(Dim::X)), U32)),
+                    place: Box::new(out_at(ex(
+                        ExprKind::Special(Special::ThreadIdx(Dim::X)),
+                        U32,
+                    ))),
                     op: Some(BinOp::Add),
                     value: local(1, F32),
                 })],

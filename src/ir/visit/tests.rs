@@ -78,13 +78,13 @@ pub(crate) fn sample() -> Block {
     let then_block = Block {
         stmts: vec![st(
             17,
-            StmtKind::Barrier(BarrierOp {
+            StmtKind::Barrier(Box::new(BarrierOp {
                 kind: BarrierOpKind::Wait {
                     parity: Parity::Tracked,
                 },
                 barrier: bar(18, None),
                 method_span: at(100),
-            }),
+            })),
         )],
         span: at(16),
     };
@@ -121,7 +121,7 @@ pub(crate) fn sample() -> Block {
             st(
                 5,
                 StmtKind::Store {
-                    place: shared(6, vec![leaf(7)]),
+                    place: Box::new(shared(6, vec![leaf(7)])),
                     op: None,
                     value: ex(8, ExprKind::Load(Box::new(remote))),
                 },
@@ -129,7 +129,7 @@ pub(crate) fn sample() -> Block {
             st(
                 13,
                 StmtKind::If {
-                    cond: ex(14, ExprKind::Cast(Box::new(leaf(15)))),
+                    cond: Box::new(ex(14, ExprKind::Cast(Box::new(leaf(15))))),
                     then_block,
                     else_block: Some(else_block),
                 },
@@ -138,9 +138,9 @@ pub(crate) fn sample() -> Block {
                 30,
                 StmtKind::For {
                     var: LocalId(1),
-                    start: leaf(31),
-                    end: leaf(32),
-                    step: leaf(33),
+                    start: Box::new(leaf(31)),
+                    end: Box::new(leaf(32)),
+                    step: Box::new(leaf(33)),
                     body: Block {
                         stmts: vec![st(35, StmtKind::Expr(test))],
                         span: at(34),
@@ -150,9 +150,9 @@ pub(crate) fn sample() -> Block {
             st(
                 40,
                 StmtKind::CopyAsync {
-                    dst: shared(41, vec![]),
-                    src: shared(42, vec![]),
-                    bytes: leaf(43),
+                    dst: Box::new(shared(41, vec![])),
+                    src: Box::new(shared(42, vec![])),
+                    bytes: Box::new(leaf(43)),
                     barrier: bar(44, Some(leaf(45))),
                 },
             ),

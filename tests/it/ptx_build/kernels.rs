@@ -224,9 +224,9 @@ pub fn pipeline_sum() -> Kernel {
     let tv = tidl.1.clone();
     let copy = |slot: Expr, chunk: Expr| {
         st(StmtKind::CopyAsync {
-            dst: splace(buf, vec![slot.clone(), u32c(0)], F32),
-            src: gplace(x, mul(chunk, u32c(1024)), F32),
-            bytes: u32c(4096),
+            dst: Box::new(splace(buf, vec![slot.clone(), u32c(0)], F32)),
+            src: Box::new(gplace(x, mul(chunk, u32c(1024)), F32)),
+            bytes: Box::new(u32c(4096)),
             barrier: bref(full, Some(slot)),
         })
     };

@@ -215,7 +215,7 @@ pub fn assign(local: &(LocalId, Expr), value: Expr) -> Stmt {
 
 pub fn store(place: Place, value: Expr) -> Stmt {
     st(StmtKind::Store {
-        place,
+        place: Box::new(place),
         op: None,
         value,
     })
@@ -223,7 +223,7 @@ pub fn store(place: Place, value: Expr) -> Stmt {
 
 pub fn store_op(place: Place, op: BinOp, value: Expr) -> Stmt {
     st(StmtKind::Store {
-        place,
+        place: Box::new(place),
         op: Some(op),
         value,
     })
@@ -231,7 +231,7 @@ pub fn store_op(place: Place, op: BinOp, value: Expr) -> Stmt {
 
 pub fn if_(cond: Expr, then_stmts: Vec<Stmt>) -> Stmt {
     st(StmtKind::If {
-        cond,
+        cond: Box::new(cond),
         then_block: block(then_stmts),
         else_block: None,
     })
@@ -239,7 +239,7 @@ pub fn if_(cond: Expr, then_stmts: Vec<Stmt>) -> Stmt {
 
 pub fn if_else(cond: Expr, then_stmts: Vec<Stmt>, else_stmts: Vec<Stmt>) -> Stmt {
     st(StmtKind::If {
-        cond,
+        cond: Box::new(cond),
         then_block: block(then_stmts),
         else_block: Some(block(else_stmts)),
     })
@@ -247,7 +247,7 @@ pub fn if_else(cond: Expr, then_stmts: Vec<Stmt>, else_stmts: Vec<Stmt>) -> Stmt
 
 pub fn while_(cond: Expr, body: Vec<Stmt>) -> Stmt {
     st(StmtKind::While {
-        cond,
+        cond: Box::new(cond),
         body: block(body),
     })
 }
@@ -255,9 +255,9 @@ pub fn while_(cond: Expr, body: Vec<Stmt>) -> Stmt {
 pub fn for_(var: &(LocalId, Expr), start: Expr, end: Expr, step: Expr, body: Vec<Stmt>) -> Stmt {
     st(StmtKind::For {
         var: var.0,
-        start,
-        end,
-        step,
+        start: Box::new(start),
+        end: Box::new(end),
+        step: Box::new(step),
         body: block(body),
     })
 }
@@ -275,11 +275,11 @@ pub fn bref(group: BarrierId, index: Option<Expr>) -> BarrierRef {
 }
 
 pub fn bop(kind: BarrierOpKind, barrier: BarrierRef) -> Stmt {
-    st(StmtKind::Barrier(BarrierOp {
+    st(StmtKind::Barrier(Box::new(BarrierOp {
         kind,
         barrier,
         method_span: sp(),
-    }))
+    })))
 }
 
 /// Builds one kernel: parameters, locals, shared arrays, barrier groups.

@@ -9,6 +9,7 @@ use crate::sim_cli::{kdsl_signature, request, table};
 use crate::sim_support::*;
 use kdsl::launch::{self, ArgValue, Origin};
 use kdsl::opt::Passes;
+use kdsl::sim::Schedule;
 use kdsl::Options;
 use std::path::Path;
 
@@ -434,4 +435,71 @@ fn widened_sums_as_global_indices_address_exactly() {
         want[64..96].copy_from_slice(&x[2..34]);
         assert_eq!(got, want);
     }
+}
+
+/// A group of 40 barriers keeps its tracked parities in two 32-bit words,
+/// read by shift-and-mask with a run-time index (`bar[i]`, `i` up to 39)
+/// and a constant one: one thread publishes a value and arrives, the
+/// others wait and read it, three phases of every barrier. A parity one
+/// phase off lets a wait pass early and read a stale value (the explicit
+/// `wait(0)` variant shows the test sees it).
+#[test]
+fn tracked_parity_in_two_words_waits_for_every_phase() {
+    let src = "kernel phases(out: global mut [u32]) block(64) {
+    barrier bar[40]: cta(arrivals = 1);
+    shared s: [u32; 1];
+    let mut acc = 0u32;
+    for round in 0u32..3 {
+        for i in 0u32..40 {
+            if thread_idx.x == (i * 7 + round) % 64 {
+                s[0] = round * 100 + i;
+                bar[i].arrive();
+            }
+            bar[i].WAIT;
+            acc += s[0];
+            sync_threads();
+        }
+        if thread_idx.x == 5 {
+            s[0] = 1000;
+            bar[35].arrive();
+        }
+        bar[35].WAIT;
+        acc += s[0];
+        sync_threads();
+    }
+    out[thread_idx.x] = acc;
+}
+";
+    let want: u32 = (0..3u32)
+        .map(|r| (0..40u32).map(|i| r * 100 + i).sum::<u32>() + 1000)
+        .sum();
+    let out = |text: &str, passes: Passes, schedule| {
+        let l = kdsl_str_with("phases.kdsl", text, &with(passes));
+        let launch = launch(
+            "phases",
+            [1, 1, 1],
+            [64, 1, 1],
+            [1, 1, 1],
+            vec![u32s("out", &[0; 64])],
+        );
+        let o = run_with(&l, &launch, schedule, 10_000_000);
+        (o.reports.is_empty(), as_u32(&o.arrays[0]))
+    };
+    let good = src.replace("WAIT", "wait()");
+    for passes in [Passes::all(), Passes::none()] {
+        for schedule in [Schedule::InOrder, Schedule::Random(1), Schedule::Random(2)] {
+            let (clean, got) = out(&good, passes.clone(), schedule);
+            assert!(clean, "{schedule:?}: reports");
+            assert!(got.iter().all(|&v| v == want), "{schedule:?}: {got:?}");
+        }
+    }
+    let (clean, got) = out(
+        &src.replace("WAIT", "wait(0)"),
+        Passes::all(),
+        Schedule::InOrder,
+    );
+    assert!(
+        !clean || got.iter().any(|&v| v != want),
+        "the broken variant passed"
+    );
 }

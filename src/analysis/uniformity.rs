@@ -94,7 +94,10 @@ fn find_sync(info: &BodyInfo, callees: &[FunctionInfo]) -> Option<CtaSync> {
 }
 
 fn thread_dependent(s: Special) -> bool {
-    matches!(s, Special::ThreadIdx(_) | Special::LaneId | Special::WarpId)
+    matches!(
+        s,
+        Special::ThreadIdx(_) | Special::LaneId | Special::WarpId | Special::LaneMask(_)
+    )
 }
 
 /// How control left a statement early in only some threads: the condition
@@ -271,7 +274,7 @@ impl Analyzer<'_, '_> {
                 self.place(place, div);
                 self.effects(value, div);
             }
-            StmtKind::Expr(e) => {
+            StmtKind::Expr(e) | StmtKind::SyncWarp(e) => {
                 self.effects(e, div);
             }
             StmtKind::If {

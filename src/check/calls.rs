@@ -2,7 +2,9 @@
 
 use super::body::BodyChecker;
 use super::error::CheckError;
-use crate::ir::{self, AtomicOp, Expr, ExprKind, MathFn, StmtKind, WarpOp};
+use crate::ir::{
+    self, AtomicOp, Expr, ExprKind, LaneMask, MathFn, Special, StmtKind, Value, WarpOp,
+};
 use crate::span::Span;
 use crate::syntax::ast;
 use crate::types::Scalar;
@@ -38,6 +40,14 @@ const BUILTIN_FUNCTIONS: &[&str] = &[
     "ballot",
     "any",
     "all",
+    "elect_one",
+    "active_mask",
+    "lane_mask_eq",
+    "lane_mask_lt",
+    "lane_mask_le",
+    "lane_mask_gt",
+    "lane_mask_ge",
+    "sync_warp",
     "sync_threads",
     "cluster_sync",
     "fence_proxy_async",
@@ -124,8 +134,20 @@ impl BodyChecker<'_> {
             "atomic_add" | "atomic_max" | "atomic_min" | "atomic_cas" => {
                 self.atomic_call(name, args, span)
             }
-            "shfl_down" | "shfl_up" | "shfl_xor" | "shfl_idx" | "ballot" | "any" | "all" => {
+            "shfl_down" | "shfl_up" | "shfl_xor" | "shfl_idx" | "ballot" | "any" | "all"
+            | "elect_one" | "active_mask" | "sync_warp" => {
                 self.warp_call(name, args, span, expected)
+            }
+            _ if name.starts_with("lane_mask_") => {
+                let m = LaneMask::ALL
+                    .into_iter()
+                    .find(|m| name.strip_prefix("lane_mask_") == Some(m.name()))?;
+                self.arity::<0>(name, args, span, "lane_mask_lt() -> u32")?;
+                self.value(
+                    ExprKind::Special(Special::LaneMask(m)),
+                    Some(Scalar::U32),
+                    span,
+                )
             }
             "sync_threads" => {
                 self.arity::<0>(name, args, span, "sync_threads()")?;
@@ -364,10 +386,15 @@ impl BodyChecker<'_> {
     ) -> Option<CallResult> {
         match name {
             "shfl_down" | "shfl_up" | "shfl_xor" | "shfl_idx" => {
-                let [v, lane] =
-                    self.arity::<2>(name, args, span, "shfl_down(value: T, delta: u32) -> T")?;
+                let ([v, lane], mask) = self.masked::<2>(
+                    name,
+                    args,
+                    span,
+                    "shfl_down(value: T, delta: u32, mask: u32 = 0xFFFF_FFFF) -> T",
+                )?;
                 let v = self.expr(v, expected);
                 let lane = self.expr_as(lane, Scalar::U32);
+                let mask = self.mask(mask);
                 let v = v?;
                 if !matches!(v.ty, Scalar::U32 | Scalar::I32 | Scalar::F32) {
                     self.bad(
@@ -384,17 +411,61 @@ impl BodyChecker<'_> {
                     _ => WarpOp::ShflIdx,
                 };
                 let ty = v.ty;
-                self.value(ExprKind::Warp(op, vec![v, lane?]), Some(ty), span)
+                let args = with_mask(vec![v, lane?], mask?);
+                self.value(ExprKind::Warp(op, args), Some(ty), span)
             }
             "ballot" | "any" | "all" => {
-                let [p] = self.arity::<1>(name, args, span, "ballot(pred: bool) -> u32")?;
-                let p = self.expr_as(p, Scalar::Bool)?;
+                let ([p], mask) = self.masked::<1>(
+                    name,
+                    args,
+                    span,
+                    "ballot(pred: bool, mask: u32 = 0xFFFF_FFFF) -> u32",
+                )?;
+                let p = self.expr_as(p, Scalar::Bool);
+                let mask = self.mask(mask);
                 let (op, ty) = match name {
                     "ballot" => (WarpOp::Ballot, Scalar::U32),
                     "any" => (WarpOp::Any, Scalar::Bool),
                     _ => (WarpOp::All, Scalar::Bool),
                 };
-                self.value(ExprKind::Warp(op, vec![p]), Some(ty), span)
+                let args = with_mask(vec![p?], mask?);
+                self.value(ExprKind::Warp(op, args), Some(ty), span)
+            }
+            "elect_one" => {
+                let ([], mask) = self.masked::<0>(
+                    name,
+                    args,
+                    span,
+                    "elect_one(mask: u32 = 0xFFFF_FFFF) -> bool",
+                )?;
+                let args = with_mask(Vec::new(), self.mask(mask)?);
+                self.value(
+                    ExprKind::Warp(WarpOp::Elect, args),
+                    Some(Scalar::Bool),
+                    span,
+                )
+            }
+            "active_mask" => {
+                self.arity::<0>(name, args, span, "active_mask() -> u32")?;
+                self.value(
+                    ExprKind::Warp(WarpOp::ActiveMask, Vec::new()),
+                    Some(Scalar::U32),
+                    span,
+                )
+            }
+            "sync_warp" => {
+                let ([], mask) =
+                    self.masked::<0>(name, args, span, "sync_warp(mask: u32 = 0xFFFF_FFFF)")?;
+                let mask = match self.mask(mask)? {
+                    Some(m) => m,
+                    None => Expr {
+                        kind: ExprKind::Const(Value::Int(i128::from(u32::MAX))),
+                        ty: Scalar::U32,
+                        span,
+                        id: self.ids.expr(),
+                    },
+                };
+                Some(CallResult::Effect(Box::new(StmtKind::SyncWarp(mask))))
             }
             _ => None,
         }
@@ -559,6 +630,45 @@ impl BodyChecker<'_> {
         }
     }
 
+    /// [`Self::arity`] for a warp-synchronous built-in: its `N` arguments,
+    /// then an optional lane mask.
+    fn masked<'e, const N: usize>(
+        &mut self,
+        name: &str,
+        args: &'e [ast::Expr],
+        span: Span,
+        sig: &str,
+    ) -> Option<([&'e ast::Expr; N], Option<&'e ast::Expr>)> {
+        let (fixed, mask) = match args.split_at_checked(N) {
+            Some((f, [m])) => (f, Some(m)),
+            Some((f, [])) => (f, None),
+            _ => {
+                for a in args {
+                    let _ = self.expr(a, None);
+                }
+                self.error(CheckError::ArgCount {
+                    callee: name.into(),
+                    expected: format!("{N} or {}", N + 1),
+                    found: args.len(),
+                    span,
+                    signature: Some(sig.into()),
+                });
+                return None;
+            }
+        };
+        let refs: Vec<&ast::Expr> = fixed.iter().collect();
+        Some((<[&ast::Expr; N]>::try_from(refs).ok()?, mask))
+    }
+
+    /// The lane mask of a warp-synchronous built-in, a `u32`: `Some(None)`
+    /// when the source gave none, `None` when it failed to check.
+    fn mask(&mut self, mask: Option<&ast::Expr>) -> Option<Option<ir::Expr>> {
+        match mask {
+            Some(m) => self.expr_as(m, Scalar::U32).map(Some),
+            None => Some(None),
+        }
+    }
+
     fn numeric(&mut self, name: &str, ty: Scalar, span: Span) -> Option<()> {
         if ty.is_int() || matches!(ty, Scalar::F32 | Scalar::F64) {
             return Some(());
@@ -591,4 +701,11 @@ impl BodyChecker<'_> {
             id: self.ids.expr(),
         }))
     }
+}
+
+/// A warp operation's arguments: the fixed ones, then the mask if the
+/// source gave one.
+fn with_mask(mut args: Vec<Expr>, mask: Option<Expr>) -> Vec<Expr> {
+    args.extend(mask);
+    args
 }

@@ -507,6 +507,9 @@ pub enum StmtKind {
     },
     /// `sync_threads()`: `bar.sync 0`.
     SyncThreads,
+    /// `sync_warp(mask)`: `bar.warp.sync mask` (a `u32`; every lane when
+    /// the source gave none).
+    SyncWarp(Expr),
     /// `cluster_sync()`: cluster-wide arrive + wait.
     ClusterSync,
     /// `fence_proxy_async()`: `fence.proxy.async.shared::cta`.
@@ -710,6 +713,52 @@ pub enum Special {
     ClusterSize,
     ClusterIdx(Dim),
     ClusterDim(Dim),
+    /// `lane_mask_lt()` and friends: `%lanemask_lt`, ...
+    LaneMask(LaneMask),
+}
+
+/// Which lanes a [`Special::LaneMask`] sets, relative to the thread's own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LaneMask {
+    Eq,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl LaneMask {
+    pub const ALL: [LaneMask; 5] = [
+        LaneMask::Eq,
+        LaneMask::Lt,
+        LaneMask::Le,
+        LaneMask::Gt,
+        LaneMask::Ge,
+    ];
+
+    /// `eq`, `lt`, ...: the suffix of the built-in and of the register.
+    pub fn name(self) -> &'static str {
+        match self {
+            LaneMask::Eq => "eq",
+            LaneMask::Lt => "lt",
+            LaneMask::Le => "le",
+            LaneMask::Gt => "gt",
+            LaneMask::Ge => "ge",
+        }
+    }
+
+    /// The mask of lane `lane` (0–31).
+    pub fn of_lane(self, lane: u32) -> u32 {
+        let below = (1u32 << lane) - 1;
+        let me = 1u32 << lane;
+        match self {
+            LaneMask::Eq => me,
+            LaneMask::Lt => below,
+            LaneMask::Le => below | me,
+            LaneMask::Gt => !(below | me),
+            LaneMask::Ge => !below,
+        }
+    }
 }
 
 impl Special {
@@ -768,6 +817,9 @@ pub enum AtomicOp {
     Cas,
 }
 
+/// A warp-synchronous operation. The shuffles take `[value, lane]` and the
+/// votes `[pred]`, each with an optional last argument: the `u32` mask of
+/// the lanes taking part (every lane when absent).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum WarpOp {
     ShflDown,
@@ -780,6 +832,27 @@ pub enum WarpOp {
     Any,
     /// `all(pred) -> bool`
     All,
+    /// `elect_one(mask?) -> bool`: true in exactly one lane of the mask
+    /// (`[]` or `[mask]`).
+    Elect,
+    /// `active_mask() -> u32`: the lanes executing it (`[]`).
+    ActiveMask,
+}
+
+impl WarpOp {
+    /// The arguments before the optional mask.
+    pub fn fixed_args(self) -> usize {
+        match self {
+            WarpOp::ShflDown | WarpOp::ShflUp | WarpOp::ShflXor | WarpOp::ShflIdx => 2,
+            WarpOp::Ballot | WarpOp::Any | WarpOp::All => 1,
+            WarpOp::Elect | WarpOp::ActiveMask => 0,
+        }
+    }
+
+    /// Whether a mask argument may follow the fixed ones.
+    pub fn takes_mask(self) -> bool {
+        self != WarpOp::ActiveMask
+    }
 }
 
 /// An element of global or shared memory.

@@ -252,6 +252,11 @@ fn stmt(out: &mut String, cx: Cx, s: &Stmt, level: usize) {
         }
         StmtKind::Expr(x) => expr(out, cx, x, level),
         StmtKind::SyncThreads => out.push_str("sync_threads"),
+        StmtKind::SyncWarp(mask) => {
+            out.push_str("sync_warp(");
+            expr(out, cx, mask, level);
+            out.push(')');
+        }
         StmtKind::ClusterSync => out.push_str("cluster_sync"),
         StmtKind::FenceProxyAsync => out.push_str("fence_proxy_async"),
         StmtKind::Barrier(op) => barrier_op(out, cx, op, level),
@@ -561,6 +566,7 @@ fn special(s: Special) -> String {
         Special::ClusterSize => "cluster_size".to_string(),
         Special::ClusterIdx(d) => dim("cluster_idx", d),
         Special::ClusterDim(d) => dim("cluster_dim", d),
+        Special::LaneMask(m) => format!("lane_mask_{}()", m.name()),
     }
 }
 
@@ -590,6 +596,8 @@ fn warp_name(op: WarpOp) -> &'static str {
         WarpOp::Ballot => "ballot",
         WarpOp::Any => "any",
         WarpOp::All => "all",
+        WarpOp::Elect => "elect_one",
+        WarpOp::ActiveMask => "active_mask",
     }
 }
 

@@ -387,6 +387,10 @@ impl<'m> Verifier<'m> {
                 }
             }
             StmtKind::Expr(e) => self.expr(e),
+            StmtKind::SyncWarp(mask) => {
+                self.expr(mask);
+                self.expect(mask.span, "the warp mask", mask.ty, Scalar::U32);
+            }
             StmtKind::Call { func, args } => {
                 for a in args {
                     self.expr(a);

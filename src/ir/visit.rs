@@ -55,6 +55,7 @@ pub fn walk_stmt<'ir, V: Visit<'ir> + ?Sized>(v: &mut V, s: &'ir Stmt) {
         StmtKind::Let { value, .. }
         | StmtKind::Assign { value, .. }
         | StmtKind::Expr(value)
+        | StmtKind::SyncWarp(value)
         | StmtKind::Return(Some(value)) => v.visit_expr(value),
         StmtKind::Store { place, value, .. } => {
             v.visit_place(place);

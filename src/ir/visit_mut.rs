@@ -54,6 +54,7 @@ pub fn walk_stmt_mut<V: VisitMut + ?Sized>(v: &mut V, s: &mut Stmt) {
         StmtKind::Let { value, .. }
         | StmtKind::Assign { value, .. }
         | StmtKind::Expr(value)
+        | StmtKind::SyncWarp(value)
         | StmtKind::Return(Some(value)) => v.visit_expr_mut(value),
         StmtKind::Store { place, value, .. } => {
             v.visit_place_mut(place);

@@ -89,6 +89,7 @@ pub fn synchronises(b: &Block) -> bool {
         fn visit_stmt(&mut self, s: &'ir Stmt) {
             match &s.kind {
                 StmtKind::SyncThreads
+                | StmtKind::SyncWarp(_)
                 | StmtKind::ClusterSync
                 | StmtKind::FenceProxyAsync
                 | StmtKind::Barrier(_)

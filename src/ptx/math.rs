@@ -185,7 +185,13 @@ impl Writer<'_> {
     pub(super) fn warp(&mut self, op: WarpOp, args: &[Expr]) -> Result<Operand> {
         // The lane operand's `shfl` clamp (`c` in PTX): 0x1f for every
         // mode but `up`, as CUDA's `__shfl_*_sync` with a full warp.
-        let (mode, clamp, first, lane_e) = match (op, args) {
+        let n = op.fixed_args();
+        let (fixed, mask_e) = match args.len() {
+            l if l == n => (args, None),
+            l if l == n + 1 && op.takes_mask() => (&args[..n], args.last()),
+            l => return Err(self.invalid(format!("`{op:?}` with {l} arguments"))),
+        };
+        let (mode, clamp, first, lane_e) = match (op, fixed) {
             (WarpOp::ShflDown, [v, l]) => ("down", "0x1f", v, l),
             (WarpOp::ShflUp, [v, l]) => ("up", "0", v, l),
             (WarpOp::ShflXor, [v, l]) => ("bfly", "0x1f", v, l),
@@ -193,12 +199,23 @@ impl Writer<'_> {
             (WarpOp::Ballot | WarpOp::Any | WarpOp::All, [p]) => {
                 let v = self.expr(p)?;
                 let v = self.convert(v, p.ty, Scalar::Bool)?;
-                return Ok(self.vote(op, v));
+                let mask = self.warp_mask(mask_e)?;
+                return Ok(self.vote(op, v, &mask));
+            }
+            (WarpOp::Elect, []) => {
+                let mask = self.warp_mask(mask_e)?;
+                return Ok(self.elect(&mask));
+            }
+            (WarpOp::ActiveMask, []) => {
+                let d = self.reg(Class::B32);
+                emit!(self, "activemask.b32 {};", d);
+                return Ok(Operand::Reg(d));
             }
             _ => return Err(self.invalid(format!("`{op:?}` with {} arguments", args.len()))),
         };
         let vty = first.ty;
         let [v, lane] = self.operands([first, lane_e])?;
+        let mask = self.warp_mask(mask_e)?;
         let lane = match lane_e.ty {
             t @ (Scalar::U64 | Scalar::I64 | Scalar::Bool) => self.convert(lane, t, Scalar::U32)?,
             _ => lane,
@@ -212,7 +229,7 @@ impl Writer<'_> {
                 v,
                 lane,
                 clamp,
-                FULL_MASK
+                mask
             );
         };
         Ok(match vty.bits() {
@@ -256,16 +273,48 @@ impl Writer<'_> {
         })
     }
 
-    fn vote(&mut self, op: WarpOp, p: Operand) -> Operand {
+    /// The `membermask` of a warp-synchronous instruction: the source's
+    /// mask, or every lane.
+    fn warp_mask(&mut self, mask: Option<&Expr>) -> Result<Operand> {
+        match mask {
+            Some(m) => self.expr_u32(m),
+            None => Ok(Operand::imm(FULL_MASK)),
+        }
+    }
+
+    fn vote(&mut self, op: WarpOp, p: Operand, mask: &Operand) -> Operand {
         if op == WarpOp::Ballot {
             let d = self.reg(Class::B32);
-            emit!(self, "vote.sync.ballot.b32 {}, {}, {};", d, p, FULL_MASK);
+            emit!(self, "vote.sync.ballot.b32 {}, {}, {};", d, p, mask);
             return Operand::Reg(d);
         }
         let d = self.reg(Class::Pred);
         let mode = if op == WarpOp::Any { "any" } else { "all" };
-        emit!(self, "vote.sync.{}.pred {}, {}, {};", mode, d, p, FULL_MASK);
+        emit!(self, "vote.sync.{}.pred {}, {}, {};", mode, d, p, mask);
         Operand::Reg(d)
+    }
+
+    /// `elect_one(mask)`: `elect.sync` on sm_90; before it, the lowest lane
+    /// of a ballot over the mask (the same lane, with the same rule that
+    /// every lane of the mask executes it).
+    fn elect(&mut self, mask: &Operand) -> Operand {
+        let p = self.reg(Class::Pred);
+        if self.target.has_sm90_features() {
+            // `elect` is PTX ISA 8.0 (sm_90's own minimum is 7.8).
+            self.need(8, 0);
+            emit!(self, "elect.sync _|{}, {};", p, mask);
+            return Operand::Reg(p);
+        }
+        let (all, below, lower) = (
+            self.reg(Class::B32),
+            self.reg(Class::B32),
+            self.reg(Class::B32),
+        );
+        emit!(self, "vote.sync.ballot.b32 {}, 1, {};", all, mask);
+        emit!(self, "mov.u32 {}, %lanemask_lt;", below);
+        emit!(self, "and.b32 {}, {}, {};", lower, all, below);
+        emit!(self, "setp.eq.u32 {}, {}, 0;", p, lower);
+        Operand::Reg(p)
     }
 
     /// A special register: read once in the prologue, else read here.
@@ -305,6 +354,7 @@ impl Writer<'_> {
             Special::ClusterSize => "%cluster_nctarank".to_string(),
             Special::ClusterIdx(d) => format!("%cluster_ctaid.{}", d.name()),
             Special::ClusterDim(d) => format!("%cluster_nctaid.{}", d.name()),
+            Special::LaneMask(m) => format!("%lanemask_{}", m.name()),
         };
         if s.needs_cluster_hw() {
             self.require_sm90(&name)?;

@@ -62,6 +62,11 @@ impl Writer<'_> {
                 emit!(self, "bar.sync 0;");
                 Ok(())
             }
+            StmtKind::SyncWarp(mask) => {
+                let m = self.expr_u32(mask)?;
+                emit!(self, "bar.warp.sync {};", m);
+                Ok(())
+            }
             StmtKind::ClusterSync => self.cluster_sync(s.id),
             StmtKind::FenceProxyAsync => self.fence_proxy_async(),
             StmtKind::Barrier(op) => self.barrier_op(op),

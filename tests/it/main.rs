@@ -37,6 +37,7 @@ mod sim_reference;
 mod sim_samples;
 mod sim_support;
 mod sim_twins;
+mod sim_warp;
 mod syntax;
 mod ui;
 mod verify;

@@ -337,13 +337,18 @@ impl Verifier<'_> {
     }
 
     fn warp(&mut self, e: &Expr, op: WarpOp, args: &[Expr]) {
-        let (n, result) = match op {
-            WarpOp::Ballot => (1, Scalar::U32),
-            WarpOp::Any | WarpOp::All => (1, Scalar::Bool),
-            _ => (2, args.first().map_or(e.ty, |a| a.ty)),
+        let result = match op {
+            WarpOp::Ballot | WarpOp::ActiveMask => Scalar::U32,
+            WarpOp::Any | WarpOp::All | WarpOp::Elect => Scalar::Bool,
+            _ => args.first().map_or(e.ty, |a| a.ty),
         };
-        if args.len() != n {
+        let n = op.fixed_args();
+        let masked = op.takes_mask() && args.len() == n + 1;
+        if args.len() != n && !masked {
             self.error(e.span, format!("`{op:?}` with {} arguments", args.len()));
+        }
+        if let (true, Some(mask)) = (masked, args.last()) {
+            self.expect(mask.span, "the warp mask", mask.ty, Scalar::U32);
         }
         self.expect(e.span, "the result", e.ty, result);
         match (op, args) {

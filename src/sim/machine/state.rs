@@ -149,7 +149,8 @@ pub struct Rendezvous {
     pub kind: u8,
     /// Lanes that arrived.
     pub arrived: u32,
-    /// The union of the masks of the arrived lanes.
+    /// The `membermask` every arrived lane gave (its own lane added): the
+    /// lanes it waits for.
     pub wanted: u32,
     /// Per arrived lane: (thread, pc of its instruction).
     pub members: Vec<(u32, u32)>,

@@ -1,8 +1,11 @@
 //! Warp-synchronous instructions as rendezvous: a thread that executes one
 //! waits until every lane its mask names has arrived at one of the same
-//! kind; then every participant's result is computed at once. A mask that
-//! names a lane which exited or never arrives leaves its threads blocked,
-//! which the deadlock report explains lane by lane.
+//! kind with the same `membermask` (the PTX ISA's rule: "executed
+//! shfl.sync with the same qualifiers and same membermask value"; a lane
+//! inside `if lane_id < 16` syncing on 0xFFFF does not meet one outside
+//! syncing on the whole warp); then every participant's result is computed
+//! at once. A mask that names a lane which exited or never arrives leaves
+//! its threads blocked, which the deadlock report explains lane by lane.
 
 use super::events::Issue;
 use super::sched::After;
@@ -55,14 +58,14 @@ impl Machine<'_> {
         let i = match w
             .pending
             .iter()
-            .position(|r| r.kind == kind && r.arrived & (1 << lane) == 0)
+            .position(|r| r.kind == kind && r.wanted == mask && r.arrived & (1 << lane) == 0)
         {
             Some(i) => i,
             None => {
                 w.pending.push(Rendezvous {
                     kind,
                     arrived: 0,
-                    wanted: 0,
+                    wanted: mask,
                     members: Vec::new(),
                 });
                 w.pending.len() - 1
@@ -72,7 +75,6 @@ impl Machine<'_> {
             return After::Continue;
         };
         r.arrived |= 1 << lane;
-        r.wanted |= mask;
         r.members.push((t, pc));
         if r.arrived & r.wanted != r.wanted {
             self.advance(t);

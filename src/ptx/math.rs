@@ -186,10 +186,13 @@ impl Writer<'_> {
         // The lane operand's `shfl` clamp (`c` in PTX): 0x1f for every
         // mode but `up`, as CUDA's `__shfl_*_sync` with a full warp.
         let n = op.fixed_args();
-        let (fixed, mask_e) = match args.len() {
-            l if l == n => (args, None),
-            l if l == n + 1 && op.takes_mask() => (&args[..n], args.last()),
-            l => return Err(self.invalid(format!("`{op:?}` with {l} arguments"))),
+        let (fixed, mask_e) = match args.split_at_checked(n) {
+            Some((f, [])) => (f, None),
+            Some((f, [m])) if op.takes_mask() => (f, Some(m)),
+            _ => {
+                let l = args.len();
+                return Err(self.invalid(format!("`{op:?}` with {l} arguments")));
+            }
         };
         let (mode, clamp, first, lane_e) = match (op, fixed) {
             (WarpOp::ShflDown, [v, l]) => ("down", "0x1f", v, l),

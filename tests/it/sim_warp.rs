@@ -30,7 +30,7 @@ fn reference(x: &[u32]) -> Vec<u32> {
         let low = 0..16usize;
         let ballot = low
             .clone()
-            .filter(|&l| v[l] % 2 == 0)
+            .filter(|&l| v[l].is_multiple_of(2))
             .fold(0u32, |b, l| b | 1 << l);
         out[64 + w] = out[64 + w].wrapping_add(ballot);
         out[66 + w] += 1;

@@ -17,6 +17,7 @@
 
 use super::error::Result;
 use super::imm;
+use super::narrow;
 use super::suffix;
 use super::writer::{emit, Class, Operand, Reg, Writer};
 use crate::types::Scalar;
@@ -73,20 +74,28 @@ impl Writer<'_> {
         Operand::Reg(d)
     }
 
+    /// Integer to integer: sign- or zero-extended by the source, truncated
+    /// when narrowing. A narrow source is already extended to 32 bits; a
+    /// narrow target keeps the low 8 or 16 bits, extended by its own
+    /// signedness, unless every source value is one of its values.
     fn int_to_int(&mut self, v: Reg, from: Scalar, to: Scalar) -> Operand {
-        match (from.bits(), to.bits()) {
-            (32, 64) => {
+        match (from.bits() == 64, to.bits() == 64) {
+            (false, true) => {
                 let d = self.reg(Class::B64);
                 let t = if from.is_signed_int() { "s" } else { "u" };
                 emit!(self, "cvt.{t}64.{t}32 {}, {};", d, v);
                 Operand::Reg(d)
             }
-            (64, 32) => {
+            (true, false) => {
                 let d = self.reg(Class::B32);
                 emit!(self, "cvt.u32.u64 {}, {};", d, v);
-                Operand::Reg(d)
+                self.wrap_narrow(Operand::Reg(d), to)
             }
-            // Same width: the same bits.
+            // Same width, or between 32 bits and narrower: the same bits,
+            // wrapped into a narrow target that does not hold every value.
+            _ if to.is_narrow_int() && !narrow::widens(from, to) => {
+                self.wrap_narrow(Operand::Reg(v), to)
+            }
             _ => Operand::Reg(v),
         }
     }

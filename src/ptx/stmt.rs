@@ -287,11 +287,8 @@ fn may_overflow(end: &Expr, step: &Expr, ty: Scalar) -> bool {
     let (Some(e), Some(s)) = (consteval::eval_int(end), consteval::eval_int(step)) else {
         return !matches!(consteval::eval_int(step), Some(1));
     };
-    let max = match ty {
-        Scalar::I32 => i128::from(i32::MAX),
-        Scalar::U32 => i128::from(u32::MAX),
-        Scalar::I64 => i128::from(i64::MAX),
-        _ => i128::from(u64::MAX),
+    let Some((_, max)) = ty.int_range() else {
+        return true;
     };
     s <= 0 || e - 1 + s > max
 }

@@ -356,7 +356,7 @@ pub fn cluster_sum() -> Kernel {
 }
 
 /// The scalar types with a memory representation, for "every type" kernels.
-pub const TYPES: [Scalar; 9] = Scalar::ALL;
+pub const TYPES: [Scalar; 13] = Scalar::ALL;
 
 /// One `global [T]` input and one `global mut [T]` output per scalar type;
 /// returns `(inputs, outputs)` indexed like `TYPES`.

@@ -169,7 +169,11 @@ impl Writer<'_> {
         let v = self.local(var)?;
         self.mov(v, &s, ty);
         let t = suffix::arith(ty);
-        let exit = if !ty.is_int() || !may_overflow(end, step, ty) {
+        // A narrow loop variable lives in a 32-bit register, where
+        // `var + step` cannot wrap (both are at most 16 bits): the test
+        // after the add is exact, and the out-of-range value it may leave
+        // is never read (the variable is the loop's own).
+        let exit = if !ty.is_int() || ty.is_narrow_int() || !may_overflow(end, step, ty) {
             LoopTest::After
         } else if matches!(ty, Scalar::I32 | Scalar::I64) {
             LoopTest::Left

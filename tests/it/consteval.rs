@@ -564,7 +564,7 @@ fn the_generator_covers_the_language() {
             }
         }
     }
-    assert_eq!(types.len(), 9);
+    assert_eq!(types.len(), Ty::ALL.len());
     for token in [
         " + ",
         " - ",
@@ -597,11 +597,19 @@ fn the_generator_covers_the_language() {
         "bf16",
         "f32",
         "f64",
+        "i8",
+        "u8",
+        "i16",
+        "u16",
         "i32",
         "u32",
         "i64",
         "u64",
         "as bool",
+        "as i8",
+        "as u8",
+        "as i16",
+        "as u16",
         "as i32",
         "as u32",
         "as i64",

@@ -1,5 +1,5 @@
-//! Generated programs: expressions over every scalar type (`bool`, the four
-//! integers, `f16`, `bf16`, `f32`, `f64`) with every operator, cast,
+//! Generated programs: expressions over every scalar type (`bool`, the eight
+//! integers (`u8`, `i8`, `u16` and `i16` included), `f16`, `bf16`, `f32`, `f64`) with every operator, cast,
 //! shift, signed and unsigned division and remainder, `min`/`max`/`abs`,
 //! `fma`, `select` and the contracted `a * b + c`, from the generator of
 //! `common::gen_expr`, whose reference evaluator is written independently
@@ -22,6 +22,10 @@ use proptest::test_runner::TestRunner;
 fn scalar(ty: Ty) -> Scalar {
     match ty {
         Ty::Bool => Scalar::Bool,
+        Ty::I8 => Scalar::I8,
+        Ty::U8 => Scalar::U8,
+        Ty::I16 => Scalar::I16,
+        Ty::U16 => Scalar::U16,
         Ty::I32 => Scalar::I32,
         Ty::U32 => Scalar::U32,
         Ty::I64 => Scalar::I64,
@@ -138,7 +142,7 @@ fn compare(cases: u64, depth: u32, seed: u64) {
         }),
     );
     let strategy = gen_expr::any_expr(depth);
-    let mut compared = [0u32; 9];
+    let mut compared = [0u32; Ty::ALL.len()];
     let mut failures = Vec::new();
     for case in 0..cases {
         let g = strategy
@@ -184,7 +188,7 @@ fn compare(cases: u64, depth: u32, seed: u64) {
     // Every type was compared, and most expressions were.
     for (t, n) in Ty::ALL.iter().zip(compared) {
         assert!(
-            u64::from(n) >= cases / 9 / 3,
+            u64::from(n) >= cases / Ty::ALL.len() as u64 / 3,
             "only {n} `{}` expressions compared: {compared:?}",
             t.name()
         );

@@ -212,3 +212,126 @@ fn simulated_expressions_equal_the_reference_long() {
     compare(20_000, 3, 3);
     compare(10_000, 4, 4);
 }
+
+/// The narrow integers' edges, run with the operands as kernel parameters
+/// (so the PTX computes them) and folded from literals: both equal the
+/// reference. Wrap-around at `MIN`/`MAX`, `MIN / -1`, shifts by the width
+/// and past it and by negative amounts, conversions from out-of-range and
+/// NaN floats.
+#[test]
+fn narrow_integer_edges_run_as_they_fold() {
+    use Val::*;
+    let nan32 = F32(f32::NAN);
+    let nan64 = F64(f64::NAN);
+    let cases: Vec<(&str, Val, Val)> = vec![
+        ("+", I8(127), I8(1)),
+        ("-", I8(-128), I8(1)),
+        ("*", I8(-128), I8(-1)),
+        ("/", I8(-128), I8(-1)),
+        ("%", I8(-128), I8(-1)),
+        ("/", I8(-7), I8(2)),
+        ("%", I8(-7), I8(2)),
+        ("+", U8(255), U8(1)),
+        ("-", U8(0), U8(1)),
+        ("*", U8(16), U8(16)),
+        ("/", U8(255), U8(16)),
+        ("%", U8(255), U8(16)),
+        ("*", U16(65535), U16(65535)),
+        ("+", I16(32767), I16(1)),
+        ("/", I16(-32768), I16(-1)),
+        ("/", I16(-32768), I16(8)),
+        ("%", I16(-32767), I16(8)),
+        ("^", I8(-1), I8(127)),
+        ("&", U8(200), U8(100)),
+        ("|", I16(-32768), I16(1)),
+        ("<<", U8(1), U32(7)),
+        ("<<", U8(1), U32(8)),
+        ("<<", U8(3), U8(7)),
+        ("<<", U8(1), I32(-1)),
+        ("<<", U8(129), I8(1)),
+        (">>", U8(255), U32(8)),
+        (">>", U8(255), U32(7)),
+        (">>", I8(-128), U32(7)),
+        (">>", I8(-128), U32(8)),
+        (">>", I8(-128), U8(200)),
+        (">>", I8(64), I8(-1)),
+        ("<<", I8(64), U32(1)),
+        ("<<", I16(1), U8(15)),
+        (">>", I16(-2), U64(100)),
+        ("<<", U16(1), U8(16)),
+        ("<<", U16(1), U64(1 << 32)),
+        ("<<", U32(1), U8(200)),
+        ("<<", U32(1), I8(-1)),
+        ("<<", I64(1), I16(-1)),
+        ("<", I8(-1), I8(0)),
+        (">", U8(255), U8(0)),
+        ("<=", I16(-32768), I16(32767)),
+    ];
+    let mut failures = Vec::new();
+    for (op, a, b) in cases {
+        let want = gen_expr::binary_value(op, a, b).expect("no division by zero");
+        let (ty, ta, tb) = (want.ty(), a.ty(), b.ty());
+        let lit = |v: Val| gen_expr::literal_source(v);
+        let folded = format!("({} {op} {})", lit(a), lit(b));
+        let params = vec![("p0".to_string(), ta, a), ("p1".to_string(), tb, b)];
+        let run = run_kernel(
+            &kernel(ty, "(p0 OP p1)".replace("OP", op).as_str(), &[("p0".into(), ta), ("p1".into(), tb)]),
+            ty,
+            &params,
+        );
+        let fold = run_kernel(&kernel(ty, &folded, &[]), ty, &[]);
+        for (how, got) in [("run", run), ("folded", fold)] {
+            if !matches!(got, Ok(v) if v.same(want)) {
+                failures.push(format!("{folded} {how}: {got:?}, want {want:?}"));
+            }
+        }
+    }
+    let conversions: Vec<(Val, Ty)> = vec![
+        (F32(300.0), Ty::U8),
+        (F32(-1.0), Ty::U8),
+        (F32(255.9), Ty::U8),
+        (F32(-128.9), Ty::I8),
+        (F32(-1e9), Ty::I8),
+        (F64(1e9), Ty::I16),
+        (F32(70000.5), Ty::U16),
+        (F32(f32::INFINITY), Ty::U16),
+        (F32(f32::NEG_INFINITY), Ty::I16),
+        (nan32, Ty::U8),
+        (nan32, Ty::I16),
+        (nan64, Ty::U8),
+        (nan64, Ty::I8),
+        (nan64, Ty::U16),
+        (nan64, Ty::I16),
+        (I32(300), Ty::U8),
+        (I32(-1), Ty::U16),
+        (U8(200), Ty::I8),
+        (I8(-56), Ty::U32),
+        (I8(-1), Ty::U64),
+        (I8(-1), Ty::U16),
+        (U16(65535), Ty::I16),
+        (U64(0xFFFF_FFFF_FFFF_FF80), Ty::I8),
+        (I64(-129), Ty::I8),
+        (U8(255), Ty::F16),
+        (I16(-32768), Ty::BF16),
+        (U16(65535), Ty::F32),
+        (I8(-128), Ty::F64),
+        (U8(0), Ty::Bool),
+        (I16(-256), Ty::Bool),
+    ];
+    for (v, to) in conversions {
+        let want = gen_expr::convert(v, to);
+        let folded = format!("({} as {})", gen_expr::literal_source(v), to.name());
+        let run = run_kernel(
+            &kernel(to, &format!("(p0 as {})", to.name()), &[("p0".into(), v.ty())]),
+            to,
+            &[("p0".to_string(), v.ty(), v)],
+        );
+        let fold = run_kernel(&kernel(to, &folded, &[]), to, &[]);
+        for (how, got) in [("run", run), ("folded", fold)] {
+            if !matches!(got, Ok(g) if g.same(want)) {
+                failures.push(format!("{folded} {how}: {got:?}, want {want:?}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -425,6 +425,18 @@ fn leaf(ty: Ty) -> BoxedStrategy<GenExpr> {
     }
 }
 
+/// The source of a literal of value `v` (a NaN or an infinity as the
+/// division that makes it), which means `v` in any context.
+pub fn literal_source(v: Val) -> String {
+    match v {
+        Val::Bool(b) => b.to_string(),
+        _ if v.ty().is_int() => int_literal(v).source,
+        _ if v.is_nan() => special(v.ty(), true, false).source,
+        _ if v.float().is_infinite() => special(v.ty(), false, v.float() < 0.0).source,
+        _ => float_literal(v).source,
+    }
+}
+
 fn int_literal(v: Val) -> GenExpr {
     let ty = v.ty();
     let i = v.int();
@@ -820,7 +832,7 @@ fn fma3(x: Val, y: Val, z: Val, neg_product: bool, neg_addend: bool) -> Val {
     }
 }
 
-fn binary_value(op: &str, x: Val, y: Val) -> Result<Val, Faults> {
+pub fn binary_value(op: &str, x: Val, y: Val) -> Result<Val, Faults> {
     use Val::*;
     Ok(match (x, y) {
         (Bool(a), Bool(b)) => Bool(match op {

@@ -38,7 +38,7 @@ impl Writer<'_> {
         }
         let d = match (from.is_int(), to.is_int()) {
             (true, true) => return Ok(self.int_to_int(v, from, to)),
-            (true, false) => self.int_to_float(v, from, to),
+            (true, false) => self.int_to_float(v, from, to)?,
             (false, true) => self.float_to_int(v, from, to)?,
             (false, false) => self.float_to_float(v, from, to)?,
         };
@@ -100,7 +100,15 @@ impl Writer<'_> {
         }
     }
 
-    fn int_to_float(&mut self, v: Reg, from: Scalar, to: Scalar) -> Reg {
+    fn int_to_float(&mut self, v: Reg, from: Scalar, to: Scalar) -> Result<Reg> {
+        if to == Scalar::BF16 && from.is_narrow_int() {
+            // PTX has no `cvt.bf16` from an 8- or 16-bit integer; `f32`
+            // holds every such value exactly, so rounding it once to bf16
+            // is the correct rounding.
+            let f = self.reg(Class::F32);
+            emit!(self, "cvt.rn.f32.{} {}, {};", suffix::cvt(from), f, v);
+            return self.float_to_float(f, Scalar::F32, Scalar::BF16);
+        }
         if to == Scalar::BF16 && !self.target.has_sm90_features() {
             // cvt.rz.f32 + sticky bit = round to odd; then round to bf16.
             let f = self.reg(Class::F32);
@@ -116,7 +124,7 @@ impl Writer<'_> {
                 back,
                 v
             );
-            return self.round_odd_to_bf16(f, p);
+            return Ok(self.round_odd_to_bf16(f, p));
         }
         let d = self.reg_for(to);
         if to == Scalar::BF16 {
@@ -130,7 +138,7 @@ impl Writer<'_> {
             d,
             v
         );
-        d
+        Ok(d)
     }
 
     /// Sets the lowest mantissa bit of `f` when `inexact`, then rounds to bf16.

@@ -171,6 +171,10 @@ impl fmt::Display for Type {
 /// overflows. The lexer and the checker both say it.
 pub fn literal_range_note(ty: &str) -> String {
     let range = match ty {
+        "i8" => "-128..=127",
+        "u8" => "0..=255",
+        "i16" => "-32768..=32767",
+        "u16" => "0..=65535",
         "i32" => "-2147483648..=2147483647",
         "u32" => "0..=4294967295",
         "i64" => "-9223372036854775808..=9223372036854775807",

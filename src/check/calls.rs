@@ -296,7 +296,9 @@ impl BodyChecker<'_> {
                     _ => place.elem.is_int() && !place.elem.is_narrow_int(),
                 };
                 if !ok {
-                    let note = if name == "atomic_add" {
+                    let note = if place.elem.is_narrow_int() {
+                        "PTX has no atomic arithmetic on 8- or 16-bit integers: keep such counters in `u32` or `i32` elements and convert the result with `as`"
+                    } else if name == "atomic_add" {
                         "`atomic_add` supports `u32`, `i32`, `u64`, `f32` and `f64` elements"
                     } else {
                         "atomic min/max support `i32`, `u32`, `i64` and `u64` elements"
@@ -335,7 +337,7 @@ impl BodyChecker<'_> {
                         name,
                         place.elem,
                         p.span,
-                        "`atomic_cas` supports 16-, 32- and 64-bit integer elements",
+                        "`atomic_cas` supports 16-, 32- and 64-bit integer elements (PTX has `atom.cas.b16`, but no 8-bit compare-and-swap)",
                     )?;
                 }
                 let ty = place.elem;

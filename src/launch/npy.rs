@@ -324,7 +324,10 @@ mod tests {
         ] {
             let f = write(elem, &[1, 2]).unwrap();
             let text = String::from_utf8_lossy(&f).into_owned();
-            assert!(text.contains(&format!("'descr': {descr}")), "{elem}: {text}");
+            assert!(
+                text.contains(&format!("'descr': {descr}")),
+                "{elem}: {text}"
+            );
         }
     }
 

@@ -186,7 +186,14 @@ impl Writer<'_> {
                 if size == 1 {
                     // `cvt` wants a register source.
                     let idx = self.in_reg(idx, index.ty);
-                    emit!(self, "cvt.{}.{} {}, {};", t.replace("32", "64"), t, off, idx);
+                    emit!(
+                        self,
+                        "cvt.{}.{} {}, {};",
+                        t.replace("32", "64"),
+                        t,
+                        off,
+                        idx
+                    );
                 } else {
                     emit!(self, "mul.wide.{} {}, {}, {};", t, off, idx, size);
                 }
@@ -551,7 +558,14 @@ impl Writer<'_> {
             c,
             n
         );
-        emit!(self, "cvt.{}.{} {}, {};", suffix::arith(elem), suffix::cvt(elem), d, old);
+        emit!(
+            self,
+            "cvt.{}.{} {}, {};",
+            suffix::arith(elem),
+            suffix::cvt(elem),
+            d,
+            old
+        );
         Ok(Operand::Reg(d))
     }
 

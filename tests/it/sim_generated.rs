@@ -275,7 +275,11 @@ fn narrow_integer_edges_run_as_they_fold() {
         let folded = format!("({} {op} {})", lit(a), lit(b));
         let params = vec![("p0".to_string(), ta, a), ("p1".to_string(), tb, b)];
         let run = run_kernel(
-            &kernel(ty, "(p0 OP p1)".replace("OP", op).as_str(), &[("p0".into(), ta), ("p1".into(), tb)]),
+            &kernel(
+                ty,
+                "(p0 OP p1)".replace("OP", op).as_str(),
+                &[("p0".into(), ta), ("p1".into(), tb)],
+            ),
             ty,
             &params,
         );
@@ -322,7 +326,11 @@ fn narrow_integer_edges_run_as_they_fold() {
         let want = gen_expr::convert(v, to);
         let folded = format!("({} as {})", gen_expr::literal_source(v), to.name());
         let run = run_kernel(
-            &kernel(to, &format!("(p0 as {})", to.name()), &[("p0".into(), v.ty())]),
+            &kernel(
+                to,
+                &format!("(p0 as {})", to.name()),
+                &[("p0".into(), v.ty())],
+            ),
             to,
             &[("p0".to_string(), v.ty(), v)],
         );

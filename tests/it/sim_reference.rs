@@ -124,7 +124,10 @@ fn accumulated(l: &Launch, n: usize) -> Vec<Expected> {
         .unwrap_or_else(|| panic!("{}: x is shorter than {n}", l.kernel));
     vec![Expected {
         arg: 1,
-        values: Values::F32(vec![(f64::from(out[0]) + f64::from(sum(terms))) as f32], Tol::Rel(SUM_TOL)),
+        values: Values::F32(
+            vec![(f64::from(out[0]) + f64::from(sum(terms))) as f32],
+            Tol::Rel(SUM_TOL),
+        ),
     }]
 }
 

@@ -467,13 +467,25 @@ mod tests {
             (-2i64) as u64
         );
         assert_eq!(cvt(c(Ty::S8, Ty::F32, CvtRnd::Rzi), f(-1.5)), u64::MAX);
-        assert_eq!(cvt(c(Ty::S8, Ty::F32, CvtRnd::Rzi), f(-1e9)), (-128i64) as u64);
+        assert_eq!(
+            cvt(c(Ty::S8, Ty::F32, CvtRnd::Rzi), f(-1e9)),
+            (-128i64) as u64
+        );
         assert_eq!(cvt(c(Ty::S8, Ty::F32, CvtRnd::Rzi), f(300.0)), 127);
         assert_eq!(cvt(c(Ty::U8, Ty::F32, CvtRnd::Rzi), f(300.0)), 255);
         assert_eq!(cvt(c(Ty::U8, Ty::F32, CvtRnd::Rzi), f(-3.0)), 0);
-        assert_eq!(cvt(c(Ty::U16, Ty::F64, CvtRnd::Rzi), 1e9f64.to_bits()), 0xffff);
-        assert_eq!(cvt(c(Ty::S16, Ty::F64, CvtRnd::Rzi), f64::NAN.to_bits()), (-32768i64) as u64);
-        assert_eq!(cvt(c(Ty::U8, Ty::F64, CvtRnd::Rzi), f64::NAN.to_bits()), 0x80);
+        assert_eq!(
+            cvt(c(Ty::U16, Ty::F64, CvtRnd::Rzi), 1e9f64.to_bits()),
+            0xffff
+        );
+        assert_eq!(
+            cvt(c(Ty::S16, Ty::F64, CvtRnd::Rzi), f64::NAN.to_bits()),
+            (-32768i64) as u64
+        );
+        assert_eq!(
+            cvt(c(Ty::U8, Ty::F64, CvtRnd::Rzi), f64::NAN.to_bits()),
+            0x80
+        );
         assert_eq!(cvt(c(Ty::S32, Ty::F32, CvtRnd::Rni), f(2.5)), 2);
         assert_eq!(cvt(c(Ty::U32, Ty::F32, CvtRnd::Rzi), f(-5.0)), 0);
         assert_eq!(cvt(c(Ty::S32, Ty::F32, CvtRnd::Rzi), f(1e20)), 0x7fff_ffff);

@@ -336,7 +336,7 @@ mod tests {
         use proptest::prelude::*;
 
         fn scalar() -> impl Strategy<Value = Scalar> {
-            (0usize..9).prop_map(|i| Scalar::ALL[i])
+            (0usize..Scalar::ALL.len()).prop_map(|i| Scalar::ALL[i])
         }
 
         proptest! {

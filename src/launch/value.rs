@@ -601,7 +601,7 @@ mod tests {
             fn any_text_is_a_value_or_an_error(
                 text in "(f32:|u8:|bool:)?(zeros|iota|fill|rand|\\[|@)?[-:0-9,\\] a-z.]{0,16}",
                 kind in 0usize..4,
-                elem in 0usize..9,
+                elem in 0usize..Scalar::ALL.len(),
             ) {
                 // Keep generated arrays small: no long runs of digits.
                 let longest = text

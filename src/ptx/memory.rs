@@ -524,10 +524,11 @@ impl Writer<'_> {
     }
 
     /// An atomic on a narrow integer: PTX has only `atom.cas.b16` (sm_70+;
-    /// no 8-bit atomics at all, and a compare-and-swap loop on the
-    /// surrounding word could not be written without touching its
-    /// neighbours' bytes), so the checker allows `atomic_cas` on `u16` and
-    /// `i16` only. The operands go through `.b16` registers.
+    /// no 8-bit atomics at all), so the checker allows `atomic_cas` on `u16`
+    /// and `i16` only (E0118 otherwise: a compare-and-swap loop on the
+    /// enclosing 32-bit word could emulate the others, but kdslc does not
+    /// write one behind the program's back; docs/language.md §8). The
+    /// operands go through `.b16` registers.
     fn narrow_atomic(
         &mut self,
         op: AtomicOp,

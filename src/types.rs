@@ -6,6 +6,10 @@ use std::fmt;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Scalar {
     Bool,
+    I8,
+    U8,
+    I16,
+    U16,
     I32,
     U32,
     I64,
@@ -17,8 +21,12 @@ pub enum Scalar {
 }
 
 impl Scalar {
-    pub const ALL: [Scalar; 9] = [
+    pub const ALL: [Scalar; 13] = [
         Scalar::Bool,
+        Scalar::I8,
+        Scalar::U8,
+        Scalar::I16,
+        Scalar::U16,
         Scalar::I32,
         Scalar::U32,
         Scalar::I64,
@@ -32,6 +40,10 @@ impl Scalar {
     pub fn from_name(name: &str) -> Option<Scalar> {
         Some(match name {
             "bool" => Scalar::Bool,
+            "i8" => Scalar::I8,
+            "u8" => Scalar::U8,
+            "i16" => Scalar::I16,
+            "u16" => Scalar::U16,
             "i32" => Scalar::I32,
             "u32" => Scalar::U32,
             "i64" => Scalar::I64,
@@ -47,6 +59,10 @@ impl Scalar {
     pub fn name(self) -> &'static str {
         match self {
             Scalar::Bool => "bool",
+            Scalar::I8 => "i8",
+            Scalar::U8 => "u8",
+            Scalar::I16 => "i16",
+            Scalar::U16 => "u16",
             Scalar::I32 => "i32",
             Scalar::U32 => "u32",
             Scalar::I64 => "i64",
@@ -59,11 +75,31 @@ impl Scalar {
     }
 
     pub fn is_int(self) -> bool {
-        matches!(self, Scalar::I32 | Scalar::U32 | Scalar::I64 | Scalar::U64)
+        self.is_narrow_int()
+            || matches!(self, Scalar::I32 | Scalar::U32 | Scalar::I64 | Scalar::U64)
     }
 
     pub fn is_signed_int(self) -> bool {
-        matches!(self, Scalar::I32 | Scalar::I64)
+        matches!(self, Scalar::I8 | Scalar::I16 | Scalar::I32 | Scalar::I64)
+    }
+
+    /// `u8`, `i8`, `u16`, `i16`: integers narrower than a register. Their
+    /// arithmetic wraps in their own width (`docs/language.md` §3); in PTX
+    /// they live in 32-bit registers, sign- or zero-extended.
+    pub fn is_narrow_int(self) -> bool {
+        matches!(self, Scalar::I8 | Scalar::U8 | Scalar::I16 | Scalar::U16)
+    }
+
+    /// The smallest and largest value of an integer type (`bool`: 0..=1;
+    /// floats have none).
+    pub fn int_range(self) -> Option<(i128, i128)> {
+        let bits = self.bits();
+        match self {
+            Scalar::Bool => Some((0, 1)),
+            t if t.is_signed_int() => Some((-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)),
+            t if t.is_int() => Some((0, (1i128 << bits) - 1)),
+            _ => None,
+        }
     }
 
     pub fn is_float(self) -> bool {
@@ -78,8 +114,8 @@ impl Scalar {
     /// Size in bytes in memory (`bool` is stored as one byte).
     pub fn size(self) -> u32 {
         match self {
-            Scalar::Bool => 1,
-            Scalar::F16 | Scalar::BF16 => 2,
+            Scalar::Bool | Scalar::I8 | Scalar::U8 => 1,
+            Scalar::I16 | Scalar::U16 | Scalar::F16 | Scalar::BF16 => 2,
             Scalar::I32 | Scalar::U32 | Scalar::F32 => 4,
             Scalar::I64 | Scalar::U64 | Scalar::F64 => 8,
         }
@@ -135,6 +171,10 @@ impl fmt::Display for Type {
 /// overflows. The lexer and the checker both say it.
 pub fn literal_range_note(ty: &str) -> String {
     let range = match ty {
+        "i8" => "-128..=127",
+        "u8" => "0..=255",
+        "i16" => "-32768..=32767",
+        "u16" => "0..=65535",
         "i32" => "-2147483648..=2147483647",
         "u32" => "0..=4294967295",
         "i64" => "-9223372036854775808..=9223372036854775807",

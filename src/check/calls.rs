@@ -314,13 +314,16 @@ impl BodyChecker<'_> {
                         place.elem,
                         Scalar::U32 | Scalar::I32 | Scalar::U64 | Scalar::F32 | Scalar::F64
                     ),
-                    _ => place.elem.is_int(),
+                    // PTX has no 8- or 16-bit `atom.min`/`atom.max`.
+                    _ => place.elem.is_int() && !place.elem.is_narrow_int(),
                 };
                 if !ok {
-                    let note = if name == "atomic_add" {
+                    let note = if place.elem.is_narrow_int() {
+                        "PTX has no atomic arithmetic on 8- or 16-bit integers: keep such counters in `u32` or `i32` elements and convert the result with `as`"
+                    } else if name == "atomic_add" {
                         "`atomic_add` supports `u32`, `i32`, `u64`, `f32` and `f64` elements"
                     } else {
-                        "atomic min/max support integer elements"
+                        "atomic min/max support `i32`, `u32`, `i64` and `u64` elements"
                     };
                     self.bad(name, place.elem, p.span, note)?;
                 }
@@ -350,12 +353,13 @@ impl BodyChecker<'_> {
                 let (place, _) = self.place(p, true)?;
                 let cmp = self.expr_as(cmp, place.elem);
                 let v = self.expr_as(v, place.elem);
-                if !place.elem.is_int() {
+                // PTX has `atom.cas.b16`, `.b32` and `.b64`, no 8-bit form.
+                if !place.elem.is_int() || place.elem.bits() == 8 {
                     self.bad(
                         name,
                         place.elem,
                         p.span,
-                        "`atomic_cas` supports integer elements",
+                        "`atomic_cas` supports 16-, 32- and 64-bit integer elements (PTX has `atom.cas.b16`, but no 8-bit compare-and-swap)",
                     )?;
                 }
                 let ty = place.elem;
@@ -396,12 +400,15 @@ impl BodyChecker<'_> {
                 let lane = self.expr_as(lane, Scalar::U32);
                 let mask = self.mask(mask);
                 let v = v?;
-                if !matches!(v.ty, Scalar::U32 | Scalar::I32 | Scalar::F32) {
+                // The narrow integers travel in their 32-bit registers.
+                if !(matches!(v.ty, Scalar::U32 | Scalar::I32 | Scalar::F32)
+                    || v.ty.is_narrow_int())
+                {
                     self.bad(
                         name,
                         v.ty,
                         span,
-                        "shuffles move 32-bit values (`u32`, `i32`, `f32`)",
+                        "shuffles move values of at most 32 bits (`u32`, `i32`, `f32`, and `u8`, `i8`, `u16`, `i16`)",
                     )?;
                 }
                 let op = match name {

@@ -242,6 +242,10 @@ pub fn eval_int(e: &Expr) -> Option<i128> {
 /// Wraps an integer into the range of `ty` (two's complement).
 pub fn wrap(v: i128, ty: Scalar) -> i128 {
     match ty {
+        Scalar::I8 => v as i8 as i128,
+        Scalar::U8 => v as u8 as i128,
+        Scalar::I16 => v as i16 as i128,
+        Scalar::U16 => v as u16 as i128,
         Scalar::I32 => v as i32 as i128,
         Scalar::U32 => v as u32 as i128,
         Scalar::I64 => v as i64 as i128,
@@ -261,6 +265,8 @@ fn unsigned_bits(v: i128, ty: Scalar) -> u128 {
     match ty.bits() {
         64 => u128::from(v as u64),
         32 => u128::from(v as u32),
+        16 => u128::from(v as u16),
+        8 => u128::from(v as u8),
         _ => u128::from(v != 0),
     }
 }
@@ -462,12 +468,7 @@ fn float_to_int(f: f64, from: Scalar, to: Scalar) -> i128 {
 }
 
 fn int_range(t: Scalar) -> (i128, i128) {
-    match t {
-        Scalar::I32 => (i32::MIN as i128, i32::MAX as i128),
-        Scalar::U32 => (0, u32::MAX as i128),
-        Scalar::I64 => (i64::MIN as i128, i64::MAX as i128),
-        _ => (0, u64::MAX as i128),
-    }
+    t.int_range().unwrap_or((0, u64::MAX as i128))
 }
 
 /// `min`, `max`, `abs` and `fma` on arguments of type `ty`.

@@ -72,6 +72,10 @@ pub fn element(elem: Scalar, b: &[u8]) -> String {
     let bits = u64::from_le_bytes(w);
     match elem {
         Scalar::Bool => (bits != 0).to_string(),
+        Scalar::I8 => (bits as u8 as i8).to_string(),
+        Scalar::U8 => (bits as u8).to_string(),
+        Scalar::I16 => (bits as u16 as i16).to_string(),
+        Scalar::U16 => (bits as u16).to_string(),
         Scalar::I32 => (bits as u32 as i32).to_string(),
         Scalar::U32 => (bits as u32).to_string(),
         Scalar::I64 => (bits as i64).to_string(),

@@ -26,7 +26,14 @@ pub fn parse(text: &str, ty: Scalar) -> Result<u64, String> {
                 "`{text}` is not a bool literal (true, false, 1 or 0)"
             )),
         },
-        Scalar::I32 | Scalar::U32 | Scalar::I64 | Scalar::U64 => {
+        Scalar::I8
+        | Scalar::U8
+        | Scalar::I16
+        | Scalar::U16
+        | Scalar::I32
+        | Scalar::U32
+        | Scalar::I64
+        | Scalar::U64 => {
             let v = integer(t).ok_or_else(|| not_a(text, ty))?;
             let (min, max) = int_range(ty);
             if v < min || v > max {
@@ -96,15 +103,9 @@ pub fn half_bits(x: f64, ty: Scalar) -> u16 {
     }
 }
 
-/// The smallest and largest value of an integer type.
+/// The smallest and largest value of an integer type (`bool`: 0 to 1).
 pub fn int_range(ty: Scalar) -> (i128, i128) {
-    match ty {
-        Scalar::I32 => (i128::from(i32::MIN), i128::from(i32::MAX)),
-        Scalar::U32 => (0, i128::from(u32::MAX)),
-        Scalar::I64 => (i128::from(i64::MIN), i128::from(i64::MAX)),
-        Scalar::U64 => (0, i128::from(u64::MAX)),
-        _ => (0, 1),
-    }
+    ty.int_range().unwrap_or((0, 1))
 }
 
 fn not_a(text: &str, ty: Scalar) -> String {
@@ -335,7 +336,7 @@ mod tests {
         use proptest::prelude::*;
 
         fn scalar() -> impl Strategy<Value = Scalar> {
-            (0usize..9).prop_map(|i| Scalar::ALL[i])
+            (0usize..Scalar::ALL.len()).prop_map(|i| Scalar::ALL[i])
         }
 
         proptest! {

@@ -8,6 +8,7 @@
 //! | kdsl | dtype |
 //! | --- | --- |
 //! | `bool` | `\|b1` |
+//! | `i8`, `u8`, `i16`, `u16` | `\|i1`, `\|u1`, `<i2`, `<u2` |
 //! | `i32`, `u32`, `i64`, `u64` | `<i4`, `<u4`, `<i8`, `<u8` |
 //! | `f16`, `f32`, `f64` | `<f2`, `<f4`, `<f8` |
 //! | `bf16` | `<u2` (the bits) |
@@ -22,6 +23,10 @@ use npyz::{DType, NpyFile, Order, TypeChar, WriterBuilder};
 fn code(elem: Scalar) -> (TypeChar, u64) {
     match elem {
         Scalar::Bool => (TypeChar::Bool, 1),
+        Scalar::I8 => (TypeChar::Int, 1),
+        Scalar::U8 => (TypeChar::Uint, 1),
+        Scalar::I16 => (TypeChar::Int, 2),
+        Scalar::U16 => (TypeChar::Uint, 2),
         Scalar::I32 => (TypeChar::Int, 4),
         Scalar::I64 => (TypeChar::Int, 8),
         Scalar::U32 => (TypeChar::Uint, 4),
@@ -37,6 +42,10 @@ fn code(elem: Scalar) -> (TypeChar, u64) {
 pub fn numpy_name(elem: Scalar) -> &'static str {
     match elem {
         Scalar::Bool => "bool",
+        Scalar::I8 => "int8",
+        Scalar::U8 => "uint8",
+        Scalar::I16 => "int16",
+        Scalar::U16 => "uint16",
         Scalar::I32 => "int32",
         Scalar::U32 => "uint32",
         Scalar::I64 => "int64",
@@ -65,8 +74,10 @@ pub fn read(bytes: &[u8], elem: Scalar) -> Result<Vec<u8>, String> {
     };
     let (want_char, want_size) = code(elem);
     if ts.type_char() != want_char || ts.size_field() != want_size {
+        // One-byte types have no byte order: NumPy writes `|u1`.
+        let order = if want_size == 1 { '|' } else { '<' };
         return Err(format!(
-            "its dtype is '{ts}', but the parameter needs {} ('<{}{}')",
+            "its dtype is '{ts}', but the parameter needs {} ('{order}{}{}')",
             numpy_name(elem),
             want_char.to_str(),
             want_size
@@ -88,6 +99,26 @@ pub fn read(bytes: &[u8], elem: Scalar) -> Result<Vec<u8>, String> {
                 out.push(u8::from(b));
             }
         }
+        Scalar::I8 => extend(
+            &mut out,
+            file.into_vec::<i8>().map_err(bad)?,
+            i8::to_le_bytes,
+        ),
+        Scalar::U8 => extend(
+            &mut out,
+            file.into_vec::<u8>().map_err(bad)?,
+            u8::to_le_bytes,
+        ),
+        Scalar::I16 => extend(
+            &mut out,
+            file.into_vec::<i16>().map_err(bad)?,
+            i16::to_le_bytes,
+        ),
+        Scalar::U16 => extend(
+            &mut out,
+            file.into_vec::<u16>().map_err(bad)?,
+            u16::to_le_bytes,
+        ),
         Scalar::I32 => extend(
             &mut out,
             file.into_vec::<i32>().map_err(bad)?,
@@ -199,6 +230,10 @@ pub fn write(elem: Scalar, data: &[u8]) -> std::io::Result<Vec<u8>> {
     let chunks = data.chunks_exact(size.max(1));
     match elem {
         Scalar::Bool => encode(chunks.map(|c| c.first().is_some_and(|&b| b != 0))),
+        Scalar::I8 => encode(chunks.map(|c| i8::from_le_bytes(word(c)))),
+        Scalar::U8 => encode(chunks.map(|c| u8::from_le_bytes(word(c)))),
+        Scalar::I16 => encode(chunks.map(|c| i16::from_le_bytes(word(c)))),
+        Scalar::U16 => encode(chunks.map(|c| u16::from_le_bytes(word(c)))),
         Scalar::I32 => encode(chunks.map(|c| i32::from_le_bytes(word(c)))),
         Scalar::U32 => encode(chunks.map(|c| u32::from_le_bytes(word(c)))),
         Scalar::I64 => encode(chunks.map(|c| i64::from_le_bytes(word(c)))),
@@ -245,6 +280,10 @@ mod tests {
     fn every_element_type_round_trips() {
         let cases: Vec<(Scalar, Vec<u8>)> = vec![
             (Scalar::Bool, vec![1, 0, 1]),
+            (Scalar::I8, le(&[-1i8, 7, i8::MIN], i8::to_le_bytes)),
+            (Scalar::U8, vec![0, 255, 17]),
+            (Scalar::I16, le(&[-2i16, i16::MAX], i16::to_le_bytes)),
+            (Scalar::U16, le(&[u16::MAX, 9], u16::to_le_bytes)),
             (Scalar::I32, le(&[-1i32, 7, i32::MIN], i32::to_le_bytes)),
             (Scalar::U32, le(&[1u32, u32::MAX], u32::to_le_bytes)),
             (Scalar::I64, le(&[-5i64], i64::to_le_bytes)),
@@ -277,6 +316,19 @@ mod tests {
         assert!(String::from_utf8_lossy(&bf).contains("'descr': '<u2'"));
         let b = write(Scalar::Bool, &[1]).unwrap();
         assert!(String::from_utf8_lossy(&b).contains("'descr': '|b1'"));
+        for (elem, descr) in [
+            (Scalar::U8, "'|u1'"),
+            (Scalar::I8, "'|i1'"),
+            (Scalar::U16, "'<u2'"),
+            (Scalar::I16, "'<i2'"),
+        ] {
+            let f = write(elem, &[1, 2]).unwrap();
+            let text = String::from_utf8_lossy(&f).into_owned();
+            assert!(
+                text.contains(&format!("'descr': {descr}")),
+                "{elem}: {text}"
+            );
+        }
     }
 
     #[test]
@@ -289,6 +341,15 @@ mod tests {
         assert_eq!(
             read(&file, Scalar::U32).unwrap_err(),
             "its dtype is '<i4', but the parameter needs uint32 ('<u4')"
+        );
+        let bytes = write(Scalar::U8, &[1, 2]).unwrap();
+        assert_eq!(
+            read(&bytes, Scalar::I8).unwrap_err(),
+            "its dtype is '|u1', but the parameter needs int8 ('|i1')"
+        );
+        assert_eq!(
+            read(&file, Scalar::U8).unwrap_err(),
+            "its dtype is '<i4', but the parameter needs uint8 ('|u1')"
         );
         let f64s = write(Scalar::F64, &le(&[1.0f64], f64::to_le_bytes)).unwrap();
         assert_eq!(
@@ -376,7 +437,7 @@ mod fuzz {
         fn mutated_files_never_panic(
             edits in proptest::collection::vec((0usize..200, any::<u8>()), 1..8),
             cut in 0usize..200,
-            elem in 0usize..9,
+            elem in 0usize..Scalar::ALL.len(),
         ) {
             let elem = Scalar::ALL[elem];
             let data: Vec<u8> = (0..(16 * elem.size() as usize)).map(|i| i as u8 & 1).collect();

@@ -12,6 +12,8 @@
 //! | `f64` | `(next_u64 >> 11) · 2⁻⁵³` |
 //! | `f16` | `(next_u32 >> 21) · 2⁻¹¹` |
 //! | `bf16` | `(next_u32 >> 24) · 2⁻⁸` |
+//! | `i8`, `u8` | the low 8 bits of `next_u32` |
+//! | `i16`, `u16` | the low 16 bits of `next_u32` |
 //! | `i32`, `u32` | the 32 bits of `next_u32` |
 //! | `i64`, `u64` | the 64 bits of `next_u64` |
 //! | `bool` | the top bit of `next_u32` |
@@ -52,6 +54,10 @@ pub fn fill(out: &mut Vec<u8>, elem: Scalar, n: usize, seed: u64) {
             Scalar::BF16 => {
                 let x = f64::from(rng.next_u32() >> 24) / 256.0;
                 out.extend_from_slice(&half::bf16::from_f64(x).to_bits().to_le_bytes());
+            }
+            Scalar::I8 | Scalar::U8 => out.push(rng.next_u32() as u8),
+            Scalar::I16 | Scalar::U16 => {
+                out.extend_from_slice(&(rng.next_u32() as u16).to_le_bytes())
             }
             Scalar::I32 | Scalar::U32 => out.extend_from_slice(&rng.next_u32().to_le_bytes()),
             Scalar::I64 | Scalar::U64 => out.extend_from_slice(&rng.next_u64().to_le_bytes()),

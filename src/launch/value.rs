@@ -44,7 +44,7 @@ pub fn parse(param: &ParamSig, text: &str) -> Result<ArgValue, LaunchError> {
     };
     if let Some(word) = unknown_type_prefix(text) {
         return Err(bad(format!(
-            "`{word}` is not an element type: the types are bool, i32, u32, i64, u64, f16, bf16, f32 and f64, as in `f32:{}`",
+            "`{word}` is not an element type: the types are bool, i8, u8, i16, u16, i32, u32, i64, u64, f16, bf16, f32 and f64, as in `f32:{}`",
             text.split_once(':').map_or(text, |(_, rest)| rest)
         )));
     }
@@ -557,9 +557,13 @@ mod tests {
     fn ptx_pointers_take_a_type_prefix() {
         let q = p("k_param_1", ParamKind::PtxU64);
         assert_eq!(
-            parse(&q, "u8:iota:3").unwrap_err().to_string(),
-            "invalid value for `k_param_1` (PTX .u64: a pointer or a 64-bit integer): `u8` is not an element type: the types are bool, i32, u32, i64, u64, f16, bf16, f32 and f64, as in `f32:iota:3`"
+            parse(&q, "u7:iota:3").unwrap_err().to_string(),
+            "invalid value for `k_param_1` (PTX .u64: a pointer or a 64-bit integer): `u7` is not an element type: the types are bool, i8, u8, i16, u16, i32, u32, i64, u64, f16, bf16, f32 and f64, as in `f32:iota:3`"
         );
+        match parse(&q, "u8:iota:3") {
+            Ok(ArgValue::Array(a)) => assert_eq!((a.elem, a.data), (Scalar::U8, vec![0, 1, 2])),
+            other => panic!("{other:?}"),
+        }
         match parse(&q, "f32:iota:3") {
             Ok(ArgValue::Array(a)) => {
                 assert_eq!((a.elem, a.writable), (Scalar::F32, true));
@@ -582,7 +586,7 @@ mod tests {
             err(&q, "x"),
             "invalid value for `k_param_1` (PTX .u64: a pointer or a 64-bit integer): `x` is neither a 64-bit integer nor a typed array such as `f32:zeros:1024`"
         );
-        assert!(parse(&q, "u8:zeros:1").is_err());
+        assert!(parse(&q, "u7:zeros:1").is_err());
     }
 
     mod generated {
@@ -597,7 +601,7 @@ mod tests {
             fn any_text_is_a_value_or_an_error(
                 text in "(f32:|u8:|bool:)?(zeros|iota|fill|rand|\\[|@)?[-:0-9,\\] a-z.]{0,16}",
                 kind in 0usize..4,
-                elem in 0usize..9,
+                elem in 0usize..Scalar::ALL.len(),
             ) {
                 // Keep generated arrays small: no long runs of digits.
                 let longest = text

@@ -17,6 +17,7 @@
 
 use super::error::Result;
 use super::imm;
+use super::narrow;
 use super::suffix;
 use super::writer::{emit, Class, Operand, Reg, Writer};
 use crate::types::Scalar;
@@ -37,7 +38,7 @@ impl Writer<'_> {
         }
         let d = match (from.is_int(), to.is_int()) {
             (true, true) => return Ok(self.int_to_int(v, from, to)),
-            (true, false) => self.int_to_float(v, from, to),
+            (true, false) => self.int_to_float(v, from, to)?,
             (false, true) => self.float_to_int(v, from, to)?,
             (false, false) => self.float_to_float(v, from, to)?,
         };
@@ -73,25 +74,41 @@ impl Writer<'_> {
         Operand::Reg(d)
     }
 
+    /// Integer to integer: sign- or zero-extended by the source, truncated
+    /// when narrowing. A narrow source is already extended to 32 bits; a
+    /// narrow target keeps the low 8 or 16 bits, extended by its own
+    /// signedness, unless every source value is one of its values.
     fn int_to_int(&mut self, v: Reg, from: Scalar, to: Scalar) -> Operand {
-        match (from.bits(), to.bits()) {
-            (32, 64) => {
+        match (from.bits() == 64, to.bits() == 64) {
+            (false, true) => {
                 let d = self.reg(Class::B64);
                 let t = if from.is_signed_int() { "s" } else { "u" };
                 emit!(self, "cvt.{t}64.{t}32 {}, {};", d, v);
                 Operand::Reg(d)
             }
-            (64, 32) => {
+            (true, false) => {
                 let d = self.reg(Class::B32);
                 emit!(self, "cvt.u32.u64 {}, {};", d, v);
-                Operand::Reg(d)
+                self.wrap_narrow(Operand::Reg(d), to)
             }
-            // Same width: the same bits.
+            // Same width, or between 32 bits and narrower: the same bits,
+            // wrapped into a narrow target that does not hold every value.
+            _ if to.is_narrow_int() && !narrow::widens(from, to) => {
+                self.wrap_narrow(Operand::Reg(v), to)
+            }
             _ => Operand::Reg(v),
         }
     }
 
-    fn int_to_float(&mut self, v: Reg, from: Scalar, to: Scalar) -> Reg {
+    fn int_to_float(&mut self, v: Reg, from: Scalar, to: Scalar) -> Result<Reg> {
+        if to == Scalar::BF16 && from.is_narrow_int() {
+            // PTX has no `cvt.bf16` from an 8- or 16-bit integer; `f32`
+            // holds every such value exactly, so rounding it once to bf16
+            // is the correct rounding.
+            let f = self.reg(Class::F32);
+            emit!(self, "cvt.rn.f32.{} {}, {};", suffix::cvt(from), f, v);
+            return self.float_to_float(f, Scalar::F32, Scalar::BF16);
+        }
         if to == Scalar::BF16 && !self.target.has_sm90_features() {
             // cvt.rz.f32 + sticky bit = round to odd; then round to bf16.
             let f = self.reg(Class::F32);
@@ -107,7 +124,7 @@ impl Writer<'_> {
                 back,
                 v
             );
-            return self.round_odd_to_bf16(f, p);
+            return Ok(self.round_odd_to_bf16(f, p));
         }
         let d = self.reg_for(to);
         if to == Scalar::BF16 {
@@ -121,7 +138,7 @@ impl Writer<'_> {
             d,
             v
         );
-        d
+        Ok(d)
     }
 
     /// Sets the lowest mantissa bit of `f` when `inexact`, then rounds to bf16.

@@ -137,6 +137,12 @@ impl Writer<'_> {
             Scalar::I32 | Scalar::I64 | Scalar::F32 | Scalar::F64 => {
                 emit!(self, "abs.{} {}, {};", suffix::arith(ty), d, x)
             }
+            // `abs(-128i8)` is 128 in 32 bits: wrapped back to -128, as
+            // `abs(i32::MIN)` is `i32::MIN`.
+            Scalar::I8 | Scalar::I16 => {
+                emit!(self, "abs.s32 {}, {};", d, x);
+                return self.wrap_narrow(Operand::Reg(d), ty);
+            }
             Scalar::F16 | Scalar::BF16 => emit!(self, "and.b16 {}, {}, 0x7FFF;", d, x),
             // Unsigned values and bools are their own absolute value.
             _ => return x,
@@ -165,7 +171,14 @@ impl Writer<'_> {
                     z
                 )
             }
-            Scalar::I32 | Scalar::U32 | Scalar::I64 | Scalar::U64 => {
+            Scalar::I8
+            | Scalar::U8
+            | Scalar::I16
+            | Scalar::U16
+            | Scalar::I32
+            | Scalar::U32
+            | Scalar::I64
+            | Scalar::U64 => {
                 emit!(
                     self,
                     "mad.lo.{} {}, {}, {}, {};",
@@ -174,7 +187,8 @@ impl Writer<'_> {
                     x,
                     y,
                     z
-                )
+                );
+                return Ok(self.wrap_narrow(Operand::Reg(d), ty));
             }
             Scalar::Bool => return Err(self.invalid("`fma` on bool")),
         }
@@ -235,13 +249,14 @@ impl Writer<'_> {
                 mask
             );
         };
-        Ok(match vty.bits() {
-            32 => {
+        // By register class: a narrow integer is a 32-bit register.
+        Ok(match Class::of(vty) {
+            Class::B32 | Class::F32 => {
                 let d = Operand::Reg(self.reg_for(vty));
                 shfl(self, &v, &d);
                 d
             }
-            64 => {
+            Class::B64 | Class::F64 => {
                 let v = self.in_reg(v, vty);
                 let (lo, hi, lo2, hi2) = (
                     self.reg(Class::B32),
@@ -256,7 +271,7 @@ impl Writer<'_> {
                 emit!(self, "mov.b64 {}, {{{}, {}}};", d, lo2, hi2);
                 Operand::Reg(d)
             }
-            16 => {
+            Class::B16 => {
                 let (w, w2, d) = (
                     self.reg(Class::B32),
                     self.reg(Class::B32),
@@ -267,7 +282,7 @@ impl Writer<'_> {
                 emit!(self, "cvt.u16.u32 {}, {};", d, w2);
                 Operand::Reg(d)
             }
-            _ => {
+            Class::Pred => {
                 let w = self.convert(v, vty, Scalar::U32)?;
                 let w2 = Operand::Reg(self.reg(Class::B32));
                 shfl(self, &w, &w2);

@@ -20,6 +20,7 @@
 //! - `bulk`: bulk copies, the proxy fence, cluster barriers;
 //! - `math`: built-in functions, warp operations, special registers;
 //! - `suffix`, `imm`: type suffixes, immediates;
+//! - `narrow`: `u8`/`i8`/`u16`/`i16` in 32-bit registers, kept in range;
 //! - `error`: why a module could not be written;
 //! - `lines`: the PTX line → `.kdsl` span map and `--lineinfo`'s
 //!   `.file`/`.loc` directives.
@@ -41,6 +42,7 @@ mod lines;
 mod math;
 mod memory;
 pub mod names;
+mod narrow;
 mod ops;
 mod stmt;
 mod suffix;

@@ -15,29 +15,33 @@ use crate::ir::{BinOp, UnaryOp};
 use crate::types::Scalar;
 
 impl Writer<'_> {
-    /// `-x` (unsigned: `0 - x`; halves: flip the sign bit) and `!x`.
+    /// `-x` (unsigned: `0 - x`; halves: flip the sign bit) and `!x`. A
+    /// narrow integer's result is wrapped back into its type (`-(-128i8)`
+    /// is -128, `!0u8` is 255), except the bitwise not of a signed one,
+    /// which stays in range.
     pub(super) fn unary(&mut self, op: UnaryOp, ty: Scalar, x: Operand) -> Result<Operand> {
+        use Scalar::*;
         let d = self.reg_for(ty);
         match (op, ty) {
-            (UnaryOp::Neg, Scalar::I32 | Scalar::I64 | Scalar::F32 | Scalar::F64) => {
+            (UnaryOp::Neg, I8 | I16 | I32 | I64 | F32 | F64) => {
                 emit!(self, "neg.{} {}, {};", suffix::arith(ty), d, x)
             }
-            (UnaryOp::Neg, Scalar::U32 | Scalar::U64) => {
+            (UnaryOp::Neg, U8 | U16 | U32 | U64) => {
                 emit!(self, "sub.{} {}, 0, {};", suffix::arith(ty), d, x)
             }
             // Flipping the sign bit is exact negation for IEEE halves.
-            (UnaryOp::Neg, Scalar::F16 | Scalar::BF16) => {
+            (UnaryOp::Neg, F16 | BF16) => {
                 emit!(self, "xor.b16 {}, {}, 0x8000;", d, x)
             }
-            (
-                UnaryOp::Not,
-                Scalar::Bool | Scalar::I32 | Scalar::U32 | Scalar::I64 | Scalar::U64,
-            ) => {
+            (UnaryOp::Not, Bool | I8 | U8 | I16 | U16 | I32 | U32 | I64 | U64) => {
                 emit!(self, "not.{} {}, {};", suffix::bits(ty), d, x)
             }
             _ => return Err(self.invalid(format!("`{}` on {ty}", op.symbol()))),
         }
-        Ok(Operand::Reg(d))
+        if op == UnaryOp::Not && ty.is_signed_int() {
+            return Ok(Operand::Reg(d));
+        }
+        Ok(self.wrap_narrow(Operand::Reg(d), ty))
     }
 
     /// `x op y` on operands of type `ty` (`yty` is the shift amount's type).
@@ -129,13 +133,24 @@ impl Writer<'_> {
             }
             _ => return Err(self.invalid(format!("`{}` on {ty}", op.symbol()))),
         }
-        Ok(Operand::Reg(d))
+        // A narrow result computed in 32 bits may leave its type: `+ - *`
+        // and `<<` wrap, and signed `MIN / -1` is MIN again. (`>>`, `%`
+        // and the bitwise operators of values in range stay in range.)
+        let wraps = matches!(op, Add | Sub | Mul | Shl) || (op == Div && ty.is_signed_int());
+        Ok(if wraps {
+            self.wrap_narrow(Operand::Reg(d), ty)
+        } else {
+            Operand::Reg(d)
+        })
     }
 
     /// Integer `/` and `%` by a constant power of two, as shifts and masks:
     /// ptxas emits a full division sequence for `div.u32 x, 16`.
     fn div_pow2(&mut self, op: BinOp, ty: Scalar, x: Operand, k: u32) -> Operand {
-        let (n, b) = (ty.bits(), suffix::bits(ty));
+        // A narrow value sits sign- or zero-extended in a 32-bit register,
+        // whose quotient by 2^k is the narrow one (it cannot overflow).
+        let n = if ty.is_narrow_int() { 32 } else { ty.bits() };
+        let b = suffix::bits(ty);
         let mask = (1u128 << k) - 1;
         let d = self.reg_for(ty);
         if !ty.is_signed_int() {

@@ -174,7 +174,11 @@ impl Writer<'_> {
         let v = self.local(var)?;
         self.mov(v, &s, ty);
         let t = suffix::arith(ty);
-        let exit = if !ty.is_int() || !may_overflow(end, step, ty) {
+        // A narrow loop variable lives in a 32-bit register, where
+        // `var + step` cannot wrap (both are at most 16 bits): the test
+        // after the add is exact, and the out-of-range value it may leave
+        // is never read (the variable is the loop's own).
+        let exit = if !ty.is_int() || ty.is_narrow_int() || !may_overflow(end, step, ty) {
             LoopTest::After
         } else if matches!(ty, Scalar::I32 | Scalar::I64) {
             LoopTest::Left
@@ -292,11 +296,8 @@ fn may_overflow(end: &Expr, step: &Expr, ty: Scalar) -> bool {
     let (Some(e), Some(s)) = (consteval::eval_int(end), consteval::eval_int(step)) else {
         return !matches!(consteval::eval_int(step), Some(1));
     };
-    let max = match ty {
-        Scalar::I32 => i128::from(i32::MAX),
-        Scalar::U32 => i128::from(u32::MAX),
-        Scalar::I64 => i128::from(i64::MAX),
-        _ => i128::from(u64::MAX),
+    let Some((_, max)) = ty.int_range() else {
+        return true;
     };
     s <= 0 || e - 1 + s > max
 }

@@ -7,10 +7,13 @@
 use crate::types::Scalar;
 
 /// Arithmetic type: `add`, `sub`, `mul.lo`, `div`, `rem`, `min`, `setp`, `shr`.
+/// The narrow integers live in 32-bit registers, sign- or zero-extended
+/// (`Class::of`), and compute with 32-bit instructions; the writer brings
+/// every result that may leave their range back into it (`Writer::narrow`).
 pub(super) fn arith(ty: Scalar) -> &'static str {
     match ty {
-        Scalar::I32 => "s32",
-        Scalar::U32 | Scalar::Bool => "u32",
+        Scalar::I8 | Scalar::I16 | Scalar::I32 => "s32",
+        Scalar::U8 | Scalar::U16 | Scalar::U32 | Scalar::Bool => "u32",
         Scalar::I64 => "s64",
         Scalar::U64 => "u64",
         Scalar::F16 => "f16",
@@ -25,6 +28,7 @@ pub(super) fn bits(ty: Scalar) -> &'static str {
     match ty {
         Scalar::Bool => "pred",
         Scalar::F16 | Scalar::BF16 => "b16",
+        Scalar::I8 | Scalar::U8 | Scalar::I16 | Scalar::U16 => "b32",
         Scalar::I32 | Scalar::U32 | Scalar::F32 => "b32",
         Scalar::I64 | Scalar::U64 | Scalar::F64 => "b64",
     }
@@ -49,26 +53,41 @@ pub(super) fn selp(ty: Scalar) -> &'static str {
     }
 }
 
+/// The type a narrow integer has in memory and in `cvt`: a load into a
+/// 32-bit register sign-extends `.s8`/`.s16` and zero-extends `.u8`/`.u16`
+/// (the PTX ISA's rule for operands wider than the instruction type).
+fn narrow(ty: Scalar) -> Option<&'static str> {
+    Some(match ty {
+        Scalar::I8 => "s8",
+        Scalar::U8 => "u8",
+        Scalar::I16 => "s16",
+        Scalar::U16 => "u16",
+        _ => return None,
+    })
+}
+
 /// Memory access (`ld`, `st`): `bool` is one byte.
 pub(super) fn mem(ty: Scalar) -> &'static str {
     match ty {
         Scalar::Bool => "u8",
         Scalar::F16 | Scalar::BF16 => "b16",
-        other => arith(other),
+        other => narrow(other).unwrap_or_else(|| arith(other)),
     }
 }
 
-/// `cvt` operand type.
+/// `cvt` operand type: a narrow integer's own (a float → `u8` conversion
+/// saturates to 0..=255, and `cvt.s32.s8` reads the low byte).
 pub(super) fn cvt(ty: Scalar) -> &'static str {
-    arith(ty)
+    narrow(ty).unwrap_or_else(|| arith(ty))
 }
 
-/// `.param` type of a kernel parameter (`bool` is passed as `u32`).
+/// `.param` type of a kernel parameter (`bool` is passed as `u32`; the
+/// narrow integers as themselves, as C passes `char` and `short`).
 pub(super) fn kernel_param(ty: Scalar) -> &'static str {
     match ty {
         Scalar::Bool => "u32",
         Scalar::F16 | Scalar::BF16 => "b16",
-        other => arith(other),
+        other => narrow(other).unwrap_or_else(|| arith(other)),
     }
 }
 

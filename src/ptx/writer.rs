@@ -41,10 +41,14 @@ impl Class {
     ];
 
     /// `bool` → predicate, integers → `.b32`/`.b64`, `f16`/`bf16` → `.b16`,
-    /// floats → `.f32`/`.f64` (what nvcc does; ptx-notes §9).
+    /// floats → `.f32`/`.f64` (what nvcc does; ptx-notes §9). The narrow
+    /// integers (`u8`, `i8`, `u16`, `i16`) live in `.b32` registers, always
+    /// sign- or zero-extended from their width (PTX has no 8-bit registers,
+    /// and 16-bit integer registers would only add conversions).
     pub(super) fn of(ty: Scalar) -> Class {
         match ty {
             Scalar::Bool => Class::Pred,
+            Scalar::I8 | Scalar::U8 | Scalar::I16 | Scalar::U16 => Class::B32,
             Scalar::I32 | Scalar::U32 => Class::B32,
             Scalar::I64 | Scalar::U64 => Class::B64,
             Scalar::F16 | Scalar::BF16 => Class::B16,

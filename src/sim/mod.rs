@@ -227,6 +227,10 @@ fn signature_of<'p>(
 /// The scalar type a PTX parameter of `ty` takes.
 fn scalar_of(ty: Ty, size: u32) -> Scalar {
     match ty {
+        Ty::S8 if size == 1 => Scalar::I8,
+        Ty::U8 if size == 1 => Scalar::U8,
+        Ty::S16 if size == 2 => Scalar::I16,
+        Ty::U16 if size == 2 => Scalar::U16,
         Ty::S32 | Ty::S16 | Ty::S8 => Scalar::I32,
         Ty::S64 => Scalar::I64,
         Ty::F16 => Scalar::F16,

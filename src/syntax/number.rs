@@ -99,7 +99,7 @@ pub enum NumberError {
     OutOfRange(Scalar),
 }
 
-const INT_SUFFIXES: &str = "the suffixes `u32`, `i32`, `u64`, `i64`";
+const INT_SUFFIXES: &str = "the suffixes `u8`, `i8`, `u16`, `i16`, `u32`, `i32`, `u64`, `i64`";
 const FLOAT_SUFFIX_LIST: &str = "the suffixes `f16`, `bf16`, `f32`, `f64`";
 const FLOAT_SUFFIXES: [&str; 4] = ["bf16", "f16", "f32", "f64"];
 
@@ -407,6 +407,10 @@ mod tests {
         assert_eq!(parse("0b101"), int(5, None));
         assert_eq!(parse("1_000_000"), int(1_000_000, None));
         assert_eq!(parse("16u64"), int(16, Some(Scalar::U64)));
+        assert_eq!(parse("255u8"), int(255, Some(Scalar::U8)));
+        assert_eq!(parse("7i8"), int(7, Some(Scalar::I8)));
+        assert_eq!(parse("65535u16"), int(65535, Some(Scalar::U16)));
+        assert_eq!(parse("1_2i16"), int(12, Some(Scalar::I16)));
         assert_eq!(parse("0xffu32"), int(255, Some(Scalar::U32)));
         assert_eq!(parse("0x1f32u32"), int(0x1f32, Some(Scalar::U32)));
         assert_eq!(parse("0x1f_32"), int(0x1f32, None));
@@ -429,10 +433,13 @@ mod tests {
         assert_eq!(parse("0b10u64"), int(2, Some(Scalar::U64)));
         // Binary digits stop at the first letter: a float suffix there is
         // a float suffix, and binary floats do not exist.
-        for text in ["0b1f32", "0b1f16", "0b1bf16", "0b1f64", "0xfu8", "0xffx"] {
+        for text in ["0b1f32", "0b1f16", "0b1bf16", "0b1f64", "0xfu7", "0xffx"] {
             assert!(is_invalid(text), "{text}: {:?}", parse(text));
         }
         assert_eq!(parse("7i32"), int(7, Some(Scalar::I32)));
+        assert_eq!(parse("0xfu8"), int(15, Some(Scalar::U8)));
+        assert_eq!(parse("0xffi16"), int(255, Some(Scalar::I16)));
+        assert_eq!(parse("0b1u16"), int(1, Some(Scalar::U16)));
         assert_eq!(parse("18446744073709551615"), int(u64::MAX, None));
     }
 
@@ -450,7 +457,8 @@ mod tests {
     #[test]
     fn malformed() {
         for text in [
-            "0x", "0x_", "1e", "1e+", "0b102", "1.5u32", "5u8", "0b1f64", "3abc", "1e5u32", "0xu32",
+            "0x", "0x_", "1e", "1e+", "0b102", "1.5u32", "5u7", "5u128", "1.5u8", "0b1f64", "3abc",
+            "1e5u32", "0xu32", "0xu8",
         ] {
             assert!(
                 is_invalid(text),

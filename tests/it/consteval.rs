@@ -364,6 +364,94 @@ fn shifts_treat_their_amount_as_ptx_does() {
     assert_folds("i64", "(-9223372036854775808i64) >> 64u32", u64::MAX);
 }
 
+/// `u8`, `i8`, `u16`, `i16` wrap in their own width after every operation,
+/// shift by amounts clamped to that width, and saturate float conversions
+/// to their own range (`cvt.rzi.u8.f32`), NaN as for the other integers.
+#[test]
+fn narrow_integers_wrap_shift_and_saturate_in_their_width() {
+    // Wrap-around at the edges.
+    assert_folds("i8", "127i8 + 1i8", 0x80);
+    assert_folds("i8", "(-128i8) - 1i8", 0x7F);
+    assert_folds("i8", "(-128i8) / (-1i8)", 0x80);
+    assert_folds("i8", "(-128i8) % (-1i8)", 0);
+    assert_folds("i8", "-(-128i8)", 0x80);
+    assert_folds("i8", "abs(-128i8)", 0x80);
+    assert_folds("i8", "(-7i8) / 2i8", 0xFD);
+    assert_folds("i8", "(-7i8) % 2i8", 0xFF);
+    assert_folds("i8", "100i8 * 3i8", 0x2C);
+    assert_folds("u8", "255u8 + 1u8", 0);
+    assert_folds("u8", "0u8 - 1u8", 0xFF);
+    assert_folds("u8", "16u8 * 16u8", 0);
+    assert_folds("u8", "!0u8", 0xFF);
+    assert_folds("u8", "200u8 / 3u8", 66);
+    assert_folds("u16", "65535u16 * 65535u16", 1);
+    assert_folds("u16", "65535u16 + 2u16", 1);
+    assert_folds("i16", "32767i16 + 1i16", 0x8000);
+    assert_folds("i16", "(-32768i16) / (-1i16)", 0x8000);
+    assert_folds("i16", "min(-32768i16, 5i16)", 0x8000);
+    assert_folds("u16", "max(65535u16, 5u16)", 0xFFFF);
+    // Shifts: the amount clamped to the narrow width, read as unsigned in
+    // its own type (a negative one is a full shift).
+    assert_folds("u8", "1u8 << 7u32", 0x80);
+    assert_folds("u8", "1u8 << 8u32", 0);
+    assert_folds("u8", "3u8 << 7u8", 0x80);
+    assert_folds("u8", "255u8 >> 8u32", 0);
+    assert_folds("u8", "255u8 >> 7u32", 1);
+    assert_folds("u8", "1u8 << (-1i32)", 0);
+    assert_folds("u8", "129u8 << 1i8", 2);
+    assert_folds("i8", "(-128i8) >> 7u32", 0xFF);
+    assert_folds("i8", "(-128i8) >> 8u32", 0xFF);
+    assert_folds("i8", "(-128i8) >> 200u8", 0xFF);
+    assert_folds("i8", "64i8 >> (-1i8)", 0);
+    assert_folds("i8", "64i8 << 1u32", 0x80);
+    assert_folds("i16", "1i16 << 15u8", 0x8000);
+    assert_folds("i16", "(-2i16) >> 100u64", 0xFFFF);
+    assert_folds("u16", "1u16 << 16u8", 0);
+    assert_folds("u16", "65535u16 >> 15i16", 1);
+    assert_folds("u32", "1u32 << 200u8", 0);
+    assert_folds("u32", "1u32 << (-1i8)", 0);
+    assert_folds("u64", "1u64 << 40u8", 1 << 40);
+    // Float → narrow: truncated, saturated to the narrow range; NaN is 0,
+    // or `1 << (width - 1)` from `f64`, as for the 32-bit integers.
+    assert_folds("u8", "300.0f32 as u8", 0xFF);
+    assert_folds("u8", "(-1.0f32) as u8", 0);
+    assert_folds("u8", "200.9f32 as u8", 200);
+    assert_folds("i8", "(-128.9f32) as i8", 0x80);
+    assert_folds("i8", "(-1e9f32) as i8", 0x80);
+    assert_folds("i8", "1e9f64 as i8", 0x7F);
+    assert_folds("i16", "1e9f64 as i16", 0x7FFF);
+    assert_folds("u16", "70000.5f32 as u16", 0xFFFF);
+    assert_folds("u16", "(1.0f16 / 0.0f16) as u16", 0xFFFF);
+    assert_folds("u8", "(0.0f32 / 0.0f32) as u8", 0);
+    assert_folds("i16", "(0.0bf16 / 0.0bf16) as i16", 0);
+    assert_folds("u8", "(0.0f64 / 0.0f64) as u8", 0x80);
+    assert_folds("i8", "(0.0f64 / 0.0f64) as i8", 0x80);
+    assert_folds("i16", "(0.0f64 / 0.0f64) as i16", 0x8000);
+    // Integer ↔ narrow: truncated to the narrow width, extended by the
+    // source's signedness; narrow → float exactly.
+    assert_folds("u8", "300i32 as u8", 0x2C);
+    assert_folds("u16", "(-1i32) as u16", 0xFFFF);
+    assert_folds("i8", "200u8 as i8", 0xC8);
+    assert_folds("u32", "(-56i8) as u32", 0xFFFF_FFC8);
+    assert_folds("u64", "(-1i8) as u64", u64::MAX);
+    assert_folds("i16", "(-1i8) as i16", 0xFFFF);
+    assert_folds("u16", "(-1i8) as u16", 0xFFFF);
+    assert_folds("i16", "65535u16 as i16", 0xFFFF);
+    assert_folds("i8", "4294967295u64 as i8", 0xFF);
+    assert_folds("f32", "255u8 as f32", 0x437F_0000);
+    assert_folds("f16", "(-128i8) as f16", 0xD800);
+    assert_folds("bf16", "65535u16 as bf16", 0x4780);
+    assert_folds("bool", "256i32 as u8 as bool", 0);
+    // A constant zero divisor is E0117 in every width.
+    for src in [
+        "kernel k(out: global mut [u8], x: u8) block(1) { out[0] = x / 0u8; }\n",
+        "kernel k(out: global mut [i16], x: i16) block(1) { out[0] = x % (3i16 - 3i16); }\n",
+        "const C: i8 = 5i8 / 0i8;\n",
+    ] {
+        assert_eq!(error_codes(&compile(src)), ["E0117"], "{src}");
+    }
+}
+
 #[test]
 fn min_max_abs_follow_ptx_on_nan_and_signed_zeros() {
     assert_folds("f32", "min(-0.0f32, 0.0f32)", 0x8000_0000);
@@ -564,7 +652,7 @@ fn the_generator_covers_the_language() {
             }
         }
     }
-    assert_eq!(types.len(), 9);
+    assert_eq!(types.len(), Ty::ALL.len());
     for token in [
         " + ",
         " - ",
@@ -597,11 +685,19 @@ fn the_generator_covers_the_language() {
         "bf16",
         "f32",
         "f64",
+        "i8",
+        "u8",
+        "i16",
+        "u16",
         "i32",
         "u32",
         "i64",
         "u64",
         "as bool",
+        "as i8",
+        "as u8",
+        "as i16",
+        "as u16",
         "as i32",
         "as u32",
         "as i64",

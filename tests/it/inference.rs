@@ -16,14 +16,16 @@ use std::process::Command;
 // ---- the generator ------------------------------------------------------
 
 /// The scalar types a value can have.
-const TYPES: [&str; 8] = ["i32", "u32", "i64", "u64", "f16", "bf16", "f32", "f64"];
+const TYPES: [&str; 12] = [
+    "i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64", "f16", "bf16", "f32", "f64",
+];
 
 fn is_float(t: &str) -> bool {
     matches!(t, "f16" | "bf16" | "f32" | "f64")
 }
 
 fn is_signed(t: &str) -> bool {
-    matches!(t, "i32" | "i64") || is_float(t)
+    matches!(t, "i8" | "i16" | "i32" | "i64") || is_float(t)
 }
 
 /// A generated expression: its text and whether it is an untyped literal

@@ -106,6 +106,8 @@ impl Lcg {
 fn random_kernel(rng: &mut Lcg, name: &str) -> String {
     let types = [
         ("bool", 1u64),
+        ("u8", 1),
+        ("i16", 2),
         ("f16", 2),
         ("u32", 4),
         ("f32", 4),
@@ -292,14 +294,26 @@ fn parameter_space_boundaries() {
         let arch = target.name();
         let floor = target.min_ptx_version().to_string();
         // 4352 bytes: any version.
-        let ptx = clean_ptx(&params_kernel("", "u32", 1088, ""), target);
-        assert_eq!(ptx_version(&ptx), floor);
-        assemble(&ptxas, &ptx, arch).expect("4352 bytes at the target's version");
+        for src in [
+            params_kernel("", "u32", 1088, ""),
+            // One-byte parameters, packed without padding.
+            params_kernel("", "u8", 4352, ""),
+            params_kernel("a: i16, ", "i8", 4350, ""),
+        ] {
+            let ptx = clean_ptx(&src, target);
+            assert_eq!(ptx_version(&ptx), floor, "{src}");
+            assemble(&ptxas, &ptx, arch).expect("4352 bytes at the target's version");
+        }
         // 4356 bytes, and 4354 counting the padding of a trailing f16
         // (2 + 6 padding + 543 × 8 + 2): PTX 8.1, and ptxas needs it.
         for src in [
             params_kernel("", "u32", 1089, ""),
             params_kernel("first: f16, ", "u64", 543, ", last: f16"),
+            // 4353 bytes of bytes, and 1 + 7 padding + 543 × 8 + 1 with a
+            // u8 before the u64s and an i8 after them.
+            params_kernel("", "u8", 4353, ""),
+            params_kernel("first: u8, ", "u64", 543, ", last: i8"),
+            params_kernel("first: u16, ", "u8", 4351, ""),
         ] {
             let ptx = clean_ptx(&src, target);
             assert_eq!(ptx_version(&ptx), "8.1", "{src}");

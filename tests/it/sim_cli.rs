@@ -10,7 +10,7 @@
 use crate::common::ptxas::require_nvcc;
 use crate::sim_reference;
 use crate::sim_support::root;
-use kdsl::launch::{self, ArgSpec, KernelSignature, Launch, Origin, Request};
+use kdsl::launch::{self, ArgSpec, ArgValue, KernelSignature, Launch, Origin, Request};
 use kdsl::types::Scalar;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -120,7 +120,11 @@ fn run_and_check(what: &str, target: &str, flags: &[String], sig: &KernelSignatu
     assert!(written > 0, "{what}: no --out files");
     let result = sim_reference::check(l, |arg| {
         let name = &sig.params.get(arg)?.name;
-        npy_f32(&dir.join(format!("{name}.npy")))
+        let Some(ArgValue::Array(a)) = l.args.get(arg) else {
+            return None;
+        };
+        let bytes = std::fs::read(dir.join(format!("{name}.npy"))).ok()?;
+        Some(launch::npy::read(&bytes, a.elem).unwrap_or_else(|e| panic!("{name}.npy: {e}")))
     });
     if let Err(e) = result {
         panic!("{what}: {e}");

@@ -1133,3 +1133,72 @@ fn oversized_launches_are_refused() {
         "{text}"
     );
 }
+
+/// The forms kdslc writes for `u8`/`i8`/`u16`/`i16` in 32-bit registers: a
+/// `cvt` from a narrow type reads the register's low bits and extends them
+/// by the type's signedness; `ld.s8`/`ld.u8` extend into the register,
+/// `st.u8`/`st.u16` store the low bytes only; float → narrow `cvt.rzi`
+/// saturates to the narrow range (NaN from `f64` is `1 << (width - 1)`)
+/// and extends; `atom.cas.b16` swaps two bytes of a word. ptxas accepts
+/// every form.
+#[test]
+fn narrow_integers_in_32_bit_registers() {
+    let body = "
+	mov.b32 %r1, 0x1234ABCD;
+	cvt.s32.s8 %r2, %r1;
+	cvt.u32.u8 %r3, %r1;
+	cvt.s32.s16 %r4, %r1;
+	cvt.u32.u16 %r5, %r1;
+	st.global.u8 [%rd0+64], %r1;
+	st.global.u16 [%rd0+68], %r1;
+	ld.global.s8 %r6, [%rd0+64];
+	ld.global.u8 %r7, [%rd0+64];
+	ld.global.s16 %r8, [%rd0+68];
+	ld.global.u16 %r9, [%rd0+68];
+	cvt.rzi.s8.f32 %r10, 0fC3960000;
+	cvt.rzi.u8.f32 %r11, 0f43960000;
+	cvt.rzi.u16.f64 %r12, 0dFFF8000000000000;
+	cvt.rn.f32.s8 %f1, %r1;
+	mov.b32 %r13, %f1;
+	mov.b32 %r14, 0x5A5A5A5A;
+	st.global.u32 [%rd0+72], %r14;
+	cvt.u16.u32 %h2, %r14;
+	mov.b16 %h3, 0x1234;
+	atom.global.cas.b16 %h1, [%rd0+72], %h2, %h3;
+	cvt.u32.u16 %r15, %h1;
+"
+    .to_string()
+        + &stores(&[
+            "%r2", "%r3", "%r4", "%r5", "%r6", "%r7", "%r8", "%r9", "%r10", "%r11", "%r12", "%r13",
+            "%r15",
+        ]);
+    let ptx = kernel(&body);
+    if let Some(ptxas) = crate::common::ptxas::require_ptxas() {
+        crate::common::ptxas::assemble(&ptxas, &ptx, "sm_90").unwrap_or_else(|e| panic!("{e}"));
+    }
+    let got = run_words(&ptx, 1, 19);
+    assert_eq!(
+        got,
+        [
+            0xFFFF_FFCD,
+            0xCD,
+            0xFFFF_ABCD,
+            0xABCD,
+            0xFFFF_FFCD,
+            0xCD,
+            0xFFFF_ABCD,
+            0xABCD,
+            0xFFFF_FF80,
+            0xFF,
+            0x8000,
+            (-51.0f32).to_bits(),
+            0x5A5A,
+            0xdead_beef,
+            0xdead_beef,
+            0xdead_beef,
+            0xdead_becd,
+            0xdead_abcd,
+            0x5A5A_1234,
+        ]
+    );
+}

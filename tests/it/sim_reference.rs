@@ -7,6 +7,7 @@
 //! results carry a stated tolerance.
 
 use kdsl::launch::{ArgValue, Launch};
+use kdsl::types::Scalar;
 
 /// How close a float result must be.
 #[derive(Clone, Copy, Debug)]
@@ -26,8 +27,58 @@ pub enum Tol {
 pub struct Expected {
     /// The argument's position.
     pub arg: usize,
-    pub values: Vec<f32>,
-    pub tol: Tol,
+    pub values: Values,
+}
+
+/// An array's elements: `f32`s, compared within a tolerance, or the values
+/// of any other element type (integers; the bits of other floats), compared
+/// exactly.
+#[derive(Clone, Debug)]
+pub enum Values {
+    F32(Vec<f32>, Tol),
+    Exact(Vec<i128>),
+}
+
+impl Values {
+    /// The elements of an array of `elem` from its little-endian bytes:
+    /// `f32` as floats (compared bit for bit unless a tolerance is given),
+    /// integers and `bool` as their values (signed types sign-extended),
+    /// other floats as their bits.
+    pub fn decode(elem: Scalar, bytes: &[u8]) -> Values {
+        if elem == Scalar::F32 {
+            return Values::F32(
+                bytes
+                    .chunks_exact(4)
+                    .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                    .collect(),
+                Tol::Exact,
+            );
+        }
+        let size = elem.size() as usize;
+        Values::Exact(
+            bytes
+                .chunks_exact(size)
+                .map(|c| {
+                    let mut w = [0u8; 8];
+                    w[..size].copy_from_slice(c);
+                    let bits = u64::from_le_bytes(w);
+                    let shift = 64 - 8 * size as u32;
+                    if elem.is_signed_int() {
+                        i128::from(((bits << shift) as i64) >> shift)
+                    } else {
+                        i128::from(bits)
+                    }
+                })
+                .collect(),
+        )
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Values::F32(v, _) => v.len(),
+            Values::Exact(v) => v.len(),
+        }
+    }
 }
 
 /// Tolerance of float sums over thousands of terms, relative to the sum's
@@ -42,6 +93,13 @@ fn f32s(l: &Launch, i: usize) -> Vec<f32> {
             .chunks_exact(4)
             .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
             .collect(),
+        other => panic!("{}: argument {i} is not an array: {other:?}", l.kernel),
+    }
+}
+
+fn bytes(l: &Launch, i: usize) -> &[u8] {
+    match l.args.get(i) {
+        Some(ArgValue::Array(a)) => &a.data,
         other => panic!("{}: argument {i} is not an array: {other:?}", l.kernel),
     }
 }
@@ -66,8 +124,10 @@ fn accumulated(l: &Launch, n: usize) -> Vec<Expected> {
         .unwrap_or_else(|| panic!("{}: x is shorter than {n}", l.kernel));
     vec![Expected {
         arg: 1,
-        values: vec![(f64::from(out[0]) + f64::from(sum(terms))) as f32],
-        tol: Tol::Rel(SUM_TOL),
+        values: Values::F32(
+            vec![(f64::from(out[0]) + f64::from(sum(terms))) as f32],
+            Tol::Rel(SUM_TOL),
+        ),
     }]
 }
 
@@ -89,8 +149,7 @@ pub fn expected(l: &Launch) -> Vec<Expected> {
             // separately: within 1 ulp.
             vec![Expected {
                 arg: 2,
-                values,
-                tol: Tol::RelOnly(2e-7),
+                values: Values::F32(values, Tol::RelOnly(2e-7)),
             }]
         }
         "reduce_sum" | "cluster_sum" => accumulated(l, scalar(l, 2) as usize),
@@ -114,8 +173,7 @@ pub fn expected(l: &Launch) -> Vec<Expected> {
             }
             vec![Expected {
                 arg: 2,
-                values: c,
-                tol: Tol::Rel(1e-5),
+                values: Values::F32(c, Tol::Rel(1e-5)),
             }]
         }
         "softmax_rows" => {
@@ -135,8 +193,7 @@ pub fn expected(l: &Launch) -> Vec<Expected> {
             // reciprocal of the sum.
             vec![Expected {
                 arg: 1,
-                values: y,
-                tol: Tol::RelOnly(1e-5),
+                values: Values::F32(y, Tol::RelOnly(1e-5)),
             }]
         }
         "transpose" => {
@@ -150,8 +207,7 @@ pub fn expected(l: &Launch) -> Vec<Expected> {
             }
             vec![Expected {
                 arg: 1,
-                values: out,
-                tol: Tol::Exact,
+                values: Values::F32(out, Tol::Exact),
             }]
         }
         "blend_rows" => {
@@ -168,8 +224,20 @@ pub fn expected(l: &Launch) -> Vec<Expected> {
             }
             vec![Expected {
                 arg: 3,
-                values: out,
-                tol: Tol::Exact,
+                values: Values::F32(out, Tol::Exact),
+            }]
+        }
+        "histogram" => {
+            let (data, n) = (bytes(l, 0), scalar(l, 2) as usize);
+            let Values::Exact(mut bins) = Values::decode(Scalar::U32, bytes(l, 1)) else {
+                unreachable!("u32 bins decode as integers")
+            };
+            for &b in &data[..n] {
+                bins[usize::from(b)] = (bins[usize::from(b)] + 1) % (1 << 32);
+            }
+            vec![Expected {
+                arg: 1,
+                values: Values::Exact(bins),
             }]
         }
         other => panic!("no reference for kernel `{other}`"),
@@ -177,22 +245,23 @@ pub fn expected(l: &Launch) -> Vec<Expected> {
 }
 
 /// Checks the arrays after a run of `l`: `got(arg)` gives argument `arg`'s
-/// elements after the run, `None` where the run did not return them (a
+/// bytes after the run, `None` where the run did not return them (a
 /// read-only array of a `.kdsl` kernel is not written out by `--out`).
-pub fn check(l: &Launch, got: impl Fn(usize) -> Option<Vec<f32>>) -> Result<(), String> {
+pub fn check(l: &Launch, got: impl Fn(usize) -> Option<Vec<u8>>) -> Result<(), String> {
     let want = expected(l);
     for (i, arg) in l.args.iter().enumerate() {
         let ArgValue::Array(a) = arg else { continue };
-        let Some(values) = got(i) else {
+        let Some(bytes) = got(i) else {
             if want.iter().any(|e| e.arg == i) {
                 return Err(format!("{}: no result for `{}`", l.kernel, a.name));
             }
             continue;
         };
-        let (expect, tol) = match want.iter().find(|e| e.arg == i) {
-            Some(e) => (e.values.clone(), e.tol),
+        let values = Values::decode(a.elem, &bytes);
+        let expect = match want.iter().find(|e| e.arg == i) {
+            Some(e) => e.values.clone(),
             // Not written by the kernel: unchanged.
-            None => (f32s(l, i), Tol::Exact),
+            None => Values::decode(a.elem, &a.data),
         };
         if values.len() != expect.len() {
             return Err(format!(
@@ -203,17 +272,35 @@ pub fn check(l: &Launch, got: impl Fn(usize) -> Option<Vec<f32>>) -> Result<(), 
                 expect.len()
             ));
         }
-        for (j, (g, w)) in values.iter().zip(&expect).enumerate() {
-            let ok = match tol {
-                Tol::Exact => g.to_bits() == w.to_bits(),
-                Tol::Rel(r) => (g - w).abs() <= r * w.abs().max(1.0),
-                Tol::RelOnly(r) => (g - w).abs() <= r * w.abs() + 1e-12,
-            };
-            if !ok {
+        match (&values, &expect) {
+            (Values::F32(got, _), Values::F32(want, tol)) => {
+                for (j, (g, w)) in got.iter().zip(want).enumerate() {
+                    let ok = match tol {
+                        Tol::Exact => g.to_bits() == w.to_bits(),
+                        Tol::Rel(r) => (g - w).abs() <= r * w.abs().max(1.0),
+                        Tol::RelOnly(r) => (g - w).abs() <= r * w.abs() + 1e-12,
+                    };
+                    if !ok {
+                        return Err(format!(
+                            "{}: `{}`[{j}] is {g}, want {w} ({tol:?})",
+                            l.kernel, a.name
+                        ));
+                    }
+                }
+            }
+            (Values::Exact(got), Values::Exact(want)) => {
+                if let Some(j) = got.iter().zip(want).position(|(g, w)| g != w) {
+                    return Err(format!(
+                        "{}: `{}`[{j}] is {}, want {}",
+                        l.kernel, a.name, got[j], want[j]
+                    ));
+                }
+            }
+            _ => {
                 return Err(format!(
-                    "{}: `{}`[{j}] is {g}, want {w} ({tol:?})",
-                    l.kernel, a.name
-                ));
+                    "{}: `{}` is an array of {}, but the reference has other values",
+                    l.kernel, a.name, a.elem
+                ))
             }
         }
     }
@@ -232,11 +319,6 @@ pub fn check_arrays(l: &Launch, arrays: &[kdsl::launch::Array]) -> Result<(), St
         .collect();
     check(l, |arg| {
         let k = array_args.iter().position(|&i| i == arg)?;
-        arrays.get(k).map(|a| {
-            a.data
-                .chunks_exact(4)
-                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                .collect()
-        })
+        arrays.get(k).map(|a| a.data.clone())
     })
 }

@@ -248,6 +248,41 @@ fn big_pipeline() {
     run_checked(&k, &l);
 }
 
+#[test]
+fn histogram() {
+    let k = sample("histogram");
+    // Every byte value, a skewed run of one value, and a tail past `n`
+    // that must not be counted; bins that start non-zero.
+    let n = 4999usize;
+    let mut data: Vec<u8> = (0..n + 37).map(|i| (i * 7 % 256) as u8).collect();
+    data[1000..1600].fill(0xAB);
+    let bins: Vec<u32> = (0..256).map(|b| b * 3).collect();
+    for grid in [1, 3, 40] {
+        let l = launch(
+            "histogram",
+            [grid, 1, 1],
+            [256, 1, 1],
+            [1, 1, 1],
+            vec![
+                array("data", kdsl::types::Scalar::U8, data.clone()),
+                u32s("bins", &bins),
+                u32v(n as u32),
+            ],
+        );
+        let mut o = run_checked(&k, &l);
+        // The reference is not vacuous: the counts add up, and one count
+        // off by one is caught.
+        let counted: u64 = as_u32(&o.arrays[1])
+            .iter()
+            .zip(&bins)
+            .map(|(g, b)| u64::from(g - b))
+            .sum();
+        assert_eq!(counted, n as u64);
+        o.arrays[1].data[4 * 0xAB] ^= 1;
+        assert!(check_arrays(&l, &o.arrays).is_err(), "bins[0xAB] wrong");
+    }
+}
+
 /// The reference is not vacuous: a wrong result is caught.
 #[test]
 fn the_reference_catches_a_wrong_result() {

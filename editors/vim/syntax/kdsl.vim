@@ -10,7 +10,7 @@ syn keyword kdslStatement    break continue return
 syn keyword kdslStorage      mut global shared barrier
 syn keyword kdslOperatorWord as
 syn keyword kdslBoolean      true false
-syn keyword kdslType         bool i32 u32 i64 u64 f16 bf16 f32 f64
+syn keyword kdslType         bool i8 u8 i16 u16 i32 u32 i64 u64 f16 bf16 f32 f64
 
 " Built-in values and functions.
 syn keyword kdslBuiltinVar   thread_idx block_dim block_idx grid_dim cluster_idx cluster_dim

@@ -253,6 +253,11 @@ impl Verifier<'_> {
                 if place.elem == Scalar::Bool {
                     self.error(e.span, "an atomic on bool");
                 }
+                // PTX's only narrow atomic is `atom.cas.b16`.
+                if place.elem.is_narrow_int() && !(*op == AtomicOp::Cas && place.elem.bits() == 16)
+                {
+                    self.error(e.span, format!("an atomic `{op:?}` on {}", place.elem));
+                }
             }
             ExprKind::Warp(op, args) => {
                 for a in args {

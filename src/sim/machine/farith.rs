@@ -296,13 +296,7 @@ pub fn cvt(c: Cvt, a: u64) -> u64 {
         } else {
             v
         };
-        // A narrow signed result is sign-extended in its (wider) register.
-        let r = trunc(v as u64, to.bits());
-        return if to.is_signed() {
-            sext(r, to.bits()) as u64
-        } else {
-            r
-        };
+        return int_result(v as u64, to);
     }
     if from.is_int() {
         let v = int_value(a, from);
@@ -328,7 +322,7 @@ pub fn cvt(c: Cvt, a: u64) -> u64 {
             // source is `.f64` or the destination 64 bits wide; then
             // `1 << (width - 1)` (MININT, or MAXINT/2 + 1 unsigned).
             return if from == Ty::F64 || to.bits() == 64 {
-                1 << (to.bits() - 1)
+                int_result(1 << (to.bits() - 1), to)
             } else {
                 0
             };
@@ -347,7 +341,7 @@ pub fn cvt(c: Cvt, a: u64) -> u64 {
         } else {
             r as i128
         };
-        return trunc(v as u64, to.bits());
+        return int_result(v as u64, to);
     }
     // float → float
     let x = match c.rnd {
@@ -386,6 +380,19 @@ pub fn cvt(c: Cvt, a: u64) -> u64 {
         return u64::from(float::ftz32(f32::from_bits(bits as u32)).to_bits());
     }
     bits
+}
+
+/// An integer result of `cvt` in its register: the low bits of the type,
+/// sign-extended for a signed type and zero-extended otherwise (the PTX
+/// ISA's rule for a destination register wider than the instruction type:
+/// `cvt.rzi.s8.f32` of -1.0 into a `.b32` register is 0xFFFFFFFF).
+fn int_result(v: u64, to: Ty) -> u64 {
+    let r = trunc(v, to.bits());
+    if to.is_signed() {
+        sext(r, to.bits()) as u64
+    } else {
+        r
+    }
 }
 
 fn float_sat_bits(bits: u64, ty: Ty) -> u64 {
@@ -454,9 +461,30 @@ mod tests {
             ftz: false,
             relu: false,
         };
+        // A signed result is sign-extended in its register.
         assert_eq!(
             cvt(c(Ty::S32, Ty::F32, CvtRnd::Rzi), f(-2.7)),
-            (-2i32) as u32 as u64
+            (-2i64) as u64
+        );
+        assert_eq!(cvt(c(Ty::S8, Ty::F32, CvtRnd::Rzi), f(-1.5)), u64::MAX);
+        assert_eq!(
+            cvt(c(Ty::S8, Ty::F32, CvtRnd::Rzi), f(-1e9)),
+            (-128i64) as u64
+        );
+        assert_eq!(cvt(c(Ty::S8, Ty::F32, CvtRnd::Rzi), f(300.0)), 127);
+        assert_eq!(cvt(c(Ty::U8, Ty::F32, CvtRnd::Rzi), f(300.0)), 255);
+        assert_eq!(cvt(c(Ty::U8, Ty::F32, CvtRnd::Rzi), f(-3.0)), 0);
+        assert_eq!(
+            cvt(c(Ty::U16, Ty::F64, CvtRnd::Rzi), 1e9f64.to_bits()),
+            0xffff
+        );
+        assert_eq!(
+            cvt(c(Ty::S16, Ty::F64, CvtRnd::Rzi), f64::NAN.to_bits()),
+            (-32768i64) as u64
+        );
+        assert_eq!(
+            cvt(c(Ty::U8, Ty::F64, CvtRnd::Rzi), f64::NAN.to_bits()),
+            0x80
         );
         assert_eq!(cvt(c(Ty::S32, Ty::F32, CvtRnd::Rni), f(2.5)), 2);
         assert_eq!(cvt(c(Ty::U32, Ty::F32, CvtRnd::Rzi), f(-5.0)), 0);
@@ -465,7 +493,7 @@ mod tests {
         assert_eq!(cvt(c(Ty::S16, Ty::F32, CvtRnd::Rzi), f(f32::NAN)), 0);
         assert_eq!(
             cvt(c(Ty::S32, Ty::F64, CvtRnd::Rzi), f64::NAN.to_bits()),
-            0x8000_0000
+            i64::from(i32::MIN) as u64
         );
         assert_eq!(
             cvt(c(Ty::U32, Ty::F64, CvtRnd::Rni), f64::NAN.to_bits()),

@@ -22,6 +22,10 @@ use std::fmt::Write as _;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Ty {
     Bool,
+    I8,
+    U8,
+    I16,
+    U16,
     I32,
     U32,
     I64,
@@ -33,8 +37,12 @@ pub enum Ty {
 }
 
 impl Ty {
-    pub const ALL: [Ty; 9] = [
+    pub const ALL: [Ty; 13] = [
         Ty::Bool,
+        Ty::I8,
+        Ty::U8,
+        Ty::I16,
+        Ty::U16,
         Ty::I32,
         Ty::U32,
         Ty::I64,
@@ -44,11 +52,24 @@ impl Ty {
         Ty::F32,
         Ty::F64,
     ];
-    const INTS: [Ty; 4] = [Ty::I32, Ty::U32, Ty::I64, Ty::U64];
+    const INTS: [Ty; 8] = [
+        Ty::I8,
+        Ty::U8,
+        Ty::I16,
+        Ty::U16,
+        Ty::I32,
+        Ty::U32,
+        Ty::I64,
+        Ty::U64,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             Ty::Bool => "bool",
+            Ty::I8 => "i8",
+            Ty::U8 => "u8",
+            Ty::I16 => "i16",
+            Ty::U16 => "u16",
             Ty::I32 => "i32",
             Ty::U32 => "u32",
             Ty::I64 => "i64",
@@ -64,7 +85,8 @@ impl Ty {
     pub fn bits(self) -> u32 {
         match self {
             Ty::Bool => 1,
-            Ty::F16 | Ty::BF16 => 16,
+            Ty::I8 | Ty::U8 => 8,
+            Ty::I16 | Ty::U16 | Ty::F16 | Ty::BF16 => 16,
             Ty::I32 | Ty::U32 | Ty::F32 => 32,
             Ty::I64 | Ty::U64 | Ty::F64 => 64,
         }
@@ -79,7 +101,7 @@ impl Ty {
     }
 
     fn is_signed(self) -> bool {
-        matches!(self, Ty::I32 | Ty::I64)
+        matches!(self, Ty::I8 | Ty::I16 | Ty::I32 | Ty::I64)
     }
 
     /// `f32`/`f64`: `a * b + c` contracts; `min`, `max`, `fma` apply.
@@ -92,6 +114,10 @@ impl Ty {
 #[derive(Clone, Copy, Debug)]
 pub enum Val {
     Bool(bool),
+    I8(i8),
+    U8(u8),
+    I16(i16),
+    U16(u16),
     I32(i32),
     U32(u32),
     I64(i64),
@@ -106,6 +132,10 @@ impl Val {
     pub fn ty(self) -> Ty {
         match self {
             Val::Bool(_) => Ty::Bool,
+            Val::I8(_) => Ty::I8,
+            Val::U8(_) => Ty::U8,
+            Val::I16(_) => Ty::I16,
+            Val::U16(_) => Ty::U16,
             Val::I32(_) => Ty::I32,
             Val::U32(_) => Ty::U32,
             Val::I64(_) => Ty::I64,
@@ -121,6 +151,10 @@ impl Val {
     pub fn bits(self) -> u64 {
         match self {
             Val::Bool(b) => u64::from(b),
+            Val::I8(x) => u64::from(x as u8),
+            Val::U8(x) => u64::from(x),
+            Val::I16(x) => u64::from(x as u16),
+            Val::U16(x) => u64::from(x),
             Val::I32(x) => u64::from(x as u32),
             Val::U32(x) => u64::from(x),
             Val::I64(x) => x as u64,
@@ -159,6 +193,10 @@ impl Val {
     pub fn from_bits(ty: Ty, bits: u64) -> Val {
         match ty {
             Ty::Bool => Val::Bool(bits & 1 == 1),
+            Ty::I8 => Val::I8(bits as u8 as i8),
+            Ty::U8 => Val::U8(bits as u8),
+            Ty::I16 => Val::I16(bits as u16 as i16),
+            Ty::U16 => Val::U16(bits as u16),
             Ty::I32 => Val::I32(bits as u32 as i32),
             Ty::U32 => Val::U32(bits as u32),
             Ty::I64 => Val::I64(bits as i64),
@@ -174,6 +212,10 @@ impl Val {
     fn int(self) -> i128 {
         match self {
             Val::Bool(b) => i128::from(b),
+            Val::I8(x) => x.into(),
+            Val::U8(x) => x.into(),
+            Val::I16(x) => x.into(),
+            Val::U16(x) => x.into(),
             Val::I32(x) => x.into(),
             Val::U32(x) => x.into(),
             Val::I64(x) => x.into(),
@@ -196,6 +238,10 @@ impl Val {
     /// The integer `i` wrapped into `ty` (two's complement truncation).
     fn wrap(ty: Ty, i: i128) -> Val {
         match ty {
+            Ty::I8 => Val::I8(i as i8),
+            Ty::U8 => Val::U8(i as u8),
+            Ty::I16 => Val::I16(i as i16),
+            Ty::U16 => Val::U16(i as u16),
             Ty::I32 => Val::I32(i as i32),
             Ty::U32 => Val::U32(i as u32),
             Ty::I64 => Val::I64(i as i64),
@@ -376,6 +422,18 @@ fn leaf(ty: Ty) -> BoxedStrategy<GenExpr> {
             1 => (any::<bool>(), any::<bool>()).prop_map(move |(nan, neg)| special(t, nan, neg)),
         ]
         .boxed(),
+    }
+}
+
+/// The source of a literal of value `v` (a NaN or an infinity as the
+/// division that makes it), which means `v` in any context.
+pub fn literal_source(v: Val) -> String {
+    match v {
+        Val::Bool(b) => b.to_string(),
+        _ if v.ty().is_int() => int_literal(v).source,
+        _ if v.is_nan() => special(v.ty(), true, false).source,
+        _ if v.float().is_infinite() => special(v.ty(), false, v.float() < 0.0).source,
+        _ => float_literal(v).source,
     }
 }
 
@@ -774,7 +832,7 @@ fn fma3(x: Val, y: Val, z: Val, neg_product: bool, neg_addend: bool) -> Val {
     }
 }
 
-fn binary_value(op: &str, x: Val, y: Val) -> Result<Val, Faults> {
+pub fn binary_value(op: &str, x: Val, y: Val) -> Result<Val, Faults> {
     use Val::*;
     Ok(match (x, y) {
         (Bool(a), Bool(b)) => Bool(match op {
@@ -826,6 +884,10 @@ fn binary_value(op: &str, x: Val, y: Val) -> Result<Val, Faults> {
             _ => a / b,
         }),
         _ if matches!(op, "<<" | ">>") => shift(op, x, y),
+        (I8(a), I8(b)) => I8(int_op(op, a, b)?),
+        (U8(a), U8(b)) => U8(int_op(op, a, b)?),
+        (I16(a), I16(b)) => I16(int_op(op, a, b)?),
+        (U16(a), U16(b)) => U16(int_op(op, a, b)?),
         (I32(a), I32(b)) => I32(int_op(op, a, b)?),
         (U32(a), U32(b)) => U32(int_op(op, a, b)?),
         (I64(a), I64(b)) => I64(int_op(op, a, b)?),
@@ -859,7 +921,7 @@ macro_rules! wrapping {
         }
     )*};
 }
-wrapping!(i32, u32, i64, u64);
+wrapping!(i8, u8, i16, u16, i32, u32, i64, u64);
 
 /// An integer operator; division or remainder by zero is an error.
 fn int_op<T: Wrapping>(op: &str, a: T, b: T) -> Result<T, Faults> {
@@ -878,13 +940,21 @@ fn shift(op: &str, x: Val, s: Val) -> Val {
     let k = amount.min(width - 1) as u32;
     match (op, x) {
         ("<<", _) if full => Val::wrap(x.ty(), 0),
+        ("<<", Val::I8(a)) => Val::I8(a << k),
+        ("<<", Val::U8(a)) => Val::U8(a << k),
+        ("<<", Val::I16(a)) => Val::I16(a << k),
+        ("<<", Val::U16(a)) => Val::U16(a << k),
         ("<<", Val::I32(a)) => Val::I32(a << k),
         ("<<", Val::U32(a)) => Val::U32(a << k),
         ("<<", Val::I64(a)) => Val::I64(a << k),
         ("<<", Val::U64(a)) => Val::U64(a << k),
+        (_, Val::I8(a)) => Val::I8(a >> k),
+        (_, Val::I16(a)) => Val::I16(a >> k),
         (_, Val::I32(a)) => Val::I32(a >> k),
         (_, Val::I64(a)) => Val::I64(a >> k),
-        (_, Val::U32(_) | Val::U64(_)) if full => Val::wrap(x.ty(), 0),
+        (_, Val::U8(_) | Val::U16(_) | Val::U32(_) | Val::U64(_)) if full => Val::wrap(x.ty(), 0),
+        (_, Val::U8(a)) => Val::U8(a >> k),
+        (_, Val::U16(a)) => Val::U16(a >> k),
         (_, Val::U32(a)) => Val::U32(a >> k),
         (_, Val::U64(a)) => Val::U64(a >> k),
         _ => x,
@@ -933,6 +1003,8 @@ fn call(f: &str, args: Vec<GenExpr>) -> GenExpr {
                     *b
                 }
             }
+            ("abs", [Val::I8(a)]) => Val::I8(a.wrapping_abs()),
+            ("abs", [Val::I16(a)]) => Val::I16(a.wrapping_abs()),
             ("abs", [Val::I32(a)]) => Val::I32(a.wrapping_abs()),
             ("abs", [Val::I64(a)]) => Val::I64(a.wrapping_abs()),
             ("abs", [Val::F32(a)]) => Val::F32(a.abs()),
@@ -1007,6 +1079,10 @@ pub fn convert(v: Val, to: Ty) -> Val {
     }
     // Halves widen exactly; Rust's float → int `as` truncates and saturates.
     match to {
+        Ty::I8 => Val::I8(x as i8),
+        Ty::U8 => Val::U8(x as u8),
+        Ty::I16 => Val::I16(x as i16),
+        Ty::U16 => Val::U16(x as u16),
         Ty::I32 => Val::I32(x as i32),
         Ty::U32 => Val::U32(x as u32),
         Ty::I64 => Val::I64(x as i64),

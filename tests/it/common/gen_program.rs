@@ -22,6 +22,10 @@ use std::collections::BTreeSet;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Ty {
     Bool,
+    I8,
+    U8,
+    I16,
+    U16,
     I32,
     U32,
     I64,
@@ -32,8 +36,12 @@ pub enum Ty {
     F64,
 }
 
-pub const TYS: [Ty; 9] = [
+pub const TYS: [Ty; 13] = [
     Ty::Bool,
+    Ty::I8,
+    Ty::U8,
+    Ty::I16,
+    Ty::U16,
     Ty::I32,
     Ty::U32,
     Ty::I64,
@@ -43,12 +51,25 @@ pub const TYS: [Ty; 9] = [
     Ty::F32,
     Ty::F64,
 ];
-const INTS: [Ty; 4] = [Ty::I32, Ty::U32, Ty::I64, Ty::U64];
+const INTS: [Ty; 8] = [
+    Ty::I8,
+    Ty::U8,
+    Ty::I16,
+    Ty::U16,
+    Ty::I32,
+    Ty::U32,
+    Ty::I64,
+    Ty::U64,
+];
 
 impl Ty {
     pub fn name(self) -> &'static str {
         match self {
             Ty::Bool => "bool",
+            Ty::I8 => "i8",
+            Ty::U8 => "u8",
+            Ty::I16 => "i16",
+            Ty::U16 => "u16",
             Ty::I32 => "i32",
             Ty::U32 => "u32",
             Ty::I64 => "i64",
@@ -63,7 +84,11 @@ impl Ty {
         INTS.contains(&self)
     }
     fn is_signed(self) -> bool {
-        matches!(self, Ty::I32 | Ty::I64)
+        matches!(self, Ty::I8 | Ty::I16 | Ty::I32 | Ty::I64)
+    }
+    /// `u8`, `i8`, `u16`, `i16`.
+    fn is_narrow(self) -> bool {
+        matches!(self, Ty::I8 | Ty::U8 | Ty::I16 | Ty::U16)
     }
     fn is_half(self) -> bool {
         matches!(self, Ty::F16 | Ty::BF16)
@@ -77,16 +102,16 @@ impl Ty {
     fn bits(self) -> u32 {
         match self {
             Ty::I64 | Ty::U64 | Ty::F64 => 64,
-            Ty::F16 | Ty::BF16 => 16,
-            Ty::Bool => 8,
+            Ty::I16 | Ty::U16 | Ty::F16 | Ty::BF16 => 16,
+            Ty::Bool | Ty::I8 | Ty::U8 => 8,
             _ => 32,
         }
     }
     /// Bytes in memory (a shared array element).
     fn size(self) -> u32 {
         match self {
-            Ty::Bool => 1,
-            Ty::F16 | Ty::BF16 => 2,
+            Ty::Bool | Ty::I8 | Ty::U8 => 1,
+            Ty::I16 | Ty::U16 | Ty::F16 | Ty::BF16 => 2,
             Ty::I32 | Ty::U32 | Ty::F32 => 4,
             _ => 8,
         }
@@ -214,7 +239,13 @@ impl Gen {
         match ty {
             Ty::Bool => self.pick(&["true", "false"]).to_string(),
             t if t.is_int() => {
-                let v = self.below(200) + 1;
+                // In range for every integer type: `i8` takes up to 127
+                // (and -128), `u8` up to 255.
+                let v = if t == Ty::I8 {
+                    self.below(100) + 1
+                } else {
+                    self.below(200) + 1
+                };
                 match self.below(7) {
                     0 => {
                         self.note("lit:hex");
@@ -227,6 +258,10 @@ impl Gen {
                     2 => {
                         self.note(format!("lit:suffix:{}", t.name()));
                         format!("{v}{}", t.name())
+                    }
+                    3 if t.bits() == 8 => {
+                        self.note("lit:underscore");
+                        format!("1_{}", v % 10)
                     }
                     3 => {
                         self.note("lit:underscore");
@@ -456,7 +491,7 @@ impl Gen {
                 let e = self.expr(t, env, d);
                 format!("abs({e})")
             }
-            8 if matches!(t, Ty::U32 | Ty::I32) => {
+            8 if matches!(t, Ty::U32 | Ty::I32) || t.is_narrow() => {
                 let f = self.pick(&["shfl_down", "shfl_up", "shfl_xor", "shfl_idx"]);
                 self.note(format!("builtin:{f}"));
                 let v = self.expr(t, env, d);
@@ -594,8 +629,8 @@ pub fn required_features() -> Vec<String> {
         f.push(format!("global_mut:{}", a.name()));
         f.push(format!("let_annotated:{}", a.name()));
     }
-    for t in ["i32", "u32", "i64", "u64", "f16", "bf16", "f32", "f64"] {
-        f.push(format!("lit:suffix:{t}"));
+    for t in TYS.into_iter().filter(|t| *t != Ty::Bool) {
+        f.push(format!("lit:suffix:{}", t.name()));
     }
     for t in INTS {
         f.push(format!("shift_amount:{}", t.name()));
@@ -673,6 +708,10 @@ pub fn required_features() -> Vec<String> {
         for a in ["atomic_max", "atomic_min", "atomic_cas"] {
             f.push(format!("{a}:{t}"));
         }
+    }
+    // The narrow integers' one atomic: the 16-bit compare-and-swap.
+    for t in ["u16", "i16"] {
+        f.push(format!("atomic_cas:{t}"));
     }
     for op in [
         "arrive()",
@@ -784,7 +823,7 @@ pub fn required_features() -> Vec<String> {
     for c in 1..=16 {
         f.push(format!("bound:cluster:{c}"));
     }
-    for w in [32, 64] {
+    for w in [8, 16, 32, 64] {
         for a in ["0", "w-1", "w"] {
             f.push(format!("bound:shift:{w}:{a}"));
         }

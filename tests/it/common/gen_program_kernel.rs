@@ -367,6 +367,7 @@ fn main_kernel(g: &mut Gen, env: &Env, sm90: bool) -> String {
     k.stmt("if n == 4294967295u32 {\n    return;\n}");
     globals(g, &mut k);
     lets(g, &mut k);
+    casts(g, &mut k);
     control(g, &mut k);
     shared(g, &mut k);
     atomics(g, &mut k);
@@ -427,6 +428,20 @@ fn store_op(g: &mut Gen, k: &mut K, place: &str, ty: Ty, j: u64, kind: &str) {
         _ => g.expr(ty, &k.env, 2),
     };
     k.stmt(format!("{place} {op} {value};"));
+}
+
+/// Casts between every pair of scalar types, swept over the run (three
+/// pairs a program: the 169 pairs in 57 programs); the random expressions
+/// cast too, at random.
+fn casts(g: &mut Gen, k: &mut K) {
+    for j in 0..3 {
+        let pair = g.sweep(&(0..TYS.len() * TYS.len()).collect::<Vec<_>>(), 3, j);
+        let (from, to) = (TYS[pair / TYS.len()], TYS[pair % TYS.len()]);
+        let e = g.cast(from, to, &k.env, 1);
+        let v = g.name("c");
+        k.stmt(format!("let {v}: {} = {e};", to.name()));
+        k.local(&v, to);
+    }
 }
 
 /// Locals: annotated, inferred, mutable, shadowed; assigned with every
@@ -559,10 +574,11 @@ fn atomics(g: &mut Gen, k: &mut K) {
         1,
         0,
     );
-    let types: &[Ty] = if f == "atomic_add" {
-        &[Ty::U32, Ty::I32, Ty::U64, Ty::F32, Ty::F64]
-    } else {
-        &[Ty::U32, Ty::I32, Ty::U64, Ty::I64]
+    let types: &[Ty] = match f {
+        "atomic_add" => &[Ty::U32, Ty::I32, Ty::U64, Ty::F32, Ty::F64],
+        // `atom.cas.b16`: the narrow integers' one atomic.
+        "atomic_cas" => &[Ty::U32, Ty::I32, Ty::U64, Ty::I64, Ty::U16, Ty::I16],
+        _ => &[Ty::U32, Ty::I32, Ty::U64, Ty::I64],
     };
     // Each function comes round every 4 programs, with the next type.
     let t = g.sweep(types, 0, g.index / 4);

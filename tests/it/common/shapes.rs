@@ -236,23 +236,30 @@ fn params_outcome(n: usize) -> Outcome {
     }
 }
 
-/// A device function with `n` parameters, called by the kernel.
+/// A device function with `n` parameters (`u32` and `u16` in turn),
+/// called by the kernel.
 fn many_fn_params(n: usize) -> String {
-    let params: Vec<String> = (0..n).map(|i| format!("_p{i}: u32")).collect();
-    let args = vec!["x"; n].join(", ");
+    let params: Vec<String> = (0..n)
+        .map(|i| format!("_p{i}: {}", if i % 2 == 0 { "u32" } else { "u16" }))
+        .collect();
+    let args: Vec<&str> = (0..n)
+        .map(|i| if i % 2 == 0 { "x" } else { "(x as u16)" })
+        .collect();
+    let args = args.join(", ");
     format!(
         "fn f({}) -> u32 {{\n    1\n}}\n{KERNEL}    out[0] = f({args});\n}}\n",
         params.join(", ")
     )
 }
 
-/// A kernel declaring `n` shared arrays of 128 bytes each (past 384 of
-/// them, dynamic shared memory; past sm_90's maximum, 1816 of them, one
-/// E0122).
+/// A kernel declaring `n` shared arrays of 128 bytes each, `[u32; 32]`
+/// and `[u8; 128]` in turn (past 384 of them, dynamic shared memory; past
+/// sm_90's maximum, 1816 of them, one E0122).
 fn many_shared(n: usize) -> String {
     let mut s = String::from(KERNEL);
     for i in 0..n {
-        s.push_str(&format!("    shared s{i}: [u32; 32];\n"));
+        let ty = if i % 2 == 0 { "u32; 32" } else { "u8; 128" };
+        s.push_str(&format!("    shared s{i}: [{ty}];\n"));
     }
     s.push_str("    s0[0] = x;\n    out[0] = s0[1];\n}\n");
     s

@@ -254,6 +254,9 @@ fn stmt(out: &mut String, cx: Cx, s: &Stmt, level: usize) {
         StmtKind::SyncThreads => out.push_str("sync_threads"),
         StmtKind::ClusterSync => out.push_str("cluster_sync"),
         StmtKind::FenceProxyAsync => out.push_str("fence_proxy_async"),
+        StmtKind::Fence(sem) => {
+            let _ = write!(out, "fence {} {}", sem.order.name(), sem.scope.name());
+        }
         StmtKind::Barrier(op) => barrier_op(out, cx, op, level),
         StmtKind::CopyAsync {
             dst,
@@ -485,14 +488,17 @@ fn expr(out: &mut String, cx: Cx, x: &Expr, level: usize) {
             list(out, cx, args, level);
             out.push(')');
         }
-        ExprKind::Atomic { op, place: p, args } => {
-            let name = match op {
-                AtomicOp::Add => "atomic_add",
-                AtomicOp::Max => "atomic_max",
-                AtomicOp::Min => "atomic_min",
-                AtomicOp::Cas => "atomic_cas",
-            };
-            let _ = write!(out, "{name}(");
+        ExprKind::Atomic {
+            op,
+            sem,
+            place: p,
+            args,
+        } => {
+            let _ = write!(out, "{}", op.name());
+            if *sem != MemSem::ATOMIC {
+                let _ = write!(out, ".{}.{}", sem.order.name(), sem.scope.name());
+            }
+            out.push('(');
             place(out, cx, p, level);
             for a in args {
                 out.push_str(", ");

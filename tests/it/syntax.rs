@@ -40,7 +40,18 @@ fn sexpr(e: &Expr) -> String {
             let idx: Vec<String> = indices.iter().map(index_arg).collect();
             format!("(index {} {})", sexpr(base), idx.join(" "))
         }
-        ExprKind::Call { callee, args } => call("call", &callee.name, args),
+        ExprKind::Call {
+            callee,
+            args,
+            named,
+        } => {
+            let mut s = call("call", &callee.name, args);
+            for n in named {
+                s.pop();
+                s = format!("{s} (= {} {}))", n.name.name, sexpr(&n.value));
+            }
+            s
+        }
         ExprKind::MethodCall {
             receiver,
             method,

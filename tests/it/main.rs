@@ -28,6 +28,7 @@ mod render;
 mod samples;
 mod scaling;
 mod setup;
+mod sim_atomics;
 mod sim_broken;
 mod sim_cli;
 mod sim_generated;

@@ -5,6 +5,7 @@
 mod common;
 mod ptx_build;
 
+mod atomics;
 mod barriers;
 mod catalog;
 mod cli;

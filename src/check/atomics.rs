@@ -1,12 +1,13 @@
 //! The atomics (`atomic_add(place, v, order = acquire, scope = cluster)`,
 //! ...) and `fence(order = ..., scope = ...)`, with their named arguments
 //! (E0140), whose values are words read where they stand, like a barrier
-//! group's scope (E0141, E0142; E0200 for `cluster` before sm_90).
+//! group's scope (E0141, E0142; E0200 for `cluster` before sm_90; E0143
+//! for `cta` on another CTA's memory).
 
 use super::body::{Binding, BodyChecker};
 use super::calls::CallResult;
 use super::error::CheckError;
-use crate::ir::{AtomicOp, ExprKind, MemOrder, MemScope, MemSem, StmtKind};
+use crate::ir::{AtomicOp, ExprKind, MemOrder, MemScope, MemSem, PlaceKind, StmtKind};
 use crate::span::Span;
 use crate::syntax::ast;
 
@@ -98,6 +99,16 @@ impl BodyChecker<'_> {
             self.bad(name, place.elem, place_span, accepted_note(op))?;
         }
         let sem = sem?;
+        if sem.scope == MemScope::Cta && matches!(place.kind, PlaceKind::Remote { .. }) {
+            if let Some(scope) = taken.iter().find(|a| &*a.name.name == "scope") {
+                self.error(CheckError::ScopeTooNarrow {
+                    callee: name.to_string(),
+                    scope: scope.value.span,
+                    place: place_span,
+                });
+                return None;
+            }
+        }
         let mut lowered = Vec::with_capacity(values.len());
         for v in values {
             lowered.push(v?);

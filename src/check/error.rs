@@ -234,6 +234,13 @@ pub enum CheckError {
         span: Span,
         allowed: Vec<&'static str>,
     },
+    /// E0143: an atomic on a peer CTA's shared memory (`remote(...)`) at
+    /// CTA scope, which leaves out the CTA that owns the memory.
+    ScopeTooNarrow {
+        callee: String,
+        scope: Span,
+        place: Span,
+    },
 }
 
 /// `a`, `b` and `c` as a list of code spans.
@@ -594,6 +601,14 @@ impl CheckError {
                     .note(why)
                     .help(format!("`{callee}` takes the orders {}", word_list(&allowed)))
             }
+            CheckError::ScopeTooNarrow { callee, scope, place } => Diagnostic::error(
+                "E0143",
+                format!("`{callee}` on another CTA's shared memory cannot have scope `cta`"),
+            )
+            .primary(scope, "scope `cta` leaves out the CTA that owns the memory")
+            .secondary(place, "this element is in a CTA of the cluster chosen by rank")
+            .note("an atomic is atomic only with respect to the threads of its scope: the owning CTA's threads, and those of every other CTA of the cluster, would not see it as one")
+            .fix("use scope `cluster`", scope, "cluster"),
             CheckError::ArrivalsOutOfRange { n, span } => {
                 Diagnostic::error("E0306", format!("arrival count {n} is out of range (1..=1048575)"))
                     .primary(span, "arrival count")

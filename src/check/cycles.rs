@@ -162,7 +162,9 @@ impl Uses {
                 }
                 ast::ExprKind::Call { args, named, .. } => {
                     args.iter().for_each(|a| self.expr(a));
-                    named.iter().for_each(|n| self.expr(&n.value));
+                    ast::named_args(named)
+                        .iter()
+                        .for_each(|n| self.expr(&n.value));
                 }
                 ast::ExprKind::MethodCall { receiver, args, .. } => {
                     args.iter().for_each(|a| self.expr(a));

@@ -110,7 +110,7 @@ impl BodyChecker<'_> {
                 callee,
                 args,
                 named,
-            } => match self.call(callee, args, named, e.span, expected)? {
+            } => match self.call(callee, args, ast::named_args(named), e.span, expected)? {
                 super::calls::CallResult::Value(v) => Some(v),
                 super::calls::CallResult::Effect(_) => {
                     self.unit_as_value(expected, e.span);

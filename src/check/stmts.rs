@@ -535,7 +535,7 @@ impl BodyChecker<'_> {
                 callee,
                 args,
                 named,
-            } => match self.call(callee, args, named, e.span, None) {
+            } => match self.call(callee, args, ast::named_args(named), e.span, None) {
                 Some(super::calls::CallResult::Effect(kind)) => Some(*kind),
                 Some(super::calls::CallResult::Value(v)) => Some(StmtKind::Expr(v)),
                 None => None,

@@ -347,11 +347,13 @@ pub enum ExprKind {
     /// `name(args)`: a device function or a built-in function. `args` are
     /// the positional arguments, `named` the `name = value` ones, which
     /// only the atomics and `fence` take (`atomic_add(x[i], v, order =
-    /// acquire)`); the checker reports them anywhere else (E0140).
+    /// acquire)`); the checker reports them anywhere else (E0140). Boxed,
+    /// and `None` when there are none (nearly always), so that a call is no
+    /// larger than a method call and `Expr` does not grow for them.
     Call {
         callee: Ident,
         args: Vec<Expr>,
-        named: Vec<NamedArg>,
+        named: NamedArgs,
     },
     /// `receiver.method(args)`: barrier operations (`full[s].wait()`).
     MethodCall {
@@ -386,6 +388,14 @@ pub enum ExprKind {
     Paren(Box<Expr>),
     /// An expression the parser skipped (already reported).
     Error,
+}
+
+/// A call's `name = value` arguments: `None` when it has none.
+pub type NamedArgs = Option<Box<Vec<NamedArg>>>;
+
+/// The named arguments as a slice.
+pub fn named_args(named: &NamedArgs) -> &[NamedArg] {
+    named.as_deref().map_or(&[], Vec::as_slice)
 }
 
 /// A `name = value` argument of a call.
@@ -485,7 +495,7 @@ impl ExprKind {
                 .iter()
                 .map(IndexArg::depth)
                 .fold(base.depth, u32::max),
-            ExprKind::Call { args, named, .. } => named
+            ExprKind::Call { args, named, .. } => named_args(named)
                 .iter()
                 .map(|n| n.value.depth)
                 .fold(max_of(args), u32::max),

@@ -99,7 +99,7 @@ pub fn call(callee: Ident, list: Vec<CallArg>, span: Span) -> Expr {
         ExprKind::Call {
             callee,
             args,
-            named,
+            named: (!named.is_empty()).then(|| Box::new(named)),
         },
         span,
     )

@@ -46,7 +46,7 @@ fn sexpr(e: &Expr) -> String {
             named,
         } => {
             let mut s = call("call", &callee.name, args);
-            for n in named {
+            for n in kdsl::syntax::ast::named_args(named) {
                 s.pop();
                 s = format!("{s} (= {} {}))", n.name.name, sexpr(&n.value));
             }

@@ -383,3 +383,26 @@ fn atomic_and_fence_forms_ptxas_rejects_are_load_errors() {
         assert!(err.contains(why), "`{inst}`: {err}");
     }
 }
+
+#[test]
+fn loops_with_ordered_atomics_are_left_alone() {
+    let text = |order: &str| {
+        format!(
+            "kernel k(x: global mut [u32]) block(32) {{\n    \
+             for k in 0u32..4 {{\n        atomic_add(x[k], 1{order});\n    }}\n}}\n"
+        )
+    };
+    let adds = |order: &str| {
+        let ptx = kdsl::compile_str("k.kdsl", &text(order), &with(Passes::all()))
+            .ptx
+            .expect("PTX");
+        ptx.lines().filter(|l| l.contains(".add.u32")).count()
+    };
+    // Relaxed (written or not): copied four times; any other order orders
+    // memory, and the loop stays a loop.
+    assert_eq!(adds(""), 4);
+    assert_eq!(adds(", order = relaxed, scope = cta"), 4);
+    for order in ["acquire", "release", "acq_rel"] {
+        assert_eq!(adds(&format!(", order = {order}")), 1, "{order}");
+    }
+}

@@ -367,6 +367,7 @@ impl Analyzer<'_, '_> {
             StmtKind::SyncThreads
             | StmtKind::ClusterSync
             | StmtKind::FenceProxyAsync
+            | StmtKind::Fence(_)
             | StmtKind::CopyAsyncCommit
             | StmtKind::CopyAsyncWait(_) => {}
             // The condition that failed to check is unknown: its blocks are

@@ -2,9 +2,7 @@
 
 use super::body::BodyChecker;
 use super::error::CheckError;
-use crate::ir::{
-    self, AtomicOp, Expr, ExprKind, LaneMask, MathFn, Special, StmtKind, Value, WarpOp,
-};
+use crate::ir::{self, Expr, ExprKind, LaneMask, MathFn, Special, StmtKind, Value, WarpOp};
 use crate::span::Span;
 use crate::syntax::ast;
 use crate::types::Scalar;
@@ -30,8 +28,15 @@ const BUILTIN_FUNCTIONS: &[&str] = &[
     "fma",
     "select",
     "atomic_add",
+    "atomic_sub",
     "atomic_max",
     "atomic_min",
+    "atomic_exch",
+    "atomic_and",
+    "atomic_or",
+    "atomic_xor",
+    "atomic_inc",
+    "atomic_dec",
     "atomic_cas",
     "shfl_down",
     "shfl_up",
@@ -50,6 +55,7 @@ const BUILTIN_FUNCTIONS: &[&str] = &[
     "sync_warp",
     "sync_threads",
     "cluster_sync",
+    "fence",
     "fence_proxy_async",
     "copy_async",
     "copy_async_store",
@@ -70,10 +76,21 @@ impl BodyChecker<'_> {
         &mut self,
         callee: &ast::Ident,
         args: &[ast::Expr],
+        named: &[ast::NamedArg],
         span: Span,
         expected: Option<Scalar>,
     ) -> Option<CallResult> {
-        if let Some(&id) = self.g.function_ids.get(&*callee.name) {
+        let user = self.g.function_ids.get(&*callee.name).copied();
+        if user.is_none() && is_builtin_function(&callee.name) && !self.const_context {
+            if let Some(op) = super::atomics::atomic_op(&callee.name) {
+                return self.atomic_call(op, args, named, span);
+            }
+            if &*callee.name == "fence" {
+                return self.fence_call(args, named, span);
+            }
+        }
+        self.no_named_args(&callee.name, named);
+        if let Some(id) = user {
             return self.user_call(id, callee, args, span);
         }
         self.builtin_call(callee, args, span, expected)
@@ -131,9 +148,6 @@ impl BodyChecker<'_> {
         match name {
             "min" | "max" | "abs" | "sqrt" | "rsqrt" | "exp2" | "log2" | "exp" | "log" | "sin"
             | "cos" | "fma" | "select" => self.math_call(name, args, span, expected),
-            "atomic_add" | "atomic_max" | "atomic_min" | "atomic_cas" => {
-                self.atomic_call(name, args, span)
-            }
             "shfl_down" | "shfl_up" | "shfl_xor" | "shfl_idx" | "ballot" | "any" | "all"
             | "elect_one" | "active_mask" | "sync_warp" => {
                 self.warp_call(name, args, span, expected)
@@ -286,89 +300,6 @@ impl BodyChecker<'_> {
                 let ty = a.ty;
                 self.value(
                     ExprKind::Select(Box::new(c), Box::new(a), Box::new(b)),
-                    Some(ty),
-                    span,
-                )
-            }
-            _ => None,
-        }
-    }
-
-    /// The atomics.
-    /// Its own function (not inlined) so that nested calls pay only for
-    /// the frame of the group they use.
-    #[inline(never)]
-    fn atomic_call(&mut self, name: &str, args: &[ast::Expr], span: Span) -> Option<CallResult> {
-        match name {
-            "atomic_add" | "atomic_max" | "atomic_min" => {
-                let [p, v] =
-                    self.arity::<2>(name, args, span, "atomic_add(array[index], value: T) -> T")?;
-                let place = self.place(p, true);
-                let v = match place.as_ref() {
-                    Some((pl, _)) => self.expr_as(v, pl.elem),
-                    None => self.expr(v, None),
-                };
-                let (place, _) = place?;
-                let ok = match name {
-                    "atomic_add" => matches!(
-                        place.elem,
-                        Scalar::U32 | Scalar::I32 | Scalar::U64 | Scalar::F32 | Scalar::F64
-                    ),
-                    // PTX has no 8- or 16-bit `atom.min`/`atom.max`.
-                    _ => place.elem.is_int() && !place.elem.is_narrow_int(),
-                };
-                if !ok {
-                    let note = if place.elem.is_narrow_int() {
-                        "PTX has no atomic arithmetic on 8- or 16-bit integers: keep such counters in `u32` or `i32` elements and convert the result with `as`"
-                    } else if name == "atomic_add" {
-                        "`atomic_add` supports `u32`, `i32`, `u64`, `f32` and `f64` elements"
-                    } else {
-                        "atomic min/max support `i32`, `u32`, `i64` and `u64` elements"
-                    };
-                    self.bad(name, place.elem, p.span, note)?;
-                }
-                let op = match name {
-                    "atomic_add" => AtomicOp::Add,
-                    "atomic_max" => AtomicOp::Max,
-                    _ => AtomicOp::Min,
-                };
-                let ty = place.elem;
-                self.value(
-                    ExprKind::Atomic {
-                        op,
-                        place: Box::new(place),
-                        args: vec![v?],
-                    },
-                    Some(ty),
-                    span,
-                )
-            }
-            "atomic_cas" => {
-                let [p, cmp, v] = self.arity::<3>(
-                    name,
-                    args,
-                    span,
-                    "atomic_cas(array[index], compare: T, value: T) -> T",
-                )?;
-                let (place, _) = self.place(p, true)?;
-                let cmp = self.expr_as(cmp, place.elem);
-                let v = self.expr_as(v, place.elem);
-                // PTX has `atom.cas.b16`, `.b32` and `.b64`, no 8-bit form.
-                if !place.elem.is_int() || place.elem.bits() == 8 {
-                    self.bad(
-                        name,
-                        place.elem,
-                        p.span,
-                        "`atomic_cas` supports 16-, 32- and 64-bit integer elements (PTX has `atom.cas.b16`, but no 8-bit compare-and-swap)",
-                    )?;
-                }
-                let ty = place.elem;
-                self.value(
-                    ExprKind::Atomic {
-                        op: AtomicOp::Cas,
-                        place: Box::new(place),
-                        args: vec![cmp?, v?],
-                    },
                     Some(ty),
                     span,
                 )
@@ -683,7 +614,7 @@ impl BodyChecker<'_> {
         self.bad(name, ty, span, "applies to integers, `f32` and `f64`")
     }
 
-    fn bad(&mut self, name: &str, ty: Scalar, span: Span, note: &str) -> Option<()> {
+    pub(super) fn bad(&mut self, name: &str, ty: Scalar, span: Span, note: &str) -> Option<()> {
         self.error(CheckError::BadOperand {
             op: name.into(),
             ty: ty.to_string(),
@@ -695,7 +626,12 @@ impl BodyChecker<'_> {
 
     /// The value of a built-in call: of type `ty`, or, when that is `None`,
     /// of its first argument's type.
-    fn value(&mut self, kind: ExprKind, ty: Option<Scalar>, span: Span) -> Option<CallResult> {
+    pub(super) fn value(
+        &mut self,
+        kind: ExprKind,
+        ty: Option<Scalar>,
+        span: Span,
+    ) -> Option<CallResult> {
         let ty = match (&kind, ty) {
             (_, Some(t)) => t,
             (ExprKind::Math(_, args), None) => args.first()?.ty,

@@ -160,7 +160,12 @@ impl Uses {
                     e = base;
                     continue;
                 }
-                ast::ExprKind::Call { args, .. } => args.iter().for_each(|a| self.expr(a)),
+                ast::ExprKind::Call { args, named, .. } => {
+                    args.iter().for_each(|a| self.expr(a));
+                    ast::named_args(named)
+                        .iter()
+                        .for_each(|n| self.expr(&n.value));
+                }
                 ast::ExprKind::MethodCall { receiver, args, .. } => {
                     args.iter().for_each(|a| self.expr(a));
                     e = receiver;

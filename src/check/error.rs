@@ -200,6 +200,57 @@ pub enum CheckError {
     /// E0306 for a declaration's arrival count (the barrier pass reports
     /// `arrive(count)`'s).
     ArrivalsOutOfRange { n: i128, span: Span },
+    /// E0140: a named argument the callee does not take. `takes` are the
+    /// names it does take (none for most functions).
+    UnknownNamedArg {
+        callee: String,
+        name: String,
+        span: Span,
+        takes: &'static [&'static str],
+        similar: Option<String>,
+    },
+    /// E0140: a named argument given twice.
+    DuplicateNamedArg {
+        name: String,
+        span: Span,
+        first: Span,
+    },
+    /// E0140: a positional argument after a named one (`named`).
+    PositionalAfterNamed { span: Span, named: Span },
+    /// E0141: the value of `order = ...` or `scope = ...` is not one of
+    /// the words it can be.
+    UnknownWord {
+        what: &'static str,
+        word: String,
+        span: Span,
+        words: Vec<&'static str>,
+        similar: Option<String>,
+    },
+    /// E0142: an order the operation cannot have (`sc` for an atomic,
+    /// `relaxed` for a fence).
+    OrderNotAllowed {
+        callee: String,
+        order: &'static str,
+        span: Span,
+        allowed: Vec<&'static str>,
+    },
+    /// E0143: an atomic on a peer CTA's shared memory (`remote(...)`) at
+    /// CTA scope, which leaves out the CTA that owns the memory.
+    ScopeTooNarrow {
+        callee: String,
+        scope: Span,
+        place: Span,
+    },
+}
+
+/// `a`, `b` and `c` as a list of code spans.
+fn word_list(words: &[&str]) -> String {
+    let w: Vec<String> = words.iter().map(|w| format!("`{w}`")).collect();
+    match w.split_last() {
+        None => String::new(),
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+    }
 }
 
 impl CheckError {
@@ -505,6 +556,59 @@ impl CheckError {
                 format!("barrier group `{name}` must hold between 1 and 64 barriers, found {n}"),
             )
             .primary(span, "barrier count"),
+            CheckError::UnknownNamedArg { callee, name, span, takes, similar } => {
+                let mut d = Diagnostic::error("E0140", format!("`{callee}` has no argument named `{name}`"))
+                    .primary(span, "unknown argument name");
+                d = if takes.is_empty() {
+                    d.note(format!("`{callee}` takes no named arguments; only the atomics (`order`, `scope`) and `fence` (`order`, `scope`) do"))
+                } else {
+                    d.help(format!("`{callee}` takes the named arguments {}", word_list(takes)))
+                };
+                if let Some(s) = similar {
+                    d = d.fix(format!("did you mean `{s}`?"), span, s.clone());
+                }
+                d
+            }
+            CheckError::DuplicateNamedArg { name, span, first } => {
+                Diagnostic::error("E0140", format!("argument `{name}` is given more than once"))
+                    .primary(span, "given again here")
+                    .secondary(first, "first given here")
+                    .help("remove one of them")
+            }
+            CheckError::PositionalAfterNamed { span, named } => {
+                Diagnostic::error("E0140", "positional argument after a named argument")
+                    .primary(span, "positional argument")
+                    .secondary(named, "named argument before it")
+                    .help("write the positional arguments first, then the named ones: `atomic_add(x[i], v, order = acquire)`")
+            }
+            CheckError::UnknownWord { what, word, span, words, similar } => {
+                let mut d = Diagnostic::error("E0141", format!("unknown {what} `{word}`"))
+                    .primary(span, format!("not a {what}"))
+                    .help(format!("the {what}s are {}", word_list(&words)));
+                if let Some(s) = similar {
+                    d = d.fix(format!("did you mean `{s}`?"), span, s.clone());
+                }
+                d
+            }
+            CheckError::OrderNotAllowed { callee, order, span, allowed } => {
+                let why = if callee == "fence" {
+                    "a fence is `acq_rel` (`fence.acq_rel`) or `sc` (`fence.sc`); one-sided fences need PTX ISA 8.6"
+                } else {
+                    "PTX atomics have no sequentially consistent form: put a `fence(order = sc)` before the atomic"
+                };
+                Diagnostic::error("E0142", format!("`{callee}` cannot have order `{order}`"))
+                    .primary(span, format!("not an order of `{callee}`"))
+                    .note(why)
+                    .help(format!("`{callee}` takes the orders {}", word_list(&allowed)))
+            }
+            CheckError::ScopeTooNarrow { callee, scope, place } => Diagnostic::error(
+                "E0143",
+                format!("`{callee}` on another CTA's shared memory cannot have scope `cta`"),
+            )
+            .primary(scope, "scope `cta` leaves out the CTA that owns the memory")
+            .secondary(place, "this element is in a CTA of the cluster chosen by rank")
+            .note("an atomic is atomic only with respect to the threads of its scope: the owning CTA's threads, and those of every other CTA of the cluster, would not see it as one")
+            .fix("use scope `cluster`", scope, "cluster"),
             CheckError::ArrivalsOutOfRange { n, span } => {
                 Diagnostic::error("E0306", format!("arrival count {n} is out of range (1..=1048575)"))
                     .primary(span, "arrival count")

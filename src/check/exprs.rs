@@ -106,15 +106,17 @@ impl BodyChecker<'_> {
                     id: self.ids.expr(),
                 })
             }
-            ast::ExprKind::Call { callee, args } => {
-                match self.call(callee, args, e.span, expected)? {
-                    super::calls::CallResult::Value(v) => Some(v),
-                    super::calls::CallResult::Effect(_) => {
-                        self.unit_as_value(expected, e.span);
-                        None
-                    }
+            ast::ExprKind::Call {
+                callee,
+                args,
+                named,
+            } => match self.call(callee, args, ast::named_args(named), e.span, expected)? {
+                super::calls::CallResult::Value(v) => Some(v),
+                super::calls::CallResult::Effect(_) => {
+                    self.unit_as_value(expected, e.span);
+                    None
                 }
-            }
+            },
             ast::ExprKind::MethodCall {
                 receiver,
                 method,

@@ -9,6 +9,7 @@
 //! expression whose check failed is `None`, which silences the errors that
 //! would only follow from it.
 
+mod atomics;
 mod barrier_ops;
 mod body;
 mod calls;

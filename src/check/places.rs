@@ -39,7 +39,7 @@ impl BodyChecker<'_> {
             ast::ExprKind::Name(name) => {
                 self.named_place(name, indices, *index_span, e.span, for_write)
             }
-            ast::ExprKind::Call { callee, args }
+            ast::ExprKind::Call { callee, args, .. }
                 if &*callee.name == "remote" && !self.g.function_ids.contains_key("remote") =>
             {
                 self.remote_place(callee, args, indices, *index_span, e.span)

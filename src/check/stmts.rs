@@ -531,7 +531,11 @@ impl BodyChecker<'_> {
     /// `tail` is true for a block's final expression without `;`.
     fn effect(&mut self, e: &ast::Expr, tail: bool) -> Option<StmtKind> {
         match &e.kind {
-            ast::ExprKind::Call { callee, args } => match self.call(callee, args, e.span, None) {
+            ast::ExprKind::Call {
+                callee,
+                args,
+                named,
+            } => match self.call(callee, args, ast::named_args(named), e.span, None) {
                 Some(super::calls::CallResult::Effect(kind)) => Some(*kind),
                 Some(super::calls::CallResult::Value(v)) => Some(StmtKind::Expr(v)),
                 None => None,

@@ -2,7 +2,7 @@
 //!
 //! The first lines are the contract of the language reference's diagnostics
 //! catalogue (§8), plus the project's additions (E0004, E0114–E0119, E0123,
-//! E0124–E0127, E0130–E0132, W0003).
+//! E0124–E0127, E0130–E0132, E0140–E0143, W0003).
 //! Each code's explanation is a markdown file in `explain/`, compiled in with
 //! `include_str!` so that `kdslc explain` needs no files at run time. The
 //! same texts, joined by [`render_docs`], are `docs/diagnostics.md`;
@@ -152,6 +152,18 @@ pub static CODES: &[CodeInfo] = &[
     ),
     code!("E0131", Error, "import cycle: {files}"),
     code!("E0132", Error, "shared array `{name}` has zero length"),
+    code!(
+        "E0140",
+        Error,
+        "`{callee}` has no argument named `{name}` / argument `{name}` is given more than once / positional argument after a named argument"
+    ),
+    code!("E0141", Error, "unknown {what} `{word}`"),
+    code!("E0142", Error, "`{callee}` cannot have order `{order}`"),
+    code!(
+        "E0143",
+        Error,
+        "`{callee}` on another CTA's shared memory cannot have scope `cta`"
+    ),
     code!(
         "E0200",
         Error,

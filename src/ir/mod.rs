@@ -514,6 +514,10 @@ pub enum StmtKind {
     ClusterSync,
     /// `fence_proxy_async()`: `fence.proxy.async.shared::cta`.
     FenceProxyAsync,
+    /// `fence(order = ..., scope = ...)`: `fence.acq_rel.SCOPE` or
+    /// `fence.sc.SCOPE` (the order is `AcqRel` or `Sc`). Like the other
+    /// fences, nothing moves memory accesses across it.
+    Fence(MemSem),
     /// A barrier operation (`full[s].arrive()`, `.wait()`, ...).
     Barrier(Box<BarrierOp>),
     /// `copy_async(dst, src, bytes, barrier)`: bulk copy global → shared,
@@ -679,9 +683,11 @@ pub enum ExprKind {
     /// `min max abs sqrt rsqrt exp2 log2 exp log sin cos fma`.
     Math(MathFn, Vec<Expr>),
     /// `atomic_add(place, v)`, ..., `atomic_cas(place, compare, v)`:
-    /// returns the old value.
+    /// returns the old value. `sem` is its memory order (never `Sc`) and
+    /// scope, relaxed at `gpu` scope unless the program says otherwise.
     Atomic {
         op: AtomicOp,
+        sem: MemSem,
         place: Box<Place>,
         args: Vec<Expr>,
     },
@@ -811,10 +817,152 @@ pub enum MathFn {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum AtomicOp {
     Add,
+    /// `old - v`: `atom.add` of the negation (PTX has no `atom.sub`).
+    Sub,
     Max,
     Min,
+    /// Stores `v`, returns the old value.
+    Exch,
+    And,
+    Or,
+    Xor,
+    /// `u32` only: `old >= v ? 0 : old + 1` (`atom.inc.u32`).
+    Inc,
+    /// `u32` only: `old == 0 || old > v ? v : old - 1` (`atom.dec.u32`).
+    Dec,
     /// `args = [compare, value]`.
     Cas,
+}
+
+impl AtomicOp {
+    pub const ALL: [AtomicOp; 11] = [
+        AtomicOp::Add,
+        AtomicOp::Sub,
+        AtomicOp::Max,
+        AtomicOp::Min,
+        AtomicOp::Exch,
+        AtomicOp::And,
+        AtomicOp::Or,
+        AtomicOp::Xor,
+        AtomicOp::Inc,
+        AtomicOp::Dec,
+        AtomicOp::Cas,
+    ];
+
+    /// The built-in's name (`atomic_add`).
+    pub fn name(self) -> &'static str {
+        match self {
+            AtomicOp::Add => "atomic_add",
+            AtomicOp::Sub => "atomic_sub",
+            AtomicOp::Max => "atomic_max",
+            AtomicOp::Min => "atomic_min",
+            AtomicOp::Exch => "atomic_exch",
+            AtomicOp::And => "atomic_and",
+            AtomicOp::Or => "atomic_or",
+            AtomicOp::Xor => "atomic_xor",
+            AtomicOp::Inc => "atomic_inc",
+            AtomicOp::Dec => "atomic_dec",
+            AtomicOp::Cas => "atomic_cas",
+        }
+    }
+
+    /// Whether the language has this atomic on elements of type `t`.
+    pub fn accepts(self, t: crate::types::Scalar) -> bool {
+        use crate::types::Scalar::*;
+        let ints = matches!(t, U32 | I32 | U64 | I64);
+        match self {
+            AtomicOp::Add | AtomicOp::Sub => matches!(t, U32 | I32 | U64 | I64 | F32 | F64),
+            AtomicOp::Exch => ints || matches!(t, F32 | F64),
+            AtomicOp::Max | AtomicOp::Min | AtomicOp::And | AtomicOp::Or | AtomicOp::Xor => ints,
+            // PTX has `atom.cas.b16` (no other narrow atomic).
+            AtomicOp::Cas => ints || matches!(t, U16 | I16),
+            AtomicOp::Inc | AtomicOp::Dec => t == U32,
+        }
+    }
+}
+
+/// The memory order of an atomic or fence (PTX's `.sem`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MemOrder {
+    Relaxed,
+    Acquire,
+    Release,
+    AcqRel,
+    /// Fences only (`fence.sc`).
+    Sc,
+}
+
+impl MemOrder {
+    pub const ALL: [MemOrder; 5] = [
+        MemOrder::Relaxed,
+        MemOrder::Acquire,
+        MemOrder::Release,
+        MemOrder::AcqRel,
+        MemOrder::Sc,
+    ];
+
+    /// The word in kdsl and in PTX (`acq_rel`).
+    pub fn name(self) -> &'static str {
+        match self {
+            MemOrder::Relaxed => "relaxed",
+            MemOrder::Acquire => "acquire",
+            MemOrder::Release => "release",
+            MemOrder::AcqRel => "acq_rel",
+            MemOrder::Sc => "sc",
+        }
+    }
+}
+
+/// The scope of an atomic or fence: the threads it is atomic or ordered
+/// with respect to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MemScope {
+    Cta,
+    /// sm_90 and newer.
+    Cluster,
+    Gpu,
+    Sys,
+}
+
+impl MemScope {
+    pub const ALL: [MemScope; 4] = [
+        MemScope::Cta,
+        MemScope::Cluster,
+        MemScope::Gpu,
+        MemScope::Sys,
+    ];
+
+    /// The word in kdsl and in PTX (`cluster`).
+    pub fn name(self) -> &'static str {
+        match self {
+            MemScope::Cta => "cta",
+            MemScope::Cluster => "cluster",
+            MemScope::Gpu => "gpu",
+            MemScope::Sys => "sys",
+        }
+    }
+}
+
+/// An order and a scope.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct MemSem {
+    pub order: MemOrder,
+    pub scope: MemScope,
+}
+
+impl MemSem {
+    /// An atomic's default, like CUDA's `atomicAdd`: what PTX's `atom`
+    /// without qualifiers means.
+    pub const ATOMIC: MemSem = MemSem {
+        order: MemOrder::Relaxed,
+        scope: MemScope::Gpu,
+    };
+    /// `fence()`'s default: `fence.acq_rel.gpu` (CUDA's
+    /// `__threadfence()`).
+    pub const FENCE: MemSem = MemSem {
+        order: MemOrder::AcqRel,
+        scope: MemScope::Gpu,
+    };
 }
 
 /// A warp-synchronous operation. The shuffles take `[value, lane]` and the

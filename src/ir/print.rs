@@ -259,6 +259,9 @@ fn stmt(out: &mut String, cx: Cx, s: &Stmt, level: usize) {
         }
         StmtKind::ClusterSync => out.push_str("cluster_sync"),
         StmtKind::FenceProxyAsync => out.push_str("fence_proxy_async"),
+        StmtKind::Fence(sem) => {
+            let _ = write!(out, "fence {} {}", sem.order.name(), sem.scope.name());
+        }
         StmtKind::Barrier(op) => barrier_op(out, cx, op, level),
         StmtKind::CopyAsync {
             dst,
@@ -490,14 +493,17 @@ fn expr(out: &mut String, cx: Cx, x: &Expr, level: usize) {
             list(out, cx, args, level);
             out.push(')');
         }
-        ExprKind::Atomic { op, place: p, args } => {
-            let name = match op {
-                AtomicOp::Add => "atomic_add",
-                AtomicOp::Max => "atomic_max",
-                AtomicOp::Min => "atomic_min",
-                AtomicOp::Cas => "atomic_cas",
-            };
-            let _ = write!(out, "{name}(");
+        ExprKind::Atomic {
+            op,
+            sem,
+            place: p,
+            args,
+        } => {
+            let _ = write!(out, "{}", op.name());
+            if *sem != MemSem::ATOMIC {
+                let _ = write!(out, ".{}.{}", sem.order.name(), sem.scope.name());
+            }
+            out.push('(');
             place(out, cx, p, level);
             for a in args {
                 out.push_str(", ");

@@ -26,8 +26,8 @@
 //! builds, and so will it after each pass that changes the IR.
 
 use super::{
-    BarrierOpKind, Block, Body, Expr, FuncId, Kernel, Module, ParamType, Place, PlaceKind, Stmt,
-    StmtKind,
+    BarrierOpKind, Block, Body, Expr, FuncId, Kernel, MemOrder, Module, ParamType, Place,
+    PlaceKind, Stmt, StmtKind,
 };
 use crate::span::Span;
 use crate::types::Scalar;
@@ -402,6 +402,11 @@ impl<'m> Verifier<'m> {
                 }
             }
             StmtKind::SyncThreads | StmtKind::FenceProxyAsync | StmtKind::CopyAsyncCommit => {}
+            StmtKind::Fence(sem) => {
+                if !matches!(sem.order, MemOrder::AcqRel | MemOrder::Sc) {
+                    self.error(s.span, format!("a fence with order `{}`", sem.order.name()));
+                }
+            }
             StmtKind::CopyAsyncWait(_) => {}
             StmtKind::ClusterSync => {
                 if self.mode == Mode::Complete && self.kernel.is_some_and(|k| k.cluster.is_none()) {

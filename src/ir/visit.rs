@@ -125,6 +125,7 @@ pub fn walk_stmt<'ir, V: Visit<'ir> + ?Sized>(v: &mut V, s: &'ir Stmt) {
         | StmtKind::SyncThreads
         | StmtKind::ClusterSync
         | StmtKind::FenceProxyAsync
+        | StmtKind::Fence(_)
         | StmtKind::CopyAsyncCommit
         | StmtKind::CopyAsyncWait(_) => {}
     }

@@ -124,6 +124,7 @@ pub fn walk_stmt_mut<V: VisitMut + ?Sized>(v: &mut V, s: &mut Stmt) {
         | StmtKind::SyncThreads
         | StmtKind::ClusterSync
         | StmtKind::FenceProxyAsync
+        | StmtKind::Fence(_)
         | StmtKind::CopyAsyncCommit
         | StmtKind::CopyAsyncWait(_) => {}
     }

@@ -4,7 +4,7 @@
 
 use crate::ir::visit::{self, Visit};
 use crate::ir::visit_mut::{self, VisitMut};
-use crate::ir::{Block, Body, Expr, ExprKind, LocalId, Stmt, StmtKind};
+use crate::ir::{Block, Body, Expr, ExprKind, LocalId, MemOrder, Stmt, StmtKind};
 use std::collections::HashMap;
 
 /// Whether some statement of `b` (at any depth) gives `local` a value: an
@@ -79,8 +79,9 @@ pub fn jumps_out(b: &Block) -> bool {
 }
 
 /// Whether `b` synchronises or orders memory in any way the passes leave
-/// alone: barriers of every kind, bulk copies, fences, barrier tests (and
-/// statements that failed to check, which never reach a pass).
+/// alone: barriers of every kind, bulk copies, fences, barrier tests,
+/// atomics with an order other than `relaxed` (and statements that failed
+/// to check, which never reach a pass).
 pub fn synchronises(b: &Block) -> bool {
     struct Find {
         found: bool,
@@ -92,6 +93,7 @@ pub fn synchronises(b: &Block) -> bool {
                 | StmtKind::SyncWarp(_)
                 | StmtKind::ClusterSync
                 | StmtKind::FenceProxyAsync
+                | StmtKind::Fence(_)
                 | StmtKind::Barrier(_)
                 | StmtKind::CopyAsync { .. }
                 | StmtKind::CopyAsyncStore { .. }
@@ -103,8 +105,10 @@ pub fn synchronises(b: &Block) -> bool {
             visit::walk_stmt(self, s);
         }
         fn visit_expr(&mut self, e: &'ir Expr) {
-            if matches!(e.kind, ExprKind::BarrierTest { .. }) {
-                self.found = true;
+            match &e.kind {
+                ExprKind::BarrierTest { .. } => self.found = true,
+                ExprKind::Atomic { sem, .. } if sem.order != MemOrder::Relaxed => self.found = true,
+                _ => {}
             }
             visit::walk_expr(self, e);
         }

@@ -74,7 +74,12 @@ impl Writer<'_> {
                 None => Err(self.invalid("a function without a result used as a value")),
             },
             ExprKind::Math(f, args) => self.math(*f, args, e.ty),
-            ExprKind::Atomic { op, place, args } => self.atomic(*op, place, args),
+            ExprKind::Atomic {
+                op,
+                sem,
+                place,
+                args,
+            } => self.atomic(*op, *sem, place, args),
             ExprKind::Warp(op, args) => self.warp(*op, args),
             ExprKind::BarrierTest {
                 barrier,
@@ -180,7 +185,7 @@ impl Writer<'_> {
     }
 
     /// `-e` as an immediate, when `e` is a constant.
-    fn negated_constant(&mut self, e: &Expr, ty: Scalar) -> Result<Option<Operand>> {
+    pub(super) fn negated_constant(&mut self, e: &Expr, ty: Scalar) -> Result<Option<Operand>> {
         let v = match &e.kind {
             ExprKind::Const(v) => *v,
             _ => match consteval::fold(e, FOLD_BUDGET) {

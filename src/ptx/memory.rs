@@ -14,7 +14,8 @@ use crate::ir::consteval;
 use crate::ir::contract;
 use crate::ir::layout::SharedDecl;
 use crate::ir::{
-    AtomicOp, BinOp, Expr, ExprKind, MathFn, ParamId, ParamType, Place, PlaceKind, SharedId,
+    AtomicOp, BinOp, Expr, ExprKind, MathFn, MemOrder, MemScope, MemSem, ParamId, ParamType, Place,
+    PlaceKind, SharedId, UnaryOp,
 };
 use crate::types::Scalar;
 
@@ -452,8 +453,49 @@ impl Writer<'_> {
         );
     }
 
-    /// `atomic_add/max/min/cas(place, ...)`: the old value.
-    pub(super) fn atomic(&mut self, op: AtomicOp, p: &Place, args: &[Expr]) -> Result<Operand> {
+    /// `fence(order, scope)`: `fence.acq_rel.SCOPE` / `fence.sc.SCOPE`.
+    pub(super) fn fence(&mut self, sem: MemSem) -> Result<()> {
+        if !matches!(sem.order, MemOrder::AcqRel | MemOrder::Sc) {
+            return Err(self.invalid(format!("a fence with order `{}`", sem.order.name())));
+        }
+        self.scope_needs(sem.scope)?;
+        emit!(self, "fence.{}.{};", sem.order.name(), sem.scope.name());
+        Ok(())
+    }
+
+    /// What a scope needs of the target and the PTX version: `.cluster`
+    /// is sm_90 and PTX 7.8.
+    fn scope_needs(&mut self, scope: MemScope) -> Result<()> {
+        if scope == MemScope::Cluster {
+            self.require_sm90("the `cluster` scope")?;
+            self.need(7, 8);
+        }
+        Ok(())
+    }
+
+    /// The `.sem.scope` qualifiers of an atomic, none for the default
+    /// (PTX's `atom` without them is relaxed at gpu scope).
+    fn atom_qualifiers(&mut self, sem: MemSem) -> Result<String> {
+        if sem == MemSem::ATOMIC {
+            return Ok(String::new());
+        }
+        if sem.order == MemOrder::Sc {
+            return Err(self.invalid("an atomic with order `sc`"));
+        }
+        self.scope_needs(sem.scope)?;
+        self.need(6, 0);
+        Ok(format!(".{}.{}", sem.order.name(), sem.scope.name()))
+    }
+
+    /// `atomic_add/sub/max/min/exch/and/or/xor/inc/dec/cas(place, ...)`:
+    /// the old value.
+    pub(super) fn atomic(
+        &mut self,
+        op: AtomicOp,
+        sem: MemSem,
+        p: &Place,
+        args: &[Expr],
+    ) -> Result<Operand> {
         let m = self.place_ref(p)?;
         let vals = self.operand_list(args)?;
         let elem = p.elem;
@@ -463,17 +505,41 @@ impl Writer<'_> {
         }
         let (first, second) = match (op, converted.as_slice()) {
             (AtomicOp::Cas, [cmp, new]) => (cmp.clone(), Some(new.clone())),
-            (AtomicOp::Add | AtomicOp::Max | AtomicOp::Min, [v]) => (v.clone(), None),
+            (AtomicOp::Cas, _) => return Err(self.invalid("`atomic_cas` without a new value")),
+            (_, [v]) => (v.clone(), None),
             (_, other) => {
                 return Err(
                     self.invalid(format!("an atomic `{op:?}` with {} operands", other.len()))
                 )
             }
         };
+        if elem == Scalar::Bool {
+            return Err(self.invalid("an atomic on bool"));
+        }
+        let q = self.atom_qualifiers(sem)?;
         let space = m.space.name();
         if elem.is_narrow_int() {
-            return self.narrow_atomic(op, &m, first, second, elem);
+            return self.narrow_atomic(op, &q, &m, first, second, elem);
         }
+        // `atomic_sub` is an add of the negation: exact for integers
+        // (modulo 2^n) and for floats (`a - b` is `a + -b` in IEEE).
+        let (op, first) = if op == AtomicOp::Sub {
+            let folded = match args {
+                [a] if a.ty == elem => self.negated_constant(a, elem)?,
+                _ => None,
+            };
+            let neg = match folded {
+                Some(n) => n,
+                None => {
+                    let v = self.in_reg(first, elem);
+                    self.unary(UnaryOp::Neg, elem, Operand::Reg(v))?
+                }
+            };
+            (AtomicOp::Add, neg)
+        } else {
+            (op, first)
+        };
+        let wide = matches!(elem.bits(), 32 | 64);
         let native = match (op, elem) {
             (
                 AtomicOp::Add,
@@ -490,7 +556,18 @@ impl Writer<'_> {
                 let name = if op == AtomicOp::Max { "max" } else { "min" };
                 Some(format!("{name}.{}", suffix::arith(t)))
             }
-            (AtomicOp::Cas, t) if t != Scalar::Bool => {
+            (AtomicOp::Exch, t) if wide => Some(format!("exch.{}", suffix::bits(t))),
+            (AtomicOp::And | AtomicOp::Or | AtomicOp::Xor, t) if wide && t.is_int() => {
+                let name = match op {
+                    AtomicOp::And => "and",
+                    AtomicOp::Or => "or",
+                    _ => "xor",
+                };
+                Some(format!("{name}.{}", suffix::bits(t)))
+            }
+            (AtomicOp::Inc, Scalar::U32) => Some("inc.u32".to_string()),
+            (AtomicOp::Dec, Scalar::U32) => Some("dec.u32".to_string()),
+            (AtomicOp::Cas, t) => {
                 let d = self.reg_for(elem);
                 let Some(new) = second else {
                     return Err(self.invalid("`atomic_cas` without a new value"));
@@ -499,7 +576,8 @@ impl Writer<'_> {
                 let cmp = Operand::Reg(self.in_reg(first, elem));
                 emit!(
                     self,
-                    "atom.{}.cas.{} {}, {}, {}, {};",
+                    "atom{}.{}.cas.{} {}, {}, {}, {};",
+                    q,
                     space,
                     suffix::bits(t),
                     d,
@@ -514,13 +592,19 @@ impl Writer<'_> {
         if let Some(name) = native {
             let d = self.reg_for(elem);
             let v = Operand::Reg(self.in_reg(first, elem));
-            emit!(self, "atom.{}.{} {}, {}, {};", space, name, d, m.addr, v);
+            emit!(
+                self,
+                "atom{}.{}.{} {}, {}, {};",
+                q,
+                space,
+                name,
+                d,
+                m.addr,
+                v
+            );
             return Ok(Operand::Reg(d));
         }
-        if elem == Scalar::Bool {
-            return Err(self.invalid("an atomic on bool"));
-        }
-        self.cas_loop(op, &m, first, elem)
+        self.cas_loop(op, &q, &m, first, elem)
     }
 
     /// An atomic on a narrow integer: PTX has only `atom.cas.b16` (sm_70+;
@@ -532,6 +616,7 @@ impl Writer<'_> {
     fn narrow_atomic(
         &mut self,
         op: AtomicOp,
+        q: &str,
         m: &MemRef,
         cmp: Operand,
         new: Option<Operand>,
@@ -552,7 +637,8 @@ impl Writer<'_> {
         let (old, d) = (self.reg(Class::B16), self.reg_for(elem));
         emit!(
             self,
-            "atom.{}.cas.b16 {}, {}, {}, {};",
+            "atom{}.{}.cas.b16 {}, {}, {}, {};",
+            q,
             m.space.name(),
             old,
             m.addr,
@@ -571,8 +657,16 @@ impl Writer<'_> {
     }
 
     /// An atomic read-modify-write the hardware lacks (float min/max, bf16
-    /// add before sm_90), as a compare-and-swap loop.
-    fn cas_loop(&mut self, op: AtomicOp, m: &MemRef, v: Operand, elem: Scalar) -> Result<Operand> {
+    /// add before sm_90), as a compare-and-swap loop with the atomic's
+    /// qualifiers `q` on the compare-and-swap.
+    fn cas_loop(
+        &mut self,
+        op: AtomicOp,
+        q: &str,
+        m: &MemRef,
+        v: Operand,
+        elem: Scalar,
+    ) -> Result<Operand> {
         let first = self.load_from(&plain_ref(m), elem);
         let old = self.reg_for(elem);
         self.mov(old, &first, elem);
@@ -582,14 +676,15 @@ impl Writer<'_> {
             AtomicOp::Add => self.binop(BinOp::Add, elem, Operand::Reg(old), v, elem)?,
             AtomicOp::Max => self.min_max(MathFn::Max, elem, Operand::Reg(old), v)?,
             AtomicOp::Min => self.min_max(MathFn::Min, elem, Operand::Reg(old), v)?,
-            AtomicOp::Cas => return Err(self.invalid("`atomic_cas` as a loop")),
+            _ => return Err(self.invalid(format!("`{}` on {} as a loop", op.name(), elem.name()))),
         };
         let new = self.in_reg(new, elem);
         let (cur, p) = (self.reg_for(elem), self.reg(Class::Pred));
         let b = suffix::bits(elem);
         emit!(
             self,
-            "atom.{}.cas.{} {}, {}, {}, {};",
+            "atom{}.{}.cas.{} {}, {}, {}, {};",
+            q,
             m.space.name(),
             b,
             cur,

@@ -69,6 +69,7 @@ impl Writer<'_> {
             }
             StmtKind::ClusterSync => self.cluster_sync(s.id),
             StmtKind::FenceProxyAsync => self.fence_proxy_async(),
+            StmtKind::Fence(sem) => self.fence(*sem),
             StmtKind::Barrier(op) => self.barrier_op(op),
             StmtKind::CopyAsync {
                 dst,

@@ -344,10 +344,16 @@ pub enum ExprKind {
         /// The span of the bracketed index list, `[` to `]`.
         index_span: Span,
     },
-    /// `name(args)`: a device function or a built-in function.
+    /// `name(args)`: a device function or a built-in function. `args` are
+    /// the positional arguments, `named` the `name = value` ones, which
+    /// only the atomics and `fence` take (`atomic_add(x[i], v, order =
+    /// acquire)`); the checker reports them anywhere else (E0140). Boxed,
+    /// and `None` when there are none (nearly always), so that a call is no
+    /// larger than a method call and `Expr` does not grow for them.
     Call {
         callee: Ident,
         args: Vec<Expr>,
+        named: NamedArgs,
     },
     /// `receiver.method(args)`: barrier operations (`full[s].wait()`).
     MethodCall {
@@ -382,6 +388,39 @@ pub enum ExprKind {
     Paren(Box<Expr>),
     /// An expression the parser skipped (already reported).
     Error,
+}
+
+/// A call's `name = value` arguments: `None` when it has none.
+pub type NamedArgs = Option<Box<Vec<NamedArg>>>;
+
+/// The named arguments as a slice.
+pub fn named_args(named: &NamedArgs) -> &[NamedArg] {
+    named.as_deref().map_or(&[], Vec::as_slice)
+}
+
+/// A `name = value` argument of a call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NamedArg {
+    pub name: Ident,
+    pub value: Expr,
+    /// How many positional arguments come before it in the source: fewer
+    /// than the call's count means a positional argument follows it
+    /// (E0140).
+    pub position: usize,
+}
+
+impl NamedArg {
+    /// `name = value`.
+    pub fn span(&self) -> Span {
+        self.name.span.to(self.value.span)
+    }
+}
+
+/// One argument of a call as the parser reads it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CallArg {
+    Positional(Expr),
+    Named(Ident, Expr),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -456,7 +495,10 @@ impl ExprKind {
                 .iter()
                 .map(IndexArg::depth)
                 .fold(base.depth, u32::max),
-            ExprKind::Call { args, .. } => max_of(args),
+            ExprKind::Call { args, named, .. } => named_args(named)
+                .iter()
+                .map(|n| n.value.depth)
+                .fold(max_of(args), u32::max),
             ExprKind::MethodCall { receiver, args, .. } => receiver.depth.max(max_of(args)),
             ExprKind::Unary { operand, .. } => operand.depth,
             ExprKind::Binary { lhs, rhs, .. } => lhs.depth.max(rhs.depth),

@@ -1,7 +1,7 @@
 //! Small constructors the grammar's actions call, so that span arithmetic
 //! lives in Rust rather than in `grammar/kdsl.lalrpop`.
 
-use super::ast::{BinOp, Expr, ExprKind, Ident, IndexArg, TypeExpr, UnaryOp};
+use super::ast::{BinOp, CallArg, Expr, ExprKind, Ident, IndexArg, NamedArg, TypeExpr, UnaryOp};
 use super::number::Number;
 use crate::span::Span;
 
@@ -75,6 +75,31 @@ pub fn method_call(receiver: Expr, method: Ident, args: Vec<Expr>, end: Span) ->
             receiver: Box::new(receiver),
             method,
             args,
+        },
+        span,
+    )
+}
+
+/// `callee(args)`: positional and `name = value` arguments apart, each
+/// named one knowing how many positional ones came before it.
+pub fn call(callee: Ident, list: Vec<CallArg>, span: Span) -> Expr {
+    let mut args = Vec::new();
+    let mut named = Vec::new();
+    for a in list {
+        match a {
+            CallArg::Positional(e) => args.push(e),
+            CallArg::Named(name, value) => named.push(NamedArg {
+                name,
+                value,
+                position: args.len(),
+            }),
+        }
+    }
+    Expr::new(
+        ExprKind::Call {
+            callee,
+            args,
+            named: (!named.is_empty()).then(|| Box::new(named)),
         },
         span,
     )

@@ -586,6 +586,11 @@ fn readable(raw: &[String]) -> Vec<String> {
         set.retain(|t| !ASSIGN_OPERATORS.contains(t));
         operator = true;
     }
+    // After an identifier in a call's arguments `=` (a named argument,
+    // `order = acquire`) fits too; "an operator" stands for it.
+    if operator {
+        set.remove("=");
+    }
     let starts_expression = EXPRESSION_STARTS.iter().all(|t| set.contains(t));
     set.retain(|t| !OPERATORS.contains(t) || (*t == "-" && starts_expression));
     if starts_expression {

@@ -5,6 +5,7 @@
 mod common;
 mod ptx_build;
 
+mod atomics;
 mod barriers;
 mod catalog;
 mod cli;
@@ -28,6 +29,7 @@ mod render;
 mod samples;
 mod scaling;
 mod setup;
+mod sim_atomics;
 mod sim_broken;
 mod sim_cli;
 mod sim_generated;

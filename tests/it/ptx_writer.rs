@@ -5,7 +5,10 @@
 use crate::common::ptxas;
 use crate::ptx_build::kernels::*;
 use crate::ptx_build::*;
-use kdsl::ir::{AtomicOp, BarrierOpKind, Dim::*, Kernel, Module, Parity, Special::*, StmtKind};
+use kdsl::ir::{
+    AtomicOp, BarrierOpKind, Dim::*, Kernel, MemOrder, MemScope, MemSem, Module, Parity,
+    Special::*, StmtKind,
+};
 use kdsl::target::Target;
 
 /// Verifies `m` ([`kdsl::ir::verify`]), writes it for `t` and, when ptxas is available, assembles it for the
@@ -454,9 +457,24 @@ fn atomics_assemble() {
         "atom.shared.add.f32",
         "atom.shared.cas.b32",
         "atom.shared.min.u64",
+        "atom.global.exch.b32",
+        "atom.global.exch.b64",
+        "atom.global.and.b32",
+        "atom.global.or.b64",
+        "atom.global.xor.b64",
+        "atom.global.inc.u32",
+        "atom.global.dec.u32",
+        "atom.relaxed.cta.global.add.u32",
+        "atom.acquire.gpu.global.add.f64",
+        "atom.release.sys.global.add.s32",
+        "atom.acq_rel.cta.global.add.noftz.f16",
     ] {
         assert_has(&text, needle);
     }
+    // `atomic_sub` is an add of the negation; PTX has no `atom.sub`.
+    assert_lacks(&text, ".sub.");
+    // The default (relaxed, gpu) is written without qualifiers.
+    assert_lacks(&text, "atom.relaxed.gpu.");
     // No float max/min atomics in hardware: compare-and-swap loops.
     assert_lacks(&text, "atom.global.max.f32");
     // bf16 atomic add: a CAS loop on sm_80, native on sm_90.
@@ -1156,6 +1174,21 @@ fn sm90_only_operations_on_sm80_are_errors() {
         let out = k.global("out", U32, true);
         k.finish(vec![store(gplace(out, u32c(0), U32), special(ClusterRank))])
     };
+    let cluster_sem = MemSem {
+        order: MemOrder::AcqRel,
+        scope: MemScope::Cluster,
+    };
+    let cluster_atomic = {
+        let mut k = KernelBuilder::new("k");
+        let out = k.global("out", U32, true);
+        let a = atomic_sem(
+            AtomicOp::Exch,
+            cluster_sem,
+            gplace(out, u32c(0), U32),
+            vec![u32c(1)],
+        );
+        k.finish(vec![expr_stmt(a)])
+    };
     let mut with_cluster = KernelBuilder::new("k");
     with_cluster.cluster = Some([2, 1, 1]);
     let with_cluster = with_cluster.finish(vec![]);
@@ -1193,6 +1226,8 @@ fn sm90_only_operations_on_sm80_are_errors() {
         (stmt(StmtKind::CopyAsyncCommit), "copy_async_commit"),
         (stmt(StmtKind::CopyAsyncWait(0)), "copy_async_wait"),
         (stmt(StmtKind::FenceProxyAsync), "fence_proxy_async"),
+        (stmt(StmtKind::Fence(cluster_sem)), "the `cluster` scope"),
+        (cluster_atomic, "the `cluster` scope"),
         (stmt(StmtKind::ClusterSync), "cluster_sync"),
         (remote, "remote shared memory"),
         (rank, "%cluster_ctarank"),

@@ -93,10 +93,13 @@ fn ptx_signature(ptx: &str) -> KernelSignature {
     sigs.into_iter().next().expect("one kernel")
 }
 
-/// `DIR/NAME.npy` as f32 elements, if the run wrote it.
+/// `DIR/NAME.npy` as f32 elements, if the run wrote it; a `u32` array
+/// (ticket_sum's counter) as its bits, which the reference states the same
+/// way.
 fn npy_f32(path: &Path) -> Option<Vec<f32>> {
     let bytes = std::fs::read(path).ok()?;
     let data = launch::npy::read(&bytes, Scalar::F32)
+        .or_else(|_| launch::npy::read(&bytes, Scalar::U32))
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     Some(
         data.chunks_exact(4)

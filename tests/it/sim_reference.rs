@@ -240,6 +240,35 @@ pub fn expected(l: &Launch) -> Vec<Expected> {
                 values: Values::Exact(bins),
             }]
         }
+        "ticket_sum" => {
+            // Block b adds x[b * 128 + t + k * grid * 128]; the last block
+            // to take a ticket adds the parts, and the ticket counter wraps
+            // back to 0.
+            let x = f32s(l, 0);
+            let n = scalar(l, 4) as usize;
+            let mut parts = vec![0f64; grid];
+            for (i, v) in x.iter().enumerate().take(n) {
+                parts[(i / 128) % grid] += f64::from(*v);
+            }
+            let total: f64 = parts.iter().sum();
+            vec![
+                Expected {
+                    arg: 1,
+                    values: Values::F32(
+                        parts.iter().map(|&p| p as f32).collect(),
+                        Tol::Rel(SUM_TOL),
+                    ),
+                },
+                Expected {
+                    arg: 2,
+                    values: Values::Exact(vec![0]),
+                },
+                Expected {
+                    arg: 3,
+                    values: Values::F32(vec![total as f32], Tol::Rel(SUM_TOL)),
+                },
+            ]
+        }
         other => panic!("no reference for kernel `{other}`"),
     }
 }

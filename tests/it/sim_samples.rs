@@ -365,3 +365,27 @@ fn random_schedules_agree_with_in_order() {
         }
     }
 }
+
+#[test]
+fn ticket_sum() {
+    let k = sample("ticket_sum");
+    let x = rand_f32(5000, 14);
+    // One block (its own ticket is the last), a few, and more blocks than
+    // the grid-stride loop needs (some add nothing).
+    for grid in [1u32, 6, 45] {
+        let l = launch(
+            "ticket_sum",
+            [grid, 1, 1],
+            [128, 1, 1],
+            [1, 1, 1],
+            vec![
+                f32s("x", &x),
+                f32s("partial", &vec![0.0; grid as usize]),
+                u32s("tickets", &[0]),
+                f32s("total", &[0.0]),
+                u32v(5000),
+            ],
+        );
+        run_checked(&k, &l);
+    }
+}

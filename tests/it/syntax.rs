@@ -40,7 +40,18 @@ fn sexpr(e: &Expr) -> String {
             let idx: Vec<String> = indices.iter().map(index_arg).collect();
             format!("(index {} {})", sexpr(base), idx.join(" "))
         }
-        ExprKind::Call { callee, args } => call("call", &callee.name, args),
+        ExprKind::Call {
+            callee,
+            args,
+            named,
+        } => {
+            let mut s = call("call", &callee.name, args);
+            for n in kdsl::syntax::ast::named_args(named) {
+                s.pop();
+                s = format!("{s} (= {} {}))", n.name.name, sexpr(&n.value));
+            }
+            s
+        }
         ExprKind::MethodCall {
             receiver,
             method,
@@ -335,6 +346,13 @@ fn precedence() {
         ("remote(peer, 0)[0]", "(index (call remote peer 0) 0)"),
         ("select(c, a, b,)", "(call select c a b)"),
         ("sync_threads()", "(call sync_threads)"),
+        // Named arguments (the atomics' and fence's `order`/`scope`).
+        (
+            "atomic_add(out[0], v, order = acquire, scope = gpu)",
+            "(call atomic_add (index out 0) v (= order acquire) (= scope gpu))",
+        ),
+        ("fence(scope = cta,)", "(call fence (= scope cta))"),
+        ("f(a = b + 1, c)", "(call f c (= a (+ b 1)))"),
         ("a[i, j]", "(index a i j)"),
         ("full[0..2]", "(index full (.. 0 2))"),
         ("f[..2]", "(index f (.. _ 2))"),

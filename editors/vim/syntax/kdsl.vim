@@ -16,9 +16,9 @@ syn keyword kdslType         bool i8 u8 i16 u16 i32 u32 i64 u64 f16 bf16 f32 f64
 syn keyword kdslBuiltinVar   thread_idx block_dim block_idx grid_dim cluster_idx cluster_dim
 syn keyword kdslBuiltinVar   lane_id warp_id cluster_rank cluster_size
 syn match   kdslBuiltinFn    "\<\%(min\|max\|abs\|sqrt\|rsqrt\|exp2\|log2\|exp\|log\|sin\|cos\|fma\|select\)\ze\s*("
-syn match   kdslBuiltinFn    "\<\%(atomic_add\|atomic_max\|atomic_min\|atomic_cas\|remote\)\ze\s*("
+syn match   kdslBuiltinFn    "\<\%(atomic_add\|atomic_sub\|atomic_max\|atomic_min\|atomic_exch\|atomic_and\|atomic_or\|atomic_xor\|atomic_inc\|atomic_dec\|atomic_cas\|remote\)\ze\s*("
 syn match   kdslBuiltinFn    "\<\%(shfl_down\|shfl_up\|shfl_xor\|shfl_idx\|ballot\|any\|all\)\ze\s*("
-syn match   kdslBuiltinFn    "\<\%(sync_threads\|cluster_sync\|fence_proxy_async\)\ze\s*("
+syn match   kdslBuiltinFn    "\<\%(sync_threads\|cluster_sync\|fence\|fence_proxy_async\)\ze\s*("
 syn match   kdslBuiltinFn    "\<copy_async\%(_store\|_commit\|_wait\)\=\ze\s*("
 " Barrier operations: `full[s].wait(0)`.
 syn match   kdslBarrierOp    "\.\zs\%(arrive_expect_tx\|arrive_remote\|arrive\|expect_tx\|wait_cluster\|wait\|test\)\ze\s*("

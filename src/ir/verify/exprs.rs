@@ -3,8 +3,8 @@
 use super::{Mode, Verifier};
 use crate::fp::{self, Format};
 use crate::ir::{
-    consteval, AtomicOp, BarrierRef, BinOp, Expr, ExprKind, MathFn, ParamType, Parity, Place,
-    PlaceKind, UnaryOp, Value, WarpOp,
+    consteval, AtomicOp, BarrierRef, BinOp, Expr, ExprKind, MathFn, MemOrder, ParamType, Parity,
+    Place, PlaceKind, UnaryOp, Value, WarpOp,
 };
 use crate::span::Span;
 use crate::types::Scalar;
@@ -237,7 +237,30 @@ impl Verifier<'_> {
                 }
                 self.math(e, *f, args);
             }
-            ExprKind::Atomic { op, place, args } => {
+            ExprKind::Atomic {
+                op,
+                sem,
+                place,
+                args,
+            } => {
+                if sem.order == MemOrder::Sc {
+                    self.error(e.span, "an atomic with order `sc`");
+                }
+                let t = place.elem;
+                let wide = matches!(t.bits(), 32 | 64);
+                let ok = match op {
+                    AtomicOp::Add
+                    | AtomicOp::Sub
+                    | AtomicOp::Max
+                    | AtomicOp::Min
+                    | AtomicOp::Cas => true,
+                    AtomicOp::Exch => wide,
+                    AtomicOp::And | AtomicOp::Or | AtomicOp::Xor => wide && t.is_int(),
+                    AtomicOp::Inc | AtomicOp::Dec => t == Scalar::U32,
+                };
+                if !ok && t != Scalar::Bool {
+                    self.error(e.span, format!("`{}` on {}", op.name(), t.name()));
+                }
                 self.place(place, true);
                 for a in args {
                     self.expr(a);

@@ -631,8 +631,12 @@ fn decode_op(b: &mut Builder, i: &ast::Instruction, full: &str) -> R<Inst> {
         }
         "ld" | "ldu" | "st" => return super::inst_memory::load_store(b, &mut m, op, ops),
         "atom" | "red" => return super::inst_memory::atomic(b, &mut m, op, ops),
-        "prefetch" | "prefetchu" | "fence" | "membar" | "nanosleep" | "pmevent" | "discard"
-        | "applypriority" | "createpolicy" => {
+        "fence" | "membar" => {
+            super::inst_sync::fence(&mut m, op)?;
+            base_inst(Op::Nop)
+        }
+        "prefetch" | "prefetchu" | "nanosleep" | "pmevent" | "discard" | "applypriority"
+        | "createpolicy" => {
             if op == "createpolicy" {
                 return unsupported("cache policies");
             }

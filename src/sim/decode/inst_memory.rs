@@ -1,7 +1,7 @@
 //! `mov`, loads, stores and atomics.
 
 use super::inst::{base_inst, invalid, is_clock, one_type, unsup, unsupported, R};
-use super::mods::{Mods, CACHE, MEMORY_ORDER};
+use super::mods::{Mods, CACHE, MEMORY_ORDER, SCOPES, SEMS, TYPE_WORDS};
 use super::ops::*;
 use super::Builder;
 use crate::sim::ptx::ast::Operand;
@@ -133,8 +133,39 @@ pub fn load_store(b: &mut Builder, m: &mut Mods, op: &str, ops: &[Operand]) -> R
     Ok(inst)
 }
 
+/// The element types of each atomic operation, as ptxas 13.5 takes them
+/// (`.and.u32` and `.inc.u64` are rejected; the simulator rejects them too
+/// rather than run a program ptxas would not assemble).
+fn atomic_types(op: AtomOp) -> &'static [&'static str] {
+    match op {
+        AtomOp::Add => &["u32", "s32", "u64", "f32", "f64", "f16", "bf16"],
+        AtomOp::Min | AtomOp::Max => &["u32", "s32", "u64", "s64"],
+        AtomOp::Inc | AtomOp::Dec => &["u32"],
+        AtomOp::And | AtomOp::Or | AtomOp::Xor | AtomOp::Exch => &["b32", "b64"],
+        AtomOp::Cas => &["b16", "b32", "b64"],
+    }
+}
+
+/// `atom{.sem}{.scope}{.space}.op.type` and `red{.sem}{.scope}...`: at
+/// most one order (`red` has no acquire side) and one scope; the
+/// simulator is sequentially consistent, so both change nothing in a run.
+fn atomic_sem(m: &mut Mods, op: &str) -> R<()> {
+    let (n, sem) = m.take_count(SEMS);
+    if n > 1 {
+        return invalid(format!("several memory orders on `{op}`"));
+    }
+    if op == "red" && matches!(sem, Some("acquire" | "acq_rel")) {
+        return invalid(format!("`red` with order `.{}`", sem.unwrap_or("")));
+    }
+    let (n, _) = m.take_count(SCOPES);
+    if n > 1 {
+        return invalid(format!("several scopes on `{op}`"));
+    }
+    Ok(())
+}
+
 pub fn atomic(b: &mut Builder, m: &mut Mods, op: &str, ops: &[Operand]) -> R<Inst> {
-    m.drop_all(MEMORY_ORDER);
+    atomic_sem(m, op)?;
     m.take("noftz");
     if m.take_vector() != 1 {
         return unsupported("vector atomics");
@@ -155,9 +186,15 @@ pub fn atomic(b: &mut Builder, m: &mut Mods, op: &str, ops: &[Operand]) -> R<Ins
         None => return invalid("missing the atomic operation"),
     };
     let spaces = m.take_spaces();
+    let word = m.peek_any(TYPE_WORDS);
     let types = m.take_types();
     m.finish().map_err(unsup)?;
     let ty = one_type(&types, op)?;
+    if let Some(w) = word {
+        if !atomic_types(aop).contains(&w) {
+            return invalid(format!("`{op}.{}` does not take `.{w}`", aop.name()));
+        }
+    }
     let space = match spaces[..] {
         [] => Space::Generic,
         [s] => s,

@@ -8,6 +8,38 @@ use super::ops::*;
 use super::Builder;
 use crate::sim::ptx::ast::Operand;
 
+/// `fence{.sem}.scope`, `fence.proxy.async{.space}`,
+/// `fence.mbarrier_init.release.cluster` and `membar.{cta,gl,sys}`: they
+/// order memory, which the sequentially consistent simulator always is, so
+/// they execute as nothing; any other form (`membar.cluster`, which PTX
+/// lacks, or a fence the simulator does not know) is a load error.
+pub fn fence(m: &mut Mods, op: &str) -> R<()> {
+    let ok = if op == "membar" {
+        matches!(m.words(), ["cta" | "gl" | "sys"])
+    } else {
+        matches!(
+            m.words(),
+            ["cta" | "cluster" | "gpu" | "sys"]
+                | [
+                    "acq_rel" | "sc" | "acquire" | "release",
+                    "cta" | "cluster" | "gpu" | "sys"
+                ]
+                | ["proxy", "async"]
+                | [
+                    "proxy",
+                    "async",
+                    "shared::cta" | "shared::cluster" | "global"
+                ]
+                | ["mbarrier_init", "release", "cluster"]
+        )
+    };
+    if !ok {
+        return unsupported(format!("`{op}.{}`", m.words().join(".")));
+    }
+    m.clear();
+    Ok(())
+}
+
 fn mbar_space(spaces: &[Space]) -> R<Space> {
     match spaces {
         [] => Ok(Space::Generic),

@@ -12,6 +12,18 @@ pub const MEMORY_ORDER: &[&str] = &[
     "sys", "cluster",
 ];
 
+/// The orders of `atom`/`red` (PTX's `.sem`) and of `fence`.
+pub const SEMS: &[&str] = &["relaxed", "acquire", "release", "acq_rel"];
+
+/// The scopes of `atom`/`red`/`fence`.
+pub const SCOPES: &[&str] = &["cta", "cluster", "gpu", "sys"];
+
+/// Every type word, as written.
+pub const TYPE_WORDS: &[&str] = &[
+    "pred", "u8", "b8", "u16", "b16", "u32", "b32", "u64", "b64", "b128", "s8", "s16", "s32",
+    "s64", "f16", "f16x2", "bf16", "bf16x2", "f32", "f64",
+];
+
 pub const CACHE: &[&str] = &[
     "ca",
     "cg",
@@ -67,6 +79,32 @@ impl<'a> Mods<'a> {
             }
         }
         None
+    }
+
+    /// The words not taken yet, in order.
+    pub fn words(&self) -> &[&'a str] {
+        &self.words
+    }
+
+    /// Takes every word left.
+    pub fn clear(&mut self) {
+        self.words.clear();
+    }
+
+    /// The first of `words` present, left in place.
+    pub fn peek_any(&self, words: &[&'static str]) -> Option<&'static str> {
+        self.words
+            .iter()
+            .find_map(|w| words.iter().find(|x| *x == w).copied())
+    }
+
+    /// Removes the words of `words` present and returns how many there
+    /// were, the first of them with it.
+    pub fn take_count(&mut self, words: &[&'static str]) -> (usize, Option<&'static str>) {
+        let first = self.peek_any(words);
+        let before = self.words.len();
+        self.drop_all(words);
+        (before - self.words.len(), first)
     }
 
     /// Removes every word of `words`.

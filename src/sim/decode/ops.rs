@@ -264,6 +264,24 @@ pub enum AtomOp {
     Cas,
 }
 
+impl AtomOp {
+    /// The PTX word (`exch`).
+    pub fn name(self) -> &'static str {
+        match self {
+            AtomOp::Add => "add",
+            AtomOp::Min => "min",
+            AtomOp::Max => "max",
+            AtomOp::Inc => "inc",
+            AtomOp::Dec => "dec",
+            AtomOp::And => "and",
+            AtomOp::Or => "or",
+            AtomOp::Xor => "xor",
+            AtomOp::Exch => "exch",
+            AtomOp::Cas => "cas",
+        }
+    }
+}
+
 /// `cvta.to.X` (generic → X) or `cvta.X` (X → generic).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CvtaDir {

@@ -662,9 +662,17 @@ pub fn required_features() -> Vec<String> {
         "fma",
         "select",
         "atomic_add",
+        "atomic_sub",
         "atomic_max",
         "atomic_min",
+        "atomic_exch",
+        "atomic_and",
+        "atomic_or",
+        "atomic_xor",
+        "atomic_inc",
+        "atomic_dec",
         "atomic_cas",
+        "fence",
         "shfl_down",
         "shfl_up",
         "shfl_xor",
@@ -696,22 +704,42 @@ pub fn required_features() -> Vec<String> {
     ] {
         f.push(format!("value:{v}"));
     }
-    for a in ["atomic_add", "atomic_max", "atomic_min", "atomic_cas"] {
-        for space in ["global", "shared", "remote"] {
+    for a in kernel::ATOMICS {
+        for space in ["global", "shared"] {
             f.push(format!("{a}:{space}"));
         }
-    }
-    for t in ["u32", "i32", "u64", "f32", "f64"] {
-        f.push(format!("atomic_add:{t}"));
-    }
-    for t in ["u32", "i32", "u64", "i64"] {
-        for a in ["atomic_max", "atomic_min", "atomic_cas"] {
-            f.push(format!("{a}:{t}"));
+        for t in kernel::atomic_types(a) {
+            f.push(format!("{a}:{}", t.name()));
         }
     }
     // The narrow integers' one atomic: the 16-bit compare-and-swap.
     for t in ["u16", "i16"] {
         f.push(format!("atomic_cas:{t}"));
+    }
+    for a in [
+        "atomic_add",
+        "atomic_max",
+        "atomic_min",
+        "atomic_cas",
+        "atomic_sub",
+        "atomic_exch",
+        "atomic_and",
+        "atomic_or",
+        "atomic_xor",
+    ] {
+        f.push(format!("{a}:remote"));
+    }
+    for o in ["relaxed", "acquire", "release", "acq_rel"] {
+        f.push(format!("atomic_order:{o}"));
+    }
+    for s in ["cta", "cluster", "gpu", "sys"] {
+        f.push(format!("atomic_scope:{s}"));
+    }
+    for o in ["acq_rel", "sc"] {
+        f.push(format!("fence_order:{o}"));
+    }
+    for s in ["cta", "cluster", "gpu", "sys"] {
+        f.push(format!("fence_scope:{s}"));
     }
     for op in [
         "arrive()",

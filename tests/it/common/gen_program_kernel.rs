@@ -567,23 +567,72 @@ fn shared(g: &mut Gen, k: &mut K) {
     }
 }
 
-/// Atomics on global and shared elements, as values and as statements.
-fn atomics(g: &mut Gen, k: &mut K) {
-    let f = g.sweep(
-        &["atomic_add", "atomic_max", "atomic_min", "atomic_cas"],
-        1,
-        0,
-    );
-    let types: &[Ty] = match f {
-        "atomic_add" => &[Ty::U32, Ty::I32, Ty::U64, Ty::F32, Ty::F64],
+/// The atomics, those with six element types first (each comes round every
+/// 11 programs, with the next type: 64 programs see every type of each).
+pub const ATOMICS: [&str; 11] = [
+    "atomic_add",
+    "atomic_sub",
+    "atomic_exch",
+    "atomic_max",
+    "atomic_min",
+    "atomic_and",
+    "atomic_or",
+    "atomic_xor",
+    "atomic_cas",
+    "atomic_inc",
+    "atomic_dec",
+];
+
+/// The element types of each atomic.
+pub fn atomic_types(f: &str) -> &'static [Ty] {
+    match f {
+        "atomic_add" | "atomic_sub" | "atomic_exch" => {
+            &[Ty::U32, Ty::I32, Ty::U64, Ty::I64, Ty::F32, Ty::F64]
+        }
+        "atomic_inc" | "atomic_dec" => &[Ty::U32],
         // `atom.cas.b16`: the narrow integers' one atomic.
         "atomic_cas" => &[Ty::U32, Ty::I32, Ty::U64, Ty::I64, Ty::U16, Ty::I16],
         _ => &[Ty::U32, Ty::I32, Ty::U64, Ty::I64],
-    };
-    // Each function comes round every 4 programs, with the next type.
-    let t = g.sweep(types, 0, g.index / 4);
+    }
+}
+
+/// The orders and scopes the atomics and fences of a program have (no
+/// `cluster`: the main kernel is also compiled for sm_80), `None` where
+/// the default is left out.
+const ATOMIC_SEMS: [(Option<&str>, Option<&str>); 7] = [
+    (None, None),
+    (Some("acquire"), None),
+    (Some("release"), Some("cta")),
+    (Some("acq_rel"), Some("sys")),
+    (Some("relaxed"), Some("gpu")),
+    (None, Some("cta")),
+    (Some("acq_rel"), Some("gpu")),
+];
+
+/// `, order = o, scope = s` for the sweep's next pair, noted.
+fn sem_args(g: &mut Gen, (order, scope): (Option<&str>, Option<&str>), what: &str) -> String {
+    let mut text = String::new();
+    if let Some(o) = order {
+        g.note(format!("{what}_order:{o}"));
+        text.push_str(&format!(", order = {o}"));
+    }
+    if let Some(s) = scope {
+        g.note(format!("{what}_scope:{s}"));
+        text.push_str(&format!(", scope = {s}"));
+    }
+    text
+}
+
+/// Atomics on global and shared elements, as values and as statements,
+/// with orders and scopes; and a fence.
+fn atomics(g: &mut Gen, k: &mut K) {
+    let f = g.sweep(&ATOMICS, 1, 0);
+    let types = atomic_types(f);
+    let t = g.sweep(types, 0, g.index / ATOMICS.len() as u64);
     g.note(format!("{f}:{}", t.name()));
     g.note(format!("builtin:{f}"));
+    let sem = g.sweep(&ATOMIC_SEMS, 1, 3);
+    let sem = sem_args(g, sem, "atomic");
     let a = g.name("acc");
     k.params.push(format!("{a}: global mut [{}]", t.name()));
     let s = g.name("hist");
@@ -599,12 +648,26 @@ fn atomics(g: &mut Gen, k: &mut K) {
     g.note(format!("{f}:global"));
     let x = args(g, k);
     let old = g.name("old");
-    k.stmt(format!("let {old} = {f}({a}[thread_idx.x % 4], {x});"));
+    k.stmt(format!("let {old} = {f}({a}[thread_idx.x % 4], {x}{sem});"));
     k.local(&old, t);
     g.note(format!("{f}:shared"));
     g.note("stmt:value_dropped");
     let y = args(g, k);
     k.stmt(format!("{f}({s}[lane_id], {y});"));
+    let fence = g.sweep(
+        &[
+            (None, None),
+            (Some("sc"), Some("cta")),
+            (Some("acq_rel"), Some("sys")),
+            (Some("sc"), None),
+            (None, Some("gpu")),
+        ],
+        1,
+        1,
+    );
+    g.note("builtin:fence");
+    let fence = sem_args(g, fence, "fence");
+    k.stmt(format!("fence({});", fence.trim_start_matches(", ")));
 }
 
 /// CTA-scope barrier groups (every target): counts and arrival counts at
@@ -754,7 +817,9 @@ fn cluster_kernel(g: &mut Gen, env: &Env) -> String {
     } else if size.is_multiple_of(4) && g.chance(2) {
         g.note("launch:cluster3");
         format!("{}, 2, 2", size / 4)
-    } else if size.is_multiple_of(2) && g.chance(2) {
+    } else if size.is_multiple_of(2) && (size % 4 == 2 || g.chance(2)) {
+        // Sizes 2, 6, 10, 14 always take this shape: the coverage check
+        // must not hang on a coin toss.
         g.note("launch:cluster2");
         format!("2, {}", size / 2)
     } else {
@@ -789,6 +854,26 @@ fn cluster_kernel(g: &mut Gen, env: &Env) -> String {
     } else {
         w.clone()
     };
+    // One of the newer atomics on the peer's memory at cluster scope.
+    let f2 = g.sweep(
+        &[
+            "atomic_sub",
+            "atomic_exch",
+            "atomic_and",
+            "atomic_or",
+            "atomic_xor",
+        ],
+        0,
+        g.index / 2,
+    );
+    let o2 = g.sweep(
+        &["relaxed", "acquire", "release", "acq_rel"],
+        0,
+        g.index / 2,
+    );
+    g.note(format!("{f2}:remote"));
+    g.note("atomic_scope:cluster");
+    g.note("fence_scope:cluster");
     let r = g.name("remote");
     g.note("remote:store");
     g.note("remote:load");
@@ -808,6 +893,8 @@ fn cluster_kernel(g: &mut Gen, env: &Env) -> String {
          remote({inbox}, {peer})[cluster_rank % 8] = {v};\n\
          let {r} = remote({inbox}, {peer})[0];\n\
          {f}(remote({inbox}, {peer})[1], {atomic_args});\n\
+         {f2}(remote({inbox}, {peer})[2], {w}, order = {o2}, scope = cluster);\n\
+         fence(scope = cluster);\n\
          if thread_idx.x == 0 {{\n    {got}.arrive_remote({peer});\n}}\n\
          {got}.wait_cluster();\n{got}.wait_cluster({p});\n\
          let {t1} = {got}.test_cluster();\nlet {t2} = {got}.test_cluster({p2});"

@@ -4,7 +4,9 @@
 #![allow(dead_code)]
 
 use super::*;
-use kdsl::ir::{AtomicOp, BarrierOpKind, Dim::*, Parity, Special::*, StmtKind};
+use kdsl::ir::{
+    AtomicOp, BarrierOpKind, Dim::*, MemOrder, MemScope, MemSem, Parity, Special::*, StmtKind,
+};
 
 /// y[i] = a * x[i] + y[i]
 pub fn saxpy() -> Kernel {
@@ -691,9 +693,22 @@ pub fn all_atomics() -> Kernel {
     };
     for t in TYPES.into_iter().filter(|t| *t != Bool) {
         let a = || load(gplace(ins[pos(t)], tid(X), t));
-        for op in [AtomicOp::Add, AtomicOp::Max, AtomicOp::Min, AtomicOp::Cas] {
+        // Every operation on every type its IR domain has (the verifier's):
+        // exch on 32/64-bit types, and/or/xor on 32/64-bit integers,
+        // inc/dec on u32; the rest on every type (compare-and-swap loops
+        // where the hardware lacks it).
+        let wide = matches!(t.bits(), 32 | 64);
+        for op in AtomicOp::ALL {
             // The narrow integers' only atomic is the 16-bit `atom.cas.b16`.
-            if t.is_narrow_int() && !(op == AtomicOp::Cas && t.bits() == 16) {
+            let narrow_ok = op == AtomicOp::Cas && t.bits() == 16;
+            let ok = match op {
+                _ if t.is_narrow_int() => narrow_ok,
+                AtomicOp::Exch => wide,
+                AtomicOp::And | AtomicOp::Or | AtomicOp::Xor => wide && t.is_int(),
+                AtomicOp::Inc | AtomicOp::Dec => t == U32,
+                _ => true,
+            };
+            if !ok {
                 continue;
             }
             let args = if op == AtomicOp::Cas {
@@ -703,6 +718,25 @@ pub fn all_atomics() -> Kernel {
             };
             let old = atomic(op, gplace(outs[pos(t)], next(), t), args);
             body.push(store(gplace(outs[pos(t)], next(), t), old));
+        }
+        // Every order at every scope ptxas has on sm_80 (cluster: sm_90).
+        for order in [
+            MemOrder::Relaxed,
+            MemOrder::Acquire,
+            MemOrder::Release,
+            MemOrder::AcqRel,
+        ] {
+            for scope in [MemScope::Cta, MemScope::Gpu, MemScope::Sys] {
+                let sem = MemSem { order, scope };
+                // The narrow integers: the 16-bit compare-and-swap only.
+                let (op, args) = match (t.is_narrow_int(), t.bits()) {
+                    (false, _) => (AtomicOp::Add, vec![a()]),
+                    (true, 16) => (AtomicOp::Cas, vec![a(), a()]),
+                    _ => continue,
+                };
+                let old = atomic_sem(op, sem, gplace(outs[pos(t)], next(), t), args);
+                body.push(store(gplace(outs[pos(t)], next(), t), old));
+            }
         }
     }
     let f = load(gplace(ins[pos(F32)], tid(X), F32));

@@ -126,10 +126,16 @@ pub fn load(p: Place) -> Expr {
 }
 
 pub fn atomic(op: AtomicOp, p: Place, args: Vec<Expr>) -> Expr {
+    atomic_sem(op, MemSem::ATOMIC, p, args)
+}
+
+/// An atomic with an order and scope.
+pub fn atomic_sem(op: AtomicOp, sem: MemSem, p: Place, args: Vec<Expr>) -> Expr {
     let ty = p.elem;
     ex(
         ExprKind::Atomic {
             op,
+            sem,
             place: Box::new(p),
             args,
         },

@@ -1,0 +1,318 @@
+//! The atomics (`atomic_add(place, v, order = acquire, scope = cluster)`,
+//! ...) and `fence(order = ..., scope = ...)`, with their named arguments
+//! (E0140), whose values are words read where they stand, like a barrier
+//! group's scope (E0141, E0142; E0200 for `cluster` before sm_90; E0143
+//! for `cta` on another CTA's memory).
+
+use super::body::{Binding, BodyChecker};
+use super::calls::CallResult;
+use super::error::CheckError;
+use crate::ir::{AtomicOp, ExprKind, MemOrder, MemScope, MemSem, PlaceKind, StmtKind};
+use crate::span::Span;
+use crate::syntax::ast;
+
+/// The named arguments of the atomics and of `fence`.
+pub const SEM_ARGS: &[&str] = &["order", "scope"];
+
+/// The atomic built-ins.
+pub fn atomic_op(name: &str) -> Option<AtomicOp> {
+    AtomicOp::ALL.into_iter().find(|op| op.name() == name)
+}
+
+/// The note E0118 gives for an element type `op` does not take.
+fn accepted_note(op: AtomicOp) -> &'static str {
+    match op {
+        AtomicOp::Add | AtomicOp::Sub => {
+            "`atomic_add` and `atomic_sub` take `u32`, `i32`, `u64`, `i64`, `f32` and `f64` elements"
+        }
+        AtomicOp::Max | AtomicOp::Min => {
+            "`atomic_max` and `atomic_min` take integer elements (`u32`, `i32`, `u64`, `i64`)"
+        }
+        AtomicOp::Exch => "`atomic_exch` takes `u32`, `i32`, `u64`, `i64`, `f32` and `f64` elements",
+        AtomicOp::And | AtomicOp::Or | AtomicOp::Xor => {
+            "`atomic_and`, `atomic_or` and `atomic_xor` take integer elements (`u32`, `i32`, `u64`, `i64`)"
+        }
+        AtomicOp::Inc | AtomicOp::Dec => {
+            "`atomic_inc` and `atomic_dec` take `u32` elements (PTX's `atom.inc`/`atom.dec` are `.u32` only)"
+        }
+        AtomicOp::Cas => {
+            "`atomic_cas` takes integer elements (`u32`, `i32`, `u64`, `i64`, and `u16`, `i16`)"
+        }
+    }
+}
+
+/// The orders an atomic may have, and a fence.
+fn atomic_order(o: MemOrder) -> bool {
+    o != MemOrder::Sc
+}
+
+fn fence_order(o: MemOrder) -> bool {
+    matches!(o, MemOrder::AcqRel | MemOrder::Sc)
+}
+
+impl BodyChecker<'_> {
+    /// An atomic: `op(place, value)`, `atomic_inc(place, limit)` or
+    /// `atomic_cas(place, compare, value)`, with optional `order` and
+    /// `scope`.
+    /// Its own function (not inlined) so that nested calls pay only for
+    /// the frame of the group they use.
+    #[inline(never)]
+    pub fn atomic_call(
+        &mut self,
+        op: AtomicOp,
+        args: &[ast::Expr],
+        named: &[ast::NamedArg],
+        span: Span,
+    ) -> Option<CallResult> {
+        let name = op.name();
+        let taken = self.named_args(name, args, named, SEM_ARGS);
+        let sem = self.mem_sem(name, &taken, MemSem::ATOMIC, atomic_order);
+        let (place, values) = if op == AtomicOp::Cas {
+            let [p, cmp, v] = self.arity::<3>(
+                name,
+                args,
+                span,
+                "atomic_cas(array[index], compare: T, value: T, order = ..., scope = ...) -> T",
+            )?;
+            let place = self.place(p, true);
+            let (cmp, v) = match place.as_ref() {
+                Some((pl, _)) => (self.expr_as(cmp, pl.elem), self.expr_as(v, pl.elem)),
+                None => (self.expr(cmp, None), self.expr(v, None)),
+            };
+            (place, vec![cmp, v])
+        } else {
+            let sig = match op {
+                AtomicOp::Inc | AtomicOp::Dec => {
+                    format!("{name}(array[index], limit: u32, order = ..., scope = ...) -> u32")
+                }
+                _ => format!("{name}(array[index], value: T, order = ..., scope = ...) -> T"),
+            };
+            let [p, v] = self.arity::<2>(name, args, span, &sig)?;
+            let place = self.place(p, true);
+            let v = match place.as_ref() {
+                Some((pl, _)) => self.expr_as(v, pl.elem),
+                None => self.expr(v, None),
+            };
+            (place, vec![v])
+        };
+        let (place, _) = place?;
+        let place_span = args.first().map_or(span, |a| a.span);
+        if !op.accepts(place.elem) {
+            let note = match (place.elem.is_narrow_int(), op) {
+                (true, AtomicOp::Cas) => {
+                    "`atomic_cas` supports 16-, 32- and 64-bit integer elements (PTX has `atom.cas.b16`, but no 8-bit compare-and-swap)"
+                }
+                (true, _) => {
+                    "PTX has no atomic arithmetic on 8- or 16-bit integers: keep such counters in `u32` or `i32` elements and convert the result with `as`"
+                }
+                _ => accepted_note(op),
+            };
+            self.bad(name, place.elem, place_span, note)?;
+        }
+        let sem = sem?;
+        if sem.scope == MemScope::Cta && matches!(place.kind, PlaceKind::Remote { .. }) {
+            if let Some(scope) = taken.iter().find(|a| &*a.name.name == "scope") {
+                self.error(CheckError::ScopeTooNarrow {
+                    callee: name.to_string(),
+                    scope: scope.value.span,
+                    place: place_span,
+                });
+                return None;
+            }
+        }
+        let mut lowered = Vec::with_capacity(values.len());
+        for v in values {
+            lowered.push(v?);
+        }
+        let ty = place.elem;
+        self.value(
+            ExprKind::Atomic {
+                op,
+                sem,
+                place: Box::new(place),
+                args: lowered,
+            },
+            Some(ty),
+            span,
+        )
+    }
+
+    /// `fence(order = ..., scope = ...)`: `fence.acq_rel.gpu` by default.
+    pub fn fence_call(
+        &mut self,
+        args: &[ast::Expr],
+        named: &[ast::NamedArg],
+        span: Span,
+    ) -> Option<CallResult> {
+        let taken = self.named_args("fence", args, named, SEM_ARGS);
+        let sem = self.mem_sem("fence", &taken, MemSem::FENCE, fence_order);
+        self.arity::<0>("fence", args, span, "fence(order = acq_rel, scope = gpu)")?;
+        Some(CallResult::Effect(Box::new(StmtKind::Fence(sem?))))
+    }
+
+    /// The named arguments of a call that takes none: E0140 for each, their
+    /// values checked for their own errors.
+    pub fn no_named_args(&mut self, callee: &str, named: &[ast::NamedArg]) {
+        for n in named {
+            self.error(CheckError::UnknownNamedArg {
+                callee: callee.to_string(),
+                name: n.name.name.to_string(),
+                span: n.name.span,
+                takes: &[],
+                similar: None,
+            });
+            self.quiet_uses(&n.value);
+        }
+    }
+
+    /// Checks the named arguments of a call of `callee` with the
+    /// positional arguments `positional`: E0140 for one it does not take
+    /// (`allowed`), one given twice, and a positional argument after a
+    /// named one. Returns those it takes, each once.
+    fn named_args<'e>(
+        &mut self,
+        callee: &str,
+        positional: &[ast::Expr],
+        named: &'e [ast::NamedArg],
+        allowed: &'static [&'static str],
+    ) -> Vec<&'e ast::NamedArg> {
+        if let Some(first) = named.iter().find(|n| n.position < positional.len()) {
+            if let Some(after) = positional.get(first.position) {
+                self.error(CheckError::PositionalAfterNamed {
+                    span: after.span,
+                    named: first.span(),
+                });
+            }
+        }
+        let mut taken: Vec<&'e ast::NamedArg> = Vec::new();
+        for n in named {
+            if !allowed.contains(&&*n.name.name) {
+                self.error(CheckError::UnknownNamedArg {
+                    callee: callee.to_string(),
+                    name: n.name.name.to_string(),
+                    span: n.name.span,
+                    takes: allowed,
+                    similar: super::body::similar(&n.name.name, allowed.iter().copied()),
+                });
+                self.quiet_uses(&n.value);
+                continue;
+            }
+            if let Some(first) = taken.iter().find(|t| t.name.name == n.name.name) {
+                self.error(CheckError::DuplicateNamedArg {
+                    name: n.name.name.to_string(),
+                    span: n.name.span,
+                    first: first.name.span,
+                });
+                self.quiet_uses(&n.value);
+                continue;
+            }
+            taken.push(n);
+        }
+        taken
+    }
+
+    /// The value of a named argument that is not checked as a word: a
+    /// variable it names counts as used (no W0001 follows from the error);
+    /// any other expression is checked for its own errors.
+    fn quiet_uses(&mut self, e: &ast::Expr) {
+        match &e.kind {
+            ast::ExprKind::Name(n) => {
+                if let Some(Binding::Local(id)) = self.lookup(&n.name) {
+                    self.mark_used(id);
+                }
+            }
+            _ => {
+                let _ = self.expr(e, None);
+            }
+        }
+    }
+
+    /// The order and scope of an atomic or fence from its `order` and
+    /// `scope` arguments, `default`'s where not given; `None` after an
+    /// error (E0141 for a word that is not an order or scope, E0142 for an
+    /// order `callee` cannot have, E0200 for `cluster` before sm_90).
+    fn mem_sem(
+        &mut self,
+        callee: &str,
+        named: &[&ast::NamedArg],
+        default: MemSem,
+        allows: fn(MemOrder) -> bool,
+    ) -> Option<MemSem> {
+        let get = |name: &str| named.iter().copied().find(|a| &*a.name.name == name);
+        let order = match get("order") {
+            None => Some(default.order),
+            Some(a) => {
+                let names = MemOrder::ALL.map(MemOrder::name);
+                let o = self
+                    .word(&a.value, "memory order", &names)
+                    .and_then(|w| MemOrder::ALL.into_iter().find(|o| o.name() == w));
+                match o {
+                    Some(o) if !allows(o) => {
+                        self.error(CheckError::OrderNotAllowed {
+                            callee: callee.to_string(),
+                            order: o.name(),
+                            span: a.value.span,
+                            allowed: MemOrder::ALL
+                                .into_iter()
+                                .filter(|o| allows(*o))
+                                .map(MemOrder::name)
+                                .collect(),
+                        });
+                        None
+                    }
+                    other => other,
+                }
+            }
+        };
+        let scope = match get("scope") {
+            None => Some(default.scope),
+            Some(a) => {
+                let names = MemScope::ALL.map(MemScope::name);
+                let s = self
+                    .word(&a.value, "scope", &names)
+                    .and_then(|w| MemScope::ALL.into_iter().find(|s| s.name() == w));
+                match s {
+                    Some(MemScope::Cluster)
+                        if !self.require_sm90("`scope = cluster`", a.value.span) =>
+                    {
+                        None
+                    }
+                    other => other,
+                }
+            }
+        };
+        Some(MemSem {
+            order: order?,
+            scope: scope?,
+        })
+    }
+
+    /// The word a named argument's value spells, when it is one of
+    /// `words`; E0141 otherwise (with the closest word).
+    fn word(
+        &mut self,
+        e: &ast::Expr,
+        what: &'static str,
+        words: &[&'static str],
+    ) -> Option<String> {
+        if let ast::ExprKind::Name(n) = &e.kind {
+            if words.contains(&&*n.name) {
+                return Some(n.name.to_string());
+            }
+        }
+        let similar = match &e.kind {
+            ast::ExprKind::Name(n) => super::body::similar(&n.name, words.iter().copied()),
+            _ => None,
+        };
+        let text = self.text(e.span).to_string();
+        self.quiet_uses(e);
+        self.error(CheckError::UnknownWord {
+            what,
+            word: text,
+            span: e.span,
+            words: words.to_vec(),
+            similar,
+        });
+        None
+    }
+}

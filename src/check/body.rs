@@ -66,6 +66,10 @@ pub struct BodyChecker<'a> {
     /// The names each open scope bound, innermost scope last (a name bound
     /// twice in one scope, by shadowing, is listed twice).
     scopes: Vec<Vec<String>>,
+    /// The `loop_depth` of the innermost loop over a constant list whose
+    /// body is being checked: a `break`/`continue` at that depth would act
+    /// on a loop that is unrolled at compile time (E0160).
+    pub list_loop: Option<u32>,
     pub loop_depth: u32,
     /// Nesting of blocks below the body's top level (declarations of shared
     /// arrays and barriers need 0).
@@ -104,6 +108,7 @@ impl<'a> BodyChecker<'a> {
             bindings: HashMap::new(),
             scopes: vec![Vec::new()],
             loop_depth: 0,
+            list_loop: None,
             block_depth: 0,
             kernel: None,
             func: None,
@@ -229,6 +234,12 @@ impl<'a> BodyChecker<'a> {
     /// Binds a name whose declaration failed, so its uses stay quiet.
     pub fn poison(&mut self, name: &str) {
         self.bind(name, Binding::Poisoned);
+    }
+
+    /// Locals added outside `declare_local` (copies of a block's locals)
+    /// count as used: the original was judged.
+    pub fn mark_new_locals_used(&mut self) {
+        self.used.resize(self.locals.len(), true);
     }
 
     pub fn mark_used(&mut self, id: LocalId) {

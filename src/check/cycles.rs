@@ -250,6 +250,14 @@ impl Uses {
                 self.block(body);
                 self.bound.pop();
             }
+            ast::StmtKind::ForList {
+                var, items, body, ..
+            } => {
+                items.iter().for_each(|x| self.expr(x));
+                self.bound.push(var.name.clone());
+                self.block(body);
+                self.bound.pop();
+            }
             ast::StmtKind::Return(Some(x)) | ast::StmtKind::Expr(x) => self.expr(x),
             ast::StmtKind::Shared { dims, .. } => dims.iter().for_each(|d| self.expr(d)),
             ast::StmtKind::Barrier(d) => {

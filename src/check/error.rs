@@ -92,6 +92,8 @@ pub enum CheckError {
     },
     /// E0115
     OutsideLoop { keyword: &'static str, span: Span },
+    /// E0160: `break`/`continue` acting on a loop over a constant list.
+    ListLoopJump { keyword: &'static str, span: Span },
     /// E0116
     MissingReturn { name: String, span: Span, ret: Span },
     /// E0117
@@ -361,6 +363,13 @@ impl CheckError {
                     .primary(span, format!("cannot `{keyword}` outside of a loop"))
                     .help("`break` and `continue` may only appear inside `while` and `for` loops")
             }
+            CheckError::ListLoopJump { keyword, span } => Diagnostic::error(
+                "E0160",
+                format!("`{keyword}` in a loop over a constant list"),
+            )
+            .primary(span, format!("this `{keyword}` would act on a loop that is unrolled at compile time"))
+            .note("`for x in [a, b, c] { ... }` becomes one copy of its body per element, with no loop left for `break` or `continue` to act on")
+            .help("use a condition on `x` to skip a copy, or a range loop (`for i in 0..n`) over an array of the values"),
             CheckError::MissingReturn { name, span, ret } => Diagnostic::error(
                 "E0116",
                 format!("function `{name}` may finish without returning a value"),

@@ -134,6 +134,15 @@ impl BodyChecker<'_> {
     }
 
     pub fn stmt(&mut self, s: &ast::Stmt, out: &mut Vec<ir::Stmt>) {
+        if let ast::StmtKind::ForList {
+            var,
+            items,
+            items_span,
+            body,
+        } = &s.kind
+        {
+            return self.for_list(var, items, *items_span, body, s.span, out);
+        }
         let marks = self.marks();
         let kind = match &s.kind {
             ast::StmtKind::Let {
@@ -180,12 +189,20 @@ impl BodyChecker<'_> {
                 step,
                 body,
             } => self.for_stmt(var, start, end, step.as_deref(), body),
+            // Lowered before this match.
+            ast::StmtKind::ForList { .. } => None,
             ast::StmtKind::Break | ast::StmtKind::Continue => {
                 let (keyword, kind) = match s.kind {
                     ast::StmtKind::Break => ("break", StmtKind::Break),
                     _ => ("continue", StmtKind::Continue),
                 };
-                if self.loop_depth == 0 {
+                if self.list_loop.is_some_and(|d| d == self.loop_depth) {
+                    self.error(CheckError::ListLoopJump {
+                        keyword,
+                        span: s.span,
+                    });
+                    None
+                } else if self.loop_depth == 0 {
                     self.error(CheckError::OutsideLoop {
                         keyword,
                         span: s.span,
@@ -414,6 +431,101 @@ impl BodyChecker<'_> {
             then_block,
             else_block,
         })
+    }
+
+    /// `for var in [c0, c1, ...] { body }`: the body is checked once, with
+    /// `var` an immutable local of the elements' type (they unify like a
+    /// range's bounds: an untyped literal takes the type of a typed
+    /// element), then copied once per element with `var` replaced by that
+    /// constant and fresh locals: the loop is unrolled here, whatever
+    /// passes run later, so each copy sees its constant as an immediate.
+    fn for_list(
+        &mut self,
+        var: &ast::Ident,
+        items: &[ast::Expr],
+        items_span: Span,
+        body: &ast::Block,
+        span: Span,
+        out: &mut Vec<ir::Stmt>,
+    ) {
+        let marks = self.marks();
+        // The first typed element types the others.
+        let lead = items.iter().position(|e| !e.untyped).unwrap_or(0);
+        let mut lead_expr = items.get(lead).and_then(|e| self.expr(e, None));
+        let ty = lead_expr.as_ref().map(|e| e.ty);
+        let mut values = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            let e = match (i == lead, ty) {
+                (true, _) => lead_expr.take(),
+                (false, Some(t)) => self.expr_as(item, t),
+                (false, None) => self.expr(item, None),
+            };
+            let v = e.as_ref().and_then(|e| ir::consteval::eval(e).ok());
+            if e.is_some() && v.is_none() {
+                self.error(CheckError::NotConstant {
+                    span: item.span,
+                    why: Some(
+                        "a loop over a list is unrolled at compile time, so its elements must be constants"
+                            .into(),
+                    ),
+                });
+            }
+            values.push(v.zip(e.map(|e| e.span)));
+        }
+        if let Some(t) = ty.filter(|t| *t == Scalar::Bool) {
+            self.error(CheckError::Mismatch {
+                expected: "a number".into(),
+                found: t.to_string(),
+                span: items_span,
+                note: Some("a loop over a constant list takes integers or floats".into()),
+                fix: None,
+            });
+        }
+        let ty_ok = ty.filter(|t| *t != Scalar::Bool);
+        self.push_scope();
+        let local = self.declare_local(var, ty_ok.unwrap_or(Scalar::U32), false, "a loop variable");
+        if ty_ok.is_none() && !items.is_empty() {
+            self.mark_used(local);
+            self.poison(&var.name);
+        }
+        let saved = self.list_loop.replace(self.loop_depth);
+        let block = self.block(body);
+        self.list_loop = saved;
+        self.pop_scope();
+        let t = ty_ok.or(items.is_empty().then_some(Scalar::I32));
+        let (Some(t), true) = (t, values.iter().all(Option::is_some)) else {
+            self.orphan(block);
+            return self.lowered(None, span, marks, out);
+        };
+        for (value, item_span) in values.into_iter().flatten() {
+            let c = Expr {
+                kind: ExprKind::Const(value),
+                ty: t,
+                span: item_span,
+                id: self.ids.expr(),
+            };
+            let copy = self.copy_block(&block, local, &c);
+            out.extend(copy.stmts);
+        }
+        // Nothing of the statement itself is left: its statements are out.
+        self.lowered(None, span, marks, out);
+    }
+
+    /// A copy of `block` with `local` replaced by `value` and every local
+    /// it declares fresh (the optimiser's block copy, on this checker's
+    /// locals and ids).
+    fn copy_block(&mut self, block: &ir::Block, local: ir::LocalId, value: &Expr) -> ir::Block {
+        let mut body = ir::Body {
+            locals: std::mem::take(&mut self.locals),
+            block: ir::Block::default(),
+            ids: self.ids,
+        };
+        let copy = crate::opt::rewrite::copy_block_with(&mut body, block, &[(local, value)]);
+        self.locals = std::mem::take(&mut body.locals);
+        self.ids = body.ids;
+        // The copies' locals were judged used or not on the original.
+        self.mark_new_locals_used();
+        copy
     }
 
     fn loop_body(&mut self, body: &ast::Block) -> ir::Block {

@@ -2,7 +2,7 @@
 //!
 //! The first lines are the contract of the language reference's diagnostics
 //! catalogue (§8), plus the project's additions (E0004, E0114–E0119, E0123,
-//! E0124–E0127, E0130–E0132, E0140–E0143, W0003).
+//! E0124–E0127, E0130–E0132, E0140–E0143, E0160, W0003).
 //! Each code's explanation is a markdown file in `explain/`, compiled in with
 //! `include_str!` so that `kdslc explain` needs no files at run time. The
 //! same texts, joined by [`render_docs`], are `docs/diagnostics.md`;
@@ -164,6 +164,7 @@ pub static CODES: &[CodeInfo] = &[
         Error,
         "`{callee}` on another CTA's shared memory cannot have scope `cta`"
     ),
+    code!("E0160", Error, "`{keyword}` in a loop over a constant list"),
     code!(
         "E0200",
         Error,

@@ -71,7 +71,9 @@ fn stmt(s: &Stmt, decl: Span) -> Option<Span> {
             Some(ElseBranch::If(s)) => stmt(s, decl),
             None => None,
         }),
-        StmtKind::While { body, .. } | StmtKind::For { body, .. } => block(body, decl),
+        StmtKind::While { body, .. }
+        | StmtKind::For { body, .. }
+        | StmtKind::ForList { body, .. } => block(body, decl),
         _ => None,
     }
 }

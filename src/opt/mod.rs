@@ -18,7 +18,7 @@
 
 pub mod licm;
 mod ranges;
-mod rewrite;
+pub(crate) mod rewrite;
 pub mod special;
 pub mod stream;
 pub mod unroll;

@@ -231,8 +231,13 @@ pub fn copy_block_with(body: &mut Body, b: &Block, subst: &[(LocalId, &Expr)]) -
         let Some(l) = body.locals.get(old.index()) else {
             continue;
         };
-        let (ty, span) = (l.ty, l.span);
-        renames.insert(old, body.fresh_local(ty, span));
+        let (ty, span, mutable) = (l.ty, l.span, l.mutable);
+        let fresh = body.fresh_local(ty, span);
+        // As mutable as the original: value ranges trust immutable locals.
+        if let Some(f) = body.locals.get_mut(fresh.index()) {
+            f.mutable = mutable;
+        }
+        renames.insert(old, fresh);
     }
     let mut r = Rewrite {
         renames: &renames,

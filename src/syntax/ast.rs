@@ -188,6 +188,14 @@ pub enum StmtKind {
         step: Option<Box<Expr>>,
         body: Box<Block>,
     },
+    /// `for var in [c0, c1, ...] { ... }`: the body once per constant,
+    /// unrolled at compile time (`items_span` is the bracketed list).
+    ForList {
+        var: Ident,
+        items: Vec<Expr>,
+        items_span: Span,
+        body: Box<Block>,
+    },
     Break,
     Continue,
     Return(Option<Box<Expr>>),
@@ -641,6 +649,12 @@ impl StmtKind {
                 .depth
                 .max(end.depth)
                 .max(opt(step.as_deref()))
+                .max(body.depth),
+            StmtKind::ForList { items, body, .. } => items
+                .iter()
+                .map(|e| e.depth)
+                .max()
+                .unwrap_or(0)
                 .max(body.depth),
             StmtKind::Break | StmtKind::Continue | StmtKind::Error => 0,
             StmtKind::Return(value) => opt(value.as_deref()),

@@ -20,6 +20,7 @@ mod inference;
 mod launch;
 mod limits;
 mod lineinfo;
+mod lists;
 mod lsp;
 mod make;
 mod nvim;

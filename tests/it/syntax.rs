@@ -181,6 +181,14 @@ fn stmt(s: &Stmt) -> String {
                 .map_or(String::new(), |s| format!(" step {}", sexpr(s))),
             block(body)
         ),
+        StmtKind::ForList {
+            var, items, body, ..
+        } => format!(
+            "(for {} [{}] {})",
+            var.name,
+            items.iter().map(sexpr).collect::<Vec<_>>().join(" "),
+            block(body)
+        ),
         StmtKind::Break => "break".to_string(),
         StmtKind::Continue => "continue".to_string(),
         StmtKind::Return(e) => match e {

@@ -1,0 +1,106 @@
+//! Loops over constant lists (`for d in [16u32, 8, 4, 2, 1] { ... }`) are
+//! unrolled by the checker, whatever passes run: no loop is left in the IR,
+//! each copy sees its element as an immediate, and the simulated kernel
+//! computes what a Rust reference does in the same order, bit for bit.
+
+use crate::sim_support::*;
+use kdsl::opt::Passes;
+use kdsl::sim::Schedule;
+use kdsl::Options;
+use std::path::Path;
+
+const FILE: &str = "tests/valid/const_lists.kdsl";
+
+fn with(passes: Passes) -> Options {
+    Options {
+        passes,
+        ..Options::default()
+    }
+}
+
+/// `tests/valid/const_lists.kdsl` for one warp's values.
+fn reference(x: &[f32]) -> f32 {
+    let mut v = x.to_vec();
+    for d in [16usize, 8, 4, 2, 1] {
+        v = (0..32)
+            .map(|l| v[l] + if l + d < 32 { v[l + d] } else { v[l] })
+            .collect();
+    }
+    let v = v[0];
+    let mut acc = 0.0f32;
+    for k in [1.5f32, -2.0, 0.25] {
+        acc += v * k;
+    }
+    for i in [3i32, -1, 2] {
+        for j in [10i32, 20] {
+            if i == 2 {
+                acc += 1.0;
+            }
+            acc += (i * j) as f32;
+        }
+    }
+    v + acc
+}
+
+#[test]
+fn no_loop_is_left_and_offsets_are_immediates() {
+    for passes in [Passes::none(), Passes::all()] {
+        let c = kdsl::compile(Path::new(FILE), &with(passes)).expect("reads");
+        assert!(c.diagnostics.is_empty(), "{:?}", c.diagnostics);
+        let ptx = c.ptx.expect("ptx");
+        for d in [16, 8, 4, 2, 1] {
+            let imm = format!(", {d}, 0x1f, 0xffffffff;");
+            assert!(
+                ptx.lines()
+                    .any(|l| l.contains("shfl.sync.down.b32") && l.ends_with(&imm)),
+                "{ptx}"
+            );
+        }
+        let ir = c.module.expect("ir");
+        let mut loops = 0;
+        for k in &ir.kernels {
+            kdsl::ir::visit::Visit::visit_block(&mut CountLoops(&mut loops), &k.body.block);
+        }
+        assert_eq!(loops, 0, "a loop is left");
+    }
+}
+
+struct CountLoops<'a>(&'a mut usize);
+
+impl<'ir> kdsl::ir::visit::Visit<'ir> for CountLoops<'_> {
+    fn visit_stmt(&mut self, s: &'ir kdsl::ir::Stmt) {
+        if matches!(
+            s.kind,
+            kdsl::ir::StmtKind::For { .. } | kdsl::ir::StmtKind::While { .. }
+        ) {
+            *self.0 += 1;
+        }
+        kdsl::ir::visit::walk_stmt(self, s);
+    }
+}
+
+#[test]
+fn unrolled_lists_match_the_reference() {
+    let x = rand_f32(64, 11);
+    let want = [reference(&x[..32]), reference(&x[32..])];
+    for passes in [Passes::none(), Passes::all()] {
+        let l = kdsl_file_with(Path::new(FILE), &with(passes.clone()));
+        for schedule in [Schedule::InOrder, Schedule::Random(5)] {
+            let launch = launch(
+                "const_lists",
+                [1, 1, 1],
+                [64, 1, 1],
+                [1, 1, 1],
+                vec![f32s("x", &x), f32s("out", &[0.0; 2])],
+            );
+            let o = run_with(&l, &launch, schedule, 10_000_000);
+            assert!(o.reports.is_empty(), "{}", rendered(&l, &o));
+            let got = as_f32(&o.arrays[1]);
+            assert_eq!(
+                got.iter().map(|f| f.to_bits()).collect::<Vec<_>>(),
+                want.iter().map(|f| f.to_bits()).collect::<Vec<_>>(),
+                "{passes:?} {schedule:?}: {got:?} vs {want:?}"
+            );
+        }
+    }
+}

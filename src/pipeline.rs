@@ -128,6 +128,15 @@ fn compile_file_inner(root: SourceFile, bad_utf8: Option<BadUtf8>, opts: &Option
     let info = analysis::analyze(&checked.module);
     later.extend(barriers::check(&checked.module, &info, &c.sources));
     let has_errors = diags.iter().chain(&later).any(Diagnostic::is_error);
+    // Loop hints the optimiser cannot honour (on a complete module only:
+    // its facts need every declaration).
+    if !has_errors {
+        later.extend(
+            opt::hints::unhonoured(&checked.module)
+                .iter()
+                .map(opt::hints::Unhonoured::to_diagnostic),
+        );
+    }
     verify_in_debug("the checker", &checked.module, has_errors, &mut c);
     c.module = Some(checked.module);
     if opts.drop_syntax {

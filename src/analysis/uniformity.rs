@@ -299,6 +299,7 @@ impl Analyzer<'_, '_> {
                 end,
                 step,
                 body,
+                ..
             } => {
                 let [vs, ve, vt] = [start, end, step].map(|e| self.effects(e, div));
                 let var_varies = vs || vt;

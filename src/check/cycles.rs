@@ -239,7 +239,11 @@ impl Uses {
                 end,
                 step,
                 body,
+                hint,
             } => {
+                if let Some(a) = hint.as_ref().and_then(|h| h.arg.as_ref()) {
+                    self.expr(a);
+                }
                 for x in [Some(start), Some(end), step.as_ref()]
                     .into_iter()
                     .flatten()

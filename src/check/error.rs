@@ -92,6 +92,12 @@ pub enum CheckError {
     },
     /// E0115
     OutsideLoop { keyword: &'static str, span: Span },
+    /// E0161: an unknown loop attribute or a bad `#[unroll(N)]` count.
+    BadLoopAttr {
+        why: String,
+        span: Span,
+        fix: Option<(Span, String)>,
+    },
     /// E0160: `break`/`continue` acting on a loop over a constant list.
     ListLoopJump { keyword: &'static str, span: Span },
     /// E0116
@@ -362,6 +368,15 @@ impl CheckError {
                 Diagnostic::error("E0115", format!("`{keyword}` outside of a loop"))
                     .primary(span, format!("cannot `{keyword}` outside of a loop"))
                     .help("`break` and `continue` may only appear inside `while` and `for` loops")
+            }
+            CheckError::BadLoopAttr { why, span, fix } => {
+                let d = Diagnostic::error("E0161", format!("invalid loop attribute: {why}"))
+                    .primary(span, "here")
+                    .help("`#[unroll]` unrolls every iteration, `#[unroll(N)]` runs N copies of the body per loop test, `#[unroll(1)]` keeps the loop as written");
+                match fix {
+                    Some((at, text)) => d.fix(format!("use `{text}`"), at, text),
+                    None => d,
+                }
             }
             CheckError::ListLoopJump { keyword, span } => Diagnostic::error(
                 "E0160",

@@ -9,6 +9,9 @@ use crate::span::Span;
 use crate::syntax::ast;
 use crate::types::{Scalar, Type};
 
+/// The most copies `#[unroll(N)]` may ask for.
+pub const MAX_UNROLL: u32 = 64;
+
 impl BodyChecker<'_> {
     /// A block in statement context (its own scope). A tail expression
     /// must be a call that returns nothing (`{ sync_threads() }`).
@@ -188,7 +191,29 @@ impl BodyChecker<'_> {
                 end,
                 step,
                 body,
-            } => self.for_stmt(var, start, end, step.as_deref(), body),
+                hint,
+            } => {
+                let unroll = hint.as_deref().and_then(|h| self.loop_hint(h));
+                self.for_stmt(var, start, end, step.as_deref(), body)
+                    .map(|k| match k {
+                        StmtKind::For {
+                            var,
+                            start,
+                            end,
+                            step,
+                            body,
+                            ..
+                        } => StmtKind::For {
+                            var,
+                            start,
+                            end,
+                            step,
+                            body,
+                            unroll,
+                        },
+                        other => other,
+                    })
+            }
             // Lowered before this match.
             ast::StmtKind::ForList { .. } => None,
             ast::StmtKind::Break | ast::StmtKind::Continue => {
@@ -528,6 +553,51 @@ impl BodyChecker<'_> {
         copy
     }
 
+    /// `#[unroll]` (every iteration) or `#[unroll(N)]`, `N` a constant
+    /// in 1..=[`MAX_UNROLL`]; anything else is E0161 (or E0117 for a count
+    /// that is not constant), and the loop keeps no hint.
+    fn loop_hint(&mut self, h: &ast::LoopAttr) -> Option<ir::LoopHint> {
+        let span = h.span;
+        self.loop_unroll(h)
+            .map(|unroll| ir::LoopHint { unroll, span })
+    }
+
+    fn loop_unroll(&mut self, h: &ast::LoopAttr) -> Option<ir::Unroll> {
+        if &*h.name.name != "unroll" {
+            if let Some(a) = &h.arg {
+                let _ = self.expr(a, None);
+            }
+            self.error(CheckError::BadLoopAttr {
+                why: format!("unknown attribute `{}`", h.name.name),
+                span: h.name.span,
+                fix: Some((h.name.span, "unroll".to_string())),
+            });
+            return None;
+        }
+        let Some(arg) = &h.arg else {
+            return Some(ir::Unroll::Full);
+        };
+        let e = self.expr_as(arg, Scalar::U32)?;
+        let Some(n) = ir::consteval::eval_int(&e) else {
+            self.error(CheckError::NotConstant {
+                span: arg.span,
+                why: Some("an unrolling count is a constant".into()),
+            });
+            return None;
+        };
+        match u32::try_from(n) {
+            Ok(n @ 1..=MAX_UNROLL) => Some(ir::Unroll::By(n)),
+            _ => {
+                self.error(CheckError::BadLoopAttr {
+                    why: format!("`#[unroll({n})]` is not a count of 1 to {MAX_UNROLL} copies"),
+                    span: arg.span,
+                    fix: None,
+                });
+                None
+            }
+        }
+    }
+
     fn loop_body(&mut self, body: &ast::Block) -> ir::Block {
         self.loop_depth += 1;
         let b = self.block(body);
@@ -600,6 +670,7 @@ impl BodyChecker<'_> {
                 end: Box::new(end),
                 step: Box::new(step),
                 body,
+                unroll: None,
             }),
             _ => {
                 self.orphan(body);

@@ -2,7 +2,7 @@
 //!
 //! The first lines are the contract of the language reference's diagnostics
 //! catalogue (§8), plus the project's additions (E0004, E0114–E0119, E0123,
-//! E0124–E0127, E0130–E0132, E0140–E0143, E0160, W0003).
+//! E0124–E0127, E0130–E0132, E0140–E0143, E0160, E0161, W0003, W0330).
 //! Each code's explanation is a markdown file in `explain/`, compiled in with
 //! `include_str!` so that `kdslc explain` needs no files at run time. The
 //! same texts, joined by [`render_docs`], are `docs/diagnostics.md`;
@@ -165,6 +165,7 @@ pub static CODES: &[CodeInfo] = &[
         "`{callee}` on another CTA's shared memory cannot have scope `cta`"
     ),
     code!("E0160", Error, "`{keyword}` in a loop over a constant list"),
+    code!("E0161", Error, "invalid loop attribute: {why}"),
     code!(
         "E0200",
         Error,
@@ -287,6 +288,7 @@ pub static CODES: &[CodeInfo] = &[
         Warning,
         "barrier `{name}` expects {n} transaction bytes but the copies complete {m}"
     ),
+    code!("W0330", Warning, "`{hint}` cannot be honoured: {why}"),
 ];
 
 /// The code's entry, ignoring ASCII case (`e0301` finds `E0301`).

@@ -493,6 +493,9 @@ pub enum StmtKind {
         end: Box<Expr>,
         step: Box<Expr>,
         body: Block,
+        /// `#[unroll]`/`#[unroll(N)]`: overrides the optimiser's choice
+        /// (`crate::opt`); a loop a pass rewrote no longer has it.
+        unroll: Option<LoopHint>,
     },
     Break,
     Continue,
@@ -1001,6 +1004,24 @@ impl WarpOp {
     pub fn takes_mask(self) -> bool {
         self != WarpOp::ActiveMask
     }
+}
+
+/// A `for` loop's unrolling hint, and where the source wrote it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct LoopHint {
+    pub unroll: Unroll,
+    pub span: Span,
+}
+
+/// What an unrolling hint asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Unroll {
+    /// `#[unroll]`: every iteration, if the trip count is the same
+    /// constant in every thread.
+    Full,
+    /// `#[unroll(N)]`: `N` copies of the body per loop test (completely
+    /// when the trip count is at most `N`); `#[unroll(1)]` keeps the loop.
+    By(u32),
 }
 
 /// An element of global or shared memory.

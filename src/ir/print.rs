@@ -229,7 +229,15 @@ fn stmt(out: &mut String, cx: Cx, s: &Stmt, level: usize) {
             end,
             step,
             body,
+            unroll,
         } => {
+            match unroll.map(|h| h.unroll) {
+                Some(Unroll::Full) => out.push_str("#[unroll] "),
+                Some(Unroll::By(n)) => {
+                    let _ = write!(out, "#[unroll({n})] ");
+                }
+                None => {}
+            }
             out.push_str("for ");
             local_decl(out, cx, *var);
             out.push_str(" in ");

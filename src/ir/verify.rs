@@ -353,6 +353,7 @@ impl<'m> Verifier<'m> {
                 end,
                 step,
                 body,
+                ..
             } => {
                 for e in [start, end, step] {
                     self.expr(e);

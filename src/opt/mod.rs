@@ -16,6 +16,7 @@
 //! reads a different one with the same value). The simulator test
 //! `sim_passes` runs every sample with the passes on and off.
 
+pub mod hints;
 pub mod licm;
 mod ranges;
 pub(crate) mod rewrite;

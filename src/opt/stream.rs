@@ -32,7 +32,8 @@ use crate::ir::consteval;
 use crate::ir::visit::{self, Visit};
 use crate::ir::visit_mut::{self, VisitMut};
 use crate::ir::{
-    BinOp, Block, Body, Expr, ExprKind, LocalId, Module, PlaceKind, Stmt, StmtKind, Value,
+    BinOp, Block, Body, Expr, ExprKind, LocalId, LoopHint, Module, PlaceKind, Stmt, StmtKind,
+    Unroll, Value,
 };
 use crate::span::Span;
 use crate::types::Scalar;
@@ -42,6 +43,10 @@ pub const FACTOR: u32 = 4;
 
 /// The most IR nodes a body may have to be copied.
 pub const MAX_BODY: usize = 64;
+
+/// The most IR nodes the copies an `#[unroll(N)]` hint asks for may have
+/// together.
+pub const HINT_BUDGET: usize = 4096;
 
 /// Unrolls every streaming loop of `module`; whether any was.
 pub fn run(module: &mut Module) -> bool {
@@ -76,8 +81,23 @@ fn block(body: &mut Body, b: &mut Block) -> bool {
                 end,
                 step,
                 body: lb,
+                unroll: None,
             } if qualifies(body, *var, lb) => {
-                Some(unroll(body, *var, [start, end, step], lb, s.span))
+                Some(unroll(body, *var, [start, end, step], lb, s.span, FACTOR))
+            }
+            StmtKind::For {
+                var,
+                start,
+                end,
+                step,
+                body: lb,
+                unroll:
+                    Some(LoopHint {
+                        unroll: Unroll::By(n),
+                        ..
+                    }),
+            } if *n >= 2 && hinted(body, *var, lb, *n) => {
+                Some(unroll(body, *var, [start, end, step], lb, s.span, *n))
             }
             _ => None,
         };
@@ -123,6 +143,37 @@ fn qualifies(body: &Body, var: LocalId, lb: &Block) -> bool {
         && !rewrite::synchronises(lb)
         && !has_loop(lb)
         && reads_global(lb)
+}
+
+/// Whether `#[unroll(n)]` can be honoured here: as [`qualifies`], but
+/// whatever the body reads, within [`HINT_BUDGET`] nodes for all copies.
+fn hinted(body: &Body, var: LocalId, lb: &Block, n: u32) -> bool {
+    hint_plan(body, var, lb, n).is_ok()
+}
+
+/// [`hinted`], or why not (`crate::opt::hints`).
+pub(crate) fn hint_plan(body: &Body, var: LocalId, lb: &Block, n: u32) -> Result<(), &'static str> {
+    let per_copy = HINT_BUDGET / usize::try_from(n).unwrap_or(usize::MAX).max(1);
+    if !body
+        .locals
+        .get(var.index())
+        .is_some_and(|l| l.ty == Scalar::U32)
+    {
+        return Err("only `u32` loops run several copies per test");
+    }
+    if rewrite::size_within(lb, per_copy).is_none() {
+        return Err("its body is too large to copy that many times");
+    }
+    if rewrite::jumps_out(lb) {
+        return Err("its body has `break` or `continue`");
+    }
+    if rewrite::synchronises(lb) {
+        return Err("its body synchronises (a barrier, bulk copy or fence)");
+    }
+    if has_loop(lb) {
+        return Err("its body has a loop");
+    }
+    Ok(())
 }
 
 fn has_loop(b: &Block) -> bool {
@@ -244,13 +295,17 @@ impl Build {
     }
 }
 
+/// The statements that replace the loop: `factor` copies of the body per
+/// test ([`FACTOR`], or an `#[unroll(N)]` hint's `N`), then the remainder.
 fn unroll(
     body: &mut Body,
     var: LocalId,
     [start, end, step]: [&Expr; 3],
     lb: &Block,
     span: Span,
+    factor: u32,
 ) -> Vec<Stmt> {
+    let last = i128::from(factor.max(1) - 1);
     let u = Scalar::U32;
     let x = Build { span };
     let mut out = Vec::new();
@@ -290,10 +345,10 @@ fn unroll(
         x.int(1 << 32, Scalar::U64),
         Scalar::Bool,
     );
-    let three_s = x.bin(BinOp::Mul, ws, x.int(3, Scalar::U64), Scalar::U64);
-    let room = x.bin(BinOp::Gt, we, three_s, Scalar::Bool);
+    let last_s = x.bin(BinOp::Mul, ws, x.int(last, Scalar::U64), Scalar::U64);
+    let room = x.bin(BinOp::Gt, we, last_s, Scalar::Bool);
     let cond = x.bin(BinOp::And, no_wrap, room, Scalar::Bool);
-    let left = x.bin(BinOp::Sub, get(e), times(3), u);
+    let left = x.bin(BinOp::Sub, get(e), times(last), u);
     let lim_value = Expr::new(
         ExprKind::Select(Box::new(cond), Box::new(left), Box::new(x.int(0, u))),
         u,
@@ -328,7 +383,7 @@ fn unroll(
         main.push(Stmt::new(StmtKind::Let { local: q, value }, span));
         firsts.push((*p, q));
     }
-    for k in 0..FACTOR {
+    for k in 0..factor {
         let plus = |l: LocalId| {
             if k == 0 {
                 x.local(l, u)
@@ -345,7 +400,7 @@ fn unroll(
     main.push(Stmt::new(
         StmtKind::Assign {
             local: i,
-            value: x.bin(BinOp::Add, x.local(i, u), times(i128::from(FACTOR)), u),
+            value: x.bin(BinOp::Add, x.local(i, u), times(i128::from(factor)), u),
         },
         span,
     ));
@@ -367,6 +422,7 @@ fn unroll(
             end: Box::new(get(e)),
             step: Box::new(get(s)),
             body: lb.clone(),
+            unroll: None,
         },
         span,
     ));

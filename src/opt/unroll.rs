@@ -24,7 +24,9 @@
 use super::ranges::Facts;
 use super::rewrite;
 use crate::ir::consteval;
-use crate::ir::{BinOp, Block, Body, Expr, ExprKind, LocalId, Module, Stmt, StmtKind, Value};
+use crate::ir::{
+    BinOp, Block, Body, Expr, ExprKind, LocalId, Module, Stmt, StmtKind, Unroll, Value,
+};
 use crate::types::Scalar;
 
 /// The most iterations a loop may have to be unrolled.
@@ -33,6 +35,11 @@ pub const MAX_TRIPS: u128 = 16;
 /// The most IR nodes (statements and expressions) the copies of one
 /// loop's body may have together.
 pub const MAX_SIZE: usize = 512;
+
+/// The most iterations, and IR nodes of all copies, for a loop with
+/// `#[unroll]` (or `#[unroll(N)]` with at most `N` iterations).
+pub const HINT_MAX_TRIPS: u128 = 1024;
+pub const HINT_MAX_SIZE: usize = 16384;
 
 /// How many statements before a `while` loop are searched for its local's
 /// first value.
@@ -76,8 +83,15 @@ fn block(body: &mut Body, b: &mut Block, facts: &Facts) -> bool {
                 end,
                 step,
                 body: lb,
-                ..
-            } => unroll_for(body, facts, *var, [start, end, step], lb),
+                unroll,
+            } => unroll_for(
+                body,
+                facts,
+                *var,
+                [start, end, step],
+                lb,
+                unroll.map(|h| h.unroll),
+            ),
             StmtKind::While { cond, body: lb } => unroll_while(body, &out, cond, lb),
             _ => None,
         };
@@ -120,14 +134,71 @@ fn copyable(b: &Block) -> bool {
     !rewrite::jumps_out(b) && !rewrite::synchronises(b)
 }
 
-/// Whether `trips` copies of `b` fit the budget; only then is `b` walked
-/// whole (for [`copyable`]).
-fn within_budget(trips: u128, b: &Block) -> bool {
-    let Some(t) = usize::try_from(trips).ok().filter(|_| trips <= MAX_TRIPS) else {
+/// Whether `trips` copies of `b` fit the budget (`(most trips, most
+/// nodes)`); only then is `b` walked whole (for [`copyable`]).
+fn within_budget(trips: u128, b: &Block, (max_trips, max_size): (u128, usize)) -> bool {
+    let Some(t) = usize::try_from(trips).ok().filter(|_| trips <= max_trips) else {
         return false;
     };
-    let per_copy = MAX_SIZE / t.max(1);
+    let per_copy = max_size / t.max(1);
     rewrite::size_within(b, per_copy).is_some() && copyable(b)
+}
+
+/// Why a loop is not unrolled completely (for a hint the pass cannot
+/// honour: `crate::opt::hints`).
+pub type NotUnrolled = &'static str;
+
+/// The trip count of `for v in start..end step step { lb }` if this pass
+/// unrolls it completely under `hint`, else why not.
+pub(crate) fn plan(
+    facts: &Facts,
+    [start, end, step]: [&Expr; 3],
+    lb: &Block,
+    hint: Option<Unroll>,
+) -> Result<u128, NotUnrolled> {
+    let Some(limits) = budget(hint) else {
+        return Err("`#[unroll(1)]` keeps it");
+    };
+    if !matches!(start.ty, Scalar::U32 | Scalar::U64) {
+        return Err("its loop variable is not `u32` or `u64`");
+    }
+    let constant = |e: &Expr| consteval::eval_int(e).and_then(|v| u128::try_from(v).ok());
+    let (Some(e), Some(s)) = (constant(end), constant(step)) else {
+        return Err("its end or step is not a constant");
+    };
+    if s == 0 {
+        return Err("its step is 0");
+    }
+    let Some((lo, hi)) = facts.range(start) else {
+        return Err("its start is not known well enough to count its iterations");
+    };
+    let trips = |v: u128| if v >= e { 0 } else { (e - v).div_ceil(s) };
+    let n = trips(lo);
+    if n != trips(hi) {
+        return Err("its trip count is not the same in every thread");
+    }
+    if rewrite::jumps_out(lb) {
+        return Err("its body has `break` or `continue`");
+    }
+    if rewrite::synchronises(lb) {
+        return Err("its body synchronises (a barrier, bulk copy or fence)");
+    }
+    if !within_budget(n, lb, limits) {
+        return Err("it has too many iterations, or its copies would be too large");
+    }
+    Ok(n)
+}
+
+/// The budget a loop's hint gives it; `None` where the hint keeps the loop
+/// (`#[unroll(1)]`). `#[unroll(N)]` unrolls completely only up to `N`
+/// iterations (the `stream` pass does the rest).
+fn budget(hint: Option<Unroll>) -> Option<(u128, usize)> {
+    match hint {
+        None => Some((MAX_TRIPS, MAX_SIZE)),
+        Some(Unroll::Full) => Some((HINT_MAX_TRIPS, HINT_MAX_SIZE)),
+        Some(Unroll::By(1)) => None,
+        Some(Unroll::By(n)) => Some((u128::from(n), HINT_MAX_SIZE)),
+    }
 }
 
 /// The statements that replace `for var in start..end step step { lb }`,
@@ -138,22 +209,10 @@ fn unroll_for(
     var: LocalId,
     [start, end, step]: [&Expr; 3],
     lb: &Block,
+    hint: Option<Unroll>,
 ) -> Option<Vec<Stmt>> {
-    let ty = start.ty;
-    if !matches!(ty, Scalar::U32 | Scalar::U64) {
-        return None;
-    }
-    let e = u128::try_from(consteval::eval_int(end)?).ok()?;
-    let s = u128::try_from(consteval::eval_int(step)?).ok()?;
-    if s == 0 {
-        return None;
-    }
-    let (lo, hi) = facts.range(start)?;
-    let trips = |v: u128| if v >= e { 0 } else { (e - v).div_ceil(s) };
-    let n = trips(lo);
-    if n != trips(hi) || !within_budget(n, lb) {
-        return None;
-    }
+    let n = plan(facts, [start, end, step], lb, hint).ok()?;
+    let (ty, s) = (start.ty, u128::try_from(consteval::eval_int(step)?).ok()?);
     let mut out = Vec::new();
     // The first value: a constant, or `start` evaluated once (it is pure:
     // its range is known) into a fresh local.
@@ -246,7 +305,7 @@ fn unroll_while(body: &mut Body, before: &[Stmt], cond: &Expr, lb: &Block) -> Op
             _ => return None,
         };
     }
-    if !within_budget(values.len() as u128, &rest) {
+    if !within_budget(values.len() as u128, &rest, (MAX_TRIPS, MAX_SIZE)) {
         return None;
     }
     let mut out = Vec::new();

@@ -42,6 +42,7 @@ impl Writer<'_> {
                 end,
                 step,
                 body,
+                ..
             } => self.for_stmt(*var, [start, end, step], body),
             StmtKind::Break | StmtKind::Continue => match self.loops.last().copied() {
                 Some(l) => {

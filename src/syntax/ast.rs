@@ -150,6 +150,15 @@ pub struct ValueFacts {
     pub untyped: bool,
 }
 
+/// An attribute on a loop: `#[name]` or `#[name(arg)]` (only `unroll` is
+/// known; the checker says so).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoopAttr {
+    pub name: Ident,
+    pub arg: Option<Expr>,
+    pub span: Span,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum StmtKind {
     /// `let mut? name (: T)? = init;`
@@ -180,13 +189,15 @@ pub enum StmtKind {
         cond: Box<Expr>,
         body: Box<Block>,
     },
-    /// `for var in start..end step s { ... }`
+    /// `for var in start..end step s { ... }`, with an optional
+    /// `#[unroll]`/`#[unroll(N)]` before it.
     For {
         var: Ident,
         start: Box<Expr>,
         end: Box<Expr>,
         step: Option<Box<Expr>>,
         body: Box<Block>,
+        hint: Option<Box<LoopAttr>>,
     },
     /// `for var in [c0, c1, ...] { ... }`: the body once per constant,
     /// unrolled at compile time (`items_span` is the bracketed list).

@@ -87,6 +87,9 @@ pub enum Token {
     RParen,
     #[token("[")]
     LBracket,
+    /// `#`, which starts an attribute (`#[unroll]`).
+    #[token("#")]
+    Hash,
     #[token("]")]
     RBracket,
     #[token("{")]
@@ -198,6 +201,7 @@ impl Token {
             LParen => "(",
             RParen => ")",
             LBracket => "[",
+            Hash => "#",
             RBracket => "]",
             LBrace => "{",
             RBrace => "}",
@@ -598,8 +602,8 @@ mod tests {
             ]
         );
         assert_eq!(kinds("a $é b"), kinds("a b"));
-        let (_, errs) = lex(FileId(0), "#");
-        assert_eq!(errs.first().and_then(|e| e.found), Some('#'));
+        let (_, errs) = lex(FileId(0), "`");
+        assert_eq!(errs.first().and_then(|e| e.found), Some('`'));
     }
 
     #[test]

@@ -210,6 +210,95 @@ fn streaming_loops_unrolled_by_four_run_every_iteration_in_order() {
     assert!(unrolled, "the pass unrolled the loop");
 }
 
+/// `#[unroll(N)]` on the same streaming loop runs `N` copies per test for
+/// every `N` (the ×4 pass generalised), at the edges of `u32` too, and
+/// `#[unroll(1)]` keeps it a loop; each the same as without the passes.
+#[test]
+fn hinted_loops_run_every_iteration_in_order() {
+    let max = u32::MAX;
+    let x: Vec<u32> = (0..64u32).map(|v| v.wrapping_mul(2_654_435_761)).collect();
+    let cases = [
+        (0, 100, 1),
+        (0, 100, 7),
+        (0, 2, 1),
+        (0, 17, 1),
+        (3, 40, 3),
+        (max - 40, max, 4),
+        (max - 41, max, 10),
+        (max - 20, max, 1),
+        (0, 0xD000_0000, 0x3000_0000),
+        (0, max, 0x1000_0000),
+    ];
+    for n in [1u32, 2, 3, 5, 8, 16] {
+        let src = STREAM.replace("for i in", &format!("#[unroll({n})]\n        for i in"));
+        let c = kdsl::compile_str("hinted.kdsl", &src, &Options::default());
+        assert!(c.diagnostics.is_empty(), "{n}: {:?}", c.diagnostics);
+        let loads = c.ptx.map_or(0, |p| p.matches("ld.global").count());
+        // N copies plus the remainder's load; one load when kept a loop.
+        let want = if n == 1 { 1 } else { n as usize + 1 };
+        assert_eq!(loads, want, "#[unroll({n})]");
+        for passes in [Passes::none(), Passes::all()] {
+            let k = kdsl_str_with("hinted.kdsl", &src, &with(passes.clone()));
+            for (start, end, step) in cases {
+                let l = launch(
+                    "stream",
+                    [1, 1, 1],
+                    [32, 1, 1],
+                    [1, 1, 1],
+                    vec![
+                        u32s("x", &x),
+                        u32s("out", &[0; 2]),
+                        u32v(start),
+                        u32v(end),
+                        u32v(step),
+                    ],
+                );
+                let o = run_clean(&k, &l);
+                assert_eq!(
+                    as_u32(&o.arrays[1]),
+                    stream_reference(&x, start, end, step),
+                    "#[unroll({n})] {passes:?}: {start}..{end} step {step}"
+                );
+            }
+        }
+    }
+}
+
+/// `#[unroll]` writes out a constant loop past the default limit of 16
+/// iterations; the result is the loop's.
+#[test]
+fn full_unroll_hint_past_the_default_limit() {
+    let src = "kernel full(x: global [u32], out: global mut [u32]) block(32) {
+    let mut h = 7u32;
+    #[unroll]
+    for i in 0u32..40 {
+        h = h * 31 + x[i];
+    }
+    out[thread_idx.x] = h;
+}";
+    let x: Vec<u32> = (0..40u32).map(|v| v.wrapping_mul(2_654_435_761)).collect();
+    let want = x
+        .iter()
+        .fold(7u32, |h, v| h.wrapping_mul(31).wrapping_add(*v));
+    let c = kdsl::compile_str("full.kdsl", src, &Options::default());
+    assert!(c.diagnostics.is_empty(), "{:?}", c.diagnostics);
+    let ptx = c.ptx.expect("ptx");
+    assert_eq!(ptx.matches("ld.global").count(), 40, "{ptx}");
+    assert!(!ptx.contains("bra $L"), "a loop is left:\n{ptx}");
+    for passes in [Passes::none(), Passes::all()] {
+        let k = kdsl_str_with("full.kdsl", src, &with(passes));
+        let l = launch(
+            "full",
+            [1, 1, 1],
+            [32, 1, 1],
+            [1, 1, 1],
+            vec![u32s("x", &x), u32s("out", &[0; 32])],
+        );
+        let o = run_clean(&k, &l);
+        assert!(as_u32(&o.arrays[1]).iter().all(|&h| h == want));
+    }
+}
+
 /// A small deterministic generator (xorshift64*).
 struct Rng(u64);
 

@@ -172,6 +172,7 @@ fn stmt(s: &Stmt) -> String {
             end,
             step,
             body,
+            ..
         } => format!(
             "(for {} {} {}{} {})",
             var.name,
@@ -848,7 +849,7 @@ fn token_dump() {
             assert_eq!(written, tok.to_string());
         }
     }
-    let (_, diags) = syntax::tokens(FILE, "a # b");
+    let (_, diags) = syntax::tokens(FILE, "a ` b");
     assert_eq!(codes(&diags), ["E0001"]);
 }
 

@@ -136,6 +136,7 @@ fn pipeline_kernel() -> Kernel {
                 })],
                 span: sp(),
             },
+            unroll: None,
         }),
         st(StmtKind::If {
             cond: Box::new(ex(

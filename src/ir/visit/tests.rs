@@ -145,6 +145,7 @@ pub(crate) fn sample() -> Block {
                         stmts: vec![st(35, StmtKind::Expr(test))],
                         span: at(34),
                     },
+                    unroll: None,
                 },
             ),
             st(

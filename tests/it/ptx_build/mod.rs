@@ -265,6 +265,7 @@ pub fn for_(var: &(LocalId, Expr), start: Expr, end: Expr, step: Expr, body: Vec
         end: Box::new(end),
         step: Box::new(step),
         body: block(body),
+        unroll: None,
     })
 }
 

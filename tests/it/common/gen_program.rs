@@ -496,12 +496,33 @@ impl Gen {
                 self.note(format!("builtin:{f}"));
                 let v = self.expr(t, env, d);
                 let lane = self.expr(Ty::U32, env, 0);
-                format!("{f}({v}, {lane})")
+                // The whole warp, spelled out half the time: the same
+                // instruction, through the mask argument.
+                if self.below(2) == 0 {
+                    self.note("builtin:warp_mask");
+                    format!("{f}({v}, {lane}, 0xFFFF_FFFF)")
+                } else {
+                    format!("{f}({v}, {lane})")
+                }
             }
             9 if t == Ty::U32 => {
                 self.note("builtin:ballot");
                 let p = self.expr(Ty::Bool, env, d);
                 format!("ballot({p})")
+            }
+            10 if t == Ty::U32 => {
+                // Lane masks and the active mask: per-thread values, no
+                // synchronisation.
+                let f = self.pick(&[
+                    "lane_mask_eq",
+                    "lane_mask_lt",
+                    "lane_mask_le",
+                    "lane_mask_gt",
+                    "lane_mask_ge",
+                    "active_mask",
+                ]);
+                self.note(format!("builtin:{f}"));
+                format!("{f}()")
             }
             _ => self.leaf(t, env),
         }
@@ -680,6 +701,15 @@ pub fn required_features() -> Vec<String> {
         "ballot",
         "any",
         "all",
+        "warp_mask",
+        "lane_mask_eq",
+        "lane_mask_lt",
+        "lane_mask_le",
+        "lane_mask_gt",
+        "lane_mask_ge",
+        "active_mask",
+        "sync_warp",
+        "elect_one",
         "sync_threads",
         "cluster_sync",
         "fence_proxy_async",
@@ -775,6 +805,9 @@ pub fn required_features() -> Vec<String> {
         "for",
         "for_step",
         "for_runtime_step",
+        "for_list",
+        "for_unroll",
+        "for_unroll_n",
         "break",
         "continue",
         "return_kernel",

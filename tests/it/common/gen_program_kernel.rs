@@ -515,6 +515,54 @@ fn control(g: &mut Gen, k: &mut K) {
     k.stmt(format!(
         "for {j3} in thread_idx.x..n step (n | 1) {{\n    {c} += {j3};\n}}"
     ));
+    // A loop over a constant list (unrolled by the checker), and hinted
+    // range loops: written out, and N copies per test.
+    let j4 = g.name("j");
+    g.note("stmt:for_list");
+    let items: Vec<String> = (0..1 + g.below(5))
+        .map(|_| g.below(50).to_string())
+        .collect();
+    k.stmt(format!(
+        "for {j4} in [{}u32{}] {{\n    {c} += {j4};\n}}",
+        items[0],
+        items[1..]
+            .iter()
+            .map(|i| format!(", {i}"))
+            .collect::<String>()
+    ));
+    let j5 = g.name("j");
+    g.note("stmt:for_unroll");
+    k.stmt(format!(
+        "#[unroll]\nfor {j5} in 0u32..{} {{\n    {c} += {j5} * 3;\n}}",
+        1 + g.below(40)
+    ));
+    let j6 = g.name("j");
+    g.note("stmt:for_unroll_n");
+    k.stmt(format!(
+        "#[unroll({})]\nfor {j6} in thread_idx.x..n step {} {{\n    {c} ^= {j6};\n}}",
+        1 + g.below(16),
+        1 + g.below(64)
+    ));
+    // The lane-mask registers and the active mask, every program.
+    for f in [
+        "lane_mask_eq",
+        "lane_mask_lt",
+        "lane_mask_le",
+        "lane_mask_gt",
+        "lane_mask_ge",
+        "active_mask",
+    ] {
+        g.note(format!("builtin:{f}"));
+    }
+    k.stmt(format!(
+        "{c} += (lane_mask_lt() ^ lane_mask_ge() ^ lane_mask_eq() ^ lane_mask_le() ^ lane_mask_gt()) & active_mask() & 7;"
+    ));
+    // Every lane of the warp syncs, and one of them is elected.
+    g.note("builtin:sync_warp");
+    g.note("builtin:elect_one");
+    k.stmt(format!(
+        "sync_warp();\nif elect_one() {{\n    {c} += 1;\n}}\nsync_warp(0xFFFF_FFFF);"
+    ));
     g.note("stmt:while");
     k.stmt(format!("while {c} < 10 {{\n    {c} += 1;\n}}"));
     g.note("stmt:while_true");

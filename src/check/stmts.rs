@@ -142,6 +142,11 @@ impl BodyChecker<'_> {
                 ty,
                 init,
             } => self.let_stmt(*mutable, name, ty.as_deref(), init),
+            ast::StmtKind::LetTuple {
+                names,
+                pattern,
+                init,
+            } => self.let_tuple(names, *pattern, init),
             ast::StmtKind::Assign {
                 place,
                 op,
@@ -250,6 +255,10 @@ impl BodyChecker<'_> {
         let local = self.declare_local(name, ty, mutable, "a variable");
         if value.is_none() {
             self.mark_used(local);
+        }
+        if let (false, Some(v)) = (mutable, value.as_ref()) {
+            let z = self.low_zeros_of(v);
+            self.learn_low_zeros(local, z);
         }
         value.map(|value| StmtKind::Let { local, value })
     }
@@ -475,6 +484,11 @@ impl BodyChecker<'_> {
         }
         self.push_scope();
         let local = self.declare_local(var, ty_ok.unwrap_or(Scalar::U32), false, "a loop variable");
+        // `start + k * step`: as many low zero bits as both have.
+        if let (Some(a), Some(s)) = (&start_ir, &step_ir) {
+            let z = self.low_zeros_of(a).min(self.low_zeros_of(s));
+            self.learn_low_zeros(local, z);
+        }
         if ty_ok.is_none() {
             self.mark_used(local);
             self.poison(&var.name);

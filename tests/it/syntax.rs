@@ -143,6 +143,13 @@ fn stmt(s: &Stmt) -> String {
                 .map_or(String::new(), |t| format!(": {}", type_sexpr(t))),
             sexpr(init)
         ),
+        StmtKind::LetTuple { names, init, .. } => {
+            let names: Vec<String> = names
+                .iter()
+                .map(|n| format!("{}{}", if n.mutable { "mut " } else { "" }, n.name.name))
+                .collect();
+            format!("(let ({}) {})", names.join(" "), sexpr(init))
+        }
         StmtKind::Assign {
             place, op, value, ..
         } => {

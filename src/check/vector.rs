@@ -1,0 +1,307 @@
+//! Vector loads and stores: `let (a, b, c, d) = load4(x[i]);` and
+//! `store4(y[i], a, b, c, d);` (and `load2`/`store2`), one `ld.v4`/`st.v4`
+//! of the consecutive elements starting at the place.
+//!
+//! - E0146: a vector load used as one value, a `let ( ... )` pattern that
+//!   is not bound to a vector load, or one whose names do not match its
+//!   width;
+//! - E0147: more than 16 bytes (`load4` of `f64`);
+//! - E0148: an element index the checker can compute that is not a
+//!   multiple of the width (the access would be misaligned);
+//! - W0325: an index the checker cannot prove to be a multiple of the
+//!   width (from constants, multiplications, shifts and sums, immutable
+//!   locals and loop variables); the simulator reports a misaligned access
+//!   (S0003) and the GPU faults if it is not.
+
+use super::body::BodyChecker;
+use super::calls::CallResult;
+use super::error::CheckError;
+use crate::ir::{
+    consteval, BinOp, Expr, ExprKind, LocalId, Place, PlaceKind, StmtKind, Value, VECTOR_BYTES,
+};
+use crate::span::Span;
+use crate::syntax::ast;
+
+/// More low zero bits than any index has.
+const ALL: u32 = 128;
+
+/// The vector built-ins: their width and whether they load.
+pub fn vector_op(name: &str) -> Option<(usize, bool)> {
+    match name {
+        "load2" => Some((2, true)),
+        "load4" => Some((4, true)),
+        "store2" => Some((2, false)),
+        "store4" => Some((4, false)),
+        _ => None,
+    }
+}
+
+impl BodyChecker<'_> {
+    /// `let (names...) = loadN(place);`
+    pub fn let_tuple(
+        &mut self,
+        names: &[ast::LetName],
+        pattern: Span,
+        init: &ast::Expr,
+    ) -> Option<StmtKind> {
+        let load = match &init.kind {
+            ast::ExprKind::Call {
+                callee,
+                args,
+                named,
+            } if !self.g.function_ids.contains_key(&*callee.name) => {
+                match vector_op(&callee.name) {
+                    Some((n, true)) => Some((callee, args, named, n)),
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        let Some((callee, args, named, n)) = load else {
+            let _ = self.expr(init, None);
+            self.error(CheckError::NotVectorLoad {
+                span: init.span,
+                pattern,
+                names: names.len(),
+            });
+            self.poison_names(names);
+            return None;
+        };
+        let name = &*callee.name;
+        self.no_named_args(name, ast::named_args(named));
+        let sig = if n == 2 {
+            "load2(array[index]) -> (T, T)"
+        } else {
+            "load4(array[index]) -> (T, T, T, T)"
+        };
+        let place = match self.arity::<1>(name, args, init.span, sig) {
+            Some([p]) => self.place(p, false),
+            None => None,
+        };
+        if names.len() != n {
+            self.error(CheckError::VectorNames {
+                callee: name.to_string(),
+                n,
+                names: names.len(),
+                pattern,
+                call: init.span,
+            });
+            self.poison_names(names);
+            return None;
+        }
+        let Some((place, _)) = place else {
+            self.poison_names(names);
+            return None;
+        };
+        let place_span = args.first().map_or(init.span, |a| a.span);
+        if !self.vector_place(name, n, &place, place_span) {
+            self.poison_names(names);
+            return None;
+        }
+        let locals: Vec<LocalId> = names
+            .iter()
+            .map(|l| self.declare_local(&l.name, place.elem, l.mutable, "a variable"))
+            .collect();
+        Some(StmtKind::LoadVector {
+            locals,
+            place: Box::new(place),
+        })
+    }
+
+    /// `storeN(place, values...)`.
+    pub fn store_vector_call(
+        &mut self,
+        name: &str,
+        n: usize,
+        args: &[ast::Expr],
+        span: Span,
+    ) -> Option<CallResult> {
+        let sig = if n == 2 {
+            "store2(array[index], a: T, b: T)"
+        } else {
+            "store4(array[index], a: T, b: T, c: T, d: T)"
+        };
+        if args.len() != n + 1 {
+            for a in args {
+                let _ = self.expr(a, None);
+            }
+            self.error(CheckError::ArgCount {
+                callee: name.into(),
+                expected: (n + 1).to_string(),
+                found: args.len(),
+                span,
+                signature: Some(sig.into()),
+            });
+            return None;
+        }
+        let (p, values) = args.split_first()?;
+        let place = self.place(p, true);
+        let mut lowered = Vec::with_capacity(n);
+        let mut ok = true;
+        for v in values {
+            let e = match place.as_ref() {
+                Some((pl, _)) => self.expr_as(v, pl.elem),
+                None => self.expr(v, None),
+            };
+            match e {
+                Some(e) => lowered.push(e),
+                None => ok = false,
+            }
+        }
+        let (place, _) = place?;
+        if !self.vector_place(name, n, &place, p.span) || !ok {
+            return None;
+        }
+        Some(CallResult::Effect(Box::new(StmtKind::StoreVector {
+            place: Box::new(place),
+            values: lowered,
+        })))
+    }
+
+    /// A vector built-in used as one value.
+    pub fn vector_as_value(&mut self, name: &str, n: usize, args: &[ast::Expr], span: Span) {
+        for a in args {
+            self.quiet_uses(a);
+        }
+        self.error(CheckError::VectorAsValue {
+            callee: name.to_string(),
+            n,
+            span,
+        });
+    }
+
+    fn poison_names(&mut self, names: &[ast::LetName]) {
+        for l in names {
+            self.poison(&l.name.name);
+        }
+    }
+
+    /// The width (E0147) and alignment (E0148, W0325) of a vector access
+    /// of `n` elements at `place`; whether it may be lowered.
+    fn vector_place(&mut self, name: &str, n: usize, place: &Place, span: Span) -> bool {
+        let bytes = n as u32 * place.elem.size();
+        if bytes > VECTOR_BYTES {
+            self.error(CheckError::VectorTooWide {
+                callee: name.to_string(),
+                elem: place.elem.to_string(),
+                n,
+                bytes,
+                span,
+            });
+            return false;
+        }
+        let need = n.trailing_zeros();
+        match self.flat_index(place) {
+            Flat::Const(i) if i.rem_euclid(n as i128) != 0 => {
+                self.error(CheckError::VectorMisaligned {
+                    callee: name.to_string(),
+                    n,
+                    index: i.to_string(),
+                    span,
+                });
+                false
+            }
+            Flat::Const(_) => true,
+            Flat::Zeros(z) => {
+                if z < need {
+                    self.error(CheckError::VectorUnproven {
+                        callee: name.to_string(),
+                        n,
+                        span,
+                    });
+                }
+                true
+            }
+        }
+    }
+
+    /// The element index of a place, row-major: its value when every index
+    /// is a constant, else how many of its low bits are known to be zero.
+    fn flat_index(&self, place: &Place) -> Flat {
+        let (dims, indices): (&[u64], Vec<&Expr>) = match &place.kind {
+            PlaceKind::Global { index, .. } => (&[], vec![index]),
+            PlaceKind::Shared { array, indices } | PlaceKind::Remote { array, indices, .. } => {
+                let dims = self
+                    .kernel
+                    .as_ref()
+                    .and_then(|k| k.shared.get(array.index()))
+                    .map_or(&[][..], |a| &a.dims[..]);
+                (dims, indices.iter().collect())
+            }
+            PlaceKind::SharedAt { .. } => return Flat::Zeros(0),
+        };
+        // The stride of index k is the product of the dimensions after it.
+        let mut strides = vec![1u128; indices.len()];
+        for k in (0..indices.len().saturating_sub(1)).rev() {
+            let d = dims.get(k + 1).copied().unwrap_or(1);
+            let next = strides.get(k + 1).copied().unwrap_or(1);
+            if let Some(s) = strides.get_mut(k) {
+                *s = next.saturating_mul(u128::from(d));
+            }
+        }
+        let consts: Option<Vec<i128>> = indices.iter().map(|e| consteval::eval_int(e)).collect();
+        if let Some(cs) = consts {
+            let mut flat: i128 = 0;
+            for (c, s) in cs.iter().zip(&strides) {
+                flat = flat.saturating_add(c.saturating_mul(i128::try_from(*s).unwrap_or(i128::MAX)));
+            }
+            return Flat::Const(flat);
+        }
+        let mut z = ALL;
+        for (e, s) in indices.iter().zip(&strides) {
+            z = z.min(self.low_zeros_of(e).saturating_add(s.trailing_zeros()));
+        }
+        Flat::Zeros(z)
+    }
+
+    /// How many low bits of `e`'s value are known to be zero.
+    pub(super) fn low_zeros_of(&self, e: &Expr) -> u32 {
+        if let Some(v) = consteval::eval_int(e) {
+            return if v == 0 { ALL } else { v.trailing_zeros() };
+        }
+        let z = match &e.kind {
+            ExprKind::Const(Value::Int(v)) => {
+                if *v == 0 {
+                    ALL
+                } else {
+                    v.trailing_zeros()
+                }
+            }
+            ExprKind::Local(l) => self.low_zeros.get(l.index()).copied().unwrap_or(0),
+            ExprKind::Binary(op, a, b) => {
+                let (za, zb) = (self.low_zeros_of(a), self.low_zeros_of(b));
+                match op {
+                    BinOp::Mul => za.saturating_add(zb),
+                    BinOp::Add | BinOp::Sub | BinOp::BitOr | BinOp::BitXor => za.min(zb),
+                    BinOp::BitAnd => za.max(zb),
+                    BinOp::Shl => match consteval::eval_int(b) {
+                        Some(k) if (0..128).contains(&k) => za.saturating_add(k as u32),
+                        _ => za,
+                    },
+                    _ => 0,
+                }
+            }
+            ExprKind::Cast(inner) if inner.ty.is_int() && e.ty.is_int() => self.low_zeros_of(inner),
+            _ => 0,
+        };
+        // A value of `bits` bits with `bits` zeros is zero: no more to know.
+        if e.ty.is_int() && z >= e.ty.size() * 8 {
+            ALL
+        } else {
+            z
+        }
+    }
+
+    /// Records what is known of an immutable local's low bits.
+    pub(super) fn learn_low_zeros(&mut self, l: LocalId, z: u32) {
+        if let Some(slot) = self.low_zeros.get_mut(l.index()) {
+            *slot = z;
+        }
+    }
+}
+
+/// The element index of a vector access, as far as the checker knows it.
+enum Flat {
+    Const(i128),
+    Zeros(u32),
+}

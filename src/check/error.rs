@@ -704,9 +704,9 @@ impl CheckError {
             .help(if n == 4 { "use two `load2`/`store2`, at indices `i` and `i + 2`" } else { "use scalar loads and stores" }),
             CheckError::VectorMisaligned { callee, n, index, span } => Diagnostic::error(
                 "E0148",
-                format!("`{callee}` at element {index}, which is not a multiple of {n}"),
+                format!("`{callee}` at {index}, which is never a multiple of {n}"),
             )
-            .primary(span, format!("element {index} is not aligned to {n} elements"))
+            .primary(span, format!("not aligned to {n} elements"))
             .note(format!("a vector access must be aligned to its whole size: the element index of `{callee}` must be a multiple of {n} (arrays start aligned to at least 16 bytes)"))
             .help(format!("use an index that is a multiple of {n}, or scalar accesses")),
             CheckError::VectorUnproven { callee, n, span } => Diagnostic::warning(

@@ -257,8 +257,8 @@ impl BodyChecker<'_> {
             self.mark_used(local);
         }
         if let (false, Some(v)) = (mutable, value.as_ref()) {
-            let z = self.low_zeros_of(v);
-            self.learn_low_zeros(local, z);
+            let known = self.low_bits(v);
+            self.learn_low_bits(local, known);
         }
         value.map(|value| StmtKind::Let { local, value })
     }
@@ -484,10 +484,14 @@ impl BodyChecker<'_> {
         }
         self.push_scope();
         let local = self.declare_local(var, ty_ok.unwrap_or(Scalar::U32), false, "a loop variable");
-        // `start + k * step`: as many low zero bits as both have.
+        // `start + k * step`: what both say of the low bits.
         if let (Some(a), Some(s)) = (&start_ir, &step_ir) {
-            let z = self.low_zeros_of(a).min(self.low_zeros_of(s));
-            self.learn_low_zeros(local, z);
+            let (a, s) = (self.low_bits(a), self.low_bits(s));
+            let stride = (
+                s.0.min(if s.1 == 0 { s.0 } else { s.1.trailing_zeros() }),
+                0,
+            );
+            self.learn_low_bits(local, super::vector::add(a, stride));
         }
         if ty_ok.is_none() {
             self.mark_used(local);

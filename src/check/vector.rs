@@ -17,7 +17,7 @@ use super::body::BodyChecker;
 use super::calls::CallResult;
 use super::error::CheckError;
 use crate::ir::{
-    consteval, BinOp, Expr, ExprKind, LocalId, Place, PlaceKind, StmtKind, Value, VECTOR_BYTES,
+    consteval, BinOp, Expr, ExprKind, LocalId, Place, PlaceKind, StmtKind, VECTOR_BYTES,
 };
 use crate::span::Span;
 use crate::syntax::ast;
@@ -191,33 +191,35 @@ impl BodyChecker<'_> {
             return false;
         }
         let need = n.trailing_zeros();
-        match self.flat_index(place) {
-            Flat::Const(i) if i.rem_euclid(n as i128) != 0 => {
-                self.error(CheckError::VectorMisaligned {
-                    callee: name.to_string(),
-                    n,
-                    index: i.to_string(),
-                    span,
-                });
-                false
-            }
-            Flat::Const(_) => true,
-            Flat::Zeros(z) => {
-                if z < need {
-                    self.error(CheckError::VectorUnproven {
-                        callee: name.to_string(),
-                        n,
-                        span,
-                    });
-                }
-                true
-            }
+        let (z, r) = self.flat_index(place);
+        if z >= need && r.rem_euclid(n as i128) != 0 {
+            let index = if z >= 32 {
+                format!("element {r}")
+            } else {
+                let m = 1i128 << z.min(64);
+                format!("an element index of the form {m}k + {}", r.rem_euclid(m))
+            };
+            self.error(CheckError::VectorMisaligned {
+                callee: name.to_string(),
+                n,
+                index,
+                span,
+            });
+            return false;
         }
+        if z < need {
+            self.error(CheckError::VectorUnproven {
+                callee: name.to_string(),
+                n,
+                span,
+            });
+        }
+        true
     }
 
-    /// The element index of a place, row-major: its value when every index
-    /// is a constant, else how many of its low bits are known to be zero.
-    fn flat_index(&self, place: &Place) -> Flat {
+    /// The element index of a place, row-major, as far as it is known:
+    /// `(z, r)` when it is `r` modulo `2^z` (`z` is [`ALL`] for a constant).
+    fn flat_index(&self, place: &Place) -> (u32, i128) {
         let (dims, indices): (&[u64], Vec<&Expr>) = match &place.kind {
             PlaceKind::Global { index, .. } => (&[], vec![index]),
             PlaceKind::Shared { array, indices } | PlaceKind::Remote { array, indices, .. } => {
@@ -228,80 +230,113 @@ impl BodyChecker<'_> {
                     .map_or(&[][..], |a| &a.dims[..]);
                 (dims, indices.iter().collect())
             }
-            PlaceKind::SharedAt { .. } => return Flat::Zeros(0),
+            PlaceKind::SharedAt { .. } => return (0, 0),
         };
         // The stride of index k is the product of the dimensions after it.
-        let mut strides = vec![1u128; indices.len()];
+        let mut strides = vec![1u64; indices.len()];
         for k in (0..indices.len().saturating_sub(1)).rev() {
             let d = dims.get(k + 1).copied().unwrap_or(1);
             let next = strides.get(k + 1).copied().unwrap_or(1);
             if let Some(s) = strides.get_mut(k) {
-                *s = next.saturating_mul(u128::from(d));
+                *s = next.saturating_mul(d);
             }
         }
-        let consts: Option<Vec<i128>> = indices.iter().map(|e| consteval::eval_int(e)).collect();
-        if let Some(cs) = consts {
-            let mut flat: i128 = 0;
-            for (c, s) in cs.iter().zip(&strides) {
-                flat = flat.saturating_add(c.saturating_mul(i128::try_from(*s).unwrap_or(i128::MAX)));
-            }
-            return Flat::Const(flat);
-        }
-        let mut z = ALL;
+        let mut flat = (ALL, 0);
         for (e, s) in indices.iter().zip(&strides) {
-            z = z.min(self.low_zeros_of(e).saturating_add(s.trailing_zeros()));
+            let term = mul(self.low_bits(e), (ALL, i128::from(*s)));
+            flat = add(flat, term);
         }
-        Flat::Zeros(z)
+        flat
     }
 
-    /// How many low bits of `e`'s value are known to be zero.
-    pub(super) fn low_zeros_of(&self, e: &Expr) -> u32 {
+    /// The low bits of `e`'s value that are known: `(z, r)` when it is `r`
+    /// modulo `2^z` (`(0, 0)`: nothing known).
+    pub(super) fn low_bits(&self, e: &Expr) -> (u32, i128) {
         if let Some(v) = consteval::eval_int(e) {
-            return if v == 0 { ALL } else { v.trailing_zeros() };
+            return (ALL, v);
         }
-        let z = match &e.kind {
-            ExprKind::Const(Value::Int(v)) => {
-                if *v == 0 {
-                    ALL
-                } else {
-                    v.trailing_zeros()
-                }
-            }
-            ExprKind::Local(l) => self.low_zeros.get(l.index()).copied().unwrap_or(0),
+        let known = match &e.kind {
+            ExprKind::Local(l) => self.low_bits.get(l.index()).copied().unwrap_or((0, 0)),
             ExprKind::Binary(op, a, b) => {
-                let (za, zb) = (self.low_zeros_of(a), self.low_zeros_of(b));
+                let (x, y) = (self.low_bits(a), self.low_bits(b));
                 match op {
-                    BinOp::Mul => za.saturating_add(zb),
-                    BinOp::Add | BinOp::Sub | BinOp::BitOr | BinOp::BitXor => za.min(zb),
-                    BinOp::BitAnd => za.max(zb),
+                    BinOp::Mul => mul(x, y),
+                    BinOp::Add => add(x, y),
+                    BinOp::Sub => add(x, (y.0, y.1.wrapping_neg())),
                     BinOp::Shl => match consteval::eval_int(b) {
-                        Some(k) if (0..128).contains(&k) => za.saturating_add(k as u32),
-                        _ => za,
+                        Some(k) if (0..64).contains(&k) => mul(x, (ALL, 1i128 << k)),
+                        _ => (0, 0),
                     },
-                    _ => 0,
+                    BinOp::BitAnd => {
+                        // Known zeros on either side stay zeros.
+                        let z = x.0.min(y.0);
+                        let r = wrap(x.1 & y.1, z);
+                        let zx = zeros(x);
+                        let zy = zeros(y);
+                        if zx.max(zy) > z {
+                            (zx.max(zy), 0)
+                        } else {
+                            (z, r)
+                        }
+                    }
+                    BinOp::BitOr => {
+                        let z = x.0.min(y.0);
+                        (z, wrap(x.1 | y.1, z))
+                    }
+                    BinOp::BitXor => {
+                        let z = x.0.min(y.0);
+                        (z, wrap(x.1 ^ y.1, z))
+                    }
+                    _ => (0, 0),
                 }
             }
-            ExprKind::Cast(inner) if inner.ty.is_int() && e.ty.is_int() => self.low_zeros_of(inner),
-            _ => 0,
+            ExprKind::Cast(inner) if inner.ty.is_int() && e.ty.is_int() => self.low_bits(inner),
+            _ => (0, 0),
         };
-        // A value of `bits` bits with `bits` zeros is zero: no more to know.
-        if e.ty.is_int() && z >= e.ty.size() * 8 {
-            ALL
-        } else {
-            z
-        }
+        // Only the bits the type holds are known (arithmetic wraps there).
+        let bits = if e.ty.is_int() { e.ty.size() * 8 } else { 0 };
+        let z = known.0.min(bits);
+        (z, wrap(known.1, z))
     }
 
     /// Records what is known of an immutable local's low bits.
-    pub(super) fn learn_low_zeros(&mut self, l: LocalId, z: u32) {
-        if let Some(slot) = self.low_zeros.get_mut(l.index()) {
-            *slot = z;
+    pub(super) fn learn_low_bits(&mut self, l: LocalId, known: (u32, i128)) {
+        if let Some(slot) = self.low_bits.get_mut(l.index()) {
+            *slot = known;
         }
     }
 }
 
-/// The element index of a vector access, as far as the checker knows it.
-enum Flat {
-    Const(i128),
-    Zeros(u32),
+/// `r` modulo `2^z` (`r` itself for [`ALL`] bits).
+fn wrap(r: i128, z: u32) -> i128 {
+    if z >= 64 {
+        r
+    } else {
+        r.rem_euclid(1i128 << z)
+    }
+}
+
+/// How many low bits are known to be zero.
+fn zeros((z, r): (u32, i128)) -> u32 {
+    if r == 0 {
+        z
+    } else {
+        r.trailing_zeros().min(z)
+    }
+}
+
+/// The known low bits of a sum.
+pub(super) fn add(x: (u32, i128), y: (u32, i128)) -> (u32, i128) {
+    let z = x.0.min(y.0);
+    (z, wrap(x.1.wrapping_add(y.1), z))
+}
+
+/// The known low bits of a product: `(rx + 2^zx·a)(ry + 2^zy·b)` is
+/// `rx·ry` modulo `2^min(zx + zeros(y), zy + zeros(x))`.
+fn mul(x: (u32, i128), y: (u32, i128)) -> (u32, i128) {
+    let z =
+        x.0.saturating_add(zeros(y))
+            .min(y.0.saturating_add(zeros(x)))
+            .min(ALL);
+    (z, wrap(wrap(x.1, 64).wrapping_mul(wrap(y.1, 64)), z))
 }

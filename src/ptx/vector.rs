@@ -80,9 +80,25 @@ impl Writer<'_> {
         let (n, regs) = regs;
         let t = suffix::mem(elem);
         if op == "ld" {
-            emit!(self, "ld.{}.v{}.{} {}, {};", m.space.load(), n, t, regs, m.addr);
+            emit!(
+                self,
+                "ld.{}.v{}.{} {}, {};",
+                m.space.load(),
+                n,
+                t,
+                regs,
+                m.addr
+            );
         } else {
-            emit!(self, "st.{}.v{}.{} {}, {};", m.space.name(), n, t, m.addr, regs);
+            emit!(
+                self,
+                "st.{}.v{}.{} {}, {};",
+                m.space.name(),
+                n,
+                t,
+                m.addr,
+                regs
+            );
         }
     }
 }

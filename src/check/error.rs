@@ -715,7 +715,7 @@ impl CheckError {
             )
             .primary(span, format!("the element index must be a multiple of {n}"))
             .note("a misaligned vector access faults on the GPU (the simulator reports S0003); the compiler proves alignment from constants, `*`, `<<`, `+`, `-`, `&`, immutable variables and loop variables")
-            .help(format!("write the index as a multiple, such as `{callee}(x[k * {n}])`, or silence the warning with `-A W0325` if it always is one")),
+            .help(format!("write the index so that it shows as a multiple, such as `x[k * {n}]`, or silence the warning with `-A W0325` if it always is one")),
             CheckError::ArrivalsOutOfRange { n, span } => {
                 Diagnostic::error("E0306", format!("arrival count {n} is out of range (1..=1048575)"))
                     .primary(span, "arrival count")

@@ -402,3 +402,60 @@ fn misaligned_and_out_of_bounds_vectors_are_reported() {
     let o = run_at(0, 6);
     assert!(o.reports.is_empty(), "{}", rendered(&k, &o));
 }
+
+/// `store4`/`load2` on another CTA's shared memory (`st.shared::cluster.v4`,
+/// `ld.shared::cluster.v2`): each CTA of a pair writes its peer's array.
+const REMOTE: &str = "
+kernel swap(x: global [i32], y: global mut [i32]) block(32) cluster(2) {
+    shared s: [i32; 128];
+    let g = (block_idx.x * 32 + thread_idx.x) * 4;
+    let (a, b, c, d) = load4(x[g]);
+    store4(remote(s, cluster_rank ^ 1)[thread_idx.x * 4], d, c, b, a);
+    cluster_sync();
+    let (e, f) = load2(s[thread_idx.x * 4]);
+    let (h, i) = load2(remote(s, cluster_rank ^ 1)[thread_idx.x * 4 + 2]);
+    store4(y[g], e, f, h, i);
+}";
+
+#[test]
+fn remote_vectors_match_the_reference() {
+    let n = 4 * 32 * 4;
+    let x: Vec<i32> = (0..n).map(|i| i * 3 - 100).collect();
+    let l = launch(
+        "swap",
+        [4, 1, 1],
+        [32, 1, 1],
+        [2, 1, 1],
+        vec![
+            array(
+                "x",
+                Scalar::I32,
+                x.iter().flat_map(|v| v.to_le_bytes()).collect(),
+            ),
+            array("y", Scalar::I32, vec![0; 4 * n as usize]),
+        ],
+    );
+    // CTA b's s[t*4..] holds the peer's x quad reversed; y gets s[t*4..+2]
+    // then the peer CTA's s[t*4+2..+4], which holds this CTA's quad
+    // reversed.
+    let mut y = vec![0i32; n as usize];
+    for b in 0..4usize {
+        let peer = b ^ 1;
+        for t in 0..32usize {
+            let own = |c: usize| x[(c * 32 + t) * 4..(c * 32 + t) * 4 + 4].to_vec();
+            let (p, o) = (own(peer), own(b));
+            let g = (b * 32 + t) * 4;
+            y[g..g + 4].copy_from_slice(&[p[3], p[2], o[1], o[0]]);
+        }
+    }
+    for p in [Passes::none(), Passes::all()] {
+        let k = kdsl_str_with("swap.kdsl", REMOTE, &with(p));
+        let o = run_clean(&k, &l);
+        let got: Vec<i32> = o.arrays[1]
+            .data
+            .chunks_exact(4)
+            .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        assert_eq!(got, y);
+    }
+}

@@ -57,6 +57,20 @@ impl BodyChecker<'_> {
             }
             _ => None,
         };
+        // A name bound twice in one pattern (as in Rust; `_` may repeat).
+        for (k, l) in names.iter().enumerate() {
+            let first = names
+                .iter()
+                .take(k)
+                .find(|f| f.name.name == l.name.name && &*l.name.name != "_");
+            if let Some(first) = first {
+                self.error(CheckError::Duplicate {
+                    name: l.name.name.to_string(),
+                    span: l.name.span,
+                    first: first.name.span,
+                });
+            }
+        }
         let Some((callee, args, named, n)) = load else {
             let _ = self.expr(init, None);
             self.error(CheckError::NotVectorLoad {
@@ -98,10 +112,20 @@ impl BodyChecker<'_> {
             self.poison_names(names);
             return None;
         }
-        let locals: Vec<LocalId> = names
-            .iter()
-            .map(|l| self.declare_local(&l.name, place.elem, l.mutable, "a variable"))
-            .collect();
+        let mut locals: Vec<LocalId> = Vec::with_capacity(n);
+        for (k, l) in names.iter().enumerate() {
+            // A name bound twice (E0101 above): the first is not "unused".
+            if let Some(j) = names
+                .iter()
+                .take(k)
+                .position(|f| f.name.name == l.name.name)
+            {
+                if let Some(first) = locals.get(j) {
+                    self.mark_used(*first);
+                }
+            }
+            locals.push(self.declare_local(&l.name, place.elem, l.mutable, "a variable"));
+        }
         Some(StmtKind::LoadVector {
             locals,
             place: Box::new(place),

@@ -1,8 +1,8 @@
 //! Vector loads and stores (`let (a, b, c, d) = load4(x[i]);`,
 //! `store4(y[i], a, b, c, d);`, `load2`/`store2`): every width × element
-//! type × state space the checker accepts assembles with ptxas (sm_90 with
-//! remote shared memory, sm_80 without) and is the vector instruction it
-//! should be; every rejected one is its diagnostic; the simulator runs them
+//! type × state space the checker accepts assembles with ptxas for every
+//! target (with remote shared memory from sm_90, without before) and is the
+//! vector instruction it should be; every rejected one is its diagnostic; the simulator runs them
 //! against a Rust reference with the passes on and off, and reports a
 //! misaligned or out-of-bounds vector access.
 
@@ -100,10 +100,8 @@ fn compile(text: &str, target: Target) -> kdsl::Compilation {
 #[test]
 fn every_accepted_combination_assembles() {
     let ptxas = ptxas::require_ptxas();
-    for (cluster, target, arch) in [
-        (true, Target::Sm90, "sm_90"),
-        (false, Target::Sm80, "sm_80"),
-    ] {
+    for target in Target::ALL {
+        let (cluster, arch) = (target.has_sm90_features(), target.name());
         let text = program(cluster);
         let c = compile(&text, target);
         assert!(c.diagnostics.is_empty(), "{arch}: {:#?}", c.diagnostics);
@@ -230,6 +228,8 @@ fn every_rejected_access_is_its_diagnostic() {
             &["W0001", "E0102"],
         ),
         ("let (_a, b) = load2(x[0]); x[0] = b;", &[]),
+        ("let (a, a) = load2(x[0]); x[0] = a;", &["E0101"]),
+        ("let (_, _, c, _) = load4(x[0]); x[0] = c;", &[]),
         ("let (mut a, b) = load2(x[0]); a += 1; x[0] = a + b;", &[]),
         ("let (a, b) = load2(x[0]); x[0] = a;", &["W0001"]),
     ];

@@ -459,3 +459,69 @@ fn remote_vectors_match_the_reference() {
         assert_eq!(got, y);
     }
 }
+
+/// Vector loads in a loop of constant trip count (the `unroll` pass copies
+/// its body with fresh locals for each pattern's names) and through a
+/// shared tile whose address `licm` hoists: the same bits with the passes
+/// on and off, and the reference.
+const UNROLLED: &str = "
+kernel sums(x: global [u32], y: global mut [u32]) block(32) {
+    shared t: [u32; 32, 8];
+    let base = (block_idx.x * 32 + thread_idx.x) * 16;
+    let mut acc = 0u32;
+    for k in 0u32..4 {
+        let (a, b, c, d) = load4(x[base + k * 4]);
+        acc += a * (k + 1) + b - c + (d ^ k);
+    }
+    for k in 0u32..4 {
+        let (e, mut f) = load2(x[base + k * 2 + 8]);
+        f += 1;
+        store2(t[thread_idx.x, k * 2], e, f);
+    }
+    let (p, q, r, s) = load4(t[thread_idx.x, 4]);
+    store4(y[(block_idx.x * 32 + thread_idx.x) * 4], acc, p, q, r + s);
+}";
+
+#[test]
+fn unrolled_vector_loops_match_the_reference() {
+    let threads = 64usize;
+    let x: Vec<u32> = (0..threads * 16)
+        .map(|i| (i as u32).wrapping_mul(2_654_435_761))
+        .collect();
+    let l = launch(
+        "sums",
+        [2, 1, 1],
+        [32, 1, 1],
+        [1, 1, 1],
+        vec![u32s("x", &x), u32s("y", &vec![0; threads * 4])],
+    );
+    let mut y = vec![0u32; threads * 4];
+    for g in 0..threads {
+        let base = g * 16;
+        let mut acc = 0u32;
+        for k in 0..4u32 {
+            let v = &x[base + k as usize * 4..];
+            acc = acc.wrapping_add(
+                v[0].wrapping_mul(k + 1)
+                    .wrapping_add(v[1])
+                    .wrapping_sub(v[2])
+                    .wrapping_add(v[3] ^ k),
+            );
+        }
+        // t[.., 4..8] holds pairs k = 2, 3: (e, f + 1).
+        let pair = |k: usize| (x[base + k * 2 + 8], x[base + k * 2 + 9].wrapping_add(1));
+        let ((p, q), (r, s)) = (pair(2), pair(3));
+        y[g * 4..g * 4 + 4].copy_from_slice(&[acc, p, q, r.wrapping_add(s)]);
+    }
+    for p in [Passes::none(), Passes::all()] {
+        let k = kdsl_str_with("sums.kdsl", UNROLLED, &with(p));
+        let o = run_clean(&k, &l);
+        assert_eq!(as_u32(&o.arrays[1]), y);
+    }
+    // The passes did unroll: no loop is left.
+    let c = kdsl::compile_str("sums.kdsl", UNROLLED, &Options::default());
+    let ptx = c.ptx.expect("PTX");
+    assert_eq!(ptx.matches("ld.global.nc.v4.u32").count(), 4, "{ptx}");
+    assert_eq!(ptx.matches("ld.global.nc.v2.u32").count(), 4, "{ptx}");
+    assert!(!ptx.contains("bra"), "{ptx}");
+}

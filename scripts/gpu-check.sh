@@ -87,8 +87,8 @@ args() {
 	softmax_rows:bench | blend_rows:bench) rows=4096 cols=4096 ;;
 	transpose:check) rows=512 cols=256 ;;
 	transpose:bench) rows=4096 cols=4096 ;;
-	histogram:check) n=$(((1 << 20) - 3)) grid=64 ;;
-	histogram:bench) n=$((1 << 26)) grid=1056 ;;
+	histogram:check | histogram_v4:check) n=$(((1 << 20) - 3)) grid=64 ;;
+	histogram:bench | histogram_v4:bench) n=$((1 << 26)) grid=1056 ;;
 	*) return 1 ;;
 	esac
 	case $k in
@@ -102,7 +102,7 @@ args() {
 	softmax_rows) echo "$rows|256|0=f32:rand:$((rows * cols)):1 1=f32:zeros:$((rows * cols)) 2=$cols" ;;
 	blend_rows) echo "$rows|256|0=f32:rand:$((rows * cols)):1 1=f32:rand:$((rows * cols)):2 2=f32:rand:$rows:3 3=f32:zeros:$((rows * cols)) 4=$cols" ;;
 	transpose) echo "$((cols / 32)),$((rows / 32))|32,8|0=f32:iota:$((rows * cols)) 1=f32:zeros:$((rows * cols)) 2=$rows 3=$cols" ;;
-	histogram) echo "$grid|256|0=u8:rand:$n:1 1=u32:zeros:256 2=$n" ;;
+	histogram | histogram_v4) echo "$grid|256|0=u8:rand:$n:1 1=u32:zeros:256 2=$n" ;;
 	*) return 1 ;;
 	esac
 }

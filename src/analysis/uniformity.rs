@@ -274,6 +274,17 @@ impl Analyzer<'_, '_> {
                 self.place(place, div);
                 self.effects(value, div);
             }
+            // Like `let`s of loads of the place (whose values vary with it).
+            StmtKind::LoadVector { locals, place } => {
+                let v = self.place(place, div);
+                for l in locals {
+                    self.mark(*l, v);
+                }
+            }
+            StmtKind::StoreVector { place, values } => {
+                self.place(place, div);
+                self.all_effects(values, div);
+            }
             StmtKind::Expr(e) | StmtKind::SyncWarp(e) => {
                 self.effects(e, div);
             }

@@ -214,7 +214,7 @@ impl BodyChecker<'_> {
     /// The value of a named argument that is not checked as a word: a
     /// variable it names counts as used (no W0001 follows from the error);
     /// any other expression is checked for its own errors.
-    fn quiet_uses(&mut self, e: &ast::Expr) {
+    pub(super) fn quiet_uses(&mut self, e: &ast::Expr) {
         match &e.kind {
             ast::ExprKind::Name(n) => {
                 if let Some(Binding::Local(id)) = self.lookup(&n.name) {

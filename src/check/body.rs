@@ -60,6 +60,10 @@ pub struct BodyChecker<'a> {
     /// Locals that were declared as parameters or `for` variables, for
     /// messages ("`i` is a loop variable").
     local_kind: Vec<&'static str>,
+    /// Per local, the low bits of its value that are known, `(z, r)`: it
+    /// is `r` modulo `2^z` (set for immutable locals and loop variables;
+    /// for the alignment of vector accesses, `super::vector`).
+    pub(super) low_bits: Vec<(u32, i128)>,
     /// Each name's bindings, innermost last: a lookup takes constant time
     /// however deeply scopes nest.
     bindings: HashMap<String, Vec<Binding>>,
@@ -105,6 +109,7 @@ impl<'a> BodyChecker<'a> {
             locals: Vec::new(),
             used: Vec::new(),
             local_kind: Vec::new(),
+            low_bits: Vec::new(),
             bindings: HashMap::new(),
             scopes: vec![Vec::new()],
             loop_depth: 0,
@@ -227,6 +232,7 @@ impl<'a> BodyChecker<'a> {
         });
         self.used.push(false);
         self.local_kind.push(kind);
+        self.low_bits.push((0, 0));
         self.bind(&name.name, Binding::Local(id));
         id
     }

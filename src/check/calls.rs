@@ -62,6 +62,10 @@ const BUILTIN_FUNCTIONS: &[&str] = &[
     "copy_async_commit",
     "copy_async_wait",
     "remote",
+    "load2",
+    "load4",
+    "store2",
+    "store4",
 ];
 
 pub fn is_builtin_function(name: &str) -> bool {
@@ -87,6 +91,14 @@ impl BodyChecker<'_> {
             }
             if &*callee.name == "fence" {
                 return self.fence_call(args, named, span);
+            }
+            if let Some((n, load)) = super::vector::vector_op(&callee.name) {
+                self.no_named_args(&callee.name, named);
+                if load {
+                    self.vector_as_value(&callee.name, n, args, span);
+                    return None;
+                }
+                return self.store_vector_call(&callee.name, n, args, span);
             }
         }
         self.no_named_args(&callee.name, named);

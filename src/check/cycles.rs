@@ -212,6 +212,10 @@ impl Uses {
                 self.expr(init);
                 self.bound.push(name.name.clone());
             }
+            ast::StmtKind::LetTuple { names, init, .. } => {
+                self.expr(init);
+                self.bound.extend(names.iter().map(|n| n.name.name.clone()));
+            }
             ast::StmtKind::Assign { place, value, .. } => {
                 self.expr(place);
                 self.expr(value);

@@ -249,6 +249,60 @@ pub enum CheckError {
         scope: Span,
         place: Span,
     },
+    /// E0146: a `let ( ... )` pattern bound to something other than a
+    /// vector load.
+    NotVectorLoad {
+        span: Span,
+        pattern: Span,
+        names: usize,
+    },
+    /// E0146: a vector load bound to a pattern of another width.
+    VectorNames {
+        callee: String,
+        n: usize,
+        names: usize,
+        pattern: Span,
+        call: Span,
+    },
+    /// E0146: a vector load used as one value.
+    VectorAsValue {
+        callee: String,
+        n: usize,
+        span: Span,
+    },
+    /// E0147: a vector access of more than 16 bytes.
+    VectorTooWide {
+        callee: String,
+        elem: String,
+        n: usize,
+        bytes: u32,
+        span: Span,
+    },
+    /// E0148: a vector access at a constant element index that is not a
+    /// multiple of its width.
+    VectorMisaligned {
+        callee: String,
+        n: usize,
+        index: String,
+        span: Span,
+    },
+    /// W0325: a vector access whose index is not provably a multiple of its
+    /// width.
+    VectorUnproven {
+        callee: String,
+        n: usize,
+        span: Span,
+    },
+}
+
+/// `a, b, c, d` for a pattern of `n` names.
+fn pattern_names(n: usize) -> String {
+    ["a", "b", "c", "d"]
+        .iter()
+        .take(n)
+        .copied()
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// `a`, `b` and `c` as a list of code spans.
@@ -633,6 +687,59 @@ impl CheckError {
             .secondary(place, "this element is in a CTA of the cluster chosen by rank")
             .note("an atomic is atomic only with respect to the threads of its scope: the owning CTA's threads, and those of every other CTA of the cluster, would not see it as one")
             .fix("use scope `cluster`", scope, "cluster"),
+            CheckError::NotVectorLoad { span, pattern, names } => Diagnostic::error(
+                "E0146",
+                format!("a `let` pattern of {names} names needs a vector load"),
+            )
+            .primary(span, "this is not `load2(...)` or `load4(...)`")
+            .secondary(pattern, "the pattern")
+            .note("kdsl has no tuples: a `let ( ... )` pattern binds the elements a vector load reads, `let (a, b) = load2(x[i]);` or `let (a, b, c, d) = load4(x[i]);`"),
+            CheckError::VectorNames {
+                callee,
+                n,
+                names,
+                pattern,
+                call,
+            } => Diagnostic::error(
+                "E0146",
+                format!("`{callee}` gives {n} values but the pattern has {names} names"),
+            )
+            .primary(pattern, format!("expected {n} names"))
+            .secondary(call, format!("{n} consecutive elements"))
+            .help(format!("bind every element: `let ({}) = {callee}(...);`", pattern_names(n))),
+            CheckError::VectorAsValue { callee, n, span } => Diagnostic::error(
+                "E0146",
+                format!("`{callee}` gives {n} values, not one"),
+            )
+            .primary(span, format!("{n} consecutive elements"))
+            .help(format!("bind them with a pattern: `let ({}) = {callee}(...);`", pattern_names(n))),
+            CheckError::VectorTooWide {
+                callee,
+                elem,
+                n,
+                bytes,
+                span,
+            } => Diagnostic::error(
+                "E0147",
+                format!("`{callee}` of `{elem}` moves {bytes} bytes, more than the 16 of one vector access"),
+            )
+            .primary(span, format!("{n} elements of `{elem}`"))
+            .note("PTX's `ld.v2`/`ld.v4`/`st.v2`/`st.v4` move at most 16 bytes: `load4`/`store4` take elements of up to 4 bytes, `load2`/`store2` of up to 8")
+            .help(if n == 4 { "use two `load2`/`store2`, at indices `i` and `i + 2`" } else { "use scalar loads and stores" }),
+            CheckError::VectorMisaligned { callee, n, index, span } => Diagnostic::error(
+                "E0148",
+                format!("`{callee}` at {index}, which is never a multiple of {n}"),
+            )
+            .primary(span, format!("not aligned to {n} elements"))
+            .note(format!("a vector access must be aligned to its whole size: the element index of `{callee}` must be a multiple of {n} (arrays start aligned to at least 16 bytes)"))
+            .help(format!("use an index that is a multiple of {n}, or scalar accesses")),
+            CheckError::VectorUnproven { callee, n, span } => Diagnostic::warning(
+                "W0325",
+                format!("cannot prove that the index of `{callee}` is a multiple of {n}"),
+            )
+            .primary(span, format!("the element index must be a multiple of {n}"))
+            .note("a misaligned vector access faults on the GPU (the simulator reports S0003); the compiler proves alignment from constants, `*`, `<<`, `+`, `-`, `&`, immutable variables and loop variables")
+            .help(format!("write the index so that it shows as a multiple, such as `x[k * {n}]`, or silence the warning with `-A W0325` if it always is one")),
             CheckError::ArrivalsOutOfRange { n, span } => {
                 Diagnostic::error("E0306", format!("arrival count {n} is out of range (1..=1048575)"))
                     .primary(span, "arrival count")

@@ -23,6 +23,7 @@ mod literals;
 mod places;
 mod stmts;
 mod values;
+mod vector;
 
 use crate::diagnostics::Diagnostic;
 use crate::ir::{self, FuncId};

@@ -154,6 +154,11 @@ impl BodyChecker<'_> {
                 ty,
                 init,
             } => self.let_stmt(*mutable, name, ty.as_deref(), init),
+            ast::StmtKind::LetTuple {
+                names,
+                pattern,
+                init,
+            } => self.let_tuple(names, *pattern, init),
             ast::StmtKind::Assign {
                 place,
                 op,
@@ -292,6 +297,10 @@ impl BodyChecker<'_> {
         let local = self.declare_local(name, ty, mutable, "a variable");
         if value.is_none() {
             self.mark_used(local);
+        }
+        if let (false, Some(v)) = (mutable, value.as_ref()) {
+            let known = self.low_bits(v);
+            self.learn_low_bits(local, known);
         }
         value.map(|value| StmtKind::Let { local, value })
     }
@@ -657,6 +666,15 @@ impl BodyChecker<'_> {
         }
         self.push_scope();
         let local = self.declare_local(var, ty_ok.unwrap_or(Scalar::U32), false, "a loop variable");
+        // `start + k * step`: what both say of the low bits.
+        if let (Some(a), Some(s)) = (&start_ir, &step_ir) {
+            let (a, s) = (self.low_bits(a), self.low_bits(s));
+            let stride = (
+                s.0.min(if s.1 == 0 { s.0 } else { s.1.trailing_zeros() }),
+                0,
+            );
+            self.learn_low_bits(local, super::vector::add(a, stride));
+        }
         if ty_ok.is_none() {
             self.mark_used(local);
             self.poison(&var.name);

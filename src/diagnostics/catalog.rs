@@ -2,7 +2,8 @@
 //!
 //! The first lines are the contract of the language reference's diagnostics
 //! catalogue (§8), plus the project's additions (E0004, E0114–E0119, E0123,
-//! E0124–E0127, E0130–E0132, E0140–E0143, E0160, E0161, W0003, W0330).
+//! E0124–E0127, E0130–E0132, E0140–E0143, E0146–E0148, E0160, E0161, W0003, W0325,
+//! W0330).
 //! Each code's explanation is a markdown file in `explain/`, compiled in with
 //! `include_str!` so that `kdslc explain` needs no files at run time. The
 //! same texts, joined by [`render_docs`], are `docs/diagnostics.md`;
@@ -164,6 +165,21 @@ pub static CODES: &[CodeInfo] = &[
         Error,
         "`{callee}` on another CTA's shared memory cannot have scope `cta`"
     ),
+    code!(
+        "E0146",
+        Error,
+        "a `let` pattern of {names} names needs a vector load / `{callee}` gives {n} values but the pattern has {names} names / `{callee}` gives {n} values, not one"
+    ),
+    code!(
+        "E0147",
+        Error,
+        "`{callee}` of `{elem}` moves {bytes} bytes, more than the 16 of one vector access"
+    ),
+    code!(
+        "E0148",
+        Error,
+        "`{callee}` at {index}, which is never a multiple of {n}"
+    ),
     code!("E0160", Error, "`{keyword}` in a loop over a constant list"),
     code!("E0161", Error, "invalid loop attribute: {why}"),
     code!(
@@ -287,6 +303,11 @@ pub static CODES: &[CodeInfo] = &[
         "W0323",
         Warning,
         "barrier `{name}` expects {n} transaction bytes but the copies complete {m}"
+    ),
+    code!(
+        "W0325",
+        Warning,
+        "cannot prove that the index of `{callee}` is a multiple of {n}"
     ),
     code!("W0330", Warning, "`{hint}` cannot be honoured: {why}"),
 ];

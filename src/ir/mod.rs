@@ -475,6 +475,22 @@ pub enum StmtKind {
         op: Option<BinOp>,
         value: Expr,
     },
+    /// `let (a, b, c, d) = load4(place);`: declares `locals` (2 or 4, each
+    /// of the place's element type) with the consecutive elements starting
+    /// at `place`, read by one vector access (`ld.v2`/`ld.v4`): at most
+    /// [`VECTOR_BYTES`], at an address aligned to the whole access.
+    LoadVector {
+        locals: Vec<LocalId>,
+        place: Box<Place>,
+    },
+    /// `store4(place, a, b, c, d)`: stores `values` (2 or 4, of the place's
+    /// element type, evaluated in order after the address) to the
+    /// consecutive elements starting at `place` with one vector access
+    /// (`st.v2`/`st.v4`).
+    StoreVector {
+        place: Box<Place>,
+        values: Vec<Expr>,
+    },
     If {
         cond: Box<Expr>,
         then_block: Block,
@@ -1023,6 +1039,9 @@ pub enum Unroll {
     /// when the trip count is at most `N`); `#[unroll(1)]` keeps the loop.
     By(u32),
 }
+
+/// The most bytes one vector access (`ld.v4`, `st.v2`, ...) moves.
+pub const VECTOR_BYTES: u32 = 16;
 
 /// An element of global or shared memory.
 #[derive(Clone, Debug)]

@@ -189,6 +189,27 @@ fn stmt(out: &mut String, cx: Cx, s: &Stmt, level: usize) {
             out.push_str("call ");
             call(out, cx, *func, args, level);
         }
+        StmtKind::LoadVector { locals, place: p } => {
+            out.push_str("let (");
+            for (i, l) in locals.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                local_decl(out, cx, *l);
+            }
+            let _ = write!(out, ") = load{}(", locals.len());
+            place(out, cx, p, level);
+            out.push(')');
+        }
+        StmtKind::StoreVector { place: p, values } => {
+            let _ = write!(out, "store{}(", values.len());
+            place(out, cx, p, level);
+            for v in values {
+                out.push_str(", ");
+                expr(out, cx, v, level);
+            }
+            out.push(')');
+        }
         StmtKind::Store {
             place: p,
             op,

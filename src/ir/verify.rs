@@ -27,7 +27,7 @@
 
 use super::{
     BarrierOpKind, Block, Body, Expr, FuncId, Kernel, MemOrder, Module, ParamType, Place,
-    PlaceKind, Stmt, StmtKind,
+    PlaceKind, Stmt, StmtKind, VECTOR_BYTES,
 };
 use crate::span::Span;
 use crate::types::Scalar;
@@ -292,6 +292,16 @@ impl<'m> Verifier<'m> {
         l
     }
 
+    /// A vector access of `n` elements of `elem`: 2 or 4 of them, at most
+    /// [`VECTOR_BYTES`] (what `ld.v2`/`ld.v4` move).
+    fn vector(&mut self, span: Span, n: usize, elem: Scalar) {
+        if !matches!(n, 2 | 4) {
+            self.error(span, format!("a vector access of {n} elements"));
+        } else if n as u32 * elem.size() > VECTOR_BYTES {
+            self.error(span, format!("a vector access of {n} {elem} elements"));
+        }
+    }
+
     fn stmt(&mut self, s: &Stmt) {
         self.span(s.span, "a statement");
         match self.seen_stmts.get_mut(s.id.index()) {
@@ -310,6 +320,23 @@ impl<'m> Verifier<'m> {
                     if matches!(s.kind, StmtKind::Assign { .. }) && !l.mutable {
                         self.error(s.span, format!("immutable local `{}` is assigned", l.name));
                     }
+                }
+            }
+            StmtKind::LoadVector { locals, place } => {
+                self.place(place, false);
+                self.vector(s.span, locals.len(), place.elem);
+                for id in locals {
+                    if let Some(l) = self.local(s.span, *id) {
+                        self.expect(s.span, "a vector load's local", l.ty, place.elem);
+                    }
+                }
+            }
+            StmtKind::StoreVector { place, values } => {
+                self.place(place, true);
+                self.vector(s.span, values.len(), place.elem);
+                for v in values {
+                    self.expr(v);
+                    self.expect(v.span, "a stored element", v.ty, place.elem);
                 }
             }
             StmtKind::Store { place, op, value } => {

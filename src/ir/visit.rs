@@ -61,6 +61,11 @@ pub fn walk_stmt<'ir, V: Visit<'ir> + ?Sized>(v: &mut V, s: &'ir Stmt) {
             v.visit_place(place);
             v.visit_expr(value);
         }
+        StmtKind::LoadVector { place, .. } => v.visit_place(place),
+        StmtKind::StoreVector { place, values } => {
+            v.visit_place(place);
+            values.iter().for_each(|e| v.visit_expr(e));
+        }
         StmtKind::If {
             cond,
             then_block,

@@ -60,6 +60,11 @@ pub fn walk_stmt_mut<V: VisitMut + ?Sized>(v: &mut V, s: &mut Stmt) {
             v.visit_place_mut(place);
             v.visit_expr_mut(value);
         }
+        StmtKind::LoadVector { place, .. } => v.visit_place_mut(place),
+        StmtKind::StoreVector { place, values } => {
+            v.visit_place_mut(place);
+            values.iter_mut().for_each(|e| v.visit_expr_mut(e));
+        }
         StmtKind::If {
             cond,
             then_block,

@@ -62,6 +62,10 @@ fn stmt(s: &Stmt, decl: Span) -> Option<Span> {
         StmtKind::Shared { name, .. } if s.span == decl => Some(name.span),
         StmtKind::Barrier(b) if s.span == decl => Some(b.name.span),
         StmtKind::Let { name, .. } if s.span == decl => Some(name.span),
+        StmtKind::LetTuple { names, .. } => names
+            .iter()
+            .find(|n| n.name.span == decl)
+            .map(|n| n.name.span),
         StmtKind::If {
             then_block,
             else_branch,

@@ -245,7 +245,10 @@ fn split(e: &Expr) -> (Option<&Expr>, i128) {
 
 impl VisitMut for Rewrite<'_> {
     fn visit_stmt_mut(&mut self, s: &mut Stmt) {
-        if let StmtKind::Store { place, .. } = &mut s.kind {
+        if let StmtKind::Store { place, .. }
+        | StmtKind::LoadVector { place, .. }
+        | StmtKind::StoreVector { place, .. } = &mut s.kind
+        {
             self.place(place);
         }
         visit_mut::walk_stmt_mut(self, s);

@@ -42,6 +42,9 @@ impl<'ir> Visit<'ir> for FindAssign {
                 self.found = true
             }
             StmtKind::For { var, .. } if *var == self.local => self.found = true,
+            StmtKind::LoadVector { locals, .. } if locals.contains(&self.local) => {
+                self.found = true
+            }
             _ => {}
         }
         visit::walk_stmt(self, s);
@@ -160,6 +163,7 @@ pub fn assigned_locals(b: &Block) -> Vec<LocalId> {
             match &s.kind {
                 StmtKind::Let { local, .. } | StmtKind::Assign { local, .. } => self.0.push(*local),
                 StmtKind::For { var, .. } => self.0.push(*var),
+                StmtKind::LoadVector { locals, .. } => self.0.extend(locals.iter().copied()),
                 _ => {}
             }
             visit::walk_stmt(self, s);
@@ -255,6 +259,7 @@ fn collect_declared(b: &Block, out: &mut Vec<LocalId>) {
             match &s.kind {
                 StmtKind::Let { local, .. } => self.0.push(*local),
                 StmtKind::For { var, .. } => self.0.push(*var),
+                StmtKind::LoadVector { locals, .. } => self.0.extend(locals.iter().copied()),
                 _ => {}
             }
             visit::walk_stmt(self, s);
@@ -281,6 +286,7 @@ impl VisitMut for Rewrite<'_> {
         match &mut s.kind {
             StmtKind::Let { local, .. } | StmtKind::Assign { local, .. } => self.rename(local),
             StmtKind::For { var, .. } => self.rename(var),
+            StmtKind::LoadVector { locals, .. } => locals.iter_mut().for_each(|l| self.rename(l)),
             _ => {}
         }
         visit_mut::walk_stmt_mut(self, s);

@@ -202,6 +202,14 @@ fn reads_global(b: &Block) -> bool {
             }
             visit::walk_expr(self, e);
         }
+        fn visit_stmt(&mut self, s: &'ir Stmt) {
+            if let StmtKind::LoadVector { place, .. } = &s.kind {
+                if matches!(place.kind, PlaceKind::Global { .. }) {
+                    self.0 = true;
+                }
+            }
+            visit::walk_stmt(self, s);
+        }
     }
     let mut f = Find(false);
     f.visit_block(b);

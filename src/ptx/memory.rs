@@ -36,7 +36,7 @@ pub(super) enum Space {
 }
 
 impl Space {
-    fn name(self) -> &'static str {
+    pub(super) fn name(self) -> &'static str {
         match self {
             Space::Global { .. } => "global",
             Space::Shared => "shared",
@@ -44,7 +44,7 @@ impl Space {
         }
     }
 
-    fn load(self) -> &'static str {
+    pub(super) fn load(self) -> &'static str {
         match self {
             Space::Global { nc: true } => "global.nc",
             other => other.name(),

@@ -16,6 +16,7 @@
 //! - `expr`, `ops`, `cast`, `call`: expressions, operators, conversions,
 //!   device-function calls;
 //! - `memory`: global/shared/remote places, loads, stores, atomics;
+//! - `vector`: vector loads and stores (`load4`, `store2`, ...);
 //! - `barrier`: mbarrier groups and their operations;
 //! - `bulk`: bulk copies, the proxy fence, cluster barriers;
 //! - `math`: built-in functions, warp operations, special registers;
@@ -46,6 +47,7 @@ mod narrow;
 mod ops;
 mod stmt;
 mod suffix;
+mod vector;
 mod writer;
 
 use crate::analysis::ModuleInfo;

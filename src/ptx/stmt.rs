@@ -30,6 +30,8 @@ impl Writer<'_> {
                 self.assign(*local, value)
             }
             StmtKind::Store { place, op, value } => self.store(place, *op, value),
+            StmtKind::LoadVector { locals, place } => self.load_vector(locals, place),
+            StmtKind::StoreVector { place, values } => self.store_vector(place, values),
             StmtKind::If {
                 cond,
                 then_block,

@@ -168,6 +168,13 @@ pub enum StmtKind {
         ty: Option<Box<TypeExpr>>,
         init: Box<Expr>,
     },
+    /// `let (a, mut b, ...) = init;`: binds the values of a vector load
+    /// (`load2`, `load4`), one name each. `pattern` is the `( ... )`.
+    LetTuple {
+        names: Vec<LetName>,
+        pattern: Span,
+        init: Box<Expr>,
+    },
     /// `place = value;` or `place op= value;`. The place is any expression;
     /// the checker accepts a variable or an indexed array (`x`, `a[i]`,
     /// `tile[s, i]`, `remote(peer, 0)[0]`).
@@ -222,6 +229,13 @@ pub enum StmtKind {
     Barrier(Box<BarrierDecl>),
     /// A statement the parser skipped (already reported).
     Error,
+}
+
+/// One name of a `let ( ... )` pattern, `mut` or not.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LetName {
+    pub mutable: bool,
+    pub name: Ident,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -636,6 +650,7 @@ impl StmtKind {
         let opt = |e: Option<&Expr>| e.map_or(0, d);
         match self {
             StmtKind::Let { ty, init, .. } => init.depth.max(ty.as_ref().map_or(0, |t| t.depth)),
+            StmtKind::LetTuple { init, .. } => init.depth,
             StmtKind::Assign { place, value, .. } => place.depth.max(value.depth),
             StmtKind::If {
                 cond,

@@ -43,4 +43,5 @@ mod sim_twins;
 mod sim_warp;
 mod syntax;
 mod ui;
+mod vector;
 mod verify;

@@ -227,7 +227,7 @@ pub fn expected(l: &Launch) -> Vec<Expected> {
                 values: Values::F32(out, Tol::Exact),
             }]
         }
-        "histogram" => {
+        "histogram" | "histogram_v4" => {
             let (data, n) = (bytes(l, 0), scalar(l, 2) as usize);
             let Values::Exact(mut bins) = Values::decode(Scalar::U32, bytes(l, 1)) else {
                 unreachable!("u32 bins decode as integers")

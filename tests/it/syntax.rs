@@ -143,6 +143,13 @@ fn stmt(s: &Stmt) -> String {
                 .map_or(String::new(), |t| format!(": {}", type_sexpr(t))),
             sexpr(init)
         ),
+        StmtKind::LetTuple { names, init, .. } => {
+            let names: Vec<String> = names
+                .iter()
+                .map(|n| format!("{}{}", if n.mutable { "mut " } else { "" }, n.name.name))
+                .collect();
+            format!("(let ({}) {})", names.join(" "), sexpr(init))
+        }
         StmtKind::Assign {
             place, op, value, ..
         } => {
@@ -571,8 +578,18 @@ fn keywords_are_not_identifiers_but_scope_names_are() {
     assert_eq!(codes(&diags), ["E0010"]);
     assert_eq!(
         diags[0].message,
-        "expected one of identifier, `mut`, found `step`"
+        "expected one of identifier, `(`, `mut`, found `step`"
     );
+}
+
+#[test]
+fn let_patterns_bind_names_of_a_vector_load() {
+    let b = body("let (a, mut b, _) = load4(x[i * 4]);");
+    assert!(b.starts_with("{(let (a mut b _) (call load4 "), "{b}");
+    // At least one name; a trailing comma is fine, an empty pattern is not.
+    assert!(body("let (a,) = f();").starts_with("{(let (a) "));
+    let (_, diags) = parse("fn f() { let () = g(); }");
+    assert_eq!(codes(&diags), ["E0010"]);
 }
 
 // ------------------------------------------------------------ syntax errors

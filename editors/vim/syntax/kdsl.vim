@@ -20,6 +20,7 @@ syn match   kdslBuiltinFn    "\<\%(atomic_add\|atomic_sub\|atomic_max\|atomic_mi
 syn match   kdslBuiltinFn    "\<\%(shfl_down\|shfl_up\|shfl_xor\|shfl_idx\|ballot\|any\|all\)\ze\s*("
 syn match   kdslBuiltinFn    "\<\%(sync_threads\|cluster_sync\|fence\|fence_proxy_async\)\ze\s*("
 syn match   kdslBuiltinFn    "\<copy_async\%(_store\|_commit\|_wait\)\=\ze\s*("
+syn match   kdslBuiltinFn    "\<\%(load2\|load4\|store2\|store4\)\ze\s*("
 " Barrier operations: `full[s].wait(0)`.
 syn match   kdslBarrierOp    "\.\zs\%(arrive_expect_tx\|arrive_remote\|arrive\|expect_tx\|wait_cluster\|wait\|test\)\ze\s*("
 " Launch attributes after the parameter list, and barrier scopes.

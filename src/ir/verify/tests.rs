@@ -334,3 +334,52 @@ fn the_call_graph_has_no_cycles_in_a_complete_module() {
         "the call graph has a cycle through `bump`",
     );
 }
+
+#[test]
+fn vector_accesses_have_2_or_4_elements_of_at_most_16_bytes() {
+    let src = "kernel v(x: global [f32], y: global mut [f32]) block(32) {
+        let (a, b, c, d) = load4(x[thread_idx.x * 4]);
+        store4(y[thread_idx.x * 4], d, c, b, a);
+    }";
+    let opts = crate::Options {
+        check_only: true,
+        ..crate::Options::default()
+    };
+    let build = || {
+        let c = crate::compile_str("v.kdsl", src, &opts);
+        assert!(c.diagnostics.is_empty(), "{:#?}", c.diagnostics);
+        c.module.expect("a module")
+    };
+    let m = build();
+    assert!(errors(&m, Mode::Complete).is_empty());
+    // Three elements: no `.v3` in PTX.
+    let mut m = build();
+    edit_stmt(&mut m, |s| match &mut s.kind {
+        StmtKind::LoadVector { locals, .. } => {
+            locals.pop();
+            true
+        }
+        _ => false,
+    });
+    assert_error(&m, Mode::Partial, "a vector access of 3 elements");
+    // Four `f64`s: 32 bytes (the values and locals then mismatch too).
+    let mut m = build();
+    edit_stmt(&mut m, |s| match &mut s.kind {
+        StmtKind::StoreVector { place, .. } => {
+            place.elem = Scalar::F64;
+            true
+        }
+        _ => false,
+    });
+    assert_error(&m, Mode::Partial, "a vector access of 4 f64 elements");
+    // A local of another type than the element.
+    let mut m = build();
+    edit_stmt(&mut m, |s| match &mut s.kind {
+        StmtKind::LoadVector { place, .. } => {
+            place.elem = Scalar::U32;
+            true
+        }
+        _ => false,
+    });
+    assert_error(&m, Mode::Partial, "a vector load's local");
+}

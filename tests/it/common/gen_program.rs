@@ -734,6 +734,12 @@ pub fn required_features() -> Vec<String> {
     ] {
         f.push(format!("value:{v}"));
     }
+    for t in TYS {
+        f.push(format!("vector:{}", t.name()));
+    }
+    for v in ["load2", "load4", "store2", "store4", "global", "shared"] {
+        f.push(format!("vector:{v}"));
+    }
     for a in kernel::ATOMICS {
         for space in ["global", "shared"] {
             f.push(format!("{a}:{space}"));

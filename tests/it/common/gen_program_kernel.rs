@@ -370,6 +370,7 @@ fn main_kernel(g: &mut Gen, env: &Env, sm90: bool) -> String {
     casts(g, &mut k);
     control(g, &mut k);
     shared(g, &mut k);
+    vectors(g, &mut k);
     atomics(g, &mut k);
     cta_barriers(g, &mut k);
     if sm90 {
@@ -612,6 +613,63 @@ fn shared(g: &mut Gen, k: &mut K) {
         let v = g.name("r");
         k.stmt(format!("let {v} = {s}[{second}];"));
         k.local(&v, t);
+    }
+}
+
+/// Vector loads and stores (`load2`/`load4`, `store2`/`store4`): every
+/// element type over the run with each width it fits (at most 16 bytes),
+/// on read-only and writable global arrays and a shared array, at indices
+/// whose alignment the checker proves.
+fn vectors(g: &mut Gen, k: &mut K) {
+    let t = g.sweep(&TYS, 1, 0);
+    let size = match t {
+        Ty::Bool | Ty::I8 | Ty::U8 => 1,
+        Ty::I16 | Ty::U16 | Ty::F16 | Ty::BF16 => 2,
+        Ty::I32 | Ty::U32 | Ty::F32 => 4,
+        Ty::I64 | Ty::U64 | Ty::F64 => 8,
+    };
+    let n: u32 = if size == 8 || g.below(2) == 0 { 2 } else { 4 };
+    g.note(format!("vector:{}", t.name()));
+    g.note(format!("vector:load{n}"));
+    g.note(format!("vector:store{n}"));
+    let (r, w, s) = (g.name("vr"), g.name("vw"), g.name("vs"));
+    k.params.push(format!("{r}: global [{}]", t.name()));
+    k.params.push(format!("{w}: global mut [{}]", t.name()));
+    k.decls
+        .push(format!("shared {s}: [{}; 4, {}];", t.name(), 2 * n));
+    let names: Vec<String> = (0..n).map(|_| g.name("e")).collect();
+    let list = names.join(", ");
+    // Indices the checker proves aligned, in several forms.
+    let index = match g.below(3) {
+        0 => format!("thread_idx.x * {n}"),
+        1 => format!("(block_idx.x * 32 + thread_idx.x) * {n} + {}", 2 * n),
+        _ => format!("(thread_idx.x << {}) + {n}", n.trailing_zeros() + 1),
+    };
+    k.stmt(format!("let ({list}) = load{n}({r}[{index}]);"));
+    g.note("vector:global");
+    let e = g.expr(t, &k.env, 1);
+    let mut values = names.clone();
+    if let Some(last) = values.last_mut() {
+        *last = e;
+    }
+    k.stmt(format!(
+        "store{n}({s}[thread_idx.x % 4, {n}], {});",
+        values.join(", ")
+    ));
+    g.note("vector:shared");
+    k.stmt("sync_threads();");
+    let back: Vec<String> = (0..n).map(|_| g.name("e")).collect();
+    k.stmt(format!(
+        "let ({}) = load{n}({s}[lane_id % 4, 0]);",
+        back.join(", ")
+    ));
+    k.stmt(format!(
+        "store{n}({w}[thread_idx.x * {}], {});",
+        2 * n,
+        back.join(", ")
+    ));
+    for v in names.iter().chain(&back) {
+        k.local(v, t);
     }
 }
 

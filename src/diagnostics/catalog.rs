@@ -2,7 +2,7 @@
 //!
 //! The first lines are the contract of the language reference's diagnostics
 //! catalogue (§8), plus the project's additions (E0004, E0114–E0119, E0123,
-//! E0124–E0127, E0130–E0132, E0140–E0143, W0003).
+//! E0124–E0127, E0130–E0132, E0140–E0146, W0003).
 //! Each code's explanation is a markdown file in `explain/`, compiled in with
 //! `include_str!` so that `kdslc explain` needs no files at run time. The
 //! same texts, joined by [`render_docs`], are `docs/diagnostics.md`;
@@ -163,6 +163,21 @@ pub static CODES: &[CodeInfo] = &[
         "E0143",
         Error,
         "`{callee}` on another CTA's shared memory cannot have scope `cta`"
+    ),
+    code!(
+        "E0144",
+        Error,
+        "named barrier `{name}` must count a positive multiple of 32 threads up to 1024, found {n}"
+    ),
+    code!(
+        "E0145",
+        Error,
+        "named barrier `{name}` counts {n} threads, but a block has only {block}"
+    ),
+    code!(
+        "E0146",
+        Error,
+        "named-barrier group `{name}` must hold between 1 and 15 barriers, found {n} / the kernel's named barriers need {needed} hardware barriers, more than the 15 a CTA has"
     ),
     code!(
         "E0200",

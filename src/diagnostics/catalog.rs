@@ -301,6 +301,11 @@ pub static CODES: &[CodeInfo] = &[
         Warning,
         "barrier `{name}` expects {n} transaction bytes but the copies complete {m}"
     ),
+    code!(
+        "W0324",
+        Warning,
+        "named barrier `{name}` used under a condition that splits warps"
+    ),
 ];
 
 /// The code's entry, ignoring ASCII case (`e0301` finds `E0301`).

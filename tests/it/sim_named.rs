@@ -1,0 +1,180 @@
+//! Named barriers (`barrier b: named(threads = k)`) end to end: the ids and
+//! the `.aligned`/non-`.aligned` forms the writer picks, ptxas on sm_80 and
+//! sm_90, and the simulator: a producer/consumer handoff through
+//! `arrive()`/`sync()` against a Rust reference under random schedules, the
+//! valid test program, and the deadlock report of a consumer warp that
+//! skips its arrival.
+
+use crate::common::ptxas;
+use crate::sim_support::*;
+use kdsl::sim::Schedule;
+use kdsl::target::Target;
+use kdsl::Options;
+use std::path::Path;
+
+fn ptx(src: &str, target: Target) -> String {
+    let c = kdsl::compile_str(
+        "named.kdsl",
+        src,
+        &Options {
+            target,
+            ..Options::default()
+        },
+    );
+    assert!(
+        c.diagnostics.iter().all(|d| !d.is_error()),
+        "{:?}",
+        c.diagnostics
+    );
+    c.ptx.expect("PTX")
+}
+
+fn bar_lines(ptx: &str) -> Vec<String> {
+    ptx.lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("bar") || l.starts_with("barrier."))
+        .map(String::from)
+        .collect()
+}
+
+const HANDOFF: &str = "
+kernel handoff(x: global [f32], y: global mut [f32]) block(256) {
+    shared buf: [f32; 128];
+    barrier other: named(threads = 64);
+    barrier full: named(threads = 256);
+    barrier stage[3]: named(threads = 256);
+    if warp_id < 4 {
+        buf[thread_idx.x] = x[block_idx.x * 128 + thread_idx.x] * 2.0;
+        full.arrive();
+    } else {
+        full.sync();
+        y[block_idx.x * 128 + thread_idx.x - 128] = buf[thread_idx.x - 128] + 1.0;
+    }
+    stage[2].sync();
+    stage[block_idx.x % 3].sync();
+    sync_threads();
+}
+";
+
+/// Ids in declaration order from 1 (`other` 1, `full` 2, `stage` 3..=5),
+/// `bar.sync 0` kept for `sync_threads()`, a run-time index as `id + i`
+/// in a register, and the non-`.aligned` forms only under the
+/// thread-dependent condition.
+#[test]
+fn ids_and_forms() {
+    let text = ptx(HANDOFF, Target::Sm90);
+    let lines = bar_lines(&text);
+    assert_eq!(lines[0], "barrier.arrive 2, 256;", "{lines:?}");
+    assert_eq!(lines[1], "barrier.sync 2, 256;", "{lines:?}");
+    assert_eq!(lines[2], "bar.sync 5, 256;", "{lines:?}");
+    assert!(
+        lines[3].starts_with("bar.sync %r") && lines[3].ends_with(", 256;"),
+        "{lines:?}"
+    );
+    assert_eq!(lines[4], "bar.sync 0;", "{lines:?}");
+    assert_eq!(lines.len(), 5, "{lines:?}");
+    assert!(text.contains(", 3;"), "the index plus the group's first id:\n{text}");
+}
+
+#[test]
+fn ptxas_accepts_both_targets() {
+    let Some(p) = ptxas::require_ptxas() else {
+        return;
+    };
+    for t in [Target::Sm80, Target::Sm90] {
+        let text = ptx(HANDOFF, t);
+        ptxas::assemble(&p, &text, t.name()).unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
+fn handoff_reference(x: &[f32]) -> Vec<f32> {
+    x.iter().map(|v| v * 2.0 + 1.0).collect()
+}
+
+/// The producers' writes are visible to the consumers after the handoff,
+/// whatever the interleaving.
+#[test]
+fn handoff_matches_reference() {
+    let l = kdsl_str_with("handoff.kdsl", HANDOFF, &Options::default());
+    let grid = 3u32;
+    let x = rand_f32(128 * grid as usize, 5);
+    let want = handoff_reference(&x);
+    for schedule in [
+        Schedule::InOrder,
+        Schedule::Random(1),
+        Schedule::Random(7),
+        Schedule::Random(42),
+    ] {
+        let launch = launch(
+            "handoff",
+            [grid, 1, 1],
+            [256, 1, 1],
+            [1, 1, 1],
+            vec![f32s("x", &x), f32s("y", &vec![0.0; x.len()])],
+        );
+        let o = run_with(&l, &launch, schedule, 50_000_000);
+        assert!(o.reports.is_empty(), "{}", rendered(&l, &o));
+        let y = as_f32(&o.arrays[1]);
+        assert_eq!(y, want, "{schedule:?}");
+    }
+}
+
+/// `tests/valid/named_barriers.kdsl` runs to the same result under every
+/// schedule.
+#[test]
+fn valid_program_runs() {
+    let l = kdsl_file(Path::new("tests/valid/named_barriers.kdsl"));
+    let x = rand_f32(512, 3);
+    let mut first: Option<Vec<f32>> = None;
+    for schedule in [Schedule::InOrder, Schedule::Random(3), Schedule::Random(9)] {
+        let launch = launch(
+            "named_barriers",
+            [2, 1, 1],
+            [256, 1, 1],
+            [1, 1, 1],
+            vec![f32s("x", &x), f32s("y", &[0.0; 512]), u32v(3)],
+        );
+        let o = run_with(&l, &launch, schedule, 50_000_000);
+        assert!(o.reports.is_empty(), "{}", rendered(&l, &o));
+        let y = as_f32(&o.arrays[1]);
+        // y[t] = x[t - 128] (consumers) then + buf[255 - t] + 3.
+        for t in 0..256usize {
+            for b in 0..2usize {
+                let base = if t >= 128 { x[b * 256 + t - 128] } else { 0.0 };
+                let want = base + (x[b * 256 + 255 - t] + 3.0);
+                assert_eq!(y[b * 256 + t], want, "block {b} thread {t} {schedule:?}");
+            }
+        }
+        match &first {
+            None => first = Some(y),
+            Some(f) => assert_eq!(f, &y),
+        }
+    }
+}
+
+/// A consumer warp skips its arrival: the others wait forever, and the
+/// deadlock report shows them at the named barrier with its count.
+#[test]
+fn skipped_arrival_deadlocks() {
+    let broken = HANDOFF.replace(
+        "    } else {\n        full.sync();",
+        "    } else if warp_id != 7 {\n        full.sync();",
+    );
+    assert_ne!(broken, HANDOFF);
+    let l = kdsl_str_with("handoff.kdsl", &broken, &Options::default());
+    let x = rand_f32(128, 5);
+    let launch = launch(
+        "handoff",
+        [1, 1, 1],
+        [256, 1, 1],
+        [1, 1, 1],
+        vec![f32s("x", &x), f32s("y", &[0.0; 128])],
+    );
+    let o = run(&l, &launch);
+    let text = rendered(&l, &o);
+    assert!(text.contains("error[S0001]: deadlock"), "{text}");
+    assert!(
+        text.contains("at CTA barrier 2, where 224 of 256 threads arrived"),
+        "{text}"
+    );
+}

@@ -115,8 +115,7 @@ impl<'ir> Visit<'ir> for Walk<'_, 'ir> {
                     .rev()
                     .find(|c| !self.warp_uniform(c))
                     .map(|c| c.span);
-                if let (Some(cond), Some(g)) = (cond, self.k.named_barriers.get(op.group.index()))
-                {
+                if let (Some(cond), Some(g)) = (cond, self.k.named_barriers.get(op.group.index())) {
                     self.out.push(BarrierError::NamedDivergent {
                         name: g.name.clone(),
                         op: op.kind.method(),

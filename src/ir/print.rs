@@ -278,7 +278,10 @@ fn stmt(out: &mut String, cx: Cx, s: &Stmt, level: usize) {
         }
         StmtKind::Barrier(op) => barrier_op(out, cx, op, level),
         StmtKind::NamedBarrier(op) => {
-            match cx.kernel.and_then(|k| k.named_barriers.get(op.group.index())) {
+            match cx
+                .kernel
+                .and_then(|k| k.named_barriers.get(op.group.index()))
+            {
                 Some(b) => out.push_str(&b.name),
                 None => {
                     let _ = write!(out, "?named#{}", op.group.0);

@@ -277,7 +277,10 @@ impl<'m> Verifier<'m> {
         let mut taken = [false; 16];
         for g in &k.named_barriers {
             self.span(g.spans.decl, &format!("named barrier `{}`", g.name));
-            let last = g.first_id.checked_add(g.count).and_then(|e| e.checked_sub(1));
+            let last = g
+                .first_id
+                .checked_add(g.count)
+                .and_then(|e| e.checked_sub(1));
             match last {
                 Some(last)
                     if g.count >= 1
@@ -500,7 +503,10 @@ impl<'m> Verifier<'m> {
             StmtKind::NamedBarrier(op) => {
                 self.span(op.span, "the named-barrier reference");
                 self.span(op.method_span, "the named-barrier method");
-                match self.kernel.and_then(|k| k.named_barriers.get(op.group.index())) {
+                match self
+                    .kernel
+                    .and_then(|k| k.named_barriers.get(op.group.index()))
+                {
                     None => self.error(
                         s.span,
                         format!("named-barrier group {} does not exist", op.group.0),

@@ -32,10 +32,9 @@ impl Writer<'_> {
                 Some(c) => match u32::try_from(c).ok().filter(|i| *i < count) {
                     Some(i) => Operand::imm(first + i),
                     None => {
-                        return Err(self.invalid(format!(
-                            "index {c} of `{}` of {count} barriers",
-                            g.name
-                        )))
+                        return Err(
+                            self.invalid(format!("index {c} of `{}` of {count} barriers", g.name))
+                        )
                     }
                 },
                 None => {

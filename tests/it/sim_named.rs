@@ -73,7 +73,10 @@ fn ids_and_forms() {
     );
     assert_eq!(lines[4], "bar.sync 0;", "{lines:?}");
     assert_eq!(lines.len(), 5, "{lines:?}");
-    assert!(text.contains(", 3;"), "the index plus the group's first id:\n{text}");
+    assert!(
+        text.contains(", 3;"),
+        "the index plus the group's first id:\n{text}"
+    );
 }
 
 #[test]

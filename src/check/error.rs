@@ -543,7 +543,7 @@ impl CheckError {
             CheckError::UnsupportedScope { scope, span, closest } => {
                 let mut d = Diagnostic::error("E0302", format!("Unsupported scope: {scope}"))
                     .primary(span, "not a barrier scope")
-                    .help("the barrier scopes are `cta` (only this CTA's threads arrive) and `cluster` (threads of other CTAs in the cluster arrive too)");
+                    .help("the barrier scopes are `cta` (only this CTA's threads arrive) and `cluster` (threads of other CTAs in the cluster arrive too); `named(threads = k)` declares CTA hardware barriers instead");
                 if let Some(c) = closest {
                     d = d.help(format!("did you mean `{c}`?")).fix(format!("replace with `{c}`"), span, c);
                 }

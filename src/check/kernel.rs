@@ -430,7 +430,9 @@ impl BodyChecker<'_> {
                 None
             }
         };
-        if &*d.arg_name.name != "arrivals" {
+        // `threads` belongs to `named(...)`: with a misspelt scope, the
+        // scope's error says it all.
+        if &*d.arg_name.name != "arrivals" && (scope.is_some() || &*d.arg_name.name != "threads") {
             self.error(CheckError::ExpectedWord {
                 expected: "arrivals",
                 found: d.arg_name.name.to_string(),

@@ -260,3 +260,39 @@ fn ws_named_sample_under_random_schedules() {
         }
     }
 }
+
+/// Threads arrive at a CTA barrier a warp at a time: a warp's arrival is
+/// marked once every lane of it that has not exited arrived, and counts 32
+/// threads towards a barrier's count even when the warp is partial (a
+/// block of 48: warp 1 has 16 threads and completes a phase of 32 alone).
+/// Lanes that exited do not hold their warp back.
+#[test]
+fn arrivals_count_whole_warps() {
+    let src = "
+kernel warps(y: global mut [u32]) block(48) {
+    barrier b: named(threads = 32);
+    if thread_idx.x % 32 >= 24 {
+        return;
+    }
+    b.sync();
+    b.sync();
+    y[thread_idx.x] = thread_idx.x + 1;
+}
+";
+    let l = kdsl_str_with("warps.kdsl", src, &Options::default());
+    let want: Vec<u32> = (0..48u32)
+        .map(|t| if t % 32 >= 24 { 0 } else { t + 1 })
+        .collect();
+    for schedule in [Schedule::InOrder, Schedule::Random(5), Schedule::Random(6)] {
+        let launch = launch(
+            "warps",
+            [1, 1, 1],
+            [48, 1, 1],
+            [1, 1, 1],
+            vec![u32s("y", &[0; 48])],
+        );
+        let o = run_with(&l, &launch, schedule, 10_000_000);
+        assert!(o.reports.is_empty(), "{}", rendered(&l, &o));
+        assert_eq!(as_u32(&o.arrays[0]), want, "{schedule:?}");
+    }
+}

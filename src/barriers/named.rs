@@ -37,8 +37,6 @@ pub fn check(k: &Kernel, info: &BodyInfo, out: &mut Vec<BarrierError>) {
     let mut w = Walk {
         k,
         info,
-        conds: Vec::new(),
-        uniform_lets: HashSet::new(),
         warp_lets: HashSet::new(),
         reach: Vec::new(),
         warps,
@@ -104,10 +102,6 @@ struct Site {
 struct Walk<'a, 'ir> {
     k: &'ir Kernel,
     info: &'a BodyInfo,
-    /// The conditions enclosing the node being visited, outermost first.
-    conds: Vec<&'ir Expr>,
-    /// Immutable locals bound to a warp-uniform value (`let w = warp_id;`).
-    uniform_lets: HashSet<LocalId>,
     /// Immutable locals bound to `warp_id` itself.
     warp_lets: HashSet<LocalId>,
     /// For each enclosing block, the warps that run it (`None`: unknown),
@@ -120,25 +114,7 @@ struct Walk<'a, 'ir> {
     out: &'a mut Vec<BarrierError>,
 }
 
-impl Walk<'_, '_> {
-    /// Whether every thread of a warp computes the same `e`.
-    fn warp_uniform(&self, e: &Expr) -> bool {
-        if !self.info.varies(e.id) {
-            return true;
-        }
-        match &e.kind {
-            ExprKind::Special(Special::WarpId) => true,
-            ExprKind::Const(_) | ExprKind::Param(_) => true,
-            ExprKind::Local(l) => !self.info.local_varies(*l) || self.uniform_lets.contains(l),
-            ExprKind::Unary(_, a) | ExprKind::Cast(a) => self.warp_uniform(a),
-            ExprKind::Binary(_, a, b) => self.warp_uniform(a) && self.warp_uniform(b),
-            ExprKind::Select(c, a, b) => {
-                self.warp_uniform(c) && self.warp_uniform(a) && self.warp_uniform(b)
-            }
-            _ => false,
-        }
-    }
-}
+impl Walk<'_, '_> {}
 
 impl Walk<'_, '_> {
     /// Every warp of the block.
@@ -225,18 +201,15 @@ impl<'ir> Visit<'ir> for Walk<'_, 'ir> {
                 else_block,
             } => {
                 self.visit_expr(cond);
-                self.conds.push(cond);
                 let set = self.warp_set(cond);
                 self.reached_block(then_block, set);
                 if let Some(b) = else_block {
                     let all = self.all_warps();
                     self.reached_block(b, set.map(|s| all & !s));
                 }
-                self.conds.pop();
             }
             StmtKind::While { cond, body } => {
                 self.visit_expr(cond);
-                self.conds.push(cond);
                 // A loop's body runs in the warps its condition lets in, at
                 // least once or not at all: unknown unless it is uniform.
                 let set = if self.info.varies(cond.id) {
@@ -245,7 +218,6 @@ impl<'ir> Visit<'ir> for Walk<'_, 'ir> {
                     Some(self.all_warps())
                 };
                 self.reached_block(body, set);
-                self.conds.pop();
             }
             StmtKind::For {
                 start,
@@ -257,11 +229,9 @@ impl<'ir> Visit<'ir> for Walk<'_, 'ir> {
                 for e in [start, end, step] {
                     self.visit_expr(e);
                 }
-                self.conds.extend([&**start, &**end, &**step]);
                 let uniform = [start, end, step].iter().all(|e| !self.info.varies(e.id));
                 let set = uniform.then(|| self.all_warps());
                 self.reached_block(body, set);
-                self.conds.truncate(self.conds.len() - 3);
             }
             StmtKind::Let { local, value } => {
                 let immutable = self
@@ -270,9 +240,6 @@ impl<'ir> Visit<'ir> for Walk<'_, 'ir> {
                     .locals
                     .get(local.index())
                     .is_some_and(|l| !l.mutable);
-                if immutable && self.warp_uniform(value) {
-                    self.uniform_lets.insert(*local);
-                }
                 if immutable && self.is_warp_id(value) {
                     self.warp_lets.insert(*local);
                 }
@@ -280,11 +247,12 @@ impl<'ir> Visit<'ir> for Walk<'_, 'ir> {
             }
             StmtKind::NamedBarrier(op) => {
                 let cond = self
-                    .conds
+                    .info
+                    .named
+                    .sites
                     .iter()
-                    .rev()
-                    .find(|c| !self.warp_uniform(c))
-                    .map(|c| c.span);
+                    .find(|(id, _)| *id == s.id)
+                    .and_then(|(_, split)| *split);
                 if let (Some(cond), Some(g)) = (cond, self.k.named_barriers.get(op.group.index())) {
                     self.out.push(BarrierError::NamedDivergent {
                         name: g.name.clone(),
@@ -333,17 +301,5 @@ impl<'ir> Visit<'ir> for Walk<'_, 'ir> {
             }
             _ => visit::walk_stmt(self, s),
         }
-    }
-
-    fn visit_expr(&mut self, e: &'ir Expr) {
-        // The right operand of `&&`/`||` runs only where the left allows.
-        if let ExprKind::Binary(BinOp::And | BinOp::Or, a, b) = &e.kind {
-            self.visit_expr(a);
-            self.conds.push(a);
-            self.visit_expr(b);
-            self.conds.pop();
-            return;
-        }
-        visit::walk_expr(self, e);
     }
 }

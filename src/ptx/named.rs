@@ -1,8 +1,9 @@
 //! Named barriers (`barrier b: named(threads = k)`): `bar.sync id, k` and
 //! `bar.arrive id, k`, with the ids the checker gave the group. Where the
-//! uniformity facts cannot show that every thread of a warp runs the
-//! operation together (a thread-dependent condition, a `return` only some
-//! threads took), the non-`.aligned` `barrier.sync`/`barrier.arrive`.
+//! facts cannot show that every lane of a warp runs the operation together
+//! (every thread of the CTA does, or every condition around it is uniform
+//! in each warp in a kernel without jumps: `crate::analysis::warps`), the
+//! non-`.aligned` `barrier.sync`/`barrier.arrive`.
 
 use super::error::Result;
 use super::writer::{emit, Class, Operand, Writer};
@@ -45,7 +46,7 @@ impl Writer<'_> {
                 }
             },
         };
-        let aligned = self.info.divergence(id).is_none();
+        let aligned = self.info.divergence(id).is_none() || self.info.named.converged(id);
         let inst = match (op.kind, aligned) {
             (NamedOpKind::Sync, true) => "bar.sync",
             (NamedOpKind::Arrive, true) => "bar.arrive",

@@ -58,14 +58,15 @@ kernel handoff(x: global [f32], y: global mut [f32]) block(256) {
 
 /// Ids in declaration order from 1 (`other` 1, `full` 2, `stage` 3..=5),
 /// `bar.sync 0` kept for `sync_threads()`, a run-time index as `id + i`
-/// in a register, and the non-`.aligned` forms only under the
-/// thread-dependent condition.
+/// in a register; the `.aligned` forms under conditions uniform in each
+/// warp, the non-`.aligned` ones under a condition that splits a warp or
+/// after a `return`.
 #[test]
 fn ids_and_forms() {
     let text = ptx(HANDOFF, Target::Sm90);
     let lines = bar_lines(&text);
-    assert_eq!(lines[0], "barrier.arrive 2, 256;", "{lines:?}");
-    assert_eq!(lines[1], "barrier.sync 2, 256;", "{lines:?}");
+    assert_eq!(lines[0], "bar.arrive 2, 256;", "{lines:?}");
+    assert_eq!(lines[1], "bar.sync 2, 256;", "{lines:?}");
     assert_eq!(lines[2], "bar.sync 5, 256;", "{lines:?}");
     assert!(
         lines[3].starts_with("bar.sync %r") && lines[3].ends_with(", 256;"),
@@ -76,6 +77,26 @@ fn ids_and_forms() {
     assert!(
         text.contains(", 3;"),
         "the index plus the group's first id:\n{text}"
+    );
+
+    let split = "
+kernel split(n: u32) block(64) {
+    barrier a: named(threads = 64);
+    barrier b: named(threads = 64);
+    if lane_id < 16 {
+        a.arrive();
+    }
+    if n == 0 {
+        return;
+    }
+    if warp_id == 1 {
+        b.sync();
+    }
+}
+";
+    assert_eq!(
+        bar_lines(&ptx(split, Target::Sm90)),
+        ["barrier.arrive 1, 64;", "barrier.sync 2, 64;"]
     );
 }
 

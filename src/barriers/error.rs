@@ -1,5 +1,5 @@
 //! The barrier pass's errors and warnings, and the one place they become
-//! diagnostics (E0301, E0303, E0305–E0307, E0309, E0310, W0320–W0325). The
+//! diagnostics (E0301, E0303, E0305–E0307, E0309, E0310, W0320–W0326). The
 //! errors the checker finds in barrier declarations and references (E0302,
 //! E0304, E0306 for a declaration, E0308, E0311) are its own
 //! (`check::error`).
@@ -94,7 +94,7 @@ pub enum BarrierError {
         span: Span,
         cond: Span,
     },
-    /// W0325: the warps that can reach named barrier `name` hold
+    /// W0326: the warps that can reach named barrier `name` hold
     /// `reaching` threads, not its count.
     NamedReach {
         name: String,
@@ -210,7 +210,7 @@ impl BarrierError {
             .note("threads arrive at a named barrier a warp at a time: give roles to whole warps (`if warp_id == 0`), or count only the warps that arrive")
             .note("kdslc emits the non-`.aligned` `barrier.sync`/`barrier.arrive` here"),
             BarrierError::NamedReach { name, expected, reaching, decl, first } => Diagnostic::warning(
-                "W0325",
+                "W0326",
                 format!("named barrier `{name}` counts {expected} threads but {reaching} threads can reach it"),
             )
             .primary(first, format!("{reaching} threads can reach `{name}`, here and at its other operations"))

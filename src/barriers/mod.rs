@@ -1,5 +1,5 @@
 //! The barrier pass: checks the barrier groups and operations of an IR
-//! module (E0301, E0303, E0305, E0307, E0309, E0310, W0320–W0325), also one
+//! module (E0301, E0303, E0305, E0307, E0309, E0310, W0320–W0326), also one
 //! with errors elsewhere, so that every independent error is reported.
 //!
 //! The checker reports what it sees while lowering (E0302, E0304, E0306,
@@ -19,7 +19,7 @@
 //! - [`transactions`]: bulk-copy transaction bytes (W0322, W0323);
 //! - [`named`]: named-barrier operations under conditions that split a
 //!   warp (W0324), and their counts against the warps that reach them
-//!   (W0325).
+//!   (W0326).
 
 pub mod arrivals;
 pub mod consts;

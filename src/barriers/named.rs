@@ -9,7 +9,7 @@
 //! `thread_idx`, `lane_id`, loads or anything else that varies within a
 //! warp is reported, on the innermost such condition around the operation.
 //!
-//! W0325: when `block(...)` gives the block shape and every condition
+//! W0326: when `block(...)` gives the block shape and every condition
 //! around each operation on a barrier is a test of `warp_id` against
 //! constants (`<`, `<=`, `>`, `>=`, `==`, `!=`, `&&`, `||`, `!`), the warps
 //! that can reach that barrier are known; their threads must be the
@@ -107,7 +107,7 @@ struct Walk<'a, 'ir> {
     /// For each enclosing block, the warps that run it (`None`: unknown),
     /// when the block's warps are counted at all (`warps`).
     reach: Vec<Option<u32>>,
-    /// Warps in the block, when W0325 is checked.
+    /// Warps in the block, when W0326 is checked.
     warps: Option<u32>,
     /// Per (group, constant index): the warps that reach it.
     sites: BTreeMap<(u32, u32), Site>,

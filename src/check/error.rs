@@ -207,9 +207,9 @@ pub enum CheckError {
         block: u32,
         span: Span,
     },
-    /// E0146: a named-barrier group of no barriers or more than 15.
+    /// E0149: a named-barrier group of no barriers or more than 15.
     NamedCount { name: String, n: i128, span: Span },
-    /// E0146: the kernel's named barriers need more than 15 ids.
+    /// E0149: the kernel's named barriers need more than 15 ids.
     TooManyNamed {
         needed: u32,
         span: Span,
@@ -588,14 +588,14 @@ impl CheckError {
             .primary(span, format!("more than the {block} threads of `block(...)`"))
             .note("a phase could never complete: at most every thread of the CTA arrives"),
             CheckError::NamedCount { name, n, span } => Diagnostic::error(
-                "E0146",
+                "E0149",
                 format!("named-barrier group `{name}` must hold between 1 and 15 barriers, found {n}"),
             )
             .primary(span, "barrier count")
             .note("a CTA has 16 hardware barriers; id 0 is `sync_threads()`'s, which leaves 15"),
             CheckError::TooManyNamed { needed, span, others } => {
                 let mut d = Diagnostic::error(
-                    "E0146",
+                    "E0149",
                     format!("the kernel's named barriers need {needed} hardware barriers, more than the 15 a CTA has"),
                 )
                 .primary(span, "this group does not fit");

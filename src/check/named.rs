@@ -1,5 +1,5 @@
 //! Named barriers: `barrier b[count]: named(threads = k);` declarations
-//! (hardware ids handed out in declaration order from 1, E0144–E0146) and
+//! (hardware ids handed out in declaration order from 1, E0144, E0145, E0149) and
 //! their operations `b.sync()`, `b[i].arrive()`, lowered to
 //! [`StmtKind::NamedBarrier`].
 
@@ -87,7 +87,7 @@ impl BodyChecker<'_> {
                 32
             }
         };
-        // Ids in declaration order; a group past the 15th id is E0146.
+        // Ids in declaration order; a group past the 15th id is E0149.
         let first_id = self.kernel.as_ref().map_or(1, |k| {
             k.named_barriers
                 .last()

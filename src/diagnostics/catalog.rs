@@ -2,7 +2,7 @@
 //!
 //! The first lines are the contract of the language reference's diagnostics
 //! catalogue (§8), plus the project's additions (E0004, E0114–E0119, E0123,
-//! E0124–E0127, E0130–E0132, E0140–E0146, W0003; named barriers: E0144–E0146, W0324, W0325).
+//! E0124–E0127, E0130–E0132, E0140–E0145, E0149, W0003; named barriers: E0144, E0145, E0149, W0324, W0326).
 //! Each code's explanation is a markdown file in `explain/`, compiled in with
 //! `include_str!` so that `kdslc explain` needs no files at run time. The
 //! same texts, joined by [`render_docs`], are `docs/diagnostics.md`;
@@ -175,7 +175,7 @@ pub static CODES: &[CodeInfo] = &[
         "named barrier `{name}` counts {n} threads, but a block has only {block}"
     ),
     code!(
-        "E0146",
+        "E0149",
         Error,
         "named-barrier group `{name}` must hold between 1 and 15 barriers, found {n} / the kernel's named barriers need {needed} hardware barriers, more than the 15 a CTA has"
     ),
@@ -307,7 +307,7 @@ pub static CODES: &[CodeInfo] = &[
         "named barrier `{name}` used under a condition that splits warps"
     ),
     code!(
-        "W0325",
+        "W0326",
         Warning,
         "named barrier `{name}` counts {n} threads but {m} threads can reach it"
     ),

@@ -734,7 +734,7 @@ fn named_barriers(g: &mut Gen, k: &mut K) {
         _ => g.bound("named_threads:0", "32", "0", "E0144"),
     };
     if g.chance(2) {
-        let count = g.bound("named_count:15", "15", "16", "E0146");
+        let count = g.bound("named_count:15", "15", "16", "E0149");
         k.decls
             .push(format!("barrier {b}[{count}]: named(threads = {threads});"));
         g.note("named:sync");

@@ -23,6 +23,7 @@
 pub mod calls;
 pub mod uniformity;
 pub mod usage;
+pub mod warps;
 
 use crate::ir::{self, ExprId, FuncId, LocalId, StmtId};
 use crate::span::Span;
@@ -104,6 +105,9 @@ pub struct BodyInfo {
     conds: Vec<Span>,
     /// Per local: may differ between threads.
     varying_locals: Vec<bool>,
+    /// A kernel's named-barrier operations and the conditions that may
+    /// split a warp around them ([`warps`]; empty in a function).
+    pub named: warps::NamedSites,
 }
 
 /// Where only some threads run a node: the index in [`BodyInfo::conds`]
@@ -141,6 +145,7 @@ impl BodyInfo {
             expr_divergence: vec![Divergence(0); body.ids.exprs()],
             conds: Vec::new(),
             varying_locals: vec![false; body.locals.len()],
+            named: warps::NamedSites::default(),
         }
     }
 
@@ -251,6 +256,7 @@ pub fn analyze(module: &ir::Module) -> ModuleInfo {
     }
     for (k, ki) in module.kernels.iter().zip(&mut info.kernels) {
         uniformity::analyze(&k.body, &mut ki.body, &info.functions);
+        ki.body.named = warps::of_kernel(k, &ki.body);
     }
     info.call_order = order.reached;
     info

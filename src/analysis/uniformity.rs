@@ -376,6 +376,11 @@ impl Analyzer<'_, '_> {
                 self.place(src, div);
                 self.effects(bytes, div);
             }
+            StmtKind::NamedBarrier(op) => {
+                if let Some(i) = &op.index {
+                    self.effects(i, div);
+                }
+            }
             StmtKind::SyncThreads
             | StmtKind::ClusterSync
             | StmtKind::FenceProxyAsync

@@ -1,5 +1,5 @@
 //! The barrier pass's errors and warnings, and the one place they become
-//! diagnostics (E0301, E0303, E0305–E0307, E0309, E0310, W0320–W0323). The
+//! diagnostics (E0301, E0303, E0305–E0307, E0309, E0310, W0320–W0326). The
 //! errors the checker finds in barrier declarations and references (E0302,
 //! E0304, E0306 for a declaration, E0308, E0311) are its own
 //! (`check::error`).
@@ -85,6 +85,23 @@ pub enum BarrierError {
         span: Span,
         cond: Span,
         via: Option<&'static str>,
+    },
+    /// W0324: `op` on named barrier `name` under `cond`, which varies
+    /// within a warp.
+    NamedDivergent {
+        name: String,
+        op: &'static str,
+        span: Span,
+        cond: Span,
+    },
+    /// W0326: the warps that can reach named barrier `name` hold
+    /// `reaching` threads, not its count.
+    NamedReach {
+        name: String,
+        expected: u32,
+        reaching: u32,
+        decl: Span,
+        first: Span,
     },
     /// W0321
     ArrivalMismatch {
@@ -184,6 +201,25 @@ impl BarrierError {
                 }
                 d.note("every thread of the CTA (or cluster) must reach the barrier, or the threads that do wait forever")
             }
+            BarrierError::NamedDivergent { name, op, span, cond } => Diagnostic::warning(
+                "W0324",
+                format!("named barrier `{name}` used under a condition that splits warps"),
+            )
+            .primary(span, format!("`{op}()` runs only in some threads of a warp"))
+            .secondary(cond, "this condition can differ between the threads of a warp")
+            .note("threads arrive at a named barrier a warp at a time: give roles to whole warps (`if warp_id == 0`), or count only the warps that arrive")
+            .note("kdslc emits the non-`.aligned` `barrier.sync`/`barrier.arrive` here"),
+            BarrierError::NamedReach { name, expected, reaching, decl, first } => Diagnostic::warning(
+                "W0326",
+                format!("named barrier `{name}` counts {expected} threads but {reaching} threads can reach it"),
+            )
+            .primary(first, format!("{reaching} threads can reach `{name}`, here and at its other operations"))
+            .secondary(decl, format!("declared with `threads = {expected}`"))
+            .note(if reaching < expected {
+                "a phase completes only when the count is reached: the threads that wait hang"
+            } else {
+                "a phase completes at the count, whoever arrives: threads meant for different phases can complete one together"
+            }),
             BarrierError::ArrivalMismatch { name, expected, arriving, decl, arrive } => Diagnostic::warning(
                 "W0321",
                 format!("barrier `{name}` expects {expected} arrivals per phase but {arriving} threads arrive"),

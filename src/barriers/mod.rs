@@ -1,5 +1,5 @@
 //! The barrier pass: checks the barrier groups and operations of an IR
-//! module (E0301, E0303, E0305, E0307, E0309, E0310, W0320–W0323), also one
+//! module (E0301, E0303, E0305, E0307, E0309, E0310, W0320–W0326), also one
 //! with errors elsewhere, so that every independent error is reported.
 //!
 //! The checker reports what it sees while lowering (E0302, E0304, E0306,
@@ -16,12 +16,16 @@
 //! - [`divergence`]: CTA-wide barriers in divergent control flow (W0320),
 //!   from the uniformity facts of [`crate::analysis`];
 //! - [`arrivals`]: expected against actual arrivals per phase (W0321);
-//! - [`transactions`]: bulk-copy transaction bytes (W0322, W0323).
+//! - [`transactions`]: bulk-copy transaction bytes (W0322, W0323);
+//! - [`named`]: named-barrier operations under conditions that split a
+//!   warp (W0324), and their counts against the warps that reach them
+//!   (W0326).
 
 pub mod arrivals;
 pub mod consts;
 pub mod divergence;
 pub mod error;
+pub mod named;
 pub mod ops;
 pub mod refs;
 pub mod transactions;
@@ -49,6 +53,7 @@ pub fn check(module: &ir::Module, info: &ModuleInfo, sources: &SourceMap) -> Vec
         ops::check(k, &consts, sources, &mut found);
         arrivals::check(k, &ki.body, &mut found);
         transactions::check(k, sources, &mut found);
+        named::check(k, &ki.body, &mut found);
     }
     found
         .into_iter()

@@ -35,6 +35,9 @@ impl BodyChecker<'_> {
         args: &[ast::Expr],
         span: Span,
     ) -> Option<CallResult> {
+        if let Some(group) = self.named_receiver(receiver) {
+            return self.named_method_call(group, receiver, method, args, span);
+        }
         let m = &*method.name;
         self.note_cluster_op_on_poisoned(receiver, m);
         let barrier = self.barrier_ref(receiver);

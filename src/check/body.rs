@@ -19,6 +19,8 @@ pub enum Binding {
     Param(ParamId),
     Shared(SharedId),
     Barrier(BarrierId),
+    /// A named-barrier group (`named(threads = k)`).
+    Named(ir::NamedBarrierId),
     /// A name whose declaration had an error (already reported): uses of
     /// it are silently skipped instead of cascading into more errors.
     Poisoned,
@@ -35,6 +37,7 @@ pub struct KernelCtx {
     pub block: Option<[u32; 3]>,
     pub shared: Vec<ir::SharedArray>,
     pub barriers: Vec<ir::BarrierGroup>,
+    pub named_barriers: Vec<ir::NamedBarrier>,
     /// A `cluster(...)` attribute was written, even if it was invalid
     /// (already reported): what needs one is then not reported again.
     pub cluster_written: bool,

@@ -205,6 +205,25 @@ pub enum CheckError {
     },
     /// E0311
     BadBarrierCount { name: String, n: i128, span: Span },
+    /// E0144: a named barrier's thread count is not a positive multiple of
+    /// 32 up to 1024.
+    NamedThreads { name: String, n: i128, span: Span },
+    /// E0145: a named barrier counts more threads than `block(...)` has.
+    NamedThreadsOverBlock {
+        name: String,
+        n: i128,
+        block: u32,
+        span: Span,
+    },
+    /// E0149: a named-barrier group of no barriers or more than 15.
+    NamedCount { name: String, n: i128, span: Span },
+    /// E0149: the kernel's named barriers need more than 15 ids.
+    TooManyNamed {
+        needed: u32,
+        span: Span,
+        /// The groups declared before, as `` `name` (count) ``.
+        others: Vec<String>,
+    },
     /// E0306 for a declaration's arrival count (the barrier pass reports
     /// `arrive(count)`'s).
     ArrivalsOutOfRange { n: i128, span: Span },
@@ -602,7 +621,7 @@ impl CheckError {
             CheckError::UnsupportedScope { scope, span, closest } => {
                 let mut d = Diagnostic::error("E0302", format!("Unsupported scope: {scope}"))
                     .primary(span, "not a barrier scope")
-                    .help("the barrier scopes are `cta` (only this CTA's threads arrive) and `cluster` (threads of other CTAs in the cluster arrive too)");
+                    .help("the barrier scopes are `cta` (only this CTA's threads arrive) and `cluster` (threads of other CTAs in the cluster arrive too); `named(threads = k)` declares CTA hardware barriers instead");
                 if let Some(c) = closest {
                     d = d.help(format!("did you mean `{c}`?")).fix(format!("replace with `{c}`"), span, c);
                 }
@@ -634,6 +653,35 @@ impl CheckError {
                 format!("barrier group `{name}` must hold between 1 and 64 barriers, found {n}"),
             )
             .primary(span, "barrier count"),
+            CheckError::NamedThreads { name, n, span } => Diagnostic::error(
+                "E0144",
+                format!("named barrier `{name}` must count a positive multiple of 32 threads up to 1024, found {n}"),
+            )
+            .primary(span, "thread count")
+            .note("threads arrive at a hardware barrier a warp (32 threads) at a time, and a CTA has at most 1024"),
+            CheckError::NamedThreadsOverBlock { name, n, block, span } => Diagnostic::error(
+                "E0145",
+                format!("named barrier `{name}` counts {n} threads, but a block has only {block}"),
+            )
+            .primary(span, format!("more than the {block} threads of `block(...)`"))
+            .note("a phase could never complete: at most every thread of the CTA arrives"),
+            CheckError::NamedCount { name, n, span } => Diagnostic::error(
+                "E0149",
+                format!("named-barrier group `{name}` must hold between 1 and 15 barriers, found {n}"),
+            )
+            .primary(span, "barrier count")
+            .note("a CTA has 16 hardware barriers; id 0 is `sync_threads()`'s, which leaves 15"),
+            CheckError::TooManyNamed { needed, span, others } => {
+                let mut d = Diagnostic::error(
+                    "E0149",
+                    format!("the kernel's named barriers need {needed} hardware barriers, more than the 15 a CTA has"),
+                )
+                .primary(span, "this group does not fit");
+                if !others.is_empty() {
+                    d = d.note(format!("declared before: {}", others.join(", ")));
+                }
+                d.note("a CTA has 16 hardware barriers; id 0 is `sync_threads()`'s, which leaves 15")
+            }
             CheckError::UnknownNamedArg { callee, name, span, takes, similar } => {
                 let mut d = Diagnostic::error("E0140", format!("`{callee}` has no argument named `{name}`"))
                     .primary(span, "unknown argument name");

@@ -246,6 +246,19 @@ impl BodyChecker<'_> {
                 });
                 return None;
             }
+            Some(Binding::Named(_)) => {
+                self.error(CheckError::Mismatch {
+                    expected: "a value".into(),
+                    found: "named barrier".into(),
+                    span,
+                    note: Some(
+                        "use a named barrier through its operations, `sync()` and `arrive()`"
+                            .into(),
+                    ),
+                    fix: None,
+                });
+                return None;
+            }
             None => {}
         }
         if self.g.poisoned.contains(&*name.name) {

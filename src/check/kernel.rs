@@ -95,6 +95,7 @@ pub fn check_kernel(
         cluster: ctx.cluster,
         shared: ctx.shared,
         barriers: ctx.barriers,
+        named_barriers: ctx.named_barriers,
         body,
     };
     diags.extend(shared_memory_limit(&kernel, target));
@@ -290,7 +291,7 @@ impl BodyChecker<'_> {
     /// exactly ([`consteval::eval_exact`]): `65536 * 65536` is 4294967296
     /// and `0 - 1` is -1 wherever a size is written, never a wrapped value,
     /// so every range check sees the real number.
-    fn const_size(&mut self, e: &ast::Expr, ty: Option<Scalar>) -> Option<i128> {
+    pub(super) fn const_size(&mut self, e: &ast::Expr, ty: Option<Scalar>) -> Option<i128> {
         let v = match ty {
             Some(ty) => self.expr_as(e, ty)?,
             None => {
@@ -312,7 +313,7 @@ impl BodyChecker<'_> {
     }
 
     /// True (after E0121 otherwise) when declarations are allowed here.
-    fn at_kernel_top_level(&mut self, what: &'static str, span: Span) -> bool {
+    pub(super) fn at_kernel_top_level(&mut self, what: &'static str, span: Span) -> bool {
         if self.kernel.is_some() && self.block_depth == 0 {
             return true;
         }
@@ -323,7 +324,7 @@ impl BodyChecker<'_> {
     /// E0101 when a parameter, shared array or barrier group of this
     /// kernel already has the name; otherwise the name is taken, at `span`
     /// (what a later duplicate points back to).
-    fn already_defined(&mut self, name: &ast::Ident, span: Span) -> bool {
+    pub(super) fn already_defined(&mut self, name: &ast::Ident, span: Span) -> bool {
         let Some(k) = self.kernel.as_mut() else {
             return false;
         };
@@ -386,6 +387,9 @@ impl BodyChecker<'_> {
     }
 
     pub fn barrier_decl(&mut self, d: &ast::BarrierDecl, span: Span) {
+        if &*d.scope.name == "named" {
+            return self.named_barrier_decl(d, span);
+        }
         let top = self.at_kernel_top_level("barrier group", span);
         let mut ok = top;
         let count = match &d.count {
@@ -414,7 +418,7 @@ impl BodyChecker<'_> {
             "cta" => Some(ir::Scope::Cta),
             "cluster" => Some(ir::Scope::Cluster),
             other => {
-                let closest = super::body::similar(other, ["cta", "cluster"]);
+                let closest = super::body::similar(other, ["cta", "cluster", "named"]);
                 self.push_diag(
                     CheckError::UnsupportedScope {
                         scope: other.into(),
@@ -426,7 +430,9 @@ impl BodyChecker<'_> {
                 None
             }
         };
-        if &*d.arg_name.name != "arrivals" {
+        // `threads` belongs to `named(...)`: with a misspelt scope, the
+        // scope's error says it all.
+        if &*d.arg_name.name != "arrivals" && (scope.is_some() || &*d.arg_name.name != "threads") {
             self.error(CheckError::ExpectedWord {
                 expected: "arrivals",
                 found: d.arg_name.name.to_string(),

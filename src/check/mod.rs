@@ -20,6 +20,7 @@ mod exprs;
 mod globals;
 mod kernel;
 mod literals;
+mod named;
 mod places;
 mod stmts;
 mod values;

@@ -173,7 +173,7 @@ impl BodyChecker<'_> {
                     name.span,
                 ))
             }
-            Some(Binding::Barrier(_)) => {
+            Some(Binding::Barrier(_)) | Some(Binding::Named(_)) => {
                 self.error(CheckError::Mismatch {
                     expected: "a value".into(),
                     found: "barrier".into(),

@@ -367,7 +367,9 @@ impl BodyChecker<'_> {
                     Some(Binding::Shared(_)) => {
                         ("a shared array (index it to store an element)", None)
                     }
-                    Some(Binding::Barrier(_)) => ("a barrier group", None),
+                    Some(Binding::Barrier(_)) | Some(Binding::Named(_)) => {
+                        ("a barrier group", None)
+                    }
                     _ => ("a constant", self.g.consts.get(&*name.name).map(|c| c.span)),
                 };
                 self.error(CheckError::AssignImmutable {

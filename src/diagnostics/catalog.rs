@@ -2,7 +2,7 @@
 //!
 //! The first lines are the contract of the language reference's diagnostics
 //! catalogue (§8), plus the project's additions (E0004, E0114–E0119, E0123,
-//! E0124–E0127, E0130–E0132, E0140–E0143, E0146–E0148, E0160, E0161, W0003, W0325,
+//! E0124–E0127, E0130–E0132, E0140–E0149, E0160, E0161, W0003, W0324–W0326,
 //! W0330).
 //! Each code's explanation is a markdown file in `explain/`, compiled in with
 //! `include_str!` so that `kdslc explain` needs no files at run time. The
@@ -166,6 +166,16 @@ pub static CODES: &[CodeInfo] = &[
         "`{callee}` on another CTA's shared memory cannot have scope `cta`"
     ),
     code!(
+        "E0144",
+        Error,
+        "named barrier `{name}` must count a positive multiple of 32 threads up to 1024, found {n}"
+    ),
+    code!(
+        "E0145",
+        Error,
+        "named barrier `{name}` counts {n} threads, but a block has only {block}"
+    ),
+    code!(
         "E0146",
         Error,
         "a `let` pattern of {names} names needs a vector load / `{callee}` gives {n} values but the pattern has {names} names / `{callee}` gives {n} values, not one"
@@ -179,6 +189,11 @@ pub static CODES: &[CodeInfo] = &[
         "E0148",
         Error,
         "`{callee}` at {index}, which is never a multiple of {n}"
+    ),
+    code!(
+        "E0149",
+        Error,
+        "named-barrier group `{name}` must hold between 1 and 15 barriers, found {n} / the kernel's named barriers need {needed} hardware barriers, more than the 15 a CTA has"
     ),
     code!("E0160", Error, "`{keyword}` in a loop over a constant list"),
     code!("E0161", Error, "invalid loop attribute: {why}"),
@@ -305,9 +320,19 @@ pub static CODES: &[CodeInfo] = &[
         "barrier `{name}` expects {n} transaction bytes but the copies complete {m}"
     ),
     code!(
+        "W0324",
+        Warning,
+        "named barrier `{name}` used under a condition that splits warps"
+    ),
+    code!(
         "W0325",
         Warning,
         "cannot prove that the index of `{callee}` is a multiple of {n}"
+    ),
+    code!(
+        "W0326",
+        Warning,
+        "named barrier `{name}` counts {n} threads but {m} threads can reach it"
     ),
     code!("W0330", Warning, "`{hint}` cannot be honoured: {why}"),
 ];

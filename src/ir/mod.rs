@@ -80,6 +80,10 @@ id_type!(
     BarrierId
 );
 id_type!(
+    /// A named-barrier group of one kernel (`Kernel::named_barriers`).
+    NamedBarrierId
+);
+id_type!(
     /// A device function (`Module::functions`).
     FuncId
 );
@@ -278,6 +282,9 @@ pub struct Kernel {
     pub cluster: Option<[u32; 3]>,
     pub shared: Vec<SharedArray>,
     pub barriers: Vec<BarrierGroup>,
+    /// Groups of CTA hardware barriers (`named(threads = k)`), each with
+    /// the hardware ids the checker gave it.
+    pub named_barriers: Vec<NamedBarrier>,
     pub body: Body,
 }
 
@@ -415,6 +422,46 @@ impl BarrierGroup {
     pub const MAX_ARRIVALS: u32 = (1 << 20) - 1;
 }
 
+/// `barrier name[count]: named(threads = k);`: `count` of the CTA's 16
+/// hardware barriers (`bar.sync`/`bar.arrive`), each completing a phase
+/// when `k` threads (a whole number of warps) have arrived. They live in
+/// no memory and need no initialisation; the checker gives each group its
+/// ids, `first_id..first_id + count`, all within [`NamedBarrier::IDS`] and
+/// distinct between groups (id 0 stays `sync_threads`'s).
+#[derive(Clone, Debug)]
+pub struct NamedBarrier {
+    pub name: String,
+    pub count: u32,
+    /// Threads per phase: a positive multiple of 32, at most 1024 and at
+    /// most the block's threads when `block(...)` gives them.
+    pub threads: u32,
+    /// The hardware id of barrier 0 of the group.
+    pub first_id: u32,
+    pub spans: NamedBarrierSpans,
+}
+
+impl NamedBarrier {
+    /// The hardware ids named barriers may take: 1..=15 (`bar.sync 0` is
+    /// `sync_threads`'s and the compiler's own).
+    pub const IDS: std::ops::RangeInclusive<u32> = 1..=15;
+    /// A warp: the unit in which threads arrive at a hardware barrier.
+    pub const WARP: u32 = 32;
+    /// The most threads a phase can count: a CTA's.
+    pub const MAX_THREADS: u32 = 1024;
+}
+
+/// Where each part of a named-barrier declaration is.
+#[derive(Clone, Copy, Debug)]
+pub struct NamedBarrierSpans {
+    /// The whole declaration.
+    pub decl: Span,
+    pub name: Span,
+    /// The `[count]` expression, if written.
+    pub count: Option<Span>,
+    /// The thread-count expression.
+    pub threads: Span,
+}
+
 /// Where each part of a barrier declaration is, for diagnostics.
 #[derive(Clone, Copy, Debug)]
 pub struct BarrierSpans {
@@ -539,6 +586,8 @@ pub enum StmtKind {
     Fence(MemSem),
     /// A barrier operation (`full[s].arrive()`, `.wait()`, ...).
     Barrier(Box<BarrierOp>),
+    /// A named-barrier operation (`ready.sync()`, `stage[s].arrive()`).
+    NamedBarrier(Box<NamedBarrierOp>),
     /// `copy_async(dst, src, bytes, barrier)`: bulk copy global → shared,
     /// completing `bytes` transactions on `barrier`.
     CopyAsync {
@@ -616,6 +665,39 @@ impl BarrierOpKind {
             BarrierOpKind::ArriveRemote { .. } => "arrive_remote",
             BarrierOpKind::Wait { .. } => "wait",
             BarrierOpKind::WaitCluster { .. } => "wait_cluster",
+        }
+    }
+}
+
+/// An operation on one barrier of a named-barrier group: `ready.sync()`,
+/// `stage[s].arrive()` (`index` is `None` when the source wrote none; the
+/// checker accepts that only for a group of one).
+#[derive(Clone, Debug)]
+pub struct NamedBarrierOp {
+    pub kind: NamedOpKind,
+    pub group: NamedBarrierId,
+    pub index: Option<Expr>,
+    /// The barrier reference (`stage[s]`).
+    pub span: Span,
+    /// The span of the method name (`sync` in `ready.sync()`).
+    pub method_span: Span,
+}
+
+/// What a thread does at a named barrier.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NamedOpKind {
+    /// `sync()`: arrive and wait until the phase completes (`bar.sync`).
+    Sync,
+    /// `arrive()`: arrive and go on (`bar.arrive`).
+    Arrive,
+}
+
+impl NamedOpKind {
+    /// The method name as written in kdsl.
+    pub fn method(self) -> &'static str {
+        match self {
+            NamedOpKind::Sync => "sync",
+            NamedOpKind::Arrive => "arrive",
         }
     }
 }

@@ -136,7 +136,21 @@ fn kernel(out: &mut String, module: &Module, k: &Kernel) {
             b.arrivals
         );
     }
-    let has_decls = !(k.params.is_empty() && k.shared.is_empty() && k.barriers.is_empty());
+    for (i, b) in k.named_barriers.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "{INDENT}barrier {}[{}]: named(threads = {})  // named #{i}, ids {}..{}",
+            b.name,
+            b.count,
+            b.threads,
+            b.first_id,
+            u64::from(b.first_id) + u64::from(b.count)
+        );
+    }
+    let has_decls = !(k.params.is_empty()
+        && k.shared.is_empty()
+        && k.barriers.is_empty()
+        && k.named_barriers.is_empty());
     if has_decls && !k.body.block.stmts.is_empty() {
         out.push('\n');
     }
@@ -292,6 +306,23 @@ fn stmt(out: &mut String, cx: Cx, s: &Stmt, level: usize) {
             let _ = write!(out, "fence {} {}", sem.order.name(), sem.scope.name());
         }
         StmtKind::Barrier(op) => barrier_op(out, cx, op, level),
+        StmtKind::NamedBarrier(op) => {
+            match cx
+                .kernel
+                .and_then(|k| k.named_barriers.get(op.group.index()))
+            {
+                Some(b) => out.push_str(&b.name),
+                None => {
+                    let _ = write!(out, "?named#{}", op.group.0);
+                }
+            }
+            if let Some(i) = &op.index {
+                out.push('[');
+                expr(out, cx, i, level);
+                out.push(']');
+            }
+            let _ = write!(out, ".{}", op.kind.method());
+        }
         StmtKind::CopyAsync {
             dst,
             src,

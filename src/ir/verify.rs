@@ -253,6 +253,7 @@ impl<'m> Verifier<'m> {
                 self.error(a.span, format!("shared array `{}` has no elements", a.name));
             }
         }
+        self.named_barriers(k);
         for g in &k.barriers {
             self.span(g.spans.decl, &format!("barrier group `{}`", g.name));
             if !(1..=super::BarrierGroup::MAX_COUNT).contains(&g.count) {
@@ -265,6 +266,57 @@ impl<'m> Verifier<'m> {
                 self.error(
                     g.spans.decl,
                     format!("barrier group `{}` expects {} arrivals", g.name, g.arrivals),
+                );
+            }
+        }
+    }
+
+    /// Named barriers: each group's ids within `NamedBarrier::IDS`, no id
+    /// taken twice, thread counts whole warps within a CTA.
+    fn named_barriers(&mut self, k: &Kernel) {
+        let mut taken = [false; 16];
+        for g in &k.named_barriers {
+            self.span(g.spans.decl, &format!("named barrier `{}`", g.name));
+            let last = g
+                .first_id
+                .checked_add(g.count)
+                .and_then(|e| e.checked_sub(1));
+            match last {
+                Some(last)
+                    if g.count >= 1
+                        && super::NamedBarrier::IDS.contains(&g.first_id)
+                        && super::NamedBarrier::IDS.contains(&last) =>
+                {
+                    for id in g.first_id..=last {
+                        if let Some(t) = taken.get_mut(id as usize) {
+                            if *t {
+                                self.error(
+                                    g.spans.decl,
+                                    format!("named-barrier id {id} is taken twice"),
+                                );
+                            }
+                            *t = true;
+                        }
+                    }
+                }
+                _ => self.error(
+                    g.spans.decl,
+                    format!(
+                        "named barrier `{}` has ids {}..{}",
+                        g.name,
+                        g.first_id,
+                        u64::from(g.first_id) + u64::from(g.count)
+                    ),
+                ),
+            }
+            if g.threads == 0
+                || g.threads % super::NamedBarrier::WARP != 0
+                || g.threads > super::NamedBarrier::MAX_THREADS
+                || k.block_threads().is_some_and(|b| g.threads > b)
+            {
+                self.error(
+                    g.spans.decl,
+                    format!("named barrier `{}` counts {} threads", g.name, g.threads),
                 );
             }
         }
@@ -475,6 +527,30 @@ impl<'m> Verifier<'m> {
                 self.place(src, false);
                 self.expr(bytes);
                 self.copy(s.span, dst, src, bytes, false);
+            }
+            StmtKind::NamedBarrier(op) => {
+                self.span(op.span, "the named-barrier reference");
+                self.span(op.method_span, "the named-barrier method");
+                match self
+                    .kernel
+                    .and_then(|k| k.named_barriers.get(op.group.index()))
+                {
+                    None => self.error(
+                        s.span,
+                        format!("named-barrier group {} does not exist", op.group.0),
+                    ),
+                    Some(g) if g.count > 1 && op.index.is_none() => self.error(
+                        s.span,
+                        format!("named-barrier group `{}` used without an index", g.name),
+                    ),
+                    Some(_) => {}
+                }
+                if let Some(i) = &op.index {
+                    self.expr(i);
+                    if !i.ty.is_int() {
+                        self.error(i.span, format!("a named-barrier index of type {}", i.ty));
+                    }
+                }
             }
             StmtKind::Poisoned { groups, blocks } => {
                 if self.mode == Mode::Complete {

@@ -123,6 +123,11 @@ pub fn walk_stmt<'ir, V: Visit<'ir> + ?Sized>(v: &mut V, s: &'ir Stmt) {
             v.visit_place(src);
             v.visit_expr(bytes);
         }
+        StmtKind::NamedBarrier(op) => {
+            if let Some(i) = &op.index {
+                v.visit_expr(i);
+            }
+        }
         StmtKind::Poisoned { blocks, .. } => blocks.iter().for_each(|b| v.visit_block(b)),
         StmtKind::Return(None)
         | StmtKind::Break

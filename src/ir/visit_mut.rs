@@ -122,6 +122,11 @@ pub fn walk_stmt_mut<V: VisitMut + ?Sized>(v: &mut V, s: &mut Stmt) {
             v.visit_place_mut(src);
             v.visit_expr_mut(bytes);
         }
+        StmtKind::NamedBarrier(op) => {
+            if let Some(i) = &mut op.index {
+                v.visit_expr_mut(i);
+            }
+        }
         StmtKind::Poisoned { blocks, .. } => blocks.iter_mut().for_each(|b| v.visit_block_mut(b)),
         StmtKind::Return(None)
         | StmtKind::Break

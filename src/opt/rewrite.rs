@@ -98,6 +98,7 @@ pub fn synchronises(b: &Block) -> bool {
                 | StmtKind::FenceProxyAsync
                 | StmtKind::Fence(_)
                 | StmtKind::Barrier(_)
+                | StmtKind::NamedBarrier(_)
                 | StmtKind::CopyAsync { .. }
                 | StmtKind::CopyAsyncStore { .. }
                 | StmtKind::CopyAsyncCommit

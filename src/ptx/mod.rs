@@ -42,6 +42,7 @@ mod kernel;
 mod lines;
 mod math;
 mod memory;
+mod named;
 pub mod names;
 mod narrow;
 mod ops;

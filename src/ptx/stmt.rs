@@ -74,6 +74,7 @@ impl Writer<'_> {
             StmtKind::FenceProxyAsync => self.fence_proxy_async(),
             StmtKind::Fence(sem) => self.fence(*sem),
             StmtKind::Barrier(op) => self.barrier_op(op),
+            StmtKind::NamedBarrier(op) => self.named_barrier(s.id, op),
             StmtKind::CopyAsync {
                 dst,
                 src,

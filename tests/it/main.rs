@@ -35,6 +35,7 @@ mod sim_broken;
 mod sim_cli;
 mod sim_generated;
 mod sim_isa;
+mod sim_named;
 mod sim_passes;
 mod sim_reference;
 mod sim_samples;

@@ -155,6 +155,24 @@ pub fn expected(l: &Launch) -> Vec<Expected> {
         "reduce_sum" | "cluster_sum" => accumulated(l, scalar(l, 2) as usize),
         "pipeline_sum" | "ws_pipeline" => accumulated(l, grid * scalar(l, 2) as usize * 1024),
         "big_pipeline" => accumulated(l, grid * scalar(l, 2) as usize * 8192),
+        // One sum per chunk of 8192 floats.
+        "ws_named" => {
+            let (x, out) = (f32s(l, 0), f32s(l, 1));
+            let chunks = grid * scalar(l, 2) as usize;
+            let values = (0..out.len())
+                .map(|c| {
+                    if c < chunks {
+                        sum(&x[c * 8192..(c + 1) * 8192])
+                    } else {
+                        out[c]
+                    }
+                })
+                .collect();
+            vec![Expected {
+                arg: 1,
+                values: Values::F32(values, Tol::Rel(SUM_TOL)),
+            }]
+        }
         "sgemm_tiled" => {
             let (a, b) = (f32s(l, 0), f32s(l, 1));
             let (m, n, k) = (

@@ -187,6 +187,7 @@ fn pipeline_kernel() -> Kernel {
             group("full", Scope::Cta, 2, 1),
             group("peer", Scope::Cluster, 1, 2),
         ],
+        named_barriers: vec![],
         body: Body::new(
             vec![loc("s", U32), loc("acc", F32), loc("i", U32)],
             Block {
@@ -277,6 +278,7 @@ fn prints_functions_calls_and_if_expressions() {
         cluster: None,
         shared: vec![],
         barriers: vec![],
+        named_barriers: vec![],
         body: Body::new(
             vec![],
             Block {

@@ -190,8 +190,11 @@ impl Machine<'_> {
         if let Some(cta) = self.ctas.get_mut(rank as usize) {
             cta.live = cta.live.saturating_sub(1);
         }
-        // Barriers that counted on this thread may complete without it.
+        // Barriers that counted on this thread may complete without it:
+        // its warp's other lanes may now have all arrived.
+        let warp = self.threads.get(t as usize).map_or(0, |th| th.warp);
         for id in 0..16 {
+            self.settle_warp(rank, id, warp);
             self.check_bar(rank, id);
         }
         self.check_cluster_barrier();

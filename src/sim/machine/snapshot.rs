@@ -136,7 +136,14 @@ impl Snapshot {
                 ThreadState::Blocked(Block::Bar { id }) => {
                     let cta = m.ctas.get(th.rank as usize);
                     let bar = cta.and_then(|c| c.bars.get(id as usize));
-                    let arrived = bar.map_or(0, |b| b.arrived);
+                    // Whole warps counted, plus the lanes of warps whose
+                    // other lanes have not arrived yet.
+                    let arrived = bar.map_or(0, |b| {
+                        b.partial
+                            .values()
+                            .map(|(lanes, _)| lanes.count_ones())
+                            .fold(b.arrived, u32::saturating_add)
+                    });
                     let expected = bar
                         .and_then(|b| b.expected)
                         .unwrap_or_else(|| cta.map_or(0, |c| c.live));

@@ -60,10 +60,19 @@ pub struct Thread {
     pub bulk_groups: VecDeque<Vec<u64>>,
 }
 
-/// A CTA barrier (`bar.sync` id 0..15).
+/// A CTA barrier (`bar.sync` id 0..15). Threads arrive a warp at a time
+/// (the PTX ISA: a thread waits for the other non-exited threads of its
+/// warp, then the warp's arrival is marked): `partial` holds the lanes of
+/// warps not all of whose live lanes have arrived yet, and the threads of
+/// those lanes that wait.
 #[derive(Clone, Debug, Default)]
 pub struct NamedBar {
+    /// Threads counted in the current phase: 32 per warp for a barrier with
+    /// a count, the warp's live threads for one without.
     pub arrived: u32,
+    /// Per warp (`Machine::warps` index): the lanes that arrived and the
+    /// threads among them that wait.
+    pub partial: std::collections::BTreeMap<u32, (u32, Vec<u32>)>,
     /// The thread count of the current phase (`None`: all live threads).
     pub expected: Option<u32>,
     pub waiters: Vec<u32>,

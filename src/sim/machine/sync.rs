@@ -69,6 +69,10 @@ impl Machine<'_> {
 
     fn bar(&mut self, t: u32, pc: u32, id: u32, count: Option<u32>, wait: bool) -> After {
         let rank = self.rank_of(t);
+        let (warp, lane) = self
+            .threads
+            .get(t as usize)
+            .map_or((0, 0), |th| (th.warp, th.lane));
         self.advance(t);
         self.epoch += 1;
         let id = id % 16;
@@ -77,25 +81,63 @@ impl Machine<'_> {
             .get_mut(rank as usize)
             .and_then(|c| c.bars.get_mut(id as usize))
         {
-            b.arrived += 1;
             if count.is_some() {
                 b.expected = count;
             }
             if !b.sites.contains(&pc) {
                 b.sites.push(pc);
             }
+            let entry = b.partial.entry(warp).or_default();
+            entry.0 |= 1 << lane;
+            if wait {
+                entry.1.push(t);
+            }
         }
-        if self.check_bar(rank, id) || !wait {
+        self.settle_warp(rank, id, warp);
+        let still_waiting = self
+            .ctas
+            .get(rank as usize)
+            .and_then(|c| c.bars.get(id as usize))
+            .is_some_and(|b| {
+                b.waiters.contains(&t) || b.partial.get(&warp).is_some_and(|(_, w)| w.contains(&t))
+            });
+        if !wait || !still_waiting {
             return After::Continue;
         }
-        if let Some(b) = self
+        After::Blocked(Block::Bar { id })
+    }
+
+    /// Marks warp `warp`'s arrival at barrier `id` of CTA `rank` once every
+    /// lane of it that has not exited arrived, then completes the phase if
+    /// that was enough. The threads it releases that are not blocked yet
+    /// (the one arriving now) are simply no longer listed as waiting.
+    pub(super) fn settle_warp(&mut self, rank: u32, id: u32, warp: u32) {
+        let live = self.live_lanes(warp);
+        let Some(b) = self
             .ctas
             .get_mut(rank as usize)
             .and_then(|c| c.bars.get_mut(id as usize))
-        {
-            b.waiters.push(t);
+        else {
+            return;
+        };
+        let Some((lanes, _)) = b.partial.get(&warp) else {
+            return;
+        };
+        if lanes & live != live {
+            return;
         }
-        After::Blocked(Block::Bar { id })
+        let Some((_, waiting)) = b.partial.remove(&warp) else {
+            return;
+        };
+        // A barrier with a count counts whole warps (the count is a
+        // multiple of 32); one without waits for every live thread.
+        b.arrived += if b.expected.is_some() {
+            32
+        } else {
+            live.count_ones()
+        };
+        b.waiters.extend(waiting);
+        self.check_bar(rank, id);
     }
 
     /// Completes CTA barrier `id` of CTA `rank` if enough threads arrived;
@@ -116,6 +158,7 @@ impl Machine<'_> {
         b.expected = None;
         b.sites.clear();
         for w in waiters {
+            // Released before it blocked: the thread arriving now goes on.
             self.wake(w);
         }
         true

@@ -794,6 +794,8 @@ pub fn required_features() -> Vec<String> {
     ] {
         f.push(format!("barrier:{op}"));
     }
+    f.push("named:sync".to_string());
+    f.push("named:arrive".to_string());
     for p in ["0", "1"] {
         for op in ["wait", "test", "wait_cluster", "test_cluster"] {
             f.push(format!("bound:parity:{op}:{p}"));
@@ -884,6 +886,9 @@ pub fn required_features() -> Vec<String> {
         "barrier_count:1",
         "barrier_count:64",
         "barrier_index",
+        "named_threads:32",
+        "named_threads:0",
+        "named_count:15",
     ] {
         f.push(format!("bound:{b}"));
     }

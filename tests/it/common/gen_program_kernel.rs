@@ -373,6 +373,7 @@ fn main_kernel(g: &mut Gen, env: &Env, sm90: bool) -> String {
     vectors(g, &mut k);
     atomics(g, &mut k);
     cta_barriers(g, &mut k);
+    named_barriers(g, &mut k);
     if sm90 {
         tx_barriers(g, &mut k);
         bulk(g, &mut k);
@@ -829,6 +830,37 @@ fn cta_barriers(g: &mut Gen, k: &mut K) {
     k.local(&t2, Ty::Bool);
 }
 
+/// Named barriers (every target): a group at the 15-id limit or a single
+/// one, thread counts at the warp and CTA limits, `sync()` by every thread,
+/// `arrive()` and `sync()` by whole warps, constant and run-time indices.
+fn named_barriers(g: &mut Gen, k: &mut K) {
+    let b = g.name("nb");
+    let threads = match g.sweep(&[0u8, 1], 1, 0) {
+        0 => g.bound("named_threads:32", "32", "33", "E0144"),
+        _ => g.bound("named_threads:0", "32", "0", "E0144"),
+    };
+    if g.chance(2) {
+        let count = g.bound("named_count:15", "15", "16", "E0149");
+        k.decls
+            .push(format!("barrier {b}[{count}]: named(threads = {threads});"));
+        g.note("named:sync");
+        g.note("named:arrive");
+        k.stmt(format!(
+            "{b}[warp_id % 15].sync();
+if warp_id == 0 {{
+    {b}[14].arrive();
+}} else {{
+    {b}[14].sync();
+}}"
+        ));
+    } else {
+        k.decls
+            .push(format!("barrier {b}: named(threads = {threads});"));
+        g.note("named:sync");
+        k.stmt(format!("{b}.sync();"));
+    }
+}
+
 /// A parity operand, 0 or 1 (2 in the variant: E0310).
 fn parity(g: &mut Gen, op: &str) -> String {
     let p = g.pick(&["0", "1"]);
@@ -934,10 +966,12 @@ fn cluster_kernel(g: &mut Gen, env: &Env) -> String {
     };
     k.launch = format!(" block(64) cluster({shape})");
     let (inbox, got) = (g.name("inbox"), g.name("got"));
+    // Cluster kernels are in odd programs: each atomic in turn over eight
+    // of them (not in step with the orders below, which turn every one).
     let f = g.sweep(
         &["atomic_add", "atomic_max", "atomic_min", "atomic_cas"],
-        1,
-        1,
+        0,
+        g.index / 8,
     );
     let t = if f == "atomic_add" {
         g.pick(&[Ty::U32, Ty::I32, Ty::U64])

@@ -386,6 +386,7 @@ impl KernelBuilder {
             cluster: self.cluster,
             shared: self.shared,
             barriers: self.barriers,
+            named_barriers: Vec::new(),
             body: Body::new(self.locals, block(stmts)),
         }
     }

@@ -152,6 +152,7 @@ fn compile_file_inner(root: SourceFile, bad_utf8: Option<BadUtf8>, opts: &Option
         }
     }
     diagnostics::sort(&mut diags);
+    diagnostics::dedup(&mut diags);
     c.diagnostics = diags;
 
     // Only a module without errors is complete: nothing else is optimised

@@ -19,26 +19,29 @@ use crate::ir::{
     consteval, BinOp, Dim, Expr, ExprKind, Kernel, LocalId, Special, Stmt, StmtId, StmtKind,
 };
 use crate::span::Span;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// The named-barrier operations of a kernel, each with the innermost
 /// enclosing condition that may split a warp (`None`: none), and whether
 /// the kernel jumps (`return`, `break`, `continue`) anywhere.
 #[derive(Clone, Debug, Default)]
 pub struct NamedSites {
-    /// In statement order.
-    pub sites: Vec<(StmtId, Option<Span>)>,
+    /// Keyed by the operation's statement: each of the writer's and the
+    /// barrier pass's lookups is then constant time, however many named-
+    /// barrier operations a kernel has.
+    pub sites: HashMap<StmtId, Option<Span>>,
     pub jumps: bool,
 }
 
 impl NamedSites {
     /// Whether every lane of a warp runs statement `s` together.
     pub fn converged(&self, s: StmtId) -> bool {
-        !self.jumps
-            && self
-                .sites
-                .iter()
-                .any(|(id, split)| *id == s && split.is_none())
+        !self.jumps && self.sites.get(&s).is_some_and(Option::is_none)
+    }
+
+    /// The innermost condition around operation `s` that may split a warp.
+    pub fn split(&self, s: StmtId) -> Option<Span> {
+        self.sites.get(&s).copied().flatten()
     }
 }
 
@@ -166,7 +169,7 @@ impl<'ir> Visit<'ir> for Walk<'_, 'ir> {
                     .rev()
                     .find(|c| !self.warp_uniform(c))
                     .map(|c| c.span);
-                self.out.sites.push((s.id, split));
+                self.out.sites.insert(s.id, split);
                 visit::walk_stmt(self, s);
             }
             _ => visit::walk_stmt(self, s),

@@ -246,13 +246,7 @@ impl<'ir> Visit<'ir> for Walk<'_, 'ir> {
                 visit::walk_stmt(self, s);
             }
             StmtKind::NamedBarrier(op) => {
-                let cond = self
-                    .info
-                    .named
-                    .sites
-                    .iter()
-                    .find(|(id, _)| *id == s.id)
-                    .and_then(|(_, split)| *split);
+                let cond = self.info.named.split(s.id);
                 if let (Some(cond), Some(g)) = (cond, self.k.named_barriers.get(op.group.index())) {
                     self.out.push(BarrierError::NamedDivergent {
                         name: g.name.clone(),

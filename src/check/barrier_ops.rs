@@ -78,18 +78,8 @@ impl BodyChecker<'_> {
             "arrive" | "wait" | "test" | "wait_cluster" | "test_cluster"
         );
         if args.len() > 1 || (args.is_empty() && !optional) {
-            for a in args {
-                let _ = self.expr(a, None);
-            }
             let expected = if optional { "0 or 1" } else { "1" };
-            self.error(CheckError::ArgCount {
-                callee: m.into(),
-                expected: expected.into(),
-                found: args.len(),
-                span,
-                signature: Some(sig.into()),
-            });
-            return None;
+            return self.wrong_arg_count(m, args, span, expected.into(), sig);
         }
         let arg = match args.first() {
             Some(a) => Some(self.expr_as(a, Scalar::U32)?),

@@ -564,20 +564,31 @@ impl BodyChecker<'_> {
         let refs: Vec<&ast::Expr> = args.iter().collect();
         match <[&ast::Expr; N]>::try_from(refs) {
             Ok(a) => Some(a),
-            Err(_) => {
-                for a in args {
-                    let _ = self.expr(a, None);
-                }
-                self.error(CheckError::ArgCount {
-                    callee: name.into(),
-                    expected: N.to_string(),
-                    found: args.len(),
-                    span,
-                    signature: Some(sig.into()),
-                });
-                None
-            }
+            Err(_) => self.wrong_arg_count(name, args, span, N.to_string(), sig),
         }
+    }
+
+    /// E0111 for a call of `callee` with `args`, which are still checked
+    /// for their own errors; always `None`, for the caller to return.
+    pub fn wrong_arg_count<T>(
+        &mut self,
+        callee: &str,
+        args: &[ast::Expr],
+        span: Span,
+        expected: String,
+        signature: &str,
+    ) -> Option<T> {
+        for a in args {
+            let _ = self.expr(a, None);
+        }
+        self.error(CheckError::ArgCount {
+            callee: callee.into(),
+            expected,
+            found: args.len(),
+            span,
+            signature: Some(signature.into()),
+        });
+        None
     }
 
     /// [`Self::arity`] for a warp-synchronous built-in: its `N` arguments,
@@ -593,17 +604,8 @@ impl BodyChecker<'_> {
             Some((f, [m])) => (f, Some(m)),
             Some((f, [])) => (f, None),
             _ => {
-                for a in args {
-                    let _ = self.expr(a, None);
-                }
-                self.error(CheckError::ArgCount {
-                    callee: name.into(),
-                    expected: format!("{N} or {}", N + 1),
-                    found: args.len(),
-                    span,
-                    signature: Some(sig.into()),
-                });
-                return None;
+                let expected = format!("{N} or {}", N + 1);
+                return self.wrong_arg_count(name, args, span, expected, sig);
             }
         };
         let refs: Vec<&ast::Expr> = fixed.iter().collect();

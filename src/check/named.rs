@@ -214,17 +214,8 @@ impl BodyChecker<'_> {
             }
         };
         if !args.is_empty() {
-            for a in args {
-                let _ = self.expr(a, None);
-            }
-            self.error(CheckError::ArgCount {
-                callee: kind.method().into(),
-                expected: "0".into(),
-                found: args.len(),
-                span,
-                signature: Some(format!("{}()", kind.method())),
-            });
-            return None;
+            let sig = format!("{}()", kind.method());
+            return self.wrong_arg_count(kind.method(), args, span, "0".into(), &sig);
         }
         match &index {
             None if count > 1 => {

@@ -197,28 +197,7 @@ impl BodyChecker<'_> {
                 step,
                 body,
                 hint,
-            } => {
-                let unroll = hint.as_deref().and_then(|h| self.loop_hint(h));
-                self.for_stmt(var, start, end, step.as_deref(), body)
-                    .map(|k| match k {
-                        StmtKind::For {
-                            var,
-                            start,
-                            end,
-                            step,
-                            body,
-                            ..
-                        } => StmtKind::For {
-                            var,
-                            start,
-                            end,
-                            step,
-                            body,
-                            unroll,
-                        },
-                        other => other,
-                    })
-            }
+            } => self.for_stmt(var, start, end, step.as_deref(), body, hint.as_deref()),
             // Lowered before this match.
             ast::StmtKind::ForList { .. } => None,
             ast::StmtKind::Break | ast::StmtKind::Continue => {
@@ -623,7 +602,9 @@ impl BodyChecker<'_> {
         end: &ast::Expr,
         step: Option<&ast::Expr>,
         body: &ast::Block,
+        hint: Option<&ast::LoopAttr>,
     ) -> Option<StmtKind> {
+        let unroll = hint.and_then(|h| self.loop_hint(h));
         let (start_ir, end_ir) = self.unify_pair(start, end, None);
         let ty = start_ir.as_ref().or(end_ir.as_ref()).map(|e| e.ty);
         if let Some(t) = ty {
@@ -690,7 +671,7 @@ impl BodyChecker<'_> {
                 end: Box::new(end),
                 step: Box::new(step),
                 body,
-                unroll: None,
+                unroll,
             }),
             _ => {
                 self.orphan(body);

@@ -146,17 +146,7 @@ impl BodyChecker<'_> {
             "store4(array[index], a: T, b: T, c: T, d: T)"
         };
         if args.len() != n + 1 {
-            for a in args {
-                let _ = self.expr(a, None);
-            }
-            self.error(CheckError::ArgCount {
-                callee: name.into(),
-                expected: (n + 1).to_string(),
-                found: args.len(),
-                span,
-                signature: Some(sig.into()),
-            });
-            return None;
+            return self.wrong_arg_count(name, args, span, (n + 1).to_string(), sig);
         }
         let (p, values) = args.split_first()?;
         let place = self.place(p, true);

@@ -96,7 +96,7 @@ fn block(body: &mut Body, b: &mut Block) -> bool {
                         unroll: Unroll::By(n),
                         ..
                     }),
-            } if *n >= 2 && hinted(body, *var, lb, *n) => {
+            } if *n >= 2 && hint_plan(body, *var, lb, *n).is_ok() => {
                 Some(unroll(body, *var, [start, end, step], lb, s.span, *n))
             }
             _ => None,
@@ -133,27 +133,24 @@ fn nested(body: &mut Body, s: &mut Stmt) -> bool {
     }
 }
 
+/// Whether the pass unrolls this loop on its own: a small body (at most
+/// [`MAX_BODY`] nodes) that reads global memory.
 fn qualifies(body: &Body, var: LocalId, lb: &Block) -> bool {
-    // The size first: it stops early, and bounds the walks after it.
-    body.locals
-        .get(var.index())
-        .is_some_and(|l| l.ty == Scalar::U32)
-        && rewrite::size_within(lb, MAX_BODY).is_some()
-        && !rewrite::jumps_out(lb)
-        && !rewrite::synchronises(lb)
-        && !has_loop(lb)
-        && reads_global(lb)
+    copyable(body, var, lb, MAX_BODY).is_ok() && reads_global(lb)
 }
 
-/// Whether `#[unroll(n)]` can be honoured here: as [`qualifies`], but
-/// whatever the body reads, within [`HINT_BUDGET`] nodes for all copies.
-fn hinted(body: &Body, var: LocalId, lb: &Block, n: u32) -> bool {
-    hint_plan(body, var, lb, n).is_ok()
-}
-
-/// [`hinted`], or why not (`crate::opt::hints`).
+/// Whether `#[unroll(n)]` can be honoured here, or why not (also for
+/// `crate::opt::hints`): as [`qualifies`], but whatever the body reads,
+/// within [`HINT_BUDGET`] nodes for all copies.
 pub(crate) fn hint_plan(body: &Body, var: LocalId, lb: &Block, n: u32) -> Result<(), &'static str> {
     let per_copy = HINT_BUDGET / usize::try_from(n).unwrap_or(usize::MAX).max(1);
+    copyable(body, var, lb, per_copy)
+}
+
+/// Whether copies of `lb` (each at most `per_copy` nodes) may replace the
+/// loop over `var`, or why not. The size comes before the walks: it stops
+/// early, and bounds them.
+fn copyable(body: &Body, var: LocalId, lb: &Block, per_copy: usize) -> Result<(), &'static str> {
     if !body
         .locals
         .get(var.index())

@@ -3,20 +3,13 @@
 //! each copy sees its element as an immediate, and the simulated kernel
 //! computes what a Rust reference does in the same order, bit for bit.
 
+use crate::sim_passes::with;
 use crate::sim_support::*;
 use kdsl::opt::Passes;
 use kdsl::sim::Schedule;
-use kdsl::Options;
 use std::path::Path;
 
 const FILE: &str = "tests/valid/const_lists.kdsl";
-
-fn with(passes: Passes) -> Options {
-    Options {
-        passes,
-        ..Options::default()
-    }
-}
 
 /// `tests/valid/const_lists.kdsl` for one warp's values.
 fn reference(x: &[f32]) -> f32 {

@@ -13,7 +13,7 @@ use kdsl::sim::Schedule;
 use kdsl::Options;
 use std::path::Path;
 
-fn with(passes: Passes) -> Options {
+pub fn with(passes: Passes) -> Options {
     Options {
         passes,
         ..Options::default()
@@ -155,6 +155,32 @@ fn stream_reference(x: &[u32], start: u32, end: u32, step: u32) -> Vec<u32> {
     vec![k, h]
 }
 
+/// Runs the `stream` kernel (`STREAM`, hinted or not) over each
+/// `(start, end, step)` and compares with [`stream_reference`].
+fn assert_stream_runs(k: &Loaded, x: &[u32], cases: &[(u32, u32, u32)], what: &str) {
+    for &(start, end, step) in cases {
+        let l = launch(
+            "stream",
+            [1, 1, 1],
+            [32, 1, 1],
+            [1, 1, 1],
+            vec![
+                u32s("x", x),
+                u32s("out", &[0; 2]),
+                u32v(start),
+                u32v(end),
+                u32v(step),
+            ],
+        );
+        let o = run_clean(k, &l);
+        assert_eq!(
+            as_u32(&o.arrays[1]),
+            stream_reference(x, start, end, step),
+            "{what}{start}..{end} step {step}"
+        );
+    }
+}
+
 #[test]
 fn streaming_loops_unrolled_by_four_run_every_iteration_in_order() {
     let max = u32::MAX;
@@ -185,27 +211,7 @@ fn streaming_loops_unrolled_by_four_run_every_iteration_in_order() {
         let c = kdsl::compile_str("stream.kdsl", STREAM, &with(passes.clone()));
         unrolled |= c.ptx.is_some_and(|p| p.matches("ld.global").count() >= 5);
         let k = kdsl_str_with("stream.kdsl", STREAM, &with(passes));
-        for (start, end, step) in cases {
-            let l = launch(
-                "stream",
-                [1, 1, 1],
-                [32, 1, 1],
-                [1, 1, 1],
-                vec![
-                    u32s("x", &x),
-                    u32s("out", &[0; 2]),
-                    u32v(start),
-                    u32v(end),
-                    u32v(step),
-                ],
-            );
-            let o = run_clean(&k, &l);
-            assert_eq!(
-                as_u32(&o.arrays[1]),
-                stream_reference(&x, start, end, step),
-                "{start}..{end} step {step}"
-            );
-        }
+        assert_stream_runs(&k, &x, &cases, "");
     }
     assert!(unrolled, "the pass unrolled the loop");
 }
@@ -239,27 +245,7 @@ fn hinted_loops_run_every_iteration_in_order() {
         assert_eq!(loads, want, "#[unroll({n})]");
         for passes in [Passes::none(), Passes::all()] {
             let k = kdsl_str_with("hinted.kdsl", &src, &with(passes.clone()));
-            for (start, end, step) in cases {
-                let l = launch(
-                    "stream",
-                    [1, 1, 1],
-                    [32, 1, 1],
-                    [1, 1, 1],
-                    vec![
-                        u32s("x", &x),
-                        u32s("out", &[0; 2]),
-                        u32v(start),
-                        u32v(end),
-                        u32v(step),
-                    ],
-                );
-                let o = run_clean(&k, &l);
-                assert_eq!(
-                    as_u32(&o.arrays[1]),
-                    stream_reference(&x, start, end, step),
-                    "#[unroll({n})] {passes:?}: {start}..{end} step {step}"
-                );
-            }
+            assert_stream_runs(&k, &x, &cases, &format!("#[unroll({n})] {passes:?}: "));
         }
     }
 }

@@ -4,20 +4,13 @@
 //! group's scope (E0141, E0142; E0200 for `cluster` before sm_90; E0143
 //! for `cta` on another CTA's memory).
 
-use super::body::{Binding, BodyChecker};
+use super::body::BodyChecker;
+use super::builtins::Entry;
 use super::calls::CallResult;
 use super::error::CheckError;
 use crate::ir::{AtomicOp, ExprKind, MemOrder, MemScope, MemSem, PlaceKind, StmtKind};
 use crate::span::Span;
 use crate::syntax::ast;
-
-/// The named arguments of the atomics and of `fence`.
-pub const SEM_ARGS: &[&str] = &["order", "scope"];
-
-/// The atomic built-ins.
-pub fn atomic_op(name: &str) -> Option<AtomicOp> {
-    AtomicOp::ALL.into_iter().find(|op| op.name() == name)
-}
 
 /// The note E0118 gives for an element type `op` does not take.
 fn accepted_note(op: AtomicOp) -> &'static str {
@@ -59,42 +52,37 @@ impl BodyChecker<'_> {
     #[inline(never)]
     pub fn atomic_call(
         &mut self,
+        entry: &Entry,
         op: AtomicOp,
         args: &[ast::Expr],
         named: &[ast::NamedArg],
         span: Span,
     ) -> Option<CallResult> {
-        let name = op.name();
-        let taken = self.named_args(name, args, named, SEM_ARGS);
-        let sem = self.mem_sem(name, &taken, MemSem::ATOMIC, atomic_order);
-        let (place, values) = if op == AtomicOp::Cas {
-            let [p, cmp, v] = self.arity::<3>(
-                name,
-                args,
-                span,
-                "atomic_cas(array[index], compare: T, value: T, order = ..., scope = ...) -> T",
-            )?;
+        let name = entry.name;
+        let (place, values, taken) = if op == AtomicOp::Cas {
+            let b = self.bind_args::<3>(entry, args, named, span);
+            let [Some(p), Some(cmp), Some(v)] = b.as_ref()?.args else {
+                return None;
+            };
             let place = self.place(p, true);
             let (cmp, v) = match place.as_ref() {
                 Some((pl, _)) => (self.expr_as(cmp, pl.elem), self.expr_as(v, pl.elem)),
                 None => (self.expr(cmp, None), self.expr(v, None)),
             };
-            (place, vec![cmp, v])
+            (place, vec![cmp, v], b?.named)
         } else {
-            let sig = match op {
-                AtomicOp::Inc | AtomicOp::Dec => {
-                    format!("{name}(array[index], limit: u32, order = ..., scope = ...) -> u32")
-                }
-                _ => format!("{name}(array[index], value: T, order = ..., scope = ...) -> T"),
+            let b = self.bind_args::<2>(entry, args, named, span);
+            let [Some(p), Some(v)] = b.as_ref()?.args else {
+                return None;
             };
-            let [p, v] = self.arity::<2>(name, args, span, &sig)?;
             let place = self.place(p, true);
             let v = match place.as_ref() {
                 Some((pl, _)) => self.expr_as(v, pl.elem),
                 None => self.expr(v, None),
             };
-            (place, vec![v])
+            (place, vec![v], b?.named)
         };
+        let sem = self.mem_sem(name, &taken, MemSem::ATOMIC, atomic_order);
         let (place, _) = place?;
         let place_span = args.first().map_or(span, |a| a.span);
         if !op.accepts(place.elem) {
@@ -140,91 +128,14 @@ impl BodyChecker<'_> {
     /// `fence(order = ..., scope = ...)`: `fence.acq_rel.gpu` by default.
     pub fn fence_call(
         &mut self,
+        entry: &Entry,
         args: &[ast::Expr],
         named: &[ast::NamedArg],
         span: Span,
     ) -> Option<CallResult> {
-        let taken = self.named_args("fence", args, named, SEM_ARGS);
-        let sem = self.mem_sem("fence", &taken, MemSem::FENCE, fence_order);
-        self.arity::<0>("fence", args, span, "fence(order = acq_rel, scope = gpu)")?;
+        let taken = self.bind_args::<0>(entry, args, named, span)?.named;
+        let sem = self.mem_sem(entry.name, &taken, MemSem::FENCE, fence_order);
         Some(CallResult::Effect(Box::new(StmtKind::Fence(sem?))))
-    }
-
-    /// The named arguments of a call that takes none: E0140 for each, their
-    /// values checked for their own errors.
-    pub fn no_named_args(&mut self, callee: &str, named: &[ast::NamedArg]) {
-        for n in named {
-            self.error(CheckError::UnknownNamedArg {
-                callee: callee.to_string(),
-                name: n.name.name.to_string(),
-                span: n.name.span,
-                takes: &[],
-                similar: None,
-            });
-            self.quiet_uses(&n.value);
-        }
-    }
-
-    /// Checks the named arguments of a call of `callee` with the
-    /// positional arguments `positional`: E0140 for one it does not take
-    /// (`allowed`), one given twice, and a positional argument after a
-    /// named one. Returns those it takes, each once.
-    fn named_args<'e>(
-        &mut self,
-        callee: &str,
-        positional: &[ast::Expr],
-        named: &'e [ast::NamedArg],
-        allowed: &'static [&'static str],
-    ) -> Vec<&'e ast::NamedArg> {
-        if let Some(first) = named.iter().find(|n| n.position < positional.len()) {
-            if let Some(after) = positional.get(first.position) {
-                self.error(CheckError::PositionalAfterNamed {
-                    span: after.span,
-                    named: first.span(),
-                });
-            }
-        }
-        let mut taken: Vec<&'e ast::NamedArg> = Vec::new();
-        for n in named {
-            if !allowed.contains(&&*n.name.name) {
-                self.error(CheckError::UnknownNamedArg {
-                    callee: callee.to_string(),
-                    name: n.name.name.to_string(),
-                    span: n.name.span,
-                    takes: allowed,
-                    similar: super::body::similar(&n.name.name, allowed.iter().copied()),
-                });
-                self.quiet_uses(&n.value);
-                continue;
-            }
-            if let Some(first) = taken.iter().find(|t| t.name.name == n.name.name) {
-                self.error(CheckError::DuplicateNamedArg {
-                    name: n.name.name.to_string(),
-                    span: n.name.span,
-                    first: first.name.span,
-                });
-                self.quiet_uses(&n.value);
-                continue;
-            }
-            taken.push(n);
-        }
-        taken
-    }
-
-    /// The value of a named argument that is not checked as a word: a
-    /// variable it names counts as used (no W0001 follows from the error);
-    /// any other expression is checked for its own errors.
-    pub(super) fn quiet_uses(&mut self, e: &ast::Expr) {
-        match &e.kind {
-            ast::ExprKind::Name(n) => {
-                if let Some(Binding::Local(id)) = self.lookup(&n.name) {
-                    self.mark_used(id);
-                }
-            }
-            _ => {
-                let _ = self.expr(e, None);
-            }
-        }
     }
 
     /// The order and scope of an atomic or fence from its `order` and

@@ -3,6 +3,7 @@
 //! argument counts, targets); the barrier pass checks the rest on the IR.
 
 use super::body::{Binding, BodyChecker};
+use super::builtins::{self, BarrierMethod, Builtin, Form, Method};
 use super::calls::CallResult;
 use super::error::CheckError;
 use crate::ir::{
@@ -12,19 +13,15 @@ use crate::span::Span;
 use crate::syntax::ast;
 use crate::types::Scalar;
 
-const METHODS: &[&str] = &[
-    "arrive",
-    "arrive_expect_tx",
-    "expect_tx",
-    "arrive_remote",
-    "wait",
-    "test",
-    "wait_cluster",
-    "test_cluster",
-];
-
-/// The operations that only a cluster-scope group allows (E0307).
-pub const CLUSTER_ONLY: &[&str] = &["arrive_remote", "wait_cluster", "test_cluster"];
+impl BarrierMethod {
+    /// The operations that only a cluster-scope group allows (E0307).
+    pub fn cluster_only(self) -> bool {
+        matches!(
+            self,
+            BarrierMethod::ArriveRemote | BarrierMethod::WaitCluster | BarrierMethod::TestCluster
+        )
+    }
+}
 
 impl BodyChecker<'_> {
     /// `receiver.method(args)`: a barrier operation.
@@ -39,21 +36,27 @@ impl BodyChecker<'_> {
             return self.named_method_call(group, receiver, method, args, span);
         }
         let m = &*method.name;
-        self.note_cluster_op_on_poisoned(receiver, m);
+        let entry = builtins::method(Form::BarrierMethod, m);
+        let op = entry.and_then(|e| match e.builtin {
+            Builtin::Method(Method::Barrier(op)) => Some(op),
+            _ => None,
+        });
+        if let Some(op) = op {
+            self.note_cluster_op_on_poisoned(receiver, op);
+        }
         let barrier = self.barrier_ref(receiver);
-        if !METHODS.contains(&m) {
-            for a in args {
-                let _ = self.expr(a, None);
-            }
+        let (Some(entry), Some(op)) = (entry, op) else {
+            self.quiet_args(args);
             if barrier.is_some() {
+                let methods: Vec<&str> = builtins::names(Form::BarrierMethod).collect();
                 self.error(CheckError::NotFound {
                     kind: "barrier operation",
                     name: m.into(),
                     span: method.span,
-                    similar: super::body::similar(m, METHODS.iter().copied()),
+                    similar: super::body::similar(m, methods.iter().copied()),
                     help: Some(format!(
                         "the barrier operations are {}",
-                        METHODS
+                        methods
                             .iter()
                             .map(|m| format!("`{m}`"))
                             .collect::<Vec<_>>()
@@ -62,68 +65,45 @@ impl BodyChecker<'_> {
                 });
             }
             return None;
-        }
-        let sig = match m {
-            "arrive" => "arrive() or arrive(count: u32)",
-            "arrive_expect_tx" => "arrive_expect_tx(bytes: u32)",
-            "expect_tx" => "expect_tx(bytes: u32)",
-            "arrive_remote" => "arrive_remote(rank: u32)",
-            "wait" => "wait() or wait(parity: u32)",
-            "test" => "test() or test(parity: u32) -> bool",
-            "wait_cluster" => "wait_cluster() or wait_cluster(parity: u32)",
-            _ => "test_cluster() or test_cluster(parity: u32) -> bool",
         };
-        let optional = matches!(
-            m,
-            "arrive" | "wait" | "test" | "wait_cluster" | "test_cluster"
-        );
-        if args.len() > 1 || (args.is_empty() && !optional) {
-            let expected = if optional { "0 or 1" } else { "1" };
-            return self.wrong_arg_count(m, args, span, expected.into(), sig);
-        }
-        let arg = match args.first() {
+        self.builtin_use(method.span, entry);
+        let [arg] = self.bind_args::<1>(entry, args, &[], span)?.args;
+        let arg = match arg {
             Some(a) => Some(self.expr_as(a, Scalar::U32)?),
             None => None,
         };
-        // Operations that sm_80 lacks (language.md §7).
-        let sm90_only = match m {
-            "arrive" => arg.is_some().then_some("`arrive(count)`"),
-            "arrive_expect_tx" => Some("`arrive_expect_tx`"),
-            "expect_tx" => Some("`expect_tx`"),
-            "arrive_remote" => Some("`arrive_remote`"),
-            "wait_cluster" => Some("`wait_cluster`"),
-            "test_cluster" => Some("`test_cluster`"),
-            _ => None,
-        };
-        if let Some(feature) = sm90_only {
-            if !self.require_sm90(feature, span) {
-                return None;
-            }
-        }
-        let barrier = barrier?;
-        if m == "arrive_remote" && !self.require_cluster("`arrive_remote`", span) {
+        // `arrive(count)` is the one form whose target depends on its
+        // arguments (language.md §7); the table says what the others need.
+        if op == BarrierMethod::Arrive
+            && arg.is_some()
+            && !self.require_sm90("`arrive(count)`", span)
+        {
             return None;
         }
+        if !self.needs(entry, span) {
+            return None;
+        }
+        let barrier = barrier?;
         let parity = |a: Option<Expr>| match a {
             Some(e) => Parity::Explicit(e),
             None => Parity::Tracked,
         };
-        let kind = match m {
-            "arrive" => BarrierOpKind::Arrive { count: arg },
-            "arrive_expect_tx" => BarrierOpKind::ArriveExpectTx { bytes: arg? },
-            "expect_tx" => BarrierOpKind::ExpectTx { bytes: arg? },
-            "arrive_remote" => BarrierOpKind::ArriveRemote { rank: arg? },
-            "wait" => BarrierOpKind::Wait {
+        let kind = match op {
+            BarrierMethod::Arrive => BarrierOpKind::Arrive { count: arg },
+            BarrierMethod::ArriveExpectTx => BarrierOpKind::ArriveExpectTx { bytes: arg? },
+            BarrierMethod::ExpectTx => BarrierOpKind::ExpectTx { bytes: arg? },
+            BarrierMethod::ArriveRemote => BarrierOpKind::ArriveRemote { rank: arg? },
+            BarrierMethod::Wait => BarrierOpKind::Wait {
                 parity: parity(arg),
             },
-            "wait_cluster" => BarrierOpKind::WaitCluster {
+            BarrierMethod::WaitCluster => BarrierOpKind::WaitCluster {
                 parity: parity(arg),
             },
-            _ => {
+            BarrierMethod::Test | BarrierMethod::TestCluster => {
                 let kind = ExprKind::BarrierTest {
                     barrier: Box::new(barrier),
                     parity: Box::new(parity(arg)),
-                    acquire: if m == "test" {
+                    acquire: if op == BarrierMethod::Test {
                         Scope::Cta
                     } else {
                         Scope::Cluster
@@ -150,8 +130,8 @@ impl BodyChecker<'_> {
     /// Records a cluster-only operation on a group whose declaration failed,
     /// so that the declaration's error (E0308) offers no fix to scope `cta`
     /// that would lead into E0307.
-    fn note_cluster_op_on_poisoned(&mut self, receiver: &ast::Expr, method: &str) {
-        if !CLUSTER_ONLY.contains(&method) {
+    fn note_cluster_op_on_poisoned(&mut self, receiver: &ast::Expr, method: BarrierMethod) {
+        if !method.cluster_only() {
             return;
         }
         let name = match &receiver.kind {

@@ -1,6 +1,7 @@
 //! The state of checking one body (a function, a kernel, or a constant's
 //! expression): scopes, locals, loops, and the kernel's declarations.
 
+use super::builtins::{self, Entry, Form};
 use super::error::{CheckError, Suggestion};
 use super::globals::{FnInfo, Globals};
 use crate::diagnostics::Diagnostic;
@@ -100,6 +101,12 @@ pub struct BodyChecker<'a> {
     pub orphans: Vec<ir::Block>,
     /// The ids of the IR nodes built so far ([`ir::Ids`]).
     pub ids: ir::Ids,
+    /// The calls whose arguments are being checked, innermost last (for
+    /// the note on a mismatched argument, [`BodyChecker::in_call`]).
+    pub calls_open: Vec<super::args::CallContext>,
+    /// Above 0 while checking the arguments of a call that failed: their
+    /// types are unknown, so untyped literals are not range-checked.
+    pub untyped_args: u32,
 }
 
 impl<'a> BodyChecker<'a> {
@@ -126,6 +133,8 @@ impl<'a> BodyChecker<'a> {
             named_groups: Vec::new(),
             orphans: Vec::new(),
             ids: ir::Ids::default(),
+            calls_open: Vec::new(),
+            untyped_args: 0,
         }
     }
 
@@ -142,13 +151,34 @@ impl<'a> BodyChecker<'a> {
         c
     }
 
+    /// Reports `e`; a mismatched argument of the call being checked
+    /// (E0110) also names the function and its signature.
     pub fn error(&mut self, e: CheckError) {
-        self.diags.push(e.into_diagnostic());
+        let note = match &e {
+            CheckError::Mismatch { span, .. } => self.call_note(*span),
+            _ => None,
+        };
+        let d = e.into_diagnostic();
+        self.diags.push(match note {
+            Some(n) => d.note(n),
+            None => d,
+        });
     }
 
     /// Records that `span` uses the name defined at `definition`.
     pub fn reference(&mut self, span: Span, definition: Span) {
-        self.references.push(super::Reference { span, definition });
+        self.references.push(super::Reference {
+            span,
+            to: super::Referent::Definition(definition),
+        });
+    }
+
+    /// Records that `span` names the built-in `entry` (for hover).
+    pub fn builtin_use(&mut self, span: Span, entry: &Entry) {
+        self.references.push(super::Reference {
+            span,
+            to: super::Referent::Builtin(entry.builtin),
+        });
     }
 
     pub fn push_diag(&mut self, d: Diagnostic) {
@@ -214,7 +244,8 @@ impl<'a> BodyChecker<'a> {
     pub fn visible_names(&self) -> Vec<String> {
         let mut names: Vec<String> = self.bindings.keys().cloned().collect();
         names.extend(self.g.consts.keys().cloned());
-        names.extend(super::exprs::BUILTIN_VALUES.iter().map(|s| s.to_string()));
+        names.extend(builtins::names(Form::Scalar).map(str::to_string));
+        names.extend(builtins::names(Form::Vector).map(str::to_string));
         names
     }
 
@@ -342,16 +373,29 @@ impl<'a> BodyChecker<'a> {
 
     /// E0200 unless the target has Hopper features.
     pub fn require_sm90(&mut self, feature: impl Into<String>, span: Span) -> bool {
-        if self.target.has_sm90_features() {
+        self.require_target(Target::Sm90, feature.into(), span)
+    }
+
+    /// E0200 unless the target is `min` or newer.
+    pub fn require_target(&mut self, min: Target, feature: String, span: Span) -> bool {
+        if self.target.sm() >= min.sm() {
             return true;
         }
         self.error(CheckError::TargetTooOld {
-            feature: feature.into(),
-            needs: "sm_90",
+            feature,
+            needs: min.name(),
             current: self.target.name().to_string(),
             span,
         });
         false
+    }
+
+    /// What the table says `entry` needs of the target (E0200) and of the
+    /// launch (a cluster, E0123), checked at `span`.
+    pub fn needs(&mut self, entry: &Entry, span: Span) -> bool {
+        let feature = entry.feature();
+        self.require_target(entry.needs.target, feature.clone(), span)
+            && (!entry.needs.cluster || self.require_cluster(feature, span))
     }
 
     /// E0123 unless the kernel has a `cluster(...)` attribute (one that was

@@ -1,8 +1,11 @@
-//! Calls: built-in functions and device functions.
+//! Calls: the built-in functions, looked up in the table
+//! ([`super::builtins`]) and dispatched on [`Function`], and device
+//! functions.
 
 use super::body::BodyChecker;
+use super::builtins::{self, Builtin, Entry, Function};
 use super::error::CheckError;
-use crate::ir::{self, Expr, ExprKind, LaneMask, MathFn, Special, StmtKind, Value, WarpOp};
+use crate::ir::{self, Expr, ExprKind, MathFn, Special, StmtKind, Value, WarpOp};
 use crate::span::Span;
 use crate::syntax::ast;
 use crate::types::Scalar;
@@ -13,68 +16,6 @@ pub enum CallResult {
     Effect(Box<StmtKind>),
 }
 
-const BUILTIN_FUNCTIONS: &[&str] = &[
-    "min",
-    "max",
-    "abs",
-    "sqrt",
-    "rsqrt",
-    "exp2",
-    "log2",
-    "exp",
-    "log",
-    "sin",
-    "cos",
-    "fma",
-    "select",
-    "atomic_add",
-    "atomic_sub",
-    "atomic_max",
-    "atomic_min",
-    "atomic_exch",
-    "atomic_and",
-    "atomic_or",
-    "atomic_xor",
-    "atomic_inc",
-    "atomic_dec",
-    "atomic_cas",
-    "shfl_down",
-    "shfl_up",
-    "shfl_xor",
-    "shfl_idx",
-    "ballot",
-    "any",
-    "all",
-    "elect_one",
-    "active_mask",
-    "lane_mask_eq",
-    "lane_mask_lt",
-    "lane_mask_le",
-    "lane_mask_gt",
-    "lane_mask_ge",
-    "sync_warp",
-    "sync_threads",
-    "cluster_sync",
-    "fence",
-    "fence_proxy_async",
-    "copy_async",
-    "copy_async_store",
-    "copy_async_commit",
-    "copy_async_wait",
-    "remote",
-    "load2",
-    "load4",
-    "store2",
-    "store4",
-];
-
-pub fn is_builtin_function(name: &str) -> bool {
-    BUILTIN_FUNCTIONS.contains(&name)
-}
-
-/// Built-ins a constant expression may use (they fold).
-const CONST_FUNCTIONS: &[&str] = &["min", "max", "abs", "fma", "select"];
-
 impl BodyChecker<'_> {
     pub fn call(
         &mut self,
@@ -84,228 +25,99 @@ impl BodyChecker<'_> {
         span: Span,
         expected: Option<Scalar>,
     ) -> Option<CallResult> {
-        let user = self.g.function_ids.get(&*callee.name).copied();
-        if user.is_none() && is_builtin_function(&callee.name) && !self.const_context {
-            if let Some(op) = super::atomics::atomic_op(&callee.name) {
-                return self.atomic_call(op, args, named, span);
-            }
-            if &*callee.name == "fence" {
-                return self.fence_call(args, named, span);
-            }
-            if let Some((n, load)) = super::vector::vector_op(&callee.name) {
-                self.no_named_args(&callee.name, named);
-                if load {
-                    self.vector_as_value(&callee.name, n, args, span);
-                    return None;
+        if let Some(id) = self.g.function_ids.get(&*callee.name).copied() {
+            self.no_named_args(&callee.name, named);
+            let note = self
+                .g
+                .functions
+                .get(id.index())
+                .map(|f| format!("`{}` is `{}`", callee.name, f.signature()));
+            return match note {
+                Some(note) => {
+                    self.in_call(note, args, &[], |c| c.user_call(id, callee, args, span))
                 }
-                return self.store_vector_call(&callee.name, n, args, span);
-            }
+                None => None,
+            };
         }
-        self.no_named_args(&callee.name, named);
-        if let Some(id) = user {
-            return self.user_call(id, callee, args, span);
+        let Some(entry) = builtins::function(&callee.name) else {
+            self.no_named_args(&callee.name, named);
+            return self.unknown_function(callee, args);
+        };
+        self.builtin_use(callee.span, entry);
+        let Builtin::Function(f) = entry.builtin else {
+            return None;
+        };
+        if self.const_context && !entry.in_const {
+            self.no_named_args(entry.name, named);
+            self.error(CheckError::NotConstant {
+                span,
+                why: Some(format!(
+                    "`{}` cannot be evaluated at compile time",
+                    entry.name
+                )),
+            });
+            return None;
         }
-        self.builtin_call(callee, args, span, expected)
+        self.in_call(entry.call_note(), args, named, |c| {
+            c.builtin_call(entry, f, args, named, span, expected)
+        })
     }
 
-    /// A call of anything but a device function. Kept apart from [`call`]
-    /// (and not inlined into it) because its frame is large: calls of device
+    /// E0107 for a name that is neither a device function nor a built-in
+    /// (or E0109 for a value called as a function); the arguments are
+    /// checked for their own errors.
+    fn unknown_function(&mut self, callee: &ast::Ident, args: &[ast::Expr]) -> Option<CallResult> {
+        let name = &*callee.name;
+        let mut names: Vec<&str> = builtins::names(builtins::Form::Function).collect();
+        names.extend(self.g.function_ids.keys().map(String::as_str));
+        let similar = super::body::similar(name, names);
+        self.quiet_args(args);
+        if self.lookup(name).is_some()
+            || self.g.consts.contains_key(name)
+            || builtins::value(name).is_some()
+        {
+            self.error(CheckError::NotA {
+                name: name.into(),
+                what: "a function",
+                span: callee.span,
+                decl: None,
+            });
+        } else {
+            self.error(CheckError::NotFound {
+                kind: "function",
+                name: name.into(),
+                span: callee.span,
+                similar,
+                help: None,
+            });
+        }
+        None
+    }
+
+    /// A call of the built-in function `f`. Kept apart from [`call`] (and
+    /// not inlined into it) because its frame is large: calls of device
     /// functions nest through `call` without paying for it.
     ///
     /// [`call`]: BodyChecker::call
     #[inline(never)]
     fn builtin_call(
         &mut self,
-        callee: &ast::Ident,
+        entry: &'static Entry,
+        f: Function,
         args: &[ast::Expr],
+        named: &[ast::NamedArg],
         span: Span,
         expected: Option<Scalar>,
     ) -> Option<CallResult> {
-        let name = &*callee.name;
-        if !is_builtin_function(name) {
-            let mut names: Vec<&str> = BUILTIN_FUNCTIONS.to_vec();
-            names.extend(self.g.function_ids.keys().map(String::as_str));
-            let similar = super::body::similar(name, names);
-            for a in args {
-                let _ = self.expr(a, None);
-            }
-            if self.lookup(name).is_some()
-                || self.g.consts.contains_key(name)
-                || super::exprs::BUILTIN_VALUES.contains(&name)
-            {
-                self.error(CheckError::NotA {
-                    name: name.into(),
-                    what: "a function",
-                    span: callee.span,
-                    decl: None,
-                });
-            } else {
-                self.error(CheckError::NotFound {
-                    kind: "function",
-                    name: name.into(),
-                    span: callee.span,
-                    similar,
-                    help: None,
-                });
-            }
-            return None;
-        }
-        if self.const_context && !CONST_FUNCTIONS.contains(&name) {
-            self.error(CheckError::NotConstant {
-                span,
-                why: Some(format!("`{name}` cannot be evaluated at compile time")),
-            });
-            return None;
-        }
-        match name {
-            "min" | "max" | "abs" | "sqrt" | "rsqrt" | "exp2" | "log2" | "exp" | "log" | "sin"
-            | "cos" | "fma" | "select" => self.math_call(name, args, span, expected),
-            "shfl_down" | "shfl_up" | "shfl_xor" | "shfl_idx" | "ballot" | "any" | "all"
-            | "elect_one" | "active_mask" | "sync_warp" => {
-                self.warp_call(name, args, span, expected)
-            }
-            _ if name.starts_with("lane_mask_") => {
-                let m = LaneMask::ALL
-                    .into_iter()
-                    .find(|m| name.strip_prefix("lane_mask_") == Some(m.name()))?;
-                self.arity::<0>(name, args, span, "lane_mask_lt() -> u32")?;
-                self.value(
-                    ExprKind::Special(Special::LaneMask(m)),
-                    Some(Scalar::U32),
-                    span,
-                )
-            }
-            "sync_threads" => {
-                self.arity::<0>(name, args, span, "sync_threads()")?;
-                Some(CallResult::Effect(Box::new(StmtKind::SyncThreads)))
-            }
-            "cluster_sync" => {
-                self.arity::<0>(name, args, span, "cluster_sync()")?;
-                (self.require_sm90("`cluster_sync()`", span)
-                    && self.require_cluster("`cluster_sync()`", span))
-                .then_some(CallResult::Effect(Box::new(StmtKind::ClusterSync)))
-            }
-            "fence_proxy_async" => {
-                self.arity::<0>(name, args, span, "fence_proxy_async()")?;
-                self.require_sm90("`fence_proxy_async()`", span)
-                    .then_some(CallResult::Effect(Box::new(StmtKind::FenceProxyAsync)))
-            }
-            "copy_async" => self.copy_async(args, span),
-            "copy_async_store" => self.copy_async_store(args, span),
-            "copy_async_commit" => {
-                self.arity::<0>(name, args, span, "copy_async_commit()")?;
-                self.require_sm90("`copy_async_commit()`", span)
-                    .then_some(CallResult::Effect(Box::new(StmtKind::CopyAsyncCommit)))
-            }
-            "copy_async_wait" => {
-                let [n] = self.arity::<1>(name, args, span, "copy_async_wait(n: u32)")?;
-                let e = self.expr_as(n, Scalar::U32)?;
-                let Some(v) = ir::consteval::eval_u64(&e) else {
-                    self.error(CheckError::NotConstant { span: n.span, why: Some("`copy_async_wait` needs a constant count (PTX `wait_group` takes an immediate)".into()) });
+        let effect = |k: StmtKind| Some(CallResult::Effect(Box::new(k)));
+        match f {
+            Function::Math(m) => self.math_call(entry, m, args, named, span, expected),
+            Function::Select => {
+                let [Some(c), Some(a), Some(b)] =
+                    self.bind_args::<3>(entry, args, named, span)?.args
+                else {
                     return None;
                 };
-                let v = u32::try_from(v).ok()?;
-                self.require_sm90("`copy_async_wait()`", span)
-                    .then_some(CallResult::Effect(Box::new(StmtKind::CopyAsyncWait(v))))
-            }
-            // `remote(array, rank)` on its own, not indexed.
-            _ => {
-                self.error(CheckError::IndexCount {
-                    name: "remote(...)".into(),
-                    dims: 1,
-                    found: 0,
-                    span,
-                    decl: None,
-                });
-                None
-            }
-        }
-    }
-
-    /// `min`, `max`, `abs`, the float functions, `fma`, `select`.
-    /// Its own function (not inlined) so that nested calls pay only for
-    /// the frame of the group they use.
-    #[inline(never)]
-    fn math_call(
-        &mut self,
-        name: &str,
-        args: &[ast::Expr],
-        span: Span,
-        expected: Option<Scalar>,
-    ) -> Option<CallResult> {
-        match name {
-            "min" | "max" => {
-                let [a, b] = self.arity::<2>(name, args, span, "min(a: T, b: T) -> T")?;
-                let (a, b) = self.unify_pair(a, b, expected);
-                let (a, b) = (a?, b?);
-                self.numeric(name, a.ty, span)?;
-                let f = if name == "min" {
-                    MathFn::Min
-                } else {
-                    MathFn::Max
-                };
-                self.value(ExprKind::Math(f, vec![a, b]), None, span)
-            }
-            "abs" => {
-                let [a] = self.arity::<1>(name, args, span, "abs(x: T) -> T")?;
-                let a = self.expr(a, expected)?;
-                if !(a.ty.is_signed_int() || a.ty == Scalar::F32 || a.ty == Scalar::F64) {
-                    self.bad(
-                        name,
-                        a.ty,
-                        span,
-                        "`abs` applies to signed integers, `f32` and `f64`",
-                    )?;
-                }
-                self.value(ExprKind::Math(MathFn::Abs, vec![a]), None, span)
-            }
-            "sqrt" | "rsqrt" => {
-                let [a] = self.arity::<1>(name, args, span, "sqrt(x: f32) -> f32")?;
-                let a = self.expr(a, expected.filter(|t| t.is_float()).or(Some(Scalar::F32)))?;
-                if !matches!(a.ty, Scalar::F32 | Scalar::F64) {
-                    self.bad(
-                        name,
-                        a.ty,
-                        span,
-                        "square roots apply to `f32` and `f64`; convert halves with `as f32`",
-                    )?;
-                }
-                let f = if name == "sqrt" {
-                    MathFn::Sqrt
-                } else {
-                    MathFn::Rsqrt
-                };
-                self.value(ExprKind::Math(f, vec![a]), None, span)
-            }
-            "exp2" | "log2" | "exp" | "log" | "sin" | "cos" => {
-                let [a] = self.arity::<1>(name, args, span, "exp(x: f32) -> f32")?;
-                let a = self.expr(a, Some(Scalar::F32))?;
-                if a.ty != Scalar::F32 {
-                    self.bad(name, a.ty, span, "the hardware approximations (`ex2.approx`, `lg2.approx`, `sin.approx`, ...) exist only for `f32`")?;
-                }
-                let f = match name {
-                    "exp2" => MathFn::Exp2,
-                    "log2" => MathFn::Log2,
-                    "exp" => MathFn::Exp,
-                    "log" => MathFn::Log,
-                    "sin" => MathFn::Sin,
-                    _ => MathFn::Cos,
-                };
-                self.value(ExprKind::Math(f, vec![a]), None, span)
-            }
-            "fma" => {
-                let [a, b, c] = self.arity::<3>(name, args, span, "fma(a: T, b: T, c: T) -> T")?;
-                let (a, b) = self.unify_pair(a, b, expected.or(Some(Scalar::F32)));
-                let a = a?;
-                let c = self.expr_as(c, a.ty);
-                if !matches!(a.ty, Scalar::F32 | Scalar::F64) {
-                    self.bad(name, a.ty, span, "`fma` applies to `f32` and `f64`")?;
-                }
-                self.value(ExprKind::Math(MathFn::Fma, vec![a, b?, c?]), None, span)
-            }
-            "select" => {
-                let [c, a, b] =
-                    self.arity::<3>(name, args, span, "select(cond: bool, a: T, b: T) -> T")?;
                 let c = self.expr_as(c, Scalar::Bool);
                 let (a, b) = self.unify_pair(a, b, expected);
                 let (c, a, b) = (c?, a?, b?);
@@ -316,29 +128,188 @@ impl BodyChecker<'_> {
                     span,
                 )
             }
-            _ => None,
+            Function::Atomic(op) => self.atomic_call(entry, op, args, named, span),
+            Function::Fence => self.fence_call(entry, args, named, span),
+            Function::Warp(op) => self.warp_call(entry, op, args, named, span, expected),
+            Function::LaneMask(m) => {
+                self.bind_args::<0>(entry, args, named, span)?;
+                self.value(
+                    ExprKind::Special(Special::LaneMask(m)),
+                    Some(Scalar::U32),
+                    span,
+                )
+            }
+            Function::SyncWarp => {
+                let [mask] = self.bind_args::<1>(entry, args, named, span)?.args;
+                let mask = match self.mask(mask)? {
+                    Some(m) => m,
+                    None => Expr {
+                        kind: ExprKind::Const(Value::Int(i128::from(u32::MAX))),
+                        ty: Scalar::U32,
+                        span,
+                        id: self.ids.expr(),
+                    },
+                };
+                effect(StmtKind::SyncWarp(mask))
+            }
+            Function::SyncThreads => {
+                self.bind_args::<0>(entry, args, named, span)?;
+                effect(StmtKind::SyncThreads)
+            }
+            Function::ClusterSync => {
+                self.bind_args::<0>(entry, args, named, span)?;
+                self.needs(entry, span)
+                    .then_some(CallResult::Effect(Box::new(StmtKind::ClusterSync)))
+            }
+            Function::FenceProxyAsync => {
+                self.bind_args::<0>(entry, args, named, span)?;
+                self.needs(entry, span)
+                    .then_some(CallResult::Effect(Box::new(StmtKind::FenceProxyAsync)))
+            }
+            Function::CopyAsync => self.copy_async(entry, args, named, span),
+            Function::CopyAsyncStore => self.copy_async_store(entry, args, named, span),
+            Function::CopyAsyncCommit => {
+                self.bind_args::<0>(entry, args, named, span)?;
+                self.needs(entry, span)
+                    .then_some(CallResult::Effect(Box::new(StmtKind::CopyAsyncCommit)))
+            }
+            Function::CopyAsyncWait => {
+                let [Some(n)] = self.bind_args::<1>(entry, args, named, span)?.args else {
+                    return None;
+                };
+                let e = self.expr_as(n, Scalar::U32)?;
+                let Some(v) = ir::consteval::eval_u64(&e) else {
+                    self.error(CheckError::NotConstant { span: n.span, why: Some("`copy_async_wait` needs a constant count (PTX `wait_group` takes an immediate)".into()) });
+                    return None;
+                };
+                let v = u32::try_from(v).ok()?;
+                self.needs(entry, span)
+                    .then_some(CallResult::Effect(Box::new(StmtKind::CopyAsyncWait(v))))
+            }
+            // `remote(array, rank)` on its own, not indexed.
+            Function::Remote => {
+                self.no_named_args(entry.name, named);
+                self.error(CheckError::IndexCount {
+                    name: "remote(...)".into(),
+                    dims: 1,
+                    found: 0,
+                    span,
+                    decl: None,
+                });
+                None
+            }
+            // A vector load used as one value.
+            Function::Load2 | Function::Load4 => {
+                self.no_named_args(entry.name, named);
+                self.vector_as_value(entry, args, span);
+                None
+            }
+            Function::Store2 | Function::Store4 => self.store_vector_call(entry, args, named, span),
         }
     }
 
-    /// Shuffles and votes.
+    /// `min`, `max`, `abs`, the float functions and `fma`.
+    /// Its own function (not inlined) so that nested calls pay only for
+    /// the frame of the group they use.
+    #[inline(never)]
+    fn math_call(
+        &mut self,
+        entry: &Entry,
+        f: MathFn,
+        args: &[ast::Expr],
+        named: &[ast::NamedArg],
+        span: Span,
+        expected: Option<Scalar>,
+    ) -> Option<CallResult> {
+        let name = entry.name;
+        match f {
+            MathFn::Min | MathFn::Max => {
+                let [Some(a), Some(b)] = self.bind_args::<2>(entry, args, named, span)?.args else {
+                    return None;
+                };
+                let (a, b) = self.unify_pair(a, b, expected);
+                let (a, b) = (a?, b?);
+                self.numeric(name, a.ty, span)?;
+                self.value(ExprKind::Math(f, vec![a, b]), None, span)
+            }
+            MathFn::Abs => {
+                let [Some(a)] = self.bind_args::<1>(entry, args, named, span)?.args else {
+                    return None;
+                };
+                let a = self.expr(a, expected)?;
+                if !(a.ty.is_signed_int() || a.ty == Scalar::F32 || a.ty == Scalar::F64) {
+                    self.bad(
+                        name,
+                        a.ty,
+                        span,
+                        "`abs` applies to signed integers, `f32` and `f64`",
+                    )?;
+                }
+                self.value(ExprKind::Math(f, vec![a]), None, span)
+            }
+            MathFn::Sqrt | MathFn::Rsqrt => {
+                let [Some(a)] = self.bind_args::<1>(entry, args, named, span)?.args else {
+                    return None;
+                };
+                let a = self.expr(a, expected.filter(|t| t.is_float()).or(Some(Scalar::F32)))?;
+                if !matches!(a.ty, Scalar::F32 | Scalar::F64) {
+                    self.bad(
+                        name,
+                        a.ty,
+                        span,
+                        "square roots apply to `f32` and `f64`; convert halves with `as f32`",
+                    )?;
+                }
+                self.value(ExprKind::Math(f, vec![a]), None, span)
+            }
+            MathFn::Exp2 | MathFn::Log2 | MathFn::Exp | MathFn::Log | MathFn::Sin | MathFn::Cos => {
+                let [Some(a)] = self.bind_args::<1>(entry, args, named, span)?.args else {
+                    return None;
+                };
+                let a = self.expr(a, Some(Scalar::F32))?;
+                if a.ty != Scalar::F32 {
+                    self.bad(name, a.ty, span, "the hardware approximations (`ex2.approx`, `lg2.approx`, `sin.approx`, ...) exist only for `f32`")?;
+                }
+                self.value(ExprKind::Math(f, vec![a]), None, span)
+            }
+            MathFn::Fma => {
+                let [Some(a), Some(b), Some(c)] =
+                    self.bind_args::<3>(entry, args, named, span)?.args
+                else {
+                    return None;
+                };
+                let (a, b) = self.unify_pair(a, b, expected.or(Some(Scalar::F32)));
+                let a = a?;
+                let c = self.expr_as(c, a.ty);
+                if !matches!(a.ty, Scalar::F32 | Scalar::F64) {
+                    self.bad(name, a.ty, span, "`fma` applies to `f32` and `f64`")?;
+                }
+                self.value(ExprKind::Math(f, vec![a, b?, c?]), None, span)
+            }
+        }
+    }
+
+    /// Shuffles, votes, `elect_one` and `active_mask`.
     /// Its own function (not inlined) so that nested calls pay only for
     /// the frame of the group they use.
     #[inline(never)]
     fn warp_call(
         &mut self,
-        name: &str,
+        entry: &Entry,
+        op: WarpOp,
         args: &[ast::Expr],
+        named: &[ast::NamedArg],
         span: Span,
         expected: Option<Scalar>,
     ) -> Option<CallResult> {
-        match name {
-            "shfl_down" | "shfl_up" | "shfl_xor" | "shfl_idx" => {
-                let ([v, lane], mask) = self.masked::<2>(
-                    name,
-                    args,
-                    span,
-                    "shfl_down(value: T, delta: u32, mask: u32 = 0xFFFF_FFFF) -> T",
-                )?;
+        let name = entry.name;
+        match op {
+            WarpOp::ShflDown | WarpOp::ShflUp | WarpOp::ShflXor | WarpOp::ShflIdx => {
+                let [Some(v), Some(lane), mask] =
+                    self.bind_args::<3>(entry, args, named, span)?.args
+                else {
+                    return None;
+                };
                 let v = self.expr(v, expected);
                 let lane = self.expr_as(lane, Scalar::U32);
                 let mask = self.mask(mask);
@@ -354,70 +325,33 @@ impl BodyChecker<'_> {
                         "shuffles move values of at most 32 bits (`u32`, `i32`, `f32`, and `u8`, `i8`, `u16`, `i16`)",
                     )?;
                 }
-                let op = match name {
-                    "shfl_down" => WarpOp::ShflDown,
-                    "shfl_up" => WarpOp::ShflUp,
-                    "shfl_xor" => WarpOp::ShflXor,
-                    _ => WarpOp::ShflIdx,
-                };
                 let ty = v.ty;
                 let args = with_mask(vec![v, lane?], mask?);
                 self.value(ExprKind::Warp(op, args), Some(ty), span)
             }
-            "ballot" | "any" | "all" => {
-                let ([p], mask) = self.masked::<1>(
-                    name,
-                    args,
-                    span,
-                    "ballot(pred: bool, mask: u32 = 0xFFFF_FFFF) -> u32",
-                )?;
+            WarpOp::Ballot | WarpOp::Any | WarpOp::All => {
+                let [Some(p), mask] = self.bind_args::<2>(entry, args, named, span)?.args else {
+                    return None;
+                };
                 let p = self.expr_as(p, Scalar::Bool);
                 let mask = self.mask(mask);
-                let (op, ty) = match name {
-                    "ballot" => (WarpOp::Ballot, Scalar::U32),
-                    "any" => (WarpOp::Any, Scalar::Bool),
-                    _ => (WarpOp::All, Scalar::Bool),
+                let ty = if op == WarpOp::Ballot {
+                    Scalar::U32
+                } else {
+                    Scalar::Bool
                 };
                 let args = with_mask(vec![p?], mask?);
                 self.value(ExprKind::Warp(op, args), Some(ty), span)
             }
-            "elect_one" => {
-                let ([], mask) = self.masked::<0>(
-                    name,
-                    args,
-                    span,
-                    "elect_one(mask: u32 = 0xFFFF_FFFF) -> bool",
-                )?;
+            WarpOp::Elect => {
+                let [mask] = self.bind_args::<1>(entry, args, named, span)?.args;
                 let args = with_mask(Vec::new(), self.mask(mask)?);
-                self.value(
-                    ExprKind::Warp(WarpOp::Elect, args),
-                    Some(Scalar::Bool),
-                    span,
-                )
+                self.value(ExprKind::Warp(op, args), Some(Scalar::Bool), span)
             }
-            "active_mask" => {
-                self.arity::<0>(name, args, span, "active_mask() -> u32")?;
-                self.value(
-                    ExprKind::Warp(WarpOp::ActiveMask, Vec::new()),
-                    Some(Scalar::U32),
-                    span,
-                )
+            WarpOp::ActiveMask => {
+                self.bind_args::<0>(entry, args, named, span)?;
+                self.value(ExprKind::Warp(op, Vec::new()), Some(Scalar::U32), span)
             }
-            "sync_warp" => {
-                let ([], mask) =
-                    self.masked::<0>(name, args, span, "sync_warp(mask: u32 = 0xFFFF_FFFF)")?;
-                let mask = match self.mask(mask)? {
-                    Some(m) => m,
-                    None => Expr {
-                        kind: ExprKind::Const(Value::Int(i128::from(u32::MAX))),
-                        ty: Scalar::U32,
-                        span,
-                        id: self.ids.expr(),
-                    },
-                };
-                Some(CallResult::Effect(Box::new(StmtKind::SyncWarp(mask))))
-            }
-            _ => None,
         }
     }
 
@@ -448,9 +382,7 @@ impl BodyChecker<'_> {
                 span,
                 signature: Some(info.signature()),
             });
-            for a in args {
-                let _ = self.expr(a, None);
-            }
+            self.quiet_args(args);
             return None;
         }
         let mut lowered = Vec::new();
@@ -483,14 +415,19 @@ impl BodyChecker<'_> {
         })
     }
 
-    fn copy_async(&mut self, args: &[ast::Expr], span: Span) -> Option<CallResult> {
-        let [dst, src, bytes, bar] = self.arity::<4>(
-            "copy_async",
-            args,
-            span,
-            "copy_async(dst: shared element, src: global element, bytes: u32, barrier)",
-        )?;
-        let sm90 = self.require_sm90("the bulk copy `copy_async`", span);
+    fn copy_async(
+        &mut self,
+        entry: &Entry,
+        args: &[ast::Expr],
+        named: &[ast::NamedArg],
+        span: Span,
+    ) -> Option<CallResult> {
+        let [Some(dst), Some(src), Some(bytes), Some(bar)] =
+            self.bind_args::<4>(entry, args, named, span)?.args
+        else {
+            return None;
+        };
+        let sm90 = self.needs(entry, span);
         let d = self.shared_place(dst);
         let s = self.global_place(src, false);
         let n = self.expr_as(bytes, Scalar::U32);
@@ -506,14 +443,19 @@ impl BodyChecker<'_> {
         })))
     }
 
-    fn copy_async_store(&mut self, args: &[ast::Expr], span: Span) -> Option<CallResult> {
-        let [dst, src, bytes] = self.arity::<3>(
-            "copy_async_store",
-            args,
-            span,
-            "copy_async_store(dst: global element, src: shared element, bytes: u32)",
-        )?;
-        let sm90 = self.require_sm90("the bulk copy `copy_async_store`", span);
+    fn copy_async_store(
+        &mut self,
+        entry: &Entry,
+        args: &[ast::Expr],
+        named: &[ast::NamedArg],
+        span: Span,
+    ) -> Option<CallResult> {
+        let [Some(dst), Some(src), Some(bytes)] =
+            self.bind_args::<3>(entry, args, named, span)?.args
+        else {
+            return None;
+        };
+        let sm90 = self.needs(entry, span);
         let d = self.global_place(dst, true);
         let s = self.shared_place(src);
         let n = self.expr_as(bytes, Scalar::U32);
@@ -527,89 +469,25 @@ impl BodyChecker<'_> {
         })))
     }
 
+    /// The shared-memory end of a bulk copy: an element of this CTA's
+    /// shared memory.
     fn shared_place(&mut self, e: &ast::Expr) -> Option<ir::Place> {
         let (p, _) = self.place(e, true)?;
         if !matches!(p.kind, ir::PlaceKind::Shared { .. }) {
-            self.mismatch_text(
-                "an element of a shared array",
-                "an element of global memory",
-                e.span,
-            );
+            self.mismatch_text("an element of a shared array", place_kind(&p.kind), e.span);
             return None;
         }
         Some(p)
     }
 
+    /// The global-memory end of a bulk copy.
     fn global_place(&mut self, e: &ast::Expr, write: bool) -> Option<ir::Place> {
         let (p, _) = self.place(e, write)?;
         if !matches!(p.kind, ir::PlaceKind::Global { .. }) {
-            self.mismatch_text(
-                "an element of a global array",
-                "an element of shared memory",
-                e.span,
-            );
+            self.mismatch_text("an element of a global array", place_kind(&p.kind), e.span);
             return None;
         }
         Some(p)
-    }
-
-    /// Checks the argument count (E0111) and returns the arguments.
-    pub fn arity<'e, const N: usize>(
-        &mut self,
-        name: &str,
-        args: &'e [ast::Expr],
-        span: Span,
-        sig: &str,
-    ) -> Option<[&'e ast::Expr; N]> {
-        let refs: Vec<&ast::Expr> = args.iter().collect();
-        match <[&ast::Expr; N]>::try_from(refs) {
-            Ok(a) => Some(a),
-            Err(_) => self.wrong_arg_count(name, args, span, N.to_string(), sig),
-        }
-    }
-
-    /// E0111 for a call of `callee` with `args`, which are still checked
-    /// for their own errors; always `None`, for the caller to return.
-    pub fn wrong_arg_count<T>(
-        &mut self,
-        callee: &str,
-        args: &[ast::Expr],
-        span: Span,
-        expected: String,
-        signature: &str,
-    ) -> Option<T> {
-        for a in args {
-            let _ = self.expr(a, None);
-        }
-        self.error(CheckError::ArgCount {
-            callee: callee.into(),
-            expected,
-            found: args.len(),
-            span,
-            signature: Some(signature.into()),
-        });
-        None
-    }
-
-    /// [`Self::arity`] for a warp-synchronous built-in: its `N` arguments,
-    /// then an optional lane mask.
-    fn masked<'e, const N: usize>(
-        &mut self,
-        name: &str,
-        args: &'e [ast::Expr],
-        span: Span,
-        sig: &str,
-    ) -> Option<([&'e ast::Expr; N], Option<&'e ast::Expr>)> {
-        let (fixed, mask) = match args.split_at_checked(N) {
-            Some((f, [m])) => (f, Some(m)),
-            Some((f, [])) => (f, None),
-            _ => {
-                let expected = format!("{N} or {}", N + 1);
-                return self.wrong_arg_count(name, args, span, expected, sig);
-            }
-        };
-        let refs: Vec<&ast::Expr> = fixed.iter().collect();
-        Some((<[&ast::Expr; N]>::try_from(refs).ok()?, mask))
     }
 
     /// The lane mask of a warp-synchronous built-in, a `u32`: `Some(None)`
@@ -665,4 +543,15 @@ impl BodyChecker<'_> {
 fn with_mask(mut args: Vec<Expr>, mask: Option<Expr>) -> Vec<Expr> {
     args.extend(mask);
     args
+}
+
+/// What a place that is the wrong end of a bulk copy is, for E0110.
+fn place_kind(p: &ir::PlaceKind) -> &'static str {
+    match p {
+        ir::PlaceKind::Global { .. } => "an element of global memory",
+        ir::PlaceKind::Shared { .. } | ir::PlaceKind::SharedAt { .. } => {
+            "an element of this CTA's shared memory"
+        }
+        ir::PlaceKind::Remote { .. } => "an element of another CTA's shared memory",
+    }
 }

@@ -233,7 +233,7 @@ pub enum CheckError {
         callee: String,
         name: String,
         span: Span,
-        takes: &'static [&'static str],
+        takes: Vec<&'static str>,
         similar: Option<String>,
     },
     /// E0140: a named argument given twice.
@@ -325,7 +325,8 @@ fn pattern_names(n: usize) -> String {
 }
 
 /// `a`, `b` and `c` as a list of code spans.
-fn word_list(words: &[&str]) -> String {
+/// `` `a`, `b` and `c` ``.
+pub fn word_list(words: &[&str]) -> String {
     let w: Vec<String> = words.iter().map(|w| format!("`{w}`")).collect();
     match w.split_last() {
         None => String::new(),
@@ -686,9 +687,9 @@ impl CheckError {
                 let mut d = Diagnostic::error("E0140", format!("`{callee}` has no argument named `{name}`"))
                     .primary(span, "unknown argument name");
                 d = if takes.is_empty() {
-                    d.note(format!("`{callee}` takes no named arguments; only the atomics (`order`, `scope`) and `fence` (`order`, `scope`) do"))
+                    d.note(format!("`{callee}` takes no named arguments"))
                 } else {
-                    d.help(format!("`{callee}` takes the named arguments {}", word_list(takes)))
+                    d.help(format!("`{callee}` takes the named arguments {}", word_list(&takes)))
                 };
                 if let Some(s) = similar {
                     d = d.fix(format!("did you mean `{s}`?"), span, s.clone());

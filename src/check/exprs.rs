@@ -1,26 +1,13 @@
 //! Expressions: names, operators, casts, if-expressions.
 
 use super::body::{Binding, BodyChecker};
+use super::builtins::{self, Builtin, BuiltinValue, Entry, Form};
 use super::error::CheckError;
 use crate::ir::{BinOp, UnaryOp};
 use crate::ir::{Dim, Expr, ExprKind, Special};
 use crate::span::Span;
 use crate::syntax::ast;
 use crate::types::Scalar;
-
-/// Built-in values that are names on their own.
-pub const BUILTIN_VALUES: &[&str] = &[
-    "thread_idx",
-    "block_dim",
-    "block_idx",
-    "grid_dim",
-    "lane_id",
-    "warp_id",
-    "cluster_rank",
-    "cluster_size",
-    "cluster_idx",
-    "cluster_dim",
-];
 
 /// The IR operator for a syntax operator: the IR has its own operators, so
 /// nothing after the checker depends on the AST.
@@ -54,16 +41,20 @@ pub fn lower_unary(op: ast::UnaryOp) -> UnaryOp {
     }
 }
 
-fn builtin_vector(name: &str, dim: Dim) -> Option<Special> {
-    Some(match name {
-        "thread_idx" => Special::ThreadIdx(dim),
-        "block_dim" => Special::BlockDim(dim),
-        "block_idx" => Special::BlockIdx(dim),
-        "grid_dim" => Special::GridDim(dim),
-        "cluster_idx" => Special::ClusterIdx(dim),
-        "cluster_dim" => Special::ClusterDim(dim),
-        _ => return None,
-    })
+/// The special register of a built-in value (`dim` for the vectors).
+fn special_of(v: BuiltinValue, dim: Dim) -> Special {
+    match v {
+        BuiltinValue::ThreadIdx => Special::ThreadIdx(dim),
+        BuiltinValue::BlockDim => Special::BlockDim(dim),
+        BuiltinValue::BlockIdx => Special::BlockIdx(dim),
+        BuiltinValue::GridDim => Special::GridDim(dim),
+        BuiltinValue::ClusterIdx => Special::ClusterIdx(dim),
+        BuiltinValue::ClusterDim => Special::ClusterDim(dim),
+        BuiltinValue::LaneId => Special::LaneId,
+        BuiltinValue::WarpId => Special::WarpId,
+        BuiltinValue::ClusterRank => Special::ClusterRank,
+        BuiltinValue::ClusterSize => Special::ClusterSize,
+    }
 }
 
 impl BodyChecker<'_> {
@@ -274,17 +265,14 @@ impl BodyChecker<'_> {
                 id: self.ids.expr(),
             });
         }
-        let special = match &*name.name {
-            "lane_id" => Some(Special::LaneId),
-            "warp_id" => Some(Special::WarpId),
-            "cluster_rank" => Some(Special::ClusterRank),
-            "cluster_size" => Some(Special::ClusterSize),
-            _ => None,
-        };
-        if let Some(s) = special {
-            return self.special(s, &name.name, span);
-        }
-        if BUILTIN_VALUES.contains(&&*name.name) {
+        if let Some(entry) = builtins::value(&name.name) {
+            let Builtin::Value(v) = entry.builtin else {
+                return None;
+            };
+            if entry.form == Form::Scalar {
+                self.builtin_use(span, entry);
+                return self.special(entry, special_of(v, Dim::X), &name.name, span);
+            }
             self.error(CheckError::Mismatch {
                 expected: "u32".into(),
                 // CUDA's name for the type of `threadIdx` and friends.
@@ -302,8 +290,7 @@ impl BodyChecker<'_> {
             });
             return None;
         }
-        if self.g.function_ids.contains_key(&*name.name)
-            || super::calls::is_builtin_function(&name.name)
+        if self.g.function_ids.contains_key(&*name.name) || builtins::function(&name.name).is_some()
         {
             self.error(CheckError::NotFound {
                 kind: "value",
@@ -329,7 +316,8 @@ impl BodyChecker<'_> {
         None
     }
 
-    fn special(&mut self, s: Special, name: &str, span: Span) -> Option<Expr> {
+    /// The built-in value `entry` (written `name`), which reads `s`.
+    fn special(&mut self, entry: &Entry, s: Special, name: &str, span: Span) -> Option<Expr> {
         if self.const_context {
             self.error(CheckError::NotConstant {
                 span,
@@ -337,7 +325,7 @@ impl BodyChecker<'_> {
             });
             return None;
         }
-        if s.needs_cluster_hw() && !self.require_sm90(format!("`{name}`"), span) {
+        if !self.require_target(entry.needs.target, format!("`{name}`"), span) {
             return None;
         }
         Some(Expr {
@@ -357,7 +345,12 @@ impl BodyChecker<'_> {
                     "z" => Some(Dim::Z),
                     _ => None,
                 };
-                if let Some(s) = builtin_vector(&name.name, Dim::X) {
+                let vector = builtins::value(&name.name).filter(|e| e.form == Form::Vector);
+                if let Some(entry) = vector {
+                    let Builtin::Value(v) = entry.builtin else {
+                        return None;
+                    };
+                    self.builtin_use(name.span, entry);
                     let Some(dim) = dim else {
                         self.error(CheckError::NotFound {
                             kind: "field",
@@ -368,18 +361,25 @@ impl BodyChecker<'_> {
                         });
                         return None;
                     };
-                    let s = builtin_vector(&name.name, dim).unwrap_or(s);
-                    return self.special(s, &format!("{}.{}", name.name, field.name), span);
+                    let text = format!("{}.{}", name.name, field.name);
+                    return self.special(entry, special_of(v, dim), &text, span);
                 }
             }
         }
         let b = self.expr(base, None)?;
+        let vectors: Vec<String> = builtins::names(Form::Vector)
+            .map(|n| format!("`{n}`"))
+            .collect();
         self.error(CheckError::NotFound {
             kind: "field",
             name: field.name.to_string(),
             span: field.span,
             similar: None,
-            help: Some(format!("values of type `{}` have no fields; only the built-in vectors (`thread_idx`, `block_idx`, `block_dim`, `grid_dim`, `cluster_idx`, `cluster_dim`) do", b.ty)),
+            help: Some(format!(
+                "values of type `{}` have no fields; only the built-in vectors ({}) do",
+                b.ty,
+                vectors.join(", ")
+            )),
         });
         None
     }

@@ -47,6 +47,10 @@ impl BodyChecker<'_> {
             return None;
         }
         if !consteval::fits(v, ty) {
+            // The argument of a call that failed: `i32` was only a guess.
+            if suffix.is_none() && expected.is_none() && self.untyped_args > 0 {
+                return None;
+            }
             self.error(CheckError::LiteralOutOfRange {
                 ty: ty.to_string(),
                 span,
@@ -77,6 +81,10 @@ impl BodyChecker<'_> {
             _ => Scalar::I32,
         };
         let Some(fmt) = Format::of(ty) else {
+            // The argument of a call that failed: `i32` was only a guess.
+            if expected.is_none() && self.untyped_args > 0 {
+                return None;
+            }
             self.error(CheckError::LiteralOutOfRange {
                 ty: ty.to_string(),
                 span,

@@ -9,9 +9,11 @@
 //! expression whose check failed is `None`, which silences the errors that
 //! would only follow from it.
 
+mod args;
 mod atomics;
 mod barrier_ops;
 mod body;
+pub mod builtins;
 mod calls;
 mod cycles;
 mod divisors;
@@ -35,11 +37,20 @@ use crate::target::Target;
 pub use error::CheckError;
 pub use globals::Globals;
 
-/// A use of a name and the span of the name's definition (for go-to-definition).
+/// A use of a name and what it names (for go-to-definition and hover).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Reference {
     pub span: crate::span::Span,
-    pub definition: crate::span::Span,
+    pub to: Referent,
+}
+
+/// What a used name refers to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Referent {
+    /// Something the program declares, by the span of its definition.
+    Definition(crate::span::Span),
+    /// A built-in of [`builtins::BUILTINS`].
+    Builtin(builtins::Builtin),
 }
 
 /// Everything the checker learns: the IR, diagnostics, and where each used

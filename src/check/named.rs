@@ -4,16 +4,14 @@
 //! [`StmtKind::NamedBarrier`].
 
 use super::body::{Binding, BodyChecker};
+use super::builtins::{self, Builtin, Form, Method};
 use super::calls::CallResult;
 use super::error::CheckError;
 use crate::barriers::error::BarrierError;
-use crate::ir::{self, NamedBarrier, NamedBarrierId, NamedBarrierOp, NamedOpKind, StmtKind};
+use crate::ir::{self, NamedBarrier, NamedBarrierId, NamedBarrierOp, StmtKind};
 use crate::span::Span;
 use crate::syntax::ast;
 use crate::types::Scalar;
-
-/// The operations on a named barrier.
-pub const METHODS: &[&str] = &["sync", "arrive"];
 
 impl BodyChecker<'_> {
     /// `barrier name[count]: named(threads = k);` (the scope word was
@@ -196,27 +194,25 @@ impl BodyChecker<'_> {
                 return None;
             }
         };
-        let kind = match &*method.name {
-            "sync" => NamedOpKind::Sync,
-            "arrive" => NamedOpKind::Arrive,
-            m => {
-                for a in args {
-                    let _ = self.expr(a, None);
-                }
-                self.error(CheckError::NotFound {
-                    kind: "named-barrier operation",
-                    name: m.into(),
-                    span: method.span,
-                    similar: super::body::similar(m, METHODS.iter().copied()),
-                    help: Some("the named-barrier operations are `sync` and `arrive`".into()),
-                });
-                return None;
-            }
+        let entry = builtins::method(Form::NamedMethod, &method.name);
+        let Some((entry, Builtin::Method(Method::Named(kind)))) = entry.map(|e| (e, e.builtin))
+        else {
+            self.quiet_args(args);
+            let methods: Vec<&str> = builtins::names(Form::NamedMethod).collect();
+            self.error(CheckError::NotFound {
+                kind: "named-barrier operation",
+                name: method.name.to_string(),
+                span: method.span,
+                similar: super::body::similar(&method.name, methods.iter().copied()),
+                help: Some(format!(
+                    "the named-barrier operations are {}",
+                    super::error::word_list(&methods)
+                )),
+            });
+            return None;
         };
-        if !args.is_empty() {
-            let sig = format!("{}()", kind.method());
-            return self.wrong_arg_count(kind.method(), args, span, "0".into(), &sig);
-        }
+        self.builtin_use(method.span, entry);
+        self.bind_args::<0>(entry, args, &[], span)?;
         match &index {
             None if count > 1 => {
                 self.push_diag(

@@ -2,6 +2,7 @@
 //! `remote(peer, 0)[0]`).
 
 use super::body::{Binding, BodyChecker};
+use super::builtins::{self, Function};
 use super::error::{CheckError, Suggestion};
 use crate::ir::{Expr, ParamType, Place, PlaceKind, SharedId};
 use crate::span::Span;
@@ -39,10 +40,13 @@ impl BodyChecker<'_> {
             ast::ExprKind::Name(name) => {
                 self.named_place(name, indices, *index_span, e.span, for_write)
             }
-            ast::ExprKind::Call { callee, args, .. }
-                if &*callee.name == "remote" && !self.g.function_ids.contains_key("remote") =>
-            {
-                self.remote_place(callee, args, indices, *index_span, e.span)
+            ast::ExprKind::Call {
+                callee,
+                args,
+                named,
+            } if &*callee.name == "remote" && !self.g.function_ids.contains_key("remote") => {
+                let named = ast::named_args(named);
+                self.remote_place(callee, args, named, indices, *index_span, e.span)
             }
             _ => {
                 let v = self.expr(base_expr, None);
@@ -245,25 +249,23 @@ impl BodyChecker<'_> {
         &mut self,
         callee: &ast::Ident,
         args: &[ast::Expr],
+        named: &[ast::NamedArg],
         indices: &[ast::IndexArg],
         index_span: Span,
         span: Span,
     ) -> Option<(Place, Span)> {
-        if args.len() != 2 {
-            self.error(CheckError::ArgCount {
-                callee: "remote".into(),
-                expected: "2".into(),
-                found: args.len(),
-                span: callee.span.to(span),
-                signature: Some("remote(array, rank: u32)".into()),
-            });
+        let entry = builtins::of(Function::Remote)?;
+        self.builtin_use(callee.span, entry);
+        let bound = self.in_call(entry.call_note(), args, named, |c| {
+            c.bind_args::<2>(entry, args, named, callee.span.to(span))
+        });
+        let [Some(arr_arg), Some(rank_arg)] = bound?.args else {
             return None;
-        }
-        let sm90 = self.require_sm90("`remote` (distributed shared memory)", callee.span);
-        let cluster =
-            sm90 && self.require_cluster("`remote` (distributed shared memory)", callee.span);
-        let (arr_arg, rank_arg) = (args.first()?, args.get(1)?);
-        let rank = self.expr_as(rank_arg, Scalar::U32);
+        };
+        let cluster = self.needs(entry, callee.span);
+        let rank = self.in_call(entry.call_note(), args, named, |c| {
+            c.expr_as(rank_arg, Scalar::U32)
+        });
         let idx = self.indices(indices);
         let ast::ExprKind::Name(arr_name) = &arr_arg.kind else {
             self.error(CheckError::NotA {

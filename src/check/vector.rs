@@ -14,6 +14,7 @@
 //!   (S0003) and the GPU faults if it is not.
 
 use super::body::BodyChecker;
+use super::builtins::{self, Builtin, Entry, Function};
 use super::calls::CallResult;
 use super::error::CheckError;
 use crate::ir::{
@@ -25,13 +26,13 @@ use crate::syntax::ast;
 /// More low zero bits than any index has.
 const ALL: u32 = 128;
 
-/// The vector built-ins: their width and whether they load.
-pub fn vector_op(name: &str) -> Option<(usize, bool)> {
-    match name {
-        "load2" => Some((2, true)),
-        "load4" => Some((4, true)),
-        "store2" => Some((2, false)),
-        "store4" => Some((4, false)),
+/// The width of a vector built-in, and whether it loads.
+fn vector_op(f: Function) -> Option<(usize, bool)> {
+    match f {
+        Function::Load2 => Some((2, true)),
+        Function::Load4 => Some((4, true)),
+        Function::Store2 => Some((2, false)),
+        Function::Store4 => Some((4, false)),
         _ => None,
     }
 }
@@ -50,8 +51,12 @@ impl BodyChecker<'_> {
                 args,
                 named,
             } if !self.g.function_ids.contains_key(&*callee.name) => {
-                match vector_op(&callee.name) {
-                    Some((n, true)) => Some((callee, args, named, n)),
+                let entry = builtins::function(&callee.name);
+                match entry.map(|e| (e, e.builtin)) {
+                    Some((e, Builtin::Function(f))) => match vector_op(f) {
+                        Some((n, true)) => Some((e, callee, args, named, n)),
+                        _ => None,
+                    },
                     _ => None,
                 }
             }
@@ -71,7 +76,7 @@ impl BodyChecker<'_> {
                 });
             }
         }
-        let Some((callee, args, named, n)) = load else {
+        let Some((entry, callee, args, named, n)) = load else {
             let _ = self.expr(init, None);
             self.error(CheckError::NotVectorLoad {
                 span: init.span,
@@ -81,16 +86,14 @@ impl BodyChecker<'_> {
             self.poison_names(names);
             return None;
         };
-        let name = &*callee.name;
-        self.no_named_args(name, ast::named_args(named));
-        let sig = if n == 2 {
-            "load2(array[index]) -> (T, T)"
-        } else {
-            "load4(array[index]) -> (T, T, T, T)"
-        };
-        let place = match self.arity::<1>(name, args, init.span, sig) {
-            Some([p]) => self.place(p, false),
-            None => None,
+        let name = entry.name;
+        self.builtin_use(callee.span, entry);
+        let bound = self.in_call(entry.call_note(), args, &[], |c| {
+            c.bind_args::<1>(entry, args, ast::named_args(named), init.span)
+        });
+        let place = match bound.map(|b| b.args) {
+            Some([Some(p)]) => self.place(p, false),
+            _ => None,
         };
         if names.len() != n {
             self.error(CheckError::VectorNames {
@@ -135,20 +138,33 @@ impl BodyChecker<'_> {
     /// `storeN(place, values...)`.
     pub fn store_vector_call(
         &mut self,
-        name: &str,
-        n: usize,
+        entry: &Entry,
         args: &[ast::Expr],
+        named: &[ast::NamedArg],
         span: Span,
     ) -> Option<CallResult> {
-        let sig = if n == 2 {
-            "store2(array[index], a: T, b: T)"
-        } else {
-            "store4(array[index], a: T, b: T, c: T, d: T)"
+        let Builtin::Function(f) = entry.builtin else {
+            return None;
         };
-        if args.len() != n + 1 {
-            return self.wrong_arg_count(name, args, span, (n + 1).to_string(), sig);
-        }
-        let (p, values) = args.split_first()?;
+        let (n, _) = vector_op(f)?;
+        let (p, values) = match f {
+            Function::Store2 => {
+                let [Some(p), Some(a), Some(b)] =
+                    self.bind_args::<3>(entry, args, named, span)?.args
+                else {
+                    return None;
+                };
+                (p, vec![a, b])
+            }
+            _ => {
+                let [Some(p), Some(a), Some(b), Some(c), Some(d)] =
+                    self.bind_args::<5>(entry, args, named, span)?.args
+                else {
+                    return None;
+                };
+                (p, vec![a, b, c, d])
+            }
+        };
         let place = self.place(p, true);
         let mut lowered = Vec::with_capacity(n);
         let mut ok = true;
@@ -163,7 +179,7 @@ impl BodyChecker<'_> {
             }
         }
         let (place, _) = place?;
-        if !self.vector_place(name, n, &place, p.span) || !ok {
+        if !self.vector_place(entry.name, n, &place, p.span) || !ok {
             return None;
         }
         Some(CallResult::Effect(Box::new(StmtKind::StoreVector {
@@ -172,13 +188,17 @@ impl BodyChecker<'_> {
         })))
     }
 
-    /// A vector built-in used as one value.
-    pub fn vector_as_value(&mut self, name: &str, n: usize, args: &[ast::Expr], span: Span) {
+    /// A vector load used as one value.
+    pub fn vector_as_value(&mut self, entry: &Entry, args: &[ast::Expr], span: Span) {
+        let n = match entry.builtin {
+            Builtin::Function(Function::Load2) => 2,
+            _ => 4,
+        };
         for a in args {
             self.quiet_uses(a);
         }
         self.error(CheckError::VectorAsValue {
-            callee: name.to_string(),
+            callee: entry.name.to_string(),
             n,
             span,
         });

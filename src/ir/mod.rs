@@ -915,6 +915,26 @@ pub enum MathFn {
     Fma,
 }
 
+impl MathFn {
+    /// The built-in's name (`fma`).
+    pub fn name(self) -> &'static str {
+        match self {
+            MathFn::Min => "min",
+            MathFn::Max => "max",
+            MathFn::Abs => "abs",
+            MathFn::Sqrt => "sqrt",
+            MathFn::Rsqrt => "rsqrt",
+            MathFn::Exp2 => "exp2",
+            MathFn::Log2 => "log2",
+            MathFn::Exp => "exp",
+            MathFn::Log => "log",
+            MathFn::Sin => "sin",
+            MathFn::Cos => "cos",
+            MathFn::Fma => "fma",
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum AtomicOp {
     Add,
@@ -1089,6 +1109,21 @@ pub enum WarpOp {
 }
 
 impl WarpOp {
+    /// The built-in's name (`shfl_xor`).
+    pub fn name(self) -> &'static str {
+        match self {
+            WarpOp::ShflDown => "shfl_down",
+            WarpOp::ShflUp => "shfl_up",
+            WarpOp::ShflXor => "shfl_xor",
+            WarpOp::ShflIdx => "shfl_idx",
+            WarpOp::Ballot => "ballot",
+            WarpOp::Any => "any",
+            WarpOp::All => "all",
+            WarpOp::Elect => "elect_one",
+            WarpOp::ActiveMask => "active_mask",
+        }
+    }
+
     /// The arguments before the optional mask.
     pub fn fixed_args(self) -> usize {
         match self {

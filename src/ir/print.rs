@@ -549,7 +549,7 @@ fn expr(out: &mut String, cx: Cx, x: &Expr, level: usize) {
         }
         ExprKind::Call { func, args } => call(out, cx, *func, args, level),
         ExprKind::Math(f, args) => {
-            let _ = write!(out, "{}(", math_name(*f));
+            let _ = write!(out, "{}(", f.name());
             list(out, cx, args, level);
             out.push(')');
         }
@@ -572,7 +572,7 @@ fn expr(out: &mut String, cx: Cx, x: &Expr, level: usize) {
             out.push(')');
         }
         ExprKind::Warp(op, args) => {
-            let _ = write!(out, "{}(", warp_name(*op));
+            let _ = write!(out, "{}(", op.name());
             list(out, cx, args, level);
             out.push(')');
         }
@@ -633,37 +633,6 @@ fn special(s: Special) -> String {
         Special::ClusterIdx(d) => dim("cluster_idx", d),
         Special::ClusterDim(d) => dim("cluster_dim", d),
         Special::LaneMask(m) => format!("lane_mask_{}()", m.name()),
-    }
-}
-
-fn math_name(f: MathFn) -> &'static str {
-    match f {
-        MathFn::Min => "min",
-        MathFn::Max => "max",
-        MathFn::Abs => "abs",
-        MathFn::Sqrt => "sqrt",
-        MathFn::Rsqrt => "rsqrt",
-        MathFn::Exp2 => "exp2",
-        MathFn::Log2 => "log2",
-        MathFn::Exp => "exp",
-        MathFn::Log => "log",
-        MathFn::Sin => "sin",
-        MathFn::Cos => "cos",
-        MathFn::Fma => "fma",
-    }
-}
-
-fn warp_name(op: WarpOp) -> &'static str {
-    match op {
-        WarpOp::ShflDown => "shfl_down",
-        WarpOp::ShflUp => "shfl_up",
-        WarpOp::ShflXor => "shfl_xor",
-        WarpOp::ShflIdx => "shfl_idx",
-        WarpOp::Ballot => "ballot",
-        WarpOp::Any => "any",
-        WarpOp::All => "all",
-        WarpOp::Elect => "elect_one",
-        WarpOp::ActiveMask => "active_mask",
     }
 }
 

@@ -1,6 +1,7 @@
 //! Go-to-definition, from the checker's table of resolved names.
 
 use super::analysis::{covers, Analysis};
+use crate::check::Referent;
 use crate::span::Span;
 use crate::syntax::ast::{Block, ElseBranch, Item, Stmt, StmtKind};
 use lsp_types::{GotoDefinitionResponse, Position};
@@ -9,13 +10,17 @@ pub fn definition(a: &Analysis, pos: Position) -> Option<GotoDefinitionResponse>
     let offset = a.offset(pos)?;
     // The innermost use under the cursor; one that strictly contains it
     // beats one that ends right at it (`a+b` with the cursor on `+`).
-    let r = a
+    let (_, definition) = a
         .compilation
         .references
         .iter()
-        .filter(|r| covers(r.span, offset))
-        .min_by_key(|r| (offset >= r.span.end as usize, r.span.len()))?;
-    let target = declared_name(a, r.definition).unwrap_or(r.definition);
+        .filter_map(|r| match r.to {
+            Referent::Definition(d) => Some((r.span, d)),
+            Referent::Builtin(_) => None,
+        })
+        .filter(|(span, _)| covers(*span, offset))
+        .min_by_key(|(span, _)| (offset >= span.end as usize, span.len()))?;
+    let target = declared_name(a, definition).unwrap_or(definition);
     Some(GotoDefinitionResponse::Scalar(a.location(target)?))
 }
 

@@ -448,6 +448,16 @@ impl Entry {
         }
     }
 
+    /// Each way to call it, with its result type: `test() -> bool` and
+    /// `test(parity: u32) -> bool`; one form for most built-ins.
+    pub fn forms(&self) -> Vec<String> {
+        if self.params.iter().any(|p| p.kind == ParamKind::Omittable) {
+            vec![self.call_form(false, true), self.call_form(true, true)]
+        } else {
+            vec![self.signature()]
+        }
+    }
+
     /// `name(params) -> ret`, with the omittable parameters or without,
     /// with the result type or without.
     fn call_form(&self, with_omittable: bool, with_ret: bool) -> String {

@@ -689,7 +689,8 @@ impl CheckError {
                 d = if takes.is_empty() {
                     d.note(format!("`{callee}` takes no named arguments"))
                 } else {
-                    d.help(format!("`{callee}` takes the named arguments {}", word_list(&takes)))
+                    let what = if takes.len() == 1 { "argument" } else { "arguments" };
+                    d.help(format!("`{callee}` takes the named {what} {}", word_list(&takes)))
                 };
                 if let Some(s) = similar {
                     d = d.fix(format!("did you mean `{s}`?"), span, s.clone());

@@ -68,6 +68,11 @@ impl Analysis {
         self.compilation.module.as_ref()
     }
 
+    /// The document's text, as compiled.
+    pub fn document_text(&self) -> &str {
+        self.text(ROOT)
+    }
+
     fn text(&self, file: FileId) -> &str {
         self.compilation
             .sources

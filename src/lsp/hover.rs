@@ -3,6 +3,8 @@
 
 use super::analysis::{covers, Analysis};
 use super::walk::{self, Node, Owner};
+use crate::check::builtins::{self, Entry, Form};
+use crate::check::Referent;
 use crate::ir::{
     BarrierGroup, ExprKind, Function, Local, Module, Param, ParamType, PlaceKind, SharedArray,
     Value,
@@ -14,6 +16,8 @@ use lsp_types::{Hover, HoverContents, MarkupContent, MarkupKind, Position};
 #[derive(Clone, Copy)]
 enum Target<'m> {
     Node(Owner<'m>, Node<'m>),
+    /// The name of a built-in function or value (from the checker's uses).
+    Builtin(&'static Entry),
     Local(&'m Local),
     Param(&'m Param),
     Group(&'m BarrierGroup),
@@ -36,6 +40,10 @@ pub fn hover(a: &Analysis, pos: Position) -> Option<Hover> {
     for f in &module.functions {
         candidates.extend(f.body.locals.iter().map(|l| (l.span, Target::Local(l))));
     }
+    candidates.extend(a.compilation.references.iter().filter_map(|r| match r.to {
+        Referent::Builtin(b) => Some((r.span, Target::Builtin(builtins::entry(b)?))),
+        Referent::Definition(_) => None,
+    }));
     let (span, target) = candidates
         .into_iter()
         .filter(|(span, _)| covers(*span, offset))
@@ -56,10 +64,13 @@ fn rank(span: Span, offset: usize) -> (bool, usize) {
 }
 
 /// Between nodes with the same span, the more specific description wins: a
-/// memory element (which names its array) over the load that reads it.
+/// memory element (which names its array) over the load that reads it, a
+/// built-in's documentation over its value's type.
 fn tie_break(t: &Target) -> u8 {
     match t {
-        Target::Node(_, Node::Expr(_)) => 1,
+        Target::Node(_, Node::Expr(_)) => 2,
+        // A barrier operation's node knows its parity, the table does not.
+        Target::Builtin(_) => 1,
         _ => 0,
     }
 }
@@ -83,6 +94,7 @@ fn describe(a: &Analysis, module: &Module, span: Span, t: Target) -> Option<Stri
         Target::Param(p) => code(&param(p)),
         Target::Group(g) => group(g),
         Target::Shared(s) => code(&shared(s)),
+        Target::Builtin(e) => format!("{}\n\n{}", code(&e.signature()), builtin_doc(e)),
         Target::Node(
             _,
             Node::Operation {
@@ -140,49 +152,27 @@ fn describe(a: &Analysis, module: &Module, span: Span, t: Target) -> Option<Stri
     })
 }
 
-/// A barrier operation's signature and what it does (language.md §9).
+/// A barrier operation's signature and what it does (language.md §9),
+/// from the table of built-ins, with what the parity of this use is.
 fn operation(method: &str, tracked: Option<bool>) -> Option<String> {
-    let (signature, doc) = match method {
-        "arrive" => (
-            "b.arrive()\nb.arrive(count: u32)",
-            "One arrival by this thread (or `count` at once) on the barrier's current phase. Any scope.",
-        ),
-        "arrive_expect_tx" => (
-            "b.arrive_expect_tx(bytes: u32)",
-            "Expect `bytes` more transaction bytes this phase, then arrive once. Any scope.",
-        ),
-        "expect_tx" => (
-            "b.expect_tx(bytes: u32)",
-            "Expect `bytes` more transaction bytes this phase, without arriving. Any scope.",
-        ),
-        "arrive_remote" => (
-            "b.arrive_remote(rank: u32)",
-            "Arrive on the same barrier in cluster CTA `rank`, releasing this thread's writes at cluster scope. Cluster-scope groups only.",
-        ),
-        "wait" => (
-            "b.wait()\nb.wait(parity: u32)",
-            "Block until the phase with this parity has completed; acquire at CTA scope. CTA-scope groups only.",
-        ),
-        "wait_cluster" => (
-            "b.wait_cluster()\nb.wait_cluster(parity: u32)",
-            "Block until the phase with this parity has completed; acquire at cluster scope, so writes other CTAs released before arriving are visible. Cluster-scope groups only.",
-        ),
-        "test" => (
-            "b.test() -> bool\nb.test(parity: u32) -> bool",
-            "Has the phase with this parity completed? Never blocks; acquires at CTA scope when it has. CTA-scope groups only.",
-        ),
-        "test_cluster" => (
-            "b.test_cluster() -> bool\nb.test_cluster(parity: u32) -> bool",
-            "Has the phase with this parity completed? Never blocks; acquires at cluster scope when it has. Cluster-scope groups only.",
-        ),
-        _ => return None,
-    };
+    let e = builtins::method(Form::BarrierMethod, method)?;
     let parity = match tracked {
         Some(true) => "\n\nParity: tracked by the compiler, per barrier and per thread (shared by `wait`, `wait_cluster`, `test` and `test_cluster`); it flips after each completed wait and each successful test.",
         Some(false) => "\n\nParity: as written (0 or 1); the tracked parity does not move.",
         None => "",
     };
-    Some(format!("{}\n\n{doc}{parity}", code(signature)))
+    let forms: Vec<String> = e.forms().iter().map(|f| format!("b.{f}")).collect();
+    let forms = forms.join("\n");
+    Some(format!("{}\n\n{}{parity}", code(&forms), e.doc))
+}
+
+/// A built-in's documentation line, and the target and launch it needs
+/// when that is not every target.
+pub fn builtin_doc(e: &Entry) -> String {
+    match e.target_text().as_str() {
+        "all" => e.doc.to_string(),
+        t => format!("{}\n\nNeeds: {t}.", e.doc),
+    }
 }
 
 fn is_identifier(text: &str) -> bool {

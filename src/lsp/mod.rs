@@ -12,6 +12,7 @@
 
 mod analysis;
 mod code_action;
+mod completion;
 mod definition;
 mod diagnostics;
 mod hover;
@@ -28,7 +29,8 @@ use lsp_types::notification::{
     LogMessage, Notification as _, PublishDiagnostics,
 };
 use lsp_types::request::{
-    CodeActionRequest, DocumentSymbolRequest, GotoDefinition, HoverRequest, Request as _,
+    CodeActionRequest, Completion, DocumentSymbolRequest, GotoDefinition, HoverRequest,
+    Request as _,
 };
 use lsp_types::{
     CodeActionKind, CodeActionOptions, CodeActionProviderCapability, HoverProviderCapability,
@@ -159,6 +161,10 @@ fn capabilities(encoding: Encoding) -> ServerCapabilities {
             },
         )),
         hover_provider: Some(HoverProviderCapability::Simple(true)),
+        completion_provider: Some(lsp_types::CompletionOptions {
+            trigger_characters: Some(vec![".".into()]),
+            ..lsp_types::CompletionOptions::default()
+        }),
         definition_provider: Some(OneOf::Left(true)),
         document_symbol_provider: Some(OneOf::Left(true)),
         code_action_provider: Some(CodeActionProviderCapability::Options(CodeActionOptions {
@@ -246,6 +252,9 @@ impl Server<'_> {
         Some(match req.method.as_str() {
             HoverRequest::METHOD => self.on::<HoverRequest, _>(req, |a, p| {
                 hover::hover(a, p.text_document_position_params.position)
+            }),
+            Completion::METHOD => self.on::<Completion, _>(req, |a, p| {
+                completion::completion(a, p.text_document_position.position)
             }),
             GotoDefinition::METHOD => self.on::<GotoDefinition, _>(req, |a, p| {
                 definition::definition(a, p.text_document_position_params.position)
@@ -387,6 +396,12 @@ trait HasDocument {
 impl HasDocument for lsp_types::HoverParams {
     fn document(&self) -> &Uri {
         &self.text_document_position_params.text_document.uri
+    }
+}
+
+impl HasDocument for lsp_types::CompletionParams {
+    fn document(&self) -> &Uri {
+        &self.text_document_position.text_document.uri
     }
 }
 

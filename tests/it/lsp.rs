@@ -428,18 +428,24 @@ fn diagnostics_fixes_hover_definition_and_symbols() {
         .unwrap_or_else(|| panic!("{hover}"));
     assert!(value.contains("let x: u32"), "{value}");
 
-    // Hover on an expression shows its type: the comparison is a `bool`,
-    // the built-in value in it a `u32`.
-    for (at, ty) in [(14, "bool"), (3, "u32")] {
+    // Hover on an expression shows its type (the comparison is a `bool`),
+    // on a built-in value its entry in the table of built-ins.
+    let hover_at = |c: &mut Client, at: usize| -> String {
         let hover = c.request(
             "textDocument/hover",
             json!({ "textDocument": { "uri": uri }, "position": pos(MAIN, "cluster_rank == 1", 0, at, Enc::Utf16) }),
         );
-        let value = hover["result"]["contents"]["value"]
+        hover["result"]["contents"]["value"]
             .as_str()
-            .unwrap_or_else(|| panic!("{hover}"));
-        assert_eq!(value, format!("```kdsl\n{ty}\n```"), "{hover}");
-    }
+            .unwrap_or_else(|| panic!("{hover}"))
+            .to_string()
+    };
+    assert_eq!(hover_at(&mut c, 14), "```kdsl\nbool\n```");
+    let value = hover_at(&mut c, 3);
+    assert!(
+        value.starts_with("```kdsl\ncluster_rank: u32\n```\n\nThis CTA's rank"),
+        "{value}"
+    );
 
     // Definition of a variable: its `let`.
     let def = c.request(
@@ -1133,5 +1139,128 @@ fn special_file_imports_do_not_wedge_the_server() {
             "{d:#?}"
         );
     }
+    assert_eq!(c.shutdown(), 0);
+}
+
+/// A use of `e` in a kernel, with the cursor's needle: a call (whatever
+/// its arguments: the checker records the name before it checks them), a
+/// value, or an operation on a barrier group or named barrier.
+fn builtin_use(e: &kdsl::check::builtins::Entry) -> (String, String) {
+    use kdsl::check::builtins::Form;
+    let n = e.name;
+    let (decl, stmt, needle) = match e.form {
+        Form::Function => ("", format!("let _x = {n}();"), format!("{n}(")),
+        Form::Scalar => ("", format!("let _x = {n};"), format!("= {n}")),
+        Form::Vector => ("", format!("let _x = {n}.x;"), format!("{n}.x")),
+        Form::BarrierMethod => (
+            "barrier b: cta(arrivals = 1);",
+            format!("b.{n}();"),
+            format!(".{n}("),
+        ),
+        Form::NamedMethod => (
+            "barrier nb: named(threads = 64);",
+            format!("nb.{n}();"),
+            format!(".{n}("),
+        ),
+    };
+    let text = format!(
+        "kernel k(out: global mut [u32]) block(64) cluster(2) {{\n    {decl}\n    {stmt}\n}}\n"
+    );
+    let needle = match e.form {
+        Form::Scalar => needle.trim_start_matches("= ").to_string(),
+        _ => needle,
+    };
+    (text, needle)
+}
+
+/// Hover over any built-in shows the table's signature and doc line, and
+/// completion offers every built-in function and value where an
+/// expression may start, every operation after a barrier group's `.`,
+/// each with the table's signature.
+#[test]
+fn hover_and_completion_come_from_the_table_of_built_ins() {
+    use kdsl::check::builtins::{Form, BUILTINS};
+    let (mut c, init) = Client::initialized(None);
+    assert_eq!(
+        init["capabilities"]["completionProvider"]["triggerCharacters"],
+        json!(["."])
+    );
+    for (i, e) in BUILTINS.iter().enumerate() {
+        let (text, needle) = builtin_use(e);
+        let uri = format!("file:///builtin{i}.kdsl");
+        c.open(&uri, &text);
+        let hover = c.request(
+            "textDocument/hover",
+            json!({ "textDocument": { "uri": uri }, "position": pos(&text, &needle, 0, needle.find(e.name).unwrap_or(0) + 1, Enc::Utf16) }),
+        );
+        let value = hover["result"]["contents"]["value"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no hover on `{}` in\n{text}\n{hover}", e.name));
+        let sig = e.signature();
+        let first_form = sig.split(" or ").next().unwrap_or(&sig);
+        assert!(
+            value.contains(first_form) && value.contains(e.doc),
+            "hover on `{}` shows\n{value}",
+            e.name
+        );
+    }
+    // Completion at the start of a statement: every function and value.
+    let text = "kernel k(out: global mut [u32]) block(64) {\n    barrier ready: cta(arrivals = 1);\n    let x = out[0];\n    \n    ready.\n}\n";
+    let uri = "file:///complete.kdsl";
+    c.open(uri, text);
+    let complete = |c: &mut Client, needle: &str, extra: usize| -> Vec<Value> {
+        let r = c.request(
+            "textDocument/completion",
+            json!({ "textDocument": { "uri": uri }, "position": pos(text, needle, 0, extra, Enc::Utf16) }),
+        );
+        r["result"]
+            .as_array()
+            .cloned()
+            .unwrap_or_else(|| panic!("{r}"))
+    };
+    let items = complete(&mut c, "    \n", 4);
+    let label = |i: &Value| i["label"].as_str().unwrap_or("").to_string();
+    for e in BUILTINS
+        .iter()
+        .filter(|e| matches!(e.form, Form::Function | Form::Scalar | Form::Vector))
+    {
+        let item = items
+            .iter()
+            .find(|i| label(i) == e.name)
+            .unwrap_or_else(|| panic!("completion lacks `{}`", e.name));
+        assert_eq!(item["detail"], json!(e.signature()), "`{}`", e.name);
+    }
+    assert!(items.iter().any(|i| label(i) == "x"), "the local `x`");
+    assert!(
+        items.iter().any(|i| label(i) == "out"),
+        "the parameter `out`"
+    );
+    assert!(
+        !items.iter().any(|i| label(i) == "wait"),
+        "no method at a statement's start"
+    );
+    // After `ready.`: the barrier operations, and nothing else.
+    let items = complete(&mut c, "ready.\n", 6);
+    let got: std::collections::BTreeSet<String> = items.iter().map(label).collect();
+    let want: std::collections::BTreeSet<String> = BUILTINS
+        .iter()
+        .filter(|e| e.form == Form::BarrierMethod)
+        .map(|e| e.name.to_string())
+        .collect();
+    assert_eq!(got, want);
+    // A prefix narrows the list.
+    let text2 = "kernel k(out: global mut [u32]) block(64) {\n    out[0] = shfl_\n}\n";
+    c.open("file:///prefix.kdsl", text2);
+    let r = c.request(
+        "textDocument/completion",
+        json!({ "textDocument": { "uri": "file:///prefix.kdsl" }, "position": pos(text2, "shfl_", 0, 5, Enc::Utf16) }),
+    );
+    let got: Vec<String> = r["result"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(label)
+        .collect();
+    assert_eq!(got, ["shfl_down", "shfl_up", "shfl_xor", "shfl_idx"]);
     assert_eq!(c.shutdown(), 0);
 }

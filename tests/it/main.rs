@@ -7,6 +7,7 @@ mod ptx_build;
 
 mod atomics;
 mod barriers;
+mod builtins;
 mod catalog;
 mod cli;
 mod consteval;

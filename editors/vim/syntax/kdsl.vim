@@ -12,17 +12,19 @@ syn keyword kdslOperatorWord as
 syn keyword kdslBoolean      true false
 syn keyword kdslType         bool i8 u8 i16 u16 i32 u32 i64 u64 f16 bf16 f32 f64
 
-" Built-in values and functions.
+" Built-in values, functions and barrier operations: the names of the
+" table in src/check/builtins.rs (tests/it/builtins.rs compares them).
 syn keyword kdslBuiltinVar   thread_idx block_dim block_idx grid_dim cluster_idx cluster_dim
 syn keyword kdslBuiltinVar   lane_id warp_id cluster_rank cluster_size
 syn match   kdslBuiltinFn    "\<\%(min\|max\|abs\|sqrt\|rsqrt\|exp2\|log2\|exp\|log\|sin\|cos\|fma\|select\)\ze\s*("
-syn match   kdslBuiltinFn    "\<\%(atomic_add\|atomic_sub\|atomic_max\|atomic_min\|atomic_exch\|atomic_and\|atomic_or\|atomic_xor\|atomic_inc\|atomic_dec\|atomic_cas\|remote\)\ze\s*("
-syn match   kdslBuiltinFn    "\<\%(shfl_down\|shfl_up\|shfl_xor\|shfl_idx\|ballot\|any\|all\)\ze\s*("
+syn match   kdslBuiltinFn    "\<\%(atomic_add\|atomic_sub\|atomic_max\|atomic_min\|atomic_exch\|atomic_and\|atomic_or\|atomic_xor\|atomic_inc\|atomic_dec\|atomic_cas\)\ze\s*("
+syn match   kdslBuiltinFn    "\<\%(shfl_down\|shfl_up\|shfl_xor\|shfl_idx\|ballot\|any\|all\|elect_one\|active_mask\)\ze\s*("
+syn match   kdslBuiltinFn    "\<\%(lane_mask_eq\|lane_mask_lt\|lane_mask_le\|lane_mask_gt\|lane_mask_ge\|sync_warp\)\ze\s*("
 syn match   kdslBuiltinFn    "\<\%(sync_threads\|cluster_sync\|fence\|fence_proxy_async\)\ze\s*("
-syn match   kdslBuiltinFn    "\<copy_async\%(_store\|_commit\|_wait\)\=\ze\s*("
+syn match   kdslBuiltinFn    "\<\%(copy_async\|copy_async_store\|copy_async_commit\|copy_async_wait\|remote\)\ze\s*("
 syn match   kdslBuiltinFn    "\<\%(load2\|load4\|store2\|store4\)\ze\s*("
-" Barrier operations: `full[s].wait(0)`.
-syn match   kdslBarrierOp    "\.\zs\%(arrive_expect_tx\|arrive_remote\|arrive\|expect_tx\|wait_cluster\|wait\|test\)\ze\s*("
+" Barrier operations: `full[s].wait(0)`, `ready.sync()`.
+syn match   kdslBarrierOp    "\.\zs\%(arrive\|arrive_expect_tx\|expect_tx\|arrive_remote\|wait\|test\|wait_cluster\|test_cluster\|sync\)\ze\s*("
 " Launch attributes after the parameter list, and barrier scopes.
 syn match   kdslAttribute    ")\s*\zs\<\%(block\|cluster\)\ze\s*("
 syn match   kdslScope        "\<\h\w*\ze\s*(\s*arrivals\s*="

@@ -16,7 +16,7 @@
 //! function), its IR operation, its PTX, its simulation, its line in
 //! `docs/language.md` and the highlighters, and its tests.
 
-use crate::ir::{AtomicOp, LaneMask, MathFn, NamedOpKind, WarpOp};
+use crate::ir::{AtomicOp, LaneMask, MathFn, NamedOpKind, ReduxOp, WarpOp};
 use crate::target::Target;
 
 /// What a built-in is: the checker dispatches on this.
@@ -317,6 +317,12 @@ pub const BUILTINS: &[Entry] = &[
     Entry::function("ballot", F::Warp(WarpOp::Ballot), &[req("pred", "bool"), MASK], "u32", "The lanes of the mask whose `pred` is true, one bit each."),
     Entry::function("any", F::Warp(WarpOp::Any), &[req("pred", "bool"), MASK], "bool", "Whether `pred` is true in any lane of the mask."),
     Entry::function("all", F::Warp(WarpOp::All), &[req("pred", "bool"), MASK], "bool", "Whether `pred` is true in every lane of the mask."),
+    Entry::function("redux_add", F::Warp(WarpOp::Redux(ReduxOp::Add)), &[req("value", "T"), MASK], "T", "The sum of `value` over the lanes of the mask, wrapping (`u32`, `i32`; `redux.sync`)."),
+    Entry::function("redux_min", F::Warp(WarpOp::Redux(ReduxOp::Min)), &[req("value", "T"), MASK], "T", "The smallest `value` of the lanes of the mask (`u32`, `i32`; `redux.sync`)."),
+    Entry::function("redux_max", F::Warp(WarpOp::Redux(ReduxOp::Max)), &[req("value", "T"), MASK], "T", "The largest `value` of the lanes of the mask (`u32`, `i32`; `redux.sync`)."),
+    Entry::function("redux_and", F::Warp(WarpOp::Redux(ReduxOp::And)), &[req("value", "T"), MASK], "T", "The AND of `value` over the lanes of the mask (`u32`, `i32`; `redux.sync`)."),
+    Entry::function("redux_or", F::Warp(WarpOp::Redux(ReduxOp::Or)), &[req("value", "T"), MASK], "T", "The OR of `value` over the lanes of the mask (`u32`, `i32`; `redux.sync`)."),
+    Entry::function("redux_xor", F::Warp(WarpOp::Redux(ReduxOp::Xor)), &[req("value", "T"), MASK], "T", "The XOR of `value` over the lanes of the mask (`u32`, `i32`; `redux.sync`)."),
     Entry::function("elect_one", F::Warp(WarpOp::Elect), &[MASK], "bool", "True in exactly one lane of the mask, the same in every lane (`elect.sync` on sm_90)."),
     Entry::function("active_mask", F::Warp(WarpOp::ActiveMask), &[], "u32", "The lanes of this warp executing this call (`activemask`)."),
     Entry::function("lane_mask_eq", F::LaneMask(LaneMask::Eq), &[], "u32", "The bit of this lane (`%lanemask_eq`)."),

@@ -352,6 +352,26 @@ impl BodyChecker<'_> {
                 self.bind_args::<0>(entry, args, named, span)?;
                 self.value(ExprKind::Warp(op, Vec::new()), Some(Scalar::U32), span)
             }
+            WarpOp::Redux(_) => {
+                let [Some(v), mask] = self.bind_args::<2>(entry, args, named, span)?.args else {
+                    return None;
+                };
+                let target = self.needs(entry, span);
+                let v = self.expr(v, expected.or(Some(Scalar::U32)));
+                let mask = self.mask(mask);
+                let v = v?;
+                if !matches!(v.ty, Scalar::U32 | Scalar::I32) {
+                    self.bad(
+                        name,
+                        v.ty,
+                        span,
+                        "`redux.sync` reduces `u32` and `i32` values",
+                    )?;
+                }
+                let ty = v.ty;
+                let args = with_mask(vec![v], mask?);
+                target.then(|| self.value(ExprKind::Warp(op, args), Some(ty), span))?
+            }
         }
     }
 

@@ -1106,6 +1106,35 @@ pub enum WarpOp {
     Elect,
     /// `active_mask() -> u32`: the lanes executing it (`[]`).
     ActiveMask,
+    /// `redux_add(value, mask?)` ...: `value` combined over the lanes of
+    /// the mask, the same result in each (`u32`/`i32`, `[value]` or
+    /// `[value, mask]`).
+    Redux(ReduxOp),
+}
+
+/// The operation of a warp reduction (`redux.sync`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ReduxOp {
+    Add,
+    Min,
+    Max,
+    And,
+    Or,
+    Xor,
+}
+
+impl ReduxOp {
+    /// PTX's name of the operation (`redux.sync.add`).
+    pub fn ptx(self) -> &'static str {
+        match self {
+            ReduxOp::Add => "add",
+            ReduxOp::Min => "min",
+            ReduxOp::Max => "max",
+            ReduxOp::And => "and",
+            ReduxOp::Or => "or",
+            ReduxOp::Xor => "xor",
+        }
+    }
 }
 
 impl WarpOp {
@@ -1121,6 +1150,12 @@ impl WarpOp {
             WarpOp::All => "all",
             WarpOp::Elect => "elect_one",
             WarpOp::ActiveMask => "active_mask",
+            WarpOp::Redux(ReduxOp::Add) => "redux_add",
+            WarpOp::Redux(ReduxOp::Min) => "redux_min",
+            WarpOp::Redux(ReduxOp::Max) => "redux_max",
+            WarpOp::Redux(ReduxOp::And) => "redux_and",
+            WarpOp::Redux(ReduxOp::Or) => "redux_or",
+            WarpOp::Redux(ReduxOp::Xor) => "redux_xor",
         }
     }
 
@@ -1128,7 +1163,7 @@ impl WarpOp {
     pub fn fixed_args(self) -> usize {
         match self {
             WarpOp::ShflDown | WarpOp::ShflUp | WarpOp::ShflXor | WarpOp::ShflIdx => 2,
-            WarpOp::Ballot | WarpOp::Any | WarpOp::All => 1,
+            WarpOp::Ballot | WarpOp::Any | WarpOp::All | WarpOp::Redux(_) => 1,
             WarpOp::Elect | WarpOp::ActiveMask => 0,
         }
     }

@@ -10,7 +10,7 @@ use super::error::Result;
 use super::imm;
 use super::suffix;
 use super::writer::{emit, Class, Operand, Writer};
-use crate::ir::{Dim, Expr, MathFn, Special, WarpOp};
+use crate::ir::{Dim, Expr, MathFn, ReduxOp, Special, WarpOp};
 use crate::types::Scalar;
 
 const FULL_MASK: &str = "0xffffffff";
@@ -226,6 +226,28 @@ impl Writer<'_> {
             (WarpOp::ActiveMask, []) => {
                 let d = self.reg(Class::B32);
                 emit!(self, "activemask.b32 {};", d);
+                return Ok(Operand::Reg(d));
+            }
+            (WarpOp::Redux(r), [v]) => {
+                // `.add`, `.min`, `.max` are typed; the bitwise ones `.b32`.
+                let ty = match (r, v.ty) {
+                    (ReduxOp::And | ReduxOp::Or | ReduxOp::Xor, _) => "b32",
+                    (_, Scalar::I32) => "s32",
+                    _ => "u32",
+                };
+                let x = self.expr(v)?;
+                let x = self.in_reg(x, v.ty);
+                let mask = self.warp_mask(mask_e)?;
+                let d = self.reg_for(v.ty);
+                emit!(
+                    self,
+                    "redux.sync.{}.{} {}, {}, {};",
+                    r.ptx(),
+                    ty,
+                    d,
+                    x,
+                    mask
+                );
                 return Ok(Operand::Reg(d));
             }
             _ => return Err(self.invalid(format!("`{op:?}` with {} arguments", args.len()))),

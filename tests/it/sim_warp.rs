@@ -115,3 +115,76 @@ fn lanes_at_different_warp_instructions_deadlock() {
     assert!(text.contains("split.kdsl:3:9"), "{text}");
     assert_eq!(text.matches("16 threads wait here").count(), 2, "{text}");
 }
+
+/// What `tests/valid/warp_reductions.kdsl` writes.
+fn reductions_reference(x: &[u32], s: &[i32]) -> (Vec<u32>, Vec<i32>) {
+    let (mut out, mut signed) = (vec![0u32; 256], vec![0i32; 192]);
+    for w in 0..2usize {
+        let lanes = 32 * w..32 * w + 32;
+        let low = 32 * w..32 * w + 16;
+        let (v, sv) = (&x[lanes.clone()], &s[lanes.clone()]);
+        let add = v.iter().fold(0u32, |a, b| a.wrapping_add(*b));
+        let (min, max) = (v.iter().min(), v.iter().max());
+        let (and, or, xor) = v
+            .iter()
+            .fold((u32::MAX, 0, 0), |(a, o, x), b| (a & b, o | b, x ^ b));
+        let sadd = sv.iter().fold(0i32, |a, b| a.wrapping_add(*b));
+        let (smin, smax) = (sv.iter().min(), sv.iter().max());
+        let sxor = sv.iter().fold(0i32, |a, b| a ^ b);
+        let low_max = x[low.clone()].iter().max();
+        let low_add = x[low.clone()].iter().fold(0u32, |a, b| a.wrapping_add(*b));
+        let low_smin = s[low.clone()].iter().min();
+        for i in lanes {
+            out[i] = add;
+            out[64 + i] = min.zip(max).map_or(0, |(a, b)| a ^ b);
+            out[128 + i] = and | (or << 1) ^ xor;
+            signed[i] = sadd.wrapping_add(smin.map_or(0, |m| m.wrapping_mul(3)));
+            signed[64 + i] = smax.map_or(0, |m| m.wrapping_sub(sxor));
+            if low.contains(&i) {
+                out[192 + i] = low_max.map_or(0, |m| m.wrapping_add(low_add));
+                signed[128 + i] = low_smin.copied().unwrap_or(0);
+            }
+        }
+    }
+    (out, signed)
+}
+
+/// The warp reductions against a Rust reference: whole warps and the low
+/// half of each warp, on values that wrap and signed values of both signs,
+/// with the passes on and off, in order and under random schedules.
+#[test]
+fn warp_reductions_match_the_reference() {
+    let x: Vec<u32> = (0..64u32)
+        .map(|i| i.wrapping_mul(0x9E37_79B9).rotate_left(i % 7))
+        .collect();
+    let s: Vec<i32> = (0..64i32).map(|i| (i - 20) * 1_000_003).collect();
+    let (want, want_signed) = reductions_reference(&x, &s);
+    for passes in [Passes::all(), Passes::none()] {
+        let opts = Options {
+            target: Target::Sm80,
+            passes: passes.clone(),
+            ..Options::default()
+        };
+        let l = kdsl_file_with(Path::new("tests/valid/warp_reductions.kdsl"), &opts);
+        for schedule in [Schedule::InOrder, Schedule::Random(1), Schedule::Random(2)] {
+            let s_bytes: Vec<u8> = s.iter().flat_map(|v| v.to_le_bytes()).collect();
+            let launch = launch(
+                "warp_reductions",
+                [1, 1, 1],
+                [64, 1, 1],
+                [1, 1, 1],
+                vec![
+                    u32s("x", &x),
+                    array("s", kdsl::types::Scalar::I32, s_bytes),
+                    u32s("out", &[0; 256]),
+                    array("signed", kdsl::types::Scalar::I32, vec![0; 192 * 4]),
+                ],
+            );
+            let o = run_with(&l, &launch, schedule, 10_000_000);
+            assert!(o.reports.is_empty(), "{schedule:?}:\n{}", rendered(&l, &o));
+            assert_eq!(as_u32(&o.arrays[2]), want, "{passes:?} {schedule:?}");
+            let got: Vec<i32> = as_u32(&o.arrays[3]).into_iter().map(|v| v as i32).collect();
+            assert_eq!(got, want_signed, "{passes:?} {schedule:?}");
+        }
+    }
+}

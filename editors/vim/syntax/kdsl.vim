@@ -19,6 +19,7 @@ syn keyword kdslBuiltinVar   lane_id warp_id cluster_rank cluster_size
 syn match   kdslBuiltinFn    "\<\%(min\|max\|abs\|sqrt\|rsqrt\|exp2\|log2\|exp\|log\|sin\|cos\|fma\|select\)\ze\s*("
 syn match   kdslBuiltinFn    "\<\%(atomic_add\|atomic_sub\|atomic_max\|atomic_min\|atomic_exch\|atomic_and\|atomic_or\|atomic_xor\|atomic_inc\|atomic_dec\|atomic_cas\)\ze\s*("
 syn match   kdslBuiltinFn    "\<\%(shfl_down\|shfl_up\|shfl_xor\|shfl_idx\|ballot\|any\|all\|elect_one\|active_mask\)\ze\s*("
+syn match   kdslBuiltinFn    "\<\%(redux_add\|redux_min\|redux_max\|redux_and\|redux_or\|redux_xor\)\ze\s*("
 syn match   kdslBuiltinFn    "\<\%(lane_mask_eq\|lane_mask_lt\|lane_mask_le\|lane_mask_gt\|lane_mask_ge\|sync_warp\)\ze\s*("
 syn match   kdslBuiltinFn    "\<\%(sync_threads\|cluster_sync\|fence\|fence_proxy_async\)\ze\s*("
 syn match   kdslBuiltinFn    "\<\%(copy_async\|copy_async_store\|copy_async_commit\|copy_async_wait\|remote\)\ze\s*("

@@ -524,6 +524,27 @@ impl Gen {
                 self.note(format!("builtin:{f}"));
                 format!("{f}()")
             }
+            11 if matches!(t, Ty::U32 | Ty::I32) => {
+                let f = self.pick(&[
+                    "redux_add",
+                    "redux_min",
+                    "redux_max",
+                    "redux_and",
+                    "redux_or",
+                    "redux_xor",
+                ]);
+                self.note(format!("builtin:{f}"));
+                let v = self.expr(t, env, d);
+                // The mask by position, by name, or left out.
+                match self.below(3) {
+                    0 => format!("{f}({v}, 0xFFFF_FFFF)"),
+                    1 => {
+                        self.note("builtin:mask_by_name");
+                        format!("{f}({v}, mask = 0xFFFF_FFFF)")
+                    }
+                    _ => format!("{f}({v})"),
+                }
+            }
             _ => self.leaf(t, env),
         }
     }
@@ -701,7 +722,14 @@ pub fn required_features() -> Vec<String> {
         "ballot",
         "any",
         "all",
+        "redux_add",
+        "redux_min",
+        "redux_max",
+        "redux_and",
+        "redux_or",
+        "redux_xor",
         "warp_mask",
+        "mask_by_name",
         "lane_mask_eq",
         "lane_mask_lt",
         "lane_mask_le",

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Side-by-side measure of kdslc against NVIDIA's CUDA C++ compilers, in one run.
 
-For every kernel NAME with both NAME.kdsl and NAME.cu in the kernels folder:
+For every kernel NAME.cu in the kernels folder whose kdsl source NAME.kdsl is in
+the samples folder (the bench kernels are samples: one source for both):
   * compile time to PTX, whole process: `kdslc NAME.kdsl -o -` versus `nvcc -ptx`
     (median of --runs, interleaved A B A B so machine drift hits both);
   * compile time to PTX in process: NVRTC (nvrtcCompileProgram), for reference;
@@ -18,11 +19,12 @@ memory (the kdslc child's getrusage) to show how they grow.
 --selftest runs bench/test_sass.py (the hot-loop measure over saved nvdisasm
 listings; no CUDA tool needed) and exits.
 
-usage: bench/peer.py --kdslc PATH [--kernels DIR] [--arch sm_90] [--runs 5] [--json FILE] [--scale]
+usage: bench/peer.py --kdslc PATH [--kernels DIR] [--samples DIR] [--arch sm_90] [--runs 5] [--json FILE] [--scale]
                      [--loops] [--save DIR]
        bench/peer.py --selftest
 Needs the tools that the project's scripts/cuda-tools.sh installs (into $KDSL_CUDA_TOOLS or
-~/.cache/kdsl-cuda-13.5; it installs them on first use). The kernels are bench/kernels/.
+~/.cache/kdsl-cuda-13.5; it installs them on first use). The CUDA twins and their .meta
+files are bench/kernels/, the kdsl kernels samples/.
 """
 import argparse, ctypes, json, os, re, statistics, subprocess, sys, tempfile, time
 
@@ -198,6 +200,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kdslc")
     ap.add_argument("--kernels", default=os.path.join(HERE, "kernels"))
+    ap.add_argument("--samples", default=os.path.join(HERE, os.pardir, "samples"))
     ap.add_argument("--arch", default="sm_90")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--json")
@@ -217,12 +220,12 @@ def main():
     root = tools_root()
     env = dict(os.environ, PATH=os.path.join(root, "bin") + os.pathsep + os.environ["PATH"])
     nvrtc = Nvrtc(root)
-    names = sorted(f[:-5] for f in os.listdir(a.kernels)
-                   if f.endswith(".kdsl") and os.path.exists(os.path.join(a.kernels, f[:-5] + ".cu")))
+    names = sorted(f[:-3] for f in os.listdir(a.kernels)
+                   if f.endswith(".cu") and os.path.exists(os.path.join(a.samples, f[:-3] + ".kdsl")))
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for n in names:
-            kd, cu = os.path.join(a.kernels, n + ".kdsl"), os.path.join(a.kernels, n + ".cu")
+            kd, cu = os.path.join(a.samples, n + ".kdsl"), os.path.join(a.kernels, n + ".cu")
             row = {"kernel": n}
             tk, tn, tr = [], [], []
             kptx = nptx = None
@@ -259,7 +262,7 @@ def main():
 
         scale = []
         if a.scale:
-            srcs = [(n, open(os.path.join(a.kernels, n + ".kdsl")).read()) for n in names]
+            srcs = [(n, open(os.path.join(a.samples, n + ".kdsl")).read()) for n in names]
             for k in (1, 10, 100, 1000):
                 f = os.path.join(tmp, "scale_%d.kdsl" % k)
                 text = scale_file(srcs, k)

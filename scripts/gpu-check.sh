@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # gpu-check.sh: proves on an NVIDIA GPU what the simulator and ptxas suggest.
 #
-#  1. Every sample (samples/*.kdsl) and every bench kernel with its nvcc twin
-#     (bench/kernels/*.kdsl, bench/kernels/*.cu compiled with `nvcc -ptx`) runs
+#  1. Every sample (samples/*.kdsl) and the nvcc twin of each bench kernel
+#     (bench/kernels/NAME.cu compiled with `nvcc -ptx`; its kdsl source is
+#     samples/NAME.kdsl) runs
 #     with `kdslc run --check-sim`: the GPU's outputs must match the simulator's
 #     (exact for integers, a relative tolerance for floats; docs/run.md).
 #  2. Each bench kernel and its nvcc twin are timed with `kdslc run --bench`,
@@ -140,7 +141,7 @@ check() {
 		fail "$k ($file): --check-sim"
 	fi
 }
-for f in samples/*.kdsl bench/kernels/*.kdsl; do
+for f in samples/*.kdsl; do
 	k=$(basename "$f" .kdsl)
 	check "$f" "$k"
 done
@@ -166,8 +167,9 @@ bench() {
 
 echo "== --bench $LAUNCHES: kdslc against nvcc (median of each) ==" >&2
 printf '%-14s %14s %14s %8s %14s\n' kernel "kdslc (us)" "nvcc (us)" ratio "kdslc GB/s"
-for f in bench/kernels/*.kdsl; do
-	k=$(basename "$f" .kdsl)
+for cu in bench/kernels/*.cu; do
+	k=$(basename "$cu" .cu)
+	f="samples/$k.kdsl"
 	if ! mine=$(bench "$f" "$k"); then
 		fail "$k: kdslc --bench"
 		continue

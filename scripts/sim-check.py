@@ -14,9 +14,9 @@ in `kdslc sim FILE FLAGS...`). For each line:
 - every run is repeated under `--schedule random:SEED` for SEED in 1..N.
 
 Every run must exit 0. Outputs are compared: a random schedule's with the
-in-order run's, a twin's (and kdslc's PTX's) with the `.kdsl` run's, position
-by position (`--arg` order), and a bench kernel's with the sample of the same
-name. Integers must be equal; floats equal within a relative tolerance of
+in-order run's, a twin's (and kdslc's PTX's) with the `.kdsl` run's of the
+same name (in the twin's folder, else samples/NAME.kdsl: the bench kernels'
+one source), position by position (`--arg` order). Integers must be equal; floats equal within a relative tolerance of
 1e-4 (sums accumulate in another order). Prints a table; exits 1 on any
 fault or mismatch. nvcc is required when CI is set; elsewhere its rows are
 skipped with a note when it is missing.
@@ -216,8 +216,10 @@ def main():
                 check(r, base, same_names(base))
             continue
         # A .cu twin: compare position by position with the .kdsl kernel of
-        # the same name in the same folder.
+        # the same name, in the same folder or among the samples.
         twin = str(Path(file).with_suffix(".kdsl"))
+        if twin not in kdsl_runs:
+            twin = f"samples/{stem}.kdsl"
         if twin not in kdsl_runs:
             sys.exit(f"sim-check: {file} has no `{twin}` line before it in {args.table}")
         kbase, kflags = kdsl_runs[twin]

@@ -804,10 +804,7 @@ fn bench_kernels_and_samples_have_no_diagnostics() {
             "samples/{bench}.kdsl is missing"
         );
     }
-    // The shared bench folder too, where the checkout sits beside it.
-    let bench = kdsl_files(&root().join("../shared/bench/kernels"));
-    let all: Vec<PathBuf> = samples.into_iter().chain(bench).collect();
-    let bad = unclean(&all);
+    let bad = unclean(&samples);
     assert!(
         bad.is_empty(),
         "expected no diagnostics:\n{}",

@@ -79,9 +79,11 @@ fn rust_version_covers_the_locked_dependency_tree() {
 }
 
 /// The comparison benchmark is the project's own: `bench/peer.py` uses the
-/// project's `scripts/cuda-tools.sh`, every kernel it compares has both a
-/// `.kdsl` and a `.cu` file, and every `.kdsl` one compiles cleanly (a
-/// failure there would only show in CI's benchmark step otherwise).
+/// project's `scripts/cuda-tools.sh`, every CUDA twin it compares
+/// (`bench/kernels/NAME.cu`) has its kdsl source among the samples
+/// (`samples/NAME.kdsl`, the one copy) and its `.meta`, no kdsl file is
+/// kept beside the twins, and every such sample compiles cleanly (a failure
+/// there would only show in CI's benchmark step otherwise).
 #[test]
 fn the_benchmark_lives_in_the_repository() {
     let bench = repo_root().join("bench");
@@ -98,19 +100,23 @@ fn the_benchmark_lives_in_the_repository() {
     let mut kernels = 0;
     for entry in std::fs::read_dir(bench.join("kernels")).expect("bench/kernels") {
         let path = entry.expect("entry").path();
-        if path.extension().is_none_or(|e| e != "kdsl") {
-            continue;
-        }
         assert!(
-            path.with_extension("cu").is_file(),
-            "{} has no .cu twin",
+            path.extension().is_none_or(|e| e != "kdsl"),
+            "{}: the bench kernels' kdsl source is samples/, one copy",
             path.display()
         );
-        let c = kdsl::compile(&path, &kdsl::Options::default()).expect("readable");
+        if path.extension().is_none_or(|e| e != "cu") {
+            continue;
+        }
+        assert!(path.with_extension("meta").is_file(), "{} has no .meta", path.display());
+        let stem = path.file_stem().and_then(|s| s.to_str()).expect("a name");
+        let source = repo_root().join("samples").join(format!("{stem}.kdsl"));
+        let c = kdsl::compile(&source, &kdsl::Options::default())
+            .unwrap_or_else(|e| panic!("{}: {e}", source.display()));
         assert!(
             c.diagnostics.is_empty(),
             "{}: {:#?}",
-            path.display(),
+            source.display(),
             c.diagnostics
         );
         assert!(c.ptx.is_some());

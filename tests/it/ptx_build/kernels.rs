@@ -206,7 +206,7 @@ pub fn sgemm_tiled() -> Kernel {
 }
 
 /// Two-stage ring of bulk copies with full/empty barrier groups (cta scope,
-/// tracked parities), as in bench/kernels/pipeline_sum.kdsl.
+/// tracked parities), as in samples/pipeline_sum.kdsl.
 pub fn pipeline_sum() -> Kernel {
     let mut k = KernelBuilder::new("pipeline_sum");
     k.block = Some([128, 1, 1]);

@@ -167,9 +167,21 @@ impl Writer<'_> {
     /// that never runs is skipped whole, as an `if` is (docs/architecture.md,
     /// "ptxas workarounds"; tests/fixtures/ptxas-crash).
     fn guarded_while(&mut self, cond: &Expr, body: &Block) -> Result<()> {
-        let (body_l, cont_l, end_l) = (self.label(), self.label(), self.label());
         let p = self.condition_copy(cond)?;
-        emit!(self, "@!{} bra {};", p, end_l);
+        self.do_while(p, body, |w| w.condition_copy(cond))
+    }
+
+    /// A guarded do-while loop, the shape of `for` and of the `while` loops
+    /// a `return` leaves: `guard` false skips the loop; after the body (and
+    /// at each `continue`) `again` computes whether it runs once more.
+    fn do_while(
+        &mut self,
+        guard: Reg,
+        body: &Block,
+        again: impl FnOnce(&mut Self) -> Result<Reg>,
+    ) -> Result<()> {
+        let (body_l, cont_l, end_l) = (self.label(), self.label(), self.label());
+        emit!(self, "@!{} bra {};", guard, end_l);
         self.place_label(body_l);
         self.loop_body(
             body,
@@ -179,7 +191,7 @@ impl Writer<'_> {
             },
         )?;
         self.place_label(cont_l);
-        let q = self.condition_copy(cond)?;
+        let q = again(self)?;
         emit!(self, "@{} bra {};", q, body_l);
         self.place_label(end_l);
         Ok(())
@@ -232,41 +244,30 @@ impl Writer<'_> {
         } else {
             LoopTest::Limit(self.limit(&e, &st, ty))
         };
-        let (body_l, cont_l, end_l) = (self.label(), self.label(), self.label());
         let p = self.reg(Class::Pred);
         emit!(self, "setp.lt.{} {}, {}, {};", t, p, v, e);
-        emit!(self, "@!{} bra {};", p, end_l);
-        self.place_label(body_l);
-        self.loop_body(
-            body,
-            LoopLabels {
-                cont: cont_l,
-                brk: end_l,
-            },
-        )?;
-        self.place_label(cont_l);
-        let q = self.reg(Class::Pred);
-        match exit {
-            LoopTest::After => {
-                emit!(self, "add.{} {}, {}, {};", t, v, v, st);
-                emit!(self, "setp.lt.{} {}, {}, {};", t, q, v, e);
+        self.do_while(p, body, |w| {
+            let q = w.reg(Class::Pred);
+            match exit {
+                LoopTest::After => {
+                    emit!(w, "add.{} {}, {}, {};", t, v, v, st);
+                    emit!(w, "setp.lt.{} {}, {}, {};", t, q, v, e);
+                }
+                LoopTest::Limit(lim) => {
+                    emit!(w, "setp.lt.{} {}, {}, {};", t, q, v, lim);
+                    emit!(w, "add.{} {}, {}, {};", t, v, v, st);
+                }
+                LoopTest::Left => {
+                    // `var < end` holds here, so `end - var` is exact as unsigned.
+                    let u = if ty.bits() == 64 { "u64" } else { "u32" };
+                    let left = w.reg_for(ty);
+                    emit!(w, "sub.{} {}, {}, {};", t, left, e, v);
+                    emit!(w, "setp.gt.{} {}, {}, {};", u, q, left, st);
+                    emit!(w, "add.{} {}, {}, {};", t, v, v, st);
+                }
             }
-            LoopTest::Limit(lim) => {
-                emit!(self, "setp.lt.{} {}, {}, {};", t, q, v, lim);
-                emit!(self, "add.{} {}, {}, {};", t, v, v, st);
-            }
-            LoopTest::Left => {
-                // `var < end` holds here, so `end - var` is exact as unsigned.
-                let u = if ty.bits() == 64 { "u64" } else { "u32" };
-                let left = self.reg_for(ty);
-                emit!(self, "sub.{} {}, {}, {};", t, left, e, v);
-                emit!(self, "setp.gt.{} {}, {}, {};", u, q, left, st);
-                emit!(self, "add.{} {}, {}, {};", t, v, v, st);
-            }
-        }
-        emit!(self, "@{} bra {};", q, body_l);
-        self.place_label(end_l);
-        Ok(())
+            Ok(q)
+        })
     }
 
     /// `max(end, step) - step` for an unsigned loop: the largest `var + 1`

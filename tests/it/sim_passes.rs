@@ -192,7 +192,7 @@ fn walk_reference(t: u32, n: u32, stop: u32) -> u32 {
         let mut w = t + i;
         while w < n {
             w = w.wrapping_add(3);
-            if w % 5 == 0 {
+            if w.is_multiple_of(5) {
                 continue;
             }
             h = h.wrapping_mul(31).wrapping_add(w);
@@ -205,7 +205,7 @@ fn walk_reference(t: u32, n: u32, stop: u32) -> u32 {
         }
         h ^= w;
         let mut v = i;
-        while if v % 2 == 0 {
+        while if v.is_multiple_of(2) {
             v.wrapping_add(t) < n
         } else {
             v < n / 2

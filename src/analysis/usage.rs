@@ -1,9 +1,9 @@
 //! What a body uses, which the PTX writer's prologue needs before the body
 //! is written (which special registers it reads, whether it touches
 //! another CTA's shared memory, uses bulk copies, tracks barrier parities,
-//! calls functions), and two facts per expression, computed bottom-up in
-//! the same walk: whether evaluating it may assign a local, and whether it
-//! may be evaluated speculatively.
+//! calls functions), which `while` loops a `return` leaves, and two facts
+//! per expression, computed bottom-up in the same walk: whether evaluating
+//! it may assign a local, and whether it may be evaluated speculatively.
 
 use super::{BodyInfo, CtaSync, ExprFacts};
 use crate::ir::visit::{self, Visit};
@@ -38,6 +38,10 @@ pub struct Usage {
     /// `sync_threads()`, `cluster_sync()` and call of a function (which
     /// runs one when its callee does, `FunctionInfo::sync`).
     pub sync_sites: Vec<SyncSite>,
+    /// The `while` loops with a `return` in their body (at any depth):
+    /// the PTX writer gives them a guarded shape that ptxas 13.5 assembles
+    /// (`Writer::while_stmt`, docs/architecture.md, "ptxas workarounds").
+    pub returning_whiles: HashSet<StmtId>,
 }
 
 /// A node that may run a CTA-wide barrier.
@@ -78,6 +82,7 @@ pub fn of_body(body: &Body) -> BodyInfo {
     let mut w = Walk {
         info: BodyInfo::for_body(body),
         seen: HashSet::new(),
+        open_whiles: Vec::new(),
     };
     w.visit_block(&body.block);
     w.info
@@ -87,6 +92,10 @@ struct Walk {
     info: BodyInfo,
     /// Everything in the usage lists, so that adding is constant time.
     seen: HashSet<Seen>,
+    /// Per `while` loop being walked, innermost last: whether a `return`
+    /// was found in it (passed to the enclosing loop when it is left, so
+    /// the walk stays linear).
+    open_whiles: Vec<bool>,
 }
 
 impl Walk {
@@ -240,7 +249,22 @@ impl<'ir> Visit<'ir> for Walk {
             }
             _ => {}
         }
+        let is_while = matches!(s.kind, StmtKind::While { .. });
+        if is_while {
+            self.open_whiles.push(false);
+        }
+        if matches!(s.kind, StmtKind::Return(_)) {
+            if let Some(returns) = self.open_whiles.last_mut() {
+                *returns = true;
+            }
+        }
         visit::walk_stmt(self, s);
+        if is_while && self.open_whiles.pop() == Some(true) {
+            self.info.usage.returning_whiles.insert(s.id);
+            if let Some(outer) = self.open_whiles.last_mut() {
+                *outer = true;
+            }
+        }
     }
 
     fn visit_barrier_ref(&mut self, r: &'ir BarrierRef) {

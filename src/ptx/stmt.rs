@@ -4,9 +4,9 @@
 
 use super::error::Result;
 use super::suffix;
-use super::writer::{emit, Class, Exit, LoopLabels, Operand, Writer};
+use super::writer::{emit, Class, Exit, LoopLabels, Operand, Reg, Writer};
 use crate::ir::consteval;
-use crate::ir::{Block, Expr, ExprKind, LocalId, Stmt, StmtKind, Value};
+use crate::ir::{Block, Expr, ExprKind, LocalId, Stmt, StmtId, StmtKind, Value};
 use crate::types::Scalar;
 
 impl Writer<'_> {
@@ -37,7 +37,7 @@ impl Writer<'_> {
                 then_block,
                 else_block,
             } => self.if_stmt(cond, then_block, else_block.as_ref()),
-            StmtKind::While { cond, body } => self.while_stmt(cond, body),
+            StmtKind::While { cond, body } => self.while_stmt(s.id, cond, body),
             StmtKind::For {
                 var,
                 start,
@@ -130,12 +130,15 @@ impl Writer<'_> {
         Ok(())
     }
 
-    fn while_stmt(&mut self, cond: &Expr, body: &Block) -> Result<()> {
+    fn while_stmt(&mut self, id: StmtId, cond: &Expr, body: &Block) -> Result<()> {
         let always = match cond.kind {
             ExprKind::Const(Value::Bool(false)) => return Ok(()),
             ExprKind::Const(Value::Bool(true)) => true,
             _ => false,
         };
+        if !always && !self.copying_condition && self.info.usage.returning_whiles.contains(&id) {
+            return self.guarded_while(cond, body);
+        }
         let (head, end) = (self.label(), self.label());
         self.place_label(head);
         if !always {
@@ -152,6 +155,57 @@ impl Writer<'_> {
         emit!(self, "bra {};", head);
         self.place_label(end);
         Ok(())
+    }
+
+    /// A `while` loop that a `return` leaves, as a guarded do-while loop
+    /// (the shape of [`Writer::for_stmt`]): the condition is written twice,
+    /// before the loop and at its end. ptxas 13.5 (-O1 and up, sm_80 and
+    /// sm_90) crashes with SIGSEGV on the plain shape, a test at the head
+    /// and a jump back to it, when it proves the condition false on entry
+    /// (`w < 18 && false`, a local holding `false`, `(n * 0) == 1`) and the
+    /// body holds a `return` and a branch or a loop; with the guard, a loop
+    /// that never runs is skipped whole, as an `if` is (docs/architecture.md,
+    /// "ptxas workarounds"; tests/fixtures/ptxas-crash).
+    fn guarded_while(&mut self, cond: &Expr, body: &Block) -> Result<()> {
+        let p = self.condition_copy(cond)?;
+        self.do_while(p, body, |w| w.condition_copy(cond))
+    }
+
+    /// A guarded do-while loop, the shape of `for` and of the `while` loops
+    /// a `return` leaves: `guard` false skips the loop; after the body (and
+    /// at each `continue`) `again` computes whether it runs once more.
+    fn do_while(
+        &mut self,
+        guard: Reg,
+        body: &Block,
+        again: impl FnOnce(&mut Self) -> Result<Reg>,
+    ) -> Result<()> {
+        let (body_l, cont_l, end_l) = (self.label(), self.label(), self.label());
+        emit!(self, "@!{} bra {};", guard, end_l);
+        self.place_label(body_l);
+        self.loop_body(
+            body,
+            LoopLabels {
+                cont: cont_l,
+                brk: end_l,
+            },
+        )?;
+        self.place_label(cont_l);
+        let q = again(self)?;
+        emit!(self, "@{} bra {};", q, body_l);
+        self.place_label(end_l);
+        Ok(())
+    }
+
+    /// One of the two copies of a guarded loop's condition. The loops in it
+    /// (in the blocks of an `if` expression) keep the plain shape, so copies
+    /// never nest: the output stays within twice the plain one, where
+    /// nested copies would double at each level.
+    fn condition_copy(&mut self, cond: &Expr) -> Result<Reg> {
+        let outer = std::mem::replace(&mut self.copying_condition, true);
+        let p = self.expr_reg(cond);
+        self.copying_condition = outer;
+        p
     }
 
     /// `for var in start..end step step`, bounds evaluated once, as a guarded
@@ -190,41 +244,30 @@ impl Writer<'_> {
         } else {
             LoopTest::Limit(self.limit(&e, &st, ty))
         };
-        let (body_l, cont_l, end_l) = (self.label(), self.label(), self.label());
         let p = self.reg(Class::Pred);
         emit!(self, "setp.lt.{} {}, {}, {};", t, p, v, e);
-        emit!(self, "@!{} bra {};", p, end_l);
-        self.place_label(body_l);
-        self.loop_body(
-            body,
-            LoopLabels {
-                cont: cont_l,
-                brk: end_l,
-            },
-        )?;
-        self.place_label(cont_l);
-        let q = self.reg(Class::Pred);
-        match exit {
-            LoopTest::After => {
-                emit!(self, "add.{} {}, {}, {};", t, v, v, st);
-                emit!(self, "setp.lt.{} {}, {}, {};", t, q, v, e);
+        self.do_while(p, body, |w| {
+            let q = w.reg(Class::Pred);
+            match exit {
+                LoopTest::After => {
+                    emit!(w, "add.{} {}, {}, {};", t, v, v, st);
+                    emit!(w, "setp.lt.{} {}, {}, {};", t, q, v, e);
+                }
+                LoopTest::Limit(lim) => {
+                    emit!(w, "setp.lt.{} {}, {}, {};", t, q, v, lim);
+                    emit!(w, "add.{} {}, {}, {};", t, v, v, st);
+                }
+                LoopTest::Left => {
+                    // `var < end` holds here, so `end - var` is exact as unsigned.
+                    let u = if ty.bits() == 64 { "u64" } else { "u32" };
+                    let left = w.reg_for(ty);
+                    emit!(w, "sub.{} {}, {}, {};", t, left, e, v);
+                    emit!(w, "setp.gt.{} {}, {}, {};", u, q, left, st);
+                    emit!(w, "add.{} {}, {}, {};", t, v, v, st);
+                }
             }
-            LoopTest::Limit(lim) => {
-                emit!(self, "setp.lt.{} {}, {}, {};", t, q, v, lim);
-                emit!(self, "add.{} {}, {}, {};", t, v, v, st);
-            }
-            LoopTest::Left => {
-                // `var < end` holds here, so `end - var` is exact as unsigned.
-                let u = if ty.bits() == 64 { "u64" } else { "u32" };
-                let left = self.reg_for(ty);
-                emit!(self, "sub.{} {}, {}, {};", t, left, e, v);
-                emit!(self, "setp.gt.{} {}, {}, {};", u, q, left, st);
-                emit!(self, "add.{} {}, {}, {};", t, v, v, st);
-            }
-        }
-        emit!(self, "@{} bra {};", q, body_l);
-        self.place_label(end_l);
-        Ok(())
+            Ok(q)
+        })
     }
 
     /// `max(end, step) - step` for an unsigned loop: the largest `var + 1`

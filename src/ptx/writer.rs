@@ -229,6 +229,9 @@ pub(super) struct Writer<'a> {
     /// Special registers read once in the prologue.
     pub(super) specials: HashMap<Special, Operand>,
     pub(super) loops: Vec<LoopLabels>,
+    /// Writing a copy of a guarded `while` loop's condition
+    /// (`Writer::guarded_while`): loops inside keep the plain shape.
+    pub(super) copying_condition: bool,
     /// Tracked-parity bits of each barrier group (kernels only): one
     /// 32-bit word per 32 barriers (see `barrier.rs`); empty when untracked.
     pub(super) parity: Vec<Vec<Reg>>,
@@ -273,6 +276,7 @@ impl<'a> Writer<'a> {
             params: Vec::new(),
             specials: HashMap::new(),
             loops: Vec::new(),
+            copying_condition: false,
             parity: Vec::new(),
             exit,
             bases: HashMap::new(),

@@ -1,6 +1,7 @@
 //! Golden PTX for every sample, and real ptxas on every sample and every
 //! valid test program (`tests/valid/*.kdsl`): sm_90 always, sm_80 whenever
-//! the program uses nothing newer (compiling it for sm_80 gives no E0200).
+//! the program uses nothing newer (compiling it for sm_80 gives no E0200);
+//! and ptxas on the programs it once crashed on (tests/fixtures/ptxas-crash).
 //!
 //! Regenerate the golden files after an intended change with
 //! `KDSL_BLESS=1 cargo test --test it samples::`, and review the diff.
@@ -165,4 +166,52 @@ fn every_target_compiles_the_samples() {
                 .unwrap_or_else(|e| panic!("{} for {target}: {e}", path.display()));
         }
     }
+}
+
+/// The programs on which ptxas 13.5 itself crashed (SIGSEGV) before the
+/// writer routed around it (tests/fixtures/ptxas-crash: three generated
+/// programs and the shape they reduce to; docs/architecture.md, "ptxas
+/// workarounds"): each compiles without errors (their warnings are the
+/// generator's), and ptxas assembles it for sm_90 and, unless it needs
+/// sm_90 (E0200 and nothing else), for sm_80.
+#[test]
+fn ptxas_assembles_the_programs_it_crashed_on() {
+    let Some(ptxas) = common::ptxas::require_ptxas() else {
+        return;
+    };
+    let files = kdsl_files(&root().join("tests/fixtures/ptxas-crash"));
+    assert!(files.len() >= 4, "found {files:?}");
+    let mut failures = Vec::new();
+    let mut sm80 = 0;
+    for path in &files {
+        for target in [Target::Sm90, Target::Sm80] {
+            let c = compile(path, target);
+            let errors: Vec<_> = c.diagnostics.iter().filter(|d| d.is_error()).collect();
+            if target == Target::Sm80 && !errors.is_empty() {
+                assert!(
+                    errors.iter().all(|d| d.code == "E0200"),
+                    "{}: sm_80 gives errors other than E0200",
+                    path.display()
+                );
+                continue;
+            }
+            assert!(errors.is_empty(), "{} for {target}: errors", path.display());
+            let ptx = c
+                .ptx
+                .unwrap_or_else(|| panic!("{} for {target}: no PTX", path.display()));
+            sm80 += usize::from(target == Target::Sm80);
+            if let Err(e) = common::ptxas::assemble(&ptxas, &ptx, target.name()) {
+                // ptxas's output and the command, not the 3,000 numbered lines.
+                let head: String = e.lines().take(3).collect::<Vec<_>>().join("\n");
+                failures.push(format!("{} for {target}: {head}", path.display()));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "ptxas failed:\n{}",
+        failures.join("\n")
+    );
+    // seed31007138 and while_never need nothing newer than sm_80.
+    assert!(sm80 >= 2, "only {sm80} of them assembled for sm_80");
 }

@@ -3,7 +3,8 @@
 //! kernel) runs in the simulator with the passes off and on, and every
 //! array comes back bit for bit the same. The loop-exit test that needs no
 //! pass (an unsigned `for` whose increment may wrap) is checked against a
-//! Rust reference at the edges of the type.
+//! Rust reference at the edges of the type, and so is the guarded shape of
+//! the `while` loops a `return` leaves.
 
 use crate::sim_cli::{kdsl_signature, request, table};
 use crate::sim_support::*;
@@ -121,6 +122,121 @@ fn unsigned_for_loops_stop_before_wrapping_around() {
                 reference(start, end, step),
                 "{start}..{end} step {step}"
             );
+        }
+    }
+}
+
+/// `while` loops that a `return` leaves, which the writer guards (a test
+/// before the loop and one at its end, for ptxas 13.5: docs/architecture.md,
+/// "ptxas workarounds"), with `continue`, `break`, a zero-trip case, a
+/// condition that runs a statement, and one in a device function.
+const WALK: &str = "fn find(t: u32, n: u32) -> u32 {
+    let mut w = t;
+    while w < n {
+        if w % 11 == 3 {
+            return w;
+        }
+        w += 2;
+    }
+    n
+}
+
+kernel walk(out: global mut [u32], n: u32, stop: u32) block(64) {
+    let t = thread_idx.x;
+    let mut h = find(t, n);
+    for i in 0..4u32 {
+        let mut w = t + i;
+        while w < n {
+            w += 3;
+            if w % 5 == 0 {
+                continue;
+            }
+            h = h * 31 + w;
+            if h % 64 == stop {
+                out[t] = h + 7;
+                return;
+            }
+            if w % 7 == 1 {
+                break;
+            }
+        }
+        h = h ^ w;
+        let mut v = i;
+        while (if v % 2 == 0 { let q = v + t; q < n } else { v < n / 2 }) {
+            v += 5;
+            if v > 60 {
+                out[t] = h ^ v;
+                return;
+            }
+        }
+        h += v;
+    }
+    out[t] = h;
+}";
+
+/// What [`WALK`] stores for thread `t`.
+fn walk_reference(t: u32, n: u32, stop: u32) -> u32 {
+    let mut h = {
+        let mut w = t;
+        loop {
+            if w >= n {
+                break n;
+            }
+            if w % 11 == 3 {
+                break w;
+            }
+            w = w.wrapping_add(2);
+        }
+    };
+    for i in 0..4u32 {
+        let mut w = t + i;
+        while w < n {
+            w = w.wrapping_add(3);
+            if w.is_multiple_of(5) {
+                continue;
+            }
+            h = h.wrapping_mul(31).wrapping_add(w);
+            if h % 64 == stop {
+                return h.wrapping_add(7);
+            }
+            if w % 7 == 1 {
+                break;
+            }
+        }
+        h ^= w;
+        let mut v = i;
+        while if v.is_multiple_of(2) {
+            v.wrapping_add(t) < n
+        } else {
+            v < n / 2
+        } {
+            v = v.wrapping_add(5);
+            if v > 60 {
+                return h ^ v;
+            }
+        }
+        h = h.wrapping_add(v);
+    }
+    h
+}
+
+#[test]
+fn while_loops_left_by_return_run_as_written() {
+    for passes in [Passes::none(), Passes::all()] {
+        let k = kdsl_str_with("walk.kdsl", WALK, &with(passes));
+        for n in [0, 1, 5, 40, 200, u32::MAX] {
+            for stop in [3, 17, 64] {
+                let l = launch(
+                    "walk",
+                    [1, 1, 1],
+                    [64, 1, 1],
+                    [1, 1, 1],
+                    vec![u32s("out", &[0; 64]), u32v(n), u32v(stop)],
+                );
+                let o = run_clean(&k, &l);
+                let want: Vec<u32> = (0..64).map(|t| walk_reference(t, n, stop)).collect();
+                assert_eq!(as_u32(&o.arrays[0]), want, "n = {n}, stop = {stop}");
+            }
         }
     }
 }

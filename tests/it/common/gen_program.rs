@@ -838,6 +838,7 @@ pub fn required_features() -> Vec<String> {
         "else",
         "while",
         "while_true",
+        "while_never",
         "for",
         "for_step",
         "for_runtime_step",

@@ -571,7 +571,37 @@ fn control(g: &mut Gen, k: &mut K) {
     k.stmt(format!(
         "while true {{\n    {c} += 1;\n    if {c} > 20 {{\n        break;\n    }}\n}}"
     ));
+    while_never(g, k, &c);
     k.local(&c, Ty::U32);
+}
+
+/// A `while` loop whose condition ptxas proves false, holding a loop and a
+/// `return`, at the end of a `for` body: on the plain loop shape ptxas 13.5
+/// crashed (SIGSEGV) on this, so the writer guards such loops
+/// (docs/architecture.md, "ptxas workarounds"). The forms of the condition
+/// are swept: the generated fuzz cases' `w < N && false` first, then the
+/// ones only ptxas folds.
+fn while_never(g: &mut Gen, k: &mut K, c: &str) {
+    let (j, w, f) = (g.name("j"), g.name("w"), g.name("f"));
+    let cond = g.sweep(
+        &[
+            "{w} < 18 && false",
+            "false && {w} < n",
+            "!({w} < n || true)",
+            "{f}",
+            "{w} < n && ({w} * 0) == 1",
+        ],
+        1,
+        0,
+    );
+    if cond.contains("{f}") {
+        k.stmt(format!("let {f} = false;"));
+    }
+    let cond = cond.replace("{w}", &w).replace("{f}", &f);
+    g.note("stmt:while_never");
+    k.stmt(format!(
+        "for {j} in 0..n {{\n    {c} += {j};\n    let mut {w}: u32 = {j};\n    while {cond} {{\n        {w} += 1;\n        while {w} < n {{\n            {w} += 1;\n        }}\n        if {w} > 7 {{\n            return;\n        }}\n    }}\n}}"
+    ));
 }
 
 /// Shared arrays of every element type over the run, 1 to 3 dimensions,

@@ -24,7 +24,8 @@ impl<'a> SpanResolver<'a> {
         }
     }
 
-    /// Reads the files `.file` names (relative ones next to the PTX file).
+    /// Reads the files `.file` names (relative ones next to the PTX file),
+    /// those that are readable source files (`crate::input`).
     pub(crate) fn add_files(&mut self, files: &[(u32, String)]) {
         let PtxSource::File { file, sources } = &mut self.source else {
             return;
@@ -46,10 +47,13 @@ impl<'a> SpanResolver<'a> {
                         (Some(d), true) => d.join(path),
                         _ => path,
                     };
-                    std::fs::read(&path)
+                    // A source like any other: a regular file of bounded
+                    // size (a `.file` naming a FIFO must not hang the
+                    // simulator), UTF-8; one that is not is not shown.
+                    crate::input::read_source(&path)
                         .ok()
-                        .and_then(|b| String::from_utf8(b).ok())
-                        .map(|text| sources.add(SourceFile::new(name.clone(), Some(path), text)))
+                        .filter(|d| d.bad_utf8.is_none())
+                        .map(|d| sources.add(SourceFile::new(name.clone(), Some(path), d.text)))
                 }
             };
             if let Some(id) = id {

@@ -131,8 +131,20 @@ fn launch_usage_errors_are_the_same_for_sim_and_run() {
     );
     usage_error(
         d,
-        &["saxpy.kdsl", "--grid", "4", "--arg", "a=1", "--arg", "x=@missing.npy", "--arg", "y=[1]", "--arg", "n=1"],
-        "invalid value for `x` (global [f32]): cannot read `missing.npy`: no such file or directory",
+        &[
+            "saxpy.kdsl",
+            "--grid",
+            "4",
+            "--arg",
+            "a=1",
+            "--arg",
+            "x=@missing.npy",
+            "--arg",
+            "y=[1]",
+            "--arg",
+            "n=1",
+        ],
+        "invalid value for `x` (global [f32]): cannot read `missing.npy`: no such file",
     );
     usage_error(
         d,

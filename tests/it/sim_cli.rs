@@ -996,3 +996,69 @@ fn mutated_ptx_and_random_flags_never_panic() {
         "{completed} completed, {faulted} faulted"
     );
 }
+
+/// Runs `kdslc` in `dir`, killed (and the test failed) if it has not
+/// finished within a minute: a hang is the defect being tested.
+#[cfg(unix)]
+fn kdslc_bounded(dir: &Path, args: &[&str]) -> Output {
+    use std::time::{Duration, Instant};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kdslc"))
+        .current_dir(dir)
+        .args(args)
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("kdslc runs");
+    let start = Instant::now();
+    while child.try_wait().expect("waits").is_none() {
+        if start.elapsed() > Duration::from_secs(60) {
+            child.kill().expect("kills");
+            panic!("`kdslc {}` hangs", args.join(" "));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("output")
+}
+
+/// The sources a PTX module's `.file` directives name are read as any
+/// source file is (`kdsl::input`): a FIFO is refused at once instead of
+/// hanging the simulator, a file past the 16 MiB of a source is not read
+/// whole; either way the report points at the PTX line instead.
+#[cfg(unix)]
+#[test]
+fn file_directives_read_only_regular_bounded_sources() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let ptx = ".version 8.0\n.target sm_90\n.address_size 64\n.file 1 \"k.cu\"\n\
+        .visible .entry k()\n{\n\t.loc 1 3 5\n\ttrap;\n\tret;\n}\n";
+    std::fs::write(dir.path().join("k.ptx"), ptx).expect("writes");
+    let source = "// k.cu\n__global__ void k() {\n    __trap();\n}\n";
+    let sim = || {
+        let o = kdslc_bounded(dir.path(), &["sim", "k.ptx", "--grid", "1", "--block", "1"]);
+        assert_eq!(status(&o), 4, "{}", stderr(&o));
+        stderr(&o)
+    };
+    let cu = dir.path().join("k.cu");
+    std::fs::write(&cu, source).expect("writes");
+    let e = sim();
+    assert!(e.contains("┌─ k.cu:3:5"), "{e}");
+    assert!(e.contains("__trap();"), "{e}");
+
+    // Larger than a source may be: the same text, then 16 MiB of spaces.
+    let mut big = source.as_bytes().to_vec();
+    big.resize(kdsl::input::MAX_SOURCE_BYTES as usize + 1, b' ');
+    std::fs::write(&cu, &big).expect("writes");
+    let e = sim();
+    assert!(e.contains("┌─ k.ptx:8:2"), "{e}");
+    assert!(!e.contains("k.cu"), "{e}");
+
+    std::fs::remove_file(&cu).expect("removes");
+    let made = Command::new("mkfifo")
+        .arg(&cu)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
+    let e = sim();
+    assert!(e.contains("┌─ k.ptx:8:2"), "{e}");
+}

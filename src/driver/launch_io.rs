@@ -32,7 +32,7 @@ pub(crate) struct Input {
     pub signatures: Vec<KernelSignature>,
     /// For `.kdsl` input, each kernel placed in dynamic shared memory with
     /// its declarations (for the simulator's bounds and reports).
-    pub dynamic_layouts: Vec<(String, crate::sim::DynamicLayout)>,
+    pub dynamic_layouts: Vec<(String, crate::launch::DynamicLayout)>,
 }
 
 /// `FILE.ptx` (any case) is PTX; anything else is kdsl.

@@ -17,6 +17,7 @@
 //! supported subset and what is not modelled are in `docs/simulator.md`.
 
 pub mod decode;
+mod dynamic;
 pub mod machine;
 pub mod ptx;
 mod report;
@@ -24,11 +25,10 @@ pub mod shared;
 mod spans;
 mod stats;
 
-pub use shared::{DynamicLayout, DynamicVar};
 pub use stats::{Classes, LongestThread, MemoryClasses, Stats};
 
 use crate::diagnostics::Diagnostic;
-use crate::launch::{ArgValue, Array, KernelSignature, Launch, ParamKind, ParamSig};
+use crate::launch::{ArgValue, Array, DynamicLayout, KernelSignature, Launch, ParamKind, ParamSig};
 use crate::source::SourceMap;
 use crate::span::{FileId, Span};
 use crate::types::Scalar;

@@ -28,7 +28,7 @@ mod scope;
 pub mod specials;
 
 use super::ptx::ast::{self, FuncKind, Item, Loc, Pos};
-use crate::sim::shared::DynamicLayout;
+use crate::launch::DynamicLayout;
 use crate::span::Span;
 use ops::*;
 use scope::{Binding, Scopes};
@@ -175,7 +175,7 @@ impl Program {
 ///
 /// `dynamic` gives kdslc's layout of each kernel placed in dynamic shared
 /// memory: the decoder resolves `$dsmem+offset` in that kernel to where the
-/// simulator places the declaration ([`DynamicLayout::remap`]).
+/// simulator places the declaration ([`crate::sim::dynamic::remap`]).
 pub fn decode<'m>(
     ptx: &str,
     module: &'m ast::Module,

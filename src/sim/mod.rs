@@ -264,11 +264,21 @@ pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
             ..Stats::default()
         },
     };
-    let Some(kernel) = prog.kernel(&launch.kernel) else {
+    let (Some(kernel), Some(sig)) = (
+        prog.kernel(&launch.kernel),
+        program.signature(&launch.kernel),
+    ) else {
         return fail(format!("the module has no kernel `{}`", launch.kernel));
     };
-    if let Err(why) = check_shape(kernel, launch) {
-        return fail(why);
+    // The launch's own check (`--grid`, `--block`, `--cluster` went through
+    // it already; a library caller's launch has not).
+    let shapes = crate::launch::shape::Shapes {
+        grid: launch.grid,
+        block: launch.block,
+        cluster: launch.cluster,
+    };
+    if let Err(e) = crate::launch::shape::check(&sig, crate::launch::Origin::Ptx, shapes) {
+        return fail(e.to_string());
     }
     let layout = program.dynamic_layout(&launch.kernel);
     if let Err(why) = check_dynamic_shared(prog, layout, launch.dynamic_shared) {
@@ -439,67 +449,6 @@ fn check_dynamic_shared(
         return Err(format!(
             "{bytes} bytes of dynamic shared memory are more than {on} gives one CTA ({max})"
         ));
-    }
-    Ok(())
-}
-
-/// The launch shape against the kernel's directives and the hardware.
-fn check_shape(k: &decode::Kernel, l: &Launch) -> Result<(), String> {
-    let prod = |d: [u32; 3]| d.iter().map(|&x| u64::from(x)).product::<u64>();
-    if l.grid.contains(&0) || l.block.contains(&0) || l.cluster.contains(&0) {
-        return Err("grid, block and cluster dimensions must be at least 1".into());
-    }
-    if prod(l.block) > 1024 {
-        return Err(format!(
-            "a block of {} threads is more than 1024",
-            prod(l.block)
-        ));
-    }
-    if let Some(r) = k.attrs.reqntid {
-        if r != l.block {
-            return Err(format!(
-                "`.reqntid` requires a block of {r:?}, the launch has {:?}",
-                l.block
-            ));
-        }
-    }
-    if let Some(m) = k.attrs.maxntid {
-        if prod(l.block) > prod(m) {
-            return Err(format!(
-                "`.maxntid` allows at most {} threads per block, the launch has {}",
-                prod(m),
-                prod(l.block)
-            ));
-        }
-    }
-    if let Some(c) = k.attrs.reqnctapercluster {
-        if c != l.cluster {
-            return Err(format!(
-                "`.reqnctapercluster` requires clusters of {c:?}, the launch has {:?}",
-                l.cluster
-            ));
-        }
-    }
-    if prod(l.cluster) > 16 {
-        return Err(format!(
-            "a cluster of {} CTAs is more than 16",
-            prod(l.cluster)
-        ));
-    }
-    for d in 0..3 {
-        let (g, c) = (
-            l.grid.get(d).copied().unwrap_or(1),
-            l.cluster.get(d).copied().unwrap_or(1),
-        );
-        if g % c != 0 {
-            return Err(format!(
-                "the grid {:?} is not a multiple of the cluster {:?}",
-                l.grid, l.cluster
-            ));
-        }
-    }
-    if prod(l.grid) > 1 << 31 {
-        return Err("the grid has more than 2^31 CTAs".into());
     }
     Ok(())
 }

@@ -16,16 +16,17 @@
 //! behaviour become reports (`S0001`…) that point at source spans. The
 //! supported subset and what is not modelled are in `docs/simulator.md`.
 
-pub mod decode;
+mod decode;
 mod dynamic;
-pub mod machine;
-pub mod ptx;
+mod machine;
+mod ptx;
 mod report;
-pub mod shared;
+mod shared;
 mod spans;
 mod stats;
 
-pub use stats::{Classes, LongestThread, MemoryClasses, Stats};
+use stats::LongestThread;
+pub use stats::Stats;
 
 use crate::diagnostics::Diagnostic;
 use crate::launch::{ArgValue, Array, DynamicLayout, KernelSignature, Launch, ParamKind, ParamSig};

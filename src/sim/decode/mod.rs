@@ -142,8 +142,6 @@ pub struct Program {
     pub local_size: u32,
     pub fparam_size: u32,
     pub module_vars: Vec<ModuleVar>,
-    /// `.file` numbers and names.
-    pub files: Vec<(u32, String)>,
     /// Per byte of shared / local memory: 1 + the index of the variable
     /// there, 0 in the red zones (see [`owner_map`]).
     pub shared_owner: Vec<u16>,
@@ -161,13 +159,6 @@ impl Program {
             .get(pc)
             .and_then(|s| self.ptx.get(s.pos.start as usize..s.pos.end as usize))
             .unwrap_or("")
-    }
-
-    /// The shared variable holding a CTA shared offset.
-    pub fn shared_var_at(&self, offset: u32) -> Option<&MemVar> {
-        self.shared
-            .iter()
-            .find(|v| offset >= v.offset && offset < v.offset + v.size.max(1))
     }
 }
 
@@ -212,7 +203,6 @@ pub fn decode<'m>(
         local_size: b.local_size,
         fparam_size: b.fparam_size,
         module_vars: b.module_vars,
-        files: module.files.clone(),
         shared_owner,
         local_owner,
     })

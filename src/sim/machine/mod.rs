@@ -219,8 +219,6 @@ impl<'p> Machine<'p> {
             self.ctas.push(Cta {
                 shared: vec![0; self.ext.shared as usize],
                 ctaid,
-                first_thread: first,
-                nthreads,
                 live: nthreads,
                 bars: vec![NamedBar::default(); 16],
                 mbars: Default::default(),
@@ -315,14 +313,6 @@ impl<'p> Machine<'p> {
     pub fn record(&mut self, t: u32, pc: u32, issue: Issue) {
         let r = self.tref(t);
         self.events.record(pc, r, issue);
-    }
-
-    /// The registers of thread `t`.
-    pub fn regs_of(&mut self, t: u32) -> &mut [u64] {
-        let start = t as usize * self.stride;
-        self.regs
-            .get_mut(start..start + self.stride)
-            .unwrap_or(&mut [])
     }
 
     pub fn reg(&self, t: u32, slot: u32) -> u64 {

@@ -138,8 +138,6 @@ impl MBarrier {
 pub struct Cta {
     pub shared: Vec<u8>,
     pub ctaid: [u32; 3],
-    pub first_thread: u32,
-    pub nthreads: u32,
     pub live: u32,
     pub bars: Vec<NamedBar>,
     pub mbars: HashMap<u32, MBarrier>,

@@ -375,7 +375,7 @@ pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
         program,
         shared: &shared,
     };
-    let mut reports = report::from_events(&run, &m.events, &m.allocs);
+    let mut reports = report::from_events(&run, &m.events, &m.mem.allocs);
     if let Some(stop) = &m.stop {
         reports.extend(report::from_stop(&run, stop, opts.max_steps));
     }
@@ -384,7 +384,7 @@ pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
     let arrays = arrays_in()
         .zip(&array_allocs)
         .map(|(a, &i)| Array {
-            data: match m.allocs.get_mut(i) {
+            data: match m.mem.allocs.get_mut(i) {
                 Some(al) => std::mem::take(&mut al.data),
                 None => a.data.clone(),
             },
@@ -398,14 +398,14 @@ pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
     let csize = u64::from(launch.cluster[0] * launch.cluster[1] * launch.cluster[2]).max(1);
     let stats = Stats {
         kernel: launch.kernel.clone(),
-        steps: m.steps,
-        instructions: stats::classify(prog, &m.counts, m.generic),
-        longest_thread: m.longest.map(|(n, r)| LongestThread {
+        steps: m.stats.steps,
+        instructions: stats::classify(prog, &m.stats.counts, m.stats.generic),
+        longest_thread: m.stats.longest.map(|(n, r)| LongestThread {
             cta: r.ctaid,
             thread: r.tid,
             instructions: n,
         }),
-        blocking_mbarrier_waits: m.blocking_waits,
+        blocking_mbarrier_waits: m.stats.blocking_waits,
         clusters: nctas / csize,
         ctas: nctas,
         threads: nctas * nthreads,

@@ -24,7 +24,7 @@ impl Machine<'_> {
                 let d = self.reg(t, dst.base).wrapping_add(dst.off as u64);
                 let s = self.reg(t, src.base).wrapping_add(src.off as u64);
                 self.check_shape(t, pc, u64::from(size), d, s);
-                let own = self.threads.get(t as usize).map_or(0, |th| th.rank);
+                let own = self.cluster.threads.get(t as usize).map_or(0, |th| th.rank);
                 let (dst_rank, dst_off) = memory::split_cluster(d, own);
                 let (dst_rank, dst_off) = if dst.space == Space::Shared {
                     (own, d & 0xffff_ffff)
@@ -70,19 +70,19 @@ impl Machine<'_> {
                         src_off: s & 0xffff_ffff,
                     },
                 );
-                if let Some(th) = self.threads.get_mut(t as usize) {
+                if let Some(th) = self.cluster.threads.get_mut(t as usize) {
                     th.bulk_open.push(id);
                 }
             }
             SyncOp::BulkCommit => {
-                if let Some(th) = self.threads.get_mut(t as usize) {
+                if let Some(th) = self.cluster.threads.get_mut(t as usize) {
                     let group = std::mem::take(&mut th.bulk_open);
                     th.bulk_groups.push_back(group);
                 }
             }
             SyncOp::BulkWait { n } => {
                 let mut done = Vec::new();
-                if let Some(th) = self.threads.get_mut(t as usize) {
+                if let Some(th) = self.cluster.threads.get_mut(t as usize) {
                     while th.bulk_groups.len() > *n as usize {
                         if let Some(g) = th.bulk_groups.pop_front() {
                             done.extend(g);
@@ -90,7 +90,7 @@ impl Machine<'_> {
                     }
                 }
                 for id in done {
-                    if let Some(i) = self.copies.iter().position(|c| c.id == id) {
+                    if let Some(i) = self.cluster.copies.iter().position(|c| c.id == id) {
                         self.complete_copy_at(i);
                     }
                 }
@@ -106,9 +106,9 @@ impl Machine<'_> {
     }
 
     fn issue(&mut self, t: u32, pc: u32, size: u32, kind: CopyKind) -> u64 {
-        let id = self.next_copy;
-        self.next_copy += 1;
-        self.copies.push(Copy {
+        let id = self.cluster.next_copy;
+        self.cluster.next_copy += 1;
+        self.cluster.copies.push(Copy {
             id,
             issuer: t,
             pc,
@@ -119,26 +119,30 @@ impl Machine<'_> {
     }
 
     pub(super) fn complete_copies_of(&mut self, t: u32) {
-        while let Some(i) = self.copies.iter().position(|c| c.issuer == t) {
+        while let Some(i) = self.cluster.copies.iter().position(|c| c.issuer == t) {
             self.complete_copy_at(i);
         }
     }
 
     pub(super) fn complete_all_copies(&mut self) {
-        while !self.copies.is_empty() {
+        while !self.cluster.copies.is_empty() {
             self.complete_copy_at(0);
         }
     }
 
     /// Lands the bytes of copy `i` and completes its transaction bytes.
     pub(super) fn complete_copy_at(&mut self, i: usize) {
-        if i >= self.copies.len() {
+        if i >= self.cluster.copies.len() {
             return;
         }
-        let c = self.copies.remove(i);
-        self.epoch += 1;
+        let c = self.cluster.copies.remove(i);
+        self.sched.epoch += 1;
         let size = u64::from(c.size);
-        let own = self.threads.get(c.issuer as usize).map_or(0, |th| th.rank);
+        let own = self
+            .cluster
+            .threads
+            .get(c.issuer as usize)
+            .map_or(0, |th| th.rank);
         match c.kind {
             CopyKind::ToShared {
                 src_global,
@@ -200,12 +204,16 @@ impl Machine<'_> {
         addr: u64,
         size: u64,
     ) -> Option<Vec<u8>> {
-        let own = self.threads.get(t as usize).map_or(0, |th| th.rank);
-        match memory::resolve(space, addr, size, 1, own, &self.ext, &self.allocs) {
+        let own = self.cluster.threads.get(t as usize).map_or(0, |th| th.rank);
+        match memory::resolve(space, addr, size, 1, own, &self.mem.ext, &self.mem.allocs) {
             Ok(p) => {
                 let bytes: &[u8] = match p.target {
-                    Target::Global(i) => self.allocs.get(i).map(|a| a.data.as_slice())?,
-                    Target::Shared(r) => self.ctas.get(r as usize).map(|c| c.shared.as_slice())?,
+                    Target::Global(i) => self.mem.allocs.get(i).map(|a| a.data.as_slice())?,
+                    Target::Shared(r) => self
+                        .cluster
+                        .ctas
+                        .get(r as usize)
+                        .map(|c| c.shared.as_slice())?,
                     _ => return None,
                 };
                 let start = p.offset as usize;
@@ -219,7 +227,7 @@ impl Machine<'_> {
     }
 
     fn write_bytes(&mut self, t: u32, pc: u32, cluster_addr: u64, data: &[u8]) {
-        let own = self.threads.get(t as usize).map_or(0, |th| th.rank);
+        let own = self.cluster.threads.get(t as usize).map_or(0, |th| th.rank);
         let size = data.len() as u64;
         match memory::resolve(
             Space::SharedCluster,
@@ -227,12 +235,18 @@ impl Machine<'_> {
             size,
             1,
             own,
-            &self.ext,
-            &self.allocs,
+            &self.mem.ext,
+            &self.mem.allocs,
         ) {
             Ok(p) => {
                 let Target::Shared(r) = p.target else { return };
-                if r != own && self.ctas.get(r as usize).is_some_and(|c| c.exited()) {
+                if r != own
+                    && self
+                        .cluster
+                        .ctas
+                        .get(r as usize)
+                        .is_some_and(|c| c.exited())
+                {
                     self.fault(
                         t,
                         pc,
@@ -244,7 +258,7 @@ impl Machine<'_> {
                         size,
                     );
                 }
-                if let Some(dst) = self.ctas.get_mut(r as usize).and_then(|c| {
+                if let Some(dst) = self.cluster.ctas.get_mut(r as usize).and_then(|c| {
                     c.shared
                         .get_mut(p.offset as usize..(p.offset + size) as usize)
                 }) {
@@ -257,10 +271,18 @@ impl Machine<'_> {
 
     fn write_global(&mut self, t: u32, pc: u32, addr: u64, data: &[u8]) {
         let size = data.len() as u64;
-        match memory::resolve(Space::Global, addr, size, 1, 0, &self.ext, &self.allocs) {
+        match memory::resolve(
+            Space::Global,
+            addr,
+            size,
+            1,
+            0,
+            &self.mem.ext,
+            &self.mem.allocs,
+        ) {
             Ok(p) => {
                 let Target::Global(i) = p.target else { return };
-                if self.allocs.get(i).is_some_and(|a| a.read_only) {
+                if self.mem.allocs.get(i).is_some_and(|a| a.read_only) {
                     self.fault(
                         t,
                         pc,
@@ -274,7 +296,7 @@ impl Machine<'_> {
                     );
                     return;
                 }
-                if let Some(dst) = self.allocs.get_mut(i).and_then(|a| {
+                if let Some(dst) = self.mem.allocs.get_mut(i).and_then(|a| {
                     a.data
                         .get_mut(p.offset as usize..(p.offset + size) as usize)
                 }) {

@@ -60,7 +60,7 @@ pub fn numpy_name(elem: Scalar) -> &'static str {
 /// The elements of a `.npy` file as little-endian bytes of `elem`. The
 /// error is a phrase naming what is wrong with the file.
 pub fn read(bytes: &[u8], elem: Scalar) -> Result<Vec<u8>, String> {
-    check_shape(bytes)?;
+    let header = check_shape(bytes)?;
     let file = NpyFile::new(bytes).map_err(|e| format!("it is not a valid .npy file ({e})"))?;
     let ts = match file.dtype() {
         DType::Plain(ts) => ts,
@@ -87,6 +87,16 @@ pub fn read(bytes: &[u8], elem: Scalar) -> Result<Vec<u8>, String> {
         return Err(
             "it is in Fortran order; save a C-ordered array (`np.ascontiguousarray`)".to_string(),
         );
+    }
+    // What is allocated follows the file, not what its header claims.
+    if let Some((start, elements)) = header {
+        let data = bytes.len().saturating_sub(start) as u64;
+        let claimed = elements.saturating_mul(want_size);
+        if claimed > data {
+            return Err(format!(
+                "its header says {elements} elements ({claimed} bytes), but the file has {data} bytes of data"
+            ));
+        }
     }
     let len = usize::try_from(file.len()).map_err(|_| "it is too large".to_string())?;
     let mut out = Vec::new();
@@ -165,8 +175,9 @@ pub fn read(bytes: &[u8], elem: Scalar) -> Result<Vec<u8>, String> {
 /// overflow (a panic, or in a release build a wrong length), so a damaged
 /// or hostile header is checked here first: every dimension must be an
 /// integer and their product must fit in 64 bits. Headers this cannot
-/// read are left to npyz, which reports them.
-fn check_shape(bytes: &[u8]) -> Result<(), String> {
+/// read are left to npyz, which reports them. `Some`: where the data
+/// starts and how many elements the header says it holds.
+fn check_shape(bytes: &[u8]) -> Result<Option<(usize, u64)>, String> {
     let (start, len): (usize, Option<usize>) = match bytes.get(6) {
         Some(1) => (
             10,
@@ -182,16 +193,16 @@ fn check_shape(bytes: &[u8]) -> Result<(), String> {
                 .and_then(|b| <[u8; 4]>::try_from(b).ok())
                 .and_then(|b| usize::try_from(u32::from_le_bytes(b)).ok()),
         ),
-        _ => return Ok(()),
+        _ => return Ok(None),
     };
     let Some(text) = len
         .and_then(|n| bytes.get(start..start.saturating_add(n)))
         .and_then(|t| std::str::from_utf8(t).ok())
     else {
-        return Ok(());
+        return Ok(None);
     };
     let Ok(py_literal::Value::Dict(entries)) = text.trim().parse::<py_literal::Value>() else {
-        return Ok(());
+        return Ok(None);
     };
     let shape = entries.iter().find_map(|(k, v)| match k {
         py_literal::Value::String(s) if s == "shape" => Some(v),
@@ -199,7 +210,7 @@ fn check_shape(bytes: &[u8]) -> Result<(), String> {
     });
     let dims = match shape {
         Some(py_literal::Value::Tuple(d) | py_literal::Value::List(d)) => d,
-        _ => return Ok(()),
+        _ => return Ok(None),
     };
     let mut total: u64 = 1;
     for d in dims {
@@ -214,7 +225,7 @@ fn check_shape(bytes: &[u8]) -> Result<(), String> {
             .checked_mul(n)
             .ok_or_else(|| "its shape has more elements than fit in memory".to_string())?;
     }
-    Ok(())
+    Ok(len.map(|n| (start.saturating_add(n), total)))
 }
 
 fn extend<T, const N: usize>(out: &mut Vec<u8>, v: Vec<T>, le: impl Fn(T) -> [u8; N]) {
@@ -384,6 +395,17 @@ mod tests {
         out
     }
 
+    /// A header that claims more elements than the file holds is refused
+    /// before anything is allocated for them.
+    #[test]
+    fn a_header_claiming_more_than_the_data_is_refused() {
+        let file = handmade("<f4", false, "(1000000000,)", &[0; 16]);
+        assert_eq!(
+            read(&file, Scalar::F32).unwrap_err(),
+            "its header says 1000000000 elements (4000000000 bytes), but the file has 16 bytes of data"
+        );
+    }
+
     #[test]
     fn big_endian_and_two_dimensional_input() {
         let be = handmade(">f4", false, "(2,)", &[0x3f, 0xc0, 0, 0, 0x40, 0, 0, 0]);
@@ -415,9 +437,10 @@ mod tests {
         let f1 = handmade("<u4", true, "(2,)", &le(&[1u32, 2], u32::to_le_bytes));
         assert!(read(&f1, Scalar::U32).is_ok());
         let short = handmade("<u4", false, "(3,)", &le(&[1u32], u32::to_le_bytes));
-        assert!(read(&short, Scalar::U32)
-            .unwrap_err()
-            .starts_with("its data cannot be read"));
+        assert_eq!(
+            read(&short, Scalar::U32).unwrap_err(),
+            "its header says 3 elements (12 bytes), but the file has 4 bytes of data"
+        );
         let rec = handmade("[('a', '<f4')]", false, "(1,)", &[0; 4]);
         let e = read(&rec, Scalar::F32).unwrap_err();
         assert!(e.contains("structured"), "{e}");

@@ -256,8 +256,20 @@ pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
             ArgValue::Scalar { .. } => None,
         })
     };
+    // A launch that cannot run leaves the arrays as they were given (or
+    // none, when there is no memory for their copies either).
     let fail = |why: String| Outcome {
-        arrays: arrays_in().cloned().collect(),
+        arrays: arrays_in()
+            .map(|a| {
+                Some(Array {
+                    name: a.name.clone(),
+                    elem: a.elem,
+                    data: filled(&a.data, a.data.len() as u64).ok()?,
+                    writable: a.writable,
+                })
+            })
+            .collect::<Option<Vec<Array>>>()
+            .unwrap_or_default(),
         reports: vec![report::bad_launch(&launch.kernel, &why)],
         faulted: true,
         stats: Stats {
@@ -299,25 +311,31 @@ pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
             MAX_CLUSTER_BYTES >> 20
         ));
     }
-    // The simulator works on a copy of every array.
+    // The simulator works on a copy of every array, after the module's
+    // variables.
     let array_bytes: u64 = arrays_in().map(|a| a.data.len() as u64).sum();
-    if let Err(why) = crate::launch::memory::check(bytes.saturating_add(array_bytes)) {
+    let var_bytes: u64 = prog.module_vars.iter().map(|v| v.size).sum();
+    let needed = bytes.saturating_add(array_bytes).saturating_add(var_bytes);
+    if let Err(why) = crate::launch::memory::check(needed) {
         return fail(format!(
-            "the simulator needs a copy of the arrays and the cluster's state: {why}"
+            "the simulator needs a copy of the arrays, the module's variables and the cluster's state: {why}"
         ));
     }
     // Module variables first, then one allocation per array argument.
-    let mut allocs: Vec<Alloc> = prog
-        .module_vars
-        .iter()
-        .map(|v| Alloc {
+    let mut allocs: Vec<Alloc> = Vec::new();
+    for v in &prog.module_vars {
+        let data = match filled(&v.init, v.size) {
+            Ok(data) => data,
+            Err(why) => return fail(format!("the module's variable `{}`: {why}", v.name)),
+        };
+        allocs.push(Alloc {
             name: v.name.clone(),
-            data: v.bytes.clone(),
+            data,
             read_only: v.read_only,
             elem: v.elem,
             param: None,
-        })
-        .collect();
+        });
+    }
     if launch.args.len() != kernel.params.len() {
         return fail(format!(
             "the kernel has {} parameters, the launch gives {} arguments",
@@ -342,11 +360,15 @@ pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
                 if p.size != 8 {
                     return fail(format!("parameter `{}` is not a 64-bit pointer", p.name));
                 }
+                let data = match filled(&arr.data, arr.data.len() as u64) {
+                    Ok(data) => data,
+                    Err(why) => return fail(format!("the copy of array `{}`: {why}", arr.name)),
+                };
                 let index = allocs.len();
                 array_allocs.push(index);
                 allocs.push(Alloc {
                     name: arr.name.clone(),
-                    data: arr.data.clone(),
+                    data,
                     read_only: false,
                     elem: arr.elem.size(),
                     param: Some(i),
@@ -416,6 +438,18 @@ pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
         faulted,
         stats,
     }
+}
+
+/// `size` bytes starting with `init`, then zeros: allocated fallibly, so
+/// that memory the machine does not have is an error and not an abort.
+fn filled(init: &[u8], size: u64) -> Result<Vec<u8>, String> {
+    let cannot = || format!("cannot allocate {size} bytes");
+    let n = usize::try_from(size).map_err(|_| cannot())?;
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| cannot())?;
+    v.extend_from_slice(init.get(..n).unwrap_or(init));
+    v.resize(n, 0);
+    Ok(v)
 }
 
 /// The launch's dynamic shared memory against what the kernel needs (when

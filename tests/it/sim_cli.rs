@@ -1062,3 +1062,157 @@ fn file_directives_read_only_regular_bounded_sources() {
     let e = sim();
     assert!(e.contains("┌─ k.ptx:8:2"), "{e}");
 }
+
+/// The most resident memory `kdslc ARGS` reaches, sampled from
+/// `/proc/PID/status` while it runs, and how it exited.
+#[cfg(target_os = "linux")]
+fn peak_rss_kib(dir: &Path, args: &[&str]) -> (u64, Output) {
+    use std::time::Duration;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kdslc"))
+        .current_dir(dir)
+        .args(args)
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("kdslc runs");
+    let status = format!("/proc/{}/status", child.id());
+    let mut peak = 0;
+    while child.try_wait().expect("waits").is_none() {
+        let rss = std::fs::read_to_string(&status).ok().and_then(|s| {
+            let line = s.lines().find(|l| l.starts_with("VmRSS:"))?;
+            line.split_whitespace().nth(1)?.parse::<u64>().ok()
+        });
+        peak = peak.max(rss.unwrap_or(0));
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    (peak, child.wait_with_output().expect("output"))
+}
+
+/// A thread issuing bulk copies (and committing groups) in a loop that
+/// never blocks holds bounded memory until `--max-steps` ends it: the
+/// copies in flight are capped (the oldest lands first) and a copy carries
+/// its group's number, where every copy once stayed queued with its id
+/// kept in its thread's group lists (about 60 bytes a step: at the default
+/// 10^9 steps, an abort).
+#[cfg(target_os = "linux")]
+#[test]
+fn bulk_copies_in_a_loop_hold_bounded_memory() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (name, commit) in [
+        ("open.ptx", ""),
+        ("groups.ptx", "\tcp.async.bulk.commit_group;\n"),
+    ] {
+        let ptx = format!(
+            ".version 8.0\n.target sm_90\n.address_size 64\n\
+             .visible .entry k(.param .u64 out)\n{{\n\
+             \t.reg .b64 %rd<2>;\n\t.reg .b32 %r<2>;\n\
+             \t.shared .align 16 .b8 buf[64];\n\
+             \tld.param.u64 %rd1, [out];\n\tmov.u32 %r1, buf;\n\
+             L:\n\tcp.async.bulk.global.shared::cta.bulk_group [%rd1], [%r1], 16;\n\
+             {commit}\tbra L;\n}}\n"
+        );
+        std::fs::write(dir.path().join(name), ptx).expect("writes");
+        let (peak, o) = peak_rss_kib(
+            dir.path(),
+            &[
+                "sim",
+                name,
+                "--grid",
+                "1",
+                "--block",
+                "1",
+                "--arg",
+                "0=u8:zeros:64",
+                "--max-steps",
+                "8000000",
+            ],
+        );
+        assert_eq!(status(&o), 4, "{name}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("error[S0011]: no progress within 8000000 steps"),
+            "{name}: {}",
+            stderr(&o)
+        );
+        assert!(peak < 128 * 1024, "{name}: {peak} KiB resident");
+    }
+}
+
+/// `kdslc ARGS` in `dir` under an address-space limit of `kib`, so that an
+/// allocation past it fails (where an unbounded one would take the
+/// machine).
+#[cfg(target_os = "linux")]
+fn kdslc_limited(dir: &Path, kib: u64, args: &[&str]) -> Output {
+    let mut line = format!("ulimit -v {kib}; exec \"$0\"");
+    for i in 1..=args.len() {
+        line.push_str(&format!(" \"${{{i}}}\""));
+    }
+    Command::new("bash")
+        .current_dir(dir)
+        .arg("-c")
+        .arg(line)
+        .arg(env!("CARGO_BIN_EXE_kdslc"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("bash runs")
+}
+
+/// What the input sizes is allocated when it fits and fallibly: a module
+/// declaring 1 TiB of `.global` variables loads without allocating them
+/// and is refused at the launch (they were each allocated at load and
+/// copied at the launch, infallibly: an abort), and an array argument the
+/// simulator cannot copy is a report (the copy was an infallible clone).
+#[cfg(target_os = "linux")]
+#[test]
+fn what_the_input_sizes_is_allocated_fallibly() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut ptx = String::from(".version 8.0\n.target sm_90\n.address_size 64\n");
+    for i in 0..1024 {
+        ptx.push_str(&format!(".global .align 4 .b8 g{i}[1073741824];\n"));
+    }
+    ptx.push_str(".visible .entry k()\n{\n\tret;\n}\n");
+    std::fs::write(dir.path().join("vars.ptx"), ptx).expect("writes");
+    let o = kdslc_limited(
+        dir.path(),
+        4 << 20,
+        &["sim", "vars.ptx", "--grid", "1", "--block", "1"],
+    );
+    assert_eq!(status(&o), 4, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "error[S0015]: launch does not fit kernel `k`: the simulator needs a copy of the arrays, the module's variables and the cluster's state: "
+        ),
+        "{}",
+        stderr(&o)
+    );
+
+    let ptx = ".version 8.0\n.target sm_90\n.address_size 64\n\
+        .visible .entry k(.param .u64 x)\n{\n\tret;\n}\n";
+    std::fs::write(dir.path().join("one.ptx"), ptx).expect("writes");
+    // 1.5 GiB of zeros, and no room for the simulator's copy.
+    let o = kdslc_limited(
+        dir.path(),
+        4 << 20,
+        &[
+            "sim",
+            "one.ptx",
+            "--grid",
+            "1",
+            "--block",
+            "1",
+            "--arg",
+            "0=u8:zeros:1610612736",
+        ],
+    );
+    assert_eq!(status(&o), 4, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "error[S0015]: launch does not fit kernel `k`: the copy of array `x`: cannot allocate 1610612736 bytes"
+        ),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -100,9 +100,11 @@ impl Builder<'_> {
         Ok((size, align, elem as u32))
     }
 
-    /// The initialiser of a variable as bytes.
+    /// The initialiser of a variable as bytes (as many as it gives, at
+    /// most `size`: bounded by the PTX text, not by the declared size).
     fn init_bytes(v: &ast::VarDecl, size: u64, elem: u32) -> Vec<u8> {
-        let mut bytes = vec![0u8; size as usize];
+        let given = (v.init.len() as u64).saturating_mul(u64::from(elem));
+        let mut bytes = vec![0u8; given.min(size) as usize];
         let ty = Ty::from_name(&v.ty);
         for (i, imm) in v.init.iter().enumerate() {
             let bits = match (imm, ty) {
@@ -219,7 +221,8 @@ impl Builder<'_> {
         let index = self.module_vars.len();
         self.module_vars.push(ModuleVar {
             name: v.name.clone(),
-            bytes: Self::init_bytes(v, size, elem),
+            size,
+            init: Self::init_bytes(v, size, elem),
             read_only: v.space == ast::Space::Const,
             elem,
             decl: self.site(v.pos),

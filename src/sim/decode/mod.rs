@@ -105,11 +105,15 @@ pub struct MemVar {
     pub decl: Site,
 }
 
-/// A module `.global`/`.const` variable: its own global allocation.
+/// A module `.global`/`.const` variable: its own global allocation,
+/// allocated when a launch runs (a declared size costs nothing at load).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ModuleVar {
     pub name: String,
-    pub bytes: Vec<u8>,
+    /// Bytes (at most 1 GiB).
+    pub size: u64,
+    /// The initialiser's bytes, at most `size`; the rest are zeros.
+    pub init: Vec<u8>,
     pub read_only: bool,
     pub elem: u32,
     pub decl: Site,

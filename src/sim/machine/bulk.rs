@@ -11,6 +11,9 @@ use super::state::{Copy, CopyKind};
 use super::Machine;
 use crate::sim::decode::ops::{Space, SyncOp};
 
+/// The most bulk copies in flight in a cluster.
+pub(super) const MAX_IN_FLIGHT: usize = 4096;
+
 impl Machine<'_> {
     pub(super) fn bulk_op(&mut self, t: u32, pc: u32, op: &SyncOp) {
         match op {
@@ -61,7 +64,7 @@ impl Machine<'_> {
                 let d = self.reg(t, dst.base).wrapping_add(dst.off as u64);
                 let s = self.reg(t, src.base).wrapping_add(src.off as u64);
                 self.check_shape(t, pc, u64::from(size), d, s);
-                let id = self.issue(
+                self.issue(
                     t,
                     pc,
                     size,
@@ -70,30 +73,24 @@ impl Machine<'_> {
                         src_off: s & 0xffff_ffff,
                     },
                 );
-                if let Some(th) = self.cluster.threads.get_mut(t as usize) {
-                    th.bulk_open.push(id);
-                }
             }
             SyncOp::BulkCommit => {
+                // The copies issued since the last commit form the group
+                // this closes (their `group` is the count before it).
                 if let Some(th) = self.cluster.threads.get_mut(t as usize) {
-                    let group = std::mem::take(&mut th.bulk_open);
-                    th.bulk_groups.push_back(group);
+                    th.bulk_commits += 1;
                 }
             }
             SyncOp::BulkWait { n } => {
-                let mut done = Vec::new();
-                if let Some(th) = self.cluster.threads.get_mut(t as usize) {
-                    while th.bulk_groups.len() > *n as usize {
-                        if let Some(g) = th.bulk_groups.pop_front() {
-                            done.extend(g);
-                        }
-                    }
-                }
-                for id in done {
-                    if let Some(i) = self.cluster.copies.iter().position(|c| c.id == id) {
-                        self.complete_copy_at(i);
-                    }
-                }
+                // Every committed group but the newest `n` completes, oldest
+                // first (copies are kept in issue order).
+                let commits = self
+                    .cluster
+                    .threads
+                    .get(t as usize)
+                    .map_or(0, |th| th.bulk_commits);
+                let before = commits.saturating_sub(u64::from(*n));
+                self.complete_where(|c| c.issuer == t && c.group.is_some_and(|g| g < before));
             }
             _ => {}
         }
@@ -105,23 +102,43 @@ impl Machine<'_> {
         }
     }
 
-    fn issue(&mut self, t: u32, pc: u32, size: u32, kind: CopyKind) -> u64 {
-        let id = self.cluster.next_copy;
-        self.cluster.next_copy += 1;
-        self.cluster.copies.push(Copy {
-            id,
+    fn issue(&mut self, t: u32, pc: u32, size: u32, kind: CopyKind) {
+        if self.cluster.copies.len() >= MAX_IN_FLIGHT {
+            self.complete_copy_at(0);
+        }
+        // A copy to global memory belongs to the group its thread commits
+        // next.
+        let group = match kind {
+            CopyKind::ToGlobal { .. } => self
+                .cluster
+                .threads
+                .get(t as usize)
+                .map(|th| th.bulk_commits),
+            CopyKind::ToShared { .. } => None,
+        };
+        self.cluster.copies.push_back(Copy {
             issuer: t,
+            group,
             pc,
             size,
             kind,
         });
-        id
+    }
+
+    /// Lands every copy that `which` selects, in issue order.
+    fn complete_where(&mut self, which: impl Fn(&Copy) -> bool) {
+        let mut i = 0;
+        while let Some(c) = self.cluster.copies.get(i) {
+            if which(c) {
+                self.complete_copy_at(i);
+            } else {
+                i += 1;
+            }
+        }
     }
 
     pub(super) fn complete_copies_of(&mut self, t: u32) {
-        while let Some(i) = self.cluster.copies.iter().position(|c| c.issuer == t) {
-            self.complete_copy_at(i);
-        }
+        self.complete_where(|c| c.issuer == t);
     }
 
     pub(super) fn complete_all_copies(&mut self) {
@@ -132,10 +149,9 @@ impl Machine<'_> {
 
     /// Lands the bytes of copy `i` and completes its transaction bytes.
     pub(super) fn complete_copy_at(&mut self, i: usize) {
-        if i >= self.cluster.copies.len() {
+        let Some(c) = self.cluster.copies.remove(i) else {
             return;
-        }
-        let c = self.cluster.copies.remove(i);
+        };
         self.sched.epoch += 1;
         let size = u64::from(c.size);
         let own = self

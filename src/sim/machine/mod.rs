@@ -112,9 +112,8 @@ pub struct Cluster {
     pub threads: Vec<Thread>,
     pub regs: Registers,
     pub warps: Vec<Warp>,
-    pub copies: Vec<Copy>,
-    /// The id of the next bulk copy issued.
-    pub next_copy: u64,
+    /// Oldest first; at most [`bulk::MAX_IN_FLIGHT`].
+    pub copies: VecDeque<Copy>,
     pub cbar: ClusterBarrier,
 }
 
@@ -198,8 +197,7 @@ impl<'p> Machine<'p> {
                     stride: prog.template.len(),
                 },
                 warps: Vec::new(),
-                copies: Vec::new(),
-                next_copy: 0,
+                copies: VecDeque::new(),
                 cbar: ClusterBarrier::default(),
             },
             sched: Sched {
@@ -340,8 +338,7 @@ impl<'p> Machine<'p> {
                     poll_epoch: None,
                     poll: None,
                     poll_seen: None,
-                    bulk_open: Vec::new(),
-                    bulk_groups: VecDeque::new(),
+                    bulk_commits: 0,
                 });
                 self.sched.queue.push_back(index);
             }

@@ -1,5 +1,8 @@
 //! The launch interface shared by `kdslc sim` (CPU) and `kdslc run` (GPU):
-//! `../shared/design/sim.md` §3.
+//! one set of launch flags runs a kernel on either, so that the two can be
+//! compared (`--check-sim`); a launch that contradicts the kernel's
+//! attributes or a value that does not fit its parameter is a usage error
+//! (exit 2) naming the flag, the attribute or the parameter.
 //!
 //! This module owns the data that crosses from the command line to an
 //! executor and back:

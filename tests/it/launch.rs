@@ -74,6 +74,11 @@ const ARGS: [&str; 8] = [
     "3=1024",
 ];
 
+/// The words of a command line.
+fn words(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
+}
+
 fn with(extra: &[&'static str]) -> Vec<&'static str> {
     let mut v = vec!["saxpy.kdsl", "--grid", "4"];
     v.extend_from_slice(&ARGS);
@@ -97,53 +102,17 @@ fn launch_usage_errors_are_the_same_for_sim_and_run() {
     );
     usage_error(
         d,
-        &[
-            "saxpy.kdsl",
-            "--grid",
-            "4",
-            "--arg",
-            "a=two",
-            "--arg",
-            "x=[1]",
-            "--arg",
-            "y=[1]",
-            "--arg",
-            "n=1",
-        ],
+        &words("saxpy.kdsl --grid 4 --arg a=two --arg x=[1] --arg y=[1] --arg n=1"),
         "invalid value for `a` (f32): `two` is not an f32 literal (for example `1.5`)",
     );
     usage_error(
         d,
-        &[
-            "saxpy.kdsl",
-            "--grid",
-            "4",
-            "--arg",
-            "a=1",
-            "--arg",
-            "x=[1]",
-            "--arg",
-            "y=[1]",
-            "--arg",
-            "n=4294967296",
-        ],
+        &words("saxpy.kdsl --grid 4 --arg a=1 --arg x=[1] --arg y=[1] --arg n=4294967296"),
         "invalid value for `n` (u32): `4294967296` is out of range for u32 (0 to 4294967295)",
     );
     usage_error(
         d,
-        &[
-            "saxpy.kdsl",
-            "--grid",
-            "4",
-            "--arg",
-            "a=1",
-            "--arg",
-            "x=@missing.npy",
-            "--arg",
-            "y=[1]",
-            "--arg",
-            "n=1",
-        ],
+        &words("saxpy.kdsl --grid 4 --arg a=1 --arg x=@missing.npy --arg y=[1] --arg n=1"),
         "invalid value for `x` (global [f32]): cannot read `missing.npy`: no such file",
     );
     usage_error(
@@ -173,17 +142,7 @@ fn launch_usage_errors_are_the_same_for_sim_and_run() {
     );
     usage_error(
         d,
-        &[
-            "two.kdsl",
-            "--kernel",
-            "second",
-            "--grid",
-            "4",
-            "--cluster",
-            "4",
-            "--arg",
-            "out=zeros:64",
-        ],
+        &words("two.kdsl --kernel second --grid 4 --cluster 4 --arg out=zeros:64"),
         "`--cluster 4` contradicts the kernel's `cluster(2)`; leave `--cluster` out to use it",
     );
     usage_error(

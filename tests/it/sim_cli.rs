@@ -15,13 +15,19 @@ use kdsl::types::Scalar;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// `program` to run in `dir` as these tests run kdslc: no colour, no input.
+fn command(program: &str, dir: &Path) -> Command {
+    let mut c = Command::new(program);
+    c.current_dir(dir)
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::null());
+    c
+}
+
 /// Runs `kdslc` in the repository root.
 fn kdslc(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kdslc"))
-        .current_dir(root())
+    command(env!("CARGO_BIN_EXE_kdslc"), &root())
         .args(args)
-        .env("NO_COLOR", "1")
-        .stdin(std::process::Stdio::null())
         .output()
         .expect("kdslc runs")
 }
@@ -997,36 +1003,11 @@ fn mutated_ptx_and_random_flags_never_panic() {
     );
 }
 
-/// Runs `kdslc` in `dir`, killed (and the test failed) if it has not
-/// finished within a minute: a hang is the defect being tested.
-#[cfg(unix)]
-fn kdslc_bounded(dir: &Path, args: &[&str]) -> Output {
-    use std::time::{Duration, Instant};
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kdslc"))
-        .current_dir(dir)
-        .args(args)
-        .env("NO_COLOR", "1")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("kdslc runs");
-    let start = Instant::now();
-    while child.try_wait().expect("waits").is_none() {
-        if start.elapsed() > Duration::from_secs(60) {
-            child.kill().expect("kills");
-            panic!("`kdslc {}` hangs", args.join(" "));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().expect("output")
-}
-
 /// The sources a PTX module's `.file` directives name are read as any
 /// source file is (`kdsl::input`): a FIFO is refused at once instead of
 /// hanging the simulator, a file past the 16 MiB of a source is not read
 /// whole; either way the report points at the PTX line instead.
-#[cfg(unix)]
+#[cfg(target_os = "linux")]
 #[test]
 fn file_directives_read_only_regular_bounded_sources() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -1035,7 +1016,7 @@ fn file_directives_read_only_regular_bounded_sources() {
     std::fs::write(dir.path().join("k.ptx"), ptx).expect("writes");
     let source = "// k.cu\n__global__ void k() {\n    __trap();\n}\n";
     let sim = || {
-        let o = kdslc_bounded(dir.path(), &["sim", "k.ptx", "--grid", "1", "--block", "1"]);
+        let (_, o) = kdslc_watched(dir.path(), &["sim", "k.ptx", "--grid", "1", "--block", "1"]);
         assert_eq!(status(&o), 4, "{}", stderr(&o));
         stderr(&o)
     };
@@ -1063,23 +1044,27 @@ fn file_directives_read_only_regular_bounded_sources() {
     assert!(e.contains("┌─ k.ptx:8:2"), "{e}");
 }
 
-/// The most resident memory `kdslc ARGS` reaches, sampled from
-/// `/proc/PID/status` while it runs, and how it exited.
+/// Runs `kdslc ARGS` in `dir`, watching it: the most resident memory it
+/// reaches (sampled from `/proc/PID/status`, in KiB) and how it exited. It
+/// is killed, and the test failed, if it has not finished within a minute:
+/// a hang is what some tests look for.
 #[cfg(target_os = "linux")]
-fn peak_rss_kib(dir: &Path, args: &[&str]) -> (u64, Output) {
-    use std::time::Duration;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kdslc"))
-        .current_dir(dir)
+fn kdslc_watched(dir: &Path, args: &[&str]) -> (u64, Output) {
+    use std::time::{Duration, Instant};
+    let mut child = command(env!("CARGO_BIN_EXE_kdslc"), dir)
         .args(args)
-        .env("NO_COLOR", "1")
-        .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("kdslc runs");
     let status = format!("/proc/{}/status", child.id());
+    let start = Instant::now();
     let mut peak = 0;
     while child.try_wait().expect("waits").is_none() {
+        if start.elapsed() > Duration::from_secs(60) {
+            child.kill().expect("kills");
+            panic!("`kdslc {}` hangs", args.join(" "));
+        }
         let rss = std::fs::read_to_string(&status).ok().and_then(|s| {
             let line = s.lines().find(|l| l.starts_with("VmRSS:"))?;
             line.split_whitespace().nth(1)?.parse::<u64>().ok()
@@ -1114,27 +1099,9 @@ fn bulk_copies_in_a_loop_hold_bounded_memory() {
              {commit}\tbra L;\n}}\n"
         );
         std::fs::write(dir.path().join(name), ptx).expect("writes");
-        let (peak, o) = peak_rss_kib(
-            dir.path(),
-            &[
-                "sim",
-                name,
-                "--grid",
-                "1",
-                "--block",
-                "1",
-                "--arg",
-                "0=u8:zeros:64",
-                "--max-steps",
-                "8000000",
-            ],
-        );
-        assert_eq!(status(&o), 4, "{name}: {}", stderr(&o));
-        assert!(
-            stderr(&o).contains("error[S0011]: no progress within 8000000 steps"),
-            "{name}: {}",
-            stderr(&o)
-        );
+        let args = format!("sim {name} --grid 1 --block 1 --arg 0=u8:zeros:64 --max-steps 8000000");
+        let (peak, o) = kdslc_watched(dir.path(), &words(&args));
+        faulted(&o, "error[S0011]: no progress within 8000000 steps");
         assert!(peak < 128 * 1024, "{name}: {peak} KiB resident");
     }
 }
@@ -1148,14 +1115,11 @@ fn kdslc_limited(dir: &Path, kib: u64, args: &[&str]) -> Output {
     for i in 1..=args.len() {
         line.push_str(&format!(" \"${{{i}}}\""));
     }
-    Command::new("bash")
-        .current_dir(dir)
+    command("bash", dir)
         .arg("-c")
         .arg(line)
         .arg(env!("CARGO_BIN_EXE_kdslc"))
         .args(args)
-        .env("NO_COLOR", "1")
-        .stdin(std::process::Stdio::null())
         .output()
         .expect("bash runs")
 }
@@ -1178,41 +1142,30 @@ fn what_the_input_sizes_is_allocated_fallibly() {
     let o = kdslc_limited(
         dir.path(),
         4 << 20,
-        &["sim", "vars.ptx", "--grid", "1", "--block", "1"],
+        &words("sim vars.ptx --grid 1 --block 1"),
     );
-    assert_eq!(status(&o), 4, "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains(
-            "error[S0015]: launch does not fit kernel `k`: the simulator needs a copy of the arrays, the module's variables and the cluster's state: "
-        ),
-        "{}",
-        stderr(&o)
-    );
+    faulted(&o, "error[S0015]: launch does not fit kernel `k`: the simulator needs a copy of the arrays, the module's variables and the cluster's state: ");
 
     let ptx = ".version 8.0\n.target sm_90\n.address_size 64\n\
         .visible .entry k(.param .u64 x)\n{\n\tret;\n}\n";
     std::fs::write(dir.path().join("one.ptx"), ptx).expect("writes");
     // 1.5 GiB of zeros, and no room for the simulator's copy.
-    let o = kdslc_limited(
-        dir.path(),
-        4 << 20,
-        &[
-            "sim",
-            "one.ptx",
-            "--grid",
-            "1",
-            "--block",
-            "1",
-            "--arg",
-            "0=u8:zeros:1610612736",
-        ],
-    );
-    assert_eq!(status(&o), 4, "{}", stderr(&o));
+    let args = "sim one.ptx --grid 1 --block 1 --arg 0=u8:zeros:1610612736";
+    let o = kdslc_limited(dir.path(), 4 << 20, &words(args));
+    faulted(&o, "error[S0015]: launch does not fit kernel `k`: the copy of array `x`: cannot allocate 1610612736 bytes");
+}
+
+/// The words of a command line.
+fn words(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
+}
+
+/// `o` is a faulted run (exit 4) whose reports include `report`.
+fn faulted(o: &Output, report: &str) {
+    assert_eq!(status(o), 4, "{}", stderr(o));
     assert!(
-        stderr(&o).contains(
-            "error[S0015]: launch does not fit kernel `k`: the copy of array `x`: cannot allocate 1610612736 bytes"
-        ),
-        "{}",
-        stderr(&o)
+        stderr(o).contains(report),
+        "no `{report}` in:\n{}",
+        stderr(o)
     );
 }

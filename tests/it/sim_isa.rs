@@ -1141,37 +1141,27 @@ fn oversized_launches_are_refused() {
 fn a_library_launch_meets_the_flags_limits() {
     let ptx = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry t()\n{\n\tret;\n}\n";
     let k = ptx_str("t.ptx", ptx).unwrap_or_else(|e| panic!("{e}"));
-    let refused = |grid, block, cluster, why: &str| {
+    let sig = k.program.signature("t").expect("a signature");
+    let refused = [
+        ([1, 1, 1], [1, 1, 128], [1, 1, 1]),
+        ([1, 65536, 1], [1, 1, 1], [1, 1, 1]),
+        ([1, 1, 1], [0, 1, 1], [1, 1, 1]),
+        ([32, 1, 1], [1, 1, 1], [32, 1, 1]),
+    ];
+    for (grid, block, cluster) in refused {
+        let shapes = kdsl::launch::shape::Shapes {
+            grid,
+            block,
+            cluster,
+        };
+        let why = kdsl::launch::shape::check(&sig, kdsl::launch::Origin::Ptx, shapes)
+            .expect_err("the flags refuse it");
         let o = run(&k, &launch("t", grid, block, cluster, vec![]));
         let text = rendered(&k, &o);
         assert!(o.faulted, "{grid:?} {block:?} {cluster:?} ran");
         let want = format!("error[S0015]: launch does not fit kernel `t`: {why}");
         assert!(text.contains(&want), "{text}");
-    };
-    refused(
-        [1, 1, 1],
-        [1, 1, 128],
-        [1, 1, 1],
-        "`--block 1,1,128` is too large: z = 128, and at most 64 in z",
-    );
-    refused(
-        [1, 65536, 1],
-        [1, 1, 1],
-        [1, 1, 1],
-        "`--grid 1,65536` is too large: y = 65536, and a grid has at most 65535 blocks in y",
-    );
-    refused(
-        [1, 1, 1],
-        [0, 1, 1],
-        [1, 1, 1],
-        "`--block 0` has a dimension of 0: every dimension is at least 1",
-    );
-    refused(
-        [32, 1, 1],
-        [1, 1, 1],
-        [32, 1, 1],
-        "`--cluster 32` is too large: 32 CTAs, and a cluster has at most 16 (8 portably)",
-    );
+    }
     let o = run(&k, &launch("t", [4, 1, 1], [8, 8, 16], [4, 1, 1], vec![]));
     assert!(!o.faulted, "{}", rendered(&k, &o));
 }

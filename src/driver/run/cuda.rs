@@ -59,6 +59,22 @@ impl GpuError {
         }
     }
 
+    /// The same error with the driver's JIT log.
+    fn with_log(mut self, text: String) -> GpuError {
+        if let GpuError::Cuda { log, .. } = &mut self {
+            *log = Some(text);
+        }
+        self
+    }
+
+    /// The same error, from a driver that cannot be used at all.
+    fn unusable(mut self) -> GpuError {
+        if let GpuError::Cuda { unusable, .. } = &mut self {
+            *unusable = true;
+        }
+        self
+    }
+
     /// No GPU to run on at all: a usage problem (exit 2), not a fault.
     pub(crate) fn is_unavailable(&self) -> bool {
         matches!(
@@ -260,32 +276,17 @@ impl Session {
     /// cannot be used at all ([`GpuError::is_unavailable`]).
     pub(crate) fn open(ordinal: usize) -> Result<Session, GpuError> {
         let api = Api::load()?;
-        let unusable = |e: GpuError| match e {
-            GpuError::Cuda {
-                call,
-                code,
-                said,
-                log,
-                ..
-            } => GpuError::Cuda {
-                call,
-                code,
-                said,
-                unusable: true,
-                log,
-            },
-            other => other,
-        };
         // SAFETY: a plain driver call.
         let r = unsafe { (api.init)(0) };
         if r == CuResult::NO_DEVICE {
             return Err(GpuError::NoDevice { ordinal, count: 0 });
         }
-        api.check("cuInit", r).map_err(unusable)?;
+        api.check("cuInit", r).map_err(GpuError::unusable)?;
         let mut count = 0;
         // SAFETY: an out-pointer to a local.
         let r = unsafe { (api.device_get_count)(&mut count) };
-        api.check("cuDeviceGetCount", r).map_err(unusable)?;
+        api.check("cuDeviceGetCount", r)
+            .map_err(GpuError::unusable)?;
         let wanted = i32::try_from(ordinal).ok().filter(|&o| o < count);
         let Some(wanted) = wanted else {
             return Err(GpuError::NoDevice { ordinal, count });
@@ -293,11 +294,12 @@ impl Session {
         let mut device = 0;
         // SAFETY: an out-pointer to a local, an ordinal below the count.
         let r = unsafe { (api.device_get)(&mut device, wanted) };
-        api.check("cuDeviceGet", r).map_err(unusable)?;
+        api.check("cuDeviceGet", r).map_err(GpuError::unusable)?;
         let mut ctx = std::ptr::null_mut();
         // SAFETY: an out-pointer to a local, a device the driver gave.
         let r = unsafe { (api.primary_ctx_retain)(&mut ctx, device) };
-        api.check("cuDevicePrimaryCtxRetain", r).map_err(unusable)?;
+        api.check("cuDevicePrimaryCtxRetain", r)
+            .map_err(GpuError::unusable)?;
         // From here the session releases the context when dropped.
         let mut session = Session {
             api,
@@ -310,7 +312,8 @@ impl Session {
         };
         // SAFETY: the context just retained.
         let r = unsafe { (api.ctx_set_current)(ctx) };
-        api.check("cuCtxSetCurrent", r).map_err(unusable)?;
+        api.check("cuCtxSetCurrent", r)
+            .map_err(GpuError::unusable)?;
         let mut buf = [0 as c_char; 256];
         // The driver is told one byte less than `buf` has, so that the last
         // stays the NUL whatever it writes.
@@ -332,12 +335,9 @@ impl Session {
 
     /// JIT-compiles the PTX module; a refusal carries the driver's log.
     pub(crate) fn load_module(&mut self, ptx: &str) -> Result<(), GpuError> {
-        let image = CString::new(ptx).map_err(|_| GpuError::Cuda {
-            call: "cuModuleLoadDataEx",
-            code: CuResult::INVALID_PTX,
-            said: None,
-            unusable: false,
-            log: Some("the PTX text contains a NUL byte".to_string()),
+        let image = CString::new(ptx).map_err(|_| {
+            GpuError::call("cuModuleLoadDataEx", CuResult::INVALID_PTX)
+                .with_log("the PTX text contains a NUL byte".to_string())
         })?;
         let mut log = vec![0u8; 16 * 1024];
         let mut options = [
@@ -358,23 +358,10 @@ impl Session {
                 values.as_mut_ptr(),
             )
         };
-        if let Err(GpuError::Cuda {
-            call,
-            code,
-            said,
-            unusable,
-            ..
-        }) = self.check("cuModuleLoadDataEx", r)
-        {
+        if let Err(e) = self.check("cuModuleLoadDataEx", r) {
             let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
             let text = String::from_utf8_lossy(log.get(..end).unwrap_or(&[])).into_owned();
-            return Err(GpuError::Cuda {
-                call,
-                code,
-                said,
-                unusable,
-                log: Some(text),
-            });
+            return Err(e.with_log(text));
         }
         self.module = Some(module);
         Ok(())

@@ -256,13 +256,7 @@ impl Machine<'_> {
         ) {
             Ok(p) => {
                 let Target::Shared(r) = p.target else { return };
-                if r != own
-                    && self
-                        .cluster
-                        .ctas
-                        .get(r as usize)
-                        .is_some_and(|c| c.exited())
-                {
+                if self.cluster.exited_peer(r, own) {
                     self.fault(
                         t,
                         pc,

@@ -63,13 +63,7 @@ impl Machine<'_> {
                 let memory::Target::Shared(rank) = p.target else {
                     return None;
                 };
-                if rank != own
-                    && self
-                        .cluster
-                        .ctas
-                        .get(rank as usize)
-                        .is_some_and(|c| c.exited())
-                {
+                if self.cluster.exited_peer(rank, own) {
                     self.record(
                         t,
                         pc,

@@ -389,6 +389,14 @@ impl<'p> Machine<'p> {
     }
 }
 
+impl Cluster {
+    /// Whether the CTA of `rank`, a peer of the CTA of `own`, has exited
+    /// (its shared memory is kept, but an access to it is S0010).
+    pub fn exited_peer(&self, rank: u32, own: u32) -> bool {
+        rank != own && self.ctas.get(rank as usize).is_some_and(|c| c.exited())
+    }
+}
+
 impl Registers {
     /// Register `slot` of thread `t`.
     pub fn get(&self, t: u32, slot: u32) -> u64 {

@@ -260,6 +260,21 @@ impl Machine<'_> {
                 }
             }};
         }
+        // The memory context of a load, store or atomic: the parts of the
+        // machine borrowed again for each.
+        macro_rules! mem_ctx {
+            () => {
+                MemCtx {
+                    allocs,
+                    ctas,
+                    ext,
+                    events,
+                    generic,
+                    own_rank,
+                    me,
+                }
+            };
+        }
         let end = loop {
             if n >= budget {
                 break SliceEnd::Budget;
@@ -414,15 +429,7 @@ impl Machine<'_> {
                 Op::Ld { space, ty, vec } => {
                     let size = u64::from(ty.bytes());
                     let addr = rd!(inst.a).wrapping_add(inst.off as u64);
-                    let mut mem = MemCtx {
-                        allocs,
-                        ctas,
-                        ext,
-                        events,
-                        generic,
-                        own_rank,
-                        me,
-                    };
+                    let mut mem = mem_ctx!();
                     let place = mem.place(pc, space, addr, size * u64::from(vec), AccessKind::Load);
                     let store = place
                         .and_then(|p| bytes(p.target, allocs, ctas, th, params).map(|b| (p, b)));
@@ -449,15 +456,7 @@ impl Machine<'_> {
                 Op::St { space, ty, vec } => {
                     let size = u64::from(ty.bytes());
                     let addr = rd!(inst.a).wrapping_add(inst.off as u64);
-                    let mut mem = MemCtx {
-                        allocs,
-                        ctas,
-                        ext,
-                        events,
-                        generic,
-                        own_rank,
-                        me,
-                    };
+                    let mut mem = mem_ctx!();
                     let place =
                         mem.place(pc, space, addr, size * u64::from(vec), AccessKind::Store);
                     if let Some(p) = place {
@@ -482,15 +481,7 @@ impl Machine<'_> {
                 Op::Atom { space, op, ty } => {
                     let size = u64::from(ty.bytes());
                     let addr = rd!(inst.a).wrapping_add(inst.off as u64);
-                    let mut mem = MemCtx {
-                        allocs,
-                        ctas,
-                        ext,
-                        events,
-                        generic,
-                        own_rank,
-                        me,
-                    };
+                    let mut mem = mem_ctx!();
                     let place = mem.place(pc, space, addr, size, AccessKind::Atomic);
                     let mut old = 0;
                     if let Some(p) = place {

@@ -1169,3 +1169,26 @@ fn faulted(o: &Output, report: &str) {
         stderr(o)
     );
 }
+
+/// However many `.file` directives a module has, the sources they name are
+/// read once each and within a budget: one 10 MiB source named by a
+/// hundred different paths (links to it) was read and kept a hundred
+/// times.
+#[cfg(target_os = "linux")]
+#[test]
+fn file_directives_read_each_source_once() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut source = b"// k.cu\n__global__ void k() {\n    __trap();\n}\n".to_vec();
+    source.resize(10 << 20, b' ');
+    std::fs::write(dir.path().join("k.cu"), &source).expect("writes");
+    let mut ptx = String::from(".version 8.0\n.target sm_90\n.address_size 64\n");
+    for i in 1..=100 {
+        std::os::unix::fs::symlink("k.cu", dir.path().join(format!("k{i}.cu"))).expect("links");
+        ptx.push_str(&format!(".file {i} \"k{i}.cu\"\n"));
+    }
+    ptx.push_str(".visible .entry k()\n{\n\t.loc 100 3 5\n\ttrap;\n\tret;\n}\n");
+    std::fs::write(dir.path().join("k.ptx"), ptx).expect("writes");
+    let (peak, o) = kdslc_watched(dir.path(), &words("sim k.ptx --grid 1 --block 1"));
+    faulted(&o, "__trap();");
+    assert!(peak < 200 * 1024, "{peak} KiB resident");
+}

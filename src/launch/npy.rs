@@ -102,71 +102,20 @@ pub fn read(bytes: &[u8], elem: Scalar) -> Result<Vec<u8>, String> {
     let mut out = Vec::new();
     out.try_reserve_exact(len.saturating_mul(want_size as usize))
         .map_err(|_| format!("its {len} elements do not fit in memory"))?;
-    let bad = |e: std::io::Error| format!("its data cannot be read ({e})");
+    let o = &mut out;
     match elem {
-        Scalar::Bool => {
-            for b in file.into_vec::<bool>().map_err(bad)? {
-                out.push(u8::from(b));
-            }
-        }
-        Scalar::I8 => extend(
-            &mut out,
-            file.into_vec::<i8>().map_err(bad)?,
-            i8::to_le_bytes,
-        ),
-        Scalar::U8 => extend(
-            &mut out,
-            file.into_vec::<u8>().map_err(bad)?,
-            u8::to_le_bytes,
-        ),
-        Scalar::I16 => extend(
-            &mut out,
-            file.into_vec::<i16>().map_err(bad)?,
-            i16::to_le_bytes,
-        ),
-        Scalar::U16 => extend(
-            &mut out,
-            file.into_vec::<u16>().map_err(bad)?,
-            u16::to_le_bytes,
-        ),
-        Scalar::I32 => extend(
-            &mut out,
-            file.into_vec::<i32>().map_err(bad)?,
-            i32::to_le_bytes,
-        ),
-        Scalar::U32 => extend(
-            &mut out,
-            file.into_vec::<u32>().map_err(bad)?,
-            u32::to_le_bytes,
-        ),
-        Scalar::I64 => extend(
-            &mut out,
-            file.into_vec::<i64>().map_err(bad)?,
-            i64::to_le_bytes,
-        ),
-        Scalar::U64 => extend(
-            &mut out,
-            file.into_vec::<u64>().map_err(bad)?,
-            u64::to_le_bytes,
-        ),
-        Scalar::BF16 => extend(
-            &mut out,
-            file.into_vec::<u16>().map_err(bad)?,
-            u16::to_le_bytes,
-        ),
-        Scalar::F16 => extend(&mut out, file.into_vec::<half::f16>().map_err(bad)?, |x| {
-            x.to_bits().to_le_bytes()
-        }),
-        Scalar::F32 => extend(
-            &mut out,
-            file.into_vec::<f32>().map_err(bad)?,
-            f32::to_le_bytes,
-        ),
-        Scalar::F64 => extend(
-            &mut out,
-            file.into_vec::<f64>().map_err(bad)?,
-            f64::to_le_bytes,
-        ),
+        Scalar::Bool => decode(file, o, |b: bool| [u8::from(b)])?,
+        Scalar::I8 => decode(file, o, i8::to_le_bytes)?,
+        Scalar::U8 => decode(file, o, u8::to_le_bytes)?,
+        Scalar::I16 => decode(file, o, i16::to_le_bytes)?,
+        Scalar::U16 | Scalar::BF16 => decode(file, o, u16::to_le_bytes)?,
+        Scalar::I32 => decode(file, o, i32::to_le_bytes)?,
+        Scalar::U32 => decode(file, o, u32::to_le_bytes)?,
+        Scalar::I64 => decode(file, o, i64::to_le_bytes)?,
+        Scalar::U64 => decode(file, o, u64::to_le_bytes)?,
+        Scalar::F16 => decode(file, o, |x: half::f16| x.to_bits().to_le_bytes())?,
+        Scalar::F32 => decode(file, o, f32::to_le_bytes)?,
+        Scalar::F64 => decode(file, o, f64::to_le_bytes)?,
     }
     Ok(out)
 }
@@ -228,10 +177,18 @@ fn check_shape(bytes: &[u8]) -> Result<Option<(usize, u64)>, String> {
     Ok(len.map(|n| (start.saturating_add(n), total)))
 }
 
-fn extend<T, const N: usize>(out: &mut Vec<u8>, v: Vec<T>, le: impl Fn(T) -> [u8; N]) {
-    for x in v {
-        out.extend_from_slice(&le(x));
+/// Appends the elements of `file`, each as `le` writes it: read one by
+/// one into `out` (reserved for them), never into a vector of their own.
+fn decode<T: npyz::Deserialize, const N: usize>(
+    file: NpyFile<&[u8]>,
+    out: &mut Vec<u8>,
+    le: impl Fn(T) -> [u8; N],
+) -> Result<(), String> {
+    let bad = |e: &dyn std::fmt::Display| format!("its data cannot be read ({e})");
+    for x in file.data::<T>().map_err(|e| bad(&e))? {
+        out.extend_from_slice(&le(x.map_err(|e| bad(&e))?));
     }
+    Ok(())
 }
 
 /// A one-dimensional `.npy` file of the elements `data` (little-endian

@@ -270,6 +270,8 @@ fn file(elem: Scalar, path: &str) -> Result<Vec<u8>, String> {
         .map_err(|e| format!("cannot read `{path}`: {e}"))?;
     let npy = p.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy"));
     if npy {
+        // The elements are decoded into a buffer as large as the file.
+        memory::check(bytes.len() as u64).map_err(|why| format!("cannot read `{path}`: {why}"))?;
         return npy::read(&bytes, elem).map_err(|e| format!("`{path}`: {e}"));
     }
     let size = elem.size() as usize;

@@ -1,17 +1,24 @@
-//! Reading a source file from disk: the one place that decides what kdslc
-//! accepts as a `.kdsl` file, for the root file and for every import (and so
-//! for the language server, whose imports come through the same pipeline).
+//! Reading files from disk: the one place that decides what kdslc reads and
+//! how a failure is worded. Every file the program reads comes through
+//! [`read_file`]: the `.kdsl` root and every import (and so the language
+//! server's, whose imports come through the same pipeline), a `.ptx` input,
+//! the sources a PTX module's `.file` directives name, `--arg @FILE` arrays,
+//! the cubin ptxas writes, `/proc/meminfo`.
 //!
 //! - Only **regular files** are read. A FIFO, a terminal or `/dev/stdin`
 //!   would block until someone writes (a compiler, or a language server,
 //!   that hangs), and `/dev/zero` never ends; such paths are refused before
 //!   they are opened, and the opened file is checked again (it is opened
 //!   non-blocking, so a FIFO swapped in between cannot hang the open).
-//! - At most [`MAX_SOURCE_BYTES`] are read; a larger file is refused with its
-//!   size. Spans are 32-bit offsets, and no hand-written kernel comes near.
-//! - The text must be UTF-8. A file that is not is still loaded (with the
-//!   bad bytes shown as U+FFFD) so that diagnostic E0004 can show where the
-//!   first bad byte is; nothing else is done with it.
+//! - At most a [`Limit`] of bytes is read, and the buffer is allocated
+//!   fallibly: a larger file is refused with its size. A source file has at
+//!   most [`MAX_SOURCE_BYTES`] (spans are 32-bit offsets, and no
+//!   hand-written kernel comes near); data (an array) at most the memory
+//!   the machine has available.
+//! - A source's text must be UTF-8 ([`read_source`]). A file that is not is
+//!   still loaded (with the bad bytes shown as U+FFFD) so that diagnostic
+//!   E0004 can show where the first bad byte is; nothing else is done with
+//!   it.
 //!
 //! A UTF-8 byte-order mark is kept in the text (spans count the file's own
 //! bytes); the lexer skips it and line 1's columns start after it.
@@ -25,16 +32,39 @@ use std::path::Path;
 /// The largest source file kdslc reads: 16 MiB.
 pub const MAX_SOURCE_BYTES: u64 = 16 * 1024 * 1024;
 
-/// Why a source file could not be read. `Display` gives the reason as it
-/// follows "cannot read `path`: ".
+/// The most bytes a file may have.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Limit {
+    /// A source file (`.kdsl`, `.ptx`, a `.file`'s source, a system file):
+    /// [`MAX_SOURCE_BYTES`].
+    Source,
+    /// Data kept in memory (an array argument, a cubin): the bytes of
+    /// memory available, as `crate::launch::memory::available` finds them
+    /// (`None`: not known, and only the allocation itself can fail).
+    Memory(Option<u64>),
+}
+
+impl Limit {
+    fn bytes(self) -> u64 {
+        match self {
+            Limit::Source => MAX_SOURCE_BYTES,
+            Limit::Memory(free) => free.unwrap_or(u64::MAX),
+        }
+    }
+}
+
+/// Why a file could not be read. `Display` gives the reason as it follows
+/// "cannot read `path`: ".
 #[derive(Debug)]
 pub enum ReadError {
     /// The operating system said no (no such file, permission denied, ...).
     Io(std::io::Error),
     /// Not a regular file: what it is instead ("a directory", "a FIFO").
     NotRegular(&'static str),
-    /// Larger than [`MAX_SOURCE_BYTES`] (the size seen, or a lower bound).
-    TooLarge(u64),
+    /// Larger than its limit (the size seen, or a lower bound).
+    TooLarge { size: u64, limit: Limit },
+    /// The memory for its bytes could not be allocated.
+    NoMemory(u64),
 }
 
 impl fmt::Display for ReadError {
@@ -43,12 +73,26 @@ impl fmt::Display for ReadError {
             ReadError::Io(e) => f.write_str(&io_reason(e)),
             ReadError::NotRegular(what) => write!(
                 f,
-                "it is {what}, not a regular file (kdslc reads source files only from regular files)"
+                "it is {what}, not a regular file (kdslc reads only regular files)"
             ),
-            ReadError::TooLarge(size) => write!(
+            ReadError::TooLarge {
+                size,
+                limit: Limit::Source,
+            } => write!(
                 f,
                 "it is {size} bytes long, and source files may be at most {MAX_SOURCE_BYTES} bytes (16 MiB)"
             ),
+            ReadError::TooLarge {
+                size,
+                limit: Limit::Memory(free),
+            } => write!(
+                f,
+                "it is {size} bytes long, more than the {} bytes of memory this machine has available",
+                free.unwrap_or(u64::MAX)
+            ),
+            ReadError::NoMemory(size) => {
+                write!(f, "its {size} bytes cannot be allocated")
+            }
         }
     }
 }
@@ -146,38 +190,57 @@ pub fn decode(bytes: Vec<u8>) -> Decoded {
 /// Reads the source file at `path` (see the module documentation for what
 /// is refused).
 pub fn read_source(path: &Path) -> Result<Decoded, ReadError> {
+    read_file(path, Limit::Source).map(decode)
+}
+
+/// Reads the bytes of the regular file at `path`, at most `limit` of them
+/// (see the module documentation for what is refused).
+pub fn read_file(path: &Path, limit: Limit) -> Result<Vec<u8>, ReadError> {
+    let max = limit.bytes();
     // `metadata` follows links: `/dev/stdin` is judged by what it points to.
     let meta = std::fs::metadata(path).map_err(ReadError::Io)?;
-    check_kind(&meta)?;
+    check_kind(&meta, limit)?;
     let file = open_nonblocking(path).map_err(ReadError::Io)?;
     // The path may have been replaced since; judge what was opened.
     let meta = file.metadata().map_err(ReadError::Io)?;
-    check_kind(&meta)?;
+    check_kind(&meta, limit)?;
     let mut bytes = Vec::new();
+    // Room for the whole file and the one byte that tells it grew, so that
+    // reading it does not grow the buffer (infallibly) on the way.
+    let room = usize::try_from(meta.len().saturating_add(1)).unwrap_or(usize::MAX);
+    bytes
+        .try_reserve_exact(room)
+        .map_err(|_| ReadError::NoMemory(meta.len()))?;
     // One byte more than allowed tells a file that grew past the limit.
-    file.take(MAX_SOURCE_BYTES + 1)
+    file.take(max.saturating_add(1))
         .read_to_end(&mut bytes)
         .map_err(ReadError::Io)?;
     let read = bytes.len() as u64;
-    if read > MAX_SOURCE_BYTES {
-        return Err(ReadError::TooLarge(read.max(meta.len())));
+    if read > max {
+        return Err(ReadError::TooLarge {
+            size: read.max(meta.len()),
+            limit,
+        });
     }
-    Ok(decode(bytes))
+    Ok(bytes)
 }
 
-/// Regular files of at most [`MAX_SOURCE_BYTES`] pass.
-fn check_kind(meta: &std::fs::Metadata) -> Result<(), ReadError> {
+/// Regular files within the limit pass.
+fn check_kind(meta: &std::fs::Metadata, limit: Limit) -> Result<(), ReadError> {
     if !meta.is_file() {
         return Err(ReadError::NotRegular(kind_of(meta)));
     }
-    if meta.len() > MAX_SOURCE_BYTES {
-        return Err(ReadError::TooLarge(meta.len()));
+    if meta.len() > limit.bytes() {
+        return Err(ReadError::TooLarge {
+            size: meta.len(),
+            limit,
+        });
     }
     Ok(())
 }
 
 /// What a non-regular file is, in words.
-pub(crate) fn kind_of(meta: &std::fs::Metadata) -> &'static str {
+fn kind_of(meta: &std::fs::Metadata) -> &'static str {
     if meta.is_dir() {
         return "a directory";
     }
@@ -271,9 +334,28 @@ mod tests {
         let f = std::fs::File::create(&path).unwrap();
         f.set_len(MAX_SOURCE_BYTES + 1).unwrap();
         let e = read_source(&path).unwrap_err();
-        assert!(matches!(e, ReadError::TooLarge(n) if n == MAX_SOURCE_BYTES + 1));
+        assert!(matches!(
+            e,
+            ReadError::TooLarge { size, limit: Limit::Source } if size == MAX_SOURCE_BYTES + 1
+        ));
         assert!(e.to_string().contains("at most 16777216 bytes"), "{e}");
         f.set_len(MAX_SOURCE_BYTES).unwrap();
         assert!(read_source(&path).is_ok());
+    }
+
+    #[test]
+    fn data_is_bounded_by_the_memory_available() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.bin");
+        std::fs::write(&path, [7u8; 11]).unwrap();
+        let e = read_file(&path, Limit::Memory(Some(10))).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "it is 11 bytes long, more than the 10 bytes of memory this machine has available"
+        );
+        assert_eq!(read_file(&path, Limit::Memory(Some(11))).unwrap(), [7; 11]);
+        assert_eq!(read_file(&path, Limit::Memory(None)).unwrap(), [7; 11]);
+        let e = read_file(&dir.path().join("none"), Limit::Source).unwrap_err();
+        assert_eq!(e.to_string(), "no such file");
     }
 }

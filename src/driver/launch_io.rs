@@ -5,9 +5,10 @@
 
 use super::build::{cannot_read, compile, options};
 use super::cli::{LaunchArgs, MessageFormat};
-use super::output::{self, reason, Staged};
+use super::output::{self, Staged};
 use super::report::Reporter;
 use super::{engine, Fail};
+use crate::input::io_reason;
 use crate::launch::{
     self, dump, npy, signature, Array, KernelSignature, Launch, LaunchError, Origin, Request,
 };
@@ -31,7 +32,7 @@ pub(crate) struct Input {
     pub signatures: Vec<KernelSignature>,
     /// For `.kdsl` input, each kernel placed in dynamic shared memory with
     /// its declarations (for the simulator's bounds and reports).
-    pub dynamic_layouts: Vec<(String, crate::sim::DynamicLayout)>,
+    pub dynamic_layouts: Vec<(String, crate::launch::DynamicLayout)>,
 }
 
 /// `FILE.ptx` (any case) is PTX; anything else is kdsl.
@@ -167,8 +168,13 @@ pub(crate) fn write_outputs(args: &LaunchArgs, arrays: &[Array]) -> Result<(), F
 /// The files are all staged before any is put in place, so an error while
 /// writing leaves none.
 fn write_npy_files(dir: &Path, arrays: &[Array]) -> Result<(), Fail> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| Fail::Usage(format!("cannot create `{}`: {}", dir.display(), reason(&e))))?;
+    std::fs::create_dir_all(dir).map_err(|e| {
+        Fail::Usage(format!(
+            "cannot create `{}`: {}",
+            dir.display(),
+            io_reason(&e)
+        ))
+    })?;
     let mut staged = Vec::new();
     for a in arrays.iter().filter(|a| a.writable) {
         let bytes = npy::write(a.elem, &a.data)

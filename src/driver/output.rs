@@ -3,6 +3,7 @@
 //! build leaves the old output as it was), or to stdout; and Make depfiles.
 
 use super::Fail;
+use crate::input::{self, io_reason};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use tempfile::NamedTempFile;
@@ -37,7 +38,7 @@ pub fn write_stdout(bytes: &[u8]) -> Result<(), Fail> {
     let mut out = std::io::stdout().lock();
     out.write_all(bytes)
         .and_then(|()| out.flush())
-        .map_err(|e| Fail::Usage(format!("cannot write to stdout: {}", reason(&e))))
+        .map_err(|e| Fail::Usage(format!("cannot write to stdout: {}", io_reason(&e))))
 }
 
 /// An output being written: a temporary file that becomes the output on
@@ -133,7 +134,8 @@ impl Staged {
                 .map(drop)
                 .map_err(|e| cannot_write(&shown, &e.error)),
             Landing::Stream(target) => {
-                let bytes = std::fs::read(self.tmp.path()).map_err(|e| cannot_write(&shown, &e))?;
+                let bytes = input::read_file(self.tmp.path(), crate::launch::memory::limit())
+                    .map_err(|e| Fail::Usage(format!("cannot write `{}`: {e}", shown.display())))?;
                 let mut out = std::fs::OpenOptions::new()
                     .write(true)
                     .open(&target)
@@ -152,25 +154,17 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Fail> {
     staged.commit()
 }
 
+/// "cannot write `PATH`: ...": for a path whose folder is missing, that
+/// folder (the system's "no such file" would be about the output itself).
 fn cannot_write(path: &Path, e: &std::io::Error) -> Fail {
-    Fail::Usage(format!("cannot write `{}`: {}", path.display(), reason(e)))
-}
-
-/// An I/O error in the words of the rest of the compiler's messages.
-pub fn reason(e: &std::io::Error) -> String {
-    use std::io::ErrorKind::*;
-    match e.kind() {
-        NotFound => "no such file or directory".to_string(),
-        PermissionDenied => "permission denied".to_string(),
-        // `std` spells the rest well enough, minus the "(os error N)".
-        _ => {
-            let s = e.to_string();
-            match s.find(" (os error") {
-                Some(i) => s.get(..i).unwrap_or(&s).to_string(),
-                None => s,
-            }
+    let folder = path.parent().filter(|d| !d.as_os_str().is_empty());
+    let why = match folder {
+        Some(d) if e.kind() == std::io::ErrorKind::NotFound && !d.is_dir() => {
+            format!("the folder `{}` does not exist", d.display())
         }
-    }
+        _ => io_reason(e),
+    };
+    Fail::Usage(format!("cannot write `{}`: {why}", path.display()))
 }
 
 /// The text of a Make depfile: the output depends on the input and each
@@ -272,6 +266,13 @@ mod tests {
         let Err(Fail::Usage(msg)) = write_atomic(&path, b"x") else {
             panic!("expected a usage error");
         };
-        assert!(msg.starts_with("cannot write `"), "{msg}");
+        assert_eq!(
+            msg,
+            format!(
+                "cannot write `{}`: the folder `{}` does not exist",
+                path.display(),
+                dir.path().join("missing").display()
+            )
+        );
     }
 }

@@ -1,7 +1,8 @@
 //! `--emit cubin`: finding NVIDIA's `ptxas` and running it on our PTX.
 
-use super::output::{reason, Staged};
+use super::output::Staged;
 use super::Fail;
+use crate::input::{self, io_reason};
 use crate::target::Target;
 use std::ffi::OsString;
 use std::io::Write;
@@ -126,7 +127,7 @@ pub fn assemble(
             .map_err(|e| {
                 Fail::Usage(format!(
                     "cannot create a temporary file for ptxas: {}",
-                    reason(&e)
+                    io_reason(&e)
                 ))
             })
     };
@@ -137,7 +138,7 @@ pub fn assemble(
         .map_err(|e| {
             Fail::Usage(format!(
                 "cannot write a temporary file for ptxas: {}",
-                reason(&e)
+                io_reason(&e)
             ))
         })?;
 
@@ -164,7 +165,7 @@ pub fn assemble(
         Fail::Usage(format!(
             "cannot run ptxas `{}`: {}",
             ptxas.display(),
-            reason(&e)
+            io_reason(&e)
         ))
     })?;
     if !result.status.success() {
@@ -181,9 +182,9 @@ pub fn assemble(
     }
     match staged {
         Some(staged) => staged.commit().map(|()| None),
-        None => std::fs::read(cubin_path)
+        None => input::read_file(cubin_path, crate::launch::memory::limit())
             .map(Some)
-            .map_err(|e| Fail::Usage(format!("cannot read the cubin ptxas wrote: {}", reason(&e)))),
+            .map_err(|e| Fail::Usage(format!("cannot read the cubin ptxas wrote: {e}"))),
     }
 }
 

@@ -28,6 +28,9 @@ pub enum LaunchError {
         /// `.reqntid 256, 1, 1`.
         attribute: String,
     },
+    /// A shape with a dimension of 0 (only from a [`super::Launch`] built
+    /// in a program: the flags refuse one as they are parsed).
+    Empty { flag: &'static str, given: Dims },
     /// A shape beyond what the hardware launches.
     Limit {
         flag: &'static str,
@@ -115,6 +118,11 @@ impl fmt::Display for LaunchError {
             } => write!(
                 f,
                 "`--{flag} {}` contradicts the kernel's `{attribute}`; leave `--{flag}` out to use it",
+                dims_flag(*given)
+            ),
+            LaunchError::Empty { flag, given } => write!(
+                f,
+                "`--{flag} {}` has a dimension of 0: every dimension is at least 1",
                 dims_flag(*given)
             ),
             LaunchError::Limit { flag, given, why } => {

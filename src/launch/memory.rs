@@ -4,10 +4,14 @@
 //! allocated or read, instead of the process being killed when the pages
 //! are touched (Linux overcommits, so the allocation itself succeeds).
 
+use crate::input::Limit;
+use std::path::Path;
+
 /// The bytes of memory available to new allocations (`MemAvailable` of
 /// `/proc/meminfo`); `None` where that is not known.
 pub fn available() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let bytes = crate::input::read_file(Path::new("/proc/meminfo"), Limit::Source).ok()?;
+    let text = String::from_utf8(bytes).ok()?;
     let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kib: u64 = line
         .trim_start_matches("MemAvailable:")
@@ -17,6 +21,11 @@ pub fn available() -> Option<u64> {
         .parse()
         .ok()?;
     kib.checked_mul(1024)
+}
+
+/// The most bytes a file of data may have: what is available.
+pub fn limit() -> Limit {
+    Limit::Memory(available())
 }
 
 /// `Err` when `bytes` are more than the memory available.

@@ -1,5 +1,8 @@
 //! The launch interface shared by `kdslc sim` (CPU) and `kdslc run` (GPU):
-//! `../shared/design/sim.md` §3.
+//! one set of launch flags runs a kernel on either, so that the two can be
+//! compared (`--check-sim`); a launch that contradicts the kernel's
+//! attributes or a value that does not fit its parameter is a usage error
+//! (exit 2) naming the flag, the attribute or the parameter.
 //!
 //! This module owns the data that crosses from the command line to an
 //! executor and back:
@@ -25,7 +28,7 @@
 //! - `literal`: scalar literals; `value`: every `--arg` form;
 //!   `random`: `rand:N:SEED`; `npy`: NumPy files in and out;
 //! - `resolve`: request + signature → [`Launch`] (the one entry point);
-//! - `signature`: a kdsl kernel's [`KernelSignature`];
+//! - `signature`: a kdsl kernel's [`KernelSignature`] and [`DynamicLayout`];
 //! - `dump`: `--dump`; `compare`: `--check-sim`;
 //! - `error`: every usage error's wording.
 
@@ -89,6 +92,35 @@ pub enum ParamKind {
     /// an array form with a type prefix (`f32:iota:1000`, then writable), a
     /// 64-bit scalar when it is a plain literal.
     PtxU64,
+}
+
+/// How a kdsl kernel placed in dynamic shared memory carves it up: a fact
+/// of the compiled kernel (`ir::layout`, read by
+/// [`signature::dynamic_layout`]) that an executor may use. The GPU needs
+/// only [`DynamicLayout::bytes`] (also in [`KernelSignature::dynamic_shared`]);
+/// the simulator names each declaration and checks its bounds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DynamicLayout {
+    /// The bytes every launch must give.
+    pub bytes: u32,
+    /// The declarations, in increasing offset.
+    pub vars: Vec<DynamicVar>,
+}
+
+/// One kdsl declaration inside the dynamic shared memory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DynamicVar {
+    /// Its PTX symbol (`$s_stage`, `$b_full`: `ptx::names`), which reports
+    /// show as the kdsl name.
+    pub name: String,
+    /// The byte offset from the start of the dynamic shared memory.
+    pub offset: u32,
+    pub size: u32,
+    /// Element size: barriers are named by index (`full[1]`), array bytes
+    /// by element.
+    pub elem: u32,
+    /// The declaration in the `.kdsl` source.
+    pub span: Option<crate::span::Span>,
 }
 
 /// A fully resolved launch: shapes and one value per parameter, in order.

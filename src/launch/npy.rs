@@ -60,7 +60,7 @@ pub fn numpy_name(elem: Scalar) -> &'static str {
 /// The elements of a `.npy` file as little-endian bytes of `elem`. The
 /// error is a phrase naming what is wrong with the file.
 pub fn read(bytes: &[u8], elem: Scalar) -> Result<Vec<u8>, String> {
-    check_shape(bytes)?;
+    let header = check_shape(bytes)?;
     let file = NpyFile::new(bytes).map_err(|e| format!("it is not a valid .npy file ({e})"))?;
     let ts = match file.dtype() {
         DType::Plain(ts) => ts,
@@ -88,75 +88,34 @@ pub fn read(bytes: &[u8], elem: Scalar) -> Result<Vec<u8>, String> {
             "it is in Fortran order; save a C-ordered array (`np.ascontiguousarray`)".to_string(),
         );
     }
+    // What is allocated follows the file, not what its header claims.
+    if let Some((start, elements)) = header {
+        let data = bytes.len().saturating_sub(start) as u64;
+        let claimed = elements.saturating_mul(want_size);
+        if claimed > data {
+            return Err(format!(
+                "its header says {elements} elements ({claimed} bytes), but the file has {data} bytes of data"
+            ));
+        }
+    }
     let len = usize::try_from(file.len()).map_err(|_| "it is too large".to_string())?;
     let mut out = Vec::new();
     out.try_reserve_exact(len.saturating_mul(want_size as usize))
         .map_err(|_| format!("its {len} elements do not fit in memory"))?;
-    let bad = |e: std::io::Error| format!("its data cannot be read ({e})");
+    let o = &mut out;
     match elem {
-        Scalar::Bool => {
-            for b in file.into_vec::<bool>().map_err(bad)? {
-                out.push(u8::from(b));
-            }
-        }
-        Scalar::I8 => extend(
-            &mut out,
-            file.into_vec::<i8>().map_err(bad)?,
-            i8::to_le_bytes,
-        ),
-        Scalar::U8 => extend(
-            &mut out,
-            file.into_vec::<u8>().map_err(bad)?,
-            u8::to_le_bytes,
-        ),
-        Scalar::I16 => extend(
-            &mut out,
-            file.into_vec::<i16>().map_err(bad)?,
-            i16::to_le_bytes,
-        ),
-        Scalar::U16 => extend(
-            &mut out,
-            file.into_vec::<u16>().map_err(bad)?,
-            u16::to_le_bytes,
-        ),
-        Scalar::I32 => extend(
-            &mut out,
-            file.into_vec::<i32>().map_err(bad)?,
-            i32::to_le_bytes,
-        ),
-        Scalar::U32 => extend(
-            &mut out,
-            file.into_vec::<u32>().map_err(bad)?,
-            u32::to_le_bytes,
-        ),
-        Scalar::I64 => extend(
-            &mut out,
-            file.into_vec::<i64>().map_err(bad)?,
-            i64::to_le_bytes,
-        ),
-        Scalar::U64 => extend(
-            &mut out,
-            file.into_vec::<u64>().map_err(bad)?,
-            u64::to_le_bytes,
-        ),
-        Scalar::BF16 => extend(
-            &mut out,
-            file.into_vec::<u16>().map_err(bad)?,
-            u16::to_le_bytes,
-        ),
-        Scalar::F16 => extend(&mut out, file.into_vec::<half::f16>().map_err(bad)?, |x| {
-            x.to_bits().to_le_bytes()
-        }),
-        Scalar::F32 => extend(
-            &mut out,
-            file.into_vec::<f32>().map_err(bad)?,
-            f32::to_le_bytes,
-        ),
-        Scalar::F64 => extend(
-            &mut out,
-            file.into_vec::<f64>().map_err(bad)?,
-            f64::to_le_bytes,
-        ),
+        Scalar::Bool => decode(file, o, |b: bool| [u8::from(b)])?,
+        Scalar::I8 => decode(file, o, i8::to_le_bytes)?,
+        Scalar::U8 => decode(file, o, u8::to_le_bytes)?,
+        Scalar::I16 => decode(file, o, i16::to_le_bytes)?,
+        Scalar::U16 | Scalar::BF16 => decode(file, o, u16::to_le_bytes)?,
+        Scalar::I32 => decode(file, o, i32::to_le_bytes)?,
+        Scalar::U32 => decode(file, o, u32::to_le_bytes)?,
+        Scalar::I64 => decode(file, o, i64::to_le_bytes)?,
+        Scalar::U64 => decode(file, o, u64::to_le_bytes)?,
+        Scalar::F16 => decode(file, o, |x: half::f16| x.to_bits().to_le_bytes())?,
+        Scalar::F32 => decode(file, o, f32::to_le_bytes)?,
+        Scalar::F64 => decode(file, o, f64::to_le_bytes)?,
     }
     Ok(out)
 }
@@ -165,8 +124,9 @@ pub fn read(bytes: &[u8], elem: Scalar) -> Result<Vec<u8>, String> {
 /// overflow (a panic, or in a release build a wrong length), so a damaged
 /// or hostile header is checked here first: every dimension must be an
 /// integer and their product must fit in 64 bits. Headers this cannot
-/// read are left to npyz, which reports them.
-fn check_shape(bytes: &[u8]) -> Result<(), String> {
+/// read are left to npyz, which reports them. `Some`: where the data
+/// starts and how many elements the header says it holds.
+fn check_shape(bytes: &[u8]) -> Result<Option<(usize, u64)>, String> {
     let (start, len): (usize, Option<usize>) = match bytes.get(6) {
         Some(1) => (
             10,
@@ -182,16 +142,16 @@ fn check_shape(bytes: &[u8]) -> Result<(), String> {
                 .and_then(|b| <[u8; 4]>::try_from(b).ok())
                 .and_then(|b| usize::try_from(u32::from_le_bytes(b)).ok()),
         ),
-        _ => return Ok(()),
+        _ => return Ok(None),
     };
     let Some(text) = len
         .and_then(|n| bytes.get(start..start.saturating_add(n)))
         .and_then(|t| std::str::from_utf8(t).ok())
     else {
-        return Ok(());
+        return Ok(None);
     };
     let Ok(py_literal::Value::Dict(entries)) = text.trim().parse::<py_literal::Value>() else {
-        return Ok(());
+        return Ok(None);
     };
     let shape = entries.iter().find_map(|(k, v)| match k {
         py_literal::Value::String(s) if s == "shape" => Some(v),
@@ -199,7 +159,7 @@ fn check_shape(bytes: &[u8]) -> Result<(), String> {
     });
     let dims = match shape {
         Some(py_literal::Value::Tuple(d) | py_literal::Value::List(d)) => d,
-        _ => return Ok(()),
+        _ => return Ok(None),
     };
     let mut total: u64 = 1;
     for d in dims {
@@ -214,13 +174,21 @@ fn check_shape(bytes: &[u8]) -> Result<(), String> {
             .checked_mul(n)
             .ok_or_else(|| "its shape has more elements than fit in memory".to_string())?;
     }
-    Ok(())
+    Ok(len.map(|n| (start.saturating_add(n), total)))
 }
 
-fn extend<T, const N: usize>(out: &mut Vec<u8>, v: Vec<T>, le: impl Fn(T) -> [u8; N]) {
-    for x in v {
-        out.extend_from_slice(&le(x));
+/// Appends the elements of `file`, each as `le` writes it: read one by
+/// one into `out` (reserved for them), never into a vector of their own.
+fn decode<T: npyz::Deserialize, const N: usize>(
+    file: NpyFile<&[u8]>,
+    out: &mut Vec<u8>,
+    le: impl Fn(T) -> [u8; N],
+) -> Result<(), String> {
+    let bad = |e: &dyn std::fmt::Display| format!("its data cannot be read ({e})");
+    for x in file.data::<T>().map_err(|e| bad(&e))? {
+        out.extend_from_slice(&le(x.map_err(|e| bad(&e))?));
     }
+    Ok(())
 }
 
 /// A one-dimensional `.npy` file of the elements `data` (little-endian
@@ -384,6 +352,17 @@ mod tests {
         out
     }
 
+    /// A header that claims more elements than the file holds is refused
+    /// before anything is allocated for them.
+    #[test]
+    fn a_header_claiming_more_than_the_data_is_refused() {
+        let file = handmade("<f4", false, "(1000000000,)", &[0; 16]);
+        assert_eq!(
+            read(&file, Scalar::F32).unwrap_err(),
+            "its header says 1000000000 elements (4000000000 bytes), but the file has 16 bytes of data"
+        );
+    }
+
     #[test]
     fn big_endian_and_two_dimensional_input() {
         let be = handmade(">f4", false, "(2,)", &[0x3f, 0xc0, 0, 0, 0x40, 0, 0, 0]);
@@ -415,9 +394,10 @@ mod tests {
         let f1 = handmade("<u4", true, "(2,)", &le(&[1u32, 2], u32::to_le_bytes));
         assert!(read(&f1, Scalar::U32).is_ok());
         let short = handmade("<u4", false, "(3,)", &le(&[1u32], u32::to_le_bytes));
-        assert!(read(&short, Scalar::U32)
-            .unwrap_err()
-            .starts_with("its data cannot be read"));
+        assert_eq!(
+            read(&short, Scalar::U32).unwrap_err(),
+            "its header says 3 elements (12 bytes), but the file has 4 bytes of data"
+        );
         let rec = handmade("[('a', '<f4')]", false, "(1,)", &[0; 4]);
         let e = read(&rec, Scalar::F32).unwrap_err();
         assert!(e.contains("structured"), "{e}");

@@ -67,8 +67,7 @@ pub struct Shapes {
 }
 
 /// Fills in `--block` and `--cluster` from the kernel's attributes when left
-/// out, and checks the three shapes against those attributes and the
-/// hardware limits.
+/// out, and checks the three shapes ([`check`]).
 pub fn resolve(
     sig: &KernelSignature,
     origin: Origin,
@@ -76,43 +75,53 @@ pub fn resolve(
     block: Option<Dims>,
     cluster: Option<Dims>,
 ) -> Result<Shapes, LaunchError> {
-    let block = match (block, sig.reqntid) {
-        (Some(b), Some(req)) if b != req => {
-            return Err(LaunchError::Contradicts {
-                flag: "block",
-                given: b,
-                attribute: origin.block_attribute(req),
-            })
-        }
-        (Some(b), _) => b,
-        (None, Some(req)) => req,
-        (None, None) => {
-            return Err(LaunchError::NoBlock {
-                kernel: sig.name.clone(),
-                maxntid: sig.maxntid,
-            })
-        }
+    let Some(block) = block.or(sig.reqntid) else {
+        return Err(LaunchError::NoBlock {
+            kernel: sig.name.clone(),
+            maxntid: sig.maxntid,
+        });
     };
-    let cluster = match (cluster, sig.cluster) {
-        (Some(c), Some(req)) if c != req => {
-            return Err(LaunchError::Contradicts {
-                flag: "cluster",
-                given: c,
-                attribute: origin.cluster_attribute(req),
-            })
-        }
-        (Some(c), _) => c,
-        (None, Some(req)) => req,
-        (None, None) => [1, 1, 1],
+    let shapes = Shapes {
+        grid,
+        block,
+        cluster: cluster.or(sig.cluster).unwrap_or([1, 1, 1]),
     };
-    check_block(block, sig.maxntid)?;
-    check_grid(grid)?;
-    check_cluster(grid, cluster)?;
-    Ok(Shapes {
+    check(sig, origin, shapes)?;
+    Ok(shapes)
+}
+
+/// Checks launch shapes against the kernel's attributes and the hardware's
+/// limits: the one check of a launch shape, for [`resolve`] and for an
+/// executor handed a [`super::Launch`] built elsewhere (the simulator's
+/// library callers).
+pub fn check(sig: &KernelSignature, origin: Origin, shapes: Shapes) -> Result<(), LaunchError> {
+    let Shapes {
         grid,
         block,
         cluster,
-    })
+    } = shapes;
+    for (flag, given) in [("grid", grid), ("block", block), ("cluster", cluster)] {
+        if given.contains(&0) {
+            return Err(LaunchError::Empty { flag, given });
+        }
+    }
+    if let Some(req) = sig.reqntid.filter(|&r| r != block) {
+        return Err(LaunchError::Contradicts {
+            flag: "block",
+            given: block,
+            attribute: origin.block_attribute(req),
+        });
+    }
+    if let Some(req) = sig.cluster.filter(|&c| c != cluster) {
+        return Err(LaunchError::Contradicts {
+            flag: "cluster",
+            given: cluster,
+            attribute: origin.cluster_attribute(req),
+        });
+    }
+    check_block(block, sig.maxntid)?;
+    check_grid(grid)?;
+    check_cluster(grid, cluster)
 }
 
 fn check_block(block: Dims, maxntid: Option<Dims>) -> Result<(), LaunchError> {
@@ -378,6 +387,46 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "`--block X[,Y[,Z]]` is required: kernel `k` declares no block shape (its `.maxntid 256, 1, 1` is only an upper bound, as from `__launch_bounds__`)"
+        );
+    }
+
+    #[test]
+    fn a_launch_built_elsewhere_is_checked_the_same() {
+        let s = sig(Some([64, 1, 1]), None, None);
+        let shapes = |grid, block, cluster| Shapes {
+            grid,
+            block,
+            cluster,
+        };
+        assert!(check(&s, Origin::Ptx, shapes([2, 1, 1], [64, 1, 1], [1, 1, 1])).is_ok());
+        assert_eq!(
+            check(&s, Origin::Ptx, shapes([0, 1, 1], [64, 1, 1], [1, 1, 1]))
+                .unwrap_err()
+                .to_string(),
+            "`--grid 0` has a dimension of 0: every dimension is at least 1"
+        );
+        assert_eq!(
+            check(&s, Origin::Ptx, shapes([1, 1, 1], [32, 1, 1], [1, 1, 1]))
+                .unwrap_err()
+                .to_string(),
+            "`--block 32` contradicts the kernel's `.reqntid 64, 1, 1`; leave `--block` out to use it"
+        );
+        let free = sig(None, None, None);
+        assert_eq!(
+            check(
+                &free,
+                Origin::Ptx,
+                shapes([1, 1, 1], [1, 1, 128], [1, 1, 1])
+            )
+            .unwrap_err()
+            .to_string(),
+            "`--block 1,1,128` is too large: z = 128, and at most 64 in z"
+        );
+        assert_eq!(
+            check(&free, Origin::Ptx, shapes([5, 1, 1], [32, 1, 1], [2, 0, 1]))
+                .unwrap_err()
+                .to_string(),
+            "`--cluster 2,0` has a dimension of 0: every dimension is at least 1"
         );
     }
 

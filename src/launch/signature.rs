@@ -3,11 +3,10 @@
 //! `block(...)`/`cluster(...)` shapes and the dynamic shared memory its
 //! layout needs (`ir::layout`).
 
-use super::{KernelSignature, ParamKind, ParamSig};
+use super::{DynamicLayout, DynamicVar, KernelSignature, ParamKind, ParamSig};
 use crate::ir::layout::{Placement, SharedDecl, SharedLayout};
 use crate::ir::{self, ParamType};
 use crate::ptx::names::{barrier_symbol, shared_symbol};
-use crate::sim::{DynamicLayout, DynamicVar};
 
 /// The signature of `k` (what `--arg`, `--block` and `--cluster` are
 /// checked against).
@@ -39,10 +38,10 @@ pub fn of_kernel(k: &ir::Kernel) -> KernelSignature {
     }
 }
 
-/// What the simulator needs to know of `k`'s dynamic shared memory: the
-/// bytes a launch gives and each declaration at its offset (`None` for a
-/// kernel whose shared memory is static). The same [`SharedLayout`] the
-/// writer addresses them by.
+/// How `k` carves up its dynamic shared memory: the bytes a launch gives
+/// and each declaration at its offset (`None` for a kernel whose shared
+/// memory is static). The same [`SharedLayout`] the writer addresses them
+/// by.
 pub fn dynamic_layout(k: &ir::Kernel) -> Option<DynamicLayout> {
     let layout = SharedLayout::of(k);
     if layout.placement() != Placement::Dynamic {

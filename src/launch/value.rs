@@ -266,25 +266,12 @@ fn file(elem: Scalar, path: &str) -> Result<Vec<u8>, String> {
         return Err("`@` needs a file name: `@x.npy` or `@x.bin`".to_string());
     }
     let p = Path::new(path);
-    let cannot = |e: std::io::Error| {
-        format!(
-            "cannot read `{path}`: {}",
-            crate::driver::output::reason(&e)
-        )
-    };
-    // Only a regular file has an end: `/dev/zero` or a FIFO would be read
-    // forever (or block).
-    let meta = std::fs::metadata(p).map_err(cannot)?;
-    if !meta.is_file() {
-        return Err(format!(
-            "cannot read `{path}`: it is {}, not a regular file",
-            crate::input::kind_of(&meta)
-        ));
-    }
-    memory::check(meta.len()).map_err(|why| format!("cannot read `{path}`: {why}"))?;
-    let bytes = std::fs::read(p).map_err(cannot)?;
+    let bytes = crate::input::read_file(p, memory::limit())
+        .map_err(|e| format!("cannot read `{path}`: {e}"))?;
     let npy = p.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy"));
     if npy {
+        // The elements are decoded into a buffer as large as the file.
+        memory::check(bytes.len() as u64).map_err(|why| format!("cannot read `{path}`: {why}"))?;
         return npy::read(&bytes, elem).map_err(|e| format!("`{path}`: {e}"));
     }
     let size = elem.size() as usize;
@@ -533,7 +520,7 @@ mod tests {
         assert_eq!(
             err(&x, &format!("@{}", missing.display())),
             format!(
-                "invalid value for `x` (global [f32]): cannot read `{}`: no such file or directory",
+                "invalid value for `x` (global [f32]): cannot read `{}`: no such file",
                 missing.display()
             )
         );

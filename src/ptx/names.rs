@@ -75,7 +75,7 @@ impl Namer {
         let symbol = if plain_ok {
             name.to_string()
         } else {
-            format!("$f{index}_{name}")
+            format!("{FUNCTION}{index}_{name}")
         };
         self.taken.insert(symbol.clone());
         symbol
@@ -87,19 +87,46 @@ impl Namer {
 /// arrays of a module start at the same address, so one is enough).
 pub const DYNAMIC_SHARED: &str = "$dsmem";
 
+/// The prefixes of kernel parameters, shared arrays and barrier groups.
+const PARAM: &str = "$p_";
+const SHARED: &str = "$s_";
+const BARRIER: &str = "$b_";
+/// The prefix of a renamed function, before its index.
+const FUNCTION: &str = "$f";
+
 /// The PTX symbol of kernel parameter `name`.
 pub fn param_symbol(name: &str) -> String {
-    format!("$p_{name}")
+    format!("{PARAM}{name}")
 }
 
 /// The PTX symbol of shared array `name`.
 pub fn shared_symbol(name: &str) -> String {
-    format!("$s_{name}")
+    format!("{SHARED}{name}")
 }
 
 /// The PTX symbol of barrier group `name`.
 pub fn barrier_symbol(name: &str) -> String {
-    format!("$b_{name}")
+    format!("{BARRIER}{name}")
+}
+
+/// The kdsl name behind a PTX symbol: the inverse of [`param_symbol`],
+/// [`shared_symbol`], [`barrier_symbol`] and [`Namer::function`]'s renaming,
+/// for what reads kdslc's PTX (the simulator's reports). `None` for a
+/// symbol that is its kdsl name (a kernel, a function kept as it is) or
+/// that kdslc did not write.
+pub fn source_name(symbol: &str) -> Option<&str> {
+    if let Some(name) = [PARAM, SHARED, BARRIER]
+        .iter()
+        .find_map(|p| symbol.strip_prefix(p))
+    {
+        return Some(name);
+    }
+    let rest = symbol.strip_prefix(FUNCTION)?;
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 {
+        return None;
+    }
+    rest.get(digits..)?.strip_prefix('_')
 }
 
 #[cfg(test)]
@@ -116,6 +143,34 @@ mod tests {
             "k", "_k", "add", "ret", "entry", "u32", "global", "tid", "warp_sz", "__",
         ] {
             assert_eq!(kernel_name_problem(ok), None, "{ok}");
+        }
+    }
+
+    #[test]
+    fn source_names_undo_every_symbol() {
+        let mut namer = Namer {
+            taken: ["k".to_string()].into_iter().collect(),
+        };
+        for name in ["x", "tile", "a_b", "_", "p_1", "f3_g", "WARP_SZ", "k"] {
+            assert_eq!(source_name(&param_symbol(name)), Some(name));
+            assert_eq!(source_name(&shared_symbol(name)), Some(name));
+            assert_eq!(source_name(&barrier_symbol(name)), Some(name));
+            let f = namer.function(12, name);
+            let back = source_name(&f).unwrap_or(&f);
+            assert_eq!(back, name, "{f}");
+        }
+        // Symbols kdslc writes for nothing of the source, and others'.
+        for other in [
+            DYNAMIC_SHARED,
+            "$L_3",
+            "$a0",
+            "$r",
+            "$f_x",
+            "$fx",
+            "_ZZ1kE4full",
+            "k",
+        ] {
+            assert_eq!(source_name(other), None, "{other}");
         }
     }
 

@@ -16,19 +16,20 @@
 //! behaviour become reports (`S0001`…) that point at source spans. The
 //! supported subset and what is not modelled are in `docs/simulator.md`.
 
-pub mod decode;
-pub mod machine;
-pub mod ptx;
+mod decode;
+mod dynamic;
+mod machine;
+mod ptx;
 mod report;
-pub mod shared;
+mod shared;
 mod spans;
 mod stats;
 
-pub use shared::{DynamicLayout, DynamicVar};
-pub use stats::{Classes, LongestThread, MemoryClasses, Stats};
+use stats::LongestThread;
+pub use stats::Stats;
 
 use crate::diagnostics::Diagnostic;
-use crate::launch::{ArgValue, Array, KernelSignature, Launch, ParamKind, ParamSig};
+use crate::launch::{ArgValue, Array, DynamicLayout, KernelSignature, Launch, ParamKind, ParamSig};
 use crate::source::SourceMap;
 use crate::span::{FileId, Span};
 use crate::types::Scalar;
@@ -255,8 +256,20 @@ pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
             ArgValue::Scalar { .. } => None,
         })
     };
+    // A launch that cannot run leaves the arrays as they were given (or
+    // none, when there is no memory for their copies either).
     let fail = |why: String| Outcome {
-        arrays: arrays_in().cloned().collect(),
+        arrays: arrays_in()
+            .map(|a| {
+                Some(Array {
+                    name: a.name.clone(),
+                    elem: a.elem,
+                    data: filled(&a.data, a.data.len() as u64).ok()?,
+                    writable: a.writable,
+                })
+            })
+            .collect::<Option<Vec<Array>>>()
+            .unwrap_or_default(),
         reports: vec![report::bad_launch(&launch.kernel, &why)],
         faulted: true,
         stats: Stats {
@@ -264,11 +277,21 @@ pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
             ..Stats::default()
         },
     };
-    let Some(kernel) = prog.kernel(&launch.kernel) else {
+    let (Some(kernel), Some(sig)) = (
+        prog.kernel(&launch.kernel),
+        program.signature(&launch.kernel),
+    ) else {
         return fail(format!("the module has no kernel `{}`", launch.kernel));
     };
-    if let Err(why) = check_shape(kernel, launch) {
-        return fail(why);
+    // The launch's own check (`--grid`, `--block`, `--cluster` went through
+    // it already; a library caller's launch has not).
+    let shapes = crate::launch::shape::Shapes {
+        grid: launch.grid,
+        block: launch.block,
+        cluster: launch.cluster,
+    };
+    if let Err(e) = crate::launch::shape::check(&sig, crate::launch::Origin::Ptx, shapes) {
+        return fail(e.to_string());
     }
     let layout = program.dynamic_layout(&launch.kernel);
     if let Err(why) = check_dynamic_shared(prog, layout, launch.dynamic_shared) {
@@ -288,25 +311,31 @@ pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
             MAX_CLUSTER_BYTES >> 20
         ));
     }
-    // The simulator works on a copy of every array.
+    // The simulator works on a copy of every array, after the module's
+    // variables.
     let array_bytes: u64 = arrays_in().map(|a| a.data.len() as u64).sum();
-    if let Err(why) = crate::launch::memory::check(bytes.saturating_add(array_bytes)) {
+    let var_bytes: u64 = prog.module_vars.iter().map(|v| v.size).sum();
+    let needed = bytes.saturating_add(array_bytes).saturating_add(var_bytes);
+    if let Err(why) = crate::launch::memory::check(needed) {
         return fail(format!(
-            "the simulator needs a copy of the arrays and the cluster's state: {why}"
+            "the simulator needs a copy of the arrays, the module's variables and the cluster's state: {why}"
         ));
     }
     // Module variables first, then one allocation per array argument.
-    let mut allocs: Vec<Alloc> = prog
-        .module_vars
-        .iter()
-        .map(|v| Alloc {
+    let mut allocs: Vec<Alloc> = Vec::new();
+    for v in &prog.module_vars {
+        let data = match filled(&v.init, v.size) {
+            Ok(data) => data,
+            Err(why) => return fail(format!("the module's variable `{}`: {why}", v.name)),
+        };
+        allocs.push(Alloc {
             name: v.name.clone(),
-            data: v.bytes.clone(),
+            data,
             read_only: v.read_only,
             elem: v.elem,
             param: None,
-        })
-        .collect();
+        });
+    }
     if launch.args.len() != kernel.params.len() {
         return fail(format!(
             "the kernel has {} parameters, the launch gives {} arguments",
@@ -331,11 +360,15 @@ pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
                 if p.size != 8 {
                     return fail(format!("parameter `{}` is not a 64-bit pointer", p.name));
                 }
+                let data = match filled(&arr.data, arr.data.len() as u64) {
+                    Ok(data) => data,
+                    Err(why) => return fail(format!("the copy of array `{}`: {why}", arr.name)),
+                };
                 let index = allocs.len();
                 array_allocs.push(index);
                 allocs.push(Alloc {
                     name: arr.name.clone(),
-                    data: arr.data.clone(),
+                    data,
                     read_only: false,
                     elem: arr.elem.size(),
                     param: Some(i),
@@ -364,7 +397,7 @@ pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
         program,
         shared: &shared,
     };
-    let mut reports = report::from_events(&run, &m.events, &m.allocs);
+    let mut reports = report::from_events(&run, &m.events, &m.mem.allocs);
     if let Some(stop) = &m.stop {
         reports.extend(report::from_stop(&run, stop, opts.max_steps));
     }
@@ -373,7 +406,7 @@ pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
     let arrays = arrays_in()
         .zip(&array_allocs)
         .map(|(a, &i)| Array {
-            data: match m.allocs.get_mut(i) {
+            data: match m.mem.allocs.get_mut(i) {
                 Some(al) => std::mem::take(&mut al.data),
                 None => a.data.clone(),
             },
@@ -387,14 +420,14 @@ pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
     let csize = u64::from(launch.cluster[0] * launch.cluster[1] * launch.cluster[2]).max(1);
     let stats = Stats {
         kernel: launch.kernel.clone(),
-        steps: m.steps,
-        instructions: stats::classify(prog, &m.counts, m.generic),
-        longest_thread: m.longest.map(|(n, r)| LongestThread {
+        steps: m.stats.steps,
+        instructions: stats::classify(prog, &m.stats.counts, m.stats.generic),
+        longest_thread: m.stats.longest.map(|(n, r)| LongestThread {
             cta: r.ctaid,
             thread: r.tid,
             instructions: n,
         }),
-        blocking_mbarrier_waits: m.blocking_waits,
+        blocking_mbarrier_waits: m.stats.blocking_waits,
         clusters: nctas / csize,
         ctas: nctas,
         threads: nctas * nthreads,
@@ -405,6 +438,18 @@ pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
         faulted,
         stats,
     }
+}
+
+/// `size` bytes starting with `init`, then zeros: allocated fallibly, so
+/// that memory the machine does not have is an error and not an abort.
+fn filled(init: &[u8], size: u64) -> Result<Vec<u8>, String> {
+    let cannot = || format!("cannot allocate {size} bytes");
+    let n = usize::try_from(size).map_err(|_| cannot())?;
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| cannot())?;
+    v.extend_from_slice(init.get(..n).unwrap_or(init));
+    v.resize(n, 0);
+    Ok(v)
 }
 
 /// The launch's dynamic shared memory against what the kernel needs (when
@@ -439,67 +484,6 @@ fn check_dynamic_shared(
         return Err(format!(
             "{bytes} bytes of dynamic shared memory are more than {on} gives one CTA ({max})"
         ));
-    }
-    Ok(())
-}
-
-/// The launch shape against the kernel's directives and the hardware.
-fn check_shape(k: &decode::Kernel, l: &Launch) -> Result<(), String> {
-    let prod = |d: [u32; 3]| d.iter().map(|&x| u64::from(x)).product::<u64>();
-    if l.grid.contains(&0) || l.block.contains(&0) || l.cluster.contains(&0) {
-        return Err("grid, block and cluster dimensions must be at least 1".into());
-    }
-    if prod(l.block) > 1024 {
-        return Err(format!(
-            "a block of {} threads is more than 1024",
-            prod(l.block)
-        ));
-    }
-    if let Some(r) = k.attrs.reqntid {
-        if r != l.block {
-            return Err(format!(
-                "`.reqntid` requires a block of {r:?}, the launch has {:?}",
-                l.block
-            ));
-        }
-    }
-    if let Some(m) = k.attrs.maxntid {
-        if prod(l.block) > prod(m) {
-            return Err(format!(
-                "`.maxntid` allows at most {} threads per block, the launch has {}",
-                prod(m),
-                prod(l.block)
-            ));
-        }
-    }
-    if let Some(c) = k.attrs.reqnctapercluster {
-        if c != l.cluster {
-            return Err(format!(
-                "`.reqnctapercluster` requires clusters of {c:?}, the launch has {:?}",
-                l.cluster
-            ));
-        }
-    }
-    if prod(l.cluster) > 16 {
-        return Err(format!(
-            "a cluster of {} CTAs is more than 16",
-            prod(l.cluster)
-        ));
-    }
-    for d in 0..3 {
-        let (g, c) = (
-            l.grid.get(d).copied().unwrap_or(1),
-            l.cluster.get(d).copied().unwrap_or(1),
-        );
-        if g % c != 0 {
-            return Err(format!(
-                "the grid {:?} is not a multiple of the cluster {:?}",
-                l.grid, l.cluster
-            ));
-        }
-    }
-    if prod(l.grid) > 1 << 31 {
-        return Err("the grid has more than 2^31 CTAs".into());
     }
     Ok(())
 }

@@ -10,87 +10,12 @@
 //!
 //! kdslc places a kernel whose shared declarations exceed 48 KiB in dynamic
 //! shared memory, every declaration at a fixed offset into the one array
-//! (`src/ir/layout.rs`). [`DynamicLayout`] names those declarations for the
-//! simulator, which keeps out-of-bounds reports as exact as for static
-//! shared memory: each declaration becomes a variable of its own, placed
-//! [`DynamicLayout::GAP`] bytes further than the one before it
-//! ([`DynamicLayout::remap`], applied where the decoder resolves
-//! `$dsmem+offset`), so that a red zone follows every declaration and an
-//! index past the end of one faults (S0002, naming it) instead of landing
-//! in the next. Addresses computed from a declaration's start keep their
-//! offsets within it, which is all kdslc's PTX does with them.
+//! (`src/ir/layout.rs`); a [`DynamicLayout`] names them, and each becomes a
+//! variable of its own here, where [`super::dynamic`] places it.
 
 use super::decode::{self, layout::owner_map, MemVar, Site, RED_ZONE};
-use crate::span::Span;
-
-/// What kdslc knows about a kernel's dynamic shared memory: the bytes a
-/// launch must give and the declaration at each offset.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DynamicLayout {
-    /// The bytes every launch must give.
-    pub bytes: u32,
-    pub vars: Vec<DynamicVar>,
-}
-
-/// One kdsl declaration inside the dynamic shared memory.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DynamicVar {
-    /// Its PTX-style name (`$s_stage`, `$b_full`), which reports show as
-    /// the kdsl name.
-    pub name: String,
-    /// The byte offset from the start of the dynamic shared memory.
-    pub offset: u32,
-    pub size: u32,
-    /// Element size: barriers are named by index (`full[1]`), array bytes
-    /// by element.
-    pub elem: u32,
-    /// The declaration in the `.kdsl` source.
-    pub span: Option<Span>,
-}
-
-impl DynamicLayout {
-    /// What the simulator adds between consecutive declarations: at least a
-    /// red zone, and a multiple of 128 so every declaration keeps its
-    /// alignment.
-    pub const GAP: u32 = 128;
-
-    /// The index of the declaration `offset` (bytes into the dynamic
-    /// array, as the PTX has it) belongs to: the last one starting at or
-    /// before it (an offset in the padding after a declaration stays with
-    /// it, and so lands in its red zone).
-    fn owner(&self, offset: i64) -> usize {
-        self.vars
-            .iter()
-            .rposition(|v| i64::from(v.offset) <= offset)
-            .unwrap_or(0)
-    }
-
-    /// The simulator's offset for PTX offset `offset` into the dynamic
-    /// array: the same place relative to its declaration, which the
-    /// simulator has moved [`DynamicLayout::GAP`] bytes per declaration
-    /// before it.
-    pub fn remap(&self, offset: i64) -> i64 {
-        offset + i64::from(Self::GAP) * self.owner(offset) as i64
-    }
-
-    /// Where the simulator places declaration `i`, from the start of the
-    /// dynamic shared memory.
-    fn placed(&self, i: usize) -> Option<u32> {
-        let v = self.vars.get(i)?;
-        u32::try_from(i)
-            .ok()?
-            .checked_mul(Self::GAP)?
-            .checked_add(v.offset)
-    }
-
-    /// The bytes the simulator's placement spans.
-    fn placed_end(&self) -> u32 {
-        (0..self.vars.len())
-            .filter_map(|i| Some(self.placed(i)?.saturating_add(self.vars.get(i)?.size)))
-            .max()
-            .unwrap_or(0)
-    }
-}
+use super::dynamic;
+use crate::launch::DynamicLayout;
 
 /// The shared memory of one CTA in one launch.
 #[derive(Clone, Debug)]
@@ -104,8 +29,8 @@ pub(crate) struct SharedMap {
     /// The dynamic shared memory: where it starts and how many bytes the
     /// launch gave (`None` for a module without any).
     pub dynamic: Option<Dynamic>,
-    /// Its declarations are kdslc's ([`DynamicLayout`], placed apart by the
-    /// simulator): an access past one is an ordinary out-of-bounds access
+    /// Its declarations are kdslc's ([`DynamicLayout`], placed apart by
+    /// [`dynamic`]): an access past one is an ordinary out-of-bounds access
     /// (S0002), never S0020.
     pub named: bool,
 }
@@ -155,12 +80,12 @@ impl SharedMap {
                 // Where the `.extern` array was declared, for the site of
                 // the views (their spans are the kdsl declarations).
                 let decl = externs.map(|v| v.decl.clone()).next();
-                extent = extent.max(l.placed_end());
+                extent = extent.max(dynamic::placed_end(l));
                 for (i, v) in l.vars.iter().enumerate() {
                     let site = decl.clone().map(|d| Site { span: v.span, ..d });
                     vars.push(MemVar {
                         name: v.name.clone(),
-                        offset: base.saturating_add(l.placed(i).unwrap_or(u32::MAX)),
+                        offset: base.saturating_add(dynamic::placed(l, i).unwrap_or(u32::MAX)),
                         size: v.size,
                         elem: v.elem,
                         decl: site.unwrap_or(Site {
@@ -208,6 +133,7 @@ impl SharedMap {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::launch::DynamicVar;
     use crate::sim::{load, PtxSource};
 
     const PTX: &str = "\
@@ -274,11 +200,11 @@ mod tests {
         let m = SharedMap::new(&p.code, 300, Some(&layout));
         assert_eq!(m.var_at(base + 8).unwrap().name, "$b_full");
         // The tile moves one gap further: a red zone after each declaration.
-        assert_eq!(layout.remap(128), 256);
-        assert_eq!(layout.remap(128 + 171), 256 + 171);
-        assert_eq!(layout.remap(8), 8);
+        assert_eq!(dynamic::remap(&layout, 128), 256);
+        assert_eq!(dynamic::remap(&layout, 128 + 171), 256 + 171);
+        assert_eq!(dynamic::remap(&layout, 8), 8);
         // Padding stays with the declaration before it.
-        assert_eq!(layout.remap(100), 100);
+        assert_eq!(dynamic::remap(&layout, 100), 100);
         assert_eq!(m.var_at(base + 256).unwrap().name, "$s_tile");
         assert!(m.var_at(base + 128).is_none());
         assert!(m.var_at(base + 16).is_none());

@@ -9,6 +9,12 @@ use crate::span::{FileId, Span};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+/// The most `.file` directives of a module that are read.
+const MAX_FILES: usize = 256;
+/// The most bytes of the sources `.file` directives name that are read (the
+/// last file read may pass it by up to a source's 16 MiB).
+const MAX_FILE_BYTES: u64 = 4 * crate::input::MAX_SOURCE_BYTES;
+
 /// Maps PTX positions to source spans for one [`PtxSource`].
 pub(crate) struct SpanResolver<'a> {
     source: PtxSource<'a>,
@@ -24,7 +30,12 @@ impl<'a> SpanResolver<'a> {
         }
     }
 
-    /// Reads the files `.file` names (relative ones next to the PTX file).
+    /// Reads the files `.file` names (relative ones next to the PTX file),
+    /// those that are readable source files (`crate::input`): at most
+    /// [`MAX_FILES`] directives are looked at, a file named twice (by any
+    /// path) is read once, and reading stops once [`MAX_FILE_BYTES`] have
+    /// been read, so that a module cannot make the simulator hold more
+    /// than that whatever its directives name.
     pub(crate) fn add_files(&mut self, files: &[(u32, String)]) {
         let PtxSource::File { file, sources } = &mut self.source else {
             return;
@@ -33,7 +44,9 @@ impl<'a> SpanResolver<'a> {
             .get(*file)
             .and_then(|f| f.path.as_ref())
             .and_then(|p| p.parent().map(Path::to_path_buf));
-        for (n, name) in files {
+        let mut read: HashMap<PathBuf, FileId> = HashMap::new();
+        let mut bytes = 0u64;
+        for (n, name) in files.iter().take(MAX_FILES) {
             let existing = sources
                 .iter()
                 .find(|(_, f)| f.name == *name || f.path.as_deref() == Some(Path::new(name)))
@@ -46,10 +59,30 @@ impl<'a> SpanResolver<'a> {
                         (Some(d), true) => d.join(path),
                         _ => path,
                     };
-                    std::fs::read(&path)
-                        .ok()
-                        .and_then(|b| String::from_utf8(b).ok())
-                        .map(|text| sources.add(SourceFile::new(name.clone(), Some(path), text)))
+                    let canonical = std::fs::canonicalize(&path).ok();
+                    match canonical.as_ref().and_then(|c| read.get(c)) {
+                        Some(&id) => Some(id),
+                        None if bytes >= MAX_FILE_BYTES => None,
+                        None => {
+                            // A source like any other: a regular file of
+                            // bounded size (a `.file` naming a FIFO must not
+                            // hang the simulator), UTF-8; one that is not
+                            // is not shown.
+                            let text = crate::input::read_source(&path)
+                                .ok()
+                                .filter(|d| d.bad_utf8.is_none())
+                                .map(|d| d.text);
+                            text.map(|text| {
+                                bytes += text.len() as u64;
+                                let id =
+                                    sources.add(SourceFile::new(name.clone(), Some(path), text));
+                                if let Some(c) = canonical {
+                                    read.insert(c, id);
+                                }
+                                id
+                            })
+                        }
+                    }
                 }
             };
             if let Some(id) = id {

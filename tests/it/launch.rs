@@ -74,6 +74,11 @@ const ARGS: [&str; 8] = [
     "3=1024",
 ];
 
+/// The words of a command line.
+fn words(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
+}
+
 fn with(extra: &[&'static str]) -> Vec<&'static str> {
     let mut v = vec!["saxpy.kdsl", "--grid", "4"];
     v.extend_from_slice(&ARGS);
@@ -97,42 +102,18 @@ fn launch_usage_errors_are_the_same_for_sim_and_run() {
     );
     usage_error(
         d,
-        &[
-            "saxpy.kdsl",
-            "--grid",
-            "4",
-            "--arg",
-            "a=two",
-            "--arg",
-            "x=[1]",
-            "--arg",
-            "y=[1]",
-            "--arg",
-            "n=1",
-        ],
+        &words("saxpy.kdsl --grid 4 --arg a=two --arg x=[1] --arg y=[1] --arg n=1"),
         "invalid value for `a` (f32): `two` is not an f32 literal (for example `1.5`)",
     );
     usage_error(
         d,
-        &[
-            "saxpy.kdsl",
-            "--grid",
-            "4",
-            "--arg",
-            "a=1",
-            "--arg",
-            "x=[1]",
-            "--arg",
-            "y=[1]",
-            "--arg",
-            "n=4294967296",
-        ],
+        &words("saxpy.kdsl --grid 4 --arg a=1 --arg x=[1] --arg y=[1] --arg n=4294967296"),
         "invalid value for `n` (u32): `4294967296` is out of range for u32 (0 to 4294967295)",
     );
     usage_error(
         d,
-        &["saxpy.kdsl", "--grid", "4", "--arg", "a=1", "--arg", "x=@missing.npy", "--arg", "y=[1]", "--arg", "n=1"],
-        "invalid value for `x` (global [f32]): cannot read `missing.npy`: no such file or directory",
+        &words("saxpy.kdsl --grid 4 --arg a=1 --arg x=@missing.npy --arg y=[1] --arg n=1"),
+        "invalid value for `x` (global [f32]): cannot read `missing.npy`: no such file",
     );
     usage_error(
         d,
@@ -161,17 +142,7 @@ fn launch_usage_errors_are_the_same_for_sim_and_run() {
     );
     usage_error(
         d,
-        &[
-            "two.kdsl",
-            "--kernel",
-            "second",
-            "--grid",
-            "4",
-            "--cluster",
-            "4",
-            "--arg",
-            "out=zeros:64",
-        ],
+        &words("two.kdsl --kernel second --grid 4 --cluster 4 --arg out=zeros:64"),
         "`--cluster 4` contradicts the kernel's `cluster(2)`; leave `--cluster` out to use it",
     );
     usage_error(
@@ -282,4 +253,96 @@ fn gpu_check_fails_clearly_without_a_gpu() {
         stderr(&o)
     );
     assert!(o.stdout.is_empty());
+}
+
+/// `tests/driver/libcuda_stub.c` built as `DIR/libcuda.so`: with `DIR`
+/// first in `LD_LIBRARY_PATH`, the dynamic loader gives it to kdslc in
+/// place of any real driver (cudarc opens `libcuda.so` by name).
+fn stub_driver(dir: &Path) {
+    let source = crate::common::repo_root().join("tests/driver/libcuda_stub.c");
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
+    let built = Command::new(&cc)
+        .args(["-shared", "-fPIC", "-O1", "-o"])
+        .arg(dir.join("libcuda.so"))
+        .arg(&source)
+        .output()
+        .unwrap_or_else(|e| panic!("`{cc}` (the C compiler that links Rust) runs: {e}"));
+    assert!(built.status.success(), "{}", stderr(&built));
+}
+
+/// `kdslc run` of saxpy against the stub driver, its results chosen by
+/// `env` (see the stub).
+fn run_on_stub(p: &Path, env: &[(&str, &str)]) -> Output {
+    let mut args = vec!["run"];
+    args.extend(with(&["--out", "o"]));
+    let lib = p.join("lib");
+    let mut path = lib.clone().into_os_string();
+    if let Some(old) = std::env::var_os("LD_LIBRARY_PATH") {
+        path.push(":");
+        path.push(old);
+    }
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kdslc"));
+    cmd.current_dir(p).args(&args).env("LD_LIBRARY_PATH", path);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("kdslc runs")
+}
+
+/// Every result of the driver, known or not, is a clear error naming its
+/// number (and its name where `cuda.h` has one), never a crash: codes
+/// outside cudarc's bundled enum once died with SIGILL (35, 36) or
+/// SIGSEGV inside its `Debug` formatting. A driver that fails to
+/// initialise cannot be used at all: exit 2, like no driver; a failure
+/// after is the kernel's, exit 4.
+#[cfg(target_os = "linux")]
+#[test]
+fn run_names_every_driver_result_and_never_crashes() {
+    let p = project();
+    fs::create_dir(p.path().join("lib")).unwrap();
+    stub_driver(&p.path().join("lib"));
+    let sim = "use `kdslc sim` to run on the CPU";
+    let cases: [((&str, &str), i32, String); 6] = [
+        (
+            ("KDSL_STUB_INIT", "35"),
+            2,
+            format!("the CUDA driver cannot be used: cuInit: error 35 (a code this kdslc does not know): the driver has no description of it; {sim}"),
+        ),
+        (
+            ("KDSL_STUB_INIT", "36"),
+            2,
+            format!("the CUDA driver cannot be used: cuInit: CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER (error 36): stub: a newer driver is needed; {sim}"),
+        ),
+        (
+            ("KDSL_STUB_INIT", "3"),
+            2,
+            format!("the CUDA driver cannot be used: cuInit: CUDA_ERROR_NOT_INITIALIZED (error 3): the driver has no description of it; {sim}"),
+        ),
+        (
+            ("KDSL_STUB_INIT", "4000000000"),
+            2,
+            format!("the CUDA driver cannot be used: cuInit: error 4000000000 (a code this kdslc does not know): the driver has no description of it; {sim}"),
+        ),
+        (
+            ("KDSL_STUB_LOAD", "424242"),
+            4,
+            "kernel `saxpy` on the GPU: cuModuleLoadDataEx: error 424242 (a code this kdslc does not know): the driver has no description of it\nthe driver's JIT log:\nstub: the JIT refused this module".to_string(),
+        ),
+        (
+            ("KDSL_STUB_LOAD", "218"),
+            4,
+            "kernel `saxpy` on the GPU: cuModuleLoadDataEx: CUDA_ERROR_INVALID_PTX (error 218): stub: a PTX JIT compilation failed\nthe driver's JIT log:\nstub: the JIT refused this module".to_string(),
+        ),
+    ];
+    for (env, status, message) in cases {
+        let o = run_on_stub(p.path(), &[env]);
+        assert_eq!(o.status.code(), Some(status), "{env:?}: {}", stderr(&o));
+        assert_eq!(stderr(&o), format!("error: {message}\n"), "{env:?}");
+        assert!(!p.path().join("o").exists(), "{env:?} wrote --out");
+    }
+    // A driver that succeeds throughout (and runs nothing): the arrays come
+    // back as they went.
+    let o = run_on_stub(p.path(), &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(p.path().join("o/y.npy").is_file());
 }

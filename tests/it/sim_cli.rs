@@ -15,13 +15,19 @@ use kdsl::types::Scalar;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// `program` to run in `dir` as these tests run kdslc: no colour, no input.
+fn command(program: &str, dir: &Path) -> Command {
+    let mut c = Command::new(program);
+    c.current_dir(dir)
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::null());
+    c
+}
+
 /// Runs `kdslc` in the repository root.
 fn kdslc(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kdslc"))
-        .current_dir(root())
+    command(env!("CARGO_BIN_EXE_kdslc"), &root())
         .args(args)
-        .env("NO_COLOR", "1")
-        .stdin(std::process::Stdio::null())
         .output()
         .expect("kdslc runs")
 }
@@ -997,4 +1003,194 @@ fn mutated_ptx_and_random_flags_never_panic() {
         completed >= 8 && faulted >= 20,
         "{completed} completed, {faulted} faulted"
     );
+}
+
+/// The sources a PTX module's `.file` directives name are read as any
+/// source file is (`kdsl::input`): a FIFO is refused at once instead of
+/// hanging the simulator, a file past the 16 MiB of a source is not read
+/// whole; either way the report points at the PTX line instead.
+#[cfg(target_os = "linux")]
+#[test]
+fn file_directives_read_only_regular_bounded_sources() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let ptx = ".version 8.0\n.target sm_90\n.address_size 64\n.file 1 \"k.cu\"\n\
+        .visible .entry k()\n{\n\t.loc 1 3 5\n\ttrap;\n\tret;\n}\n";
+    std::fs::write(dir.path().join("k.ptx"), ptx).expect("writes");
+    let source = "// k.cu\n__global__ void k() {\n    __trap();\n}\n";
+    let sim = || {
+        let (_, o) = kdslc_watched(dir.path(), &["sim", "k.ptx", "--grid", "1", "--block", "1"]);
+        assert_eq!(status(&o), 4, "{}", stderr(&o));
+        stderr(&o)
+    };
+    let cu = dir.path().join("k.cu");
+    std::fs::write(&cu, source).expect("writes");
+    let e = sim();
+    assert!(e.contains("┌─ k.cu:3:5"), "{e}");
+    assert!(e.contains("__trap();"), "{e}");
+
+    // Larger than a source may be: the same text, then 16 MiB of spaces.
+    let mut big = source.as_bytes().to_vec();
+    big.resize(kdsl::input::MAX_SOURCE_BYTES as usize + 1, b' ');
+    std::fs::write(&cu, &big).expect("writes");
+    let e = sim();
+    assert!(e.contains("┌─ k.ptx:8:2"), "{e}");
+    assert!(!e.contains("k.cu"), "{e}");
+
+    std::fs::remove_file(&cu).expect("removes");
+    let made = Command::new("mkfifo")
+        .arg(&cu)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
+    let e = sim();
+    assert!(e.contains("┌─ k.ptx:8:2"), "{e}");
+}
+
+/// Runs `kdslc ARGS` in `dir`, watching it: the most resident memory it
+/// reaches (sampled from `/proc/PID/status`, in KiB) and how it exited. It
+/// is killed, and the test failed, if it has not finished within a minute:
+/// a hang is what some tests look for.
+#[cfg(target_os = "linux")]
+fn kdslc_watched(dir: &Path, args: &[&str]) -> (u64, Output) {
+    use std::time::{Duration, Instant};
+    let mut child = command(env!("CARGO_BIN_EXE_kdslc"), dir)
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("kdslc runs");
+    let status = format!("/proc/{}/status", child.id());
+    let start = Instant::now();
+    let mut peak = 0;
+    while child.try_wait().expect("waits").is_none() {
+        if start.elapsed() > Duration::from_secs(60) {
+            child.kill().expect("kills");
+            panic!("`kdslc {}` hangs", args.join(" "));
+        }
+        let rss = std::fs::read_to_string(&status).ok().and_then(|s| {
+            let line = s.lines().find(|l| l.starts_with("VmRSS:"))?;
+            line.split_whitespace().nth(1)?.parse::<u64>().ok()
+        });
+        peak = peak.max(rss.unwrap_or(0));
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    (peak, child.wait_with_output().expect("output"))
+}
+
+/// A thread issuing bulk copies (and committing groups) in a loop that
+/// never blocks holds bounded memory until `--max-steps` ends it: the
+/// copies in flight are capped (the oldest lands first) and a copy carries
+/// its group's number, where every copy once stayed queued with its id
+/// kept in its thread's group lists (about 60 bytes a step: at the default
+/// 10^9 steps, an abort).
+#[cfg(target_os = "linux")]
+#[test]
+fn bulk_copies_in_a_loop_hold_bounded_memory() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (name, commit) in [
+        ("open.ptx", ""),
+        ("groups.ptx", "\tcp.async.bulk.commit_group;\n"),
+    ] {
+        let ptx = format!(
+            ".version 8.0\n.target sm_90\n.address_size 64\n\
+             .visible .entry k(.param .u64 out)\n{{\n\
+             \t.reg .b64 %rd<2>;\n\t.reg .b32 %r<2>;\n\
+             \t.shared .align 16 .b8 buf[64];\n\
+             \tld.param.u64 %rd1, [out];\n\tmov.u32 %r1, buf;\n\
+             L:\n\tcp.async.bulk.global.shared::cta.bulk_group [%rd1], [%r1], 16;\n\
+             {commit}\tbra L;\n}}\n"
+        );
+        std::fs::write(dir.path().join(name), ptx).expect("writes");
+        let args = format!("sim {name} --grid 1 --block 1 --arg 0=u8:zeros:64 --max-steps 8000000");
+        let (peak, o) = kdslc_watched(dir.path(), &words(&args));
+        faulted(&o, "error[S0011]: no progress within 8000000 steps");
+        assert!(peak < 128 * 1024, "{name}: {peak} KiB resident");
+    }
+}
+
+/// `kdslc ARGS` in `dir` under an address-space limit of `kib`, so that an
+/// allocation past it fails (where an unbounded one would take the
+/// machine).
+#[cfg(target_os = "linux")]
+fn kdslc_limited(dir: &Path, kib: u64, args: &[&str]) -> Output {
+    let mut line = format!("ulimit -v {kib}; exec \"$0\"");
+    for i in 1..=args.len() {
+        line.push_str(&format!(" \"${{{i}}}\""));
+    }
+    command("bash", dir)
+        .arg("-c")
+        .arg(line)
+        .arg(env!("CARGO_BIN_EXE_kdslc"))
+        .args(args)
+        .output()
+        .expect("bash runs")
+}
+
+/// What the input sizes is allocated when it fits and fallibly: a module
+/// declaring 1 TiB of `.global` variables loads without allocating them
+/// and is refused at the launch (they were each allocated at load and
+/// copied at the launch, infallibly: an abort), and an array argument the
+/// simulator cannot copy is a report (the copy was an infallible clone).
+#[cfg(target_os = "linux")]
+#[test]
+fn what_the_input_sizes_is_allocated_fallibly() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut ptx = String::from(".version 8.0\n.target sm_90\n.address_size 64\n");
+    for i in 0..1024 {
+        ptx.push_str(&format!(".global .align 4 .b8 g{i}[1073741824];\n"));
+    }
+    ptx.push_str(".visible .entry k()\n{\n\tret;\n}\n");
+    std::fs::write(dir.path().join("vars.ptx"), ptx).expect("writes");
+    let o = kdslc_limited(
+        dir.path(),
+        4 << 20,
+        &words("sim vars.ptx --grid 1 --block 1"),
+    );
+    faulted(&o, "error[S0015]: launch does not fit kernel `k`: the simulator needs a copy of the arrays, the module's variables and the cluster's state: ");
+
+    let ptx = ".version 8.0\n.target sm_90\n.address_size 64\n\
+        .visible .entry k(.param .u64 x)\n{\n\tret;\n}\n";
+    std::fs::write(dir.path().join("one.ptx"), ptx).expect("writes");
+    // 1.5 GiB of zeros, and no room for the simulator's copy.
+    let args = "sim one.ptx --grid 1 --block 1 --arg 0=u8:zeros:1610612736";
+    let o = kdslc_limited(dir.path(), 4 << 20, &words(args));
+    faulted(&o, "error[S0015]: launch does not fit kernel `k`: the copy of array `x`: cannot allocate 1610612736 bytes");
+}
+
+/// The words of a command line.
+fn words(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
+}
+
+/// `o` is a faulted run (exit 4) whose reports include `report`.
+fn faulted(o: &Output, report: &str) {
+    assert_eq!(status(o), 4, "{}", stderr(o));
+    assert!(
+        stderr(o).contains(report),
+        "no `{report}` in:\n{}",
+        stderr(o)
+    );
+}
+
+/// However many `.file` directives a module has, the sources they name are
+/// read once each and within a budget: one 10 MiB source named by a
+/// hundred different paths (links to it) was read and kept a hundred
+/// times.
+#[cfg(target_os = "linux")]
+#[test]
+fn file_directives_read_each_source_once() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut source = b"// k.cu\n__global__ void k() {\n    __trap();\n}\n".to_vec();
+    source.resize(10 << 20, b' ');
+    std::fs::write(dir.path().join("k.cu"), &source).expect("writes");
+    let mut ptx = String::from(".version 8.0\n.target sm_90\n.address_size 64\n");
+    for i in 1..=100 {
+        std::os::unix::fs::symlink("k.cu", dir.path().join(format!("k{i}.cu"))).expect("links");
+        ptx.push_str(&format!(".file {i} \"k{i}.cu\"\n"));
+    }
+    ptx.push_str(".visible .entry k()\n{\n\t.loc 100 3 5\n\ttrap;\n\tret;\n}\n");
+    std::fs::write(dir.path().join("k.ptx"), ptx).expect("writes");
+    let (peak, o) = kdslc_watched(dir.path(), &words("sim k.ptx --grid 1 --block 1"));
+    faulted(&o, "__trap();");
+    assert!(peak < 200 * 1024, "{peak} KiB resident");
 }

@@ -1134,6 +1134,38 @@ fn oversized_launches_are_refused() {
     );
 }
 
+/// A launch built in a program, not from the flags, is checked against the
+/// same limits as the flags (`launch::shape`): the simulator has no second
+/// set of its own.
+#[test]
+fn a_library_launch_meets_the_flags_limits() {
+    let ptx = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry t()\n{\n\tret;\n}\n";
+    let k = ptx_str("t.ptx", ptx).unwrap_or_else(|e| panic!("{e}"));
+    let sig = k.program.signature("t").expect("a signature");
+    let refused = [
+        ([1, 1, 1], [1, 1, 128], [1, 1, 1]),
+        ([1, 65536, 1], [1, 1, 1], [1, 1, 1]),
+        ([1, 1, 1], [0, 1, 1], [1, 1, 1]),
+        ([32, 1, 1], [1, 1, 1], [32, 1, 1]),
+    ];
+    for (grid, block, cluster) in refused {
+        let shapes = kdsl::launch::shape::Shapes {
+            grid,
+            block,
+            cluster,
+        };
+        let why = kdsl::launch::shape::check(&sig, kdsl::launch::Origin::Ptx, shapes)
+            .expect_err("the flags refuse it");
+        let o = run(&k, &launch("t", grid, block, cluster, vec![]));
+        let text = rendered(&k, &o);
+        assert!(o.faulted, "{grid:?} {block:?} {cluster:?} ran");
+        let want = format!("error[S0015]: launch does not fit kernel `t`: {why}");
+        assert!(text.contains(&want), "{text}");
+    }
+    let o = run(&k, &launch("t", [4, 1, 1], [8, 8, 16], [4, 1, 1], vec![]));
+    assert!(!o.faulted, "{}", rendered(&k, &o));
+}
+
 /// The forms kdslc writes for `u8`/`i8`/`u16`/`i16` in 32-bit registers: a
 /// `cvt` from a narrow type reads the register's low bits and extends them
 /// by the type's signedness; `ld.s8`/`ld.u8` extend into the register,

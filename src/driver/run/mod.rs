@@ -1,7 +1,8 @@
 //! `kdslc run`: launch one kernel on a CUDA GPU.
 //!
 //! The input and the launch are checked first (the same code as `kdslc
-//! sim`), then the driver is opened: no driver or no device is exit 2. The
+//! sim`), then the driver is opened: no driver, no device or a driver that
+//! fails to initialise is exit 2. The
 //! PTX is JIT-compiled by the driver, the arguments copied to the device,
 //! the kernel launched (with its cluster shape through
 //! `cuLaunchKernelEx`), the writable arrays copied back. A driver error, a
@@ -11,12 +12,14 @@
 //!
 //! - `config`: the launch configuration the driver is given (tested
 //!   without a GPU);
-//! - `cuda`: the driver calls;
+//! - `cuda`: the driver calls; `result`: their results as numbers, with
+//!   the names `cuda.h` gives them;
 //! - `bench`: timing statistics.
 
 mod bench;
 mod config;
 mod cuda;
+mod result;
 
 use super::cli::{MessageFormat, RunArgs};
 use super::engine::{self, Settings};
@@ -27,6 +30,7 @@ use crate::launch::compare;
 use crate::launch::{Array, Launch};
 use config::DriverLaunch;
 use cuda::{DevicePtr, GpuError, Session};
+use result::CuResult;
 use std::time::Duration;
 
 pub fn run(args: &RunArgs, reporter: &mut Reporter) -> Result<(), Fail> {
@@ -137,11 +141,10 @@ impl Prepared {
     }
 
     fn words(&self) -> Result<Vec<u64>, GpuError> {
-        self.config.words(&self.buffers).ok_or(GpuError::Cuda {
-            call: "the parameter list",
-            code: cudarc::driver::sys::CUresult::CUDA_ERROR_INVALID_VALUE,
-            log: None,
-        })
+        self.config.words(&self.buffers).ok_or(GpuError::call(
+            "the parameter list",
+            CuResult::INVALID_VALUE,
+        ))
     }
 
     /// One launch, waited for; the writable arrays copied back.
@@ -223,7 +226,9 @@ mod tests {
             "saxpy",
             GpuError::Cuda {
                 call: "cuModuleLoadDataEx",
-                code: cudarc::driver::sys::CUresult::CUDA_ERROR_INVALID_PTX,
+                code: CuResult::INVALID_PTX,
+                said: Some("a PTX JIT compilation failed".into()),
+                unusable: false,
                 log: Some("ptxas fatal   : Unresolved extern function 'f'\n".into()),
             },
         ) else {
@@ -231,7 +236,7 @@ mod tests {
         };
         assert!(
             m.starts_with(
-                "kernel `saxpy` on the GPU: cuModuleLoadDataEx: CUDA_ERROR_INVALID_PTX ("
+                "kernel `saxpy` on the GPU: cuModuleLoadDataEx: CUDA_ERROR_INVALID_PTX (error 218): a PTX JIT compilation failed\n"
             ),
             "{m}"
         );

@@ -115,7 +115,7 @@ impl Builder<'_> {
     /// that offset of the dynamic array (`crate::sim::shared`).
     fn shared_offset(&self, o: u32, off: i64) -> i64 {
         match self.layout {
-            Some(l) if Some(o) == self.dynamic_base => l.remap(off),
+            Some(l) if Some(o) == self.dynamic_base => crate::sim::dynamic::remap(l, off),
             _ => off,
         }
     }

@@ -33,6 +33,32 @@ pub(crate) fn owner_map(vars: &[MemVar], size: u32) -> Vec<u16> {
 /// the offset (`machine::memory::RANK_SHIFT`).
 const MAX_STATIC_SHARED: u64 = 1 << 23;
 
+/// Places `v` (of `(size, align, elem)`) after the variables of a memory
+/// laid out with red zones, which uses `used` bytes so far and must stay
+/// below the limit of `too_large` (else its message); its offset.
+fn place(
+    (vars, used): (&mut Vec<MemVar>, &mut u32),
+    (limit, too_large): (u64, &str),
+    v: &ast::VarDecl,
+    (size, align, elem): (u64, u64, u32),
+    decl: super::Site,
+) -> Result<u32, LoadError> {
+    let offset = align_up(u64::from(*used), align);
+    let end = offset + size + u64::from(RED_ZONE);
+    if end >= limit {
+        return err(v.pos, LoadErrorKind::Unsupported, too_large);
+    }
+    *used = end as u32;
+    vars.push(MemVar {
+        name: v.name.clone(),
+        offset: offset as u32,
+        size: size as u32,
+        elem,
+        decl,
+    });
+    Ok(offset as u32)
+}
+
 /// An unsized `.shared` array (`.extern .shared .b8 d[];`): dynamic shared
 /// memory, sized by each launch. (A sized `.extern` array is an ordinary
 /// static one: ptxas ignores the `.extern`.)
@@ -100,9 +126,11 @@ impl Builder<'_> {
         Ok((size, align, elem as u32))
     }
 
-    /// The initialiser of a variable as bytes.
+    /// The initialiser of a variable as bytes (as many as it gives, at
+    /// most `size`: bounded by the PTX text, not by the declared size).
     fn init_bytes(v: &ast::VarDecl, size: u64, elem: u32) -> Vec<u8> {
-        let mut bytes = vec![0u8; size as usize];
+        let given = (v.init.len() as u64).saturating_mul(u64::from(elem));
+        let mut bytes = vec![0u8; given.min(size) as usize];
         let ty = Ty::from_name(&v.ty);
         for (i, imm) in v.init.iter().enumerate() {
             let bits = match (imm, ty) {
@@ -147,47 +175,18 @@ impl Builder<'_> {
             });
             return Ok(base);
         }
-        let offset = align_up(u64::from(self.shared_size), align);
-        let end = offset + size + u64::from(RED_ZONE);
-        if end >= MAX_STATIC_SHARED {
-            return err(
-                v.pos,
-                LoadErrorKind::Unsupported,
-                "static shared memory larger than 8 MiB",
-            );
-        }
-        self.shared_size = end as u32;
-        self.shared.push(MemVar {
-            name: v.name.clone(),
-            offset: offset as u32,
-            size: size as u32,
-            elem,
-            decl: self.site(v.pos),
-        });
-        Ok(offset as u32)
+        let site = self.site(v.pos);
+        let memory = (&mut self.shared, &mut self.shared_size);
+        let too_large = (MAX_STATIC_SHARED, "static shared memory larger than 8 MiB");
+        place(memory, too_large, v, (size, align, elem), site)
     }
 
     pub(super) fn add_local(&mut self, v: &ast::VarDecl) -> Result<u32, LoadError> {
-        let (size, align, elem) =
-            Self::var_size(v).or_else(|m| err(v.pos, LoadErrorKind::Unsupported, m))?;
-        let offset = align_up(u64::from(self.local_size), align);
-        let end = offset + size + u64::from(RED_ZONE);
-        if end >= 1 << 24 {
-            return err(
-                v.pos,
-                LoadErrorKind::Unsupported,
-                "local memory larger than 16 MiB per thread",
-            );
-        }
-        self.local_size = end as u32;
-        self.local.push(MemVar {
-            name: v.name.clone(),
-            offset: offset as u32,
-            size: size as u32,
-            elem,
-            decl: self.site(v.pos),
-        });
-        Ok(offset as u32)
+        let shape = Self::var_size(v).or_else(|m| err(v.pos, LoadErrorKind::Unsupported, m))?;
+        let site = self.site(v.pos);
+        let memory = (&mut self.local, &mut self.local_size);
+        let too_large = (1 << 24, "local memory larger than 16 MiB per thread");
+        place(memory, too_large, v, shape, site)
     }
 
     pub(super) fn add_fparam(&mut self, v: &ast::VarDecl) -> Result<(u32, u32), LoadError> {
@@ -219,7 +218,8 @@ impl Builder<'_> {
         let index = self.module_vars.len();
         self.module_vars.push(ModuleVar {
             name: v.name.clone(),
-            bytes: Self::init_bytes(v, size, elem),
+            size,
+            init: Self::init_bytes(v, size, elem),
             read_only: v.space == ast::Space::Const,
             elem,
             decl: self.site(v.pos),

@@ -28,7 +28,7 @@ mod scope;
 pub mod specials;
 
 use super::ptx::ast::{self, FuncKind, Item, Loc, Pos};
-use crate::sim::shared::DynamicLayout;
+use crate::launch::DynamicLayout;
 use crate::span::Span;
 use ops::*;
 use scope::{Binding, Scopes};
@@ -105,11 +105,15 @@ pub struct MemVar {
     pub decl: Site,
 }
 
-/// A module `.global`/`.const` variable: its own global allocation.
+/// A module `.global`/`.const` variable: its own global allocation,
+/// allocated when a launch runs (a declared size costs nothing at load).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ModuleVar {
     pub name: String,
-    pub bytes: Vec<u8>,
+    /// Bytes (at most 1 GiB).
+    pub size: u64,
+    /// The initialiser's bytes, at most `size`; the rest are zeros.
+    pub init: Vec<u8>,
     pub read_only: bool,
     pub elem: u32,
     pub decl: Site,
@@ -142,8 +146,6 @@ pub struct Program {
     pub local_size: u32,
     pub fparam_size: u32,
     pub module_vars: Vec<ModuleVar>,
-    /// `.file` numbers and names.
-    pub files: Vec<(u32, String)>,
     /// Per byte of shared / local memory: 1 + the index of the variable
     /// there, 0 in the red zones (see [`owner_map`]).
     pub shared_owner: Vec<u16>,
@@ -162,20 +164,13 @@ impl Program {
             .and_then(|s| self.ptx.get(s.pos.start as usize..s.pos.end as usize))
             .unwrap_or("")
     }
-
-    /// The shared variable holding a CTA shared offset.
-    pub fn shared_var_at(&self, offset: u32) -> Option<&MemVar> {
-        self.shared
-            .iter()
-            .find(|v| offset >= v.offset && offset < v.offset + v.size.max(1))
-    }
 }
 
 /// Decodes a parsed module.
 ///
 /// `dynamic` gives kdslc's layout of each kernel placed in dynamic shared
 /// memory: the decoder resolves `$dsmem+offset` in that kernel to where the
-/// simulator places the declaration ([`DynamicLayout::remap`]).
+/// simulator places the declaration ([`crate::sim::dynamic::remap`]).
 pub fn decode<'m>(
     ptx: &str,
     module: &'m ast::Module,
@@ -212,7 +207,6 @@ pub fn decode<'m>(
         local_size: b.local_size,
         fparam_size: b.fparam_size,
         module_vars: b.module_vars,
-        files: module.files.clone(),
         shared_owner,
         local_owner,
     })

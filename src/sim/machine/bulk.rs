@@ -11,6 +11,9 @@ use super::state::{Copy, CopyKind};
 use super::Machine;
 use crate::sim::decode::ops::{Space, SyncOp};
 
+/// The most bulk copies in flight in a cluster.
+pub(super) const MAX_IN_FLIGHT: usize = 4096;
+
 impl Machine<'_> {
     pub(super) fn bulk_op(&mut self, t: u32, pc: u32, op: &SyncOp) {
         match op {
@@ -24,7 +27,7 @@ impl Machine<'_> {
                 let d = self.reg(t, dst.base).wrapping_add(dst.off as u64);
                 let s = self.reg(t, src.base).wrapping_add(src.off as u64);
                 self.check_shape(t, pc, u64::from(size), d, s);
-                let own = self.threads.get(t as usize).map_or(0, |th| th.rank);
+                let own = self.cluster.threads.get(t as usize).map_or(0, |th| th.rank);
                 let (dst_rank, dst_off) = memory::split_cluster(d, own);
                 let (dst_rank, dst_off) = if dst.space == Space::Shared {
                     (own, d & 0xffff_ffff)
@@ -61,7 +64,7 @@ impl Machine<'_> {
                 let d = self.reg(t, dst.base).wrapping_add(dst.off as u64);
                 let s = self.reg(t, src.base).wrapping_add(src.off as u64);
                 self.check_shape(t, pc, u64::from(size), d, s);
-                let id = self.issue(
+                self.issue(
                     t,
                     pc,
                     size,
@@ -70,30 +73,24 @@ impl Machine<'_> {
                         src_off: s & 0xffff_ffff,
                     },
                 );
-                if let Some(th) = self.threads.get_mut(t as usize) {
-                    th.bulk_open.push(id);
-                }
             }
             SyncOp::BulkCommit => {
-                if let Some(th) = self.threads.get_mut(t as usize) {
-                    let group = std::mem::take(&mut th.bulk_open);
-                    th.bulk_groups.push_back(group);
+                // The copies issued since the last commit form the group
+                // this closes (their `group` is the count before it).
+                if let Some(th) = self.cluster.threads.get_mut(t as usize) {
+                    th.bulk_commits += 1;
                 }
             }
             SyncOp::BulkWait { n } => {
-                let mut done = Vec::new();
-                if let Some(th) = self.threads.get_mut(t as usize) {
-                    while th.bulk_groups.len() > *n as usize {
-                        if let Some(g) = th.bulk_groups.pop_front() {
-                            done.extend(g);
-                        }
-                    }
-                }
-                for id in done {
-                    if let Some(i) = self.copies.iter().position(|c| c.id == id) {
-                        self.complete_copy_at(i);
-                    }
-                }
+                // Every committed group but the newest `n` completes, oldest
+                // first (copies are kept in issue order).
+                let commits = self
+                    .cluster
+                    .threads
+                    .get(t as usize)
+                    .map_or(0, |th| th.bulk_commits);
+                let before = commits.saturating_sub(u64::from(*n));
+                self.complete_where(|c| c.issuer == t && c.group.is_some_and(|g| g < before));
             }
             _ => {}
         }
@@ -105,40 +102,63 @@ impl Machine<'_> {
         }
     }
 
-    fn issue(&mut self, t: u32, pc: u32, size: u32, kind: CopyKind) -> u64 {
-        let id = self.next_copy;
-        self.next_copy += 1;
-        self.copies.push(Copy {
-            id,
+    fn issue(&mut self, t: u32, pc: u32, size: u32, kind: CopyKind) {
+        if self.cluster.copies.len() >= MAX_IN_FLIGHT {
+            self.complete_copy_at(0);
+        }
+        // A copy to global memory belongs to the group its thread commits
+        // next.
+        let group = match kind {
+            CopyKind::ToGlobal { .. } => self
+                .cluster
+                .threads
+                .get(t as usize)
+                .map(|th| th.bulk_commits),
+            CopyKind::ToShared { .. } => None,
+        };
+        self.cluster.copies.push_back(Copy {
             issuer: t,
+            group,
             pc,
             size,
             kind,
         });
-        id
     }
 
-    pub(super) fn complete_copies_of(&mut self, t: u32) {
-        while let Some(i) = self.copies.iter().position(|c| c.issuer == t) {
-            self.complete_copy_at(i);
+    /// Lands every copy that `which` selects, in issue order.
+    fn complete_where(&mut self, which: impl Fn(&Copy) -> bool) {
+        let mut i = 0;
+        while let Some(c) = self.cluster.copies.get(i) {
+            if which(c) {
+                self.complete_copy_at(i);
+            } else {
+                i += 1;
+            }
         }
     }
 
+    pub(super) fn complete_copies_of(&mut self, t: u32) {
+        self.complete_where(|c| c.issuer == t);
+    }
+
     pub(super) fn complete_all_copies(&mut self) {
-        while !self.copies.is_empty() {
+        while !self.cluster.copies.is_empty() {
             self.complete_copy_at(0);
         }
     }
 
     /// Lands the bytes of copy `i` and completes its transaction bytes.
     pub(super) fn complete_copy_at(&mut self, i: usize) {
-        if i >= self.copies.len() {
+        let Some(c) = self.cluster.copies.remove(i) else {
             return;
-        }
-        let c = self.copies.remove(i);
-        self.epoch += 1;
+        };
+        self.sched.epoch += 1;
         let size = u64::from(c.size);
-        let own = self.threads.get(c.issuer as usize).map_or(0, |th| th.rank);
+        let own = self
+            .cluster
+            .threads
+            .get(c.issuer as usize)
+            .map_or(0, |th| th.rank);
         match c.kind {
             CopyKind::ToShared {
                 src_global,
@@ -200,12 +220,16 @@ impl Machine<'_> {
         addr: u64,
         size: u64,
     ) -> Option<Vec<u8>> {
-        let own = self.threads.get(t as usize).map_or(0, |th| th.rank);
-        match memory::resolve(space, addr, size, 1, own, &self.ext, &self.allocs) {
+        let own = self.cluster.threads.get(t as usize).map_or(0, |th| th.rank);
+        match memory::resolve(space, addr, size, 1, own, &self.mem.ext, &self.mem.allocs) {
             Ok(p) => {
                 let bytes: &[u8] = match p.target {
-                    Target::Global(i) => self.allocs.get(i).map(|a| a.data.as_slice())?,
-                    Target::Shared(r) => self.ctas.get(r as usize).map(|c| c.shared.as_slice())?,
+                    Target::Global(i) => self.mem.allocs.get(i).map(|a| a.data.as_slice())?,
+                    Target::Shared(r) => self
+                        .cluster
+                        .ctas
+                        .get(r as usize)
+                        .map(|c| c.shared.as_slice())?,
                     _ => return None,
                 };
                 let start = p.offset as usize;
@@ -219,7 +243,7 @@ impl Machine<'_> {
     }
 
     fn write_bytes(&mut self, t: u32, pc: u32, cluster_addr: u64, data: &[u8]) {
-        let own = self.threads.get(t as usize).map_or(0, |th| th.rank);
+        let own = self.cluster.threads.get(t as usize).map_or(0, |th| th.rank);
         let size = data.len() as u64;
         match memory::resolve(
             Space::SharedCluster,
@@ -227,12 +251,12 @@ impl Machine<'_> {
             size,
             1,
             own,
-            &self.ext,
-            &self.allocs,
+            &self.mem.ext,
+            &self.mem.allocs,
         ) {
             Ok(p) => {
                 let Target::Shared(r) = p.target else { return };
-                if r != own && self.ctas.get(r as usize).is_some_and(|c| c.exited()) {
+                if self.cluster.exited_peer(r, own) {
                     self.fault(
                         t,
                         pc,
@@ -244,7 +268,7 @@ impl Machine<'_> {
                         size,
                     );
                 }
-                if let Some(dst) = self.ctas.get_mut(r as usize).and_then(|c| {
+                if let Some(dst) = self.cluster.ctas.get_mut(r as usize).and_then(|c| {
                     c.shared
                         .get_mut(p.offset as usize..(p.offset + size) as usize)
                 }) {
@@ -257,10 +281,18 @@ impl Machine<'_> {
 
     fn write_global(&mut self, t: u32, pc: u32, addr: u64, data: &[u8]) {
         let size = data.len() as u64;
-        match memory::resolve(Space::Global, addr, size, 1, 0, &self.ext, &self.allocs) {
+        match memory::resolve(
+            Space::Global,
+            addr,
+            size,
+            1,
+            0,
+            &self.mem.ext,
+            &self.mem.allocs,
+        ) {
             Ok(p) => {
                 let Target::Global(i) = p.target else { return };
-                if self.allocs.get(i).is_some_and(|a| a.read_only) {
+                if self.mem.allocs.get(i).is_some_and(|a| a.read_only) {
                     self.fault(
                         t,
                         pc,
@@ -274,7 +306,7 @@ impl Machine<'_> {
                     );
                     return;
                 }
-                if let Some(dst) = self.allocs.get_mut(i).and_then(|a| {
+                if let Some(dst) = self.mem.allocs.get_mut(i).and_then(|a| {
                     a.data
                         .get_mut(p.offset as usize..(p.offset + size) as usize)
                 }) {

@@ -9,7 +9,7 @@ use super::events::{AccessKind, Events, Issue, ThreadRef};
 use super::memory::{self, Alloc, Extents, Fault, Place, Target};
 use super::state::{Cta, Thread};
 use super::{arith, farith};
-use super::{Machine, Rng};
+use super::{Cluster, Counters, Machine, Memory, Rng, Sched};
 use crate::sim::decode::ops::*;
 
 /// Why a slice of a thread's execution ended.
@@ -205,28 +205,37 @@ fn coin(random: bool, rng: &mut Rng) -> bool {
 impl Machine<'_> {
     /// Runs thread `t` for at most `budget` instructions.
     pub fn run_slice(&mut self, t: u32, budget: u64) -> SliceEnd {
-        let prog = self.prog;
-        let stride = self.stride;
-        let random = self.random;
+        let prog = self.setup.prog;
+        let random = self.setup.random;
         let Machine {
-            regs,
-            threads,
-            ctas,
-            allocs,
-            params,
-            ext,
-            counts,
+            mem:
+                Memory {
+                    allocs,
+                    params,
+                    ext,
+                },
+            cluster:
+                Cluster {
+                    threads,
+                    ctas,
+                    regs,
+                    ..
+                },
+            stats:
+                Counters {
+                    counts,
+                    generic,
+                    steps,
+                    ..
+                },
+            sched: Sched { rng, .. },
             events,
-            rng,
-            generic,
-            steps,
             ..
         } = self;
         let Some(th) = threads.get_mut(t as usize) else {
             return SliceEnd::Exit;
         };
-        let base = t as usize * stride;
-        let Some(r) = regs.get_mut(base..base + stride) else {
+        let Some(r) = regs.of_mut(t) else {
             return SliceEnd::Exit;
         };
         let own_rank = th.rank;
@@ -250,6 +259,21 @@ impl Machine<'_> {
                     *x = v;
                 }
             }};
+        }
+        // The memory context of a load, store or atomic: the parts of the
+        // machine borrowed again for each.
+        macro_rules! mem_ctx {
+            () => {
+                MemCtx {
+                    allocs,
+                    ctas,
+                    ext,
+                    events,
+                    generic,
+                    own_rank,
+                    me,
+                }
+            };
         }
         let end = loop {
             if n >= budget {
@@ -405,15 +429,7 @@ impl Machine<'_> {
                 Op::Ld { space, ty, vec } => {
                     let size = u64::from(ty.bytes());
                     let addr = rd!(inst.a).wrapping_add(inst.off as u64);
-                    let mut mem = MemCtx {
-                        allocs,
-                        ctas,
-                        ext,
-                        events,
-                        generic,
-                        own_rank,
-                        me,
-                    };
+                    let mut mem = mem_ctx!();
                     let place = mem.place(pc, space, addr, size * u64::from(vec), AccessKind::Load);
                     let store = place
                         .and_then(|p| bytes(p.target, allocs, ctas, th, params).map(|b| (p, b)));
@@ -440,15 +456,7 @@ impl Machine<'_> {
                 Op::St { space, ty, vec } => {
                     let size = u64::from(ty.bytes());
                     let addr = rd!(inst.a).wrapping_add(inst.off as u64);
-                    let mut mem = MemCtx {
-                        allocs,
-                        ctas,
-                        ext,
-                        events,
-                        generic,
-                        own_rank,
-                        me,
-                    };
+                    let mut mem = mem_ctx!();
                     let place =
                         mem.place(pc, space, addr, size * u64::from(vec), AccessKind::Store);
                     if let Some(p) = place {
@@ -473,15 +481,7 @@ impl Machine<'_> {
                 Op::Atom { space, op, ty } => {
                     let size = u64::from(ty.bytes());
                     let addr = rd!(inst.a).wrapping_add(inst.off as u64);
-                    let mut mem = MemCtx {
-                        allocs,
-                        ctas,
-                        ext,
-                        events,
-                        generic,
-                        own_rank,
-                        me,
-                    };
+                    let mut mem = mem_ctx!();
                     let place = mem.place(pc, space, addr, size, AccessKind::Atomic);
                     let mut old = 0;
                     if let Some(p) = place {

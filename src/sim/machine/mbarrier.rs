@@ -37,7 +37,7 @@ impl Machine<'_> {
         value: u64,
         space: Space,
     ) -> Option<(u32, u32)> {
-        let own = self.threads.get(t as usize).map_or(0, |th| th.rank);
+        let own = self.cluster.threads.get(t as usize).map_or(0, |th| th.rank);
         let space = match space {
             Space::Generic if memory::generic_space(value) != Space::SharedCluster => {
                 self.record(
@@ -58,12 +58,12 @@ impl Machine<'_> {
             Space::Generic => Space::SharedCluster,
             s => s,
         };
-        match memory::resolve(space, value, 8, 8, own, &self.ext, &self.allocs) {
+        match memory::resolve(space, value, 8, 8, own, &self.mem.ext, &self.mem.allocs) {
             Ok(p) => {
                 let memory::Target::Shared(rank) = p.target else {
                     return None;
                 };
-                if rank != own && self.ctas.get(rank as usize).is_some_and(|c| c.exited()) {
+                if self.cluster.exited_peer(rank, own) {
                     self.record(
                         t,
                         pc,
@@ -96,13 +96,21 @@ impl Machine<'_> {
 
     pub(super) fn bref(&self, rank: u32, offset: u32) -> BarrierRef {
         BarrierRef {
-            ctaid: self.ctas.get(rank as usize).map_or([0; 3], |c| c.ctaid),
+            ctaid: self
+                .cluster
+                .ctas
+                .get(rank as usize)
+                .map_or([0; 3], |c| c.ctaid),
             offset,
         }
     }
 
     pub(super) fn mbar(&mut self, rank: u32, offset: u32) -> Option<&mut MBarrier> {
-        self.ctas.get_mut(rank as usize)?.mbars.get_mut(&offset)
+        self.cluster
+            .ctas
+            .get_mut(rank as usize)?
+            .mbars
+            .get_mut(&offset)
     }
 
     pub(super) fn mbarrier_op(&mut self, t: u32, pc: u32, op: &SyncOp) -> After {
@@ -125,7 +133,7 @@ impl Machine<'_> {
             }
             SyncOp::MbarInval { addr } => {
                 if let Some((rank, off)) = self.mbar_at(t, pc, addr) {
-                    if let Some(cta) = self.ctas.get_mut(rank as usize) {
+                    if let Some(cta) = self.cluster.ctas.get_mut(rank as usize) {
                         cta.mbars.remove(&off);
                     }
                 }
@@ -193,10 +201,10 @@ impl Machine<'_> {
         }
         let mut b = MBarrier::new(count.clamp(1, COUNT_LIMIT), pc);
         b.waiters = waiters;
-        if let Some(cta) = self.ctas.get_mut(rank as usize) {
+        if let Some(cta) = self.cluster.ctas.get_mut(rank as usize) {
             cta.mbars.insert(off, b);
         }
-        self.epoch += 1;
+        self.sched.epoch += 1;
     }
 
     /// Adds `tx` (negative: completes) transaction bytes.
@@ -208,7 +216,7 @@ impl Machine<'_> {
         };
         b.tx += tx;
         let now = b.tx;
-        self.epoch += 1;
+        self.sched.epoch += 1;
         if now.abs() > TX_LIMIT {
             self.record(
                 t,
@@ -249,7 +257,7 @@ impl Machine<'_> {
             b.expected = b.expected.saturating_sub(1);
         }
         let completes = b.pending == 0 && b.tx == 0;
-        self.epoch += 1;
+        self.sched.epoch += 1;
         if under {
             self.record(
                 t,
@@ -281,7 +289,7 @@ impl Machine<'_> {
         b.pending = i64::from(b.expected);
         b.arrivals_this_phase = 0;
         let waiters = std::mem::take(&mut b.waiters);
-        self.epoch += 1;
+        self.sched.epoch += 1;
         for w in waiters {
             self.wake(w);
         }
@@ -305,6 +313,7 @@ impl Machine<'_> {
         };
         let bref = self.bref(rank, off);
         let (rewait, reported) = self
+            .cluster
             .threads
             .get(t as usize)
             .map_or((false, false), |th| (th.rewait, th.behind_reported));
@@ -327,7 +336,7 @@ impl Machine<'_> {
         // Judged at every evaluation: a waiter may fall behind while it is
         // blocked, when the barrier completes two phases before it runs.
         if parity && !reported && phase.saturating_sub(last) >= 2 {
-            if let Some(th) = self.threads.get_mut(t as usize) {
+            if let Some(th) = self.cluster.threads.get_mut(t as usize) {
                 th.behind_reported = true;
             }
             self.record(
@@ -341,7 +350,7 @@ impl Machine<'_> {
             );
         }
         if done {
-            if let Some(th) = self.threads.get_mut(t as usize) {
+            if let Some(th) = self.cluster.threads.get_mut(t as usize) {
                 th.rewait = false;
                 th.behind_reported = false;
                 th.poll = None;
@@ -352,9 +361,9 @@ impl Machine<'_> {
             return After::Continue;
         }
         if !rewait {
-            self.blocking_waits += 1;
+            self.stats.blocking_waits += 1;
         }
-        if let Some(th) = self.threads.get_mut(t as usize) {
+        if let Some(th) = self.cluster.threads.get_mut(t as usize) {
             th.rewait = true;
         }
         if blocking {
@@ -369,12 +378,13 @@ impl Machine<'_> {
         // at the same wait again with nothing changed in between means it
         // spins, and it yields to the others (and counts as blocked when all
         // threads are such pollers).
-        let epoch = self.epoch;
+        let epoch = self.sched.epoch;
         let spinning = self
+            .cluster
             .threads
             .get(t as usize)
             .is_some_and(|th| th.poll.map(|p| p.0) == Some(pc) && th.poll_seen == Some(epoch));
-        if let Some(th) = self.threads.get_mut(t as usize) {
+        if let Some(th) = self.cluster.threads.get_mut(t as usize) {
             th.poll = Some((pc, rank, off));
             th.poll_seen = Some(epoch);
         }

@@ -63,35 +63,81 @@ pub enum Stop {
     NoProgress(snapshot::Snapshot),
 }
 
+/// The machine, in parts (as Miri's machine is): what is being run, the
+/// memory that outlives a cluster, the cluster being run, the scheduler,
+/// what the reports are made of and the statistics. Each part is owned by
+/// the files that change it (`exec` the registers and memory, `sched` the
+/// scheduler, `sync`/`mbarrier`/`warp`/`bulk` the cluster's
+/// synchronisation state).
 pub struct Machine<'p> {
+    pub setup: Setup<'p>,
+    pub mem: Memory,
+    pub cluster: Cluster,
+    pub sched: Sched,
+    pub events: Events,
+    pub stats: Counters,
+    /// How the run ended early, if it did.
+    pub stop: Option<Stop>,
+}
+
+/// What is run, and how: fixed for the whole run.
+pub struct Setup<'p> {
     pub prog: &'p Program,
     pub kernel: &'p Kernel,
+    /// `Schedule::Random`.
     pub random: bool,
     pub max_steps: u64,
     pub grid: [u32; 3],
     pub block: [u32; 3],
     pub cluster: [u32; 3],
+    /// The launch's dynamic shared memory per CTA (`%dynamic_smem_size`).
+    pub dynamic_shared: u32,
+}
+
+/// The memory every cluster shares: global allocations (module variables,
+/// then the array arguments), the kernel's parameters, and the extent of
+/// each space.
+pub struct Memory {
     pub allocs: Vec<Alloc>,
     pub params: Vec<u8>,
     pub ext: Extents,
-    /// The launch's dynamic shared memory per CTA (`%dynamic_smem_size`).
-    pub dynamic_shared: u32,
-    pub stride: usize,
-    pub clusterid: [u32; 3],
+}
+
+/// The cluster being run: its CTAs, threads, registers and warps, the bulk
+/// copies in flight and the cluster barrier. Set up afresh per cluster.
+pub struct Cluster {
+    /// `%clusterid`.
+    pub id: [u32; 3],
     pub ctas: Vec<Cta>,
     pub threads: Vec<Thread>,
-    pub regs: Vec<u64>,
+    pub regs: Registers,
     pub warps: Vec<Warp>,
-    pub queue: VecDeque<u32>,
-    pub current: Option<u32>,
-    pub copies: Vec<Copy>,
-    pub next_copy: u64,
+    /// Oldest first; at most [`bulk::MAX_IN_FLIGHT`].
+    pub copies: VecDeque<Copy>,
     pub cbar: ClusterBarrier,
+}
+
+/// Every thread's registers, `stride` slots each, thread after thread.
+pub struct Registers {
+    pub values: Vec<u64>,
+    /// Slots per thread (the program's register template).
+    pub stride: usize,
+}
+
+/// Which thread runs next.
+pub struct Sched {
+    /// Runnable threads, in the order they became runnable.
+    pub queue: VecDeque<u32>,
+    /// The thread running, when it may go on.
+    pub current: Option<u32>,
     /// Bumped by every synchronisation event; a poller that failed at the
     /// current epoch cannot succeed before something else happens.
     pub epoch: u64,
     pub rng: Rng,
-    pub events: Events,
+}
+
+/// The statistics of the run (`sim::Stats`).
+pub struct Counters {
     /// Executions per instruction.
     pub counts: Vec<u64>,
     /// Generic accesses by the space they resolved to (global, shared, local, param).
@@ -101,7 +147,6 @@ pub struct Machine<'p> {
     pub clusters_done: u64,
     pub longest: Option<(u64, ThreadRef)>,
     pub blocking_waits: u64,
-    pub stop: Option<Stop>,
 }
 
 impl<'p> Machine<'p> {
@@ -120,45 +165,56 @@ impl<'p> Machine<'p> {
             Schedule::Random(s) => (true, s),
         };
         Machine {
-            prog,
-            kernel,
-            random,
-            max_steps: opts.max_steps,
-            grid,
-            block,
-            cluster,
-            ext: Extents {
-                shared: u64::from(shared.size),
-                local: u64::from(prog.local_size),
-                fparam: u64::from(prog.fparam_size),
-                param: params.len() as u64,
-                cluster_size: cluster[0] * cluster[1] * cluster[2],
-                shared_owner: shared.owner.clone(),
-                local_owner: prog.local_owner.clone(),
+            setup: Setup {
+                prog,
+                kernel,
+                random,
+                max_steps: opts.max_steps,
+                grid,
+                block,
+                cluster,
+                dynamic_shared: shared.dynamic.map_or(0, |d| d.bytes),
             },
-            dynamic_shared: shared.dynamic.map_or(0, |d| d.bytes),
-            allocs,
-            params,
-            stride: prog.template.len(),
-            clusterid: [0; 3],
-            ctas: Vec::new(),
-            threads: Vec::new(),
-            regs: Vec::new(),
-            warps: Vec::new(),
-            queue: VecDeque::new(),
-            current: None,
-            copies: Vec::new(),
-            next_copy: 0,
-            cbar: ClusterBarrier::default(),
-            epoch: 0,
-            rng: Rng::new(seed),
+            mem: Memory {
+                ext: Extents {
+                    shared: u64::from(shared.size),
+                    local: u64::from(prog.local_size),
+                    fparam: u64::from(prog.fparam_size),
+                    param: params.len() as u64,
+                    cluster_size: cluster[0] * cluster[1] * cluster[2],
+                    shared_owner: shared.owner.clone(),
+                    local_owner: prog.local_owner.clone(),
+                },
+                allocs,
+                params,
+            },
+            cluster: Cluster {
+                id: [0; 3],
+                ctas: Vec::new(),
+                threads: Vec::new(),
+                regs: Registers {
+                    values: Vec::new(),
+                    stride: prog.template.len(),
+                },
+                warps: Vec::new(),
+                copies: VecDeque::new(),
+                cbar: ClusterBarrier::default(),
+            },
+            sched: Sched {
+                queue: VecDeque::new(),
+                current: None,
+                epoch: 0,
+                rng: Rng::new(seed),
+            },
             events: Events::default(),
-            counts: vec![0; prog.code.len()],
-            generic: [0; 4],
-            steps: 0,
-            clusters_done: 0,
-            longest: None,
-            blocking_waits: 0,
+            stats: Counters {
+                counts: vec![0; prog.code.len()],
+                generic: [0; 4],
+                steps: 0,
+                clusters_done: 0,
+                longest: None,
+                blocking_waits: 0,
+            },
             stop: None,
         }
     }
@@ -167,9 +223,9 @@ impl<'p> Machine<'p> {
     /// when `max_steps` is exhausted.
     pub fn run(&mut self) {
         let nclusters = [
-            self.grid[0] / self.cluster[0].max(1),
-            self.grid[1] / self.cluster[1].max(1),
-            self.grid[2] / self.cluster[2].max(1),
+            self.setup.grid[0] / self.setup.cluster[0].max(1),
+            self.setup.grid[1] / self.setup.cluster[1].max(1),
+            self.setup.grid[2] / self.setup.cluster[2].max(1),
         ];
         for z in 0..nclusters[2] {
             for y in 0..nclusters[1] {
@@ -180,53 +236,61 @@ impl<'p> Machine<'p> {
                     if self.stop.is_some() {
                         return;
                     }
-                    self.clusters_done += 1;
+                    self.stats.clusters_done += 1;
                 }
             }
         }
     }
 
     fn setup_cluster(&mut self, clusterid: [u32; 3], nclusters: [u32; 3]) {
-        let nthreads = self.block[0] * self.block[1] * self.block[2];
-        let csize = self.ext.cluster_size;
-        let explicit = self.kernel.attrs.explicitcluster
-            || self.kernel.attrs.reqnctapercluster.is_some()
-            || csize > 1;
-        self.clusterid = clusterid;
-        self.ctas.clear();
-        self.threads.clear();
-        self.warps.clear();
-        self.queue.clear();
-        self.current = None;
-        self.copies.clear();
-        self.cbar = ClusterBarrier::default();
+        let Setup {
+            prog,
+            kernel,
+            grid,
+            block,
+            cluster: shape,
+            dynamic_shared,
+            ..
+        } = self.setup;
+        let nthreads = block[0] * block[1] * block[2];
+        let csize = self.mem.ext.cluster_size;
+        let explicit =
+            kernel.attrs.explicitcluster || kernel.attrs.reqnctapercluster.is_some() || csize > 1;
+        let entry = prog.funcs.get(kernel.func as usize).map_or(0, |f| f.entry);
+        self.sched.queue.clear();
+        self.sched.current = None;
+        let c = &mut self.cluster;
+        c.id = clusterid;
+        c.ctas.clear();
+        c.threads.clear();
+        c.warps.clear();
+        c.copies.clear();
+        c.cbar = ClusterBarrier::default();
         let total = (csize * nthreads) as usize;
-        self.regs.clear();
-        self.regs.reserve(total * self.stride);
+        c.regs.values.clear();
+        c.regs.values.reserve(total * c.regs.stride);
         let warps_per_cta = nthreads.div_ceil(32);
         for rank in 0..csize {
             let cc = [
-                rank % self.cluster[0],
-                (rank / self.cluster[0]) % self.cluster[1],
-                rank / (self.cluster[0] * self.cluster[1]),
+                rank % shape[0],
+                (rank / shape[0]) % shape[1],
+                rank / (shape[0] * shape[1]),
             ];
             let ctaid = [
-                clusterid[0] * self.cluster[0] + cc[0],
-                clusterid[1] * self.cluster[1] + cc[1],
-                clusterid[2] * self.cluster[2] + cc[2],
+                clusterid[0] * shape[0] + cc[0],
+                clusterid[1] * shape[1] + cc[1],
+                clusterid[2] * shape[2] + cc[2],
             ];
             let first = rank * nthreads;
-            self.ctas.push(Cta {
-                shared: vec![0; self.ext.shared as usize],
+            c.ctas.push(Cta {
+                shared: vec![0; self.mem.ext.shared as usize],
                 ctaid,
-                first_thread: first,
-                nthreads,
                 live: nthreads,
                 bars: vec![NamedBar::default(); 16],
                 mbars: Default::default(),
             });
             for w in 0..warps_per_cta {
-                self.warps.push(Warp {
+                c.warps.push(Warp {
                     first_thread: first + w * 32,
                     lanes: (nthreads - w * 32).min(32),
                     pending: Vec::new(),
@@ -235,40 +299,36 @@ impl<'p> Machine<'p> {
             for tid in 0..nthreads {
                 let ids = ThreadIds {
                     tid: [
-                        tid % self.block[0],
-                        (tid / self.block[0]) % self.block[1],
-                        tid / (self.block[0] * self.block[1]),
+                        tid % block[0],
+                        (tid / block[0]) % block[1],
+                        tid / (block[0] * block[1]),
                     ],
-                    ntid: self.block,
+                    ntid: block,
                     ctaid,
-                    nctaid: self.grid,
+                    nctaid: grid,
                     cluster_ctaid: cc,
-                    cluster_nctaid: self.cluster,
+                    cluster_nctaid: shape,
                     clusterid,
                     nclusterid: nclusters,
                     explicit_cluster: explicit,
-                    smem: self.prog.shared_size,
-                    dynamic_smem: self.dynamic_shared,
+                    smem: prog.shared_size,
+                    dynamic_smem: dynamic_shared,
                 };
-                let at = self.regs.len();
-                self.regs.extend_from_slice(&self.prog.template);
-                if let Some(slice) = self.regs.get_mut(at..) {
+                let at = c.regs.values.len();
+                c.regs.values.extend_from_slice(&prog.template);
+                if let Some(slice) = c.regs.values.get_mut(at..) {
                     specials::fill(slice, &ids);
                 }
-                let index = self.threads.len() as u32;
-                self.threads.push(Thread {
-                    pc: self
-                        .prog
-                        .funcs
-                        .get(self.kernel.func as usize)
-                        .map_or(0, |f| f.entry),
+                let index = c.threads.len() as u32;
+                c.threads.push(Thread {
+                    pc: entry,
                     state: ThreadState::Runnable,
                     rank,
                     tid,
                     lane: tid % 32,
                     warp: rank * warps_per_cta + tid / 32,
-                    local: vec![0; self.prog.local_size as usize],
-                    fparam: vec![0; self.prog.fparam_size as usize],
+                    local: vec![0; prog.local_size as usize],
+                    fparam: vec![0; prog.fparam_size as usize],
                     calls: Vec::new(),
                     executed: 0,
                     exit_pc: 0,
@@ -278,32 +338,35 @@ impl<'p> Machine<'p> {
                     poll_epoch: None,
                     poll: None,
                     poll_seen: None,
-                    bulk_open: Vec::new(),
-                    bulk_groups: VecDeque::new(),
+                    bulk_commits: 0,
                 });
-                self.queue.push_back(index);
+                self.sched.queue.push_back(index);
             }
         }
     }
 
     fn finish_cluster(&mut self) {
-        for t in &self.threads {
+        for t in &self.cluster.threads {
             let r = self.thread_ref(t);
-            if self.longest.is_none_or(|(n, _)| t.executed > n) {
-                self.longest = Some((t.executed, r));
+            if self.stats.longest.is_none_or(|(n, _)| t.executed > n) {
+                self.stats.longest = Some((t.executed, r));
             }
         }
     }
 
     pub fn thread_ref(&self, t: &Thread) -> ThreadRef {
         ThreadRef {
-            ctaid: self.ctas.get(t.rank as usize).map_or([0; 3], |c| c.ctaid),
+            ctaid: self
+                .cluster
+                .ctas
+                .get(t.rank as usize)
+                .map_or([0; 3], |c| c.ctaid),
             tid: t.tid,
         }
     }
 
     pub fn tref(&self, t: u32) -> ThreadRef {
-        match self.threads.get(t as usize) {
+        match self.cluster.threads.get(t as usize) {
             Some(th) => self.thread_ref(th),
             None => ThreadRef {
                 ctaid: [0; 3],
@@ -317,28 +380,46 @@ impl<'p> Machine<'p> {
         self.events.record(pc, r, issue);
     }
 
-    /// The registers of thread `t`.
-    pub fn regs_of(&mut self, t: u32) -> &mut [u64] {
-        let start = t as usize * self.stride;
-        self.regs
-            .get_mut(start..start + self.stride)
-            .unwrap_or(&mut [])
+    pub fn reg(&self, t: u32, slot: u32) -> u64 {
+        self.cluster.regs.get(t, slot)
     }
 
-    pub fn reg(&self, t: u32, slot: u32) -> u64 {
-        self.regs
+    pub fn set_reg(&mut self, t: u32, slot: u32, value: u64) {
+        self.cluster.regs.set(t, slot, value);
+    }
+}
+
+impl Cluster {
+    /// Whether the CTA of `rank`, a peer of the CTA of `own`, has exited
+    /// (its shared memory is kept, but an access to it is S0010).
+    pub fn exited_peer(&self, rank: u32, own: u32) -> bool {
+        rank != own && self.ctas.get(rank as usize).is_some_and(|c| c.exited())
+    }
+}
+
+impl Registers {
+    /// Register `slot` of thread `t`.
+    pub fn get(&self, t: u32, slot: u32) -> u64 {
+        self.values
             .get(t as usize * self.stride + slot as usize)
             .copied()
             .unwrap_or(0)
     }
 
-    pub fn set_reg(&mut self, t: u32, slot: u32, value: u64) {
+    /// Sets register `slot` of thread `t` (not the sink slot `NO_DEST`).
+    pub fn set(&mut self, t: u32, slot: u32, value: u64) {
         if slot == crate::sim::decode::ops::NO_DEST {
             return;
         }
         let i = t as usize * self.stride + slot as usize;
-        if let Some(r) = self.regs.get_mut(i) {
+        if let Some(r) = self.values.get_mut(i) {
             *r = value;
         }
+    }
+
+    /// The registers of thread `t`.
+    pub fn of_mut(&mut self, t: u32) -> Option<&mut [u64]> {
+        let base = t as usize * self.stride;
+        self.values.get_mut(base..base + self.stride)
     }
 }

@@ -27,62 +27,68 @@ pub enum After {
 impl Machine<'_> {
     pub(super) fn run_cluster(&mut self) {
         loop {
-            if self.random && !self.copies.is_empty() && self.rng.below(4) == 0 {
-                let i = self.rng.below(self.copies.len() as u64) as usize;
+            if self.setup.random && !self.cluster.copies.is_empty() && self.sched.rng.below(4) == 0
+            {
+                let i = self.sched.rng.below(self.cluster.copies.len() as u64) as usize;
                 self.complete_copy_at(i);
             }
             let Some(t) = self.pick() else {
-                if !self.copies.is_empty() {
+                if !self.cluster.copies.is_empty() {
                     self.complete_all_copies();
                     continue;
                 }
-                if self.threads.iter().all(|t| t.state == ThreadState::Exited) {
+                if self
+                    .cluster
+                    .threads
+                    .iter()
+                    .all(|t| t.state == ThreadState::Exited)
+                {
                     return;
                 }
                 let snap = Snapshot::take(self, false);
                 self.stop = Some(Stop::Deadlock(snap));
                 return;
             };
-            if self.steps >= self.max_steps {
-                self.current = Some(t);
+            if self.stats.steps >= self.setup.max_steps {
+                self.sched.current = Some(t);
                 let snap = Snapshot::take(self, true);
                 self.stop = Some(Stop::NoProgress(snap));
                 return;
             }
-            let budget = self.max_steps - self.steps;
-            if let Some(th) = self.threads.get_mut(t as usize) {
+            let budget = self.setup.max_steps - self.stats.steps;
+            if let Some(th) = self.cluster.threads.get_mut(t as usize) {
                 th.poll_epoch = None;
             }
             match self.run_slice(t, budget) {
                 SliceEnd::Budget => {
-                    self.current = Some(t);
+                    self.sched.current = Some(t);
                 }
                 SliceEnd::Exit => self.exit(t),
                 SliceEnd::Trap => {
-                    let pc = self.threads.get(t as usize).map_or(0, |th| th.pc);
+                    let pc = self.cluster.threads.get(t as usize).map_or(0, |th| th.pc);
                     self.record(t, pc, Issue::Trap);
                     self.exit(t);
                 }
                 SliceEnd::Yield => self.yield_thread(t),
                 SliceEnd::Sync => {
-                    self.steps += 1;
-                    if let Some(th) = self.threads.get_mut(t as usize) {
+                    self.stats.steps += 1;
+                    if let Some(th) = self.cluster.threads.get_mut(t as usize) {
                         th.executed += 1;
-                        if let Some(c) = self.counts.get_mut(th.pc as usize) {
+                        if let Some(c) = self.stats.counts.get_mut(th.pc as usize) {
                             *c += 1;
                         }
                     }
                     match self.exec_sync(t) {
                         After::Continue => {
-                            self.current = Some(t);
-                            if self.random && self.rng.below(8) == 0 {
+                            self.sched.current = Some(t);
+                            if self.setup.random && self.sched.rng.below(8) == 0 {
                                 self.yield_thread(t);
                             }
                         }
                         After::Blocked(b) => self.block(t, b),
                         After::Poll => {
-                            let epoch = self.epoch;
-                            if let Some(th) = self.threads.get_mut(t as usize) {
+                            let epoch = self.sched.epoch;
+                            if let Some(th) = self.cluster.threads.get_mut(t as usize) {
                                 th.poll_epoch = Some(epoch);
                             }
                             self.yield_thread(t);
@@ -95,33 +101,34 @@ impl Machine<'_> {
 
     /// The next thread to run, or `None` when no thread can make progress.
     fn pick(&mut self) -> Option<u32> {
-        if let Some(c) = self.current.take() {
+        if let Some(c) = self.sched.current.take() {
             if self.state(c) == ThreadState::Runnable {
                 return Some(c);
             }
         }
         loop {
-            let t = if self.random {
-                let n = self.queue.len() as u64;
+            let t = if self.setup.random {
+                let n = self.sched.queue.len() as u64;
                 if n == 0 {
                     return None;
                 }
-                let i = self.rng.below(n) as usize;
-                self.queue.swap_remove_back(i)?
+                let i = self.sched.rng.below(n) as usize;
+                self.sched.queue.swap_remove_back(i)?
             } else {
-                self.queue.pop_front()?
+                self.sched.queue.pop_front()?
             };
             if self.state(t) != ThreadState::Runnable {
                 continue;
             }
             let stale = self
+                .cluster
                 .threads
                 .get(t as usize)
-                .is_some_and(|th| th.poll_epoch == Some(self.epoch));
+                .is_some_and(|th| th.poll_epoch == Some(self.sched.epoch));
             if stale && self.only_stale_pollers() {
                 // Every runnable thread polls a barrier that nothing can
                 // change any more: no progress is possible.
-                self.queue.push_back(t);
+                self.sched.queue.push_back(t);
                 return None;
             }
             return Some(t);
@@ -129,49 +136,50 @@ impl Machine<'_> {
     }
 
     fn only_stale_pollers(&self) -> bool {
-        self.queue.iter().all(|&q| {
-            self.threads.get(q as usize).is_some_and(|th| {
-                th.state != ThreadState::Runnable || th.poll_epoch == Some(self.epoch)
+        self.sched.queue.iter().all(|&q| {
+            self.cluster.threads.get(q as usize).is_some_and(|th| {
+                th.state != ThreadState::Runnable || th.poll_epoch == Some(self.sched.epoch)
             })
         })
     }
 
     pub fn state(&self, t: u32) -> ThreadState {
-        self.threads
+        self.cluster
+            .threads
             .get(t as usize)
             .map_or(ThreadState::Exited, |th| th.state)
     }
 
     fn yield_thread(&mut self, t: u32) {
-        if !self.random {
+        if !self.setup.random {
             self.complete_copies_of(t);
         }
-        self.current = None;
-        self.queue.push_back(t);
+        self.sched.current = None;
+        self.sched.queue.push_back(t);
     }
 
     pub(super) fn block(&mut self, t: u32, b: Block) {
-        if let Some(th) = self.threads.get_mut(t as usize) {
+        if let Some(th) = self.cluster.threads.get_mut(t as usize) {
             th.state = ThreadState::Blocked(b);
         }
-        self.current = None;
-        if !self.random {
+        self.sched.current = None;
+        if !self.setup.random {
             self.complete_copies_of(t);
         }
     }
 
     /// Makes a blocked thread runnable again.
     pub(super) fn wake(&mut self, t: u32) {
-        if let Some(th) = self.threads.get_mut(t as usize) {
+        if let Some(th) = self.cluster.threads.get_mut(t as usize) {
             if matches!(th.state, ThreadState::Blocked(_)) {
                 th.state = ThreadState::Runnable;
-                self.queue.push_back(t);
+                self.sched.queue.push_back(t);
             }
         }
     }
 
     fn exit(&mut self, t: u32) {
-        let Some(th) = self.threads.get_mut(t as usize) else {
+        let Some(th) = self.cluster.threads.get_mut(t as usize) else {
             return;
         };
         if th.state == ThreadState::Exited {
@@ -180,19 +188,19 @@ impl Machine<'_> {
         th.state = ThreadState::Exited;
         th.exit_pc = th.pc;
         let rank = th.rank;
-        if th.cluster_arrived == Some(self.cbar.phase) {
+        if th.cluster_arrived == Some(self.cluster.cbar.phase) {
             // An exited thread no longer counts, arrived or not.
-            self.cbar.arrived = self.cbar.arrived.saturating_sub(1);
+            self.cluster.cbar.arrived = self.cluster.cbar.arrived.saturating_sub(1);
         }
-        self.current = None;
-        self.epoch += 1;
+        self.sched.current = None;
+        self.sched.epoch += 1;
         self.complete_copies_of(t);
-        if let Some(cta) = self.ctas.get_mut(rank as usize) {
+        if let Some(cta) = self.cluster.ctas.get_mut(rank as usize) {
             cta.live = cta.live.saturating_sub(1);
         }
         // Barriers that counted on this thread may complete without it:
         // its warp's other lanes may now have all arrived.
-        let warp = self.threads.get(t as usize).map_or(0, |th| th.warp);
+        let warp = self.cluster.threads.get(t as usize).map_or(0, |th| th.warp);
         for id in 0..16 {
             self.settle_warp(rank, id, warp);
             self.check_bar(rank, id);

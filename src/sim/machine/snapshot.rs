@@ -98,7 +98,7 @@ impl Snapshot {
         let mut barriers: Vec<BarrierInfo> = Vec::new();
         let mut groups: BTreeMap<(u32, Wait), Vec<ThreadRef>> = BTreeMap::new();
         let mut exited: BTreeMap<u32, Vec<ThreadRef>> = BTreeMap::new();
-        for (i, th) in m.threads.iter().enumerate() {
+        for (i, th) in m.cluster.threads.iter().enumerate() {
             let t = i as u32;
             let r = m.thread_ref(th);
             let (pc, wait) = match th.state {
@@ -134,7 +134,7 @@ impl Snapshot {
                     )
                 }
                 ThreadState::Blocked(Block::Bar { id }) => {
-                    let cta = m.ctas.get(th.rank as usize);
+                    let cta = m.cluster.ctas.get(th.rank as usize);
                     let bar = cta.and_then(|c| c.bars.get(id as usize));
                     // Whole warps counted, plus the lanes of warps whose
                     // other lanes have not arrived yet.
@@ -157,11 +157,11 @@ impl Snapshot {
                     )
                 }
                 ThreadState::Blocked(Block::Cluster) => {
-                    let live = m.ctas.iter().map(|c| c.live).sum();
+                    let live = m.cluster.ctas.iter().map(|c| c.live).sum();
                     (
                         th.pc.saturating_sub(1),
                         Wait::Cluster {
-                            arrived: m.cbar.arrived,
+                            arrived: m.cluster.cbar.arrived,
                             live,
                         },
                     )
@@ -183,23 +183,31 @@ impl Snapshot {
                 .collect(),
             barriers,
             exited: exited.into_iter().collect(),
-            steps: m.steps,
-            ctas_done: m.clusters_done * u64::from(m.ext.cluster_size),
-            ctas_total: m.grid.iter().map(|&d| u64::from(d)).product(),
-            cluster_ctas: u64::from(m.ext.cluster_size),
+            steps: m.stats.steps,
+            ctas_done: m.stats.clusters_done * u64::from(m.mem.ext.cluster_size),
+            ctas_total: m.setup.grid.iter().map(|&d| u64::from(d)).product(),
+            cluster_ctas: u64::from(m.mem.ext.cluster_size),
         }
     }
 }
 
 fn barrier_index(m: &Machine, barriers: &mut Vec<BarrierInfo>, rank: u32, offset: u32) -> usize {
     let r = BarrierRef {
-        ctaid: m.ctas.get(rank as usize).map_or([0; 3], |c| c.ctaid),
+        ctaid: m
+            .cluster
+            .ctas
+            .get(rank as usize)
+            .map_or([0; 3], |c| c.ctaid),
         offset,
     };
     if let Some(i) = barriers.iter().position(|b| b.r == r) {
         return i;
     }
-    let b = m.ctas.get(rank as usize).and_then(|c| c.mbars.get(&offset));
+    let b = m
+        .cluster
+        .ctas
+        .get(rank as usize)
+        .and_then(|c| c.mbars.get(&offset));
     barriers.push(BarrierInfo {
         r,
         phase: b.map_or(0, |b| b.phase),
@@ -222,10 +230,11 @@ fn barrier_index(m: &Machine, barriers: &mut Vec<BarrierInfo>, rank: u32, offset
 /// The parity or token a thread waits with at the wait instruction `pc`.
 fn wait_arg(m: &Machine, t: u32, pc: u32) -> (Option<u64>, Option<u64>) {
     let op = m
+        .setup
         .prog
         .code
         .get(pc as usize)
-        .and_then(|i| m.prog.syncs.get(i.aux as usize));
+        .and_then(|i| m.setup.prog.syncs.get(i.aux as usize));
     match op {
         Some(SyncOp::MbarWait {
             arg, parity: true, ..
@@ -239,15 +248,16 @@ fn wait_arg(m: &Machine, t: u32, pc: u32) -> (Option<u64>, Option<u64>) {
 /// names has not arrived.
 fn warp_missing(m: &Machine, t: u32, pc: u32) -> (u32, Vec<Missing>) {
     let op = m
+        .setup
         .prog
         .code
         .get(pc as usize)
-        .and_then(|i| m.prog.syncs.get(i.aux as usize));
+        .and_then(|i| m.setup.prog.syncs.get(i.aux as usize));
     let mask = op.and_then(mask_slot).map_or(0, |s| m.reg(t, s) as u32);
-    let Some(th) = m.threads.get(t as usize) else {
+    let Some(th) = m.cluster.threads.get(t as usize) else {
         return (mask, Vec::new());
     };
-    let Some(w) = m.warps.get(th.warp as usize) else {
+    let Some(w) = m.cluster.warps.get(th.warp as usize) else {
         return (mask, Vec::new());
     };
     let arrived = w
@@ -265,7 +275,7 @@ fn warp_missing(m: &Machine, t: u32, pc: u32) -> (u32, Vec<Missing>) {
             MissingWhy::NoThread
         } else {
             let other = w.first_thread + lane;
-            match m.threads.get(other as usize) {
+            match m.cluster.threads.get(other as usize) {
                 Some(o) if o.state == ThreadState::Exited => MissingWhy::Exited { pc: o.exit_pc },
                 Some(o) => MissingWhy::Elsewhere {
                     pc: match o.state {

@@ -1,6 +1,6 @@
 //! The state of the threads, CTAs and barriers of the cluster being run.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 
 /// What a blocked thread waits for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,10 +54,9 @@ pub struct Thread {
     /// The progress epoch of that failure: failing there again in the same
     /// epoch means the thread spins without anything changing.
     pub poll_seen: Option<u64>,
-    /// Bulk copies issued and not yet committed to a group.
-    pub bulk_open: Vec<u64>,
-    /// Committed bulk groups, oldest first.
-    pub bulk_groups: VecDeque<Vec<u64>>,
+    /// The bulk async-groups the thread has committed (`commit_group`),
+    /// which is also the number of the group being filled ([`Copy::group`]).
+    pub bulk_commits: u64,
 }
 
 /// A CTA barrier (`bar.sync` id 0..15). Threads arrive a warp at a time
@@ -138,8 +137,6 @@ impl MBarrier {
 pub struct Cta {
     pub shared: Vec<u8>,
     pub ctaid: [u32; 3],
-    pub first_thread: u32,
-    pub nthreads: u32,
     pub live: u32,
     pub bars: Vec<NamedBar>,
     pub mbars: HashMap<u32, MBarrier>,
@@ -184,8 +181,13 @@ pub struct ClusterBarrier {
 /// A bulk copy in flight.
 #[derive(Clone, Debug)]
 pub struct Copy {
-    pub id: u64,
     pub issuer: u32,
+    /// For a copy to global memory (`.bulk_group`), the issuer's group it
+    /// belongs to: the number of `commit_group`s the issuer had executed
+    /// before it (the group is committed once that count has grown past
+    /// it). A copy into shared memory completes on its mbarrier and is in
+    /// no group.
+    pub group: Option<u64>,
     pub pc: u32,
     pub size: u32,
     pub kind: CopyKind,

@@ -9,10 +9,10 @@ use crate::sim::decode::ops::SyncOp;
 impl Machine<'_> {
     /// Executes the synchronising instruction at thread `t`'s pc.
     pub(super) fn exec_sync(&mut self, t: u32) -> After {
-        let Some(pc) = self.threads.get(t as usize).map(|th| th.pc) else {
+        let Some(pc) = self.cluster.threads.get(t as usize).map(|th| th.pc) else {
             return After::Continue;
         };
-        let prog = self.prog;
+        let prog = self.setup.prog;
         let Some(op) = prog
             .code
             .get(pc as usize)
@@ -58,25 +58,27 @@ impl Machine<'_> {
     }
 
     pub(super) fn advance(&mut self, t: u32) {
-        if let Some(th) = self.threads.get_mut(t as usize) {
+        if let Some(th) = self.cluster.threads.get_mut(t as usize) {
             th.pc += 1;
         }
     }
 
     fn rank_of(&self, t: u32) -> u32 {
-        self.threads.get(t as usize).map_or(0, |th| th.rank)
+        self.cluster.threads.get(t as usize).map_or(0, |th| th.rank)
     }
 
     fn bar(&mut self, t: u32, pc: u32, id: u32, count: Option<u32>, wait: bool) -> After {
         let rank = self.rank_of(t);
         let (warp, lane) = self
+            .cluster
             .threads
             .get(t as usize)
             .map_or((0, 0), |th| (th.warp, th.lane));
         self.advance(t);
-        self.epoch += 1;
+        self.sched.epoch += 1;
         let id = id % 16;
         if let Some(b) = self
+            .cluster
             .ctas
             .get_mut(rank as usize)
             .and_then(|c| c.bars.get_mut(id as usize))
@@ -95,6 +97,7 @@ impl Machine<'_> {
         }
         self.settle_warp(rank, id, warp);
         let still_waiting = self
+            .cluster
             .ctas
             .get(rank as usize)
             .and_then(|c| c.bars.get(id as usize))
@@ -114,6 +117,7 @@ impl Machine<'_> {
     pub(super) fn settle_warp(&mut self, rank: u32, id: u32, warp: u32) {
         let live = self.live_lanes(warp);
         let Some(b) = self
+            .cluster
             .ctas
             .get_mut(rank as usize)
             .and_then(|c| c.bars.get_mut(id as usize))
@@ -143,7 +147,7 @@ impl Machine<'_> {
     /// Completes CTA barrier `id` of CTA `rank` if enough threads arrived;
     /// wakes its waiters.
     pub(super) fn check_bar(&mut self, rank: u32, id: u32) -> bool {
-        let Some(cta) = self.ctas.get_mut(rank as usize) else {
+        let Some(cta) = self.cluster.ctas.get_mut(rank as usize) else {
             return false;
         };
         let live = cta.live;
@@ -165,20 +169,21 @@ impl Machine<'_> {
     }
 
     fn cluster_arrive(&mut self, t: u32) {
-        let phase = self.cbar.phase;
-        if let Some(th) = self.threads.get_mut(t as usize) {
+        let phase = self.cluster.cbar.phase;
+        if let Some(th) = self.cluster.threads.get_mut(t as usize) {
             if th.cluster_arrived == Some(phase) {
                 return;
             }
             th.cluster_arrived = Some(phase);
         }
-        self.cbar.arrived += 1;
-        self.epoch += 1;
+        self.cluster.cbar.arrived += 1;
+        self.sched.epoch += 1;
         self.check_cluster_barrier();
     }
 
     fn cluster_wait(&mut self, t: u32) -> After {
         let arrived = self
+            .cluster
             .threads
             .get(t as usize)
             .and_then(|th| th.cluster_arrived);
@@ -188,19 +193,20 @@ impl Machine<'_> {
             self.cluster_arrive(t);
         }
         let arrived = self
+            .cluster
             .threads
             .get(t as usize)
             .and_then(|th| th.cluster_arrived);
         self.advance(t);
         match arrived {
-            Some(p) if self.cbar.phase > p => {
-                if let Some(th) = self.threads.get_mut(t as usize) {
+            Some(p) if self.cluster.cbar.phase > p => {
+                if let Some(th) = self.cluster.threads.get_mut(t as usize) {
                     th.cluster_arrived = None;
                 }
                 After::Continue
             }
             _ => {
-                self.cbar.waiters.push(t);
+                self.cluster.cbar.waiters.push(t);
                 After::Blocked(Block::Cluster)
             }
         }
@@ -208,16 +214,16 @@ impl Machine<'_> {
 
     /// Completes the cluster barrier's phase once every live thread arrived.
     pub(super) fn check_cluster_barrier(&mut self) {
-        let live: u32 = self.ctas.iter().map(|c| c.live).sum();
-        if self.cbar.arrived == 0 || self.cbar.arrived < live {
+        let live: u32 = self.cluster.ctas.iter().map(|c| c.live).sum();
+        if self.cluster.cbar.arrived == 0 || self.cluster.cbar.arrived < live {
             return;
         }
-        self.cbar.phase += 1;
-        self.cbar.arrived = 0;
-        self.epoch += 1;
-        let waiters = std::mem::take(&mut self.cbar.waiters);
+        self.cluster.cbar.phase += 1;
+        self.cluster.cbar.arrived = 0;
+        self.sched.epoch += 1;
+        let waiters = std::mem::take(&mut self.cluster.cbar.waiters);
         for w in waiters {
-            if let Some(th) = self.threads.get_mut(w as usize) {
+            if let Some(th) = self.cluster.threads.get_mut(w as usize) {
                 th.cluster_arrived = None;
             }
             self.wake(w);

@@ -37,7 +37,12 @@ pub fn mask_slot(op: &SyncOp) -> Option<u32> {
 
 impl Machine<'_> {
     pub(super) fn warp_op(&mut self, t: u32, pc: u32, op: &SyncOp) -> After {
-        let Some((lane, warp)) = self.threads.get(t as usize).map(|th| (th.lane, th.warp)) else {
+        let Some((lane, warp)) = self
+            .cluster
+            .threads
+            .get(t as usize)
+            .map(|th| (th.lane, th.warp))
+        else {
             return After::Continue;
         };
         if let SyncOp::Activemask { d } = op {
@@ -52,7 +57,7 @@ impl Machine<'_> {
             mask |= 1 << lane;
         }
         let kind = kind_of(op);
-        let Some(w) = self.warps.get_mut(warp as usize) else {
+        let Some(w) = self.cluster.warps.get_mut(warp as usize) else {
             return After::Continue;
         };
         let i = match w
@@ -83,7 +88,7 @@ impl Machine<'_> {
         let r = w.pending.remove(i);
         self.advance(t);
         self.complete_rendezvous(&r);
-        self.epoch += 1;
+        self.sched.epoch += 1;
         for &(m, _) in &r.members {
             if m != t {
                 self.wake(m);
@@ -94,7 +99,7 @@ impl Machine<'_> {
 
     /// Lanes of a warp whose threads have not exited.
     pub fn live_lanes(&self, warp: u32) -> u32 {
-        let Some(w) = self.warps.get(warp as usize) else {
+        let Some(w) = self.cluster.warps.get(warp as usize) else {
             return 0;
         };
         let mut mask = 0;
@@ -108,11 +113,11 @@ impl Machine<'_> {
 
     /// Computes every member's result from all members' operands.
     fn complete_rendezvous(&mut self, r: &Rendezvous) {
-        let prog = self.prog;
+        let prog = self.setup.prog;
         // Per lane: (thread, its sync op).
         let mut lanes: [Option<(u32, &SyncOp)>; 32] = [None; 32];
         for &(t, pc) in &r.members {
-            let lane = self.threads.get(t as usize).map_or(0, |th| th.lane);
+            let lane = self.cluster.threads.get(t as usize).map_or(0, |th| th.lane);
             let op = prog
                 .code
                 .get(pc as usize)

@@ -2,8 +2,9 @@
 //! diagnostics (codes `S0001`…, in the catalogue) with source spans.
 //!
 //! Every report names threads as `cta (x,y,z) threads a..b` (linear thread
-//! ids in the CTA, ranges inclusive), barriers by their source name (kdslc
-//! names an mbarrier group `NAME` as the PTX symbol `$b_NAME`) and index,
+//! ids in the CTA, ranges inclusive), variables and barriers by their
+//! source name (kdslc names an mbarrier group `NAME` as the PTX symbol
+//! `$b_NAME`: `ptx::names::source_name` undoes it) and index,
 //! and points at the instruction's span. Where an instruction has no span
 //! (kdslc PTX whose line the writer did not attribute) the PTX line and
 //! text are given in a note instead.
@@ -181,6 +182,15 @@ fn demangle_local(sym: &str) -> Option<String> {
     rest.get(digits.len()..digits.len() + n).map(str::to_string)
 }
 
+/// The source name of a PTX variable: kdslc's symbols undone
+/// (`crate::ptx::names`), an nvcc local static demangled, else as it is.
+fn source_name(v: &MemVar) -> String {
+    crate::ptx::names::source_name(&v.name)
+        .map(str::to_string)
+        .or_else(|| demangle_local(&v.name))
+        .unwrap_or_else(|| v.name.clone())
+}
+
 /// The source name of the shared variable holding `offset`: with an index
 /// when it is an array of `elem`-byte objects (barriers), else with the
 /// byte offset into it.
@@ -188,13 +198,7 @@ fn shared_name(shared: &SharedMap, offset: u32, elem: u32) -> (String, Option<Sp
     let Some(v) = shared.var_at(offset) else {
         return (format!("<shared+{offset}>"), None);
     };
-    let base = v
-        .name
-        .strip_prefix("$b_")
-        .or_else(|| v.name.strip_prefix("$s_"))
-        .map(str::to_string)
-        .or_else(|| demangle_local(&v.name))
-        .unwrap_or_else(|| v.name.clone());
+    let base = source_name(v);
     let index = (offset - v.offset) / elem.max(1);
     let name = if elem > 1 && v.size > elem {
         format!("{base}[{index}]")
@@ -221,14 +225,6 @@ fn with_decl(d: Diagnostic, decl: Option<Span>, name: &str) -> Diagnostic {
 
 /// Where a shared or local offset is relative to the variables.
 fn near_var(vars: &[MemVar], off: u64) -> String {
-    let source_name = |v: &MemVar| {
-        v.name
-            .strip_prefix("$s_")
-            .or_else(|| v.name.strip_prefix("$b_"))
-            .map(str::to_string)
-            .or_else(|| demangle_local(&v.name))
-            .unwrap_or_else(|| v.name.clone())
-    };
     let below = vars
         .iter()
         .filter(|v| u64::from(v.offset) <= off)

@@ -1,0 +1,90 @@
+/* A stand-in for the CUDA driver (libcuda.so) for tests/it/launch.rs: every
+ * entry point kdslc looks up, each answering as a driver with one GPU that
+ * runs nothing would, except for the results chosen through the
+ * environment:
+ *
+ *   KDSL_STUB_INIT=N   cuInit returns N
+ *   KDSL_STUB_LOAD=N   cuModuleLoadDataEx returns N (and writes a JIT log)
+ *
+ * cuGetErrorString knows the codes 36 and 218, answers 1 (invalid value)
+ * for the others, and 424243 for 424242 (a result of its own that no
+ * header names). Built at test time: cc -shared -fPIC. */
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef unsigned int CUresult;
+
+static CUresult chosen(const char *name) {
+    const char *v = getenv(name);
+    return v ? (CUresult)strtoul(v, 0, 10) : 0;
+}
+
+static char context, event, function, module;
+
+CUresult cuInit(unsigned int flags) { (void)flags; return chosen("KDSL_STUB_INIT"); }
+CUresult cuDeviceGetCount(int *count) { *count = 1; return 0; }
+CUresult cuDeviceGet(int *device, int ordinal) { *device = ordinal; return 0; }
+CUresult cuDeviceGetName(char *name, int len, int device) {
+    (void)device;
+    strncpy(name, "Stub GPU", (size_t)len);
+    return 0;
+}
+CUresult cuDevicePrimaryCtxRetain(void **ctx, int device) { (void)device; *ctx = &context; return 0; }
+CUresult cuDevicePrimaryCtxRelease_v2(int device) { (void)device; return 0; }
+CUresult cuCtxSetCurrent(void *ctx) { (void)ctx; return 0; }
+
+CUresult cuModuleLoadDataEx(void **mod, const void *image, unsigned int n, int *options, void **values) {
+    (void)image;
+    CUresult r = chosen("KDSL_STUB_LOAD");
+    if (r != 0) {
+        for (unsigned int i = 0; i < n; i++) {
+            if (options[i] == 5 /* CU_JIT_ERROR_LOG_BUFFER */) {
+                strcpy((char *)values[i], "stub: the JIT refused this module");
+            }
+        }
+        return r;
+    }
+    *mod = &module;
+    return 0;
+}
+CUresult cuModuleGetFunction(void **f, void *mod, const char *name) {
+    (void)mod; (void)name; *f = &function; return 0;
+}
+CUresult cuModuleUnload(void *mod) { (void)mod; return 0; }
+
+CUresult cuMemAlloc_v2(uint64_t *ptr, size_t size) {
+    void *p = calloc(1, size);
+    if (!p) return 2;
+    *ptr = (uint64_t)(uintptr_t)p;
+    return 0;
+}
+CUresult cuMemFree_v2(uint64_t ptr) { free((void *)(uintptr_t)ptr); return 0; }
+CUresult cuMemcpyHtoD_v2(uint64_t dst, const void *src, size_t n) {
+    memcpy((void *)(uintptr_t)dst, src, n); return 0;
+}
+CUresult cuMemcpyDtoH_v2(void *dst, uint64_t src, size_t n) {
+    memcpy(dst, (const void *)(uintptr_t)src, n); return 0;
+}
+
+CUresult cuFuncSetAttribute(void *f, int attr, int value) { (void)f; (void)attr; (void)value; return 0; }
+CUresult cuLaunchKernelEx(const void *config, void *f, void **params, void **extra) {
+    (void)config; (void)f; (void)params; (void)extra; return 0;
+}
+CUresult cuEventCreate(void **e, unsigned int flags) { (void)flags; *e = &event; return 0; }
+CUresult cuEventRecord(void *e, void *stream) { (void)e; (void)stream; return 0; }
+CUresult cuEventQuery(void *e) { (void)e; return 0; }
+CUresult cuEventElapsedTime(float *ms, void *start, void *end) {
+    (void)start; (void)end; *ms = 1.0f; return 0;
+}
+CUresult cuEventDestroy_v2(void *e) { (void)e; return 0; }
+
+CUresult cuGetErrorString(CUresult code, const char **text) {
+    switch (code) {
+    case 36: *text = "stub: a newer driver is needed"; return 0;
+    case 218: *text = "stub: a PTX JIT compilation failed"; return 0;
+    case 424242: return 424243;
+    default: *text = 0; return 1;
+    }
+}

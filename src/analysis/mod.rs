@@ -18,11 +18,17 @@
 //!   may assign a local or may be done speculatively;
 //! - [`uniformity`]: which values differ between the threads of a CTA and
 //!   which statements and expressions run in divergent control flow;
+//! - [`values`]: what is known of the value of each immutable local (its
+//!   constant value, its range, its low bits), per element of the loops
+//!   over constant lists around it;
+//! - [`warps`]: what the threads of a warp do together (named-barrier
+//!   operations in whole warps, the warps that reach each named barrier);
 //! - [`calls`]: the order functions are written in, callees first.
 
 pub mod calls;
 pub mod uniformity;
 pub mod usage;
+pub mod values;
 pub mod warps;
 
 use crate::ir::{self, ExprId, FuncId, LocalId, StmtId};
@@ -108,6 +114,8 @@ pub struct BodyInfo {
     /// A kernel's named-barrier operations and the conditions that may
     /// split a warp around them ([`warps`]; empty in a function).
     pub named: warps::NamedSites,
+    /// What is known of the values of its immutable locals ([`values`]).
+    pub values: values::Values,
 }
 
 /// Where only some threads run a node: the index in [`BodyInfo::conds`]
@@ -146,6 +154,7 @@ impl BodyInfo {
             conds: Vec::new(),
             varying_locals: vec![false; body.locals.len()],
             named: warps::NamedSites::default(),
+            values: values::Values::default(),
         }
     }
 
@@ -248,6 +257,7 @@ pub fn analyze(module: &ir::Module) -> ModuleInfo {
         // sees the pessimistic default meanwhile.
         let mut fi = std::mem::take(slot);
         let summary = uniformity::analyze(&f.body, &mut fi.body, &info.functions);
+        fi.body.values = values::Values::of_function(&f.body);
         fi.varying_result = summary.varying_return;
         fi.sync = summary.sync;
         if let Some(slot) = info.functions.get_mut(id.index()) {
@@ -256,6 +266,7 @@ pub fn analyze(module: &ir::Module) -> ModuleInfo {
     }
     for (k, ki) in module.kernels.iter().zip(&mut info.kernels) {
         uniformity::analyze(&k.body, &mut ki.body, &info.functions);
+        ki.body.values = values::Values::of_kernel(k);
         ki.body.named = warps::of_kernel(k, &ki.body);
     }
     info.call_order = order.reached;

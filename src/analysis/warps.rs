@@ -1,6 +1,9 @@
-//! Which named-barrier operations every lane of a warp reaches together:
-//! the fact behind W0324 (`crate::barriers::named`) and the PTX writer's
-//! choice of `bar.sync` (`.aligned`) over `barrier.sync`.
+//! What the threads of a warp do together, in a kernel: which
+//! named-barrier operations every lane of a warp reaches together (the
+//! fact behind W0324 and the PTX writer's choice of `bar.sync`
+//! (`.aligned`) over `barrier.sync`), and which warps reach each named
+//! barrier (W0326). The barrier pass (`crate::barriers::named`) only
+//! reports from these facts.
 //!
 //! A condition is uniform in each warp when it is built from `warp_id`,
 //! values uniform in the CTA (constants, parameters, `block_idx`, uniform
@@ -12,25 +15,51 @@
 //! enclosing conditions (`if`, loop conditions and ranges, the left operand
 //! of `&&`/`||`) are all uniform in each warp, in a kernel without
 //! `return`, `break` or `continue`, runs in whole warps.
+//!
+//! When `block(...)` gives the block shape and every condition around each
+//! operation on a barrier is a test of `warp_id` (or an immutable local
+//! bound to it) against constants (`<`, `<=`, `>`, `>=`, `==`, `!=`,
+//! `&&`, `||`, `!`), the warps that can reach that barrier are known.
+//! Anything else (another condition, a run-time index, a jump anywhere in
+//! the kernel) leaves them unknown.
+//!
+//! The body of a loop over a constant list is walked once per element
+//! ([`super::values`]): its element may be the barrier's index or a
+//! condition's constant.
 
+use super::values::{At, Values};
 use super::BodyInfo;
 use crate::ir::visit::{self, Visit};
 use crate::ir::{
-    consteval, BinOp, Dim, Expr, ExprKind, Kernel, LocalId, Special, Stmt, StmtId, StmtKind,
+    BinOp, Block, Dim, Expr, ExprKind, Kernel, LocalId, Special, Stmt, StmtId, StmtKind, UnaryOp,
 };
 use crate::span::Span;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 
-/// The named-barrier operations of a kernel, each with the innermost
-/// enclosing condition that may split a warp (`None`: none), and whether
-/// the kernel jumps (`return`, `break`, `continue`) anywhere.
+/// The named-barrier facts of a kernel.
 #[derive(Clone, Debug, Default)]
 pub struct NamedSites {
-    /// Keyed by the operation's statement: each of the writer's and the
-    /// barrier pass's lookups is then constant time, however many named-
-    /// barrier operations a kernel has.
+    /// Per operation (keyed by its statement: each of the writer's and the
+    /// barrier pass's lookups is then constant time, however many
+    /// named-barrier operations a kernel has), the innermost enclosing
+    /// condition that may split a warp (`None`: none), in the first run
+    /// (of the loops over constant lists around it) where there is one.
     pub sites: HashMap<StmtId, Option<Span>>,
+    /// The kernel jumps (`return`, `break`, `continue`) somewhere.
     pub jumps: bool,
+    /// Per barrier (group, index): the warps that reach its operations,
+    /// when the block shape gives the warps and every one is known (a
+    /// barrier some operation may reach in unknown warps is not here).
+    pub reach: BTreeMap<(u32, u32), Reach>,
+}
+
+/// The warps that reach the operations on one named barrier.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reach {
+    /// Bit `w`: warp `w` of the block.
+    pub warps: u32,
+    /// The first operation on the barrier.
+    pub first: Span,
 }
 
 impl NamedSites {
@@ -45,29 +74,87 @@ impl NamedSites {
     }
 }
 
+/// What a warp's lanes hold of an immutable local.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Lanes {
+    /// Nothing known.
+    #[default]
+    Unknown,
+    /// The same value in every lane of a warp.
+    Uniform,
+    /// `warp_id` itself.
+    WarpId,
+}
+
 pub fn of_kernel(k: &Kernel, info: &BodyInfo) -> NamedSites {
+    let warps = k.block_threads().map(|b| b.div_ceil(32));
     let mut w = Walk {
         k,
         info,
+        values: &info.values,
+        at: At::TOP,
         conds: Vec::new(),
-        uniform_lets: HashSet::new(),
+        lanes: vec![Lanes::Unknown; k.body.locals.len()],
+        reach: Vec::new(),
+        warps,
+        found: BTreeMap::new(),
         out: NamedSites::default(),
     };
     w.visit_block(&k.body.block);
-    w.out
+    let mut out = w.out;
+    // Which threads reach a statement is more than its conditions where
+    // the kernel jumps.
+    if !out.jumps {
+        out.reach = w
+            .found
+            .into_iter()
+            .filter_map(|(key, (warps, first))| {
+                Some((
+                    key,
+                    Reach {
+                        warps: warps?,
+                        first,
+                    },
+                ))
+            })
+            .collect();
+    }
+    out
 }
 
 struct Walk<'a, 'ir> {
     k: &'ir Kernel,
     info: &'a BodyInfo,
+    values: &'a Values,
+    /// The run of the loops over constant lists being walked.
+    at: At,
     /// The conditions enclosing the node being visited, outermost first.
     conds: Vec<&'ir Expr>,
-    /// Immutable locals bound to a warp-uniform value (`let w = warp_id;`).
-    uniform_lets: HashSet<LocalId>,
+    /// Per local (overwritten in each run of a loop over a list's body,
+    /// where it is declared again).
+    lanes: Vec<Lanes>,
+    /// For each enclosing block, the warps that run it (`None`: unknown),
+    /// when the block's warps are counted at all (`warps`).
+    reach: Vec<Option<u32>>,
+    /// Warps in the block, when the block shape is known.
+    warps: Option<u32>,
+    /// Per (group, constant index): the warps that reach it (`None`:
+    /// unknown) and its first operation.
+    found: BTreeMap<(u32, u32), (Option<u32>, Span)>,
     out: NamedSites,
 }
 
 impl Walk<'_, '_> {
+    fn lanes(&self, l: LocalId) -> Lanes {
+        self.lanes.get(l.index()).copied().unwrap_or_default()
+    }
+
+    /// A constant operand of a condition: a compile-time constant where
+    /// the walk is.
+    fn constant(&self, e: &Expr) -> Option<i128> {
+        self.values.constant_int(e, self.at)
+    }
+
     /// Whether every thread of a warp computes the same `e`.
     fn warp_uniform(&self, e: &Expr) -> bool {
         if !self.info.varies(e.id) {
@@ -82,10 +169,10 @@ impl Walk<'_, '_> {
             ExprKind::Special(Special::WarpId) => true,
             ExprKind::Special(Special::ThreadIdx(Dim::Y | Dim::Z)) => rows,
             ExprKind::Binary(BinOp::Shr, a, b) if rows && tid_x(a) => {
-                consteval::eval_int(b).is_some_and(|c| (5..32).contains(&c))
+                self.constant(b).is_some_and(|c| (5..32).contains(&c))
             }
             ExprKind::Binary(BinOp::Div, a, b) if rows && tid_x(a) => {
-                consteval::eval_int(b).is_some_and(|d| d > 0 && d % 32 == 0)
+                self.constant(b).is_some_and(|d| d > 0 && d % 32 == 0)
             }
             // `thread_idx.x < 64`: a split at a warp boundary.
             ExprKind::Binary(op @ (BinOp::Lt | BinOp::Ge | BinOp::Le | BinOp::Gt), a, b)
@@ -96,10 +183,10 @@ impl Walk<'_, '_> {
                 } else {
                     31
                 };
-                consteval::eval_int(b).is_some_and(|c| c.rem_euclid(32) == edge)
+                self.constant(b).is_some_and(|c| c.rem_euclid(32) == edge)
             }
             ExprKind::Const(_) | ExprKind::Param(_) => true,
-            ExprKind::Local(l) => !self.info.local_varies(*l) || self.uniform_lets.contains(l),
+            ExprKind::Local(l) => !self.info.local_varies(*l) || self.lanes(*l) != Lanes::Unknown,
             ExprKind::Unary(_, a) | ExprKind::Cast(a) => self.warp_uniform(a),
             ExprKind::Binary(_, a, b) => self.warp_uniform(a) && self.warp_uniform(b),
             ExprKind::Select(c, a, b) => {
@@ -107,6 +194,129 @@ impl Walk<'_, '_> {
             }
             _ => false,
         }
+    }
+
+    /// Whether `e` is `warp_id` (or an immutable local bound to it).
+    fn is_warp_id(&self, e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::Special(Special::WarpId) => true,
+            ExprKind::Local(l) => self.lanes(*l) == Lanes::WarpId,
+            _ => false,
+        }
+    }
+
+    /// Every warp of the block.
+    fn all_warps(&self) -> u32 {
+        match self.warps {
+            Some(n) if n >= 32 => u32::MAX,
+            Some(n) => (1u32 << n) - 1,
+            None => 0,
+        }
+    }
+
+    /// The warps for which `cond` is true, when it is a test of `warp_id`
+    /// against constants.
+    fn warp_set(&self, cond: &Expr) -> Option<u32> {
+        let all = self.all_warps();
+        match &cond.kind {
+            ExprKind::Const(crate::ir::Value::Bool(b)) => Some(if *b { all } else { 0 }),
+            ExprKind::Unary(UnaryOp::Not, a) => Some(all & !self.warp_set(a)?),
+            ExprKind::Binary(BinOp::And, a, b) => Some(self.warp_set(a)? & self.warp_set(b)?),
+            ExprKind::Binary(BinOp::Or, a, b) => Some(self.warp_set(a)? | self.warp_set(b)?),
+            ExprKind::Binary(op, a, b) => {
+                let (c, flipped) = if self.is_warp_id(a) {
+                    (self.constant(b)?, false)
+                } else if self.is_warp_id(b) {
+                    (self.constant(a)?, true)
+                } else {
+                    return None;
+                };
+                let test = |w: i128| match (op, flipped) {
+                    (BinOp::Eq, _) => Some(w == c),
+                    (BinOp::Ne, _) => Some(w != c),
+                    (BinOp::Lt, false) | (BinOp::Gt, true) => Some(w < c),
+                    (BinOp::Le, false) | (BinOp::Ge, true) => Some(w <= c),
+                    (BinOp::Gt, false) | (BinOp::Lt, true) => Some(w > c),
+                    (BinOp::Ge, false) | (BinOp::Le, true) => Some(w >= c),
+                    _ => None,
+                };
+                let mut set = 0u32;
+                for w in 0..self.warps?.min(32) {
+                    if test(i128::from(w))? {
+                        set |= 1 << w;
+                    }
+                }
+                Some(set)
+            }
+            _ => None,
+        }
+    }
+
+    /// The warps running the current block.
+    fn current(&self) -> Option<u32> {
+        self.reach.last().copied().unwrap_or(Some(self.all_warps()))
+    }
+
+    /// A named-barrier operation at statement `s`: where it may split a
+    /// warp, and the warps that reach its barrier.
+    fn site(&mut self, s: &Stmt, op: &crate::ir::NamedBarrierOp) {
+        let split = self
+            .conds
+            .iter()
+            .rev()
+            .find(|c| !self.warp_uniform(c))
+            .map(|c| c.span);
+        let first = self.out.sites.entry(s.id).or_insert(split);
+        if first.is_none() {
+            *first = split;
+        }
+        if self.warps.is_none() {
+            return;
+        }
+        let index = match &op.index {
+            None => Some(0),
+            Some(i) => self.constant(i).and_then(|c| u32::try_from(c).ok()),
+        };
+        let reach = self.current();
+        match index {
+            Some(i) => {
+                let found = self
+                    .found
+                    .entry((op.group.0, i))
+                    .or_insert((Some(0), s.span));
+                found.0 = match (found.0, reach) {
+                    (Some(a), Some(b)) => Some(a | b),
+                    _ => None,
+                };
+            }
+            // A run-time index: which barrier is unknown.
+            None => {
+                let count = self
+                    .k
+                    .named_barriers
+                    .get(op.group.index())
+                    .map_or(0, |g| g.count);
+                for i in 0..count {
+                    self.found
+                        .entry((op.group.0, i))
+                        .or_insert((None, s.span))
+                        .0 = None;
+                }
+            }
+        }
+    }
+}
+
+impl<'ir> Walk<'_, 'ir> {
+    /// Visits `b` as run by `warps` of the enclosing block's.
+    fn reached_block(&mut self, b: &'ir Block, warps: Option<u32>) {
+        let now = match (self.current(), warps) {
+            (Some(c), Some(w)) => Some(c & w),
+            _ => None,
+        };
+        self.reach.push(now);
+        self.visit_block(b);
+        self.reach.pop();
     }
 }
 
@@ -123,17 +333,22 @@ impl<'ir> Visit<'ir> for Walk<'_, 'ir> {
                 else_block,
             } => {
                 self.visit_expr(cond);
+                let set = self.warp_set(cond);
                 self.conds.push(cond);
-                self.visit_block(then_block);
+                self.reached_block(then_block, set);
                 if let Some(b) = else_block {
-                    self.visit_block(b);
+                    let all = self.all_warps();
+                    self.reached_block(b, set.map(|s| all & !s));
                 }
                 self.conds.pop();
             }
             StmtKind::While { cond, body } => {
                 self.visit_expr(cond);
+                // A loop's body runs in the warps its condition lets in, at
+                // least once or not at all: unknown unless it is uniform.
+                let set = (!self.info.varies(cond.id)).then(|| self.all_warps());
                 self.conds.push(cond);
-                self.visit_block(body);
+                self.reached_block(body, set);
                 self.conds.pop();
             }
             StmtKind::For {
@@ -146,9 +361,23 @@ impl<'ir> Visit<'ir> for Walk<'_, 'ir> {
                 for e in [start, end, step] {
                     self.visit_expr(e);
                 }
+                let uniform = [start, end, step].iter().all(|e| !self.info.varies(e.id));
+                let set = uniform.then(|| self.all_warps());
                 self.conds.extend([&**start, &**end, &**step]);
-                self.visit_block(body);
+                self.reached_block(body, set);
                 self.conds.truncate(self.conds.len().saturating_sub(3));
+            }
+            StmtKind::ForList { items, body, .. } => {
+                for e in items {
+                    self.visit_expr(e);
+                }
+                let outer = self.at;
+                let runs: Vec<At> = self.values.runs(outer, s.id).collect();
+                for at in runs {
+                    self.at = at;
+                    self.visit_block(body);
+                }
+                self.at = outer;
             }
             StmtKind::Let { local, value } => {
                 let immutable = self
@@ -157,19 +386,22 @@ impl<'ir> Visit<'ir> for Walk<'_, 'ir> {
                     .locals
                     .get(local.index())
                     .is_some_and(|l| !l.mutable);
-                if immutable && self.warp_uniform(value) {
-                    self.uniform_lets.insert(*local);
+                let lanes = if !immutable {
+                    Lanes::Unknown
+                } else if self.is_warp_id(value) {
+                    Lanes::WarpId
+                } else if self.warp_uniform(value) {
+                    Lanes::Uniform
+                } else {
+                    Lanes::Unknown
+                };
+                if let Some(slot) = self.lanes.get_mut(local.index()) {
+                    *slot = lanes;
                 }
                 visit::walk_stmt(self, s);
             }
-            StmtKind::NamedBarrier(_) => {
-                let split = self
-                    .conds
-                    .iter()
-                    .rev()
-                    .find(|c| !self.warp_uniform(c))
-                    .map(|c| c.span);
-                self.out.sites.insert(s.id, split);
+            StmtKind::NamedBarrier(op) => {
+                self.site(s, op);
                 visit::walk_stmt(self, s);
             }
             _ => visit::walk_stmt(self, s),

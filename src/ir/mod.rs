@@ -560,6 +560,20 @@ pub enum StmtKind {
         /// (`crate::opt`); a loop a pass rewrote no longer has it.
         unroll: Option<LoopHint>,
     },
+    /// `for var in [c0, c1, ...] { body }`: the body once per element, in
+    /// order, with `var` (immutable) each element in turn. `items` are
+    /// `Const`s of `var`'s type, at least one (the checker drops the loop
+    /// of an empty list). Each run sees its element as a constant, which
+    /// is the language's meaning: the optimiser unrolls every such loop
+    /// before anything else, whatever `--passes` says
+    /// (`crate::opt::lists`), so the PTX writer never sees one; until then
+    /// the analyses give the facts that differ between elements per
+    /// element (`crate::analysis::values`).
+    ForList {
+        var: LocalId,
+        items: Vec<Expr>,
+        body: Block,
+    },
     Break,
     Continue,
     Return(Option<Expr>),

@@ -26,7 +26,7 @@
 //! builds, and so will it after each pass that changes the IR.
 
 use super::{
-    BarrierOpKind, Block, Body, Expr, FuncId, Kernel, MemOrder, Module, ParamType, Place,
+    BarrierOpKind, Block, Body, Expr, ExprKind, FuncId, Kernel, MemOrder, Module, ParamType, Place,
     PlaceKind, Stmt, StmtKind, VECTOR_BYTES,
 };
 use crate::span::Span;
@@ -444,6 +444,28 @@ impl<'m> Verifier<'m> {
                     }
                 }
                 self.loop_body(body);
+            }
+            StmtKind::ForList { var, items, body } => {
+                if items.is_empty() {
+                    self.error(s.span, "a loop over an empty list");
+                }
+                let var_ty = self.local(s.span, *var).map(|l| (l.ty, l.mutable));
+                for e in items {
+                    self.expr(e);
+                    if !matches!(e.kind, ExprKind::Const(_)) {
+                        self.error(
+                            e.span,
+                            "an element of a loop over a list that is not a constant",
+                        );
+                    }
+                    if let Some((ty, _)) = var_ty {
+                        self.expect(e.span, "an element", e.ty, ty);
+                    }
+                }
+                if var_ty.is_some_and(|(_, mutable)| mutable) {
+                    self.error(s.span, "the variable of a loop over a list is mutable");
+                }
+                self.block(body);
             }
             StmtKind::Break | StmtKind::Continue => {
                 if self.loops == 0 {

@@ -35,19 +35,81 @@ struct FindAssign {
 
 impl<'ir> Visit<'ir> for FindAssign {
     fn visit_stmt(&mut self, s: &'ir Stmt) {
-        match &s.kind {
-            StmtKind::Let { local, .. } | StmtKind::Assign { local, .. }
-                if *local == self.local =>
-            {
-                self.found = true
-            }
-            StmtKind::For { var, .. } if *var == self.local => self.found = true,
-            StmtKind::LoadVector { locals, .. } if locals.contains(&self.local) => {
-                self.found = true
-            }
-            _ => {}
+        if gives_value(&s.kind).contains(&self.local) {
+            self.found = true;
         }
         visit::walk_stmt(self, s);
+    }
+}
+
+/// The locals statement `s` itself (not a statement nested in it) gives a
+/// value: declares (`let`, a loop's variable, a vector load's names) or
+/// assigns. Every question here about what a block assigns reads this one
+/// exhaustive list, so a new kind of statement must say what it defines.
+fn gives_value(s: &StmtKind) -> &[LocalId] {
+    match s {
+        StmtKind::Let { local, .. } | StmtKind::Assign { local, .. } => std::slice::from_ref(local),
+        StmtKind::For { var, .. } | StmtKind::ForList { var, .. } => std::slice::from_ref(var),
+        StmtKind::LoadVector { locals, .. } => locals,
+        StmtKind::Store { .. }
+        | StmtKind::StoreVector { .. }
+        | StmtKind::If { .. }
+        | StmtKind::While { .. }
+        | StmtKind::Break
+        | StmtKind::Continue
+        | StmtKind::Return(_)
+        | StmtKind::Expr(_)
+        | StmtKind::Call { .. }
+        | StmtKind::SyncThreads
+        | StmtKind::SyncWarp(_)
+        | StmtKind::ClusterSync
+        | StmtKind::FenceProxyAsync
+        | StmtKind::Fence(_)
+        | StmtKind::Barrier(_)
+        | StmtKind::NamedBarrier(_)
+        | StmtKind::CopyAsync { .. }
+        | StmtKind::CopyAsyncStore { .. }
+        | StmtKind::CopyAsyncCommit
+        | StmtKind::CopyAsyncWait(_)
+        | StmtKind::Poisoned { .. } => &[],
+    }
+}
+
+/// [`gives_value`] without the assignments: the locals `s` declares.
+fn declares(s: &StmtKind) -> &[LocalId] {
+    match s {
+        StmtKind::Assign { .. } => &[],
+        _ => gives_value(s),
+    }
+}
+
+/// [`gives_value`], to rename them.
+fn gives_value_mut(s: &mut StmtKind) -> &mut [LocalId] {
+    match s {
+        StmtKind::Let { local, .. } | StmtKind::Assign { local, .. } => std::slice::from_mut(local),
+        StmtKind::For { var, .. } | StmtKind::ForList { var, .. } => std::slice::from_mut(var),
+        StmtKind::LoadVector { locals, .. } => locals,
+        StmtKind::Store { .. }
+        | StmtKind::StoreVector { .. }
+        | StmtKind::If { .. }
+        | StmtKind::While { .. }
+        | StmtKind::Break
+        | StmtKind::Continue
+        | StmtKind::Return(_)
+        | StmtKind::Expr(_)
+        | StmtKind::Call { .. }
+        | StmtKind::SyncThreads
+        | StmtKind::SyncWarp(_)
+        | StmtKind::ClusterSync
+        | StmtKind::FenceProxyAsync
+        | StmtKind::Fence(_)
+        | StmtKind::Barrier(_)
+        | StmtKind::NamedBarrier(_)
+        | StmtKind::CopyAsync { .. }
+        | StmtKind::CopyAsyncStore { .. }
+        | StmtKind::CopyAsyncCommit
+        | StmtKind::CopyAsyncWait(_)
+        | StmtKind::Poisoned { .. } => &mut [],
     }
 }
 
@@ -68,7 +130,32 @@ pub fn jumps_out(b: &Block) -> bool {
                     self.depth -= 1;
                     return;
                 }
-                _ => {}
+                // Not a loop `break` can leave (E0160): its body's jumps
+                // are those of the loop around it.
+                StmtKind::ForList { .. }
+                | StmtKind::Break
+                | StmtKind::Continue
+                | StmtKind::Let { .. }
+                | StmtKind::Assign { .. }
+                | StmtKind::Store { .. }
+                | StmtKind::LoadVector { .. }
+                | StmtKind::StoreVector { .. }
+                | StmtKind::If { .. }
+                | StmtKind::Return(_)
+                | StmtKind::Expr(_)
+                | StmtKind::Call { .. }
+                | StmtKind::SyncThreads
+                | StmtKind::SyncWarp(_)
+                | StmtKind::ClusterSync
+                | StmtKind::FenceProxyAsync
+                | StmtKind::Fence(_)
+                | StmtKind::Barrier(_)
+                | StmtKind::NamedBarrier(_)
+                | StmtKind::CopyAsync { .. }
+                | StmtKind::CopyAsyncStore { .. }
+                | StmtKind::CopyAsyncCommit
+                | StmtKind::CopyAsyncWait(_)
+                | StmtKind::Poisoned { .. } => {}
             }
             visit::walk_stmt(self, s);
         }
@@ -104,15 +191,42 @@ pub fn synchronises(b: &Block) -> bool {
                 | StmtKind::CopyAsyncCommit
                 | StmtKind::CopyAsyncWait(_)
                 | StmtKind::Poisoned { .. } => self.found = true,
-                _ => {}
+                // Whatever they hold is walked below.
+                StmtKind::Let { .. }
+                | StmtKind::Assign { .. }
+                | StmtKind::Store { .. }
+                | StmtKind::LoadVector { .. }
+                | StmtKind::StoreVector { .. }
+                | StmtKind::If { .. }
+                | StmtKind::While { .. }
+                | StmtKind::For { .. }
+                | StmtKind::ForList { .. }
+                | StmtKind::Break
+                | StmtKind::Continue
+                | StmtKind::Return(_)
+                | StmtKind::Expr(_)
+                | StmtKind::Call { .. } => {}
             }
             visit::walk_stmt(self, s);
         }
         fn visit_expr(&mut self, e: &'ir Expr) {
             match &e.kind {
                 ExprKind::BarrierTest { .. } => self.found = true,
-                ExprKind::Atomic { sem, .. } if sem.order != MemOrder::Relaxed => self.found = true,
-                _ => {}
+                ExprKind::Atomic { sem, .. } => self.found |= sem.order != MemOrder::Relaxed,
+                ExprKind::Const(_)
+                | ExprKind::Local(_)
+                | ExprKind::Param(_)
+                | ExprKind::Special(_)
+                | ExprKind::Unary(..)
+                | ExprKind::Binary(..)
+                | ExprKind::Cast(_)
+                | ExprKind::Select(..)
+                | ExprKind::If { .. }
+                | ExprKind::Load(_)
+                | ExprKind::AddrOf(_)
+                | ExprKind::Call { .. }
+                | ExprKind::Math(..)
+                | ExprKind::Warp(..) => {}
             }
             visit::walk_expr(self, e);
         }
@@ -161,12 +275,7 @@ pub fn assigned_locals(b: &Block) -> Vec<LocalId> {
     struct Find(Vec<LocalId>);
     impl<'ir> Visit<'ir> for Find {
         fn visit_stmt(&mut self, s: &'ir Stmt) {
-            match &s.kind {
-                StmtKind::Let { local, .. } | StmtKind::Assign { local, .. } => self.0.push(*local),
-                StmtKind::For { var, .. } => self.0.push(*var),
-                StmtKind::LoadVector { locals, .. } => self.0.extend(locals.iter().copied()),
-                _ => {}
-            }
+            self.0.extend_from_slice(gives_value(&s.kind));
             visit::walk_stmt(self, s);
         }
     }
@@ -257,12 +366,7 @@ fn collect_declared(b: &Block, out: &mut Vec<LocalId>) {
     struct Decls<'a>(&'a mut Vec<LocalId>);
     impl<'ir> Visit<'ir> for Decls<'_> {
         fn visit_stmt(&mut self, s: &'ir Stmt) {
-            match &s.kind {
-                StmtKind::Let { local, .. } => self.0.push(*local),
-                StmtKind::For { var, .. } => self.0.push(*var),
-                StmtKind::LoadVector { locals, .. } => self.0.extend(locals.iter().copied()),
-                _ => {}
-            }
+            self.0.extend_from_slice(declares(&s.kind));
             visit::walk_stmt(self, s);
         }
     }
@@ -284,11 +388,8 @@ impl Rewrite<'_> {
 
 impl VisitMut for Rewrite<'_> {
     fn visit_stmt_mut(&mut self, s: &mut Stmt) {
-        match &mut s.kind {
-            StmtKind::Let { local, .. } | StmtKind::Assign { local, .. } => self.rename(local),
-            StmtKind::For { var, .. } => self.rename(var),
-            StmtKind::LoadVector { locals, .. } => locals.iter_mut().for_each(|l| self.rename(l)),
-            _ => {}
+        for l in gives_value_mut(&mut s.kind) {
+            self.rename(l);
         }
         visit_mut::walk_stmt_mut(self, s);
     }

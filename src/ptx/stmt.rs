@@ -84,6 +84,10 @@ impl Writer<'_> {
             StmtKind::CopyAsyncStore { dst, src, bytes } => self.copy_async_store(dst, src, bytes),
             StmtKind::CopyAsyncCommit => self.copy_async_commit(),
             StmtKind::CopyAsyncWait(n) => self.copy_async_wait(*n),
+            // The optimiser unrolls every one before the writer runs.
+            StmtKind::ForList { .. } => {
+                Err(self.invalid("a loop over a constant list that was not unrolled"))
+            }
             // Only a module with errors holds one, and it is never written.
             StmtKind::Poisoned { .. } => Err(self.invalid("a statement that failed to check")),
         }

@@ -1,7 +1,9 @@
-//! Loops over constant lists (`for d in [16u32, 8, 4, 2, 1] { ... }`) are
-//! unrolled by the checker, whatever passes run: no loop is left in the IR,
-//! each copy sees its element as an immediate, and the simulated kernel
-//! computes what a Rust reference does in the same order, bit for bit.
+//! Loops over constant lists (`for d in [16u32, 8, 4, 2, 1] { ... }`) stay
+//! one loop in the checked IR (what `kdslc check`, the barrier pass and the
+//! language server see) and are unrolled by the optimiser, whatever passes
+//! run: no loop is left in the IR that is written, each copy sees its
+//! element as an immediate, and the simulated kernel computes what a Rust
+//! reference does in the same order, bit for bit.
 
 use crate::sim_passes::with;
 use crate::sim_support::*;
@@ -58,13 +60,67 @@ fn no_loop_is_left_and_offsets_are_immediates() {
     }
 }
 
+#[test]
+fn the_checked_ir_keeps_each_loop_once() {
+    let opts = kdsl::Options {
+        check_only: true,
+        ..kdsl::Options::default()
+    };
+    let c = kdsl::compile(Path::new(FILE), &opts).expect("reads");
+    assert!(c.diagnostics.is_empty(), "{:?}", c.diagnostics);
+    let ir = c.module.expect("ir");
+    let mut lists = Vec::new();
+    let mut shuffles = 0;
+    for k in &ir.kernels {
+        kdsl::ir::visit::Visit::visit_block(
+            &mut Lists {
+                lists: &mut lists,
+                shuffles: &mut shuffles,
+            },
+            &k.body.block,
+        );
+    }
+    // `[16, 8, 4, 2, 1]`, `[1.5, -2.0, 0.25]`, `[3, -1, 2]` around
+    // `[10, 20]`; the empty list's loop runs nothing and is left out.
+    assert_eq!(lists, [5, 3, 3, 2]);
+    assert_eq!(shuffles, 1, "the body is in the IR once");
+    let printed = kdsl::ir::print::print(&ir);
+    assert!(
+        printed.contains("in [16u32, 8u32, 4u32, 2u32, 1u32] {"),
+        "{printed}"
+    );
+}
+
+/// The element count of each loop over a list, and the shuffles.
+struct Lists<'a> {
+    lists: &'a mut Vec<usize>,
+    shuffles: &'a mut usize,
+}
+
+impl<'ir> kdsl::ir::visit::Visit<'ir> for Lists<'_> {
+    fn visit_stmt(&mut self, s: &'ir kdsl::ir::Stmt) {
+        if let kdsl::ir::StmtKind::ForList { items, .. } = &s.kind {
+            self.lists.push(items.len());
+        }
+        kdsl::ir::visit::walk_stmt(self, s);
+    }
+    fn visit_expr(&mut self, e: &'ir kdsl::ir::Expr) {
+        if matches!(e.kind, kdsl::ir::ExprKind::Warp(..)) {
+            *self.shuffles += 1;
+        }
+        kdsl::ir::visit::walk_expr(self, e);
+    }
+}
+
 struct CountLoops<'a>(&'a mut usize);
 
 impl<'ir> kdsl::ir::visit::Visit<'ir> for CountLoops<'_> {
     fn visit_stmt(&mut self, s: &'ir kdsl::ir::Stmt) {
         if matches!(
             s.kind,
-            kdsl::ir::StmtKind::For { .. } | kdsl::ir::StmtKind::While { .. }
+            kdsl::ir::StmtKind::For { .. }
+                | kdsl::ir::StmtKind::While { .. }
+                | kdsl::ir::StmtKind::ForList { .. }
         ) {
             *self.0 += 1;
         }

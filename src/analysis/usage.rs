@@ -217,11 +217,35 @@ fn is_dynamic(e: &Expr) -> bool {
 // its children's.
 impl<'ir> Visit<'ir> for Walk {
     fn visit_stmt(&mut self, s: &'ir Stmt) {
+        // Every kind of statement says whether it is a CTA-wide barrier
+        // and what the prologue needs for it: a new one must be placed here.
         let sync = match &s.kind {
             StmtKind::SyncThreads => Some(SyncCall::Barrier(CtaSync::Threads)),
             StmtKind::ClusterSync => Some(SyncCall::Barrier(CtaSync::Cluster)),
             StmtKind::Call { func, .. } => Some(SyncCall::Call(*func)),
-            _ => None,
+            StmtKind::Let { .. }
+            | StmtKind::Assign { .. }
+            | StmtKind::Store { .. }
+            | StmtKind::LoadVector { .. }
+            | StmtKind::StoreVector { .. }
+            | StmtKind::If { .. }
+            | StmtKind::While { .. }
+            | StmtKind::For { .. }
+            | StmtKind::ForList { .. }
+            | StmtKind::Break
+            | StmtKind::Continue
+            | StmtKind::Return(_)
+            | StmtKind::Expr(_)
+            | StmtKind::SyncWarp(_)
+            | StmtKind::FenceProxyAsync
+            | StmtKind::Fence(_)
+            | StmtKind::Barrier(_)
+            | StmtKind::NamedBarrier(_)
+            | StmtKind::CopyAsync { .. }
+            | StmtKind::CopyAsyncStore { .. }
+            | StmtKind::CopyAsyncCommit
+            | StmtKind::CopyAsyncWait(_)
+            | StmtKind::Poisoned { .. } => None,
         };
         if let Some(what) = sync {
             self.info.usage.sync_sites.push(SyncSite {
@@ -232,13 +256,36 @@ impl<'ir> Visit<'ir> for Walk {
         }
         match &s.kind {
             StmtKind::Call { func, .. } => self.add_call(*func),
-            StmtKind::Barrier(op) if matches!(op.kind, BarrierOpKind::ArriveRemote { .. }) => {
-                self.info.usage.remote = true
+            StmtKind::Barrier(op) => {
+                self.info.usage.remote |= matches!(op.kind, BarrierOpKind::ArriveRemote { .. })
             }
             StmtKind::CopyAsync { .. } | StmtKind::CopyAsyncStore { .. } => {
                 self.info.usage.bulk = true
             }
-            _ => {}
+            // What they hold is walked below (a remote place is found
+            // there).
+            StmtKind::Let { .. }
+            | StmtKind::Assign { .. }
+            | StmtKind::Store { .. }
+            | StmtKind::LoadVector { .. }
+            | StmtKind::StoreVector { .. }
+            | StmtKind::If { .. }
+            | StmtKind::While { .. }
+            | StmtKind::For { .. }
+            | StmtKind::ForList { .. }
+            | StmtKind::Break
+            | StmtKind::Continue
+            | StmtKind::Return(_)
+            | StmtKind::Expr(_)
+            | StmtKind::SyncThreads
+            | StmtKind::SyncWarp(_)
+            | StmtKind::ClusterSync
+            | StmtKind::FenceProxyAsync
+            | StmtKind::Fence(_)
+            | StmtKind::NamedBarrier(_)
+            | StmtKind::CopyAsyncCommit
+            | StmtKind::CopyAsyncWait(_)
+            | StmtKind::Poisoned { .. } => {}
         }
         visit::walk_stmt(self, s);
     }
@@ -296,7 +343,20 @@ impl<'ir> Visit<'ir> for Walk {
                     what: SyncCall::Call(*func),
                 });
             }
-            _ => {}
+            ExprKind::Const(_)
+            | ExprKind::Local(_)
+            | ExprKind::Param(_)
+            | ExprKind::Unary(..)
+            | ExprKind::Binary(..)
+            | ExprKind::Cast(_)
+            | ExprKind::Select(..)
+            | ExprKind::If { .. }
+            | ExprKind::Load(_)
+            | ExprKind::AddrOf(_)
+            | ExprKind::Math(..)
+            | ExprKind::Atomic { .. }
+            | ExprKind::Warp(..)
+            | ExprKind::BarrierTest { .. } => {}
         }
         visit::walk_expr(self, e);
         let flags = self.flags(e);

@@ -273,12 +273,19 @@ impl Walk<'_, '_> {
         if self.warps.is_none() {
             return;
         }
+        let count = self
+            .k
+            .named_barriers
+            .get(op.group.index())
+            .map_or(0, |g| g.count);
         let index = match &op.index {
             None => Some(0),
             Some(i) => self.constant(i).and_then(|c| u32::try_from(c).ok()),
         };
         let reach = self.current();
         match index {
+            // Outside the group (E0305): no barrier is reached.
+            Some(i) if i >= count => {}
             Some(i) => {
                 let found = self
                     .found
@@ -291,11 +298,6 @@ impl Walk<'_, '_> {
             }
             // A run-time index: which barrier is unknown.
             None => {
-                let count = self
-                    .k
-                    .named_barriers
-                    .get(op.group.index())
-                    .map_or(0, |g| g.count);
                 for i in 0..count {
                     self.found
                         .entry((op.group.0, i))
@@ -404,7 +406,24 @@ impl<'ir> Visit<'ir> for Walk<'_, 'ir> {
                 self.site(s, op);
                 visit::walk_stmt(self, s);
             }
-            _ => visit::walk_stmt(self, s),
+            // No condition and no block of their own.
+            StmtKind::Assign { .. }
+            | StmtKind::Store { .. }
+            | StmtKind::LoadVector { .. }
+            | StmtKind::StoreVector { .. }
+            | StmtKind::Expr(_)
+            | StmtKind::Call { .. }
+            | StmtKind::SyncThreads
+            | StmtKind::SyncWarp(_)
+            | StmtKind::ClusterSync
+            | StmtKind::FenceProxyAsync
+            | StmtKind::Fence(_)
+            | StmtKind::Barrier(_)
+            | StmtKind::CopyAsync { .. }
+            | StmtKind::CopyAsyncStore { .. }
+            | StmtKind::CopyAsyncCommit
+            | StmtKind::CopyAsyncWait(_)
+            | StmtKind::Poisoned { .. } => visit::walk_stmt(self, s),
         }
     }
 

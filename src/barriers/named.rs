@@ -58,6 +58,10 @@ pub fn check(k: &Kernel, info: &BodyInfo, out: &mut Vec<BarrierError>) {
         let Some(g) = k.named_barriers.get(group as usize) else {
             continue;
         };
+        // A count or thread count that failed to check says nothing.
+        if g.failed.count || g.failed.arrivals {
+            continue;
+        }
         // The threads of the warps in `mask`; the last warp may be partial.
         let n: u32 = (0..32u32)
             .filter(|w| reach.warps & (1 << w) != 0)

@@ -103,7 +103,31 @@ impl<'a> Visitor<'a> for Needs {
                     self.mark(*g, Scope::Cluster, Need::Unknown);
                 }
             }
-            _ => {}
+            // No barrier of their own (a test is an expression: below).
+            StmtKind::Let { .. }
+            | StmtKind::Assign { .. }
+            | StmtKind::Store { .. }
+            | StmtKind::LoadVector { .. }
+            | StmtKind::StoreVector { .. }
+            | StmtKind::If { .. }
+            | StmtKind::While { .. }
+            | StmtKind::For { .. }
+            | StmtKind::ForList { .. }
+            | StmtKind::Break
+            | StmtKind::Continue
+            | StmtKind::Return(_)
+            | StmtKind::Expr(_)
+            | StmtKind::Call { .. }
+            | StmtKind::SyncThreads
+            | StmtKind::SyncWarp(_)
+            | StmtKind::ClusterSync
+            | StmtKind::FenceProxyAsync
+            | StmtKind::Fence(_)
+            | StmtKind::NamedBarrier(_)
+            | StmtKind::CopyAsync { .. }
+            | StmtKind::CopyAsyncStore { .. }
+            | StmtKind::CopyAsyncCommit
+            | StmtKind::CopyAsyncWait(_) => {}
         }
     }
 
@@ -221,7 +245,8 @@ impl Ops<'_, '_> {
     /// cta group. `need` is the scope the operation needs.
     fn scope(&mut self, op: &'static str, r: &BarrierRef, call: Span, method: Span, need: Scope) {
         let Some(g) = self.group(r) else { return };
-        if g.scope == need {
+        // A scope that failed to check (a placeholder) says nothing.
+        if g.scope == need || g.failed.scope {
             return;
         }
         let scope_span = g.spans.scope;
@@ -268,7 +293,29 @@ impl<'a> Visitor<'a> for Ops<'_, '_> {
             StmtKind::CopyAsync { bytes, .. } | StmtKind::CopyAsyncStore { bytes, .. } => {
                 self.tx_size(bytes, at)
             }
-            _ => {}
+            StmtKind::Let { .. }
+            | StmtKind::Assign { .. }
+            | StmtKind::Store { .. }
+            | StmtKind::LoadVector { .. }
+            | StmtKind::StoreVector { .. }
+            | StmtKind::If { .. }
+            | StmtKind::While { .. }
+            | StmtKind::For { .. }
+            | StmtKind::ForList { .. }
+            | StmtKind::Break
+            | StmtKind::Continue
+            | StmtKind::Return(_)
+            | StmtKind::Expr(_)
+            | StmtKind::Call { .. }
+            | StmtKind::SyncThreads
+            | StmtKind::SyncWarp(_)
+            | StmtKind::ClusterSync
+            | StmtKind::FenceProxyAsync
+            | StmtKind::Fence(_)
+            | StmtKind::NamedBarrier(_)
+            | StmtKind::CopyAsyncCommit
+            | StmtKind::CopyAsyncWait(_)
+            | StmtKind::Poisoned { .. } => {}
         }
     }
 

@@ -416,7 +416,31 @@ fn tx_op(s: &Stmt) -> Option<TxOp<'_>> {
             barrier,
             bytes,
         }),
-        _ => None,
+        // A copy to global memory completes no transactions on a barrier.
+        StmtKind::Let { .. }
+        | StmtKind::Assign { .. }
+        | StmtKind::Store { .. }
+        | StmtKind::LoadVector { .. }
+        | StmtKind::StoreVector { .. }
+        | StmtKind::If { .. }
+        | StmtKind::While { .. }
+        | StmtKind::For { .. }
+        | StmtKind::ForList { .. }
+        | StmtKind::Break
+        | StmtKind::Continue
+        | StmtKind::Return(_)
+        | StmtKind::Expr(_)
+        | StmtKind::Call { .. }
+        | StmtKind::SyncThreads
+        | StmtKind::SyncWarp(_)
+        | StmtKind::ClusterSync
+        | StmtKind::FenceProxyAsync
+        | StmtKind::Fence(_)
+        | StmtKind::NamedBarrier(_)
+        | StmtKind::CopyAsyncStore { .. }
+        | StmtKind::CopyAsyncCommit
+        | StmtKind::CopyAsyncWait(_)
+        | StmtKind::Poisoned { .. } => None,
     }
 }
 
@@ -430,17 +454,34 @@ fn sum(items: &[(Span, Option<u64>)]) -> Option<u64> {
 /// Control flow ends a stretch (so does a statement holding an `if`
 /// expression, whose blocks may hold statements: see `Tx::stmt_end`).
 fn is_control(s: &Stmt) -> bool {
-    matches!(
-        s.kind,
+    match s.kind {
         StmtKind::If { .. }
-            | StmtKind::While { .. }
-            | StmtKind::For { .. }
-            | StmtKind::ForList { .. }
-            | StmtKind::Poisoned { .. }
-            | StmtKind::Break
-            | StmtKind::Continue
-            | StmtKind::Return(_)
-    )
+        | StmtKind::While { .. }
+        | StmtKind::For { .. }
+        | StmtKind::ForList { .. }
+        | StmtKind::Poisoned { .. }
+        | StmtKind::Break
+        | StmtKind::Continue
+        | StmtKind::Return(_) => true,
+        StmtKind::Let { .. }
+        | StmtKind::Assign { .. }
+        | StmtKind::Store { .. }
+        | StmtKind::LoadVector { .. }
+        | StmtKind::StoreVector { .. }
+        | StmtKind::Expr(_)
+        | StmtKind::Call { .. }
+        | StmtKind::SyncThreads
+        | StmtKind::SyncWarp(_)
+        | StmtKind::ClusterSync
+        | StmtKind::FenceProxyAsync
+        | StmtKind::Fence(_)
+        | StmtKind::Barrier(_)
+        | StmtKind::NamedBarrier(_)
+        | StmtKind::CopyAsync { .. }
+        | StmtKind::CopyAsyncStore { .. }
+        | StmtKind::CopyAsyncCommit
+        | StmtKind::CopyAsyncWait(_) => false,
+    }
 }
 
 /// A barrier index as a constant (in run `at`): no index is barrier 0 of

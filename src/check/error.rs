@@ -671,7 +671,8 @@ impl CheckError {
                 .primary(decl, "cluster-scope barrier group")
                 .secondary(kernel, "this kernel has no `cluster(...)` attribute");
                 if cta_fix {
-                    d.help("add a launch attribute such as `cluster(2)` after the kernel's parameters, or declare the group with scope `cta`")
+                    // Two ways out, each said once.
+                    d.help("add a launch attribute such as `cluster(2)` after the kernel's parameters")
                         .fix("declare the group with scope `cta`", scope, "cta")
                 } else {
                     d.help("add a launch attribute such as `cluster(2)` after the kernel's parameters (the group's cluster-only operations need scope `cluster`)")

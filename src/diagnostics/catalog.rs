@@ -212,7 +212,7 @@ pub static CODES: &[CodeInfo] = &[
     code!(
         "E0303",
         Error,
-        "Attempting to operate on barrier without indexing, but `num_barriers = {n}`"
+        "operation on barrier group `{name}` without an index"
     ),
     code!(
         "E0304",

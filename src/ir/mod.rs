@@ -412,6 +412,35 @@ pub struct BarrierGroup {
     pub count: u32,
     pub arrivals: u32,
     pub spans: BarrierSpans,
+    /// The parts of its declaration that failed to check (only in a
+    /// module with errors).
+    pub failed: Failed,
+}
+
+/// The parts of a barrier group's declaration that failed to check, each
+/// then a placeholder (one barrier, scope `cta`, one arrival or 32
+/// threads). The group is still declared, so that its uses are checked: a
+/// check that needs a failed part says nothing about the group, and every
+/// other check goes on (a wait on a `cluster` group is E0301 whatever its
+/// arrival count). Only a module with errors has a failed part.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Failed {
+    /// `[count]`.
+    pub count: bool,
+    /// The scope: not `cta` or `cluster`, or not one this target or this
+    /// kernel (without `cluster(...)`) can have.
+    pub scope: bool,
+    /// `arrivals = n` (`threads = k` for a named-barrier group).
+    pub arrivals: bool,
+    /// Something no check reads: where it is declared, a named group's
+    /// hardware ids.
+    pub other: bool,
+}
+
+impl Failed {
+    pub fn any(self) -> bool {
+        self.count || self.scope || self.arrivals || self.other
+    }
 }
 
 impl BarrierGroup {
@@ -438,6 +467,9 @@ pub struct NamedBarrier {
     /// The hardware id of barrier 0 of the group.
     pub first_id: u32,
     pub spans: NamedBarrierSpans,
+    /// The parts of its declaration that failed to check (its scope is
+    /// never one of them).
+    pub failed: Failed,
 }
 
 impl NamedBarrier {

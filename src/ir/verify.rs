@@ -256,6 +256,12 @@ impl<'m> Verifier<'m> {
         self.named_barriers(k);
         for g in &k.barriers {
             self.span(g.spans.decl, &format!("barrier group `{}`", g.name));
+            if self.mode == Mode::Complete && g.failed.any() {
+                self.error(
+                    g.spans.decl,
+                    format!("barrier group `{}` whose declaration failed", g.name),
+                );
+            }
             if !(1..=super::BarrierGroup::MAX_COUNT).contains(&g.count) {
                 self.error(
                     g.spans.decl,
@@ -277,6 +283,16 @@ impl<'m> Verifier<'m> {
         let mut taken = [false; 16];
         for g in &k.named_barriers {
             self.span(g.spans.decl, &format!("named barrier `{}`", g.name));
+            // A failed declaration's ids are placeholders.
+            if g.failed.any() {
+                if self.mode == Mode::Complete {
+                    self.error(
+                        g.spans.decl,
+                        format!("named barrier `{}` whose declaration failed", g.name),
+                    );
+                }
+                continue;
+            }
             let last = g
                 .first_id
                 .checked_add(g.count)

@@ -313,8 +313,33 @@ fn may_overflow(end: &Expr, step: &Expr, ty: Scalar) -> bool {
 
 /// A block whose last statement leaves it (no fall-through jump needed).
 fn ends_in_jump(b: &Block) -> bool {
-    matches!(
-        b.stmts.last().map(|s| &s.kind),
-        Some(StmtKind::Break | StmtKind::Continue | StmtKind::Return(_))
-    )
+    let Some(last) = b.stmts.last() else {
+        return false;
+    };
+    match last.kind {
+        StmtKind::Break | StmtKind::Continue | StmtKind::Return(_) => true,
+        StmtKind::Let { .. }
+        | StmtKind::Assign { .. }
+        | StmtKind::Store { .. }
+        | StmtKind::LoadVector { .. }
+        | StmtKind::StoreVector { .. }
+        | StmtKind::If { .. }
+        | StmtKind::While { .. }
+        | StmtKind::For { .. }
+        | StmtKind::ForList { .. }
+        | StmtKind::Expr(_)
+        | StmtKind::Call { .. }
+        | StmtKind::SyncThreads
+        | StmtKind::SyncWarp(_)
+        | StmtKind::ClusterSync
+        | StmtKind::FenceProxyAsync
+        | StmtKind::Fence(_)
+        | StmtKind::Barrier(_)
+        | StmtKind::NamedBarrier(_)
+        | StmtKind::CopyAsync { .. }
+        | StmtKind::CopyAsyncStore { .. }
+        | StmtKind::CopyAsyncCommit
+        | StmtKind::CopyAsyncWait(_)
+        | StmtKind::Poisoned { .. } => false,
+    }
 }

@@ -111,9 +111,10 @@ pub struct BodyInfo {
     conds: Vec<Span>,
     /// Per local: may differ between threads.
     varying_locals: Vec<bool>,
-    /// A kernel's named-barrier operations and the conditions that may
-    /// split a warp around them ([`warps`]; empty in a function).
-    pub named: warps::NamedSites,
+    /// What its warps do together ([`warps`]): named-barrier operations
+    /// and the conditions that may split a warp around them (none in a
+    /// function), the partitions of its CTA-wide barriers.
+    pub warps: warps::WarpFacts,
     /// What is known of the values of its immutable locals ([`values`]).
     pub values: values::Values,
 }
@@ -153,7 +154,7 @@ impl BodyInfo {
             expr_divergence: vec![Divergence(0); body.ids.exprs()],
             conds: Vec::new(),
             varying_locals: vec![false; body.locals.len()],
-            named: warps::NamedSites::default(),
+            warps: warps::WarpFacts::default(),
             values: values::Values::default(),
         }
     }
@@ -258,6 +259,7 @@ pub fn analyze(module: &ir::Module) -> ModuleInfo {
         let mut fi = std::mem::take(slot);
         let summary = uniformity::analyze(&f.body, &mut fi.body, &info.functions);
         fi.body.values = values::Values::of_function(&f.body);
+        fi.body.warps = warps::of_function(&f.body, &fi.body, &info.functions);
         fi.varying_result = summary.varying_return;
         fi.sync = summary.sync;
         if let Some(slot) = info.functions.get_mut(id.index()) {
@@ -267,7 +269,7 @@ pub fn analyze(module: &ir::Module) -> ModuleInfo {
     for (k, ki) in module.kernels.iter().zip(&mut info.kernels) {
         uniformity::analyze(&k.body, &mut ki.body, &info.functions);
         ki.body.values = values::Values::of_kernel(k);
-        ki.body.named = warps::of_kernel(k, &ki.body);
+        ki.body.warps = warps::of_kernel(k, &ki.body, &info.functions);
     }
     info.call_order = order.reached;
     info

@@ -1,9 +1,11 @@
-//! What the threads of a warp do together, in a kernel: which
-//! named-barrier operations every lane of a warp reaches together (the
-//! fact behind W0324 and the PTX writer's choice of `bar.sync`
-//! (`.aligned`) over `barrier.sync`), and which warps reach each named
-//! barrier (W0326). The barrier pass (`crate::barriers::named`) only
-//! reports from these facts.
+//! What the threads of a warp do together: which named-barrier
+//! operations every lane of a warp reaches together (the fact behind
+//! W0324 and the PTX writer's choice of `bar.sync` (`.aligned`) over
+//! `barrier.sync`), which warps reach each named barrier (W0326), and
+//! which `if`s split the threads only between whole warps that all run
+//! the same CTA-wide barriers (W0320). The barrier pass
+//! (`crate::barriers::named`, `crate::barriers::divergence`) only reports
+//! from these facts.
 //!
 //! A condition is uniform in each warp when it is built from `warp_id`,
 //! values uniform in the CTA (constants, parameters, `block_idx`, uniform
@@ -23,22 +25,34 @@
 //! Anything else (another condition, a run-time index, a jump anywhere in
 //! the kernel) leaves them unknown.
 //!
+//! A *partition* is an `if` whose condition is uniform in each warp and
+//! whose branches run the same sequence of CTA-wide barriers
+//! (`sync_threads()`, `cluster_sync()`, calls of functions that run one),
+//! each branch on every path through it (no loop, jump or condition
+//! around a barrier inside it, no barrier after a jump): a warp-specialised
+//! kernel's roles (`if warp_id == 0 { ...; cluster_sync(); } else { ...;
+//! cluster_sync(); }`). Every thread that reaches the `if` reaches each of
+//! those barriers, in whichever branch, and each warp runs one branch
+//! whole, as the `.aligned` forms the writer emits need: the barriers
+//! inside are as divergent as the `if` itself, no more.
+//!
 //! The body of a loop over a constant list is walked once per element
 //! ([`super::values`]): its element may be the barrier's index or a
 //! condition's constant.
 
 use super::values::{At, Values};
-use super::BodyInfo;
+use super::{BodyInfo, FunctionInfo};
 use crate::ir::visit::{self, Visit};
 use crate::ir::{
-    BinOp, Block, Dim, Expr, ExprKind, Kernel, LocalId, Special, Stmt, StmtId, StmtKind, UnaryOp,
+    BinOp, Block, Body, Dim, Expr, ExprKind, FuncId, Kernel, LocalId, NamedBarrier, Special, Stmt,
+    StmtId, StmtKind, UnaryOp,
 };
 use crate::span::Span;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
-/// The named-barrier facts of a kernel.
+/// The warp facts of a body.
 #[derive(Clone, Debug, Default)]
-pub struct NamedSites {
+pub struct WarpFacts {
     /// Per operation (keyed by its statement: each of the writer's and the
     /// barrier pass's lookups is then constant time, however many
     /// named-barrier operations a kernel has), the innermost enclosing
@@ -51,6 +65,10 @@ pub struct NamedSites {
     /// when the block shape gives the warps and every one is known (a
     /// barrier some operation may reach in unknown warps is not here).
     pub reach: BTreeMap<(u32, u32), Reach>,
+    /// Per CTA-wide barrier statement inside a partition (see the module's
+    /// comment), the outermost partition around it: every thread that
+    /// reaches that `if` reaches this barrier or its twin.
+    pub partition: HashMap<StmtId, StmtId>,
 }
 
 /// The warps that reach the operations on one named barrier.
@@ -62,7 +80,7 @@ pub struct Reach {
     pub first: Span,
 }
 
-impl NamedSites {
+impl WarpFacts {
     /// Whether every lane of a warp runs statement `s` together.
     pub fn converged(&self, s: StmtId) -> bool {
         !self.jumps && self.sites.get(&s).is_some_and(Option::is_none)
@@ -86,21 +104,54 @@ enum Lanes {
     WarpId,
 }
 
-pub fn of_kernel(k: &Kernel, info: &BodyInfo) -> NamedSites {
-    let warps = k.block_threads().map(|b| b.div_ceil(32));
+/// The warp facts of a kernel's body.
+pub fn of_kernel(k: &Kernel, info: &BodyInfo, callees: &[FunctionInfo]) -> WarpFacts {
+    of_body(&k.body, k.block, &k.named_barriers, info, callees)
+}
+
+/// The warp facts of a device function's body (it runs in any block
+/// shape, and has no named barriers).
+pub fn of_function(body: &Body, info: &BodyInfo, callees: &[FunctionInfo]) -> WarpFacts {
+    of_body(body, None, &[], info, callees)
+}
+
+fn of_body(
+    body: &Body,
+    block: Option<[u32; 3]>,
+    named: &[NamedBarrier],
+    info: &BodyInfo,
+    callees: &[FunctionInfo],
+) -> WarpFacts {
+    let warps = block
+        .and_then(|[x, y, z]| x.checked_mul(y)?.checked_mul(z))
+        .map(|b| b.div_ceil(32));
     let mut w = Walk {
-        k,
+        body,
+        block,
+        named,
         info,
+        callees,
         values: &info.values,
         at: At::TOP,
         conds: Vec::new(),
-        lanes: vec![Lanes::Unknown; k.body.locals.len()],
+        lanes: vec![Lanes::Unknown; body.locals.len()],
         reach: Vec::new(),
         warps,
         found: BTreeMap::new(),
-        out: NamedSites::default(),
+        seqs: Vec::new(),
+        partitions: HashSet::new(),
+        out: WarpFacts::default(),
     };
-    w.visit_block(&k.body.block);
+    w.seqs.push(Seq::default());
+    w.visit_block(&body.block);
+    if !w.partitions.is_empty() {
+        let mut a = Assign {
+            partitions: &w.partitions,
+            outermost: None,
+            out: &mut w.out.partition,
+        };
+        a.visit_block(&body.block);
+    }
     let mut out = w.out;
     // Which threads reach a statement is more than its conditions where
     // the kernel jumps.
@@ -123,8 +174,11 @@ pub fn of_kernel(k: &Kernel, info: &BodyInfo) -> NamedSites {
 }
 
 struct Walk<'a, 'ir> {
-    k: &'ir Kernel,
+    body: &'ir Body,
+    block: Option<[u32; 3]>,
+    named: &'ir [NamedBarrier],
     info: &'a BodyInfo,
+    callees: &'a [FunctionInfo],
     values: &'a Values,
     /// The run of the loops over constant lists being walked.
     at: At,
@@ -141,7 +195,93 @@ struct Walk<'a, 'ir> {
     /// Per (group, constant index): the warps that reach it (`None`:
     /// unknown) and its first operation.
     found: BTreeMap<(u32, u32), (Option<u32>, Span)>,
-    out: NamedSites,
+    /// The CTA-wide barriers of each block being walked, innermost last.
+    seqs: Vec<Seq>,
+    /// The partitions found.
+    partitions: HashSet<StmtId>,
+    out: WarpFacts,
+}
+
+/// A CTA-wide barrier, as a partition's branches must match it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Sync {
+    Threads,
+    Cluster,
+    Call(FuncId),
+}
+
+/// The most barriers a branch of a partition is compared by: past it,
+/// no partition (so comparing stays linear however deep `if`s nest).
+const MAX_SEQ: usize = 64;
+
+/// What every thread that runs a block does of CTA-wide barriers.
+#[derive(Clone, Debug)]
+struct Seq {
+    /// The barriers every thread running the block runs, in order, the
+    /// same on every path (`None`: not so).
+    barriers: Option<Vec<Sync>>,
+    /// Some path leaves the block early (`return`, `break`, `continue`).
+    jumps: bool,
+    /// Some path returns.
+    returns: bool,
+}
+
+impl Default for Seq {
+    fn default() -> Seq {
+        Seq {
+            barriers: Some(Vec::new()),
+            jumps: false,
+            returns: false,
+        }
+    }
+}
+
+impl Seq {
+    fn push(&mut self, s: Sync) {
+        match &mut self.barriers {
+            Some(v) if !self.jumps && v.len() < MAX_SEQ => v.push(s),
+            _ => self.barriers = None,
+        }
+    }
+
+    /// Runs no barrier (on any path).
+    fn is_empty(&self) -> bool {
+        self.barriers.as_ref().is_some_and(Vec::is_empty)
+    }
+
+    /// A block that may run any number of times, or not at all (a loop's
+    /// body, an `if` expression's branch): no barrier may be in it.
+    fn opaque(&mut self, inner: &Seq) {
+        if !inner.is_empty() {
+            self.barriers = None;
+        }
+        self.jumps |= inner.returns;
+        self.returns |= inner.returns;
+    }
+}
+
+/// Maps each CTA-wide barrier statement to the outermost partition
+/// around it.
+struct Assign<'a> {
+    partitions: &'a HashSet<StmtId>,
+    outermost: Option<StmtId>,
+    out: &'a mut HashMap<StmtId, StmtId>,
+}
+
+impl<'ir> Visit<'ir> for Assign<'_> {
+    fn visit_stmt(&mut self, s: &'ir Stmt) {
+        let outer = self.outermost;
+        if self.outermost.is_none() && self.partitions.contains(&s.id) {
+            self.outermost = Some(s.id);
+        }
+        if let (Some(p), StmtKind::SyncThreads | StmtKind::ClusterSync | StmtKind::Call { .. }) =
+            (self.outermost, &s.kind)
+        {
+            self.out.insert(s.id, p);
+        }
+        visit::walk_stmt(self, s);
+        self.outermost = outer;
+    }
 }
 
 impl Walk<'_, '_> {
@@ -163,7 +303,7 @@ impl Walk<'_, '_> {
         // Rows of whole warps: `thread_idx.x` over a multiple of 32 (the
         // `special` pass writes `warp_id` as `thread_idx.x >> 5`), and the
         // other dimensions, are the same in every lane of a warp.
-        let rows = self.k.block.is_some_and(|[x, _, _]| x != 0 && x % 32 == 0);
+        let rows = self.block.is_some_and(|[x, _, _]| x != 0 && x % 32 == 0);
         let tid_x = |a: &Expr| matches!(a.kind, ExprKind::Special(Special::ThreadIdx(Dim::X)));
         match &e.kind {
             ExprKind::Special(Special::WarpId) => true,
@@ -273,11 +413,7 @@ impl Walk<'_, '_> {
         if self.warps.is_none() {
             return;
         }
-        let count = self
-            .k
-            .named_barriers
-            .get(op.group.index())
-            .map_or(0, |g| g.count);
+        let count = self.named.get(op.group.index()).map_or(0, |g| g.count);
         let index = match &op.index {
             None => Some(0),
             Some(i) => self.constant(i).and_then(|c| u32::try_from(c).ok()),
@@ -310,23 +446,45 @@ impl Walk<'_, '_> {
 }
 
 impl<'ir> Walk<'_, 'ir> {
-    /// Visits `b` as run by `warps` of the enclosing block's.
-    fn reached_block(&mut self, b: &'ir Block, warps: Option<u32>) {
+    /// Visits `b` as run by `warps` of the enclosing block's; what its
+    /// threads do of CTA-wide barriers.
+    fn reached_block(&mut self, b: &'ir Block, warps: Option<u32>) -> Seq {
         let now = match (self.current(), warps) {
             (Some(c), Some(w)) => Some(c & w),
             _ => None,
         };
         self.reach.push(now);
-        self.visit_block(b);
+        self.seqs.push(Seq::default());
+        visit::walk_block(self, b);
         self.reach.pop();
+        self.seqs.pop().unwrap_or_default()
+    }
+
+    /// The barriers of the block being walked.
+    fn seq(&mut self) -> Option<&mut Seq> {
+        self.seqs.last_mut()
     }
 }
 
 impl<'ir> Visit<'ir> for Walk<'_, 'ir> {
+    /// A block walked on its own (an `if` expression's): it may not run.
+    fn visit_block(&mut self, b: &'ir Block) {
+        self.seqs.push(Seq::default());
+        visit::walk_block(self, b);
+        let inner = self.seqs.pop().unwrap_or_default();
+        if let Some(seq) = self.seq() {
+            seq.opaque(&inner);
+        }
+    }
+
     fn visit_stmt(&mut self, s: &'ir Stmt) {
         match &s.kind {
             StmtKind::Return(_) | StmtKind::Break | StmtKind::Continue => {
                 self.out.jumps = true;
+                if let Some(seq) = self.seq() {
+                    seq.jumps = true;
+                    seq.returns |= matches!(s.kind, StmtKind::Return(_));
+                }
                 visit::walk_stmt(self, s);
             }
             StmtKind::If {
@@ -337,12 +495,27 @@ impl<'ir> Visit<'ir> for Walk<'_, 'ir> {
                 self.visit_expr(cond);
                 let set = self.warp_set(cond);
                 self.conds.push(cond);
-                self.reached_block(then_block, set);
-                if let Some(b) = else_block {
-                    let all = self.all_warps();
-                    self.reached_block(b, set.map(|s| all & !s));
-                }
+                let then_seq = self.reached_block(then_block, set);
+                let else_seq = match else_block {
+                    Some(b) => {
+                        let all = self.all_warps();
+                        self.reached_block(b, set.map(|s| all & !s))
+                    }
+                    None => Seq::default(),
+                };
                 self.conds.pop();
+                let same = then_seq.barriers.is_some() && then_seq.barriers == else_seq.barriers;
+                if same && !then_seq.is_empty() && self.warp_uniform(cond) {
+                    self.partitions.insert(s.id);
+                }
+                if let Some(seq) = self.seq() {
+                    match (&then_seq.barriers, same) {
+                        (Some(v), true) => v.iter().for_each(|b| seq.push(*b)),
+                        _ => seq.barriers = None,
+                    }
+                    seq.jumps |= then_seq.jumps || else_seq.jumps;
+                    seq.returns |= then_seq.returns || else_seq.returns;
+                }
             }
             StmtKind::While { cond, body } => {
                 self.visit_expr(cond);
@@ -350,8 +523,11 @@ impl<'ir> Visit<'ir> for Walk<'_, 'ir> {
                 // least once or not at all: unknown unless it is uniform.
                 let set = (!self.info.varies(cond.id)).then(|| self.all_warps());
                 self.conds.push(cond);
-                self.reached_block(body, set);
+                let inner = self.reached_block(body, set);
                 self.conds.pop();
+                if let Some(seq) = self.seq() {
+                    seq.opaque(&inner);
+                }
             }
             StmtKind::For {
                 start,
@@ -366,9 +542,14 @@ impl<'ir> Visit<'ir> for Walk<'_, 'ir> {
                 let uniform = [start, end, step].iter().all(|e| !self.info.varies(e.id));
                 let set = uniform.then(|| self.all_warps());
                 self.conds.extend([&**start, &**end, &**step]);
-                self.reached_block(body, set);
+                let inner = self.reached_block(body, set);
                 self.conds.truncate(self.conds.len().saturating_sub(3));
+                if let Some(seq) = self.seq() {
+                    seq.opaque(&inner);
+                }
             }
+            // Each run in turn, as if unrolled; its jumps are those of the
+            // loops around it.
             StmtKind::ForList { items, body, .. } => {
                 for e in items {
                     self.visit_expr(e);
@@ -377,13 +558,32 @@ impl<'ir> Visit<'ir> for Walk<'_, 'ir> {
                 let runs: Vec<At> = self.values.runs(outer, s.id).collect();
                 for at in runs {
                     self.at = at;
-                    self.visit_block(body);
+                    let all = self.current();
+                    let inner = self.reached_block(body, all);
+                    if let Some(seq) = self.seq() {
+                        match &inner.barriers {
+                            Some(v) => v.iter().for_each(|b| seq.push(*b)),
+                            None => seq.barriers = None,
+                        }
+                        seq.jumps |= inner.jumps;
+                        seq.returns |= inner.returns;
+                    }
                 }
                 self.at = outer;
             }
+            // What failed may have been a loop or a condition.
+            StmtKind::Poisoned { blocks, .. } => {
+                for b in blocks {
+                    let all = self.current();
+                    let inner = self.reached_block(b, all);
+                    if let Some(seq) = self.seq() {
+                        seq.opaque(&inner);
+                        seq.jumps |= inner.jumps;
+                    }
+                }
+            }
             StmtKind::Let { local, value } => {
                 let immutable = self
-                    .k
                     .body
                     .locals
                     .get(local.index())
@@ -406,28 +606,56 @@ impl<'ir> Visit<'ir> for Walk<'_, 'ir> {
                 self.site(s, op);
                 visit::walk_stmt(self, s);
             }
-            // No condition and no block of their own.
+            StmtKind::SyncThreads | StmtKind::ClusterSync => {
+                let b = if matches!(s.kind, StmtKind::SyncThreads) {
+                    Sync::Threads
+                } else {
+                    Sync::Cluster
+                };
+                if let Some(seq) = self.seq() {
+                    seq.push(b);
+                }
+            }
+            StmtKind::Call { func, .. } => {
+                // Its arguments first, as they are evaluated.
+                visit::walk_stmt(self, s);
+                let syncs = self
+                    .callees
+                    .get(func.index())
+                    .is_none_or(|c| c.sync.is_some());
+                if let (true, Some(seq)) = (syncs, self.seq()) {
+                    seq.push(Sync::Call(*func));
+                }
+            }
+            // No condition, no block and no barrier of their own.
             StmtKind::Assign { .. }
             | StmtKind::Store { .. }
             | StmtKind::LoadVector { .. }
             | StmtKind::StoreVector { .. }
             | StmtKind::Expr(_)
-            | StmtKind::Call { .. }
-            | StmtKind::SyncThreads
             | StmtKind::SyncWarp(_)
-            | StmtKind::ClusterSync
             | StmtKind::FenceProxyAsync
             | StmtKind::Fence(_)
             | StmtKind::Barrier(_)
             | StmtKind::CopyAsync { .. }
             | StmtKind::CopyAsyncStore { .. }
             | StmtKind::CopyAsyncCommit
-            | StmtKind::CopyAsyncWait(_)
-            | StmtKind::Poisoned { .. } => visit::walk_stmt(self, s),
+            | StmtKind::CopyAsyncWait(_) => visit::walk_stmt(self, s),
         }
     }
 
     fn visit_expr(&mut self, e: &'ir Expr) {
+        // A call in an expression that runs a barrier: no sequence to match
+        // (conservatively: it may be in any operand).
+        if let ExprKind::Call { func, .. } = &e.kind {
+            let syncs = self
+                .callees
+                .get(func.index())
+                .is_none_or(|c| c.sync.is_some());
+            if let (true, Some(seq)) = (syncs, self.seq()) {
+                seq.barriers = None;
+            }
+        }
         // The right operand of `&&`/`||` runs only where the left allows.
         if let ExprKind::Binary(BinOp::And | BinOp::Or, a, b) = &e.kind {
             self.visit_expr(a);

@@ -39,7 +39,7 @@ pub fn check(k: &Kernel, info: &BodyInfo, out: &mut Vec<BarrierError>) {
             let StmtKind::NamedBarrier(op) = &s.kind else {
                 return;
             };
-            let cond = self.info.named.split(s.id);
+            let cond = self.info.warps.split(s.id);
             if let (Some(cond), Some(g)) = (cond, self.k.named_barriers.get(op.group.index())) {
                 self.out.push(BarrierError::NamedDivergent {
                     name: g.name.clone(),
@@ -54,7 +54,7 @@ pub fn check(k: &Kernel, info: &BodyInfo, out: &mut Vec<BarrierError>) {
     let Some(threads) = k.block_threads() else {
         return;
     };
-    for (&(group, index), reach) in &info.named.reach {
+    for (&(group, index), reach) in &info.warps.reach {
         let Some(g) = k.named_barriers.get(group as usize) else {
             continue;
         };

@@ -577,12 +577,12 @@ impl BodyChecker<'_> {
             self.unrolled_failed();
             return false;
         }
-        let body = self
-            .built()
-            .saturating_sub(built_before)
-            .saturating_add(inner.added);
+        // As written, and once its own lists are unrolled.
+        let raw = self.built().saturating_sub(built_before);
+        let body = raw.saturating_add(inner.added);
         let unrolled = body.saturating_mul(n as u64);
-        let added = unrolled.saturating_sub(body);
+        // What unrolling adds to the body as written.
+        let added = unrolled.saturating_sub(raw);
         let outer = self.unrolled.len() == 1;
         let total = match self.unrolled.last() {
             Some(t) if outer => t.added.saturating_add(added),

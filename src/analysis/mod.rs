@@ -77,23 +77,7 @@ pub struct KernelInfo {
 }
 
 /// A CTA-wide barrier: what every thread of the CTA (or cluster) must reach.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CtaSync {
-    /// `sync_threads()`
-    Threads,
-    /// `cluster_sync()`
-    Cluster,
-}
-
-impl CtaSync {
-    /// The built-in as written in kdsl.
-    pub fn name(self) -> &'static str {
-        match self {
-            CtaSync::Threads => "sync_threads",
-            CtaSync::Cluster => "cluster_sync",
-        }
-    }
-}
+pub use crate::ir::CtaBarrier as CtaSync;
 
 /// The facts about one body, by statement and expression id.
 #[derive(Clone, Debug, Default)]

@@ -11,6 +11,7 @@ use crate::ir::{
     BarrierId, BarrierOpKind, BarrierRef, Body, Dim, Expr, ExprId, ExprKind, FuncId, Parity, Place,
     PlaceKind, SharedId, Special, Stmt, StmtId, StmtKind,
 };
+use crate::ir::{StmtClass, SyncOp};
 use crate::span::Span;
 use std::collections::HashSet;
 
@@ -99,6 +100,15 @@ impl Walk {
 
     fn add_special(&mut self, s: Special) {
         self.add(Seen::Special(s), s, |u| &mut u.specials);
+    }
+
+    /// Statement `s` may run a CTA-wide barrier.
+    fn sync_site(&mut self, s: &Stmt, what: SyncCall) {
+        self.info.usage.sync_sites.push(SyncSite {
+            node: Node::Stmt(s.id),
+            span: s.span,
+            what,
+        });
     }
 
     fn add_call(&mut self, f: FuncId) {
@@ -217,75 +227,27 @@ fn is_dynamic(e: &Expr) -> bool {
 // its children's.
 impl<'ir> Visit<'ir> for Walk {
     fn visit_stmt(&mut self, s: &'ir Stmt) {
-        // Every kind of statement says whether it is a CTA-wide barrier
-        // and what the prologue needs for it: a new one must be placed here.
-        let sync = match &s.kind {
-            StmtKind::SyncThreads => Some(SyncCall::Barrier(CtaSync::Threads)),
-            StmtKind::ClusterSync => Some(SyncCall::Barrier(CtaSync::Cluster)),
-            StmtKind::Call { func, .. } => Some(SyncCall::Call(*func)),
-            StmtKind::Let { .. }
-            | StmtKind::Assign { .. }
-            | StmtKind::Store { .. }
-            | StmtKind::LoadVector { .. }
-            | StmtKind::StoreVector { .. }
-            | StmtKind::If { .. }
-            | StmtKind::While { .. }
-            | StmtKind::For { .. }
-            | StmtKind::ForList { .. }
-            | StmtKind::Break
-            | StmtKind::Continue
-            | StmtKind::Return(_)
-            | StmtKind::Expr(_)
-            | StmtKind::SyncWarp(_)
-            | StmtKind::FenceProxyAsync
-            | StmtKind::Fence(_)
-            | StmtKind::Barrier(_)
-            | StmtKind::NamedBarrier(_)
-            | StmtKind::CopyAsync { .. }
-            | StmtKind::CopyAsyncStore { .. }
-            | StmtKind::CopyAsyncCommit
-            | StmtKind::CopyAsyncWait(_)
-            | StmtKind::Poisoned { .. } => None,
-        };
-        if let Some(what) = sync {
-            self.info.usage.sync_sites.push(SyncSite {
-                node: Node::Stmt(s.id),
-                span: s.span,
-                what,
-            });
-        }
-        match &s.kind {
-            StmtKind::Call { func, .. } => self.add_call(*func),
-            StmtKind::Barrier(op) => {
-                self.info.usage.remote |= matches!(op.kind, BarrierOpKind::ArriveRemote { .. })
+        // By the statement's class (`ir::StmtClass`): a new kind of
+        // statement that synchronises is classified there, and met here.
+        match s.kind.class() {
+            StmtClass::CtaBarrier(b) => self.sync_site(s, SyncCall::Barrier(b)),
+            StmtClass::Call(f) => {
+                self.sync_site(s, SyncCall::Call(f));
+                self.add_call(f);
             }
-            StmtKind::CopyAsync { .. } | StmtKind::CopyAsyncStore { .. } => {
-                self.info.usage.bulk = true
+            StmtClass::Sync(SyncOp::BulkCopy) => self.info.usage.bulk = true,
+            // A remote place is found below, where the places are walked.
+            StmtClass::Sync(SyncOp::Mbarrier) => {
+                self.info.usage.remote |= matches!(
+                    &s.kind,
+                    StmtKind::Barrier(op) if matches!(op.kind, BarrierOpKind::ArriveRemote { .. })
+                )
             }
-            // What they hold is walked below (a remote place is found
-            // there).
-            StmtKind::Let { .. }
-            | StmtKind::Assign { .. }
-            | StmtKind::Store { .. }
-            | StmtKind::LoadVector { .. }
-            | StmtKind::StoreVector { .. }
-            | StmtKind::If { .. }
-            | StmtKind::While { .. }
-            | StmtKind::For { .. }
-            | StmtKind::ForList { .. }
-            | StmtKind::Break
-            | StmtKind::Continue
-            | StmtKind::Return(_)
-            | StmtKind::Expr(_)
-            | StmtKind::SyncThreads
-            | StmtKind::SyncWarp(_)
-            | StmtKind::ClusterSync
-            | StmtKind::FenceProxyAsync
-            | StmtKind::Fence(_)
-            | StmtKind::NamedBarrier(_)
-            | StmtKind::CopyAsyncCommit
-            | StmtKind::CopyAsyncWait(_)
-            | StmtKind::Poisoned { .. } => {}
+            StmtClass::Sync(SyncOp::Warp | SyncOp::Fence | SyncOp::Named | SyncOp::BulkGroup)
+            | StmtClass::Compute
+            | StmtClass::Control
+            | StmtClass::Jump
+            | StmtClass::Failed => {}
         }
         visit::walk_stmt(self, s);
     }
@@ -343,20 +305,7 @@ impl<'ir> Visit<'ir> for Walk {
                     what: SyncCall::Call(*func),
                 });
             }
-            ExprKind::Const(_)
-            | ExprKind::Local(_)
-            | ExprKind::Param(_)
-            | ExprKind::Unary(..)
-            | ExprKind::Binary(..)
-            | ExprKind::Cast(_)
-            | ExprKind::Select(..)
-            | ExprKind::If { .. }
-            | ExprKind::Load(_)
-            | ExprKind::AddrOf(_)
-            | ExprKind::Math(..)
-            | ExprKind::Atomic { .. }
-            | ExprKind::Warp(..)
-            | ExprKind::BarrierTest { .. } => {}
+            _ => {}
         }
         visit::walk_expr(self, e);
         let flags = self.flags(e);

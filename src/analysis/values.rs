@@ -497,29 +497,7 @@ impl<'ir> Visit<'ir> for Build<'_, '_> {
             }
             // The locals a vector load declares, and those assigned, have
             // no single known value.
-            StmtKind::Assign { .. }
-            | StmtKind::Store { .. }
-            | StmtKind::LoadVector { .. }
-            | StmtKind::StoreVector { .. }
-            | StmtKind::If { .. }
-            | StmtKind::While { .. }
-            | StmtKind::Break
-            | StmtKind::Continue
-            | StmtKind::Return(_)
-            | StmtKind::Expr(_)
-            | StmtKind::Call { .. }
-            | StmtKind::SyncThreads
-            | StmtKind::SyncWarp(_)
-            | StmtKind::ClusterSync
-            | StmtKind::FenceProxyAsync
-            | StmtKind::Fence(_)
-            | StmtKind::Barrier(_)
-            | StmtKind::NamedBarrier(_)
-            | StmtKind::CopyAsync { .. }
-            | StmtKind::CopyAsyncStore { .. }
-            | StmtKind::CopyAsyncCommit
-            | StmtKind::CopyAsyncWait(_)
-            | StmtKind::Poisoned { .. } => visit::walk_stmt(self, s),
+            _ => visit::walk_stmt(self, s),
         }
     }
 }

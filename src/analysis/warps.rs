@@ -44,8 +44,8 @@ use super::values::{At, Values};
 use super::{BodyInfo, FunctionInfo};
 use crate::ir::visit::{self, Visit};
 use crate::ir::{
-    BinOp, Block, Body, Dim, Expr, ExprKind, FuncId, Kernel, LocalId, NamedBarrier, Special, Stmt,
-    StmtId, StmtKind, UnaryOp,
+    BinOp, Block, Body, CtaBarrier, Dim, Expr, ExprKind, FuncId, Kernel, LocalId, NamedBarrier,
+    Special, Stmt, StmtClass, StmtId, StmtKind, UnaryOp,
 };
 use crate::span::Span;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -205,8 +205,7 @@ struct Walk<'a, 'ir> {
 /// A CTA-wide barrier, as a partition's branches must match it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Sync {
-    Threads,
-    Cluster,
+    Barrier(CtaBarrier),
     Call(FuncId),
 }
 
@@ -606,16 +605,6 @@ impl<'ir> Visit<'ir> for Walk<'_, 'ir> {
                 self.site(s, op);
                 visit::walk_stmt(self, s);
             }
-            StmtKind::SyncThreads | StmtKind::ClusterSync => {
-                let b = if matches!(s.kind, StmtKind::SyncThreads) {
-                    Sync::Threads
-                } else {
-                    Sync::Cluster
-                };
-                if let Some(seq) = self.seq() {
-                    seq.push(b);
-                }
-            }
             StmtKind::Call { func, .. } => {
                 // Its arguments first, as they are evaluated.
                 visit::walk_stmt(self, s);
@@ -627,20 +616,14 @@ impl<'ir> Visit<'ir> for Walk<'_, 'ir> {
                     seq.push(Sync::Call(*func));
                 }
             }
-            // No condition, no block and no barrier of their own.
-            StmtKind::Assign { .. }
-            | StmtKind::Store { .. }
-            | StmtKind::LoadVector { .. }
-            | StmtKind::StoreVector { .. }
-            | StmtKind::Expr(_)
-            | StmtKind::SyncWarp(_)
-            | StmtKind::FenceProxyAsync
-            | StmtKind::Fence(_)
-            | StmtKind::Barrier(_)
-            | StmtKind::CopyAsync { .. }
-            | StmtKind::CopyAsyncStore { .. }
-            | StmtKind::CopyAsyncCommit
-            | StmtKind::CopyAsyncWait(_) => visit::walk_stmt(self, s),
+            // By its class (`ir::StmtClass`): a new kind of CTA-wide
+            // barrier is classified there.
+            _ => {
+                if let (StmtClass::CtaBarrier(b), Some(seq)) = (s.kind.class(), self.seq()) {
+                    seq.push(Sync::Barrier(b));
+                }
+                visit::walk_stmt(self, s);
+            }
         }
     }
 

@@ -103,31 +103,7 @@ impl<'a> Visitor<'a> for Needs {
                     self.mark(*g, Scope::Cluster, Need::Unknown);
                 }
             }
-            // No barrier of their own (a test is an expression: below).
-            StmtKind::Let { .. }
-            | StmtKind::Assign { .. }
-            | StmtKind::Store { .. }
-            | StmtKind::LoadVector { .. }
-            | StmtKind::StoreVector { .. }
-            | StmtKind::If { .. }
-            | StmtKind::While { .. }
-            | StmtKind::For { .. }
-            | StmtKind::ForList { .. }
-            | StmtKind::Break
-            | StmtKind::Continue
-            | StmtKind::Return(_)
-            | StmtKind::Expr(_)
-            | StmtKind::Call { .. }
-            | StmtKind::SyncThreads
-            | StmtKind::SyncWarp(_)
-            | StmtKind::ClusterSync
-            | StmtKind::FenceProxyAsync
-            | StmtKind::Fence(_)
-            | StmtKind::NamedBarrier(_)
-            | StmtKind::CopyAsync { .. }
-            | StmtKind::CopyAsyncStore { .. }
-            | StmtKind::CopyAsyncCommit
-            | StmtKind::CopyAsyncWait(_) => {}
+            _ => {}
         }
     }
 
@@ -293,29 +269,7 @@ impl<'a> Visitor<'a> for Ops<'_, '_> {
             StmtKind::CopyAsync { bytes, .. } | StmtKind::CopyAsyncStore { bytes, .. } => {
                 self.tx_size(bytes, at)
             }
-            StmtKind::Let { .. }
-            | StmtKind::Assign { .. }
-            | StmtKind::Store { .. }
-            | StmtKind::LoadVector { .. }
-            | StmtKind::StoreVector { .. }
-            | StmtKind::If { .. }
-            | StmtKind::While { .. }
-            | StmtKind::For { .. }
-            | StmtKind::ForList { .. }
-            | StmtKind::Break
-            | StmtKind::Continue
-            | StmtKind::Return(_)
-            | StmtKind::Expr(_)
-            | StmtKind::Call { .. }
-            | StmtKind::SyncThreads
-            | StmtKind::SyncWarp(_)
-            | StmtKind::ClusterSync
-            | StmtKind::FenceProxyAsync
-            | StmtKind::Fence(_)
-            | StmtKind::NamedBarrier(_)
-            | StmtKind::CopyAsyncCommit
-            | StmtKind::CopyAsyncWait(_)
-            | StmtKind::Poisoned { .. } => {}
+            _ => {}
         }
     }
 

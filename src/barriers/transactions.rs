@@ -26,7 +26,8 @@ use super::ops;
 use super::walk::{self, Cx, Once, Visitor};
 use crate::analysis::values::{At, Values};
 use crate::ir::{
-    BarrierId, BarrierOpKind, BarrierRef, Block, Expr, ExprKind, Kernel, LocalId, Stmt, StmtKind,
+    BarrierId, BarrierOpKind, BarrierRef, Block, Expr, ExprKind, Kernel, LocalId, Stmt, StmtClass,
+    StmtKind,
 };
 use crate::source::SourceMap;
 use crate::span::Span;
@@ -417,30 +418,7 @@ fn tx_op(s: &Stmt) -> Option<TxOp<'_>> {
             bytes,
         }),
         // A copy to global memory completes no transactions on a barrier.
-        StmtKind::Let { .. }
-        | StmtKind::Assign { .. }
-        | StmtKind::Store { .. }
-        | StmtKind::LoadVector { .. }
-        | StmtKind::StoreVector { .. }
-        | StmtKind::If { .. }
-        | StmtKind::While { .. }
-        | StmtKind::For { .. }
-        | StmtKind::ForList { .. }
-        | StmtKind::Break
-        | StmtKind::Continue
-        | StmtKind::Return(_)
-        | StmtKind::Expr(_)
-        | StmtKind::Call { .. }
-        | StmtKind::SyncThreads
-        | StmtKind::SyncWarp(_)
-        | StmtKind::ClusterSync
-        | StmtKind::FenceProxyAsync
-        | StmtKind::Fence(_)
-        | StmtKind::NamedBarrier(_)
-        | StmtKind::CopyAsyncStore { .. }
-        | StmtKind::CopyAsyncCommit
-        | StmtKind::CopyAsyncWait(_)
-        | StmtKind::Poisoned { .. } => None,
+        _ => None,
     }
 }
 
@@ -454,34 +432,10 @@ fn sum(items: &[(Span, Option<u64>)]) -> Option<u64> {
 /// Control flow ends a stretch (so does a statement holding an `if`
 /// expression, whose blocks may hold statements: see `Tx::stmt_end`).
 fn is_control(s: &Stmt) -> bool {
-    match s.kind {
-        StmtKind::If { .. }
-        | StmtKind::While { .. }
-        | StmtKind::For { .. }
-        | StmtKind::ForList { .. }
-        | StmtKind::Poisoned { .. }
-        | StmtKind::Break
-        | StmtKind::Continue
-        | StmtKind::Return(_) => true,
-        StmtKind::Let { .. }
-        | StmtKind::Assign { .. }
-        | StmtKind::Store { .. }
-        | StmtKind::LoadVector { .. }
-        | StmtKind::StoreVector { .. }
-        | StmtKind::Expr(_)
-        | StmtKind::Call { .. }
-        | StmtKind::SyncThreads
-        | StmtKind::SyncWarp(_)
-        | StmtKind::ClusterSync
-        | StmtKind::FenceProxyAsync
-        | StmtKind::Fence(_)
-        | StmtKind::Barrier(_)
-        | StmtKind::NamedBarrier(_)
-        | StmtKind::CopyAsync { .. }
-        | StmtKind::CopyAsyncStore { .. }
-        | StmtKind::CopyAsyncCommit
-        | StmtKind::CopyAsyncWait(_) => false,
-    }
+    matches!(
+        s.kind.class(),
+        StmtClass::Control | StmtClass::Jump | StmtClass::Failed
+    )
 }
 
 /// A barrier index as a constant (in run `at`): no index is barrier 0 of

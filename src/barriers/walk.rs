@@ -204,27 +204,7 @@ impl<'a, V: Visitor<'a>> Visit<'a> for Cursor<'a, '_, '_, V> {
             // the loop, at least once, its runs one after the other.
             StmtKind::ForList { .. } => visit::walk_stmt(self, s),
             // No block of their own: the context of their children is theirs.
-            StmtKind::Let { .. }
-            | StmtKind::Assign { .. }
-            | StmtKind::Store { .. }
-            | StmtKind::LoadVector { .. }
-            | StmtKind::StoreVector { .. }
-            | StmtKind::Break
-            | StmtKind::Continue
-            | StmtKind::Return(_)
-            | StmtKind::Expr(_)
-            | StmtKind::Call { .. }
-            | StmtKind::SyncThreads
-            | StmtKind::SyncWarp(_)
-            | StmtKind::ClusterSync
-            | StmtKind::FenceProxyAsync
-            | StmtKind::Fence(_)
-            | StmtKind::Barrier(_)
-            | StmtKind::NamedBarrier(_)
-            | StmtKind::CopyAsync { .. }
-            | StmtKind::CopyAsyncStore { .. }
-            | StmtKind::CopyAsyncCommit
-            | StmtKind::CopyAsyncWait(_) => visit::walk_stmt(self, s),
+            _ => visit::walk_stmt(self, s),
         }
         self.v.stmt_end(s, cx);
     }

@@ -4,7 +4,7 @@
 
 use crate::ir::visit::{self, Visit};
 use crate::ir::visit_mut::{self, VisitMut};
-use crate::ir::{Block, Body, Expr, ExprKind, LocalId, MemOrder, Stmt, StmtKind};
+use crate::ir::{Block, Body, Expr, ExprKind, LocalId, MemOrder, Stmt, StmtClass, StmtKind};
 use std::collections::HashMap;
 
 /// Whether some statement of `b` (at any depth) gives `local` a value: an
@@ -45,33 +45,13 @@ impl<'ir> Visit<'ir> for FindAssign {
 /// The locals statement `s` itself (not a statement nested in it) gives a
 /// value: declares (`let`, a loop's variable, a vector load's names) or
 /// assigns. Every question here about what a block assigns reads this one
-/// exhaustive list, so a new kind of statement must say what it defines.
+/// list.
 fn gives_value(s: &StmtKind) -> &[LocalId] {
     match s {
         StmtKind::Let { local, .. } | StmtKind::Assign { local, .. } => std::slice::from_ref(local),
         StmtKind::For { var, .. } | StmtKind::ForList { var, .. } => std::slice::from_ref(var),
         StmtKind::LoadVector { locals, .. } => locals,
-        StmtKind::Store { .. }
-        | StmtKind::StoreVector { .. }
-        | StmtKind::If { .. }
-        | StmtKind::While { .. }
-        | StmtKind::Break
-        | StmtKind::Continue
-        | StmtKind::Return(_)
-        | StmtKind::Expr(_)
-        | StmtKind::Call { .. }
-        | StmtKind::SyncThreads
-        | StmtKind::SyncWarp(_)
-        | StmtKind::ClusterSync
-        | StmtKind::FenceProxyAsync
-        | StmtKind::Fence(_)
-        | StmtKind::Barrier(_)
-        | StmtKind::NamedBarrier(_)
-        | StmtKind::CopyAsync { .. }
-        | StmtKind::CopyAsyncStore { .. }
-        | StmtKind::CopyAsyncCommit
-        | StmtKind::CopyAsyncWait(_)
-        | StmtKind::Poisoned { .. } => &[],
+        _ => &[],
     }
 }
 
@@ -89,27 +69,7 @@ fn gives_value_mut(s: &mut StmtKind) -> &mut [LocalId] {
         StmtKind::Let { local, .. } | StmtKind::Assign { local, .. } => std::slice::from_mut(local),
         StmtKind::For { var, .. } | StmtKind::ForList { var, .. } => std::slice::from_mut(var),
         StmtKind::LoadVector { locals, .. } => locals,
-        StmtKind::Store { .. }
-        | StmtKind::StoreVector { .. }
-        | StmtKind::If { .. }
-        | StmtKind::While { .. }
-        | StmtKind::Break
-        | StmtKind::Continue
-        | StmtKind::Return(_)
-        | StmtKind::Expr(_)
-        | StmtKind::Call { .. }
-        | StmtKind::SyncThreads
-        | StmtKind::SyncWarp(_)
-        | StmtKind::ClusterSync
-        | StmtKind::FenceProxyAsync
-        | StmtKind::Fence(_)
-        | StmtKind::Barrier(_)
-        | StmtKind::NamedBarrier(_)
-        | StmtKind::CopyAsync { .. }
-        | StmtKind::CopyAsyncStore { .. }
-        | StmtKind::CopyAsyncCommit
-        | StmtKind::CopyAsyncWait(_)
-        | StmtKind::Poisoned { .. } => &mut [],
+        _ => &mut [],
     }
 }
 
@@ -130,32 +90,9 @@ pub fn jumps_out(b: &Block) -> bool {
                     self.depth -= 1;
                     return;
                 }
-                // Not a loop `break` can leave (E0160): its body's jumps
-                // are those of the loop around it.
-                StmtKind::ForList { .. }
-                | StmtKind::Break
-                | StmtKind::Continue
-                | StmtKind::Let { .. }
-                | StmtKind::Assign { .. }
-                | StmtKind::Store { .. }
-                | StmtKind::LoadVector { .. }
-                | StmtKind::StoreVector { .. }
-                | StmtKind::If { .. }
-                | StmtKind::Return(_)
-                | StmtKind::Expr(_)
-                | StmtKind::Call { .. }
-                | StmtKind::SyncThreads
-                | StmtKind::SyncWarp(_)
-                | StmtKind::ClusterSync
-                | StmtKind::FenceProxyAsync
-                | StmtKind::Fence(_)
-                | StmtKind::Barrier(_)
-                | StmtKind::NamedBarrier(_)
-                | StmtKind::CopyAsync { .. }
-                | StmtKind::CopyAsyncStore { .. }
-                | StmtKind::CopyAsyncCommit
-                | StmtKind::CopyAsyncWait(_)
-                | StmtKind::Poisoned { .. } => {}
+                // A loop over a list is not one `break` can leave (E0160):
+                // its body's jumps are those of the loop around it.
+                _ => {}
             }
             visit::walk_stmt(self, s);
         }
@@ -178,55 +115,21 @@ pub fn synchronises(b: &Block) -> bool {
     }
     impl<'ir> Visit<'ir> for Find {
         fn visit_stmt(&mut self, s: &'ir Stmt) {
-            match &s.kind {
-                StmtKind::SyncThreads
-                | StmtKind::SyncWarp(_)
-                | StmtKind::ClusterSync
-                | StmtKind::FenceProxyAsync
-                | StmtKind::Fence(_)
-                | StmtKind::Barrier(_)
-                | StmtKind::NamedBarrier(_)
-                | StmtKind::CopyAsync { .. }
-                | StmtKind::CopyAsyncStore { .. }
-                | StmtKind::CopyAsyncCommit
-                | StmtKind::CopyAsyncWait(_)
-                | StmtKind::Poisoned { .. } => self.found = true,
-                // Whatever they hold is walked below.
-                StmtKind::Let { .. }
-                | StmtKind::Assign { .. }
-                | StmtKind::Store { .. }
-                | StmtKind::LoadVector { .. }
-                | StmtKind::StoreVector { .. }
-                | StmtKind::If { .. }
-                | StmtKind::While { .. }
-                | StmtKind::For { .. }
-                | StmtKind::ForList { .. }
-                | StmtKind::Break
-                | StmtKind::Continue
-                | StmtKind::Return(_)
-                | StmtKind::Expr(_)
-                | StmtKind::Call { .. } => {}
+            // By its class (`ir::StmtClass`): a new kind of statement that
+            // synchronises is classified there.
+            match s.kind.class() {
+                StmtClass::CtaBarrier(_) | StmtClass::Sync(_) | StmtClass::Failed => {
+                    self.found = true
+                }
+                StmtClass::Compute | StmtClass::Control | StmtClass::Jump | StmtClass::Call(_) => {}
             }
             visit::walk_stmt(self, s);
         }
         fn visit_expr(&mut self, e: &'ir Expr) {
             match &e.kind {
                 ExprKind::BarrierTest { .. } => self.found = true,
-                ExprKind::Atomic { sem, .. } => self.found |= sem.order != MemOrder::Relaxed,
-                ExprKind::Const(_)
-                | ExprKind::Local(_)
-                | ExprKind::Param(_)
-                | ExprKind::Special(_)
-                | ExprKind::Unary(..)
-                | ExprKind::Binary(..)
-                | ExprKind::Cast(_)
-                | ExprKind::Select(..)
-                | ExprKind::If { .. }
-                | ExprKind::Load(_)
-                | ExprKind::AddrOf(_)
-                | ExprKind::Call { .. }
-                | ExprKind::Math(..)
-                | ExprKind::Warp(..) => {}
+                ExprKind::Atomic { sem, .. } if sem.order != MemOrder::Relaxed => self.found = true,
+                _ => {}
             }
             visit::walk_expr(self, e);
         }

@@ -6,7 +6,7 @@ use super::error::Result;
 use super::suffix;
 use super::writer::{emit, Class, Exit, LoopLabels, Operand, Writer};
 use crate::ir::consteval;
-use crate::ir::{Block, Expr, ExprKind, LocalId, Stmt, StmtKind, Value};
+use crate::ir::{Block, Expr, ExprKind, LocalId, Stmt, StmtClass, StmtKind, Value};
 use crate::types::Scalar;
 
 impl Writer<'_> {
@@ -313,33 +313,7 @@ fn may_overflow(end: &Expr, step: &Expr, ty: Scalar) -> bool {
 
 /// A block whose last statement leaves it (no fall-through jump needed).
 fn ends_in_jump(b: &Block) -> bool {
-    let Some(last) = b.stmts.last() else {
-        return false;
-    };
-    match last.kind {
-        StmtKind::Break | StmtKind::Continue | StmtKind::Return(_) => true,
-        StmtKind::Let { .. }
-        | StmtKind::Assign { .. }
-        | StmtKind::Store { .. }
-        | StmtKind::LoadVector { .. }
-        | StmtKind::StoreVector { .. }
-        | StmtKind::If { .. }
-        | StmtKind::While { .. }
-        | StmtKind::For { .. }
-        | StmtKind::ForList { .. }
-        | StmtKind::Expr(_)
-        | StmtKind::Call { .. }
-        | StmtKind::SyncThreads
-        | StmtKind::SyncWarp(_)
-        | StmtKind::ClusterSync
-        | StmtKind::FenceProxyAsync
-        | StmtKind::Fence(_)
-        | StmtKind::Barrier(_)
-        | StmtKind::NamedBarrier(_)
-        | StmtKind::CopyAsync { .. }
-        | StmtKind::CopyAsyncStore { .. }
-        | StmtKind::CopyAsyncCommit
-        | StmtKind::CopyAsyncWait(_)
-        | StmtKind::Poisoned { .. } => false,
-    }
+    b.stmts
+        .last()
+        .is_some_and(|s| s.kind.class() == StmtClass::Jump)
 }

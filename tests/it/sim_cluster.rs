@@ -5,13 +5,23 @@
 //! reference under random schedules.
 
 use crate::sim_support::*;
+use kdsl::launch::ArgValue;
 use kdsl::sim::Schedule;
 
-fn compiled(name: &str, src: &str) -> Loaded {
-    let l = kdsl_str_with(name, src, &kdsl::Options::default());
+/// Compiles `src` (no diagnostic at all), runs kernel `name` on a grid
+/// of one cluster of two CTAs of `threads` under several schedules, and
+/// checks the last array against `want`.
+fn runs_as(name: &str, src: &str, threads: u32, args: Vec<ArgValue>, want: &[u32]) {
     let c = kdsl::compile_str(name, src, &kdsl::Options::default());
     assert!(c.diagnostics.is_empty(), "{:?}", c.diagnostics);
-    l
+    let l = kdsl_str_with(name, src, &kdsl::Options::default());
+    for schedule in [Schedule::InOrder, Schedule::Random(3), Schedule::Random(8)] {
+        let launch = launch(name, [2, 1, 1], [threads, 1, 1], [2, 1, 1], args.clone());
+        let o = run_with(&l, &launch, schedule, 10_000_000);
+        assert!(o.reports.is_empty(), "{}", rendered(&l, &o));
+        let got = o.arrays.last().map(as_u32);
+        assert_eq!(got.as_deref(), Some(want), "{schedule:?}");
+    }
 }
 
 const PEER: &str = "kernel peer(out: global mut [u32]) block(32) cluster(2) {
@@ -23,21 +33,9 @@ const PEER: &str = "kernel peer(out: global mut [u32]) block(32) cluster(2) {
 
 #[test]
 fn remote_stores_without_barrier_groups() {
-    let l = compiled("peer.kdsl", PEER);
     // CTA r's array holds what its peer 1 - r stored.
     let want: Vec<u32> = (0..64u32).map(|i| (i % 32) + 100 * (1 - i / 32)).collect();
-    for schedule in [Schedule::InOrder, Schedule::Random(3), Schedule::Random(8)] {
-        let launch = launch(
-            "peer",
-            [2, 1, 1],
-            [32, 1, 1],
-            [2, 1, 1],
-            vec![u32s("out", &[0; 64])],
-        );
-        let o = run_with(&l, &launch, schedule, 1_000_000);
-        assert!(o.reports.is_empty(), "{}", rendered(&l, &o));
-        assert_eq!(as_u32(&o.arrays[0]), want, "{schedule:?}");
-    }
+    runs_as("peer", PEER, 32, vec![u32s("out", &[0; 64])], &want);
 }
 
 const ROLES: &str = "kernel roles(x: global [u32], out: global mut [u32]) block(128) cluster(2) {
@@ -59,7 +57,6 @@ const ROLES: &str = "kernel roles(x: global [u32], out: global mut [u32]) block(
 
 #[test]
 fn every_role_runs_the_same_cluster_barriers() {
-    let l = compiled("roles.kdsl", ROLES);
     let x: Vec<u32> = (0..64).map(|i| i * 3 + 1).collect();
     let mut want = vec![0u32; 256];
     for r in 0..2usize {
@@ -71,16 +68,11 @@ fn every_role_runs_the_same_cluster_barriers() {
             want[r * 128 + t] = 7;
         }
     }
-    for schedule in [Schedule::InOrder, Schedule::Random(5), Schedule::Random(11)] {
-        let launch = launch(
-            "roles",
-            [2, 1, 1],
-            [128, 1, 1],
-            [2, 1, 1],
-            vec![u32s("x", &x), u32s("out", &[0; 256])],
-        );
-        let o = run_with(&l, &launch, schedule, 10_000_000);
-        assert!(o.reports.is_empty(), "{}", rendered(&l, &o));
-        assert_eq!(as_u32(&o.arrays[1]), want, "{schedule:?}");
-    }
+    runs_as(
+        "roles",
+        ROLES,
+        128,
+        vec![u32s("x", &x), u32s("out", &[0; 256])],
+        &want,
+    );
 }

@@ -80,13 +80,17 @@ impl At {
 }
 
 /// A loop over a constant list, or the body's top level (frame 0).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 struct Frame {
     /// Its elements.
     n: u32,
     /// How many times its body runs: the runs of the loop around it times
     /// `n` (1 for the top level).
     runs: u32,
+    /// The elements' values (the loop variable's facts, found from them
+    /// when asked: a long list costs no table of facts) and type.
+    elements: Vec<Value>,
+    ty: Scalar,
 }
 
 /// The facts of one local: in which frame it is declared, and per run of
@@ -95,6 +99,8 @@ struct Frame {
 struct Slot {
     frame: u32,
     known: Vec<Known>,
+    /// The variable of the loop over a list of frame `frame`.
+    element: bool,
 }
 
 /// What is known of the immutable locals of one body.
@@ -123,7 +129,12 @@ impl Values {
     fn of(body: &Body, block: Option<[u32; 3]>) -> Values {
         let mut v = Values {
             block,
-            frames: vec![Frame { n: 1, runs: 1 }],
+            frames: vec![Frame {
+                n: 1,
+                runs: 1,
+                elements: Vec::new(),
+                ty: Scalar::U32,
+            }],
             lists: HashMap::new(),
             locals: vec![Slot::default(); body.locals.len()],
         };
@@ -158,6 +169,9 @@ impl Values {
         let Some(slot) = self.locals.get(l.index()) else {
             return Known::default();
         };
+        if slot.element {
+            return self.element_known(slot.frame, at).unwrap_or_default();
+        }
         if slot.known.is_empty() {
             return Known::default();
         }
@@ -165,6 +179,28 @@ impl Values {
             .and_then(|r| slot.known.get(r as usize))
             .copied()
             .unwrap_or_default()
+    }
+
+    /// What is known of the element of frame `f`'s loop in the run `at` is
+    /// in: a constant.
+    fn element_known(&self, f: u32, at: At) -> Option<Known> {
+        let frame = self.frames.get(f as usize)?;
+        let i = self.run_of(f, at)?.checked_rem(frame.n)?;
+        let value = *frame.elements.get(i as usize)?;
+        let (range, low_bits) = match value {
+            Value::Int(v) => {
+                let unsigned = matches!(frame.ty, Scalar::U32 | Scalar::U64);
+                let range = u128::try_from(v).ok().filter(|_| unsigned).map(|v| (v, v));
+                (range, fit((ALL_BITS, v), frame.ty))
+            }
+            _ => (None, (0, 0)),
+        };
+        Some(Known {
+            value: Some(value),
+            range,
+            low_bits,
+            element: true,
+        })
     }
 
     /// The run of frame `f` (around `at`) that `at` is in.
@@ -471,25 +507,42 @@ impl<'ir> Visit<'ir> for Build<'_, '_> {
                     self.visit_expr(e);
                 }
                 let outer = self.at;
-                let parent_runs = self
-                    .values
-                    .frames
-                    .get(outer.frame as usize)
-                    .map_or(1, |f| f.runs);
-                let n = u32::try_from(items.len()).unwrap_or(u32::MAX);
-                let frame = u32::try_from(self.values.frames.len()).unwrap_or(u32::MAX);
-                self.values.frames.push(Frame {
-                    n,
-                    runs: parent_runs.saturating_mul(n),
-                });
-                self.values.lists.insert(s.id, frame);
+                // One frame, however many runs of the loops around it walk
+                // the loop again.
+                if !self.values.lists.contains_key(&s.id) {
+                    let parent_runs = self
+                        .values
+                        .frames
+                        .get(outer.frame as usize)
+                        .map_or(1, |f| f.runs);
+                    let n = u32::try_from(items.len()).unwrap_or(u32::MAX);
+                    let frame = u32::try_from(self.values.frames.len()).unwrap_or(u32::MAX);
+                    let elements = items
+                        .iter()
+                        .map(|e| consteval::eval(e).unwrap_or(Value::Int(0)))
+                        .collect();
+                    let ty = self
+                        .body
+                        .locals
+                        .get(var.index())
+                        .map_or(Scalar::U32, |l| l.ty);
+                    self.values.frames.push(Frame {
+                        n,
+                        runs: parent_runs.saturating_mul(n),
+                        elements,
+                        ty,
+                    });
+                    self.values.lists.insert(s.id, frame);
+                    if let Some(slot) = self.values.locals.get_mut(var.index()) {
+                        *slot = Slot {
+                            frame,
+                            known: Vec::new(),
+                            element: true,
+                        };
+                    }
+                }
                 let runs: Vec<At> = self.values.runs(outer, s.id).collect();
-                for (item, at) in items.iter().zip(runs) {
-                    let k = Known {
-                        element: true,
-                        ..self.values.known(item, at)
-                    };
-                    self.values.set(*var, at, k);
+                for at in runs {
                     self.at = at;
                     self.visit_block(body);
                 }

@@ -126,13 +126,14 @@ fn compile_file_inner(root: SourceFile, bad_utf8: Option<BadUtf8>, opts: &Option
     // pass, on what checked, errors elsewhere or not (see
     // `barriers::check`), so that every independent error is reported.
     let info = analysis::analyze(&checked.module);
+    later.extend(check::after_analysis(&checked.module, &info));
     later.extend(barriers::check(&checked.module, &info, &c.sources));
     let has_errors = diags.iter().chain(&later).any(Diagnostic::is_error);
     // Loop hints the optimiser cannot honour (on a complete module only:
     // its facts need every declaration).
     if !has_errors {
         later.extend(
-            opt::hints::unhonoured(&checked.module)
+            opt::hints::unhonoured(&checked.module, &info)
                 .iter()
                 .map(opt::hints::Unhonoured::to_diagnostic),
         );
@@ -152,7 +153,6 @@ fn compile_file_inner(root: SourceFile, bad_utf8: Option<BadUtf8>, opts: &Option
         }
     }
     diagnostics::sort(&mut diags);
-    diagnostics::dedup(&mut diags);
     c.diagnostics = diags;
 
     // Only a module without errors is complete: nothing else is optimised
@@ -196,7 +196,7 @@ fn compile_file_inner(root: SourceFile, bad_utf8: Option<BadUtf8>, opts: &Option
 /// IR after each in debug builds; `Ok(true)` when some pass changed it, an
 /// `Err` naming the pass whose IR failed verification.
 fn optimise(module: &mut ir::Module, passes: &opt::Passes) -> Result<bool, String> {
-    opt::run(module, passes, |pass, m| {
+    opt::run(module, passes, |step, m| {
         if !cfg!(debug_assertions) {
             return Ok(());
         }
@@ -204,7 +204,7 @@ fn optimise(module: &mut ir::Module, passes: &opt::Passes) -> Result<bool, Strin
             let list: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
             format!(
                 "the pass `{}` left IR that fails verification: {}",
-                pass.name(),
+                step,
                 list.join("; ")
             )
         })

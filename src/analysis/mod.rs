@@ -18,11 +18,17 @@
 //!   may assign a local or may be done speculatively;
 //! - [`uniformity`]: which values differ between the threads of a CTA and
 //!   which statements and expressions run in divergent control flow;
+//! - [`values`]: what is known of the value of each immutable local (its
+//!   constant value, its range, its low bits), per element of the loops
+//!   over constant lists around it;
+//! - [`warps`]: what the threads of a warp do together (named-barrier
+//!   operations in whole warps, the warps that reach each named barrier);
 //! - [`calls`]: the order functions are written in, callees first.
 
 pub mod calls;
 pub mod uniformity;
 pub mod usage;
+pub mod values;
 pub mod warps;
 
 use crate::ir::{self, ExprId, FuncId, LocalId, StmtId};
@@ -71,23 +77,7 @@ pub struct KernelInfo {
 }
 
 /// A CTA-wide barrier: what every thread of the CTA (or cluster) must reach.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CtaSync {
-    /// `sync_threads()`
-    Threads,
-    /// `cluster_sync()`
-    Cluster,
-}
-
-impl CtaSync {
-    /// The built-in as written in kdsl.
-    pub fn name(self) -> &'static str {
-        match self {
-            CtaSync::Threads => "sync_threads",
-            CtaSync::Cluster => "cluster_sync",
-        }
-    }
-}
+pub use crate::ir::CtaBarrier as CtaSync;
 
 /// The facts about one body, by statement and expression id.
 #[derive(Clone, Debug, Default)]
@@ -105,9 +95,12 @@ pub struct BodyInfo {
     conds: Vec<Span>,
     /// Per local: may differ between threads.
     varying_locals: Vec<bool>,
-    /// A kernel's named-barrier operations and the conditions that may
-    /// split a warp around them ([`warps`]; empty in a function).
-    pub named: warps::NamedSites,
+    /// What its warps do together ([`warps`]): named-barrier operations
+    /// and the conditions that may split a warp around them (none in a
+    /// function), the partitions of its CTA-wide barriers.
+    pub warps: warps::WarpFacts,
+    /// What is known of the values of its immutable locals ([`values`]).
+    pub values: values::Values,
 }
 
 /// Where only some threads run a node: the index in [`BodyInfo::conds`]
@@ -145,7 +138,8 @@ impl BodyInfo {
             expr_divergence: vec![Divergence(0); body.ids.exprs()],
             conds: Vec::new(),
             varying_locals: vec![false; body.locals.len()],
-            named: warps::NamedSites::default(),
+            warps: warps::WarpFacts::default(),
+            values: values::Values::default(),
         }
     }
 
@@ -248,6 +242,8 @@ pub fn analyze(module: &ir::Module) -> ModuleInfo {
         // sees the pessimistic default meanwhile.
         let mut fi = std::mem::take(slot);
         let summary = uniformity::analyze(&f.body, &mut fi.body, &info.functions);
+        fi.body.values = values::Values::of_function(&f.body);
+        fi.body.warps = warps::of_function(&f.body, &fi.body, &info.functions);
         fi.varying_result = summary.varying_return;
         fi.sync = summary.sync;
         if let Some(slot) = info.functions.get_mut(id.index()) {
@@ -256,7 +252,8 @@ pub fn analyze(module: &ir::Module) -> ModuleInfo {
     }
     for (k, ki) in module.kernels.iter().zip(&mut info.kernels) {
         uniformity::analyze(&k.body, &mut ki.body, &info.functions);
-        ki.body.named = warps::of_kernel(k, &ki.body);
+        ki.body.values = values::Values::of_kernel(k);
+        ki.body.warps = warps::of_kernel(k, &ki.body, &info.functions);
     }
     info.call_order = order.reached;
     info

@@ -197,3 +197,74 @@ fn facts_fit_only_their_body() {
     assert!(k.may_assign(ir::ExprId(9999)));
     assert!(!k.speculatable(ir::ExprId(9999)));
 }
+
+/// What is known of immutable locals: at the top level once, and per run of
+/// the loops over constant lists around them (nested runs numbered
+/// outermost first); a read outside the runs knows nothing of them.
+#[test]
+fn values_of_immutable_locals_per_element() {
+    let src = "kernel k(out: global mut [u32], n: u32) block(64) {
+    let base = 4u32;
+    let lane = thread_idx.x * 8;
+    for a in [1u32, 2] {
+        for b in [10u32, 20, 30] {
+            let t = a * b + base;
+            out[t] = lane;
+        }
+    }
+    for i in 0u32..n step 4 {
+        out[i] = n;
+    }
+}";
+    let (c, m) = module(src);
+    assert!(c.diagnostics.is_empty(), "{:?}", c.diagnostics);
+    let info = analyze(&m);
+    let k = &m.kernels[0];
+    let values = &info.kernels[0].body.values;
+    let local = |name: &str| {
+        LocalId(
+            k.body
+                .locals
+                .iter()
+                .position(|l| l.name == name)
+                .expect(name) as u32,
+        )
+    };
+    let top = values::At::TOP;
+    assert_eq!(
+        values.local(local("base"), top).value,
+        Some(ir::Value::Int(4))
+    );
+    let lane = values.local(local("lane"), top);
+    assert_eq!(
+        (lane.value, lane.range, lane.low_bits),
+        (None, Some((0, 504)), (3, 0))
+    );
+    // The loop variable: `0 + 4k`.
+    assert_eq!(values.local(local("i"), top).low_bits, (2, 0));
+    let (stmts, _) = nodes(&m);
+    let lists: Vec<&Stmt> = stmts
+        .iter()
+        .copied()
+        .filter(|s| matches!(s.kind, StmtKind::ForList { .. }))
+        .collect();
+    let [outer, inner] = lists.as_slice() else {
+        panic!("two loops over lists: {lists:?}");
+    };
+    let mut seen = Vec::new();
+    for at_a in values.runs(top, outer.id) {
+        assert!(values.local(local("a"), at_a).element);
+        for at_b in values.runs(at_a, inner.id) {
+            let t = values.local(local("t"), at_b);
+            let v = |l| match values.local(local(l), at_b).value {
+                Some(ir::Value::Int(v)) => v,
+                other => panic!("{l}: {other:?}"),
+            };
+            assert_eq!(t.value, Some(ir::Value::Int(v("a") * v("b") + 4)));
+            assert!(!t.element, "a `let` is no element");
+            seen.push((v("a"), v("b")));
+        }
+    }
+    assert_eq!(seen, [(1, 10), (1, 20), (1, 30), (2, 10), (2, 20), (2, 30)]);
+    assert_eq!(values.local(local("t"), top), values::Known::default());
+}

@@ -318,6 +318,17 @@ impl Analyzer<'_, '_> {
                 let own = (var_varies || ve).then_some(start.span.to(end.span));
                 flow.ret = self.loop_body(body, div, own);
             }
+            // The element is a constant: the same in every thread. With
+            // more than one element, threads that leave early in one run
+            // (a `return`) miss the later runs, as in any loop.
+            StmtKind::ForList { items, body, .. } => {
+                self.all_effects(items, div);
+                if items.len() > 1 {
+                    flow.ret = self.loop_body(body, div, None);
+                } else {
+                    flow.merge(self.block(body, div));
+                }
+            }
             StmtKind::Break | StmtKind::Continue => flow.brk = div,
             StmtKind::Return(value) => {
                 if let Some(e) = value {

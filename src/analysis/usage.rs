@@ -11,6 +11,7 @@ use crate::ir::{
     BarrierId, BarrierOpKind, BarrierRef, Body, Dim, Expr, ExprId, ExprKind, FuncId, Parity, Place,
     PlaceKind, SharedId, Special, Stmt, StmtId, StmtKind,
 };
+use crate::ir::{StmtClass, SyncOp};
 use crate::span::Span;
 use std::collections::HashSet;
 
@@ -108,6 +109,15 @@ impl Walk {
 
     fn add_special(&mut self, s: Special) {
         self.add(Seen::Special(s), s, |u| &mut u.specials);
+    }
+
+    /// Statement `s` may run a CTA-wide barrier.
+    fn sync_site(&mut self, s: &Stmt, what: SyncCall) {
+        self.info.usage.sync_sites.push(SyncSite {
+            node: Node::Stmt(s.id),
+            span: s.span,
+            what,
+        });
     }
 
     fn add_call(&mut self, f: FuncId) {
@@ -226,28 +236,27 @@ fn is_dynamic(e: &Expr) -> bool {
 // its children's.
 impl<'ir> Visit<'ir> for Walk {
     fn visit_stmt(&mut self, s: &'ir Stmt) {
-        let sync = match &s.kind {
-            StmtKind::SyncThreads => Some(SyncCall::Barrier(CtaSync::Threads)),
-            StmtKind::ClusterSync => Some(SyncCall::Barrier(CtaSync::Cluster)),
-            StmtKind::Call { func, .. } => Some(SyncCall::Call(*func)),
-            _ => None,
-        };
-        if let Some(what) = sync {
-            self.info.usage.sync_sites.push(SyncSite {
-                node: Node::Stmt(s.id),
-                span: s.span,
-                what,
-            });
-        }
-        match &s.kind {
-            StmtKind::Call { func, .. } => self.add_call(*func),
-            StmtKind::Barrier(op) if matches!(op.kind, BarrierOpKind::ArriveRemote { .. }) => {
-                self.info.usage.remote = true
+        // By the statement's class (`ir::StmtClass`): a new kind of
+        // statement that synchronises is classified there, and met here.
+        match s.kind.class() {
+            StmtClass::CtaBarrier(b) => self.sync_site(s, SyncCall::Barrier(b)),
+            StmtClass::Call(f) => {
+                self.sync_site(s, SyncCall::Call(f));
+                self.add_call(f);
             }
-            StmtKind::CopyAsync { .. } | StmtKind::CopyAsyncStore { .. } => {
-                self.info.usage.bulk = true
+            StmtClass::Sync(SyncOp::BulkCopy) => self.info.usage.bulk = true,
+            // A remote place is found below, where the places are walked.
+            StmtClass::Sync(SyncOp::Mbarrier) => {
+                self.info.usage.remote |= matches!(
+                    &s.kind,
+                    StmtKind::Barrier(op) if matches!(op.kind, BarrierOpKind::ArriveRemote { .. })
+                )
             }
-            _ => {}
+            StmtClass::Sync(SyncOp::Warp | SyncOp::Fence | SyncOp::Named | SyncOp::BulkGroup)
+            | StmtClass::Compute
+            | StmtClass::Control
+            | StmtClass::Jump
+            | StmtClass::Failed => {}
         }
         let is_while = matches!(s.kind, StmtKind::While { .. });
         if is_while {

@@ -30,7 +30,7 @@ pub fn check(kernel: &Kernel, uni: &BodyInfo, out: &mut Vec<BarrierError>) {
     };
     walk::body(&kernel.body, &mut v);
     for (g, seen) in kernel.barriers.iter().zip(&v.groups) {
-        let Some(arrive) = seen.every_thread else {
+        let Some(arrive) = seen.every_thread.filter(|_| !g.failed.arrivals) else {
             continue;
         };
         if !seen.other && g.arrivals != threads {

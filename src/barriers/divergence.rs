@@ -7,6 +7,12 @@
 //! one warp produces), and their arrival counts are W0321's business.
 //! A device function's body is checked with its parameters taken as
 //! uniform; a call of it in divergent flow is reported where it is made.
+//!
+//! A barrier in a branch of a warp partition whose every branch runs the
+//! same barriers (`if warp_id == 0 { cluster_sync(); } else {
+//! cluster_sync(); }`, `crate::analysis::warps`) is reached by every thread
+//! that reaches the `if`: it is reported only when the `if` itself is in
+//! divergent flow.
 
 use super::error::BarrierError;
 use crate::analysis::usage::{Node, SyncCall};
@@ -24,8 +30,14 @@ pub fn check(module: &Module, info: &ModuleInfo, out: &mut Vec<BarrierError>) {
         // By the barrier's span, for a deterministic order.
         let mut found: BTreeMap<(u32, u32, u32), BarrierError> = BTreeMap::new();
         for site in &facts.usage.sync_sites {
+            // A barrier inside a partition is as divergent as the
+            // partition: every thread reaching it reaches this barrier or
+            // its twin in another branch.
             let cond = match site.node {
-                Node::Stmt(id) => facts.divergence(id),
+                Node::Stmt(id) => match facts.warps.partition.get(&id) {
+                    Some(p) => facts.divergence(*p),
+                    None => facts.divergence(id),
+                },
                 Node::Expr(id) => facts.expr_divergence(id),
             };
             let Some(cond) = cond else { continue };

@@ -140,18 +140,15 @@ impl BarrierError {
                     .primary(call, format!("`{op}` needs a barrier group with scope `cta`"))
                     .secondary(fix.scope, "declared with scope `cluster` here")
                     .note("a thread can arrive on a barrier in another CTA's shared memory, but an ordinary `.acquire.cta` wait does not order the writes that other CTAs released")
-                    .help(match fix.blocker {
-                        None => format!("use `{cluster_op}` to {verb} with cluster-scope acquire, or declare the group with scope `cta` if only this CTA's threads arrive on it"),
-                        Some(_) => format!("use `{cluster_op}` to {verb} with cluster-scope acquire"),
-                    })
+                    // The fixes are the help: each said once.
                     .fix(format!("{verb} with cluster-scope acquire: `{cluster_op}`"), fix.method, cluster_op);
                 scope_fix(d, &fix, "cta")
             }
             BarrierError::Unindexed { name, count, span, decl } => Diagnostic::error(
                 "E0303",
-                format!("Attempting to operate on barrier without indexing, but `num_barriers = {count}`"),
+                format!("operation on barrier group `{name}` without an index"),
             )
-            .primary(span, format!("`{name}` is a group of {count} barriers"))
+            .primary(span, format!("`{name}` holds {count} barriers: which one?"))
             .secondary(decl, format!("`{name}` declared with {count} barriers here"))
             .help(format!("pick one barrier of the group: `{name}[i]`")),
             BarrierError::IndexOutOfBounds { index, name, count, span, decl } => Diagnostic::error(
@@ -169,13 +166,14 @@ impl BarrierError {
                 let cta_op = op.strip_suffix("_cluster");
                 let mut d = Diagnostic::error("E0307", format!("`{op}` requires a cluster-scope barrier"))
                     .primary(call, format!("`{op}` on a group with scope `cta`"))
-                    .secondary(fix.scope, "declared with scope `cta` here")
-                    .help(match (cta_op, &fix.blocker) {
-                        (Some(c), None) => format!("use `{c}` for a CTA-local group, or declare the group with scope `cluster`"),
-                        (Some(c), Some(_)) => format!("use `{c}` for a CTA-local group"),
-                        (None, Some(Blocker::Op { .. })) => "declare the group with scope `cluster` so other CTAs may arrive on it, and await it with `wait_cluster`/`test_cluster`".to_string(),
-                        (None, _) => "declare the group with scope `cluster` so other CTAs may arrive on it".to_string(),
-                    });
+                    .secondary(fix.scope, "declared with scope `cta` here");
+                // The fixes are the help; only a way out that no fix
+                // offers is said in words.
+                d = match (cta_op, &fix.blocker) {
+                    (Some(_), _) | (None, None) => d,
+                    (None, Some(Blocker::Op { .. })) => d.help("declare the group with scope `cluster` so other CTAs may arrive on it, and await it with `wait_cluster`/`test_cluster`"),
+                    (None, Some(_)) => d.help("declare the group with scope `cluster` so other CTAs may arrive on it"),
+                };
                 d = scope_fix(d, &fix, "cluster");
                 if let Some(c) = cta_op {
                     let verb = if c == "test" { "test" } else { "wait" };

@@ -8,8 +8,12 @@
 //! whole kernel is here, one module per concern, all walking the IR with
 //! [`walk`]:
 //!
-//! - [`consts`]: immutable locals bound to constants, which count as
-//!   constants for the checks below;
+//! The facts they read come from [`crate::analysis`]: uniformity, the
+//! values of immutable locals (a local bound to a constant counts as a
+//! constant; the element of a loop over a constant list is a constant in
+//! each run of its body, which the checks that need it walk once per
+//! element: [`walk::runs`]), the named-barrier facts.
+//!
 //! - [`refs`]: references to barriers (E0303, E0305);
 //! - [`ops`]: operations against their group's scope (E0301, E0307) and
 //!   their constant operands (E0309, E0310);
@@ -22,7 +26,6 @@
 //!   (W0326).
 
 pub mod arrivals;
-pub mod consts;
 pub mod divergence;
 pub mod error;
 pub mod named;
@@ -35,7 +38,6 @@ use crate::analysis::ModuleInfo;
 use crate::diagnostics::Diagnostic;
 use crate::ir::{self, BarrierRef, Kernel};
 use crate::source::SourceMap;
-use consts::Consts;
 use error::BarrierError;
 
 /// Runs every barrier check on a module, which may be partial when checking
@@ -48,11 +50,11 @@ pub fn check(module: &ir::Module, info: &ModuleInfo, sources: &SourceMap) -> Vec
     let mut found: Vec<BarrierError> = Vec::new();
     divergence::check(module, info, &mut found);
     for (k, ki) in module.kernels.iter().zip(&info.kernels) {
-        let consts = Consts::of(&k.body);
-        refs::check(k, &consts, &mut found);
-        ops::check(k, &consts, sources, &mut found);
+        let values = &ki.body.values;
+        refs::check(k, values, &mut found);
+        ops::check(k, values, sources, &mut found);
         arrivals::check(k, &ki.body, &mut found);
-        transactions::check(k, sources, &mut found);
+        transactions::check(k, values, sources, &mut found);
         named::check(k, &ki.body, &mut found);
     }
     found

@@ -11,9 +11,9 @@
 //! acquire (`wait`, `test`) for `cluster`, no statement that failed to check
 //! naming the group, and, for `cluster`, a kernel with `cluster(...)`.
 
-use super::consts::Consts;
 use super::error::{BarrierError, Blocker, ScopeFix};
-use super::walk::{self, Cx, Visitor};
+use super::walk::{self, Cx, Once, Visitor};
+use crate::analysis::values::{At, Values};
 use crate::ir::{
     BarrierGroup, BarrierId, BarrierOpKind, BarrierRef, Expr, ExprKind, Kernel, Parity, Scope,
     Stmt, StmtKind,
@@ -29,7 +29,7 @@ pub fn valid_tx_size(n: i128) -> bool {
     n > 0 && n % 16 == 0 && n <= MAX_TX_BYTES
 }
 
-pub fn check(kernel: &Kernel, consts: &Consts, sources: &SourceMap, out: &mut Vec<BarrierError>) {
+pub fn check(kernel: &Kernel, values: &Values, sources: &SourceMap, out: &mut Vec<BarrierError>) {
     let mut needs = Needs {
         cta: vec![Need::No; kernel.barriers.len()],
         cluster: vec![Need::No; kernel.barriers.len()],
@@ -37,12 +37,13 @@ pub fn check(kernel: &Kernel, consts: &Consts, sources: &SourceMap, out: &mut Ve
     walk::body(&kernel.body, &mut needs);
     let mut v = Ops {
         kernel,
-        consts,
+        values,
         sources,
         needs,
+        once: Once::default(),
         out,
     };
-    walk::body(&kernel.body, &mut v);
+    walk::runs(&kernel.body, values, &mut v);
 }
 
 /// Whether something in the kernel needs a group to have one scope.
@@ -129,9 +130,12 @@ fn test_name(acquire: Scope) -> &'static str {
 
 struct Ops<'k, 'o> {
     kernel: &'k Kernel,
-    consts: &'k Consts,
+    values: &'k Values,
     sources: &'k SourceMap,
     needs: Needs,
+    /// By the span of the operand or operation reported: each reported in
+    /// the first run that shows it.
+    once: Once<Span>,
     out: &'o mut Vec<BarrierError>,
 }
 
@@ -141,11 +145,11 @@ impl Ops<'_, '_> {
     }
 
     /// E0309 for a constant byte count that is not a valid size.
-    fn tx_size(&mut self, bytes: &Expr) {
-        let Some(n) = self.consts.int(bytes) else {
+    fn tx_size(&mut self, bytes: &Expr, at: At) {
+        let Some(n) = self.values.int(bytes, at) else {
             return;
         };
-        if !valid_tx_size(n) {
+        if !valid_tx_size(n) && self.once.first(bytes.span) {
             self.out.push(BarrierError::BadTxSize {
                 n,
                 span: bytes.span,
@@ -156,11 +160,12 @@ impl Ops<'_, '_> {
     /// E0306 for a constant `arrive(count)` outside 1..=2^20-1: ptxas
     /// rejects 0, and the ISA bounds an mbarrier's pending count by 2^20-1
     /// (ptxas does not check the upper bound).
-    fn arrive_count(&mut self, count: &Expr) {
-        let Some(n) = self.consts.int(count) else {
+    fn arrive_count(&mut self, count: &Expr, at: At) {
+        let Some(n) = self.values.int(count, at) else {
             return;
         };
-        if !(1..=i128::from(BarrierGroup::MAX_ARRIVALS)).contains(&n) {
+        if !(1..=i128::from(BarrierGroup::MAX_ARRIVALS)).contains(&n) && self.once.first(count.span)
+        {
             self.out.push(BarrierError::ArrivalsOutOfRange {
                 n,
                 span: count.span,
@@ -169,14 +174,14 @@ impl Ops<'_, '_> {
     }
 
     /// E0310 for a constant parity other than 0 or 1.
-    fn parity(&mut self, op: &'static str, r: &BarrierRef, p: &Parity) {
+    fn parity(&mut self, op: &'static str, r: &BarrierRef, p: &Parity, at: At) {
         let Some(p) = walk::explicit(p) else {
             return;
         };
-        let Some(n) = self.consts.int(p) else {
+        let Some(n) = self.values.int(p, at) else {
             return;
         };
-        if n != 0 && n != 1 {
+        if n != 0 && n != 1 && self.once.first(p.span) {
             self.out.push(BarrierError::BadParity {
                 n,
                 span: p.span,
@@ -216,11 +221,16 @@ impl Ops<'_, '_> {
     /// cta group. `need` is the scope the operation needs.
     fn scope(&mut self, op: &'static str, r: &BarrierRef, call: Span, method: Span, need: Scope) {
         let Some(g) = self.group(r) else { return };
-        if g.scope == need {
+        // A scope that failed to check (a placeholder) says nothing.
+        if g.scope == need || g.failed.scope {
+            return;
+        }
+        let scope_span = g.spans.scope;
+        if !self.once.first(call) {
             return;
         }
         let fix = ScopeFix {
-            scope: g.spans.scope,
+            scope: scope_span,
             method,
             blocker: self.blocker(r, need),
         };
@@ -232,37 +242,38 @@ impl Ops<'_, '_> {
 }
 
 impl<'a> Visitor<'a> for Ops<'_, '_> {
-    fn stmt(&mut self, s: &'a Stmt, _cx: Cx<'a>) {
+    fn stmt(&mut self, s: &'a Stmt, cx: Cx<'a>) {
+        let at = cx.at;
         match &s.kind {
             StmtKind::Barrier(op) => {
                 let (r, m) = (&op.barrier, op.method_span);
                 match &op.kind {
                     BarrierOpKind::Wait { parity } => {
                         self.scope("wait", r, s.span, m, Scope::Cta);
-                        self.parity("wait", r, parity);
+                        self.parity("wait", r, parity, at);
                     }
                     BarrierOpKind::WaitCluster { parity } => {
                         self.scope("wait_cluster", r, s.span, m, Scope::Cluster);
-                        self.parity("wait_cluster", r, parity);
+                        self.parity("wait_cluster", r, parity, at);
                     }
                     BarrierOpKind::ArriveRemote { .. } => {
                         self.scope("arrive_remote", r, s.span, m, Scope::Cluster)
                     }
                     BarrierOpKind::ArriveExpectTx { bytes } | BarrierOpKind::ExpectTx { bytes } => {
-                        self.tx_size(bytes)
+                        self.tx_size(bytes, at)
                     }
-                    BarrierOpKind::Arrive { count: Some(count) } => self.arrive_count(count),
+                    BarrierOpKind::Arrive { count: Some(count) } => self.arrive_count(count, at),
                     BarrierOpKind::Arrive { count: None } => {}
                 }
             }
             StmtKind::CopyAsync { bytes, .. } | StmtKind::CopyAsyncStore { bytes, .. } => {
-                self.tx_size(bytes)
+                self.tx_size(bytes, at)
             }
             _ => {}
         }
     }
 
-    fn expr(&mut self, e: &'a Expr, _cx: Cx<'a>) {
+    fn expr(&mut self, e: &'a Expr, cx: Cx<'a>) {
         if let ExprKind::BarrierTest {
             barrier,
             parity,
@@ -272,7 +283,7 @@ impl<'a> Visitor<'a> for Ops<'_, '_> {
         {
             let op = test_name(*acquire);
             self.scope(op, barrier, e.span, *method_span, *acquire);
-            self.parity(op, barrier, parity);
+            self.parity(op, barrier, parity, cx.at);
         }
     }
 }

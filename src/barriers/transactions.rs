@@ -14,23 +14,32 @@
 //! the copies for one expect may then be spread over a loop or a branch. A
 //! statement that failed to check counts as an expect and a copy of unknown
 //! size on every group it names.
+//!
+//! The body of a loop over a constant list is read as it runs, once per
+//! element in place of the loop ([`walk::runs`]), with the element as a
+//! constant in indices and byte counts: a barrier `full[s]` in the runs for
+//! `s = 0` and `s = 1` is two barriers, and a `let` in the body starts a
+//! new value in each run.
 
 use super::error::BarrierError;
 use super::ops;
-use super::walk::{self, Cx, Visitor};
+use super::walk::{self, Cx, Once, Visitor};
+use crate::analysis::values::{At, Values};
 use crate::ir::{
-    consteval, BarrierId, BarrierOpKind, BarrierRef, Block, Expr, ExprKind, Kernel, LocalId, Stmt,
+    BarrierId, BarrierOpKind, BarrierRef, Block, Expr, ExprKind, Kernel, LocalId, Stmt, StmtClass,
     StmtKind,
 };
 use crate::source::SourceMap;
 use crate::span::Span;
 use std::collections::HashMap;
 
-pub fn check(kernel: &Kernel, sources: &SourceMap, out: &mut Vec<BarrierError>) {
+pub fn check(kernel: &Kernel, values: &Values, sources: &SourceMap, out: &mut Vec<BarrierError>) {
     let mut v = Tx {
         kernel,
+        values,
         sources,
         out,
+        once: Once::default(),
         expects: vec![false; kernel.barriers.len()],
         copies: Vec::new(),
         ops: OpIndex::default(),
@@ -38,7 +47,7 @@ pub fn check(kernel: &Kernel, sources: &SourceMap, out: &mut Vec<BarrierError>) 
         blocks: Vec::new(),
         stmts: Vec::new(),
     };
-    walk::body(&kernel.body, &mut v);
+    walk::runs(&kernel.body, values, &mut v);
     // W0322, once per group, at its first copy.
     let mut warned = vec![false; kernel.barriers.len()];
     for (r, copy) in std::mem::take(&mut v.copies) {
@@ -67,8 +76,11 @@ pub fn check(kernel: &Kernel, sources: &SourceMap, out: &mut Vec<BarrierError>) 
 /// every node is visited once however deeply blocks nest.
 struct Tx<'k, 'o, 'a> {
     kernel: &'k Kernel,
+    values: &'k Values,
     sources: &'k SourceMap,
     out: &'o mut Vec<BarrierError>,
+    /// W0323 by the expect's span: once, however many runs show it.
+    once: Once<Span>,
     /// Per group: some `arrive_expect_tx`/`expect_tx` names it.
     expects: Vec<bool>,
     /// Every `copy_async`: its barrier and span.
@@ -86,10 +98,10 @@ struct Tx<'k, 'o, 'a> {
 }
 
 /// A block being walked: where its operations start, and its statements
-/// walked so far with whether each ends a stretch.
+/// walked so far with whether each ends a stretch and the run it was in.
 struct OpenBlock<'a> {
     first_op: usize,
-    stmts: Vec<(&'a Stmt, bool)>,
+    stmts: Vec<(&'a Stmt, bool, At)>,
 }
 
 impl<'a> Visitor<'a> for Tx<'_, '_, 'a> {
@@ -102,11 +114,17 @@ impl<'a> Visitor<'a> for Tx<'_, '_, 'a> {
 
     fn block_end(&mut self, _b: &'a Block, _cx: Cx<'a>) {
         if let Some(block) = self.blocks.pop() {
-            stretches(self.kernel, self.sources, &block, &self.ops, self.out);
+            let cx = Judge {
+                kernel: self.kernel,
+                values: self.values,
+                sources: self.sources,
+                ops: &self.ops,
+            };
+            cx.stretches(&block, &mut self.once, self.out);
         }
     }
 
-    fn stmt(&mut self, s: &'a Stmt, _cx: Cx<'a>) {
+    fn stmt(&mut self, s: &'a Stmt, cx: Cx<'a>) {
         self.stmts.push(self.if_exprs);
         // A statement that failed to check may expect or copy bytes on any
         // barrier of its groups: W0322 cannot say that they never do, and
@@ -122,7 +140,7 @@ impl<'a> Visitor<'a> for Tx<'_, '_, 'a> {
         let Some(op) = tx_op(s) else { return };
         self.ops.push(
             op.barrier.group,
-            const_key(op.barrier.index.as_deref()),
+            const_key(self.values, op.barrier.index.as_deref(), cx.at),
             s.span,
         );
         match op.kind {
@@ -135,11 +153,11 @@ impl<'a> Visitor<'a> for Tx<'_, '_, 'a> {
         }
     }
 
-    fn stmt_end(&mut self, s: &'a Stmt, _cx: Cx<'a>) {
+    fn stmt_end(&mut self, s: &'a Stmt, cx: Cx<'a>) {
         let started = self.stmts.pop().unwrap_or(self.if_exprs);
         let boundary = is_control(s) || self.if_exprs != started;
         if let Some(block) = self.blocks.last_mut() {
-            block.stmts.push((s, boundary));
+            block.stmts.push((s, boundary, cx.at));
         }
     }
 
@@ -195,6 +213,8 @@ impl OpIndex {
 struct Entry<'a> {
     group: BarrierId,
     index: Option<&'a Expr>,
+    /// The run `index` is read in.
+    at: At,
     /// An assignment changed a local of `index`: later uses are another entry.
     closed: bool,
     expects: Vec<(Span, Option<u64>)>,
@@ -203,46 +223,95 @@ struct Entry<'a> {
     expect_ref: Option<&'a BarrierRef>,
 }
 
-/// The stretches of one block, judged once the walk has left it: `ops` from
-/// `block.first_op` on are the block's operations, nested ones included.
-fn stretches(
-    kernel: &Kernel,
-    sources: &SourceMap,
-    block: &OpenBlock<'_>,
-    ops: &OpIndex,
-    out: &mut Vec<BarrierError>,
-) {
-    let mut open = Stretch::default();
-    for &(s, boundary) in &block.stmts {
-        if boundary {
-            finish(
-                kernel,
-                sources,
-                std::mem::take(&mut open),
-                block.first_op,
-                ops,
-                out,
-            );
-            continue;
-        }
-        if let StmtKind::Assign { local, .. } = &s.kind {
-            open.assigned(*local);
-        }
-        let Some(op) = tx_op(s) else { continue };
-        let item = (s.span, consteval::eval_u64(op.bytes));
-        let at = open.entry(op.barrier);
-        let Some(entry) = open.entries.get_mut(at) else {
-            continue;
-        };
-        match op.kind {
-            Kind::Expect => {
-                entry.expects.push(item);
-                entry.expect_ref = entry.expect_ref.or(Some(op.barrier));
+/// What judging a block's stretches reads.
+struct Judge<'k, 'o> {
+    kernel: &'k Kernel,
+    values: &'k Values,
+    sources: &'k SourceMap,
+    ops: &'o OpIndex,
+}
+
+impl Judge<'_, '_> {
+    /// The stretches of one block, judged once the walk has left it: `ops`
+    /// from `block.first_op` on are the block's operations, nested ones
+    /// included.
+    fn stretches(&self, block: &OpenBlock<'_>, once: &mut Once<Span>, out: &mut Vec<BarrierError>) {
+        let mut open = Stretch::default();
+        for &(s, boundary, at) in &block.stmts {
+            if boundary {
+                self.finish(std::mem::take(&mut open), block.first_op, once, out);
+                continue;
             }
-            Kind::Copy => entry.copies.push(item),
+            // A new value of a local (an assignment, or a `let` run again
+            // in the next run of a loop over a list's body).
+            if let StmtKind::Assign { local, .. } | StmtKind::Let { local, .. } = &s.kind {
+                open.assigned(*local);
+            }
+            let Some(op) = tx_op(s) else { continue };
+            let bytes = self.values.constant_int(op.bytes, at);
+            let item = (s.span, bytes.and_then(|n| u64::try_from(n).ok()));
+            let at_entry = open.entry(self.values, op.barrier, at);
+            let Some(entry) = open.entries.get_mut(at_entry) else {
+                continue;
+            };
+            match op.kind {
+                Kind::Expect => {
+                    entry.expects.push(item);
+                    entry.expect_ref = entry.expect_ref.or(Some(op.barrier));
+                }
+                Kind::Copy => entry.copies.push(item),
+            }
+        }
+        self.finish(open, block.first_op, once, out);
+    }
+
+    fn finish(
+        &self,
+        stretch: Stretch<'_>,
+        first_op: usize,
+        once: &mut Once<Span>,
+        out: &mut Vec<BarrierError>,
+    ) {
+        for e in stretch.entries {
+            let Some(&(expect, _)) = e.expects.first() else {
+                continue;
+            };
+            if e.copies.is_empty() {
+                continue;
+            }
+            let (Some(expected), Some(completed)) = (sum(&e.expects), sum(&e.copies)) else {
+                continue;
+            };
+            // A size that is already E0309 says nothing about what was meant.
+            let sizes = e.expects.iter().chain(&e.copies);
+            if sizes
+                .filter_map(|(_, n)| *n)
+                .any(|n| !ops::valid_tx_size(i128::from(n)))
+            {
+                continue;
+            }
+            // Another operation in the block (nested ones included) that may be
+            // on the same barrier: the entry's own are all among those counted.
+            let own = e.expects.len() + e.copies.len();
+            let key = const_key(self.values, e.index, e.at);
+            let shared = self.ops.count_from(first_op, e.group, key) > own;
+            if !shared && expected != completed && once.first(expect) {
+                let copies = e.copies.iter().map(|(s, _)| *s).collect();
+                let (Some(g), Some(r)) = (self.kernel.barriers.get(e.group.index()), e.expect_ref)
+                else {
+                    continue;
+                };
+                out.push(BarrierError::TxMismatch {
+                    name: g.name.clone(),
+                    reference: super::reference_text(self.sources, self.kernel, r),
+                    expected,
+                    completed,
+                    expect,
+                    copies,
+                });
+            }
         }
     }
-    finish(kernel, sources, open, block.first_op, ops, out);
 }
 
 /// The entries of the stretch being read, indexed so that finding the
@@ -275,11 +344,11 @@ impl<'a> Stretch<'a> {
             .retain(|&i| entries.get(i).is_some_and(|e| !e.closed));
     }
 
-    /// The position of the open entry of the barrier `r`, created if there
-    /// is none.
-    fn entry(&mut self, r: &'a BarrierRef) -> usize {
+    /// The position of the open entry of the barrier `r` (read in run
+    /// `at`), created if there is none.
+    fn entry(&mut self, values: &Values, r: &'a BarrierRef, at: At) -> usize {
         let index = r.index.as_deref();
-        let key = const_key(index);
+        let key = const_key(values, index, at);
         let found = match key {
             Some(k) => self
                 .by_const
@@ -287,9 +356,9 @@ impl<'a> Stretch<'a> {
                 .copied()
                 .filter(|&i| self.entries.get(i).is_some_and(|e| !e.closed)),
             None => self.by_value.iter().copied().find(|&i| {
-                self.entries
-                    .get(i)
-                    .is_some_and(|e| e.group == r.group && same_index(e.index, index))
+                self.entries.get(i).is_some_and(|e| {
+                    e.group == r.group && same_index(values, (e.index, e.at), (index, at))
+                })
             }),
         };
         if let Some(i) = found {
@@ -299,6 +368,7 @@ impl<'a> Stretch<'a> {
         self.entries.push(Entry {
             group: r.group,
             index,
+            at,
             closed: false,
             expects: Vec::new(),
             copies: Vec::new(),
@@ -317,52 +387,6 @@ impl<'a> Stretch<'a> {
     }
 }
 
-fn finish(
-    kernel: &Kernel,
-    sources: &SourceMap,
-    stretch: Stretch<'_>,
-    first_op: usize,
-    ops: &OpIndex,
-    out: &mut Vec<BarrierError>,
-) {
-    for e in stretch.entries {
-        let Some(&(expect, _)) = e.expects.first() else {
-            continue;
-        };
-        if e.copies.is_empty() {
-            continue;
-        }
-        let (Some(expected), Some(completed)) = (sum(&e.expects), sum(&e.copies)) else {
-            continue;
-        };
-        // A size that is already E0309 says nothing about what was meant.
-        let sizes = e.expects.iter().chain(&e.copies);
-        if sizes
-            .filter_map(|(_, n)| *n)
-            .any(|n| !ops::valid_tx_size(i128::from(n)))
-        {
-            continue;
-        }
-        // Another operation in the block (nested ones included) that may be
-        // on the same barrier: the entry's own are all among those counted.
-        let own = e.expects.len() + e.copies.len();
-        let shared = ops.count_from(first_op, e.group, const_key(e.index)) > own;
-        if !shared && expected != completed {
-            let copies = e.copies.iter().map(|(s, _)| *s).collect();
-            let (Some(g), Some(r)) = (kernel.barriers.get(e.group.index()), e.expect_ref) else {
-                continue;
-            };
-            out.push(BarrierError::TxMismatch {
-                name: g.name.clone(),
-                reference: super::reference_text(sources, kernel, r),
-                expected,
-                completed,
-                expect,
-                copies,
-            });
-        }
-    }
-}
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
     Expect,
@@ -393,6 +417,7 @@ fn tx_op(s: &Stmt) -> Option<TxOp<'_>> {
             barrier,
             bytes,
         }),
+        // A copy to global memory completes no transactions on a barrier.
         _ => None,
     }
 }
@@ -408,48 +433,50 @@ fn sum(items: &[(Span, Option<u64>)]) -> Option<u64> {
 /// expression, whose blocks may hold statements: see `Tx::stmt_end`).
 fn is_control(s: &Stmt) -> bool {
     matches!(
-        s.kind,
-        StmtKind::If { .. }
-            | StmtKind::While { .. }
-            | StmtKind::For { .. }
-            | StmtKind::Poisoned { .. }
-            | StmtKind::Break
-            | StmtKind::Continue
-            | StmtKind::Return(_)
+        s.kind.class(),
+        StmtClass::Control | StmtClass::Jump | StmtClass::Failed
     )
 }
 
-/// A barrier index as a constant: no index is barrier 0 of a group of one.
-fn const_key(index: Option<&Expr>) -> Option<i128> {
+/// A barrier index as a constant (in run `at`): no index is barrier 0 of
+/// a group of one.
+fn const_key(values: &Values, index: Option<&Expr>, at: At) -> Option<i128> {
     match index {
         None => Some(0),
-        Some(i) => consteval::eval_int(i),
+        Some(i) => values.constant_int(i, at),
     }
 }
 
-/// Do two indices name the same barrier (in the same stretch)?
-fn same_index(a: Option<&Expr>, b: Option<&Expr>) -> bool {
-    match (const_key(a), const_key(b)) {
+/// Do two indices, each read in its run, name the same barrier (in the
+/// same stretch)?
+fn same_index(
+    values: &Values,
+    (a, at_a): (Option<&Expr>, At),
+    (b, at_b): (Option<&Expr>, At),
+) -> bool {
+    match (const_key(values, a, at_a), const_key(values, b, at_b)) {
         (Some(x), Some(y)) => x == y,
-        _ => matches!((a, b), (Some(x), Some(y)) if same_value(x, y)),
+        _ => matches!((a, b), (Some(x), Some(y)) if same_value(values, (x, at_a), (y, at_b))),
     }
 }
 
 /// Structural equality of side-effect-free expressions that read only
-/// locals, parameters and built-ins.
-fn same_value(a: &Expr, b: &Expr) -> bool {
-    if let (Some(x), Some(y)) = (consteval::eval_int(a), consteval::eval_int(b)) {
+/// locals, parameters and built-ins (a constant, such as the element of a
+/// loop over a list, compared by its value in each run).
+fn same_value(values: &Values, (a, at_a): (&Expr, At), (b, at_b): (&Expr, At)) -> bool {
+    if let (Some(x), Some(y)) = (values.constant_int(a, at_a), values.constant_int(b, at_b)) {
         return x == y;
     }
+    let same = |x: &Expr, y: &Expr| same_value(values, (x, at_a), (y, at_b));
     match (&a.kind, &b.kind) {
         (ExprKind::Local(x), ExprKind::Local(y)) => x == y,
         (ExprKind::Param(x), ExprKind::Param(y)) => x == y,
         (ExprKind::Special(x), ExprKind::Special(y)) => x == y,
-        (ExprKind::Unary(o, x), ExprKind::Unary(p, y)) => o == p && same_value(x, y),
+        (ExprKind::Unary(o, x), ExprKind::Unary(p, y)) => o == p && same(x, y),
         (ExprKind::Binary(o, x1, y1), ExprKind::Binary(p, x2, y2)) => {
-            o == p && same_value(x1, x2) && same_value(y1, y2)
+            o == p && same(x1, x2) && same(y1, y2)
         }
-        (ExprKind::Cast(x), ExprKind::Cast(y)) => a.ty == b.ty && same_value(x, y),
+        (ExprKind::Cast(x), ExprKind::Cast(y)) => a.ty == b.ty && same(x, y),
         _ => false,
     }
 }

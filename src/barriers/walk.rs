@@ -2,16 +2,31 @@
 //! check of the barrier pass.
 //!
 //! A check implements [`Visitor`] for the nodes it cares about; the walk
-//! visits every block, statement, expression and barrier reference once, in
+//! visits every block, statement, expression and barrier reference in
 //! source order, and tells each node where it stands ([`Cx`]): how many
-//! conditions and loops enclose it, and the innermost loop's body.
+//! conditions and loops enclose it, the innermost loop's body, and which
+//! run of the loops over constant lists around it is being walked.
+//!
+//! [`body`] visits each node once, a loop over a constant list's body as a
+//! nested block. [`runs`] walks the body as it runs, for the checks whose
+//! facts differ between the elements of such a loop: the body once per
+//! element, its statements as if they stood in the enclosing block in
+//! place of the loop (the loop itself is not visited), each with the run
+//! in `Cx::at`. A check on [`runs`] sees a node once per run and reports
+//! it once ([`Once`]).
 
+use crate::analysis::values::{At, Values};
 use crate::ir::visit::{self, Visit};
 use crate::ir::{BarrierRef, BinOp, Block, Body, Expr, ExprKind, Parity, Place, Stmt, StmtKind};
+use std::collections::HashSet;
+use std::hash::Hash;
 
 /// Where a node stands in its body.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Cx<'a> {
+    /// The run of the loops over constant lists around it ([`runs`]; the
+    /// top level's in [`body`]).
+    pub at: At,
     /// How many conditions guard it: `if` statements and expressions, and
     /// the right operand of `&&`/`||` (evaluated only sometimes).
     pub conditional: u32,
@@ -51,40 +66,72 @@ pub trait Visitor<'a> {
     fn barrier_ref(&mut self, _r: &'a BarrierRef, _cx: Cx<'a>) {}
 }
 
+/// Each node once.
 pub fn body<'a>(b: &'a Body, v: &mut impl Visitor<'a>) {
     block(&b.block, Cx::default(), v);
 }
 
+/// The body as it runs: a loop over a constant list's body once per
+/// element (see the module's comment), with `values` the body's facts.
+pub fn runs<'a>(b: &'a Body, values: &Values, v: &mut impl Visitor<'a>) {
+    Cursor {
+        v,
+        cx: Cx::default(),
+        runs: Some(values),
+    }
+    .visit_block(&b.block);
+}
+
 pub fn block<'a>(b: &'a Block, cx: Cx<'a>, v: &mut impl Visitor<'a>) {
-    Cursor { v, cx }.visit_block(b);
+    Cursor { v, cx, runs: None }.visit_block(b);
 }
 
 pub fn stmt<'a>(s: &'a Stmt, cx: Cx<'a>, v: &mut impl Visitor<'a>) {
-    Cursor { v, cx }.visit_stmt(s);
+    Cursor { v, cx, runs: None }.visit_stmt(s);
 }
 
 pub fn expr<'a>(e: &'a Expr, cx: Cx<'a>, v: &mut impl Visitor<'a>) {
-    Cursor { v, cx }.visit_expr(e);
+    Cursor { v, cx, runs: None }.visit_expr(e);
 }
 
 pub fn barrier_ref<'a>(r: &'a BarrierRef, cx: Cx<'a>, v: &mut impl Visitor<'a>) {
-    Cursor { v, cx }.visit_barrier_ref(r);
+    Cursor { v, cx, runs: None }.visit_barrier_ref(r);
 }
 
 pub fn place<'a>(p: &'a Place, cx: Cx<'a>, v: &mut impl Visitor<'a>) {
-    Cursor { v, cx }.visit_place(p);
+    Cursor { v, cx, runs: None }.visit_place(p);
+}
+
+/// The nodes a check on [`runs`] has reported, so that each is reported
+/// once however many runs reach it: in the first run that shows the
+/// problem.
+pub struct Once<K>(HashSet<K>);
+
+impl<K: Hash + Eq> Default for Once<K> {
+    fn default() -> Self {
+        Once(HashSet::new())
+    }
+}
+
+impl<K: Hash + Eq> Once<K> {
+    /// True the first time `key` is asked about.
+    pub fn first(&mut self, key: K) -> bool {
+        self.0.insert(key)
+    }
 }
 
 /// The shared IR walk, carrying the context of the node it is at: it calls
 /// the [`Visitor`]'s hook and lets [`ir::visit`](crate::ir::visit) walk the
 /// children, except where a child stands in a different context (a branch,
-/// a loop, the right side of `&&`/`||`).
-struct Cursor<'a, 'v, V> {
+/// a loop, the right side of `&&`/`||`, a run of a loop over a list).
+struct Cursor<'a, 'v, 'f, V> {
     v: &'v mut V,
     cx: Cx<'a>,
+    /// The facts to walk runs with ([`runs`]); `None`: each node once.
+    runs: Option<&'f Values>,
 }
 
-impl<'a, V: Visitor<'a>> Cursor<'a, '_, V> {
+impl<'a, V: Visitor<'a>> Cursor<'a, '_, '_, V> {
     /// Runs `f` with the context set to `cx`, then restores it.
     fn under(&mut self, cx: Cx<'a>, f: impl FnOnce(&mut Self)) {
         let outer = std::mem::replace(&mut self.cx, cx);
@@ -93,7 +140,7 @@ impl<'a, V: Visitor<'a>> Cursor<'a, '_, V> {
     }
 }
 
-impl<'a, V: Visitor<'a>> Visit<'a> for Cursor<'a, '_, V> {
+impl<'a, V: Visitor<'a>> Visit<'a> for Cursor<'a, '_, '_, V> {
     fn visit_block(&mut self, b: &'a Block) {
         let cx = self.cx;
         self.v.block(b, cx);
@@ -103,6 +150,17 @@ impl<'a, V: Visitor<'a>> Visit<'a> for Cursor<'a, '_, V> {
 
     fn visit_stmt(&mut self, s: &'a Stmt) {
         let cx = self.cx;
+        if let (StmtKind::ForList { body, .. }, Some(values)) = (&s.kind, self.runs) {
+            // In place of the loop: its body's statements, once per run.
+            for at in values.runs(cx.at, s.id) {
+                self.under(Cx { at, ..cx }, |w| {
+                    for s in &body.stmts {
+                        w.visit_stmt(s);
+                    }
+                });
+            }
+            return;
+        }
         self.v.stmt(s, cx);
         match &s.kind {
             StmtKind::If {
@@ -142,6 +200,10 @@ impl<'a, V: Visitor<'a>> Visit<'a> for Cursor<'a, '_, V> {
                     w.visit_block(b);
                 }
             }),
+            // Walked once here ([`body`]): its body runs in the context of
+            // the loop, at least once, its runs one after the other.
+            StmtKind::ForList { .. } => visit::walk_stmt(self, s),
+            // No block of their own: the context of their children is theirs.
             _ => visit::walk_stmt(self, s),
         }
         self.v.stmt_end(s, cx);

@@ -127,9 +127,9 @@ impl BodyChecker<'_> {
         )))))
     }
 
-    /// Records a cluster-only operation on a group whose declaration failed,
-    /// so that the declaration's error (E0308) offers no fix to scope `cta`
-    /// that would lead into E0307.
+    /// Records a cluster-only operation on a group whose declaration (its
+    /// scope) failed, so that the declaration's error (E0308) offers no fix
+    /// to scope `cta` that would lead into E0307.
     fn note_cluster_op_on_poisoned(&mut self, receiver: &ast::Expr, method: BarrierMethod) {
         if !method.cluster_only() {
             return;
@@ -142,7 +142,16 @@ impl BodyChecker<'_> {
             },
             _ => return,
         };
-        if matches!(self.lookup(&name.name), Some(Binding::Poisoned)) {
+        let failed = match self.lookup(&name.name) {
+            Some(Binding::Poisoned) => true,
+            Some(Binding::Barrier(b)) => self
+                .kernel
+                .as_ref()
+                .and_then(|k| k.barriers.get(b.index()))
+                .is_some_and(|g| g.failed.scope),
+            _ => false,
+        };
+        if failed {
             if let Some(k) = self.kernel.as_mut() {
                 k.cluster_ops_on_poisoned.insert(name.name.to_string());
             }

@@ -64,10 +64,6 @@ pub struct BodyChecker<'a> {
     /// Locals that were declared as parameters or `for` variables, for
     /// messages ("`i` is a loop variable").
     local_kind: Vec<&'static str>,
-    /// Per local, the low bits of its value that are known, `(z, r)`: it
-    /// is `r` modulo `2^z` (set for immutable locals and loop variables;
-    /// for the alignment of vector accesses, `super::vector`).
-    pub(super) low_bits: Vec<(u32, i128)>,
     /// Each name's bindings, innermost last: a lookup takes constant time
     /// however deeply scopes nest.
     bindings: HashMap<String, Vec<Binding>>,
@@ -107,6 +103,11 @@ pub struct BodyChecker<'a> {
     /// Above 0 while checking the arguments of a call that failed: their
     /// types are unknown, so untyped literals are not range-checked.
     pub untyped_args: u32,
+    /// What unrolling the loops over constant lists adds to the body, in
+    /// statements and expressions: one count per list loop being checked
+    /// (innermost last) and one for the body (first), for the limit
+    /// [`super::stmts::MAX_UNROLLED`] (E0162).
+    pub unrolled: Vec<super::stmts::Unrolled>,
 }
 
 impl<'a> BodyChecker<'a> {
@@ -119,7 +120,7 @@ impl<'a> BodyChecker<'a> {
             locals: Vec::new(),
             used: Vec::new(),
             local_kind: Vec::new(),
-            low_bits: Vec::new(),
+            unrolled: vec![super::stmts::Unrolled::default()],
             bindings: HashMap::new(),
             scopes: vec![Vec::new()],
             loop_depth: 0,
@@ -199,9 +200,6 @@ impl<'a> BodyChecker<'a> {
         references: &mut Vec<super::Reference>,
     ) -> (ir::Body, Vec<(FuncId, Span)>) {
         self.report_unused();
-        for e in super::divisors::zero_divisors(&block) {
-            self.error(e);
-        }
         references.append(&mut self.references);
         diags.append(&mut self.diags);
         let body = ir::Body {
@@ -266,7 +264,6 @@ impl<'a> BodyChecker<'a> {
         });
         self.used.push(false);
         self.local_kind.push(kind);
-        self.low_bits.push((0, 0));
         self.bind(&name.name, Binding::Local(id));
         id
     }
@@ -274,12 +271,6 @@ impl<'a> BodyChecker<'a> {
     /// Binds a name whose declaration failed, so its uses stay quiet.
     pub fn poison(&mut self, name: &str) {
         self.bind(name, Binding::Poisoned);
-    }
-
-    /// Locals added outside `declare_local` (copies of a block's locals)
-    /// count as used: the original was judged.
-    pub fn mark_new_locals_used(&mut self) {
-        self.used.resize(self.locals.len(), true);
     }
 
     pub fn mark_used(&mut self, id: LocalId) {

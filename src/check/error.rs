@@ -100,6 +100,16 @@ pub enum CheckError {
     },
     /// E0160: `break`/`continue` acting on a loop over a constant list.
     ListLoopJump { keyword: &'static str, span: Span },
+    /// E0162: the loops over constant lists of one body unroll to more
+    /// than `limit` statements and expressions: this one alone (`size`
+    /// from its `elements`), or with the others (`whole`).
+    UnrolledTooLarge {
+        span: Span,
+        elements: usize,
+        size: u64,
+        whole: bool,
+        limit: u64,
+    },
     /// E0116
     MissingReturn { name: String, span: Span, ret: Span },
     /// E0117
@@ -459,6 +469,25 @@ impl CheckError {
             .primary(span, format!("this `{keyword}` would act on a loop that is unrolled at compile time"))
             .note("`for x in [a, b, c] { ... }` becomes one copy of its body per element, with no loop left for `break` or `continue` to act on")
             .help("use a condition on `x` to skip a copy, or a range loop (`for i in 0..n`) over an array of the values"),
+            CheckError::UnrolledTooLarge {
+                span,
+                elements,
+                size,
+                whole,
+                limit,
+            } => {
+                let label = if whole {
+                    format!("with this loop, unrolling the loops over constant lists of this body makes {size} statements and expressions")
+                } else {
+                    let each = if elements == 1 { "element" } else { "elements" };
+                    format!("these {elements} {each} unroll to {size} statements and expressions")
+                };
+                Diagnostic::error("E0162", "loops over constant lists unroll to too much code")
+                    .primary(span, label)
+                    .note("a loop over a constant list is unrolled at compile time: each element gets its own copy of the body, and nested lists multiply the copies")
+                    .note(format!("unrolling the loops over constant lists of one function or kernel may make at most {limit} statements and expressions"))
+                    .help("loop over a range instead (`for i in 0u32..n`), which the optimiser unrolls only where that stays small, and compute each value from `i`")
+            }
             CheckError::MissingReturn { name, span, ret } => Diagnostic::error(
                 "E0116",
                 format!("function `{name}` may finish without returning a value"),
@@ -643,7 +672,8 @@ impl CheckError {
                 .primary(decl, "cluster-scope barrier group")
                 .secondary(kernel, "this kernel has no `cluster(...)` attribute");
                 if cta_fix {
-                    d.help("add a launch attribute such as `cluster(2)` after the kernel's parameters, or declare the group with scope `cta`")
+                    // Two ways out, each said once.
+                    d.help("add a launch attribute such as `cluster(2)` after the kernel's parameters")
                         .fix("declare the group with scope `cta`", scope, "cta")
                 } else {
                     d.help("add a launch attribute such as `cluster(2)` after the kernel's parameters (the group's cluster-only operations need scope `cluster`)")

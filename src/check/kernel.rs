@@ -390,8 +390,12 @@ impl BodyChecker<'_> {
         if &*d.scope.name == "named" {
             return self.named_barrier_decl(d, span);
         }
-        let top = self.at_kernel_top_level("barrier group", span);
-        let mut ok = top;
+        // What failed is a placeholder: the group is declared with the
+        // rest, so that the checks that need only the rest go on.
+        let mut failed = ir::Failed {
+            other: !self.at_kernel_top_level("barrier group", span),
+            ..ir::Failed::default()
+        };
         let count = match &d.count {
             Some(e) => match self.const_size(e, None) {
                 Some(n) if (1..=i128::from(ir::BarrierGroup::MAX_COUNT)).contains(&n) => n as u32,
@@ -404,11 +408,11 @@ impl BodyChecker<'_> {
                         }
                         .into_diagnostic(),
                     );
-                    ok = false;
+                    failed.count = true;
                     1
                 }
                 None => {
-                    ok = false;
+                    failed.count = true;
                     1
                 }
             },
@@ -430,6 +434,7 @@ impl BodyChecker<'_> {
                 None
             }
         };
+        failed.scope = scope.is_none();
         // `threads` belongs to `named(...)`: with a misspelt scope, the
         // scope's error says it all.
         if &*d.arg_name.name != "arrivals" && (scope.is_some() || &*d.arg_name.name != "threads") {
@@ -438,7 +443,7 @@ impl BodyChecker<'_> {
                 found: d.arg_name.name.to_string(),
                 span: d.arg_name.span,
             });
-            ok = false;
+            failed.arrivals = true;
         }
         let arrivals = match self.const_size(&d.arrivals, None) {
             Some(n) if (1..=i128::from(ir::BarrierGroup::MAX_ARRIVALS)).contains(&n) => n as u32,
@@ -450,11 +455,11 @@ impl BodyChecker<'_> {
                     }
                     .into_diagnostic(),
                 );
-                ok = false;
+                failed.arrivals = true;
                 1
             }
             None => {
-                ok = false;
+                failed.arrivals = true;
                 1
             }
         };
@@ -463,8 +468,8 @@ impl BodyChecker<'_> {
                 (k.cluster.is_some() || k.cluster_written, k.name_span)
             });
             if !self.require_sm90("a cluster-scope barrier group", d.scope.span) {
-                ok = false;
-            } else if top && !has_cluster {
+                failed.scope = true;
+            } else if !failed.other && !has_cluster {
                 let e = CheckError::ClusterScopeWithoutCluster {
                     decl: span,
                     scope: d.scope.span,
@@ -474,19 +479,19 @@ impl BodyChecker<'_> {
                 if let Some(k) = self.kernel.as_mut() {
                     k.cluster_scope_errors.push((d.name.name.to_string(), e));
                 }
-                ok = false;
+                failed.scope = true;
             }
         }
         if self.already_defined(&d.name, d.name.span) {
             return;
         }
-        let Some(scope) = scope.filter(|_| ok) else {
-            self.poison(&d.name.name);
-            return;
-        };
+        if self.kernel.is_none() {
+            // Outside a kernel (E0121) there is no group to declare.
+            return self.poison(&d.name.name);
+        }
         let group = ir::BarrierGroup {
             name: d.name.name.to_string(),
-            scope,
+            scope: scope.filter(|_| !failed.scope).unwrap_or(ir::Scope::Cta),
             count,
             arrivals,
             spans: ir::BarrierSpans {
@@ -496,6 +501,7 @@ impl BodyChecker<'_> {
                 scope: d.scope.span,
                 arrivals: d.arrivals.span,
             },
+            failed,
         };
         let Some(k) = self.kernel.as_mut() else {
             return;

@@ -8,6 +8,11 @@
 //! returned early: a body with an error still gets checked to the end, and an
 //! expression whose check failed is `None`, which silences the errors that
 //! would only follow from it.
+//!
+//! Two checks need facts of the lowered body that the analysis computes
+//! (`crate::analysis::values`): zero divisors in the runs of loops over
+//! constant lists (E0117) and the alignment of vector accesses (E0148,
+//! W0325). [`after_analysis`] runs them on the analysed module.
 
 mod args;
 mod atomics;
@@ -36,6 +41,22 @@ use crate::syntax::ast;
 use crate::target::Target;
 pub use error::CheckError;
 pub use globals::Globals;
+
+/// The checker's diagnostics that read the analysis' facts of the lowered
+/// module (partial or not): zero divisors (E0117) and the alignment of
+/// vector accesses (E0148, W0325).
+pub fn after_analysis(module: &ir::Module, info: &crate::analysis::ModuleInfo) -> Vec<Diagnostic> {
+    let mut found = Vec::new();
+    for (f, fi) in module.functions.iter().zip(&info.functions) {
+        found.extend(divisors::zero_divisors(&f.body, &fi.body.values));
+        found.extend(vector::alignment(&f.body, &[], &fi.body.values));
+    }
+    for (k, ki) in module.kernels.iter().zip(&info.kernels) {
+        found.extend(divisors::zero_divisors(&k.body, &ki.body.values));
+        found.extend(vector::alignment(&k.body, &k.shared, &ki.body.values));
+    }
+    found.into_iter().map(CheckError::into_diagnostic).collect()
+}
 
 /// A use of a name and what it names (for go-to-definition and hover).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

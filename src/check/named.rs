@@ -17,8 +17,11 @@ impl BodyChecker<'_> {
     /// `barrier name[count]: named(threads = k);` (the scope word was
     /// `named`).
     pub fn named_barrier_decl(&mut self, d: &ast::BarrierDecl, span: Span) {
-        let top = self.at_kernel_top_level("barrier group", span);
-        let mut ok = top;
+        // What failed is a placeholder (see `ir::Failed`).
+        let mut failed = ir::Failed {
+            other: !self.at_kernel_top_level("barrier group", span),
+            ..ir::Failed::default()
+        };
         let count = match &d.count {
             Some(e) => match self.const_size(e, None) {
                 Some(n) if (1..=15).contains(&n) => n as u32,
@@ -28,11 +31,11 @@ impl BodyChecker<'_> {
                         n,
                         span: e.span,
                     });
-                    ok = false;
+                    failed.count = true;
                     1
                 }
                 None => {
-                    ok = false;
+                    failed.count = true;
                     1
                 }
             },
@@ -44,7 +47,7 @@ impl BodyChecker<'_> {
                 found: d.arg_name.name.to_string(),
                 span: d.arg_name.span,
             });
-            ok = false;
+            failed.arrivals = true;
         }
         let block = self
             .kernel
@@ -65,7 +68,7 @@ impl BodyChecker<'_> {
                             block: b,
                             span: d.arrivals.span,
                         });
-                        ok = false;
+                        failed.arrivals = true;
                     }
                     _ => {}
                 }
@@ -77,21 +80,24 @@ impl BodyChecker<'_> {
                     n,
                     span: d.arrivals.span,
                 });
-                ok = false;
+                failed.arrivals = true;
                 32
             }
             None => {
-                ok = false;
+                failed.arrivals = true;
                 32
             }
         };
-        // Ids in declaration order; a group past the 15th id is E0149.
+        // Ids in declaration order, taken by the groups declared without
+        // errors; a group past the 15th id is E0149.
         let first_id = self.kernel.as_ref().map_or(1, |k| {
             k.named_barriers
-                .last()
+                .iter()
+                .rev()
+                .find(|g| !g.failed.any())
                 .map_or(1, |g| g.first_id.saturating_add(g.count))
         });
-        if ok && first_id.saturating_add(count - 1) > *NamedBarrier::IDS.end() {
+        if !failed.any() && first_id.saturating_add(count - 1) > *NamedBarrier::IDS.end() {
             let used: Vec<String> = self
                 .kernel
                 .as_ref()
@@ -107,14 +113,14 @@ impl BodyChecker<'_> {
                 span,
                 others: used,
             });
-            ok = false;
+            failed.other = true;
         }
         if self.already_defined(&d.name, d.name.span) {
             return;
         }
-        if !ok {
-            self.poison(&d.name.name);
-            return;
+        if self.kernel.is_none() {
+            // Outside a kernel (E0121) there is no group to declare.
+            return self.poison(&d.name.name);
         }
         let group = NamedBarrier {
             name: d.name.name.to_string(),
@@ -127,6 +133,7 @@ impl BodyChecker<'_> {
                 count: d.count.as_ref().map(|c| c.span),
                 threads: d.arrivals.span,
             },
+            failed,
         };
         let Some(k) = self.kernel.as_mut() else {
             return;
@@ -161,9 +168,15 @@ impl BodyChecker<'_> {
         args: &[ast::Expr],
         span: Span,
     ) -> Option<CallResult> {
-        let (name, count, decl, def) = {
+        let (name, count, count_failed, decl, def) = {
             let g = self.kernel.as_ref()?.named_barriers.get(group.index())?;
-            (g.name.clone(), g.count, g.spans.decl, g.spans.name)
+            (
+                g.name.clone(),
+                g.count,
+                g.failed.count,
+                g.spans.decl,
+                g.spans.name,
+            )
         };
         let (name_span, indices) = match &receiver.kind {
             ast::ExprKind::Name(n) => (n.span, None),
@@ -213,37 +226,19 @@ impl BodyChecker<'_> {
         };
         self.builtin_use(method.span, entry);
         self.bind_args::<0>(entry, args, &[], span)?;
-        match &index {
-            None if count > 1 => {
-                self.push_diag(
-                    BarrierError::Unindexed {
-                        name,
-                        count,
-                        span: receiver.span,
-                        decl,
-                    }
-                    .into_diagnostic(),
-                );
-                return None;
-            }
-            Some(i) => {
-                if let Some(c) = ir::consteval::eval_int(i) {
-                    if !(0..i128::from(count)).contains(&c) {
-                        self.push_diag(
-                            BarrierError::IndexOutOfBounds {
-                                index: c,
-                                name,
-                                count,
-                                span: receiver.span,
-                                decl,
-                            }
-                            .into_diagnostic(),
-                        );
-                        return None;
-                    }
+        // A constant index outside the group is the barrier pass's E0305
+        // (it knows immutable locals and the elements of loops over lists).
+        if index.is_none() && count > 1 && !count_failed {
+            self.push_diag(
+                BarrierError::Unindexed {
+                    name,
+                    count,
+                    span: receiver.span,
+                    decl,
                 }
-            }
-            None => {}
+                .into_diagnostic(),
+            );
+            return None;
         }
         Some(CallResult::Effect(Box::new(StmtKind::NamedBarrier(
             Box::new(NamedBarrierOp {

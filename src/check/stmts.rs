@@ -9,8 +9,25 @@ use crate::span::Span;
 use crate::syntax::ast;
 use crate::types::{Scalar, Type};
 
+/// What unrolling the loops over constant lists inside one (or inside a
+/// body) makes.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Unrolled {
+    /// Statements and expressions added by the copies.
+    pub added: u64,
+    /// One of them is too large (E0162): none is unrolled.
+    pub failed: bool,
+}
+
 /// The most copies `#[unroll(N)]` may ask for.
 pub const MAX_UNROLL: u32 = 64;
+
+/// The most statements and expressions that unrolling the loops over
+/// constant lists of one function or kernel may make (E0162): each
+/// element is a copy of the body, and nested lists multiply, so a small
+/// source can ask for more than any kernel holds (four nested lists of 64
+/// elements: 16.7 million copies).
+pub const MAX_UNROLLED: u64 = 1 << 18;
 
 impl BodyChecker<'_> {
     /// A block in statement context (its own scope). A tail expression
@@ -277,10 +294,6 @@ impl BodyChecker<'_> {
         if value.is_none() {
             self.mark_used(local);
         }
-        if let (false, Some(v)) = (mutable, value.as_ref()) {
-            let known = self.low_bits(v);
-            self.learn_low_bits(local, known);
-        }
         value.map(|value| StmtKind::Let { local, value })
     }
 
@@ -451,9 +464,10 @@ impl BodyChecker<'_> {
     /// `for var in [c0, c1, ...] { body }`: the body is checked once, with
     /// `var` an immutable local of the elements' type (they unify like a
     /// range's bounds: an untyped literal takes the type of a typed
-    /// element), then copied once per element with `var` replaced by that
-    /// constant and fresh locals: the loop is unrolled here, whatever
-    /// passes run later, so each copy sees its constant as an immediate.
+    /// element), and stays one loop ([`StmtKind::ForList`]) that the
+    /// optimiser unrolls, whatever passes run, so each run sees its
+    /// constant as an immediate. An empty list's loop runs nothing and is
+    /// left out. Unrolling is bounded ([`MAX_UNROLLED`], E0162).
     fn for_list(
         &mut self,
         var: &ast::Ident,
@@ -464,6 +478,7 @@ impl BodyChecker<'_> {
         out: &mut Vec<ir::Stmt>,
     ) {
         let marks = self.marks();
+        self.unrolled.push(Unrolled::default());
         // The first typed element types the others.
         let lead = items.iter().position(|e| !e.untyped).unwrap_or(0);
         let mut lead_expr = items.get(lead).and_then(|e| self.expr(e, None));
@@ -504,43 +519,99 @@ impl BodyChecker<'_> {
             self.poison(&var.name);
         }
         let saved = self.list_loop.replace(self.loop_depth);
+        let built_before = self.built();
         let block = self.block(body);
         self.list_loop = saved;
         self.pop_scope();
+        let inner = self.unrolled.pop().unwrap_or_default();
         let t = ty_ok.or(items.is_empty().then_some(Scalar::I32));
         let (Some(t), true) = (t, values.iter().all(Option::is_some)) else {
             self.orphan(block);
             return self.lowered(None, span, marks, out);
         };
-        for (value, item_span) in values.into_iter().flatten() {
-            let c = Expr {
+        if values.is_empty() {
+            // Nothing runs; the body was checked.
+            return self.lowered(None, span, marks, out);
+        }
+        if !self.within_unrolling(built_before, inner, values.len(), items_span) {
+            self.orphan(block);
+            return self.lowered(None, span, marks, out);
+        }
+        let items = values
+            .into_iter()
+            .flatten()
+            .map(|(value, item_span)| Expr {
                 kind: ExprKind::Const(value),
                 ty: t,
                 span: item_span,
                 id: self.ids.expr(),
-            };
-            let copy = self.copy_block(&block, local, &c);
-            out.extend(copy.stmts);
-        }
-        // Nothing of the statement itself is left: its statements are out.
-        self.lowered(None, span, marks, out);
+            })
+            .collect();
+        let kind = StmtKind::ForList {
+            var: local,
+            items,
+            body: block,
+        };
+        self.lowered(Some(kind), span, marks, out);
     }
 
-    /// A copy of `block` with `local` replaced by `value` and every local
-    /// it declares fresh (the optimiser's block copy, on this checker's
-    /// locals and ids).
-    fn copy_block(&mut self, block: &ir::Block, local: ir::LocalId, value: &Expr) -> ir::Block {
-        let mut body = ir::Body {
-            locals: std::mem::take(&mut self.locals),
-            block: ir::Block::default(),
-            ids: self.ids,
+    /// The statements and expressions built so far in this body.
+    fn built(&self) -> u64 {
+        (self.ids.exprs() as u64).saturating_add(self.ids.stmts() as u64)
+    }
+
+    /// Whether a loop over `n` elements whose body (built since
+    /// `built_before`) grows by `inner` when its own lists are unrolled
+    /// stays within [`MAX_UNROLLED`], alone and with the rest of the
+    /// function's lists; E0162 otherwise. What it adds counts for the loops
+    /// around it. A loop around one that failed fails too, silently: it is
+    /// not unrolled either, and says nothing more.
+    fn within_unrolling(
+        &mut self,
+        built_before: u64,
+        inner: Unrolled,
+        n: usize,
+        span: Span,
+    ) -> bool {
+        if inner.failed {
+            self.unrolled_failed();
+            return false;
+        }
+        // As written, and once its own lists are unrolled.
+        let raw = self.built().saturating_sub(built_before);
+        let body = raw.saturating_add(inner.added);
+        let unrolled = body.saturating_mul(n as u64);
+        // What unrolling adds to the body as written.
+        let added = unrolled.saturating_sub(raw);
+        let outer = self.unrolled.len() == 1;
+        let total = match self.unrolled.last() {
+            Some(t) if outer => t.added.saturating_add(added),
+            _ => added,
         };
-        let copy = crate::opt::rewrite::copy_block_with(&mut body, block, &[(local, value)]);
-        self.locals = std::mem::take(&mut body.locals);
-        self.ids = body.ids;
-        // The copies' locals were judged used or not on the original.
-        self.mark_new_locals_used();
-        copy
+        if unrolled > MAX_UNROLLED || total > MAX_UNROLLED {
+            self.unrolled_failed();
+            self.error(CheckError::UnrolledTooLarge {
+                span,
+                elements: n,
+                size: unrolled.max(total),
+                whole: unrolled <= MAX_UNROLLED,
+                limit: MAX_UNROLLED,
+            });
+            return false;
+        }
+        if let Some(t) = self.unrolled.last_mut() {
+            t.added = t.added.saturating_add(added);
+        }
+        true
+    }
+
+    /// A loop over a list inside the one being checked is not unrolled.
+    fn unrolled_failed(&mut self) {
+        if self.unrolled.len() > 1 {
+            if let Some(t) = self.unrolled.last_mut() {
+                t.failed = true;
+            }
+        }
     }
 
     /// `#[unroll]` (every iteration) or `#[unroll(N)]`, `N` a constant
@@ -649,15 +720,6 @@ impl BodyChecker<'_> {
         }
         self.push_scope();
         let local = self.declare_local(var, ty_ok.unwrap_or(Scalar::U32), false, "a loop variable");
-        // `start + k * step`: what both say of the low bits.
-        if let (Some(a), Some(s)) = (&start_ir, &step_ir) {
-            let (a, s) = (self.low_bits(a), self.low_bits(s));
-            let stride = (
-                s.0.min(if s.1 == 0 { s.0 } else { s.1.trailing_zeros() }),
-                0,
-            );
-            self.learn_low_bits(local, super::vector::add(a, stride));
-        }
         if ty_ok.is_none() {
             self.mark_used(local);
             self.poison(&var.name);

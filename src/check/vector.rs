@@ -10,21 +10,24 @@
 //!   multiple of the width (the access would be misaligned);
 //! - W0325: an index the checker cannot prove to be a multiple of the
 //!   width (from constants, multiplications, shifts and sums, immutable
-//!   locals and loop variables); the simulator reports a misaligned access
-//!   (S0003) and the GPU faults if it is not.
+//!   locals, loop variables and the elements of loops over constant
+//!   lists); the simulator reports a misaligned access (S0003) and the GPU
+//!   faults if it is not.
+//!
+//! E0148 and W0325 read what the analysis knows of the index's low bits
+//! (`crate::analysis::values`), once the body is lowered ([`alignment`]).
 
 use super::body::BodyChecker;
 use super::builtins::{self, Builtin, Entry, Function};
 use super::calls::CallResult;
 use super::error::CheckError;
+use crate::analysis::values::{self, walk_runs, At, LowBits, RunVisit, Values, ALL_BITS};
 use crate::ir::{
-    consteval, BinOp, Expr, ExprKind, LocalId, Place, PlaceKind, StmtKind, VECTOR_BYTES,
+    Body, Expr, LocalId, Place, PlaceKind, SharedArray, Stmt, StmtId, StmtKind, VECTOR_BYTES,
 };
 use crate::span::Span;
 use crate::syntax::ast;
-
-/// More low zero bits than any index has.
-const ALL: u32 = 128;
+use std::collections::HashMap;
 
 /// The width of a vector built-in, and whether it loads.
 fn vector_op(f: Function) -> Option<(usize, bool)> {
@@ -210,8 +213,9 @@ impl BodyChecker<'_> {
         }
     }
 
-    /// The width (E0147) and alignment (E0148, W0325) of a vector access
-    /// of `n` elements at `place`; whether it may be lowered.
+    /// The width of a vector access of `n` elements at `place` (E0147);
+    /// whether it may be lowered. Its alignment is checked once the body
+    /// is lowered and its facts are known ([`alignment`]).
     fn vector_place(&mut self, name: &str, n: usize, place: &Place, span: Span) -> bool {
         let bytes = n as u32 * place.elem.size();
         if bytes > VECTOR_BYTES {
@@ -224,153 +228,118 @@ impl BodyChecker<'_> {
             });
             return false;
         }
-        let need = n.trailing_zeros();
-        let (z, r) = self.flat_index(place);
-        if z >= need && r.rem_euclid(n as i128) != 0 {
-            let index = if z >= 32 {
-                format!("element {r}")
-            } else {
-                let m = 1i128 << z.min(64);
-                format!("an element index of the form {m}k + {}", r.rem_euclid(m))
-            };
-            self.error(CheckError::VectorMisaligned {
-                callee: name.to_string(),
-                n,
-                index,
-                span,
-            });
-            return false;
-        }
-        if z < need {
-            self.error(CheckError::VectorUnproven {
-                callee: name.to_string(),
-                n,
-                span,
-            });
-        }
         true
     }
+}
 
-    /// The element index of a place, row-major, as far as it is known:
-    /// `(z, r)` when it is `r` modulo `2^z` (`z` is [`ALL`] for a constant).
-    fn flat_index(&self, place: &Place) -> (u32, i128) {
-        let (dims, indices): (&[u64], Vec<&Expr>) = match &place.kind {
-            PlaceKind::Global { index, .. } => (&[], vec![index]),
-            PlaceKind::Shared { array, indices } | PlaceKind::Remote { array, indices, .. } => {
-                let dims = self
-                    .kernel
-                    .as_ref()
-                    .and_then(|k| k.shared.get(array.index()))
-                    .map_or(&[][..], |a| &a.dims[..]);
-                (dims, indices.iter().collect())
-            }
-            PlaceKind::SharedAt { .. } => return (0, 0),
-        };
-        // The stride of index k is the product of the dimensions after it.
-        let mut strides = vec![1u64; indices.len()];
-        for k in (0..indices.len().saturating_sub(1)).rev() {
-            let d = dims.get(k + 1).copied().unwrap_or(1);
-            let next = strides.get(k + 1).copied().unwrap_or(1);
-            if let Some(s) = strides.get_mut(k) {
-                *s = next.saturating_mul(d);
-            }
-        }
-        let mut flat = (ALL, 0);
-        for (e, s) in indices.iter().zip(&strides) {
-            let term = mul(self.low_bits(e), (ALL, i128::from(*s)));
-            flat = add(flat, term);
-        }
-        flat
+/// The alignment of every vector access of a lowered body (E0148, W0325),
+/// from what is known of its index ([`Values::low_bits`]): in each run of
+/// the loops over constant lists around it, reported once per access
+/// (E0148 for the first run whose index is never a multiple of the width,
+/// else W0325 if some run's cannot be proven one). `shared` are the
+/// kernel's shared arrays (none in a function).
+pub fn alignment(body: &Body, shared: &[SharedArray], values: &Values) -> Vec<CheckError> {
+    struct Access {
+        callee: String,
+        n: usize,
+        span: Span,
+        misaligned: Option<String>,
+        unproven: bool,
     }
-
-    /// The low bits of `e`'s value that are known: `(z, r)` when it is `r`
-    /// modulo `2^z` (`(0, 0)`: nothing known).
-    pub(super) fn low_bits(&self, e: &Expr) -> (u32, i128) {
-        if let Some(v) = consteval::eval_int(e) {
-            return (ALL, v);
-        }
-        let known = match &e.kind {
-            ExprKind::Local(l) => self.low_bits.get(l.index()).copied().unwrap_or((0, 0)),
-            ExprKind::Binary(op, a, b) => {
-                let (x, y) = (self.low_bits(a), self.low_bits(b));
-                match op {
-                    BinOp::Mul => mul(x, y),
-                    BinOp::Add => add(x, y),
-                    BinOp::Sub => add(x, (y.0, y.1.wrapping_neg())),
-                    BinOp::Shl => match consteval::eval_int(b) {
-                        Some(k) if (0..64).contains(&k) => mul(x, (ALL, 1i128 << k)),
-                        _ => (0, 0),
-                    },
-                    BinOp::BitAnd => {
-                        // Known zeros on either side stay zeros.
-                        let z = x.0.min(y.0);
-                        let r = wrap(x.1 & y.1, z);
-                        let zx = zeros(x);
-                        let zy = zeros(y);
-                        if zx.max(zy) > z {
-                            (zx.max(zy), 0)
-                        } else {
-                            (z, r)
-                        }
-                    }
-                    BinOp::BitOr => {
-                        let z = x.0.min(y.0);
-                        (z, wrap(x.1 | y.1, z))
-                    }
-                    BinOp::BitXor => {
-                        let z = x.0.min(y.0);
-                        (z, wrap(x.1 ^ y.1, z))
-                    }
-                    _ => (0, 0),
+    struct Find<'a> {
+        shared: &'a [SharedArray],
+        values: &'a Values,
+        /// In the order the accesses are first met.
+        found: Vec<Access>,
+        seen: HashMap<StmtId, usize>,
+    }
+    impl<'ir> RunVisit<'ir> for Find<'_> {
+        fn stmt(&mut self, s: &'ir Stmt, at: At) {
+            let (n, place, load) = match &s.kind {
+                StmtKind::LoadVector { locals, place } => (locals.len(), place, true),
+                StmtKind::StoreVector { place, values } => (values.len(), place, false),
+                _ => return,
+            };
+            let need = n.trailing_zeros();
+            let (z, r) = flat_index(self.shared, self.values, place, at);
+            let i = *self.seen.entry(s.id).or_insert_with(|| {
+                self.found.push(Access {
+                    callee: format!("{}{n}", if load { "load" } else { "store" }),
+                    n,
+                    span: place.span,
+                    misaligned: None,
+                    unproven: false,
+                });
+                self.found.len() - 1
+            });
+            let Some(a) = self.found.get_mut(i) else {
+                return;
+            };
+            if z >= need && r.rem_euclid(n as i128) != 0 {
+                if a.misaligned.is_none() {
+                    a.misaligned = Some(if z >= 32 {
+                        format!("element {r}")
+                    } else {
+                        let m = 1i128 << z.min(64);
+                        format!("an element index of the form {m}k + {}", r.rem_euclid(m))
+                    });
                 }
+            } else if z < need {
+                a.unproven = true;
             }
-            ExprKind::Cast(inner) if inner.ty.is_int() && e.ty.is_int() => self.low_bits(inner),
-            _ => (0, 0),
-        };
-        // Only the bits the type holds are known (arithmetic wraps there).
-        let bits = if e.ty.is_int() { e.ty.size() * 8 } else { 0 };
-        let z = known.0.min(bits);
-        (z, wrap(known.1, z))
-    }
-
-    /// Records what is known of an immutable local's low bits.
-    pub(super) fn learn_low_bits(&mut self, l: LocalId, known: (u32, i128)) {
-        if let Some(slot) = self.low_bits.get_mut(l.index()) {
-            *slot = known;
         }
     }
+    let mut f = Find {
+        shared,
+        values,
+        found: Vec::new(),
+        seen: HashMap::new(),
+    };
+    walk_runs(body, values, &mut f);
+    f.found
+        .into_iter()
+        .filter_map(|a| match a.misaligned {
+            Some(index) => Some(CheckError::VectorMisaligned {
+                callee: a.callee,
+                n: a.n,
+                index,
+                span: a.span,
+            }),
+            None if a.unproven => Some(CheckError::VectorUnproven {
+                callee: a.callee,
+                n: a.n,
+                span: a.span,
+            }),
+            None => None,
+        })
+        .collect()
 }
 
-/// `r` modulo `2^z` (`r` itself for [`ALL`] bits).
-fn wrap(r: i128, z: u32) -> i128 {
-    if z >= 64 {
-        r
-    } else {
-        r.rem_euclid(1i128 << z)
+/// The element index of a place at `at`, row-major, as far as it is
+/// known: `(z, r)` when it is `r` modulo `2^z` (`z` is [`ALL_BITS`] for a
+/// constant).
+fn flat_index(shared: &[SharedArray], values: &Values, place: &Place, at: At) -> LowBits {
+    let (dims, indices): (&[u64], Vec<&Expr>) = match &place.kind {
+        PlaceKind::Global { index, .. } => (&[], vec![index]),
+        PlaceKind::Shared { array, indices } | PlaceKind::Remote { array, indices, .. } => {
+            let dims = shared.get(array.index()).map_or(&[][..], |a| &a.dims[..]);
+            (dims, indices.iter().collect())
+        }
+        PlaceKind::SharedAt { .. } => return (0, 0),
+    };
+    // The stride of index k is the product of the dimensions after it.
+    let mut strides = vec![1u64; indices.len()];
+    for k in (0..indices.len().saturating_sub(1)).rev() {
+        let d = dims.get(k + 1).copied().unwrap_or(1);
+        let next = strides.get(k + 1).copied().unwrap_or(1);
+        if let Some(s) = strides.get_mut(k) {
+            *s = next.saturating_mul(d);
+        }
     }
-}
-
-/// How many low bits are known to be zero.
-fn zeros((z, r): (u32, i128)) -> u32 {
-    if r == 0 {
-        z
-    } else {
-        r.trailing_zeros().min(z)
+    let mut flat = (ALL_BITS, 0);
+    for (e, s) in indices.iter().zip(&strides) {
+        let term = values::mul(values.low_bits(e, at), (ALL_BITS, i128::from(*s)));
+        flat = values::add(flat, term);
     }
-}
-
-/// The known low bits of a sum.
-pub(super) fn add(x: (u32, i128), y: (u32, i128)) -> (u32, i128) {
-    let z = x.0.min(y.0);
-    (z, wrap(x.1.wrapping_add(y.1), z))
-}
-
-/// The known low bits of a product: `(rx + 2^zx·a)(ry + 2^zy·b)` is
-/// `rx·ry` modulo `2^min(zx + zeros(y), zy + zeros(x))`.
-fn mul(x: (u32, i128), y: (u32, i128)) -> (u32, i128) {
-    let z =
-        x.0.saturating_add(zeros(y))
-            .min(y.0.saturating_add(zeros(x)))
-            .min(ALL);
-    (z, wrap(wrap(x.1, 64).wrapping_mul(wrap(y.1, 64)), z))
+    flat
 }

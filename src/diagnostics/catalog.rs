@@ -2,7 +2,7 @@
 //!
 //! The first lines are the contract of the language reference's diagnostics
 //! catalogue (§8), plus the project's additions (E0004, E0114–E0119, E0123,
-//! E0124–E0127, E0130–E0132, E0140–E0149, E0160, E0161, W0003, W0324–W0326,
+//! E0124–E0127, E0130–E0132, E0140–E0149, E0160–E0162, W0003, W0324–W0326,
 //! W0330).
 //! Each code's explanation is a markdown file in `explain/`, compiled in with
 //! `include_str!` so that `kdslc explain` needs no files at run time. The
@@ -198,6 +198,11 @@ pub static CODES: &[CodeInfo] = &[
     code!("E0160", Error, "`{keyword}` in a loop over a constant list"),
     code!("E0161", Error, "invalid loop attribute: {why}"),
     code!(
+        "E0162",
+        Error,
+        "loops over constant lists unroll to too much code"
+    ),
+    code!(
         "E0200",
         Error,
         "{feature} requires {target} or newer (compiling for {current})"
@@ -207,7 +212,7 @@ pub static CODES: &[CodeInfo] = &[
     code!(
         "E0303",
         Error,
-        "Attempting to operate on barrier without indexing, but `num_barriers = {n}`"
+        "operation on barrier group `{name}` without an index"
     ),
     code!(
         "E0304",

@@ -141,23 +141,3 @@ impl Diagnostic {
 pub fn sort(diags: &mut [Diagnostic]) {
     diags.sort_by_key(|d| d.primary_span().map(|s| (s.file, s.start, s.end)));
 }
-
-/// Drops a diagnostic equal to an earlier one (after [`sort`], equal ones
-/// share a primary span): a loop over a constant list is in the IR once
-/// per element, so a later pass finds the same problem in each copy of
-/// one place in the source.
-pub fn dedup(diags: &mut Vec<Diagnostic>) {
-    let mut kept: Vec<Diagnostic> = Vec::with_capacity(diags.len());
-    for d in diags.drain(..) {
-        let span = d.primary_span();
-        let same = kept
-            .iter()
-            .rev()
-            .take_while(|k| k.primary_span() == span)
-            .any(|k| *k == d);
-        if !same {
-            kept.push(d);
-        }
-    }
-    *diags = kept;
-}

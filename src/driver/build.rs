@@ -33,8 +33,11 @@ pub fn build(args: &BuildArgs, reporter: &mut Reporter) -> Result<(), Fail> {
         _ => None,
     };
     // `--emit ir` shows the IR after the passes, so it runs them (and the
-    // writer, whose output is dropped); the AST needs neither.
-    let mut opts = options(&args.common, args.emit == Emit::Ast)?;
+    // writer, whose output is dropped); with `--passes none`, the IR as the
+    // checker built it (loops over constant lists still loops, which the
+    // optimiser would unroll first); the AST needs neither.
+    let checked_ir = args.emit == Emit::Ir && args.common.passes == crate::opt::Passes::none();
+    let mut opts = options(&args.common, args.emit == Emit::Ast || checked_ir)?;
     opts.lineinfo = args.lineinfo;
     opts.drop_syntax = args.emit != Emit::Ast;
 

@@ -23,7 +23,7 @@
 //! ([`crate::fp`]); a NaN is just "NaN" (its bits are the canonical NaN).
 
 use super::contract::{self, Fused};
-use super::{BinOp, Expr, ExprKind, MathFn, UnaryOp, Value};
+use super::{BinOp, Expr, ExprKind, LocalId, MathFn, UnaryOp, Value};
 use crate::fp::{self, Format};
 use crate::types::Scalar;
 use std::cmp::Ordering;
@@ -42,6 +42,16 @@ pub enum NotConst {
 /// The value of `e`, if it is a compile-time constant.
 pub fn eval(e: &Expr) -> Result<Value, NotConst> {
     eval_node(e, &mut eval)
+}
+
+/// [`eval`] with `locals` giving the value of each local that has one (an
+/// immutable local bound to a constant, the element of a loop over a
+/// constant list): what `crate::analysis::values` asks.
+pub fn eval_with(e: &Expr, locals: &dyn Fn(LocalId) -> Option<Value>) -> Result<Value, NotConst> {
+    match &e.kind {
+        ExprKind::Local(l) => locals(*l).ok_or(NotConst::Runtime),
+        _ => eval_node(e, &mut |c| eval_with(c, locals)),
+    }
 }
 
 /// The value of `e`'s own operation, with `sub` giving its operands'
@@ -103,11 +113,24 @@ pub struct Memo<'ir> {
 
 impl<'ir> Memo<'ir> {
     pub fn eval(&mut self, e: &'ir Expr) -> Result<Value, NotConst> {
+        self.eval_with(e, &|_| None)
+    }
+
+    /// [`eval_with`], remembered. One memo serves one `locals`: a node's
+    /// value is remembered whatever the locals were.
+    pub fn eval_with(
+        &mut self,
+        e: &'ir Expr,
+        locals: &dyn Fn(LocalId) -> Option<Value>,
+    ) -> Result<Value, NotConst> {
         let key: *const Expr = e;
         if let Some(v) = self.values.get(&key) {
             return v.clone();
         }
-        let v = eval_node(e, &mut |c| self.eval(c));
+        let v = match &e.kind {
+            ExprKind::Local(l) => locals(*l).ok_or(NotConst::Runtime),
+            _ => eval_node(e, &mut |c| self.eval_with(c, locals)),
+        };
         self.values.insert(key, v.clone());
         v
     }

@@ -109,7 +109,10 @@ pub struct SharedLayout {
 
 impl SharedLayout {
     pub fn of(kernel: &Kernel) -> SharedLayout {
-        let barriers = kernel.barriers.iter().enumerate().map(|(i, b)| {
+        // A group whose count failed to check (in a module with errors)
+        // has no size to place.
+        let barriers = kernel.barriers.iter().enumerate();
+        let barriers = barriers.filter(|(_, b)| !b.failed.count).map(|(i, b)| {
             let decl = SharedDecl::Barriers(BarrierId(i as u32));
             let bytes = BARRIER_BYTES.checked_mul(u64::from(b.count.max(1)));
             (decl, bytes, BARRIER_BYTES)

@@ -412,6 +412,35 @@ pub struct BarrierGroup {
     pub count: u32,
     pub arrivals: u32,
     pub spans: BarrierSpans,
+    /// The parts of its declaration that failed to check (only in a
+    /// module with errors).
+    pub failed: Failed,
+}
+
+/// The parts of a barrier group's declaration that failed to check, each
+/// then a placeholder (one barrier, scope `cta`, one arrival or 32
+/// threads). The group is still declared, so that its uses are checked: a
+/// check that needs a failed part says nothing about the group, and every
+/// other check goes on (a wait on a `cluster` group is E0301 whatever its
+/// arrival count). Only a module with errors has a failed part.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Failed {
+    /// `[count]`.
+    pub count: bool,
+    /// The scope: not `cta` or `cluster`, or not one this target or this
+    /// kernel (without `cluster(...)`) can have.
+    pub scope: bool,
+    /// `arrivals = n` (`threads = k` for a named-barrier group).
+    pub arrivals: bool,
+    /// Something no check reads: where it is declared, a named group's
+    /// hardware ids.
+    pub other: bool,
+}
+
+impl Failed {
+    pub fn any(self) -> bool {
+        self.count || self.scope || self.arrivals || self.other
+    }
 }
 
 impl BarrierGroup {
@@ -438,6 +467,9 @@ pub struct NamedBarrier {
     /// The hardware id of barrier 0 of the group.
     pub first_id: u32,
     pub spans: NamedBarrierSpans,
+    /// The parts of its declaration that failed to check (its scope is
+    /// never one of them).
+    pub failed: Failed,
 }
 
 impl NamedBarrier {
@@ -560,6 +592,20 @@ pub enum StmtKind {
         /// (`crate::opt`); a loop a pass rewrote no longer has it.
         unroll: Option<LoopHint>,
     },
+    /// `for var in [c0, c1, ...] { body }`: the body once per element, in
+    /// order, with `var` (immutable) each element in turn. `items` are
+    /// `Const`s of `var`'s type, at least one (the checker drops the loop
+    /// of an empty list). Each run sees its element as a constant, which
+    /// is the language's meaning: the optimiser unrolls every such loop
+    /// before anything else, whatever `--passes` says
+    /// (`crate::opt::lists`), so the PTX writer never sees one; until then
+    /// the analyses give the facts that differ between elements per
+    /// element (`crate::analysis::values`).
+    ForList {
+        var: LocalId,
+        items: Vec<Expr>,
+        body: Block,
+    },
     Break,
     Continue,
     Return(Option<Expr>),
@@ -619,6 +665,100 @@ pub enum StmtKind {
         groups: Vec<BarrierId>,
         blocks: Vec<Block>,
     },
+}
+
+/// What a statement is, for the questions every later stage asks of every
+/// statement (what synchronises, what leaves a block, what holds blocks):
+/// one exhaustive match ([`StmtKind::class`]), so that a new kind of
+/// statement must be classified there, and no stage's catch-all arm
+/// silently mis-handles, say, a new synchronising statement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StmtClass {
+    /// Computes and stores: `let`, assignments, stores, vector loads and
+    /// stores, expression statements (what its expressions do aside).
+    Compute,
+    /// Holds blocks of its own: `if`, `while`, `for`, a loop over a list.
+    Control,
+    /// Leaves its block: `break`, `continue`, `return`.
+    Jump,
+    /// A call of a device function, which may run a CTA-wide barrier.
+    Call(FuncId),
+    /// Every thread of the CTA (or cluster) must reach it.
+    CtaBarrier(CtaBarrier),
+    /// Synchronises or orders memory otherwise.
+    Sync(SyncOp),
+    /// Failed to check (a module with errors only): may do anything.
+    Failed,
+}
+
+/// A barrier every thread of the CTA, or of the cluster, must reach.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CtaBarrier {
+    /// `sync_threads()`
+    Threads,
+    /// `cluster_sync()`
+    Cluster,
+}
+
+impl CtaBarrier {
+    /// The built-in as written in kdsl.
+    pub fn name(self) -> &'static str {
+        match self {
+            CtaBarrier::Threads => "sync_threads",
+            CtaBarrier::Cluster => "cluster_sync",
+        }
+    }
+}
+
+/// The statements that synchronise or order memory, short of a CTA-wide
+/// barrier.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SyncOp {
+    /// `sync_warp(mask)`.
+    Warp,
+    /// `fence(...)`, `fence_proxy_async()`.
+    Fence,
+    /// An operation on an mbarrier.
+    Mbarrier,
+    /// An operation on a named barrier.
+    Named,
+    /// `copy_async`, `copy_async_store`.
+    BulkCopy,
+    /// `copy_async_commit()`, `copy_async_wait(n)`.
+    BulkGroup,
+}
+
+impl StmtKind {
+    /// See [`StmtClass`].
+    pub fn class(&self) -> StmtClass {
+        match self {
+            StmtKind::Let { .. }
+            | StmtKind::Assign { .. }
+            | StmtKind::Store { .. }
+            | StmtKind::LoadVector { .. }
+            | StmtKind::StoreVector { .. }
+            | StmtKind::Expr(_) => StmtClass::Compute,
+            StmtKind::If { .. }
+            | StmtKind::While { .. }
+            | StmtKind::For { .. }
+            | StmtKind::ForList { .. } => StmtClass::Control,
+            StmtKind::Break | StmtKind::Continue | StmtKind::Return(_) => StmtClass::Jump,
+            StmtKind::Call { func, .. } => StmtClass::Call(*func),
+            StmtKind::SyncThreads => StmtClass::CtaBarrier(CtaBarrier::Threads),
+            StmtKind::ClusterSync => StmtClass::CtaBarrier(CtaBarrier::Cluster),
+            StmtKind::SyncWarp(_) => StmtClass::Sync(SyncOp::Warp),
+            StmtKind::FenceProxyAsync | StmtKind::Fence(_) => StmtClass::Sync(SyncOp::Fence),
+            StmtKind::Barrier(_) => StmtClass::Sync(SyncOp::Mbarrier),
+            StmtKind::NamedBarrier(_) => StmtClass::Sync(SyncOp::Named),
+            StmtKind::CopyAsync { .. } | StmtKind::CopyAsyncStore { .. } => {
+                StmtClass::Sync(SyncOp::BulkCopy)
+            }
+            StmtKind::CopyAsyncCommit | StmtKind::CopyAsyncWait(_) => {
+                StmtClass::Sync(SyncOp::BulkGroup)
+            }
+            StmtKind::Poisoned { .. } => StmtClass::Failed,
+        }
+    }
 }
 
 /// A reference to one barrier of a group: `full[s]`, or `done` for a group of

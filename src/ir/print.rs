@@ -286,6 +286,21 @@ fn stmt(out: &mut String, cx: Cx, s: &Stmt, level: usize) {
             indent(out, level);
             out.push('}');
         }
+        StmtKind::ForList { var, items, body } => {
+            out.push_str("for ");
+            local_decl(out, cx, *var);
+            out.push_str(" in [");
+            for (i, e) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                expr(out, cx, e, level);
+            }
+            out.push_str("] {\n");
+            block(out, cx, body, level + 1);
+            indent(out, level);
+            out.push('}');
+        }
         StmtKind::Break => out.push_str("break"),
         StmtKind::Continue => out.push_str("continue"),
         StmtKind::Return(None) => out.push_str("return"),

@@ -26,7 +26,7 @@
 //! builds, and so will it after each pass that changes the IR.
 
 use super::{
-    BarrierOpKind, Block, Body, Expr, FuncId, Kernel, MemOrder, Module, ParamType, Place,
+    BarrierOpKind, Block, Body, Expr, ExprKind, FuncId, Kernel, MemOrder, Module, ParamType, Place,
     PlaceKind, Stmt, StmtKind, VECTOR_BYTES,
 };
 use crate::span::Span;
@@ -256,6 +256,12 @@ impl<'m> Verifier<'m> {
         self.named_barriers(k);
         for g in &k.barriers {
             self.span(g.spans.decl, &format!("barrier group `{}`", g.name));
+            if self.mode == Mode::Complete && g.failed.any() {
+                self.error(
+                    g.spans.decl,
+                    format!("barrier group `{}` whose declaration failed", g.name),
+                );
+            }
             if !(1..=super::BarrierGroup::MAX_COUNT).contains(&g.count) {
                 self.error(
                     g.spans.decl,
@@ -277,6 +283,16 @@ impl<'m> Verifier<'m> {
         let mut taken = [false; 16];
         for g in &k.named_barriers {
             self.span(g.spans.decl, &format!("named barrier `{}`", g.name));
+            // A failed declaration's ids are placeholders.
+            if g.failed.any() {
+                if self.mode == Mode::Complete {
+                    self.error(
+                        g.spans.decl,
+                        format!("named barrier `{}` whose declaration failed", g.name),
+                    );
+                }
+                continue;
+            }
             let last = g
                 .first_id
                 .checked_add(g.count)
@@ -444,6 +460,28 @@ impl<'m> Verifier<'m> {
                     }
                 }
                 self.loop_body(body);
+            }
+            StmtKind::ForList { var, items, body } => {
+                if items.is_empty() {
+                    self.error(s.span, "a loop over an empty list");
+                }
+                let var_ty = self.local(s.span, *var).map(|l| (l.ty, l.mutable));
+                for e in items {
+                    self.expr(e);
+                    if !matches!(e.kind, ExprKind::Const(_)) {
+                        self.error(
+                            e.span,
+                            "an element of a loop over a list that is not a constant",
+                        );
+                    }
+                    if let Some((ty, _)) = var_ty {
+                        self.expect(e.span, "an element", e.ty, ty);
+                    }
+                }
+                if var_ty.is_some_and(|(_, mutable)| mutable) {
+                    self.error(s.span, "the variable of a loop over a list is mutable");
+                }
+                self.block(body);
             }
             StmtKind::Break | StmtKind::Continue => {
                 if self.loops == 0 {

@@ -44,7 +44,10 @@ pub fn to_lsp(a: &Analysis, d: &Diagnostic) -> Option<lsp_types::Diagnostic> {
         message.push_str("\nnote: ");
         message.push_str(note);
     }
-    for help in &d.help {
+    // A fix is help too (the terminal shows it so); its edit is a code
+    // action.
+    let fixes = d.fixes.iter().map(|f| &f.message);
+    for help in d.help.iter().chain(fixes) {
         message.push_str("\nhelp: ");
         message.push_str(help);
     }

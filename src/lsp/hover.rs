@@ -280,6 +280,7 @@ mod tests {
             count: 2,
             arrivals: 1,
             spans,
+            failed: Default::default(),
         };
         assert!(
             group(&g).ends_with("barrier `full[2]`: scope `cta`, 2 barriers, 1 arrival per phase")
@@ -290,6 +291,7 @@ mod tests {
             count: 1,
             arrivals: 128,
             spans,
+            failed: Default::default(),
         };
         assert!(group(&one)
             .ends_with("barrier `ready`: scope `cluster`, 1 barrier, 128 arrivals per phase"));

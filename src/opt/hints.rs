@@ -3,12 +3,13 @@
 //! make (`unroll::plan`, `stream::hint_plan`), so that `kdslc check`, the
 //! language server and a build all report them, whatever `--passes` says.
 
-use super::ranges::Facts;
 use super::{stream, unroll};
+use crate::analysis::values::{walk_runs, At, RunVisit, Values};
+use crate::analysis::ModuleInfo;
 use crate::diagnostics::Diagnostic;
-use crate::ir::visit::{self, Visit};
 use crate::ir::{Body, LoopHint, Module, Stmt, StmtKind, Unroll};
 use crate::span::Span;
+use std::collections::HashSet;
 
 /// A loop whose hint cannot be honoured.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -21,31 +22,30 @@ pub struct Unhonoured {
 }
 
 /// Every loop of `module` whose hint cannot be honoured, in source order
-/// within each body.
-pub fn unhonoured(module: &Module) -> Vec<Unhonoured> {
+/// within each body, with the facts `info` has of it. A loop in the body of
+/// a loop over a constant list is judged in each run (its trip count may
+/// be the element), and reported once, for the first run that fails.
+pub fn unhonoured(module: &Module, info: &ModuleInfo) -> Vec<Unhonoured> {
     let mut out = Vec::new();
-    for k in &module.kernels {
-        find(&k.body, &Facts::of_kernel(k), &mut out);
+    for (k, ki) in module.kernels.iter().zip(&info.kernels) {
+        find(&k.body, &ki.body.values, &mut out);
     }
-    for f in &module.functions {
-        find(&f.body, &Facts::of_function(&f.body), &mut out);
+    for (f, fi) in module.functions.iter().zip(&info.functions) {
+        find(&f.body, &fi.body.values, &mut out);
     }
-    // A hinted loop inside a loop over a constant list is in the IR once
-    // per element, from one place in the source: one warning.
-    let mut seen = std::collections::HashSet::new();
-    out.retain(|u| seen.insert((u.span, u.why)));
     out
 }
 
-fn find(body: &Body, facts: &Facts, out: &mut Vec<Unhonoured>) {
+fn find(body: &Body, values: &Values, out: &mut Vec<Unhonoured>) {
     struct Find<'a> {
         body: &'a Body,
-        facts: &'a Facts,
+        values: &'a Values,
+        reported: HashSet<crate::ir::StmtId>,
         out: &'a mut Vec<Unhonoured>,
     }
-    impl<'ir> Visit<'ir> for Find<'_> {
-        fn visit_stmt(&mut self, s: &'ir Stmt) {
-            if let StmtKind::For {
+    impl<'ir> RunVisit<'ir> for Find<'_> {
+        fn stmt(&mut self, s: &'ir Stmt, at: At) {
+            let StmtKind::For {
                 var,
                 start,
                 end,
@@ -53,25 +53,38 @@ fn find(body: &Body, facts: &Facts, out: &mut Vec<Unhonoured>) {
                 body: lb,
                 unroll: Some(LoopHint { unroll: hint, span }),
             } = &s.kind
-            {
-                let full = unroll::plan(self.facts, [start, end, step], lb, Some(*hint));
-                let why = match (*hint, full) {
-                    (_, Ok(_)) | (Unroll::By(1), _) => None,
-                    (Unroll::Full, Err(why)) => Some(why),
-                    (Unroll::By(n), Err(_)) => stream::hint_plan(self.body, *var, lb, n).err(),
-                };
-                if let Some(why) = why {
-                    self.out.push(Unhonoured {
-                        span: *span,
-                        hint: *hint,
-                        why,
-                    });
-                }
+            else {
+                return;
+            };
+            if self.reported.contains(&s.id) {
+                return;
             }
-            visit::walk_stmt(self, s);
+            let full = unroll::plan(self.values, at, [start, end, step], lb, Some(*hint));
+            let why = match (*hint, full) {
+                (_, Ok(_)) | (Unroll::By(1), _) => None,
+                (Unroll::Full, Err(why)) => Some(why),
+                (Unroll::By(n), Err(_)) => stream::hint_plan(self.body, *var, lb, n).err(),
+            };
+            if let Some(why) = why {
+                self.reported.insert(s.id);
+                self.out.push(Unhonoured {
+                    span: *span,
+                    hint: *hint,
+                    why,
+                });
+            }
         }
     }
-    Find { body, facts, out }.visit_block(&body.block);
+    walk_runs(
+        body,
+        values,
+        &mut Find {
+            body,
+            values,
+            reported: HashSet::new(),
+            out,
+        },
+    );
 }
 
 impl Unhonoured {

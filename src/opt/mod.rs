@@ -1,6 +1,10 @@
 //! The optimisation passes: IR → IR rewrites between the barrier pass and
 //! the PTX writer, run only on a module without errors.
 //!
+//! Before any pass, whatever `--passes` says, the manager unrolls the loops
+//! over constant lists ([`lists`]): that is what such a loop means, not an
+//! optimisation, and no pass or writer sees one.
+//!
 //! Each pass is a module of its own with one entry point,
 //! `run(&mut Module) -> bool` (whether it changed anything), and a name by
 //! which `--passes` switches it on or off. The manager ([`run`]) runs the
@@ -18,7 +22,7 @@
 
 pub mod hints;
 pub mod licm;
-mod ranges;
+pub mod lists;
 pub(crate) mod rewrite;
 pub mod special;
 pub mod stream;
@@ -126,18 +130,23 @@ impl Passes {
     }
 }
 
-/// Runs `passes` over `module` in order, calling `after` with each pass and
-/// the module it left (the pipeline verifies the IR there); stops at the
-/// first `Err` of `after`. `Ok(true)` when some pass changed the module.
+/// Unrolls the loops over constant lists ([`lists`], always), then runs
+/// `passes` over `module` in order, calling `after` with the name of each
+/// step (`lists`, then each pass's) and the module it left (the pipeline
+/// verifies the IR there); stops at the first `Err` of `after`.
+/// `Ok(true)` when some step changed the module.
 pub fn run<E>(
     module: &mut Module,
     passes: &Passes,
-    mut after: impl FnMut(Pass, &Module) -> Result<(), E>,
+    mut after: impl FnMut(&'static str, &Module) -> Result<(), E>,
 ) -> Result<bool, E> {
-    let mut changed = false;
+    let mut changed = lists::run(module);
+    if changed {
+        after("lists", module)?;
+    }
     for p in passes.iter() {
         changed |= p.run(module);
-        after(p, module)?;
+        after(p.name(), module)?;
     }
     Ok(changed)
 }

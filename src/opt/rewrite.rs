@@ -4,7 +4,7 @@
 
 use crate::ir::visit::{self, Visit};
 use crate::ir::visit_mut::{self, VisitMut};
-use crate::ir::{Block, Body, Expr, ExprKind, LocalId, MemOrder, Stmt, StmtKind};
+use crate::ir::{Block, Body, Expr, ExprKind, LocalId, MemOrder, Stmt, StmtClass, StmtKind};
 use std::collections::HashMap;
 
 /// Whether some statement of `b` (at any depth) gives `local` a value: an
@@ -35,19 +35,41 @@ struct FindAssign {
 
 impl<'ir> Visit<'ir> for FindAssign {
     fn visit_stmt(&mut self, s: &'ir Stmt) {
-        match &s.kind {
-            StmtKind::Let { local, .. } | StmtKind::Assign { local, .. }
-                if *local == self.local =>
-            {
-                self.found = true
-            }
-            StmtKind::For { var, .. } if *var == self.local => self.found = true,
-            StmtKind::LoadVector { locals, .. } if locals.contains(&self.local) => {
-                self.found = true
-            }
-            _ => {}
+        if gives_value(&s.kind).contains(&self.local) {
+            self.found = true;
         }
         visit::walk_stmt(self, s);
+    }
+}
+
+/// The locals statement `s` itself (not a statement nested in it) gives a
+/// value: declares (`let`, a loop's variable, a vector load's names) or
+/// assigns. Every question here about what a block assigns reads this one
+/// list.
+fn gives_value(s: &StmtKind) -> &[LocalId] {
+    match s {
+        StmtKind::Let { local, .. } | StmtKind::Assign { local, .. } => std::slice::from_ref(local),
+        StmtKind::For { var, .. } | StmtKind::ForList { var, .. } => std::slice::from_ref(var),
+        StmtKind::LoadVector { locals, .. } => locals,
+        _ => &[],
+    }
+}
+
+/// [`gives_value`] without the assignments: the locals `s` declares.
+fn declares(s: &StmtKind) -> &[LocalId] {
+    match s {
+        StmtKind::Assign { .. } => &[],
+        _ => gives_value(s),
+    }
+}
+
+/// [`gives_value`], to rename them.
+fn gives_value_mut(s: &mut StmtKind) -> &mut [LocalId] {
+    match s {
+        StmtKind::Let { local, .. } | StmtKind::Assign { local, .. } => std::slice::from_mut(local),
+        StmtKind::For { var, .. } | StmtKind::ForList { var, .. } => std::slice::from_mut(var),
+        StmtKind::LoadVector { locals, .. } => locals,
+        _ => &mut [],
     }
 }
 
@@ -68,6 +90,8 @@ pub fn jumps_out(b: &Block) -> bool {
                     self.depth -= 1;
                     return;
                 }
+                // A loop over a list is not one `break` can leave (E0160):
+                // its body's jumps are those of the loop around it.
                 _ => {}
             }
             visit::walk_stmt(self, s);
@@ -91,20 +115,13 @@ pub fn synchronises(b: &Block) -> bool {
     }
     impl<'ir> Visit<'ir> for Find {
         fn visit_stmt(&mut self, s: &'ir Stmt) {
-            match &s.kind {
-                StmtKind::SyncThreads
-                | StmtKind::SyncWarp(_)
-                | StmtKind::ClusterSync
-                | StmtKind::FenceProxyAsync
-                | StmtKind::Fence(_)
-                | StmtKind::Barrier(_)
-                | StmtKind::NamedBarrier(_)
-                | StmtKind::CopyAsync { .. }
-                | StmtKind::CopyAsyncStore { .. }
-                | StmtKind::CopyAsyncCommit
-                | StmtKind::CopyAsyncWait(_)
-                | StmtKind::Poisoned { .. } => self.found = true,
-                _ => {}
+            // By its class (`ir::StmtClass`): a new kind of statement that
+            // synchronises is classified there.
+            match s.kind.class() {
+                StmtClass::CtaBarrier(_) | StmtClass::Sync(_) | StmtClass::Failed => {
+                    self.found = true
+                }
+                StmtClass::Compute | StmtClass::Control | StmtClass::Jump | StmtClass::Call(_) => {}
             }
             visit::walk_stmt(self, s);
         }
@@ -161,12 +178,7 @@ pub fn assigned_locals(b: &Block) -> Vec<LocalId> {
     struct Find(Vec<LocalId>);
     impl<'ir> Visit<'ir> for Find {
         fn visit_stmt(&mut self, s: &'ir Stmt) {
-            match &s.kind {
-                StmtKind::Let { local, .. } | StmtKind::Assign { local, .. } => self.0.push(*local),
-                StmtKind::For { var, .. } => self.0.push(*var),
-                StmtKind::LoadVector { locals, .. } => self.0.extend(locals.iter().copied()),
-                _ => {}
-            }
+            self.0.extend_from_slice(gives_value(&s.kind));
             visit::walk_stmt(self, s);
         }
     }
@@ -257,12 +269,7 @@ fn collect_declared(b: &Block, out: &mut Vec<LocalId>) {
     struct Decls<'a>(&'a mut Vec<LocalId>);
     impl<'ir> Visit<'ir> for Decls<'_> {
         fn visit_stmt(&mut self, s: &'ir Stmt) {
-            match &s.kind {
-                StmtKind::Let { local, .. } => self.0.push(*local),
-                StmtKind::For { var, .. } => self.0.push(*var),
-                StmtKind::LoadVector { locals, .. } => self.0.extend(locals.iter().copied()),
-                _ => {}
-            }
+            self.0.extend_from_slice(declares(&s.kind));
             visit::walk_stmt(self, s);
         }
     }
@@ -284,11 +291,8 @@ impl Rewrite<'_> {
 
 impl VisitMut for Rewrite<'_> {
     fn visit_stmt_mut(&mut self, s: &mut Stmt) {
-        match &mut s.kind {
-            StmtKind::Let { local, .. } | StmtKind::Assign { local, .. } => self.rename(local),
-            StmtKind::For { var, .. } => self.rename(var),
-            StmtKind::LoadVector { locals, .. } => locals.iter_mut().for_each(|l| self.rename(l)),
-            _ => {}
+        for l in gives_value_mut(&mut s.kind) {
+            self.rename(l);
         }
         visit_mut::walk_stmt_mut(self, s);
     }

@@ -4,7 +4,7 @@
 //! Two shapes of loop are unrolled, each replaced by one copy of its body
 //! per iteration, in order (nothing is reordered or reassociated):
 //! - `for v in start..end step s` with constant `end` and `s`, where the
-//!   range of `start` ([`super::ranges`]) gives every thread the same trip
+//!   range of `start` ([`crate::analysis::values`]) gives every thread the same trip
 //!   count (`for i in thread_idx.x..1024 step 128` in a `block(128)`
 //!   kernel: 8). `v` becomes `start + k*s` in copy `k` (a constant when
 //!   `start` is one), so addresses get immediate offsets; a non-constant
@@ -21,8 +21,8 @@
 //! unrolled. Locals declared in a copied body get fresh locals
 //! ([`crate::ir::Body::fresh_local`]). Inner loops are unrolled first.
 
-use super::ranges::Facts;
 use super::rewrite;
+use crate::analysis::values::{At, Values};
 use crate::ir::consteval;
 use crate::ir::{
     BinOp, Block, Body, Expr, ExprKind, LocalId, Module, Stmt, StmtKind, Unroll, Value,
@@ -49,17 +49,17 @@ pub const MAX_LOOKBACK: usize = 8;
 pub fn run(module: &mut Module) -> bool {
     let mut changed = false;
     for k in &mut module.kernels {
-        let facts = Facts::of_kernel(k);
+        let facts = Values::of_kernel(k);
         changed |= body(&mut k.body, &facts);
     }
     for f in &mut module.functions {
-        let facts = Facts::of_function(&f.body);
+        let facts = Values::of_function(&f.body);
         changed |= body(&mut f.body, &facts);
     }
     changed
 }
 
-fn body(body: &mut Body, facts: &Facts) -> bool {
+fn body(body: &mut Body, facts: &Values) -> bool {
     let mut b = std::mem::take(&mut body.block);
     let changed = block(body, &mut b, facts);
     body.block = b;
@@ -68,7 +68,7 @@ fn body(body: &mut Body, facts: &Facts) -> bool {
 
 /// Unrolls the loops of `b` (and of every block nested in it), innermost
 /// first.
-fn block(body: &mut Body, b: &mut Block, facts: &Facts) -> bool {
+fn block(body: &mut Body, b: &mut Block, facts: &Values) -> bool {
     let mut changed = false;
     for s in &mut b.stmts {
         changed |= nested(body, s, facts);
@@ -111,7 +111,7 @@ fn block(body: &mut Body, b: &mut Block, facts: &Facts) -> bool {
 }
 
 /// Unrolls the loops in the blocks nested in `s`.
-fn nested(body: &mut Body, s: &mut Stmt, facts: &Facts) -> bool {
+fn nested(body: &mut Body, s: &mut Stmt, facts: &Values) -> bool {
     match &mut s.kind {
         StmtKind::If {
             then_block,
@@ -148,10 +148,13 @@ fn within_budget(trips: u128, b: &Block, (max_trips, max_size): (u128, usize)) -
 /// honour: `crate::opt::hints`).
 pub type NotUnrolled = &'static str;
 
-/// The trip count of `for v in start..end step step { lb }` if this pass
-/// unrolls it completely under `hint`, else why not.
+/// The trip count of `for v in start..end step step { lb }` (at `at`, in
+/// the runs of the loops over constant lists around it on the checked IR;
+/// [`At::TOP`] once they are unrolled) if this pass unrolls it completely
+/// under `hint`, else why not.
 pub(crate) fn plan(
-    facts: &Facts,
+    facts: &Values,
+    at: At,
     [start, end, step]: [&Expr; 3],
     lb: &Block,
     hint: Option<Unroll>,
@@ -162,14 +165,18 @@ pub(crate) fn plan(
     if !matches!(start.ty, Scalar::U32 | Scalar::U64) {
         return Err("its loop variable is not `u32` or `u64`");
     }
-    let constant = |e: &Expr| consteval::eval_int(e).and_then(|v| u128::try_from(v).ok());
+    let constant = |e: &Expr| {
+        facts
+            .constant_int(e, at)
+            .and_then(|v| u128::try_from(v).ok())
+    };
     let (Some(e), Some(s)) = (constant(end), constant(step)) else {
         return Err("its end or step is not a constant");
     };
     if s == 0 {
         return Err("its step is 0");
     }
-    let Some((lo, hi)) = facts.range(start) else {
+    let Some((lo, hi)) = facts.range(start, at) else {
         return Err("its start is not known well enough to count its iterations");
     };
     let trips = |v: u128| if v >= e { 0 } else { (e - v).div_ceil(s) };
@@ -205,13 +212,13 @@ fn budget(hint: Option<Unroll>) -> Option<(u128, usize)> {
 /// if it qualifies.
 fn unroll_for(
     body: &mut Body,
-    facts: &Facts,
+    facts: &Values,
     var: LocalId,
     [start, end, step]: [&Expr; 3],
     lb: &Block,
     hint: Option<Unroll>,
 ) -> Option<Vec<Stmt>> {
-    let n = plan(facts, [start, end, step], lb, hint).ok()?;
+    let n = plan(facts, At::TOP, [start, end, step], lb, hint).ok()?;
     let (ty, s) = (start.ty, u128::try_from(consteval::eval_int(step)?).ok()?);
     let mut out = Vec::new();
     // The first value: a constant, or `start` evaluated once (it is pure:

@@ -69,6 +69,9 @@ pub(super) struct Mbar {
 impl Writer<'_> {
     /// Kernel entry: one thread initialises every barrier, then the whole CTA
     /// (or cluster) synchronises so no thread uses one before it is ready.
+    /// A kernel that touches a peer CTA's shared memory synchronises its
+    /// cluster at entry in any case, so that no access reaches a CTA that
+    /// has not started (and at exit: `Exit::Cluster`).
     pub(super) fn init_barriers(&mut self, usage: &Usage) -> Result<()> {
         let Some(k) = self.kernel else {
             return Ok(());
@@ -88,10 +91,13 @@ impl Writer<'_> {
                 *slot = words;
             }
         }
+        let sm90 = self.target.has_sm90_features();
         if k.barriers.is_empty() {
+            if sm90 && usage.remote {
+                self.entry_cluster_sync();
+            }
             return Ok(());
         }
-        let sm90 = self.target.has_sm90_features();
         let first = self.first_thread()?;
         let skip = self.label();
         emit!(self, "@!{} bra {};", first, skip);
@@ -133,13 +139,19 @@ impl Writer<'_> {
         }
         self.place_label(skip);
         if sm90 && k.cluster.is_some() {
-            self.need(8, 0);
-            emit!(self, "barrier.cluster.arrive.relaxed.aligned;");
-            emit!(self, "barrier.cluster.wait.aligned;");
+            self.entry_cluster_sync();
         } else {
             emit!(self, "bar.sync 0;");
         }
         Ok(())
+    }
+
+    /// Every thread of the cluster, at kernel entry (converged: `.aligned`;
+    /// nothing before it to release).
+    fn entry_cluster_sync(&mut self) {
+        self.need(8, 0);
+        emit!(self, "barrier.cluster.arrive.relaxed.aligned;");
+        emit!(self, "barrier.cluster.wait.aligned;");
     }
 
     /// `thread_idx == (0, 0, 0)`.

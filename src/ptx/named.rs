@@ -46,7 +46,7 @@ impl Writer<'_> {
                 }
             },
         };
-        let aligned = self.info.divergence(id).is_none() || self.info.named.converged(id);
+        let aligned = self.info.divergence(id).is_none() || self.info.warps.converged(id);
         let inst = match (op.kind, aligned) {
             (NamedOpKind::Sync, true) => "bar.sync",
             (NamedOpKind::Arrive, true) => "bar.arrive",

@@ -6,7 +6,7 @@ use super::error::Result;
 use super::suffix;
 use super::writer::{emit, Class, Exit, LoopLabels, Operand, Reg, Writer};
 use crate::ir::consteval;
-use crate::ir::{Block, Expr, ExprKind, LocalId, Stmt, StmtId, StmtKind, Value};
+use crate::ir::{Block, Expr, ExprKind, LocalId, Stmt, StmtClass, StmtId, StmtKind, Value};
 use crate::types::Scalar;
 
 impl Writer<'_> {
@@ -84,6 +84,10 @@ impl Writer<'_> {
             StmtKind::CopyAsyncStore { dst, src, bytes } => self.copy_async_store(dst, src, bytes),
             StmtKind::CopyAsyncCommit => self.copy_async_commit(),
             StmtKind::CopyAsyncWait(n) => self.copy_async_wait(*n),
+            // The optimiser unrolls every one before the writer runs.
+            StmtKind::ForList { .. } => {
+                Err(self.invalid("a loop over a constant list that was not unrolled"))
+            }
             // Only a module with errors holds one, and it is never written.
             StmtKind::Poisoned { .. } => Err(self.invalid("a statement that failed to check")),
         }
@@ -352,8 +356,7 @@ fn may_overflow(end: &Expr, step: &Expr, ty: Scalar) -> bool {
 
 /// A block whose last statement leaves it (no fall-through jump needed).
 fn ends_in_jump(b: &Block) -> bool {
-    matches!(
-        b.stmts.last().map(|s| &s.kind),
-        Some(StmtKind::Break | StmtKind::Continue | StmtKind::Return(_))
-    )
+    b.stmts
+        .last()
+        .is_some_and(|s| s.kind.class() == StmtClass::Jump)
 }

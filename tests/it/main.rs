@@ -34,6 +34,7 @@ mod setup;
 mod sim_atomics;
 mod sim_broken;
 mod sim_cli;
+mod sim_cluster;
 mod sim_generated;
 mod sim_isa;
 mod sim_named;

@@ -1433,3 +1433,35 @@ fn facts_of_another_module_are_an_error() {
     let fresh = kdsl::analysis::analyze(&grown);
     assert!(kdsl::ptx::write(&grown, &fresh, Target::Sm90).is_ok());
 }
+
+/// A kernel that touches a peer CTA's shared memory synchronises its
+/// cluster at entry, before its first remote access, and at exit, barrier
+/// groups or not: without the entry barrier a remote store can reach a
+/// CTA that has not started.
+#[test]
+fn remote_memory_without_barrier_groups_synchronises_the_cluster_at_entry() {
+    let src = "kernel peer(out: global mut [u32]) block(32) cluster(2) {
+    shared s: [u32; 32];
+    remote(s, 1 - cluster_rank)[thread_idx.x] = thread_idx.x + 100 * cluster_rank;
+    cluster_sync();
+    out[cluster_rank * 32 + thread_idx.x] = s[thread_idx.x];
+}";
+    let c = kdsl::compile_str("peer.kdsl", src, &kdsl::Options::default());
+    assert!(c.diagnostics.is_empty(), "{:?}", c.diagnostics);
+    let text = c.ptx.expect("PTX");
+    let at = |needle: &str| {
+        text.find(needle)
+            .unwrap_or_else(|| panic!("no `{needle}` in\n{text}"))
+    };
+    let entry = at("barrier.cluster.arrive.relaxed.aligned;\n\tbarrier.cluster.wait.aligned;");
+    assert!(entry < at("mapa.shared::cluster"), "{text}");
+    assert_has(
+        &text,
+        "barrier.cluster.arrive.release;\n\tbarrier.cluster.wait.acquire;\n\tret;",
+    );
+    if let Some(p) = ptxas::require_ptxas() {
+        if let Err(e) = ptxas::assemble(&p, &text, "sm_90") {
+            panic!("ptxas rejected the PTX:\n{e}");
+        }
+    }
+}

@@ -87,6 +87,8 @@ at_20k!(
     many_params,
     many_fn_params,
     many_shared,
+    list_elements,
+    list_nest,
 );
 
 #[test]

@@ -63,6 +63,7 @@ fn group(name: &str, scope: Scope, count: u32, arrivals: u32) -> BarrierGroup {
             scope: sp(),
             arrivals: sp(),
         },
+        failed: Default::default(),
     }
 }
 

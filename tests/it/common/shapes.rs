@@ -2,7 +2,7 @@
 //! take super-linear time or memory (the checker's literal typing and
 //! scopes, the barrier pass's walks and call graph, the PTX writer's
 //! function order, the diagnostics renderer, `--emit ast`, the zero-divisor
-//! check). Shared by
+//! check, the unrolling of loops over constant lists). Shared by
 //! `tests/it/scaling.rs` (each shape compiles at 20,000) and
 //! `benches/scaling.rs` (each shape's time from 1,000 to 20,000).
 
@@ -273,6 +273,34 @@ fn shared_outcome(n: usize) -> Outcome {
     }
 }
 
+/// `for d in [0u32, 1, ..., n - 1] { out[d] = x + d; }`: one loop over a
+/// constant list, unrolled into `n` copies, each analysed once.
+fn list_elements(n: usize) -> String {
+    format!(
+        "{KERNEL}    for d in {} {{\n        out[d] = x + d;\n    }}\n}}\n",
+        list(n)
+    )
+}
+
+/// Four nested loops over lists of `n / 4` (at least 64) elements: more
+/// copies than unrolling may make, one E0162, found without copying.
+fn list_nest(n: usize) -> String {
+    let l = list((n / 4).max(64));
+    format!(
+        "{KERNEL}    for a in {l} {{\n    for b in {l} {{\n    for c in {l} {{\n    for d in {l} {{\n        out[a + b + c + d] = x;\n    }}\n    }}\n    }}\n    }}\n}}\n"
+    )
+}
+
+/// `[0u32, 1, ..., n - 1]`.
+fn list(n: usize) -> String {
+    let items: Vec<String> = (1..n).map(|i| i.to_string()).collect();
+    format!("[0u32, {}]", items.join(", "))
+}
+
+fn unrolled_too_much(_: usize) -> Outcome {
+    Outcome::Only("E0162")
+}
+
 pub const SHAPES: &[Shape] = &[
     Shape {
         name: "else_if_expr",
@@ -368,5 +396,15 @@ pub const SHAPES: &[Shape] = &[
         name: "division_chain_zero",
         make: division_chain_zero,
         outcome: division_by_zero,
+    },
+    Shape {
+        name: "list_elements",
+        make: list_elements,
+        outcome: clean,
+    },
+    Shape {
+        name: "list_nest",
+        make: list_nest,
+        outcome: unrolled_too_much,
     },
 ];

@@ -372,6 +372,7 @@ impl KernelBuilder {
                 scope: sp(),
                 arrivals: sp(),
             },
+            failed: Default::default(),
         });
         BarrierId(self.barriers.len() as u32 - 1)
     }

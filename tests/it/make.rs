@@ -281,3 +281,66 @@ fn makefile_target_sm80_skips_the_sm90_samples() {
     expected.sort();
     assert_eq!(built, expected);
 }
+
+/// Import names that Make reads specially (`:`, a space, `#`, `$`, `%`)
+/// are escaped in the depfile so that real make reads them: the build is
+/// then up to date, rebuilds when such an import changes, and, when one is
+/// deleted, rebuilds (kdslc then reports the missing import) instead of
+/// failing with "No rule to make target".
+#[test]
+fn depfiles_name_any_import_make_can_read() {
+    if !make_available() {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path();
+    let odd = ["a:b.kdsl", "c d#e$f%.kdsl"];
+    std::fs::write(
+        dir.join("main.kdsl"),
+        format!(
+            "import \"{}\";\nimport \"{}\";\nkernel k(out: global mut [f32]) block(32) {{\n    out[0] = ONE + TWO;\n}}\n",
+            odd[0], odd[1]
+        ),
+    )
+    .expect("main");
+    std::fs::write(dir.join(odd[0]), "const ONE: f32 = 1.0;\n").expect("import");
+    std::fs::write(dir.join(odd[1]), "const TWO: f32 = 2.0;\n").expect("import");
+    std::fs::write(
+        dir.join("Makefile"),
+        "out.ptx: main.kdsl\n\t$(KDSLC) -MD -o $@ $<\n\n-include out.ptx.d\n",
+    )
+    .expect("Makefile");
+    let run = || {
+        let out = make(dir);
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.code(), said)
+    };
+    let (status, said) = run();
+    assert_eq!(status, Some(0), "{said}");
+    let (status, said) = run();
+    assert!(
+        status == Some(0) && said.contains("is up to date"),
+        "{said}"
+    );
+    for name in odd {
+        std::thread::sleep(Duration::from_millis(1100));
+        let text = std::fs::read_to_string(dir.join(name)).expect("read");
+        std::fs::write(dir.join(name), text).expect("touch");
+        let (status, said) = run();
+        assert!(
+            status == Some(0) && said.contains("-MD -o out.ptx"),
+            "{name}: {said}"
+        );
+    }
+    std::fs::remove_file(dir.join(odd[1])).expect("delete");
+    let (status, said) = run();
+    assert_eq!(status, Some(2), "{said}");
+    assert!(
+        said.contains("error[E0130]") && !said.contains("No rule"),
+        "{said}"
+    );
+}

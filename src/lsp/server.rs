@@ -60,6 +60,9 @@ pub struct Server<'c> {
     generations: u64,
     done_tx: Sender<Done>,
     done_rx: Receiver<Done>,
+    /// Old analyses go to a thread of their own to be dropped: freeing a
+    /// large document's trees takes as long as building them did.
+    dropper: Option<std::sync::mpsc::Sender<Analysis>>,
     shutdown: bool,
 }
 
@@ -86,6 +89,7 @@ impl<'c> Server<'c> {
             generations: 0,
             done_tx,
             done_rx,
+            dropper: None,
             shutdown: false,
         }
     }
@@ -342,9 +346,8 @@ impl<'c> Server<'c> {
             return;
         }
         doc.analysed = done.generation;
-        // The old analysis is dropped here; dropping is linear in its size,
-        // like building it.
-        doc.analysis = done.analysis;
+        let old = std::mem::replace(&mut doc.analysis, done.analysis);
+        self.retire(old);
         if let Some(diagnostics) = done.diagnostics {
             self.publish(done.uri.clone(), diagnostics, done.version);
         }
@@ -361,9 +364,10 @@ impl<'c> Server<'c> {
         };
         doc.generation = generation;
         if let Some(why) = doc.refusal() {
-            doc.analysis = None;
+            let old = doc.analysis.take();
             doc.analysed = generation;
             let version = doc.version;
+            self.retire(old);
             let d = lsp_types::Diagnostic {
                 severity: Some(lsp_types::DiagnosticSeverity::ERROR),
                 source: Some(super::diagnostics::SOURCE.to_string()),
@@ -390,6 +394,7 @@ impl<'c> Server<'c> {
                     // opening's results are dropped: see `finished`).
                     if let Some(old) = self.documents.remove(&doc.uri) {
                         fresh.queued = old.queued;
+                        self.retire(old.analysis);
                     }
                     self.documents.insert(doc.uri.clone(), fresh);
                     self.changed(doc.uri);
@@ -418,7 +423,9 @@ impl<'c> Server<'c> {
             DidCloseTextDocument::METHOD => {
                 if let Some(p) = params::<lsp_types::DidCloseTextDocumentParams>(n) {
                     let uri = p.text_document.uri;
-                    self.documents.remove(&uri);
+                    if let Some(old) = self.documents.remove(&uri) {
+                        self.retire(old.analysis);
+                    }
                     self.queue.retain(|u| u != &uri);
                     self.answer_waiting(&uri);
                     self.publish(uri, Vec::new(), None);
@@ -435,6 +442,23 @@ impl<'c> Server<'c> {
             // `initialized`, `$/setTrace`, settings and anything else:
             // nothing to do.
             _ => {}
+        }
+    }
+
+    /// Drops an analysis off this thread (here, should no thread start).
+    fn retire(&mut self, analysis: Option<Analysis>) {
+        let Some(analysis) = analysis else { return };
+        if self.dropper.is_none() {
+            let (tx, rx) = std::sync::mpsc::channel::<Analysis>();
+            let spawned = std::thread::Builder::new()
+                .name("kdslc-lsp-drop".to_string())
+                .spawn(move || rx.into_iter().for_each(drop));
+            self.dropper = spawned.ok().map(|_| tx);
+        }
+        if let Some(dropper) = &self.dropper {
+            // Should the thread have gone, the analysis comes back in the
+            // error and is dropped here.
+            let _ = dropper.send(analysis);
         }
     }
 

@@ -554,4 +554,14 @@ fn makefile_keeps_targets_apart_and_rebuilds_on_new_flags() {
     assert!(saxpy.contains(".loc"), "built with --lineinfo");
     let out = make_with(&dir, &["KDSLFLAGS=--lineinfo"]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("Nothing to be done"));
+
+    // `clean` removes every target's outputs; `clean all` builds again.
+    let out = make_with(&dir, &["clean", "all"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!dir.join("build/sm_80").exists());
+    assert_eq!(targets("sm_90").len(), sm90.len());
 }

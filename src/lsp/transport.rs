@@ -185,11 +185,7 @@ impl<R: BufRead> Reader<R> {
     fn header_line(&mut self) -> io::Result<Option<Vec<u8>>> {
         let mut line = Vec::new();
         loop {
-            let buf = match self.inner.fill_buf() {
-                Ok(b) => b,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
-            };
+            let buf = fill(&mut self.inner)?;
             if buf.is_empty() {
                 return Ok(None);
             }
@@ -220,11 +216,7 @@ impl<R: BufRead> Reader<R> {
     fn skip_to_header(&mut self) -> io::Result<bool> {
         let mut matched = 0;
         loop {
-            let buf = match self.inner.fill_buf() {
-                Ok(b) => b,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
-            };
+            let buf = fill(&mut self.inner)?;
             if buf.is_empty() {
                 return Ok(false);
             }
@@ -247,6 +239,19 @@ impl<R: BufRead> Reader<R> {
             self.inner.consume(used);
         }
     }
+}
+
+/// The buffered bytes, reading more if there are none (empty at the end of
+/// the stream); an interrupted read is tried again.
+fn fill(r: &mut impl BufRead) -> io::Result<&[u8]> {
+    while let Err(e) = r.fill_buf() {
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+    // The bytes now buffered (at the end of the stream, asking again finds
+    // the end again).
+    r.fill_buf()
 }
 
 enum Header {

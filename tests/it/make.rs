@@ -24,6 +24,23 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// A copy of `samples/` in a new temporary folder: the folder and the copy.
+fn samples_copy() -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("samples");
+    copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("samples"), &dir);
+    (tmp, dir)
+}
+
+/// What make printed: its stdout, then its stderr.
+fn said(out: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
 fn make(dir: &Path) -> std::process::Output {
     make_with(dir, &[])
 }
@@ -74,9 +91,7 @@ fn makefile_builds_rebuilds_dependants_and_keeps_old_output_on_failure() {
     if !make_available() {
         return;
     }
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let dir = tmp.path().join("samples");
-    copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("samples"), &dir);
+    let (_tmp, dir) = samples_copy();
 
     // A clean build makes one .ptx and one depfile per sample.
     let out = make(&dir);
@@ -256,9 +271,7 @@ fn makefile_target_sm80_skips_the_sm90_samples() {
         "NEEDS_SM90 in samples/Makefile is out of date"
     );
 
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let dir = tmp.path().join("samples");
-    copy_dir(&root, &dir);
+    let (_tmp, dir) = samples_copy();
     let out = make_with(&dir, &["TARGET=sm_80"]);
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -318,12 +331,7 @@ fn depfiles_name_any_import_make_can_read() {
     .expect("Makefile");
     let run = || {
         let out = make(dir);
-        let said = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        (out.status.code(), said)
+        (out.status.code(), said(&out))
     };
     let (status, said) = run();
     assert_eq!(status, Some(0), "{said}");
@@ -360,12 +368,7 @@ fn make_on_path(dir: &Path, path: &str, args: &[&str]) -> (Option<i32>, String) 
         .env_remove("KDSLC")
         .output()
         .expect("make runs");
-    let said = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.code(), said)
+    (out.status.code(), said(&out))
 }
 
 /// A folder of tools for PATH: a `cargo` that logs its runs to `LOG` (and
@@ -403,9 +406,7 @@ fn makefile_works_outside_the_repository() {
     if !make_available() {
         return;
     }
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let dir = tmp.path().join("samples");
-    copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("samples"), &dir);
+    let (tmp, dir) = samples_copy();
     let (bin, log) = tools(tmp.path(), true, &tmp.path().join("untouched"));
     let path = format!("{}:/usr/bin:/bin", bin.display());
     let (status, said) = make_on_path(&dir, &path, &[]);
@@ -504,9 +505,7 @@ fn makefile_keeps_targets_apart_and_rebuilds_on_new_flags() {
     if !make_available() {
         return;
     }
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let dir = tmp.path().join("samples");
-    copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("samples"), &dir);
+    let (_tmp, dir) = samples_copy();
     let targets = |sub: &str| -> Vec<String> {
         mtimes(&dir.join("build").join(sub))
             .iter()

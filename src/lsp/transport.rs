@@ -163,8 +163,17 @@ impl<R: BufRead> Reader<R> {
                 show: true,
             }));
         }
-        // Read as it arrives: a length with no body behind it costs nothing.
+        // Reserved whole, so that it never grows (doubling would touch up
+        // to twice the limit), and read as it arrives: the system hands out
+        // pages as they are written, so a length with no body behind it
+        // costs nothing.
         let mut body = Vec::new();
+        if body.try_reserve_exact(length as usize).is_err() {
+            self.lost = true;
+            return Some(Err(Reject::framing(format!(
+                "kdslc lsp: no memory for a message of {length} bytes; it was skipped"
+            ))));
+        }
         let read = (&mut self.inner).take(length).read_to_end(&mut body).ok()?;
         if (read as u64) < length {
             return None;
@@ -280,9 +289,26 @@ fn header(line: &[u8]) -> Option<Header> {
     Some(Header::Length(n))
 }
 
+/// The most JSON values one message may hold. A message is read as a
+/// `serde_json::Value` tree, some 20 times larger than its text when the
+/// text is many small values (`[{},{},...]`): this keeps a message of any
+/// shape to tens of MiB of tree. A document's text is one value; a
+/// thousand ranged changes or diagnostics are some ten thousand.
+pub const MAX_VALUES: usize = 1 << 20;
+
 /// The message a body holds, or the error response it gets.
 pub fn decode(mut body: Vec<u8>) -> Result<Message, Reject> {
     replace_lone_surrogates(&mut body);
+    if values_past(&body, MAX_VALUES) {
+        return Err(Reject {
+            id: Value::Null,
+            code: INVALID_REQUEST,
+            message: format!(
+                "kdslc lsp: the message holds more than {MAX_VALUES} JSON values; it was skipped"
+            ),
+            show: false,
+        });
+    }
     let value: Value = serde_json::from_slice(&body).map_err(|e| Reject {
         id: Value::Null,
         code: PARSE_ERROR,
@@ -323,6 +349,32 @@ pub fn decode(mut body: Vec<u8>) -> Result<Message, Reject> {
         }
     };
     decoded.map_err(|e| invalid(e.to_string()))
+}
+
+/// Whether JSON text holds more than `limit` values, counting an opening
+/// bracket or a comma outside strings as (the start of) one more value.
+fn values_past(json: &[u8], limit: usize) -> bool {
+    let (mut count, mut in_string, mut escaped) = (0usize, false, false);
+    for &b in json {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+        } else {
+            match b {
+                b'"' => in_string = true,
+                b'{' | b'[' | b',' => count += 1,
+                _ => {}
+            }
+        }
+        if count > limit {
+            return true;
+        }
+    }
+    false
 }
 
 /// Rewrites each `\uXXXX` escape of a UTF-16 surrogate that is not half of
@@ -414,7 +466,9 @@ pub fn stdio() -> io::Result<(Connection, IoThreads)> {
     // A rendezvous channel: the reader holds at most one message while the
     // server is busy, whatever the client sends.
     let (to_server, receiver) = crossbeam_channel::bounded::<Message>(0);
-    let (sender, from_server) = crossbeam_channel::unbounded::<Message>();
+    // Bounded too: a client that does not read its answers stops the
+    // server (as it stops any writer) instead of filling its memory.
+    let (sender, from_server) = crossbeam_channel::bounded::<Message>(16);
     std::thread::Builder::new()
         .name("kdslc-lsp-reader".to_string())
         .spawn(move || {
@@ -536,6 +590,32 @@ mod tests {
         // Nested too deep for serde_json: a parse error, not a stack overflow.
         let deep = "[".repeat(100_000);
         assert_eq!(decode(deep.into_bytes()).unwrap_err().code, PARSE_ERROR);
+    }
+
+    #[test]
+    fn a_message_of_too_many_values_is_refused_before_parsing() {
+        let many = format!("[{}]", "{},".repeat(MAX_VALUES) + "{}");
+        let e = decode(many.into_bytes()).unwrap_err();
+        assert_eq!(e.code, INVALID_REQUEST);
+        assert!(e.message.contains("JSON values"), "{}", e.message);
+        // Brackets and commas in strings are text.
+        let text = format!(
+            r#"{{"method":"m","params":"{}"}}"#,
+            "[,{".repeat(MAX_VALUES)
+        );
+        assert!(matches!(
+            decode(text.into_bytes()),
+            Ok(Message::Notification(_))
+        ));
+        assert!(values_past(b"[1,2,3]", 2));
+        assert!(
+            values_past(br#"["\\",1,2]"#, 2),
+            "an escaped backslash ends no string"
+        );
+        assert!(
+            !values_past(br#"["\",1,2"]"#, 2),
+            "an escaped quote ends no string"
+        );
     }
 
     #[test]

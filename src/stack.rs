@@ -24,6 +24,22 @@ thread_local! {
     static ON_BIG_STACK: Cell<bool> = const { Cell::new(false) };
 }
 
+/// Starts a thread with a [`BIG_STACK`]-byte stack on which
+/// [`with_big_stack`] runs its work in place (for work that outlives the
+/// caller, such as the language server's analyses).
+pub fn spawn<T: Send + 'static>(
+    name: &str,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> std::io::Result<std::thread::JoinHandle<T>> {
+    std::thread::Builder::new()
+        .name(name.to_string())
+        .stack_size(BIG_STACK)
+        .spawn(move || {
+            ON_BIG_STACK.with(|b| b.set(true));
+            f()
+        })
+}
+
 /// Runs `f` on a thread with a [`BIG_STACK`]-byte stack (or right here, when
 /// this already is such a thread).
 pub fn with_big_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {

@@ -4,7 +4,8 @@
 //! hovers, definitions, document symbols and code actions at arbitrary
 //! positions, with each position encoding. Every request must get its own
 //! answer and none may be an internal error (a caught panic); the server
-//! must exit with status 0 after `shutdown`/`exit`.
+//! must exit with status 0 after `shutdown`/`exit`. The same bytes are
+//! also read as the wire would carry them (framing and JSON-RPC decoding).
 
 use arbitrary::Arbitrary;
 use lsp_server::{Connection, Message, Notification, Request, RequestId, Response};
@@ -24,8 +25,10 @@ pub struct Session {
 }
 
 /// Splits an input: its first byte says how many bytes after it describe
-/// the session; the rest is the text.
+/// the session; the rest is the text. The whole input is also read as the
+/// wire would be (see [`read_wire`]).
 pub fn run_bytes(data: &[u8]) {
+    read_wire(data);
     let Some((&n, rest)) = data.split_first() else {
         return;
     };
@@ -34,6 +37,23 @@ pub fn run_bytes(data: &[u8]) {
         return;
     };
     run(session, String::from_utf8_lossy(text).into_owned());
+}
+
+/// The bytes as a client's stream on stdin (`kdsl::lsp::transport`):
+/// every message is read or answered, the framing never panics, and no
+/// body is longer than the limit.
+pub fn read_wire(data: &[u8]) {
+    use kdsl::lsp::transport::{decode, Reader, MAX_MESSAGE};
+    let mut reader = Reader::new(data);
+    while let Some(body) = reader.next_body() {
+        match body {
+            Ok(body) => {
+                assert!(body.len() as u64 <= MAX_MESSAGE);
+                let _ = decode(body);
+            }
+            Err(reject) => assert!(reject.code == -32700 || reject.code == -32600),
+        }
+    }
 }
 
 /// A position as a client may send it: any line, any character.

@@ -25,9 +25,8 @@ pub fn build(args: &BuildArgs, reporter: &mut Reporter) -> Result<(), Fail> {
         ));
     }
     let depfile = depfile_path(args, &dest)?;
-    if let Dest::File(out) = &dest {
-        refuse_to_overwrite_input(&args.file, out)?;
-    }
+    let outputs = Outputs::new(&dest, depfile.as_ref());
+    outputs.refuse_the_input(&args.file)?;
     let ptxas = match args.emit {
         Emit::Cubin => Some(ptxas::find(args.ptxas.as_deref())?),
         _ => None,
@@ -41,29 +40,159 @@ pub fn build(args: &BuildArgs, reporter: &mut Reporter) -> Result<(), Fail> {
     opts.lineinfo = args.lineinfo;
     opts.drop_syntax = args.emit != Emit::Ast;
 
-    let (bytes, imports) = match args.emit {
-        Emit::Tokens => (
-            tokens(&args.file, &opts, reporter)?.into_bytes(),
-            Vec::new(),
-        ),
+    // The depfile is written (to its temporary) before the output is put
+    // in place (`--emit cubin` is, by `emit`), and put in place after it:
+    // a depfile that cannot be written, or a name it cannot hold, leaves
+    // the old output as it was.
+    let stage_depfile = |imports: &[PathBuf]| -> Result<Option<output::Staged>, Fail> {
+        let (Some((path, _)), Dest::File(out)) = (&depfile, &dest) else {
+            return Ok(None);
+        };
+        let text = output::depfile(out, &args.file, imports)?;
+        let mut staged = output::Staged::new(path)?;
+        staged.write_all(text.as_bytes())?;
+        Ok(Some(staged))
+    };
+    let (bytes, depfile) = match args.emit {
+        Emit::Tokens => {
+            let bytes = tokens(&args.file, &opts, reporter)?.into_bytes();
+            (bytes, stage_depfile(&[])?)
+        }
         _ => {
             let mut c = compile(&args.file, &opts, reporter)?;
-            let bytes = emit(args, &mut c, &dest, ptxas.as_deref())?;
-            (bytes, c.imports)
+            outputs.refuse_imports(&c.imports)?;
+            let depfile = stage_depfile(&c.imports)?;
+            (emit(args, &mut c, &dest, ptxas.as_deref())?, depfile)
         }
     };
-
     // `--emit cubin` to a file has already been moved into place by ptxas.
     if !(args.emit == Emit::Cubin && dest != Dest::Stdout) {
         output::write(&dest, &bytes)?;
     }
-    if let (Some(depfile), Dest::File(out)) = (depfile, &dest) {
-        output::write_atomic(
-            &depfile,
-            output::depfile(out, &args.file, &imports).as_bytes(),
-        )?;
+    depfile.map_or(Ok(()), output::Staged::commit)
+}
+
+/// The files a build writes, which must be none of the files it reads
+/// (compared as files, not as spellings: see [`same_file`]).
+struct Outputs<'a> {
+    output: Option<&'a Path>,
+    /// The depfile and the flag that named it (`-MF`, or `-MD` for `OUT.d`).
+    depfile: Option<(&'a Path, &'static str)>,
+}
+
+impl<'a> Outputs<'a> {
+    fn new(dest: &'a Dest, depfile: Option<&'a (PathBuf, &'static str)>) -> Outputs<'a> {
+        Outputs {
+            output: match dest {
+                Dest::File(p) => Some(p.as_path()),
+                Dest::Stdout => None,
+            },
+            depfile: depfile.map(|(p, flag)| (p.as_path(), *flag)),
+        }
     }
-    Ok(())
+
+    /// `-o k.kdsl`, `-MF k.kdsl` or `-MF` naming the `-o` output would
+    /// replace one file with another: refused before compiling.
+    fn refuse_the_input(&self, input: &Path) -> Result<(), Fail> {
+        if let Some(out) = self.output.filter(|o| same_file(input, o)) {
+            return Err(Fail::Usage(format!(
+                "the output `{}` is the input file; give another `-o`",
+                out.display()
+            )));
+        }
+        if let Some((dep, flag)) = self.depfile {
+            if same_file(input, dep) {
+                return Err(Fail::Usage(format!(
+                    "the depfile `{}` (from {flag}) is the input file; give another {}",
+                    dep.display(),
+                    other_depfile(flag)
+                )));
+            }
+            if let Some(out) = self.output.filter(|o| same_file(o, dep)) {
+                return Err(Fail::Usage(format!(
+                    "the depfile `{}` (from {flag}) is the output `{}`; give another {}",
+                    dep.display(),
+                    out.display(),
+                    other_depfile(flag)
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Neither output may be a file the program imports (known once it is
+    /// compiled, before anything is written).
+    fn refuse_imports(&self, imports: &[PathBuf]) -> Result<(), Fail> {
+        for import in imports {
+            if let Some(out) = self.output.filter(|o| same_file(import, o)) {
+                return Err(Fail::Usage(format!(
+                    "the output `{}` is `{}`, a file the program imports; give another `-o`",
+                    out.display(),
+                    import.display()
+                )));
+            }
+            if let Some((dep, flag)) = self.depfile.filter(|(d, _)| same_file(import, d)) {
+                return Err(Fail::Usage(format!(
+                    "the depfile `{}` (from {flag}) is `{}`, a file the program imports; give another {}",
+                    dep.display(),
+                    import.display(),
+                    other_depfile(flag)
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// How to name another depfile than the one `flag` gave.
+fn other_depfile(flag: &str) -> &'static str {
+    if flag == "-MF" {
+        "-MF"
+    } else {
+        "`-MF DEPFILE`"
+    }
+}
+
+/// Whether two paths name one file: for existing regular files, the same
+/// file on the same device (through symbolic links, hard links and any
+/// spelling: `./a.kdsl`, `dir/../a.kdsl`); for paths where nothing is yet,
+/// the same name in the same folder. A device, FIFO or socket is never the
+/// same as anything here: `-o /dev/null -MF /dev/null` writes nothing
+/// anyone reads, and inputs are regular files.
+fn same_file(a: &Path, b: &Path) -> bool {
+    use std::io::ErrorKind::NotFound;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(ma), Ok(mb)) => ma.is_file() && mb.is_file() && same_inode(a, &ma, b, &mb),
+        (Err(ea), Err(eb)) if ea.kind() == NotFound && eb.kind() == NotFound => {
+            match (where_it_would_be(a), where_it_would_be(b)) {
+                (Some(x), Some(y)) => x == y,
+                _ => false,
+            }
+        }
+        _ => false,
+    }
+}
+
+#[cfg(unix)]
+fn same_inode(_: &Path, ma: &std::fs::Metadata, _: &Path, mb: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    (ma.dev(), ma.ino()) == (mb.dev(), mb.ino())
+}
+
+#[cfg(not(unix))]
+fn same_inode(a: &Path, _: &std::fs::Metadata, b: &Path, _: &std::fs::Metadata) -> bool {
+    matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
+}
+
+/// The file a path that does not exist would be created as: its folder,
+/// resolved, and its name.
+fn where_it_would_be(p: &Path) -> Option<PathBuf> {
+    let name = p.file_name()?;
+    let dir = match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    Some(dir.canonicalize().ok()?.join(name))
 }
 
 /// `-o`, or the input's stem with `.ptx`/`.cubin` in the current folder, or
@@ -88,8 +217,9 @@ fn destination(args: &BuildArgs) -> Dest {
     Dest::File(PathBuf::from(name))
 }
 
-/// `-MF PATH`, or `OUT.d` for `-MD`; `None` when no depfile is wanted.
-fn depfile_path(args: &BuildArgs, dest: &Dest) -> Result<Option<PathBuf>, Fail> {
+/// `-MF PATH`, or `OUT.d` for `-MD` (with the flag that named it); `None`
+/// when no depfile is wanted.
+fn depfile_path(args: &BuildArgs, dest: &Dest) -> Result<Option<(PathBuf, &'static str)>, Fail> {
     if !args.depfile && args.depfile_path.is_none() {
         return Ok(None);
     }
@@ -100,7 +230,7 @@ fn depfile_path(args: &BuildArgs, dest: &Dest) -> Result<Option<PathBuf>, Fail> 
     };
     if let Some(p) = &args.depfile_path {
         refuse_a_folder(p, "-MF")?;
-        return Ok(Some(p.clone()));
+        return Ok(Some((p.clone(), "-MF")));
     }
     // `-o /dev/null -MD` must not write `/dev/null.d`.
     if std::fs::metadata(out).is_ok_and(|m| !m.is_file()) {
@@ -113,7 +243,7 @@ fn depfile_path(args: &BuildArgs, dest: &Dest) -> Result<Option<PathBuf>, Fail> 
     p.push(".d");
     let p = PathBuf::from(p);
     refuse_a_folder(&p, "-MD")?;
-    Ok(Some(p))
+    Ok(Some((p, "-MD")))
 }
 
 /// A depfile path that names a folder: refused before anything is
@@ -127,17 +257,6 @@ fn refuse_a_folder(depfile: &Path, flag: &str) -> Result<(), Fail> {
         )));
     }
     Ok(())
-}
-
-/// `kdslc k.ptx` would otherwise replace its own input with its output.
-fn refuse_to_overwrite_input(input: &Path, out: &Path) -> Result<(), Fail> {
-    match (input.canonicalize(), out.canonicalize()) {
-        (Ok(a), Ok(b)) if a == b => Err(Fail::Usage(format!(
-            "the output `{}` is the input file; give another `-o`",
-            out.display()
-        ))),
-        _ => Ok(()),
-    }
 }
 
 pub fn options(common: &CommonArgs, check_only: bool) -> Result<Options, Fail> {

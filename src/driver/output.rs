@@ -169,38 +169,64 @@ fn cannot_write(path: &Path, e: &std::io::Error) -> Fail {
 
 /// The text of a Make depfile: the output depends on the input and each
 /// import, and each import is also a target with no recipe (gcc's `-MP`),
-/// so deleting an import makes `make` rebuild instead of failing.
-pub fn depfile(target: &Path, input: &Path, imports: &[PathBuf]) -> String {
-    let mut text = format!("{}: {}", escape(target), escape(input));
+/// so deleting an import makes `make` rebuild instead of failing. A file
+/// name Make cannot read is refused (see [`make_name`]).
+pub fn depfile(target: &Path, input: &Path, imports: &[PathBuf]) -> Result<String, Fail> {
+    let mut text = format!("{}: {}", make_name(target, true)?, make_name(input, false)?);
     for i in imports {
         text.push(' ');
-        text.push_str(&escape(i));
+        text.push_str(&make_name(i, false)?);
     }
     text.push('\n');
     for i in imports {
         text.push('\n');
-        text.push_str(&escape(i));
+        text.push_str(&make_name(i, true)?);
         text.push_str(":\n");
     }
-    text
+    Ok(text)
 }
 
-/// Make's quoting for a file name in a rule, as gcc writes it: `$` doubles,
-/// a space or `#` gets a backslash. (Ninja reads the same escapes.)
-fn escape(p: &Path) -> String {
-    let s = p.to_string_lossy();
+/// A file name as Make reads it in a rule: gcc's quoting, plus `:` and, in
+/// a target, `%`. `$` doubles; a space, `#` or `:` (and `%` in a target,
+/// which would otherwise make a pattern rule) gets a backslash, and the
+/// backslashes right before it double so that they stay backslashes.
+/// (Ninja reads these escapes too.) A name Make cannot read at all is
+/// refused, since a depfile that breaks the build is worse than none: one
+/// with a control character (a newline ends the rule), `;` (starts a
+/// recipe), `|` (order-only prerequisites), `=` (a variable), a trailing
+/// backslash (continues the line), or bytes that are not UTF-8.
+fn make_name(p: &Path, target: bool) -> Result<String, Fail> {
+    let refuse = |why: &str| {
+        Fail::Usage(format!(
+            "cannot write the depfile: make cannot read the file name `{}` ({why}); \
+             rename the file, or build without -MD/-MF",
+            p.display()
+        ))
+    };
+    let s = p.to_str().ok_or_else(|| refuse("it is not UTF-8"))?;
+    if s.ends_with('\\') {
+        return Err(refuse("it ends in a backslash"));
+    }
     let mut out = String::with_capacity(s.len());
+    let mut backslashes = 0;
     for c in s.chars() {
         match c {
+            c if c.is_control() => return Err(refuse("it holds a control character")),
+            ';' | '|' | '=' => return Err(refuse(&format!("it holds `{c}`"))),
             '$' => out.push_str("$$"),
-            ' ' | '#' => {
-                out.push('\\');
+            ' ' | '#' | ':' => {
+                out.extend(std::iter::repeat_n('\\', backslashes + 1));
+                out.push(c);
+            }
+            '%' if target => {
+                out.extend(std::iter::repeat_n('\\', backslashes + 1));
                 out.push(c);
             }
             _ => out.push(c),
         }
+        backslashes = if c == '\\' { backslashes + 1 } else { 0 };
     }
-    out
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -210,22 +236,49 @@ mod tests {
     #[test]
     fn depfile_escapes_and_adds_phony_targets() {
         let d = depfile(
-            Path::new("out dir/k.ptx"),
+            Path::new("out dir/k%.ptx"),
             Path::new("k.kdsl"),
-            &[PathBuf::from("lib/a b.kdsl"), PathBuf::from("lib/$x#.kdsl")],
-        );
+            &[
+                PathBuf::from("lib/a b.kdsl"),
+                PathBuf::from("lib/$x#.kdsl"),
+                PathBuf::from("c:/d%.kdsl"),
+                PathBuf::from("e\\ f\\g.kdsl"),
+            ],
+        )
+        .unwrap();
         assert_eq!(
             d,
-            "out\\ dir/k.ptx: k.kdsl lib/a\\ b.kdsl lib/$$x\\#.kdsl\n\nlib/a\\ b.kdsl:\n\nlib/$$x\\#.kdsl:\n"
+            "out\\ dir/k\\%.ptx: k.kdsl lib/a\\ b.kdsl lib/$$x\\#.kdsl c\\:/d%.kdsl e\\\\\\ f\\g.kdsl\n\n\
+             lib/a\\ b.kdsl:\n\nlib/$$x\\#.kdsl:\n\nc\\:/d\\%.kdsl:\n\ne\\\\\\ f\\g.kdsl:\n"
         );
     }
 
     #[test]
     fn depfile_without_imports() {
         assert_eq!(
-            depfile(Path::new("k.ptx"), Path::new("k.kdsl"), &[]),
+            depfile(Path::new("k.ptx"), Path::new("k.kdsl"), &[]).unwrap(),
             "k.ptx: k.kdsl\n"
         );
+    }
+
+    #[test]
+    fn names_make_cannot_read_are_refused() {
+        for bad in [
+            "a\nb.kdsl",
+            "a;b.kdsl",
+            "a|b.kdsl",
+            "a=b.kdsl",
+            "a\tb.kdsl",
+            "a\\",
+        ] {
+            let Err(Fail::Usage(m)) = depfile(Path::new("k.ptx"), Path::new(bad), &[]) else {
+                panic!("{bad:?} accepted");
+            };
+            assert!(
+                m.starts_with("cannot write the depfile: make cannot read"),
+                "{m}"
+            );
+        }
     }
 
     #[test]

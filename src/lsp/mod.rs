@@ -4,66 +4,76 @@
 //! changed or saved, with the document's own path as the root so imports
 //! resolve from disk; every feature then reads that [`analysis::Analysis`].
 //!
-//! The server is one thread that handles one message at a time. It must
-//! outlive any file a user can type: every handler runs under
-//! `catch_unwind`, a request whose handler panicked gets an error response,
-//! a document whose compile panicked gets no diagnostics, and unknown
-//! messages are answered (`MethodNotFound`) or ignored.
+//! It must outlive any client and any file a user can type:
+//! - the wire is read by [`transport`], which bounds every message and
+//!   answers a malformed one (JSON-RPC's parse and invalid-request errors)
+//!   without ending the connection;
+//! - the protocol loop ([`server`]) handles one message at a time and never
+//!   compiles: each document is checked on a thread of its own ([`jobs`]),
+//!   requests about a document wait (cancellably, for a bounded time) for
+//!   the analysis of the text they were sent against, and a document whose
+//!   check runs long holds up nothing else;
+//! - every handler runs under `catch_unwind`: a request whose handler
+//!   panicked gets an error response, a document whose compile panicked
+//!   gets no diagnostics, and unknown messages are answered
+//!   (`MethodNotFound`) or ignored;
+//! - nothing a client sends is ever written to stderr.
 
 mod analysis;
 mod code_action;
 mod completion;
 mod definition;
 mod diagnostics;
+mod documents;
 mod hover;
+mod jobs;
 pub mod position;
+mod server;
 mod symbols;
+pub mod transport;
 pub mod uri;
 mod walk;
 
 use crate::target::Target;
 use analysis::Analysis;
-use lsp_server::{Connection, ErrorCode, Message, Notification, Request, RequestId, Response};
-use lsp_types::notification::{
-    DidChangeTextDocument, DidCloseTextDocument, DidOpenTextDocument, DidSaveTextDocument,
-    LogMessage, Notification as _, PublishDiagnostics,
-};
+use lsp_server::{Connection, ErrorCode, Message, RequestId, Response};
 use lsp_types::request::{
     CodeActionRequest, Completion, DocumentSymbolRequest, GotoDefinition, HoverRequest,
     Request as _,
 };
 use lsp_types::{
     CodeActionKind, CodeActionOptions, CodeActionProviderCapability, HoverProviderCapability,
-    InitializeParams, InitializeResult, OneOf, PublishDiagnosticsParams, SaveOptions,
-    ServerCapabilities, ServerInfo, TextDocumentContentChangeEvent, TextDocumentSyncCapability,
-    TextDocumentSyncKind, TextDocumentSyncOptions, TextDocumentSyncSaveOptions, Uri,
+    InitializeParams, InitializeResult, OneOf, SaveOptions, ServerCapabilities, ServerInfo,
+    TextDocumentSyncCapability, TextDocumentSyncKind, TextDocumentSyncOptions,
+    TextDocumentSyncSaveOptions,
 };
-use position::{Encoding, LineIndex};
+use position::Encoding;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use std::collections::HashMap;
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::time::Duration;
 
 /// Runs the server on stdin/stdout until the client says `exit`. Returns the
 /// process exit status: 0 after a `shutdown` request, 1 when the client
 /// exits (or goes away) without one, as the protocol asks.
 pub fn run_stdio() -> i32 {
-    let (connection, io_threads) = Connection::stdio();
-    // The compiler's passes recurse over the syntax tree, and a stack
-    // overflow aborts the process rather than unwinding, so the server
-    // runs on a thread with a stack deep enough for absurdly nested input
-    // (it is only reserved, not touched, until needed). Compiling,
-    // answering and dropping old analyses all happen on that thread.
-    let server = std::thread::Builder::new()
-        .name("kdslc-lsp".to_string())
-        .stack_size(SERVER_STACK)
-        .spawn(move || {
-            let status = serve(&connection);
-            // Dropping the connection closes the writer's channel so its
-            // thread can flush and end.
-            drop(connection);
-            status
-        });
+    let (connection, io_threads) = match transport::stdio() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("kdslc lsp: cannot start: {e}");
+            return 1;
+        }
+    };
+    // The language server's walks recurse over the trees it holds, and a
+    // stack overflow aborts the process rather than unwinding, so the
+    // protocol loop runs on a thread with the compiler's big stack (only
+    // reserved, not touched, until needed).
+    let server = crate::stack::spawn("kdslc-lsp", move || {
+        let status = serve(&connection);
+        // Dropping the connection closes the writer's channel so its
+        // thread can flush and end.
+        drop(connection);
+        status
+    });
     let status = match server.map(std::thread::JoinHandle::join) {
         Ok(Ok(status)) => status,
         Ok(Err(_)) | Err(_) => {
@@ -71,24 +81,15 @@ pub fn run_stdio() -> i32 {
             1
         }
     };
-    if let Err(e) = io_threads.join() {
-        eprintln!("kdslc lsp: {e}");
-    }
+    io_threads.join();
     status
 }
 
-/// The server thread's stack: 1 GiB of address space.
-const SERVER_STACK: usize = 1 << 30;
-
 /// Speaks the protocol on `connection`: the initialize handshake, then the
-/// main loop.
+/// main loop. Returns the exit status (see [`run_stdio`]).
 pub fn serve(connection: &Connection) -> i32 {
-    let (id, params) = match connection.initialize_start() {
-        Ok(start) => start,
-        Err(e) => {
-            eprintln!("kdslc lsp: {e}");
-            return 1;
-        }
+    let Some((id, params)) = handshake(connection) else {
+        return 1;
     };
     let params: InitializeParams = serde_json::from_value(params).unwrap_or_default();
     let encoding = Encoding::negotiate(
@@ -98,7 +99,7 @@ pub fn serve(connection: &Connection) -> i32 {
             .as_ref()
             .and_then(|g| g.position_encodings.as_deref()),
     );
-    let (target, target_problem) = target_option(params.initialization_options.as_ref());
+    let (settings, problems) = Settings::read(params.initialization_options.as_ref());
     let result = InitializeResult {
         capabilities: capabilities(encoding),
         server_info: Some(ServerInfo {
@@ -107,43 +108,88 @@ pub fn serve(connection: &Connection) -> i32 {
         }),
     };
     let result = serde_json::to_value(result).unwrap_or(Value::Null);
-    if let Err(e) = connection.initialize_finish(id, result) {
-        eprintln!("kdslc lsp: {e}");
-        return 1;
-    }
-    let mut server = Server {
-        connection,
-        encoding,
-        target,
-        documents: HashMap::new(),
-        shutdown: false,
-    };
-    if let Some(problem) = target_problem {
-        let params = lsp_types::LogMessageParams {
-            typ: lsp_types::MessageType::WARNING,
-            message: problem,
-        };
-        server.send(Notification::new(LogMessage::METHOD.to_string(), params).into());
+    // `initialized` is not waited for: a client that skips it is served
+    // all the same (the notification is ignored when it comes).
+    let _ = connection.sender.send(Response::new_ok(id, result).into());
+    let mut server = server::Server::new(connection, encoding, settings);
+    for problem in problems {
+        server.log(lsp_types::MessageType::WARNING, problem);
     }
     server.main_loop()
 }
 
-/// The target to check for, from `initializationOptions: {"target": "sm_80"}`
-/// (default sm_90, as on the command line), and a warning when the option
-/// names no target we know.
-fn target_option(options: Option<&Value>) -> (Target, Option<String>) {
-    let Some(value) = options.and_then(|o| o.get("target")) else {
-        return (Target::default(), None);
-    };
-    match value.as_str().and_then(Target::from_name) {
-        Some(t) => (t, None),
-        None => (
-            Target::default(),
-            Some(format!(
-                "kdslc lsp: unknown target {value} in initializationOptions; checking for {}",
-                Target::default().name()
-            )),
-        ),
+/// Waits for `initialize`, answering every other request with
+/// `ServerNotInitialized` and dropping notifications, as the protocol
+/// says; `None` when the client exits (or goes away) first.
+fn handshake(connection: &Connection) -> Option<(RequestId, Value)> {
+    loop {
+        match connection.receiver.recv().ok()? {
+            Message::Request(req) if req.method == "initialize" => {
+                return Some((req.id, req.params))
+            }
+            Message::Request(req) => {
+                let e = error(
+                    req.id,
+                    ErrorCode::ServerNotInitialized,
+                    "kdslc lsp: the server is not initialized yet: send `initialize` first",
+                );
+                let _ = connection.sender.send(e);
+            }
+            Message::Notification(n) if n.method == "exit" => return None,
+            Message::Notification(_) | Message::Response(_) => {}
+        }
+    }
+}
+
+/// What the client sets in `initializationOptions`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Settings {
+    /// `"target": "sm_80"` (any `--target` name; default sm_90, as on the
+    /// command line).
+    pub target: Target,
+    /// `"analysisBudgetMs": 2000`: how long a request waits for its
+    /// document's analysis before it is answered `RequestFailed`, and how
+    /// long a check may run before a newer text of the same document is
+    /// checked beside it.
+    pub budget: Duration,
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings {
+            target: Target::default(),
+            budget: Duration::from_millis(2000),
+        }
+    }
+}
+
+impl Settings {
+    /// The settings, and a warning for each option that is not understood
+    /// (its default is used instead).
+    fn read(options: Option<&Value>) -> (Settings, Vec<String>) {
+        let mut s = Settings::default();
+        let mut problems = Vec::new();
+        let get = |key| options.and_then(|o| o.get(key));
+        if let Some(value) = get("target") {
+            match value.as_str().and_then(Target::from_name) {
+                Some(t) => s.target = t,
+                None => problems.push(format!(
+                    "kdslc lsp: unknown target {value} in initializationOptions; checking for {}",
+                    s.target.name()
+                )),
+            }
+        }
+        if let Some(value) = get("analysisBudgetMs") {
+            match value.as_u64().filter(|&ms| ms <= 3_600_000) {
+                Some(ms) => s.budget = Duration::from_millis(ms),
+                None => problems.push(format!(
+                    "kdslc lsp: analysisBudgetMs {value} in initializationOptions is not a number of \
+                     milliseconds up to 3600000; using {}",
+                    s.budget.as_millis()
+                )),
+            }
+        }
+        (s, problems)
     }
 }
 
@@ -175,250 +221,65 @@ fn capabilities(encoding: Encoding) -> ServerCapabilities {
     }
 }
 
-struct Document {
-    text: String,
-    /// `None` when the compiler panicked on this text.
-    analysis: Option<Analysis>,
-}
+/// A request's answer, computed once its document's analysis is in
+/// (`None`: the document is not open, or the compiler failed on it).
+type Answer = Box<dyn FnOnce(Option<&Analysis>) -> Value>;
 
-struct Server<'c> {
-    connection: &'c Connection,
-    encoding: Encoding,
-    target: Target,
-    documents: HashMap<Uri, Document>,
-    shutdown: bool,
-}
+/// Decodes a request's parameters (or says why they do not decode).
+type Route = fn(Value) -> Result<Answer, String>;
 
-impl Server<'_> {
-    fn main_loop(&mut self) -> i32 {
-        // Blocks until a message comes; the channel closes when stdin does.
-        while let Ok(msg) = self.connection.receiver.recv() {
-            match msg {
-                Message::Request(req) => self.request(req),
-                Message::Notification(n) if n.method == "exit" => {
-                    return if self.shutdown { 0 } else { 1 }
-                }
-                Message::Notification(n) => self.notification(n),
-                // We send no requests, so there are no responses to read.
-                Message::Response(_) => {}
-            }
-        }
-        if self.shutdown {
-            0
-        } else {
-            1
-        }
-    }
-
-    fn send(&self, msg: Message) {
-        // A send fails only when the writer thread has gone (stdout closed);
-        // the receive loop then ends on its own.
-        let _ = self.connection.sender.send(msg);
-    }
-
-    fn request(&mut self, req: Request) {
-        let id = req.id.clone();
-        if self.shutdown {
-            self.send(error(
-                id,
-                ErrorCode::InvalidRequest,
-                "the server is shutting down",
-            ));
-            return;
-        }
-        if req.method == "shutdown" {
-            self.shutdown = true;
-            self.send(Response::new_ok(id, ()).into());
-            return;
-        }
-        let response = match catch_unwind(AssertUnwindSafe(|| self.dispatch(req))) {
-            Ok(Some(r)) => r,
-            Ok(None) => error(
-                id,
-                ErrorCode::MethodNotFound,
-                "method not supported by kdslc",
-            ),
-            Err(_) => error(
-                id,
-                ErrorCode::InternalError,
-                "kdslc lsp: internal error (please report it)",
-            ),
-        };
-        self.send(response);
-    }
-
-    /// The response to a request, or `None` for a method we do not know.
-    fn dispatch(&self, req: Request) -> Option<Message> {
-        Some(match req.method.as_str() {
-            HoverRequest::METHOD => self.on::<HoverRequest, _>(req, |a, p| {
-                hover::hover(a, p.text_document_position_params.position)
-            }),
-            Completion::METHOD => self.on::<Completion, _>(req, |a, p| {
-                completion::completion(a, p.text_document_position.position)
-            }),
-            GotoDefinition::METHOD => self.on::<GotoDefinition, _>(req, |a, p| {
-                definition::definition(a, p.text_document_position_params.position)
-            }),
-            DocumentSymbolRequest::METHOD => self.on::<DocumentSymbolRequest, _>(req, |a, _| {
-                Some(lsp_types::DocumentSymbolResponse::Nested(
-                    symbols::document_symbols(a),
-                ))
-            }),
-            CodeActionRequest::METHOD => {
-                self.on::<CodeActionRequest, _>(req, |a, p| Some(code_action::code_actions(a, &p)))
-            }
-            _ => return None,
+/// The requests the server answers, by method. Each is about one document
+/// (its `textDocument.uri`) and is answered from that document's analysis:
+/// a new kind of request is one entry here, and its capability above.
+const REQUESTS: &[(&str, Route)] = &[
+    (HoverRequest::METHOD, |p| {
+        answer::<HoverRequest, _>(p, |a, p| {
+            hover::hover(a, p.text_document_position_params.position)
         })
-    }
+    }),
+    (Completion::METHOD, |p| {
+        answer::<Completion, _>(p, |a, p| {
+            completion::completion(a, p.text_document_position.position)
+        })
+    }),
+    (GotoDefinition::METHOD, |p| {
+        answer::<GotoDefinition, _>(p, |a, p| {
+            definition::definition(a, p.text_document_position_params.position)
+        })
+    }),
+    (DocumentSymbolRequest::METHOD, |p| {
+        answer::<DocumentSymbolRequest, _>(p, |a, _| {
+            Some(lsp_types::DocumentSymbolResponse::Nested(
+                symbols::document_symbols(a),
+            ))
+        })
+    }),
+    (CodeActionRequest::METHOD, |p| {
+        answer::<CodeActionRequest, _>(p, |a, p| Some(code_action::code_actions(a, &p)))
+    }),
+];
 
-    /// Decodes a request's parameters, finds its document's analysis and
-    /// answers with `f`'s result (`null` when the document is unknown or its
-    /// analysis failed: there is simply nothing to show).
-    fn on<R, T>(&self, req: Request, f: impl FnOnce(&Analysis, R::Params) -> Option<T>) -> Message
-    where
-        R: lsp_types::request::Request,
-        R::Params: DeserializeOwned + HasDocument,
-        T: serde::Serialize,
-    {
-        let params: R::Params = match serde_json::from_value(req.params) {
-            Ok(p) => p,
-            Err(e) => return error(req.id, ErrorCode::InvalidParams, &e.to_string()),
-        };
-        let analysis = self
-            .documents
-            .get(params.document())
-            .and_then(|d| d.analysis.as_ref());
-        let result = analysis.and_then(|a| f(a, params));
-        Response::new_ok(req.id, result).into()
-    }
-
-    fn notification(&mut self, n: Notification) {
-        // A panic here loses one update at worst; the next change re-checks.
-        let _ = catch_unwind(AssertUnwindSafe(|| self.on_notification(n)));
-    }
-
-    fn on_notification(&mut self, n: Notification) {
-        match n.method.as_str() {
-            DidOpenTextDocument::METHOD => {
-                if let Some(p) = params::<lsp_types::DidOpenTextDocumentParams>(n) {
-                    self.update(p.text_document.uri, p.text_document.text);
-                }
-            }
-            DidChangeTextDocument::METHOD => {
-                if let Some(p) = params::<lsp_types::DidChangeTextDocumentParams>(n) {
-                    let uri = p.text_document.uri;
-                    let mut text = self
-                        .documents
-                        .get(&uri)
-                        .map(|d| d.text.clone())
-                        .unwrap_or_default();
-                    for change in p.content_changes {
-                        apply_change(&mut text, change, self.encoding);
-                    }
-                    self.update(uri, text);
-                }
-            }
-            DidSaveTextDocument::METHOD => {
-                // A saved file may be imported by other open documents:
-                // check them all again against what is now on disk.
-                let uris: Vec<Uri> = self.documents.keys().cloned().collect();
-                for uri in uris {
-                    if let Some(text) = self.documents.get(&uri).map(|d| d.text.clone()) {
-                        self.update(uri, text);
-                    }
-                }
-            }
-            DidCloseTextDocument::METHOD => {
-                if let Some(p) = params::<lsp_types::DidCloseTextDocumentParams>(n) {
-                    self.documents.remove(&p.text_document.uri);
-                    self.publish(p.text_document.uri, Vec::new());
-                }
-            }
-            // `initialized`, `$/cancelRequest`, `$/setTrace`, settings and
-            // anything else: nothing to do.
-            _ => {}
-        }
-    }
-
-    /// Checks the document's new text and publishes its diagnostics.
-    fn update(&mut self, uri: Uri, text: String) {
-        let analysis = Analysis::run(&uri, &text, self.encoding, self.target);
-        let diags = analysis
-            .as_ref()
-            .and_then(|a| catch_unwind(AssertUnwindSafe(|| diagnostics::for_document(a))).ok())
-            .map(|ds| ds.into_iter().map(|(d, _)| d).collect());
-        self.documents
-            .insert(uri.clone(), Document { text, analysis });
-        if let Some(diags) = diags {
-            self.publish(uri, diags);
-        }
-    }
-
-    fn publish(&self, uri: Uri, diagnostics: Vec<lsp_types::Diagnostic>) {
-        let params = PublishDiagnosticsParams {
-            uri,
-            diagnostics,
-            version: None,
-        };
-        self.send(Notification::new(PublishDiagnostics::METHOD.to_string(), params).into());
-    }
-}
-
-/// A full-text change replaces the text; a ranged one (from a client that
-/// sends them anyway) is applied in place.
-fn apply_change(text: &mut String, change: TextDocumentContentChangeEvent, enc: Encoding) {
-    match change.range {
-        None => *text = change.text,
-        Some(range) => {
-            let index = LineIndex::new(text);
-            let start = index.offset(text, range.start, enc);
-            let end = index.offset(text, range.end, enc).max(start);
-            if text.is_char_boundary(start) && text.is_char_boundary(end) {
-                text.replace_range(start..end, &change.text);
-            }
-        }
-    }
-}
-
-fn params<P: DeserializeOwned>(n: Notification) -> Option<P> {
-    serde_json::from_value(n.params).ok()
+/// Decodes `R`'s parameters now, and answers with `f`'s result later
+/// (`null` when there is no analysis: simply nothing to show).
+fn answer<R, T>(params: Value, f: fn(&Analysis, R::Params) -> Option<T>) -> Result<Answer, String>
+where
+    R: lsp_types::request::Request,
+    R::Params: DeserializeOwned + 'static,
+    T: serde::Serialize + 'static,
+{
+    let params: R::Params = serde_json::from_value(params).map_err(|e| e.to_string())?;
+    Ok(Box::new(move |a| {
+        a.and_then(|a| f(a, params))
+            .and_then(|r| serde_json::to_value(r).ok())
+            .unwrap_or(Value::Null)
+    }))
 }
 
 fn error(id: RequestId, code: ErrorCode, message: &str) -> Message {
     Response::new_err(id, code as i32, message.to_string()).into()
 }
 
-/// Request parameters that name a document.
-trait HasDocument {
-    fn document(&self) -> &Uri;
-}
-
-impl HasDocument for lsp_types::HoverParams {
-    fn document(&self) -> &Uri {
-        &self.text_document_position_params.text_document.uri
-    }
-}
-
-impl HasDocument for lsp_types::CompletionParams {
-    fn document(&self) -> &Uri {
-        &self.text_document_position.text_document.uri
-    }
-}
-
-impl HasDocument for lsp_types::GotoDefinitionParams {
-    fn document(&self) -> &Uri {
-        &self.text_document_position_params.text_document.uri
-    }
-}
-
-impl HasDocument for lsp_types::DocumentSymbolParams {
-    fn document(&self) -> &Uri {
-        &self.text_document.uri
-    }
-}
-
-impl HasDocument for lsp_types::CodeActionParams {
-    fn document(&self) -> &Uri {
-        &self.text_document.uri
-    }
+/// Request kinds the server knows, for `MethodNotFound`.
+fn route(method: &str) -> Option<Route> {
+    REQUESTS.iter().find(|(m, _)| *m == method).map(|&(_, r)| r)
 }

@@ -955,3 +955,115 @@ fn passes_are_switched_by_name_and_emit_ir_shows_their_result() {
         "{err}"
     );
 }
+
+/// No output replaces a file the build reads, or the other output: `-o`
+/// or `-MF` (or `-MD`'s `OUT.d`) naming the input or an import, under any
+/// spelling, through a symbolic or a hard link, or `-MF` naming the `-o`
+/// output, is refused (exit 2) and nothing is written.
+#[cfg(unix)]
+#[test]
+fn outputs_never_replace_inputs_or_each_other() {
+    let lib = "const SCALE: f32 = 2.0;\n";
+    let main = "import \"lib.kdsl\";\nkernel k(out: global mut [f32]) block(32) {\n    out[0] = SCALE;\n}\n";
+    let dir = project(&[
+        ("main.kdsl", main),
+        ("lib.kdsl", lib),
+        ("old.ptx", "old"),
+        ("sub/x", ""),
+    ]);
+    let d = dir.path();
+    std::os::unix::fs::symlink("lib.kdsl", d.join("link.kdsl")).unwrap();
+    fs::hard_link(d.join("lib.kdsl"), d.join("hard.kdsl")).unwrap();
+    std::os::unix::fs::symlink("main.kdsl", d.join("main.ptx.d")).unwrap();
+    let before = listing(d);
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["main.kdsl", "-o", "./main.kdsl"],
+            "the output `./main.kdsl` is the input file",
+        ),
+        (
+            &["main.kdsl", "-o", "out.ptx", "-MF", "main.kdsl"],
+            "the depfile `main.kdsl` (from -MF) is the input file",
+        ),
+        (
+            &["main.kdsl", "-o", "main.ptx", "-MD"],
+            "the depfile `main.ptx.d` (from -MD) is the input file; give another `-MF DEPFILE`",
+        ),
+        (
+            &["main.kdsl", "-o", "out.ptx", "-MF", "./out.ptx"],
+            "the depfile `./out.ptx` (from -MF) is the output `out.ptx`",
+        ),
+        (
+            &["main.kdsl", "-o", "old.ptx", "-MF", "sub/../old.ptx"],
+            "is the output `old.ptx`",
+        ),
+        (
+            &["main.kdsl", "-o", "lib.kdsl"],
+            "the output `lib.kdsl` is `lib.kdsl`, a file the program imports",
+        ),
+        (
+            &["main.kdsl", "-o", "link.kdsl"],
+            "a file the program imports; give another `-o`",
+        ),
+        (
+            &["main.kdsl", "-o", "hard.kdsl"],
+            "a file the program imports",
+        ),
+        (
+            &["main.kdsl", "--emit", "manifest", "-o", "sub/../lib.kdsl"],
+            "a file the program imports",
+        ),
+        (
+            &["main.kdsl", "-o", "out.ptx", "-MF", "link.kdsl"],
+            "the depfile `link.kdsl` (from -MF) is `lib.kdsl`, a file the program imports",
+        ),
+    ];
+    for (args, said) in cases {
+        let out = kdslc_in(d, args);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(said), "{args:?}: {err}");
+        assert_eq!(listing(d), before, "{args:?} wrote something");
+        assert_eq!(fs::read_to_string(d.join("main.kdsl")).unwrap(), main);
+        assert_eq!(fs::read_to_string(d.join("lib.kdsl")).unwrap(), lib);
+        assert_eq!(fs::read_to_string(d.join("old.ptx")).unwrap(), "old");
+    }
+    // Devices are no one's input: both outputs may go to /dev/null.
+    let out = kdslc_in(d, &["main.kdsl", "-o", "/dev/null", "-MF", "/dev/null"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}
+
+/// A depfile that cannot be written (its folder is missing, or it would
+/// name a file Make cannot read) fails the build before the output is
+/// replaced.
+#[test]
+fn a_depfile_that_cannot_be_written_leaves_the_old_output() {
+    let dir = project(&[
+        ("main.kdsl", "import \"a;b.kdsl\";\nkernel k(out: global mut [f32]) block(32) {\n    out[0] = ONE;\n}\n"),
+        ("a;b.kdsl", "const ONE: f32 = 1.0;\n"),
+        ("good.kdsl", GOOD),
+        ("out.ptx", "old"),
+    ]);
+    let d = dir.path();
+    let before = listing(d);
+    for (args, said) in [
+        (
+            &["good.kdsl", "-o", "out.ptx", "-MF", "deps/out.d"][..],
+            "cannot write",
+        ),
+        (
+            &["main.kdsl", "-o", "out.ptx", "-MD"][..],
+            "make cannot read the file name `a;b.kdsl` (it holds `;`)",
+        ),
+    ] {
+        let out = kdslc_in(d, args);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(said), "{args:?}: {err}");
+        assert_eq!(fs::read_to_string(d.join("out.ptx")).unwrap(), "old");
+        assert_eq!(listing(d), before);
+    }
+    // Without a depfile, the name is no problem.
+    let out = kdslc_in(d, &["main.kdsl", "-o", "out.ptx"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}

@@ -5,10 +5,11 @@
 //! hanging it.
 
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 const TIMEOUT: Duration = Duration::from_secs(20);
@@ -17,6 +18,10 @@ const TIMEOUT: Duration = Duration::from_secs(20);
 struct Client {
     child: Child,
     stdin: Option<ChildStdin>,
+    /// Everything the server wrote to stderr so far, and the thread that
+    /// reads it.
+    stderr: Arc<Mutex<Vec<u8>>>,
+    stderr_reader: Option<std::thread::JoinHandle<()>>,
     messages: Receiver<Value>,
     /// Notifications read while waiting for something else, in order.
     pending: Vec<Value>,
@@ -29,10 +34,22 @@ impl Client {
             .arg("lsp")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(Stdio::piped())
             .spawn()
             .expect("kdslc lsp starts");
         let stdout = child.stdout.take().expect("piped stdout");
+        let mut err = child.stderr.take().expect("piped stderr");
+        let stderr = Arc::new(Mutex::new(Vec::new()));
+        let collected = Arc::clone(&stderr);
+        let stderr_reader = std::thread::spawn(move || {
+            let mut buf = [0; 4096];
+            while let Ok(n @ 1..) = err.read(&mut buf) {
+                collected
+                    .lock()
+                    .expect("stderr")
+                    .extend_from_slice(&buf[..n]);
+            }
+        });
         let stdin = child.stdin.take();
         let (tx, messages) = mpsc::channel();
         std::thread::spawn(move || {
@@ -46,6 +63,8 @@ impl Client {
         Client {
             child,
             stdin,
+            stderr,
+            stderr_reader: Some(stderr_reader),
             messages,
             pending: Vec::new(),
             next_id: 1,
@@ -85,9 +104,38 @@ impl Client {
 
     fn send(&mut self, msg: &Value) {
         let body = msg.to_string();
+        self.send_raw(format!("Content-Length: {}\r\n\r\n{body}", body.len()).as_bytes());
+    }
+
+    /// Writes bytes to the server as they are, framing or not.
+    fn send_raw(&mut self, bytes: &[u8]) {
         let stdin = self.stdin.as_mut().expect("stdin still open");
-        write!(stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).expect("write to server");
+        stdin.write_all(bytes).expect("write to server");
         stdin.flush().expect("flush to server");
+    }
+
+    fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.stderr.lock().expect("stderr")).into_owned()
+    }
+
+    /// All the server wrote to stderr, once it has exited.
+    fn final_stderr(&mut self) -> String {
+        if let Some(reader) = self.stderr_reader.take() {
+            reader.join().expect("the stderr reader");
+        }
+        self.stderr()
+    }
+
+    /// The next message that is not a notification (a response; those to
+    /// malformed messages have a `null` id).
+    fn next_response(&mut self, what: &str) -> Value {
+        loop {
+            let msg = self.recv(what);
+            if msg.get("method").is_none() {
+                return msg;
+            }
+            self.pending.push(msg);
+        }
     }
 
     fn notify(&mut self, method: &str, params: Value) {
@@ -160,7 +208,7 @@ impl Client {
     }
 
     /// Shuts the server down politely and returns its exit status.
-    fn shutdown(mut self) -> i32 {
+    fn shutdown(&mut self) -> i32 {
         let r = self.request("shutdown", Value::Null);
         assert_eq!(r["result"], Value::Null, "shutdown answered {r}");
         assert!(r.get("error").is_none(), "shutdown answered {r}");
@@ -186,6 +234,9 @@ impl Drop for Client {
         // A failed test must not leave a server running.
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if std::thread::panicking() {
+            eprintln!("the server's stderr:\n{}", self.stderr());
+        }
     }
 }
 
@@ -1262,5 +1313,235 @@ fn hover_and_completion_come_from_the_table_of_built_ins() {
         .map(label)
         .collect();
     assert_eq!(got, ["shfl_down", "shfl_up", "shfl_xor", "shfl_idx"]);
+    assert_eq!(c.shutdown(), 0);
+}
+
+/// A response to a message the server could not read: JSON-RPC's error
+/// `code`, with a `null` id.
+fn check_rejected(r: &Value, code: i64) {
+    assert_eq!(r["id"], Value::Null, "{r}");
+    assert_eq!(r["error"]["code"], code, "{r}");
+}
+
+/// Whatever a client writes, the server answers what it cannot read per
+/// JSON-RPC (-32700 for what is not JSON, -32600 for what is no message;
+/// the id when there is one, else null) and reads on: a JSON syntax error,
+/// a header block without `Content-Length`, a malformed header, a length of
+/// 4·10^9 with 1,000 bytes behind it (not allocated), a lone surrogate in a
+/// document's text (read as U+FFFD). Nothing of it reaches stderr.
+#[test]
+fn malformed_messages_are_answered_and_the_server_reads_on() {
+    let p = project();
+    let uri = file_uri(&p.main);
+    let (mut c, _) = Client::initialized(None);
+    let alive = |c: &mut Client| {
+        let r = c.request("kdsl/unknown", json!({}));
+        assert_eq!(r["error"]["code"], -32601, "{r}");
+    };
+
+    c.send_raw(b"Content-Length: 9\r\n\r\n{garbage}");
+    check_rejected(&c.next_response("a parse error"), -32700);
+    alive(&mut c);
+
+    c.send_raw(b"Content-Type: application/json\r\n\r\n{\"secret\": \"kernel text\"}");
+    check_rejected(&c.next_response("no Content-Length"), -32700);
+    alive(&mut c);
+
+    c.send_raw(b"Content-Length 12\r\n\r\n");
+    check_rejected(&c.next_response("a malformed header"), -32700);
+    alive(&mut c);
+
+    let mut huge = b"Content-Length: 4000000000\r\n\r\n".to_vec();
+    huge.extend(std::iter::repeat_n(b'x', 1000));
+    c.send_raw(&huge);
+    let r = c.next_response("a message too large");
+    check_rejected(&r, -32600);
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("4000000000 bytes")),
+        "{r}"
+    );
+    alive(&mut c);
+    let shown = c
+        .pending
+        .iter()
+        .any(|m| m["method"] == "window/showMessage");
+    assert!(shown, "the user is told: {:#?}", c.pending);
+
+    // Valid JSON that is no message; an invalid one with an id.
+    c.send(&json!([1, 2]));
+    check_rejected(&c.next_response("a batch"), -32600);
+    c.send(&json!({ "jsonrpc": "2.0", "id": 77, "method": 5 }));
+    let r = c.next_response("a bad method");
+    assert_eq!(
+        (&r["id"], &r["error"]["code"]),
+        (&json!(77), &json!(-32600))
+    );
+
+    // A lone surrogate in a document: the text is checked with U+FFFD in
+    // its place, and positions after it stay where the client sees them.
+    let body = json!({ "jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
+        "textDocument": { "uri": uri, "languageId": "kdsl", "version": 1,
+                          "text": format!("// LONE lone\n{MAIN}") } } })
+    .to_string()
+    .replace("LONE", "\\ud800");
+    c.send_raw(format!("Content-Length: {}\r\n\r\n{body}", body.len()).as_bytes());
+    let diags = c.diagnostics_for(&uri);
+    let d = e0301(&diags);
+    let line = MAIN.lines().position(|l| l.contains("ready.wait")).unwrap() + 1;
+    assert_eq!(d["range"]["start"]["line"], line, "{d}");
+
+    assert_eq!(c.shutdown(), 0);
+    let err = c.final_stderr();
+    assert!(!err.contains("kernel"), "stderr: {err}");
+}
+
+/// A client that sends requests before `initialize` gets
+/// `ServerNotInitialized`; one that skips `initialized` is served all the
+/// same, and the document never shows on stderr.
+#[test]
+fn a_client_that_skips_initialized_is_served() {
+    let p = project();
+    let uri = file_uri(&p.main);
+    let mut c = Client::start();
+    let r = c.request("textDocument/hover", json!({}));
+    assert_eq!(r["error"]["code"], -32002, "{r}");
+    let init = c.request("initialize", json!({ "capabilities": {} }));
+    assert!(init["result"].is_object(), "{init}");
+    let diags = c.open(&uri, MAIN);
+    e0301(&diags);
+    let h = c.request(
+        "textDocument/hover",
+        json!({ "textDocument": { "uri": uri }, "position": pos(MAIN, "ready.wait", 0, 1, Enc::Utf16) }),
+    );
+    assert!(h["result"]["contents"].is_object(), "{h}");
+    let again = c.request("initialize", json!({ "capabilities": {} }));
+    assert_eq!(again["error"]["code"], -32600, "{again}");
+    assert_eq!(c.shutdown(), 0);
+    let err = c.final_stderr();
+    assert!(err.is_empty(), "stderr: {err}");
+}
+
+/// A document that takes seconds to check (a debug build checks this one
+/// in well over a second): 12,000 functions and a kernel.
+fn slow_text() -> String {
+    let mut text = String::new();
+    for i in 0..12_000 {
+        text.push_str(&format!(
+            "fn f{i}(a: u32, b: u32) -> u32 {{ let c = a * {i}u32 + b; if c > 7 {{ c - 1 }} else {{ c + 2 }} }}\n"
+        ));
+    }
+    text.push_str("kernel k(out: global mut [u32]) block(32) { out[0] = f1(1u32, 2u32); }\n");
+    text
+}
+
+/// Checking runs off the protocol thread: while a slow document is being
+/// checked, another document's requests are answered; a request about the
+/// slow one can be cancelled, and is answered `RequestFailed` once it has
+/// waited the budget; a newer text of the slow document is checked beside
+/// the running check once that has run past the budget, so its diagnostics
+/// come first; and `shutdown` is answered at once.
+#[test]
+fn a_slow_document_holds_up_nothing() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let slow = file_uri(&dir.path().join("slow.kdsl"));
+    let small = file_uri(&dir.path().join("small.kdsl"));
+    let (mut c, _) = Client::initialized_with(None, json!({ "analysisBudgetMs": 300 }));
+    let is_slow = |m: &Value| {
+        m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == slow.as_str()
+    };
+    let opened = Instant::now();
+    c.notify(
+        "textDocument/didOpen",
+        json!({ "textDocument": { "uri": slow, "languageId": "kdsl", "version": 1, "text": slow_text() } }),
+    );
+    let small_text = "kernel k(out: global mut [f32]) block(32) {\n    out[0] = 1.0;\n}\n";
+    assert!(c.open(&small, small_text).is_empty());
+    let h = c.request(
+        "textDocument/hover",
+        json!({ "textDocument": { "uri": small }, "position": pos(small_text, "out[0]", 0, 1, Enc::Utf16) }),
+    );
+    assert!(h["result"]["contents"].is_object(), "{h}");
+
+    // A request about the slow document waits; cancelled, it is answered
+    // RequestCancelled.
+    let id = c.next_id;
+    c.next_id += 1;
+    c.send(
+        &json!({ "jsonrpc": "2.0", "id": id, "method": "textDocument/documentSymbol",
+                    "params": { "textDocument": { "uri": slow } } }),
+    );
+    c.notify("$/cancelRequest", json!({ "id": id }));
+    let r = c.next_response("the cancelled request");
+    assert_eq!(
+        (&r["id"], &r["error"]["code"]),
+        (&json!(id), &json!(-32800)),
+        "{}",
+        r["error"]
+    );
+    // Not cancelled, it is answered RequestFailed after the budget.
+    let r = c.request(
+        "textDocument/documentSymbol",
+        json!({ "textDocument": { "uri": slow } }),
+    );
+    assert_eq!(r["error"]["code"], -32803, "{}", r["error"]);
+    assert!(
+        !c.pending.iter().any(is_slow),
+        "the slow check finished before the budget ran out: make slow_text slower"
+    );
+
+    // A new text, once the slow check has run past the budget: checked at
+    // once, beside it.
+    std::thread::sleep(Duration::from_millis(300).saturating_sub(opened.elapsed()));
+    let fixed = "kernel k() block(32) {\n    let x: u32 = 1.0;\n}\n";
+    c.notify(
+        "textDocument/didChange",
+        json!({ "textDocument": { "uri": slow, "version": 2 }, "contentChanges": [{ "text": fixed }] }),
+    );
+    let first = loop {
+        let m = c.recv("the slow document's diagnostics");
+        if is_slow(&m) {
+            break m;
+        }
+        c.pending.push(m);
+    };
+    assert_eq!(first["params"]["version"], 2, "{first}");
+    let diags = first["params"]["diagnostics"]
+        .as_array()
+        .expect("diagnostics");
+    assert!(diags.iter().any(|d| d["severity"] == 1), "{diags:#?}");
+    let r = c.request(
+        "textDocument/documentSymbol",
+        json!({ "textDocument": { "uri": slow } }),
+    );
+    assert!(r["result"].is_array(), "{}", r["error"]);
+
+    // The first check is still running, and does not hold up shutdown.
+    let stop = Instant::now();
+    assert_eq!(c.shutdown(), 0);
+    assert!(
+        stop.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        stop.elapsed()
+    );
+}
+
+/// A document larger than the compiler's 16 MiB limit for source files is
+/// not checked (it would take minutes); the editor is told why.
+#[test]
+fn a_document_over_the_source_limit_is_refused() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let uri = file_uri(&dir.path().join("huge.kdsl"));
+    let (mut c, _) = Client::initialized(None);
+    let mut text = "// ".to_string();
+    text.push_str(&"x".repeat(16 << 20));
+    let diags = c.open(&uri, &text);
+    assert_eq!(diags.len(), 1, "{diags:#?}");
+    let m = diags[0]["message"].as_str().unwrap_or_default();
+    assert!(
+        m.contains("does not check this document") && m.contains("16 MiB"),
+        "{m}"
+    );
     assert_eq!(c.shutdown(), 0);
 }

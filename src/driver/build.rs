@@ -159,7 +159,7 @@ fn other_depfile(flag: &str) -> &'static str {
 /// the same name in the same folder. A device, FIFO or socket is never the
 /// same as anything here: `-o /dev/null -MF /dev/null` writes nothing
 /// anyone reads, and inputs are regular files.
-fn same_file(a: &Path, b: &Path) -> bool {
+pub(crate) fn same_file(a: &Path, b: &Path) -> bool {
     use std::io::ErrorKind::NotFound;
     match (std::fs::metadata(a), std::fs::metadata(b)) {
         (Ok(ma), Ok(mb)) => ma.is_file() && mb.is_file() && same_inode(a, &ma, b, &mb),

@@ -114,8 +114,39 @@ pub(crate) fn prepare(args: &LaunchArgs, input: &Input) -> Result<Launch, Fail> 
                 dir.display()
             )));
         }
+        no_output_replaces_an_input(args, input, &l, dir)?;
     }
     Ok(l)
+}
+
+/// Refuses, before anything runs, an `--out` file that is an input: the
+/// kernel's file or a file an `--arg` reads (`--arg x=@x.npy --out .`
+/// would replace `x.npy` with the kernel's result).
+fn no_output_replaces_an_input(
+    args: &LaunchArgs,
+    input: &Input,
+    launch: &Launch,
+    dir: &Path,
+) -> Result<(), Fail> {
+    let inputs: Vec<&Path> = std::iter::once(input.path.as_path())
+        .chain(
+            args.args
+                .iter()
+                .filter_map(|a| crate::launch::value::input_file(&a.value)),
+        )
+        .collect();
+    for a in launch.arrays().filter(|a| a.writable) {
+        let out = dir.join(format!("{}.npy", a.name));
+        if let Some(i) = inputs.iter().find(|i| super::build::same_file(i, &out)) {
+            return Err(Fail::Usage(format!(
+                "`--out {}` would replace the input `{}` with the array `{}`; write the outputs to another folder",
+                dir.display(),
+                i.display(),
+                a.name
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The array arguments after a run: each writable one as the executor

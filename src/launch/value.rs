@@ -101,6 +101,13 @@ pub fn parse(param: &ParamSig, text: &str) -> Result<ArgValue, LaunchError> {
     }
 }
 
+/// The file an argument's value reads (`@x.npy`, `f32:@x.bin`), if any:
+/// what an output must never replace.
+pub fn input_file(text: &str) -> Option<&std::path::Path> {
+    let (_, rest) = split_type_prefix(text);
+    rest.trim().strip_prefix('@').map(std::path::Path::new)
+}
+
 /// `f32:iota:8` → (`Some(f32)`, `iota:8`); anything else is unprefixed.
 fn split_type_prefix(text: &str) -> (Option<Scalar>, &str) {
     match text.split_once(':') {

@@ -1194,3 +1194,62 @@ fn file_directives_read_each_source_once() {
     faulted(&o, "__trap();");
     assert!(peak < 200 * 1024, "{peak} KiB resident");
 }
+
+/// `--out` never replaces an input: `--arg y=@DIR/y.npy --out DIR` would
+/// write the result over the array it read, so it is refused before the
+/// run, and the file is left as it was (through another spelling too).
+#[test]
+fn out_never_replaces_an_argument_file() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let d = dir.path().to_str().expect("UTF-8");
+    let base = [
+        "sim",
+        "samples/saxpy.kdsl",
+        "--grid",
+        "1",
+        "--arg",
+        "a=2",
+        "--arg",
+        "x=rand:8:1",
+        "--arg",
+        "n=8",
+    ];
+    let first = kdslc(&[&base[..], &["--arg", "y=rand:8:2", "--out", d]].concat());
+    assert!(first.status.success(), "{}", stderr(&first));
+    let y = dir.path().join("y.npy");
+    let before = std::fs::read(&y).expect("y.npy");
+    for spelling in [
+        format!("{d}/y.npy"),
+        format!(
+            "{d}/../{}/y.npy",
+            dir.path()
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or("")
+        ),
+    ] {
+        let o = kdslc(&[&base[..], &["--arg", &format!("y=@{spelling}"), "--out", d]].concat());
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("would replace the input"),
+            "{}",
+            stderr(&o)
+        );
+        assert_eq!(std::fs::read(&y).expect("y.npy"), before);
+    }
+    // Into another folder it runs.
+    let other = tempfile::tempdir().expect("temp dir");
+    let o = kdslc(
+        &[
+            &base[..],
+            &[
+                "--arg",
+                &format!("y=@{d}/y.npy"),
+                "--out",
+                other.path().to_str().expect("UTF-8"),
+            ],
+        ]
+        .concat(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+}

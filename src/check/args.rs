@@ -275,11 +275,17 @@ impl BodyChecker<'_> {
         named: &[ast::NamedArg],
         check: impl FnOnce(&mut Self) -> R,
     ) -> R {
-        let spans = args
-            .iter()
-            .map(|a| a.span)
-            .chain(named.iter().map(|n| n.value.span))
-            .collect();
+        // A parenthesised argument is the argument: a mismatch inside
+        // `(1.5)` is reported at `1.5`.
+        let mut spans = Vec::new();
+        for a in args.iter().chain(named.iter().map(|n| &n.value)) {
+            let mut a = a;
+            spans.push(a.span);
+            while let ast::ExprKind::Paren(inner) = &a.kind {
+                a = inner;
+                spans.push(a.span);
+            }
+        }
         self.calls_open.push(CallContext { note, args: spans });
         let r = check(self);
         self.calls_open.pop();

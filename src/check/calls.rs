@@ -314,7 +314,7 @@ impl BodyChecker<'_> {
                 else {
                     return None;
                 };
-                let v = self.expr(v, expected.or(Some(Scalar::U32)));
+                let v = self.expr(v, expected);
                 let lane = self.expr_as(lane, Scalar::U32);
                 let mask = self.mask(mask);
                 let v = v?;

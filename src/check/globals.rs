@@ -56,6 +56,9 @@ pub struct Globals {
     /// Constants whose definition failed (already reported): their uses
     /// are skipped silently.
     pub poisoned: std::collections::HashSet<String>,
+    /// The names the constants' expressions use (built-ins and other
+    /// constants), for the language server.
+    pub references: Vec<super::Reference>,
 }
 
 impl Globals {
@@ -88,6 +91,7 @@ impl Globals {
             }
         }
         let plan = super::cycles::plan(&consts);
+        let mut references = Vec::new();
         for cycle in &plan.cycles {
             let uses = cycle
                 .iter()
@@ -105,7 +109,7 @@ impl Globals {
             if g.poisoned.contains(&*c.name.name) {
                 continue;
             }
-            match g.eval_const(sources, c, diags) {
+            match g.eval_const(sources, c, diags, &mut references) {
                 Some(info) => {
                     g.consts.insert(c.name.name.to_string(), info);
                 }
@@ -117,8 +121,9 @@ impl Globals {
         // A constant defined twice (E0101) is still checked for its own
         // errors; its name keeps the first definition.
         for c in duplicates {
-            let _ = g.eval_const(sources, c, diags);
+            let _ = g.eval_const(sources, c, diags, &mut references);
         }
+        g.references = references;
         g
     }
 
@@ -170,10 +175,12 @@ impl Globals {
         sources: &SourceMap,
         c: &ast::ConstItem,
         diags: &mut Vec<Diagnostic>,
+        references: &mut Vec<super::Reference>,
     ) -> Option<ConstInfo> {
         let ty = scalar_type(&c.ty, diags)?;
         let mut checker = BodyChecker::for_constants(self, sources);
         let lowered = checker.expr_as(&c.value, ty);
+        references.append(&mut checker.references);
         diags.extend(checker.finish_diagnostics());
         let e = lowered?;
         match ir::consteval::eval(&e) {

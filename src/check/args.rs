@@ -21,7 +21,10 @@ pub struct Bound<'e, const N: usize> {
 /// The call whose arguments are being checked: a mismatch of one of them
 /// (E0110) gets a note naming the function and its signature.
 pub struct CallContext {
-    note: String,
+    /// Given once: to the call's first mismatched argument.
+    note: Option<String>,
+    /// The spans of its arguments, sorted (a device function may have
+    /// thousands, each of them mismatched).
     args: Vec<Span>,
 }
 
@@ -51,10 +54,7 @@ impl BodyChecker<'_> {
         args: &'e [ast::Expr],
         named: &'e [ast::NamedArg],
         span: Span,
-    ) -> (
-        Option<[Option<&'e ast::Expr>; N]>,
-        Vec<&'e ast::NamedArg>,
-    ) {
+    ) -> (Option<[Option<&'e ast::Expr>; N]>, Vec<&'e ast::NamedArg>) {
         let taken = self.named_args(entry, args, named);
         let (by_position, only_named): (Vec<_>, Vec<_>) = taken
             .into_iter()
@@ -212,8 +212,13 @@ impl BodyChecker<'_> {
             if let Some(position) = positional {
                 // The value stands where the parameter does: dropping
                 // `name =` is the fix.
-                let unname = (n.position == position)
-                    .then(|| Span::new(n.name.span.file, n.name.span.start as usize, n.value.span.start as usize));
+                let unname = (n.position == position).then(|| {
+                    Span::new(
+                        n.name.span.file,
+                        n.name.span.start as usize,
+                        n.value.span.start as usize,
+                    )
+                });
                 self.error(CheckError::PositionalByName {
                     callee: entry.name.to_string(),
                     name: n.name.name.to_string(),
@@ -286,17 +291,26 @@ impl BodyChecker<'_> {
                 spans.push(a.span);
             }
         }
-        self.calls_open.push(CallContext { note, args: spans });
+        spans.sort_unstable();
+        self.calls_open.push(CallContext {
+            note: Some(note),
+            args: spans,
+        });
         let r = check(self);
         self.calls_open.pop();
         r
     }
 
     /// The note for a mismatch at `span`, if `span` is an argument of the
-    /// innermost call being checked.
-    pub fn call_note(&self, span: Span) -> Option<String> {
-        let call = self.calls_open.last()?;
-        call.args.contains(&span).then(|| call.note.clone())
+    /// innermost call being checked and the first of its arguments to be
+    /// mismatched (the note names the function once per call).
+    pub fn call_note(&mut self, span: Span) -> Option<String> {
+        let call = self.calls_open.last_mut()?;
+        if call.args.binary_search(&span).is_ok() {
+            call.note.take()
+        } else {
+            None
+        }
     }
 
     /// The value of a named argument that is not checked as a word: a

@@ -30,18 +30,32 @@ pub struct FnInfo {
     pub bad_ret: bool,
 }
 
+/// At most about this many bytes of a device function's parameters are
+/// shown in its signature: notes repeat it at each call, and a function
+/// may have thousands of parameters or very long names.
+const SHOWN_PARAMS: usize = 160;
+
 impl FnInfo {
+    /// `fn twice(x: u32) -> u32`; a long parameter list ends in
+    /// `… and 40 more`.
     pub fn signature(&self) -> String {
-        let params: Vec<String> = self
-            .ast
-            .params
-            .iter()
-            .zip(&self.params)
-            .map(|(p, t)| format!("{}: {}", p.name.name, t.map_or("?", Scalar::name)))
-            .collect();
+        let all = self.ast.params.iter().zip(&self.params);
+        let mut params = String::new();
+        for (i, (p, t)) in all.enumerate() {
+            let one = format!("{}: {}", p.name.name, t.map_or("?", Scalar::name));
+            if i > 0 {
+                params.push_str(", ");
+            }
+            if params.len() + one.len() > SHOWN_PARAMS {
+                let rest = self.ast.params.len() - i;
+                params.push_str(&format!("… and {rest} more"));
+                break;
+            }
+            params.push_str(&one);
+        }
         match self.ret {
-            Some(r) => format!("fn {}({}) -> {r}", self.ast.name.name, params.join(", ")),
-            None => format!("fn {}({})", self.ast.name.name, params.join(", ")),
+            Some(r) => format!("fn {}({params}) -> {r}", self.ast.name.name),
+            None => format!("fn {}({params})", self.ast.name.name),
         }
     }
 }

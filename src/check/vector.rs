@@ -89,7 +89,10 @@ impl BodyChecker<'_> {
         let name = entry.name;
         self.builtin_use(callee.span, entry);
         let place = self.in_call(entry.call_note(), args, &[], |c| {
-            match c.bind_args::<1>(entry, args, ast::named_args(named), init.span)?.args {
+            match c
+                .bind_args::<1>(entry, args, ast::named_args(named), init.span)?
+                .args
+            {
                 [Some(p)] => c.place(p, false),
                 [None] => None,
             }

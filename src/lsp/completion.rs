@@ -274,8 +274,12 @@ mod tests {
 
     #[test]
     fn methods_come_from_the_group_of_the_kernel_at_the_cursor() {
-        let cta: Vec<String> = builtins::names(Form::BarrierMethod).map(String::from).collect();
-        let named: Vec<String> = builtins::names(Form::NamedMethod).map(String::from).collect();
+        let cta: Vec<String> = builtins::names(Form::BarrierMethod)
+            .map(String::from)
+            .collect();
+        let named: Vec<String> = builtins::names(Form::NamedMethod)
+            .map(String::from)
+            .collect();
         // An index with brackets of its own still names `ready`.
         assert_eq!(labels(TEXT, "% 2]].", 0), cta);
         assert_eq!(labels(TEXT, "    ready.", 0), named);

@@ -108,7 +108,11 @@ fn the_benchmark_lives_in_the_repository() {
         if path.extension().is_none_or(|e| e != "cu") {
             continue;
         }
-        assert!(path.with_extension("meta").is_file(), "{} has no .meta", path.display());
+        assert!(
+            path.with_extension("meta").is_file(),
+            "{} has no .meta",
+            path.display()
+        );
         let stem = path.file_stem().and_then(|s| s.to_str()).expect("a name");
         let source = repo_root().join("samples").join(format!("{stem}.kdsl"));
         let c = kdsl::compile(&source, &kdsl::Options::default())

@@ -637,6 +637,30 @@ mod tests {
     }
 
     #[test]
+    fn operands_that_are_no_values_show_no_value_type() {
+        for e in BUILTINS {
+            for p in e.params {
+                match p.operand {
+                    Operand::Value => assert!(
+                        !p.ty.is_empty() || matches!(p.kind, ParamKind::Named(_)),
+                        "{}: `{}` shows no type",
+                        e.name,
+                        p.name
+                    ),
+                    Operand::Array | Operand::Barrier => {
+                        assert!(p.ty.is_empty(), "{}: `{}`", e.name, p.name)
+                    }
+                    Operand::Place => assert_eq!(p.kind, ParamKind::Required, "{}", e.name),
+                }
+            }
+        }
+        let remote = function("remote").expect("remote");
+        assert!(remote.takes(Operand::Array) && !remote.takes(Operand::Barrier));
+        let copy = function("copy_async").expect("copy_async");
+        assert!(copy.takes(Operand::Barrier) && copy.takes(Operand::Place));
+    }
+
+    #[test]
     fn argument_counts_follow_the_parameters() {
         let expected = |n: &str| function(n).map(Entry::expected_args);
         assert_eq!(expected("shfl_down").as_deref(), Some("2 or 3"));

@@ -4,25 +4,27 @@
 //! positional argument after a named one), and the note naming the called
 //! function on a mismatched argument (E0110).
 
-use super::body::BodyChecker;
-use super::builtins::Entry;
+use super::body::{Binding, BodyChecker};
+use super::builtins::{Entry, Operand};
 use super::error::CheckError;
 use crate::span::Span;
 use crate::syntax::ast;
 
 /// A call's arguments by parameter: the positional parameters in order
-/// (`None` for one left out), then the named-only ones the call gave.
+/// (`None` for one left out, or a parameter with a default given by
+/// name in its slot). The named-only ones (`order =`) come from
+/// [`BodyChecker::bind_args_and_named`].
 pub struct Bound<'e, const N: usize> {
     pub args: [Option<&'e ast::Expr>; N],
-    /// The arguments given for [`ParamKind::Named`] parameters
-    /// (`order = acquire`), each once.
-    pub named: Vec<&'e ast::NamedArg>,
 }
 
 /// The call whose arguments are being checked: a mismatch of one of them
 /// (E0110) gets a note naming the function and its signature.
 pub struct CallContext {
-    note: String,
+    /// Given once: to the call's first mismatched argument.
+    note: Option<String>,
+    /// The spans of its arguments, sorted (a device function may have
+    /// thousands, each of them mismatched).
     args: Vec<Span>,
 }
 
@@ -37,26 +39,44 @@ impl BodyChecker<'_> {
         named: &'e [ast::NamedArg],
         span: Span,
     ) -> Option<Bound<'e, N>> {
+        let (args, _) = self.bind_args_and_named::<N>(entry, args, named, span);
+        Some(Bound { args: args? })
+    }
+
+    /// [`Self::bind_args`], with the arguments of the named-only
+    /// parameters (`order =`, `scope =`) apart: they are given back even
+    /// when the positional ones fail to bind, since what they say does
+    /// not depend on those (E0141 and E0142 are still reported).
+    #[allow(clippy::type_complexity)]
+    pub fn bind_args_and_named<'e, const N: usize>(
+        &mut self,
+        entry: &Entry,
+        args: &'e [ast::Expr],
+        named: &'e [ast::NamedArg],
+        span: Span,
+    ) -> (Option<[Option<&'e ast::Expr>; N]>, Vec<&'e ast::NamedArg>) {
         let taken = self.named_args(entry, args, named);
+        let (by_position, only_named): (Vec<_>, Vec<_>) = taken
+            .into_iter()
+            .partition(|n| entry.positional().any(|p| p.name == &*n.name.name));
         let (required, max) = entry.arity();
         if args.len() < required || args.len() > max {
-            for n in &taken {
+            for n in &by_position {
                 self.quiet_uses(&n.value);
             }
-            return self.wrong_arg_count(entry, args, span);
+            return (self.wrong_arg_count(entry, args, span), only_named);
         }
         // The table and the checker's arm disagree: a compiler bug, which
         // the tests that call every built-in find.
         if N != max {
-            return None;
+            return (None, only_named);
         }
         let mut slots: [Option<&'e ast::Expr>; N] = [None; N];
         for (slot, a) in slots.iter_mut().zip(args) {
             *slot = Some(a);
         }
-        let mut only_named = Vec::new();
         let mut ok = true;
-        for n in taken {
+        for n in by_position {
             let position = entry.positional().position(|p| p.name == &*n.name.name);
             match position.and_then(|i| slots.get_mut(i)) {
                 Some(slot @ None) => *slot = Some(&n.value),
@@ -69,19 +89,19 @@ impl BodyChecker<'_> {
                     self.quiet_uses(&n.value);
                     ok = false;
                 }
-                None => only_named.push(n),
+                None => {}
             }
         }
         if !ok {
-            for a in slots.into_iter().flatten() {
-                self.quiet_args(std::slice::from_ref(a));
+            let given: Vec<&ast::Expr> = slots.into_iter().flatten().collect();
+            self.untyped_args += 1;
+            for a in given {
+                self.quiet_arg(Some(entry), a);
             }
-            return None;
+            self.untyped_args -= 1;
+            return (None, only_named);
         }
-        Some(Bound {
-            args: slots,
-            named: only_named,
-        })
+        (Some(slots), only_named)
     }
 
     /// E0111 for a call of `entry` with `args`, which are still checked
@@ -92,7 +112,7 @@ impl BodyChecker<'_> {
         args: &[ast::Expr],
         span: Span,
     ) -> Option<T> {
-        self.quiet_args(args);
+        self.quiet_call_args(Some(entry), args);
         self.error(CheckError::ArgCount {
             callee: entry.name.into(),
             expected: entry.expected_args(),
@@ -114,10 +134,62 @@ impl BodyChecker<'_> {
         self.untyped_args -= 1;
     }
 
+    /// [`Self::quiet_args`] for the arguments of a failed call of
+    /// `callee` (`None`: a function that does not exist). An array or a
+    /// barrier named as a whole is an operand, not a value, where the
+    /// callee takes one (`remote(tile, 1)`, `copy_async(..., full[s])`;
+    /// any, for an unknown function): which argument is which is not
+    /// known, so it is left alone rather than checked as a value (E0112,
+    /// E0110 would only follow from the failed call).
+    pub fn quiet_call_args(&mut self, callee: Option<&Entry>, args: &[ast::Expr]) {
+        self.untyped_args += 1;
+        for a in args {
+            self.quiet_arg(callee, a);
+        }
+        self.untyped_args -= 1;
+    }
+
+    fn quiet_arg(&mut self, callee: Option<&Entry>, a: &ast::Expr) {
+        let takes = |o: Operand| callee.is_none_or(|e| e.takes(o));
+        let skip = match self.operand_of(a) {
+            Some(o) => takes(o),
+            None => false,
+        };
+        if !skip {
+            let _ = self.expr(a, None);
+        }
+    }
+
+    /// What `e` names when it is an array or a barrier as a whole: `tile`,
+    /// `full`, `full[s]` (parenthesised or not).
+    fn operand_of(&self, e: &ast::Expr) -> Option<Operand> {
+        let mut e = e;
+        while let ast::ExprKind::Paren(inner) = &e.kind {
+            e = inner;
+        }
+        let (name, indexed) = match &e.kind {
+            ast::ExprKind::Name(n) => (n, false),
+            ast::ExprKind::Index { base, .. } => match &base.kind {
+                ast::ExprKind::Name(n) => (n, true),
+                _ => return None,
+            },
+            _ => return None,
+        };
+        match self.lookup(&name.name)? {
+            Binding::Barrier(_) | Binding::Named(_) => Some(Operand::Barrier),
+            Binding::Shared(_) if !indexed => Some(Operand::Array),
+            Binding::Param(p) if !indexed => {
+                let param = self.kernel.as_ref()?.params.get(p.index())?;
+                matches!(param.ty, crate::ir::ParamType::Global { .. }).then_some(Operand::Array)
+            }
+            _ => None,
+        }
+    }
+
     /// Checks the named arguments of a call of `entry`: E0140 for one it
     /// does not take, one given twice, and a positional argument after a
     /// named one. Returns those it takes, each once.
-    fn named_args<'e>(
+    pub(super) fn named_args<'e>(
         &mut self,
         entry: &Entry,
         positional: &[ast::Expr],
@@ -134,6 +206,29 @@ impl BodyChecker<'_> {
         let allowed: Vec<&'static str> = entry.named_params().collect();
         let mut taken: Vec<&'e ast::NamedArg> = Vec::new();
         for n in named {
+            let positional = entry
+                .positional()
+                .position(|p| p.name == &*n.name.name && !allowed.contains(&p.name));
+            if let Some(position) = positional {
+                // The value stands where the parameter does: dropping
+                // `name =` is the fix.
+                let unname = (n.position == position).then(|| {
+                    Span::new(
+                        n.name.span.file,
+                        n.name.span.start as usize,
+                        n.value.span.start as usize,
+                    )
+                });
+                self.error(CheckError::PositionalByName {
+                    callee: entry.name.to_string(),
+                    name: n.name.name.to_string(),
+                    span: n.name.span,
+                    position,
+                    unname,
+                });
+                self.quiet_uses(&n.value);
+                continue;
+            }
             if !allowed.contains(&&*n.name.name) {
                 self.error(CheckError::UnknownNamedArg {
                     callee: entry.name.to_string(),
@@ -185,22 +280,37 @@ impl BodyChecker<'_> {
         named: &[ast::NamedArg],
         check: impl FnOnce(&mut Self) -> R,
     ) -> R {
-        let spans = args
-            .iter()
-            .map(|a| a.span)
-            .chain(named.iter().map(|n| n.value.span))
-            .collect();
-        self.calls_open.push(CallContext { note, args: spans });
+        // A parenthesised argument is the argument: a mismatch inside
+        // `(1.5)` is reported at `1.5`.
+        let mut spans = Vec::new();
+        for a in args.iter().chain(named.iter().map(|n| &n.value)) {
+            let mut a = a;
+            spans.push(a.span);
+            while let ast::ExprKind::Paren(inner) = &a.kind {
+                a = inner;
+                spans.push(a.span);
+            }
+        }
+        spans.sort_unstable();
+        self.calls_open.push(CallContext {
+            note: Some(note),
+            args: spans,
+        });
         let r = check(self);
         self.calls_open.pop();
         r
     }
 
     /// The note for a mismatch at `span`, if `span` is an argument of the
-    /// innermost call being checked.
-    pub fn call_note(&self, span: Span) -> Option<String> {
-        let call = self.calls_open.last()?;
-        call.args.contains(&span).then(|| call.note.clone())
+    /// innermost call being checked and the first of its arguments to be
+    /// mismatched (the note names the function once per call).
+    pub fn call_note(&mut self, span: Span) -> Option<String> {
+        let call = self.calls_open.last_mut()?;
+        if call.args.binary_search(&span).is_ok() {
+            call.note.take()
+        } else {
+            None
+        }
     }
 
     /// The value of a named argument that is not checked as a word: a

@@ -59,9 +59,12 @@ impl BodyChecker<'_> {
         span: Span,
     ) -> Option<CallResult> {
         let name = entry.name;
-        let (place, values, taken) = if op == AtomicOp::Cas {
-            let b = self.bind_args::<3>(entry, args, named, span);
-            let [Some(p), Some(cmp), Some(v)] = b.as_ref()?.args else {
+        // The order and scope are words, checked whatever the positional
+        // arguments are.
+        let (place, values, sem, taken) = if op == AtomicOp::Cas {
+            let (bound, taken) = self.bind_args_and_named::<3>(entry, args, named, span);
+            let sem = self.mem_sem(name, &taken, MemSem::ATOMIC, atomic_order);
+            let [Some(p), Some(cmp), Some(v)] = bound? else {
                 return None;
             };
             let place = self.place(p, true);
@@ -69,10 +72,11 @@ impl BodyChecker<'_> {
                 Some((pl, _)) => (self.expr_as(cmp, pl.elem), self.expr_as(v, pl.elem)),
                 None => (self.expr(cmp, None), self.expr(v, None)),
             };
-            (place, vec![cmp, v], b?.named)
+            (place, vec![cmp, v], sem, taken)
         } else {
-            let b = self.bind_args::<2>(entry, args, named, span);
-            let [Some(p), Some(v)] = b.as_ref()?.args else {
+            let (bound, taken) = self.bind_args_and_named::<2>(entry, args, named, span);
+            let sem = self.mem_sem(name, &taken, MemSem::ATOMIC, atomic_order);
+            let [Some(p), Some(v)] = bound? else {
                 return None;
             };
             let place = self.place(p, true);
@@ -80,9 +84,8 @@ impl BodyChecker<'_> {
                 Some((pl, _)) => self.expr_as(v, pl.elem),
                 None => self.expr(v, None),
             };
-            (place, vec![v], b?.named)
+            (place, vec![v], sem, taken)
         };
-        let sem = self.mem_sem(name, &taken, MemSem::ATOMIC, atomic_order);
         let (place, _) = place?;
         let place_span = args.first().map_or(span, |a| a.span);
         if !op.accepts(place.elem) {
@@ -133,8 +136,9 @@ impl BodyChecker<'_> {
         named: &[ast::NamedArg],
         span: Span,
     ) -> Option<CallResult> {
-        let taken = self.bind_args::<0>(entry, args, named, span)?.named;
+        let (bound, taken) = self.bind_args_and_named::<0>(entry, args, named, span);
         let sem = self.mem_sem(entry.name, &taken, MemSem::FENCE, fence_order);
+        bound?;
         Some(CallResult::Effect(Box::new(StmtKind::Fence(sem?))))
     }
 

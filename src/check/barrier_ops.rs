@@ -67,11 +67,13 @@ impl BodyChecker<'_> {
             return None;
         };
         self.builtin_use(method.span, entry);
-        let [arg] = self.bind_args::<1>(entry, args, &[], span)?.args;
-        let arg = match arg {
-            Some(a) => Some(self.expr_as(a, Scalar::U32)?),
-            None => None,
-        };
+        let arg = self.in_call(entry.call_note(), args, &[], |c| {
+            let [arg] = c.bind_args::<1>(entry, args, &[], span)?.args;
+            match arg {
+                Some(a) => c.expr_as(a, Scalar::U32).map(Some),
+                None => Some(None),
+            }
+        })?;
         // `arrive(count)` is the one form whose target depends on its
         // arguments (language.md §7); the table says what the others need.
         if op == BarrierMethod::Arrive

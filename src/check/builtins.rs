@@ -114,6 +114,22 @@ pub struct Param {
     /// (a place such as `array[index]`, a barrier).
     pub ty: &'static str,
     pub kind: ParamKind,
+    pub operand: Operand,
+}
+
+/// What an argument is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Operand {
+    /// A value.
+    Value,
+    /// An element of an array, written `array[index]`: the atomics and
+    /// vector accesses use its address.
+    Place,
+    /// An array by its name alone (`remote(tile, rank)`).
+    Array,
+    /// A barrier: a group's name, indexed when it has several
+    /// (`copy_async(..., full[s])`).
+    Barrier,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -160,6 +176,27 @@ const fn req(name: &'static str, ty: &'static str) -> Param {
         name,
         ty,
         kind: ParamKind::Required,
+        operand: Operand::Value,
+    }
+}
+
+/// A required parameter that is not a value (its type is not shown).
+const fn operand(name: &'static str, operand: Operand) -> Param {
+    Param {
+        name,
+        ty: "",
+        kind: ParamKind::Required,
+        operand,
+    }
+}
+
+/// An element of an array (its address), shown as `ty`.
+const fn place(name: &'static str, ty: &'static str) -> Param {
+    Param {
+        name,
+        ty,
+        kind: ParamKind::Required,
+        operand: Operand::Place,
     }
 }
 
@@ -168,6 +205,7 @@ const fn omit(name: &'static str, ty: &'static str) -> Param {
         name,
         ty,
         kind: ParamKind::Omittable,
+        operand: Operand::Value,
     }
 }
 
@@ -176,6 +214,7 @@ const fn named(name: &'static str, default: &'static str) -> Param {
         name,
         ty: "",
         kind: ParamKind::Named(default),
+        operand: Operand::Value,
     }
 }
 
@@ -184,11 +223,12 @@ const MASK: Param = Param {
     name: "mask",
     ty: "u32",
     kind: ParamKind::Default("0xFFFF_FFFF"),
+    operand: Operand::Value,
 };
 /// `order =` and `scope =` of an atomic: PTX's defaults (`.relaxed.gpu`)
 /// when not given, and then not written.
 const ATOMIC_SEM: [Param; 2] = [named("order", "..."), named("scope", "...")];
-const PLACE: Param = req("array[index]", "");
+const PLACE: Param = place("array[index]", "");
 
 const ALL: Needs = Needs {
     target: Target::Sm80,
@@ -337,11 +377,11 @@ pub const BUILTINS: &[Entry] = &[
     Entry::function("fence", F::Fence, &[named("order", "acq_rel"), named("scope", "gpu")], "", "Orders this thread's memory accesses before it against those after it, at the scope (`fence.acq_rel.gpu`)."),
     Entry::function("fence_proxy_async", F::FenceProxyAsync, &[], "", "Orders this thread's shared-memory writes before the bulk copies after it (`fence.proxy.async`).").needs(SM90),
     // ---- bulk copies and distributed shared memory
-    Entry::function("copy_async", F::CopyAsync, &[req("dst", "shared element"), req("src", "global element"), req("bytes", "u32"), req("barrier", "")], "", "Copies `bytes` from global to shared memory in the background; the barrier's phase completes when they have landed.").needs(SM90),
-    Entry::function("copy_async_store", F::CopyAsyncStore, &[req("dst", "global element"), req("src", "shared element"), req("bytes", "u32")], "", "Copies `bytes` from shared to global memory in the background, in the current bulk group.").needs(SM90),
+    Entry::function("copy_async", F::CopyAsync, &[place("dst", "shared element"), place("src", "global element"), req("bytes", "u32"), operand("barrier", Operand::Barrier)], "", "Copies `bytes` from global to shared memory in the background; the barrier's phase completes when they have landed.").needs(SM90),
+    Entry::function("copy_async_store", F::CopyAsyncStore, &[place("dst", "global element"), place("src", "shared element"), req("bytes", "u32")], "", "Copies `bytes` from shared to global memory in the background, in the current bulk group.").needs(SM90),
     Entry::function("copy_async_commit", F::CopyAsyncCommit, &[], "", "Closes the current bulk group of `copy_async_store`s.").needs(SM90),
     Entry::function("copy_async_wait", F::CopyAsyncWait, &[req("n", "u32")], "", "Waits until at most `n` (a constant) bulk groups still read their shared memory.").needs(SM90),
-    Entry::function("remote", F::Remote, &[req("array", ""), req("rank", "u32")], "", "The shared array `array` of the cluster's CTA `rank`, indexed like the array: `remote(tile, 1)[i]`.").needs(CLUSTER),
+    Entry::function("remote", F::Remote, &[operand("array", Operand::Array), req("rank", "u32")], "", "The shared array `array` of the cluster's CTA `rank`, indexed like the array: `remote(tile, 1)[i]`.").needs(CLUSTER),
     // ---- vector accesses
     Entry::function("load2", F::Load2, &[PLACE], "(T, T)", "Two consecutive elements in one access: `let (a, b) = load2(x[i]);`."),
     Entry::function("load4", F::Load4, &[PLACE], "(T, T, T, T)", "Four consecutive elements in one access: `let (a, b, c, d) = load4(x[i]);`."),
@@ -425,6 +465,12 @@ impl Entry {
             (a, b) if a + 1 == b => format!("{a} or {b}"),
             (a, b) => format!("{a} to {b}"),
         }
+    }
+
+    /// Whether one of its parameters is an `operand` (an array, a
+    /// barrier, ...).
+    pub fn takes(&self, operand: Operand) -> bool {
+        self.params.iter().any(|p| p.operand == operand)
     }
 
     /// The parameters a call may give by name (`mask = m`, `order = ...`).
@@ -588,6 +634,30 @@ mod tests {
             assert!(e.signature().starts_with(e.name), "{}", e.name);
             assert!(!e.doc.is_empty() && e.doc.ends_with('.'), "{}", e.name);
         }
+    }
+
+    #[test]
+    fn operands_that_are_no_values_show_no_value_type() {
+        for e in BUILTINS {
+            for p in e.params {
+                match p.operand {
+                    Operand::Value => assert!(
+                        !p.ty.is_empty() || matches!(p.kind, ParamKind::Named(_)),
+                        "{}: `{}` shows no type",
+                        e.name,
+                        p.name
+                    ),
+                    Operand::Array | Operand::Barrier => {
+                        assert!(p.ty.is_empty(), "{}: `{}`", e.name, p.name)
+                    }
+                    Operand::Place => assert_eq!(p.kind, ParamKind::Required, "{}", e.name),
+                }
+            }
+        }
+        let remote = function("remote").expect("remote");
+        assert!(remote.takes(Operand::Array) && !remote.takes(Operand::Barrier));
+        let copy = function("copy_async").expect("copy_async");
+        assert!(copy.takes(Operand::Barrier) && copy.takes(Operand::Place));
     }
 
     #[test]

@@ -48,7 +48,11 @@ impl BodyChecker<'_> {
             return None;
         };
         if self.const_context && !entry.in_const {
-            self.no_named_args(entry.name, named);
+            // The named arguments are checked as the built-in takes them
+            // (`mask =` is one), their values for their own errors.
+            for n in self.named_args(entry, args, named) {
+                self.quiet_uses(&n.value);
+            }
             self.error(CheckError::NotConstant {
                 span,
                 why: Some(format!(
@@ -71,7 +75,7 @@ impl BodyChecker<'_> {
         let mut names: Vec<&str> = builtins::names(builtins::Form::Function).collect();
         names.extend(self.g.function_ids.keys().map(String::as_str));
         let similar = super::body::similar(name, names);
-        self.quiet_args(args);
+        self.quiet_call_args(None, args);
         if self.lookup(name).is_some()
             || self.g.consts.contains_key(name)
             || builtins::value(name).is_some()
@@ -357,7 +361,7 @@ impl BodyChecker<'_> {
                     return None;
                 };
                 let target = self.needs(entry, span);
-                let v = self.expr(v, expected.or(Some(Scalar::U32)));
+                let v = self.expr(v, expected);
                 let mask = self.mask(mask);
                 let v = v?;
                 if !matches!(v.ty, Scalar::U32 | Scalar::I32) {

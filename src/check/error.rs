@@ -246,6 +246,17 @@ pub enum CheckError {
         takes: Vec<&'static str>,
         similar: Option<String>,
     },
+    /// E0140: a parameter without a default given by name
+    /// (`shfl_down(v, delta = 1)`); `position` is its index among the
+    /// positional ones, `unname` the `delta = ` to remove when the value
+    /// already stands there.
+    PositionalByName {
+        callee: String,
+        name: String,
+        span: Span,
+        position: usize,
+        unname: Option<Span>,
+    },
     /// E0140: a named argument given twice.
     DuplicateNamedArg {
         name: String,
@@ -332,6 +343,18 @@ fn pattern_names(n: usize) -> String {
         .copied()
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// `1st`, `2nd`, `3rd`, `4th`, ...
+fn ordinal(n: usize) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
 }
 
 /// `a`, `b` and `c` as a list of code spans.
@@ -726,6 +749,15 @@ impl CheckError {
                     d = d.fix(format!("did you mean `{s}`?"), span, s.clone());
                 }
                 d
+            }
+            CheckError::PositionalByName { callee, name, span, position, unname } => {
+                let d = Diagnostic::error("E0140", format!("`{callee}` takes `{name}` by position, not by name"))
+                    .primary(span, "given by name");
+                let nth = ordinal(position + 1);
+                match unname {
+                    Some(s) => d.fix(format!("pass it as the {nth} argument, without `{name} =`"), s, ""),
+                    None => d.help(format!("pass `{name}` as the {nth} argument, without `{name} =`")),
+                }
             }
             CheckError::DuplicateNamedArg { name, span, first } => {
                 Diagnostic::error("E0140", format!("argument `{name}` is given more than once"))

@@ -30,18 +30,32 @@ pub struct FnInfo {
     pub bad_ret: bool,
 }
 
+/// At most about this many bytes of a device function's parameters are
+/// shown in its signature: notes repeat it at each call, and a function
+/// may have thousands of parameters or very long names.
+const SHOWN_PARAMS: usize = 160;
+
 impl FnInfo {
+    /// `fn twice(x: u32) -> u32`; a long parameter list ends in
+    /// `… and 40 more`.
     pub fn signature(&self) -> String {
-        let params: Vec<String> = self
-            .ast
-            .params
-            .iter()
-            .zip(&self.params)
-            .map(|(p, t)| format!("{}: {}", p.name.name, t.map_or("?", Scalar::name)))
-            .collect();
+        let all = self.ast.params.iter().zip(&self.params);
+        let mut params = String::new();
+        for (i, (p, t)) in all.enumerate() {
+            let one = format!("{}: {}", p.name.name, t.map_or("?", Scalar::name));
+            if i > 0 {
+                params.push_str(", ");
+            }
+            if params.len() + one.len() > SHOWN_PARAMS {
+                let rest = self.ast.params.len() - i;
+                params.push_str(&format!("… and {rest} more"));
+                break;
+            }
+            params.push_str(&one);
+        }
         match self.ret {
-            Some(r) => format!("fn {}({}) -> {r}", self.ast.name.name, params.join(", ")),
-            None => format!("fn {}({})", self.ast.name.name, params.join(", ")),
+            Some(r) => format!("fn {}({params}) -> {r}", self.ast.name.name),
+            None => format!("fn {}({params})", self.ast.name.name),
         }
     }
 }
@@ -56,6 +70,9 @@ pub struct Globals {
     /// Constants whose definition failed (already reported): their uses
     /// are skipped silently.
     pub poisoned: std::collections::HashSet<String>,
+    /// The names the constants' expressions use (built-ins and other
+    /// constants), for the language server.
+    pub references: Vec<super::Reference>,
 }
 
 impl Globals {
@@ -88,6 +105,7 @@ impl Globals {
             }
         }
         let plan = super::cycles::plan(&consts);
+        let mut references = Vec::new();
         for cycle in &plan.cycles {
             let uses = cycle
                 .iter()
@@ -105,7 +123,7 @@ impl Globals {
             if g.poisoned.contains(&*c.name.name) {
                 continue;
             }
-            match g.eval_const(sources, c, diags) {
+            match g.eval_const(sources, c, diags, &mut references) {
                 Some(info) => {
                     g.consts.insert(c.name.name.to_string(), info);
                 }
@@ -117,8 +135,9 @@ impl Globals {
         // A constant defined twice (E0101) is still checked for its own
         // errors; its name keeps the first definition.
         for c in duplicates {
-            let _ = g.eval_const(sources, c, diags);
+            let _ = g.eval_const(sources, c, diags, &mut references);
         }
+        g.references = references;
         g
     }
 
@@ -170,10 +189,12 @@ impl Globals {
         sources: &SourceMap,
         c: &ast::ConstItem,
         diags: &mut Vec<Diagnostic>,
+        references: &mut Vec<super::Reference>,
     ) -> Option<ConstInfo> {
         let ty = scalar_type(&c.ty, diags)?;
         let mut checker = BodyChecker::for_constants(self, sources);
         let lowered = checker.expr_as(&c.value, ty);
+        references.append(&mut checker.references);
         diags.extend(checker.finish_diagnostics());
         let e = lowered?;
         match ir::consteval::eval(&e) {

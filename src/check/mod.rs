@@ -98,8 +98,8 @@ pub fn check_with_references(
     target: Target,
 ) -> CheckOutput {
     let mut diags = Vec::new();
-    let mut references = Vec::new();
-    let globals = Globals::collect(sources, files, imports, &mut diags);
+    let mut globals = Globals::collect(sources, files, imports, &mut diags);
+    let mut references = std::mem::take(&mut globals.references);
 
     let mut module = ir::Module::default();
     let mut calls: Vec<Vec<(FuncId, crate::span::Span)>> = Vec::new();

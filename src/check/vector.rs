@@ -91,13 +91,15 @@ impl BodyChecker<'_> {
         };
         let name = entry.name;
         self.builtin_use(callee.span, entry);
-        let bound = self.in_call(entry.call_note(), args, &[], |c| {
-            c.bind_args::<1>(entry, args, ast::named_args(named), init.span)
+        let place = self.in_call(entry.call_note(), args, &[], |c| {
+            match c
+                .bind_args::<1>(entry, args, ast::named_args(named), init.span)?
+                .args
+            {
+                [Some(p)] => c.place(p, false),
+                [None] => None,
+            }
         });
-        let place = match bound.map(|b| b.args) {
-            Some([Some(p)]) => self.place(p, false),
-            _ => None,
-        };
         if names.len() != n {
             self.error(CheckError::VectorNames {
                 callee: name.to_string(),

@@ -156,7 +156,7 @@ pub static CODES: &[CodeInfo] = &[
     code!(
         "E0140",
         Error,
-        "`{callee}` has no argument named `{name}` / argument `{name}` is given more than once / positional argument after a named argument"
+        "`{callee}` has no argument named `{name}` / `{callee}` takes `{name}` by position, not by name / argument `{name}` is given more than once / positional argument after a named argument"
     ),
     code!("E0141", Error, "unknown {what} `{word}`"),
     code!("E0142", Error, "`{callee}` cannot have order `{order}`"),

@@ -94,7 +94,17 @@ fn describe(a: &Analysis, module: &Module, span: Span, t: Target) -> Option<Stri
         Target::Param(p) => code(&param(p)),
         Target::Group(g) => group(g),
         Target::Shared(s) => code(&shared(s)),
-        Target::Builtin(e) => format!("{}\n\n{}", code(&e.signature()), builtin_doc(e)),
+        Target::Builtin(e) => {
+            // A named barrier's operation reads like a barrier group's.
+            let sig = match e.form {
+                Form::BarrierMethod | Form::NamedMethod => {
+                    let forms: Vec<String> = e.forms().iter().map(|f| format!("b.{f}")).collect();
+                    forms.join("\n")
+                }
+                _ => e.signature(),
+            };
+            format!("{}\n\n{}", code(&sig), builtin_doc(e))
+        }
         Target::Node(
             _,
             Node::Operation {
@@ -264,6 +274,32 @@ pub fn group(g: &BarrierGroup) -> String {
 mod tests {
     use super::*;
     use crate::ir::{BarrierSpans, Scope};
+
+    /// The hover text at the end of the first `needle` of `text` (ASCII).
+    fn hover_at(text: &str, needle: &str) -> String {
+        let uri: lsp_types::Uri = "file:///h.kdsl".parse().expect("a URI");
+        let enc = crate::lsp::position::Encoding::Utf16;
+        let a = Analysis::run(&uri, text, enc, crate::target::Target::Sm90).expect("analysis");
+        let at = text.find(needle).expect("needle") + needle.len();
+        let line = text[..at].matches('\n').count() as u32;
+        let col = (at - text[..at].rfind('\n').map_or(0, |i| i + 1)) as u32;
+        match hover(&a, Position::new(line, col)).map(|h| h.contents) {
+            Some(HoverContents::Markup(m)) => m.value,
+            _ => String::new(),
+        }
+    }
+
+    #[test]
+    fn built_ins_are_described_in_constants_and_named_barriers() {
+        let text = "const A: u32 = min(3, 4);\n\
+            kernel k(out: global mut [u32]) block(64) {\n\
+            \x20   barrier nb: named(threads = 64);\n\
+            \x20   nb.sync();\n\
+            \x20   out[0] = A;\n\
+            }\n";
+        assert!(hover_at(text, "= mi").contains("min(a: T, b: T) -> T"));
+        assert!(hover_at(text, "nb.sy").contains("b.sync()"));
+    }
 
     #[test]
     fn barrier_groups_read_as_a_sentence() {

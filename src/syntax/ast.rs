@@ -379,8 +379,9 @@ pub enum ExprKind {
     },
     /// `name(args)`: a device function or a built-in function. `args` are
     /// the positional arguments, `named` the `name = value` ones, which
-    /// only the atomics and `fence` take (`atomic_add(x[i], v, order =
-    /// acquire)`); the checker reports them anywhere else (E0140). Boxed,
+    /// the atomics and `fence` take (`atomic_add(x[i], v, order =
+    /// acquire)`), and parameters with defaults (`mask = m`); the checker
+    /// reports them anywhere else (E0140). Boxed,
     /// and `None` when there are none (nearly always), so that a call is no
     /// larger than a method call and `Expr` does not grow for them.
     Call {

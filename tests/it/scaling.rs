@@ -86,6 +86,8 @@ at_20k!(
     division_chain_zero,
     many_params,
     many_fn_params,
+    mismatched_fn_args,
+    wide_signature_calls,
     many_shared,
     list_elements,
     list_nest,

@@ -252,6 +252,37 @@ fn many_fn_params(n: usize) -> String {
     )
 }
 
+/// A device function with `n` parameters, called with `n` floats: `n`
+/// mismatched arguments of one call (the note that names the function
+/// once, not its signature `n` times).
+fn mismatched_fn_args(n: usize) -> String {
+    let params: Vec<String> = (0..n).map(|i| format!("_p{i}: u32")).collect();
+    let args = vec!["1.5"; n].join(", ");
+    format!(
+        "fn f({}) -> u32 {{\n    1\n}}\n{KERNEL}    out[0] = x + f({args});\n}}\n",
+        params.join(", ")
+    )
+}
+
+/// A device function with `n` parameters, called `n` times with none:
+/// each E0111 notes its signature, which must not grow with `n`.
+fn wide_signature_calls(n: usize) -> String {
+    let params: Vec<String> = (0..n).map(|i| format!("_p{i}: u32")).collect();
+    let calls = "    out[0] = x + f();\n".repeat(n);
+    format!(
+        "fn f({}) -> u32 {{\n    1\n}}\n{KERNEL}{calls}}}\n",
+        params.join(", ")
+    )
+}
+
+fn mismatches(_: usize) -> Outcome {
+    Outcome::Only("E0110")
+}
+
+fn arg_counts(_: usize) -> Outcome {
+    Outcome::Only("E0111")
+}
+
 /// A kernel declaring `n` shared arrays of 128 bytes each, `[u32; 32]`
 /// and `[u8; 128]` in turn (past 384 of them, dynamic shared memory; past
 /// sm_90's maximum, 1816 of them, one E0122).
@@ -386,6 +417,16 @@ pub const SHAPES: &[Shape] = &[
         name: "many_fn_params",
         make: many_fn_params,
         outcome: clean,
+    },
+    Shape {
+        name: "mismatched_fn_args",
+        make: mismatched_fn_args,
+        outcome: mismatches,
+    },
+    Shape {
+        name: "wide_signature_calls",
+        make: wide_signature_calls,
+        outcome: arg_counts,
     },
     Shape {
         name: "many_shared",

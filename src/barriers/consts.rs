@@ -13,6 +13,10 @@ use crate::ir::{consteval, Body, Expr, ExprKind, Stmt, StmtKind, Value};
 #[derive(Debug, Default)]
 pub struct Consts {
     values: Vec<Option<Value>>,
+    /// Some local has a value: only then is an expression that does not
+    /// fold as it stands worth substituting (a flag, not a scan of
+    /// `values`, which made every `let` cost the body's number of locals).
+    any: bool,
 }
 
 impl Consts {
@@ -37,6 +41,7 @@ impl Consts {
                     return;
                 }
                 let v = self.consts.value(value);
+                self.consts.any |= v.is_some();
                 if let Some(slot) = self.consts.values.get_mut(local.index()) {
                     *slot = v;
                 }
@@ -46,6 +51,7 @@ impl Consts {
             body,
             consts: Consts {
                 values: vec![None; body.locals.len()],
+                any: false,
             },
         };
         walk::body(body, &mut lets);
@@ -56,7 +62,7 @@ impl Consts {
     pub fn value(&self, e: &Expr) -> Option<Value> {
         match consteval::eval(e) {
             Ok(v) => Some(v),
-            Err(_) if self.values.iter().any(Option::is_some) => {
+            Err(_) if self.any => {
                 consteval::eval(&self.substitute(e)?).ok()
             }
             Err(_) => None,

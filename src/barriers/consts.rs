@@ -62,9 +62,7 @@ impl Consts {
     pub fn value(&self, e: &Expr) -> Option<Value> {
         match consteval::eval(e) {
             Ok(v) => Some(v),
-            Err(_) if self.any => {
-                consteval::eval(&self.substitute(e)?).ok()
-            }
+            Err(_) if self.any => consteval::eval(&self.substitute(e)?).ok(),
             Err(_) => None,
         }
     }

@@ -317,8 +317,7 @@ impl BodyChecker<'_> {
             });
             return None;
         }
-        let similar =
-            super::body::similar(&name.name, self.visible_names().iter().map(String::as_str));
+        let similar = self.similar_visible(&name.name, span);
         self.error(CheckError::NotFound {
             kind: "value",
             name: name.name.to_string(),

@@ -26,7 +26,7 @@ mod stmts;
 mod values;
 mod vector;
 
-use crate::diagnostics::Diagnostic;
+use crate::diagnostics::{Diagnostic, Diags};
 use crate::ir::{self, FuncId};
 use crate::source::SourceMap;
 use crate::span::FileId;
@@ -49,6 +49,8 @@ pub struct CheckOutput {
     /// The lowered IR; partial when there are errors (see
     /// [`ir::StmtKind::Poisoned`]).
     pub module: ir::Module,
+    /// Capped ([`crate::diagnostics::cap`]); empty from [`check_into`],
+    /// which leaves them in the list it is given.
     pub diagnostics: Vec<Diagnostic>,
     pub references: Vec<Reference>,
 }
@@ -65,9 +67,23 @@ pub fn check_with_references(
     imports: &[(crate::span::Span, FileId)],
     target: Target,
 ) -> CheckOutput {
-    let mut diags = Vec::new();
+    let mut diags = Diags::default();
+    let mut out = check_into(sources, files, imports, target, &mut diags);
+    out.diagnostics = diags.into_vec();
+    out
+}
+
+/// [`check_with_references`], with the diagnostics going to `diags` (the
+/// pipeline's list, which drops those a syntax error explains).
+pub fn check_into(
+    sources: &SourceMap,
+    files: &[(FileId, ast::File)],
+    imports: &[(crate::span::Span, FileId)],
+    target: Target,
+    diags: &mut Diags,
+) -> CheckOutput {
     let mut references = Vec::new();
-    let globals = Globals::collect(sources, files, imports, &mut diags);
+    let globals = Globals::collect(sources, files, imports, diags);
 
     let mut module = ir::Module::default();
     let mut calls: Vec<Vec<(FuncId, crate::span::Span)>> = Vec::new();
@@ -78,7 +94,7 @@ pub fn check_with_references(
             target,
             FuncId(id as u32),
             item,
-            &mut diags,
+            diags,
             &mut references,
         );
         module.functions.push(func);
@@ -87,8 +103,7 @@ pub fn check_with_references(
     let root = files.first().map(|(id, f)| (*id, f));
     for item in root.iter().flat_map(|(_, f)| &f.items) {
         if let ast::Item::Kernel(k) = item {
-            let kernel =
-                kernel::check_kernel(&globals, sources, target, k, &mut diags, &mut references);
+            let kernel = kernel::check_kernel(&globals, sources, target, k, diags, &mut references);
             module.kernels.push(kernel);
         }
     }
@@ -97,10 +112,10 @@ pub fn check_with_references(
             diags.push(w.into_diagnostic());
         }
     }
-    globals::report_recursion(&globals, &calls, &mut diags);
+    globals::report_recursion(&globals, &calls, diags);
     CheckOutput {
         module,
-        diagnostics: diags,
+        diagnostics: Vec::new(),
         references,
     }
 }

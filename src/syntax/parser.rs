@@ -6,8 +6,9 @@
 //! `identifier`), groups of them collapse (`expression`, `an operator`), and
 //! a missing `;` gets a fix.
 
-use super::lexer::{LexError, LexErrorKind, Token};
-use crate::diagnostics::Diagnostic;
+use super::lexer::Token;
+use crate::diagnostics::cap::Cap;
+use crate::diagnostics::{Diagnostic, Severity};
 use crate::span::{FileId, Span};
 use crate::syntax::ast;
 use std::collections::BTreeSet;
@@ -139,11 +140,168 @@ struct Context<'a> {
     /// without syntax errors never needs it, and it takes as many entries
     /// as the file has tokens).
     open_brackets: std::cell::OnceCell<OpenBrackets>,
+    /// See [`Stretches`]: computed when the first error asks.
+    stretches: std::cell::OnceCell<Stretches>,
 }
 
-/// Parses a lexed file. `lex_errors` are only used to silence syntax errors
-/// that a lexer error right before them explains (a skipped `$` where an
-/// operator was meant).
+/// The syntax errors of one parse, as the grammar's recovery finds them
+/// (`errors.push(e)` in `grammar/kdsl.lalrpop`). Each is judged as it
+/// comes: dropped when a lexer error explains it, when it only continues
+/// the one before on the same stretch of a line, or when it lies in a C-style
+/// `for` header that already has its error; the rest count, and the first
+/// [`cap::PER_CODE`] of each code are kept whole. So a file with an error
+/// every few bytes holds a count and a bounded list, never one record (with
+/// its list of expected tokens) per error.
+pub struct Recovery<'a> {
+    cx: Context<'a>,
+    /// See [`LexErrors::gaps`](super::lexer::LexErrors::gaps).
+    gaps: &'a [usize],
+    /// Where the tokens were cut at a bracket nested too deep (E0124).
+    cut_at: Option<usize>,
+    last_reported: Option<usize>,
+    /// The C-style `for` headers and whether each has its error.
+    c_style_headers: Vec<(usize, usize)>,
+    c_style_reported: Vec<bool>,
+    /// The errors that count, kept in full while the cap allows.
+    kept: Vec<ParseError>,
+    cap: Cap,
+    /// Every error that counts, kept or not.
+    count: usize,
+    /// From the first error of each line to the line's end.
+    misread: Vec<Span>,
+}
+
+impl<'a> Recovery<'a> {
+    fn new(cx: Context<'a>, gaps: &'a [usize], cut_at: Option<usize>) -> Recovery<'a> {
+        let c_style_headers = c_style_for_headers(cx.tokens);
+        Recovery {
+            c_style_reported: vec![false; c_style_headers.len()],
+            c_style_headers,
+            cx,
+            gaps,
+            cut_at,
+            last_reported: None,
+            kept: Vec::new(),
+            cap: Cap::default(),
+            count: 0,
+            misread: Vec::new(),
+        }
+    }
+
+    /// One error the grammar recovered from.
+    pub fn push(&mut self, e: lalrpop_util::ErrorRecovery<usize, Token, Infallible>) {
+        self.error(e.error);
+    }
+
+    fn error(&mut self, e: LalrpopError) {
+        let (gap_start, at) = self.cx.gap_before(&e);
+        let next_gap = self.gaps.get(self.gaps.partition_point(|&g| g < gap_start));
+        let explained = next_gap.is_some_and(|&g| g <= at);
+        let is_eof = matches!(e, LalrpopError::UnrecognizedEof { .. });
+        if self.cut_at.is_some_and(|c| is_eof || at >= c) {
+            return;
+        }
+        let cascade = !is_eof
+            && self
+                .last_reported
+                .is_some_and(|last| self.cx.same_stretch(last, at));
+        if explained || cascade {
+            return;
+        }
+        self.last_reported = Some(at);
+        // In a C-style `for` header, only the first syntax error is news: it
+        // says what kdsl's loop looks like, and the rest of the header (where
+        // a `;` or `)` would be "missing" everywhere) reports nothing and
+        // offers no fix.
+        let unexpected = matches!(
+            e,
+            LalrpopError::UnrecognizedToken { .. } | LalrpopError::ExtraToken { .. }
+        );
+        let header = if unexpected {
+            self.c_style_headers
+                .iter()
+                .position(|&(s, end)| s <= at && at <= end)
+        } else {
+            None
+        };
+        if let Some(h) = header {
+            let first = self
+                .c_style_reported
+                .get_mut(h)
+                .map(|r| !std::mem::replace(r, true));
+            if first != Some(true) {
+                return;
+            }
+        }
+        let (code, span) = match e {
+            LalrpopError::UnrecognizedToken {
+                token: (s, _, end), ..
+            }
+            | LalrpopError::ExtraToken { token: (s, _, end) } => {
+                ("E0010", Span::new(self.cx.file, s, end))
+            }
+            LalrpopError::UnrecognizedEof { .. } => {
+                let end = self.cx.text.len();
+                ("E0011", Span::new(self.cx.file, end, end))
+            }
+            LalrpopError::InvalidToken { .. } => return,
+            LalrpopError::User { error } => match error {},
+        };
+        self.count += 1;
+        let covered = self
+            .misread
+            .last()
+            .is_some_and(|m| span.start < m.end && m.start <= span.start);
+        if !covered {
+            let end = crate::source::next_line_start(self.cx.text, span.start as usize);
+            self.misread
+                .push(Span::new(span.file, span.start as usize, end));
+        }
+        if !self.cap.admit(code, Severity::Error, Some(span)) {
+            return;
+        }
+        if let Some(mut converted) = from_lalrpop(e, &self.cx) {
+            if header.is_some() {
+                if let ParseError::Unexpected {
+                    insert,
+                    c_style_for,
+                    ..
+                } = &mut converted
+                {
+                    *c_style_for = true;
+                    *insert = None;
+                }
+            }
+            self.kept.push(converted);
+        }
+    }
+}
+
+/// The syntax errors of one file: those kept, the count of the others, and
+/// where they leave lines misread.
+#[derive(Debug, Default)]
+pub struct ParseErrors {
+    pub kept: Vec<ParseError>,
+    pub cap: Cap,
+    pub misread: Vec<Span>,
+}
+
+impl ParseErrors {
+    /// The kept errors as diagnostics, then the "and N more".
+    pub fn into_diagnostics(self) -> Vec<Diagnostic> {
+        let mut out: Vec<Diagnostic> = self
+            .kept
+            .into_iter()
+            .map(ParseError::into_diagnostic)
+            .collect();
+        out.extend(self.cap.summaries());
+        out
+    }
+}
+
+/// Parses a lexed file. `gaps` (the lexer's) are only used to silence
+/// syntax errors that a lexer error right before them explains (a skipped
+/// `$` where an operator was meant).
 ///
 /// A missing token's fix (`add `;` after `x``) is offered only when the
 /// parser, run again with that token inserted, reports fewer errors: a fix
@@ -154,12 +312,12 @@ pub fn parse_tokens(
     file: FileId,
     text: &str,
     tokens: &[(usize, Token, usize)],
-    lex_errors: &[LexError],
-) -> (ast::File, Vec<ParseError>, Vec<super::depth::TooDeep>) {
-    let (tree, mut errors, too_deep) = parse_once(file, text, tokens, lex_errors);
+    gaps: &[usize],
+) -> (ast::File, ParseErrors, Vec<super::depth::TooDeep>) {
+    let (tree, mut errors, too_deep) = parse_once(file, text, tokens, gaps);
     let mut checked = 0;
-    let baseline = errors.len();
-    for e in &mut errors {
+    let baseline = errors.count;
+    for e in &mut errors.kept {
         let ParseError::Unexpected { insert, .. } = e else {
             continue;
         };
@@ -175,12 +333,17 @@ pub fn parse_tokens(
                 fixed.extend(tokens.iter().take(i).cloned());
                 fixed.push((at, t, at));
                 fixed.extend(tokens.iter().skip(i).cloned());
-                parse_once(file, text, &fixed, lex_errors).1.len() < baseline
+                parse_once(file, text, &fixed, gaps).1.count < baseline
             });
         if !helps {
             *insert = None;
         }
     }
+    let errors = ParseErrors {
+        kept: errors.kept,
+        cap: errors.cap,
+        misread: errors.misread,
+    };
     (tree, errors, too_deep)
 }
 
@@ -197,18 +360,27 @@ fn token_for(spelling: &str) -> Option<Token> {
     }
 }
 
+/// What one run of the parser found: the errors, judged as they came.
+struct Found {
+    kept: Vec<ParseError>,
+    cap: Cap,
+    count: usize,
+    misread: Vec<Span>,
+}
+
 /// One run of the parser and of the filters on its errors.
 fn parse_once(
     file: FileId,
     text: &str,
     tokens: &[(usize, Token, usize)],
-    lex_errors: &[LexError],
-) -> (ast::File, Vec<ParseError>, Vec<super::depth::TooDeep>) {
+    gaps: &[usize],
+) -> (ast::File, Found, Vec<super::depth::TooDeep>) {
     let cx = Context {
         file,
         text,
         tokens,
         open_brackets: std::cell::OnceCell::new(),
+        stretches: std::cell::OnceCell::new(),
     };
     let mut depth = super::depth::Guard::default();
     // From a bracket nested too deep on, nothing is parsed (E0124): the file
@@ -223,54 +395,23 @@ fn parse_once(
         None => tokens,
     };
     let cut_at = cut.as_ref().map(|(_, e)| e.span.start as usize);
-    let mut recovered = Vec::new();
+    let mut recovery = Recovery::new(cx, gaps, cut_at);
     let input = parsed.iter().cloned().map(Ok::<_, Infallible>);
-    let result = grammar::FileParser::new().parse(file, &mut recovered, &mut depth, input);
-    let mut errors: Vec<LalrpopError> = recovered.into_iter().map(|r| r.error).collect();
+    let result = grammar::FileParser::new().parse(file, &mut recovery, &mut depth, input);
     let tree = match result {
         Ok(tree) => tree,
         Err(e) => {
-            errors.push(e);
+            recovery.error(e);
             ast::File::default()
         }
     };
-    // Where a lexer error may have swallowed the token the parser wanted:
-    // a skipped character or comment, or the end of an unclosed string
-    // (which may have swallowed a `;` or `)`).
-    // Both lists are in source order, so `gaps` is sorted.
-    let gaps: Vec<usize> = lex_errors
-        .iter()
-        .filter_map(|e| match e.kind {
-            LexErrorKind::UnexpectedChar | LexErrorKind::UnterminatedComment => {
-                Some(e.span.start as usize)
-            }
-            LexErrorKind::UnterminatedString(_) => {
-                let at = tokens.partition_point(|t| t.0 < e.span.start as usize);
-                tokens.get(at).map(|t| t.2)
-            }
-            LexErrorKind::Number(_) => None,
-        })
-        .collect();
-    let mut last_reported: Option<usize> = None;
-    let errors: Vec<ParseError> = errors
-        .into_iter()
-        .filter_map(|e| {
-            let (gap_start, at) = cx.gap_before(&e);
-            let next_gap = gaps.get(gaps.partition_point(|&g| g < gap_start));
-            let explained = next_gap.is_some_and(|&g| g <= at);
-            let is_eof = matches!(e, LalrpopError::UnrecognizedEof { .. });
-            if cut_at.is_some_and(|c| is_eof || at >= c) {
-                return None;
-            }
-            let cascade = !is_eof && last_reported.is_some_and(|last| cx.same_stretch(last, at));
-            if explained || cascade {
-                return None;
-            }
-            last_reported = Some(at);
-            from_lalrpop(e, &cx)
-        })
-        .collect();
-    (tree, c_style_for(&cx, errors), depth.found)
+    let found = Found {
+        kept: recovery.kept,
+        cap: recovery.cap,
+        count: recovery.count,
+        misread: recovery.misread,
+    };
+    (tree, found, depth.found)
 }
 
 /// The byte ranges of `for` headers written C-style, from `for` to the `{`
@@ -308,59 +449,27 @@ fn c_style_for_headers(tokens: &[(usize, Token, usize)]) -> Vec<(usize, usize)> 
     out
 }
 
-/// In a C-style `for` header, only the first syntax error is news: it says
-/// what kdsl's loop looks like, and the rest of the header (where a `;` or
-/// `)` would be "missing" everywhere) reports nothing and offers no fix.
-fn c_style_for(cx: &Context<'_>, errors: Vec<ParseError>) -> Vec<ParseError> {
-    let headers = c_style_for_headers(cx.tokens);
-    if headers.is_empty() {
-        return errors;
-    }
-    let mut reported = vec![false; headers.len()];
-    errors
-        .into_iter()
-        .filter_map(|mut e| {
-            let ParseError::Unexpected {
-                span,
-                insert,
-                c_style_for,
-                ..
-            } = &mut e
-            else {
-                return Some(e);
-            };
-            let at = span.start as usize;
-            let Some(h) = headers.iter().position(|&(s, end)| s <= at && at <= end) else {
-                return Some(e);
-            };
-            let first = reported.get_mut(h).map(|r| !std::mem::replace(r, true));
-            if first != Some(true) {
-                return None;
-            }
-            *c_style_for = true;
-            *insert = None;
-            Some(e)
-        })
-        .collect()
-}
-
 impl Context<'_> {
     /// True when nothing separates the bytes `from` and `to`: no line break
     /// and no `;` or `}`. A second syntax error there is most likely the
     /// parser stumbling over the rest of the first one (`let x = a b c;`).
+    /// Constant time per question after one pass over the tokens (a long
+    /// line of errors asks once per error).
     fn same_stretch(&self, from: usize, to: usize) -> bool {
-        let newline = self
-            .text
-            .get(from..to)
-            .is_none_or(|t| t.contains(['\n', '\r']));
+        // The grammar reports an error when it reduces the rule that
+        // recovered, so a broken header's error comes after those of its
+        // body: an earlier place is never the same stretch.
+        if from > to {
+            return false;
+        }
+        let st = self
+            .stretches
+            .get_or_init(|| Stretches::of(self.text, self.tokens));
+        let newline = st.breaks_before(self, to) != st.breaks_before(self, from);
         let first = self.tokens.partition_point(|t| t.0 <= from);
         let last = self.tokens.partition_point(|t| t.0 < to);
-        let separated = self
-            .tokens
-            .get(first..last)
-            .unwrap_or_default()
-            .iter()
-            .any(|t| matches!(t.1, Token::Semi | Token::RBrace));
+        let seps = |i: usize| st.separators.get(i).copied().unwrap_or(0);
+        let separated = last > first && seps(last) != seps(first);
         !newline && !separated
     }
 
@@ -394,6 +503,59 @@ impl Context<'_> {
         let &(s, e, open) = tops.get(i)?.as_ref()?;
         Some((Span::new(self.file, s, e), open))
     }
+}
+
+/// Prefix counts over the tokens for [`Context::same_stretch`].
+struct Stretches {
+    /// Per token index `i`, the `;` and `}` tokens before it (one more
+    /// entry at the end).
+    separators: Vec<u32>,
+    /// Per token index, the line-break characters (`\n`, `\r`) before its
+    /// start.
+    breaks: Vec<u32>,
+}
+
+impl Stretches {
+    fn of(text: &str, tokens: &[(usize, Token, usize)]) -> Stretches {
+        let mut separators = Vec::with_capacity(tokens.len() + 1);
+        let mut breaks = Vec::with_capacity(tokens.len());
+        let (mut seps, mut lines, mut counted_to) = (0u32, 0u32, 0usize);
+        for (start, tok, _) in tokens {
+            separators.push(seps);
+            if matches!(tok, Token::Semi | Token::RBrace) {
+                seps += 1;
+            }
+            lines += count_breaks(text.get(counted_to..*start).unwrap_or(""));
+            counted_to = counted_to.max(*start);
+            breaks.push(lines);
+        }
+        separators.push(seps);
+        Stretches { separators, breaks }
+    }
+
+    /// The line-break characters before byte `at`.
+    fn breaks_before(&self, cx: &Context<'_>, at: usize) -> u32 {
+        let i = cx.tokens.partition_point(|t| t.0 < at);
+        match cx.tokens.get(i) {
+            Some(t) if t.0 == at => self.breaks.get(i).copied().unwrap_or(0),
+            // Not a token's start (the end of the file): from the token
+            // before it.
+            _ => {
+                let (base, from) = match i.checked_sub(1) {
+                    Some(p) => (
+                        self.breaks.get(p).copied().unwrap_or(0),
+                        cx.tokens.get(p).map_or(0, |t| t.0),
+                    ),
+                    None => (0, 0),
+                };
+                base + count_breaks(cx.text.get(from..at).unwrap_or(""))
+            }
+        }
+    }
+}
+
+fn count_breaks(text: &str) -> u32 {
+    text.bytes().filter(|b| matches!(b, b'\n' | b'\r')).count() as u32
 }
 
 /// Per token index, the innermost open bracket: (start, end, closer).

@@ -10,6 +10,7 @@ mod build;
 pub mod depth;
 pub mod dump;
 pub mod lexer;
+mod lr;
 pub mod number;
 mod parser;
 

@@ -87,6 +87,12 @@ at_20k!(
     many_params,
     many_fn_params,
     many_shared,
+    many_lets,
+    typos,
+    bad_bytes,
+    error_lines,
+    bare_blocks,
+    bang_line,
 );
 
 #[test]

@@ -42,7 +42,10 @@ pub struct Options {
 pub struct Compilation {
     /// Every file read: the root first, then imports in load order.
     pub sources: SourceMap,
-    /// Every diagnostic, sorted by position.
+    /// Every diagnostic: first what reading the files found (the lexer's
+    /// and the parser's errors, the imports'), then what the later stages
+    /// found, each part sorted by position (file by file in load order) and
+    /// capped ([`diagnostics::cap`]).
     pub diagnostics: Vec<Diagnostic>,
     /// The parsed files (with error nodes where recovery happened).
     pub files: Vec<(FileId, ast::File)>,
@@ -150,16 +153,14 @@ fn compile_file_inner(root: SourceFile, bad_utf8: Option<BadUtf8>, opts: &Option
         c.files = Vec::new();
     }
 
-    diags.extend(later.into_vec());
-    diags.retain(|d| !(d.severity == Severity::Warning && opts.allow.iter().any(|a| a == d.code)));
-    if opts.deny_warnings {
-        for d in &mut diags {
-            d.severity = Severity::Error;
-        }
-    }
-    diagnostics::sort(&mut diags);
-    diagnostics::dedup(&mut diags);
-    c.diagnostics = diagnostics::cap::limit(diags);
+    // What reading the files found (syntax errors, imports) comes first,
+    // in every file: it can explain what the later stages report, in the
+    // same file or in one that imports it (a broken item in an imported
+    // file, then the root's uses of its name). Each part is in source
+    // order, and capped.
+    let mut shown = finish(diags, opts);
+    shown.extend(finish(later.into_vec(), opts));
+    c.diagnostics = shown;
 
     // Only a module without errors is complete: nothing else is optimised
     // or written.
@@ -196,6 +197,20 @@ fn compile_file_inner(root: SourceFile, bad_utf8: Option<BadUtf8>, opts: &Option
         }
     }
     c
+}
+
+/// One part of the diagnostics as shown: `-A` and `-D warnings` applied,
+/// sorted, each reported once, capped.
+fn finish(mut diags: Vec<Diagnostic>, opts: &Options) -> Vec<Diagnostic> {
+    diags.retain(|d| !(d.severity == Severity::Warning && opts.allow.iter().any(|a| a == d.code)));
+    if opts.deny_warnings {
+        for d in &mut diags {
+            d.severity = Severity::Error;
+        }
+    }
+    diagnostics::sort(&mut diags);
+    diagnostics::dedup(&mut diags);
+    diagnostics::cap::limit(diags)
 }
 
 /// Runs the optimisation passes on a module without errors, verifying the

@@ -154,6 +154,16 @@ impl Misread {
         Misread { ranges: kept }
     }
 
+    /// True when some of `span` lies in a misread stretch.
+    pub fn touches(&self, span: Span) -> bool {
+        let i = self
+            .ranges
+            .partition_point(|r| (r.file, r.start) < (span.file, span.end.max(span.start + 1)));
+        i.checked_sub(1)
+            .and_then(|i| self.ranges.get(i))
+            .is_some_and(|r| r.file == span.file && r.end > span.start)
+    }
+
     /// True when `d`'s primary label lies in a misread stretch.
     pub fn covers(&self, d: &Diagnostic) -> bool {
         let Some(s) = d.primary_span() else {
@@ -197,6 +207,12 @@ impl Diags {
         } else if self.cap.admit(d.code, d.severity, d.primary_span()) {
             self.list.push(d);
         }
+    }
+
+    /// True when some of `span` lies where a syntax error may have misread
+    /// the source (never for a list without a [`Misread`]).
+    pub fn misread(&self, span: Span) -> bool {
+        self.misread.as_ref().is_some_and(|m| m.touches(span))
     }
 
     /// See [`Cap::has_room`].

@@ -187,9 +187,22 @@ macro_rules! counts {
 }
 counts!(u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize);
 
+/// The verb form that goes with `n` things: `one` for 1, `many` otherwise
+/// (`1 arrival is`, `2 arrivals are`).
+pub fn agree<N: Count>(n: N, one: &'static str, many: &'static str) -> &'static str {
+    if n.is_one() {
+        one
+    } else {
+        many
+    }
+}
+
 /// The plural of an English noun (`byte` → `bytes`, `entry` → `entries`,
-/// `index` → `indexes`, `batch` → `batches`).
+/// `batch` → `batches`, `index` → `indices`); of a phrase, of its last word.
 pub fn plural_noun(noun: &str) -> String {
+    if let Some(stem) = noun.strip_suffix("index") {
+        return format!("{stem}indices");
+    }
     let consonant_y = noun.strip_suffix('y').filter(|stem| {
         stem.chars()
             .last()
@@ -230,4 +243,26 @@ pub fn dedup(diags: &mut Vec<Diagnostic>) {
         }
     }
     *diags = kept;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_take_their_nouns_plural_unless_one() {
+        assert_eq!(plural(1u32, "arrival"), "1 arrival");
+        assert_eq!(plural(0usize, "arrival"), "0 arrivals");
+        assert_eq!(plural(2u64, "byte"), "2 bytes");
+        assert_eq!(plural(-1i64, "step"), "-1 steps");
+        assert_eq!(plural(3u32, "index"), "3 indices");
+        assert_eq!(plural(2u32, "entry"), "2 entries");
+        assert_eq!(plural(2u32, "day"), "2 days");
+        assert_eq!(plural(4usize, "launch"), "4 launches");
+        assert_eq!(plural(2u32, "more arrival"), "2 more arrivals");
+        assert_eq!(plural(5u32, "CTA"), "5 CTAs");
+        assert_eq!(noun_for(1u8, "byte"), "byte");
+        assert_eq!(agree(1u32, "is", "are"), "is");
+        assert_eq!(agree(7u32, "is", "are"), "are");
+    }
 }

@@ -91,6 +91,10 @@ pub enum Token {
     /// `#`, which starts an attribute (`#[unroll]`).
     #[token("#")]
     Hash,
+    /// `?`: no kdsl operator; the parser reads C's `c ? a : b` to say what
+    /// to write instead.
+    #[token("?")]
+    Question,
     #[token("]")]
     RBracket,
     #[token("{")]
@@ -203,6 +207,7 @@ impl Token {
             RParen => ")",
             LBracket => "[",
             Hash => "#",
+            Question => "?",
             RBracket => "]",
             LBrace => "{",
             RBrace => "}",

@@ -52,10 +52,13 @@ pub fn parse_parts(file: FileId, text: &str) -> Parsed {
 fn parse_here(file: FileId, text: &str) -> Parsed {
     let (tokens, mut lex_errors) = lexer::lex(file, text);
     let gaps = std::mem::take(&mut lex_errors.gaps);
-    let (tree, parse_errors, too_deep) = parser::parse_tokens(file, text, &tokens, &gaps);
+    let lexed_lines = std::mem::take(&mut lex_errors.misread);
+    let (tree, mut parse_errors, too_deep) =
+        parser::parse_tokens(file, text, &tokens, (&gaps, &lexed_lines));
     drop(tokens);
-    let mut misread_lines = std::mem::take(&mut lex_errors.misread);
-    misread_lines.extend(&parse_errors.misread);
+    // The parser took the lexer's lines in, each extended to the start of
+    // the statement that holds it.
+    let misread_lines = std::mem::take(&mut parse_errors.misread);
     let mut misread = lex_errors.into_diagnostics();
     misread.extend(parse_errors.into_diagnostics());
     diagnostics::sort(&mut misread);

@@ -54,6 +54,16 @@ pub enum ParseError {
         /// In the header of a C-style `for (init; cond; step)` loop.
         c_style_for: bool,
     },
+    /// E0010: C's conditional operator `c ? a : b`, read as the `if` it
+    /// means; `replacement` is that `if`.
+    Ternary {
+        question: Span,
+        whole: Span,
+        replacement: String,
+    },
+    /// E0010: an array type (`[f32; 8]`), or an array value initialising a
+    /// `let` (`[0.0; 8]`): kdsl has no arrays of values.
+    Array { span: Span, value: bool },
     /// E0011: the file ended inside an item.
     UnexpectedEof {
         /// Empty span at the end of the file.
@@ -65,8 +75,35 @@ pub enum ParseError {
 }
 
 impl ParseError {
+    /// The place the diagnostic points at.
+    pub fn span(&self) -> Option<Span> {
+        match self {
+            ParseError::Unexpected { span, .. } | ParseError::Array { span, .. } => Some(*span),
+            ParseError::Ternary { question, .. } => Some(*question),
+            ParseError::UnexpectedEof { at, .. } => Some(*at),
+        }
+    }
+
     pub fn into_diagnostic(self) -> Diagnostic {
         match self {
+            ParseError::Ternary {
+                question,
+                whole,
+                replacement,
+            } => Diagnostic::error("E0010", "expected an operator, found `?`")
+                .primary(question, "kdsl has no conditional operator `c ? a : b`")
+                .help("an `if` is an expression: `if c { a } else { b }` evaluates only the branch it takes, as `?:` does (`select(c, a, b)` evaluates both)")
+                .fix("write it as an `if` expression", whole, replacement),
+            ParseError::Array { span, value } => {
+                let (expected, found, label) = if value {
+                    ("expression", "`[`", "kdsl has no array values")
+                } else {
+                    ("one of identifier, `global`", "`[`", "kdsl has no local arrays")
+                };
+                Diagnostic::error("E0010", format!("expected {expected}, found {found}"))
+                    .primary(span, label)
+                    .help("a thread's values live in variables: keep a few in separate ones (`let a0 = …; let a1 = …;`), or use a shared array with a row per thread, declared at the top level of the kernel (`shared acc: [f32; 256, 8];`, used as `acc[thread_idx.x, k]`)")
+            }
             ParseError::Unexpected {
                 found,
                 span,
@@ -152,6 +189,15 @@ struct Context<'a> {
 /// [`cap::PER_CODE`] of each code are kept whole. So a file with an error
 /// every few bytes holds a count and a bounded list, never one record (with
 /// its list of expected tokens) per error.
+///
+/// It also finds what each error leaves misread ([`Misread`]): the rest of
+/// the error's line, from the start of the innermost statement holding the
+/// error when that statement starts on the same line (`out[0] = c @ 1;`:
+/// the checker's view of `out[0] = c` is not news either). The grammar
+/// tells it where each statement ends (`errors.statement`), which is after
+/// the errors inside it.
+///
+/// [`Misread`]: crate::diagnostics::Misread
 pub struct Recovery<'a> {
     cx: Context<'a>,
     /// See [`LexErrors::gaps`](super::lexer::LexErrors::gaps).
@@ -167,24 +213,43 @@ pub struct Recovery<'a> {
     cap: Cap,
     /// Every error that counts, kept or not.
     count: usize,
-    /// From the first error of each line to the line's end.
+    /// The lexer's misread lines ([`LexErrors::misread`], sorted), taken
+    /// in as parsing passes them.
+    ///
+    /// [`LexErrors::misread`]: super::lexer::LexErrors::misread
+    lexed: &'a [Span],
+    lexed_next: usize,
+    /// The misread stretches, in the order found: one per line at most.
     misread: Vec<Span>,
+    /// Those of `misread` no statement has claimed yet, innermost last.
+    unclaimed: Vec<usize>,
+    /// The span of the last array type reported (its `let`'s value is not
+    /// reported again).
+    array_type: Option<Span>,
 }
 
 impl<'a> Recovery<'a> {
-    fn new(cx: Context<'a>, gaps: &'a [usize], cut_at: Option<usize>) -> Recovery<'a> {
+    fn new(
+        cx: Context<'a>,
+        lexed: (&'a [usize], &'a [Span]),
+        cut_at: Option<usize>,
+    ) -> Recovery<'a> {
         let c_style_headers = c_style_for_headers(cx.tokens);
         Recovery {
             c_style_reported: vec![false; c_style_headers.len()],
             c_style_headers,
             cx,
-            gaps,
+            gaps: lexed.0,
             cut_at,
             last_reported: None,
             kept: Vec::new(),
             cap: Cap::default(),
             count: 0,
+            lexed: lexed.1,
+            lexed_next: 0,
             misread: Vec::new(),
+            unclaimed: Vec::new(),
+            array_type: None,
         }
     }
 
@@ -248,15 +313,7 @@ impl<'a> Recovery<'a> {
             LalrpopError::User { error } => match error {},
         };
         self.count += 1;
-        let covered = self
-            .misread
-            .last()
-            .is_some_and(|m| span.start < m.end && m.start <= span.start);
-        if !covered {
-            let end = crate::source::next_line_start(self.cx.text, span.start as usize);
-            self.misread
-                .push(Span::new(span.file, span.start as usize, end));
-        }
+        self.misread_from(span.start as usize);
         if !self.cap.admit(code, Severity::Error, Some(span)) {
             return;
         }
@@ -275,6 +332,134 @@ impl<'a> Recovery<'a> {
             self.kept.push(converted);
         }
     }
+
+    /// An error the grammar found by reading a construct kdsl does not
+    /// have; `misread` when what follows it cannot be trusted.
+    fn found(&mut self, e: ParseError, at: usize, misread: bool) {
+        if self.cut_at.is_some_and(|c| at >= c) {
+            return;
+        }
+        let cascade = self
+            .last_reported
+            .is_some_and(|last| self.cx.same_stretch(last, at));
+        if cascade {
+            return;
+        }
+        if misread {
+            self.last_reported = Some(at);
+            self.misread_from(at);
+        }
+        self.count += 1;
+        if self.cap.admit("E0010", Severity::Error, e.span()) {
+            self.kept.push(e);
+        }
+    }
+
+    /// C's `c ? a : b`, which the grammar reads as `if c { a } else { b }`.
+    pub fn ternary(&mut self, question: Span, c: &ast::Expr, a: &ast::Expr, b: &ast::Expr) {
+        let text = |e: &ast::Expr| self.cx.text.get(e.span.range()).unwrap_or("").to_string();
+        let replacement = format!("if {} {{ {} }} else {{ {} }}", text(c), text(a), text(b));
+        let e = ParseError::Ternary {
+            question,
+            whole: c.span.to(b.span),
+            replacement,
+        };
+        // Read as meant: nothing after it is misread.
+        self.found(e, question.start as usize, false);
+    }
+
+    /// An array type, `[f32; 8]`.
+    pub fn array_type(&mut self, span: Span) {
+        self.array_type = Some(span);
+        self.found(
+            ParseError::Array { span, value: false },
+            span.start as usize,
+            true,
+        );
+    }
+
+    /// An array value, `[0.0; 8]`, initialising a `let` of type `ty`: not
+    /// reported again when that type was an array type.
+    pub fn array_value(&mut self, span: Span, ty: Option<Span>) {
+        if ty.is_some() && ty == self.array_type {
+            return;
+        }
+        self.found(
+            ParseError::Array { span, value: true },
+            span.start as usize,
+            true,
+        );
+    }
+
+    /// The grammar read a statement from byte `start` to `end`: the errors
+    /// found in it since are misread from its start, if it starts on their
+    /// line.
+    pub fn statement(&mut self, start: usize, end: usize) {
+        self.take_lexed(end);
+        while let Some(&i) = self.unclaimed.last() {
+            let Some(m) = self.misread.get_mut(i) else {
+                break;
+            };
+            let at = m.start as usize;
+            if at < start || at >= end {
+                break;
+            }
+            let line = line_start_before(self.cx.text, at);
+            m.start = start.max(line) as u32;
+            self.unclaimed.pop();
+        }
+    }
+
+    /// The rest of the line from byte `at` is misread: one stretch a line.
+    fn misread_from(&mut self, at: usize) {
+        self.take_lexed(at);
+        self.misread_line(at);
+    }
+
+    fn misread_line(&mut self, at: usize) {
+        let file = self.cx.file;
+        let covered = self
+            .misread
+            .last()
+            .is_some_and(|m| m.file == file && (m.start as usize) <= at && at < m.end as usize);
+        if covered {
+            return;
+        }
+        let end = crate::source::next_line_start(self.cx.text, at);
+        self.unclaimed.push(self.misread.len());
+        self.misread.push(Span::new(file, at, end));
+    }
+
+    /// Takes in the lexer's misread lines that start before byte `until`.
+    fn take_lexed(&mut self, until: usize) {
+        while let Some(m) = self.lexed.get(self.lexed_next) {
+            if m.start as usize >= until {
+                break;
+            }
+            self.lexed_next += 1;
+            self.misread_line(m.start as usize);
+        }
+    }
+
+    /// What the parse found: its errors and the misread stretches.
+    fn finish(mut self) -> Found {
+        self.take_lexed(usize::MAX);
+        Found {
+            kept: self.kept,
+            cap: self.cap,
+            count: self.count,
+            misread: self.misread,
+        }
+    }
+}
+
+/// The first byte of the line that holds byte `at`.
+fn line_start_before(text: &str, at: usize) -> usize {
+    let before = text.as_bytes().get(..at).unwrap_or_default();
+    before
+        .iter()
+        .rposition(|&b| b == b'\n' || b == b'\r')
+        .map_or(0, |i| i + 1)
 }
 
 /// The syntax errors of one file: those kept, the count of the others, and
@@ -299,9 +484,10 @@ impl ParseErrors {
     }
 }
 
-/// Parses a lexed file. `gaps` (the lexer's) are only used to silence
-/// syntax errors that a lexer error right before them explains (a skipped
-/// `$` where an operator was meant).
+/// Parses a lexed file. `lexed` is what the parser needs of the lexer's
+/// errors: the gaps, which silence syntax errors that a lexer error right
+/// before them explains (a skipped `$` where an operator was meant), and
+/// the misread lines, which the statements holding them extend.
 ///
 /// A missing token's fix (`add `;` after `x``) is offered only when the
 /// parser, run again with that token inserted, reports fewer errors: a fix
@@ -312,9 +498,9 @@ pub fn parse_tokens(
     file: FileId,
     text: &str,
     tokens: &[(usize, Token, usize)],
-    gaps: &[usize],
+    lexed: (&[usize], &[Span]),
 ) -> (ast::File, ParseErrors, Vec<super::depth::TooDeep>) {
-    let (tree, mut errors, too_deep) = parse_once(file, text, tokens, gaps);
+    let (tree, mut errors, too_deep) = parse_once(file, text, tokens, lexed);
     let mut checked = 0;
     let baseline = errors.count;
     for e in &mut errors.kept {
@@ -333,7 +519,7 @@ pub fn parse_tokens(
                 fixed.extend(tokens.iter().take(i).cloned());
                 fixed.push((at, t, at));
                 fixed.extend(tokens.iter().skip(i).cloned());
-                parse_once(file, text, &fixed, gaps).1.count < baseline
+                parse_once(file, text, &fixed, lexed).1.count < baseline
             });
         if !helps {
             *insert = None;
@@ -373,7 +559,7 @@ fn parse_once(
     file: FileId,
     text: &str,
     tokens: &[(usize, Token, usize)],
-    gaps: &[usize],
+    lexed: (&[usize], &[Span]),
 ) -> (ast::File, Found, Vec<super::depth::TooDeep>) {
     let cx = Context {
         file,
@@ -395,7 +581,7 @@ fn parse_once(
         None => tokens,
     };
     let cut_at = cut.as_ref().map(|(_, e)| e.span.start as usize);
-    let mut recovery = Recovery::new(cx, gaps, cut_at);
+    let mut recovery = Recovery::new(cx, lexed, cut_at);
     let input = parsed.iter().cloned().map(Ok::<_, Infallible>);
     let result = grammar::FileParser::new().parse(file, &mut recovery, &mut depth, input);
     let tree = match result {
@@ -405,13 +591,7 @@ fn parse_once(
             ast::File::default()
         }
     };
-    let found = Found {
-        kept: recovery.kept,
-        cap: recovery.cap,
-        count: recovery.count,
-        misread: recovery.misread,
-    };
-    (tree, found, depth.found)
+    (tree, recovery.finish(), depth.found)
 }
 
 /// The byte ranges of `for` headers written C-style, from `for` to the `{`
@@ -709,9 +889,11 @@ fn unquote(raw: &str) -> &str {
         .unwrap_or(raw)
 }
 
-const OPERATORS: [&str; 19] = [
+/// `?` among them: it starts only C's conditional operator, which the
+/// grammar reads to report it (so it is never worth listing alone).
+const OPERATORS: [&str; 20] = [
     "||", "&&", "==", "!=", "<", "<=", ">", ">=", "|", "^", "&", "<<", ">>", "+", "-", "*", "/",
-    "%", "as",
+    "%", "as", "?",
 ];
 const ASSIGN_OPERATORS: [&str; 11] = [
     "=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=",
@@ -753,6 +935,11 @@ fn readable(raw: &[String]) -> Vec<String> {
     // `order = acquire`) fits too; "an operator" stands for it.
     if operator {
         set.remove("=");
+    }
+    // In a type's place `[` starts only the array type the grammar reads
+    // to report it.
+    if set.contains("global") && set.contains("Ident") {
+        set.remove("[");
     }
     let starts_expression = EXPRESSION_STARTS.iter().all(|t| set.contains(t));
     set.retain(|t| !OPERATORS.contains(t) || (*t == "-" && starts_expression));
@@ -830,7 +1017,7 @@ mod tests {
             open_brackets: std::cell::OnceCell::new(),
             stretches: std::cell::OnceCell::new(),
         };
-        let mut recovery = Recovery::new(cx, &lexed.gaps, None);
+        let mut recovery = Recovery::new(cx, (&lexed.gaps, &lexed.misread), None);
         let mut depth = super::super::depth::Guard::default();
         let input = tokens.iter().cloned().map(Ok::<_, Infallible>);
         let result = if lalrpop {
@@ -842,9 +1029,10 @@ mod tests {
             Ok(tree) => format!("{tree:?}"),
             Err(e) => format!("error {e:?}"),
         };
+        let found = recovery.finish();
         format!(
             "{result}\n{:?}\n{}\n{:?}\n{:?}",
-            recovery.kept, recovery.count, recovery.misread, depth.found
+            found.kept, found.count, found.misread, depth.found
         )
     }
 

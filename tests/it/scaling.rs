@@ -206,7 +206,10 @@ fn a_flood_of_one_error_is_capped_in_every_format() {
         format!("flood.kdsl:2:{column}: error[E0001]: {more}")
     );
 
-    let json = kdslc(dir.path(), &["check", "flood.kdsl", "--message-format", "json"]);
+    let json = kdslc(
+        dir.path(),
+        &["check", "flood.kdsl", "--message-format", "json"],
+    );
     let objects: Vec<serde_json::Value> = String::from_utf8_lossy(&json.stdout)
         .lines()
         .map(|l| serde_json::from_str(l).expect("a JSON line"))

@@ -22,38 +22,6 @@ pub const BUILTIN_VALUES: &[&str] = &[
     "cluster_dim",
 ];
 
-/// The IR operator for a syntax operator: the IR has its own operators, so
-/// nothing after the checker depends on the AST.
-pub fn lower_binary(op: ast::BinOp) -> BinOp {
-    match op {
-        ast::BinOp::Add => BinOp::Add,
-        ast::BinOp::Sub => BinOp::Sub,
-        ast::BinOp::Mul => BinOp::Mul,
-        ast::BinOp::Div => BinOp::Div,
-        ast::BinOp::Rem => BinOp::Rem,
-        ast::BinOp::BitAnd => BinOp::BitAnd,
-        ast::BinOp::BitOr => BinOp::BitOr,
-        ast::BinOp::BitXor => BinOp::BitXor,
-        ast::BinOp::Shl => BinOp::Shl,
-        ast::BinOp::Shr => BinOp::Shr,
-        ast::BinOp::Eq => BinOp::Eq,
-        ast::BinOp::Ne => BinOp::Ne,
-        ast::BinOp::Lt => BinOp::Lt,
-        ast::BinOp::Le => BinOp::Le,
-        ast::BinOp::Gt => BinOp::Gt,
-        ast::BinOp::Ge => BinOp::Ge,
-        ast::BinOp::And => BinOp::And,
-        ast::BinOp::Or => BinOp::Or,
-    }
-}
-
-pub fn lower_unary(op: ast::UnaryOp) -> UnaryOp {
-    match op {
-        ast::UnaryOp::Neg => UnaryOp::Neg,
-        ast::UnaryOp::Not => UnaryOp::Not,
-    }
-}
-
 fn builtin_vector(name: &str, dim: Dim) -> Option<Special> {
     Some(match name {
         "thread_idx" => Special::ThreadIdx(dim),
@@ -129,14 +97,14 @@ impl BodyChecker<'_> {
                 }
             },
             ast::ExprKind::Unary { op, operand } => {
-                self.unary(lower_unary(*op), operand, expected, e.span)
+                self.unary(*op, operand, expected, e.span)
             }
             ast::ExprKind::Binary {
                 op,
                 op_span,
                 lhs,
                 rhs,
-            } => self.binary(lower_binary(*op), *op_span, lhs, rhs, expected, e.span),
+            } => self.binary(*op, *op_span, lhs, rhs, expected, e.span),
             ast::ExprKind::Cast { expr, ty } => {
                 let target = super::globals::scalar_type(ty, &mut self.diags);
                 let inner = self.expr(expr, None)?;

@@ -166,7 +166,7 @@ impl BodyChecker<'_> {
                 value,
             } => self.assign(
                 place,
-                op.map(super::exprs::lower_binary),
+                *op,
                 *op_span,
                 value,
                 s.span,

@@ -18,8 +18,9 @@ fn main() {
     let generated = Path::new(&out).join("kdsl.rs");
     let text = std::fs::read_to_string(&generated).expect("LALRPOP wrote kdsl.rs");
     // The one call of LALRPOP's driver, in `FileParser::parse`; the
-    // replacement takes the same definition and tokens, and the terminal
-    // names (for the expected tokens of an error).
+    // replacement takes the same definition and tokens, the terminal names
+    // (for the expected tokens of an error) and the cut the grammar's
+    // `errors` parameter shares (where the stack grew too deep).
     const DRIVER: &str = "__state_machine::Parser::drive(";
     assert_eq!(
         text.matches(DRIVER).count(),
@@ -29,6 +30,9 @@ fn main() {
     // LALRPOP's own, for the test that compares the two drivers.
     std::fs::write(Path::new(&out).join("kdsl_lalrpop.rs"), &text)
         .expect("kdsl_lalrpop.rs written");
-    let text = text.replace(DRIVER, "crate::syntax::lr::drive(__TERMINAL, ");
+    let text = text.replace(
+        DRIVER,
+        "crate::syntax::lr::drive(__TERMINAL, errors.cut_cell(), ",
+    );
     std::fs::write(&generated, text).expect("kdsl.rs rewritten");
 }

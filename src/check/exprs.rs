@@ -96,9 +96,7 @@ impl BodyChecker<'_> {
                     None
                 }
             },
-            ast::ExprKind::Unary { op, operand } => {
-                self.unary(*op, operand, expected, e.span)
-            }
+            ast::ExprKind::Unary { op, operand } => self.unary(*op, operand, expected, e.span),
             ast::ExprKind::Binary {
                 op,
                 op_span,

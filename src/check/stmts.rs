@@ -164,13 +164,7 @@ impl BodyChecker<'_> {
                 op,
                 op_span,
                 value,
-            } => self.assign(
-                place,
-                *op,
-                *op_span,
-                value,
-                s.span,
-            ),
+            } => self.assign(place, *op, *op_span, value, s.span),
             ast::StmtKind::If {
                 cond,
                 then_block,

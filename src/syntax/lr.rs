@@ -27,10 +27,24 @@ use lalrpop_util::state_machine::{
 };
 use std::collections::BTreeMap;
 
+/// The deepest the parser's stack may grow: far past what any program
+/// within the nesting limit needs (a nesting level takes at most about ten
+/// entries: `for i in a..b {`), and a bound on what a chain of prefix
+/// operators or `else if`s costs, which grows the stack a few entries a
+/// token (16 MiB of `!` would be gigabytes).
+pub const MAX_STACK: usize = 40 * super::depth::LIMIT as usize;
+
 /// Runs the parser `definition` over `tokens`; `terminals` are the
 /// grammar's terminal names by index (LALRPOP's `__TERMINAL`), for the
-/// expected tokens of an error.
-pub fn drive<D, I>(terminals: &[&str], definition: D, tokens: I) -> ParseResult<D>
+/// expected tokens of an error. When the stack would grow past
+/// [`MAX_STACK`], the input ends there for the parser (as it does at a
+/// bracket nested too deep) and `cut` is set to where.
+pub fn drive<D, I>(
+    terminals: &[&str],
+    cut: std::rc::Rc<std::cell::Cell<Option<usize>>>,
+    definition: D,
+    tokens: I,
+) -> ParseResult<D>
 where
     D: ParserDefinition<
         StateIndex = i16,
@@ -38,6 +52,7 @@ where
         ReduceIndex = i16,
         TokenIndex = usize,
         NonterminalIndex = usize,
+        Location = usize,
     >,
     I: Iterator<Item = Result<TokenTriple<D>, ParseError<D>>>,
 {
@@ -55,6 +70,8 @@ where
         valid: 1,
         overlay: Vec::new(),
         path: Vec::new(),
+        cut,
+        stopped: false,
     }
     .parse()
 }
@@ -83,6 +100,10 @@ struct Driver<'t, D: ParserDefinition, I> {
     /// Scratch space of [`Driver::accepts`].
     overlay: Vec<i16>,
     path: Vec<(usize, i16, Term)>,
+    /// Where the input was cut for a stack past [`MAX_STACK`] (set here,
+    /// read by the parser's `Recovery`), and whether it was.
+    cut: std::rc::Rc<std::cell::Cell<Option<usize>>>,
+    stopped: bool,
 }
 
 enum Next<D: ParserDefinition> {
@@ -99,6 +120,7 @@ where
         ReduceIndex = i16,
         TokenIndex = usize,
         NonterminalIndex = usize,
+        Location = usize,
     >,
     I: Iterator<Item = Result<TokenTriple<D>, ParseError<D>>>,
 {
@@ -181,12 +203,20 @@ where
     }
 
     fn next_token(&mut self) -> Next<D> {
+        if self.stopped {
+            return Next::Eof;
+        }
         let token = match self.tokens.next() {
             Some(Ok(t)) => t,
             Some(Err(e)) => return Next::Done(Err(e)),
             None => return Next::Eof,
         };
-        self.last_location = token.2.clone();
+        if self.states.len() > MAX_STACK {
+            self.stopped = true;
+            self.cut.set(Some(token.0));
+            return Next::Eof;
+        }
+        self.last_location = token.2;
         match self.definition.token_to_index(&token.1) {
             Some(i) => Next::Token(token, i),
             None => Next::Done(Err(self.unrecognized(Some(token)))),
@@ -207,7 +237,7 @@ where
         match token {
             Some(token) => lalrpop_util::ParseError::UnrecognizedToken { token, expected },
             None => lalrpop_util::ParseError::UnrecognizedEof {
-                location: self.last_location.clone(),
+                location: self.last_location,
                 expected,
             },
         }
@@ -229,7 +259,7 @@ where
             let Some(reduce) = Self::reduction(action) else {
                 break;
             };
-            let at = lookahead.as_ref().map(|l| l.0.clone());
+            let at = lookahead.as_ref().map(|l| l.0);
             if let Some(r) = self.reduce(reduce, at.as_ref()) {
                 return Next::Done(r);
             }
@@ -264,22 +294,22 @@ where
         // token) to the last dropped token (or popped symbol), as LALRPOP
         // has it.
         let start = if let Some(popped) = self.symbols.get(top) {
-            popped.0.clone()
+            popped.0
         } else if let Some(first) = dropped.first() {
-            first.0.clone()
+            first.0
         } else if let Some(below) = top.checked_sub(1).and_then(|t| self.symbols.get(t)) {
-            below.2.clone()
+            below.2
         } else {
             self.definition.start_location()
         };
         let end = if let Some(last) = dropped.last() {
-            last.2.clone()
+            last.2
         } else if len - 1 > top {
-            self.symbols.last().map_or(start.clone(), |s| s.2.clone())
+            self.symbols.last().map_or(start, |s| s.2)
         } else if let Some(l) = lookahead.as_ref() {
-            l.0.clone()
+            l.0
         } else {
-            start.clone()
+            start
         };
 
         self.states.truncate(top + 1);

@@ -11,8 +11,10 @@ use crate::diagnostics::cap::Cap;
 use crate::diagnostics::{Diagnostic, Severity};
 use crate::span::{FileId, Span};
 use crate::syntax::ast;
+use std::cell::Cell;
 use std::collections::BTreeSet;
 use std::convert::Infallible;
+use std::rc::Rc;
 
 #[allow(
     clippy::all,
@@ -59,7 +61,7 @@ pub enum ParseError {
     Ternary {
         question: Span,
         whole: Span,
-        replacement: String,
+        fix: Option<String>,
     },
     /// E0010: an array type (`[f32; 8]`), or an array value initialising a
     /// `let` (`[0.0; 8]`): kdsl has no arrays of values.
@@ -75,30 +77,30 @@ pub enum ParseError {
 }
 
 impl ParseError {
-    /// The place the diagnostic points at.
-    pub fn span(&self) -> Option<Span> {
-        match self {
-            ParseError::Unexpected { span, .. } | ParseError::Array { span, .. } => Some(*span),
-            ParseError::Ternary { question, .. } => Some(*question),
-            ParseError::UnexpectedEof { at, .. } => Some(*at),
-        }
-    }
-
     pub fn into_diagnostic(self) -> Diagnostic {
         match self {
             ParseError::Ternary {
                 question,
                 whole,
-                replacement,
-            } => Diagnostic::error("E0010", "expected an operator, found `?`")
-                .primary(question, "kdsl has no conditional operator `c ? a : b`")
-                .help("an `if` is an expression: `if c { a } else { b }` evaluates only the branch it takes, as `?:` does (`select(c, a, b)` evaluates both)")
-                .fix("write it as an `if` expression", whole, replacement),
+                fix,
+            } => {
+                let d = Diagnostic::error("E0010", "expected an operator, found `?`")
+                    .primary(question, "kdsl has no conditional operator `c ? a : b`")
+                    .help("an `if` is an expression: `if c { a } else { b }` evaluates only the branch it takes, as `?:` does (`select(c, a, b)` evaluates both)");
+                match fix {
+                    Some(f) => d.fix("write it as an `if` expression", whole, f),
+                    None => d,
+                }
+            }
             ParseError::Array { span, value } => {
                 let (expected, found, label) = if value {
                     ("expression", "`[`", "kdsl has no array values")
                 } else {
-                    ("one of identifier, `global`", "`[`", "kdsl has no local arrays")
+                    (
+                        "one of identifier, `global`",
+                        "`[`",
+                        "kdsl has no local arrays",
+                    )
                 };
                 Diagnostic::error("E0010", format!("expected {expected}, found {found}"))
                     .primary(span, label)
@@ -202,8 +204,10 @@ pub struct Recovery<'a> {
     cx: Context<'a>,
     /// See [`LexErrors::gaps`](super::lexer::LexErrors::gaps).
     gaps: &'a [usize],
-    /// Where the tokens were cut at a bracket nested too deep (E0124).
-    cut_at: Option<usize>,
+    /// Where the tokens were cut at a bracket nested too deep, or where the
+    /// parser's stack grew too deep (E0124): errors from there on are not
+    /// reported. Shared with the LR driver, which sets the second.
+    cut: Rc<Cell<Option<usize>>>,
     last_reported: Option<usize>,
     /// The C-style `for` headers and whether each has its error.
     c_style_headers: Vec<(usize, usize)>,
@@ -226,6 +230,8 @@ pub struct Recovery<'a> {
     /// The span of the last array type reported (its `let`'s value is not
     /// reported again).
     array_type: Option<Span>,
+    /// The last `c ? a : b` read.
+    ternary: Option<Span>,
 }
 
 impl<'a> Recovery<'a> {
@@ -234,13 +240,14 @@ impl<'a> Recovery<'a> {
         lexed: (&'a [usize], &'a [Span]),
         cut_at: Option<usize>,
     ) -> Recovery<'a> {
+        let cut = Rc::new(Cell::new(cut_at));
         let c_style_headers = c_style_for_headers(cx.tokens);
         Recovery {
             c_style_reported: vec![false; c_style_headers.len()],
             c_style_headers,
             cx,
             gaps: lexed.0,
-            cut_at,
+            cut,
             last_reported: None,
             kept: Vec::new(),
             cap: Cap::default(),
@@ -250,7 +257,14 @@ impl<'a> Recovery<'a> {
             misread: Vec::new(),
             unclaimed: Vec::new(),
             array_type: None,
+            ternary: None,
         }
+    }
+
+    /// The cut, for the LR driver (`build.rs` passes it to
+    /// [`super::lr::drive`]).
+    pub fn cut_cell(&self) -> Rc<Cell<Option<usize>>> {
+        Rc::clone(&self.cut)
     }
 
     /// One error the grammar recovered from.
@@ -263,7 +277,7 @@ impl<'a> Recovery<'a> {
         let next_gap = self.gaps.get(self.gaps.partition_point(|&g| g < gap_start));
         let explained = next_gap.is_some_and(|&g| g <= at);
         let is_eof = matches!(e, LalrpopError::UnrecognizedEof { .. });
-        if self.cut_at.is_some_and(|c| is_eof || at >= c) {
+        if self.cut.get().is_some_and(|c| is_eof || at >= c) {
             return;
         }
         let cascade = !is_eof
@@ -334,9 +348,10 @@ impl<'a> Recovery<'a> {
     }
 
     /// An error the grammar found by reading a construct kdsl does not
-    /// have; `misread` when what follows it cannot be trusted.
-    fn found(&mut self, e: ParseError, at: usize, misread: bool) {
-        if self.cut_at.is_some_and(|c| at >= c) {
+    /// have, at byte `at`; `misread` when what follows it cannot be
+    /// trusted. `e` makes the error, if it is kept.
+    fn found(&mut self, at: usize, misread: bool, e: impl FnOnce(&Self) -> ParseError) {
+        if self.cut.get().is_some_and(|c| at >= c) {
             return;
         }
         let cascade = self
@@ -350,32 +365,43 @@ impl<'a> Recovery<'a> {
             self.misread_from(at);
         }
         self.count += 1;
-        if self.cap.admit("E0010", Severity::Error, e.span()) {
+        let span = Span::new(self.cx.file, at, at);
+        if self.cap.admit("E0010", Severity::Error, Some(span)) {
+            let e = e(self);
             self.kept.push(e);
         }
     }
 
     /// C's `c ? a : b`, which the grammar reads as `if c { a } else { b }`.
+    /// The fix is offered for an innermost one only (one with another
+    /// inside would still hold it, and the texts of a chain of them would
+    /// add up to its square).
     pub fn ternary(&mut self, question: Span, c: &ast::Expr, a: &ast::Expr, b: &ast::Expr) {
-        let text = |e: &ast::Expr| self.cx.text.get(e.span.range()).unwrap_or("").to_string();
-        let replacement = format!("if {} {{ {} }} else {{ {} }}", text(c), text(a), text(b));
-        let e = ParseError::Ternary {
-            question,
-            whole: c.span.to(b.span),
-            replacement,
-        };
+        let whole = c.span.to(b.span);
+        let nested = self
+            .ternary
+            .is_some_and(|t| whole.start <= t.start && t.end <= whole.end);
+        self.ternary = Some(whole);
+        let spans = [c.span, a.span, b.span];
         // Read as meant: nothing after it is misread.
-        self.found(e, question.start as usize, false);
+        self.found(question.start as usize, false, |r| {
+            let text = |s: Span| r.cx.text.get(s.range()).unwrap_or("");
+            let [c, a, b] = spans.map(text);
+            ParseError::Ternary {
+                question,
+                whole,
+                fix: (!nested).then(|| format!("if {c} {{ {a} }} else {{ {b} }}")),
+            }
+        });
     }
 
     /// An array type, `[f32; 8]`.
     pub fn array_type(&mut self, span: Span) {
         self.array_type = Some(span);
-        self.found(
-            ParseError::Array { span, value: false },
-            span.start as usize,
-            true,
-        );
+        self.found(span.start as usize, true, |_| ParseError::Array {
+            span,
+            value: false,
+        });
     }
 
     /// An array value, `[0.0; 8]`, initialising a `let` of type `ty`: not
@@ -384,11 +410,10 @@ impl<'a> Recovery<'a> {
         if ty.is_some() && ty == self.array_type {
             return;
         }
-        self.found(
-            ParseError::Array { span, value: true },
-            span.start as usize,
-            true,
-        );
+        self.found(span.start as usize, true, |_| ParseError::Array {
+            span,
+            value: true,
+        });
     }
 
     /// The grammar read a statement from byte `start` to `end`: the errors
@@ -584,6 +609,18 @@ fn parse_once(
     let mut recovery = Recovery::new(cx, lexed, cut_at);
     let input = parsed.iter().cloned().map(Ok::<_, Infallible>);
     let result = grammar::FileParser::new().parse(file, &mut recovery, &mut depth, input);
+    // The driver cut the input where its stack grew too deep: that is news
+    // unless the chain it cut is reported too deep already.
+    let cut_by_driver = cut_at.is_none() && depth.found.is_empty();
+    if let (true, Some(at)) = (cut_by_driver, recovery.cut.get()) {
+        let i = tokens.partition_point(|t| t.0 < at);
+        if let Some(&(s, _, e)) = tokens.get(i) {
+            depth.found.push(super::depth::TooDeep {
+                construct: super::depth::Construct::Chain,
+                span: Span::new(file, s, e),
+            });
+        }
+    }
     let tree = match result {
         Ok(tree) => tree,
         Err(e) => {

@@ -230,7 +230,7 @@ impl<'a> BodyChecker<'a> {
     ///
     /// [`PER_CODE`]: crate::diagnostics::cap::PER_CODE
     pub fn similar_visible(&self, name: &str, at: Span) -> Option<String> {
-        if !self.diags.has_room("E0100", Some(at.file)) {
+        if !self.diags.would_keep("E0100", at) {
             return None;
         }
         similar(name, self.visible_names())

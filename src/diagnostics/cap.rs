@@ -220,6 +220,13 @@ impl Diags {
         self.cap.has_room(code, file)
     }
 
+    /// True when a diagnostic of `code` at `span` would be kept: neither
+    /// past the cap nor on a misread line. Work done only for a diagnostic
+    /// that is shown can ask first.
+    pub fn would_keep(&self, code: &'static str, span: Span) -> bool {
+        self.has_room(code, Some(span.file)) && !self.misread(span)
+    }
+
     /// Moves every diagnostic of `other` here, its "and N more" included.
     pub fn append(&mut self, other: Diags) {
         self.extend(other.into_vec());

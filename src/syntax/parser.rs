@@ -55,6 +55,9 @@ pub enum ParseError {
         unclosed: Option<Span>,
         /// In the header of a C-style `for (init; cond; step)` loop.
         c_style_for: bool,
+        /// Right after a `?` that does not start C's `c ? a : b` (Rust's
+        /// `x?`): the `?`.
+        question: Option<Span>,
     },
     /// E0010: C's conditional operator `c ? a : b`, read as the `if` it
     /// means; `replacement` is that `if`.
@@ -114,6 +117,7 @@ impl ParseError {
                 chained_comparison,
                 unclosed,
                 c_style_for,
+                question,
             } => {
                 let mut d = Diagnostic::error(
                     "E0010",
@@ -138,6 +142,11 @@ impl ParseError {
                 }
                 if c_style_for {
                     d = d.help("kdsl has no C-style `for (init; condition; step)`: its loop is `for i in a..b { ... }` (`for i in a..b step s` for another stride), or a `while` loop");
+                }
+                if let Some(q) = question {
+                    d = d
+                        .secondary(q, "kdsl has no `?` operator")
+                        .help("`?` is read only as the start of C's `c ? a : b`, which kdsl writes `if c { a } else { b }`");
                 }
                 d
             }
@@ -909,6 +918,9 @@ fn unexpected(
         chained_comparison,
         unclosed,
         c_style_for: false,
+        question: prev
+            .filter(|t| matches!(t.1, Token::Question))
+            .map(|t| Span::new(cx.file, t.0, t.2)),
     }
 }
 
@@ -1120,7 +1132,8 @@ mod tests {
         };
         let pieces = [
             "{", "}", "(", ")", ";", "=", "if", "else", "let", "fn", "!", "+", "[", "]", ",", "x",
-            "1", "for", "in", "..", "kernel", "#", ".", "<", "while", "return",
+            "1", "for", "in", "..", "kernel", "#", ".", "<", "while", "return", "?", ":",
+            "[f32; 4]", "[0.0; 2]",
         ];
         let mut variants = Vec::new();
         for text in &texts {

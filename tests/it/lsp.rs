@@ -1156,7 +1156,9 @@ fn a_line_of_bad_bytes_gets_the_capped_list() {
         (1 << 18) - kdsl::diagnostics::cap::PER_CODE
     );
     assert!(
-        last["message"].as_str().is_some_and(|m| m.starts_with(&more)),
+        last["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with(&more)),
         "{last:#?}"
     );
     assert_eq!(last["range"]["start"]["character"], 4 + 100);

@@ -32,7 +32,7 @@ fn main() {
         .expect("kdsl_lalrpop.rs written");
     let text = text.replace(
         DRIVER,
-        "crate::syntax::lr::drive(__TERMINAL, errors.cut_cell(), ",
+        "crate::syntax::lr::Driver::drive(__TERMINAL, errors.cut_cell(), ",
     );
     std::fs::write(&generated, text).expect("kdsl.rs rewritten");
 }

@@ -84,6 +84,18 @@ impl Cap {
             })
     }
 
+    /// The errors a stage kept, as diagnostics, then the "and N more" of
+    /// what it did not.
+    pub fn with_summaries<T>(
+        &self,
+        kept: Vec<T>,
+        into: impl Fn(T) -> Diagnostic,
+    ) -> Vec<Diagnostic> {
+        let mut out: Vec<Diagnostic> = kept.into_iter().map(into).collect();
+        out.extend(self.summaries());
+        out
+    }
+
     /// One "and N more" diagnostic for each code and file that went past
     /// the cap, in file and code order.
     pub fn summaries(&self) -> impl Iterator<Item = Diagnostic> + '_ {

@@ -430,13 +430,8 @@ impl LexErrors {
 
     /// The kept errors as diagnostics, then the "and N more".
     pub fn into_diagnostics(self) -> Vec<Diagnostic> {
-        let mut out: Vec<Diagnostic> = self
-            .kept
-            .into_iter()
-            .map(LexError::into_diagnostic)
-            .collect();
-        out.extend(self.cap.summaries());
-        out
+        self.cap
+            .with_summaries(self.kept, LexError::into_diagnostic)
     }
 }
 

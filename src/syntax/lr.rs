@@ -34,54 +34,14 @@ use std::collections::BTreeMap;
 /// token (16 MiB of `!` would be gigabytes).
 pub const MAX_STACK: usize = 40 * super::depth::LIMIT as usize;
 
-/// Runs the parser `definition` over `tokens`; `terminals` are the
-/// grammar's terminal names by index (LALRPOP's `__TERMINAL`), for the
-/// expected tokens of an error. When the stack would grow past
-/// [`MAX_STACK`], the input ends there for the parser (as it does at a
-/// bracket nested too deep) and `cut` is set to where.
-pub fn drive<D, I>(
-    terminals: &[&str],
-    cut: std::rc::Rc<std::cell::Cell<Option<usize>>>,
-    definition: D,
-    tokens: I,
-) -> ParseResult<D>
-where
-    D: ParserDefinition<
-        StateIndex = i16,
-        Action = i16,
-        ReduceIndex = i16,
-        TokenIndex = usize,
-        NonterminalIndex = usize,
-        Location = usize,
-    >,
-    I: Iterator<Item = Result<TokenTriple<D>, ParseError<D>>>,
-{
-    let start = definition.start_state();
-    let last_location = definition.start_location();
-    Driver {
-        definition,
-        terminals,
-        tokens,
-        states: vec![start],
-        symbols: Vec::new(),
-        last_location,
-        accepts: BTreeMap::new(),
-        recovers: BTreeMap::new(),
-        valid: 1,
-        overlay: Vec::new(),
-        path: Vec::new(),
-        cut,
-        stopped: false,
-    }
-    .parse()
-}
-
 /// A terminal for the simulation: an index into the terminals, or
 /// [`EOF`].
 type Term = usize;
 const EOF: Term = usize::MAX;
 
-struct Driver<'t, D: ParserDefinition, I> {
+/// LALRPOP's driver, with the recovery described above; build.rs points
+/// the generated parser at [`Driver::drive`].
+pub struct Driver<'t, D: ParserDefinition, I> {
     definition: D,
     terminals: &'t [&'t str],
     tokens: I,
@@ -112,7 +72,7 @@ enum Next<D: ParserDefinition> {
     Done(ParseResult<D>),
 }
 
-impl<D, I> Driver<'_, D, I>
+impl<'t, D, I> Driver<'t, D, I>
 where
     D: ParserDefinition<
         StateIndex = i16,
@@ -124,6 +84,37 @@ where
     >,
     I: Iterator<Item = Result<TokenTriple<D>, ParseError<D>>>,
 {
+    /// Runs the parser `definition` over `tokens`; `terminals` are the
+    /// grammar's terminal names by index (LALRPOP's `__TERMINAL`), for the
+    /// expected tokens of an error. When the stack would grow past
+    /// [`MAX_STACK`], the input ends there for the parser (as it does at a
+    /// bracket nested too deep) and `cut` is set to where.
+    pub fn drive(
+        terminals: &'t [&'t str],
+        cut: std::rc::Rc<std::cell::Cell<Option<usize>>>,
+        definition: D,
+        tokens: I,
+    ) -> ParseResult<D> {
+        let start = definition.start_state();
+        let last_location = definition.start_location();
+        Driver {
+            definition,
+            terminals,
+            tokens,
+            states: vec![start],
+            symbols: Vec::new(),
+            last_location,
+            accepts: BTreeMap::new(),
+            recovers: BTreeMap::new(),
+            valid: 1,
+            overlay: Vec::new(),
+            path: Vec::new(),
+            cut,
+            stopped: false,
+        }
+        .parse()
+    }
+
     fn shift(action: i16) -> Option<i16> {
         <i16 as ParserAction<D>>::as_shift(action)
     }

@@ -31,6 +31,13 @@ use std::rc::Rc;
 )]
 mod grammar {
     include!(concat!(env!("OUT_DIR"), "/kdsl.rs"));
+
+    /// The same parser run by LALRPOP's own driver, to check that
+    /// [`super::super::lr`] makes the same trees and errors.
+    #[cfg(test)]
+    pub mod lalrpop {
+        include!(concat!(env!("OUT_DIR"), "/kdsl_lalrpop.rs"));
+    }
 }
 
 type LalrpopError = lalrpop_util::ParseError<usize, Token, Infallible>;
@@ -271,7 +278,7 @@ impl<'a> Recovery<'a> {
     }
 
     /// The cut, for the LR driver (`build.rs` passes it to
-    /// [`super::lr::drive`]).
+    /// [`super::lr::Driver::drive`]).
     pub fn cut_cell(&self) -> Rc<Cell<Option<usize>>> {
         Rc::clone(&self.cut)
     }
@@ -508,13 +515,8 @@ pub struct ParseErrors {
 impl ParseErrors {
     /// The kept errors as diagnostics, then the "and N more".
     pub fn into_diagnostics(self) -> Vec<Diagnostic> {
-        let mut out: Vec<Diagnostic> = self
-            .kept
-            .into_iter()
-            .map(ParseError::into_diagnostic)
-            .collect();
-        out.extend(self.cap.summaries());
-        out
+        self.cap
+            .with_summaries(self.kept, ParseError::into_diagnostic)
     }
 }
 
@@ -1031,26 +1033,6 @@ fn readable(raw: &[String]) -> Vec<String> {
     out
 }
 
-/// The same parser run by LALRPOP's own driver, to check that
-/// [`super::lr`] makes the same trees and errors.
-#[cfg(test)]
-#[allow(
-    clippy::all,
-    clippy::pedantic,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::indexing_slicing,
-    clippy::panic,
-    unused,
-    unused_qualifications,
-    non_snake_case,
-    non_camel_case_types,
-    unreachable_code
-)]
-mod lalrpop_grammar {
-    include!(concat!(env!("OUT_DIR"), "/kdsl_lalrpop.rs"));
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1070,7 +1052,7 @@ mod tests {
         let mut depth = super::super::depth::Guard::default();
         let input = tokens.iter().cloned().map(Ok::<_, Infallible>);
         let result = if lalrpop {
-            lalrpop_grammar::FileParser::new().parse(FileId(0), &mut recovery, &mut depth, input)
+            grammar::lalrpop::FileParser::new().parse(FileId(0), &mut recovery, &mut depth, input)
         } else {
             grammar::FileParser::new().parse(FileId(0), &mut recovery, &mut depth, input)
         };

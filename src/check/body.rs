@@ -230,10 +230,22 @@ impl<'a> BodyChecker<'a> {
     ///
     /// [`PER_CODE`]: crate::diagnostics::cap::PER_CODE
     pub fn similar_visible(&self, name: &str, at: Span) -> Option<String> {
+        self.similar_name(name, at, || self.visible_names())
+    }
+
+    /// The name among `candidates` closest to `name`, for an E0100 at
+    /// `at`: `candidates` are listed and searched only for an error that
+    /// will be shown (see [`BodyChecker::similar_visible`]).
+    pub fn similar_name<'n, C: IntoIterator<Item = &'n str>>(
+        &self,
+        name: &str,
+        at: Span,
+        candidates: impl FnOnce() -> C,
+    ) -> Option<String> {
         if !self.diags.would_keep("E0100", at) {
             return None;
         }
-        similar(name, self.visible_names())
+        similar(name, candidates())
     }
 
     /// Declares a new local and binds its name in the current scope.

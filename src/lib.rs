@@ -40,6 +40,7 @@ pub mod ir;
 pub mod launch;
 pub mod lsp;
 pub mod manifest;
+pub mod operator;
 pub mod opt;
 pub mod ptx;
 pub mod sim;

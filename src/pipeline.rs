@@ -4,7 +4,7 @@
 //! PTX is written only when there are none. Every diagnostic found on the
 //! way is returned.
 
-use crate::diagnostics::{self, Diagnostic, Severity};
+use crate::diagnostics::{self, Diagnostic, Diags, Misread, Severity};
 use crate::input::{self, BadUtf8};
 use crate::source::{SourceFile, SourceMap};
 use crate::span::{FileId, Span};
@@ -13,6 +13,7 @@ use crate::target::Target;
 use crate::{analysis, barriers, check, ir, opt, ptx, syntax};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 /// What the user asked for, as far as the compiler proper is concerned.
 #[derive(Clone, Debug, Default)]
@@ -41,7 +42,10 @@ pub struct Options {
 pub struct Compilation {
     /// Every file read: the root first, then imports in load order.
     pub sources: SourceMap,
-    /// Every diagnostic, sorted by position.
+    /// Every diagnostic: first what reading the files found (the lexer's
+    /// and the parser's errors, the imports'), then what the later stages
+    /// found, each part sorted by position (file by file in load order) and
+    /// capped ([`diagnostics::cap`]).
     pub diagnostics: Vec<Diagnostic>,
     /// The parsed files (with error nodes where recovery happened).
     pub files: Vec<(FileId, ast::File)>,
@@ -69,18 +73,22 @@ pub struct Compilation {
 }
 
 impl Compilation {
+    /// The errors found, those an "and N more" stands for included.
     pub fn error_count(&self) -> usize {
-        self.diagnostics
-            .iter()
-            .filter(|d| d.severity == Severity::Error)
-            .count()
+        self.count(Severity::Error)
     }
 
+    /// The warnings found, those an "and N more" stands for included.
     pub fn warning_count(&self) -> usize {
+        self.count(Severity::Warning)
+    }
+
+    fn count(&self, severity: Severity) -> usize {
         self.diagnostics
             .iter()
-            .filter(|d| d.severity == Severity::Warning)
-            .count()
+            .filter(|d| d.severity == severity)
+            .map(Diagnostic::weight)
+            .sum()
     }
 
     /// True when the build must fail (errors, or warnings under `-D warnings`).
@@ -116,19 +124,21 @@ fn compile_file_inner(root: SourceFile, bad_utf8: Option<BadUtf8>, opts: &Option
     let mut diags = Vec::new();
     // Where the lexer and the parser reported errors: they decide which of
     // the later stages' diagnostics are consequences.
-    let mut syntax_errors = Vec::new();
-    load_all(root, bad_utf8, &mut c, &mut diags, &mut syntax_errors);
+    let mut misread_lines = Vec::new();
+    load_all(root, bad_utf8, &mut c, &mut diags, &mut misread_lines);
 
-    let checked = check::check_with_references(&c.sources, &c.files, &c.loaded_by, opts.target);
+    // The later stages' diagnostics, capped, without those on the rest of a
+    // line a syntax error may have misread (see `Misread`).
+    let mut later = Diags::after_syntax(Rc::new(Misread::new(misread_lines)));
+    let checked = check::check_into(&c.sources, &c.files, &c.loaded_by, opts.target, &mut later);
     c.references = checked.references;
-    let mut later = checked.diagnostics;
     // The facts every later stage reads, computed once; then the barrier
     // pass, on what checked, errors elsewhere or not (see
     // `barriers::check`), so that every independent error is reported.
     let info = analysis::analyze(&checked.module);
     later.extend(check::after_analysis(&checked.module, &info));
     later.extend(barriers::check(&checked.module, &info, &c.sources));
-    let has_errors = diags.iter().chain(&later).any(Diagnostic::is_error);
+    let has_errors = diags.iter().chain(later.iter()).any(Diagnostic::is_error);
     // Loop hints the optimiser cannot honour (on a complete module only:
     // its facts need every declaration).
     if !has_errors {
@@ -144,16 +154,14 @@ fn compile_file_inner(root: SourceFile, bad_utf8: Option<BadUtf8>, opts: &Option
         c.files = Vec::new();
     }
 
-    drop_after_syntax_errors(&c.sources, &syntax_errors, &mut later);
-    diags.extend(later);
-    diags.retain(|d| !(d.severity == Severity::Warning && opts.allow.iter().any(|a| a == d.code)));
-    if opts.deny_warnings {
-        for d in &mut diags {
-            d.severity = Severity::Error;
-        }
-    }
-    diagnostics::sort(&mut diags);
-    c.diagnostics = diags;
+    // What reading the files found (syntax errors, imports) comes first,
+    // in every file: it can explain what the later stages report, in the
+    // same file or in one that imports it (a broken item in an imported
+    // file, then the root's uses of its name). Each part is in source
+    // order, and capped.
+    let mut shown = finish(diags, opts);
+    shown.extend(finish(later.into_vec(), opts));
+    c.diagnostics = shown;
 
     // Only a module without errors is complete: nothing else is optimised
     // or written.
@@ -190,6 +198,19 @@ fn compile_file_inner(root: SourceFile, bad_utf8: Option<BadUtf8>, opts: &Option
         }
     }
     c
+}
+
+/// One part of the diagnostics as shown: `-A` and `-D warnings` applied,
+/// sorted, each reported once, capped.
+fn finish(mut diags: Vec<Diagnostic>, opts: &Options) -> Vec<Diagnostic> {
+    diags.retain(|d| !(d.severity == Severity::Warning && opts.allow.iter().any(|a| a == d.code)));
+    if opts.deny_warnings {
+        for d in &mut diags {
+            d.severity = Severity::Error;
+        }
+    }
+    diagnostics::sort(&mut diags);
+    diagnostics::cap::limit(diags)
 }
 
 /// Runs the optimisation passes on a module without errors, verifying the
@@ -231,38 +252,6 @@ fn verify_in_debug(stage: &str, module: &ir::Module, has_errors: bool, c: &mut C
             list.join("; ")
         ));
     }
-}
-
-/// Where the parser recovered from a syntax error, the rest of that line
-/// may have been misread: the later stages' diagnostics there (the
-/// checker's, the barrier pass's) are consequences, not news, so they are
-/// dropped. `syntax_errors` are the primary spans of what the lexer and the
-/// parser reported: an error is a syntax error because that stage found
-/// it, not because of its code (the checker reports E0003 and E0010 too,
-/// about perfectly well-read source). E0124 is no such error: the parser
-/// read the construct and only leaves it unchecked.
-fn drop_after_syntax_errors(
-    sources: &SourceMap,
-    syntax_errors: &[Span],
-    later: &mut Vec<Diagnostic>,
-) {
-    let line_of = |s: Span| sources.get(s.file).map(|f| f.line_index(s.start as usize));
-    let syntax: Vec<(FileId, Option<usize>, u32)> = syntax_errors
-        .iter()
-        .map(|s| (s.file, line_of(*s), s.start))
-        .collect();
-    if syntax.is_empty() {
-        return;
-    }
-    later.retain(|d| {
-        let Some(s) = d.primary_span() else {
-            return true;
-        };
-        let line = line_of(s);
-        !syntax
-            .iter()
-            .any(|(f, l, start)| *f == s.file && *l == line && s.start >= *start)
-    });
 }
 
 /// Parses the root file and, transitively, every file it imports (each
@@ -312,13 +301,7 @@ fn load_rec(
         .and_then(Path::parent)
         .map(Path::to_path_buf)
         .unwrap_or_default();
-    syntax_errors.extend(
-        parsed
-            .misread
-            .iter()
-            .filter(|d| d.is_error())
-            .filter_map(Diagnostic::primary_span),
-    );
+    syntax_errors.extend(parsed.misread_lines);
     diags.extend(parsed.misread);
     diags.extend(parsed.too_deep);
     let imports: Vec<ast::Import> = ast

@@ -142,6 +142,26 @@ pub fn line_breaks(text: &str) -> impl Iterator<Item = usize> + '_ {
     })
 }
 
+/// The start of the line after the one holding byte `at` (the text's
+/// length on the last line), by the line breaks of [`line_breaks`]; it
+/// reads only as far as that line's end.
+pub fn next_line_start(text: &str, at: usize) -> usize {
+    let bytes = text.as_bytes();
+    let mut i = at;
+    while let Some(&b) = bytes.get(i) {
+        let ends_line = match b {
+            b'\n' => true,
+            b'\r' => bytes.get(i + 1) != Some(&b'\n'),
+            _ => false,
+        };
+        if ends_line {
+            return i + 1;
+        }
+        i += 1;
+    }
+    text.len()
+}
+
 /// `SourceFile::char_marks`: for each multiple k of [`CHAR_STRIDE`], the
 /// number of characters (and of those outside the BMP) that start before
 /// byte k.

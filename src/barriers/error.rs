@@ -4,7 +4,7 @@
 //! E0304, E0306 for a declaration, E0308, E0311) are its own
 //! (`check::error`).
 
-use crate::diagnostics::Diagnostic;
+use crate::diagnostics::{agree, plural, Diagnostic};
 use crate::span::Span;
 
 /// The fixes of a scope error (E0301, E0307): the operation's spelling for
@@ -148,15 +148,15 @@ impl BarrierError {
                 "E0303",
                 format!("operation on barrier group `{name}` without an index"),
             )
-            .primary(span, format!("`{name}` holds {count} barriers: which one?"))
-            .secondary(decl, format!("`{name}` declared with {count} barriers here"))
+            .primary(span, format!("`{name}` holds {}: which one?", plural(count, "barrier")))
+            .secondary(decl, format!("`{name}` declared with {} here", plural(count, "barrier")))
             .help(format!("pick one barrier of the group: `{name}[i]`")),
             BarrierError::IndexOutOfBounds { index, name, count, span, decl } => Diagnostic::error(
                 "E0305",
-                format!("barrier index {index} is out of bounds for group `{name}` of {count} barriers"),
+                format!("barrier index {index} is out of bounds for group `{name}` of {}", plural(count, "barrier")),
             )
             .primary(span, format!("valid indices are 0..{count}"))
-            .secondary(decl, format!("`{name}` declared with {count} barriers here")),
+            .secondary(decl, format!("`{name}` declared with {} here", plural(count, "barrier"))),
             BarrierError::ArrivalsOutOfRange { n, span } => {
                 Diagnostic::error("E0306", format!("arrival count {n} is out of range (1..=1048575)"))
                     .primary(span, "arrival count")
@@ -209,9 +209,9 @@ impl BarrierError {
             .note("kdslc emits the non-`.aligned` `barrier.sync`/`barrier.arrive` here"),
             BarrierError::NamedReach { name, expected, reaching, decl, first } => Diagnostic::warning(
                 "W0326",
-                format!("named barrier `{name}` counts {expected} threads but {reaching} threads can reach it"),
+                format!("named barrier `{name}` counts {} but {} can reach it", plural(expected, "thread"), plural(reaching, "thread")),
             )
-            .primary(first, format!("{reaching} threads can reach `{name}`, here and at its other operations"))
+            .primary(first, format!("{} can reach `{name}`, here and at its other operations", plural(reaching, "thread")))
             .secondary(decl, format!("declared with `threads = {expected}`"))
             .note(if reaching < expected {
                 "a phase completes only when the count is reached: the threads that wait hang"
@@ -220,9 +220,9 @@ impl BarrierError {
             }),
             BarrierError::ArrivalMismatch { name, expected, arriving, decl, arrive } => Diagnostic::warning(
                 "W0321",
-                format!("barrier `{name}` expects {expected} arrivals per phase but {arriving} threads arrive"),
+                format!("barrier `{name}` expects {} per phase but {} {}", plural(expected, "arrival"), plural(arriving, "thread"), agree(arriving, "arrives", "arrive")),
             )
-            .primary(arrive, format!("{arriving} threads arrive here"))
+            .primary(arrive, format!("{} {} here", plural(arriving, "thread"), agree(arriving, "arrives", "arrive")))
             .secondary(decl, format!("declared with `arrivals = {expected}`"))
             .note("a phase completes when the expected number of arrivals is reached: too few arrivals hang its waiters, too many complete phases early"),
             BarrierError::NoExpectTx { name, reference, copy, decl } => Diagnostic::warning(
@@ -235,9 +235,9 @@ impl BarrierError {
             BarrierError::TxMismatch { name, reference, expected, completed, expect, copies } => {
                 let mut d = Diagnostic::warning(
                     "W0323",
-                    format!("barrier `{name}` expects {expected} transaction bytes but the copies complete {completed}"),
+                    format!("barrier `{name}` expects {} but the copies complete {completed}", plural(expected, "transaction byte")),
                 )
-                .primary(expect, format!("`{reference}` expects {expected} bytes here"));
+                .primary(expect, format!("`{reference}` expects {} here", plural(expected, "byte")));
                 for c in copies {
                     d = d.secondary(c, "completes bytes here");
                 }

@@ -431,12 +431,13 @@ pub fn of(f: Function) -> Option<&'static Entry> {
     entry(Builtin::Function(f))
 }
 
-/// The names of the entries written `form`, in table order.
-pub fn names(form: Form) -> impl Iterator<Item = &'static str> {
+/// The names of the entries written `form`, in table order (as short-lived
+/// as the names they are listed with: `'static` outlives any `'n`).
+pub fn names<'n>(form: Form) -> impl Iterator<Item = &'n str> {
     BUILTINS
         .iter()
         .filter(move |e| e.form == form)
-        .map(|e| e.name)
+        .map(|e| -> &'n str { e.name })
 }
 
 impl Entry {

@@ -67,14 +67,16 @@ impl BodyChecker<'_> {
         })
     }
 
-    /// E0107 for a name that is neither a device function nor a built-in
+    /// E0100 for a name that is neither a device function nor a built-in
     /// (or E0109 for a value called as a function); the arguments are
-    /// checked for their own errors.
+    /// checked for their own errors. The similar name is looked for only
+    /// when the error will be shown (the cap keeps the first of a code).
     fn unknown_function(&mut self, callee: &ast::Ident, args: &[ast::Expr]) -> Option<CallResult> {
         let name = &*callee.name;
-        let mut names: Vec<&str> = builtins::names(builtins::Form::Function).collect();
-        names.extend(self.g.function_ids.keys().map(String::as_str));
-        let similar = super::body::similar(name, names);
+        let similar = self.similar_name(name, callee.span, || {
+            builtins::names(builtins::Form::Function)
+                .chain(self.g.function_ids.keys().map(String::as_str))
+        });
         self.quiet_call_args(None, args);
         if self.lookup(name).is_some()
             || self.g.consts.contains_key(name)

@@ -1,7 +1,7 @@
 //! The checker's errors and warnings, and the one place they become
 //! diagnostics. The first lines are the catalogue's (language.md §8).
 
-use crate::diagnostics::Diagnostic;
+use crate::diagnostics::{agree, noun_for, plural, Diagnostic};
 use crate::span::Span;
 use crate::target::Target;
 
@@ -444,12 +444,16 @@ impl CheckError {
                 d
             }
             CheckError::IndexCount { name, dims, found, span, decl } => {
-                let dword = if dims == 1 { "dimension" } else { "dimensions" };
                 let mut d = Diagnostic::error(
                     "E0112",
-                    format!("`{name}` has {dims} {dword} but {found} indices were supplied"),
+                    format!(
+                        "`{name}` has {} but {} {} supplied",
+                        plural(dims, "dimension"),
+                        plural(found, "index"),
+                        agree(found, "was", "were")
+                    ),
                 )
-                .primary(span, format!("expected {dims} {}", if dims == 1 { "index" } else { "indices" }));
+                .primary(span, format!("expected {}", plural(dims, "index")));
                 if let Some(decl) = decl {
                     d = d.secondary(decl, format!("`{name}` declared here"));
                 }
@@ -717,7 +721,7 @@ impl CheckError {
                 "E0145",
                 format!("named barrier `{name}` counts {n} threads, but a block has only {block}"),
             )
-            .primary(span, format!("more than the {block} threads of `block(...)`"))
+            .primary(span, format!("more than the {} of `block(...)`", plural(block, "thread")))
             .note("a phase could never complete: at most every thread of the CTA arrives"),
             CheckError::NamedCount { name, n, span } => Diagnostic::error(
                 "E0149",
@@ -801,7 +805,7 @@ impl CheckError {
             .fix("use scope `cluster`", scope, "cluster"),
             CheckError::NotVectorLoad { span, pattern, names } => Diagnostic::error(
                 "E0146",
-                format!("a `let` pattern of {names} names needs a vector load"),
+                format!("a `let` pattern of {} needs a vector load", plural(names, "name")),
             )
             .primary(span, "this is not `load2(...)` or `load4(...)`")
             .secondary(pattern, "the pattern")
@@ -814,10 +818,10 @@ impl CheckError {
                 call,
             } => Diagnostic::error(
                 "E0146",
-                format!("`{callee}` gives {n} values but the pattern has {names} names"),
+                format!("`{callee}` gives {} but the pattern has {}", plural(n, "value"), plural(names, "name")),
             )
-            .primary(pattern, format!("expected {n} names"))
-            .secondary(call, format!("{n} consecutive elements"))
+            .primary(pattern, format!("expected {}", plural(n, "name")))
+            .secondary(call, format!("{n} consecutive {}", noun_for(n, "element")))
             .help(format!("bind every element: `let ({}) = {callee}(...);`", pattern_names(n))),
             CheckError::VectorAsValue { callee, n, span } => Diagnostic::error(
                 "E0146",

@@ -9,38 +9,6 @@ use crate::span::Span;
 use crate::syntax::ast;
 use crate::types::Scalar;
 
-/// The IR operator for a syntax operator: the IR has its own operators, so
-/// nothing after the checker depends on the AST.
-pub fn lower_binary(op: ast::BinOp) -> BinOp {
-    match op {
-        ast::BinOp::Add => BinOp::Add,
-        ast::BinOp::Sub => BinOp::Sub,
-        ast::BinOp::Mul => BinOp::Mul,
-        ast::BinOp::Div => BinOp::Div,
-        ast::BinOp::Rem => BinOp::Rem,
-        ast::BinOp::BitAnd => BinOp::BitAnd,
-        ast::BinOp::BitOr => BinOp::BitOr,
-        ast::BinOp::BitXor => BinOp::BitXor,
-        ast::BinOp::Shl => BinOp::Shl,
-        ast::BinOp::Shr => BinOp::Shr,
-        ast::BinOp::Eq => BinOp::Eq,
-        ast::BinOp::Ne => BinOp::Ne,
-        ast::BinOp::Lt => BinOp::Lt,
-        ast::BinOp::Le => BinOp::Le,
-        ast::BinOp::Gt => BinOp::Gt,
-        ast::BinOp::Ge => BinOp::Ge,
-        ast::BinOp::And => BinOp::And,
-        ast::BinOp::Or => BinOp::Or,
-    }
-}
-
-pub fn lower_unary(op: ast::UnaryOp) -> UnaryOp {
-    match op {
-        ast::UnaryOp::Neg => UnaryOp::Neg,
-        ast::UnaryOp::Not => UnaryOp::Not,
-    }
-}
-
 /// The special register of a built-in value (`dim` for the vectors).
 fn special_of(v: BuiltinValue, dim: Dim) -> Special {
     match v {
@@ -119,15 +87,13 @@ impl BodyChecker<'_> {
                     None
                 }
             },
-            ast::ExprKind::Unary { op, operand } => {
-                self.unary(lower_unary(*op), operand, expected, e.span)
-            }
+            ast::ExprKind::Unary { op, operand } => self.unary(*op, operand, expected, e.span),
             ast::ExprKind::Binary {
                 op,
                 op_span,
                 lhs,
                 rhs,
-            } => self.binary(lower_binary(*op), *op_span, lhs, rhs, expected, e.span),
+            } => self.binary(*op, *op_span, lhs, rhs, expected, e.span),
             ast::ExprKind::Cast { expr, ty } => {
                 let target = super::globals::scalar_type(ty, &mut self.diags);
                 let inner = self.expr(expr, None)?;
@@ -304,8 +270,7 @@ impl BodyChecker<'_> {
             });
             return None;
         }
-        let similar =
-            super::body::similar(&name.name, self.visible_names().iter().map(String::as_str));
+        let similar = self.similar_visible(&name.name, span);
         self.error(CheckError::NotFound {
             kind: "value",
             name: name.name.to_string(),

@@ -3,7 +3,7 @@
 
 use super::body::BodyChecker;
 use super::error::CheckError;
-use crate::diagnostics::Diagnostic;
+use crate::diagnostics::Diags;
 use crate::ir::{self, FuncId, Value};
 use crate::source::SourceMap;
 use crate::span::{FileId, Span};
@@ -83,7 +83,7 @@ impl Globals {
         sources: &SourceMap,
         files: &[(FileId, ast::File)],
         imports: &[(Span, FileId)],
-        diags: &mut Vec<Diagnostic>,
+        diags: &mut Diags,
     ) -> Globals {
         let mut g = Globals::default();
         let mut consts = Vec::new();
@@ -143,7 +143,7 @@ impl Globals {
 
     /// Records a global name; false (and E0101 on this later definition)
     /// when it already exists.
-    fn define(&mut self, name: &ast::Ident, diags: &mut Vec<Diagnostic>) -> bool {
+    fn define(&mut self, name: &ast::Ident, diags: &mut Diags) -> bool {
         if let Some(first) = self.defined.get(&*name.name) {
             diags.push(
                 CheckError::Duplicate {
@@ -161,7 +161,7 @@ impl Globals {
 
     /// Adds a function; `named` is false for a second definition (E0101),
     /// whose body is still checked but which no call reaches.
-    fn add_function(&mut self, f: &ast::FnItem, named: bool, diags: &mut Vec<Diagnostic>) {
+    fn add_function(&mut self, f: &ast::FnItem, named: bool, diags: &mut Diags) {
         let params = f.params.iter().map(|p| scalar_type(&p.ty, diags)).collect();
         let (ret, bad_ret) = match &f.ret {
             Some(t) => {
@@ -188,14 +188,15 @@ impl Globals {
         &self,
         sources: &SourceMap,
         c: &ast::ConstItem,
-        diags: &mut Vec<Diagnostic>,
+        diags: &mut Diags,
         references: &mut Vec<super::Reference>,
     ) -> Option<ConstInfo> {
         let ty = scalar_type(&c.ty, diags)?;
         let mut checker = BodyChecker::for_constants(self, sources);
+        checker.diags = std::mem::take(diags);
         let lowered = checker.expr_as(&c.value, ty);
         references.append(&mut checker.references);
-        diags.extend(checker.finish_diagnostics());
+        *diags = checker.finish_diagnostics();
         let e = lowered?;
         match ir::consteval::eval(&e) {
             Ok(value) => Some(ConstInfo {
@@ -272,7 +273,7 @@ pub fn not_constant(span: Span, why: ir::consteval::NotConst) -> CheckError {
 }
 
 /// Resolves a written type that must be a scalar.
-pub fn scalar_type(t: &ast::TypeExpr, diags: &mut Vec<Diagnostic>) -> Option<Scalar> {
+pub fn scalar_type(t: &ast::TypeExpr, diags: &mut Diags) -> Option<Scalar> {
     match resolve_type(t, diags)? {
         Type::Scalar(s) => Some(s),
         _ => {
@@ -283,7 +284,7 @@ pub fn scalar_type(t: &ast::TypeExpr, diags: &mut Vec<Diagnostic>) -> Option<Sca
 }
 
 /// Resolves a written type.
-pub fn resolve_type(t: &ast::TypeExpr, diags: &mut Vec<Diagnostic>) -> Option<Type> {
+pub fn resolve_type(t: &ast::TypeExpr, diags: &mut Diags) -> Option<Type> {
     match &t.kind {
         ast::TypeExprKind::Named(name) => match Scalar::from_name(&name.name) {
             Some(s) => Some(Type::Scalar(s)),
@@ -321,7 +322,7 @@ pub fn resolve_type(t: &ast::TypeExpr, diags: &mut Vec<Diagnostic>) -> Option<Ty
 /// closes one, visiting every function (so recursion in an unused one is
 /// reported too). The order functions are written in is the analysis's
 /// (`analysis::calls`), computed from the IR.
-pub fn report_recursion(g: &Globals, calls: &[Vec<(FuncId, Span)>], diags: &mut Vec<Diagnostic>) {
+pub fn report_recursion(g: &Globals, calls: &[Vec<(FuncId, Span)>], diags: &mut Diags) {
     #[derive(Clone, Copy, PartialEq)]
     enum Mark {
         New,
@@ -334,7 +335,7 @@ pub fn report_recursion(g: &Globals, calls: &[Vec<(FuncId, Span)>], diags: &mut 
         g: &Globals,
         calls: &[Vec<(FuncId, Span)>],
         marks: &mut [Mark],
-        diags: &mut Vec<Diagnostic>,
+        diags: &mut Diags,
     ) {
         if let Some(m) = marks.get_mut(f.index()) {
             *m = Mark::Active;

@@ -4,7 +4,7 @@
 use super::body::{Binding, BodyChecker, KernelCtx};
 use super::error::CheckError;
 use super::globals::{resolve_type, Globals};
-use crate::diagnostics::Diagnostic;
+use crate::diagnostics::{Diagnostic, Diags};
 use crate::ir::layout::{self, ParamLayout, SharedDecl, SharedLayout};
 use crate::ir::{self, consteval, BarrierId, ParamId, SharedId};
 use crate::source::SourceMap;
@@ -24,10 +24,11 @@ pub fn check_kernel(
     sources: &SourceMap,
     target: Target,
     k: &ast::KernelItem,
-    diags: &mut Vec<Diagnostic>,
+    diags: &mut Diags,
     references: &mut Vec<super::Reference>,
 ) -> ir::Kernel {
     let mut c = BodyChecker::new(g, sources, target);
+    c.diags = std::mem::take(diags);
     if let Some(why) = crate::ptx::names::kernel_name_problem(&k.name.name) {
         c.error(CheckError::KernelName {
             name: k.name.name.to_string(),

@@ -33,7 +33,7 @@ mod stmts;
 mod values;
 mod vector;
 
-use crate::diagnostics::Diagnostic;
+use crate::diagnostics::{Diagnostic, Diags};
 use crate::ir::{self, FuncId};
 use crate::source::SourceMap;
 use crate::span::FileId;
@@ -81,6 +81,8 @@ pub struct CheckOutput {
     /// The lowered IR; partial when there are errors (see
     /// [`ir::StmtKind::Poisoned`]).
     pub module: ir::Module,
+    /// Capped ([`crate::diagnostics::cap`]); empty from [`check_into`],
+    /// which leaves them in the list it is given.
     pub diagnostics: Vec<Diagnostic>,
     pub references: Vec<Reference>,
 }
@@ -97,8 +99,22 @@ pub fn check_with_references(
     imports: &[(crate::span::Span, FileId)],
     target: Target,
 ) -> CheckOutput {
-    let mut diags = Vec::new();
-    let mut globals = Globals::collect(sources, files, imports, &mut diags);
+    let mut diags = Diags::default();
+    let mut out = check_into(sources, files, imports, target, &mut diags);
+    out.diagnostics = diags.into_vec();
+    out
+}
+
+/// [`check_with_references`], with the diagnostics going to `diags` (the
+/// pipeline's list, which drops those a syntax error explains).
+pub fn check_into(
+    sources: &SourceMap,
+    files: &[(FileId, ast::File)],
+    imports: &[(crate::span::Span, FileId)],
+    target: Target,
+    diags: &mut Diags,
+) -> CheckOutput {
+    let mut globals = Globals::collect(sources, files, imports, diags);
     let mut references = std::mem::take(&mut globals.references);
 
     let mut module = ir::Module::default();
@@ -110,7 +126,7 @@ pub fn check_with_references(
             target,
             FuncId(id as u32),
             item,
-            &mut diags,
+            diags,
             &mut references,
         );
         module.functions.push(func);
@@ -119,8 +135,7 @@ pub fn check_with_references(
     let root = files.first().map(|(id, f)| (*id, f));
     for item in root.iter().flat_map(|(_, f)| &f.items) {
         if let ast::Item::Kernel(k) = item {
-            let kernel =
-                kernel::check_kernel(&globals, sources, target, k, &mut diags, &mut references);
+            let kernel = kernel::check_kernel(&globals, sources, target, k, diags, &mut references);
             module.kernels.push(kernel);
         }
     }
@@ -129,10 +144,10 @@ pub fn check_with_references(
             diags.push(w.into_diagnostic());
         }
     }
-    globals::report_recursion(&globals, &calls, &mut diags);
+    globals::report_recursion(&globals, &calls, diags);
     CheckOutput {
         module,
-        diagnostics: diags,
+        diagnostics: Vec::new(),
         references,
     }
 }

@@ -214,10 +214,7 @@ impl BodyChecker<'_> {
                         decl: self.g.consts.get(&*name.name).map(|c| c.span),
                     });
                 } else {
-                    let similar = super::body::similar(
-                        &name.name,
-                        self.visible_names().iter().map(String::as_str),
-                    );
+                    let similar = self.similar_visible(&name.name, name.span);
                     self.error(CheckError::NotFound {
                         kind: "array",
                         name: name.name.to_string(),
@@ -286,10 +283,7 @@ impl BodyChecker<'_> {
                     decl: None,
                 }),
                 None => {
-                    let similar = super::body::similar(
-                        &arr_name.name,
-                        self.visible_names().iter().map(String::as_str),
-                    );
+                    let similar = self.similar_visible(&arr_name.name, arr_name.span);
                     self.error(CheckError::NotFound {
                         kind: "shared array",
                         name: arr_name.name.to_string(),

@@ -170,7 +170,7 @@ impl BodyChecker<'_> {
                 name,
                 ty,
                 init,
-            } => self.let_stmt(*mutable, name, ty.as_deref(), init),
+            } => self.let_stmt(*mutable, name, ty.as_deref(), init, s.span),
             ast::StmtKind::LetTuple {
                 names,
                 pattern,
@@ -181,13 +181,7 @@ impl BodyChecker<'_> {
                 op,
                 op_span,
                 value,
-            } => self.assign(
-                place,
-                op.map(super::exprs::lower_binary),
-                *op_span,
-                value,
-                s.span,
-            ),
+            } => self.assign(place, *op, *op_span, value, s.span),
             ast::StmtKind::If {
                 cond,
                 then_block,
@@ -264,6 +258,7 @@ impl BodyChecker<'_> {
         name: &ast::Ident,
         ty: Option<&ast::TypeExpr>,
         init: &ast::Expr,
+        span: Span,
     ) -> Option<StmtKind> {
         let declared = match ty {
             Some(t) => match resolve_type(t, &mut self.diags) {
@@ -284,6 +279,13 @@ impl BodyChecker<'_> {
             }
             None => self.expr(init, None),
         };
+        // A `let` with a syntax error in it was misread (`let v = c @ 1;`
+        // is `let v = c`): its variable's type is no news, nor anything
+        // about its uses.
+        if self.diags.misread(span) {
+            self.poison(&name.name);
+            return None;
+        }
         // Declared even when the initialiser failed, so later uses of the
         // name do not report "cannot find".
         let Some(ty) = value.as_ref().map(|v| v.ty).or(declared.flatten()) else {

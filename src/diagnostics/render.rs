@@ -84,17 +84,13 @@ fn human_unescaped(sources: &SourceMap, diags: &[Diagnostic], color: bool) -> St
 pub fn human_summary(errors: usize, warnings: usize) -> String {
     let warned = match warnings {
         0 => String::new(),
-        1 => "1 warning emitted".to_string(),
-        n => format!("{n} warnings emitted"),
+        n => format!("{} emitted", super::plural(n, "warning")),
     };
     match errors {
         0 if warnings == 0 => String::new(),
         0 => format!("warning: {warned}"),
-        _ => {
-            let errs = match errors {
-                1 => "aborting due to 1 previous error".to_string(),
-                n => format!("aborting due to {n} previous errors"),
-            };
+        n => {
+            let errs = format!("aborting due to {}", super::plural(n, "previous error"));
             if warned.is_empty() {
                 format!("error: {errs}")
             } else {

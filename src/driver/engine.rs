@@ -6,7 +6,7 @@ use super::cli::Schedule;
 use super::launch_io::Input;
 use super::report::Reporter;
 use super::Fail;
-use crate::diagnostics::Diagnostic;
+use crate::diagnostics::{plural, Diagnostic};
 use crate::launch::Origin;
 use crate::launch::{Array, KernelSignature, Launch};
 use crate::sim::{self, PtxSource, SimOptions, Stats};
@@ -142,18 +142,22 @@ fn format_stats(s: &Stats, json: bool) -> String {
     let _ = if s.clusters == s.ctas {
         writeln!(
             out,
-            "stats for `{}`: {} CTAs of {per_cta} threads ({} threads)",
-            s.kernel, s.ctas, s.threads
+            "stats for `{}`: {} of {} ({})",
+            s.kernel,
+            plural(s.ctas, "CTA"),
+            plural(per_cta, "thread"),
+            plural(s.threads, "thread")
         )
     } else {
         writeln!(
             out,
-            "stats for `{}`: {} CTAs of {per_cta} threads in {} clusters of {} ({} threads)",
+            "stats for `{}`: {} of {} in {} of {} ({})",
             s.kernel,
-            s.ctas,
-            s.clusters,
+            plural(s.ctas, "CTA"),
+            plural(per_cta, "thread"),
+            plural(s.clusters, "cluster"),
             s.ctas / s.clusters.max(1),
-            s.threads
+            plural(s.threads, "thread")
         )
     };
     let _ = writeln!(out, "  instructions executed  {:>14}", s.steps);
@@ -182,8 +186,12 @@ fn format_stats(s: &Stats, json: bool) -> String {
     if let Some(t) = &s.longest_thread {
         let _ = write!(
             out,
-            "  longest thread: cta ({},{},{}) thread {}, {} instructions",
-            t.cta[0], t.cta[1], t.cta[2], t.thread, t.instructions
+            "  longest thread: cta ({},{},{}) thread {}, {}",
+            t.cta[0],
+            t.cta[1],
+            t.cta[2],
+            t.thread,
+            plural(t.instructions, "instruction")
         );
     }
     out.trim_end().to_string()

@@ -64,12 +64,13 @@ impl Reporter {
     }
 
     pub fn report(&mut self, sources: &SourceMap, diags: &[Diagnostic]) {
-        let errors = diags
-            .iter()
-            .filter(|d| d.severity == Severity::Error)
-            .count();
-        self.errors += errors;
-        self.warnings += diags.len() - errors;
+        // An "and N more" counts for the diagnostics it stands for.
+        for d in diags {
+            match d.severity {
+                Severity::Error => self.errors += d.weight(),
+                Severity::Warning => self.warnings += d.weight(),
+            }
+        }
         match self.format {
             MessageFormat::Human => stderr(&render::human(sources, diags, self.color)),
             MessageFormat::Short => stderr(&render::short(sources, diags)),

@@ -39,7 +39,6 @@
 pub mod consteval;
 pub mod contract;
 pub mod layout;
-mod operator;
 pub mod print;
 pub mod verify;
 pub mod visit;
@@ -48,7 +47,7 @@ pub mod visit_mut;
 use crate::span::Span;
 use crate::types::Scalar;
 
-pub use operator::{BinOp, UnaryOp};
+pub use crate::operator::{BinOp, UnaryOp};
 
 macro_rules! id_type {
     ($(#[$doc:meta])* $name:ident) => {

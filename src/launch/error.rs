@@ -165,8 +165,8 @@ impl fmt::Display for LaunchError {
                 count,
             } => write!(
                 f,
-                "`--arg {position}=...`: kernel `{kernel}` has {count} parameter{}, numbered from 0",
-                if *count == 1 { "" } else { "s" }
+                "`--arg {position}=...`: kernel `{kernel}` has {}, numbered from 0",
+                crate::diagnostics::plural(*count, "parameter")
             ),
             LaunchError::Duplicate { param } => {
                 write!(f, "parameter `{param}` is given twice (by name or position)")

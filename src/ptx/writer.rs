@@ -16,7 +16,7 @@ use crate::ir::{self, Special};
 use crate::span::Span;
 use crate::target::{PtxVersion, Target};
 use crate::types::Scalar;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt::{self, Write as _};
 
 /// A register class: what `.reg` type a value lives in.
@@ -224,6 +224,10 @@ pub(super) struct Writer<'a> {
     labels: u32,
     version: PtxVersion,
     pub(super) locals: Vec<Option<Reg>>,
+    /// The registers in `locals`, to tell a local's register from a
+    /// temporary in constant time (a scan of `locals` per operand made a
+    /// body of N `let`s cost N^2).
+    local_regs: HashSet<Reg>,
     /// Kernel parameters: the value (scalar) or the global base address.
     pub(super) params: Vec<Option<Reg>>,
     /// Special registers read once in the prologue.
@@ -273,6 +277,7 @@ impl<'a> Writer<'a> {
             labels: 0,
             version: cx.target.min_ptx_version(),
             locals: vec![None; body.locals.len()],
+            local_regs: HashSet::new(),
             params: Vec::new(),
             specials: HashMap::new(),
             loops: Vec::new(),
@@ -431,6 +436,7 @@ impl<'a> Writer<'a> {
             Some(slot) => *slot = Some(r),
             None => return Err(self.invalid(format!("local {} does not exist", id.0))),
         }
+        self.local_regs.insert(r);
         Ok(r)
     }
 
@@ -446,7 +452,7 @@ impl<'a> Writer<'a> {
     }
 
     pub(super) fn is_local_reg(&self, r: Reg) -> bool {
-        self.locals.contains(&Some(r))
+        self.local_regs.contains(&r)
     }
 
     /// `.reg` declarations for every class used, then the body with the

@@ -338,9 +338,9 @@ pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
     }
     if launch.args.len() != kernel.params.len() {
         return fail(format!(
-            "the kernel has {} parameters, the launch gives {} arguments",
-            kernel.params.len(),
-            launch.args.len()
+            "the kernel has {}, the launch gives {}",
+            crate::diagnostics::plural(kernel.params.len(), "parameter"),
+            crate::diagnostics::plural(launch.args.len(), "argument")
         ));
     }
     let mut params = vec![0u8; kernel.param_size as usize];

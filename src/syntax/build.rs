@@ -1,7 +1,9 @@
 //! Small constructors the grammar's actions call, so that span arithmetic
 //! lives in Rust rather than in `grammar/kdsl.lalrpop`.
 
-use super::ast::{BinOp, CallArg, Expr, ExprKind, Ident, IndexArg, NamedArg, TypeExpr, UnaryOp};
+use super::ast::{
+    BinOp, Block, CallArg, Expr, ExprKind, Ident, IndexArg, NamedArg, TypeExpr, UnaryOp,
+};
 use super::number::Number;
 use crate::span::Span;
 
@@ -25,6 +27,21 @@ pub fn unary(start: Span, op: UnaryOp, operand: Expr) -> Expr {
         ExprKind::Unary {
             op,
             operand: Box::new(operand),
+        },
+        span,
+    )
+}
+
+/// C's `c ? a : b` as the `if c { a } else { b }` it means (the parser
+/// reports it too).
+pub fn ternary(cond: Expr, a: Expr, b: Expr) -> Expr {
+    let span = cond.span.to(b.span);
+    let (a_span, b_span) = (a.span, b.span);
+    Expr::new(
+        ExprKind::If {
+            cond: Box::new(cond),
+            then_block: Box::new(Block::new(Vec::new(), Some(Box::new(a)), a_span)),
+            else_block: Box::new(Block::new(Vec::new(), Some(Box::new(b)), b_span)),
         },
         span,
     )

@@ -34,6 +34,10 @@ pub enum Construct {
     Type,
     /// An opening bracket (`(`, `[`, `{`) inside [`LIMIT`] others.
     Bracket,
+    /// A token that would take the parser's stack past its bound
+    /// ([`super::lr::MAX_STACK`]): the end of a chain of prefix operators,
+    /// `else if`s or `?:` longer than any the limit allows.
+    Chain,
 }
 
 impl Construct {
@@ -43,6 +47,7 @@ impl Construct {
             Construct::Statement => "statement",
             Construct::Type => "type",
             Construct::Bracket => "bracket",
+            Construct::Chain => "chain",
         }
     }
 }
@@ -64,6 +69,7 @@ impl TooDeep {
             self.span,
             match self.construct {
                 Construct::Bracket => format!("this bracket is inside {LIMIT} others"),
+                Construct::Chain => format!("this is past {LIMIT} levels of nesting"),
                 c => format!("this {} nests more than {LIMIT} levels deep", c.name()),
             },
         )

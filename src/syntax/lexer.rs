@@ -6,7 +6,8 @@
 //! so the parser always sees a usable token stream.
 
 use super::number::{self, Number, NumberError};
-use crate::diagnostics::Diagnostic;
+use crate::diagnostics::cap::Cap;
+use crate::diagnostics::{Diagnostic, Severity};
 use crate::span::{FileId, Span};
 use logos::{FilterResult, Logos};
 use std::collections::HashSet;
@@ -90,6 +91,10 @@ pub enum Token {
     /// `#`, which starts an attribute (`#[unroll]`).
     #[token("#")]
     Hash,
+    /// `?`: no kdsl operator; the parser reads C's `c ? a : b` to say what
+    /// to write instead.
+    #[token("?")]
+    Question,
     #[token("]")]
     RBracket,
     #[token("{")]
@@ -202,6 +207,7 @@ impl Token {
             RParen => ")",
             LBracket => "[",
             Hash => "#",
+            Question => "?",
             RBracket => "]",
             LBrace => "{",
             RBrace => "}",
@@ -305,6 +311,15 @@ pub struct LexError {
 }
 
 impl LexError {
+    /// The code [`LexError::into_diagnostic`] gives it.
+    pub fn code(&self) -> &'static str {
+        match self.kind {
+            LexErrorKind::UnexpectedChar | LexErrorKind::UnterminatedString(_) => "E0001",
+            LexErrorKind::UnterminatedComment => "E0002",
+            LexErrorKind::Number(_) => "E0003",
+        }
+    }
+
     pub fn into_diagnostic(self) -> Diagnostic {
         match self.kind {
             LexErrorKind::UnexpectedChar => {
@@ -363,10 +378,68 @@ impl Interner {
     }
 }
 
-/// Lexes a whole file: every token with its byte range, and every error.
-pub fn lex(file: FileId, text: &str) -> (Vec<(usize, Token, usize)>, Vec<LexError>) {
+/// What the lexer found wrong in one file. A file can hold an error per
+/// byte, so only the first [`cap::PER_CODE`] of each code are kept whole;
+/// of all of them the parser and the pipeline keep what they need, each
+/// bounded by the tokens or the lines of the file.
+#[derive(Debug, Default)]
+pub struct LexErrors {
+    /// The errors shown, in source order.
+    pub kept: Vec<LexError>,
+    /// The count of the others, for "and N more".
+    pub cap: Cap,
+    /// Where an error may have swallowed a token the parser wanted (a
+    /// skipped character or comment, the end of an unclosed string): the
+    /// first such place between each two tokens, in source order.
+    pub gaps: Vec<usize>,
+    /// From the first error of each line to the line's end ([`Misread`]).
+    ///
+    /// [`Misread`]: crate::diagnostics::Misread
+    pub misread: Vec<Span>,
+}
+
+impl LexErrors {
+    fn push(&mut self, e: LexError, text: &str, tokens_before: usize, last_gap_tokens: &mut usize) {
+        let gap = match e.kind {
+            LexErrorKind::UnexpectedChar | LexErrorKind::UnterminatedComment => {
+                Some(e.span.start as usize)
+            }
+            // The string token is pushed already: the place after it.
+            LexErrorKind::UnterminatedString(_) => None,
+            LexErrorKind::Number(_) => None,
+        };
+        if let Some(g) = gap {
+            if self.gaps.is_empty() || *last_gap_tokens != tokens_before {
+                self.gaps.push(g);
+                *last_gap_tokens = tokens_before;
+            }
+        }
+        let covered = self
+            .misread
+            .last()
+            .is_some_and(|m| m.file == e.span.file && e.span.start < m.end);
+        if !covered {
+            let end = crate::source::next_line_start(text, e.span.start as usize);
+            self.misread
+                .push(Span::new(e.span.file, e.span.start as usize, end));
+        }
+        if self.cap.admit(e.code(), Severity::Error, Some(e.span)) {
+            self.kept.push(e);
+        }
+    }
+
+    /// The kept errors as diagnostics, then the "and N more".
+    pub fn into_diagnostics(self) -> Vec<Diagnostic> {
+        self.cap
+            .with_summaries(self.kept, LexError::into_diagnostic)
+    }
+}
+
+/// Lexes a whole file: every token with its byte range, and the errors.
+pub fn lex(file: FileId, text: &str) -> (Vec<(usize, Token, usize)>, LexErrors) {
     let mut tokens = Vec::new();
-    let mut errors = Vec::new();
+    let mut errors = LexErrors::default();
+    let mut last_gap_tokens = 0;
     let mut lexer = Token::lexer(text);
     // A byte-order mark is not a token; spans keep counting from the file's
     // first byte.
@@ -387,10 +460,15 @@ pub fn lex(file: FileId, text: &str) -> (Vec<(usize, Token, usize)>, Vec<LexErro
                     }
                     LexErrorKind::UnterminatedString(partial) => {
                         tokens.push((start, Token::Str(partial.clone()), end));
+                        // What the string swallowed may be what the parser
+                        // wanted after it.
+                        errors.gaps.push(end);
+                        last_gap_tokens = tokens.len();
                     }
                     LexErrorKind::UnexpectedChar | LexErrorKind::UnterminatedComment => {}
                 }
-                errors.push(LexError { kind, span, found });
+                let e = LexError { kind, span, found };
+                errors.push(e, text, tokens.len(), &mut last_gap_tokens);
             }
         }
     }
@@ -504,6 +582,7 @@ mod tests {
     fn errors(text: &str) -> Vec<(LexErrorKind, u32, u32)> {
         lex(FileId(0), text)
             .1
+            .kept
             .into_iter()
             .map(|e| (e.kind, e.span.start, e.span.end))
             .collect()
@@ -603,7 +682,7 @@ mod tests {
         );
         assert_eq!(kinds("a $é b"), kinds("a b"));
         let (_, errs) = lex(FileId(0), "`");
-        assert_eq!(errs.first().and_then(|e| e.found), Some('`'));
+        assert_eq!(errs.kept.first().and_then(|e| e.found), Some('`'));
     }
 
     #[test]
@@ -629,6 +708,7 @@ mod tests {
     #[test]
     fn bad_numbers_still_make_tokens() {
         let (tokens, errs) = lex(FileId(0), "x = 0b102 + 1.5u32;");
+        let errs = errs.kept;
         assert_eq!(tokens.len(), 6);
         assert_eq!(errs.len(), 2);
         assert_eq!(tokens.get(2), Some(&(4, Token::Number(Number::Invalid), 9)));

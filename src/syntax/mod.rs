@@ -10,6 +10,7 @@ mod build;
 pub mod depth;
 pub mod dump;
 pub mod lexer;
+mod lr;
 pub mod number;
 mod parser;
 
@@ -26,16 +27,18 @@ pub fn parse(file: FileId, text: &str) -> (ast::File, Vec<Diagnostic>) {
     let parsed = parse_parts(file, text);
     let mut diags = parsed.misread;
     diags.extend(parsed.too_deep);
-    diagnostics::sort(&mut diags);
-    (parsed.tree, diags)
+    (parsed.tree, diagnostics::cap::limit(diags))
 }
 
 /// A parsed file with its diagnostics by kind.
 pub struct Parsed {
     pub tree: ast::File,
-    /// Lexer and parser errors: where the parser recovered, what follows on
-    /// the line may have been misread.
+    /// Lexer and parser errors (the first [`diagnostics::cap::PER_CODE`] of
+    /// each code, then an "and N more"): where the parser recovered, what
+    /// follows on the line may have been misread.
     pub misread: Vec<Diagnostic>,
+    /// From each of those errors, shown or not, to the end of its line.
+    pub misread_lines: Vec<Span>,
     /// Constructs past the nesting limit (E0124): read correctly, and not
     /// checked.
     pub too_deep: Vec<Diagnostic>,
@@ -47,21 +50,22 @@ pub fn parse_parts(file: FileId, text: &str) -> Parsed {
 }
 
 fn parse_here(file: FileId, text: &str) -> Parsed {
-    let (tokens, lex_errors) = lexer::lex(file, text);
-    let (tree, parse_errors, too_deep) = parser::parse_tokens(file, text, &tokens, &lex_errors);
-    let mut misread: Vec<Diagnostic> = lex_errors
-        .into_iter()
-        .map(lexer::LexError::into_diagnostic)
-        .collect();
-    misread.extend(
-        parse_errors
-            .into_iter()
-            .map(parser::ParseError::into_diagnostic),
-    );
+    let (tokens, mut lex_errors) = lexer::lex(file, text);
+    let gaps = std::mem::take(&mut lex_errors.gaps);
+    let lexed_lines = std::mem::take(&mut lex_errors.misread);
+    let (tree, mut parse_errors, too_deep) =
+        parser::parse_tokens(file, text, &tokens, (&gaps, &lexed_lines));
+    drop(tokens);
+    // The parser took the lexer's lines in, each extended to the start of
+    // the statement that holds it.
+    let misread_lines = std::mem::take(&mut parse_errors.misread);
+    let mut misread = lex_errors.into_diagnostics();
+    misread.extend(parse_errors.into_diagnostics());
     diagnostics::sort(&mut misread);
     Parsed {
         tree,
         misread,
+        misread_lines,
         too_deep: too_deep
             .into_iter()
             .map(depth::TooDeep::into_diagnostic)
@@ -77,11 +81,5 @@ pub fn tokens(file: FileId, text: &str) -> (Vec<(Span, Token)>, Vec<Diagnostic>)
         .into_iter()
         .map(|(s, t, e)| (Span::new(file, s, e), t))
         .collect();
-    (
-        tokens,
-        errors
-            .into_iter()
-            .map(lexer::LexError::into_diagnostic)
-            .collect(),
-    )
+    (tokens, errors.into_diagnostics())
 }

@@ -186,3 +186,45 @@ fn every_stage_takes_the_deepest_nesting_allowed() {
         assert_eq!(status, Some(0), "{what}: {stderr}");
     }
 }
+
+/// Chains that grow the parser's stack a few entries a token (prefix
+/// operators, `else if`, C's `?:`) are cut where the stack passes its
+/// bound: one E0124, and the parser holds a bounded stack whatever the
+/// length (16 MiB of `!` took 4.6 GB).
+#[test]
+fn long_chains_are_cut_where_the_stack_is_too_deep() {
+    let n = 2_000_000;
+    for (chain, cut) in [
+        (format!("    out[0] = {}x;\n", "!".repeat(n)), true),
+        (format!("    out[0] = {}x;\n", "- ".repeat(n)), true),
+        (
+            format!("    out[0] = {}0;\n", "x ? 1 : ".repeat(n / 4)),
+            true,
+        ),
+        // The chain's `if`s are built (past the limit) before the end.
+        (
+            format!("    if x == 0 {{}}{}\n", " else if x {}".repeat(n / 4)),
+            false,
+        ),
+    ] {
+        let src = format!("{KERNEL}{chain}}}\n");
+        let c = kdsl::compile_str("chain.kdsl", &src, &kdsl::Options::default());
+        let codes: Vec<&str> = c.diagnostics.iter().map(|d| d.code).collect();
+        let head: String = chain.chars().take(24).collect();
+        assert_eq!(codes, ["E0124"], "{head}…");
+        if cut {
+            let label = &c.diagnostics[0].labels[0].message;
+            assert_eq!(
+                label,
+                &format!("this is past {LIMIT} levels of nesting"),
+                "{head}…"
+            );
+            let at = c.diagnostics[0].primary_span().expect("a label").start as usize;
+            assert!(
+                at < 3 * src.len() / 4,
+                "{head}…: cut at {at} of {}",
+                src.len()
+            );
+        }
+    }
+}

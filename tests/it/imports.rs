@@ -269,3 +269,44 @@ fn duplicates_across_imports_are_reported_on_the_later_definition() {
         ]
     );
 }
+
+/// A syntax error in an imported file comes before what it explains in the
+/// file that imports it: the root's uses of a function whose header did not
+/// parse (what reading the files found is shown first, in every file).
+#[test]
+fn a_broken_import_is_reported_before_its_consequences() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let d = tmp.path();
+    write(
+        d,
+        "main.kdsl",
+        &format!("import \"lib.kdsl\";\nconst HALF: f32 = 0.5;\n{KERNEL}"),
+    );
+    write(d, "lib.kdsl", "fn twice(x: f32 -> f32 {\n    x * 2.0\n}\n");
+    let c = compile(&d.join("main.kdsl"));
+    let found: Vec<(&str, String)> = c
+        .diagnostics
+        .iter()
+        .map(|d| {
+            let file = d.primary_span().map_or(0, |s| s.file.0);
+            (
+                d.code,
+                c.sources
+                    .get(kdsl::span::FileId(file))
+                    .unwrap()
+                    .name
+                    .clone(),
+            )
+        })
+        .collect();
+    let names: Vec<(&str, &str)> = found
+        .iter()
+        .map(|(code, name)| (*code, name.rsplit('/').next().unwrap()))
+        .collect();
+    assert_eq!(
+        names,
+        [("E0010", "lib.kdsl"), ("E0100", "main.kdsl")],
+        "{:#?}",
+        c.diagnostics
+    );
+}

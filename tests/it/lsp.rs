@@ -1545,3 +1545,37 @@ fn a_document_over_the_source_limit_is_refused() {
     );
     assert_eq!(c.shutdown(), 0);
 }
+
+/// One 262,144-character line of bad bytes: the server publishes the
+/// capped list (the first 100, then "and N more") at once, and answers the
+/// next request (it took 52 s, sending a quarter of a million).
+#[test]
+fn a_line_of_bad_bytes_gets_the_capped_list() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let uri = file_uri(&dir.path().join("flood.kdsl"));
+    let text = format!(
+        "kernel k(out: global mut [u32]) block(32) {{\n    {}\n}}\n",
+        "@".repeat(1 << 18)
+    );
+    let (mut c, _) = Client::initialized(None);
+    let diags = c.open(&uri, &text);
+    assert_eq!(diags.len(), kdsl::diagnostics::cap::PER_CODE + 1);
+    let last = diags.last().expect("the last");
+    let more = format!(
+        "and {} more errors with this code in this file",
+        (1 << 18) - kdsl::diagnostics::cap::PER_CODE
+    );
+    assert!(
+        last["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with(&more)),
+        "{last:#?}"
+    );
+    assert_eq!(last["range"]["start"]["character"], 4 + 100);
+    let hover = c.request(
+        "textDocument/hover",
+        json!({ "textDocument": { "uri": uri }, "position": { "line": 0, "character": 8 } }),
+    );
+    assert!(hover.get("result").is_some(), "{hover}");
+    assert_eq!(c.shutdown(), 0);
+}

@@ -91,6 +91,12 @@ at_20k!(
     many_shared,
     list_elements,
     list_nest,
+    many_lets,
+    typos,
+    bad_bytes,
+    error_lines,
+    bare_blocks,
+    bang_line,
 );
 
 #[test]
@@ -162,4 +168,59 @@ fn emit_ast_and_ir_of_deep_nesting() {
             "--emit {kind}: {small} bytes at 1000 levels, {big} at 2000"
         );
     }
+}
+
+/// A flood of one error, a million bad bytes, comes out as the first
+/// 100 diagnostics and one "and N more" in every format, with the true
+/// count in the totals: bounded output, bounded time (it was 328 MB of
+/// stderr and an abort at 16 MiB).
+#[test]
+fn a_flood_of_one_error_is_capped_in_every_format() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let n = 1 << 20;
+    std::fs::write(dir.path().join("flood.kdsl"), (shape("bad_bytes").make)(n)).expect("write");
+    let shown = kdsl::diagnostics::cap::PER_CODE;
+
+    let human = kdslc(dir.path(), &["check", "flood.kdsl"]);
+    assert_eq!(human.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&human.stderr);
+    assert!(stderr.len() < 200_000, "{} bytes of stderr", stderr.len());
+    assert_eq!(stderr.matches("error[E0001]").count(), shown + 1);
+    let more = format!("and {} more errors with this code in this file", n - shown);
+    assert!(stderr.contains(&more), "{}", &stderr[stderr.len() - 2000..]);
+    assert!(
+        stderr.ends_with(&format!("error: aborting due to {n} previous errors\n")),
+        "{}",
+        &stderr[stderr.len() - 500..]
+    );
+
+    let short = kdslc(
+        dir.path(),
+        &["check", "flood.kdsl", "--message-format", "short"],
+    );
+    let lines: Vec<String> = String::from_utf8_lossy(&short.stderr)
+        .lines()
+        .map(str::to_string)
+        .collect();
+    assert_eq!(lines.len(), shown + 1);
+    // The last points at the first byte not shown.
+    let column = 4 + shown + 1;
+    assert_eq!(
+        lines[shown],
+        format!("flood.kdsl:2:{column}: error[E0001]: {more}")
+    );
+
+    let json = kdslc(
+        dir.path(),
+        &["check", "flood.kdsl", "--message-format", "json"],
+    );
+    let objects: Vec<serde_json::Value> = String::from_utf8_lossy(&json.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    assert_eq!(objects.len(), shown + 2);
+    assert_eq!(objects[shown]["omitted"], n - shown);
+    assert!(objects[..shown].iter().all(|o| o.get("omitted").is_none()));
+    assert_eq!(objects[shown + 1]["type"], "summary");
+    assert_eq!(objects[shown + 1]["errors"], n);
 }

@@ -10,11 +10,14 @@ use serde::Serialize;
 
 /// Every diagnostic as one line of JSON, then the summary line.
 pub fn json(sources: &SourceMap, diags: &[Diagnostic]) -> String {
-    let errors = diags
-        .iter()
-        .filter(|d| d.severity == Severity::Error)
-        .count();
-    let warnings = diags.len() - errors;
+    let count = |s: Severity| {
+        diags
+            .iter()
+            .filter(|d| d.severity == s)
+            .map(Diagnostic::weight)
+            .sum()
+    };
+    let (errors, warnings) = (count(Severity::Error), count(Severity::Warning));
     let mut out = json_diagnostics(sources, diags);
     out.push_str(&json_summary(errors, warnings));
     out
@@ -100,6 +103,14 @@ struct JsonDiagnostic<'a> {
     notes: &'a [String],
     help: &'a [String],
     fixes: Vec<JsonFix<'a>>,
+    /// Only on the "and N more" diagnostic of a code past the cap: how
+    /// many diagnostics it stands for.
+    #[serde(skip_serializing_if = "is_zero")]
+    omitted: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 #[derive(Serialize)]
@@ -162,6 +173,7 @@ fn diagnostic<'a>(sources: &'a SourceMap, d: &'a Diagnostic) -> JsonDiagnostic<'
         notes: &d.notes,
         help: &d.help,
         fixes: d.fixes.iter().filter_map(|f| fix(sources, f)).collect(),
+        omitted: d.omitted,
     }
 }
 

@@ -47,9 +47,8 @@ impl Summary {
     /// 12.58 MB moved, 1018.6 GB/s effective`.
     pub(crate) fn human(&self, kernel: &str, device: &str) -> String {
         let mut s = format!(
-            "{kernel} on {device}: {} launch{}, median {:.2} us, min {:.2} us",
-            self.launches,
-            if self.launches == 1 { "" } else { "es" },
+            "{kernel} on {device}: {}, median {:.2} us, min {:.2} us",
+            crate::diagnostics::plural(self.launches, "launch"),
             self.median_us,
             self.min_us
         );

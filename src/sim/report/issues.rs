@@ -1,8 +1,8 @@
 //! Reports of what happened during a run: invalid accesses, mbarrier
 //! protocol violations, masks, traps.
 
-use super::{at, barrier_name, count_word, cta, near_var, shared_name, threads, with_decl, Run};
-use crate::diagnostics::Diagnostic;
+use super::{at, barrier_name, cta, near_var, shared_name, threads, with_decl, Run};
+use crate::diagnostics::{agree, noun_for, plural, Diagnostic};
 use crate::sim::machine::events::{AccessKind, Events, Issue, Recorded};
 use crate::sim::machine::memory::{Alloc, Fault, Target};
 
@@ -18,7 +18,7 @@ pub(crate) fn from_events(p: &Run<'_>, events: &Events, allocs: &[Alloc]) -> Vec
 
 fn event(p: &Run<'_>, r: &Recorded, allocs: &[Alloc]) -> Diagnostic {
     let who = threads(&r.threads, r.count);
-    let n = count_word(r.count, "thread", "threads");
+    let n = plural(r.count, "thread");
     match &r.issue {
         Issue::Access { fault, kind, size } => {
             access(p, allocs, r.pc, fault, *kind, *size, &who, &n)
@@ -50,8 +50,10 @@ fn event(p: &Run<'_>, r: &Recorded, allocs: &[Alloc]) -> Diagnostic {
             );
             let d = at(d, p, r.pc, "initialised again here", true);
             with_decl(d, decl, &name).note(format!(
-                "its current phase had {} of {expected} arrivals and {tx} pending transaction bytes",
-                i64::from(*expected) - pending
+                "its current phase had {} of {} and {tx} pending {}",
+                i64::from(*expected) - pending,
+                plural(*expected, "arrival"),
+                noun_for(*tx, "transaction byte")
             ))
             .help("initialise a barrier once, before any thread uses it; to reuse it, let its phase complete (or `mbarrier.inval` it) first")
         }
@@ -66,12 +68,15 @@ fn event(p: &Run<'_>, r: &Recorded, allocs: &[Alloc]) -> Diagnostic {
                 "S0006",
                 format!("arrival on mbarrier `{name}` takes its pending count below zero"),
             );
-            let was = if *pending == 1 { "was" } else { "were" };
             let d = at(
                 d,
                 p,
                 r.pc,
-                &format!("{count} arrivals here, but only {pending} {was} pending"),
+                &format!(
+                    "{} here, but only {pending} {} pending",
+                    plural(*count, "arrival"),
+                    agree(*pending, "was", "were")
+                ),
                 true,
             );
             with_decl(d, decl, &name)
@@ -103,13 +108,16 @@ fn event(p: &Run<'_>, r: &Recorded, allocs: &[Alloc]) -> Diagnostic {
             let (name, decl) = barrier_name(p.shared, barrier);
             let d = Diagnostic::error(
                 "S0008",
-                format!("wait on mbarrier `{name}` is {phases} phases behind"),
+                format!(
+                    "wait on mbarrier `{name}` is {} behind",
+                    plural(*phases, "phase")
+                ),
             );
             let d = at(
                 d,
                 p,
                 r.pc,
-                &format!("this wait for parity {parity} comes {phases} phases after the thread's previous wait on `{name}`"),
+                &format!("this wait for parity {parity} comes {} after the thread's previous wait on `{name}`", plural(*phases, "phase")),
                 true,
             );
             with_decl(d, decl, &name)
@@ -120,7 +128,10 @@ fn event(p: &Run<'_>, r: &Recorded, allocs: &[Alloc]) -> Diagnostic {
         Issue::BulkShape { size, dst, src } => {
             let d = Diagnostic::error(
                 "S0012",
-                format!("bulk copy of {size} bytes is not a multiple of 16 bytes or not 16-byte aligned"),
+                format!(
+                    "bulk copy of {} is not a multiple of 16 bytes or not 16-byte aligned",
+                    plural(*size, "byte")
+                ),
             );
             at(d, p, r.pc, &format!("copy issued here by {n}"), true)
                 .note(format!("size {size}, destination {dst:#x}, source {src:#x} ({who})"))
@@ -188,8 +199,7 @@ fn dynamic_overrun(
     let d = at(d, p, pc, &format!("{size}-byte {kind_name} by {n}"), true);
     let given = match bytes {
         0 => "no dynamic shared memory".to_string(),
-        1 => "1 byte of dynamic shared memory".to_string(),
-        b => format!("{b} bytes of dynamic shared memory"),
+        b => format!("{} of dynamic shared memory", plural(b, "byte")),
     };
     let d = d
         .note(format!(
@@ -250,10 +260,11 @@ fn access(
                         let len = a.data.len() as u64;
                         let what = if a.param.is_some() { "the array argument" } else { "the module variable" };
                         d.note(format!(
-                            "byte offset {off} (element {}) of {what} `{}`, which has {} elements of {elem} bytes",
+                            "byte offset {off} (element {}) of {what} `{}`, which has {} of {}",
                             off / elem,
                             a.name,
-                            len / elem
+                            plural(len / elem, "element"),
+                            plural(elem, "byte")
                         ))
                     }
                     None => d.note(format!("byte offset {off} of a global allocation")),

@@ -21,7 +21,7 @@ use super::ptx::ast::Pos;
 use super::shared::SharedMap;
 use super::spans::SpanResolver;
 use super::Program;
-use crate::diagnostics::Diagnostic;
+use crate::diagnostics::{plural, Diagnostic};
 use crate::span::Span;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -111,8 +111,11 @@ fn ranges(tids: &[u32]) -> String {
         });
         i += 1;
     }
-    let word = if tids.len() == 1 { "thread" } else { "threads" };
-    format!("{word} {}", parts.join(", "))
+    format!(
+        "{} {}",
+        crate::diagnostics::noun_for(tids.len(), "thread"),
+        parts.join(", ")
+    )
 }
 
 /// `cta (0,0,0) threads 32..127; cta (1,0,0) thread 0`.
@@ -128,21 +131,13 @@ pub fn threads(list: &[ThreadRef], total: u64) -> String {
         .map(|(c, tids)| format!("cta {} {}", cta(*c), ranges(tids)))
         .collect();
     if by.len() > shown {
-        parts.push(format!("{} more CTAs", by.len() - shown));
+        parts.push(format!("{} more", plural(by.len() - shown, "CTA")));
     }
     let mut s = parts.join("; ");
     if total > list.len() as u64 {
-        let _ = write!(s, " ({total} threads in all)");
+        let _ = write!(s, " ({} in all)", plural(total, "thread"));
     }
     s
-}
-
-fn count_word(n: u64, one: &str, many: &str) -> String {
-    if n == 1 {
-        format!("1 {one}")
-    } else {
-        format!("{n} {many}")
-    }
 }
 
 /// Where an instruction is, for labels and notes.
@@ -231,9 +226,9 @@ fn near_var(vars: &[MemVar], off: u64) -> String {
         .max_by_key(|v| v.offset);
     match below {
         Some(v) if off < u64::from(v.offset) + u64::from(v.size) => format!(
-            "the access runs past the end of `{}` ({} bytes at offset {})",
+            "the access runs past the end of `{}` ({} at offset {})",
             source_name(v),
-            v.size,
+            plural(v.size, "byte"),
             v.offset
         ),
         Some(v) => {
@@ -241,16 +236,17 @@ fn near_var(vars: &[MemVar], off: u64) -> String {
             let elem = u64::from(v.elem.max(1));
             let what = if elem == 1 {
                 format!(
-                    "`{}` ({} bytes at offset {})",
+                    "`{}` ({} at offset {})",
                     source_name(v),
-                    v.size,
+                    plural(v.size, "byte"),
                     v.offset
                 )
             } else {
                 format!(
-                    "`{}` ({} elements of {elem} bytes at offset {}; this is element {})",
+                    "`{}` ({} of {} at offset {}; this is element {})",
                     source_name(v),
-                    u64::from(v.size) / elem,
+                    plural(u64::from(v.size) / elem, "element"),
+                    plural(elem, "byte"),
                     v.offset,
                     (off - u64::from(v.offset)) / elem
                 )
@@ -258,7 +254,7 @@ fn near_var(vars: &[MemVar], off: u64) -> String {
             if gap == 0 {
                 format!("just past the end of {what}")
             } else {
-                format!("{gap} bytes past the end of {what}")
+                format!("{} past the end of {what}", plural(gap, "byte"))
             }
         }
         None => "before the first variable".to_string(),

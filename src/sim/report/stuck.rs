@@ -2,8 +2,8 @@
 //! thread blocked), a warp-synchronous mask that can never be satisfied, and
 //! no progress within the step budget.
 
-use super::{at, barrier_name, count_word, cta, here, ranges, threads, with_decl, Run};
-use crate::diagnostics::Diagnostic;
+use super::{at, barrier_name, cta, here, ranges, threads, with_decl, Run};
+use crate::diagnostics::{agree, noun_for, plural, Diagnostic};
 use crate::sim::machine::snapshot::{BarrierInfo, Group, MissingWhy, Snapshot, Wait};
 use crate::sim::machine::Stop;
 use std::collections::BTreeMap;
@@ -50,14 +50,16 @@ fn wait_desc(p: &Run<'_>, s: &Snapshot, g: &Group, one: bool) -> String {
             expected,
         } => {
             format!(
-                "{} at CTA barrier {id}, where {arrived} of {expected} threads arrived",
-                v("wait")
+                "{} at CTA barrier {id}, where {arrived} of {} arrived",
+                v("wait"),
+                plural(*expected, "thread")
             )
         }
         Wait::Cluster { arrived, live } => {
             format!(
-                "{} at the cluster barrier, where {arrived} of {live} threads arrived",
-                v("wait")
+                "{} at the cluster barrier, where {arrived} of {} arrived",
+                v("wait"),
+                plural(*live, "thread")
             )
         }
         Wait::Warp { mask, .. } => format!("{} for the lanes of mask {mask:#010x}", v("wait")),
@@ -82,11 +84,11 @@ fn wait_desc(p: &Run<'_>, s: &Snapshot, g: &Group, one: bool) -> String {
 fn group_label(p: &Run<'_>, s: &Snapshot, g: &Group) -> String {
     let n = g.threads.len() as u64;
     if g.wait == Wait::Running {
-        return format!("{} running here", count_word(n, "thread", "threads"));
+        return format!("{} running here", plural(n, "thread"));
     }
     let desc = wait_desc(p, s, g, n == 1);
     let (verb, rest) = desc.split_once(' ').unwrap_or((desc.as_str(), ""));
-    format!("{} {verb} here {rest}", count_word(n, "thread", "threads"))
+    format!("{} {verb} here {rest}", plural(n, "thread"))
 }
 
 /// A group as a note (a label, when the instruction has a span, says where).
@@ -116,14 +118,18 @@ fn barrier_note(p: &Run<'_>, b: &BarrierInfo) -> String {
     let (name, _) = barrier_name(p.shared, &b.r);
     let arrived = i64::from(b.expected) - b.pending;
     let mut s = format!(
-        "barrier `{name}` of cta {}: phase {} (parity {}) is pending with {arrived} of {} arrivals",
+        "barrier `{name}` of cta {}: phase {} (parity {}) is pending with {arrived} of {}",
         cta(b.r.ctaid),
         b.phase,
         b.phase & 1,
-        b.expected
+        plural(b.expected, "arrival")
     );
     if b.tx != 0 || b.inflight_tx != 0 {
-        let _ = write!(s, " and {} transaction bytes still expected", b.tx);
+        let _ = write!(
+            s,
+            " and {} still expected",
+            plural(b.tx, "transaction byte")
+        );
         if b.inflight_tx > 0 {
             let _ = write!(s, " ({} in copies in flight)", b.inflight_tx);
         } else {
@@ -189,7 +195,7 @@ fn exited_notes(mut d: Diagnostic, p: &Run<'_>, s: &Snapshot) -> Diagnostic {
         d = match h.span {
             Some(span) => {
                 let n = list.len() as u64;
-                let verb = count_word(n, "thread", "threads");
+                let verb = plural(n, "thread");
                 d.secondary(span, format!("{verb} exited here"))
                     .note(format!("{who} exited"))
             }
@@ -204,13 +210,15 @@ fn deadlock_help(s: &Snapshot) -> Vec<String> {
     for b in &s.barriers {
         if b.tx > 0 && b.inflight_tx <= 0 && b.pending == 0 {
             help.push(format!(
-                "the phase expects {} more transaction bytes than its copies deliver: check `arrive_expect_tx`/`expect_tx` against the sizes of the copies that complete on the barrier",
-                b.tx
+                "the phase expects {} more {} than its copies deliver: check `arrive_expect_tx`/`expect_tx` against the sizes of the copies that complete on the barrier",
+                b.tx,
+                noun_for(b.tx, "transaction byte")
             ));
         } else if b.pending > 0 {
             help.push(format!(
-                "{} needed to complete the phase: check that every thread the barrier counts arrives in every phase",
-                count_word(b.pending as u64, "more arrival is", "more arrivals are")
+                "{} {} needed to complete the phase: check that every thread the barrier counts arrives in every phase",
+                plural(b.pending, "more arrival"),
+                agree(b.pending, "is", "are")
             ));
         }
     }
@@ -286,7 +294,10 @@ fn lane_list(lanes: &[u32]) -> String {
 }
 
 fn no_progress(p: &Run<'_>, s: &Snapshot, max_steps: u64) -> Diagnostic {
-    let mut d = Diagnostic::error("S0011", format!("no progress within {max_steps} steps"));
+    let mut d = Diagnostic::error(
+        "S0011",
+        format!("no progress within {}", plural(max_steps, "step")),
+    );
     // The threads that ran first (the primary label is where the steps
     // went), then the blocked ones, then those that have not started.
     let rank = |g: &Group| match g.wait {
@@ -312,15 +323,15 @@ fn no_progress(p: &Run<'_>, s: &Snapshot, max_steps: u64) -> Diagnostic {
             .unwrap_or_default();
         d = d.note(if s.cluster_ctas == 1 {
             format!(
-                "the grid's {} CTAs run one at a time: {} completed before cta {}, {later} had not started",
-                s.ctas_total,
+                "the grid's {} run one at a time: {} completed before cta {}, {later} had not started",
+                plural(s.ctas_total, "CTA"),
                 s.ctas_done,
                 cta(first)
             )
         } else {
             format!(
-                "the grid's {} CTAs run a cluster of {} at a time: {} completed before the cluster of cta {}, {later} had not started",
-                s.ctas_total,
+                "the grid's {} run a cluster of {} at a time: {} completed before the cluster of cta {}, {later} had not started",
+                plural(s.ctas_total, "CTA"),
                 s.cluster_ctas,
                 s.ctas_done,
                 cta(first)

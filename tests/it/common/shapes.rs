@@ -2,7 +2,9 @@
 //! take super-linear time or memory (the checker's literal typing and
 //! scopes, the barrier pass's walks and call graph, the PTX writer's
 //! function order, the diagnostics renderer, `--emit ast`, the zero-divisor
-//! check, the unrolling of loops over constant lists). Shared by
+//! check, the unrolling of loops over constant lists, constant locals,
+//! "did you mean", a diagnostic per bad byte, the parser's error recovery,
+//! the notes of mismatched call arguments). Shared by
 //! `tests/it/scaling.rs` (each shape compiles at 20,000) and
 //! `benches/scaling.rs` (each shape's time from 1,000 to 20,000).
 
@@ -332,6 +334,64 @@ fn unrolled_too_much(_: usize) -> Outcome {
     Outcome::Only("E0162")
 }
 
+/// `n` immutable `let`s in one body, each reading the one before.
+fn many_lets(n: usize) -> String {
+    let mut s = format!("{KERNEL}    let a0 = x;\n");
+    for i in 1..n {
+        s.push_str(&format!("    let a{i} = a{} + {i};\n", i - 1));
+    }
+    s.push_str(&format!("    out[0] = a{};\n}}\n", n.saturating_sub(1)));
+    s
+}
+
+/// `n` constants, and a use of a misspelt name for each: `n` E0100s, each
+/// looking for a similar name among the `n` constants.
+fn typos(n: usize) -> String {
+    let mut s = String::new();
+    for i in 0..n {
+        s.push_str(&format!("const C{i}: u32 = {i};\n"));
+    }
+    s.push_str(KERNEL);
+    for i in 0..n {
+        s.push_str(&format!("    out[{i}] = D{i};\n"));
+    }
+    s.push_str("}\n");
+    s
+}
+
+/// One line of `n` characters no token starts with: `n` E0001s.
+fn bad_bytes(n: usize) -> String {
+    format!("{KERNEL}    {}\n}}\n", "@".repeat(n))
+}
+
+fn unexpected_characters(_: usize) -> Outcome {
+    Outcome::Only("E0001")
+}
+
+/// `n` lines that each fail to parse as a statement (`);`): `n` E0010s.
+fn error_lines(n: usize) -> String {
+    format!("{KERNEL}{}}}\n", "    );\n".repeat(n))
+}
+
+fn syntax_errors(_: usize) -> Outcome {
+    Outcome::Only("E0010")
+}
+
+/// `n` bare blocks nested in the kernel's body, one `{` a line: a block is
+/// not a statement, so each `{` is a syntax error the parser recovers
+/// from, deeper each time.
+fn bare_blocks(n: usize) -> String {
+    format!("{KERNEL}{}{}}}\n", "{\n".repeat(n), "}\n".repeat(n))
+}
+
+/// `out[0] = !!…! ) !!…! 1;`, `n` operators in all: the parser recovers
+/// from the `)` under a stack `n / 2` deep, and drops every token after it
+/// up to the `;`.
+fn bang_line(n: usize) -> String {
+    let half = "!".repeat(n / 2);
+    format!("{KERNEL}    out[0] = {half} ) {half} 1;\n}}\n")
+}
+
 pub const SHAPES: &[Shape] = &[
     Shape {
         name: "else_if_expr",
@@ -447,5 +507,35 @@ pub const SHAPES: &[Shape] = &[
         name: "list_nest",
         make: list_nest,
         outcome: unrolled_too_much,
+    },
+    Shape {
+        name: "many_lets",
+        make: many_lets,
+        outcome: clean,
+    },
+    Shape {
+        name: "typos",
+        make: typos,
+        outcome: unknown_names,
+    },
+    Shape {
+        name: "bad_bytes",
+        make: bad_bytes,
+        outcome: unexpected_characters,
+    },
+    Shape {
+        name: "error_lines",
+        make: error_lines,
+        outcome: syntax_errors,
+    },
+    Shape {
+        name: "bare_blocks",
+        make: bare_blocks,
+        outcome: syntax_errors,
+    },
+    Shape {
+        name: "bang_line",
+        make: bang_line,
+        outcome: syntax_errors,
     },
 ];

@@ -1,5 +1,7 @@
-//! The IR's operators. The checker lowers the syntax's operators to these
-//! (`check::exprs`), so nothing after it depends on the AST.
+//! The operators, one definition for the syntax and the IR: the parser
+//! builds `ast` expressions with them and the checker hands them on into
+//! `ir` unchanged. They belong to neither stage (like `types::Scalar`), so
+//! nothing after the checker depends on the AST and the IR needs no twin.
 
 use crate::types::Scalar;
 

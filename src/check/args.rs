@@ -10,6 +10,33 @@ use super::error::CheckError;
 use crate::span::Span;
 use crate::syntax::ast;
 
+/// A call of a built-in as the checker sees it: the table's entry and what
+/// the source gave. The handlers of the built-ins take one.
+#[derive(Clone, Copy)]
+pub struct Call<'e> {
+    pub entry: &'static Entry,
+    pub args: &'e [ast::Expr],
+    pub named: &'e [ast::NamedArg],
+    /// The whole call (E0111 points at it).
+    pub span: Span,
+}
+
+impl<'e> Call<'e> {
+    pub fn new(
+        entry: &'static Entry,
+        args: &'e [ast::Expr],
+        named: &'e [ast::NamedArg],
+        span: Span,
+    ) -> Call<'e> {
+        Call {
+            entry,
+            args,
+            named,
+            span,
+        }
+    }
+}
+
 /// A call's arguments by parameter: the positional parameters in order
 /// (`None` for one left out, or a parameter with a default given by
 /// name in its slot). The named-only ones (`order =`) come from
@@ -29,17 +56,11 @@ pub struct CallContext {
 }
 
 impl BodyChecker<'_> {
-    /// Binds the arguments of a call of `entry`, a built-in with `N`
+    /// Binds the arguments of a call `c` of a built-in with `N`
     /// positional parameters. `None` after E0111 or E0140 (the arguments
     /// are then checked for their own errors only).
-    pub fn bind_args<'e, const N: usize>(
-        &mut self,
-        entry: &Entry,
-        args: &'e [ast::Expr],
-        named: &'e [ast::NamedArg],
-        span: Span,
-    ) -> Option<Bound<'e, N>> {
-        let (args, _) = self.bind_args_and_named::<N>(entry, args, named, span);
+    pub fn bind_args<'e, const N: usize>(&mut self, c: &Call<'e>) -> Option<Bound<'e, N>> {
+        let (args, _) = self.bind_args_and_named::<N>(c);
         Some(Bound { args: args? })
     }
 
@@ -50,11 +71,14 @@ impl BodyChecker<'_> {
     #[allow(clippy::type_complexity)]
     pub fn bind_args_and_named<'e, const N: usize>(
         &mut self,
-        entry: &Entry,
-        args: &'e [ast::Expr],
-        named: &'e [ast::NamedArg],
-        span: Span,
+        c: &Call<'e>,
     ) -> (Option<[Option<&'e ast::Expr>; N]>, Vec<&'e ast::NamedArg>) {
+        let Call {
+            entry,
+            args,
+            named,
+            span,
+        } = *c;
         let taken = self.named_args(entry, args, named);
         let (by_position, only_named): (Vec<_>, Vec<_>) = taken
             .into_iter()

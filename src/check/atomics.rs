@@ -4,12 +4,11 @@
 //! group's scope (E0141, E0142; E0200 for `cluster` before sm_90; E0143
 //! for `cta` on another CTA's memory).
 
+use super::args::Call;
 use super::body::BodyChecker;
-use super::builtins::Entry;
 use super::calls::CallResult;
 use super::error::CheckError;
 use crate::ir::{AtomicOp, ExprKind, MemOrder, MemScope, MemSem, PlaceKind, StmtKind};
-use crate::span::Span;
 use crate::syntax::ast;
 
 /// The note E0118 gives for an element type `op` does not take.
@@ -50,19 +49,12 @@ impl BodyChecker<'_> {
     /// Its own function (not inlined) so that nested calls pay only for
     /// the frame of the group they use.
     #[inline(never)]
-    pub fn atomic_call(
-        &mut self,
-        entry: &Entry,
-        op: AtomicOp,
-        args: &[ast::Expr],
-        named: &[ast::NamedArg],
-        span: Span,
-    ) -> Option<CallResult> {
-        let name = entry.name;
+    pub fn atomic_call(&mut self, c: Call<'_>, op: AtomicOp) -> Option<CallResult> {
+        let (name, args, span) = (c.entry.name, c.args, c.span);
         // The order and scope are words, checked whatever the positional
         // arguments are.
         let (place, values, sem, taken) = if op == AtomicOp::Cas {
-            let (bound, taken) = self.bind_args_and_named::<3>(entry, args, named, span);
+            let (bound, taken) = self.bind_args_and_named::<3>(&c);
             let sem = self.mem_sem(name, &taken, MemSem::ATOMIC, atomic_order);
             let [Some(p), Some(cmp), Some(v)] = bound? else {
                 return None;
@@ -74,7 +66,7 @@ impl BodyChecker<'_> {
             };
             (place, vec![cmp, v], sem, taken)
         } else {
-            let (bound, taken) = self.bind_args_and_named::<2>(entry, args, named, span);
+            let (bound, taken) = self.bind_args_and_named::<2>(&c);
             let sem = self.mem_sem(name, &taken, MemSem::ATOMIC, atomic_order);
             let [Some(p), Some(v)] = bound? else {
                 return None;
@@ -129,15 +121,9 @@ impl BodyChecker<'_> {
     }
 
     /// `fence(order = ..., scope = ...)`: `fence.acq_rel.gpu` by default.
-    pub fn fence_call(
-        &mut self,
-        entry: &Entry,
-        args: &[ast::Expr],
-        named: &[ast::NamedArg],
-        span: Span,
-    ) -> Option<CallResult> {
-        let (bound, taken) = self.bind_args_and_named::<0>(entry, args, named, span);
-        let sem = self.mem_sem(entry.name, &taken, MemSem::FENCE, fence_order);
+    pub fn fence_call(&mut self, c: Call<'_>) -> Option<CallResult> {
+        let (bound, taken) = self.bind_args_and_named::<0>(&c);
+        let sem = self.mem_sem(c.entry.name, &taken, MemSem::FENCE, fence_order);
         bound?;
         Some(CallResult::Effect(Box::new(StmtKind::Fence(sem?))))
     }

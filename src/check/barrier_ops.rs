@@ -2,6 +2,7 @@
 //! to IR barrier statements. Only their shape is checked here (E0304, types,
 //! argument counts, targets); the barrier pass checks the rest on the IR.
 
+use super::args::Call;
 use super::body::{Binding, BodyChecker};
 use super::builtins::{self, BarrierMethod, Builtin, Form, Method};
 use super::calls::CallResult;
@@ -68,7 +69,7 @@ impl BodyChecker<'_> {
         };
         self.builtin_use(method.span, entry);
         let arg = self.in_call(entry.call_note(), args, &[], |c| {
-            let [arg] = c.bind_args::<1>(entry, args, &[], span)?.args;
+            let [arg] = c.bind_args::<1>(&Call::new(entry, args, &[], span))?.args;
             match arg {
                 Some(a) => c.expr_as(a, Scalar::U32).map(Some),
                 None => Some(None),

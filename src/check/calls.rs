@@ -2,8 +2,9 @@
 //! ([`super::builtins`]) and dispatched on [`Function`], and device
 //! functions.
 
+use super::args::Call;
 use super::body::BodyChecker;
-use super::builtins::{self, Builtin, Entry, Function};
+use super::builtins::{self, Builtin, Function};
 use super::error::CheckError;
 use crate::ir::{self, Expr, ExprKind, MathFn, Special, StmtKind, Value, WarpOp};
 use crate::span::Span;
@@ -62,8 +63,9 @@ impl BodyChecker<'_> {
             });
             return None;
         }
+        let call = Call::new(entry, args, named, span);
         self.in_call(entry.call_note(), args, named, |c| {
-            c.builtin_call(entry, f, args, named, span, expected)
+            c.builtin_call(call, f, expected)
         })
     }
 
@@ -108,20 +110,21 @@ impl BodyChecker<'_> {
     #[inline(never)]
     fn builtin_call(
         &mut self,
-        entry: &'static Entry,
+        c: Call<'_>,
         f: Function,
-        args: &[ast::Expr],
-        named: &[ast::NamedArg],
-        span: Span,
         expected: Option<Scalar>,
     ) -> Option<CallResult> {
+        let Call {
+            entry,
+            args,
+            named,
+            span,
+        } = c;
         let effect = |k: StmtKind| Some(CallResult::Effect(Box::new(k)));
         match f {
-            Function::Math(m) => self.math_call(entry, m, args, named, span, expected),
+            Function::Math(m) => self.math_call(c, m, expected),
             Function::Select => {
-                let [Some(c), Some(a), Some(b)] =
-                    self.bind_args::<3>(entry, args, named, span)?.args
-                else {
+                let [Some(c), Some(a), Some(b)] = self.bind_args::<3>(&c)?.args else {
                     return None;
                 };
                 let c = self.expr_as(c, Scalar::Bool);
@@ -134,11 +137,11 @@ impl BodyChecker<'_> {
                     span,
                 )
             }
-            Function::Atomic(op) => self.atomic_call(entry, op, args, named, span),
-            Function::Fence => self.fence_call(entry, args, named, span),
-            Function::Warp(op) => self.warp_call(entry, op, args, named, span, expected),
+            Function::Atomic(op) => self.atomic_call(c, op),
+            Function::Fence => self.fence_call(c),
+            Function::Warp(op) => self.warp_call(c, op, expected),
             Function::LaneMask(m) => {
-                self.bind_args::<0>(entry, args, named, span)?;
+                self.bind_args::<0>(&c)?;
                 self.value(
                     ExprKind::Special(Special::LaneMask(m)),
                     Some(Scalar::U32),
@@ -146,7 +149,7 @@ impl BodyChecker<'_> {
                 )
             }
             Function::SyncWarp => {
-                let [mask] = self.bind_args::<1>(entry, args, named, span)?.args;
+                let [mask] = self.bind_args::<1>(&c)?.args;
                 let mask = match self.mask(mask)? {
                     Some(m) => m,
                     None => Expr {
@@ -159,28 +162,28 @@ impl BodyChecker<'_> {
                 effect(StmtKind::SyncWarp(mask))
             }
             Function::SyncThreads => {
-                self.bind_args::<0>(entry, args, named, span)?;
+                self.bind_args::<0>(&c)?;
                 effect(StmtKind::SyncThreads)
             }
             Function::ClusterSync => {
-                self.bind_args::<0>(entry, args, named, span)?;
+                self.bind_args::<0>(&c)?;
                 self.needs(entry, span)
                     .then_some(CallResult::Effect(Box::new(StmtKind::ClusterSync)))
             }
             Function::FenceProxyAsync => {
-                self.bind_args::<0>(entry, args, named, span)?;
+                self.bind_args::<0>(&c)?;
                 self.needs(entry, span)
                     .then_some(CallResult::Effect(Box::new(StmtKind::FenceProxyAsync)))
             }
-            Function::CopyAsync => self.copy_async(entry, args, named, span),
-            Function::CopyAsyncStore => self.copy_async_store(entry, args, named, span),
+            Function::CopyAsync => self.copy_async(c),
+            Function::CopyAsyncStore => self.copy_async_store(c),
             Function::CopyAsyncCommit => {
-                self.bind_args::<0>(entry, args, named, span)?;
+                self.bind_args::<0>(&c)?;
                 self.needs(entry, span)
                     .then_some(CallResult::Effect(Box::new(StmtKind::CopyAsyncCommit)))
             }
             Function::CopyAsyncWait => {
-                let [Some(n)] = self.bind_args::<1>(entry, args, named, span)?.args else {
+                let [Some(n)] = self.bind_args::<1>(&c)?.args else {
                     return None;
                 };
                 let e = self.expr_as(n, Scalar::U32)?;
@@ -210,7 +213,7 @@ impl BodyChecker<'_> {
                 self.vector_as_value(entry, args, span);
                 None
             }
-            Function::Store2 | Function::Store4 => self.store_vector_call(entry, args, named, span),
+            Function::Store2 | Function::Store4 => self.store_vector_call(c),
         }
     }
 
@@ -220,17 +223,14 @@ impl BodyChecker<'_> {
     #[inline(never)]
     fn math_call(
         &mut self,
-        entry: &Entry,
+        c: Call<'_>,
         f: MathFn,
-        args: &[ast::Expr],
-        named: &[ast::NamedArg],
-        span: Span,
         expected: Option<Scalar>,
     ) -> Option<CallResult> {
-        let name = entry.name;
+        let (name, span) = (c.entry.name, c.span);
         match f {
             MathFn::Min | MathFn::Max => {
-                let [Some(a), Some(b)] = self.bind_args::<2>(entry, args, named, span)?.args else {
+                let [Some(a), Some(b)] = self.bind_args::<2>(&c)?.args else {
                     return None;
                 };
                 let (a, b) = self.unify_pair(a, b, expected);
@@ -239,7 +239,7 @@ impl BodyChecker<'_> {
                 self.value(ExprKind::Math(f, vec![a, b]), None, span)
             }
             MathFn::Abs => {
-                let [Some(a)] = self.bind_args::<1>(entry, args, named, span)?.args else {
+                let [Some(a)] = self.bind_args::<1>(&c)?.args else {
                     return None;
                 };
                 let a = self.expr(a, expected)?;
@@ -254,7 +254,7 @@ impl BodyChecker<'_> {
                 self.value(ExprKind::Math(f, vec![a]), None, span)
             }
             MathFn::Sqrt | MathFn::Rsqrt => {
-                let [Some(a)] = self.bind_args::<1>(entry, args, named, span)?.args else {
+                let [Some(a)] = self.bind_args::<1>(&c)?.args else {
                     return None;
                 };
                 let a = self.expr(a, expected.filter(|t| t.is_float()).or(Some(Scalar::F32)))?;
@@ -269,7 +269,7 @@ impl BodyChecker<'_> {
                 self.value(ExprKind::Math(f, vec![a]), None, span)
             }
             MathFn::Exp2 | MathFn::Log2 | MathFn::Exp | MathFn::Log | MathFn::Sin | MathFn::Cos => {
-                let [Some(a)] = self.bind_args::<1>(entry, args, named, span)?.args else {
+                let [Some(a)] = self.bind_args::<1>(&c)?.args else {
                     return None;
                 };
                 let a = self.expr(a, Some(Scalar::F32))?;
@@ -279,9 +279,7 @@ impl BodyChecker<'_> {
                 self.value(ExprKind::Math(f, vec![a]), None, span)
             }
             MathFn::Fma => {
-                let [Some(a), Some(b), Some(c)] =
-                    self.bind_args::<3>(entry, args, named, span)?.args
-                else {
+                let [Some(a), Some(b), Some(c)] = self.bind_args::<3>(&c)?.args else {
                     return None;
                 };
                 let (a, b) = self.unify_pair(a, b, expected.or(Some(Scalar::F32)));
@@ -301,19 +299,14 @@ impl BodyChecker<'_> {
     #[inline(never)]
     fn warp_call(
         &mut self,
-        entry: &Entry,
+        c: Call<'_>,
         op: WarpOp,
-        args: &[ast::Expr],
-        named: &[ast::NamedArg],
-        span: Span,
         expected: Option<Scalar>,
     ) -> Option<CallResult> {
-        let name = entry.name;
+        let (entry, name, span) = (c.entry, c.entry.name, c.span);
         match op {
             WarpOp::ShflDown | WarpOp::ShflUp | WarpOp::ShflXor | WarpOp::ShflIdx => {
-                let [Some(v), Some(lane), mask] =
-                    self.bind_args::<3>(entry, args, named, span)?.args
-                else {
+                let [Some(v), Some(lane), mask] = self.bind_args::<3>(&c)?.args else {
                     return None;
                 };
                 let v = self.expr(v, expected);
@@ -336,7 +329,7 @@ impl BodyChecker<'_> {
                 self.value(ExprKind::Warp(op, args), Some(ty), span)
             }
             WarpOp::Ballot | WarpOp::Any | WarpOp::All => {
-                let [Some(p), mask] = self.bind_args::<2>(entry, args, named, span)?.args else {
+                let [Some(p), mask] = self.bind_args::<2>(&c)?.args else {
                     return None;
                 };
                 let p = self.expr_as(p, Scalar::Bool);
@@ -350,16 +343,16 @@ impl BodyChecker<'_> {
                 self.value(ExprKind::Warp(op, args), Some(ty), span)
             }
             WarpOp::Elect => {
-                let [mask] = self.bind_args::<1>(entry, args, named, span)?.args;
+                let [mask] = self.bind_args::<1>(&c)?.args;
                 let args = with_mask(Vec::new(), self.mask(mask)?);
                 self.value(ExprKind::Warp(op, args), Some(Scalar::Bool), span)
             }
             WarpOp::ActiveMask => {
-                self.bind_args::<0>(entry, args, named, span)?;
+                self.bind_args::<0>(&c)?;
                 self.value(ExprKind::Warp(op, Vec::new()), Some(Scalar::U32), span)
             }
             WarpOp::Redux(_) => {
-                let [Some(v), mask] = self.bind_args::<2>(entry, args, named, span)?.args else {
+                let [Some(v), mask] = self.bind_args::<2>(&c)?.args else {
                     return None;
                 };
                 let target = self.needs(entry, span);
@@ -441,16 +434,9 @@ impl BodyChecker<'_> {
         })
     }
 
-    fn copy_async(
-        &mut self,
-        entry: &Entry,
-        args: &[ast::Expr],
-        named: &[ast::NamedArg],
-        span: Span,
-    ) -> Option<CallResult> {
-        let [Some(dst), Some(src), Some(bytes), Some(bar)] =
-            self.bind_args::<4>(entry, args, named, span)?.args
-        else {
+    fn copy_async(&mut self, c: Call<'_>) -> Option<CallResult> {
+        let (entry, span) = (c.entry, c.span);
+        let [Some(dst), Some(src), Some(bytes), Some(bar)] = self.bind_args::<4>(&c)?.args else {
             return None;
         };
         let sm90 = self.needs(entry, span);
@@ -469,16 +455,9 @@ impl BodyChecker<'_> {
         })))
     }
 
-    fn copy_async_store(
-        &mut self,
-        entry: &Entry,
-        args: &[ast::Expr],
-        named: &[ast::NamedArg],
-        span: Span,
-    ) -> Option<CallResult> {
-        let [Some(dst), Some(src), Some(bytes)] =
-            self.bind_args::<3>(entry, args, named, span)?.args
-        else {
+    fn copy_async_store(&mut self, c: Call<'_>) -> Option<CallResult> {
+        let (entry, span) = (c.entry, c.span);
+        let [Some(dst), Some(src), Some(bytes)] = self.bind_args::<3>(&c)?.args else {
             return None;
         };
         let sm90 = self.needs(entry, span);

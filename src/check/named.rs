@@ -3,6 +3,7 @@
 //! their operations `b.sync()`, `b[i].arrive()`, lowered to
 //! [`StmtKind::NamedBarrier`].
 
+use super::args::Call;
 use super::body::{Binding, BodyChecker};
 use super::builtins::{self, Builtin, Form, Method};
 use super::calls::CallResult;
@@ -225,7 +226,7 @@ impl BodyChecker<'_> {
             return None;
         };
         self.builtin_use(method.span, entry);
-        self.bind_args::<0>(entry, args, &[], span)?;
+        self.bind_args::<0>(&Call::new(entry, args, &[], span))?;
         // A constant index outside the group is the barrier pass's E0305
         // (it knows immutable locals and the elements of loops over lists).
         if index.is_none() && count > 1 && !count_failed {

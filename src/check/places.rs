@@ -1,6 +1,7 @@
 //! Places: elements of global and shared memory (`x[i]`, `tile[s, i]`,
 //! `remote(peer, 0)[0]`).
 
+use super::args::Call;
 use super::body::{Binding, BodyChecker};
 use super::builtins::{self, Function};
 use super::error::{CheckError, Suggestion};
@@ -254,7 +255,7 @@ impl BodyChecker<'_> {
         let entry = builtins::of(Function::Remote)?;
         self.builtin_use(callee.span, entry);
         let bound = self.in_call(entry.call_note(), args, named, |c| {
-            c.bind_args::<2>(entry, args, named, callee.span.to(span))
+            c.bind_args::<2>(&Call::new(entry, args, named, callee.span.to(span)))
         });
         let [Some(arr_arg), Some(rank_arg)] = bound?.args else {
             return None;

@@ -17,6 +17,7 @@
 //! E0148 and W0325 read what the analysis knows of the index's low bits
 //! (`crate::analysis::values`), once the body is lowered ([`alignment`]).
 
+use super::args::Call;
 use super::body::BodyChecker;
 use super::builtins::{self, Builtin, Entry, Function};
 use super::calls::CallResult;
@@ -93,7 +94,7 @@ impl BodyChecker<'_> {
         self.builtin_use(callee.span, entry);
         let place = self.in_call(entry.call_note(), args, &[], |c| {
             match c
-                .bind_args::<1>(entry, args, ast::named_args(named), init.span)?
+                .bind_args::<1>(&Call::new(entry, args, ast::named_args(named), init.span))?
                 .args
             {
                 [Some(p)] => c.place(p, false),
@@ -141,29 +142,22 @@ impl BodyChecker<'_> {
     }
 
     /// `storeN(place, values...)`.
-    pub fn store_vector_call(
-        &mut self,
-        entry: &Entry,
-        args: &[ast::Expr],
-        named: &[ast::NamedArg],
-        span: Span,
-    ) -> Option<CallResult> {
+    pub fn store_vector_call(&mut self, call: Call<'_>) -> Option<CallResult> {
+        let entry = call.entry;
         let Builtin::Function(f) = entry.builtin else {
             return None;
         };
         let (n, _) = vector_op(f)?;
         let (p, values) = match f {
             Function::Store2 => {
-                let [Some(p), Some(a), Some(b)] =
-                    self.bind_args::<3>(entry, args, named, span)?.args
-                else {
+                let [Some(p), Some(a), Some(b)] = self.bind_args::<3>(&call)?.args else {
                     return None;
                 };
                 (p, vec![a, b])
             }
             _ => {
                 let [Some(p), Some(a), Some(b), Some(c), Some(d)] =
-                    self.bind_args::<5>(entry, args, named, span)?.args
+                    self.bind_args::<5>(&call)?.args
                 else {
                     return None;
                 };

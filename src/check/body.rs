@@ -169,6 +169,17 @@ impl<'a> BodyChecker<'a> {
         });
     }
 
+    /// A constant of type `ty` the checker makes (a literal, a named
+    /// constant, a default), with its node id.
+    pub fn constant(&mut self, value: ir::Value, ty: Scalar, span: Span) -> ir::Expr {
+        ir::Expr {
+            kind: ir::ExprKind::Const(value),
+            ty,
+            span,
+            id: self.ids.expr(),
+        }
+    }
+
     /// Records that `span` uses the name defined at `definition`.
     pub fn reference(&mut self, span: Span, definition: Span) {
         self.references.push(super::Reference {

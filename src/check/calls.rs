@@ -152,12 +152,7 @@ impl BodyChecker<'_> {
                 let [mask] = self.bind_args::<1>(&c)?.args;
                 let mask = match self.mask(mask)? {
                     Some(m) => m,
-                    None => Expr {
-                        kind: ExprKind::Const(Value::Int(i128::from(u32::MAX))),
-                        ty: Scalar::U32,
-                        span,
-                        id: self.ids.expr(),
-                    },
+                    None => self.constant(Value::Int(i128::from(u32::MAX)), Scalar::U32, span),
                 };
                 effect(StmtKind::SyncWarp(mask))
             }

@@ -47,12 +47,9 @@ impl BodyChecker<'_> {
                 self.float_literal(*value, *suffix, false, expected, e.span)
             }
             ast::ExprKind::WideInt(value) => self.wide_int_literal(*value, false, expected, e.span),
-            ast::ExprKind::Bool(b) => Some(Expr {
-                kind: ExprKind::Const(crate::ir::Value::Bool(*b)),
-                ty: Scalar::Bool,
-                span: e.span,
-                id: self.ids.expr(),
-            }),
+            ast::ExprKind::Bool(b) => {
+                Some(self.constant(crate::ir::Value::Bool(*b), Scalar::Bool, e.span))
+            }
             ast::ExprKind::Name(name) => self.name_value(name),
             ast::ExprKind::Field { base, field } => self.field(base, field, e.span),
             ast::ExprKind::Index { .. } => {
@@ -224,12 +221,7 @@ impl BodyChecker<'_> {
         if let Some(c) = self.g.consts.get(&*name.name) {
             let (value, ty, def) = (c.value, c.ty, c.span);
             self.reference(span, def);
-            return Some(Expr {
-                kind: ExprKind::Const(value),
-                ty,
-                span,
-                id: self.ids.expr(),
-            });
+            return Some(self.constant(value, ty, span));
         }
         if let Some(entry) = builtins::value(&name.name) {
             let Builtin::Value(v) = entry.builtin else {

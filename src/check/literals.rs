@@ -7,7 +7,7 @@
 use super::body::BodyChecker;
 use super::error::CheckError;
 use crate::fp::{self, Format};
-use crate::ir::{consteval, Expr, ExprKind, Value};
+use crate::ir::{consteval, Expr, Value};
 use crate::span::Span;
 use crate::syntax::ast::FloatLit;
 use crate::types::Scalar;
@@ -57,12 +57,7 @@ impl BodyChecker<'_> {
             });
             return None;
         }
-        Some(Expr {
-            kind: ExprKind::Const(Value::Int(v)),
-            ty,
-            span,
-            id: self.ids.expr(),
-        })
+        Some(self.constant(Value::Int(v), ty, span))
     }
 
     /// An unsuffixed integer literal over `u64::MAX`: a float context
@@ -131,11 +126,6 @@ impl BodyChecker<'_> {
             });
             return None;
         }
-        Some(Expr {
-            kind: ExprKind::Const(Value::Float(f)),
-            ty,
-            span,
-            id: self.ids.expr(),
-        })
+        Some(self.constant(Value::Float(f), ty, span))
     }
 }

@@ -542,12 +542,7 @@ impl BodyChecker<'_> {
         let items = values
             .into_iter()
             .flatten()
-            .map(|(value, item_span)| Expr {
-                kind: ExprKind::Const(value),
-                ty: t,
-                span: item_span,
-                id: self.ids.expr(),
-            })
+            .map(|(value, item_span)| self.constant(value, t, item_span))
             .collect();
         let kind = StmtKind::ForList {
             var: local,
@@ -699,12 +694,7 @@ impl BodyChecker<'_> {
                 let _ = self.expr(s, None);
                 None
             }
-            (None, Some(t)) => Some(Expr {
-                kind: ExprKind::Const(Value::Int(1)),
-                ty: t,
-                span: var.span,
-                id: self.ids.expr(),
-            }),
+            (None, Some(t)) => Some(self.constant(Value::Int(1), t, var.span)),
             (None, None) => None,
         };
         if let (Some(s), Some(step_expr)) = (step, &step_ir) {

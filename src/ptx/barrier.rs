@@ -352,34 +352,12 @@ impl Writer<'_> {
         let t = self.barrier_target(r)?;
         let (par, tracked) = self.parity_operand(&t, parity)?;
         let p = self.reg(Class::Pred);
-        if acquire == Scope::Cluster {
+        let cluster = acquire == Scope::Cluster;
+        if cluster {
             self.require_sm90("test_cluster")?;
             self.need(8, 0);
-            emit!(
-                self,
-                "mbarrier.test_wait.parity.acquire.cluster.shared::cta.b64 {}, {}, {};",
-                p,
-                t.addr,
-                par
-            );
-        } else if self.target.has_sm90_features() {
-            emit!(
-                self,
-                "mbarrier.test_wait.parity.shared::cta.b64 {}, {}, {};",
-                p,
-                t.addr,
-                par
-            );
-        } else {
-            self.need(7, 1);
-            emit!(
-                self,
-                "mbarrier.test_wait.parity.shared.b64 {}, {}, {};",
-                p,
-                t.addr,
-                par
-            );
         }
+        self.phase_probe("test_wait", &p, &t.addr, &par, cluster);
         if let Some(tracked) = tracked {
             self.flip_parity(tracked, Some(p));
         }
@@ -490,32 +468,30 @@ impl Writer<'_> {
     fn wait_loop(&mut self, addr: &Addr, par: &Operand, cluster_acquire: bool) {
         let (l, p) = (self.label(), self.reg(Class::Pred));
         self.place_label(l);
-        if cluster_acquire {
-            emit!(
-                self,
-                "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 {}, {}, {};",
-                p,
-                addr,
-                par
-            );
+        self.phase_probe("try_wait", &p, addr, par, cluster_acquire);
+        emit!(self, "@!{} bra {};", p, l);
+    }
+
+    /// Whether the phase with parity `par` of the barrier at `addr` has
+    /// completed, into `p`: `op` (`try_wait`, which may suspend, or
+    /// `test_wait`) on sm_90, acquiring at cluster scope when
+    /// `cluster_acquire`; sm_80 has only `test_wait`, on `.shared`.
+    fn phase_probe(
+        &mut self,
+        op: &str,
+        p: &impl std::fmt::Display,
+        addr: &impl std::fmt::Display,
+        par: &impl std::fmt::Display,
+        cluster_acquire: bool,
+    ) {
+        let form = if cluster_acquire {
+            format!("{op}.parity.acquire.cluster.shared::cta")
         } else if self.target.has_sm90_features() {
-            emit!(
-                self,
-                "mbarrier.try_wait.parity.shared::cta.b64 {}, {}, {};",
-                p,
-                addr,
-                par
-            );
+            format!("{op}.parity.shared::cta")
         } else {
             self.need(7, 1);
-            emit!(
-                self,
-                "mbarrier.test_wait.parity.shared.b64 {}, {}, {};",
-                p,
-                addr,
-                par
-            );
-        }
-        emit!(self, "@!{} bra {};", p, l);
+            "test_wait.parity.shared".to_string()
+        };
+        emit!(self, "mbarrier.{}.b64 {}, {}, {};", form, p, addr, par);
     }
 }

@@ -322,20 +322,12 @@ fn stmt(out: &mut String, cx: Cx, s: &Stmt, level: usize) {
         }
         StmtKind::Barrier(op) => barrier_op(out, cx, op, level),
         StmtKind::NamedBarrier(op) => {
-            match cx
+            let name = cx
                 .kernel
                 .and_then(|k| k.named_barriers.get(op.group.index()))
-            {
-                Some(b) => out.push_str(&b.name),
-                None => {
-                    let _ = write!(out, "?named#{}", op.group.0);
-                }
-            }
-            if let Some(i) = &op.index {
-                out.push('[');
-                expr(out, cx, i, level);
-                out.push(']');
-            }
+                .map(|b| b.name.to_string());
+            let name = name.unwrap_or_else(|| format!("?named#{}", op.group.0));
+            group_ref(out, cx, &name, op.index.as_ref(), level);
             let _ = write!(out, ".{}", op.kind.method());
         }
         StmtKind::CopyAsync {
@@ -419,13 +411,18 @@ fn parity(out: &mut String, cx: Cx, p: &Parity, level: usize) {
 
 /// `full[%2]`, or `done` for an unindexed reference.
 fn barrier_ref(out: &mut String, cx: Cx, r: &BarrierRef, level: usize) {
-    match cx.kernel.and_then(|k| k.barriers.get(r.group.index())) {
-        Some(b) => out.push_str(&b.name),
-        None => {
-            let _ = write!(out, "?barrier#{}", r.group.0);
-        }
-    }
-    if let Some(i) = &r.index {
+    let name = cx
+        .kernel
+        .and_then(|k| k.barriers.get(r.group.index()))
+        .map(|b| b.name.to_string());
+    let name = name.unwrap_or_else(|| format!("?barrier#{}", r.group.0));
+    group_ref(out, cx, &name, r.index.as_deref(), level);
+}
+
+/// A group's name and its index, if any: `full[%2]`.
+fn group_ref(out: &mut String, cx: Cx, name: &str, index: Option<&Expr>, level: usize) {
+    out.push_str(name);
+    if let Some(i) = index {
         out.push('[');
         expr(out, cx, i, level);
         out.push(']');

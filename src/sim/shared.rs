@@ -107,7 +107,7 @@ impl SharedMap {
             }
         }
         // Dynamic bytes are bounded by the launch check (at most 227 KiB,
-        // plus 128 per declaration) and the static variables end below
+        // plus 1 KiB per declaration) and the static variables end below
         // 8 MiB: this fits in 24 bits.
         let size = base.saturating_add(extent).saturating_add(RED_ZONE);
         let owner = owner_map(&vars, size);

@@ -36,6 +36,7 @@ mod sim_broken;
 mod sim_cli;
 mod sim_cluster;
 mod sim_generated;
+mod sim_hopper;
 mod sim_isa;
 mod sim_named;
 mod sim_passes;

@@ -273,6 +273,25 @@ pub fn rand_f32(n: usize, seed: u64) -> Vec<f32> {
 /// `--arg NAME=TYPE:FORM` with FORM `zeros:N`, `iota:N`, `fill:N:V` or a
 /// scalar literal; NAME is the parameter's name (kdsl's, or the PTX one) or
 /// its position.
+/// The `--schedule` of a test header (in order without one).
+pub fn header_schedule(text: &str) -> Schedule {
+    let header = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("// sim"))
+        .unwrap_or("");
+    let mut words = header.split_whitespace();
+    while let Some(w) = words.next() {
+        if w == "--schedule" {
+            let v = words.next().unwrap_or("");
+            return match v.strip_prefix("random:") {
+                Some(seed) => Schedule::Random(seed.parse().expect("a seed")),
+                None => Schedule::InOrder,
+            };
+        }
+    }
+    Schedule::InOrder
+}
+
 pub fn header_launch(text: &str, program: &Program) -> Launch {
     let header = text
         .lines()
@@ -305,6 +324,8 @@ pub fn header_launch(text: &str, program: &Program) -> Launch {
             "--block" => block = dims(value),
             "--cluster" => cluster = dims(value),
             "--shared-bytes" => shared_bytes = value.parse().expect("a byte count"),
+            // The run's, not the launch's (`sim_broken`).
+            "--schedule" => {}
             "--arg" => {
                 let (name, v) = value.split_once('=').expect("NAME=VALUE");
                 let index = name.parse::<usize>().ok().unwrap_or_else(|| {

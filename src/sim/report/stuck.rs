@@ -154,10 +154,13 @@ fn deadlock(p: &Run<'_>, s: &Snapshot) -> Vec<Diagnostic> {
     for g in warp_dead {
         out.push(warp_report(p, s, g));
     }
-    let rest: Vec<&Group> = rest
+    let mut rest: Vec<&Group> = rest
         .into_iter()
         .filter(|g| !matches!(g.wait, Wait::Running | Wait::NotStarted))
         .collect();
+    // Warps waiting for registers first: a pool that can never serve them
+    // holds up everyone else.
+    rest.sort_by_key(|g| !matches!(g.wait, Wait::RegPool { .. }));
     if rest.is_empty() {
         return out;
     }
@@ -165,10 +168,15 @@ fn deadlock(p: &Run<'_>, s: &Snapshot) -> Vec<Diagnostic> {
     for (i, g) in rest.iter().enumerate() {
         d = group_note(d, p, s, g, i == 0);
     }
+    let mut declared = Vec::new();
     for b in &s.barriers {
         d = d.note(barrier_note(p, b));
         let (name, decl) = barrier_name(p.shared, &b.r);
-        d = with_decl(d, decl, &name);
+        // Barriers of one array share their declaration: one label.
+        if !declared.contains(&decl) {
+            declared.push(decl);
+            d = with_decl(d, decl, &name);
+        }
         for (t, pc, phase) in b.last_arrivals.iter().rev().take(2) {
             let msg = format!(
                 "last arrival on `{name}` here (cta {} thread {}, in phase {phase})",
@@ -286,6 +294,16 @@ fn exited_notes(mut d: Diagnostic, p: &Run<'_>, s: &Snapshot) -> Diagnostic {
 
 fn deadlock_help(s: &Snapshot) -> Vec<String> {
     let mut help = Vec::new();
+    // Copies that delivered more than a phase expects leave it below zero
+    // for good: the cause of everything else.
+    for b in &s.barriers {
+        if b.tx < 0 && b.inflight_tx <= 0 && b.pending == 0 {
+            help.push(format!(
+                "the copies completed {} more than the phase expects, and a phase completes only at 0: check `arrive_expect_tx`/`expect_tx` against the copies that complete on the barrier (a tensor copy counts its whole box, also where it lies outside the tensor)",
+                plural(-b.tx, "transaction byte")
+            ));
+        }
+    }
     for b in &s.barriers {
         if b.tx > 0 && b.inflight_tx <= 0 && b.pending == 0 {
             help.push(format!(
@@ -301,13 +319,19 @@ fn deadlock_help(s: &Snapshot) -> Vec<String> {
             ));
         }
     }
-    if help.is_empty() {
-        help.push(
+    let mut unique: Vec<String> = Vec::new();
+    for h in help {
+        if !unique.contains(&h) {
+            unique.push(h);
+        }
+    }
+    if unique.is_empty() && s.pools.is_empty() {
+        unique.push(
             "every remaining thread waits for an event that no running thread will cause"
                 .to_string(),
         );
     }
-    help
+    unique
 }
 
 fn warp_report(p: &Run<'_>, s: &Snapshot, g: &Group) -> Diagnostic {

@@ -1295,3 +1295,66 @@ fn the_designs_ptx_cases_load_and_run_as_the_isa_says() {
         }
     }
 }
+
+/// The GEMM of hopper.md §4.2 as kdslc would emit it (the design's PTX,
+/// `tests/fixtures/hopper-ptx/gemm_g_40_232.ptx`: 4-stage ring, producer
+/// at 40 registers, consumers at 232, one arrival per consumer warp) over
+/// 2 × 2 tiles and 5 k-tiles, exactly A·Bᵀ on small integers, in order and
+/// at random.
+#[test]
+fn the_designs_gemm_ptx_computes_a_times_b_transposed() {
+    let text = std::fs::read_to_string(root().join("tests/fixtures/hopper-ptx/gemm_g_40_232.ptx"))
+        .expect("the GEMM");
+    let k = ptx_str("gemm_g_40_232.ptx", &text).unwrap_or_else(|e| panic!("{e}"));
+    let (m, n, kk) = (256u32, 512u32, 320u32);
+    let a = small_int_bf16((m * kk) as usize, 11);
+    let b = small_int_bf16((n * kk) as usize, 12);
+    let mut l = launch(
+        "gemm",
+        [(n / 256) * (m / 128), 1, 1],
+        [384, 1, 1],
+        [1, 1, 1],
+        vec![
+            tensor(
+                "tmA",
+                TensorElem::BF16,
+                a.clone(),
+                &[m.into(), kk.into()],
+                &[128, 64],
+                Swizzle::B128,
+            ),
+            tensor(
+                "tmB",
+                TensorElem::BF16,
+                b.clone(),
+                &[n.into(), kk.into()],
+                &[256, 64],
+                Swizzle::B128,
+            ),
+            array("pc", Scalar::BF16, vec![0; (2 * m * n) as usize]),
+            u32v(m),
+            u32v(n),
+            u32v(kk),
+        ],
+    );
+    l.dynamic_shared = 197_632;
+    let value = |v: &[u8], i: usize| {
+        f64::from(f32::from_bits(
+            u32::from(u16::from_le_bytes([v[2 * i], v[2 * i + 1]])) << 16,
+        ))
+    };
+    let mut want = Vec::new();
+    for r in 0..m as usize {
+        for c in 0..n as usize {
+            let s: f64 = (0..kk as usize)
+                .map(|j| value(&a, r * kk as usize + j) * value(&b, c * kk as usize + j))
+                .sum();
+            want.extend(crate::sim_reference::bf16_bits(s as f32).to_le_bytes());
+        }
+    }
+    for schedule in [Schedule::InOrder, Schedule::Random(5)] {
+        let (k, o) = (&k, run_with(&k, &l, schedule, 1_000_000_000));
+        assert!(o.reports.is_empty(), "{}", rendered(k, &o));
+        assert!(o.arrays[2].data == want, "{schedule:?}: C differs");
+    }
+}

@@ -165,7 +165,7 @@ proptest! {
         ..ProptestConfig::default()
     })]
 
-    /// The same, longer and deeper: `cargo test --test it -- --ignored consteval`.
+    /// The same, longer and deeper: `cargo test --test it -- --ignored check::consteval`.
     #[test]
     #[ignore = "long: 20,000 deeper expressions"]
     fn folded_constants_match_the_reference_long(g in gen_expr::any_expr(4)) {

@@ -14,7 +14,7 @@
 //!
 //! A file must produce exactly the annotated diagnostics, no more, no fewer.
 //! Snapshots live in `tests/ui/snapshots/`; review changes with
-//! `cargo insta review` (or `INSTA_UPDATE=always cargo test --test it ui::`).
+//! `cargo insta review` (or `INSTA_UPDATE=always cargo test --test it check::ui::`).
 
 use kdsl::diagnostics::{render, Severity};
 use kdsl::target::Target;
@@ -159,7 +159,7 @@ fn ui() {
         }
         let stem = name.trim_end_matches(".kdsl").to_string();
         insta::with_settings!({
-            snapshot_path => "../ui/snapshots",
+            snapshot_path => "../../ui/snapshots",
             prepend_module_to_snapshot => false,
             description => written.clone(),
             omit_expression => true,

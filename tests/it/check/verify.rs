@@ -1,8 +1,8 @@
 //! The IR verifier (`kdsl::ir::verify`) on the IR the checker builds from
 //! every program in the repository: samples, valid programs, UI tests (whose
 //! errors leave partial IR), fixtures and the simulator's broken kernels.
-//! The hand-built modules of `ptx_build` are verified where they are
-//! written (`ptx_writer::assemble`).
+//! The hand-built modules of `ptx::build` are verified where they are
+//! written (`ptx::writer::assemble`).
 
 use crate::common::repo_root;
 use kdsl::ir::verify::{self, Mode};

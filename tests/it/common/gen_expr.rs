@@ -8,7 +8,7 @@
 //! encodes the semantics kdsl documents in `docs/language.md` ("Constant
 //! evaluation"): the rules of the PTX instructions kdslc emits.
 //!
-//! `tests/it/consteval.rs` compares the compiler's folded constants with
+//! `tests/it/check/consteval.rs` compares the compiler's folded constants with
 //! these values; the simulator's tests run the same expressions as PTX. An
 //! expression's source is fully parenthesised and every literal carries its
 //! type suffix, so it means the same thing in any context.

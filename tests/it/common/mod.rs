@@ -13,6 +13,7 @@ pub mod gen_expr;
 pub mod gen_program;
 pub mod ptxas;
 pub mod shapes;
+pub mod sim;
 
 use std::path::PathBuf;
 

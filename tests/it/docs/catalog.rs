@@ -15,7 +15,7 @@ use std::path::PathBuf;
 
 /// Codes whose examples are not compiled, and which of them (wrong, fixed):
 /// the import codes need several files; E0127's wrong example needs 4096
-/// parameters and is abridged (`tests/it/limits.rs` and the UI test compile
+/// parameters and is abridged (`tests/it/check/limits.rs` and the UI test compile
 /// the real thing).
 const NOT_COMPILED_CODES: [(&str, [bool; 2]); 3] = [
     ("E0127", [true, false]),
@@ -52,7 +52,7 @@ fn docs_are_up_to_date() {
         panic!(
             "{} is out of date (first difference at line {}).\n\
              It is generated from src/diagnostics/explain/*.md; regenerate it with\n\n    \
-             KDSL_BLESS=1 cargo test --test it catalog::\n",
+             KDSL_BLESS=1 cargo test --test it docs::catalog::\n",
             path.display(),
             first_diff + 1
         );
@@ -385,7 +385,7 @@ fn simulated_codes(
 ) -> Result<Vec<&'static str>, String> {
     use kdsl::sim::{self, PtxSource, Schedule, SimOptions};
     let loaded = if lang == "ptx" {
-        match crate::sim_support::ptx_str("example.ptx", block) {
+        match crate::common::sim::ptx_str("example.ptx", block) {
             Ok(l) => l,
             Err(rendered) => {
                 // A load error: its code is what the example gives.
@@ -429,12 +429,12 @@ fn simulated_codes(
             layouts,
         )
         .map_err(|d| format!("its PTX does not load: {}", describe(&d)))?;
-        crate::sim_support::Loaded {
+        crate::common::sim::Loaded {
             program,
             sources: c.sources,
         }
     };
-    let launch = crate::sim_support::header_launch(block, &loaded.program);
+    let launch = crate::common::sim::header_launch(block, &loaded.program);
     let outcome = sim::run(
         &loaded.program,
         &launch,
@@ -446,7 +446,7 @@ fn simulated_codes(
     // A report on a kdsl kernel points at the kdsl source: a primary span,
     // and no instruction named by its PTX line.
     if lang != "ptx" {
-        let rendered = crate::sim_support::rendered(&loaded, &outcome);
+        let rendered = crate::common::sim::rendered(&loaded, &outcome);
         if outcome.reports.iter().any(|d| d.primary_span().is_none())
             || rendered.contains("PTX line")
         {

@@ -1,7 +1,7 @@
 //! The documentation's examples are real programs: every ```kdsl block in
 //! docs/language.md compiles with no diagnostics at all (sm_90), and PTX is
 //! produced for it. (docs/diagnostics.md's blocks are checked, wrong and
-//! fixed, by tests/it/catalog.rs.)
+//! fixed, by tests/it/docs/catalog.rs.)
 
 use std::path::Path;
 

@@ -49,7 +49,7 @@ fn neovim_shows_e0301_and_applies_the_quick_fix() {
             std::env::var_os("CI").is_none(),
             "nvim is not installed, and CI must run the editor test (apt-get install neovim)"
         );
-        eprintln!("\n\n*** SKIPPED tests/it/nvim.rs: nvim not found (install Debian's `neovim` to run it) ***\n\n");
+        eprintln!("\n\n*** SKIPPED tests/it/lsp/nvim.rs: nvim not found (install Debian's `neovim` to run it) ***\n\n");
         return;
     };
     assert!(

@@ -871,7 +871,7 @@ fn definitions_are_spelled_like_their_uses_in_every_program() {
 /// The editor files the server ships with: the VS Code extension's JSON is
 /// valid and wired together, both highlighters know every keyword, and the
 /// problem matcher's pattern has the shape `kdslc --message-format short`
-/// prints (the Vim errorformat is exercised for real in tests/it/nvim.rs).
+/// prints (the Vim errorformat is exercised for real in tests/it/lsp/nvim.rs).
 #[test]
 fn editor_files_are_consistent() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("editors");

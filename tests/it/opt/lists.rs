@@ -5,8 +5,8 @@
 //! element as an immediate, and the simulated kernel computes what a Rust
 //! reference does in the same order, bit for bit.
 
-use crate::sim_passes::with;
-use crate::sim_support::*;
+use crate::common::sim::*;
+use crate::opt::passes::with;
 use kdsl::opt::Passes;
 use kdsl::sim::Schedule;
 use std::path::Path;

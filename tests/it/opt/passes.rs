@@ -6,8 +6,8 @@
 //! Rust reference at the edges of the type, and so is the guarded shape of
 //! the `while` loops a `return` leaves.
 
-use crate::sim_cli::{kdsl_signature, request, table};
-use crate::sim_support::*;
+use crate::common::sim::*;
+use crate::sim::cli::{kdsl_signature, request, table};
 use kdsl::launch::{self, ArgValue, Origin};
 use kdsl::opt::Passes;
 use kdsl::sim::Schedule;

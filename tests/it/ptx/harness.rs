@@ -1,4 +1,4 @@
-//! Proves the ptxas harness in tests/common/ptxas.rs tells a good PTX module
+//! Proves the ptxas harness in tests/it/common/ptxas.rs tells a good PTX module
 //! from a bad one, so tests built on it can be trusted.
 
 use crate::common::ptxas;

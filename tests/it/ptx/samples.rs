@@ -4,7 +4,7 @@
 //! and ptxas on the programs it once crashed on (tests/fixtures/ptxas-crash).
 //!
 //! Regenerate the golden files after an intended change with
-//! `KDSL_BLESS=1 cargo test --test it samples::`, and review the diff.
+//! `KDSL_BLESS=1 cargo test --test it ptx::samples::`, and review the diff.
 
 use crate::common;
 use kdsl::target::Target;

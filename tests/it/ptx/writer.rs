@@ -3,8 +3,8 @@
 //! instructions the barrier operations, headers and prologues produce.
 
 use crate::common::ptxas;
-use crate::ptx_build::kernels::*;
-use crate::ptx_build::*;
+use crate::ptx::build::kernels::*;
+use crate::ptx::build::*;
 use kdsl::ir::{
     AtomicOp, BarrierOpKind, Dim::*, Kernel, MemOrder, MemScope, MemSem, Module, Parity,
     Special::*, StmtKind,
@@ -1259,7 +1259,7 @@ fn sm90_only_operations_on_sm80_are_errors() {
     );
 }
 
-/// `KDSL_PTX_DUMP=dir cargo test --test it ptx_writer::dump` writes the sample
+/// `KDSL_PTX_DUMP=dir cargo test --test it ptx::writer::dump` writes the sample
 /// kernels' PTX (sm_90) into `dir` for reading.
 #[test]
 fn dump_for_review() {

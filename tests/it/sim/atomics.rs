@@ -5,7 +5,7 @@
 //! passes on and off (bit-identical in order); remote atomics at cluster
 //! scope; and the PTX forms the simulator must refuse.
 
-use crate::sim_support::*;
+use crate::common::sim::*;
 use kdsl::launch::ArgValue;
 use kdsl::opt::Passes;
 use kdsl::sim::{Schedule, SimOptions};

@@ -6,9 +6,9 @@
 //! that line of that file, and a report for a `.kdsl` kernel must not fall
 //! back to naming PTX lines anywhere. The rendered report is snapshotted in
 //! `tests/sim/broken/snapshots/` (`INSTA_UPDATE=always cargo test --test it
-//! sim_broken::` after an intended change, then review).
+//! sim::broken::` after an intended change, then review).
 
-use crate::sim_support::*;
+use crate::common::sim::*;
 use kdsl::sim::{Schedule, SimOptions};
 use std::path::Path;
 
@@ -92,7 +92,7 @@ fn check(path: &Path) -> Result<(), String> {
     }
     let stem = name.replace('.', "_");
     insta::with_settings!({
-        snapshot_path => "../sim/broken/snapshots",
+        snapshot_path => "../../sim/broken/snapshots",
         prepend_module_to_snapshot => false,
         description => text.clone(),
         omit_expression => true,

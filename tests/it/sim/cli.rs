@@ -1,15 +1,15 @@
 //! `kdslc sim` as a user runs it: every launch of `scripts/sim-launches.txt`
 //! (each sample, each bench kernel and its nvcc twin) through the binary
 //! with its outputs written by `--out` and checked against the Rust
-//! reference (`sim_reference`); a faulting kernel in each message format;
+//! reference (`sim::reference`); a faulting kernel in each message format;
 //! `--stats`, `--schedule random:SEED`, `--max-steps`; bad input of every
 //! kind (a clear error, exit 2 or 4, and no output file); `.ptx` input from
 //! nvcc with and without `-lineinfo`; and random and mutated PTX with
 //! random launch flags, which must never make `kdslc` panic.
 
 use crate::common::ptxas::require_nvcc;
-use crate::sim_reference;
-use crate::sim_support::root;
+use crate::common::sim::root;
+use crate::sim::reference;
 use kdsl::launch::{self, ArgSpec, ArgValue, KernelSignature, Launch, Origin, Request};
 use kdsl::types::Scalar;
 use std::path::{Path, PathBuf};
@@ -127,7 +127,7 @@ fn run_and_check(what: &str, target: &str, flags: &[String], sig: &KernelSignatu
     assert_eq!(status(&o), 0, "{what}: kdslc sim failed:\n{}", stderr(&o));
     let written = std::fs::read_dir(&dir).map_or(0, Iterator::count);
     assert!(written > 0, "{what}: no --out files");
-    let result = sim_reference::check(l, |arg| {
+    let result = reference::check(l, |arg| {
         let name = &sig.params.get(arg)?.name;
         let Some(ArgValue::Array(a)) = l.args.get(arg) else {
             return None;

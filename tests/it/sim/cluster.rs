@@ -4,7 +4,7 @@
 //! `cluster_sync()`s in their own branch (no W0320), both against a Rust
 //! reference under random schedules.
 
-use crate::sim_support::*;
+use crate::common::sim::*;
 use kdsl::launch::ArgValue;
 use kdsl::sim::Schedule;
 

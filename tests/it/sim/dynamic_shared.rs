@@ -6,7 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 use crate::common;
-use crate::sim_support::{kdsl_file, launch, ptx_str, rendered, run, u32s, u32v};
+use crate::common::sim::{kdsl_file, launch, ptx_str, rendered, run, u32s, u32v};
 use kdsl::ir::layout::{ParamLayout, SharedLayout, SHARED_LIMIT};
 use kdsl::target::Target;
 use std::fs;
@@ -235,7 +235,7 @@ fn an_index_past_a_dynamic_declaration_is_reported() {
     l.args[1] = u32v(16352);
     let o = run(&k, &l);
     assert!(o.reports.is_empty(), "{}", rendered(&k, &o));
-    assert_eq!(crate::sim_support::as_u32(&o.arrays[0]), vec![3; 32]);
+    assert_eq!(crate::common::sim::as_u32(&o.arrays[0]), vec![3; 32]);
     // A launch with less than the layout needs is refused.
     l.dynamic_shared = 65536;
     let o = run(&k, &l);
@@ -290,7 +290,7 @@ fn ptx_dynamic_shared_memory_is_the_launchs() {
     let o = run(&k, &l);
     assert!(o.reports.is_empty(), "{}", rendered(&k, &o));
     let want: Vec<u32> = (0..8).map(|t| t + 32).collect();
-    assert_eq!(crate::sim_support::as_u32(&o.arrays[0]), want);
+    assert_eq!(crate::common::sim::as_u32(&o.arrays[0]), want);
     l.dynamic_shared = 20;
     let o = run(&k, &l);
     let shown = rendered(&k, &o);
@@ -479,8 +479,8 @@ kernel cluster_sum(x: global [f32], out: global mut [f32], n: u32) block(128) cl
         [128, 1, 1],
         [2, 1, 1],
         vec![
-            crate::sim_support::f32s("x", &x),
-            crate::sim_support::f32s("out", &[0.0]),
+            crate::common::sim::f32s("x", &x),
+            crate::common::sim::f32s("out", &[0.0]),
             u32v(n),
         ],
     );
@@ -493,7 +493,7 @@ kernel cluster_sum(x: global [f32], out: global mut [f32], n: u32) block(128) cl
     let o = run(&k, &l);
     assert!(o.reports.is_empty(), "{}", rendered(&k, &o));
     let want: f32 = x.iter().sum();
-    assert_eq!(crate::sim_support::as_f32(&o.arrays[1]), [want]);
+    assert_eq!(crate::common::sim::as_f32(&o.arrays[1]), [want]);
 }
 
 /// Generated kernels past 48 KiB, of arrays of every width, one or two
@@ -604,7 +604,7 @@ fn generated_kernels_past_48_kib() {
         let o = run(&k, &l);
         assert!(o.reports.is_empty(), "{src}\n{}", rendered(&k, &o));
         let want: Vec<u32> = (0..arrays as u32).flat_map(|i| [i + 1, 100 + i]).collect();
-        assert_eq!(crate::sim_support::as_u32(&o.arrays[0]), want, "{src}");
+        assert_eq!(crate::common::sim::as_u32(&o.arrays[0]), want, "{src}");
     }
     assert!(
         dynamic >= 8,

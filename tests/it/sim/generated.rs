@@ -12,7 +12,7 @@
 //! that the culprit — folder, writer or simulator — is plain.
 
 use crate::common::gen_expr::{self, describe, GenExpr, Ty, Val};
-use crate::sim_support::*;
+use crate::common::sim::*;
 use kdsl::launch::ArgValue;
 use kdsl::sim::{self, PtxSource, SimOptions};
 use kdsl::types::Scalar;
@@ -205,7 +205,7 @@ fn deeper_simulated_expressions_equal_the_reference() {
     compare(500, 4, 2);
 }
 
-/// The same, many more and deeper: `cargo test --test it -- --ignored sim_generated`.
+/// The same, many more and deeper: `cargo test --test it -- --ignored sim::generated`.
 #[test]
 #[ignore = "long: 30,000 expressions"]
 fn simulated_expressions_equal_the_reference_long() {

@@ -4,7 +4,7 @@
 //! errors name the instruction and its line, and mutated PTX never makes
 //! the simulator panic.
 
-use crate::sim_support::*;
+use crate::common::sim::*;
 use kdsl::sim::{Schedule, SimOptions};
 
 /// A kernel `t(.param .u64 out)` with registers of every kind declared and

@@ -6,7 +6,7 @@
 //! skips its arrival.
 
 use crate::common::ptxas;
-use crate::sim_support::*;
+use crate::common::sim::*;
 use kdsl::sim::Schedule;
 use kdsl::target::Target;
 use kdsl::Options;

@@ -1,6 +1,6 @@
 //! What each sample kernel must compute, in Rust, from the inputs of a
 //! launch: the one reference for the simulator's library tests
-//! (`sim_samples`, `sim_twins`) and its command-line tests (`sim_cli`).
+//! (`sim::samples`, `sim::twins`) and its command-line tests (`sim::cli`).
 //! Kernels are known by name and their arguments by position, so a launch
 //! of the kdsl sample, of its kdslc PTX and of its nvcc twin all check
 //! against the same values. Integers and data movement are exact; float

@@ -1,15 +1,15 @@
 //! Every sample runs in the simulator on inputs that use every CTA and
 //! pipeline-stage path, and its outputs match the reference computed in
-//! Rust (`sim_reference`): exactly for data movement, within a stated
+//! Rust (`sim::reference`): exactly for data movement, within a stated
 //! relative tolerance for float arithmetic (sums are accumulated in another
 //! order than the reference's f64 sums); arrays a kernel does not write
 //! must come back unchanged.
 //!
-//! The cases are shared with `sim_twins`, which runs the nvcc-compiled CUDA
+//! The cases are shared with `sim::twins`, which runs the nvcc-compiled CUDA
 //! twins of the same kernels on the same inputs.
 
-use crate::sim_reference::check_arrays;
-use crate::sim_support::*;
+use crate::common::sim::*;
+use crate::sim::reference::check_arrays;
 use kdsl::launch::{ArgValue, Launch};
 
 fn sample(name: &str) -> Loaded {
@@ -25,7 +25,7 @@ fn sum(x: &[f32]) -> f32 {
 }
 
 /// Runs `l` without any report and checks every array against the
-/// reference (`sim_reference`).
+/// reference (`sim::reference`).
 fn run_checked(k: &Loaded, l: &Launch) -> kdsl::sim::Outcome {
     let o = run_clean(k, l);
     if let Err(e) = check_arrays(l, &o.arrays) {

@@ -3,11 +3,11 @@
 //! are compiled with the pinned nvcc at test time, and their PTX — which
 //! the simulator did not write and which uses inline PTX for the mbarrier
 //! and bulk-copy operations — runs on the same inputs as the kdslc PTX of
-//! the samples, checked against the same references (`sim_samples`).
+//! the samples, checked against the same references (`sim::samples`).
 
 use crate::common::ptxas::require_nvcc;
-use crate::sim_samples::*;
-use crate::sim_support::*;
+use crate::common::sim::*;
+use crate::sim::samples::*;
 use std::path::Path;
 use std::process::Command;
 

@@ -7,7 +7,7 @@
 //! misaligned or out-of-bounds vector access.
 
 use crate::common::ptxas;
-use crate::sim_support::*;
+use crate::common::sim::*;
 use kdsl::launch::ArgValue;
 use kdsl::opt::Passes;
 use kdsl::target::Target;

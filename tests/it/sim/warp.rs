@@ -6,7 +6,7 @@
 //! different masks at different places meet only their own mask's lanes
 //! (the PTX ISA's rule), so the divergent part does not deadlock.
 
-use crate::sim_support::*;
+use crate::common::sim::*;
 use kdsl::opt::Passes;
 use kdsl::sim::Schedule;
 use kdsl::target::Target;

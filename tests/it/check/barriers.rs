@@ -3,8 +3,9 @@
 //! slicing the source with their spans); the last tests compile correct
 //! kernels and expect no barrier diagnostic at all.
 
+use crate::common::{kdsl_files, repo_root};
 use kdsl::diagnostics::{Diagnostic, Severity};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 fn compile(src: &str) -> Vec<Diagnostic> {
     let opts = kdsl::Options {
@@ -752,22 +753,6 @@ fn w0323_with_constant_indices() {
 
 // ---------------------------------------------------------------- no false positives
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn kdsl_files(dir: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut files: Vec<PathBuf> = entries
-        .map(|e| e.expect("dir entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "kdsl"))
-        .collect();
-    files.sort();
-    files
-}
-
 /// The files among `paths` that give any diagnostic, with the codes. Files
 /// are compiled from disk, so their imports resolve.
 fn unclean(paths: &[PathBuf]) -> Vec<String> {
@@ -788,7 +773,7 @@ fn unclean(paths: &[PathBuf]) -> Vec<String> {
 
 #[test]
 fn bench_kernels_and_samples_have_no_diagnostics() {
-    let samples = kdsl_files(&root().join("samples"));
+    let samples = kdsl_files(&repo_root().join("samples"));
     let names: Vec<String> = samples
         .iter()
         .filter_map(|p| p.file_stem()?.to_str().map(String::from))
@@ -816,7 +801,7 @@ fn bench_kernels_and_samples_have_no_diagnostics() {
 
 #[test]
 fn warp_specialised_pipeline_has_no_diagnostics() {
-    let bad = unclean(&[root().join("tests/fixtures/ws_pipeline.kdsl")]);
+    let bad = unclean(&[repo_root().join("tests/fixtures/ws_pipeline.kdsl")]);
     assert!(
         bad.is_empty(),
         "expected no diagnostics:\n{}",
@@ -826,7 +811,7 @@ fn warp_specialised_pipeline_has_no_diagnostics() {
 
 #[test]
 fn valid_programs_have_no_diagnostics() {
-    let valid = kdsl_files(&root().join("tests/valid"));
+    let valid = kdsl_files(&repo_root().join("tests/valid"));
     assert!(!valid.is_empty(), "tests/valid/*.kdsl");
     let bad = unclean(&valid);
     assert!(
@@ -1093,7 +1078,7 @@ fn an_unrelated_error_anywhere_hides_no_barrier_error() {
         v.sort();
         v
     };
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ui");
+    let dir = crate::common::repo_root().join("tests/ui");
     let mut variants = 0;
     for name in files {
         let src = std::fs::read_to_string(dir.join(format!("{name}.kdsl"))).expect("ui file");

@@ -9,6 +9,7 @@
 //! - if-expressions nest to any depth, as values and as function tails.
 
 use crate::common;
+use crate::common::rng::XorShift;
 use proptest::prelude::*;
 use std::fmt::Write as _;
 use std::process::Command;
@@ -37,25 +38,20 @@ struct E {
 
 /// A small deterministic generator (xorshift): a seed is a program.
 struct Gen {
-    state: u64,
+    state: XorShift,
     lets: usize,
 }
 
 impl Gen {
     fn new(seed: u64) -> Gen {
         Gen {
-            state: seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1,
+            state: XorShift(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1),
             lets: 0,
         }
     }
 
     fn next(&mut self) -> u64 {
-        let mut x = self.state;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.state = x;
-        x
+        self.state.next()
     }
 
     fn below(&mut self, n: u64) -> u64 {

@@ -15,7 +15,7 @@
 //!   register and modifier word as a kernel, function, parameter, shared
 //!   array, barrier group and local name.
 
-use crate::common::ptxas;
+use crate::common::{ptxas, rng};
 use kdsl::diagnostics::Diagnostic;
 use kdsl::ir::layout::{SharedLayout, SHARED_LIMIT};
 use kdsl::target::Target;
@@ -83,15 +83,11 @@ fn too_much(log: &str, what: &str) -> Option<u64> {
 }
 
 /// A small deterministic generator (no dependency, same cases every run).
-struct Lcg(u64);
+struct Lcg(rng::Lcg);
 
 impl Lcg {
     fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        self.0 >> 33
+        self.0.step() >> 33
     }
 
     fn below(&mut self, n: u64) -> u64 {
@@ -166,7 +162,7 @@ fn shared_memory_is_what_ptxas_allocates() {
     let Some(ptxas) = ptxas::require_ptxas() else {
         return;
     };
-    let mut rng = Lcg(0x5eed_0f5a_7e00);
+    let mut rng = Lcg(rng::Lcg(0x5eed_0f5a_7e00));
     let mut all = String::new();
     let mut dynamic = 0;
     for i in 0..60 {

@@ -28,7 +28,7 @@ struct Expectation {
 }
 
 fn ui_files() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ui");
+    let dir = crate::common::repo_root().join("tests/ui");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .expect("tests/ui exists")
         .map(|e| e.expect("readable dir entry").path())

@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
-use crate::common;
+use crate::common::{self, kdslc_command, project, text};
 use std::fs;
 use std::path::Path;
 use std::process::{Command, Output};
@@ -32,30 +32,13 @@ kernel k(out: global mut [f32]) block(32) {
 ";
 
 fn kdslc_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kdslc"))
-        .current_dir(dir)
+    kdslc_command(dir)
         .args(args)
         .env_remove("NO_COLOR")
         .env_remove("PTXAS")
         .env_remove("CUDA_HOME")
-        .stdin(std::process::Stdio::null())
         .output()
         .expect("kdslc runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-/// A temporary folder holding `files`.
-fn project(files: &[(&str, &str)]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for (name, body) in files {
-        let path = dir.path().join(name);
-        fs::create_dir_all(path.parent().unwrap()).unwrap();
-        fs::write(path, body).unwrap();
-    }
-    dir
 }
 
 fn listing(dir: &Path) -> Vec<String> {

@@ -3,6 +3,7 @@
 //! errors (exit 1), and `kdslc run` on a machine without a CUDA driver.
 //! (The forms of each flag are unit-tested in `src/launch/`.)
 
+use crate::common::{self, kdslc};
 use std::fs;
 use std::path::Path;
 use std::process::{Command, Output};
@@ -25,28 +26,16 @@ kernel second(out: global mut [u32]) block(64) cluster(2) {
 }
 ";
 
-fn kdslc(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kdslc"))
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("kdslc runs")
-}
-
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 fn project() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    fs::write(dir.path().join("saxpy.kdsl"), SAXPY).unwrap();
-    fs::write(dir.path().join("two.kdsl"), TWO).unwrap();
-    fs::write(
-        dir.path().join("bad.kdsl"),
-        "kernel k() block(32) { let x = y; }\n",
-    )
-    .unwrap();
-    dir
+    common::project(&[
+        ("saxpy.kdsl", SAXPY),
+        ("two.kdsl", TWO),
+        ("bad.kdsl", "kernel k() block(32) { let x = y; }\n"),
+    ])
 }
 
 /// Runs `kdslc SUB ARGS...` under both subcommands, expecting the same

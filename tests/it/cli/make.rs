@@ -28,7 +28,7 @@ fn copy_dir(from: &Path, to: &Path) {
 fn samples_copy() -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path().join("samples");
-    copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("samples"), &dir);
+    copy_dir(&crate::common::repo_root().join("samples"), &dir);
     (tmp, dir)
 }
 
@@ -205,7 +205,7 @@ fn make_list(makefile: &str, var: &str) -> Vec<String> {
 /// (sm_86 and sm_89 refuse them too, and more besides: E0200).
 #[test]
 fn makefile_lists_the_samples_past_99_kib() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
+    let root = crate::common::repo_root().join("samples");
     let makefile = std::fs::read_to_string(root.join("Makefile")).expect("Makefile");
     let listed = make_list(&makefile, "NEEDS_BIG_SMEM");
     let mut refused = Vec::new();
@@ -240,7 +240,7 @@ fn makefile_target_sm80_skips_the_sm90_samples() {
     if !make_available() {
         return;
     }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
+    let root = crate::common::repo_root().join("samples");
     let listed = needs_sm90(&std::fs::read_to_string(root.join("Makefile")).expect("Makefile"));
     let mut refused = Vec::new();
     let mut all = Vec::new();
@@ -463,7 +463,7 @@ fn makefile_builds_the_compiler_only_when_its_sources_change() {
     std::fs::create_dir_all(binary.parent().expect("parent")).expect("mkdir");
     std::fs::copy(env!("CARGO_BIN_EXE_kdslc"), &binary).expect("the compiler");
     let dir = repo.join("samples");
-    copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("samples"), &dir);
+    copy_dir(&crate::common::repo_root().join("samples"), &dir);
     let (bin, log) = tools(tmp.path(), false, &binary);
     let path = format!("{}:/usr/bin:/bin", bin.display());
 

@@ -52,7 +52,7 @@ impl Ty {
         Ty::F32,
         Ty::F64,
     ];
-    const INTS: [Ty; 8] = [
+    pub const INTS: [Ty; 8] = [
         Ty::I8,
         Ty::U8,
         Ty::I16,
@@ -100,13 +100,33 @@ impl Ty {
         matches!(self, Ty::F16 | Ty::BF16 | Ty::F32 | Ty::F64)
     }
 
-    fn is_signed(self) -> bool {
+    pub fn is_signed(self) -> bool {
         matches!(self, Ty::I8 | Ty::I16 | Ty::I32 | Ty::I64)
     }
 
+    /// `u8`, `i8`, `u16`, `i16`.
+    pub fn is_narrow(self) -> bool {
+        matches!(self, Ty::I8 | Ty::U8 | Ty::I16 | Ty::U16)
+    }
+
+    /// `f16`, `bf16`.
+    pub fn is_half(self) -> bool {
+        matches!(self, Ty::F16 | Ty::BF16)
+    }
+
     /// `f32`/`f64`: `a * b + c` contracts; `min`, `max`, `fma` apply.
-    fn is_wide_float(self) -> bool {
+    pub fn is_wide_float(self) -> bool {
         matches!(self, Ty::F32 | Ty::F64)
+    }
+
+    /// Bytes in memory (a shared array element; `bool` takes a byte).
+    pub fn size(self) -> u32 {
+        match self {
+            Ty::Bool | Ty::I8 | Ty::U8 => 1,
+            Ty::I16 | Ty::U16 | Ty::F16 | Ty::BF16 => 2,
+            Ty::I32 | Ty::U32 | Ty::F32 => 4,
+            Ty::I64 | Ty::U64 | Ty::F64 => 8,
+        }
     }
 }
 

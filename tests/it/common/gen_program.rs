@@ -16,107 +16,24 @@
 //! by the program's index, so that a fixed number of consecutive programs
 //! covers all of them whatever the random choices.
 
+use super::rng::XorShift;
 use std::collections::BTreeSet;
 
-/// A scalar type.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Ty {
-    Bool,
-    I8,
-    U8,
-    I16,
-    U16,
-    I32,
-    U32,
-    I64,
-    U64,
-    F16,
-    BF16,
-    F32,
-    F64,
-}
+/// The scalar types, shared with the expression generator.
+pub use super::gen_expr::Ty;
 
-pub const TYS: [Ty; 13] = [
-    Ty::Bool,
-    Ty::I8,
-    Ty::U8,
-    Ty::I16,
-    Ty::U16,
-    Ty::I32,
-    Ty::U32,
-    Ty::I64,
-    Ty::U64,
-    Ty::F16,
-    Ty::BF16,
-    Ty::F32,
-    Ty::F64,
-];
-const INTS: [Ty; 8] = [
-    Ty::I8,
-    Ty::U8,
-    Ty::I16,
-    Ty::U16,
-    Ty::I32,
-    Ty::U32,
-    Ty::I64,
-    Ty::U64,
-];
+pub const TYS: [Ty; 13] = Ty::ALL;
+const INTS: [Ty; 8] = Ty::INTS;
 
-impl Ty {
-    pub fn name(self) -> &'static str {
-        match self {
-            Ty::Bool => "bool",
-            Ty::I8 => "i8",
-            Ty::U8 => "u8",
-            Ty::I16 => "i16",
-            Ty::U16 => "u16",
-            Ty::I32 => "i32",
-            Ty::U32 => "u32",
-            Ty::I64 => "i64",
-            Ty::U64 => "u64",
-            Ty::F16 => "f16",
-            Ty::BF16 => "bf16",
-            Ty::F32 => "f32",
-            Ty::F64 => "f64",
-        }
-    }
-    fn is_int(self) -> bool {
-        INTS.contains(&self)
-    }
-    fn is_signed(self) -> bool {
-        matches!(self, Ty::I8 | Ty::I16 | Ty::I32 | Ty::I64)
-    }
-    /// `u8`, `i8`, `u16`, `i16`.
-    fn is_narrow(self) -> bool {
-        matches!(self, Ty::I8 | Ty::U8 | Ty::I16 | Ty::U16)
-    }
-    fn is_half(self) -> bool {
-        matches!(self, Ty::F16 | Ty::BF16)
-    }
-    fn is_wide_float(self) -> bool {
-        matches!(self, Ty::F32 | Ty::F64)
-    }
-    fn is_float(self) -> bool {
-        self.is_half() || self.is_wide_float()
-    }
-    fn bits(self) -> u32 {
-        match self {
-            Ty::I64 | Ty::U64 | Ty::F64 => 64,
-            Ty::I16 | Ty::U16 | Ty::F16 | Ty::BF16 => 16,
-            Ty::Bool | Ty::I8 | Ty::U8 => 8,
-            _ => 32,
-        }
-    }
-    /// Bytes in memory (a shared array element).
-    fn size(self) -> u32 {
-        match self {
-            Ty::Bool | Ty::I8 | Ty::U8 => 1,
-            Ty::I16 | Ty::U16 | Ty::F16 | Ty::BF16 => 2,
-            Ty::I32 | Ty::U32 | Ty::F32 => 4,
-            _ => 8,
-        }
-    }
-}
+/// The per-thread mask values: the lane masks and the active mask.
+const MASK_VALUES: [&str; 6] = [
+    "lane_mask_eq",
+    "lane_mask_lt",
+    "lane_mask_le",
+    "lane_mask_gt",
+    "lane_mask_ge",
+    "active_mask",
+];
 
 /// One boundary stepped over: replace `marker` (with the value after it)
 /// by `replacement`; the compiler must say `code`, and nothing else.
@@ -161,7 +78,7 @@ struct Env {
 }
 
 pub struct Gen {
-    state: u64,
+    state: XorShift,
     /// The program's index: sweeps go round with it.
     pub index: u64,
     fresh: usize,
@@ -172,9 +89,11 @@ pub struct Gen {
 impl Gen {
     pub fn new(index: u64, seed: u64) -> Gen {
         Gen {
-            state: (seed ^ index.wrapping_mul(0xD1B5_4A32_D192_ED03))
-                .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-                | 1,
+            state: XorShift(
+                (seed ^ index.wrapping_mul(0xD1B5_4A32_D192_ED03))
+                    .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                    | 1,
+            ),
             index,
             fresh: 0,
             markers: 0,
@@ -183,12 +102,7 @@ impl Gen {
     }
 
     fn next(&mut self) -> u64 {
-        let mut x = self.state;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.state = x;
-        x
+        self.state.next()
     }
 
     fn below(&mut self, n: u64) -> u64 {
@@ -259,7 +173,7 @@ impl Gen {
                         self.note(format!("lit:suffix:{}", t.name()));
                         format!("{v}{}", t.name())
                     }
-                    3 if t.bits() == 8 => {
+                    3 if (t.size() * 8) == 8 => {
                         self.note("lit:underscore");
                         format!("1_{}", v % 10)
                     }
@@ -513,14 +427,7 @@ impl Gen {
             10 if t == Ty::U32 => {
                 // Lane masks and the active mask: per-thread values, no
                 // synchronisation.
-                let f = self.pick(&[
-                    "lane_mask_eq",
-                    "lane_mask_lt",
-                    "lane_mask_le",
-                    "lane_mask_gt",
-                    "lane_mask_ge",
-                    "active_mask",
-                ]);
+                let f = self.pick(&MASK_VALUES);
                 self.note(format!("builtin:{f}"));
                 format!("{f}()")
             }
@@ -555,7 +462,7 @@ impl Gen {
         let op = self.pick(&["<<", ">>"]);
         self.note(format!("op:{op}"));
         let a = self.expr(t, env, d);
-        let w = t.bits();
+        let w = t.size() * 8;
         let amount = match self.below(4) {
             0 => {
                 self.note(format!("bound:shift:{w}:0"));

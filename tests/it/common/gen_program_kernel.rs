@@ -3,7 +3,7 @@
 //! control flow, shared arrays, atomics, barriers, bulk copies, clusters
 //! and distributed shared memory, the hardware limits).
 
-use super::{Env, Gen, Program, Ty, INTS, TYS};
+use super::{Env, Gen, Program, Ty, INTS, MASK_VALUES, TYS};
 use kdsl::target::Target;
 
 /// Static shared memory per CTA: past it a kernel's shared memory is
@@ -546,14 +546,7 @@ fn control(g: &mut Gen, k: &mut K) {
         1 + g.below(64)
     ));
     // The lane-mask registers and the active mask, every program.
-    for f in [
-        "lane_mask_eq",
-        "lane_mask_lt",
-        "lane_mask_le",
-        "lane_mask_gt",
-        "lane_mask_ge",
-        "active_mask",
-    ] {
+    for f in MASK_VALUES {
         g.note(format!("builtin:{f}"));
     }
     k.stmt(format!(

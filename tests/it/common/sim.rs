@@ -1,15 +1,22 @@
 //! Helpers for the simulator tests: compile a kernel (kdsl source or PTX
 //! text), build launches and arrays, run, and render the reports.
 
-use kdsl::diagnostics::render;
+use super::rng::Lcg;
+use kdsl::diagnostics::{render, Diagnostic};
 use kdsl::launch::{ArgValue, Array, Launch};
 use kdsl::sim::{self, Outcome, Program, PtxSource, Schedule, SimOptions};
 use kdsl::source::{SourceFile, SourceMap};
 use kdsl::types::Scalar;
 use std::path::{Path, PathBuf};
 
-pub fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+pub use super::repo_root;
+
+/// The default options with these passes (`Passes::none()`, `all()`).
+pub fn with_passes(passes: kdsl::opt::Passes) -> kdsl::Options {
+    kdsl::Options {
+        passes,
+        ..kdsl::Options::default()
+    }
 }
 
 /// A loaded kernel module and the sources its reports point into.
@@ -28,7 +35,7 @@ pub fn kdsl_file(path: &Path) -> Loaded {
 
 /// [`kdsl_file`] with other compiler options (`--passes none`, ...).
 pub fn kdsl_file_with(path: &Path, opts: &kdsl::Options) -> Loaded {
-    let root = root();
+    let root = repo_root();
     let path = path.strip_prefix(&root).unwrap_or(path);
     let c = kdsl::compile(path, opts).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     finish_kdsl(c, &path.display().to_string())
@@ -51,25 +58,46 @@ fn finish_kdsl(c: kdsl::Compilation, name: &str) -> Loaded {
         "{name}:\n{}",
         render::short(&c.sources, &errors)
     );
-    let ptx = c.ptx.unwrap_or_else(|| panic!("{name}: no PTX"));
-    // What `kdslc sim` tells the simulator of kernels placed in dynamic
-    // shared memory.
+    match load_compilation(c) {
+        Ok(loaded) => loaded,
+        Err(NotLoaded::NoPtx) => panic!("{name}: no PTX"),
+        Err(NotLoaded::Load(d, sources)) => {
+            panic!("{name}: load failed:\n{}", render::short(&sources, &d))
+        }
+    }
+}
+
+/// Why a compilation's PTX did not load.
+pub enum NotLoaded {
+    /// The compilation wrote no PTX.
+    NoPtx,
+    /// The simulator refused it: its diagnostics, and the sources they
+    /// point into.
+    Load(Vec<Diagnostic>, SourceMap),
+}
+
+/// A compilation's PTX loaded as `kdslc sim` loads it: with the writer's
+/// line map (reports point at the `.kdsl` source) and the dynamic
+/// shared-memory layout of each kernel placed there.
+pub fn load_compilation(c: kdsl::Compilation) -> Result<Loaded, NotLoaded> {
+    let ptx = c.ptx.ok_or(NotLoaded::NoPtx)?;
     let layouts = c
         .module
         .as_ref()
         .map(kdsl::launch::signature::dynamic_layouts)
         .unwrap_or_default();
-    let program = sim::load_with(
+    match sim::load_with(
         &ptx,
         PtxSource::Kdsl {
             line_spans: &c.ptx_line_spans,
         },
         layouts,
-    )
-    .unwrap_or_else(|d| panic!("{name}: load failed:\n{}", render::short(&c.sources, &d)));
-    Loaded {
-        program,
-        sources: c.sources,
+    ) {
+        Ok(program) => Ok(Loaded {
+            program,
+            sources: c.sources,
+        }),
+        Err(d) => Err(NotLoaded::Load(d, c.sources)),
     }
 }
 
@@ -143,18 +171,38 @@ pub fn as_u32(a: &Array) -> Vec<u32> {
         .collect()
 }
 
+/// A launch's shape along x, y and z: `[x, y, z]`, or `x` alone for
+/// `[x, 1, 1]`.
+pub trait Dims {
+    fn dims(self) -> [u32; 3];
+}
+
+impl Dims for [u32; 3] {
+    fn dims(self) -> [u32; 3] {
+        self
+    }
+}
+
+impl Dims for u32 {
+    fn dims(self) -> [u32; 3] {
+        [self, 1, 1]
+    }
+}
+
+/// A launch of `kernel` with no dynamic shared memory: `launch("k", 2, 256,
+/// 1, args)` is a grid of 2 CTAs of 256 threads, one CTA to a cluster.
 pub fn launch(
     kernel: &str,
-    grid: [u32; 3],
-    block: [u32; 3],
-    cluster: [u32; 3],
+    grid: impl Dims,
+    block: impl Dims,
+    cluster: impl Dims,
     args: Vec<ArgValue>,
 ) -> Launch {
     Launch {
         kernel: kernel.to_string(),
-        grid,
-        block,
-        cluster,
+        grid: grid.dims(),
+        block: block.dims(),
+        cluster: cluster.dims(),
         dynamic_shared: 0,
         args,
     }
@@ -193,14 +241,9 @@ pub fn run_clean(l: &Loaded, launch: &Launch) -> Outcome {
 
 /// A deterministic pseudo-random sequence in [0, 1).
 pub fn rand_f32(n: usize, seed: u64) -> Vec<f32> {
-    let mut s = seed;
+    let mut rng = Lcg(seed);
     (0..n)
-        .map(|_| {
-            s = s
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((s >> 40) as f32) / (1u64 << 24) as f32
-        })
+        .map(|_| ((rng.step() >> 40) as f32) / (1u64 << 24) as f32)
         .collect()
 }
 

@@ -7,10 +7,9 @@
 use crate::common::gen_program::required_features;
 use kdsl::check::builtins::{Builtin, Entry, Form, Function, BUILTINS};
 use std::collections::BTreeSet;
-use std::path::Path;
 
 fn read(path: &str) -> String {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+    let p = crate::common::repo_root().join(path);
     std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 

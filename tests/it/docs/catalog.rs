@@ -24,7 +24,7 @@ const NOT_COMPILED_CODES: [(&str, [bool; 2]); 3] = [
 ];
 
 fn docs_path() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    crate::common::repo_root()
         .join("docs")
         .join("diagnostics.md")
 }
@@ -383,6 +383,7 @@ fn simulated_codes(
     lang: &str,
     warnings_ok: bool,
 ) -> Result<Vec<&'static str>, String> {
+    use crate::common::sim::{load_compilation, NotLoaded};
     use kdsl::sim::{self, PtxSource, Schedule, SimOptions};
     let loaded = if lang == "ptx" {
         match crate::common::sim::ptx_str("example.ptx", block) {
@@ -415,23 +416,12 @@ fn simulated_codes(
         if !blocking.is_empty() {
             return Err(format!("it compiles with {}", describe(&blocking)));
         }
-        let ptx = c.ptx.ok_or("no PTX")?;
-        let layouts = c
-            .module
-            .as_ref()
-            .map(kdsl::launch::signature::dynamic_layouts)
-            .unwrap_or_default();
-        let program = sim::load_with(
-            &ptx,
-            PtxSource::Kdsl {
-                line_spans: &c.ptx_line_spans,
-            },
-            layouts,
-        )
-        .map_err(|d| format!("its PTX does not load: {}", describe(&d)))?;
-        crate::common::sim::Loaded {
-            program,
-            sources: c.sources,
+        match load_compilation(c) {
+            Ok(loaded) => loaded,
+            Err(NotLoaded::NoPtx) => return Err("no PTX".to_string()),
+            Err(NotLoaded::Load(d, _)) => {
+                return Err(format!("its PTX does not load: {}", describe(&d)))
+            }
         }
     };
     let launch = crate::common::sim::header_launch(block, &loaded.program);

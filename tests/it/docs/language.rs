@@ -3,8 +3,6 @@
 //! produced for it. (docs/diagnostics.md's blocks are checked, wrong and
 //! fixed, by tests/it/docs/catalog.rs.)
 
-use std::path::Path;
-
 fn kdsl_blocks(text: &str) -> Vec<(usize, String)> {
     let mut out = Vec::new();
     let mut current: Option<(usize, String)> = None;
@@ -24,7 +22,7 @@ fn kdsl_blocks(text: &str) -> Vec<(usize, String)> {
 
 #[test]
 fn language_reference_examples_compile_cleanly() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/language.md");
+    let path = crate::common::repo_root().join("docs/language.md");
     let text = std::fs::read_to_string(&path).expect("docs/language.md");
     let blocks = kdsl_blocks(&text);
     assert!(

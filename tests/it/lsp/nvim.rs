@@ -9,7 +9,7 @@
 //! Needs `nvim` (0.7 or newer) on PATH, or its path in `$NVIM_BIN`. Without
 //! one the test fails on CI (`$CI` set) and is skipped, loudly, elsewhere.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -59,7 +59,7 @@ fn neovim_shows_e0301_and_applies_the_quick_fix() {
             .is_some_and(|l| l.contains("ready.wait(0)")),
         "ERROR_LINE is the line of the wait"
     );
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = crate::common::repo_root();
     let dir = tempfile::tempdir().expect("temp dir");
     let file = dir.path().join("flagship.kdsl");
     std::fs::write(&file, PROGRAM).expect("write the program");

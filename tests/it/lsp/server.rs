@@ -799,7 +799,7 @@ fn identifiers(text: &str) -> Vec<(usize, &str)> {
 /// hover answers without an error.
 #[test]
 fn definitions_are_spelled_like_their_uses_in_every_program() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = crate::common::repo_root();
     let mut files = Vec::new();
     for dir in ["samples", "samples/common", "tests/valid", "tests/ui"] {
         let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
@@ -874,7 +874,7 @@ fn definitions_are_spelled_like_their_uses_in_every_program() {
 /// prints (the Vim errorformat is exercised for real in tests/it/lsp/nvim.rs).
 #[test]
 fn editor_files_are_consistent() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("editors");
+    let root = crate::common::repo_root().join("editors");
     let json = |p: &str| -> Value {
         let text = std::fs::read_to_string(root.join(p)).unwrap_or_else(|e| panic!("{p}: {e}"));
         serde_json::from_str(&text).unwrap_or_else(|e| panic!("{p}: {e}"))

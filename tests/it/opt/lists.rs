@@ -6,7 +6,6 @@
 //! reference does in the same order, bit for bit.
 
 use crate::common::sim::*;
-use crate::opt::passes::with;
 use kdsl::opt::Passes;
 use kdsl::sim::Schedule;
 use std::path::Path;
@@ -40,7 +39,7 @@ fn reference(x: &[f32]) -> f32 {
 #[test]
 fn no_loop_is_left_and_offsets_are_immediates() {
     for passes in [Passes::none(), Passes::all()] {
-        let c = kdsl::compile(Path::new(FILE), &with(passes)).expect("reads");
+        let c = kdsl::compile(Path::new(FILE), &with_passes(passes)).expect("reads");
         assert!(c.diagnostics.is_empty(), "{:?}", c.diagnostics);
         let ptx = c.ptx.expect("ptx");
         for d in [16, 8, 4, 2, 1] {
@@ -133,13 +132,13 @@ fn unrolled_lists_match_the_reference() {
     let x = rand_f32(64, 11);
     let want = [reference(&x[..32]), reference(&x[32..])];
     for passes in [Passes::none(), Passes::all()] {
-        let l = kdsl_file_with(Path::new(FILE), &with(passes.clone()));
+        let l = kdsl_file_with(Path::new(FILE), &with_passes(passes.clone()));
         for schedule in [Schedule::InOrder, Schedule::Random(5)] {
             let launch = launch(
                 "const_lists",
-                [1, 1, 1],
-                [64, 1, 1],
-                [1, 1, 1],
+                1,
+                64,
+                1,
                 vec![f32s("x", &x), f32s("out", &[0.0; 2])],
             );
             let o = run_with(&l, &launch, schedule, 10_000_000);
@@ -161,7 +160,7 @@ fn emit_ir_shows_the_loop_until_the_optimiser_unrolls_it() {
     let ir = |passes: &str| {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_kdslc"))
             .args([FILE, "--emit", "ir", "--passes", passes])
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .current_dir(crate::common::repo_root())
             .output()
             .expect("kdslc runs");
         assert_eq!(

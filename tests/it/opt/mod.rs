@@ -2,4 +2,4 @@
 //! computes the same with the passes on and off.
 
 mod lists;
-pub mod passes;
+mod passes;

@@ -14,23 +14,16 @@ use kdsl::sim::Schedule;
 use kdsl::Options;
 use std::path::Path;
 
-pub fn with(passes: Passes) -> Options {
-    Options {
-        passes,
-        ..Options::default()
-    }
-}
-
 #[test]
 fn every_table_launch_computes_the_same_with_and_without_the_passes() {
     let mut rewritten = 0;
     for (file, flags) in table().iter().filter(|(f, _)| f.ends_with(".kdsl")) {
         let sig = kdsl_signature(file);
         let l = launch::build(&sig, &request(flags, Origin::Kdsl)).expect("the launch builds");
-        let off = kdsl_file_with(Path::new(file), &with(Passes::none()));
-        let on = kdsl_file_with(Path::new(file), &with(Passes::all()));
+        let off = kdsl_file_with(Path::new(file), &with_passes(Passes::none()));
+        let on = kdsl_file_with(Path::new(file), &with_passes(Passes::all()));
         let ptx = |opts: &Options| kdsl::compile(Path::new(file), opts).expect("reads").ptx;
-        if ptx(&with(Passes::none())) != ptx(&with(Passes::all())) {
+        if ptx(&with_passes(Passes::none())) != ptx(&with_passes(Passes::all())) {
             rewritten += 1;
         }
         let (a, b) = (run_clean(&off, &l), run_clean(&on, &l));
@@ -106,13 +99,13 @@ fn unsigned_for_loops_stop_before_wrapping_around() {
         (max - 4, max, 3),
     ];
     for passes in [Passes::none(), Passes::all()] {
-        let k = kdsl_str_with("count.kdsl", COUNT, &with(passes));
+        let k = kdsl_str_with("count.kdsl", COUNT, &with_passes(passes));
         for (start, end, step) in cases {
             let l = launch(
                 "count",
-                [1, 1, 1],
-                [32, 1, 1],
-                [1, 1, 1],
+                1,
+                32,
+                1,
                 vec![u32s("out", &[0; 9]), u32v(start), u32v(end), u32v(step)],
             );
             let o = run_clean(&k, &l);
@@ -223,14 +216,14 @@ fn walk_reference(t: u32, n: u32, stop: u32) -> u32 {
 #[test]
 fn while_loops_left_by_return_run_as_written() {
     for passes in [Passes::none(), Passes::all()] {
-        let k = kdsl_str_with("walk.kdsl", WALK, &with(passes));
+        let k = kdsl_str_with("walk.kdsl", WALK, &with_passes(passes));
         for n in [0, 1, 5, 40, 200, u32::MAX] {
             for stop in [3, 17, 64] {
                 let l = launch(
                     "walk",
-                    [1, 1, 1],
-                    [64, 1, 1],
-                    [1, 1, 1],
+                    1,
+                    64,
+                    1,
                     vec![u32s("out", &[0; 64]), u32v(n), u32v(stop)],
                 );
                 let o = run_clean(&k, &l);
@@ -277,9 +270,9 @@ fn assert_stream_runs(k: &Loaded, x: &[u32], cases: &[(u32, u32, u32)], what: &s
     for &(start, end, step) in cases {
         let l = launch(
             "stream",
-            [1, 1, 1],
-            [32, 1, 1],
-            [1, 1, 1],
+            1,
+            32,
+            1,
             vec![
                 u32s("x", x),
                 u32s("out", &[0; 2]),
@@ -324,9 +317,9 @@ fn streaming_loops_unrolled_by_four_run_every_iteration_in_order() {
     ];
     let mut unrolled = false;
     for passes in [Passes::none(), Passes::all()] {
-        let c = kdsl::compile_str("stream.kdsl", STREAM, &with(passes.clone()));
+        let c = kdsl::compile_str("stream.kdsl", STREAM, &with_passes(passes.clone()));
         unrolled |= c.ptx.is_some_and(|p| p.matches("ld.global").count() >= 5);
-        let k = kdsl_str_with("stream.kdsl", STREAM, &with(passes));
+        let k = kdsl_str_with("stream.kdsl", STREAM, &with_passes(passes));
         assert_stream_runs(&k, &x, &cases, "");
     }
     assert!(unrolled, "the pass unrolled the loop");
@@ -360,7 +353,7 @@ fn hinted_loops_run_every_iteration_in_order() {
         let want = if n == 1 { 1 } else { n as usize + 1 };
         assert_eq!(loads, want, "#[unroll({n})]");
         for passes in [Passes::none(), Passes::all()] {
-            let k = kdsl_str_with("hinted.kdsl", &src, &with(passes.clone()));
+            let k = kdsl_str_with("hinted.kdsl", &src, &with_passes(passes.clone()));
             assert_stream_runs(&k, &x, &cases, &format!("#[unroll({n})] {passes:?}: "));
         }
     }
@@ -388,14 +381,8 @@ fn full_unroll_hint_past_the_default_limit() {
     assert_eq!(ptx.matches("ld.global").count(), 40, "{ptx}");
     assert!(!ptx.contains("bra $L"), "a loop is left:\n{ptx}");
     for passes in [Passes::none(), Passes::all()] {
-        let k = kdsl_str_with("full.kdsl", src, &with(passes));
-        let l = launch(
-            "full",
-            [1, 1, 1],
-            [32, 1, 1],
-            [1, 1, 1],
-            vec![u32s("x", &x), u32s("out", &[0; 32])],
-        );
+        let k = kdsl_str_with("full.kdsl", src, &with_passes(passes));
+        let l = launch("full", 1, 32, 1, vec![u32s("x", &x), u32s("out", &[0; 32])]);
         let o = run_clean(&k, &l);
         assert!(as_u32(&o.arrays[1]).iter().all(|&h| h == want));
     }
@@ -557,7 +544,7 @@ fn generated_loop_nests_compute_the_same_with_and_without_the_passes() {
     for case in 0..60 {
         let src = g.kernel();
         let name = format!("gen{case}.kdsl");
-        let c = |p: Passes| kdsl::compile_str(&name, &src, &with(p));
+        let c = |p: Passes| kdsl::compile_str(&name, &src, &with_passes(p));
         let (off_c, on_c) = (c(Passes::none()), c(Passes::all()));
         if off_c.error_count() > 0 {
             // The generator writes only valid programs: show the first bad one.
@@ -568,14 +555,14 @@ fn generated_loop_nests_compute_the_same_with_and_without_the_passes() {
             rewritten[i] += usize::from(one.ptx != off_c.ptx);
         }
         assert!(on_c.ptx.is_some(), "{src}");
-        let off = kdsl_str_with(&name, &src, &with(Passes::none()));
-        let on = kdsl_str_with(&name, &src, &with(Passes::all()));
+        let off = kdsl_str_with(&name, &src, &with_passes(Passes::none()));
+        let on = kdsl_str_with(&name, &src, &with_passes(Passes::all()));
         for (n, s) in [(0u32, 1u32), (3, 3), (37, 1)] {
             let l = launch(
                 "gen",
-                [2, 1, 1],
-                [64, 1, 1],
-                [1, 1, 1],
+                2,
+                64,
+                1,
                 vec![u32s("x", &x), u32s("out", &[0; 128]), u32v(n), u32v(s)],
             );
             let (a, b) = (run_clean(&off, &l), run_clean(&on, &l));
@@ -605,12 +592,12 @@ fn widened_sums_as_global_indices_address_exactly() {
     }";
     let x: Vec<u32> = (0..64u32).map(|v| v * 7 + 1).collect();
     for passes in [Passes::none(), Passes::all()] {
-        let kernel = kdsl_str_with("wide.kdsl", src, &with(passes));
+        let kernel = kdsl_str_with("wide.kdsl", src, &with_passes(passes));
         let l = launch(
             "wide",
-            [1, 1, 1],
-            [32, 1, 1],
-            [1, 1, 1],
+            1,
+            32,
+            1,
             vec![
                 u32s("x", &x),
                 u32s("out", &[0; 128]),
@@ -665,14 +652,8 @@ fn tracked_parity_in_two_words_waits_for_every_phase() {
         .map(|r| (0..40u32).map(|i| r * 100 + i).sum::<u32>() + 1000)
         .sum();
     let out = |text: &str, passes: Passes, schedule| {
-        let l = kdsl_str_with("phases.kdsl", text, &with(passes));
-        let launch = launch(
-            "phases",
-            [1, 1, 1],
-            [64, 1, 1],
-            [1, 1, 1],
-            vec![u32s("out", &[0; 64])],
-        );
+        let l = kdsl_str_with("phases.kdsl", text, &with_passes(passes));
+        let launch = launch("phases", 1, 64, 1, vec![u32s("out", &[0; 64])]);
         let o = run_with(&l, &launch, schedule, 10_000_000);
         (o.reports.is_empty(), as_u32(&o.arrays[0]))
     };

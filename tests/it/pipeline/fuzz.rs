@@ -5,7 +5,6 @@
 //! Generated *valid* programs are in `generated.rs`.
 
 use proptest::prelude::*;
-use std::path::Path;
 
 fn compile_both_ways(text: &str) {
     // Through code generation when the program checks, and check-only.
@@ -22,7 +21,7 @@ fn compile_both_ways(text: &str) {
 }
 
 fn samples() -> Vec<String> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
+    let dir = crate::common::repo_root().join("samples");
     let mut out: Vec<String> = std::fs::read_dir(dir)
         .expect("samples/ exists")
         .filter_map(|e| e.ok())

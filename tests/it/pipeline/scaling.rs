@@ -4,9 +4,8 @@
 //! two shared cores); `cargo bench --bench scaling` measures it, and
 //! `docs/performance.md` records the table.
 
+use crate::common::kdslc;
 use crate::common::shapes::{Outcome, Shape, SHAPES};
-use std::path::Path;
-use std::process::{Command, Output};
 
 const SIZE: usize = 20_000;
 
@@ -15,14 +14,6 @@ fn shape(name: &str) -> &'static Shape {
         .iter()
         .find(|s| s.name == name)
         .unwrap_or_else(|| panic!("no shape {name}"))
-}
-
-fn kdslc(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kdslc"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("kdslc runs")
 }
 
 /// Compiles the shape at `n` with `kdslc` and checks the outcome.

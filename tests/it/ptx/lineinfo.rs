@@ -5,22 +5,12 @@
 //! right `.kdsl` lines by `nvdisasm --print-line-info`.
 
 use crate::common::ptxas::{self, require_ptxas};
-use crate::common::repo_root;
+use crate::common::{kdsl_files, repo_root};
 use kdsl::span::Span;
 use kdsl::target::Target;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn kdsl_files(dir: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.expect("dir entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "kdsl"))
-        .collect();
-    files.sort();
-    files
-}
 
 fn samples() -> Vec<PathBuf> {
     let s = kdsl_files(&repo_root().join("samples"));

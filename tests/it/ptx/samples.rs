@@ -6,23 +6,9 @@
 //! Regenerate the golden files after an intended change with
 //! `KDSL_BLESS=1 cargo test --test it ptx::samples::`, and review the diff.
 
-use crate::common;
+use crate::common::{self, kdsl_files, repo_root};
 use kdsl::target::Target;
-use std::path::{Path, PathBuf};
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn kdsl_files(dir: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.expect("dir entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "kdsl"))
-        .collect();
-    files.sort();
-    files
-}
+use std::path::Path;
 
 fn compile(path: &Path, target: Target) -> kdsl::Compilation {
     let opts = kdsl::Options {
@@ -65,7 +51,7 @@ fn build(path: &Path) -> (String, Option<String>) {
 #[test]
 fn samples_match_golden_ptx() {
     let bless = std::env::var_os("KDSL_BLESS").is_some();
-    let samples = kdsl_files(&root().join("samples"));
+    let samples = kdsl_files(&repo_root().join("samples"));
     assert!(
         samples.len() >= 8,
         "expected the samples, found {}",
@@ -74,7 +60,7 @@ fn samples_match_golden_ptx() {
     let mut stale = Vec::new();
     for path in &samples {
         let (ptx, _) = build(path);
-        let golden = root()
+        let golden = repo_root()
             .join("tests/golden")
             .join(format!("{}.sm_90.ptx", stem(path)));
         if bless {
@@ -100,7 +86,7 @@ fn samples_match_golden_ptx() {
 
 #[test]
 fn output_is_deterministic() {
-    for path in kdsl_files(&root().join("samples")) {
+    for path in kdsl_files(&repo_root().join("samples")) {
         let a = compile(&path, Target::Sm90).ptx;
         let b = compile(&path, Target::Sm90).ptx;
         assert_eq!(a, b, "{}: two compilations differ", path.display());
@@ -112,8 +98,8 @@ fn ptxas_accepts_samples_and_valid_programs() {
     let Some(ptxas) = common::ptxas::require_ptxas() else {
         return;
     };
-    let mut files = kdsl_files(&root().join("samples"));
-    files.extend(kdsl_files(&root().join("tests/valid")));
+    let mut files = kdsl_files(&repo_root().join("samples"));
+    files.extend(kdsl_files(&repo_root().join("tests/valid")));
     let mut failures = Vec::new();
     let mut sm80 = 0;
     for path in &files {
@@ -151,7 +137,7 @@ fn every_target_compiles_the_samples() {
         return;
     };
     for target in Target::ALL {
-        for path in kdsl_files(&root().join("samples")) {
+        for path in kdsl_files(&repo_root().join("samples")) {
             let c = compile(&path, target);
             if c.diagnostics
                 .iter()
@@ -179,7 +165,7 @@ fn ptxas_assembles_the_programs_it_crashed_on() {
     let Some(ptxas) = common::ptxas::require_ptxas() else {
         return;
     };
-    let files = kdsl_files(&root().join("tests/fixtures/ptxas-crash"));
+    let files = kdsl_files(&repo_root().join("tests/fixtures/ptxas-crash"));
     assert!(files.len() >= 4, "found {files:?}");
     let mut failures = Vec::new();
     let mut sm80 = 0;

@@ -163,24 +163,11 @@ fn check(o: &kdsl::sim::Outcome, what: &str) {
     }
 }
 
-fn with(passes: Passes) -> Options {
-    Options {
-        passes,
-        ..Options::default()
-    }
-}
-
 #[test]
 fn contending_atomics_match_the_reference_with_and_without_the_passes() {
-    let l = launch(
-        "contend",
-        [BLOCKS, 1, 1],
-        [THREADS, 1, 1],
-        [1, 1, 1],
-        args(),
-    );
-    let off = kdsl_str_with("contend.kdsl", CONTEND, &with(Passes::none()));
-    let on = kdsl_str_with("contend.kdsl", CONTEND, &with(Passes::all()));
+    let l = launch("contend", BLOCKS, THREADS, 1, args());
+    let off = kdsl_str_with("contend.kdsl", CONTEND, &with_passes(Passes::none()));
+    let on = kdsl_str_with("contend.kdsl", CONTEND, &with_passes(Passes::all()));
     let a = run_clean(&off, &l);
     let b = run_clean(&on, &l);
     check(&a, "in order, passes off");
@@ -207,7 +194,7 @@ fn contending_atomics_match_the_reference_with_and_without_the_passes() {
 #[test]
 fn the_unroller_copies_atomics_but_never_moves_anything_across_a_fence() {
     let ptx = |passes| {
-        kdsl::compile_str("contend.kdsl", CONTEND, &with(passes))
+        kdsl::compile_str("contend.kdsl", CONTEND, &with_passes(passes))
             .ptx
             .expect("PTX")
     };
@@ -256,13 +243,7 @@ kernel remote_atomics(out: global mut [u32]) block(64) cluster(2) {
 #[test]
 fn remote_atomics_at_cluster_scope() {
     let k = kdsl_str_with("remote.kdsl", REMOTE, &Options::default());
-    let l = launch(
-        "remote_atomics",
-        [4, 1, 1],
-        [64, 1, 1],
-        [2, 1, 1],
-        vec![u32s("out", &[0; 16])],
-    );
+    let l = launch("remote_atomics", 4, 64, 2, vec![u32s("out", &[0; 16])]);
     for schedule in [Schedule::InOrder, Schedule::Random(3), Schedule::Random(99)] {
         let o = kdsl::sim::run(
             &k.program,
@@ -325,13 +306,7 @@ fn every_order_scope_and_fence_kdslc_writes_loads_and_runs() {
     body.push_str("\tatom.acq_rel.sys.global.exch.b64 %rd3, [%rd1+8], %rd2;\n");
     body.push_str("\tred.release.gpu.global.add.u32 [%rd1+4], %r1;\n");
     let k = ptx_str("t.ptx", &module(&body)).unwrap_or_else(|e| panic!("{e}"));
-    let l = launch(
-        "t",
-        [1, 1, 1],
-        [3, 1, 1],
-        [1, 1, 1],
-        vec![u32s("out", &[0; 4])],
-    );
+    let l = launch("t", 1, 3, 1, vec![u32s("out", &[0; 4])]);
     let o = run_clean(&k, &l);
     // 25 increments per thread, 3 threads: 75; red adds 5 three times.
     assert_eq!(as_u32(&o.arrays[0]), [75, 15, 5, 0]);
@@ -393,7 +368,7 @@ fn loops_with_ordered_atomics_are_left_alone() {
         )
     };
     let adds = |order: &str| {
-        let ptx = kdsl::compile_str("k.kdsl", &text(order), &with(Passes::all()))
+        let ptx = kdsl::compile_str("k.kdsl", &text(order), &with_passes(Passes::all()))
             .ptx
             .expect("PTX");
         ptx.lines().filter(|l| l.contains(".add.u32")).count()

@@ -104,7 +104,7 @@ fn check(path: &Path) -> Result<(), String> {
 
 #[test]
 fn every_broken_kernel_gives_its_report() {
-    let dir = root().join("tests/sim/broken");
+    let dir = repo_root().join("tests/sim/broken");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .expect("tests/sim/broken")
         .map(|e| e.expect("entry").path())
@@ -126,13 +126,13 @@ fn every_broken_kernel_gives_its_report() {
 #[test]
 fn the_docs_show_real_reports() {
     let docs =
-        std::fs::read_to_string(root().join("docs/simulator.md")).expect("docs/simulator.md");
+        std::fs::read_to_string(repo_root().join("docs/simulator.md")).expect("docs/simulator.md");
     for name in [
         "producer_never_refills.kdsl",
         "consumer_skips_phase.kdsl",
         "cluster_peer_exits_early.ptx",
     ] {
-        let path = root().join("tests/sim/broken").join(name);
+        let path = repo_root().join("tests/sim/broken").join(name);
         let text = std::fs::read_to_string(&path).expect("readable");
         let k = if name.ends_with(".ptx") {
             ptx_str(&format!("tests/sim/broken/{name}"), &text).expect("loads")
@@ -163,7 +163,7 @@ fn random_schedules_find_the_same_faults() {
         "out_of_bounds_shared.kdsl",
         "arrive_count_overflows.kdsl",
     ] {
-        let path = root().join("tests/sim/broken").join(name);
+        let path = repo_root().join("tests/sim/broken").join(name);
         let text = std::fs::read_to_string(&path).expect("readable");
         let k = kdsl_file(&path);
         let l = header_launch(&text, &k.program);

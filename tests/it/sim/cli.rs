@@ -8,7 +8,8 @@
 //! random launch flags, which must never make `kdslc` panic.
 
 use crate::common::ptxas::require_nvcc;
-use crate::common::sim::root;
+use crate::common::repo_root;
+use crate::common::rng::XorShift;
 use crate::sim::reference;
 use kdsl::launch::{self, ArgSpec, ArgValue, KernelSignature, Launch, Origin, Request};
 use kdsl::types::Scalar;
@@ -26,7 +27,7 @@ fn command(program: &str, dir: &Path) -> Command {
 
 /// Runs `kdslc` in the repository root.
 fn kdslc(args: &[&str]) -> Output {
-    command(env!("CARGO_BIN_EXE_kdslc"), &root())
+    command(env!("CARGO_BIN_EXE_kdslc"), &repo_root())
         .args(args)
         .output()
         .expect("kdslc runs")
@@ -46,7 +47,7 @@ fn status(o: &Output) -> i32 {
 
 /// The lines of the launch table: `(file, flags)`.
 pub fn table() -> Vec<(String, Vec<String>)> {
-    let text = std::fs::read_to_string(root().join("scripts/sim-launches.txt"))
+    let text = std::fs::read_to_string(repo_root().join("scripts/sim-launches.txt"))
         .expect("scripts/sim-launches.txt");
     text.lines()
         .map(str::trim)
@@ -148,7 +149,7 @@ fn nvcc_ptx(nvcc: &Path, cu: &str, lineinfo: bool, dir: &Path) -> PathBuf {
         .unwrap_or("k");
     let out = dir.join(format!("{stem}{}.ptx", if lineinfo { ".li" } else { "" }));
     let mut cmd = Command::new(nvcc);
-    cmd.current_dir(root())
+    cmd.current_dir(repo_root())
         .args(["-ptx", "-arch=sm_90", cu, "-o"])
         .arg(&out);
     if lineinfo {
@@ -166,7 +167,7 @@ fn nvcc_ptx(nvcc: &Path, cu: &str, lineinfo: bool, dir: &Path) -> PathBuf {
 fn every_table_launch_matches_the_reference() {
     let lines = table();
     let kdsl_lines = lines.iter().filter(|(f, _)| f.ends_with(".kdsl")).count();
-    let samples = std::fs::read_dir(root().join("samples"))
+    let samples = std::fs::read_dir(repo_root().join("samples"))
         .expect("samples")
         .filter(|e| {
             e.as_ref()
@@ -209,7 +210,7 @@ fn the_table_covers_every_sample_and_bench_kernel() {
     let lines = table();
     let files: Vec<&str> = lines.iter().map(|(f, _)| f.as_str()).collect();
     for dir in ["samples", "bench/kernels"] {
-        for e in std::fs::read_dir(root().join(dir)).expect("dir") {
+        for e in std::fs::read_dir(repo_root().join(dir)).expect("dir") {
             let p = e.expect("entry").path();
             let Some(ext) = p.extension().and_then(|x| x.to_str()) else {
                 continue;
@@ -246,7 +247,7 @@ fn the_table_covers_every_sample_and_bench_kernel() {
 #[test]
 fn the_docs_show_the_table_launches() {
     let docs =
-        std::fs::read_to_string(root().join("docs/simulator.md")).expect("docs/simulator.md");
+        std::fs::read_to_string(repo_root().join("docs/simulator.md")).expect("docs/simulator.md");
     let normal = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
     let shown: Vec<String> = docs
         .lines()
@@ -821,14 +822,11 @@ fn nvcc_ptx_with_typed_arguments_and_lineinfo() {
 }
 
 /// A small deterministic generator for the attack below.
-struct Rng(u64);
+struct Rng(XorShift);
 
 impl Rng {
     fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
+        self.0.next()
     }
 
     fn below(&mut self, n: usize) -> usize {
@@ -898,7 +896,7 @@ fn mutated_ptx_and_random_flags_never_panic() {
         seeds.push(c.ptx.expect("PTX"));
     }
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut rng = Rng(XorShift(0x9E37_79B9_7F4A_7C15));
     let (mut completed, mut faulted) = (0, 0);
     for case in 0..200 {
         let seed = &seeds[rng.below(seeds.len())];

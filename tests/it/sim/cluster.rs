@@ -16,7 +16,7 @@ fn runs_as(name: &str, src: &str, threads: u32, args: Vec<ArgValue>, want: &[u32
     assert!(c.diagnostics.is_empty(), "{:?}", c.diagnostics);
     let l = kdsl_str_with(name, src, &kdsl::Options::default());
     for schedule in [Schedule::InOrder, Schedule::Random(3), Schedule::Random(8)] {
-        let launch = launch(name, [2, 1, 1], [threads, 1, 1], [2, 1, 1], args.clone());
+        let launch = launch(name, 2, threads, 2, args.clone());
         let o = run_with(&l, &launch, schedule, 10_000_000);
         assert!(o.reports.is_empty(), "{}", rendered(&l, &o));
         let got = o.arrays.last().map(as_u32);

@@ -6,25 +6,21 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 use crate::common;
+use crate::common::rng::Lcg;
 use crate::common::sim::{kdsl_file, launch, ptx_str, rendered, run, u32s, u32v};
+use crate::common::text;
 use kdsl::ir::layout::{ParamLayout, SharedLayout, SHARED_LIMIT};
 use kdsl::target::Target;
 use std::fs;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn kdslc_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kdslc"))
-        .current_dir(dir)
+    common::kdslc_command(dir)
         .args(args)
         .env_remove("NO_COLOR")
-        .stdin(std::process::Stdio::null())
         .output()
         .expect("kdslc runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 fn manifest_of(path: &Path, target: Target) -> (kdsl::Compilation, String) {
@@ -210,13 +206,7 @@ fn an_index_past_a_dynamic_declaration_is_reported() {
     let k = kdsl_file(&path);
     let sig = k.program.signature("oob").unwrap();
     assert_eq!(sig.dynamic_shared, Some(65536 + 256));
-    let mut l = launch(
-        "oob",
-        [1, 1, 1],
-        [32, 1, 1],
-        [1, 1, 1],
-        vec![u32s("out", &[0; 32]), u32v(16380)],
-    );
+    let mut l = launch("oob", 1, 32, 1, vec![u32s("out", &[0; 32]), u32v(16380)]);
     l.dynamic_shared = 65536 + 256;
     let o = run(&k, &l);
     let shown = rendered(&k, &o);
@@ -279,13 +269,7 @@ const PTX_DYN: &str = "\
 fn ptx_dynamic_shared_memory_is_the_launchs() {
     let k = ptx_str("dyn.ptx", PTX_DYN).unwrap();
     assert_eq!(k.program.signature("k").unwrap().dynamic_shared, None);
-    let mut l = launch(
-        "k",
-        [1, 1, 1],
-        [8, 1, 1],
-        [1, 1, 1],
-        vec![u32s("out", &[0; 8])],
-    );
+    let mut l = launch("k", 1, 8, 1, vec![u32s("out", &[0; 8])]);
     l.dynamic_shared = 32;
     let o = run(&k, &l);
     assert!(o.reports.is_empty(), "{}", rendered(&k, &o));
@@ -475,9 +459,9 @@ kernel cluster_sum(x: global [f32], out: global mut [f32], n: u32) block(128) cl
     let x: Vec<f32> = (0..n).map(|i| (i % 100) as f32).collect();
     let mut l = launch(
         "cluster_sum",
-        [4, 1, 1],
-        [128, 1, 1],
-        [2, 1, 1],
+        4,
+        128,
+        2,
         vec![
             crate::common::sim::f32s("x", &x),
             crate::common::sim::f32s("out", &[0.0]),
@@ -503,13 +487,8 @@ kernel cluster_sum(x: global [f32], out: global mut [f32], n: u32) block(128) cl
 /// PTX, and the manifest's layout is the writer's.
 #[test]
 fn generated_kernels_past_48_kib() {
-    let mut seed = 0x0d15_ea5e_u64;
-    let mut next = |n: u64| {
-        seed = seed
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (seed >> 33) % n
-    };
+    let mut rng = Lcg(0x0d15_ea5e);
+    let mut next = |n: u64| (rng.step() >> 33) % n;
     let ptxas = common::ptxas::require_ptxas();
     let mut dynamic = 0;
     for case in 0..12 {
@@ -593,13 +572,7 @@ fn generated_kernels_past_48_kib() {
             common::ptxas::assemble(ptxas, ptx, "sm_90").unwrap_or_else(|e| panic!("{src}\n{e}"));
         }
         let k = kdsl_file(&path);
-        let mut l = launch(
-            "g",
-            [1, 1, 1],
-            [32, 1, 1],
-            [1, 1, 1],
-            vec![u32s("out", &vec![0; body.len()])],
-        );
+        let mut l = launch("g", 1, 32, 1, vec![u32s("out", &vec![0; body.len()])]);
         l.dynamic_shared = k.program.signature("g").unwrap().dynamic_shared.unwrap();
         let o = run(&k, &l);
         assert!(o.reports.is_empty(), "{src}\n{}", rendered(&k, &o));

@@ -103,7 +103,7 @@ fn run_kernel(src: &str, ty: Ty, args: &[(String, Ty, Val)]) -> Result<Val, Stri
         ty: scalar(*t),
         bits: v.bits(),
     }));
-    let l = launch("gen", [1, 1, 1], [1, 1, 1], [1, 1, 1], all);
+    let l = launch("gen", 1, 1, 1, all);
     let o = sim::run(&p, &l, &SimOptions::default());
     if !o.reports.is_empty() {
         return Err(kdsl::diagnostics::render::short(&c.sources, &o.reports));
@@ -404,9 +404,9 @@ kernel mem(a: u8, big: u64, b: i8, c: u16, wide: u64, d: i16, e: u8,
     let scalar = |ty: Scalar, bits: u64| ArgValue::Scalar { ty, bits };
     let l = launch(
         "mem",
-        [1, 1, 1],
-        [64, 1, 1],
-        [1, 1, 1],
+        1,
+        64,
+        1,
         vec![
             scalar(Scalar::U8, u64::from(a)),
             scalar(Scalar::U64, big),

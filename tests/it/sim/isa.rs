@@ -24,9 +24,9 @@ fn run_words(ptx: &str, block: u32, words: usize) -> Vec<u32> {
     let k = ptx_str("t.ptx", ptx).unwrap_or_else(|e| panic!("load failed:\n{e}"));
     let l = launch(
         "t",
-        [1, 1, 1],
-        [block, 1, 1],
-        [1, 1, 1],
+        1,
+        block,
+        1,
         vec![u32s("out", &vec![0xdead_beef; words])],
     );
     let o = run_with(&k, &l, Schedule::InOrder, 1_000_000);
@@ -423,13 +423,7 @@ fn memory_spaces_vectors_and_atomics() {
     let k = ptx_str("t.ptx", ptx).unwrap_or_else(|e| panic!("{e}"));
     let mut init = vec![0u32; 32];
     init[30] = f(2.0);
-    let l = launch(
-        "t",
-        [1, 1, 1],
-        [1, 1, 1],
-        [1, 1, 1],
-        vec![u32s("out", &init), u32v(3)],
-    );
+    let l = launch("t", 1, 1, 1, vec![u32s("out", &init), u32v(3)]);
     let o = run_clean(&k, &l);
     let got = as_u32(&o.arrays[0]);
     assert_eq!(
@@ -540,7 +534,7 @@ fn special_registers() {
         "t",
         [1, 2, 1],
         [16, 4, 1],
-        [1, 1, 1],
+        1,
         vec![u32s("out", &vec![0; 128 * 8])],
     );
     let o = run_clean(&k, &l);
@@ -767,9 +761,9 @@ END:
     let src: Vec<u32> = (0..64).collect();
     let l = launch(
         "t",
-        [1, 1, 1],
-        [64, 1, 1],
-        [1, 1, 1],
+        1,
+        64,
+        1,
         vec![u32s("src", &src), u32s("dst", &[0; 64])],
     );
     let o = run_clean(&k, &l);
@@ -831,13 +825,7 @@ DONE:
 }
 ";
     let k = ptx_str("t.ptx", ptx).unwrap_or_else(|e| panic!("{e}"));
-    let l = launch(
-        "t",
-        [8, 1, 1],
-        [32, 1, 1],
-        [4, 1, 1],
-        vec![u32s("out", &[0; 8])],
-    );
+    let l = launch("t", 8, 32, 4, vec![u32s("out", &[0; 8])]);
     let o = run_clean(&k, &l);
     // Two clusters: each sums ranks 0+1+2+3 = 6.
     assert_eq!(as_u32(&o.arrays[0]), vec![6, 4, 0, 0, 6, 4, 0, 1]);
@@ -858,13 +846,7 @@ END:
 ",
     );
     let k = ptx_str("t.ptx", &ptx).unwrap_or_else(|e| panic!("{e}"));
-    let l = launch(
-        "t",
-        [2, 1, 1],
-        [4, 1, 1],
-        [1, 1, 1],
-        vec![u32s("out", &[0])],
-    );
+    let l = launch("t", 2, 4, 1, vec![u32s("out", &[0])]);
     let o = run_clean(&k, &l);
     let s = &o.stats;
     // Per thread: ld.param, mov, setp, bra, ret = 5; thread 3 also 2 adds
@@ -952,13 +934,7 @@ END:
 ",
     );
     let k = ptx_str("t.ptx", &ptx).unwrap_or_else(|e| panic!("{e}"));
-    let l = launch(
-        "t",
-        [1, 1, 1],
-        [64, 1, 1],
-        [1, 1, 1],
-        vec![u32s("out", &[0])],
-    );
+    let l = launch("t", 1, 64, 1, vec![u32s("out", &[0])]);
     let o = run(&k, &l);
     let text = rendered(&k, &o);
     assert!(text.contains("error[S0001]"), "{text}");
@@ -980,13 +956,7 @@ SPIN:
 ",
     );
     let k = ptx_str("t.ptx", &spin).unwrap_or_else(|e| panic!("{e}"));
-    let l = launch(
-        "t",
-        [1, 1, 1],
-        [2, 1, 1],
-        [1, 1, 1],
-        vec![u32s("out", &[0])],
-    );
+    let l = launch("t", 1, 2, 1, vec![u32s("out", &[0])]);
     let o = run_with(&k, &l, Schedule::InOrder, 10_000);
     let text = rendered(&k, &o);
     assert!(
@@ -1004,7 +974,7 @@ mod never_panics {
 
     /// A module that uses most of what the simulator knows.
     fn seed() -> String {
-        std::fs::read_to_string(root().join("tests/golden/pipeline_sum.sm_90.ptx"))
+        std::fs::read_to_string(repo_root().join("tests/golden/pipeline_sum.sm_90.ptx"))
             .expect("golden PTX")
     }
 
@@ -1032,7 +1002,7 @@ mod never_panics {
                 for kernel in k.program.kernels() {
                     let Some(sig) = k.program.signature(kernel) else { continue };
                     let args = sig.params.iter().map(|_| u32s("a", &[1; 64])).collect();
-                    let l = launch(kernel, [2, 1, 1], sig.reqntid.unwrap_or([32, 1, 1]), sig.cluster.unwrap_or([1, 1, 1]), args);
+                    let l = launch(kernel, 2, sig.reqntid.unwrap_or([32, 1, 1]), sig.cluster.unwrap_or([1, 1, 1]), args);
                     let _ = kdsl::sim::run(&k.program, &l, &SimOptions { schedule: Schedule::InOrder, max_steps: 20_000 });
                 }
             }
@@ -1048,7 +1018,7 @@ fn all_kdslc_output_loads() {
     use kdsl::target::Target;
     let mut files = Vec::new();
     for dir in ["tests/valid", "samples"] {
-        for e in std::fs::read_dir(root().join(dir)).expect("dir") {
+        for e in std::fs::read_dir(repo_root().join(dir)).expect("dir") {
             let p = e.expect("entry").path();
             if p.extension().is_some_and(|x| x == "kdsl") {
                 files.push(p);
@@ -1086,18 +1056,13 @@ fn test_wait_polling_completes() {
         target: Target::Sm80,
         ..kdsl::Options::default()
     };
-    let c = kdsl::compile(&root().join("tests/valid/barriers_sm80.kdsl"), &opts).expect("compiles");
+    let c = kdsl::compile(&repo_root().join("tests/valid/barriers_sm80.kdsl"), &opts)
+        .expect("compiles");
     let ptx = c.ptx.expect("PTX");
     assert!(ptx.contains("mbarrier.test_wait"), "the sm_80 PTX polls");
     let program =
         kdsl::sim::load(&ptx, kdsl::sim::PtxSource::Kdsl { line_spans: &[] }).expect("loads");
-    let l = launch(
-        "barriers_sm80",
-        [2, 1, 1],
-        [128, 1, 1],
-        [1, 1, 1],
-        vec![u32s("out", &[0; 128])],
-    );
+    let l = launch("barriers_sm80", 2, 128, 1, vec![u32s("out", &[0; 128])]);
     for schedule in [Schedule::InOrder, Schedule::Random(3)] {
         let o = kdsl::sim::run(
             &program,
@@ -1122,7 +1087,7 @@ fn oversized_launches_are_refused() {
     let ptx = ".version 8.0\n.target sm_90\n.address_size 64\n\
         .visible .entry t()\n{\n\t.reg .b32 %r<200000>;\n\tmov.u32 %r199999, 1;\n\tret;\n}\n";
     let k = ptx_str("t.ptx", ptx).unwrap_or_else(|e| panic!("{e}"));
-    let l = launch("t", [16, 1, 1], [1024, 1, 1], [16, 1, 1], vec![]);
+    let l = launch("t", 16, 1024, 16, vec![]);
     let o = run(&k, &l);
     let text = rendered(&k, &o);
     assert!(o.faulted);
@@ -1162,7 +1127,7 @@ fn a_library_launch_meets_the_flags_limits() {
         let want = format!("error[S0015]: launch does not fit kernel `t`: {why}");
         assert!(text.contains(&want), "{text}");
     }
-    let o = run(&k, &launch("t", [4, 1, 1], [8, 8, 16], [4, 1, 1], vec![]));
+    let o = run(&k, &launch("t", 4, [8, 8, 16], 4, vec![]));
     assert!(!o.faulted, "{}", rendered(&k, &o));
 }
 

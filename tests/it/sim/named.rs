@@ -131,9 +131,9 @@ fn handoff_matches_reference() {
     ] {
         let launch = launch(
             "handoff",
-            [grid, 1, 1],
-            [256, 1, 1],
-            [1, 1, 1],
+            grid,
+            256,
+            1,
             vec![f32s("x", &x), f32s("y", &vec![0.0; x.len()])],
         );
         let o = run_with(&l, &launch, schedule, 50_000_000);
@@ -153,9 +153,9 @@ fn valid_program_runs() {
     for schedule in [Schedule::InOrder, Schedule::Random(3), Schedule::Random(9)] {
         let launch = launch(
             "named_barriers",
-            [2, 1, 1],
-            [256, 1, 1],
-            [1, 1, 1],
+            2,
+            256,
+            1,
             vec![f32s("x", &x), f32s("y", &[0.0; 512]), u32v(3)],
         );
         let o = run_with(&l, &launch, schedule, 50_000_000);
@@ -189,9 +189,9 @@ fn skipped_arrival_deadlocks() {
     let x = rand_f32(128, 5);
     let launch = launch(
         "handoff",
-        [1, 1, 1],
-        [256, 1, 1],
-        [1, 1, 1],
+        1,
+        256,
+        1,
         vec![f32s("x", &x), f32s("y", &[0.0; 128])],
     );
     let o = run(&l, &launch);
@@ -232,13 +232,7 @@ kernel rounds(y: global mut [u32]) block(64) {
         };
         let l = kdsl_str_with("rounds.kdsl", src, &opts);
         for schedule in [Schedule::InOrder, Schedule::Random(11)] {
-            let launch = launch(
-                "rounds",
-                [1, 1, 1],
-                [64, 1, 1],
-                [1, 1, 1],
-                vec![u32s("y", &[0; 64])],
-            );
+            let launch = launch("rounds", 1, 64, 1, vec![u32s("y", &[0; 64])]);
             let o = run_with(&l, &launch, schedule, 10_000_000);
             assert!(o.reports.is_empty(), "{}", rendered(&l, &o));
             assert_eq!(as_u32(&o.arrays[0]), want, "{schedule:?}");
@@ -259,9 +253,9 @@ fn ws_named_sample_under_random_schedules() {
     for schedule in [Schedule::Random(1), Schedule::Random(2)] {
         let mut launch = launch(
             "ws_named",
-            [grid, 1, 1],
-            [288, 1, 1],
-            [1, 1, 1],
+            grid,
+            288,
+            1,
             vec![f32s("x", &x), f32s("out", &[0.0; 12]), u32v(chunks)],
         );
         launch.dynamic_shared = sig.dynamic_shared.unwrap_or(0);
@@ -305,13 +299,7 @@ kernel warps(y: global mut [u32]) block(48) {
         .map(|t| if t % 32 >= 24 { 0 } else { t + 1 })
         .collect();
     for schedule in [Schedule::InOrder, Schedule::Random(5), Schedule::Random(6)] {
-        let launch = launch(
-            "warps",
-            [1, 1, 1],
-            [48, 1, 1],
-            [1, 1, 1],
-            vec![u32s("y", &[0; 48])],
-        );
+        let launch = launch("warps", 1, 48, 1, vec![u32s("y", &[0; 48])]);
         let o = run_with(&l, &launch, schedule, 10_000_000);
         assert!(o.reports.is_empty(), "{}", rendered(&l, &o));
         assert_eq!(as_u32(&o.arrays[0]), want, "{schedule:?}");

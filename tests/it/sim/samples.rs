@@ -13,7 +13,7 @@ use crate::sim::reference::check_arrays;
 use kdsl::launch::{ArgValue, Launch};
 
 fn sample(name: &str) -> Loaded {
-    kdsl_file(&root().join("samples").join(format!("{name}.kdsl")))
+    kdsl_file(&repo_root().join("samples").join(format!("{name}.kdsl")))
 }
 
 fn one(x: &[f32]) -> ArgValue {
@@ -40,9 +40,9 @@ pub fn case_saxpy(k: &Loaded) {
     let y = rand_f32(n as usize, 2);
     let l = launch(
         "saxpy",
-        [4, 1, 1],
-        [256, 1, 1],
-        [1, 1, 1],
+        4,
+        256,
+        1,
         vec![f32v(2.5), one(&x), f32s("y", &y), u32v(n)],
     );
     run_checked(k, &l);
@@ -55,9 +55,9 @@ pub fn case_reduce_sum(k: &Loaded) {
     let x = rand_f32(n as usize, 3);
     let l = launch(
         "reduce_sum",
-        [4, 1, 1],
-        [256, 1, 1],
-        [1, 1, 1],
+        4,
+        256,
+        1,
         vec![one(&x), f32s("out", &[1.0]), u32v(n)],
     );
     run_checked(k, &l);
@@ -69,9 +69,9 @@ pub fn case_cluster_sum(k: &Loaded) {
     let x = rand_f32(n as usize, 4);
     let l = launch(
         "cluster_sum",
-        [4, 1, 1],
-        [128, 1, 1],
-        [2, 1, 1],
+        4,
+        128,
+        2,
         vec![one(&x), f32s("out", &[0.0]), u32v(n)],
     );
     run_checked(k, &l);
@@ -84,9 +84,9 @@ pub fn case_pipeline_sum(k: &Loaded) {
     let x = rand_f32((grid * chunks * 1024) as usize, 5);
     let l = launch(
         "pipeline_sum",
-        [grid, 1, 1],
-        [128, 1, 1],
-        [1, 1, 1],
+        grid,
+        128,
+        1,
         vec![one(&x), f32s("out", &[0.0]), u32v(chunks)],
     );
     let o = run_checked(k, &l);
@@ -102,7 +102,7 @@ pub fn case_sgemm_tiled(k: &Loaded) {
         "sgemm_tiled",
         [n.div_ceil(16), m.div_ceil(16), 1],
         [16, 16, 1],
-        [1, 1, 1],
+        1,
         vec![
             f32s("a", &a),
             f32s("b", &b),
@@ -123,9 +123,9 @@ pub fn case_softmax_rows(k: &Loaded) {
         .collect();
     let l = launch(
         "softmax_rows",
-        [rows, 1, 1],
-        [256, 1, 1],
-        [1, 1, 1],
+        rows,
+        256,
+        1,
         vec![one(&x), f32s("y", &vec![0.0; x.len()]), u32v(cols)],
     );
     run_checked(k, &l);
@@ -171,7 +171,7 @@ fn transpose() {
         "transpose",
         [cols.div_ceil(32), rows.div_ceil(32), 1],
         [32, 8, 1],
-        [1, 1, 1],
+        1,
         vec![
             f32s("input", &input),
             f32s("output", &vec![-1.0; input.len()]),
@@ -195,9 +195,9 @@ fn blend_rows() {
         .collect();
     let l = launch(
         "blend_rows",
-        [rows, 1, 1],
-        [256, 1, 1],
-        [1, 1, 1],
+        rows,
+        256,
+        1,
         vec![
             f32s("a", &a),
             f32s("b", &b),
@@ -218,9 +218,9 @@ fn ws_pipeline() {
     let x = rand_f32((grid * chunks * 1024) as usize, 12);
     let l = launch(
         "ws_pipeline",
-        [grid, 1, 1],
-        [160, 1, 1],
-        [1, 1, 1],
+        grid,
+        160,
+        1,
         vec![one(&x), f32s("out", &[0.0]), u32v(chunks)],
     );
     run_checked(&k, &l);
@@ -235,9 +235,9 @@ fn big_pipeline() {
     let x = rand_f32((grid * chunks * 8192) as usize, 13);
     let mut l = launch(
         "big_pipeline",
-        [grid, 1, 1],
-        [160, 1, 1],
-        [1, 1, 1],
+        grid,
+        160,
+        1,
         vec![one(&x), f32s("out", &[0.0]), u32v(chunks)],
     );
     // The compiler's size, as `kdslc sim`/`kdslc run` take it.
@@ -272,9 +272,9 @@ fn histogram_sample(name: &str, n: usize) {
     for grid in [1, 3, 40] {
         let l = launch(
             name,
-            [grid, 1, 1],
-            [256, 1, 1],
-            [1, 1, 1],
+            grid,
+            256,
+            1,
             vec![
                 array("data", kdsl::types::Scalar::U8, data.clone()),
                 u32s("bins", &bins),
@@ -302,9 +302,9 @@ fn the_reference_catches_a_wrong_result() {
     let x = rand_f32(300, 1);
     let l = launch(
         "saxpy",
-        [2, 1, 1],
-        [256, 1, 1],
-        [1, 1, 1],
+        2,
+        256,
+        1,
         vec![f32v(2.5), one(&x), f32s("y", &x), u32v(300)],
     );
     let mut o = run_clean(&k, &l);
@@ -387,9 +387,9 @@ fn ticket_sum() {
     for grid in [1u32, 6, 45] {
         let l = launch(
             "ticket_sum",
-            [grid, 1, 1],
-            [128, 1, 1],
-            [1, 1, 1],
+            grid,
+            128,
+            1,
             vec![
                 f32s("x", &x),
                 f32s("partial", &vec![0.0; grid as usize]),

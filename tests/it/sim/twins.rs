@@ -13,7 +13,7 @@ use std::process::Command;
 
 /// nvcc's PTX of a twin (`-lineinfo` adds `.loc`/`.file`).
 fn nvcc_ptx(nvcc: &Path, name: &str, lineinfo: bool) -> String {
-    let src = root().join("bench/kernels").join(format!("{name}.cu"));
+    let src = repo_root().join("bench/kernels").join(format!("{name}.cu"));
     let dir = tempfile::tempdir().expect("temp dir");
     let out = dir.path().join(format!("{name}.ptx"));
     let mut cmd = Command::new(nvcc);
@@ -79,9 +79,9 @@ fn lineinfo_reports_point_at_the_cuda_source() {
     let n = 300u32;
     let l = launch(
         "saxpy",
-        [2, 1, 1],
-        [256, 1, 1],
-        [1, 1, 1],
+        2,
+        256,
+        1,
         vec![
             f32v(1.0),
             f32s("x", &vec![1.0; 200]),

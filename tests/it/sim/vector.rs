@@ -273,19 +273,12 @@ fn copy_args(n: u32) -> Vec<ArgValue> {
     ]
 }
 
-fn with(passes: Passes) -> Options {
-    Options {
-        passes,
-        ..Options::default()
-    }
-}
-
 #[test]
 fn vector_copies_match_the_reference_with_and_without_the_passes() {
     for n in [0u32, 3, 4, 1021, 1024, 4099] {
-        let l = launch("copy", [3, 1, 1], [64, 1, 1], [1, 1, 1], copy_args(n));
-        let off = kdsl_str_with("copy.kdsl", COPY, &with(Passes::none()));
-        let on = kdsl_str_with("copy.kdsl", COPY, &with(Passes::all()));
+        let l = launch("copy", 3, 64, 1, copy_args(n));
+        let off = kdsl_str_with("copy.kdsl", COPY, &with_passes(Passes::none()));
+        let on = kdsl_str_with("copy.kdsl", COPY, &with_passes(Passes::all()));
         let a = run_clean(&off, &l);
         let b = run_clean(&on, &l);
         let x: Vec<u16> = (0..n).map(|i| (i * 7919 + 13) as u16).collect();
@@ -327,9 +320,9 @@ kernel k(a: global [i8], b: global mut [i32], c: global [bool], d: global mut [u
 }";
     let l = launch(
         "k",
-        [1, 1, 1],
-        [1, 1, 1],
-        [1, 1, 1],
+        1,
+        1,
+        1,
         vec![
             array("a", Scalar::I8, vec![0, 0, 0, 0, 0x80, 0xFF, 1, 0x7F]),
             array("b", Scalar::I32, vec![0; 16]),
@@ -347,7 +340,7 @@ kernel k(a: global [i8], b: global mut [i32], c: global [bool], d: global mut [u
         ],
     );
     for p in [Passes::none(), Passes::all()] {
-        let k = kdsl_str_with("k.kdsl", text, &with(p));
+        let k = kdsl_str_with("k.kdsl", text, &with_passes(p));
         let o = run_clean(&k, &l);
         let b: Vec<i32> = o.arrays[1]
             .data
@@ -379,9 +372,9 @@ fn misaligned_and_out_of_bounds_vectors_are_reported() {
     let run_at = |i: u32, len: usize| {
         let l = launch(
             "k",
-            [1, 1, 1],
-            [1, 1, 1],
-            [1, 1, 1],
+            1,
+            1,
+            1,
             vec![f32s("x", &vec![1.0; len]), f32s("y", &[0.0]), u32v(i)],
         );
         run(&k, &l)
@@ -423,9 +416,9 @@ fn remote_vectors_match_the_reference() {
     let x: Vec<i32> = (0..n).map(|i| i * 3 - 100).collect();
     let l = launch(
         "swap",
-        [4, 1, 1],
-        [32, 1, 1],
-        [2, 1, 1],
+        4,
+        32,
+        2,
         vec![
             array(
                 "x",
@@ -449,7 +442,7 @@ fn remote_vectors_match_the_reference() {
         }
     }
     for p in [Passes::none(), Passes::all()] {
-        let k = kdsl_str_with("swap.kdsl", REMOTE, &with(p));
+        let k = kdsl_str_with("swap.kdsl", REMOTE, &with_passes(p));
         let o = run_clean(&k, &l);
         let got: Vec<i32> = o.arrays[1]
             .data
@@ -490,9 +483,9 @@ fn unrolled_vector_loops_match_the_reference() {
         .collect();
     let l = launch(
         "sums",
-        [2, 1, 1],
-        [32, 1, 1],
-        [1, 1, 1],
+        2,
+        32,
+        1,
         vec![u32s("x", &x), u32s("y", &vec![0; threads * 4])],
     );
     let mut y = vec![0u32; threads * 4];
@@ -514,7 +507,7 @@ fn unrolled_vector_loops_match_the_reference() {
         y[g * 4..g * 4 + 4].copy_from_slice(&[acc, p, q, r.wrapping_add(s)]);
     }
     for p in [Passes::none(), Passes::all()] {
-        let k = kdsl_str_with("sums.kdsl", UNROLLED, &with(p));
+        let k = kdsl_str_with("sums.kdsl", UNROLLED, &with_passes(p));
         let o = run_clean(&k, &l);
         assert_eq!(as_u32(&o.arrays[1]), y);
     }

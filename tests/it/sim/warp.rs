@@ -70,9 +70,9 @@ fn warp_builtins_with_masks_match_the_reference() {
             for schedule in [Schedule::InOrder, Schedule::Random(3), Schedule::Random(4)] {
                 let launch = launch(
                     "warp_masks",
-                    [1, 1, 1],
-                    [64, 1, 1],
-                    [1, 1, 1],
+                    1,
+                    64,
+                    1,
                     vec![u32s("x", &x), u32s("out", &[0; 197])],
                 );
                 let o = run_with(&l, &launch, schedule, 10_000_000);
@@ -102,13 +102,7 @@ fn lanes_at_different_warp_instructions_deadlock() {
 }
 ";
     let l = kdsl_str_with("split.kdsl", src, &Options::default());
-    let launch = launch(
-        "split",
-        [1, 1, 1],
-        [32, 1, 1],
-        [1, 1, 1],
-        vec![u32s("out", &[0; 32])],
-    );
+    let launch = launch("split", 1, 32, 1, vec![u32s("out", &[0; 32])]);
     let o = run_with(&l, &launch, Schedule::InOrder, 1_000_000);
     let text = rendered(&l, &o);
     assert!(text.contains("error[S0001]"), "{text}");
@@ -170,9 +164,9 @@ fn warp_reductions_match_the_reference() {
             let s_bytes: Vec<u8> = s.iter().flat_map(|v| v.to_le_bytes()).collect();
             let launch = launch(
                 "warp_reductions",
-                [1, 1, 1],
-                [64, 1, 1],
-                [1, 1, 1],
+                1,
+                64,
+                1,
                 vec![
                     u32s("x", &x),
                     array("s", kdsl::types::Scalar::I32, s_bytes),

@@ -2,9 +2,8 @@
 //! goes too deep, never an abort; and every stage takes the deepest nesting
 //! the limit allows.
 
+use crate::common::kdslc;
 use kdsl::syntax::depth::LIMIT;
-use std::path::Path;
-use std::process::{Command, Output};
 
 const KERNEL: &str = "kernel k(out: global mut [u32], x: u32) block(32) {\n";
 
@@ -24,14 +23,6 @@ fn operator_chain(ops: usize) -> String {
 fn codes(src: &str) -> Vec<&'static str> {
     let c = kdsl::compile_str("deep.kdsl", src, &kdsl::Options::default());
     c.diagnostics.iter().map(|d| d.code).collect()
-}
-
-fn kdslc(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kdslc"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("kdslc runs")
 }
 
 /// Compiles `src` with `kdslc` to PTX; returns the exit status and stderr.

@@ -262,7 +262,7 @@ fn primary(text: &str, d: &Diagnostic) -> String {
 // ------------------------------------------------------------ samples
 
 fn fixtures() -> Vec<(PathBuf, String)> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/parse");
+    let dir = crate::common::repo_root().join("tests/fixtures/parse");
     let mut files: Vec<(PathBuf, String)> = std::fs::read_dir(&dir)
         .expect("fixture directory")
         .map(|e| e.expect("directory entry").path())
@@ -1077,7 +1077,7 @@ fn parser_fixes_never_make_the_code_worse() {
         "let",
         "for (i = 0; i < 4; i++)",
     ];
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let root = crate::common::repo_root();
     let mut sources: Vec<String> = fixtures().into_iter().map(|(_, t)| t).collect();
     for dir in ["samples", "tests/valid"] {
         let mut paths: Vec<PathBuf> = std::fs::read_dir(root.join(dir))

@@ -3,7 +3,7 @@
 //! and sm_80 without the cluster scope and remote places), and every
 //! combination it rejects is the one diagnostic it should be.
 
-use crate::common::ptxas;
+use crate::common::{for_target, kernel_head, ptxas};
 use kdsl::ir::{AtomicOp, MemOrder, MemScope};
 use kdsl::target::Target;
 use kdsl::types::Scalar;
@@ -45,14 +45,7 @@ fn program(cluster: bool, scopes: &[MemScope]) -> String {
         .iter()
         .map(|t| format!("g_{t}: global mut [{t}]", t = t.name()))
         .collect();
-    let mut text = format!(
-        "kernel every_atomic({}) block(32){} {{\n",
-        params.join(", "),
-        if cluster { " cluster(2)" } else { "" }
-    );
-    for t in TYPES {
-        text.push_str(&format!("    shared s_{t}: [{t}; 4];\n", t = t.name()));
-    }
+    let mut text = kernel_head("every_atomic", &params, cluster, &TYPES, 4);
     let mut places = vec!["g_{t}[0]", "s_{t}[1]"];
     if cluster {
         places.push("remote(s_{t}, 1)[2]");
@@ -82,14 +75,7 @@ fn program(cluster: bool, scopes: &[MemScope]) -> String {
 }
 
 fn compile(text: &str, target: Target) -> kdsl::Compilation {
-    kdsl::compile_str(
-        "every_atomic.kdsl",
-        text,
-        &kdsl::Options {
-            target,
-            ..kdsl::Options::default()
-        },
-    )
+    kdsl::compile_str("every_atomic.kdsl", text, &for_target(target))
 }
 
 #[test]

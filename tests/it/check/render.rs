@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
+use crate::common::assert_contains;
 use kdsl::diagnostics::render::{human, human_summary, json, short};
 use kdsl::diagnostics::Diagnostic;
 use kdsl::source::{SourceFile, SourceMap};
@@ -44,25 +45,18 @@ fn w0001() -> Diagnostic {
 #[test]
 fn human_has_code_source_carets_labels_notes_help_and_fix() {
     let out = human(&sources(), &[e0301()], false);
-    assert!(
-        out.contains("error[E0301]: Can only await on CTA-local barriers"),
-        "{out}"
-    );
-    assert!(out.contains("k.kdsl:3:36"), "{out}");
-    assert!(out.contains("empty[s].wait(0);"), "{out}");
-    assert!(
-        out.contains("^^^^^^^ waits on a cluster-scope barrier"),
-        "{out}"
-    );
-    assert!(
-        out.contains("------- declared with scope `cluster` here"),
-        "{out}"
-    );
-    assert!(out.contains("= note: an `.acquire.cta` wait"), "{out}");
-    assert!(out.contains("= help: use `wait_cluster`"), "{out}");
-    assert!(
-        out.contains("= help: replace with `wait_cluster(0)`"),
-        "{out}"
+    assert_contains(
+        &out,
+        &[
+            "error[E0301]: Can only await on CTA-local barriers",
+            "k.kdsl:3:36",
+            "empty[s].wait(0);",
+            "^^^^^^^ waits on a cluster-scope barrier",
+            "------- declared with scope `cluster` here",
+            "= note: an `.acquire.cta` wait",
+            "= help: use `wait_cluster`",
+            "= help: replace with `wait_cluster(0)`",
+        ],
     );
     // The fix is shown applied to its line.
     assert!(

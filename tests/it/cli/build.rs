@@ -3,20 +3,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
-use crate::common::{self, kdslc_command, project, text};
+use crate::common::{self, assert_contains, kdslc_command, project, text};
 use std::fs;
 use std::path::Path;
 use std::process::{Command, Output};
 
-const GOOD: &str = "\
-// y = a * x + y
-kernel saxpy(a: f32, x: global [f32], y: global mut [f32], n: u32) block(256) {
-    let i = block_idx.x * block_dim.x + thread_idx.x;
-    if i < n {
-        y[i] = a * x[i] + y[i];
-    }
-}
-";
+/// A program that builds clean.
+const GOOD: &str = common::SAXPY;
 
 const BAD: &str = "\
 kernel k(out: global mut [f32]) block(32) {
@@ -55,11 +48,7 @@ fn unknown_flag_is_a_usage_error() {
     let dir = project(&[("k.kdsl", GOOD)]);
     let out = kdslc_in(dir.path(), &["k.kdsl", "--bogus"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(
-        text(&out.stderr).contains("--bogus"),
-        "{}",
-        text(&out.stderr)
-    );
+    assert_contains(&text(&out.stderr), &["--bogus"]);
     assert_eq!(listing(dir.path()), ["k.kdsl"]);
 }
 
@@ -68,11 +57,7 @@ fn no_arguments_prints_help_and_exits_2() {
     let dir = project(&[]);
     let out = kdslc_in(dir.path(), &[]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(
-        text(&out.stderr).contains("Usage: kdslc"),
-        "{}",
-        text(&out.stderr)
-    );
+    assert_contains(&text(&out.stderr), &["Usage: kdslc"]);
 }
 
 #[test]
@@ -82,11 +67,7 @@ fn help_and_version_exit_0() {
     assert_eq!(out.status.code(), Some(0));
     assert!(text(&out.stdout).contains("explain"));
     let out = kdslc_in(dir.path(), &["build", "--help"]);
-    assert!(
-        text(&out.stdout).contains("-MF DEPFILE"),
-        "{}",
-        text(&out.stdout)
-    );
+    assert_contains(&text(&out.stdout), &["-MF DEPFILE"]);
     let out = kdslc_in(dir.path(), &["--version"]);
     assert_eq!(out.status.code(), Some(0));
     assert!(text(&out.stdout).starts_with("kdslc "));
@@ -109,11 +90,7 @@ fn bad_target_is_a_usage_error() {
     let dir = project(&[("k.kdsl", GOOD)]);
     let out = kdslc_in(dir.path(), &["k.kdsl", "--target", "sm_70"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(
-        text(&out.stderr).contains("sm_90a"),
-        "{}",
-        text(&out.stderr)
-    );
+    assert_contains(&text(&out.stderr), &["sm_90a"]);
 }
 
 #[test]
@@ -219,7 +196,7 @@ fn special_files_are_written_into_not_replaced() {
         .recv_timeout(std::time::Duration::from_secs(20))
         .expect("kdslc wrote nothing into the FIFO")
         .unwrap();
-    assert!(text(&got).contains(".entry saxpy"), "{}", text(&got));
+    assert_contains(&text(&got), &[".entry saxpy"]);
     assert!(fs::metadata(&fifo).unwrap().file_type().is_fifo());
     // No `pipe.d` beside a FIFO: -MD needs -MF there.
     let out = kdslc_in(dir.path(), &["saxpy.kdsl", "-o", "pipe", "-MD"]);
@@ -360,15 +337,8 @@ fn json_format_reports_usage_and_io_errors_as_json() {
 /// The example in docs/json-diagnostics.md is the compiler's real output.
 #[test]
 fn json_doc_example_is_current() {
-    let doc = fs::read_to_string(common::repo_root().join("docs/json-diagnostics.md")).unwrap();
-    let example = doc.split("## Example").nth(1).unwrap();
-    let block = |fence: &str| {
-        let start = example.find(fence).unwrap() + fence.len();
-        let len = example[start..].find("```").unwrap();
-        example[start..start + len].to_string()
-    };
-    let source = block("```kdsl\n");
-    let expected = block("```json\n");
+    let source = common::doc_example("docs/json-diagnostics.md", "kdsl");
+    let expected = common::doc_example("docs/json-diagnostics.md", "json");
     let dir = project(&[("k.kdsl", &source)]);
     let out = kdslc_in(dir.path(), &["check", "k.kdsl", "--message-format", "json"]);
     assert_eq!(out.status.code(), Some(1));
@@ -476,11 +446,7 @@ fn emit_ir_ast_and_tokens_go_to_stdout() {
     let out = kdslc_in(dir_bad.path(), &["lex.kdsl", "--emit", "tokens"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(out.stdout.is_empty());
-    assert!(
-        text(&out.stderr).contains("error[E0001]"),
-        "{}",
-        text(&out.stderr)
-    );
+    assert_contains(&text(&out.stderr), &["error[E0001]"]);
     assert_eq!(listing(dir.path()), ["saxpy.kdsl"]);
 }
 
@@ -737,13 +703,12 @@ fn special_files_are_refused_as_inputs_and_imports() {
     assert_eq!(out.status.code(), Some(1));
     let err = text(&out.stderr);
     assert_eq!(err.matches("error[E0130]").count(), 3, "{err}");
-    assert!(
-        err.contains("it is a FIFO (named pipe), not a regular file"),
-        "{err}"
-    );
-    assert!(
-        err.contains("it is a character device, not a regular file"),
-        "{err}"
+    assert_contains(
+        &err,
+        &[
+            "it is a FIFO (named pipe), not a regular file",
+            "it is a character device, not a regular file",
+        ],
     );
     assert!(started.elapsed() < std::time::Duration::from_secs(60));
 }

@@ -3,19 +3,10 @@
 //! errors (exit 1), and `kdslc run` on a machine without a CUDA driver.
 //! (The forms of each flag are unit-tested in `src/launch/`.)
 
-use crate::common::{self, kdslc};
+use crate::common::{self, assert_contains, kdslc, SAXPY};
 use std::fs;
 use std::path::Path;
 use std::process::{Command, Output};
-
-const SAXPY: &str = "\
-kernel saxpy(a: f32, x: global [f32], y: global mut [f32], n: u32) block(256) {
-    let i = block_idx.x * block_dim.x + thread_idx.x;
-    if i < n {
-        y[i] = a * x[i] + y[i];
-    }
-}
-";
 
 const TWO: &str = "\
 kernel first(out: global mut [u32]) block(32) {
@@ -176,11 +167,7 @@ fn flag_syntax_errors_come_from_clap_with_status_2() {
         );
     }
     let o = kdslc(p.path(), &["sim", "saxpy.kdsl", "--grid", "4,0"]);
-    assert!(
-        stderr(&o).contains("every dimension is at least 1"),
-        "{}",
-        stderr(&o)
-    );
+    assert_contains(&stderr(&o), &["every dimension is at least 1"]);
 }
 
 #[test]
@@ -189,7 +176,7 @@ fn compile_errors_are_exit_1_and_reported() {
     for sub in ["sim", "run"] {
         let o = kdslc(p.path(), &[sub, "bad.kdsl", "--grid", "1", "--out", "o"]);
         assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-        assert!(stderr(&o).contains("error[E0"), "{}", stderr(&o));
+        assert_contains(&stderr(&o), &["error[E0"]);
         assert!(!p.path().join("o").exists());
     }
 }

@@ -184,6 +184,18 @@ fn needs_sm90(makefile: &str) -> Vec<String> {
 }
 
 /// The samples of the Makefile variable `var` (`VAR := a b c`).
+/// Whether the compiler refuses the sample `path` for `target` with `code`
+/// (checked only).
+fn refused_for(path: &Path, target: kdsl::target::Target, code: &str) -> bool {
+    let opts = kdsl::Options {
+        target,
+        check_only: true,
+        ..kdsl::Options::default()
+    };
+    let c = kdsl::compile(path, &opts).expect("readable sample");
+    c.diagnostics.iter().any(|d| d.code == code)
+}
+
 fn make_list(makefile: &str, var: &str) -> Vec<String> {
     let line = makefile
         .lines()
@@ -214,13 +226,7 @@ fn makefile_lists_the_samples_past_99_kib() {
         if path.extension().is_none_or(|e| e != "kdsl") {
             continue;
         }
-        let opts = kdsl::Options {
-            target: kdsl::target::Target::Sm120,
-            check_only: true,
-            ..kdsl::Options::default()
-        };
-        let c = kdsl::compile(&path, &opts).expect("readable sample");
-        if c.diagnostics.iter().any(|d| d.code == "E0122") {
+        if refused_for(&path, kdsl::target::Target::Sm120, "E0122") {
             let stem = path.file_stem().expect("stem").to_string_lossy();
             refused.push(stem.into_owned());
         }
@@ -254,13 +260,7 @@ fn makefile_target_sm80_skips_the_sm90_samples() {
             .expect("stem")
             .to_string_lossy()
             .into_owned();
-        let opts = kdsl::Options {
-            target: kdsl::target::Target::Sm80,
-            check_only: true,
-            ..kdsl::Options::default()
-        };
-        let c = kdsl::compile(&path, &opts).expect("readable sample");
-        if c.diagnostics.iter().any(|d| d.code == "E0200") {
+        if refused_for(&path, kdsl::target::Target::Sm80, "E0200") {
             refused.push(stem.clone());
         }
         all.push(stem);

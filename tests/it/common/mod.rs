@@ -14,6 +14,9 @@ pub mod sim;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// `samples/saxpy.kdsl`: the program the command-line tests build and run.
+pub const SAXPY: &str = include_str!("../../../samples/saxpy.kdsl");
+
 /// The repository root (where Cargo.toml is), whatever the current directory.
 pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -28,6 +31,19 @@ pub fn kdsl_files(dir: &Path) -> Vec<PathBuf> {
         .filter(|p| p.extension().is_some_and(|e| e == "kdsl"))
         .collect();
     files.sort();
+    files
+}
+
+/// The `.kdsl` files of a suite's folder (`repo_root()`-relative),
+/// sorted; fewer than `at_least` fails the test (a suite that lost its
+/// files).
+#[track_caller]
+pub fn kdsl_suite(dir: &str, at_least: usize) -> Vec<PathBuf> {
+    let files = kdsl_files(&repo_root().join(dir));
+    assert!(
+        files.len() >= at_least,
+        "expected at least {at_least} .kdsl files in {dir}, found {files:?}"
+    );
     files
 }
 
@@ -73,4 +89,67 @@ pub fn output_ok(cmd: &mut Command, what: &str) -> Output {
         String::from_utf8_lossy(&out.stderr)
     );
     out
+}
+
+/// `core` inside `n` of `open` and `n` of `close`: the text of a construct
+/// nested `n` deep.
+pub fn nested(open: &str, core: &str, close: &str, n: usize) -> String {
+    format!("{}{core}{}", open.repeat(n), close.repeat(n))
+}
+
+/// The ```` ```lang ```` block of the "## Example" section of the document
+/// `doc` (repository-relative): an example the docs show, which a test
+/// checks is the compiler's real output.
+pub fn doc_example(doc: &str, lang: &str) -> String {
+    let text =
+        std::fs::read_to_string(repo_root().join(doc)).unwrap_or_else(|e| panic!("{doc}: {e}"));
+    let example = text
+        .split("## Example")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{doc} has no `## Example`"));
+    let fence = format!("```{lang}\n");
+    let start = example
+        .find(&fence)
+        .unwrap_or_else(|| panic!("{doc}: no {lang} block in the example"))
+        + fence.len();
+    let len = example[start..].find("```").expect("a closing fence");
+    example[start..start + len].to_string()
+}
+
+/// The default options for `target`.
+pub fn for_target(target: kdsl::target::Target) -> kdsl::Options {
+    kdsl::Options {
+        target,
+        ..kdsl::Options::default()
+    }
+}
+
+/// The head of a kernel `name(params) block(32)`, with `cluster(2)` when
+/// `cluster`, declaring a shared array `s_T: [T; len]` of each of `types`:
+/// what the tables of accepted combinations (atomics, vector accesses)
+/// write their accesses into.
+pub fn kernel_head(
+    name: &str,
+    params: &[String],
+    cluster: bool,
+    types: &[kdsl::types::Scalar],
+    len: usize,
+) -> String {
+    let mut text = format!(
+        "kernel {name}({}) block(32){} {{\n",
+        params.join(", "),
+        if cluster { " cluster(2)" } else { "" }
+    );
+    for t in types {
+        text.push_str(&format!("    shared s_{t}: [{t}; {len}];\n", t = t.name()));
+    }
+    text
+}
+
+/// Fails the test, showing `text`, unless it contains each of `needles`.
+#[track_caller]
+pub fn assert_contains(text: &str, needles: &[&str]) {
+    for needle in needles {
+        assert!(text.contains(needle), "expected `{needle}` in:\n{text}");
+    }
 }

@@ -164,6 +164,13 @@ pub fn as_f32(a: &Array) -> Vec<f32> {
         .collect()
 }
 
+pub fn as_i32(a: &Array) -> Vec<i32> {
+    a.data
+        .chunks_exact(4)
+        .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
 pub fn as_u32(a: &Array) -> Vec<u32> {
     a.data
         .chunks_exact(4)

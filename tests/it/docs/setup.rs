@@ -4,7 +4,7 @@
 //! `Cargo.lock` instead of being tried with an old compiler), and the README
 //! states the same version.
 
-use crate::common::repo_root;
+use crate::common::{output_ok, repo_root};
 use std::process::Command;
 
 /// `1.85` or `1.85.0` as comparable numbers.
@@ -38,15 +38,14 @@ fn declared() -> String {
 /// name.
 fn locked_minimum() -> (Vec<u32>, String) {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
-    let out = Command::new(cargo)
-        .current_dir(repo_root())
-        .args(["metadata", "--locked", "--format-version", "1"])
-        .output()
-        .expect("cargo metadata runs");
-    assert!(
-        out.status.success(),
-        "cargo metadata failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = output_ok(
+        Command::new(cargo).current_dir(repo_root()).args([
+            "metadata",
+            "--locked",
+            "--format-version",
+            "1",
+        ]),
+        "cargo metadata",
     );
     let meta: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     meta["packages"]

@@ -4,6 +4,7 @@
 //!
 //! Generated *valid* programs are in `generated.rs`.
 
+use crate::common::nested;
 use proptest::prelude::*;
 
 fn compile_both_ways(text: &str) {
@@ -184,12 +185,9 @@ proptest! {
 #[test]
 fn deep_nesting_does_not_crash() {
     let n = 3000;
-    let src = format!(
-        "kernel k(out: global mut [f32]) block(32) {{ out[0] = {}1.0{} + {}; }}",
-        "(".repeat(n),
-        ")".repeat(n),
-        vec!["-1.0"; 1000].join(" + ")
-    );
+    let value = nested("(", "1.0", ")", n);
+    let rest = vec!["-1.0"; 1000].join(" + ");
+    let src = format!("kernel k(out: global mut [f32]) block(32) {{ out[0] = {value} + {rest}; }}");
     let c = kdsl::compile_str("deep.kdsl", &src, &kdsl::Options::default());
     assert!(c.diagnostics.is_empty(), "{:?}", c.diagnostics);
     assert!(c.ptx.is_some());

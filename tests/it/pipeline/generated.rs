@@ -12,7 +12,7 @@
 //! `scripts/fuzz-long.sh` runs (CI: 60 s).
 
 use crate::common::gen_program::{program, required_features, Program};
-use crate::common::ptxas;
+use crate::common::{for_target, ptxas};
 use kdsl::target::Target;
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -233,11 +233,7 @@ fn many_barriers_with_tracked_parity_assemble_on_every_target() {
         (Target::Sm89, "sm_89"),
         (Target::Sm90, "sm_90"),
     ] {
-        let opts = kdsl::Options {
-            target,
-            ..kdsl::Options::default()
-        };
-        let c = kdsl::compile_str("bars.kdsl", src, &opts);
+        let c = kdsl::compile_str("bars.kdsl", src, &for_target(target));
         assert!(c.diagnostics.is_empty(), "{:?}", c.diagnostics);
         let ptx = c.ptx.expect("ptx");
         if let Err(e) = ptxas::assemble(&ptxas, &ptx, arch) {

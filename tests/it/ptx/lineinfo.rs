@@ -5,7 +5,7 @@
 //! right `.kdsl` lines by `nvdisasm --print-line-info`.
 
 use crate::common::ptxas::{self, require_ptxas};
-use crate::common::{kdsl_files, repo_root};
+use crate::common::{kdsl_files, kdsl_suite, output_ok, repo_root};
 use kdsl::span::Span;
 use kdsl::target::Target;
 use std::collections::{BTreeMap, BTreeSet};
@@ -13,9 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn samples() -> Vec<PathBuf> {
-    let s = kdsl_files(&repo_root().join("samples"));
-    assert!(s.len() >= 8, "expected the samples, found {}", s.len());
-    s
+    kdsl_suite("samples", 8)
 }
 
 fn compile(path: &Path, target: Target, lineinfo: bool) -> kdsl::Compilation {
@@ -41,6 +39,15 @@ fn is_instruction(line: &str) -> bool {
         return false;
     };
     !(rest.starts_with('.') || rest.starts_with("//") || rest.is_empty())
+}
+
+/// The spans of the instruction lines of `ptx`, in order.
+fn instruction_spans(ptx: &str, spans: &[Option<Span>]) -> Vec<Option<Span>> {
+    ptx.lines()
+        .zip(spans)
+        .filter(|(l, _)| is_instruction(l))
+        .map(|(_, s)| *s)
+        .collect()
 }
 
 fn source_text(c: &kdsl::Compilation, s: Span) -> &str {
@@ -117,19 +124,12 @@ fn lineinfo_only_adds_file_and_loc_lines() {
             .replacen("\n\n\n", "\n\n", 1);
         assert_eq!(stripped, plain_ptx, "{}", path.display());
         // The map of the plain text is the lineinfo map less the added lines.
-        let kept: Vec<Option<Span>> = with_ptx
-            .lines()
-            .zip(&with.ptx_line_spans)
-            .filter(|(l, _)| is_instruction(l))
-            .map(|(_, s)| *s)
-            .collect();
-        let plain_kept: Vec<Option<Span>> = plain_ptx
-            .lines()
-            .zip(&plain.ptx_line_spans)
-            .filter(|(l, _)| is_instruction(l))
-            .map(|(_, s)| *s)
-            .collect();
-        assert_eq!(kept, plain_kept, "{}", path.display());
+        assert_eq!(
+            instruction_spans(&with_ptx, &with.ptx_line_spans),
+            instruction_spans(&plain_ptx, &plain.ptx_line_spans),
+            "{}",
+            path.display()
+        );
     }
 }
 
@@ -198,15 +198,9 @@ fn sass_lines(nvdisasm: &Path, cubin: &[u8]) -> Vec<(String, u32, String)> {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("k.cubin");
     std::fs::write(&file, cubin).unwrap();
-    let out = Command::new(nvdisasm)
-        .arg("--print-line-info")
-        .arg(&file)
-        .output()
-        .expect("run nvdisasm");
-    assert!(
-        out.status.success(),
-        "nvdisasm failed: {}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = output_ok(
+        Command::new(nvdisasm).arg("--print-line-info").arg(&file),
+        "nvdisasm",
     );
     let text = String::from_utf8_lossy(&out.stdout);
     let mut current: Option<(String, u32)> = None;

@@ -6,16 +6,12 @@
 //! Regenerate the golden files after an intended change with
 //! `KDSL_BLESS=1 cargo test --test it ptx::samples::`, and review the diff.
 
-use crate::common::{self, kdsl_files, repo_root};
+use crate::common::{self, for_target, kdsl_files, kdsl_suite, repo_root};
 use kdsl::target::Target;
 use std::path::Path;
 
 fn compile(path: &Path, target: Target) -> kdsl::Compilation {
-    let opts = kdsl::Options {
-        target,
-        ..kdsl::Options::default()
-    };
-    kdsl::compile(path, &opts).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    kdsl::compile(path, &for_target(target)).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 fn stem(path: &Path) -> String {
@@ -51,12 +47,7 @@ fn build(path: &Path) -> (String, Option<String>) {
 #[test]
 fn samples_match_golden_ptx() {
     let bless = std::env::var_os("KDSL_BLESS").is_some();
-    let samples = kdsl_files(&repo_root().join("samples"));
-    assert!(
-        samples.len() >= 8,
-        "expected the samples, found {}",
-        samples.len()
-    );
+    let samples = kdsl_suite("samples", 8);
     let mut stale = Vec::new();
     for path in &samples {
         let (ptx, _) = build(path);
@@ -165,8 +156,7 @@ fn ptxas_assembles_the_programs_it_crashed_on() {
     let Some(ptxas) = common::ptxas::require_ptxas() else {
         return;
     };
-    let files = kdsl_files(&repo_root().join("tests/fixtures/ptxas-crash"));
-    assert!(files.len() >= 4, "found {files:?}");
+    let files = kdsl_suite("tests/fixtures/ptxas-crash", 4);
     let mut failures = Vec::new();
     let mut sm80 = 0;
     for path in &files {

@@ -8,8 +8,8 @@
 //! random launch flags, which must never make `kdslc` panic.
 
 use crate::common::ptxas::require_nvcc;
-use crate::common::repo_root;
 use crate::common::rng::XorShift;
+use crate::common::{assert_contains, repo_root};
 use crate::sim::reference;
 use kdsl::launch::{self, ArgSpec, ArgValue, KernelSignature, Launch, Origin, Request};
 use kdsl::types::Scalar;
@@ -340,11 +340,13 @@ fn a_fault_is_exit_4_in_every_format_with_nothing_written() {
         "{e}"
     );
     assert!(e.contains(&format!("┌─ {BROKEN}:8:5")), "{e}");
-    assert!(
-        e.contains("128 threads wait here on `done` for the phase of parity 0"),
-        "{e}"
+    assert_contains(
+        &e,
+        &[
+            "128 threads wait here on `done` for the phase of parity 0",
+            "`done` declared here",
+        ],
     );
-    assert!(e.contains("`done` declared here"), "{e}");
     assert!(!e.contains("PTX line"), "{e}");
     assert!(
         e.ends_with("error: aborting due to 1 previous error\n"),
@@ -528,15 +530,14 @@ fn max_steps_ends_a_spinning_kernel() {
         .expect("kdslc runs");
     assert_eq!(status(&o), 4);
     let e = stderr(&o);
-    assert!(
-        e.contains("error[S0011]: no progress within 20000 steps"),
-        "{e}"
-    );
-    assert!(e.contains("┌─ spin.kdsl:2:5"), "{e}");
-    assert!(e.contains("1 thread running here"), "{e}");
-    assert!(
-        e.contains("cta (0,0,0) threads 1..31 have not started"),
-        "{e}"
+    assert_contains(
+        &e,
+        &[
+            "error[S0011]: no progress within 20000 steps",
+            "┌─ spin.kdsl:2:5",
+            "1 thread running here",
+            "cta (0,0,0) threads 1..31 have not started",
+        ],
     );
     let first_help = e.lines().find(|l| l.contains("= help:")).unwrap_or("");
     assert!(first_help.contains("spins on memory"), "{e}");
@@ -565,19 +566,13 @@ fn a_huge_grid_is_bounded_by_max_steps() {
     ]);
     assert_eq!(status(&o), 4);
     let e = stderr(&o);
-    assert!(
-        e.contains("error[S0011]: no progress within 100000 steps"),
-        "{e}"
-    );
-    assert!(
-        e.contains("the grid's 2147483647 CTAs run one at a time"),
-        "{e}"
-    );
-    assert!(
-        e.contains(
-            "= help: if the kernel is just long, raise `--max-steps` (or launch a smaller grid)"
-        ),
-        "{e}"
+    assert_contains(
+        &e,
+        &[
+            "error[S0011]: no progress within 100000 steps",
+            "the grid's 2147483647 CTAs run one at a time",
+            "= help: if the kernel is just long, raise `--max-steps` (or launch a smaller grid)",
+        ],
     );
     for (flags, message) in [
         (["--grid", "2147483648"], "--grid"),
@@ -781,24 +776,19 @@ fn nvcc_ptx_with_typed_arguments_and_lineinfo() {
     let o = run("1=f32:rand:100:1");
     assert_eq!(status(&o), 4);
     let e = stderr(&o);
-    assert!(
-        e.contains("error[S0002]: out-of-bounds load in global memory"),
-        "{e}"
-    );
-    assert!(e.contains("bench/kernels/saxpy.cu:5:"), "{e}");
-    assert!(e.contains("y[i] = a * x[i] + y[i];"), "{e}");
-    assert!(
-        e.contains("the array argument `saxpy_param_1`, which has 100 elements"),
-        "{e}"
+    assert_contains(
+        &e,
+        &[
+            "error[S0002]: out-of-bounds load in global memory",
+            "bench/kernels/saxpy.cu:5:",
+            "y[i] = a * x[i] + y[i];",
+            "the array argument `saxpy_param_1`, which has 100 elements",
+        ],
     );
 
     let o = run("1=rand:1000:1");
     assert_eq!(status(&o), 2);
-    assert!(
-        stderr(&o).contains("a PTX pointer carries no element type: write it before the array, as in `f32:rand:1000:1`"),
-        "{}",
-        stderr(&o)
-    );
+    assert_contains(&stderr(&o), &["a PTX pointer carries no element type: write it before the array, as in `f32:rand:1000:1`"]);
     let o = kdslc(&[
         "sim",
         ptx,
@@ -814,10 +804,9 @@ fn nvcc_ptx_with_typed_arguments_and_lineinfo() {
         "3=1000",
     ]);
     assert_eq!(status(&o), 2);
-    assert!(
-        stderr(&o).contains("`.maxntid 256, 1, 1` is only an upper bound"),
-        "{}",
-        stderr(&o)
+    assert_contains(
+        &stderr(&o),
+        &["`.maxntid 256, 1, 1` is only an upper bound"],
     );
 }
 
@@ -1023,8 +1012,7 @@ fn file_directives_read_only_regular_bounded_sources() {
     let cu = dir.path().join("k.cu");
     std::fs::write(&cu, source).expect("writes");
     let e = sim();
-    assert!(e.contains("┌─ k.cu:3:5"), "{e}");
-    assert!(e.contains("__trap();"), "{e}");
+    assert_contains(&e, &["┌─ k.cu:3:5", "__trap();"]);
 
     // Larger than a source may be: the same text, then 16 MiB of spaces.
     let mut big = source.as_bytes().to_vec();
@@ -1228,11 +1216,7 @@ fn out_never_replaces_an_argument_file() {
     ] {
         let o = kdslc(&[&base[..], &["--arg", &format!("y=@{spelling}"), "--out", d]].concat());
         assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-        assert!(
-            stderr(&o).contains("would replace the input"),
-            "{}",
-            stderr(&o)
-        );
+        assert_contains(&stderr(&o), &["would replace the input"]);
         assert_eq!(std::fs::read(&y).expect("y.npy"), before);
     }
     // Into another folder it runs.

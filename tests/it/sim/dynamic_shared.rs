@@ -8,7 +8,7 @@
 use crate::common;
 use crate::common::rng::Lcg;
 use crate::common::sim::{kdsl_file, launch, ptx_str, rendered, run, u32s, u32v};
-use crate::common::text;
+use crate::common::{assert_contains, text};
 use kdsl::ir::layout::{ParamLayout, SharedLayout, SHARED_LIMIT};
 use kdsl::target::Target;
 use std::fs;
@@ -24,11 +24,7 @@ fn kdslc_in(dir: &Path, args: &[&str]) -> Output {
 }
 
 fn manifest_of(path: &Path, target: Target) -> (kdsl::Compilation, String) {
-    let opts = kdsl::Options {
-        target,
-        ..kdsl::Options::default()
-    };
-    let c = kdsl::compile(path, &opts).unwrap();
+    let c = kdsl::compile(path, &common::for_target(target)).unwrap();
     assert!(
         !c.diagnostics.iter().any(|d| d.is_error()),
         "{}:\n{}",
@@ -48,15 +44,9 @@ fn manifest_of(path: &Path, target: Target) -> (kdsl::Compilation, String) {
 /// The example in docs/manifest.md is the compiler's real output.
 #[test]
 fn manifest_doc_example_is_current() {
-    let doc = fs::read_to_string(common::repo_root().join("docs/manifest.md")).unwrap();
-    let example = doc.split("## Example").nth(1).unwrap();
-    let block = |fence: &str| {
-        let start = example.find(fence).unwrap() + fence.len();
-        let len = example[start..].find("```").unwrap();
-        example[start..start + len].to_string()
-    };
+    let block = |lang: &str| common::doc_example("docs/manifest.md", lang);
     let dir = tempfile::tempdir().unwrap();
-    fs::write(dir.path().join("k.kdsl"), block("```kdsl\n")).unwrap();
+    fs::write(dir.path().join("k.kdsl"), block("kdsl")).unwrap();
     let out = kdslc_in(
         dir.path(),
         &["build", "k.kdsl", "--emit", "manifest", "-o", "-"],
@@ -64,14 +54,14 @@ fn manifest_doc_example_is_current() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(
         text(&out.stdout),
-        block("```json\n"),
+        block("json"),
         "regenerate the example in docs/manifest.md"
     );
     // Without `-o`: STEM.manifest.json, the same bytes.
     let out = kdslc_in(dir.path(), &["k.kdsl", "--emit", "manifest"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let written = fs::read_to_string(dir.path().join("k.manifest.json")).unwrap();
-    assert_eq!(written, block("```json\n"));
+    assert_eq!(written, block("json"));
 }
 
 /// Every sample has a manifest, deterministic, whose numbers are the
@@ -79,14 +69,7 @@ fn manifest_doc_example_is_current() {
 /// names and `.param` lines of the PTX, the shared memory.
 #[test]
 fn every_sample_has_a_consistent_manifest() {
-    let dir = common::repo_root().join("samples");
-    let mut samples: Vec<_> = fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "kdsl"))
-        .collect();
-    samples.sort();
-    assert!(samples.len() >= 10);
+    let samples = common::kdsl_suite("samples", 10);
     let mut dynamic = 0;
     for path in &samples {
         let (c, json) = manifest_of(path, Target::Sm90);
@@ -338,11 +321,7 @@ fn shared_bytes_on_the_command_line() {
         "16",
     ]);
     assert_eq!(out.status.code(), Some(4));
-    assert!(
-        text(&out.stderr).contains("error[S0020]"),
-        "{}",
-        text(&out.stderr)
-    );
+    assert_contains(&text(&out.stderr), &["error[S0020]"]);
     let out = sim(&[
         "dyn.ptx",
         "--grid",
@@ -355,11 +334,7 @@ fn shared_bytes_on_the_command_line() {
         "300000",
     ]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(
-        text(&out.stderr).contains("at most 232448 bytes"),
-        "{}",
-        text(&out.stderr)
-    );
+    assert_contains(&text(&out.stderr), &["at most 232448 bytes"]);
     let out = sim(&[
         "oob.kdsl",
         "--grid",
@@ -389,11 +364,7 @@ fn shared_bytes_on_the_command_line() {
         "100",
     ]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(
-        text(&out.stderr).contains("`--shared-bytes 100` is for a .ptx input: kdslc lays out the shared memory of kernel `oob` itself (65792 bytes of dynamic shared memory)"),
-        "{}",
-        text(&out.stderr)
-    );
+    assert_contains(&text(&out.stderr), &["`--shared-bytes 100` is for a .ptx input: kdslc lays out the shared memory of kernel `oob` itself (65792 bytes of dynamic shared memory)"]);
 }
 
 /// Distributed shared memory and cluster barriers in dynamic shared memory:

@@ -5,6 +5,7 @@
 //! the simulator panic.
 
 use crate::common::sim::*;
+use crate::common::{assert_contains, for_target};
 use kdsl::sim::{Schedule, SimOptions};
 
 /// A kernel `t(.param .u64 out)` with registers of every kind declared and
@@ -937,12 +938,14 @@ END:
     let l = launch("t", 1, 64, 1, vec![u32s("out", &[0])]);
     let o = run(&k, &l);
     let text = rendered(&k, &o);
-    assert!(text.contains("error[S0001]"), "{text}");
-    assert!(
-        text.contains("CTA barrier 1, where 32 of 64 threads arrived"),
-        "{text}"
+    assert_contains(
+        &text,
+        &[
+            "error[S0001]",
+            "CTA barrier 1, where 32 of 64 threads arrived",
+            "cta (0,0,0) threads 0..31 exited",
+        ],
     );
-    assert!(text.contains("cta (0,0,0) threads 0..31 exited"), "{text}");
 
     let spin = kernel(
         "
@@ -1029,11 +1032,7 @@ fn all_kdslc_output_loads() {
     let mut loaded = 0;
     for path in &files {
         for target in Target::ALL {
-            let opts = kdsl::Options {
-                target,
-                ..kdsl::Options::default()
-            };
-            let c = kdsl::compile(path, &opts).expect("readable");
+            let c = kdsl::compile(path, &for_target(target)).expect("readable");
             let Some(ptx) = c.ptx else { continue };
             let spans = kdsl::sim::PtxSource::Kdsl {
                 line_spans: &c.ptx_line_spans,

@@ -5,22 +5,15 @@
 //! valid test program, and the deadlock report of a consumer warp that
 //! skips its arrival.
 
-use crate::common::ptxas;
 use crate::common::sim::*;
+use crate::common::{assert_contains, for_target, ptxas};
 use kdsl::sim::Schedule;
 use kdsl::target::Target;
 use kdsl::Options;
 use std::path::Path;
 
 fn ptx(src: &str, target: Target) -> String {
-    let c = kdsl::compile_str(
-        "named.kdsl",
-        src,
-        &Options {
-            target,
-            ..Options::default()
-        },
-    );
+    let c = kdsl::compile_str("named.kdsl", src, &for_target(target));
     assert!(
         c.diagnostics.iter().all(|d| !d.is_error()),
         "{:?}",
@@ -196,10 +189,12 @@ fn skipped_arrival_deadlocks() {
     );
     let o = run(&l, &launch);
     let text = rendered(&l, &o);
-    assert!(text.contains("error[S0001]: deadlock"), "{text}");
-    assert!(
-        text.contains("at CTA barrier 2, where 224 of 256 threads arrived"),
-        "{text}"
+    assert_contains(
+        &text,
+        &[
+            "error[S0001]: deadlock",
+            "at CTA barrier 2, where 224 of 256 threads arrived",
+        ],
     );
 }
 

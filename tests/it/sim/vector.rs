@@ -6,8 +6,8 @@
 //! against a Rust reference with the passes on and off, and reports a
 //! misaligned or out-of-bounds vector access.
 
-use crate::common::ptxas;
 use crate::common::sim::*;
+use crate::common::{for_target, kernel_head, ptxas};
 use kdsl::launch::ArgValue;
 use kdsl::opt::Passes;
 use kdsl::target::Target;
@@ -51,14 +51,7 @@ fn program(cluster: bool) -> String {
         params.push(format!("r_{t}: global [{t}]", t = t.name()));
         params.push(format!("w_{t}: global mut [{t}]", t = t.name()));
     }
-    let mut text = format!(
-        "kernel every_vector({}) block(32){} {{\n",
-        params.join(", "),
-        if cluster { " cluster(2)" } else { "" }
-    );
-    for t in TYPES {
-        text.push_str(&format!("    shared s_{t}: [{t}; 16];\n", t = t.name()));
-    }
+    let mut text = kernel_head("every_vector", &params, cluster, &TYPES, 16);
     for ty in TYPES {
         let t = ty.name();
         for n in widths(ty) {
@@ -87,14 +80,7 @@ fn program(cluster: bool) -> String {
 }
 
 fn compile(text: &str, target: Target) -> kdsl::Compilation {
-    kdsl::compile_str(
-        "every_vector.kdsl",
-        text,
-        &Options {
-            target,
-            ..Options::default()
-        },
-    )
+    kdsl::compile_str("every_vector.kdsl", text, &for_target(target))
 }
 
 #[test]
@@ -342,12 +328,7 @@ kernel k(a: global [i8], b: global mut [i32], c: global [bool], d: global mut [u
     for p in [Passes::none(), Passes::all()] {
         let k = kdsl_str_with("k.kdsl", text, &with_passes(p));
         let o = run_clean(&k, &l);
-        let b: Vec<i32> = o.arrays[1]
-            .data
-            .chunks_exact(4)
-            .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect();
-        assert_eq!(b, [-128, -1, 1, 127]);
+        assert_eq!(as_i32(&o.arrays[1]), [-128, -1, 1, 127]);
         assert_eq!(as_u32(&o.arrays[3]), [0, 0, 1, 9]);
         let f: Vec<f64> = o.arrays[5]
             .data
@@ -444,12 +425,7 @@ fn remote_vectors_match_the_reference() {
     for p in [Passes::none(), Passes::all()] {
         let k = kdsl_str_with("swap.kdsl", REMOTE, &with_passes(p));
         let o = run_clean(&k, &l);
-        let got: Vec<i32> = o.arrays[1]
-            .data
-            .chunks_exact(4)
-            .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect();
-        assert_eq!(got, y);
+        assert_eq!(as_i32(&o.arrays[1]), y);
     }
 }
 

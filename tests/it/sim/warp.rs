@@ -6,6 +6,7 @@
 //! different masks at different places meet only their own mask's lanes
 //! (the PTX ISA's rule), so the divergent part does not deadlock.
 
+use crate::common::assert_contains;
 use crate::common::sim::*;
 use kdsl::opt::Passes;
 use kdsl::sim::Schedule;
@@ -105,8 +106,7 @@ fn lanes_at_different_warp_instructions_deadlock() {
     let launch = launch("split", 1, 32, 1, vec![u32s("out", &[0; 32])]);
     let o = run_with(&l, &launch, Schedule::InOrder, 1_000_000);
     let text = rendered(&l, &o);
-    assert!(text.contains("error[S0001]"), "{text}");
-    assert!(text.contains("split.kdsl:3:9"), "{text}");
+    assert_contains(&text, &["error[S0001]", "split.kdsl:3:9"]);
     assert_eq!(text.matches("16 threads wait here").count(), 2, "{text}");
 }
 

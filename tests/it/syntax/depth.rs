@@ -2,7 +2,7 @@
 //! goes too deep, never an abort; and every stage takes the deepest nesting
 //! the limit allows.
 
-use crate::common::kdslc;
+use crate::common::{kdslc, nested};
 use kdsl::syntax::depth::LIMIT;
 
 const KERNEL: &str = "kernel k(out: global mut [u32], x: u32) block(32) {\n";
@@ -100,23 +100,16 @@ fn statements_and_types_too() {
     blocks.push_str("}\n");
     assert_eq!(codes(&blocks), ["E0124"]);
 
-    let deep_type = format!(
-        "kernel k(out: {}u32{}) block(32) {{ }}\n",
-        "global [".repeat(limit() + 5),
-        "]".repeat(limit() + 5)
-    );
+    let ty = nested("global [", "u32", "]", limit() + 5);
+    let deep_type = format!("kernel k(out: {ty}) block(32) {{ }}\n");
     assert_eq!(codes(&deep_type), ["E0124"]);
 }
 
 /// 100,000 nested if-expressions used to overflow the stack and abort.
 #[test]
 fn far_past_the_limit_is_still_one_error() {
-    let n = 100_000;
-    let src = format!(
-        "{KERNEL}    let v: u32 = {}1{};\n    out[0] = v;\n}}\n",
-        "if x > 0 { ".repeat(n),
-        " } else { 0 }".repeat(n)
-    );
+    let v = nested("if x > 0 { ", "1", " } else { 0 }", 100_000);
+    let src = format!("{KERNEL}    let v: u32 = {v};\n    out[0] = v;\n}}\n");
     let (status, stderr) = build(&src);
     assert_eq!(status, Some(1), "{stderr}");
     let errors: Vec<&str> = stderr.lines().filter(|l| l.contains(": error[")).collect();
@@ -131,13 +124,8 @@ fn far_past_the_limit_is_still_one_error() {
 fn brackets_past_the_limit() {
     for (open, close) in [("{", ""), ("(", ""), ("out[", ""), ("(", ")")] {
         let n = 100_000;
-        let src = format!(
-            "{KERNEL}    let v = {}x{};
-}}
-",
-            open.repeat(n),
-            close.repeat(n)
-        );
+        let v = nested(open, "x", close, n);
+        let src = format!("{KERNEL}    let v = {v};\n}}\n");
         let c = kdsl::compile_str("deep.kdsl", &src, &kdsl::Options::default());
         let found: Vec<&str> = c.diagnostics.iter().map(|d| d.code).collect();
         assert_eq!(found, ["E0124"], "{open}{close}");
@@ -157,20 +145,20 @@ fn brackets_past_the_limit() {
 fn every_stage_takes_the_deepest_nesting_allowed() {
     // With the statement and the operand `x`, exactly the limit.
     let n = limit() - 2;
-    let nested = |open: &str, leaf: &str, close: &str| {
-        format!(
-            "fn g(a: u32) -> u32 {{ a + 1 }}\n{KERNEL}    out[0] = {}{leaf}{};\n}}\n",
-            open.repeat(n),
-            close.repeat(n)
-        )
+    let program = |open: &str, leaf: &str, close: &str| {
+        let value = nested(open, leaf, close, n);
+        format!("fn g(a: u32) -> u32 {{ a + 1 }}\n{KERNEL}    out[0] = {value};\n}}\n")
     };
     let cases = [
-        ("builtin calls", nested("min(x, ", "x", ")")),
-        ("function calls", nested("g(", "x", ")")),
-        ("selects", nested("select(true, x, ", "x", ")")),
-        ("parentheses", nested("(", "x", ")")),
-        ("indices", nested("out[", "x", "]")),
-        ("if-expressions", nested("if true { ", "x", " } else { 0 }")),
+        ("builtin calls", program("min(x, ", "x", ")")),
+        ("function calls", program("g(", "x", ")")),
+        ("selects", program("select(true, x, ", "x", ")")),
+        ("parentheses", program("(", "x", ")")),
+        ("indices", program("out[", "x", "]")),
+        (
+            "if-expressions",
+            program("if true { ", "x", " } else { 0 }"),
+        ),
     ];
     for (what, src) in cases {
         let (status, stderr) = build(&src);

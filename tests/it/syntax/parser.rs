@@ -3,6 +3,7 @@
 //! Trees are compared as S-expressions (`(+ a (* b c))`) so that precedence
 //! and statement structure read at a glance.
 
+use crate::common::nested;
 use kdsl::diagnostics::Diagnostic;
 use kdsl::span::FileId;
 use kdsl::syntax::ast::*;
@@ -1010,17 +1011,10 @@ mod never_panics {
 #[test]
 fn deep_nesting_does_not_overflow() {
     let depth = 2000;
-    let text = format!(
-        "const X: u32 = {}1{};",
-        "(".repeat(depth),
-        ")".repeat(depth)
-    );
+    let text = format!("const X: u32 = {};", nested("(", "1", ")", depth));
     let (_, diags) = parse(&text);
     assert!(diags.is_empty());
-    let text = format!(
-        "fn f() {{ {} }}",
-        "if c { ".repeat(depth) + &"}".repeat(depth)
-    );
+    let text = format!("fn f() {{ {} }}", nested("if c { ", "", "}", depth));
     let (_, diags) = parse(&text);
     assert!(diags.is_empty());
 }

@@ -289,6 +289,19 @@ pub fn bop(kind: BarrierOpKind, barrier: BarrierRef) -> Stmt {
     })))
 }
 
+/// A new mutable local of a kernel or function: its id and an expression
+/// reading it.
+fn push_local(locals: &mut Vec<Local>, name: &str, ty: Scalar) -> (LocalId, Expr) {
+    locals.push(Local {
+        name: name.to_string(),
+        ty,
+        mutable: true,
+        span: sp(),
+    });
+    let id = LocalId(locals.len() as u32 - 1);
+    (id, ex(ExprKind::Local(id), ty))
+}
+
 /// Builds one kernel: parameters, locals, shared arrays, barrier groups.
 pub struct KernelBuilder {
     name: String,
@@ -339,14 +352,7 @@ impl KernelBuilder {
 
     /// A local: its id and an expression reading it.
     pub fn local(&mut self, name: &str, ty: Scalar) -> (LocalId, Expr) {
-        self.locals.push(Local {
-            name: name.to_string(),
-            ty,
-            mutable: true,
-            span: sp(),
-        });
-        let id = LocalId(self.locals.len() as u32 - 1);
-        (id, ex(ExprKind::Local(id), ty))
+        push_local(&mut self.locals, name, ty)
     }
 
     pub fn shared(&mut self, name: &str, elem: Scalar, dims: &[u32]) -> SharedId {
@@ -422,14 +428,7 @@ impl FunctionBuilder {
     }
 
     pub fn local(&mut self, name: &str, ty: Scalar) -> (LocalId, Expr) {
-        self.locals.push(Local {
-            name: name.to_string(),
-            ty,
-            mutable: true,
-            span: sp(),
-        });
-        let id = LocalId(self.locals.len() as u32 - 1);
-        (id, ex(ExprKind::Local(id), ty))
+        push_local(&mut self.locals, name, ty)
     }
 
     pub fn finish(self, stmts: Vec<Stmt>) -> Function {

@@ -37,31 +37,16 @@ pub enum Ty {
 }
 
 impl Ty {
-    pub const ALL: [Ty; 13] = [
-        Ty::Bool,
-        Ty::I8,
-        Ty::U8,
-        Ty::I16,
-        Ty::U16,
-        Ty::I32,
-        Ty::U32,
-        Ty::I64,
-        Ty::U64,
-        Ty::F16,
-        Ty::BF16,
-        Ty::F32,
-        Ty::F64,
-    ];
-    pub const INTS: [Ty; 8] = [
-        Ty::I8,
-        Ty::U8,
-        Ty::I16,
-        Ty::U16,
-        Ty::I32,
-        Ty::U32,
-        Ty::I64,
-        Ty::U64,
-    ];
+    pub const ALL: [Ty; 13] = {
+        use Ty::*;
+        [
+            Bool, I8, U8, I16, U16, I32, U32, I64, U64, F16, BF16, F32, F64,
+        ]
+    };
+    pub const INTS: [Ty; 8] = {
+        use Ty::*;
+        [I8, U8, I16, U16, I32, U32, I64, U64]
+    };
 
     pub fn name(self) -> &'static str {
         match self {
@@ -719,16 +704,7 @@ fn composite(ty: Ty, below: &[BoxedStrategy<GenExpr>]) -> BoxedStrategy<GenExpr>
                     .prop_map(|(op, a)| unary(op, a))
                     .boxed(),
             ));
-            options.push((
-                2,
-                (
-                    proptest::sample::select(vec!["min", "max"]),
-                    same.clone(),
-                    same.clone(),
-                )
-                    .prop_map(|(f, a, b)| call(f, vec![a, b]))
-                    .boxed(),
-            ));
+            options.push((2, min_max(&same)));
             if t.is_signed() {
                 options.push((1, same.clone().prop_map(|a| call("abs", vec![a])).boxed()));
             }
@@ -743,16 +719,7 @@ fn composite(ty: Ty, below: &[BoxedStrategy<GenExpr>]) -> BoxedStrategy<GenExpr>
             ));
             options.push((1, same.clone().prop_map(|a| unary("-", a)).boxed()));
             if t.is_wide_float() {
-                options.push((
-                    2,
-                    (
-                        proptest::sample::select(vec!["min", "max"]),
-                        same.clone(),
-                        same.clone(),
-                    )
-                        .prop_map(|(f, a, b)| call(f, vec![a, b]))
-                        .boxed(),
-                ));
+                options.push((2, min_max(&same)));
                 options.push((1, same.clone().prop_map(|a| call("abs", vec![a])).boxed()));
                 options.push((
                     2,
@@ -772,6 +739,17 @@ fn composite(ty: Ty, below: &[BoxedStrategy<GenExpr>]) -> BoxedStrategy<GenExpr>
         }
     }
     proptest::strategy::Union::new_weighted(options).boxed()
+}
+
+/// `min(a, b)` or `max(a, b)` of two expressions of `same`.
+fn min_max(same: &BoxedStrategy<GenExpr>) -> BoxedStrategy<GenExpr> {
+    (
+        proptest::sample::select(vec!["min", "max"]),
+        same.clone(),
+        same.clone(),
+    )
+        .prop_map(|(f, a, b)| call(f, vec![a, b]))
+        .boxed()
 }
 
 fn unary(op: &str, a: GenExpr) -> GenExpr {

@@ -77,6 +77,17 @@ struct Env {
     in_kernel: bool,
 }
 
+impl Env {
+    /// The variables of type `ty`.
+    fn of_type(&self, ty: Ty) -> Vec<&String> {
+        self.vars
+            .iter()
+            .filter(|(_, t)| *t == ty)
+            .map(|(n, _)| n)
+            .collect()
+    }
+}
+
 pub struct Gen {
     state: XorShift,
     /// The program's index: sweeps go round with it.
@@ -133,6 +144,12 @@ impl Gen {
         self.p.features.insert(feature.into());
     }
 
+    /// `text`, noting that it uses `feature`.
+    fn noted(&mut self, feature: impl Into<String>, text: String) -> String {
+        self.note(feature);
+        text
+    }
+
     /// A boundary value with its invalid neighbour.
     fn bound(&mut self, feature: &str, value: &str, past: &str, code: &'static str) -> String {
         self.markers += 1;
@@ -161,52 +178,28 @@ impl Gen {
                     self.below(200) + 1
                 };
                 match self.below(7) {
-                    0 => {
-                        self.note("lit:hex");
-                        format!("0x{v:X}")
-                    }
-                    1 => {
-                        self.note("lit:bin");
-                        format!("0b{v:b}")
-                    }
-                    2 => {
-                        self.note(format!("lit:suffix:{}", t.name()));
-                        format!("{v}{}", t.name())
-                    }
-                    3 if (t.size() * 8) == 8 => {
-                        self.note("lit:underscore");
-                        format!("1_{}", v % 10)
-                    }
-                    3 => {
-                        self.note("lit:underscore");
-                        format!("1_{v:03}")
-                    }
-                    4 if t.is_signed() => {
-                        self.note("lit:negative");
-                        format!("(-{v})")
-                    }
+                    0 => self.noted("lit:hex", format!("0x{v:X}")),
+                    1 => self.noted("lit:bin", format!("0b{v:b}")),
+                    2 => self.noted(
+                        format!("lit:suffix:{}", t.name()),
+                        format!("{v}{}", t.name()),
+                    ),
+                    3 if t.size() == 1 => self.noted("lit:underscore", format!("1_{}", v % 10)),
+                    3 => self.noted("lit:underscore", format!("1_{v:03}")),
+                    4 if t.is_signed() => self.noted("lit:negative", format!("(-{v})")),
                     _ => v.to_string(),
                 }
             }
             t => {
                 let (a, b) = (self.below(20), self.below(10));
                 match self.below(6) {
-                    0 => {
-                        self.note("lit:exponent");
-                        format!("{a}.{b}e-1")
-                    }
-                    1 => {
-                        self.note(format!("lit:suffix:{}", t.name()));
-                        format!("{a}.{b}{}", t.name())
-                    }
-                    2 => {
-                        self.note("lit:int_as_float");
-                        format!("{}", a + 1)
-                    }
-                    3 => {
-                        self.note("lit:negative");
-                        format!("(-{a}.{b})")
-                    }
+                    0 => self.noted("lit:exponent", format!("{a}.{b}e-1")),
+                    1 => self.noted(
+                        format!("lit:suffix:{}", t.name()),
+                        format!("{a}.{b}{}", t.name()),
+                    ),
+                    2 => self.noted("lit:int_as_float", format!("{}", a + 1)),
+                    3 => self.noted("lit:negative", format!("(-{a}.{b})")),
                     _ => format!("{a}.{b}"),
                 }
             }
@@ -248,12 +241,7 @@ impl Gen {
     }
 
     fn leaf(&mut self, ty: Ty, env: &Env) -> String {
-        let vars: Vec<&String> = env
-            .vars
-            .iter()
-            .filter(|(_, t)| *t == ty)
-            .map(|(n, _)| n)
-            .collect();
+        let vars = env.of_type(ty);
         if !vars.is_empty() && self.below(3) != 0 {
             return vars[self.below(vars.len() as u64) as usize].clone();
         }
@@ -272,12 +260,7 @@ impl Gen {
     /// A leaf that has its type whatever the context: a variable, or a
     /// literal with a suffix.
     fn typed_leaf(&mut self, ty: Ty, env: &Env) -> String {
-        let vars: Vec<&String> = env
-            .vars
-            .iter()
-            .filter(|(_, t)| *t == ty)
-            .map(|(n, _)| n)
-            .collect();
+        let vars = env.of_type(ty);
         if !vars.is_empty() && self.chance(2) {
             return vars[self.below(vars.len() as u64) as usize].clone();
         }
@@ -445,10 +428,10 @@ impl Gen {
                 // The mask by position, by name, or left out.
                 match self.below(3) {
                     0 => format!("{f}({v}, 0xFFFF_FFFF)"),
-                    1 => {
-                        self.note("builtin:mask_by_name");
-                        format!("{f}({v}, mask = 0xFFFF_FFFF)")
-                    }
+                    1 => self.noted(
+                        "builtin:mask_by_name",
+                        format!("{f}({v}, mask = 0xFFFF_FFFF)"),
+                    ),
                     _ => format!("{f}({v})"),
                 }
             }
@@ -468,10 +451,7 @@ impl Gen {
                 self.note(format!("bound:shift:{w}:0"));
                 "0".to_string()
             }
-            1 => {
-                self.note(format!("bound:shift:{w}:w-1"));
-                format!("{}", w - 1)
-            }
+            1 => self.noted(format!("bound:shift:{w}:w-1"), format!("{}", w - 1)),
             2 => {
                 self.note(format!("bound:shift:{w}:w"));
                 let ty = self.pick(&INTS);

@@ -290,79 +290,32 @@ fn shared_bytes_on_the_command_line() {
     let dir = tempfile::tempdir().unwrap();
     fs::write(dir.path().join("dyn.ptx"), PTX_DYN).unwrap();
     fs::write(dir.path().join("oob.kdsl"), OOB).unwrap();
-    let sim = |args: &[&str]| kdslc_in(dir.path(), &[&["sim"], args].concat());
-    let out = sim(&[
-        "dyn.ptx",
-        "--grid",
-        "1",
-        "--block",
-        "8",
-        "--arg",
-        "out=u32:zeros:8",
-        "--shared-bytes",
-        "32",
-        "--dump",
-        "out",
-    ]);
+    let sim = |line: &str| {
+        let args: Vec<&str> = std::iter::once("sim")
+            .chain(line.split_whitespace())
+            .collect();
+        kdslc_in(dir.path(), &args)
+    };
+    let out = sim("dyn.ptx --grid 1 --block 8 --arg out=u32:zeros:8 --shared-bytes 32 --dump out");
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(
         text(&out.stdout),
         "out: u32[8] = [32, 33, 34, 35, 36, 37, 38, 39]\n"
     );
-    let out = sim(&[
-        "dyn.ptx",
-        "--grid",
-        "1",
-        "--block",
-        "8",
-        "--arg",
-        "out=u32:zeros:8",
-        "--shared-bytes",
-        "16",
-    ]);
+    let out = sim("dyn.ptx --grid 1 --block 8 --arg out=u32:zeros:8 --shared-bytes 16");
     assert_eq!(out.status.code(), Some(4));
     assert_contains(&text(&out.stderr), &["error[S0020]"]);
-    let out = sim(&[
-        "dyn.ptx",
-        "--grid",
-        "1",
-        "--block",
-        "8",
-        "--arg",
-        "out=u32:zeros:8",
-        "--shared-bytes",
-        "300000",
-    ]);
+    let out = sim("dyn.ptx --grid 1 --block 8 --arg out=u32:zeros:8 --shared-bytes 300000");
     assert_eq!(out.status.code(), Some(2));
     assert_contains(&text(&out.stderr), &["at most 232448 bytes"]);
-    let out = sim(&[
-        "oob.kdsl",
-        "--grid",
-        "1",
-        "--arg",
-        "out=zeros:32",
-        "--arg",
-        "n=0",
-        "--dump",
-        "out",
-    ]);
+    let out = sim("oob.kdsl --grid 1 --arg out=zeros:32 --arg n=0 --dump out");
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(
         text(&out.stdout).starts_with("out: u32[32] = [7, 7, 7"),
         "{}",
         text(&out.stdout)
     );
-    let out = sim(&[
-        "oob.kdsl",
-        "--grid",
-        "1",
-        "--arg",
-        "out=zeros:32",
-        "--arg",
-        "n=0",
-        "--shared-bytes",
-        "100",
-    ]);
+    let out = sim("oob.kdsl --grid 1 --arg out=zeros:32 --arg n=0 --shared-bytes 100");
     assert_eq!(out.status.code(), Some(2));
     assert_contains(&text(&out.stderr), &["`--shared-bytes 100` is for a .ptx input: kdslc lays out the shared memory of kernel `oob` itself (65792 bytes of dynamic shared memory)"]);
 }

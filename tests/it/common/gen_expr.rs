@@ -857,30 +857,10 @@ pub fn binary_value(op: &str, x: Val, y: Val) -> Result<Val, Faults> {
                 (_, Some(o)) => o != Less,
             })
         }
-        (F16(a), F16(b)) => F16(match op {
-            "+" => a + b,
-            "-" => a - b,
-            "*" => a * b,
-            _ => a / b,
-        }),
-        (BF16(a), BF16(b)) => BF16(match op {
-            "+" => a + b,
-            "-" => a - b,
-            "*" => a * b,
-            _ => a / b,
-        }),
-        (F32(a), F32(b)) => F32(match op {
-            "+" => a + b,
-            "-" => a - b,
-            "*" => a * b,
-            _ => a / b,
-        }),
-        (F64(a), F64(b)) => F64(match op {
-            "+" => a + b,
-            "-" => a - b,
-            "*" => a * b,
-            _ => a / b,
-        }),
+        (F16(a), F16(b)) => F16(float_op(op, a, b)),
+        (BF16(a), BF16(b)) => BF16(float_op(op, a, b)),
+        (F32(a), F32(b)) => F32(float_op(op, a, b)),
+        (F64(a), F64(b)) => F64(float_op(op, a, b)),
         _ if matches!(op, "<<" | ">>") => shift(op, x, y),
         (I8(a), I8(b)) => I8(int_op(op, a, b)?),
         (U8(a), U8(b)) => U8(int_op(op, a, b)?),
@@ -892,6 +872,22 @@ pub fn binary_value(op: &str, x: Val, y: Val) -> Result<Val, Faults> {
         (U64(a), U64(b)) => U64(int_op(op, a, b)?),
         _ => x,
     })
+}
+
+/// `a op b` of floats (`+`, `-`, `*`, else `/`), rounded as the type rounds.
+fn float_op<T>(op: &str, a: T, b: T) -> T
+where
+    T: std::ops::Add<Output = T>
+        + std::ops::Sub<Output = T>
+        + std::ops::Mul<Output = T>
+        + std::ops::Div<Output = T>,
+{
+    match op {
+        "+" => a + b,
+        "-" => a - b,
+        "*" => a * b,
+        _ => a / b,
+    }
 }
 
 trait Wrapping: Copy + PartialEq {

@@ -546,6 +546,11 @@ impl Gen {
 }
 
 /// Every feature a long enough run must cover.
+/// Pushes `prefix` followed by each of `items`.
+fn prefixed(f: &mut Vec<String>, prefix: &str, items: &[&str]) {
+    f.extend(items.iter().map(|i| format!("{prefix}{i}")));
+}
+
 pub fn required_features() -> Vec<String> {
     let mut f: Vec<String> = Vec::new();
     for a in TYS {
@@ -564,97 +569,105 @@ pub fn required_features() -> Vec<String> {
     for t in INTS {
         f.push(format!("shift_amount:{}", t.name()));
     }
-    for op in [
-        "+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>", "==", "!=", "<", "<=", ">", ">=", "&&",
-        "||", "!", "neg",
-    ] {
-        f.push(format!("op:{op}"));
-    }
+    prefixed(
+        &mut f,
+        "op:",
+        &[
+            "+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>", "==", "!=", "<", "<=", ">", ">=",
+            "&&", "||", "!", "neg",
+        ],
+    );
     for op in [
         "=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=",
     ] {
         f.push(format!("assign:{op}"));
         f.push(format!("store:{op}"));
     }
-    for b in [
-        "min",
-        "max",
-        "abs",
-        "sqrt",
-        "rsqrt",
-        "exp2",
-        "log2",
-        "exp",
-        "log",
-        "sin",
-        "cos",
-        "fma",
-        "select",
-        "atomic_add",
-        "atomic_sub",
-        "atomic_max",
-        "atomic_min",
-        "atomic_exch",
-        "atomic_and",
-        "atomic_or",
-        "atomic_xor",
-        "atomic_inc",
-        "atomic_dec",
-        "atomic_cas",
-        "fence",
-        "shfl_down",
-        "shfl_up",
-        "shfl_xor",
-        "shfl_idx",
-        "ballot",
-        "any",
-        "all",
-        "redux_add",
-        "redux_min",
-        "redux_max",
-        "redux_and",
-        "redux_or",
-        "redux_xor",
-        "warp_mask",
-        "mask_by_name",
-        "lane_mask_eq",
-        "lane_mask_lt",
-        "lane_mask_le",
-        "lane_mask_gt",
-        "lane_mask_ge",
-        "active_mask",
-        "sync_warp",
-        "elect_one",
-        "sync_threads",
-        "cluster_sync",
-        "fence_proxy_async",
-        "copy_async",
-        "copy_async_store",
-        "copy_async_commit",
-        "copy_async_wait",
-    ] {
-        f.push(format!("builtin:{b}"));
-    }
-    for v in [
-        "thread_idx",
-        "block_dim",
-        "block_idx",
-        "grid_dim",
-        "lane_id",
-        "warp_id",
-        "cluster_rank",
-        "cluster_size",
-        "cluster_idx",
-        "cluster_dim",
-    ] {
-        f.push(format!("value:{v}"));
-    }
+    prefixed(
+        &mut f,
+        "builtin:",
+        &[
+            "min",
+            "max",
+            "abs",
+            "sqrt",
+            "rsqrt",
+            "exp2",
+            "log2",
+            "exp",
+            "log",
+            "sin",
+            "cos",
+            "fma",
+            "select",
+            "atomic_add",
+            "atomic_sub",
+            "atomic_max",
+            "atomic_min",
+            "atomic_exch",
+            "atomic_and",
+            "atomic_or",
+            "atomic_xor",
+            "atomic_inc",
+            "atomic_dec",
+            "atomic_cas",
+            "fence",
+            "shfl_down",
+            "shfl_up",
+            "shfl_xor",
+            "shfl_idx",
+            "ballot",
+            "any",
+            "all",
+            "redux_add",
+            "redux_min",
+            "redux_max",
+            "redux_and",
+            "redux_or",
+            "redux_xor",
+            "warp_mask",
+            "mask_by_name",
+            "lane_mask_eq",
+            "lane_mask_lt",
+            "lane_mask_le",
+            "lane_mask_gt",
+            "lane_mask_ge",
+            "active_mask",
+            "sync_warp",
+            "elect_one",
+            "sync_threads",
+            "cluster_sync",
+            "fence_proxy_async",
+            "copy_async",
+            "copy_async_store",
+            "copy_async_commit",
+            "copy_async_wait",
+        ],
+    );
+    prefixed(
+        &mut f,
+        "value:",
+        &[
+            "thread_idx",
+            "block_dim",
+            "block_idx",
+            "grid_dim",
+            "lane_id",
+            "warp_id",
+            "cluster_rank",
+            "cluster_size",
+            "cluster_idx",
+            "cluster_dim",
+        ],
+    );
     for t in TYS {
         f.push(format!("vector:{}", t.name()));
     }
-    for v in ["load2", "load4", "store2", "store4", "global", "shared"] {
-        f.push(format!("vector:{v}"));
-    }
+    prefixed(
+        &mut f,
+        "vector:",
+        &["load2", "load4", "store2", "store4", "global", "shared"],
+    );
     for a in kernel::ATOMICS {
         for space in ["global", "shared"] {
             f.push(format!("{a}:{space}"));
@@ -664,9 +677,7 @@ pub fn required_features() -> Vec<String> {
         }
     }
     // The narrow integers' one atomic: the 16-bit compare-and-swap.
-    for t in ["u16", "i16"] {
-        f.push(format!("atomic_cas:{t}"));
-    }
+    prefixed(&mut f, "atomic_cas:", &["u16", "i16"]);
     for a in [
         "atomic_add",
         "atomic_max",
@@ -680,35 +691,33 @@ pub fn required_features() -> Vec<String> {
     ] {
         f.push(format!("{a}:remote"));
     }
-    for o in ["relaxed", "acquire", "release", "acq_rel"] {
-        f.push(format!("atomic_order:{o}"));
-    }
-    for s in ["cta", "cluster", "gpu", "sys"] {
-        f.push(format!("atomic_scope:{s}"));
-    }
-    for o in ["acq_rel", "sc"] {
-        f.push(format!("fence_order:{o}"));
-    }
-    for s in ["cta", "cluster", "gpu", "sys"] {
-        f.push(format!("fence_scope:{s}"));
-    }
-    for op in [
-        "arrive()",
-        "arrive(n)",
-        "arrive_expect_tx",
-        "expect_tx",
-        "arrive_remote",
-        "wait()",
-        "wait(p)",
-        "test()",
-        "test(p)",
-        "wait_cluster()",
-        "wait_cluster(p)",
-        "test_cluster()",
-        "test_cluster(p)",
-    ] {
-        f.push(format!("barrier:{op}"));
-    }
+    prefixed(
+        &mut f,
+        "atomic_order:",
+        &["relaxed", "acquire", "release", "acq_rel"],
+    );
+    prefixed(&mut f, "atomic_scope:", &["cta", "cluster", "gpu", "sys"]);
+    prefixed(&mut f, "fence_order:", &["acq_rel", "sc"]);
+    prefixed(&mut f, "fence_scope:", &["cta", "cluster", "gpu", "sys"]);
+    prefixed(
+        &mut f,
+        "barrier:",
+        &[
+            "arrive()",
+            "arrive(n)",
+            "arrive_expect_tx",
+            "expect_tx",
+            "arrive_remote",
+            "wait()",
+            "wait(p)",
+            "test()",
+            "test(p)",
+            "wait_cluster()",
+            "wait_cluster(p)",
+            "test_cluster()",
+            "test_cluster(p)",
+        ],
+    );
     f.push("named:sync".to_string());
     f.push("named:arrive".to_string());
     for p in ["0", "1"] {
@@ -716,98 +725,104 @@ pub fn required_features() -> Vec<String> {
             f.push(format!("bound:parity:{op}:{p}"));
         }
     }
-    for s in [
-        "let",
-        "let_mut",
-        "shadow",
-        "if",
-        "else_if",
-        "else",
-        "while",
-        "while_true",
-        "while_never",
-        "for",
-        "for_step",
-        "for_runtime_step",
-        "for_list",
-        "for_unroll",
-        "for_unroll_n",
-        "break",
-        "continue",
-        "return_kernel",
-        "return_value",
-        "call_stmt",
-        "value_dropped",
-        "empty",
-        "expr_block_tail_if",
-    ] {
-        f.push(format!("stmt:{s}"));
-    }
-    for e in ["if", "if_nested", "call"] {
-        f.push(format!("expr:{e}"));
-    }
-    for l in [
-        "hex",
-        "bin",
-        "underscore",
-        "negative",
-        "exponent",
-        "int_as_float",
-    ] {
-        f.push(format!("lit:{l}"));
-    }
-    for i in [
-        "const",
-        "const_uses_const",
-        "fn",
-        "fn_void",
-        "fn_calls_fn",
-        "import",
-        "two_kernels",
-    ] {
-        f.push(format!("item:{i}"));
-    }
-    for l in [
-        "none", "block1", "block2", "block3", "cluster1", "cluster2", "cluster3",
-    ] {
-        f.push(format!("launch:{l}"));
-    }
-    for r in ["load", "store"] {
-        f.push(format!("remote:{r}"));
-    }
+    prefixed(
+        &mut f,
+        "stmt:",
+        &[
+            "let",
+            "let_mut",
+            "shadow",
+            "if",
+            "else_if",
+            "else",
+            "while",
+            "while_true",
+            "while_never",
+            "for",
+            "for_step",
+            "for_runtime_step",
+            "for_list",
+            "for_unroll",
+            "for_unroll_n",
+            "break",
+            "continue",
+            "return_kernel",
+            "return_value",
+            "call_stmt",
+            "value_dropped",
+            "empty",
+            "expr_block_tail_if",
+        ],
+    );
+    prefixed(&mut f, "expr:", &["if", "if_nested", "call"]);
+    prefixed(
+        &mut f,
+        "lit:",
+        &[
+            "hex",
+            "bin",
+            "underscore",
+            "negative",
+            "exponent",
+            "int_as_float",
+        ],
+    );
+    prefixed(
+        &mut f,
+        "item:",
+        &[
+            "const",
+            "const_uses_const",
+            "fn",
+            "fn_void",
+            "fn_calls_fn",
+            "import",
+            "two_kernels",
+        ],
+    );
+    prefixed(
+        &mut f,
+        "launch:",
+        &[
+            "none", "block1", "block2", "block3", "cluster1", "cluster2", "cluster3",
+        ],
+    );
+    prefixed(&mut f, "remote:", &["load", "store"]);
     f.push("shared:2d".into());
     f.push("shared:3d".into());
     f.push("shared:static_max".into());
     f.push("shared:dynamic_min".into());
     f.push("shared:max_sm80".into());
-    for b in [
-        "arrivals:1",
-        "arrivals:1048575",
-        "arrive_n:1",
-        "arrive_n:1048575",
-        "arrive_expect_tx:16",
-        "arrive_expect_tx:1048560",
-        "expect_tx:16",
-        "expect_tx:1048560",
-        "copy_async:16",
-        "copy_async_store:16",
-        "block:x1024",
-        "block:y1024",
-        "block:z64",
-        "block:product1024",
-        "shared:max",
-        "params:4352",
-        "params:4356",
-        "params:32764",
-        "barrier_count:1",
-        "barrier_count:64",
-        "barrier_index",
-        "named_threads:32",
-        "named_threads:0",
-        "named_count:15",
-    ] {
-        f.push(format!("bound:{b}"));
-    }
+    prefixed(
+        &mut f,
+        "bound:",
+        &[
+            "arrivals:1",
+            "arrivals:1048575",
+            "arrive_n:1",
+            "arrive_n:1048575",
+            "arrive_expect_tx:16",
+            "arrive_expect_tx:1048560",
+            "expect_tx:16",
+            "expect_tx:1048560",
+            "copy_async:16",
+            "copy_async_store:16",
+            "block:x1024",
+            "block:y1024",
+            "block:z64",
+            "block:product1024",
+            "shared:max",
+            "params:4352",
+            "params:4356",
+            "params:32764",
+            "barrier_count:1",
+            "barrier_count:64",
+            "barrier_index",
+            "named_threads:32",
+            "named_threads:0",
+            "named_count:15",
+        ],
+    );
     for c in 1..=16 {
         f.push(format!("bound:cluster:{c}"));
     }

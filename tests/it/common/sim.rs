@@ -230,6 +230,11 @@ pub fn run_with(l: &Loaded, launch: &Launch, schedule: Schedule, max_steps: u64)
     )
 }
 
+/// The codes of a run's reports, in order.
+pub fn report_codes(o: &Outcome) -> Vec<&'static str> {
+    o.reports.iter().map(|d| d.code).collect()
+}
+
 pub fn rendered(l: &Loaded, o: &Outcome) -> String {
     render::human(&l.sources, &o.reports, false)
 }

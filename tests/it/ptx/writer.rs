@@ -27,6 +27,24 @@ fn assemble(m: &Module, t: Target) -> String {
     text
 }
 
+/// [`assemble`] for sm_80 and for sm_90; the sm_80 PTX.
+#[track_caller]
+fn on_sm80_and_sm90(m: &Module) -> String {
+    let text = assemble(m, Target::Sm80);
+    assemble(m, Target::Sm90);
+    text
+}
+
+/// [`assemble`] for sm_90 and every later target; the sm_90 PTX.
+#[track_caller]
+fn on_sm90_and_later(m: &Module) -> String {
+    let text = assemble(m, Target::Sm90);
+    for t in [Target::Sm90a, Target::Sm100, Target::Sm100a, Target::Sm120] {
+        assemble(m, t);
+    }
+    text
+}
+
 fn one(k: Kernel) -> Module {
     module(vec![k])
 }
@@ -42,6 +60,13 @@ fn lines_with<'a>(text: &'a str, needle: &str) -> Vec<&'a str> {
 #[track_caller]
 fn assert_has(text: &str, needle: &str) {
     assert!(text.contains(needle), "expected `{needle}` in:\n{text}");
+}
+
+#[track_caller]
+fn assert_has_all(text: &str, needles: &[&str]) {
+    for needle in needles {
+        assert_has(text, needle);
+    }
 }
 
 #[track_caller]
@@ -105,8 +130,7 @@ fn saxpy_entry_params_and_prologue() {
         2,
         "one cvta per pointer:\n{text}"
     );
-    assert_has(&text, "ld.global.nc.f32");
-    assert_has(&text, "st.global.f32");
+    assert_has_all(&text, &["ld.global.nc.f32", "st.global.f32"]);
     // block(256): block_dim.x is the constant 256.
     assert_lacks(&text, "%ntid.x");
     assert_has(&text, "mul.wide.u32");
@@ -115,15 +139,21 @@ fn saxpy_entry_params_and_prologue() {
 #[test]
 fn reduce_sum_assembles() {
     let m = one(reduce_sum());
-    let text = assemble(&m, Target::Sm80);
-    assemble(&m, Target::Sm90);
-    assert_has(&text, "shfl.sync.down.b32");
-    assert_has(&text, ", 0x1f, 0xffffffff;");
-    assert_has(&text, "atom.global.add.f32");
+    let text = on_sm80_and_sm90(&m);
+    assert_has_all(
+        &text,
+        &[
+            "shfl.sync.down.b32",
+            ", 0x1f, 0xffffffff;",
+            "atom.global.add.f32",
+        ],
+    );
     // 32 bytes, declared as the 128 the layout gives every array
     // (src/ir/layout.rs), so that ptxas's order cannot change the total.
-    assert_has(&text, ".shared .align 128 .b8 $s_partial[128];");
-    assert_has(&text, "bar.sync 0;");
+    assert_has_all(
+        &text,
+        &[".shared .align 128 .b8 $s_partial[128];", "bar.sync 0;"],
+    );
     // warp_id of a 1-D block is tid.x >> 5; %warpid is never used.
     assert_lacks(&text, "%warpid");
     assert_has(&text, "shr.u32");
@@ -142,41 +172,45 @@ fn reduce_sum_assembles() {
 #[test]
 fn sgemm_two_dimensional_shared_indexing() {
     let m = one(sgemm_tiled());
-    let text = assemble(&m, Target::Sm80);
-    assemble(&m, Target::Sm90);
+    let text = on_sm80_and_sm90(&m);
     assert_has(&text, ".reqntid 16, 16, 1");
     // ta[ty, j]: row stride 16 floats = 64 bytes.
-    assert_has(&text, ", 64, ");
-    assert_has(&text, "ld.shared.f32");
-    assert_has(&text, "st.shared.f32");
+    assert_has_all(&text, &[", 64, ", "ld.shared.f32", "st.shared.f32"]);
     assert_eq!(lines_with(&text, "bar.sync 0;").len(), 2);
 }
 
 #[test]
 fn pipeline_sum_assembles_on_sm90() {
     let m = one(pipeline_sum());
-    let text = assemble(&m, Target::Sm90);
+    let text = on_sm90_and_later(&m);
     assert_has(&text, ".version 8.0");
     assert_has(
         &text,
         "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes",
     );
-    assert_has(&text, "mbarrier.arrive.expect_tx.shared::cta.b64 _, ");
-    assert_has(&text, "mbarrier.try_wait.parity.shared::cta.b64");
+    assert_has_all(
+        &text,
+        &[
+            "mbarrier.arrive.expect_tx.shared::cta.b64 _, ",
+            "mbarrier.try_wait.parity.shared::cta.b64",
+        ],
+    );
     // Bulk copies: the init is fenced for the async proxy.
     assert_has(&text, "fence.mbarrier_init.release.cluster;");
-    for t in [Target::Sm90a, Target::Sm100, Target::Sm100a, Target::Sm120] {
-        assemble(&m, t);
-    }
 }
 
 #[test]
 fn cluster_sum_assembles_on_sm90() {
     let m = one(cluster_sum());
     let text = assemble(&m, Target::Sm90);
-    assert_has(&text, ".reqnctapercluster 2, 1, 1\n.explicitcluster\n");
-    assert_has(&text, "mapa.shared::cluster.u32");
-    assert_has(&text, "st.shared::cluster.f32");
+    assert_has_all(
+        &text,
+        &[
+            ".reqnctapercluster 2, 1, 1\n.explicitcluster\n",
+            "mapa.shared::cluster.u32",
+            "st.shared::cluster.f32",
+        ],
+    );
     assert_has(
         &text,
         "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [",
@@ -207,20 +241,15 @@ fn every_cast_pair_assembles() {
     assert_lacks(&sm80, "cvt.rn.bf16.s32");
     assert_lacks(&sm80, "cvt.rn.bf16.f64");
     assert_has(&sm80, "cvt.rz.f32.s32");
-    assert_has(&sm90, "cvt.rn.bf16.s32");
-    assert_has(&sm90, "cvt.rn.bf16.f64");
+    assert_has_all(&sm90, &["cvt.rn.bf16.s32", "cvt.rn.bf16.f64"]);
     // cvt.f32.bf16 needs PTX 7.1.
     assert_has(&sm80, ".version 7.1");
     // float → int truncates and saturates; int → float rounds to nearest.
-    assert_has(&sm80, "cvt.rzi.s32.f32");
-    assert_has(&sm80, "cvt.rn.f32.u64");
+    assert_has_all(&sm80, &["cvt.rzi.s32.f32", "cvt.rn.f32.u64"]);
     // Widening keeps signedness of the source; narrowing truncates.
-    assert_has(&sm80, "cvt.s64.s32");
-    assert_has(&sm80, "cvt.u64.u32");
-    assert_has(&sm80, "cvt.u32.u64");
+    assert_has_all(&sm80, &["cvt.s64.s32", "cvt.u64.u32", "cvt.u32.u64"]);
     // bool ↔ numbers.
-    assert_has(&sm80, "selp.f32 ");
-    assert_has(&sm80, "setp.neu.f32");
+    assert_has_all(&sm80, &["selp.f32 ", "setp.neu.f32"]);
     // A constant f16 in a register, as bits.
     assert_has(&sm80, "mov.b16 %h");
     for t in [Target::Sm86, Target::Sm89, Target::Sm100a, Target::Sm120] {
@@ -231,8 +260,7 @@ fn every_cast_pair_assembles() {
 #[test]
 fn every_operator_on_every_type_assembles() {
     let m = one(all_binops());
-    let text = assemble(&m, Target::Sm80);
-    assemble(&m, Target::Sm90);
+    let text = on_sm80_and_sm90(&m);
     assemble(&m, Target::Sm120);
     for needle in [
         "div.s32",
@@ -265,8 +293,7 @@ fn every_operator_on_every_type_assembles() {
     assert_line(&text, "min.u64 %rd", ", 64;");
     assert_has(&text, "cvt.u32.u64");
     // Half arithmetic widens to f32 and rounds back once.
-    assert_has(&text, "cvt.rn.f16.f32");
-    assert_has(&text, "cvt.rn.bf16.f32");
+    assert_has_all(&text, &["cvt.rn.f16.f32", "cvt.rn.bf16.f32"]);
     assert_lacks(&text, "add.f16");
 }
 
@@ -280,8 +307,7 @@ fn scalar_parameters_of_every_type() {
         body.push(store(gplace(outs[i], tid(X), t), p));
     }
     let m = one(k.finish(body));
-    let text = assemble(&m, Target::Sm80);
-    assemble(&m, Target::Sm90);
+    let text = on_sm80_and_sm90(&m);
     for decl in [
         ".param .u32 $p_p_bool",
         ".param .s32 $p_p_i32",
@@ -295,8 +321,7 @@ fn scalar_parameters_of_every_type() {
     ] {
         assert_has(&text, decl);
     }
-    assert_has(&text, "st.global.u8");
-    assert_has(&text, "st.global.b16");
+    assert_has_all(&text, &["st.global.u8", "st.global.b16"]);
 }
 
 #[test]
@@ -376,11 +401,9 @@ fn division_by_powers_of_two_is_shifts_and_masks() {
 #[test]
 fn control_flow_assembles() {
     let m = one(control_flow());
-    let text = assemble(&m, Target::Sm80);
-    assemble(&m, Target::Sm90);
+    let text = on_sm80_and_sm90(&m);
     // Bool parameters travel as u32.
-    assert_has(&text, ".param .u32 $p_flag");
-    assert_has(&text, "setp.ne.b32");
+    assert_has_all(&text, &[".param .u32 $p_flag", "setp.ne.b32"]);
     // Lazy && around the load; the cheap one is a plain and.pred.
     assert_has(&text, "and.pred");
     // warp_id of a 64×2 block: (tid.x + 64 * tid.y) >> 5.
@@ -392,8 +415,7 @@ fn control_flow_assembles() {
 #[test]
 fn math_and_warp_operations_assemble() {
     let m = one(math_and_warp());
-    let text = assemble(&m, Target::Sm80);
-    assemble(&m, Target::Sm90);
+    let text = on_sm80_and_sm90(&m);
     for needle in [
         "sqrt.rn.f32",
         "sqrt.rn.f64",
@@ -422,8 +444,7 @@ fn math_and_warp_operations_assemble() {
         assert_has(&text, needle);
     }
     // exp(x) = ex2(x * log2 e), log(x) = lg2(x) * ln 2.
-    assert_has(&text, "0f3FB8AA3B");
-    assert_has(&text, "0f3F317218");
+    assert_has_all(&text, &["0f3FB8AA3B", "0f3F317218"]);
     // Shuffle clamp: 0 for up, 0x1f otherwise.
     assert!(lines_with(&text, "shfl.sync.up.b32")
         .iter()
@@ -567,18 +588,22 @@ fn with_functions() -> Module {
 #[test]
 fn device_functions_are_funcs_called_with_params() {
     let m = with_functions();
-    let text = assemble(&m, Target::Sm80);
-    assemble(&m, Target::Sm90);
+    let text = on_sm80_and_sm90(&m);
     assert_has(
         &text,
         ".func (.param .f32 $r) twice(\n\t.param .f32 $a0\n)\n{",
     );
-    assert_has(&text, ".func (.param .b32 $r) positive(");
-    assert_has(&text, ".func nothing(\n\t.param .b32 $a0\n)");
-    assert_has(&text, ".func (.param .b32 $r) lane_bits()\n{");
-    assert_has(&text, "call.uni ($cr), pick, ($ca0, $ca1);");
-    assert_has(&text, "call.uni nothing, ($ca0);");
-    assert_has(&text, "call.uni ($cr), lane_bits;");
+    assert_has_all(
+        &text,
+        &[
+            ".func (.param .b32 $r) positive(",
+            ".func nothing(\n\t.param .b32 $a0\n)",
+            ".func (.param .b32 $r) lane_bits()\n{",
+            "call.uni ($cr), pick, ($ca0, $ca1);",
+            "call.uni nothing, ($ca0);",
+            "call.uni ($cr), lane_bits;",
+        ],
+    );
     // Callees first, kernels last; no prototypes needed.
     let pos = |needle: &str| text.find(needle).unwrap_or(usize::MAX);
     assert!(pos(") twice(") < pos(") pick(") && pos(") pick(") < pos(".entry calls"));
@@ -698,8 +723,13 @@ fn cta_barrier_kernel() -> Kernel {
 #[test]
 fn cta_barrier_lowering_sm90() {
     let text = assemble(&one(cta_barrier_kernel()), Target::Sm90);
-    assert_has(&text, ".shared .align 8 .b64 $b_bars[4];");
-    assert_has(&text, ".shared .align 8 .b64 $b_one[1];");
+    assert_has_all(
+        &text,
+        &[
+            ".shared .align 8 .b64 $b_bars[4];",
+            ".shared .align 8 .b64 $b_one[1];",
+        ],
+    );
     // Init: one thread, every barrier, then the CTA synchronises.
     assert_has(
         &text,
@@ -710,8 +740,13 @@ fn cta_barrier_lowering_sm90() {
     assert_has(&text, "setp.eq.u32 %p1, %r1, 0;\n\t@!%p1 bra $L_1;");
     // No cluster and no bulk copies: no fence, PTX 7.8 suffices.
     assert_lacks(&text, "fence.mbarrier_init");
-    assert_has(&text, ".version 7.8");
-    assert_has(&text, "mbarrier.arrive.shared::cta.b64 _, [$b_bars+8];");
+    assert_has_all(
+        &text,
+        &[
+            ".version 7.8",
+            "mbarrier.arrive.shared::cta.b64 _, [$b_bars+8];",
+        ],
+    );
     assert_line(
         &text,
         "mbarrier.try_wait.parity.shared::cta.b64 %p",
@@ -752,8 +787,10 @@ fn cta_barrier_lowering_sm90() {
 #[test]
 fn cta_barrier_lowering_sm80() {
     let text = assemble(&one(cta_barrier_kernel()), Target::Sm80);
-    assert_has(&text, ".version 7.1");
-    assert_has(&text, "mbarrier.init.shared.b64 [$b_bars], 32;");
+    assert_has_all(
+        &text,
+        &[".version 7.1", "mbarrier.init.shared.b64 [$b_bars], 32;"],
+    );
     assert_line(&text, "mbarrier.arrive.shared.b64 %rd", ", [$b_bars+8];");
     assert_line(
         &text,
@@ -916,10 +953,7 @@ fn cluster_barrier_kernel() -> Kernel {
 #[test]
 fn cluster_barrier_and_bulk_copy_lowering() {
     let m = one(cluster_barrier_kernel());
-    let text = assemble(&m, Target::Sm90);
-    for t in [Target::Sm90a, Target::Sm100, Target::Sm100a, Target::Sm120] {
-        assemble(&m, t);
-    }
+    let text = on_sm90_and_later(&m);
     assert_has(&text, ".version 8.0");
     // Init is fenced for the cluster, then the whole cluster synchronises.
     assert_has(
@@ -972,11 +1006,16 @@ fn cluster_barrier_and_bulk_copy_lowering() {
         "cp.async.bulk.global.shared::cta.bulk_group [%rd",
         "], [$s_tile+1024], 1024;",
     );
-    assert_has(&text, "cp.async.bulk.commit_group;");
-    assert_has(&text, "cp.async.bulk.wait_group.read 0;");
-    assert_has(&text, "ld.shared::cluster.f32");
-    assert_has(&text, "st.shared::cluster.f32");
-    assert_has(&text, "atom.shared::cluster.add.f32");
+    assert_has_all(
+        &text,
+        &[
+            "cp.async.bulk.commit_group;",
+            "cp.async.bulk.wait_group.read 0;",
+            "ld.shared::cluster.f32",
+            "st.shared::cluster.f32",
+            "atom.shared::cluster.add.f32",
+        ],
+    );
     assert_line(&text, "mapa.shared::cluster.u32 %r", ", $s_tile, 0;");
     // A barrier at a constant offset: its address in a register for mapa,
     // symbol and offset in one `mov` (as the simulator must see them for
@@ -1056,10 +1095,7 @@ fn cluster_acquire_kernel() -> Kernel {
 #[test]
 fn cluster_acquire_lowering_with_tracked_parity() {
     let m = one(cluster_acquire_kernel());
-    let text = assemble(&m, Target::Sm90);
-    for t in [Target::Sm90a, Target::Sm100, Target::Sm100a, Target::Sm120] {
-        assemble(&m, t);
-    }
+    let text = on_sm90_and_later(&m);
     assert_has(&text, ".version 8.0");
     // One tracked group: one mask register, initialised once.
     assert_eq!(

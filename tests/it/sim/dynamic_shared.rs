@@ -7,7 +7,7 @@
 
 use crate::common;
 use crate::common::rng::Lcg;
-use crate::common::sim::{kdsl_file, launch, ptx_str, rendered, run, u32s, u32v};
+use crate::common::sim::{kdsl_file, launch, ptx_str, rendered, report_codes, run, u32s, u32v};
 use crate::common::{assert_contains, text};
 use kdsl::ir::layout::{ParamLayout, SharedLayout, SHARED_LIMIT};
 use kdsl::target::Target;
@@ -193,11 +193,7 @@ fn an_index_past_a_dynamic_declaration_is_reported() {
     l.dynamic_shared = 65536 + 256;
     let o = run(&k, &l);
     let shown = rendered(&k, &o);
-    assert_eq!(
-        o.reports.iter().map(|d| d.code).collect::<Vec<_>>(),
-        ["S0002"],
-        "{shown}"
-    );
+    assert_eq!(report_codes(&o), ["S0002"], "{shown}");
     assert!(
         shown.contains("just past the end of `a` (16384 elements of 4 bytes")
             && shown.contains("this is element 16384)"),
@@ -212,10 +208,7 @@ fn an_index_past_a_dynamic_declaration_is_reported() {
     // A launch with less than the layout needs is refused.
     l.dynamic_shared = 65536;
     let o = run(&k, &l);
-    assert_eq!(
-        o.reports.iter().map(|d| d.code).collect::<Vec<_>>(),
-        ["S0015"]
-    );
+    assert_eq!(report_codes(&o), ["S0015"]);
     assert!(rendered(&k, &o).contains("needs 65792 bytes of dynamic shared memory"));
 }
 
@@ -262,11 +255,7 @@ fn ptx_dynamic_shared_memory_is_the_launchs() {
     let o = run(&k, &l);
     let shown = rendered(&k, &o);
     // The store, and then the load of what it did not store.
-    assert_eq!(
-        o.reports.iter().map(|d| d.code).collect::<Vec<_>>(),
-        ["S0020", "S0020"],
-        "{shown}"
-    );
+    assert_eq!(report_codes(&o), ["S0020", "S0020"], "{shown}");
     assert!(
         shown.contains("store past the end of the launch's dynamic shared memory")
             && shown.contains("the launch gives 20 bytes of dynamic shared memory; this store is at bytes 20..24 of it"),
@@ -275,10 +264,7 @@ fn ptx_dynamic_shared_memory_is_the_launchs() {
     // More than sm_80 allows one CTA.
     l.dynamic_shared = 166_913;
     let o = run(&k, &l);
-    assert_eq!(
-        o.reports.iter().map(|d| d.code).collect::<Vec<_>>(),
-        ["S0015"]
-    );
+    assert_eq!(report_codes(&o), ["S0015"]);
     assert!(rendered(&k, &o).contains("more than sm_80 gives one CTA (166912)"));
 }
 

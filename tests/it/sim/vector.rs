@@ -363,15 +363,14 @@ fn misaligned_and_out_of_bounds_vectors_are_reported() {
     let ok = run_at(4, 8);
     assert!(ok.reports.is_empty(), "{}", rendered(&k, &ok));
     assert_eq!(as_f32(&ok.arrays[1]), [4.0]);
-    let codes = |o: &kdsl::sim::Outcome| o.reports.iter().map(|d| d.code).collect::<Vec<_>>();
     // 4k + 2: misaligned.
     let o = run_at(2, 8);
-    assert_eq!(codes(&o), ["S0003"], "{}", rendered(&k, &o));
+    assert_eq!(report_codes(&o), ["S0003"], "{}", rendered(&k, &o));
     let text = rendered(&k, &o);
     assert!(text.contains("load4(x[i])"), "{text}");
     // The last partial vector: elements 4..8 of a 6-element array.
     let o = run_at(4, 6);
-    assert_eq!(codes(&o), ["S0002"], "{}", rendered(&k, &o));
+    assert_eq!(report_codes(&o), ["S0002"], "{}", rendered(&k, &o));
     // The whole vector inside a 6-element array.
     let o = run_at(0, 6);
     assert!(o.reports.is_empty(), "{}", rendered(&k, &o));

@@ -3,7 +3,7 @@
 //! control flow, shared arrays, atomics, barriers, bulk copies, clusters
 //! and distributed shared memory, the hardware limits).
 
-use super::{Env, Gen, Program, Ty, INTS, TYS};
+use super::{Env, Gen, Program, Ty, INTS, MASK_VALUES, TYS};
 use kdsl::target::Target;
 
 /// Static shared memory per CTA: past it a kernel's shared memory is
@@ -288,49 +288,43 @@ fn functions(g: &mut Gen, items: &mut String, env: &mut Env) {
 /// every boundary of the block's shape.
 fn block_launch(g: &mut Gen) -> String {
     match g.sweep(&[0u8, 1, 2, 3, 4, 5, 6, 7], 1, 0) {
-        0 => {
-            g.note("launch:none");
-            String::new()
-        }
+        0 => g.noted("launch:none", String::new()),
         1 => {
-            g.note("launch:block1");
             g.note("bound:block:product1024");
-            let x = g.bound("block:x1024", "1024", "1025", "E0120");
-            format!(" block({x})")
+            block_at_bound(g, "launch:block1", "block:x1024", ["1024", "1025"], "@")
         }
-        2 => {
-            g.note("launch:block2");
-            let y = g.bound("block:y1024", "1024", "1025", "E0120");
-            format!(" block(1, {y})")
-        }
-        3 => {
-            g.note("launch:block3");
-            let z = g.bound("block:z64", "64", "65", "E0120");
-            format!(" block(16, 1, {z})")
-        }
-        4 => {
-            g.note("launch:block2");
-            let y = g.bound("block:product1024", "32", "33", "E0120");
-            format!(" block(32, {y})")
-        }
+        2 => block_at_bound(g, "launch:block2", "block:y1024", ["1024", "1025"], "1, @"),
+        3 => block_at_bound(g, "launch:block3", "block:z64", ["64", "65"], "16, 1, @"),
+        4 => block_at_bound(
+            g,
+            "launch:block2",
+            "block:product1024",
+            ["32", "33"],
+            "32, @",
+        ),
         _ => {
             let x = 32 * (1 + g.below(8));
             match g.below(3) {
-                0 => {
-                    g.note("launch:block1");
-                    format!(" block({x})")
-                }
-                1 => {
-                    g.note("launch:block2");
-                    format!(" block({x}, 2)")
-                }
-                _ => {
-                    g.note("launch:block3");
-                    format!(" block({}, 2, 2)", x / 2)
-                }
+                0 => g.noted("launch:block1", format!(" block({x})")),
+                1 => g.noted("launch:block2", format!(" block({x}, 2)")),
+                _ => g.noted("launch:block3", format!(" block({}, 2, 2)", x / 2)),
             }
         }
     }
+}
+
+/// ` block(SHAPE)` of the `form` noted, with `@` in `shape` a boundary
+/// `feature` at `value`, whose step `past` it is E0120.
+fn block_at_bound(
+    g: &mut Gen,
+    form: &str,
+    feature: &str,
+    [value, past]: [&str; 2],
+    shape: &str,
+) -> String {
+    g.note(form);
+    let v = g.bound(feature, value, past, "E0120");
+    format!(" block({})", shape.replace('@', &v))
 }
 
 fn new_kernel(g: &mut Gen, env: &Env, name: &str, sm90: bool) -> K {
@@ -546,14 +540,7 @@ fn control(g: &mut Gen, k: &mut K) {
         1 + g.below(64)
     ));
     // The lane-mask registers and the active mask, every program.
-    for f in [
-        "lane_mask_eq",
-        "lane_mask_lt",
-        "lane_mask_le",
-        "lane_mask_gt",
-        "lane_mask_ge",
-        "active_mask",
-    ] {
+    for f in MASK_VALUES {
         g.note(format!("builtin:{f}"));
     }
     k.stmt(format!(

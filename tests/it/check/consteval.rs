@@ -137,9 +137,8 @@ const WRITER_FOLDS: u32 = 64;
 
 proptest! {
     #![proptest_config(ProptestConfig {
-        cases: 768,
         max_shrink_iters: 2000,
-        ..ProptestConfig::default()
+        ..crate::common::proptest_config(768)
     })]
 
     #[test]
@@ -160,9 +159,8 @@ proptest! {
 
 proptest! {
     #![proptest_config(ProptestConfig {
-        cases: 20_000,
         max_shrink_iters: 4000,
-        ..ProptestConfig::default()
+        ..crate::common::proptest_config(20_000)
     })]
 
     /// The same, longer and deeper: `cargo test --test it -- --ignored check::consteval`.

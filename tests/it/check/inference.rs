@@ -295,7 +295,7 @@ fn check_clean(seed: u64) -> Result<(), TestCaseError> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
+    #![proptest_config(common::proptest_config(3000))]
 
     /// Every generated program, valid by construction, compiles clean.
     #[test]

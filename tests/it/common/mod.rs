@@ -11,8 +11,22 @@ pub mod rng;
 pub mod shapes;
 pub mod sim;
 
+use proptest::test_runner::{Config as ProptestConfig, FileFailurePersistence};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+
+/// proptest's configuration for these tests: `cases` cases, and the seeds
+/// of failures kept in the repository's one `proptest-regressions/` folder
+/// (under `it/`, beside the library's), not in a second one under `tests/`.
+pub fn proptest_config(cases: u32) -> ProptestConfig {
+    ProptestConfig {
+        cases,
+        failure_persistence: Some(Box::new(FileFailurePersistence::SourceParallel(
+            "../proptest-regressions/it",
+        ))),
+        ..ProptestConfig::default()
+    }
+}
 
 /// `samples/saxpy.kdsl`: the program the command-line tests build and run.
 pub const SAXPY: &str = include_str!("../../../samples/saxpy.kdsl");

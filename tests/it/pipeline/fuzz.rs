@@ -153,7 +153,7 @@ fn apply(mut s: String, m: &Mutation) -> String {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    #![proptest_config(crate::common::proptest_config(256))]
 
     #[test]
     fn random_text_never_panics(text in "\\PC{0,200}") {

@@ -982,7 +982,7 @@ mod never_panics {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+        #![proptest_config(crate::common::proptest_config(200))]
 
         /// Deleting, duplicating or replacing a piece of a real module never
         /// panics: it loads and runs (with a small step budget), or it is a

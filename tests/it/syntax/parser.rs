@@ -964,7 +964,7 @@ mod never_panics {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(400))]
+        #![proptest_config(crate::common::proptest_config(400))]
 
         #[test]
         fn random_text(text in "\\PC{0,200}") {

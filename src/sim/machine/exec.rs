@@ -213,6 +213,7 @@ impl Machine<'_> {
                     allocs,
                     params,
                     ext,
+                    ..
                 },
             cluster:
                 Cluster {

@@ -101,6 +101,8 @@ pub struct Memory {
     pub allocs: Vec<Alloc>,
     pub params: Vec<u8>,
     pub ext: Extents,
+    /// The launch's tensor maps (`sim::tmap`).
+    pub maps: Vec<crate::sim::tmap::MapRecord>,
 }
 
 /// The cluster being run: its CTAs, threads, registers and warps, the bulk
@@ -187,6 +189,7 @@ impl<'p> Machine<'p> {
                 },
                 allocs,
                 params,
+                maps: Vec::new(),
             },
             cluster: Cluster {
                 id: [0; 3],

@@ -248,9 +248,24 @@ pub static CODES: &[CodeInfo] = &[
     ),
     code!("E0400", Error, "invalid tensor declaration: {why}"),
     code!(
+        "E0401",
+        Error,
+        "the box of `{map}` is {box} but `{slice}` is {shape}"
+    ),
+    code!(
+        "E0402",
+        Error,
+        "`{map}` holds `{elem}` but `{slice}` holds `{elem2}`"
+    ),
+    code!(
         "E0403",
         Error,
         "`{what}` does not fit a {n}-byte swizzle: {why}"
+    ),
+    code!(
+        "E0404",
+        Error,
+        "`{map}` is copied to and from arrays of different swizzles: `{a}` ({s}) and `{b}` ({t})"
     ),
     code!("E0405", Error, "invalid tensor box: {why}"),
     code!(
@@ -258,6 +273,7 @@ pub static CODES: &[CodeInfo] = &[
         Error,
         "barrier group `{name}` cannot guard `{array}`: {why}"
     ),
+    code!("E0409", Error, "invalid tensor copy: {why}"),
     code!("S0001", Error, "deadlock: no thread can make progress"),
     code!("S0002", Error, "out-of-bounds {access} in {space} memory"),
     code!("S0003", Error, "misaligned {access} in {space} memory"),

@@ -745,8 +745,18 @@ pub fn required_features() -> Vec<String> {
         "copy_async_store",
         "copy_async_commit",
         "copy_async_wait",
+        "tma_load",
+        "tma_store",
+        "tma_reduce_add",
+        "bytes_of",
     ] {
         f.push(format!("builtin:{b}"));
+    }
+    for (e, _) in kernel::TENSOR_ELEMS {
+        f.push(format!("tensor:elem:{e}"));
+    }
+    for s in ["none", "32", "64", "128"] {
+        f.push(format!("tensor:swizzle:{s}"));
     }
     for v in [
         "thread_idx",
@@ -904,6 +914,9 @@ pub fn required_features() -> Vec<String> {
         "expect_tx:1048560",
         "copy_async:16",
         "copy_async_store:16",
+        "tensor_box:256",
+        "tensor_inner:16",
+        "swizzle_span:64",
         "block:x1024",
         "block:y1024",
         "block:z64",

@@ -269,6 +269,11 @@ pub static CODES: &[CodeInfo] = &[
     ),
     code!("E0405", Error, "invalid tensor box: {why}"),
     code!(
+        "E0406",
+        Error,
+        "barrier `{name}` expects {n} transaction bytes but the tensor copies complete {m}"
+    ),
+    code!(
         "E0408",
         Error,
         "barrier group `{name}` cannot guard `{array}`: {why}"

@@ -917,6 +917,7 @@ pub fn required_features() -> Vec<String> {
         "tensor_box:256",
         "tensor_inner:16",
         "swizzle_span:64",
+        "tensor_tx:exact",
         "block:x1024",
         "block:y1024",
         "block:z64",

@@ -997,6 +997,7 @@ fn tensor_kernel(g: &mut Gen) -> String {
     let big = g.bound("tensor_box:256", "256", "257", "E0405");
     let inner_bytes = g.bound("tensor_inner:16", "16", "15", "E0405");
     let span = g.bound("swizzle_span:64", "64", "63", "E0403");
+    let extra = g.bound("tensor_tx:exact", "0", "16", "E0406");
     let spare = g.name("spare");
     for f in ["tma_load", "tma_store", "tma_reduce_add", "bytes_of"] {
         g.note(format!("builtin:{f}"));
@@ -1010,7 +1011,7 @@ fn tensor_kernel(g: &mut Gen) -> String {
     barrier {full}[2]: cta(arrivals = 1) guards({stages});
     let t = thread_idx.x;
     if t == 0 {{
-        {full}[1].arrive_expect_tx(bytes_of({stages}[1]));
+        {full}[1].arrive_expect_tx(bytes_of({stages}[1]) + {extra});
         tma_load({stages}[1], {map}[(block_idx.x * 8) as i32, 0], {full}[1]);
     }}
     {full}[1].wait();

@@ -116,9 +116,6 @@ pub enum ParamKind {
 pub struct DynamicLayout {
     /// The bytes every launch must give.
     pub bytes: u32,
-    /// The alignment of the dynamic shared memory, and the largest of any
-    /// declaration in it (128, or a swizzled array's repeat).
-    pub align: u32,
     /// The declarations, in increasing offset.
     pub vars: Vec<DynamicVar>,
 }

@@ -104,7 +104,6 @@ pub fn dynamic_layout(k: &ir::Kernel) -> Option<DynamicLayout> {
     }
     Some(DynamicLayout {
         bytes: u32::try_from(layout.dynamic_bytes()).ok()?,
-        align: u32::try_from(layout.align()).ok()?,
         vars,
     })
 }

@@ -455,6 +455,7 @@ pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
     let run = report::Run {
         program,
         shared: &shared,
+        maps: &m.mem.maps,
     };
     let mut reports = report::from_events(&run, &m.events, &m.mem.allocs);
     if let Some(stop) = &m.stop {

@@ -42,7 +42,6 @@ pub struct MapRecord {
     pub fill: OobFill,
 }
 
-#[allow(dead_code)] // The tensor instructions use them (next commit).
 impl MapRecord {
     pub fn rank(&self) -> usize {
         self.dims.len()
@@ -81,7 +80,6 @@ pub fn encode(index: u32) -> [u8; 128] {
 
 /// The record index 128 bytes name, if they are one of the simulator's
 /// maps.
-#[allow(dead_code)]
 pub fn decode(bytes: &[u8]) -> Option<u32> {
     if bytes.len() < 128 || bytes.get(..8)? != MAGIC {
         return None;

@@ -7,9 +7,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 use crate::common;
-use crate::sim_support::{array, kdsl_str_with, launch, run_clean};
+use crate::sim_support::{array, kdsl_str_with, launch, rendered, run_clean, run_with};
 use kdsl::ir::layout::{ParamLayout, Placement, SharedLayout};
 use kdsl::ir::{ParamType, Swizzle};
+use kdsl::sim::Schedule;
 use kdsl::target::Target;
 use kdsl::types::Scalar;
 
@@ -349,4 +350,287 @@ fn tensor_copies_match_golden_ptx_and_assemble() {
         .replace("2 * bytes_of(sa[s])", "bytes_of(sa[s])");
     let c = compile(&plain, Target::Sm90);
     common::ptxas::assemble(&ptxas, c.ptx.as_deref().unwrap(), "sm_90").unwrap();
+}
+
+// ---- kdsl tensor copies in the simulator --------------------------------
+
+/// A kdsl kernel compiled for `target`, loaded into the simulator, with
+/// its launch signature (the IR's: tensor parameters as maps).
+struct SimKernel {
+    loaded: crate::sim_support::Loaded,
+    sig: kdsl::launch::KernelSignature,
+}
+
+fn sim_kernel(name: &str, src: &str, target: Target) -> SimKernel {
+    let opts = kdsl::Options {
+        target,
+        ..kdsl::Options::default()
+    };
+    let c = compile(src, target);
+    let sig = kdsl::launch::signature::of_module(c.module.as_ref().unwrap())
+        .into_iter()
+        .next()
+        .unwrap();
+    SimKernel {
+        loaded: kdsl_str_with(name, src, &opts),
+        sig,
+    }
+}
+
+/// The argument of tensor parameter `param`: a dense row-major tensor of
+/// `dims` (outermost first) holding `data`, with the map the kernel
+/// declares.
+fn tensor_arg(k: &SimKernel, param: &str, data: Vec<u8>, dims: &[u64]) -> kdsl::launch::ArgValue {
+    let p = k.sig.params.iter().find(|p| p.name == param).unwrap();
+    let kdsl::launch::ParamKind::TensorMap(map) = p.kind else {
+        panic!("`{param}` is not a tensor map: {:?}", p.kind)
+    };
+    kdsl::launch::ArgValue::TensorMap {
+        array: kdsl::launch::Array {
+            name: param.to_string(),
+            elem: map.elem.storage(),
+            data,
+            writable: map.writable,
+        },
+        dims: dims.to_vec(),
+        strides: kdsl::launch::tensor::dense_strides(dims, map.elem),
+        map,
+    }
+}
+
+fn f32_bytes(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn f32_of(bytes: &[u8]) -> Vec<f32> {
+    bytes
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+fn launch_of(k: &SimKernel, grid: u32, args: Vec<kdsl::launch::ArgValue>) -> kdsl::launch::Launch {
+    let mut launch = launch(
+        &k.sig.name,
+        [grid, 1, 1],
+        k.sig.reqntid.unwrap(),
+        k.sig.cluster.unwrap_or([1, 1, 1]),
+        args,
+    );
+    launch.dynamic_shared = k.sig.dynamic_shared.unwrap_or(0);
+    launch
+}
+
+fn array_named<'o>(o: &'o kdsl::sim::Outcome, name: &str) -> &'o kdsl::launch::Array {
+    o.arrays
+        .iter()
+        .find(|a| a.name == name)
+        .unwrap_or_else(|| panic!("no array `{name}`"))
+}
+
+/// A box loaded by kdsl's `tma_load` lands where element access reads it:
+/// with each swizzle, a box partly outside the tensor on every side (a
+/// negative coordinate, rows past the end), filled with zeros or NaNs,
+/// against a Rust reference of the box.
+#[test]
+fn tensor_loads_with_each_swizzle_and_fill_in_the_simulator() {
+    const R: u64 = 10;
+    for (swizzle, w) in [("none", 8u64), ("32", 8), ("64", 16), ("128", 32)] {
+        for fill in ["zero", "nan"] {
+            let clause = if swizzle == "none" {
+                String::new()
+            } else {
+                format!(" swizzle({swizzle})")
+            };
+            let src = format!(
+                "kernel ld(a: tensor [f32; 8, {w}] fill({fill}), out: global mut [f32], m0: i32, k0: i32) block(64) {{
+                    shared sa: [f32; 2, 8, {w}]{clause};
+                    barrier full: cta(arrivals = 1);
+                    if thread_idx.x == 0 {{
+                        full.arrive_expect_tx(bytes_of(sa[1]));
+                        tma_load(sa[1], a[m0, k0], full);
+                    }}
+                    full.wait();
+                    for i in thread_idx.x..{n} step 64 {{
+                        out[i] = sa[1, i / {w}, i % {w}];
+                    }}
+                }}",
+                n = 8 * w
+            );
+            let l = sim_kernel("ld.kdsl", &src, Target::Sm90);
+            let c = w + 4;
+            let data: Vec<f32> = (0..R * c).map(|i| i as f32 + 1.0).collect();
+            let (m0, k0) = (5i32, -4i32);
+            let args = vec![
+                tensor_arg(&l, "a", f32_bytes(&data), &[R, c]),
+                array("out", Scalar::F32, vec![0; (8 * w * 4) as usize]),
+                kdsl::launch::ArgValue::Scalar {
+                    ty: Scalar::I32,
+                    bits: u64::from(m0 as u32),
+                },
+                kdsl::launch::ArgValue::Scalar {
+                    ty: Scalar::I32,
+                    bits: u64::from(k0 as u32),
+                },
+            ];
+            let o = run_clean(&l.loaded, &launch_of(&l, 1, args));
+            let got = f32_of(&array_named(&o, "out").data);
+            for r in 0..8i64 {
+                for k in 0..w as i64 {
+                    let (gr, gk) = (i64::from(m0) + r, i64::from(k0) + k);
+                    let inside = (0..R as i64).contains(&gr) && (0..c as i64).contains(&gk);
+                    let v = got[(r * w as i64 + k) as usize];
+                    let what = format!("swizzle {swizzle} fill {fill}: ({r}, {k})");
+                    if inside {
+                        assert_eq!(v, data[(gr * c as i64 + gk) as usize], "{what}");
+                    } else if fill == "nan" {
+                        assert!(v.is_nan(), "{what}: {v}");
+                    } else {
+                        assert_eq!(v.to_bits(), 0, "{what}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// bf16 and e4m3 boxes through a 128-byte swizzle: one row is 64 and 128
+/// elements.
+#[test]
+fn narrow_elements_load_through_the_swizzle_in_the_simulator() {
+    for (elem, size, w) in [("bf16", 2usize, 64u64), ("e4m3", 1, 128)] {
+        let src = format!(
+            "kernel ld(a: tensor [{elem}; 8, {w}], out: global mut [{elem}]) block(64) {{
+                shared sa: [{elem}; 8, {w}] swizzle(128);
+                barrier full: cta(arrivals = 1);
+                if thread_idx.x == 0 {{
+                    full.arrive_expect_tx(bytes_of(sa));
+                    tma_load(sa, a[2, {w}], full);
+                }}
+                full.wait();
+                for i in thread_idx.x..{n} step 64 {{
+                    out[i] = sa[i / {w}, i % {w}];
+                }}
+            }}",
+            n = 8 * w
+        );
+        let l = sim_kernel("ld.kdsl", &src, Target::Sm90);
+        let (rows, cols) = (16u64, 2 * w);
+        let data: Vec<u8> = (0..rows * cols * size as u64)
+            .map(|i| (i * 37 % 251) as u8)
+            .collect();
+        let elem_ty = Scalar::from_name(elem).unwrap();
+        let args = vec![
+            tensor_arg(&l, "a", data.clone(), &[rows, cols]),
+            array("out", elem_ty, vec![0; (8 * w) as usize * size]),
+        ];
+        let o = run_clean(&l.loaded, &launch_of(&l, 1, args));
+        let got = &array_named(&o, "out").data;
+        for r in 0..8usize {
+            for k in 0..w as usize {
+                let at = ((2 + r) * cols as usize + w as usize + k) * size;
+                let mine = (r * w as usize + k) * size;
+                assert_eq!(
+                    got[mine..mine + size],
+                    data[at..at + size],
+                    "{elem} ({r}, {k})"
+                );
+            }
+        }
+    }
+}
+
+/// A multicast over a cluster of 2: each CTA loads half of a tile and
+/// sends it to both, so each CTA holds the whole tile, its barrier having
+/// received two boxes (the bytes E0406 checks).
+#[test]
+fn multicast_loads_fill_every_cta_of_the_mask_in_the_simulator() {
+    let src = "kernel mc(a: tensor [f32; 8, 32], out: global mut [f32]) block(64) cluster(2) {
+        shared sa: [f32; 2, 8, 32] swizzle(128);
+        barrier full: cta(arrivals = 1);
+        if thread_idx.x == 0 {
+            full.arrive_expect_tx(2 * bytes_of(sa[0]));
+            tma_load(sa[cluster_rank], a[(cluster_rank * 8) as i32, 0], full, mask = 3);
+        }
+        full.wait();
+        for i in thread_idx.x..512 step 64 {
+            out[cluster_rank * 512 + i] = sa[i / 256, i / 32 % 8, i % 32];
+        }
+    }";
+    let l = sim_kernel("mc.kdsl", src, Target::Sm90a);
+    let data: Vec<f32> = (0..16 * 32).map(|i| i as f32 * 0.5).collect();
+    let args = vec![
+        tensor_arg(&l, "a", f32_bytes(&data), &[16, 32]),
+        array("out", Scalar::F32, vec![0; 2 * 512 * 4]),
+    ];
+    let launch = launch_of(&l, 2, args);
+    for schedule in [Schedule::InOrder, Schedule::Random(1), Schedule::Random(2)] {
+        let o = run_with(&l.loaded, &launch, schedule, 100_000_000);
+        assert!(o.reports.is_empty(), "{}", rendered(&l.loaded, &o));
+        let got = f32_of(&array_named(&o, "out").data);
+        for cta in 0..2 {
+            assert_eq!(
+                got[cta * 512..(cta + 1) * 512],
+                data[..],
+                "CTA {cta}, {schedule:?}"
+            );
+        }
+    }
+}
+
+/// `tma_store` writes a tile written element by element (through the
+/// swizzle) into a box of the tensor, leaving what lies outside the
+/// tensor unwritten; `tma_reduce_add` adds one to a box.
+#[test]
+fn tensor_stores_and_reductions_in_the_simulator() {
+    let src =
+        "kernel st(c: tensor mut [f32; 8, 32], src: global [f32], m0: i32, n0: i32) block(128) {
+        shared sc: [f32; 8, 32] swizzle(128);
+        let t = thread_idx.x;
+        for i in t..256 step 128 {
+            sc[i / 32, i % 32] = src[i];
+        }
+        fence_proxy_async();
+        sync_threads();
+        if t == 0 {
+            tma_store(c[m0, n0], sc);
+            tma_reduce_add(c[0, 0], sc);
+            copy_async_commit();
+            copy_async_wait(0);
+        }
+    }";
+    let l = sim_kernel("st.kdsl", src, Target::Sm90);
+    let (rows, cols) = (12u64, 40u64);
+    let before: Vec<f32> = (0..rows * cols).map(|i| i as f32).collect();
+    let tile: Vec<f32> = (0..256).map(|i| 1000.0 + i as f32).collect();
+    let (m0, n0) = (8i64, 16i64);
+    let args = vec![
+        tensor_arg(&l, "c", f32_bytes(&before), &[rows, cols]),
+        array("src", Scalar::F32, f32_bytes(&tile)),
+        kdsl::launch::ArgValue::Scalar {
+            ty: Scalar::I32,
+            bits: m0 as u64,
+        },
+        kdsl::launch::ArgValue::Scalar {
+            ty: Scalar::I32,
+            bits: n0 as u64,
+        },
+    ];
+    let o = run_clean(&l.loaded, &launch_of(&l, 1, args));
+    let got = f32_of(&array_named(&o, "c").data);
+    let mut want = before.clone();
+    for r in 0..8i64 {
+        for k in 0..32i64 {
+            let v = tile[(r * 32 + k) as usize];
+            // The reduction's box: rows 0..8, columns 0..32.
+            let at = (r * cols as i64 + k) as usize;
+            want[at] += v;
+            // The store's box, clipped to the tensor.
+            let (gr, gk) = (m0 + r, n0 + k);
+            if gr < rows as i64 && gk < cols as i64 {
+                want[(gr * cols as i64 + gk) as usize] = v;
+            }
+        }
+    }
+    assert_eq!(got, want);
 }

@@ -274,6 +274,11 @@ pub static CODES: &[CodeInfo] = &[
         "barrier `{name}` expects {n} transaction bytes but the tensor copies complete {m}"
     ),
     code!(
+        "E0407",
+        Error,
+        "stage discipline: {why} / stage discipline: `{slice}` is read with no wait on `{barrier}` before it"
+    ),
+    code!(
         "E0408",
         Error,
         "barrier group `{name}` cannot guard `{array}`: {why}"

@@ -918,6 +918,7 @@ pub fn required_features() -> Vec<String> {
         "tensor_inner:16",
         "swizzle_span:64",
         "tensor_tx:exact",
+        "stage:own_barrier",
         "block:x1024",
         "block:y1024",
         "block:z64",

@@ -998,6 +998,7 @@ fn tensor_kernel(g: &mut Gen) -> String {
     let inner_bytes = g.bound("tensor_inner:16", "16", "15", "E0405");
     let span = g.bound("swizzle_span:64", "64", "63", "E0403");
     let extra = g.bound("tensor_tx:exact", "0", "16", "E0406");
+    let stage = g.bound("stage:own_barrier", "1", "0", "E0407");
     let spare = g.name("spare");
     for f in ["tma_load", "tma_store", "tma_reduce_add", "bytes_of"] {
         g.note(format!("builtin:{f}"));
@@ -1012,7 +1013,7 @@ fn tensor_kernel(g: &mut Gen) -> String {
     let t = thread_idx.x;
     if t == 0 {{
         {full}[1].arrive_expect_tx(bytes_of({stages}[1]) + {extra});
-        tma_load({stages}[1], {map}[(block_idx.x * 8) as i32, 0], {full}[1]);
+        tma_load({stages}[1], {map}[(block_idx.x * 8) as i32, 0], {full}[{stage}]);
     }}
     {full}[1].wait();
     {tile}[t / 32, t % 32] = out[t];

@@ -705,3 +705,72 @@ fn a_guarded_ring_streams_tiles_in_the_simulator() {
         assert_eq!(f32_of(&array_named(&o, "out").data), want, "{schedule:?}");
     }
 }
+
+/// `kdslc sim` launches a kdsl kernel's tensor parameters from array forms
+/// whose shape gives the tensor's dimensions, and writes a `tensor mut`
+/// back with its shape (`--out`).
+#[test]
+fn kdslc_sim_takes_and_writes_back_tensor_arguments() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("t.kdsl");
+    std::fs::write(
+        &src,
+        "kernel t(a: tensor [f32; 8, 32], c: tensor mut [f32; 8, 32]) block(32) {
+            shared sa: [f32; 8, 32] swizzle(128);
+            barrier full: cta(arrivals = 1);
+            if thread_idx.x == 0 {
+                full.arrive_expect_tx(bytes_of(sa));
+                tma_load(sa, a[0, 0], full);
+            }
+            full.wait();
+            for r in 0..8u32 {
+                sa[r, thread_idx.x] = sa[r, thread_idx.x] * 2.0;
+            }
+            fence_proxy_async();
+            sync_threads();
+            if thread_idx.x == 0 {
+                tma_store(c[4, 0], sa);
+                copy_async_commit();
+                copy_async_wait(0);
+            }
+        }",
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kdslc"))
+        .current_dir(dir.path())
+        .args([
+            "sim",
+            "t.kdsl",
+            "--grid",
+            "1",
+            "--arg",
+            "a=iota:8,32",
+            "--arg",
+            "c=zeros:12,32",
+            "--out",
+            "o",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let bytes = std::fs::read(dir.path().join("o/c.npy")).unwrap();
+    let header = String::from_utf8_lossy(&bytes[..128.min(bytes.len())]).into_owned();
+    assert!(header.contains("(12, 32, )"), "{header}");
+    // The data follows the header: rows 0..4 untouched, 4..12 the doubled
+    // rows 0..8 of `a`.
+    let data = f32_of(&bytes[bytes.len() - 12 * 32 * 4..]);
+    for r in 0..12usize {
+        for k in 0..32usize {
+            let want = if r < 4 {
+                0.0
+            } else {
+                2.0 * ((r - 4) * 32 + k) as f32
+            };
+            assert_eq!(data[r * 32 + k], want, "({r}, {k})");
+        }
+    }
+}

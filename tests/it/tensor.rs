@@ -218,6 +218,20 @@ fn the_manifest_gives_every_compile_time_field_of_a_map() {
     assert!(params[2].get("tensor_map").is_none());
     assert_eq!(v["kernels"][0]["param_bytes"], 260);
     insta::assert_snapshot!("tensor_manifest", json);
+    // A map's swizzle is its copies' arrays': `a` is loaded into a
+    // 128-byte swizzled ring, `v` into a plain array.
+    let c = compile(COPIES, Target::Sm90a);
+    let m = kdsl::manifest::of_module(
+        c.module.as_ref().unwrap(),
+        c.ptx.as_deref().unwrap(),
+        Target::Sm90a,
+    )
+    .unwrap();
+    let params = &m.kernels[0].params;
+    let swizzle = |i: usize| params[i].tensor_map.as_ref().unwrap().swizzle;
+    assert_eq!(swizzle(0), "CU_TENSOR_MAP_SWIZZLE_128B");
+    assert_eq!(swizzle(1), "CU_TENSOR_MAP_SWIZZLE_NONE");
+    assert_eq!(swizzle(3), "CU_TENSOR_MAP_SWIZZLE_128B");
 }
 
 /// The bytes a swizzled array holds: element `i` (row-major index) of

@@ -10,9 +10,12 @@
 use crate::launch::DynamicLayout;
 
 /// What the simulator adds between consecutive declarations: at least a
-/// red zone, and a multiple of 128 so every declaration keeps its
-/// alignment.
-pub(crate) const GAP: u32 = 128;
+/// red zone, and a multiple of 1024 so that every declaration keeps its
+/// address modulo 1024 — its alignment, and the phase of the swizzle
+/// patterns of tensor copies and wgmma, which are functions of the
+/// absolute shared address with a repeat of up to 1024 bytes (PTX ISA
+/// §5.5.7).
+pub(crate) const GAP: u32 = 1024;
 
 /// The index of the declaration `offset` (bytes into the dynamic array, as
 /// the PTX has it) belongs to: the last one starting at or before it (an

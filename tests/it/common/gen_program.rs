@@ -642,8 +642,18 @@ pub fn required_features() -> Vec<String> {
             "copy_async_store",
             "copy_async_commit",
             "copy_async_wait",
+            "tma_load",
+            "tma_store",
+            "tma_reduce_add",
+            "bytes_of",
         ],
     );
+    for (e, _) in kernel::TENSOR_ELEMS {
+        f.push(format!("tensor:elem:{e}"));
+    }
+    for s in ["none", "32", "64", "128"] {
+        f.push(format!("tensor:swizzle:{s}"));
+    }
     prefixed(
         &mut f,
         "value:",
@@ -807,6 +817,11 @@ pub fn required_features() -> Vec<String> {
             "expect_tx:1048560",
             "copy_async:16",
             "copy_async_store:16",
+            "tensor_box:256",
+            "tensor_inner:16",
+            "swizzle_span:64",
+            "tensor_tx:exact",
+            "stage:own_barrier",
             "block:x1024",
             "block:y1024",
             "block:z64",

@@ -6,4 +6,4 @@
 mod builtins;
 mod catalog;
 mod language;
-mod setup;
+pub mod setup;

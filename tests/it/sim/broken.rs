@@ -6,7 +6,8 @@
 //! that line of that file, and a report for a `.kdsl` kernel must not fall
 //! back to naming PTX lines anywhere. The rendered report is snapshotted in
 //! `tests/sim/broken/snapshots/` (`INSTA_UPDATE=always cargo test --test it
-//! sim::broken::` after an intended change, then review).
+//! sim::broken::` after an intended change, then review). A `.kdsl` kernel
+//! with a `// target: TARGET` line is compiled for that target.
 
 use crate::common::sim::*;
 use kdsl::sim::{Schedule, SimOptions};
@@ -38,8 +39,19 @@ fn check(path: &Path) -> Result<(), String> {
         .and_then(|n| n.to_str())
         .unwrap_or("?")
         .to_string();
+    // A `// target: sm_90a` line compiles a `.kdsl` kernel for that target.
+    let target = text
+        .lines()
+        .find_map(|l| l.strip_prefix("// target: "))
+        .and_then(|t| kdsl::target::Target::from_name(t.trim()));
     let k = if name.ends_with(".ptx") {
         ptx_str(&format!("tests/sim/broken/{name}"), &text)?
+    } else if let Some(target) = target {
+        let opts = kdsl::Options {
+            target,
+            ..kdsl::Options::default()
+        };
+        kdsl_file_with(path, &opts)
     } else {
         kdsl_file(path)
     };

@@ -97,11 +97,12 @@ fn every_sample_has_a_consistent_manifest() {
             assert_eq!(params.len(), ir.params.len());
             for (i, p) in params.iter().enumerate() {
                 assert_eq!(p["offset"], layout.offsets[i]);
-                let decl = format!(
-                    ".param .{} $p_{}",
-                    p["ptx_type"].as_str().unwrap(),
-                    p["name"].as_str().unwrap()
-                );
+                let (ty, name) = (p["ptx_type"].as_str().unwrap(), p["name"].as_str().unwrap());
+                // A tensor map is `.param .align 128 .b8 $p_a[128]`.
+                let decl = match ty.strip_suffix("[128]") {
+                    Some(b) => format!(".param .align 128 .{b} $p_{name}[128]"),
+                    None => format!(".param .{ty} $p_{name}"),
+                };
                 assert!(ptx.contains(&decl), "{}: no `{decl}`", path.display());
             }
             assert_eq!(k["param_bytes"], layout.total);
@@ -113,10 +114,17 @@ fn every_sample_has_a_consistent_manifest() {
                 total
             );
             assert_eq!(s["opt_in"], total > SHARED_LIMIT);
-            if total > SHARED_LIMIT {
+            // Past 48 KiB, or with a swizzled array (aligned past 128).
+            if total > SHARED_LIMIT || shared.align() > 128 {
                 dynamic += 1;
                 assert_eq!(s["placement"], "dynamic");
-                assert!(ptx.contains(".extern .shared .align 128 .b8 $dsmem[];"));
+                let align: u64 = ptx
+                    .lines()
+                    .find_map(|l| l.strip_prefix(".extern .shared .align "))
+                    .and_then(|l| l.split_whitespace().next())
+                    .and_then(|a| a.parse().ok())
+                    .unwrap();
+                assert!(align >= shared.align(), "{}", path.display());
             }
             match ir.block {
                 Some(b) => assert_eq!(k["block"], serde_json::json!(b)),

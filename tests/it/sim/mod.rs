@@ -13,6 +13,7 @@ mod isa;
 mod named;
 pub mod reference;
 pub mod samples;
+mod tensor;
 mod twins;
 mod vector;
 mod warp;

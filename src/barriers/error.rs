@@ -128,6 +128,55 @@ pub enum BarrierError {
         expect: Span,
         copies: Vec<Span>,
     },
+    /// E0407: a copy into a guarded stage that completes on a barrier that
+    /// does not guard it.
+    StageCopy {
+        why: String,
+        /// The barrier reference.
+        span: Span,
+        copy: Span,
+        /// The group's declaration.
+        guards: Span,
+    },
+    /// E0407: a read of a filled stage with no wait on its barrier before
+    /// it on some path.
+    UnwaitedRead {
+        array: String,
+        read: String,
+        barrier: String,
+        span: Span,
+        guards: Span,
+    },
+    /// E0406: W0323 with a tensor copy among the copies, whose bytes are
+    /// certain; `cta` says which CTAs of the cluster receive `completed`
+    /// under multicast.
+    TensorTxMismatch {
+        name: String,
+        reference: String,
+        expected: u64,
+        completed: u64,
+        cta: CtaCount,
+        expect: Span,
+        copies: Vec<TxCopy>,
+    },
+}
+
+/// The CTAs an E0406 is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CtaCount {
+    /// No multicast: the copying CTA.
+    One,
+    /// Multicast: every CTA of the cluster receives the same bytes.
+    Each,
+    /// Multicast: the CTA of this rank (the CTAs receive different bytes).
+    Rank(u32),
+}
+
+/// A copy of E0406 and what it completes on the barrier.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TxCopy {
+    pub span: Span,
+    pub label: String,
 }
 
 impl BarrierError {
@@ -242,6 +291,42 @@ impl BarrierError {
                     d = d.secondary(c, "completes bytes here");
                 }
                 d.note("if fewer bytes arrive than expected the phase never completes; if more, the phase completes early")
+            }
+            BarrierError::StageCopy { why, span, copy, guards } => Diagnostic::error(
+                "E0407",
+                format!("stage discipline: {why}"),
+            )
+            .primary(span, "the copy completes here")
+            .secondary(copy, "this copy")
+            .secondary(guards, "the stages this group guards are declared here")
+            .note("`guards(...)` says that barrier `i` of a group guards slice `i` of each array: a copy into a stage completes on that stage's barrier, so that a wait on it means the stage has landed"),
+            BarrierError::UnwaitedRead { array, read, barrier, span, guards } => Diagnostic::error(
+                "E0407",
+                format!("stage discipline: `{read}` is read with no wait on `{barrier}` before it"),
+            )
+            .primary(span, format!("a stage of `{array}` read here"))
+            .secondary(guards, format!("`{array}` is filled by tensor copies completing on this group"))
+            .note("the copy filling the stage may still be landing until its barrier's phase completes: a read before a wait on it (on some path to the read, or after an arrival that may have released the stage) reads a half-written tile")
+            .help(format!("wait first: `{barrier}.wait();`")),
+            BarrierError::TensorTxMismatch { name, reference, expected, completed, cta, expect, copies } => {
+                let in_cta = match cta {
+                    CtaCount::One => String::new(),
+                    CtaCount::Each => " in each CTA of the cluster".to_string(),
+                    CtaCount::Rank(r) => format!(" in the CTA of rank {r}"),
+                };
+                let mut d = Diagnostic::error(
+                    "E0406",
+                    format!("barrier `{name}` expects {} but the tensor copies complete {completed}{in_cta}", plural(expected, "transaction byte")),
+                )
+                .primary(expect, format!("`{reference}` expects {} here", plural(expected, "byte")));
+                for c in copies {
+                    d = d.secondary(c.span, c.label);
+                }
+                let d = d.note("a tensor copy completes its whole box's bytes on the barrier (a multicast on the barrier of each CTA it names); if fewer bytes arrive than expected the phase never completes and its waiters hang, if more it completes before the data has landed");
+                match cta {
+                    CtaCount::Rank(_) => d.help("the CTAs of the cluster receive different bytes but expect the same: let the masks name every CTA, or expect in each CTA what it receives"),
+                    _ => d.help(format!("expect what the copies deliver: `bytes_of(...)` of their slices, {completed} bytes")),
+                }
             }
         }
     }

@@ -52,6 +52,9 @@ pub struct KernelCtx {
     /// The span of the first parameter, shared array or barrier group of
     /// each name (for E0101 in constant time a name).
     pub declared: HashMap<String, Span>,
+    /// The swizzle each tensor map's copies gave it first, the array and
+    /// the slice that gave it (E0404).
+    pub map_swizzles: HashMap<ir::ParamId, (ir::Swizzle, String, Span)>,
 }
 
 pub struct BodyChecker<'a> {
@@ -352,9 +355,15 @@ impl<'a> BodyChecker<'a> {
     }
 
     /// E0110 for `found` where `expected` was needed, with an `as` fix when
-    /// both are scalars and the expression is simple enough to convert.
+    /// both are scalars that convert (neither `bool` nor a storage type)
+    /// and the expression is simple enough to convert.
     pub fn mismatch(&mut self, expected: Scalar, found: &ir::Expr, ast: &ast::Expr) {
-        let fix = (expected != Scalar::Bool && found.ty != Scalar::Bool).then(|| {
+        let converts = |t: Scalar| t != Scalar::Bool && !t.is_storage_only();
+        let note = [expected, found.ty]
+            .into_iter()
+            .find(|t| t.is_storage_only())
+            .map(super::exprs::storage_note);
+        let fix = (converts(expected) && converts(found.ty)).then(|| {
             let text = self.text(ast.span);
             let simple = matches!(
                 ast.kind,
@@ -383,7 +392,7 @@ impl<'a> BodyChecker<'a> {
             expected: expected.to_string(),
             found: found.ty.to_string(),
             span: ast.span,
-            note: None,
+            note,
             fix,
         });
     }

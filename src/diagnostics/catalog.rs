@@ -2,12 +2,12 @@
 //!
 //! The first lines are the contract of the language reference's diagnostics
 //! catalogue (§8), plus the project's additions (E0004, E0114–E0119, E0123,
-//! E0124–E0127, E0130–E0132, E0140–E0149, E0160–E0162, W0003, W0324–W0326,
-//! W0330).
+//! E0124–E0127, E0130–E0132, E0140–E0149, E0160–E0162, E0400–E0409, W0003,
+//! W0324–W0326, W0330).
 //! Each code's explanation is a markdown file in `explain/`, compiled in with
 //! `include_str!` so that `kdslc explain` needs no files at run time. The
 //! same texts, joined by [`render_docs`], are `docs/diagnostics.md`;
-//! `tests/it/catalog.rs` keeps that file, the headings and the examples in sync.
+//! `tests/it/docs/catalog.rs` keeps that file, the headings and the examples in sync.
 //!
 //! An explanation is `# CODE: title`, a few paragraphs, `## Example` with a
 //! ```` ```kdsl ```` block that triggers the code, `## Fixed` with one that
@@ -246,6 +246,44 @@ pub static CODES: &[CodeInfo] = &[
         Error,
         "barrier group `{name}` must hold between 1 and 64 barriers, found {n}"
     ),
+    code!("E0400", Error, "invalid tensor declaration: {why}"),
+    code!(
+        "E0401",
+        Error,
+        "the box of `{map}` is {box} but `{slice}` is {shape}"
+    ),
+    code!(
+        "E0402",
+        Error,
+        "`{map}` holds `{elem}` but `{slice}` holds `{elem2}`"
+    ),
+    code!(
+        "E0403",
+        Error,
+        "`{what}` does not fit a {n}-byte swizzle: {why}"
+    ),
+    code!(
+        "E0404",
+        Error,
+        "`{map}` is copied to and from arrays of different swizzles: `{a}` ({s}) and `{b}` ({t})"
+    ),
+    code!("E0405", Error, "invalid tensor box: {why}"),
+    code!(
+        "E0406",
+        Error,
+        "barrier `{name}` expects {n} transaction bytes but the tensor copies complete {m}"
+    ),
+    code!(
+        "E0407",
+        Error,
+        "stage discipline: {why} / stage discipline: `{slice}` is read with no wait on `{barrier}` before it"
+    ),
+    code!(
+        "E0408",
+        Error,
+        "barrier group `{name}` cannot guard `{array}`: {why}"
+    ),
+    code!("E0409", Error, "invalid tensor copy: {why}"),
     code!("S0001", Error, "deadlock: no thread can make progress"),
     code!("S0002", Error, "out-of-bounds {access} in {space} memory"),
     code!("S0003", Error, "misaligned {access} in {space} memory"),
@@ -480,7 +518,7 @@ pub fn render_docs() -> String {
     out.push_str("# kdslc diagnostics\n\n");
     out.push_str(concat!(
         "<!-- Generated from src/diagnostics/explain/*.md by\n",
-        "     `KDSL_BLESS=1 cargo test --test it catalog::`; do not edit by hand. -->\n\n",
+        "     `KDSL_BLESS=1 cargo test --test it docs::catalog::`; do not edit by hand. -->\n\n",
     ));
     out.push_str(concat!(
         "Every diagnostic of `kdslc` has a stable code. Errors (`E…`) fail the\n",

@@ -40,6 +40,7 @@ pub mod consteval;
 pub mod contract;
 pub mod layout;
 pub mod print;
+pub mod tensor;
 pub mod verify;
 pub mod visit;
 pub mod visit_mut;
@@ -48,6 +49,7 @@ use crate::span::Span;
 use crate::types::Scalar;
 
 pub use crate::operator::{BinOp, UnaryOp};
+pub use tensor::{L2Promotion, OobFill, Swizzle, TensorMap};
 
 macro_rules! id_type {
     ($(#[$doc:meta])* $name:ident) => {
@@ -313,9 +315,12 @@ pub enum ParamType {
         mutable: bool,
         written: bool,
     },
+    /// `tensor [T; box]`: a tensor map, passed by value (128 bytes).
+    Tensor(TensorMap),
 }
 
-/// `shared name: [T; d0, d1, ...];` — 128-byte aligned, row-major.
+/// `shared name: [T; d0, d1, ...] swizzle(S);` — row-major, 128-byte
+/// aligned, or aligned to its swizzle's repeat ([`Swizzle::align`]).
 #[derive(Clone, Debug)]
 pub struct SharedArray {
     pub name: String,
@@ -323,6 +328,11 @@ pub struct SharedArray {
     /// Each at least 1; past `u32::MAX` only in a kernel with E0122 (a
     /// size is evaluated exactly, and saturates at `u64::MAX`).
     pub dims: Vec<u64>,
+    /// How its elements are placed ([`Swizzle`]); a swizzled array's
+    /// innermost dimension is one span, and each slice along its first
+    /// index (when it has 3 or more dimensions) a whole number of repeats
+    /// (E0403).
+    pub swizzle: Swizzle,
     pub span: Span,
 }
 
@@ -338,6 +348,13 @@ impl SharedArray {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// The bytes of one slice along the first index (`sa[s]`): the product
+    /// of the other dimensions and the element size (saturating; one
+    /// element for an array of one dimension).
+    pub fn slice_bytes(&self) -> u64 {
+        layout::array_bytes(self.elem, self.dims.get(1..).unwrap_or(&[])).unwrap_or(u64::MAX)
     }
 
     /// The size in bytes ([`layout::array_bytes`], saturating).
@@ -414,6 +431,10 @@ pub struct BarrierGroup {
     /// The parts of its declaration that failed to check (only in a
     /// module with errors).
     pub failed: Failed,
+    /// `guards(sa, sb)`: barrier `i` guards slice `i` (along the first
+    /// index) of each of these arrays, whose first dimension is the
+    /// group's count (E0408). Empty without the clause.
+    pub guards: Vec<SharedId>,
 }
 
 /// The parts of a barrier group's declaration that failed to check, each
@@ -647,6 +668,10 @@ pub enum StmtKind {
         src: Box<Place>,
         bytes: Box<Expr>,
     },
+    /// `tma_load(sa[s], a[m0, k0], full[s])`, `tma_store(c[m0, n0],
+    /// sc[b])`, `tma_reduce_add(...)`: a tensor copy of one box between a
+    /// shared slice and a tensor map.
+    TensorCopy(Box<TensorCopy>),
     /// `copy_async_commit()`
     CopyAsyncCommit,
     /// `copy_async_wait(n)`: wait until at most `n` bulk groups are pending
@@ -721,7 +746,7 @@ pub enum SyncOp {
     Mbarrier,
     /// An operation on a named barrier.
     Named,
-    /// `copy_async`, `copy_async_store`.
+    /// `copy_async`, `copy_async_store`, the tensor copies.
     BulkCopy,
     /// `copy_async_commit()`, `copy_async_wait(n)`.
     BulkGroup,
@@ -749,15 +774,67 @@ impl StmtKind {
             StmtKind::FenceProxyAsync | StmtKind::Fence(_) => StmtClass::Sync(SyncOp::Fence),
             StmtKind::Barrier(_) => StmtClass::Sync(SyncOp::Mbarrier),
             StmtKind::NamedBarrier(_) => StmtClass::Sync(SyncOp::Named),
-            StmtKind::CopyAsync { .. } | StmtKind::CopyAsyncStore { .. } => {
-                StmtClass::Sync(SyncOp::BulkCopy)
-            }
+            StmtKind::CopyAsync { .. }
+            | StmtKind::CopyAsyncStore { .. }
+            | StmtKind::TensorCopy(_) => StmtClass::Sync(SyncOp::BulkCopy),
             StmtKind::CopyAsyncCommit | StmtKind::CopyAsyncWait(_) => {
                 StmtClass::Sync(SyncOp::BulkGroup)
             }
             StmtKind::Poisoned { .. } => StmtClass::Failed,
         }
     }
+}
+
+/// A tensor copy (`docs/language.md` §15.4): one box of tensor map `map`
+/// at `coords` (outermost first, 32-bit integers, one per dimension of the
+/// map) between it and `smem`, a slice of a shared array whose shape is
+/// the box, element type the map's.
+#[derive(Clone, Debug)]
+pub struct TensorCopy {
+    pub kind: TensorCopyKind,
+    pub smem: Slice,
+    /// A `tensor` parameter ([`ParamType::Tensor`]).
+    pub map: ParamId,
+    pub coords: Vec<Expr>,
+    /// The box as written, `a[m0, k0]`.
+    pub box_span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum TensorCopyKind {
+    /// Global → shared, completing the box's bytes on `barrier`; with a
+    /// `mask` (a `u32` of 16 significant bits, sm_90a, a kernel with
+    /// `cluster(...)`), into the same slice of every CTA of the cluster
+    /// whose rank's bit is set, completing on each one's barrier.
+    Load {
+        barrier: BarrierRef,
+        mask: Option<Box<Expr>>,
+    },
+    /// Shared → global, in the current bulk group.
+    Store,
+    /// Shared → global, added to what global memory holds, in the current
+    /// bulk group.
+    ReduceAdd,
+}
+
+impl TensorCopyKind {
+    /// The built-in as written in kdsl.
+    pub fn name(&self) -> &'static str {
+        match self {
+            TensorCopyKind::Load { .. } => "tma_load",
+            TensorCopyKind::Store => "tma_store",
+            TensorCopyKind::ReduceAdd => "tma_reduce_add",
+        }
+    }
+}
+
+/// `sa[s]`, `sa[s, r]` or `sa`: a shared array with fewer indices than
+/// dimensions (the leading ones), the elements whose indices start so.
+#[derive(Clone, Debug)]
+pub struct Slice {
+    pub array: SharedId,
+    pub indices: Vec<Expr>,
+    pub span: Span,
 }
 
 /// A reference to one barrier of a group: `full[s]`, or `done` for a group of
@@ -1390,6 +1467,7 @@ mod size_tests {
             name: "a".into(),
             elem: Scalar::F64,
             dims,
+            swizzle: Swizzle::None,
             span: Span::default(),
         };
         assert_eq!(array(vec![4, 8]).bytes(), 256);

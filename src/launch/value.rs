@@ -26,6 +26,7 @@ use super::error::LaunchError;
 use super::{
     literal, memory, npy, random, tensor, ArgValue, Array, ParamKind, ParamSig, TensorMapSig,
 };
+use crate::fp8::Fp8;
 use crate::types::Scalar;
 use std::path::Path;
 
@@ -64,7 +65,7 @@ pub fn parse(param: &ParamSig, text: &str) -> Result<ArgValue, LaunchError> {
     };
     if let Some(word) = unknown_type_prefix(text) {
         return Err(bad(format!(
-            "`{word}` is not an element type: the types are bool, i8, u8, i16, u16, i32, u32, i64, u64, f16, bf16, f32 and f64, as in `f32:{}`",
+            "`{word}` is not an element type: the types are bool, i8, u8, i16, u16, i32, u32, i64, u64, f16, bf16, f32, f64, tf32, e4m3 and e5m2, as in `f32:{}`",
             text.split_once(':').map_or(text, |(_, rest)| rest)
         )));
     }
@@ -88,7 +89,9 @@ pub fn parse(param: &ParamSig, text: &str) -> Result<ArgValue, LaunchError> {
     match param.kind {
         ParamKind::TensorMap(map) => {
             if let Some(p) = prefix {
-                if p != map.elem.storage() {
+                // `e4m3:` names the elements, `u8:` the bytes they are
+                // stored as: both describe an fp8 tensor.
+                if p != map.elem.storage() && p.name() != map.elem.name() {
                     return Err(bad(format!(
                         "the type prefix `{p}:` says {p}, but the elements are {}",
                         map.elem
@@ -375,7 +378,9 @@ pub(super) fn push(out: &mut Vec<u8>, elem: Scalar, bits: u64) {
 /// round to nearest).
 fn iota_bits(elem: Scalar, i: u64) -> u64 {
     match elem {
-        Scalar::F32 => u64::from((i as f32).to_bits()),
+        Scalar::F32 | Scalar::TF32 => u64::from((i as f32).to_bits()),
+        Scalar::E4M3 => u64::from(Fp8::E4M3.encode(i as f64, true)),
+        Scalar::E5M2 => u64::from(Fp8::E5M2.encode(i as f64, true)),
         Scalar::F64 => (i as f64).to_bits(),
         Scalar::F16 | Scalar::BF16 => u64::from(literal::half_bits(i as f64, elem)),
         _ => i,
@@ -684,7 +689,7 @@ mod tests {
         let q = p("k_param_1", ParamKind::PtxU64);
         assert_eq!(
             parse(&q, "u7:iota:3").unwrap_err().to_string(),
-            "invalid value for `k_param_1` (PTX .u64: a pointer or a 64-bit integer): `u7` is not an element type: the types are bool, i8, u8, i16, u16, i32, u32, i64, u64, f16, bf16, f32 and f64, as in `f32:iota:3`"
+            "invalid value for `k_param_1` (PTX .u64: a pointer or a 64-bit integer): `u7` is not an element type: the types are bool, i8, u8, i16, u16, i32, u32, i64, u64, f16, bf16, f32, f64, tf32, e4m3 and e5m2, as in `f32:iota:3`"
         );
         match parse(&q, "u8:iota:3") {
             Ok(ArgValue::Array(a)) => assert_eq!((a.elem, a.data), (Scalar::U8, vec![0, 1, 2])),

@@ -279,12 +279,61 @@ impl Writer<'_> {
         }))
     }
 
-    /// The 32-bit shared-window address of `array[indices]` (row-major).
+    /// The 32-bit shared-window address of `array[indices]`: row-major,
+    /// then through the array's swizzle ([`crate::ir::Swizzle::apply`], on
+    /// the absolute address, as the tensor copies place the elements).
     pub(super) fn shared_addr(&mut self, array: SharedId, indices: &[Expr]) -> Result<Addr> {
+        let linear = self.linear_shared_addr(array, indices)?;
+        let swizzle = self
+            .kernel
+            .and_then(|k| k.shared.get(array.index()))
+            .map_or(crate::ir::Swizzle::None, |a| a.swizzle);
+        if swizzle == crate::ir::Swizzle::None {
+            return Ok(linear);
+        }
+        // a ^ ((a >> 3) & mask): bits 7.. of the row select the XOR of the
+        // 16-byte chunk (bits 4-6).
+        let a = self.addr_operand(linear);
+        let (t, m, d) = (
+            self.reg(Class::B32),
+            self.reg(Class::B32),
+            self.reg(Class::B32),
+        );
+        emit!(self, "shr.u32 {}, {}, 3;", t, a);
+        emit!(self, "and.b32 {}, {}, {};", m, t, swizzle.mask());
+        emit!(self, "xor.b32 {}, {}, {};", d, a, m);
+        Ok(Addr {
+            base: d.to_string(),
+            off: 0,
+        })
+    }
+
+    /// The row-major shared-window address of `array[indices]`, before
+    /// any swizzle.
+    fn linear_shared_addr(&mut self, array: SharedId, indices: &[Expr]) -> Result<Addr> {
+        self.row_major_addr(array, indices, false)
+    }
+
+    /// The shared-window address where the slice `array[indices]` (fewer
+    /// indices than dimensions: the leading ones) starts. A swizzled
+    /// array's slices that tensor copies take start on the swizzle's
+    /// repeat, where the swizzle changes nothing.
+    pub(super) fn slice_addr(&mut self, array: SharedId, indices: &[Expr]) -> Result<Addr> {
+        self.row_major_addr(array, indices, true)
+    }
+
+    /// `array[indices]` row-major: an element, or with `slice` the start of
+    /// the slice its leading indices name.
+    fn row_major_addr(&mut self, array: SharedId, indices: &[Expr], slice: bool) -> Result<Addr> {
         let Some(arr) = self.kernel.and_then(|k| k.shared.get(array.index())) else {
             return Err(self.invalid(format!("shared array {} does not exist here", array.0)));
         };
-        if arr.dims.len() != indices.len() {
+        let fits = if slice {
+            indices.len() < arr.dims.len()
+        } else {
+            indices.len() == arr.dims.len()
+        };
+        if !fits {
             return Err(self.invalid(format!(
                 "{} indices for `{}` of {} dimensions",
                 indices.len(),

@@ -199,23 +199,20 @@ mod tests {
         let base = p.code.dynamic_base.unwrap();
         let m = SharedMap::new(&p.code, 300, Some(&layout));
         assert_eq!(m.var_at(base + 8).unwrap().name, "$b_full");
-        let gap = dynamic::GAP;
         // The tile moves one gap further: a red zone after each declaration.
-        assert_eq!(dynamic::remap(&layout, 128), 128 + i64::from(gap));
-        assert_eq!(
-            dynamic::remap(&layout, 128 + 171),
-            128 + i64::from(gap) + 171
-        );
+        let tile = 128 + dynamic::GAP;
+        assert_eq!(dynamic::remap(&layout, 128), i64::from(tile));
+        assert_eq!(dynamic::remap(&layout, 128 + 171), i64::from(tile) + 171);
         assert_eq!(dynamic::remap(&layout, 8), 8);
         // Padding stays with the declaration before it.
         assert_eq!(dynamic::remap(&layout, 100), 100);
-        assert_eq!(m.var_at(base + 128 + gap).unwrap().name, "$s_tile");
+        assert_eq!(m.var_at(base + tile).unwrap().name, "$s_tile");
         assert!(m.var_at(base + 128).is_none());
         assert!(m.var_at(base + 16).is_none());
         assert_eq!(m.owner[(base + 16) as usize], 0);
-        assert_eq!(m.owner[(base + 127 + gap) as usize], 0);
-        assert!(m.var_at(base + 128 + gap + 172).is_none());
-        assert_eq!(m.size, base + 128 + gap + 172 + RED_ZONE);
+        assert_eq!(m.owner[(base + tile - 1) as usize], 0);
+        assert!(m.var_at(base + tile + 172).is_none());
+        assert_eq!(m.size, base + tile + 172 + RED_ZONE);
         assert!(m.vars.iter().all(|v| v.name != "dsmem"));
     }
 }

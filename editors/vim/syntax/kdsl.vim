@@ -10,10 +10,10 @@ syn keyword kdslStatement    break continue return
 syn keyword kdslStorage      mut global shared barrier
 syn keyword kdslOperatorWord as
 syn keyword kdslBoolean      true false
-syn keyword kdslType         bool i8 u8 i16 u16 i32 u32 i64 u64 f16 bf16 f32 f64
+syn keyword kdslType         bool i8 u8 i16 u16 i32 u32 i64 u64 f16 bf16 f32 f64 tf32 e4m3 e5m2 tensor
 
 " Built-in values, functions and barrier operations: the names of the
-" table in src/check/builtins.rs (tests/it/builtins.rs compares them).
+" table in src/check/builtins.rs (tests/it/docs/builtins.rs compares them).
 syn keyword kdslBuiltinVar   thread_idx block_dim block_idx grid_dim cluster_idx cluster_dim
 syn keyword kdslBuiltinVar   lane_id warp_id cluster_rank cluster_size
 syn match   kdslBuiltinFn    "\<\%(min\|max\|abs\|sqrt\|rsqrt\|exp2\|log2\|exp\|log\|sin\|cos\|fma\|select\)\ze\s*("
@@ -23,6 +23,7 @@ syn match   kdslBuiltinFn    "\<\%(redux_add\|redux_min\|redux_max\|redux_and\|r
 syn match   kdslBuiltinFn    "\<\%(lane_mask_eq\|lane_mask_lt\|lane_mask_le\|lane_mask_gt\|lane_mask_ge\|sync_warp\)\ze\s*("
 syn match   kdslBuiltinFn    "\<\%(sync_threads\|cluster_sync\|fence\|fence_proxy_async\)\ze\s*("
 syn match   kdslBuiltinFn    "\<\%(copy_async\|copy_async_store\|copy_async_commit\|copy_async_wait\|remote\)\ze\s*("
+syn match   kdslBuiltinFn    "\<\%(tma_load\|tma_store\|tma_reduce_add\|bytes_of\)\ze\s*("
 syn match   kdslBuiltinFn    "\<\%(load2\|load4\|store2\|store4\)\ze\s*("
 " Barrier operations: `full[s].wait(0)`, `ready.sync()`.
 syn match   kdslBarrierOp    "\.\zs\%(arrive\|arrive_expect_tx\|expect_tx\|arrive_remote\|wait\|test\|wait_cluster\|test_cluster\|sync\)\ze\s*("

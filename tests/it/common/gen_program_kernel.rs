@@ -3,7 +3,7 @@
 //! control flow, shared arrays, atomics, barriers, bulk copies, clusters
 //! and distributed shared memory, the hardware limits).
 
-use super::{Env, Gen, Program, Ty, INTS, TYS};
+use super::{Env, Gen, Program, Ty, INTS, MASK_VALUES, TYS};
 use kdsl::target::Target;
 
 /// Static shared memory per CTA: past it a kernel's shared memory is
@@ -100,6 +100,9 @@ pub fn program(index: u64, seed: u64) -> Program {
     items.push_str(&main);
     if sm90 && (index % 2 == 1 || g.chance(3)) {
         items.push_str(&cluster_kernel(&mut g, &env));
+    }
+    if sm90 {
+        items.push_str(&tensor_kernel(&mut g));
     }
     if index % 4 == 2 || g.chance(4) {
         items.push_str(&limits_kernel(&mut g, sm90));
@@ -288,49 +291,43 @@ fn functions(g: &mut Gen, items: &mut String, env: &mut Env) {
 /// every boundary of the block's shape.
 fn block_launch(g: &mut Gen) -> String {
     match g.sweep(&[0u8, 1, 2, 3, 4, 5, 6, 7], 1, 0) {
-        0 => {
-            g.note("launch:none");
-            String::new()
-        }
+        0 => g.noted("launch:none", String::new()),
         1 => {
-            g.note("launch:block1");
             g.note("bound:block:product1024");
-            let x = g.bound("block:x1024", "1024", "1025", "E0120");
-            format!(" block({x})")
+            block_at_bound(g, "launch:block1", "block:x1024", ["1024", "1025"], "@")
         }
-        2 => {
-            g.note("launch:block2");
-            let y = g.bound("block:y1024", "1024", "1025", "E0120");
-            format!(" block(1, {y})")
-        }
-        3 => {
-            g.note("launch:block3");
-            let z = g.bound("block:z64", "64", "65", "E0120");
-            format!(" block(16, 1, {z})")
-        }
-        4 => {
-            g.note("launch:block2");
-            let y = g.bound("block:product1024", "32", "33", "E0120");
-            format!(" block(32, {y})")
-        }
+        2 => block_at_bound(g, "launch:block2", "block:y1024", ["1024", "1025"], "1, @"),
+        3 => block_at_bound(g, "launch:block3", "block:z64", ["64", "65"], "16, 1, @"),
+        4 => block_at_bound(
+            g,
+            "launch:block2",
+            "block:product1024",
+            ["32", "33"],
+            "32, @",
+        ),
         _ => {
             let x = 32 * (1 + g.below(8));
             match g.below(3) {
-                0 => {
-                    g.note("launch:block1");
-                    format!(" block({x})")
-                }
-                1 => {
-                    g.note("launch:block2");
-                    format!(" block({x}, 2)")
-                }
-                _ => {
-                    g.note("launch:block3");
-                    format!(" block({}, 2, 2)", x / 2)
-                }
+                0 => g.noted("launch:block1", format!(" block({x})")),
+                1 => g.noted("launch:block2", format!(" block({x}, 2)")),
+                _ => g.noted("launch:block3", format!(" block({}, 2, 2)", x / 2)),
             }
         }
     }
+}
+
+/// ` block(SHAPE)` of the `form` noted, with `@` in `shape` a boundary
+/// `feature` at `value`, whose step `past` it is E0120.
+fn block_at_bound(
+    g: &mut Gen,
+    form: &str,
+    feature: &str,
+    [value, past]: [&str; 2],
+    shape: &str,
+) -> String {
+    g.note(form);
+    let v = g.bound(feature, value, past, "E0120");
+    format!(" block({})", shape.replace('@', &v))
 }
 
 fn new_kernel(g: &mut Gen, env: &Env, name: &str, sm90: bool) -> K {
@@ -546,14 +543,7 @@ fn control(g: &mut Gen, k: &mut K) {
         1 + g.below(64)
     ));
     // The lane-mask registers and the active mask, every program.
-    for f in [
-        "lane_mask_eq",
-        "lane_mask_lt",
-        "lane_mask_le",
-        "lane_mask_gt",
-        "lane_mask_ge",
-        "active_mask",
-    ] {
+    for f in MASK_VALUES {
         g.note(format!("builtin:{f}"));
     }
     k.stmt(format!(
@@ -949,6 +939,84 @@ fn bulk(g: &mut Gen, k: &mut K) {
          {done}.wait();\nfence_proxy_async();\nsync_threads();\n\
          if thread_idx.x == 0 {{\n    copy_async_store({dst}[block_idx.x * 64], {tile}[0], {store_bytes});\n    copy_async_commit();\n    copy_async_wait({groups});\n}}"
     ));
+}
+
+/// The element types of tensor maps, with their bytes.
+pub const TENSOR_ELEMS: [(&str, u64); 15] = [
+    ("u8", 1),
+    ("i8", 1),
+    ("u16", 2),
+    ("i16", 2),
+    ("u32", 4),
+    ("i32", 4),
+    ("u64", 8),
+    ("i64", 8),
+    ("f16", 2),
+    ("bf16", 2),
+    ("f32", 4),
+    ("f64", 8),
+    ("tf32", 4),
+    ("e4m3", 1),
+    ("e5m2", 1),
+];
+
+/// A kernel of tensor copies (sm_90, language.md §15): a map of each
+/// element type over the run, loaded into a ring of slices with each
+/// swizzle and guarded stages, its bytes expected with `bytes_of`; a
+/// tile stored and reduced through a writable map; the box limits at
+/// their edges on maps no copy uses.
+fn tensor_kernel(g: &mut Gen) -> String {
+    // The programs with this kernel are those of sm_90 (index not a
+    // multiple of 3): `n` counts them, and sweeps the types and swizzles.
+    let n = (g.index - g.index / 3).saturating_sub(1) as usize;
+    let (elem, size) = TENSOR_ELEMS[n % TENSOR_ELEMS.len()];
+    let swizzle = ["none", "32", "64", "128"][n % 4];
+    g.note(format!("tensor:elem:{elem}"));
+    g.note(format!("tensor:swizzle:{swizzle}"));
+    let row_bytes: u64 = swizzle.parse().unwrap_or(32);
+    let cols = row_bytes / size;
+    let clause = match swizzle {
+        "none" => String::new(),
+        s => format!(" swizzle({s})"),
+    };
+    let (map, out_map, lim, inner) = (g.name("tm"), g.name("tout"), g.name("lim"), g.name("inner"));
+    let (stages, tile, full) = (g.name("st"), g.name("sc"), g.name("full"));
+    let big = g.bound("tensor_box:256", "256", "257", "E0405");
+    let inner_bytes = g.bound("tensor_inner:16", "16", "15", "E0405");
+    let span = g.bound("swizzle_span:64", "64", "63", "E0403");
+    let extra = g.bound("tensor_tx:exact", "0", "16", "E0406");
+    let stage = g.bound("stage:own_barrier", "1", "0", "E0407");
+    let spare = g.name("spare");
+    for f in ["tma_load", "tma_store", "tma_reduce_add", "bytes_of"] {
+        g.note(format!("builtin:{f}"));
+    }
+    format!(
+        "kernel tensors(out: global mut [f32], {map}: tensor [{elem}; 8, {cols}], {out_map}: tensor mut [f32; 8, 32],
+               {lim}: tensor [u8; {big}, 16], {inner}: tensor [u8; 4, {inner_bytes}]) block(128) {{
+    shared {stages}: [{elem}; 2, 8, {cols}]{clause};
+    shared {tile}: [f32; 8, 32];
+    shared {spare}: [bf16; 2, 8, {span}] swizzle(128);
+    barrier {full}[2]: cta(arrivals = 1) guards({stages});
+    let t = thread_idx.x;
+    if t == 0 {{
+        {full}[1].arrive_expect_tx(bytes_of({stages}[1]) + {extra});
+        tma_load({stages}[1], {map}[(block_idx.x * 8) as i32, 0], {full}[{stage}]);
+    }}
+    {full}[1].wait();
+    {tile}[t / 32, t % 32] = out[t];
+    {spare}[0, t % 8, t % 64] = 1.0;
+    fence_proxy_async();
+    sync_threads();
+    if t == 0 {{
+        tma_store({out_map}[block_idx.x * 16, 0], {tile});
+        tma_reduce_add({out_map}[block_idx.x * 16 + 8, 0], {tile});
+        copy_async_commit();
+        copy_async_wait(0);
+    }}
+    out[t] = {spare}[1, t % 8, 63 - t % 64] as f32;
+}}
+"
+    )
 }
 
 /// Calls as statements: a function without a value, and one whose value

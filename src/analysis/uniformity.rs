@@ -397,7 +397,8 @@ impl Analyzer<'_, '_> {
             | StmtKind::FenceProxyAsync
             | StmtKind::Fence(_)
             | StmtKind::CopyAsyncCommit
-            | StmtKind::CopyAsyncWait(_) => {}
+            | StmtKind::CopyAsyncWait(_)
+            | StmtKind::SetMaxRegs(_) => {}
             // The condition that failed to check is unknown: its blocks are
             // taken as running in the enclosing control flow, which can
             // only miss a warning, never invent one.

@@ -43,6 +43,10 @@ pub struct Usage {
     /// the PTX writer gives them a guarded shape that ptxas 13.5 assembles
     /// (`Writer::while_stmt`, docs/architecture.md, "ptxas workarounds").
     pub returning_whiles: HashSet<StmtId>,
+    /// The largest `set_max_regs(n)`, if the body has one: the kernel is
+    /// launched with one CTA per SM (`.minnctapersm 1`), and its count at
+    /// entry is at most this ([`crate::ir::entry_registers`]).
+    pub max_regs: Option<u32>,
 }
 
 /// A node that may run a CTA-wide barrier.
@@ -251,6 +255,12 @@ impl<'ir> Visit<'ir> for Walk {
                     &s.kind,
                     StmtKind::Barrier(op) if matches!(op.kind, BarrierOpKind::ArriveRemote { .. })
                 )
+            }
+            StmtClass::Sync(SyncOp::Warpgroup) => {
+                if let StmtKind::SetMaxRegs(n) = s.kind {
+                    let u = &mut self.info.usage;
+                    u.max_regs = Some(u.max_regs.map_or(n, |m| m.max(n)));
+                }
             }
             StmtClass::Sync(SyncOp::Warp | SyncOp::Fence | SyncOp::Named | SyncOp::BulkGroup)
             | StmtClass::Compute

@@ -426,8 +426,30 @@ impl<'a> BodyChecker<'a> {
     /// launch (a cluster, E0123), checked at `span`.
     pub fn needs(&mut self, entry: &Entry, span: Span) -> bool {
         let feature = entry.feature();
-        self.require_target(entry.needs.target, feature.clone(), span)
-            && (!entry.needs.cluster || self.require_cluster(feature, span))
+        let target = if entry.needs.arch.is_empty() {
+            self.require_target(entry.needs.target, feature.clone(), span)
+        } else {
+            self.require_arch(entry.needs.arch, feature.clone(), span)
+        };
+        target && (!entry.needs.cluster || self.require_cluster(feature, span))
+    }
+
+    /// E0200 unless the target is one of the architecture-specific
+    /// `targets` (`sm_90a`): their instructions exist on that architecture
+    /// only, neither on the plain target nor on later ones.
+    pub fn require_arch(&mut self, targets: &[Target], feature: String, span: Span) -> bool {
+        if targets.contains(&self.target) {
+            return true;
+        }
+        let names: Vec<&str> = targets.iter().map(|t| t.name()).collect();
+        self.error(CheckError::TargetNotArch {
+            feature,
+            needs: names.join(" or "),
+            first: targets.first().map_or("", |t| t.name()),
+            current: self.target.name().to_string(),
+            span,
+        });
+        false
     }
 
     /// E0123 unless the kernel has a `cluster(...)` attribute (one that was

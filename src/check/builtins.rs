@@ -47,6 +47,8 @@ pub enum Function {
     CopyAsyncStore,
     CopyAsyncCommit,
     CopyAsyncWait,
+    /// `set_max_regs(n)`: this warpgroup's register budget (`setmaxnreg`).
+    SetMaxRegs,
     /// `remote(array, rank)[i]`: only as the base of an element.
     Remote,
     Load2,
@@ -153,6 +155,9 @@ pub struct Needs {
     pub target: Target,
     /// Only in a kernel with a `cluster(...)` attribute.
     pub cluster: bool,
+    /// Only on these architecture-specific targets (`sm_90a`), whatever
+    /// `target` says; empty: on `target` and every newer one.
+    pub arch: &'static [Target],
 }
 
 /// One built-in.
@@ -233,14 +238,24 @@ const PLACE: Param = place("array[index]", "");
 const ALL: Needs = Needs {
     target: Target::Sm80,
     cluster: false,
+    arch: &[],
 };
 const SM90: Needs = Needs {
     target: Target::Sm90,
     cluster: false,
+    arch: &[],
 };
 const CLUSTER: Needs = Needs {
     target: Target::Sm90,
     cluster: true,
+    arch: &[],
+};
+/// `setmaxnreg`: sm_90a and sm_100a (ptx-notes §11.4; also sm_100f and
+/// sm_120a, which kdslc has no targets for).
+const SETMAXNREG: Needs = Needs {
+    target: Target::Sm90a,
+    cluster: false,
+    arch: &[Target::Sm90a, Target::Sm100a],
 };
 
 impl Entry {
@@ -387,6 +402,8 @@ pub const BUILTINS: &[Entry] = &[
     Entry::function("load4", F::Load4, &[PLACE], "(T, T, T, T)", "Four consecutive elements in one access: `let (a, b, c, d) = load4(x[i]);`."),
     Entry::function("store2", F::Store2, &[PLACE, req("a", "T"), req("b", "T")], "", "Stores two consecutive elements in one access."),
     Entry::function("store4", F::Store4, &[PLACE, req("a", "T"), req("b", "T"), req("c", "T"), req("d", "T")], "", "Stores four consecutive elements in one access."),
+    // ---- tensor cores and register budgets (language.md §16)
+    Entry::function("set_max_regs", F::SetMaxRegs, &[req("n", "u32")], "", "Sets this warpgroup's registers per thread to `n`, a constant multiple of 8 from 24 to 256, giving registers back to the CTA's pool or taking them from it (`setmaxnreg`).").needs(SETMAXNREG),
     // ---- barrier-group operations (language.md §9)
     Entry::barrier("arrive", B::Arrive, &[omit("count", "u32")], "", "One arrival by this thread (or `count` at once) on the barrier's current phase. Any scope."),
     Entry::barrier("arrive_expect_tx", B::ArriveExpectTx, &[req("bytes", "u32")], "", "Expect `bytes` more transaction bytes this phase, then arrive once. Any scope.").needs(SM90),
@@ -552,9 +569,14 @@ impl Entry {
         format!("`{}` is `{}`", self.name, self.signature())
     }
 
-    /// The target column of the docs: `all`, `sm_90+`, `sm_90+, cluster(...)`.
+    /// The target column of the docs: `all`, `sm_90+`, `sm_90+, cluster(...)`,
+    /// `sm_90a, sm_100a`.
     pub fn target_text(&self) -> String {
         let t = match self.needs.target {
+            _ if !self.needs.arch.is_empty() => {
+                let names: Vec<&str> = self.needs.arch.iter().map(|t| t.name()).collect();
+                names.join(", ")
+            }
             Target::Sm80 => "all".to_string(),
             t => format!("{}+", t.name()),
         };

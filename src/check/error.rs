@@ -186,6 +186,21 @@ pub enum CheckError {
         current: String,
         span: Span,
     },
+    /// E0200 for an instruction of architecture-specific targets only
+    /// (`setmaxnreg`, `wgmma`): `needs` lists them (`sm_90a or sm_100a`),
+    /// `first` is the one to suggest.
+    TargetNotArch {
+        feature: String,
+        needs: String,
+        first: &'static str,
+        current: String,
+        span: Span,
+    },
+    /// E0420: `set_max_regs(n)` with `n` not a multiple of 8 in 24..=256.
+    BadRegisterCount { n: u64, span: Span },
+    /// E0421: `set_max_regs` in a device function (`kernel` is `None`) or
+    /// in a kernel without `block(...)` (the span of its name).
+    RegistersWithoutBlock { span: Span, kernel: Option<Span> },
     /// W0001
     Unused { name: String, span: Span },
     /// W0002
@@ -657,6 +672,31 @@ impl CheckError {
             )
             .primary(span, format!("needs {needs}"))
             .help(format!("compile with `--target {needs}` or newer")),
+            CheckError::BadRegisterCount { n, span } => {
+                let why = if n % 8 != 0 { "not a multiple of 8" } else if n < 24 { "fewer than 24" } else { "more than 256" };
+                let near = (n.clamp(24, 256) + 4) / 8 * 8;
+                Diagnostic::error("E0420", format!("`set_max_regs({n})`: a register count must be a multiple of 8 from 24 to 256"))
+                    .primary(span, why)
+                    .note("`setmaxnreg` counts registers per thread in steps of 8, from 24 to 256 (PTX ISA 9.7.19.5); ptxas rejects any other immediate")
+                    .help(format!("the nearest count it takes is {}", near.clamp(24, 256)))
+            }
+            CheckError::RegistersWithoutBlock { span, kernel } => {
+                let d = Diagnostic::error("E0421", "`set_max_regs` needs a kernel with `block(...)`")
+                    .primary(span, match kernel { Some(_) => "the register pool depends on the block's threads", None => "in a device function" });
+                match kernel {
+                    Some(k) => d.secondary(k, "this kernel has no `block(...)`")
+                        .note("a CTA of T threads starts each warp at min(255, 8 * floor(65536 / (8 * T))) registers per thread; the compiler checks the budgets against that pool and must pin it (`.reqntid` with `.minnctapersm 1`), or ptxas drops every `setmaxnreg`")
+                        .help("give the block's shape, for example `block(384)` for three warpgroups"),
+                    None => d.note("a warpgroup's register budget belongs to its kernel's roles: call `set_max_regs` in the kernel, in the branch of each role"),
+                }
+            }
+            CheckError::TargetNotArch { feature, needs, first, current, span } => Diagnostic::error(
+                "E0200",
+                format!("{feature} requires {needs} (compiling for {current})"),
+            )
+            .primary(span, format!("needs {needs}"))
+            .note("the instruction is architecture-specific: the portable targets (sm_90, sm_100) do not have it")
+            .help(format!("compile with `--target {first}`; such a module runs only on that architecture")),
             CheckError::Unused { name, span } => Diagnostic::warning("W0001", format!("unused variable `{name}`"))
                 .primary(span, "never used")
                 .fix(

@@ -205,7 +205,7 @@ pub static CODES: &[CodeInfo] = &[
     code!(
         "E0200",
         Error,
-        "{feature} requires {target} or newer (compiling for {current})"
+        "{feature} requires {target} or newer (compiling for {current}) / {feature} requires {targets} (compiling for {current})"
     ),
     code!("E0301", Error, "Can only await on CTA-local barriers"),
     code!("E0302", Error, "Unsupported scope: {scope}"),
@@ -245,6 +245,26 @@ pub static CODES: &[CodeInfo] = &[
         "E0311",
         Error,
         "barrier group `{name}` must hold between 1 and 64 barriers, found {n}"
+    ),
+    code!(
+        "E0413",
+        Error,
+        "`{op}` under a condition that may split a warpgroup / `{op}` in a kernel whose block's x extent, {x}, is not a multiple of 128"
+    ),
+    code!(
+        "E0420",
+        Error,
+        "`set_max_regs({n})`: a register count must be a multiple of 8 from 24 to 256"
+    ),
+    code!(
+        "E0421",
+        Error,
+        "`set_max_regs` needs a kernel with `block(...)` / `set_max_regs` again with no synchronisation since the last one / `set_max_regs` in a loop / `set_max_regs({n})` increases the count on one path and decreases it on another"
+    ),
+    code!(
+        "E0422",
+        Error,
+        "warpgroups request {budgets} = {total} registers per thread; the pool holds {w} × {entry} = {pool}"
     ),
     code!("S0001", Error, "deadlock: no thread can make progress"),
     code!("S0002", Error, "out-of-bounds {access} in {space} memory"),

@@ -295,6 +295,18 @@ impl Kernel {
     }
 }
 
+/// The registers per thread every warp of a kernel starts with when one
+/// CTA of `threads` threads runs per SM (`.minnctapersm 1`), the largest
+/// `set_max_regs` being `largest`: `min(255, 8 * floor(65536 / (8 * T)),
+/// largest)` (ptxas 13.5 lowers the count at entry to the largest
+/// `setmaxnreg` when that is below what the launch allows;
+/// `shared/design/hopper.md` §4.3). `None` for a block of no threads.
+pub fn entry_registers(threads: u32, largest: Option<u32>) -> Option<u32> {
+    let per_thread = REGS_PER_SM.checked_div(threads.checked_mul(REGS_STEP)?)? * REGS_STEP;
+    let e = per_thread.min(REGS_PER_THREAD);
+    Some(largest.map_or(e, |l| e.min(l)))
+}
+
 #[derive(Clone, Debug)]
 pub struct Param {
     pub name: String,
@@ -384,6 +396,21 @@ pub fn exact_product(factors: impl IntoIterator<Item = u64>) -> String {
     }
     out
 }
+
+/// The fewest registers per thread `set_max_regs` may ask for
+/// (`setmaxnreg`'s range, PTX ISA §9.7.19.5; ptxas checks it).
+pub const REGS_MIN: u32 = 24;
+/// The most registers per thread `set_max_regs` may ask for.
+pub const REGS_MAX: u32 = 256;
+/// `set_max_regs` counts registers in steps of 8.
+pub const REGS_STEP: u32 = 8;
+/// The registers of one SM, shared by the CTAs on it: a CTA's pool when it
+/// is the only one (`.minnctapersm 1`).
+pub const REGS_PER_SM: u32 = 65536;
+/// The most registers one thread can have.
+pub const REGS_PER_THREAD: u32 = 255;
+/// Threads in a warpgroup: four consecutive warps.
+pub const WARPGROUP: u32 = 128;
 
 /// The scope of a barrier group: who arrives on it and how waits order memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -652,6 +679,12 @@ pub enum StmtKind {
     /// `copy_async_wait(n)`: wait until at most `n` bulk groups are pending
     /// (reading their sources).
     CopyAsyncWait(u32),
+    /// `set_max_regs(n)`: this warpgroup's registers per thread become `n`
+    /// (a multiple of 8 in [`REGS_MIN`]`..=`[`REGS_MAX`]), `setmaxnreg.inc`
+    /// or `.dec` from the count before it, which the analysis knows
+    /// (`analysis::warpgroups`). Every thread of the warpgroup runs it
+    /// together, in a kernel with `block(...)`.
+    SetMaxRegs(u32),
     /// A statement that failed to check (its errors are already reported).
     /// Only a module with errors holds one, and such a module never reaches
     /// the PTX writer. It keeps what the barrier pass needs to go on without
@@ -725,6 +758,9 @@ pub enum SyncOp {
     BulkCopy,
     /// `copy_async_commit()`, `copy_async_wait(n)`.
     BulkGroup,
+    /// An operation every thread of a warpgroup runs together
+    /// (`set_max_regs`): `.sync.aligned` over the warpgroup.
+    Warpgroup,
 }
 
 impl StmtKind {
@@ -755,6 +791,7 @@ impl StmtKind {
             StmtKind::CopyAsyncCommit | StmtKind::CopyAsyncWait(_) => {
                 StmtClass::Sync(SyncOp::BulkGroup)
             }
+            StmtKind::SetMaxRegs(_) => StmtClass::Sync(SyncOp::Warpgroup),
             StmtKind::Poisoned { .. } => StmtClass::Failed,
         }
     }

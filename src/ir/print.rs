@@ -357,6 +357,9 @@ fn stmt(out: &mut String, cx: Cx, s: &Stmt, level: usize) {
         StmtKind::CopyAsyncWait(n) => {
             let _ = write!(out, "copy_async_wait {n}");
         }
+        StmtKind::SetMaxRegs(n) => {
+            let _ = write!(out, "set_max_regs {n}");
+        }
         StmtKind::Poisoned { groups, blocks } => {
             out.push_str("<error> groups=[");
             for (i, g) in groups.iter().enumerate() {

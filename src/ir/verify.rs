@@ -27,7 +27,7 @@
 
 use super::{
     BarrierOpKind, Block, Body, Expr, ExprKind, FuncId, Kernel, MemOrder, Module, ParamType, Place,
-    PlaceKind, Stmt, StmtKind, VECTOR_BYTES,
+    PlaceKind, Stmt, StmtKind, REGS_MAX, REGS_MIN, REGS_STEP, VECTOR_BYTES,
 };
 use crate::span::Span;
 use crate::types::Scalar;
@@ -526,6 +526,17 @@ impl<'m> Verifier<'m> {
                 }
             }
             StmtKind::CopyAsyncWait(_) => {}
+            StmtKind::SetMaxRegs(n) => {
+                if !(REGS_MIN..=REGS_MAX).contains(n) || n % REGS_STEP != 0 {
+                    self.error(
+                        s.span,
+                        format!("`set_max_regs({n})`: not a multiple of 8 in 24..=256"),
+                    );
+                }
+                if self.kernel.is_none_or(|k| k.block.is_none()) {
+                    self.error(s.span, "`set_max_regs` outside a kernel with `block(...)`");
+                }
+            }
             StmtKind::ClusterSync => {
                 if self.mode == Mode::Complete && self.kernel.is_some_and(|k| k.cluster.is_none()) {
                     self.error(s.span, "`cluster_sync()` in a kernel without a cluster");

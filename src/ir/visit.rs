@@ -163,7 +163,8 @@ macro_rules! walkers {
                 | StmtKind::FenceProxyAsync
                 | StmtKind::Fence(_)
                 | StmtKind::CopyAsyncCommit
-                | StmtKind::CopyAsyncWait(_) => {}
+                | StmtKind::CopyAsyncWait(_)
+                | StmtKind::SetMaxRegs(_) => {}
             }
         }
 

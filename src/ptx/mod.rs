@@ -48,6 +48,7 @@ mod narrow;
 mod ops;
 mod stmt;
 mod suffix;
+mod tensor;
 mod vector;
 mod writer;
 

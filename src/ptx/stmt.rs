@@ -84,6 +84,7 @@ impl Writer<'_> {
             StmtKind::CopyAsyncStore { dst, src, bytes } => self.copy_async_store(dst, src, bytes),
             StmtKind::CopyAsyncCommit => self.copy_async_commit(),
             StmtKind::CopyAsyncWait(n) => self.copy_async_wait(*n),
+            StmtKind::SetMaxRegs(n) => self.set_max_regs(s.id, *n),
             // The optimiser unrolls every one before the writer runs.
             StmtKind::ForList { .. } => {
                 Err(self.invalid("a loop over a constant list that was not unrolled"))

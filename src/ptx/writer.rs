@@ -356,6 +356,20 @@ impl<'a> Writer<'a> {
         }))
     }
 
+    /// An error unless the target is one of `arch`, the
+    /// architecture-specific targets of `what` (the checker rejects it
+    /// elsewhere, E0200).
+    pub(super) fn require_arch(&self, arch: &[Target], what: &str) -> Result<()> {
+        if arch.contains(&self.target) {
+            return Ok(());
+        }
+        Err(self.error(ErrorKind::NeedsArch {
+            what: what.to_string(),
+            arch: arch.to_vec(),
+            target: self.target,
+        }))
+    }
+
     /// A fresh register of `class`.
     pub(super) fn reg(&mut self, class: Class) -> Reg {
         let c = self.counts.of(class);

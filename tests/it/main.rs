@@ -27,6 +27,7 @@ mod make;
 mod nvim;
 mod ptx_writer;
 mod ptxas_harness;
+mod registers;
 mod render;
 mod samples;
 mod scaling;

@@ -135,6 +135,9 @@ pub struct Program {
     pub lib: Option<String>,
     /// Uses something that needs sm_90 (else it is also assembled for sm_80).
     pub sm90: bool,
+    /// Uses something only sm_90a has (`set_max_regs`): compiled and
+    /// assembled for sm_90a alone.
+    pub sm90a: bool,
     /// Warnings the program has on purpose, allowed when it is compiled.
     pub allow: Vec<&'static str>,
     pub features: BTreeSet<String>,
@@ -745,8 +748,22 @@ pub fn required_features() -> Vec<String> {
         "copy_async_store",
         "copy_async_commit",
         "copy_async_wait",
+        "set_max_regs",
     ] {
         f.push(format!("builtin:{b}"));
+    }
+    // Register budgets: each block of whole warpgroups, the pool filled to
+    // its last 8 registers (a budget 8 higher is E0422; two warpgroups
+    // cannot go past it: 256 each is the most), a count past the step
+    // (E0420), each way of naming a warpgroup.
+    for w in [3, 4, 5, 6, 7, 8] {
+        f.push(format!("bound:pool:{w}"));
+    }
+    f.push("warpgroups:2".into());
+    f.push("warpgroups:1".into());
+    f.push("bound:regs_count".into());
+    for how in ["warp_id / 4", "warp_id >> 2", "thread_idx.x / 128"] {
+        f.push(format!("warpgroup_index:{how}"));
     }
     for v in [
         "thread_idx",

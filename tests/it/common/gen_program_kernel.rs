@@ -104,6 +104,11 @@ pub fn program(index: u64, seed: u64) -> Program {
     if index % 4 == 2 || g.chance(4) {
         items.push_str(&limits_kernel(&mut g, sm90));
     }
+    // One program in six is for sm_90a, with register budgets.
+    if sm90 && index % 6 == 1 {
+        g.p.sm90a = true;
+        items.push_str(&warpgroup_kernel(&mut g, &env));
+    }
     if g.chance(3) {
         g.note("item:two_kernels");
         g.note("launch:none");
@@ -1167,5 +1172,62 @@ fn limits_kernel(g: &mut Gen, sm90: bool) -> String {
         _ => "big[1] as f32".to_string(),
     };
     s.push_str(&format!("    out[0] = {read};\n}}\n"));
+    s
+}
+
+/// A warp-specialised kernel for sm_90a: warpgroup 0 gives registers back
+/// (`set_max_regs(24 or 40)`), the others take what the pool has left, to
+/// the last 8 registers (one more step is E0422). Blocks of 1 to 8
+/// warpgroups are swept.
+fn warpgroup_kernel(g: &mut Gen, env: &Env) -> String {
+    // Which programs get here: index 1 mod 6; sweep the warpgroups.
+    let w = 1 + (g.index / 6 % 8) as u32;
+    let threads = 128 * w;
+    let entry = (65536 / (8 * threads) * 8).min(255);
+    let producer = g.pick(&[24u32, 40]);
+    let how = g.pick(&["warp_id / 4", "warp_id >> 2", "thread_idx.x / 128"]);
+    g.note(format!("warpgroup_index:{how}"));
+    g.note("builtin:set_max_regs");
+    let mut s =
+        format!("kernel roles(out: global mut [u32]) block({threads}) {{\n    let wg = {how};\n");
+    let env = Env {
+        in_kernel: true,
+        ..env.clone()
+    };
+    let e = g.expr(Ty::U32, &env, 2);
+    if w == 1 {
+        g.note("warpgroups:1");
+        let n = g.bound(
+            "regs_count",
+            &producer.to_string(),
+            &(producer + 4).to_string(),
+            "E0420",
+        );
+        s.push_str(&format!(
+            "    set_max_regs({n});\n    out[thread_idx.x] = {e} + wg;\n}}\n"
+        ));
+        return s;
+    }
+    // The largest consumer budget that fits the pool (the count at entry
+    // is the smaller of the launch's and the largest budget, so a budget
+    // above the launch's count leaves the pool as it is).
+    let pool = w * entry;
+    let consumer = ((pool - producer) / (w - 1) / 8 * 8).min(256);
+    let past = consumer + 8;
+    let c = if past <= 256 && producer + (w - 1) * past > w * entry.min(past) {
+        g.bound(
+            &format!("pool:{w}"),
+            &consumer.to_string(),
+            &past.to_string(),
+            "E0422",
+        )
+    } else {
+        g.note(format!("warpgroups:{w}"));
+        consumer.to_string()
+    };
+    let e2 = g.expr(Ty::U32, &env, 2);
+    s.push_str(&format!(
+        "    if wg == 0 {{\n        set_max_regs({producer});\n        out[thread_idx.x] = {e};\n    }} else {{\n        set_max_regs({c});\n        out[thread_idx.x] = {e2};\n    }}\n}}\n"
+    ));
     s
 }

@@ -59,7 +59,8 @@ pub struct KernelManifest {
 pub struct ParamManifest {
     /// The kdsl name.
     pub name: String,
-    /// `"scalar"` or `"array"` (a global array, passed as a device pointer).
+    /// `"scalar"`, `"array"` (a global array, passed as a device pointer)
+    /// or `"tensor_map"` (a `CUtensorMap`, passed by value).
     pub kind: &'static str,
     /// The kdsl type: `f32`, `global [f32]`, `global mut [u32]`.
     #[serde(rename = "type")]
@@ -73,6 +74,63 @@ pub struct ParamManifest {
     /// natural alignment, in order).
     pub offset: u64,
     pub size: u64,
+    /// For a tensor map: what host code passes to
+    /// `cuTensorMapEncodeTiled` (absent for other parameters).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tensor_map: Option<TensorMapManifest>,
+}
+
+/// The compile-time arguments of `cuTensorMapEncodeTiled` for a tensor-map
+/// parameter (`ir::TensorMap`), by their `cuda.h` names; the host supplies
+/// the rest ([`TensorMapManifest::host_supplies`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TensorMapManifest {
+    /// `tensorDataType`.
+    pub data_type: &'static str,
+    /// The bytes of one element (for the host's `globalStrides`).
+    pub element_bytes: u32,
+    /// `tensorRank`.
+    pub rank: usize,
+    /// `boxDim`, innermost first (the kdsl type writes it outermost first).
+    pub box_dim: Vec<u32>,
+    /// `elementStrides`: all 1.
+    pub element_strides: Vec<u32>,
+    /// `interleave`: always `CU_TENSOR_MAP_INTERLEAVE_NONE`.
+    pub interleave: &'static str,
+    /// `swizzle`: that of the shared arrays the kernel copies the map's
+    /// boxes into or out of.
+    pub swizzle: &'static str,
+    /// `l2Promotion`.
+    pub l2_promotion: &'static str,
+    /// `oobFill`.
+    pub oob_fill: &'static str,
+    /// Whether the kernel may write through the map (`tensor mut`: tensor
+    /// stores and reductions).
+    pub writable: bool,
+    /// What the host must pass besides these.
+    pub host_supplies: &'static str,
+}
+
+/// What host code supplies to `cuTensorMapEncodeTiled` for every map.
+pub const TENSOR_MAP_HOST_SUPPLIES: &str = "globalAddress (16-byte aligned), globalDim[rank] (each 1 to 2^31) and globalStrides[rank - 1] (bytes between consecutive elements of dimensions 1.., each a multiple of 16 below 2^40), innermost dimension first; the map's 128 bytes are the parameter's value";
+
+impl TensorMapManifest {
+    pub fn of(map: &ir::TensorMap) -> Option<TensorMapManifest> {
+        let box_dim: Vec<u32> = map.box_dims().iter().rev().copied().collect();
+        Some(TensorMapManifest {
+            data_type: ir::TensorMap::data_type(map.elem)?,
+            element_bytes: map.elem.size(),
+            rank: map.rank(),
+            element_strides: vec![1; box_dim.len()],
+            box_dim,
+            interleave: "CU_TENSOR_MAP_INTERLEAVE_NONE",
+            swizzle: map.swizzle.cuda_name(),
+            l2_promotion: map.l2.cuda_name(),
+            oob_fill: map.fill.cuda_name(),
+            writable: map.mutable,
+            host_supplies: TENSOR_MAP_HOST_SUPPLIES,
+        })
+    }
 }
 
 /// A kernel's shared memory (`src/ir/layout.rs`).
@@ -158,11 +216,18 @@ fn kernel(k: &ir::Kernel, target: Target) -> Result<KernelManifest, Error> {
     let layout = ParamLayout::of(k);
     let mut params = Vec::new();
     for (p, offset) in k.params.iter().zip(&layout.offsets) {
+        let mut tensor_map = None;
         let (kind, ty, elem) = match p.ty {
             ParamType::Scalar(s) => ("scalar", s.to_string(), s.to_string()),
             ParamType::Global { elem, mutable, .. } => {
                 let m = if mutable { "mut " } else { "" };
                 ("array", format!("global {m}[{elem}]"), elem.to_string())
+            }
+            ParamType::Tensor(map) => {
+                tensor_map = Some(TensorMapManifest::of(&map).ok_or_else(|| {
+                    format!("tensor map `{}` of `{}` has no data type", p.name, map.elem)
+                })?);
+                ("tensor_map", map.type_text(), map.elem.to_string())
             }
         };
         params.push(ParamManifest {
@@ -173,6 +238,7 @@ fn kernel(k: &ir::Kernel, target: Target) -> Result<KernelManifest, Error> {
             ptx_type: crate::ptx::kernel_param_type(p.ty),
             offset: *offset,
             size: param_size(p.ty),
+            tensor_map,
         });
     }
     Ok(KernelManifest {

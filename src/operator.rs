@@ -90,7 +90,8 @@ impl BinOp {
             Add | Sub | Mul | Div | Rem => ty.is_int() || ty.is_float(),
             Shl | Shr => ty.is_int(),
             BitAnd | BitOr | BitXor => ty.is_int() || ty == Scalar::Bool,
-            Eq | Ne | Lt | Le | Gt | Ge => true,
+            // Storage types (`e4m3`, ...) have no operator at all.
+            Eq | Ne | Lt | Le | Gt | Ge => !ty.is_storage_only(),
             And | Or => ty == Scalar::Bool,
         }
     }

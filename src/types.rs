@@ -18,9 +18,22 @@ pub enum Scalar {
     BF16,
     F32,
     F64,
+    /// fp8 with 4 exponent and 3 mantissa bits (OCP E4M3, no infinities),
+    /// `e5m2` the same with 5 and 2: storage types of tensor data (shared,
+    /// `global` and tensor-map arrays); values are moved, never computed
+    /// with ([`Scalar::is_storage_only`]).
+    E4M3,
+    E5M2,
+    /// TensorFloat-32: an `f32`'s 32 bits, of which the tensor cores read
+    /// the sign, the 8 exponent bits and the top 10 mantissa bits. A
+    /// storage type like the fp8s, so that a tensor map's data type and a
+    /// wgmma's operand kind follow from the array's declaration.
+    TF32,
 }
 
 impl Scalar {
+    /// The types values are computed in: every scalar but the storage
+    /// types ([`Scalar::STORAGE`]).
     pub const ALL: [Scalar; 13] = [
         Scalar::Bool,
         Scalar::I8,
@@ -37,6 +50,15 @@ impl Scalar {
         Scalar::F64,
     ];
 
+    /// The storage-only types: loaded, stored, copied and passed, but no
+    /// operator, built-in or conversion applies to them.
+    pub const STORAGE: [Scalar; 3] = [Scalar::E4M3, Scalar::E5M2, Scalar::TF32];
+
+    /// Every scalar type: [`Scalar::ALL`], then [`Scalar::STORAGE`].
+    pub fn every() -> impl Iterator<Item = Scalar> {
+        Scalar::ALL.into_iter().chain(Scalar::STORAGE)
+    }
+
     pub fn from_name(name: &str) -> Option<Scalar> {
         Some(match name {
             "bool" => Scalar::Bool,
@@ -52,6 +74,9 @@ impl Scalar {
             "bf16" => Scalar::BF16,
             "f32" => Scalar::F32,
             "f64" => Scalar::F64,
+            "e4m3" => Scalar::E4M3,
+            "e5m2" => Scalar::E5M2,
+            "tf32" => Scalar::TF32,
             _ => return None,
         })
     }
@@ -71,7 +96,17 @@ impl Scalar {
             Scalar::BF16 => "bf16",
             Scalar::F32 => "f32",
             Scalar::F64 => "f64",
+            Scalar::E4M3 => "e4m3",
+            Scalar::E5M2 => "e5m2",
+            Scalar::TF32 => "tf32",
         }
+    }
+
+    /// `e4m3`, `e5m2`, `tf32`: storage types of tensor data. No operator
+    /// (not even `==`), math built-in, atomic, shuffle or cast applies to
+    /// them; they are loaded, stored, bound to variables and passed on.
+    pub fn is_storage_only(self) -> bool {
+        matches!(self, Scalar::E4M3 | Scalar::E5M2 | Scalar::TF32)
     }
 
     pub fn is_int(self) -> bool {
@@ -114,9 +149,9 @@ impl Scalar {
     /// Size in bytes in memory (`bool` is stored as one byte).
     pub fn size(self) -> u32 {
         match self {
-            Scalar::Bool | Scalar::I8 | Scalar::U8 => 1,
+            Scalar::Bool | Scalar::I8 | Scalar::U8 | Scalar::E4M3 | Scalar::E5M2 => 1,
             Scalar::I16 | Scalar::U16 | Scalar::F16 | Scalar::BF16 => 2,
-            Scalar::I32 | Scalar::U32 | Scalar::F32 => 4,
+            Scalar::I32 | Scalar::U32 | Scalar::F32 | Scalar::TF32 => 4,
             Scalar::I64 | Scalar::U64 | Scalar::F64 => 8,
         }
     }

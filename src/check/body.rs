@@ -352,9 +352,15 @@ impl<'a> BodyChecker<'a> {
     }
 
     /// E0110 for `found` where `expected` was needed, with an `as` fix when
-    /// both are scalars and the expression is simple enough to convert.
+    /// both are scalars that convert (neither `bool` nor a storage type)
+    /// and the expression is simple enough to convert.
     pub fn mismatch(&mut self, expected: Scalar, found: &ir::Expr, ast: &ast::Expr) {
-        let fix = (expected != Scalar::Bool && found.ty != Scalar::Bool).then(|| {
+        let converts = |t: Scalar| t != Scalar::Bool && !t.is_storage_only();
+        let note = [expected, found.ty]
+            .into_iter()
+            .find(|t| t.is_storage_only())
+            .map(super::exprs::storage_note);
+        let fix = (converts(expected) && converts(found.ty)).then(|| {
             let text = self.text(ast.span);
             let simple = matches!(
                 ast.kind,
@@ -383,7 +389,7 @@ impl<'a> BodyChecker<'a> {
             expected: expected.to_string(),
             found: found.ty.to_string(),
             span: ast.span,
-            note: None,
+            note,
             fix,
         });
     }

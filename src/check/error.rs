@@ -164,6 +164,42 @@ pub enum CheckError {
     /// cycle as (constant, the use of the next constant in its value), in
     /// order; the last use names the first constant again.
     CyclicConstants { uses: Vec<(String, Span)> },
+    /// E0400: a tensor type or a declaration's clause that is malformed
+    /// (`why` is the first line's tail and the label).
+    TensorDecl {
+        why: String,
+        span: Span,
+        note: Option<String>,
+        help: Option<String>,
+        fix: Option<Suggestion>,
+        /// A second place and its label (the first of a clause given twice).
+        other: Option<(Span, String)>,
+    },
+    /// E0403: `what` (an array or a slice) does not fit its swizzle.
+    SwizzleShape {
+        what: String,
+        swizzle: u64,
+        why: String,
+        span: Span,
+        /// The `swizzle(...)` clause.
+        clause: Option<Span>,
+        help: Option<String>,
+    },
+    /// E0405: a tensor box past the hardware's limits.
+    TensorBox {
+        why: String,
+        span: Span,
+        note: &'static str,
+    },
+    /// E0408: a `guards(...)` clause that names something a barrier group
+    /// cannot guard.
+    Guards {
+        group: String,
+        array: String,
+        why: String,
+        span: Span,
+        decl: Option<Span>,
+    },
     /// E0132: a shared array with a dimension of 0 (`dim` of `dims`).
     ZeroLength {
         name: String,
@@ -632,6 +668,54 @@ impl CheckError {
                 }
                 d.note("a constant's value is computed before the program runs, from literals and other constants; one that needs its own value has none")
                     .help("give one of these constants a value that does not depend on the others")
+            }
+            CheckError::TensorDecl { why, span, note, help, fix, other } => {
+                let mut d = Diagnostic::error("E0400", format!("invalid tensor declaration: {why}"))
+                    .primary(span, why);
+                if let Some((at, label)) = other {
+                    d = d.secondary(at, label);
+                }
+                if let Some(n) = note {
+                    d = d.note(n);
+                }
+                if let Some(h) = help {
+                    d = d.help(h);
+                }
+                if let Some(f) = fix {
+                    d = d.fix(f.message, f.span, f.replacement);
+                }
+                d
+            }
+            CheckError::SwizzleShape { what, swizzle, why, span, clause, help } => {
+                let mut d = Diagnostic::error(
+                    "E0403",
+                    format!("`{what}` does not fit a {swizzle}-byte swizzle: {why}"),
+                )
+                .primary(span, why);
+                if let Some(c) = clause {
+                    d = d.secondary(c, "the swizzle is declared here");
+                }
+                d = d.note(format!("a {swizzle}-byte swizzle permutes the 16-byte chunks of rows of {swizzle} bytes, in a pattern that repeats every {} bytes (8 rows); the array's innermost dimension is one row, and it starts, like every stage of it, on the repeat", swizzle * 8));
+                if let Some(h) = help {
+                    d = d.help(h);
+                }
+                d
+            }
+            CheckError::TensorBox { why, span, note } => {
+                Diagnostic::error("E0405", format!("invalid tensor box: {why}"))
+                    .primary(span, why)
+                    .note(note)
+            }
+            CheckError::Guards { group, array, why, span, decl } => {
+                let mut d = Diagnostic::error(
+                    "E0408",
+                    format!("barrier group `{group}` cannot guard `{array}`: {why}"),
+                )
+                .primary(span, why);
+                if let Some(s) = decl {
+                    d = d.secondary(s, format!("`{array}` is declared here"));
+                }
+                d.note("`guards(a, b)` says that barrier `i` of the group guards slice `i` of each array (`a[i]`): the arrays are shared arrays whose first dimension is the group's count")
             }
             CheckError::ZeroLength { name, span, dim, dims, value } => {
                 let label = if dims == 1 {

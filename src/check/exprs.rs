@@ -101,6 +101,20 @@ impl BodyChecker<'_> {
                         ..inner
                     });
                 }
+                if let Some(storage) = [inner.ty, target].into_iter().find(|t| t.is_storage_only())
+                {
+                    self.error(CheckError::BadOperand {
+                        op: "as".into(),
+                        ty: storage.to_string(),
+                        span: if inner.ty == storage {
+                            expr.span
+                        } else {
+                            ty.span
+                        },
+                        note: Some(storage_note(storage)),
+                    });
+                    return None;
+                }
                 Some(Expr {
                     kind: ExprKind::Cast(Box::new(inner)),
                     ty: target,
@@ -169,6 +183,17 @@ impl BodyChecker<'_> {
                             found: 0,
                             span,
                             decl: Some(param.span),
+                        });
+                        None
+                    }
+                    crate::ir::ParamType::Tensor(_) => {
+                        self.error(CheckError::TensorDecl {
+                            why: format!("tensor map `{}` is not a value", name.name),
+                            span,
+                            note: Some("a tensor map describes a tensor in global memory for tensor copies; its elements are not read one by one".into()),
+                            help: Some(format!("copy a box of it into shared memory: `tma_load(dst, {}[c0, c1], barrier)`", name.name)),
+                            fix: None,
+                            other: None,
                         });
                         None
                     }
@@ -367,6 +392,15 @@ impl BodyChecker<'_> {
             }
         }
         let v = self.expr(operand, expected)?;
+        if v.ty.is_storage_only() {
+            self.error(CheckError::BadOperand {
+                op: op.symbol().into(),
+                ty: v.ty.to_string(),
+                span: operand.span,
+                note: Some(storage_note(v.ty)),
+            });
+            return None;
+        }
         let ok = match op {
             UnaryOp::Neg => v.ty.is_signed_int() || v.ty.is_float(),
             UnaryOp::Not => v.ty == Scalar::Bool || v.ty.is_int(),
@@ -507,6 +541,15 @@ impl BodyChecker<'_> {
     /// E0118 unless `op` applies to operands of type `ty`.
     pub fn check_operator(&mut self, op: BinOp, ty: Scalar, op_span: Span) -> Option<()> {
         use BinOp::*;
+        if ty.is_storage_only() {
+            self.error(CheckError::BadOperand {
+                op: op.symbol().into(),
+                ty: ty.to_string(),
+                span: op_span,
+                note: Some(storage_note(ty)),
+            });
+            return None;
+        }
         // The language's rules: narrower than the IR's domains
         // (`ir::BinOp::applies_to`), which the writer defines more widely.
         let (ok, note) = match op {
@@ -538,4 +581,11 @@ impl BodyChecker<'_> {
         });
         None
     }
+}
+
+/// The note of E0118 on a storage type (`e4m3`, `e5m2`, `tf32`).
+pub fn storage_note(ty: Scalar) -> String {
+    format!(
+        "`{ty}` is a storage type for tensor data: its values are loaded, stored, copied and passed on, but no operator, built-in or conversion applies to them"
+    )
 }

@@ -308,6 +308,23 @@ pub fn resolve_type(t: &ast::TypeExpr, diags: &mut Diags) -> Option<Type> {
         },
         // Too deep to parse (E0124, already reported).
         ast::TypeExprKind::Error => None,
+        // Kernel parameters are checked before this (`check::tensor`).
+        ast::TypeExprKind::Tensor { .. } => {
+            diags.push(
+                CheckError::TensorDecl {
+                    why: "tensor maps can only be kernel parameters".into(),
+                    span: t.span,
+                    note: None,
+                    help: Some(
+                        "pass the tensor map to the kernel; copy its tiles with `tma_load`".into(),
+                    ),
+                    fix: None,
+                    other: None,
+                }
+                .into_diagnostic(),
+            );
+            None
+        }
         ast::TypeExprKind::Global { mutable, elem } => {
             let e = scalar_type(elem, diags)?;
             Some(Type::Global {

@@ -50,15 +50,23 @@ pub fn check_kernel(
             continue;
         }
         ctx.declared.insert(p.name.name.to_string(), p.name.span);
-        let resolved = resolve_type(&p.ty, &mut c.diags);
-        let ty = match resolved {
-            Some(Type::Scalar(s)) => ir::ParamType::Scalar(s),
-            Some(Type::Global { elem, mutable }) => ir::ParamType::Global {
-                elem,
-                mutable,
-                written: false,
+        let (resolved, ty) = match super::tensor::TensorType::of(&p.ty) {
+            Some(t) => match c.tensor_param(&t) {
+                Some(map) => (true, ir::ParamType::Tensor(map)),
+                None => (false, ir::ParamType::Scalar(Scalar::I32)),
             },
-            _ => ir::ParamType::Scalar(Scalar::I32),
+            None => match resolve_type(&p.ty, &mut c.diags) {
+                Some(Type::Scalar(s)) => (true, ir::ParamType::Scalar(s)),
+                Some(Type::Global { elem, mutable }) => (
+                    true,
+                    ir::ParamType::Global {
+                        elem,
+                        mutable,
+                        written: false,
+                    },
+                ),
+                _ => (false, ir::ParamType::Scalar(Scalar::I32)),
+            },
         };
         let id = ParamId(ctx.params.len() as u32);
         ctx.params.push(ir::Param {
@@ -67,7 +75,7 @@ pub fn check_kernel(
             ty,
         });
         ctx.param_type_spans.push(p.ty.span);
-        if resolved.is_some() {
+        if resolved {
             c.bind(&p.name.name, Binding::Param(id));
         } else {
             c.poison(&p.name.name);
@@ -346,6 +354,7 @@ impl BodyChecker<'_> {
         name: &ast::Ident,
         elem: &ast::TypeExpr,
         dims: &[ast::Expr],
+        clauses: &[ast::Clause],
         span: Span,
     ) {
         let top = self.at_kernel_top_level("shared array", span);
@@ -366,6 +375,12 @@ impl BodyChecker<'_> {
                 None => {}
             }
         }
+        let swizzle = self.swizzle_clause(
+            name,
+            elem,
+            (sizes.len() == dims.len()).then_some(&sizes[..]),
+            clauses,
+        );
         if self.already_defined(name, span) {
             return;
         }
@@ -373,10 +388,15 @@ impl BodyChecker<'_> {
             self.poison(&name.name);
             return;
         };
+        let Some(swizzle) = swizzle else {
+            self.poison(&name.name);
+            return;
+        };
         let array = ir::SharedArray {
             name: name.name.to_string(),
             elem,
             dims: sizes,
+            swizzle,
             span,
         };
         let Some(k) = self.kernel.as_mut() else {
@@ -389,6 +409,16 @@ impl BodyChecker<'_> {
 
     pub fn barrier_decl(&mut self, d: &ast::BarrierDecl, span: Span) {
         if &*d.scope.name == "named" {
+            if let Some(c) = d.clauses.first() {
+                self.error(CheckError::TensorDecl {
+                    why: format!("a named-barrier group takes no `{}` clause", c.name.name),
+                    span: c.span,
+                    note: Some("named barriers are hardware barriers without transactions; `guards(...)` belongs to mbarrier groups (`cta(...)`, `cluster(...)`) that tensor copies complete on".into()),
+                    help: None,
+                    fix: None,
+                    other: None,
+                });
+            }
             return self.named_barrier_decl(d, span);
         }
         // What failed is a placeholder: the group is declared with the
@@ -483,6 +513,7 @@ impl BodyChecker<'_> {
                 failed.scope = true;
             }
         }
+        let guards = self.guards_clause(&d.name, (!failed.count).then_some(count), &d.clauses);
         if self.already_defined(&d.name, d.name.span) {
             return;
         }
@@ -503,6 +534,7 @@ impl BodyChecker<'_> {
                 arrivals: d.arrivals.span,
             },
             failed,
+            guards,
         };
         let Some(k) = self.kernel.as_mut() else {
             return;

@@ -30,6 +30,7 @@ mod literals;
 mod named;
 mod places;
 mod stmts;
+mod tensor;
 mod values;
 mod vector;
 

@@ -234,8 +234,13 @@ impl BodyChecker<'_> {
             }
             ast::StmtKind::Return(value) => self.return_stmt(value.as_deref(), s.span),
             ast::StmtKind::Expr(e) => self.effect(e, false),
-            ast::StmtKind::Shared { name, elem, dims } => {
-                self.shared_decl(name, elem, dims, s.span);
+            ast::StmtKind::Shared {
+                name,
+                elem,
+                dims,
+                clauses,
+            } => {
+                self.shared_decl(name, elem, dims, clauses, s.span);
                 None
             }
             ast::StmtKind::Barrier(decl) => {

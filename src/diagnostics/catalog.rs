@@ -2,8 +2,8 @@
 //!
 //! The first lines are the contract of the language reference's diagnostics
 //! catalogue (§8), plus the project's additions (E0004, E0114–E0119, E0123,
-//! E0124–E0127, E0130–E0132, E0140–E0149, E0160–E0162, W0003, W0324–W0326,
-//! W0330).
+//! E0124–E0127, E0130–E0132, E0140–E0149, E0160–E0162, E0400–E0409, W0003,
+//! W0324–W0326, W0330).
 //! Each code's explanation is a markdown file in `explain/`, compiled in with
 //! `include_str!` so that `kdslc explain` needs no files at run time. The
 //! same texts, joined by [`render_docs`], are `docs/diagnostics.md`;
@@ -245,6 +245,18 @@ pub static CODES: &[CodeInfo] = &[
         "E0311",
         Error,
         "barrier group `{name}` must hold between 1 and 64 barriers, found {n}"
+    ),
+    code!("E0400", Error, "invalid tensor declaration: {why}"),
+    code!(
+        "E0403",
+        Error,
+        "`{what}` does not fit a {n}-byte swizzle: {why}"
+    ),
+    code!("E0405", Error, "invalid tensor box: {why}"),
+    code!(
+        "E0408",
+        Error,
+        "barrier group `{name}` cannot guard `{array}`: {why}"
     ),
     code!(
         "E0413",

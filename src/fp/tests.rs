@@ -183,3 +183,46 @@ fn two_sum_is_exact() {
     let (s, e) = two_sum(1e300, -1e300);
     assert_eq!((s, e), (0.0, 0.0));
 }
+
+#[test]
+fn fp8_values_follow_the_ocp_formats() {
+    // E4M3: max 448, min normal 2^-6, min subnormal 2^-9, no infinities.
+    assert_eq!(fp8_value(0x7e, false), 448.0);
+    assert_eq!(fp8_value(0x08, false), 2f64.powi(-6));
+    assert_eq!(fp8_value(0x01, false), 2f64.powi(-9));
+    assert_eq!(fp8_value(0x38, false), 1.0);
+    assert_eq!(fp8_value(0xb8, false), -1.0);
+    assert!(fp8_value(0x7f, false).is_nan());
+    assert!(fp8_value(0xff, false).is_nan());
+    assert_eq!(fp8_value(0x78, false), 256.0);
+    // E5M2: max 57344, infinities and NaNs at exponent 31.
+    assert_eq!(fp8_value(0x7b, true), 57344.0);
+    assert_eq!(fp8_value(0x3c, true), 1.0);
+    assert_eq!(fp8_value(0x7c, true), f64::INFINITY);
+    assert_eq!(fp8_value(0xfc, true), f64::NEG_INFINITY);
+    assert!(fp8_value(0x7d, true).is_nan());
+    assert_eq!(fp8_value(0x01, true), 2f64.powi(-16));
+    // Every encoding is its own value: e5m2 is the top byte of an f16.
+    for b in 0..=255u8 {
+        let h = half::f16::from_bits(u16::from(b) << 8).to_f64();
+        let v = fp8_value(b, true);
+        assert!(v == h || (v.is_nan() && h.is_nan()), "{b:#x}");
+    }
+}
+
+#[test]
+fn fp8_rounding_is_exact_on_fp8_values_and_saturates() {
+    for e5m2 in [false, true] {
+        for b in 0..=255u8 {
+            let v = fp8_value(b, e5m2);
+            if v.is_finite() {
+                assert_eq!(fp8_round(v, e5m2), b, "{b:#x} {e5m2}");
+            }
+        }
+    }
+    assert_eq!(fp8_round(1e9, false), 0x7e);
+    assert_eq!(fp8_round(-1e9, true), 0xfb);
+    // 17 lies between 16 and 18 in e4m3: ties to the even encoding (16).
+    assert_eq!(fp8_value(fp8_round(17.0, false), false), 16.0);
+    assert_eq!(fp8_value(fp8_round(17.5, false), false), 18.0);
+}

@@ -31,11 +31,21 @@
 //! the target's opt-in maximum ([`crate::target::Target::max_shared_per_block`]); its
 //! static shared memory is then 0 bytes.
 //!
-//! Parameters are packed in order at their natural alignment.
+//! A swizzled array (`swizzle(128)`, [`super::Swizzle`]) is aligned to its
+//! swizzle's repeat (1024, 512 or 256 bytes) and takes a multiple of it.
+//! With two alignments the bytes ptxas allocates for static variables would
+//! depend on the order it picks, so a kernel with a swizzled array is
+//! always placed in dynamic shared memory, whose offsets kdslc alone
+//! decides; its `.extern .shared` array is then aligned to the largest
+//! repeat ([`SharedLayout::align`]).
+//!
+//! Parameters are packed in order at their natural alignment (a tensor
+//! map's 128 bytes at 128).
 //!
 //! All byte arithmetic is checked: a size that does not fit in 64 bits is
 //! `None`, never a wrapped small number.
 
+use super::tensor::TensorMap;
 use super::{BarrierId, Kernel, ParamType, SharedId};
 use crate::target::PtxVersion;
 use crate::types::Scalar;
@@ -44,7 +54,8 @@ use crate::types::Scalar;
 /// kernel's shared memory is dynamic ([`Placement::Dynamic`]).
 pub const SHARED_LIMIT: u64 = 48 * 1024;
 /// The alignment of the `.extern .shared` array a dynamic layout lives in:
-/// that of the arrays in it, so every offset keeps its alignment.
+/// that of the arrays in it, so every offset keeps its alignment (more
+/// for a kernel with a swizzled array: [`SharedLayout::align`]).
 pub const DYNAMIC_ALIGN: u64 = ARRAY_ALIGN;
 /// Every shared array is 128-byte aligned.
 pub const ARRAY_ALIGN: u64 = 128;
@@ -119,8 +130,9 @@ impl SharedLayout {
         });
         let arrays = kernel.shared.iter().enumerate().map(|(i, a)| {
             let decl = SharedDecl::Array(SharedId(i as u32));
-            let bytes = array_bytes(a.elem, &a.dims).and_then(|b| align_up(b, ARRAY_ALIGN));
-            (decl, bytes, ARRAY_ALIGN)
+            let align = a.swizzle.align();
+            let bytes = array_bytes(a.elem, &a.dims).and_then(|b| align_up(b, align));
+            (decl, bytes, align)
         });
         SharedLayout::place(barriers.chain(arrays))
     }
@@ -145,12 +157,26 @@ impl SharedLayout {
     }
 
     /// Static up to [`SHARED_LIMIT`] bytes, dynamic past it (or when the
-    /// total does not even fit 64 bits: the checker reports that, E0122).
+    /// total does not even fit 64 bits: the checker reports that, E0122),
+    /// and dynamic whatever its size when a declaration is aligned past
+    /// [`ARRAY_ALIGN`] (a swizzled array: see the module documentation).
     pub fn placement(&self) -> Placement {
         match self.total {
-            Some(total) if total <= SHARED_LIMIT => Placement::Static,
+            Some(total) if total <= SHARED_LIMIT && self.align() <= ARRAY_ALIGN => {
+                Placement::Static
+            }
             _ => Placement::Dynamic,
         }
+    }
+
+    /// The largest alignment of its declarations, at least
+    /// [`DYNAMIC_ALIGN`]: what the dynamic shared memory must be aligned
+    /// to.
+    pub fn align(&self) -> u64 {
+        self.slots
+            .iter()
+            .map(|s| s.align)
+            .fold(DYNAMIC_ALIGN, u64::max)
     }
 
     /// The static shared memory ptxas allocates (`ptxas -v`'s `smem`):
@@ -173,10 +199,10 @@ impl SharedLayout {
     }
 
     /// Whether a launch must opt in to more than 48 KiB
-    /// (`CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`): exactly when
-    /// the layout is dynamic.
+    /// (`CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`): when the layout
+    /// is dynamic and larger than that.
     pub fn needs_opt_in(&self) -> bool {
-        self.placement() == Placement::Dynamic
+        self.placement() == Placement::Dynamic && self.dynamic_bytes() > SHARED_LIMIT
     }
 
     /// The first variable that ends past `limit` bytes: the one to blame
@@ -201,7 +227,7 @@ pub fn array_bytes(elem: Scalar, dims: &[u64]) -> Option<u64> {
         .try_fold(u64::from(elem.size()), |acc, &d| acc.checked_mul(d))
 }
 
-/// One kernel parameter as passed: its `.param` size and alignment.
+/// One kernel parameter as passed: its `.param` size.
 pub fn param_size(ty: ParamType) -> u64 {
     match ty {
         // `bool` travels as a `.u32`, f16/bf16 as `.b16` (ptx::suffix).
@@ -209,6 +235,17 @@ pub fn param_size(ty: ParamType) -> u64 {
         ParamType::Scalar(s) => u64::from(s.size()),
         // A 64-bit device pointer.
         ParamType::Global { .. } => 8,
+        // The map itself, by value (`__grid_constant__`).
+        ParamType::Tensor(_) => TensorMap::BYTES,
+    }
+}
+
+/// One kernel parameter's `.param` alignment: its size, except a tensor
+/// map's (128 bytes, 128-aligned: [`TensorMap::ALIGN`]).
+pub fn param_align(ty: ParamType) -> u64 {
+    match ty {
+        ParamType::Tensor(_) => TensorMap::ALIGN,
+        other => param_size(other),
     }
 }
 
@@ -224,18 +261,28 @@ pub struct ParamLayout {
 
 impl ParamLayout {
     pub fn of(kernel: &Kernel) -> ParamLayout {
-        ParamLayout::place(kernel.params.iter().map(|p| param_size(p.ty)))
+        ParamLayout::place_aligned(
+            kernel
+                .params
+                .iter()
+                .map(|p| (param_size(p.ty), param_align(p.ty))),
+        )
     }
 
     /// Places parameters of these sizes (each its own alignment) in order.
     pub fn place(sizes: impl IntoIterator<Item = u64>) -> ParamLayout {
+        ParamLayout::place_aligned(sizes.into_iter().map(|s| (s, s)))
+    }
+
+    /// Places parameters of these sizes and alignments in order.
+    pub fn place_aligned(params: impl IntoIterator<Item = (u64, u64)>) -> ParamLayout {
         let mut offsets = Vec::new();
         let mut next = 0u64;
-        for size in sizes {
-            // Parameters are at most 8 bytes and a kernel has fewer than
+        for (size, align) in params {
+            // Parameters are at most 128 bytes and a kernel has fewer than
             // 2^32 of them (spans are 32-bit): no overflow here, but
             // saturate rather than wrap all the same.
-            let at = align_up(next, size).unwrap_or(u64::MAX);
+            let at = align_up(next, align).unwrap_or(u64::MAX);
             offsets.push(at);
             next = at.saturating_add(size);
         }

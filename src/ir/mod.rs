@@ -40,6 +40,7 @@ pub mod consteval;
 pub mod contract;
 pub mod layout;
 pub mod print;
+pub mod tensor;
 pub mod verify;
 pub mod visit;
 pub mod visit_mut;
@@ -48,6 +49,7 @@ use crate::span::Span;
 use crate::types::Scalar;
 
 pub use crate::operator::{BinOp, UnaryOp};
+pub use tensor::{L2Promotion, OobFill, Swizzle, TensorMap};
 
 macro_rules! id_type {
     ($(#[$doc:meta])* $name:ident) => {
@@ -325,9 +327,12 @@ pub enum ParamType {
         mutable: bool,
         written: bool,
     },
+    /// `tensor [T; box]`: a tensor map, passed by value (128 bytes).
+    Tensor(TensorMap),
 }
 
-/// `shared name: [T; d0, d1, ...];` — 128-byte aligned, row-major.
+/// `shared name: [T; d0, d1, ...] swizzle(S);` — row-major, 128-byte
+/// aligned, or aligned to its swizzle's repeat ([`Swizzle::align`]).
 #[derive(Clone, Debug)]
 pub struct SharedArray {
     pub name: String,
@@ -335,6 +340,11 @@ pub struct SharedArray {
     /// Each at least 1; past `u32::MAX` only in a kernel with E0122 (a
     /// size is evaluated exactly, and saturates at `u64::MAX`).
     pub dims: Vec<u64>,
+    /// How its elements are placed ([`Swizzle`]); a swizzled array's
+    /// innermost dimension is one span, and each slice along its first
+    /// index (when it has 3 or more dimensions) a whole number of repeats
+    /// (E0403).
+    pub swizzle: Swizzle,
     pub span: Span,
 }
 
@@ -350,6 +360,13 @@ impl SharedArray {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// The bytes of one slice along the first index (`sa[s]`): the product
+    /// of the other dimensions and the element size (saturating; one
+    /// element for an array of one dimension).
+    pub fn slice_bytes(&self) -> u64 {
+        layout::array_bytes(self.elem, self.dims.get(1..).unwrap_or(&[])).unwrap_or(u64::MAX)
     }
 
     /// The size in bytes ([`layout::array_bytes`], saturating).
@@ -441,6 +458,10 @@ pub struct BarrierGroup {
     /// The parts of its declaration that failed to check (only in a
     /// module with errors).
     pub failed: Failed,
+    /// `guards(sa, sb)`: barrier `i` guards slice `i` (along the first
+    /// index) of each of these arrays, whose first dimension is the
+    /// group's count (E0408). Empty without the clause.
+    pub guards: Vec<SharedId>,
 }
 
 /// The parts of a barrier group's declaration that failed to check, each
@@ -1427,6 +1448,7 @@ mod size_tests {
             name: "a".into(),
             elem: Scalar::F64,
             dims,
+            swizzle: Swizzle::None,
             span: Span::default(),
         };
         assert_eq!(array(vec![4, 8]).bytes(), 256);

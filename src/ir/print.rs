@@ -113,6 +113,14 @@ fn kernel(out: &mut String, module: &Module, k: &Kernel) {
                 let w = if written { "  // written" } else { "" };
                 let _ = writeln!(out, "global {m}[{elem}]{w}");
             }
+            ParamType::Tensor(map) => {
+                let _ = writeln!(
+                    out,
+                    "{}  // swizzle {}",
+                    map.type_text(),
+                    map.swizzle.name()
+                );
+            }
         }
     }
     for (i, s) in k.shared.iter().enumerate() {

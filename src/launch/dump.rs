@@ -80,7 +80,12 @@ pub fn element(elem: Scalar, b: &[u8]) -> String {
         Scalar::U32 => (bits as u32).to_string(),
         Scalar::I64 => (bits as i64).to_string(),
         Scalar::U64 => bits.to_string(),
-        Scalar::F32 => float(f64::from(f32::from_bits(bits as u32)), |y| {
+        Scalar::E4M3 | Scalar::E5M2 => {
+            let e5m2 = elem == Scalar::E5M2;
+            let x = crate::fp::fp8_value(bits as u8, e5m2);
+            float(x, |y| y == x)
+        }
+        Scalar::F32 | Scalar::TF32 => float(f64::from(f32::from_bits(bits as u32)), |y| {
             (y as f32).to_bits() == bits as u32
         }),
         Scalar::F64 => float(f64::from_bits(bits), |y| y.to_bits() == bits),

@@ -65,6 +65,17 @@ pub fn parse(text: &str, ty: Scalar) -> Result<u64, String> {
             finite_or_error(text, ty, x.is_infinite(), t)?;
             Ok(x.to_bits())
         }
+        // tf32 data is f32 data.
+        Scalar::TF32 => parse(text, Scalar::F32),
+        // The nearest fp8 value, saturated (`cvt.rn.satfinite`'s rule).
+        Scalar::E4M3 | Scalar::E5M2 => {
+            let x: f64 = float_text(t)
+                .ok_or_else(|| not_a(text, ty))?
+                .parse()
+                .map_err(|_| not_a(text, ty))?;
+            finite_or_error(text, ty, x.is_infinite(), t)?;
+            Ok(u64::from(crate::fp::fp8_round(x, ty == Scalar::E5M2)))
+        }
         Scalar::F16 | Scalar::BF16 => {
             let x: f64 = float_text(t)
                 .ok_or_else(|| not_a(text, ty))?
@@ -111,7 +122,7 @@ pub fn int_range(ty: Scalar) -> (i128, i128) {
 fn not_a(text: &str, ty: Scalar) -> String {
     let example = match ty {
         Scalar::Bool => "true",
-        t if t.is_float() => "1.5",
+        t if t.is_float() || t.is_storage_only() => "1.5",
         _ => "1024",
     };
     format!(

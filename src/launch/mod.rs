@@ -92,6 +92,8 @@ pub enum ParamKind {
     /// an array form with a type prefix (`f32:iota:1000`, then writable), a
     /// 64-bit scalar when it is a plain literal.
     PtxU64,
+    /// A kdsl `tensor [T; box]` parameter: a tensor map, passed by value.
+    TensorMap(crate::ir::TensorMap),
 }
 
 /// How a kdsl kernel placed in dynamic shared memory carves it up: a fact
@@ -103,6 +105,9 @@ pub enum ParamKind {
 pub struct DynamicLayout {
     /// The bytes every launch must give.
     pub bytes: u32,
+    /// The alignment of the dynamic shared memory, and the largest of any
+    /// declaration in it (128, or a swizzled array's repeat).
+    pub align: u32,
     /// The declarations, in increasing offset.
     pub vars: Vec<DynamicVar>,
 }

@@ -35,6 +35,9 @@ fn code(elem: Scalar) -> (TypeChar, u64) {
         Scalar::F16 => (TypeChar::Float, 2),
         Scalar::F32 => (TypeChar::Float, 4),
         Scalar::F64 => (TypeChar::Float, 8),
+        // The raw bits of each fp8 element; tf32 data is f32 data.
+        Scalar::E4M3 | Scalar::E5M2 => (TypeChar::Uint, 1),
+        Scalar::TF32 => (TypeChar::Float, 4),
     }
 }
 
@@ -54,6 +57,9 @@ pub fn numpy_name(elem: Scalar) -> &'static str {
         Scalar::BF16 => "uint16 (the bits of bfloat16)",
         Scalar::F32 => "float32",
         Scalar::F64 => "float64",
+        Scalar::E4M3 => "uint8 (the bits of e4m3)",
+        Scalar::E5M2 => "uint8 (the bits of e5m2)",
+        Scalar::TF32 => "float32 (tf32 data)",
     }
 }
 
@@ -106,7 +112,7 @@ pub fn read(bytes: &[u8], elem: Scalar) -> Result<Vec<u8>, String> {
     match elem {
         Scalar::Bool => decode(file, o, |b: bool| [u8::from(b)])?,
         Scalar::I8 => decode(file, o, i8::to_le_bytes)?,
-        Scalar::U8 => decode(file, o, u8::to_le_bytes)?,
+        Scalar::U8 | Scalar::E4M3 | Scalar::E5M2 => decode(file, o, u8::to_le_bytes)?,
         Scalar::I16 => decode(file, o, i16::to_le_bytes)?,
         Scalar::U16 | Scalar::BF16 => decode(file, o, u16::to_le_bytes)?,
         Scalar::I32 => decode(file, o, i32::to_le_bytes)?,
@@ -114,7 +120,7 @@ pub fn read(bytes: &[u8], elem: Scalar) -> Result<Vec<u8>, String> {
         Scalar::I64 => decode(file, o, i64::to_le_bytes)?,
         Scalar::U64 => decode(file, o, u64::to_le_bytes)?,
         Scalar::F16 => decode(file, o, |x: half::f16| x.to_bits().to_le_bytes())?,
-        Scalar::F32 => decode(file, o, f32::to_le_bytes)?,
+        Scalar::F32 | Scalar::TF32 => decode(file, o, f32::to_le_bytes)?,
         Scalar::F64 => decode(file, o, f64::to_le_bytes)?,
     }
     Ok(out)
@@ -199,7 +205,9 @@ pub fn write(elem: Scalar, data: &[u8]) -> std::io::Result<Vec<u8>> {
     match elem {
         Scalar::Bool => encode(chunks.map(|c| c.first().is_some_and(|&b| b != 0))),
         Scalar::I8 => encode(chunks.map(|c| i8::from_le_bytes(word(c)))),
-        Scalar::U8 => encode(chunks.map(|c| u8::from_le_bytes(word(c)))),
+        Scalar::U8 | Scalar::E4M3 | Scalar::E5M2 => {
+            encode(chunks.map(|c| u8::from_le_bytes(word(c))))
+        }
         Scalar::I16 => encode(chunks.map(|c| i16::from_le_bytes(word(c)))),
         Scalar::U16 => encode(chunks.map(|c| u16::from_le_bytes(word(c)))),
         Scalar::I32 => encode(chunks.map(|c| i32::from_le_bytes(word(c)))),
@@ -208,7 +216,7 @@ pub fn write(elem: Scalar, data: &[u8]) -> std::io::Result<Vec<u8>> {
         Scalar::U64 => encode(chunks.map(|c| u64::from_le_bytes(word(c)))),
         Scalar::BF16 => encode(chunks.map(|c| u16::from_le_bytes(word(c)))),
         Scalar::F16 => encode(chunks.map(|c| half::f16::from_le_bytes(word(c)))),
-        Scalar::F32 => encode(chunks.map(|c| f32::from_le_bytes(word(c)))),
+        Scalar::F32 | Scalar::TF32 => encode(chunks.map(|c| f32::from_le_bytes(word(c)))),
         Scalar::F64 => encode(chunks.map(|c| f64::from_le_bytes(word(c)))),
     }
 }

@@ -12,6 +12,8 @@
 //! | `f64` | `(next_u64 >> 11) · 2⁻⁵³` |
 //! | `f16` | `(next_u32 >> 21) · 2⁻¹¹` |
 //! | `bf16` | `(next_u32 >> 24) · 2⁻⁸` |
+//! | `tf32` | `(next_u32 >> 22) · 2⁻¹⁰` (an `f32`) |
+//! | `e4m3`, `e5m2` | the encoding `next_u32 mod 0x38` (`mod 0x3c`): the values below 1.0 |
 //! | `i8`, `u8` | the low 8 bits of `next_u32` |
 //! | `i16`, `u16` | the low 16 bits of `next_u32` |
 //! | `i32`, `u32` | the 32 bits of `next_u32` |
@@ -39,6 +41,14 @@ pub fn fill(out: &mut Vec<u8>, elem: Scalar, n: usize, seed: u64) {
     let mut rng = Pcg64::new(u128::from(seed), STREAM);
     for _ in 0..n {
         match elem {
+            // tf32: values in [0, 1) with 10 fraction bits, exact in tf32.
+            Scalar::TF32 => {
+                let x = (rng.next_u32() >> 22) as f32 * (1.0 / 1024.0);
+                out.extend_from_slice(&x.to_le_bytes());
+            }
+            // fp8: the bits of a value in [0, 1) (exponent below the bias).
+            Scalar::E4M3 => out.push((rng.next_u32() % 0x38) as u8),
+            Scalar::E5M2 => out.push((rng.next_u32() % 0x3c) as u8),
             Scalar::F32 => {
                 let x = (rng.next_u32() >> 8) as f32 * (1.0 / 16_777_216.0);
                 out.extend_from_slice(&x.to_le_bytes());

@@ -24,6 +24,7 @@ pub fn of_kernel(k: &ir::Kernel) -> KernelSignature {
                         elem,
                         writable: mutable,
                     },
+                    ParamType::Tensor(map) => ParamKind::TensorMap(map),
                 },
             })
             .collect(),
@@ -69,6 +70,7 @@ pub fn dynamic_layout(k: &ir::Kernel) -> Option<DynamicLayout> {
     }
     Some(DynamicLayout {
         bytes: u32::try_from(layout.dynamic_bytes()).ok()?,
+        align: u32::try_from(layout.align()).ok()?,
         vars,
     })
 }

@@ -32,6 +32,7 @@ pub fn kind_name(kind: ParamKind) -> String {
             writable: true,
         } => format!("global mut [{elem}]"),
         ParamKind::PtxU64 => "PTX .u64: a pointer or a 64-bit integer".to_string(),
+        ParamKind::TensorMap(map) => map.type_text(),
     }
 }
 
@@ -44,7 +45,7 @@ pub fn parse(param: &ParamSig, text: &str) -> Result<ArgValue, LaunchError> {
     };
     if let Some(word) = unknown_type_prefix(text) {
         return Err(bad(format!(
-            "`{word}` is not an element type: the types are bool, i8, u8, i16, u16, i32, u32, i64, u64, f16, bf16, f32 and f64, as in `f32:{}`",
+            "`{word}` is not an element type: the types are bool, i8, u8, i16, u16, i32, u32, i64, u64, f16, bf16, f32, f64, tf32, e4m3 and e5m2, as in `f32:{}`",
             text.split_once(':').map_or(text, |(_, rest)| rest)
         )));
     }
@@ -98,6 +99,9 @@ pub fn parse(param: &ParamSig, text: &str) -> Result<ArgValue, LaunchError> {
                 })
             }
         },
+        ParamKind::TensorMap(_) => Err(bad(
+            "kdslc does not launch kernels with tensor-map parameters yet".to_string(),
+        )),
     }
 }
 
@@ -245,7 +249,10 @@ pub(super) fn push(out: &mut Vec<u8>, elem: Scalar, bits: u64) {
 /// round to nearest).
 fn iota_bits(elem: Scalar, i: u64) -> u64 {
     match elem {
-        Scalar::F32 => u64::from((i as f32).to_bits()),
+        Scalar::F32 | Scalar::TF32 => u64::from((i as f32).to_bits()),
+        Scalar::E4M3 | Scalar::E5M2 => {
+            u64::from(crate::fp::fp8_round(i as f64, elem == Scalar::E5M2))
+        }
         Scalar::F64 => (i as f64).to_bits(),
         Scalar::F16 | Scalar::BF16 => u64::from(literal::half_bits(i as f64, elem)),
         _ => i,
@@ -552,7 +559,7 @@ mod tests {
         let q = p("k_param_1", ParamKind::PtxU64);
         assert_eq!(
             parse(&q, "u7:iota:3").unwrap_err().to_string(),
-            "invalid value for `k_param_1` (PTX .u64: a pointer or a 64-bit integer): `u7` is not an element type: the types are bool, i8, u8, i16, u16, i32, u32, i64, u64, f16, bf16, f32 and f64, as in `f32:iota:3`"
+            "invalid value for `k_param_1` (PTX .u64: a pointer or a 64-bit integer): `u7` is not an element type: the types are bool, i8, u8, i16, u16, i32, u32, i64, u64, f16, bf16, f32, f64, tf32, e4m3 and e5m2, as in `f32:iota:3`"
         );
         match parse(&q, "u8:iota:3") {
             Ok(ArgValue::Array(a)) => assert_eq!((a.elem, a.data), (Scalar::U8, vec![0, 1, 2])),

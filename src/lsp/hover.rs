@@ -225,6 +225,7 @@ fn param(p: &Param) -> String {
                 elem.name()
             )
         }
+        ParamType::Tensor(map) => map.type_text(),
     };
     format!("{}: {ty}", p.name)
 }
@@ -317,6 +318,7 @@ mod tests {
             arrivals: 1,
             spans,
             failed: Default::default(),
+            guards: Vec::new(),
         };
         assert!(
             group(&g).ends_with("barrier `full[2]`: scope `cta`, 2 barriers, 1 arrival per phase")
@@ -328,6 +330,7 @@ mod tests {
             arrivals: 128,
             spans,
             failed: Default::default(),
+            guards: Vec::new(),
         };
         assert!(group(&one)
             .ends_with("barrier `ready`: scope `cluster`, 1 barrier, 128 arrivals per phase"));

@@ -8,7 +8,8 @@
 //! element through `tb@[$a]` ([`PlaceKind::SharedAt`]). Only the address
 //! moves: the access stays where it was, so no load, store, barrier, bulk
 //! copy or fence moves relative to another, and computing an address has no
-//! effect even when the loop runs zero times.
+//! effect even when the loop runs zero times. Swizzled arrays are left
+//! alone: their elements' addresses are not a base plus constants.
 //!
 //! An index is invariant when it is built from constants, special
 //! registers, scalar parameters and locals the loop never assigns, with
@@ -138,6 +139,10 @@ impl Rewrite<'_> {
     /// the place does not qualify.
     fn address(&mut self, array: SharedId, indices: &[Expr], span: Span) -> Option<Expr> {
         let dims = self.shared.get(array.index())?;
+        // A swizzled element's address is not the base's plus a constant.
+        if dims.swizzle != crate::ir::Swizzle::None {
+            return None;
+        }
         let (elem, dims) = (dims.elem, dims.dims.clone());
         if dims.len() != indices.len() {
             return None;

@@ -77,6 +77,23 @@ pub(super) fn write_kernel(
                 emit!(w, "cvta.to.global.u64 {}, {};", global, generic);
                 global
             }
+            // The map by value, `__grid_constant__`; the tensor copies take
+            // its generic address, which `cvta.param` makes (without it the
+            // address is the raw parameter offset and the copy reads the
+            // wrong bytes: ptx-notes §11.1, t27).
+            ParamType::Tensor(_) => {
+                w.require_sm90("a tensor-map parameter")?;
+                w.need(7, 7);
+                sig.push(format!(
+                    ".param .align {} .b8 {sym}[{}]",
+                    ir::TensorMap::ALIGN,
+                    ir::TensorMap::BYTES
+                ));
+                let (window, generic) = (w.reg(Class::B64), w.reg(Class::B64));
+                emit!(w, "mov.u64 {}, {};", window, sym);
+                emit!(w, "cvta.param.u64 {}, {};", generic, window);
+                generic
+            }
         };
         w.params.push(Some(reg));
     }

@@ -190,7 +190,9 @@ impl Writer<'_> {
                 );
                 return Ok(self.wrap_narrow(Operand::Reg(d), ty));
             }
-            Scalar::Bool => return Err(self.invalid("`fma` on bool")),
+            Scalar::Bool | Scalar::E4M3 | Scalar::E5M2 | Scalar::TF32 => {
+                return Err(self.invalid(format!("`fma` on {ty}")))
+            }
         }
         Ok(Operand::Reg(d))
     }

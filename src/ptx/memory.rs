@@ -279,8 +279,38 @@ impl Writer<'_> {
         }))
     }
 
-    /// The 32-bit shared-window address of `array[indices]` (row-major).
+    /// The 32-bit shared-window address of `array[indices]`: row-major,
+    /// then through the array's swizzle ([`crate::ir::Swizzle::apply`], on
+    /// the absolute address, as the tensor copies place the elements).
     pub(super) fn shared_addr(&mut self, array: SharedId, indices: &[Expr]) -> Result<Addr> {
+        let linear = self.linear_shared_addr(array, indices)?;
+        let swizzle = self
+            .kernel
+            .and_then(|k| k.shared.get(array.index()))
+            .map_or(crate::ir::Swizzle::None, |a| a.swizzle);
+        if swizzle == crate::ir::Swizzle::None {
+            return Ok(linear);
+        }
+        // a ^ ((a >> 3) & mask): bits 7.. of the row select the XOR of the
+        // 16-byte chunk (bits 4-6).
+        let a = self.addr_operand(linear);
+        let (t, m, d) = (
+            self.reg(Class::B32),
+            self.reg(Class::B32),
+            self.reg(Class::B32),
+        );
+        emit!(self, "shr.u32 {}, {}, 3;", t, a);
+        emit!(self, "and.b32 {}, {}, {};", m, t, swizzle.mask());
+        emit!(self, "xor.b32 {}, {}, {};", d, a, m);
+        Ok(Addr {
+            base: d.to_string(),
+            off: 0,
+        })
+    }
+
+    /// The row-major shared-window address of `array[indices]`, before
+    /// any swizzle.
+    fn linear_shared_addr(&mut self, array: SharedId, indices: &[Expr]) -> Result<Addr> {
         let Some(arr) = self.kernel.and_then(|k| k.shared.get(array.index())) else {
             return Err(self.invalid(format!("shared array {} does not exist here", array.0)));
         };

@@ -158,15 +158,19 @@ pub fn write_mapped(
     }
     // Kernels placed in dynamic shared memory share the one `.extern`
     // array (it must be declared at module scope; each launch sizes it).
-    if module
+    // Its alignment is the largest any of them needs (a swizzled array's
+    // repeat).
+    let dynamic_align = module
         .kernels
         .iter()
-        .any(|k| ir::layout::SharedLayout::of(k).placement() == ir::layout::Placement::Dynamic)
-    {
+        .map(ir::layout::SharedLayout::of)
+        .filter(|l| l.placement() == ir::layout::Placement::Dynamic)
+        .map(|l| l.align())
+        .max();
+    if let Some(align) = dynamic_align {
         head.push(
             &format!(
-                ".extern .shared .align {} .b8 {}[];\n\n",
-                ir::layout::DYNAMIC_ALIGN,
+                ".extern .shared .align {align} .b8 {}[];\n\n",
                 names::DYNAMIC_SHARED
             ),
             None,
@@ -227,10 +231,11 @@ fn function_symbols(module: &ir::Module) -> Vec<String> {
 
 /// The `.param` type a kernel parameter of type `ty` is declared with
 /// (`u64` for a global array's pointer, `u32` for a `bool`, `b16` for the
-/// 16-bit floats): what host code passes.
+/// 16-bit floats, `b8[128]` for a tensor map): what host code passes.
 pub fn kernel_param_type(ty: ir::ParamType) -> &'static str {
     match ty {
         ir::ParamType::Scalar(s) => suffix::kernel_param(s),
         ir::ParamType::Global { .. } => "u64",
+        ir::ParamType::Tensor(_) => "b8[128]",
     }
 }

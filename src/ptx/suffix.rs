@@ -14,6 +14,9 @@ pub(super) fn arith(ty: Scalar) -> &'static str {
     match ty {
         Scalar::I8 | Scalar::I16 | Scalar::I32 => "s32",
         Scalar::U8 | Scalar::U16 | Scalar::U32 | Scalar::Bool => "u32",
+        // Storage types have no arithmetic: their bits, as the integers
+        // of their width in their `.b32` registers.
+        Scalar::E4M3 | Scalar::E5M2 | Scalar::TF32 => "u32",
         Scalar::I64 => "s64",
         Scalar::U64 => "u64",
         Scalar::F16 => "f16",
@@ -29,6 +32,7 @@ pub(super) fn bits(ty: Scalar) -> &'static str {
         Scalar::Bool => "pred",
         Scalar::F16 | Scalar::BF16 => "b16",
         Scalar::I8 | Scalar::U8 | Scalar::I16 | Scalar::U16 => "b32",
+        Scalar::E4M3 | Scalar::E5M2 | Scalar::TF32 => "b32",
         Scalar::I32 | Scalar::U32 | Scalar::F32 => "b32",
         Scalar::I64 | Scalar::U64 | Scalar::F64 => "b64",
     }
@@ -62,6 +66,8 @@ fn narrow(ty: Scalar) -> Option<&'static str> {
         Scalar::U8 => "u8",
         Scalar::I16 => "s16",
         Scalar::U16 => "u16",
+        // An fp8's bits, zero-extended in a `.b32` register.
+        Scalar::E4M3 | Scalar::E5M2 => "u8",
         _ => return None,
     })
 }

@@ -50,6 +50,9 @@ impl Class {
             Scalar::Bool => Class::Pred,
             Scalar::I8 | Scalar::U8 | Scalar::I16 | Scalar::U16 => Class::B32,
             Scalar::I32 | Scalar::U32 => Class::B32,
+            // Storage types are moved, never computed with: their bits
+            // (an fp8 zero-extended) in a `.b32` register.
+            Scalar::E4M3 | Scalar::E5M2 | Scalar::TF32 => Class::B32,
             Scalar::I64 | Scalar::U64 => Class::B64,
             Scalar::F16 | Scalar::BF16 => Class::B16,
             Scalar::F32 => Class::F32,

@@ -179,6 +179,7 @@ mod tests {
         let p = load(PTX, PtxSource::Kdsl { line_spans: &[] }).unwrap();
         let layout = DynamicLayout {
             bytes: 300,
+            align: 128,
             vars: vec![
                 DynamicVar {
                     name: "$b_full".into(),

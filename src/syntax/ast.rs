@@ -101,6 +101,18 @@ pub enum TypeExprKind {
     Named(Ident),
     /// `global [T]` or `global mut [T]`.
     Global { mutable: bool, elem: Box<TypeExpr> },
+    /// `tensor [T; b0, b1, ...] fill(nan) l2(128)` (or `tensor mut [...]`):
+    /// a tensor-map parameter with its box, outermost first. `word` is the
+    /// word before the brackets, which the checker wants to be `tensor`
+    /// (the grammar takes any, so that `tensor` stays an ordinary name
+    /// everywhere else).
+    Tensor {
+        word: Ident,
+        mutable: bool,
+        elem: Box<TypeExpr>,
+        dims: Vec<Expr>,
+        clauses: Vec<Clause>,
+    },
     /// A type the parser gave up on (already reported: E0124).
     Error,
 }
@@ -219,11 +231,13 @@ pub enum StmtKind {
     Return(Option<Box<Expr>>),
     /// `expr;` (calls and barrier operations).
     Expr(Box<Expr>),
-    /// `shared name: [T; d0, d1, ...];`
+    /// `shared name: [T; d0, d1, ...] swizzle(128);`
     Shared {
         name: Ident,
         elem: Box<TypeExpr>,
         dims: Vec<Expr>,
+        /// `swizzle(...)` and whatever else follows the brackets.
+        clauses: Vec<Clause>,
     },
     /// `barrier name[count]: scope(arg = value);`
     Barrier(Box<BarrierDecl>),
@@ -256,6 +270,25 @@ pub struct BarrierDecl {
     /// The argument's name (must be `arrivals`).
     pub arg_name: Ident,
     pub arrivals: Expr,
+    /// `guards(sa, sb)` and whatever else follows the scope.
+    pub clauses: Vec<Clause>,
+}
+
+/// `name(arg, ...)` after a declaration or a tensor type: `swizzle(128)`,
+/// `guards(sa, sb)`, `fill(nan)`, `l2(128)`. The grammar takes any name
+/// and arguments; the checker knows which clauses each place has.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Clause {
+    pub name: Ident,
+    pub args: Vec<Expr>,
+    pub span: Span,
+}
+
+impl Clause {
+    /// The deepest nesting among its arguments.
+    pub fn depth(&self) -> u32 {
+        self.args.iter().map(|e| e.depth).max().unwrap_or(0)
+    }
 }
 
 /// The operators are the IR's too: one definition ([`crate::operator`]).
@@ -412,6 +445,16 @@ impl TypeExpr {
         let depth = match &kind {
             TypeExprKind::Named(_) | TypeExprKind::Error => 0,
             TypeExprKind::Global { elem, .. } => elem.depth,
+            TypeExprKind::Tensor {
+                elem,
+                dims,
+                clauses,
+                ..
+            } => dims
+                .iter()
+                .map(|e| e.depth)
+                .chain(clauses.iter().map(Clause::depth))
+                .fold(elem.depth, u32::max),
         };
         TypeExpr {
             kind,
@@ -613,8 +656,19 @@ impl StmtKind {
             StmtKind::Break | StmtKind::Continue | StmtKind::Error => 0,
             StmtKind::Return(value) => opt(value.as_deref()),
             StmtKind::Expr(e) => e.depth,
-            StmtKind::Shared { elem, dims, .. } => dims.iter().map(d).fold(elem.depth, u32::max),
-            StmtKind::Barrier(decl) => opt(decl.count.as_ref()).max(decl.arrivals.depth),
+            StmtKind::Shared {
+                elem,
+                dims,
+                clauses,
+                ..
+            } => dims
+                .iter()
+                .map(d)
+                .chain(clauses.iter().map(Clause::depth))
+                .fold(elem.depth, u32::max),
+            StmtKind::Barrier(decl) => opt(decl.count.as_ref())
+                .max(decl.arrivals.depth)
+                .max(decl.clauses.iter().map(Clause::depth).max().unwrap_or(0)),
         }
     }
 }

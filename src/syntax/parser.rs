@@ -992,6 +992,13 @@ fn readable(raw: &[String]) -> Vec<String> {
     if set.contains("global") && set.contains("Ident") {
         set.remove("[");
     }
+    // After a type's name `mut` and `[` would go on to a tensor type
+    // (`tensor mut [bf16; 64]`): a continuation of a rare form, where the
+    // type usually ended.
+    if set.contains("mut") && set.contains("[") && !set.contains("global") {
+        set.remove("mut");
+        set.remove("[");
+    }
     let starts_expression = EXPRESSION_STARTS.iter().all(|t| set.contains(t));
     set.retain(|t| !OPERATORS.contains(t) || (*t == "-" && starts_expression));
     if starts_expression {

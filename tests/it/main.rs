@@ -46,6 +46,7 @@ mod sim_support;
 mod sim_twins;
 mod sim_warp;
 mod syntax;
+mod tensor;
 mod ui;
 mod vector;
 mod verify;

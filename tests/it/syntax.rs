@@ -116,8 +116,35 @@ fn type_sexpr(t: &TypeExpr) -> String {
                 type_sexpr(elem)
             )
         }
+        TypeExprKind::Tensor {
+            word,
+            mutable,
+            elem,
+            dims,
+            clauses,
+        } => format!(
+            "({}{} {} [{}]{})",
+            word.name,
+            if *mutable { " mut" } else { "" },
+            type_sexpr(elem),
+            dims.iter().map(sexpr).collect::<Vec<_>>().join(" "),
+            clauses_sexpr(clauses)
+        ),
         TypeExprKind::Error => "!".to_string(),
     }
+}
+
+fn clauses_sexpr(clauses: &[Clause]) -> String {
+    clauses
+        .iter()
+        .map(|c| {
+            format!(
+                " ({} {})",
+                c.name.name,
+                c.args.iter().map(sexpr).collect::<Vec<_>>().join(" ")
+            )
+        })
+        .collect()
 }
 
 fn block(b: &Block) -> String {
@@ -204,24 +231,31 @@ fn stmt(s: &Stmt) -> String {
             None => "(return)".to_string(),
         },
         StmtKind::Expr(e) => sexpr(e),
-        StmtKind::Shared { name, elem, dims } => {
+        StmtKind::Shared {
+            name,
+            elem,
+            dims,
+            clauses,
+        } => {
             let dims: Vec<String> = dims.iter().map(sexpr).collect();
             format!(
-                "(shared {} {} {})",
+                "(shared {} {} {}{})",
                 name.name,
                 type_sexpr(elem),
-                dims.join(" ")
+                dims.join(" "),
+                clauses_sexpr(clauses)
             )
         }
         StmtKind::Barrier(b) => format!(
-            "(barrier {}{} {} {}={})",
+            "(barrier {}{} {} {}={}{})",
             b.name.name,
             b.count
                 .as_ref()
                 .map_or(String::new(), |c| format!("[{}]", sexpr(c))),
             b.scope.name,
             b.arg_name.name,
-            sexpr(&b.arrivals)
+            sexpr(&b.arrivals),
+            clauses_sexpr(&b.clauses)
         ),
         StmtKind::Error => "<error>".to_string(),
     }

@@ -10,7 +10,7 @@ syn keyword kdslStatement    break continue return
 syn keyword kdslStorage      mut global shared barrier
 syn keyword kdslOperatorWord as
 syn keyword kdslBoolean      true false
-syn keyword kdslType         bool i8 u8 i16 u16 i32 u32 i64 u64 f16 bf16 f32 f64
+syn keyword kdslType         bool i8 u8 i16 u16 i32 u32 i64 u64 f16 bf16 f32 f64 tf32 e4m3 e5m2 tensor
 
 " Built-in values, functions and barrier operations: the names of the
 " table in src/check/builtins.rs (tests/it/builtins.rs compares them).

@@ -64,6 +64,7 @@ fn group(name: &str, scope: Scope, count: u32, arrivals: u32) -> BarrierGroup {
             arrivals: sp(),
         },
         failed: Default::default(),
+        guards: Vec::new(),
     }
 }
 
@@ -182,6 +183,7 @@ fn pipeline_kernel() -> Kernel {
             name: "tile".into(),
             elem: F32,
             dims: vec![2, 64],
+            swizzle: crate::ir::Swizzle::None,
             span: sp(),
         }],
         barriers: vec![

@@ -79,7 +79,7 @@ impl Verifier<'_> {
                                 );
                             }
                         }
-                        ParamType::Scalar(_) => {
+                        ParamType::Scalar(_) | ParamType::Tensor(_) => {
                             self.error(p.span, format!("`{}` is not a global array", prm.name))
                         }
                     },
@@ -161,6 +161,9 @@ impl Verifier<'_> {
                     ParamType::Scalar(pty) => self.expect(e.span, "the parameter's read", ty, pty),
                     ParamType::Global { .. } => {
                         self.error(e.span, format!("global array `{}` read as a value", p.name))
+                    }
+                    ParamType::Tensor(_) => {
+                        self.error(e.span, format!("tensor map `{}` read as a value", p.name))
                     }
                 },
                 None => self.error(e.span, format!("parameter {} does not exist", id.0)),

@@ -354,6 +354,7 @@ impl KernelBuilder {
             name: name.to_string(),
             elem,
             dims: dims.iter().map(|&d| u64::from(d)).collect(),
+            swizzle: kdsl::ir::Swizzle::None,
             span: sp(),
         });
         SharedId(self.shared.len() as u32 - 1)
@@ -373,6 +374,7 @@ impl KernelBuilder {
                 arrivals: sp(),
             },
             failed: Default::default(),
+            guards: Vec::new(),
         });
         BarrierId(self.barriers.len() as u32 - 1)
     }

@@ -26,6 +26,9 @@
 //! - [`warpgroups`]: what the threads of a warpgroup do together
 //!   (operations under warpgroup-uniform conditions) and with their
 //!   registers (`set_max_regs`: increases and decreases, budgets);
+//! - [`wgmma`]: what a kernel's `wgmma` groups may be doing at each point
+//!   (where `wgmma.fence` goes, accumulators touched while pending or
+//!   read before written);
 //! - [`calls`]: the order functions are written in, callees first.
 
 pub mod calls;
@@ -34,6 +37,7 @@ pub mod usage;
 pub mod values;
 pub mod warpgroups;
 pub mod warps;
+pub mod wgmma;
 
 use crate::ir::{self, ExprId, FuncId, LocalId, StmtId};
 use crate::span::Span;
@@ -108,6 +112,9 @@ pub struct BodyInfo {
     /// What its warpgroups do together and with their registers
     /// ([`warpgroups`]; none in a function).
     pub warpgroups: warpgroups::WarpgroupFacts,
+    /// What its `wgmma` groups may be doing ([`wgmma`]; none in a
+    /// function).
+    pub wgmma: wgmma::WgmmaFacts,
 }
 
 /// Where only some threads run a node: the index in [`BodyInfo::conds`]
@@ -148,6 +155,7 @@ impl BodyInfo {
             warps: warps::WarpFacts::default(),
             values: values::Values::default(),
             warpgroups: warpgroups::WarpgroupFacts::default(),
+            wgmma: wgmma::WgmmaFacts::default(),
         }
     }
 
@@ -263,6 +271,7 @@ pub fn analyze(module: &ir::Module) -> ModuleInfo {
         ki.body.values = values::Values::of_kernel(k);
         ki.body.warps = warps::of_kernel(k, &ki.body, &info.functions);
         ki.body.warpgroups = warpgroups::of_kernel(k, &ki.body, &info.functions);
+        ki.body.wgmma = wgmma::of_kernel(k, &ki.body.values);
     }
     info.call_order = order.reached;
     info

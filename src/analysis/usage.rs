@@ -187,6 +187,7 @@ pub fn for_each_child(e: &Expr, f: &mut impl FnMut(&Expr)) {
             indices.iter().for_each(f);
         }
         PlaceKind::SharedAt { addr, .. } => f(addr),
+        PlaceKind::Accum { index, .. } => f(index),
     };
     match &e.kind {
         ExprKind::Const(_) | ExprKind::Local(_) | ExprKind::Param(_) | ExprKind::Special(_) => {}
@@ -312,8 +313,9 @@ impl<'ir> Visit<'ir> for Walk {
                 self.info.usage.remote = true;
                 self.add(Seen::DynShared(*array), *array, |u| &mut u.dyn_shared);
             }
-            // The address is a value already: no base register needed.
-            PlaceKind::SharedAt { .. } => {}
+            // The address is a value already: no base register needed; an
+            // accumulator is registers.
+            PlaceKind::SharedAt { .. } | PlaceKind::Accum { .. } => {}
         }
         visit::walk_place(self, p);
     }

@@ -75,6 +75,36 @@ pub struct WarpgroupFacts {
     pub unsynced: Vec<Unsynced>,
     /// A `set_max_regs` inside a `while` or `for` loop (the loop's span).
     pub in_loop: Vec<(Span, Span)>,
+    /// The warpgroup operations, in walk order (a statement once).
+    pub ops: Vec<Op>,
+    /// Per `wgmma` the control flow may reach with a `set_max_regs`'s
+    /// count, the smallest such count (W0425).
+    pub low: Vec<LowBudget>,
+    /// Per warpgroup, the accumulators it may use (a `wgmma` or an
+    /// element): bit `i` for accumulator `i`, when `block(...)` gives the
+    /// warpgroups.
+    pub uses: Option<Vec<u64>>,
+}
+
+/// The smallest budget a `wgmma` may be reached with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LowBudget {
+    pub wgmma: Span,
+    pub acc: ir::AccumId,
+    pub budget: u32,
+    /// The `set_max_regs` that sets it.
+    pub set_by: Span,
+}
+
+/// A warpgroup operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Op {
+    pub id: StmtId,
+    /// The built-in as written (`wgmma`).
+    pub name: &'static str,
+    pub span: Span,
+    /// A `wgmma`'s accumulator.
+    pub acc: Option<ir::AccumId>,
 }
 
 /// What may split a warpgroup at an operation.
@@ -207,22 +237,29 @@ struct Slot {
 }
 
 /// What each warpgroup may hold at one point of the walk (warpgroup `w`
-/// in slot `w`).
+/// in slot `w`), and what the point may be reached with along the control
+/// flow, whatever the warpgroups (ptxas's view: it allocates registers
+/// per region of the control flow, and knows nothing of which warpgroup
+/// takes a branch).
 #[derive(Clone, Copy, Debug, Default)]
-struct State([Slot; MAX_WARPGROUPS]);
+struct State {
+    slots: [Slot; MAX_WARPGROUPS],
+    cfg: Counts,
+}
 
 impl State {
     fn join(mut self, other: State) -> State {
-        for (a, b) in self.0.iter_mut().zip(other.0) {
+        for (a, b) in self.slots.iter_mut().zip(other.slots) {
             a.counts = Counts(a.counts.0 | b.counts.0);
             a.pending = a.pending.or(b.pending);
         }
+        self.cfg = Counts(self.cfg.0 | other.cfg.0);
         self
     }
 
     /// The part of the state of the warpgroups in `set`.
     fn only(mut self, set: u8) -> State {
-        for (w, slot) in self.0.iter_mut().enumerate() {
+        for (w, slot) in self.slots.iter_mut().enumerate() {
             if set & (1 << w) == 0 {
                 *slot = Slot::default();
             }
@@ -232,7 +269,7 @@ impl State {
 
     /// The warpgroups that get here.
     fn reached(&mut self) -> impl Iterator<Item = (usize, &mut Slot)> {
-        self.0
+        self.slots
             .iter_mut()
             .enumerate()
             .filter(|(_, s)| !s.counts.is_empty())
@@ -258,8 +295,11 @@ pub fn of_kernel(k: &Kernel, info: &BodyInfo, callees: &[FunctionInfo]) -> Warpg
         exits: Vec::new(),
         jump: None,
         exact: true,
+        ops: std::collections::HashSet::new(),
+        setters: HashMap::new(),
         best: [None; MAX_WARPGROUPS],
         ends: [Counts::default(); MAX_WARPGROUPS],
+        uses: [0; MAX_WARPGROUPS],
         out: WarpgroupFacts {
             warpgroups,
             entry,
@@ -267,16 +307,16 @@ pub fn of_kernel(k: &Kernel, info: &BodyInfo, callees: &[FunctionInfo]) -> Warpg
         },
     };
     let mut start = State::default();
-    for slot in start.0.iter_mut().take(w.groups as usize) {
+    for slot in start.slots.iter_mut().take(w.groups as usize) {
         slot.counts = Counts(Counts::ENTRY);
     }
+    start.cfg = Counts(Counts::ENTRY);
     let end = w.block(&k.body.block, start);
     w.end(&end);
     let mut out = w.out;
     if let Some(jump) = w.jump {
-        let ops: Vec<StmtId> = out.regs.keys().copied().collect();
-        for s in ops {
-            out.split.entry(s).or_insert(jump);
+        for s in &w.ops {
+            out.split.entry(*s).or_insert(jump);
         }
     }
     if let (true, Some(e), Some(_)) = (w.exact, entry, warpgroups) {
@@ -300,6 +340,9 @@ pub fn of_kernel(k: &Kernel, info: &BodyInfo, callees: &[FunctionInfo]) -> Warpg
             })
             .collect();
         out.budgets = Some(budgets);
+    }
+    if warpgroups.is_some() {
+        out.uses = Some(w.uses.iter().take(w.groups as usize).copied().collect());
     }
     out
 }
@@ -331,10 +374,16 @@ struct Walk<'a> {
     jump: Option<Split>,
     /// Every warpgroup's path is known.
     exact: bool,
+    /// The warpgroup operations met.
+    ops: std::collections::HashSet<StmtId>,
+    /// The first `set_max_regs` of each count.
+    setters: HashMap<u32, Span>,
     /// Per warpgroup, the largest `set_max_regs` it may run.
     best: [Option<(u32, Span)>; MAX_WARPGROUPS],
     /// Per warpgroup, the counts it may leave the kernel with.
     ends: [Counts; MAX_WARPGROUPS],
+    /// Per warpgroup, the accumulators it uses.
+    uses: [u64; MAX_WARPGROUPS],
     out: WarpgroupFacts,
 }
 
@@ -349,7 +398,7 @@ impl Walk<'_> {
 
     /// A path ends (`return`, the end of the kernel) in `st`.
     fn end(&mut self, st: &State) {
-        for (e, s) in self.ends.iter_mut().zip(st.0) {
+        for (e, s) in self.ends.iter_mut().zip(st.slots) {
             *e = Counts(e.0 | s.counts.0);
         }
     }
@@ -556,7 +605,7 @@ impl Walk<'_> {
 
     /// Synchronises the warpgroups that get here.
     fn sync(st: &mut State) {
-        for slot in &mut st.0 {
+        for slot in &mut st.slots {
             slot.pending = None;
         }
     }
@@ -681,6 +730,14 @@ impl Walk<'_> {
                 }
             }
             StmtKind::SetMaxRegs(n) => self.set_max_regs(s, *n, &mut st),
+            StmtKind::Wgmma(w) => {
+                st = self.place(&w.a, st);
+                st = self.place(&w.b, st);
+                st = self.expr(&w.accumulate, st);
+                self.warpgroup_op(s);
+                self.uses_accum(w.acc, &mut st);
+                self.wgmma_budget(s, w.acc, &st);
+            }
             StmtKind::Barrier(op) => {
                 if let Some(i) = &op.barrier.index {
                     st = self.expr(i, st);
@@ -708,6 +765,7 @@ impl Walk<'_> {
             | StmtKind::Fence(_)
             | StmtKind::CopyAsyncCommit
             | StmtKind::CopyAsyncWait(_) => {}
+            StmtKind::WgmmaCommit | StmtKind::WgmmaWait(_) => self.warpgroup_op(s),
         }
         if let StmtClass::CtaBarrier(_) = s.kind.class() {
             Self::sync(&mut st);
@@ -745,10 +803,29 @@ impl Walk<'_> {
         }
     }
 
-    fn set_max_regs(&mut self, s: &Stmt, n: u32, st: &mut State) {
+    /// A warpgroup operation: what may split a warpgroup around it.
+    fn warpgroup_op(&mut self, s: &Stmt) {
         if let Some(cond) = self.split() {
             self.out.split.insert(s.id, Split { cond, jump: None });
         }
+        if self.ops.insert(s.id) {
+            let (name, acc) = match &s.kind {
+                StmtKind::SetMaxRegs(_) => ("set_max_regs", None),
+                StmtKind::Wgmma(w) => ("wgmma", Some(w.acc)),
+                StmtKind::WgmmaCommit => ("wgmma_commit", None),
+                _ => ("wgmma_wait", None),
+            };
+            self.out.ops.push(Op {
+                id: s.id,
+                name,
+                span: s.span,
+                acc,
+            });
+        }
+    }
+
+    fn set_max_regs(&mut self, s: &Stmt, n: u32, st: &mut State) {
+        self.warpgroup_op(s);
         if let Some(l) = self.loops.last() {
             self.out.in_loop.push((s.span, *l));
         }
@@ -768,6 +845,8 @@ impl Walk<'_> {
             from: Counts::default(),
         });
         change.from = Counts(change.from.0 | from.0);
+        st.cfg = Counts::of(n);
+        self.setters.entry(n).or_insert(s.span);
         let mut first = None;
         for (w, slot) in st.reached() {
             first = first.or(slot.pending);
@@ -787,7 +866,42 @@ impl Walk<'_> {
         }
     }
 
-    fn place(&mut self, p: &Place, st: State) -> State {
+    /// The smallest count the control flow may reach `wgmma` statement
+    /// `s` with, when a `set_max_regs` set it (W0425).
+    fn wgmma_budget(&mut self, s: &Stmt, acc: ir::AccumId, st: &State) {
+        let entry = self.out.entry.unwrap_or(0);
+        let low = st.cfg.values(entry).min();
+        let Some(c) = low else {
+            return;
+        };
+        if let Some(&set_by) = self.setters.get(&c) {
+            let l = LowBudget {
+                wgmma: s.span,
+                acc,
+                budget: c,
+                set_by,
+            };
+            if !self.out.low.contains(&l) {
+                self.out.low.push(l);
+            }
+        }
+    }
+
+    /// The warpgroups that may get here use accumulator `acc` (under a
+    /// condition whose warpgroups are unknown, each that gets to it: a
+    /// use is a "may").
+    fn uses_accum(&mut self, acc: ir::AccumId, st: &mut State) {
+        for (w, _) in st.reached() {
+            if let Some(u) = self.uses.get_mut(w) {
+                *u |= 1 << acc.0.min(63);
+            }
+        }
+    }
+
+    fn place(&mut self, p: &Place, mut st: State) -> State {
+        if let PlaceKind::Accum { acc, .. } = p.kind {
+            self.uses_accum(acc, &mut st);
+        }
         match &p.kind {
             PlaceKind::Global { index, .. } => self.expr(index, st),
             PlaceKind::Shared { indices, .. } => self.exprs(indices, st),
@@ -796,6 +910,7 @@ impl Walk<'_> {
                 self.exprs(indices, st)
             }
             PlaceKind::SharedAt { addr, .. } => self.expr(addr, st),
+            PlaceKind::Accum { index, .. } => self.expr(index, st),
         }
     }
 

@@ -201,6 +201,7 @@ impl BodyChecker<'_> {
         };
         match self.lookup(&name.name)? {
             Binding::Barrier(_) | Binding::Named(_) => Some(Operand::Barrier),
+            Binding::Accum(_) if !indexed => Some(Operand::Accum),
             Binding::Shared(_) if !indexed => Some(Operand::Array),
             Binding::Param(p) if !indexed => {
                 let param = self.kernel.as_ref()?.params.get(p.index())?;

@@ -22,6 +22,8 @@ pub enum Binding {
     Barrier(BarrierId),
     /// A named-barrier group (`named(threads = k)`).
     Named(ir::NamedBarrierId),
+    /// A warpgroup accumulator (`accum acc: [f32; 64, N];`).
+    Accum(ir::AccumId),
     /// A name whose declaration had an error (already reported): uses of
     /// it are silently skipped instead of cascading into more errors.
     Poisoned,
@@ -39,6 +41,11 @@ pub struct KernelCtx {
     pub shared: Vec<ir::SharedArray>,
     pub barriers: Vec<ir::BarrierGroup>,
     pub named_barriers: Vec<ir::NamedBarrier>,
+    pub accums: Vec<ir::Accum>,
+    /// The range `for` loops (by span) whose body indexes an accumulator:
+    /// unrolled when their bounds are constants
+    /// ([`super::accum::accum_loops`]).
+    pub accum_loops: std::collections::HashSet<Span>,
     /// A `cluster(...)` attribute was written, even if it was invalid
     /// (already reported): what needs one is then not reported again.
     pub cluster_written: bool,

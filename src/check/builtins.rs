@@ -49,6 +49,14 @@ pub enum Function {
     CopyAsyncWait,
     /// `set_max_regs(n)`: this warpgroup's register budget (`setmaxnreg`).
     SetMaxRegs,
+    /// `acc_row(acc, i)`, `acc_col(acc, i)`: the fragment map.
+    AccRow,
+    AccCol,
+    /// `wgmma(acc, a, b, accumulate)`.
+    Wgmma,
+    /// `wgmma_commit()`, `wgmma_wait(n)`.
+    WgmmaCommit,
+    WgmmaWait,
     /// `remote(array, rank)[i]`: only as the base of an element.
     Remote,
     Load2,
@@ -132,6 +140,8 @@ pub enum Operand {
     /// A barrier: a group's name, indexed when it has several
     /// (`copy_async(..., full[s])`).
     Barrier,
+    /// A warpgroup accumulator by its name (`acc_row(acc, i)`).
+    Accum,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -249,6 +259,12 @@ const CLUSTER: Needs = Needs {
     target: Target::Sm90,
     cluster: true,
     arch: &[],
+};
+/// `wgmma`: sm_90a only (ptx-notes §11.3: sm_100a has tcgen05 instead).
+const WGMMA: Needs = Needs {
+    target: Target::Sm90a,
+    cluster: false,
+    arch: &[Target::Sm90a],
 };
 /// `setmaxnreg`: sm_90a and sm_100a (ptx-notes §11.4; also sm_100f and
 /// sm_120a, which kdslc has no targets for).
@@ -403,6 +419,11 @@ pub const BUILTINS: &[Entry] = &[
     Entry::function("store2", F::Store2, &[PLACE, req("a", "T"), req("b", "T")], "", "Stores two consecutive elements in one access."),
     Entry::function("store4", F::Store4, &[PLACE, req("a", "T"), req("b", "T"), req("c", "T"), req("d", "T")], "", "Stores four consecutive elements in one access."),
     // ---- tensor cores and register budgets (language.md §16)
+    Entry::function("acc_row", F::AccRow, &[operand("acc", Operand::Accum), req("i", "u32")], "u32", "The row (0 to 63) of this thread's element `i` of the accumulator: `16 * (warp_id % 4) + lane_id / 4 + 8 * ((i >> 1) & 1)`."),
+    Entry::function("acc_col", F::AccCol, &[operand("acc", Operand::Accum), req("i", "u32")], "u32", "The column of this thread's element `i` of the accumulator: `8 * (i >> 2) + 2 * (lane_id % 4) + (i & 1)`."),
+    Entry::function("wgmma", F::Wgmma, &[operand("acc", Operand::Accum), place("a", "shared element"), place("b", "shared element"), Param { name: "accumulate", ty: "bool", kind: ParamKind::Default("true"), operand: Operand::Value }], "", "This warpgroup's `acc` (64 x N) becomes the tile at `a` (64 x K) times the tile at `b` (N x K) transposed, plus `acc` where `accumulate` holds: one `wgmma.mma_async` (K = 32 bytes of the operand type), asynchronous until `wgmma_commit` and `wgmma_wait`.").needs(WGMMA),
+    Entry::function("wgmma_commit", F::WgmmaCommit, &[], "", "Makes this warpgroup's `wgmma`s since the last commit one group (`wgmma.commit_group`).").needs(WGMMA),
+    Entry::function("wgmma_wait", F::WgmmaWait, &[req("n", "u32")], "", "Waits until at most `n` (a constant, 0 to 7) of the newest `wgmma` groups are pending (`wgmma.wait_group`).").needs(WGMMA),
     Entry::function("set_max_regs", F::SetMaxRegs, &[req("n", "u32")], "", "Sets this warpgroup's registers per thread to `n`, a constant multiple of 8 from 24 to 256, giving registers back to the CTA's pool or taking them from it (`setmaxnreg`).").needs(SETMAXNREG),
     // ---- barrier-group operations (language.md §9)
     Entry::barrier("arrive", B::Arrive, &[omit("count", "u32")], "", "One arrival by this thread (or `count` at once) on the barrier's current phase. Any scope."),
@@ -670,7 +691,7 @@ mod tests {
                         e.name,
                         p.name
                     ),
-                    Operand::Array | Operand::Barrier => {
+                    Operand::Array | Operand::Barrier | Operand::Accum => {
                         assert!(p.ty.is_empty(), "{}: `{}`", e.name, p.name)
                     }
                     Operand::Place => assert_eq!(p.kind, ParamKind::Required, "{}", e.name),

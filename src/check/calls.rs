@@ -191,6 +191,11 @@ impl BodyChecker<'_> {
                     .then_some(CallResult::Effect(Box::new(StmtKind::CopyAsyncWait(v))))
             }
             Function::SetMaxRegs => self.set_max_regs(c),
+            Function::AccRow => self.accum_coord(c, false),
+            Function::AccCol => self.accum_coord(c, true),
+            Function::Wgmma => self.wgmma(c),
+            Function::WgmmaCommit => self.wgmma_commit(c),
+            Function::WgmmaWait => self.wgmma_wait(c),
             // `remote(array, rank)` on its own, not indexed.
             Function::Remote => {
                 self.no_named_args(entry.name, named);
@@ -547,13 +552,14 @@ fn with_mask(mut args: Vec<Expr>, mask: Option<Expr>) -> Vec<Expr> {
 }
 
 /// What a place that is the wrong end of a bulk copy is, for E0110.
-fn place_kind(p: &ir::PlaceKind) -> &'static str {
+pub(super) fn place_kind(p: &ir::PlaceKind) -> &'static str {
     match p {
         ir::PlaceKind::Global { .. } => "an element of global memory",
         ir::PlaceKind::Shared { .. } | ir::PlaceKind::SharedAt { .. } => {
             "an element of this CTA's shared memory"
         }
         ir::PlaceKind::Remote { .. } => "an element of another CTA's shared memory",
+        ir::PlaceKind::Accum { .. } => "an element of an accumulator, which is registers",
     }
 }
 

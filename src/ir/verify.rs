@@ -526,6 +526,36 @@ impl<'m> Verifier<'m> {
                 }
             }
             StmtKind::CopyAsyncWait(_) => {}
+            StmtKind::Wgmma(w) => {
+                self.place(&w.a, false);
+                self.place(&w.b, false);
+                self.expr(&w.accumulate);
+                self.expect(
+                    w.accumulate.span,
+                    "`accumulate`",
+                    w.accumulate.ty,
+                    Scalar::Bool,
+                );
+                for p in [&w.a, &w.b] {
+                    if !matches!(p.kind, PlaceKind::Shared { .. }) {
+                        self.error(p.span, "a wgmma operand outside this CTA's shared memory");
+                    }
+                }
+                match self.kernel.and_then(|k| k.accums.get(w.acc.index())) {
+                    Some(a) => {
+                        if let Err(why) = super::WgmmaForm::of(a.elem, w.a.elem, w.b.elem) {
+                            self.error(s.span, format!("a wgmma of no form: {why}"));
+                        }
+                    }
+                    None => self.error(s.span, format!("accumulator {} does not exist", w.acc.0)),
+                }
+            }
+            StmtKind::WgmmaCommit => {}
+            StmtKind::WgmmaWait(n) => {
+                if *n > 7 {
+                    self.error(s.span, format!("`wgmma_wait({n})`: more than 7"));
+                }
+            }
             StmtKind::SetMaxRegs(n) => {
                 if !(REGS_MIN..=REGS_MAX).contains(n) || n % REGS_STEP != 0 {
                     self.error(

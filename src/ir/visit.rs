@@ -154,6 +154,11 @@ macro_rules! walkers {
                         v.$visit_expr(i);
                     }
                 }
+                StmtKind::Wgmma(w) => {
+                    v.$visit_place($($b)+ w.a);
+                    v.$visit_place($($b)+ w.b);
+                    v.$visit_expr($($b)+ w.accumulate);
+                }
                 StmtKind::Poisoned { blocks, .. } => blocks.$iter().for_each(|b| v.$visit_block(b)),
                 StmtKind::Return(None)
                 | StmtKind::Break
@@ -164,6 +169,8 @@ macro_rules! walkers {
                 | StmtKind::Fence(_)
                 | StmtKind::CopyAsyncCommit
                 | StmtKind::CopyAsyncWait(_)
+                | StmtKind::WgmmaCommit
+                | StmtKind::WgmmaWait(_)
                 | StmtKind::SetMaxRegs(_) => {}
             }
         }
@@ -222,6 +229,7 @@ macro_rules! walkers {
                     indices.$iter().for_each(|i| v.$visit_expr(i));
                 }
                 PlaceKind::SharedAt { addr, .. } => v.$visit_expr(addr),
+                PlaceKind::Accum { index, .. } => v.$visit_expr(index),
             }
         }
 

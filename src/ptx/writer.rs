@@ -488,6 +488,16 @@ impl<'a> Writer<'a> {
                 );
             }
         }
+        // Each accumulator's registers, for the whole kernel.
+        for (i, a) in self.kernel.iter().flat_map(|k| k.accums.iter()).enumerate() {
+            let _ = writeln!(
+                decls,
+                "\t.reg {} {}<{}>;",
+                super::tensor::accum_decl(a.elem),
+                super::tensor::accum_prefix(i),
+                a.registers()
+            );
+        }
         (
             decls,
             Lines {

@@ -24,7 +24,60 @@ pub enum WarpgroupError {
         op: &'static str,
         span: Span,
         kernel: Span,
-        block: [u32; 3],
+        /// `None`: the kernel has no `block(...)`.
+        block: Option<[u32; 3]>,
+    },
+    /// E0410: a `wgmma` tile that does not lie on whole blocks of its
+    /// array.
+    TileOutside { why: String, span: Span, decl: Span },
+    /// E0414: an accumulator touched while a group writing it may be
+    /// pending.
+    AccumPending {
+        name: String,
+        access: Span,
+        wgmma: Span,
+        committed: bool,
+    },
+    /// E0416: an accumulator read before anything wrote it.
+    AccumUninit {
+        name: String,
+        access: Span,
+        by_wgmma: bool,
+    },
+    /// E0418: an element index that is not a constant below the elements
+    /// (`None`: not a constant).
+    AccumIndex {
+        name: String,
+        index: Option<i128>,
+        elements: u32,
+        span: Span,
+    },
+    /// E0423: a warpgroup's accumulators need more registers than its
+    /// budget.
+    AccumOverBudget {
+        accums: Vec<String>,
+        regs: u32,
+        budget: u32,
+        warpgroup: usize,
+        set_by: Option<Span>,
+        decls: Vec<Span>,
+    },
+    /// W0425: a budget below what the accumulators and the wgmma around
+    /// them need.
+    BudgetBelowNeed {
+        regs: u32,
+        budget: u32,
+        need: u32,
+        span: Span,
+        wgmma: Span,
+    },
+    /// E0424: a wgmma needs more registers than the count at entry.
+    EntryTooSmall {
+        shape: String,
+        need: u32,
+        entry: u32,
+        threads: u32,
+        span: Span,
     },
     /// E0421: a second `set_max_regs` with no synchronisation since the
     /// first.
@@ -83,7 +136,15 @@ impl WarpgroupError {
                 d.note("a warpgroup is four consecutive warps (128 threads, the first warp's index a multiple of 4); its instructions are `.sync.aligned` over all of them")
             .help("give roles to whole warpgroups: test `warp_id / 4` (or `thread_idx.x / 128`) against constants, and keep per-warp or per-thread conditions (`warp_id == 0`, `elect_one()`) inside the role")
             }
-            WarpgroupError::BlockNotWarpgroups { op, span, kernel, block: [x, y, z] } => {
+            WarpgroupError::BlockNotWarpgroups { op, span, kernel, block: None } => Diagnostic::error(
+                "E0413",
+                format!("`{op}` in a kernel without `block(...)`"),
+            )
+            .primary(span, "needs whole warpgroups")
+            .secondary(kernel, "this kernel has no `block(...)`")
+            .note("a warpgroup is 128 consecutive threads: the block must be whole warpgroups, which the compiler knows only from `block(...)`")
+            .help("give the block's shape, a multiple of 128 threads in x, for example `block(128)`"),
+            WarpgroupError::BlockNotWarpgroups { op, span, kernel, block: Some([x, y, z]) } => {
                 let shape = match (y, z) {
                     (1, 1) => format!("block({x})"),
                     (_, 1) => format!("block({x}, {y})"),
@@ -125,6 +186,74 @@ impl WarpgroupError {
                 .help("give each role its own `set_max_regs`, in the branch that only that role runs")
             }
             WarpgroupError::PoolExceeded { budgets, entry, threads } => pool(&budgets, entry, threads),
+            WarpgroupError::TileOutside { why, span, decl } => Diagnostic::error(
+                "E0410",
+                "a wgmma operand tile that does not fit its array",
+            )
+            .primary(span, why)
+            .secondary(decl, "declared here")
+            .note("a `wgmma` reads a tile of whole 8-row blocks (its descriptor counts rows in blocks of 8, each one repeat of the swizzle) and 32 bytes of K from a multiple of 32 bytes within a row"),
+            WarpgroupError::AccumPending { name, access, wgmma, committed } => Diagnostic::error(
+                "E0414",
+                format!("`{name}` is accessed while a wgmma group writing it may be pending"),
+            )
+            .primary(access, "the accumulator's registers may still be written here")
+            .secondary(wgmma, if committed { "this wgmma's group may not be complete" } else { "this wgmma is not even committed" })
+            .note("reading or writing an accumulator before a `wgmma.wait_group` that covers the group writing it is undefined (PTX ISA 9.7.15.7.3); ptxas would insert a wait itself (C7517)")
+            .help(if committed { "wait for the group first: `wgmma_wait(0)` (or a count that leaves only newer groups pending)" } else { "commit the group and wait for it: `wgmma_commit(); wgmma_wait(0);`" }),
+            WarpgroupError::AccumUninit { name, access, by_wgmma } => Diagnostic::error(
+                "E0416",
+                format!("`{name}` is read before it is written"),
+            )
+            .primary(access, if by_wgmma { "this wgmma adds onto the accumulator (`accumulate` is true)" } else { "read here" })
+            .note("an accumulator's registers hold nothing defined until a `wgmma` (or the program) writes them")
+            .help(if by_wgmma { "let the first `wgmma` write it: `accumulate = false` (for a loop, a condition that is false the first time, `accumulate = k > 0`)" } else { "write every element first, or let a `wgmma` with `accumulate = false` do it" }),
+            WarpgroupError::AccumIndex { name, index: None, elements, span } => Diagnostic::error(
+                "E0418",
+                format!("the element index of `{name}` is not a compile-time constant"),
+            )
+            .primary(span, "not a constant here")
+            .note(format!("each of `{name}`'s {elements} elements per thread is a register, and a register cannot be chosen at run time: the index is a constant, an element of a loop over a constant list, or the variable of a range loop with constant bounds (which the compiler then unrolls, up to 1024 iterations)")),
+            WarpgroupError::AccumIndex { name, index: Some(i), elements, span } => Diagnostic::error(
+                "E0418",
+                format!("element {i} of accumulator `{name}`, which holds {elements} per thread"),
+            )
+            .primary(span, format!("elements 0 to {}", elements.saturating_sub(1)))
+            .note("each of a warpgroup's 128 threads holds 64 * N / 128 = N / 2 elements of a 64 x N accumulator"),
+            WarpgroupError::AccumOverBudget { accums, regs, budget, warpgroup, set_by, decls } => {
+                let names: Vec<String> = accums.iter().map(|n| format!("`{n}`")).collect();
+                let mut d = Diagnostic::error(
+                    "E0423",
+                    format!("accumulators need {regs} registers in warpgroup {warpgroup}, whose budget is {budget}"),
+                );
+                d = match set_by {
+                    Some(s) => d.primary(s, format!("{budget} registers per thread for warpgroup {warpgroup}")),
+                    None => match decls.first() {
+                        Some(s) => d.primary(*s, format!("warpgroup {warpgroup} keeps the {budget} it starts with")),
+                        None => d,
+                    },
+                };
+                for s in decls.iter().skip(usize::from(set_by.is_none())) {
+                    d = d.secondary(*s, "an accumulator of the warpgroup");
+                }
+                d.note(format!("{} take {regs} registers per thread together; more than the budget, and ptxas spills them to local memory and serialises the wgmma instructions (C7511), silently", names.join(" and ")))
+                    .help("hold fewer accumulators at once in the warpgroup (split its tile with another warpgroup), or raise its budget")
+            }
+            WarpgroupError::BudgetBelowNeed { regs, budget, need, span, wgmma } => Diagnostic::warning(
+                "W0425",
+                format!("a budget of {budget} registers is below the about {need} that a wgmma it reaches needs"),
+            )
+            .primary(span, format!("{budget} registers per thread from here"))
+            .secondary(wgmma, "the control flow reaches this wgmma with that budget")
+            .note(format!("its accumulator takes {regs} registers, and a wgmma needs about {} more; ptxas allocates registers by region of the control flow, whichever warpgroup runs it, and below that it ignores every `set_max_regs` of the kernel (C7507)", need - regs))
+            .help(format!("raise the budget to at least {}; `kdslc --emit cubin` reports what ptxas decides", need.div_ceil(8) * 8)),
+            WarpgroupError::EntryTooSmall { shape, need, entry, threads, span } => Diagnostic::error(
+                "E0424",
+                format!("wgmma with a {shape} accumulator needs {need} registers at entry; {threads} threads leave {entry}"),
+            )
+            .primary(span, format!("needs about {need} registers per thread"))
+            .note(format!("one CTA of {threads} threads per SM starts each warp at {entry} registers per thread, and every instruction must compile with that count, whatever `set_max_regs` sets later: ptxas fails otherwise (C7602, NVIDIA/cutlass #2904)"))
+            .help("use fewer threads per block (fewer warpgroups), or a narrower accumulator"),
         }
     }
 }

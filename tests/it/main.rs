@@ -50,3 +50,4 @@ mod tensor;
 mod ui;
 mod vector;
 mod verify;
+mod wgmma;

@@ -3,7 +3,10 @@
 //! assembled without an advisory, each `setmaxnreg` kept in the SASS with
 //! the count it was written with; the count at entry the compiler checks
 //! the pool with (`ir::entry_registers`) against what ptxas allocates, for
-//! every block of whole warpgroups.
+//! every block of whole warpgroups; and ptxas's own advisories about
+//! budgets, on the hand-generated GEMM's variants
+//! (`tests/fixtures/hopper-gemm/`, from `shared/design/hopper/gemm`),
+//! mapped to the spans of their lines.
 
 use crate::common::ptxas;
 use kdsl::target::Target;
@@ -46,9 +49,11 @@ fn compile(path: &Path) -> String {
     c.ptx.expect("PTX")
 }
 
-/// ptxas's advisories (`(C7507)` and the like) in its output.
+/// The ptxas messages kdslc turns into diagnostics (`ptx::advice`).
 fn advisories(log: &str) -> Vec<&str> {
-    log.lines().filter(|l| l.contains("(C7")).collect()
+    log.lines()
+        .filter(|l| kdsl::ptx::advice::Advisory::parse(l).is_some())
+        .collect()
 }
 
 #[test]
@@ -162,5 +167,62 @@ fn the_count_at_entry_is_what_ptxas_allocates() {
             "{t} threads: expected `{used}`, ptxas says:\n{}",
             asm.log
         );
+    }
+}
+
+/// The hand-generated GEMM's variants, as ptxas 13.5 reports them
+/// (`shared/design/hopper/gemm/regs_results.txt`): each advisory becomes
+/// its diagnostic, at the span of the line it names.
+#[test]
+fn ptxas_advisories_map_to_their_lines() {
+    let Some(ptxas) = ptxas::require_ptxas() else {
+        return;
+    };
+    let dir = root().join("tests/fixtures/hopper-gemm");
+    let cases = [
+        ("c152.ptx", "W0426", None),
+        ("two_acc_232.ptx", "W0428", Some(118)),
+        ("mx152.ptx", "E0425", Some(119)),
+        ("t512_3cons.ptx", "E0425", Some(119)),
+        ("q40_setmaxnreg_reqntid_only_dropped.ptx", "W0427", None),
+        ("w05_wgmma_implicit_wait.ptx", "W0429", Some(39)),
+        ("base.ptx", "", None),
+        ("over_40_240.ptx", "", None),
+    ];
+    for (file, code, line) in cases {
+        let ptx = std::fs::read_to_string(dir.join(file)).expect("fixture");
+        let log = match ptxas::assemble_with(&ptxas, &ptx, "sm_90a", &["-v"]) {
+            Ok(a) => a.log,
+            Err(e) => e,
+        };
+        // Each PTX line gets a span of its own: byte `i` for line `i + 1`.
+        let spans: Vec<Option<kdsl::span::Span>> = (0..ptx.lines().count())
+            .map(|i| Some(kdsl::span::Span::new(kdsl::span::FileId(0), i, i + 1)))
+            .collect();
+        let found = kdsl::ptx::advice::diagnostics(&log, &ptx, &spans);
+        if code.is_empty() {
+            assert!(found.is_empty(), "{file}: {found:?}");
+            continue;
+        }
+        assert_eq!(found.len(), 1, "{file}: {found:?}\n{log}");
+        let d = &found[0];
+        assert_eq!(d.code, code, "{file}");
+        let primary = d.primary_span().expect("a primary span");
+        match line {
+            Some(l) => assert_eq!(primary.start, l - 1, "{file}: the line ptxas names"),
+            // C7507, C7508: every setmaxnreg, the first as the primary.
+            None => {
+                let first = ptx
+                    .lines()
+                    .position(|l| l.trim_start().starts_with("setmaxnreg."))
+                    .expect("a setmaxnreg") as u32;
+                assert_eq!(primary.start, first, "{file}");
+                let all = ptx
+                    .lines()
+                    .filter(|l| l.trim_start().starts_with("setmaxnreg."))
+                    .count();
+                assert_eq!(d.labels.len(), all, "{file}");
+            }
+        }
     }
 }

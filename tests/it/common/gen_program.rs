@@ -749,6 +749,11 @@ pub fn required_features() -> Vec<String> {
         "copy_async_commit",
         "copy_async_wait",
         "set_max_regs",
+        "wgmma",
+        "wgmma_commit",
+        "wgmma_wait",
+        "acc_row",
+        "acc_col",
     ] {
         f.push(format!("builtin:{b}"));
     }
@@ -762,6 +767,26 @@ pub fn required_features() -> Vec<String> {
     f.push("warpgroups:2".into());
     f.push("warpgroups:1".into());
     f.push("bound:regs_count".into());
+    f.push("bound:accum_n".into());
+    f.push("bound:wgmma_wait".into());
+    for form in [
+        "f32.f16.f16",
+        "f16.f16.f16",
+        "f32.bf16.bf16",
+        "f32.tf32.tf32",
+        "f32.e4m3.e4m3",
+        "f32.e5m2.e4m3",
+        "f32.e4m3.e5m2",
+        "f16.e4m3.e5m2",
+        "f16.e5m2.e5m2",
+        "f16.e5m2.e4m3",
+        "i32.i8.i8",
+        "i32.u8.u8",
+        "i32.u8.i8",
+        "i32.i8.u8",
+    ] {
+        f.push(format!("wgmma_form:{form}"));
+    }
     for how in ["warp_id / 4", "warp_id >> 2", "thread_idx.x / 128"] {
         f.push(format!("warpgroup_index:{how}"));
     }

@@ -108,6 +108,7 @@ pub fn program(index: u64, seed: u64) -> Program {
     if sm90 && index % 6 == 1 {
         g.p.sm90a = true;
         items.push_str(&warpgroup_kernel(&mut g, &env));
+        items.push_str(&forms_kernel(&mut g));
     }
     if g.chance(3) {
         g.note("item:two_kernels");
@@ -1226,8 +1227,100 @@ fn warpgroup_kernel(g: &mut Gen, env: &Env) -> String {
         consumer.to_string()
     };
     let e2 = g.expr(Ty::U32, &env, 2);
+    // The consumers multiply on the tensor cores, with an accumulator
+    // their budget holds (and what a wgmma needs beside it).
+    let mma = wgmma(g, consumer.min(entry), 0, "", true);
+    s = s.replacen(
+        " {\n    let wg",
+        &format!(" {{\n{}    let wg", mma.decls),
+        1,
+    );
     s.push_str(&format!(
-        "    if wg == 0 {{\n        set_max_regs({producer});\n        out[thread_idx.x] = {e};\n    }} else {{\n        set_max_regs({c});\n        out[thread_idx.x] = {e2};\n    }}\n}}\n"
+        "    if wg == 0 {{\n        set_max_regs({producer});\n        out[thread_idx.x] = {e};\n    }} else {{\n        set_max_regs({c});\n        out[thread_idx.x] = {e2};\n{}    }}\n}}\n",
+        mma.body
     ));
     s
+}
+
+/// The `wgmma` forms: accumulator, A and B types, and the bytes of A's
+/// and B's elements.
+const FORMS: [(&str, &str, &str); 14] = [
+    ("f32", "f16", "f16"),
+    ("f16", "f16", "f16"),
+    ("f32", "bf16", "bf16"),
+    ("f32", "tf32", "tf32"),
+    ("f32", "e4m3", "e4m3"),
+    ("f32", "e5m2", "e4m3"),
+    ("f32", "e4m3", "e5m2"),
+    ("f16", "e4m3", "e5m2"),
+    ("f16", "e5m2", "e5m2"),
+    ("f16", "e5m2", "e4m3"),
+    ("i32", "i8", "i8"),
+    ("i32", "u8", "u8"),
+    ("i32", "u8", "i8"),
+    ("i32", "i8", "u8"),
+];
+
+/// The shared arrays and accumulator of a `wgmma`, and the statements that
+/// multiply and store.
+struct Mma {
+    decls: String,
+    body: String,
+}
+
+/// A `wgmma` of a form the program's index sweeps (the `k`-th of three),
+/// its width chosen to fit `budget` registers (the accumulator's and about
+/// 26 more); its declarations' names end in `suffix`; `bounds`: with the
+/// boundary variants of its width and wait.
+fn wgmma(g: &mut Gen, budget: u32, k: u64, suffix: &str, bounds: bool) -> Mma {
+    let (d, a, b) = FORMS[((g.index / 6 * 3 + k) % FORMS.len() as u64) as usize];
+    g.note(format!("wgmma_form:{d}.{a}.{b}"));
+    for f in ["wgmma", "wgmma_commit", "wgmma_wait", "acc_row", "acc_col"] {
+        g.note(format!("builtin:{f}"));
+    }
+    let size = |t: &str| match t {
+        "tf32" => 4,
+        "f16" | "bf16" => 2,
+        _ => 1,
+    };
+    let per_reg = if d == "f16" { 4 } else { 2 };
+    let regs = budget.saturating_sub(26 + 8);
+    let widths: Vec<u32> = if d == "i32" {
+        kdsl::ir::Accum::INT_N.to_vec()
+    } else {
+        (1..=32).map(|i| 8 * i).collect()
+    };
+    let fits: Vec<u32> = widths.into_iter().filter(|n| n / per_reg <= regs).collect();
+    let n = fits
+        .get(g.below(fits.len() as u64) as usize)
+        .copied()
+        .unwrap_or(8);
+    let (row_a, row_b, k) = (128 / size(a), 128 / size(b), 32 / size(a));
+    let (n_text, wait) = if bounds {
+        (
+            g.bound("accum_n", &n.to_string(), &(n + 4).to_string(), "E0412"),
+            g.bound("wgmma_wait", "0", "8", "E0417"),
+        )
+    } else {
+        (n.to_string(), "0".to_string())
+    };
+    let decls = format!(
+        "    shared sa{suffix}: [{a}; 64, {row_a}] swizzle(128);\n    shared sb{suffix}: [{b}; {n}, {row_b}] swizzle(128);\n    accum acc{suffix}: [{d}; 64, {n_text}];\n"
+    );
+    let body = format!(
+        "        wgmma(acc{suffix}, sa{suffix}[0, 0], sb{suffix}[0, 0], accumulate = false);\n        wgmma(acc{suffix}, sa{suffix}[0, {k}], sb{suffix}[0, {k}]);\n        wgmma_commit();\n        wgmma_wait({wait});\n        for i in 0..{half}u32 {{\n            out[acc_row(acc{suffix}, i) * {n} + acc_col(acc{suffix}, i)] = acc{suffix}[i] as u32;\n        }}\n",
+        half = n / 2
+    );
+    Mma { decls, body }
+}
+
+/// One warpgroup on the tensor cores with two more forms, one after the
+/// other, in a block of one warpgroup without budgets.
+fn forms_kernel(g: &mut Gen) -> String {
+    let one = wgmma(g, 120, 1, "1", false);
+    let two = wgmma(g, 120, 2, "2", false);
+    format!(
+        "kernel forms(out: global mut [u32]) block(128) {{\n{}{}    if warp_id < 4 {{\n{}{}    }}\n}}\n",
+        one.decls, two.decls, one.body, two.body
+    )
 }

@@ -100,10 +100,11 @@ def param_mismatch(ptx_text, kernel, meta):
     m = re.search(r"\.entry\s+%s\s*\(([^)]*)\)" % re.escape(kernel), ptx_text)
     if not m:
         return "no .entry %s in the PTX" % kernel
-    ptx_sizes = [{"u64": 8, "b64": 8, "s64": 8, "f64": 8}.get(t, 4)
-                 for t in re.findall(r"\.param\s+\.(\w+)", m.group(1))]
-    meta_sizes = [8 if p.split(":")[1].strip() in ("ptr", "u64", "s64", "f64") else 4
-                  for p in meta.get("params", [])]
+    # `.param .u64 p`, `.param .align 64 .b8 tmap[128]` (a tensor map).
+    ptx_sizes = [int(n) if n else {"u64": 8, "b64": 8, "s64": 8, "f64": 8}.get(t, 4)
+                 for t, n in re.findall(r"\.param\s+(?:\.align\s+\d+\s+)?\.(\w+)\s+[\w$]+(?:\[(\d+)\])?", m.group(1))]
+    sizes = {"tmap": 128, "ptr": 8, "u64": 8, "s64": 8, "f64": 8}
+    meta_sizes = [sizes.get(p.split(":")[1].strip(), 4) for p in meta.get("params", [])]
     if ptx_sizes != meta_sizes:
         return "the .meta's params %s do not match the PTX entry's sizes %s" % (meta_sizes, ptx_sizes)
     return None

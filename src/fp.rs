@@ -358,52 +358,6 @@ fn shift_exact(m: u128, shift: i32) -> u128 {
     }
 }
 
-/// The value of an fp8 encoding: OCP E4M3 (bias 7, no infinities, NaN
-/// only `S.1111.111`) when `e5m2` is false, E5M2 (bias 15, IEEE-like:
-/// infinities and NaNs at exponent 31) when it is true. Exact: every fp8
-/// value is an `f64`. For showing fp8 data (`--dump`, `--out`).
-pub fn fp8_value(bits: u8, e5m2: bool) -> f64 {
-    let (man_bits, bias) = if e5m2 { (2, 15) } else { (3, 7) };
-    let sign = if bits & 0x80 != 0 { -1.0 } else { 1.0 };
-    let exp = i32::from((bits & 0x7f) >> man_bits);
-    let man = u64::from(bits & ((1 << man_bits) - 1));
-    let max_exp = if e5m2 { 31 } else { 15 };
-    if exp == max_exp && (e5m2 || man == 7) {
-        if e5m2 && man == 0 {
-            return sign * f64::INFINITY;
-        }
-        return f64::NAN;
-    }
-    let v = if exp == 0 {
-        man as f64 * pow2(1 - bias - man_bits)
-    } else {
-        ((1u64 << man_bits) | man) as f64 * pow2(exp - bias - man_bits)
-    };
-    sign * v
-}
-
-/// The fp8 encoding nearest to `x` (ties to the even encoding), saturated
-/// to the largest finite value as `cvt.rn.satfinite` does; NaN to the
-/// format's NaN (`0x7f`). Exact on the values [`fp8_value`] gives.
-pub fn fp8_round(x: f64, e5m2: bool) -> u8 {
-    if x.is_nan() {
-        return 0x7f;
-    }
-    let mut best: Option<(u8, f64)> = None;
-    for b in 0..=255u8 {
-        let v = fp8_value(b, e5m2);
-        if !v.is_finite() || (v == 0.0 && v.is_sign_negative() != x.is_sign_negative()) {
-            continue;
-        }
-        let d = (v - x).abs();
-        best = match best {
-            Some((bb, bd)) if bd < d || (bd == d && bb & 1 == 0) => Some((bb, bd)),
-            _ => Some((b, d)),
-        };
-    }
-    best.map_or(0, |(b, _)| b)
-}
-
 fn bit_len(m: u128) -> u32 {
     128 - m.leading_zeros()
 }

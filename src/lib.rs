@@ -35,6 +35,7 @@ pub mod check;
 pub mod diagnostics;
 pub mod driver;
 pub mod fp;
+pub mod fp8;
 pub mod input;
 pub mod ir;
 pub mod launch;

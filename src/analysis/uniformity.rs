@@ -387,6 +387,18 @@ impl Analyzer<'_, '_> {
                 self.place(src, div);
                 self.effects(bytes, div);
             }
+            StmtKind::TensorCopy(c) => {
+                self.all_effects(&c.smem.indices, div);
+                self.all_effects(&c.coords, div);
+                if let crate::ir::TensorCopyKind::Load { barrier, mask } = &c.kind {
+                    if let Some(i) = &barrier.index {
+                        self.effects(i, div);
+                    }
+                    if let Some(m) = mask {
+                        self.effects(m, div);
+                    }
+                }
+            }
             StmtKind::NamedBarrier(op) => {
                 if let Some(i) = &op.index {
                     self.effects(i, div);

@@ -730,6 +730,18 @@ impl Walk<'_> {
                 }
             }
             StmtKind::SetMaxRegs(n) => self.set_max_regs(s, *n, &mut st),
+            StmtKind::TensorCopy(c) => {
+                st = self.exprs(&c.smem.indices, st);
+                st = self.exprs(&c.coords, st);
+                if let ir::TensorCopyKind::Load { barrier, mask } = &c.kind {
+                    if let Some(i) = &barrier.index {
+                        st = self.expr(i, st);
+                    }
+                    if let Some(m) = mask {
+                        st = self.expr(m, st);
+                    }
+                }
+            }
             StmtKind::Wgmma(w) => {
                 st = self.place(&w.a, st);
                 st = self.place(&w.b, st);

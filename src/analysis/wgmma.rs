@@ -489,6 +489,19 @@ impl Walk<'_> {
                 self.expr(bytes, &mut st);
                 Some(st)
             }
+            StmtKind::TensorCopy(c) => {
+                c.smem.indices.iter().for_each(|i| self.expr(i, &mut st));
+                c.coords.iter().for_each(|i| self.expr(i, &mut st));
+                if let crate::ir::TensorCopyKind::Load { barrier, mask } = &c.kind {
+                    if let Some(i) = &barrier.index {
+                        self.expr(i, &mut st);
+                    }
+                    if let Some(m) = mask {
+                        self.expr(m, &mut st);
+                    }
+                }
+                Some(st)
+            }
             StmtKind::SyncThreads
             | StmtKind::ClusterSync
             | StmtKind::FenceProxyAsync

@@ -128,6 +128,36 @@ pub enum BarrierError {
         expect: Span,
         copies: Vec<Span>,
     },
+    /// E0406: W0323 with a tensor copy among the copies, whose bytes are
+    /// certain; `cta` says which CTAs of the cluster receive `completed`
+    /// under multicast.
+    TensorTxMismatch {
+        name: String,
+        reference: String,
+        expected: u64,
+        completed: u64,
+        cta: CtaCount,
+        expect: Span,
+        copies: Vec<TxCopy>,
+    },
+}
+
+/// The CTAs an E0406 is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CtaCount {
+    /// No multicast: the copying CTA.
+    One,
+    /// Multicast: every CTA of the cluster receives the same bytes.
+    Each,
+    /// Multicast: the CTA of this rank (the CTAs receive different bytes).
+    Rank(u32),
+}
+
+/// A copy of E0406 and what it completes on the barrier.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TxCopy {
+    pub span: Span,
+    pub label: String,
 }
 
 impl BarrierError {
@@ -242,6 +272,26 @@ impl BarrierError {
                     d = d.secondary(c, "completes bytes here");
                 }
                 d.note("if fewer bytes arrive than expected the phase never completes; if more, the phase completes early")
+            }
+            BarrierError::TensorTxMismatch { name, reference, expected, completed, cta, expect, copies } => {
+                let in_cta = match cta {
+                    CtaCount::One => String::new(),
+                    CtaCount::Each => " in each CTA of the cluster".to_string(),
+                    CtaCount::Rank(r) => format!(" in the CTA of rank {r}"),
+                };
+                let mut d = Diagnostic::error(
+                    "E0406",
+                    format!("barrier `{name}` expects {} but the tensor copies complete {completed}{in_cta}", plural(expected, "transaction byte")),
+                )
+                .primary(expect, format!("`{reference}` expects {} here", plural(expected, "byte")));
+                for c in copies {
+                    d = d.secondary(c.span, c.label);
+                }
+                let d = d.note("a tensor copy completes its whole box's bytes on the barrier (a multicast on the barrier of each CTA it names); if fewer bytes arrive than expected the phase never completes and its waiters hang, if more it completes before the data has landed");
+                match cta {
+                    CtaCount::Rank(_) => d.help("the CTAs of the cluster receive different bytes but expect the same: let the masks name every CTA, or expect in each CTA what it receives"),
+                    _ => d.help(format!("expect what the copies deliver: `bytes_of(...)` of their slices, {completed} bytes")),
+                }
             }
         }
     }

@@ -20,7 +20,8 @@
 //! - [`divergence`]: CTA-wide barriers in divergent control flow (W0320),
 //!   from the uniformity facts of [`crate::analysis`];
 //! - [`arrivals`]: expected against actual arrivals per phase (W0321);
-//! - [`transactions`]: bulk-copy transaction bytes (W0322, W0323);
+//! - [`transactions`]: transaction bytes of bulk and tensor copies (W0322,
+//!   W0323, E0406);
 //! - [`named`]: named-barrier operations under conditions that split a
 //!   warp (W0324), and their counts against the warps that reach them
 //!   (W0326).

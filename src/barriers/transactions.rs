@@ -1,6 +1,18 @@
 //! Transaction bytes of bulk copies: a copy completing on a group that never
 //! expects transactions (W0322), and, in one straight-line stretch of code,
-//! expected bytes that differ from the bytes the copies complete (W0323).
+//! expected bytes that differ from the bytes the copies complete (W0323;
+//! E0406 when a tensor copy is among them).
+//!
+//! A tensor copy's bytes are its box's, a constant: where a stretch holds
+//! one, a mismatch is certain and an error (E0406). A multicast copy
+//! (`mask = M`, a constant) completes its box on the barrier of every CTA
+//! the mask names; when every CTA of the cluster runs the stretch (no
+//! condition or loop around it depends on the CTA: `block_idx`,
+//! `cluster_rank`, `cluster_idx`, memory), the CTA of rank `r` receives one
+//! box from each of the cluster's CTAs if `r` is in `M`, none otherwise, and
+//! each CTA's expected bytes are checked against what it receives. Where
+//! the senders are not known (a mask that is not constant, a CTA-dependent
+//! condition), nothing is said.
 //!
 //! W0323 compares only what it can pair with certainty. A stretch is a run of
 //! statements of one block with no control flow between them (`if`, loops,
@@ -21,19 +33,21 @@
 //! `s = 0` and `s = 1` is two barriers, and a `let` in the body starts a
 //! new value in each run.
 
-use super::error::BarrierError;
+use super::error::{BarrierError, CtaCount, TxCopy};
 use super::ops;
 use super::walk::{self, Cx, Once, Visitor};
 use crate::analysis::values::{At, Values};
 use crate::ir::{
-    BarrierId, BarrierOpKind, BarrierRef, Block, Expr, ExprKind, Kernel, LocalId, Stmt, StmtClass,
-    StmtKind,
+    BarrierId, BarrierOpKind, BarrierRef, Block, Expr, ExprKind, Kernel, LocalId, ParamType,
+    Special, Stmt, StmtClass, StmtKind, TensorCopyKind,
 };
 use crate::source::SourceMap;
 use crate::span::Span;
 use std::collections::HashMap;
 
 pub fn check(kernel: &Kernel, values: &Values, sources: &SourceMap, out: &mut Vec<BarrierError>) {
+    let mut defs = Defs::default();
+    walk::body(&kernel.body, &mut defs);
     let mut v = Tx {
         kernel,
         values,
@@ -46,6 +60,11 @@ pub fn check(kernel: &Kernel, values: &Values, sources: &SourceMap, out: &mut Ve
         if_exprs: 0,
         blocks: Vec::new(),
         stmts: Vec::new(),
+        cta: CtaDependence {
+            defs,
+            memo: HashMap::new(),
+        },
+        dependent: Vec::new(),
     };
     walk::runs(&kernel.body, values, &mut v);
     // W0322, once per group, at its first copy.
@@ -95,20 +114,29 @@ struct Tx<'k, 'o, 'a> {
     blocks: Vec<OpenBlock<'a>>,
     /// For each statement being walked, `if_exprs` when it started.
     stmts: Vec<usize>,
+    /// What depends on the CTA, for the senders of a multicast.
+    cta: CtaDependence<'a>,
+    /// For each control statement being walked: whether some CTAs may
+    /// skip its blocks (or run them another number of times).
+    dependent: Vec<bool>,
 }
 
-/// A block being walked: where its operations start, and its statements
-/// walked so far with whether each ends a stretch and the run it was in.
+/// A block being walked: where its operations start, its statements
+/// walked so far with whether each ends a stretch and the run it was in,
+/// and whether every CTA runs it (as often) when any runs the kernel.
 struct OpenBlock<'a> {
     first_op: usize,
     stmts: Vec<(&'a Stmt, bool, At)>,
+    every_cta: bool,
 }
 
 impl<'a> Visitor<'a> for Tx<'_, '_, 'a> {
     fn block(&mut self, _b: &'a Block, _cx: Cx<'a>) {
+        let every_cta = !self.dependent.iter().any(|d| *d);
         self.blocks.push(OpenBlock {
             first_op: self.ops.len(),
             stmts: Vec::new(),
+            every_cta,
         });
     }
 
@@ -126,6 +154,30 @@ impl<'a> Visitor<'a> for Tx<'_, '_, 'a> {
 
     fn stmt(&mut self, s: &'a Stmt, cx: Cx<'a>) {
         self.stmts.push(self.if_exprs);
+        // The expressions that decide whether (and how often) the blocks
+        // of a control statement run.
+        let deciders: Vec<&Expr> = match &s.kind {
+            StmtKind::If { cond, .. } | StmtKind::While { cond, .. } => vec![cond],
+            StmtKind::For {
+                start, end, step, ..
+            } => vec![start, end, step],
+            StmtKind::ForList { .. } => Vec::new(),
+            StmtKind::Poisoned { .. } => {
+                self.dependent.push(true);
+                vec![]
+            }
+            _ => vec![],
+        };
+        if matches!(
+            s.kind,
+            StmtKind::If { .. }
+                | StmtKind::While { .. }
+                | StmtKind::For { .. }
+                | StmtKind::ForList { .. }
+        ) {
+            let d = deciders.iter().any(|e| self.cta.depends(e));
+            self.dependent.push(d);
+        }
         // A statement that failed to check may expect or copy bytes on any
         // barrier of its groups: W0322 cannot say that they never do, and
         // W0323 cannot pair around it.
@@ -137,7 +189,9 @@ impl<'a> Visitor<'a> for Tx<'_, '_, 'a> {
                 self.ops.push(*g, None, s.span);
             }
         }
-        let Some(op) = tx_op(s) else { return };
+        let Some(op) = tx_op(self.kernel, s) else {
+            return;
+        };
         self.ops.push(
             op.barrier.group,
             const_key(self.values, op.barrier.index.as_deref(), cx.at),
@@ -154,6 +208,16 @@ impl<'a> Visitor<'a> for Tx<'_, '_, 'a> {
     }
 
     fn stmt_end(&mut self, s: &'a Stmt, cx: Cx<'a>) {
+        if matches!(
+            s.kind,
+            StmtKind::If { .. }
+                | StmtKind::While { .. }
+                | StmtKind::For { .. }
+                | StmtKind::ForList { .. }
+                | StmtKind::Poisoned { .. }
+        ) {
+            self.dependent.pop();
+        }
         let started = self.stmts.pop().unwrap_or(self.if_exprs);
         let boundary = is_control(s) || self.if_exprs != started;
         if let Some(block) = self.blocks.last_mut() {
@@ -218,7 +282,7 @@ struct Entry<'a> {
     /// An assignment changed a local of `index`: later uses are another entry.
     closed: bool,
     expects: Vec<(Span, Option<u64>)>,
-    copies: Vec<(Span, Option<u64>)>,
+    copies: Vec<CopyItem>,
     /// The barrier as the first expect wrote it, for the message.
     expect_ref: Option<&'a BarrierRef>,
 }
@@ -247,19 +311,50 @@ impl Judge<'_, '_> {
             if let StmtKind::Assign { local, .. } | StmtKind::Let { local, .. } = &s.kind {
                 open.assigned(*local);
             }
-            let Some(op) = tx_op(s) else { continue };
-            let bytes = self.values.constant_int(op.bytes, at);
-            let item = (s.span, bytes.and_then(|n| u64::try_from(n).ok()));
+            let Some(op) = tx_op(self.kernel, s) else {
+                continue;
+            };
+            let (bytes, tensor) = match op.bytes {
+                TxBytes::Expr(e) => (
+                    self.values
+                        .constant_int(e, at)
+                        .and_then(|n| u64::try_from(n).ok()),
+                    None,
+                ),
+                TxBytes::Tensor {
+                    box_bytes,
+                    mask,
+                    label,
+                } => {
+                    let mask = mask.map(|m| {
+                        self.values
+                            .constant_int(m, at)
+                            .and_then(|c| u32::try_from(c).ok())
+                    });
+                    (
+                        Some(box_bytes),
+                        Some(TensorItem {
+                            mask,
+                            every_cta: block.every_cta,
+                            label,
+                        }),
+                    )
+                }
+            };
             let at_entry = open.entry(self.values, op.barrier, at);
             let Some(entry) = open.entries.get_mut(at_entry) else {
                 continue;
             };
             match op.kind {
                 Kind::Expect => {
-                    entry.expects.push(item);
+                    entry.expects.push((s.span, bytes));
                     entry.expect_ref = entry.expect_ref.or(Some(op.barrier));
                 }
-                Kind::Copy => entry.copies.push(item),
+                Kind::Copy => entry.copies.push(CopyItem {
+                    span: s.span,
+                    bytes,
+                    tensor,
+                }),
             }
         }
         self.finish(open, block.first_op, once, out);
@@ -279,15 +374,17 @@ impl Judge<'_, '_> {
             if e.copies.is_empty() {
                 continue;
             }
-            let (Some(expected), Some(completed)) = (sum(&e.expects), sum(&e.copies)) else {
+            let Some(expected) = sum(&e.expects) else {
                 continue;
             };
             // A size that is already E0309 says nothing about what was meant.
-            let sizes = e.expects.iter().chain(&e.copies);
-            if sizes
-                .filter_map(|(_, n)| *n)
-                .any(|n| !ops::valid_tx_size(i128::from(n)))
-            {
+            let sizes = e.expects.iter().map(|(_, n)| *n).chain(
+                e.copies
+                    .iter()
+                    .filter(|c| c.tensor.is_none())
+                    .map(|c| c.bytes),
+            );
+            if sizes.flatten().any(|n| !ops::valid_tx_size(i128::from(n))) {
                 continue;
             }
             // Another operation in the block (nested ones included) that may be
@@ -295,21 +392,144 @@ impl Judge<'_, '_> {
             let own = e.expects.len() + e.copies.len();
             let key = const_key(self.values, e.index, e.at);
             let shared = self.ops.count_from(first_op, e.group, key) > own;
-            if !shared && expected != completed && once.first(expect) {
-                let copies = e.copies.iter().map(|(s, _)| *s).collect();
-                let (Some(g), Some(r)) = (self.kernel.barriers.get(e.group.index()), e.expect_ref)
-                else {
-                    continue;
+            if shared {
+                continue;
+            }
+            let Some(received) = self.received(&e.copies) else {
+                continue;
+            };
+            let Some((rank, completed)) = received.iter().copied().find(|(_, n)| *n != expected)
+            else {
+                continue;
+            };
+            if !once.first(expect) {
+                continue;
+            }
+            let (Some(g), Some(r)) = (self.kernel.barriers.get(e.group.index()), e.expect_ref)
+            else {
+                continue;
+            };
+            let reference = super::reference_text(self.sources, self.kernel, r);
+            if e.copies.iter().any(|c| c.tensor.is_some()) {
+                let copies = e
+                    .copies
+                    .iter()
+                    .map(|c| TxCopy {
+                        span: c.span,
+                        label: c.label(rank),
+                    })
+                    .collect();
+                let uniform = received.iter().all(|(_, n)| *n == completed);
+                let cta = match (received.len() > 1, uniform) {
+                    (false, _) => CtaCount::One,
+                    (true, true) => CtaCount::Each,
+                    (true, false) => CtaCount::Rank(rank),
                 };
-                out.push(BarrierError::TxMismatch {
+                out.push(BarrierError::TensorTxMismatch {
                     name: g.name.clone(),
-                    reference: super::reference_text(self.sources, self.kernel, r),
+                    reference,
                     expected,
                     completed,
+                    cta,
                     expect,
                     copies,
                 });
+            } else {
+                out.push(BarrierError::TxMismatch {
+                    name: g.name.clone(),
+                    reference,
+                    expected,
+                    completed,
+                    expect,
+                    copies: e.copies.iter().map(|c| c.span).collect(),
+                });
             }
+        }
+    }
+}
+
+impl Judge<'_, '_> {
+    /// The bytes the copies of one barrier in one stretch complete on it,
+    /// in each CTA of the cluster (one entry without multicast): `None`
+    /// when that is not known.
+    fn received(&self, copies: &[CopyItem]) -> Option<Vec<(u32, u64)>> {
+        let multicast = copies
+            .iter()
+            .any(|c| c.tensor.as_ref().is_some_and(|t| t.mask.is_some()));
+        let ctas = match (multicast, self.kernel.cluster) {
+            (false, _) => 1,
+            (true, Some([x, y, z])) => x * y * z,
+            (true, None) => return None,
+        };
+        let mut out = Vec::new();
+        for rank in 0..ctas {
+            let mut total = 0u64;
+            for c in copies {
+                let n = match &c.tensor {
+                    Some(TensorItem {
+                        mask: Some(mask),
+                        every_cta,
+                        ..
+                    }) => {
+                        // Every CTA of the cluster sends one box to each
+                        // CTA its mask names.
+                        let mask = (*mask)?;
+                        if !every_cta {
+                            return None;
+                        }
+                        if mask >> rank & 1 == 1 {
+                            c.bytes?.checked_mul(u64::from(ctas))?
+                        } else {
+                            0
+                        }
+                    }
+                    _ => c.bytes?,
+                };
+                total = total.checked_add(n)?;
+            }
+            out.push((rank, total));
+        }
+        Some(out)
+    }
+}
+
+/// A copy on a barrier in a stretch: its bytes (the box's, for a tensor
+/// copy), and for a tensor copy what the message says of it.
+struct CopyItem {
+    span: Span,
+    bytes: Option<u64>,
+    tensor: Option<TensorItem>,
+}
+
+struct TensorItem {
+    /// A multicast's mask: `Some(None)` when it is not constant.
+    mask: Option<Option<u32>>,
+    /// Every CTA runs the stretch (as often).
+    every_cta: bool,
+    /// `box of `a`: 128 × 64 bf16 = 16384 bytes`.
+    label: String,
+}
+
+impl CopyItem {
+    /// The label of the copy in E0406, for the CTA of rank `rank`.
+    fn label(&self, rank: u32) -> String {
+        match &self.tensor {
+            Some(TensorItem {
+                mask: Some(Some(m)),
+                label,
+                ..
+            }) if m >> rank & 1 == 1 => {
+                format!("{label}, multicast by each CTA of the cluster to the CTAs of mask {m:#x}")
+            }
+            Some(TensorItem {
+                mask: Some(Some(m)),
+                ..
+            }) => format!("multicast to the CTAs of mask {m:#x}, which leaves out rank {rank}"),
+            Some(t) => t.label.clone(),
+            None => match self.bytes {
+                Some(n) => format!("completes {n} bytes here"),
+                None => "completes bytes here".to_string(),
+            },
         }
     }
 }
@@ -397,17 +617,30 @@ enum Kind {
 struct TxOp<'a> {
     kind: Kind,
     barrier: &'a BarrierRef,
-    bytes: &'a Expr,
+    bytes: TxBytes<'a>,
 }
 
-fn tx_op(s: &Stmt) -> Option<TxOp<'_>> {
+/// How many bytes an operation expects or completes.
+enum TxBytes<'a> {
+    /// The value of this expression (an expect, a bulk copy).
+    Expr(&'a Expr),
+    /// A tensor load's: its box's bytes, on the barrier of each CTA its
+    /// multicast mask names (its own, without one).
+    Tensor {
+        box_bytes: u64,
+        mask: Option<&'a Expr>,
+        label: String,
+    },
+}
+
+fn tx_op<'a>(kernel: &Kernel, s: &'a Stmt) -> Option<TxOp<'a>> {
     match &s.kind {
         StmtKind::Barrier(op) => match &op.kind {
             BarrierOpKind::ArriveExpectTx { bytes } | BarrierOpKind::ExpectTx { bytes } => {
                 Some(TxOp {
                     kind: Kind::Expect,
                     barrier: &op.barrier,
-                    bytes,
+                    bytes: TxBytes::Expr(bytes),
                 })
             }
             _ => None,
@@ -415,8 +648,34 @@ fn tx_op(s: &Stmt) -> Option<TxOp<'_>> {
         StmtKind::CopyAsync { bytes, barrier, .. } => Some(TxOp {
             kind: Kind::Copy,
             barrier,
-            bytes,
+            bytes: TxBytes::Expr(bytes),
         }),
+        StmtKind::TensorCopy(c) => {
+            let TensorCopyKind::Load { barrier, mask } = &c.kind else {
+                // A copy to global memory completes no transactions.
+                return None;
+            };
+            let param = kernel.params.get(c.map.index())?;
+            let ParamType::Tensor(map) = param.ty else {
+                return None;
+            };
+            let dims: Vec<String> = map.box_dims().iter().map(u32::to_string).collect();
+            Some(TxOp {
+                kind: Kind::Copy,
+                barrier,
+                bytes: TxBytes::Tensor {
+                    box_bytes: map.box_bytes(),
+                    mask: mask.as_deref(),
+                    label: format!(
+                        "a box of `{}`: {} {} = {} bytes",
+                        param.name,
+                        dims.join(" × "),
+                        map.elem,
+                        map.box_bytes()
+                    ),
+                },
+            })
+        }
         // A copy to global memory completes no transactions on a barrier.
         _ => None,
     }
@@ -427,6 +686,94 @@ fn sum(items: &[(Span, Option<u64>)]) -> Option<u64> {
     items
         .iter()
         .try_fold(0u64, |acc, (_, n)| acc.checked_add((*n)?))
+}
+
+/// The immutable locals' values and the `for` loops' ranges, for
+/// [`CtaDependence`].
+#[derive(Default)]
+struct Defs<'a> {
+    lets: HashMap<LocalId, &'a Expr>,
+    loops: HashMap<LocalId, [&'a Expr; 3]>,
+    /// Locals assigned after their `let`.
+    assigned: std::collections::HashSet<LocalId>,
+}
+
+impl<'a> Visitor<'a> for Defs<'a> {
+    fn stmt(&mut self, s: &'a Stmt, _cx: Cx<'a>) {
+        match &s.kind {
+            StmtKind::Let { local, value } => {
+                self.lets.insert(*local, value);
+            }
+            StmtKind::Assign { local, .. } => {
+                self.assigned.insert(*local);
+            }
+            StmtKind::LoadVector { locals, .. } => self.assigned.extend(locals.iter().copied()),
+            StmtKind::For {
+                var,
+                start,
+                end,
+                step,
+                ..
+            } => {
+                self.loops.insert(*var, [start, end, step]);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Whether an expression may differ between the CTAs of a cluster: it
+/// reads `block_idx`, `cluster_rank`, `cluster_idx`, memory, a call's or an
+/// atomic's result, a barrier test, or a local whose value does (a local
+/// assigned after its `let` always may).
+struct CtaDependence<'a> {
+    defs: Defs<'a>,
+    memo: HashMap<LocalId, bool>,
+}
+
+impl CtaDependence<'_> {
+    fn depends(&mut self, e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::Const(_) | ExprKind::Param(_) => false,
+            ExprKind::Special(s) => matches!(
+                s,
+                Special::BlockIdx(_) | Special::ClusterRank | Special::ClusterIdx(_)
+            ),
+            ExprKind::Local(l) => self.local(*l),
+            ExprKind::Unary(_, a) | ExprKind::Cast(a) => self.depends(a),
+            ExprKind::Binary(_, a, b) => self.depends(a) || self.depends(b),
+            ExprKind::Select(c, a, b) => self.depends(c) || self.depends(a) || self.depends(b),
+            ExprKind::Math(_, args) | ExprKind::Warp(_, args) => {
+                args.iter().any(|a| self.depends(a))
+            }
+            ExprKind::If { .. }
+            | ExprKind::Load(_)
+            | ExprKind::AddrOf(_)
+            | ExprKind::Call { .. }
+            | ExprKind::Atomic { .. }
+            | ExprKind::BarrierTest { .. } => true,
+        }
+    }
+
+    fn local(&mut self, l: LocalId) -> bool {
+        if let Some(d) = self.memo.get(&l) {
+            return *d;
+        }
+        // A cycle (none in valid IR) counts as dependent.
+        self.memo.insert(l, true);
+        let d = if self.defs.assigned.contains(&l) {
+            true
+        } else if let Some(v) = self.defs.lets.get(&l).copied() {
+            self.depends(v)
+        } else if let Some(range) = self.defs.loops.get(&l).copied() {
+            range.iter().any(|e| self.depends(e))
+        } else {
+            // A list loop's element: a constant in each run.
+            false
+        };
+        self.memo.insert(l, d);
+        d
+    }
 }
 
 /// Control flow ends a stretch (so does a statement holding an `if`

@@ -176,6 +176,8 @@ impl BodyChecker<'_> {
     fn quiet_arg(&mut self, callee: Option<&Entry>, a: &ast::Expr) {
         let takes = |o: Operand| callee.is_none_or(|e| e.takes(o));
         let skip = match self.operand_of(a) {
+            // A whole array is a slice of itself too (`tma_load(sa, ...)`).
+            Some(Operand::Array) => takes(Operand::Array) || takes(Operand::Slice),
             Some(o) => takes(o),
             None => false,
         };
@@ -184,29 +186,36 @@ impl BodyChecker<'_> {
         }
     }
 
-    /// What `e` names when it is an array or a barrier as a whole: `tile`,
+    /// What `e` names when it is an array, a slice of one, a box of a
+    /// tensor map or a barrier as a whole: `tile`, `sa[s]`, `a[m0, k0]`,
     /// `full`, `full[s]` (parenthesised or not).
     fn operand_of(&self, e: &ast::Expr) -> Option<Operand> {
         let mut e = e;
         while let ast::ExprKind::Paren(inner) = &e.kind {
             e = inner;
         }
-        let (name, indexed) = match &e.kind {
-            ast::ExprKind::Name(n) => (n, false),
-            ast::ExprKind::Index { base, .. } => match &base.kind {
-                ast::ExprKind::Name(n) => (n, true),
+        let (name, indices) = match &e.kind {
+            ast::ExprKind::Name(n) => (n, None),
+            ast::ExprKind::Index { base, indices, .. } => match &base.kind {
+                ast::ExprKind::Name(n) => (n, Some(indices.len())),
                 _ => return None,
             },
             _ => return None,
         };
+        let kernel = self.kernel.as_ref();
         match self.lookup(&name.name)? {
             Binding::Barrier(_) | Binding::Named(_) => Some(Operand::Barrier),
-            Binding::Accum(_) if !indexed => Some(Operand::Accum),
-            Binding::Shared(_) if !indexed => Some(Operand::Array),
-            Binding::Param(p) if !indexed => {
-                let param = self.kernel.as_ref()?.params.get(p.index())?;
-                matches!(param.ty, crate::ir::ParamType::Global { .. }).then_some(Operand::Array)
+            Binding::Accum(_) if indices.is_none() => Some(Operand::Accum),
+            Binding::Shared(_) if indices.is_none() => Some(Operand::Array),
+            Binding::Shared(s) => {
+                let dims = kernel?.shared.get(s.index())?.dims.len();
+                (indices? < dims).then_some(Operand::Slice)
             }
+            Binding::Param(p) => match kernel?.params.get(p.index())?.ty {
+                crate::ir::ParamType::Global { .. } if indices.is_none() => Some(Operand::Array),
+                crate::ir::ParamType::Tensor(_) if indices.is_some() => Some(Operand::Box),
+                _ => None,
+            },
             _ => None,
         }
     }

@@ -59,6 +59,9 @@ pub struct KernelCtx {
     /// The span of the first parameter, shared array or barrier group of
     /// each name (for E0101 in constant time a name).
     pub declared: HashMap<String, Span>,
+    /// The swizzle each tensor map's copies gave it first, the array and
+    /// the slice that gave it (E0404).
+    pub map_swizzles: HashMap<ir::ParamId, (ir::Swizzle, String, Span)>,
 }
 
 pub struct BodyChecker<'a> {

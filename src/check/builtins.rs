@@ -47,6 +47,14 @@ pub enum Function {
     CopyAsyncStore,
     CopyAsyncCommit,
     CopyAsyncWait,
+    /// `tma_load(sa[s], a[c0, c1], full[s], mask = m)`.
+    TmaLoad,
+    /// `tma_store(c[c0, c1], sc[b])`.
+    TmaStore,
+    /// `tma_reduce_add(c[c0, c1], sc[b])`.
+    TmaReduceAdd,
+    /// `bytes_of(sa[s])`: the bytes of a slice, a constant.
+    BytesOf,
     /// `set_max_regs(n)`: this warpgroup's register budget (`setmaxnreg`).
     SetMaxRegs,
     /// `acc_row(acc, i)`, `acc_col(acc, i)`: the fragment map.
@@ -140,6 +148,12 @@ pub enum Operand {
     /// A barrier: a group's name, indexed when it has several
     /// (`copy_async(..., full[s])`).
     Barrier,
+    /// A slice of a shared array: its name with fewer indices than
+    /// dimensions, the leading ones (`sa[s]`, or `sa` for all of it).
+    Slice,
+    /// A box of a tensor map: the map's name with one coordinate per
+    /// dimension (`a[m0, k0]`).
+    Box,
     /// A warpgroup accumulator by its name (`acc_row(acc, i)`).
     Accum,
 }
@@ -413,6 +427,11 @@ pub const BUILTINS: &[Entry] = &[
     Entry::function("copy_async_commit", F::CopyAsyncCommit, &[], "", "Closes the current bulk group of `copy_async_store`s.").needs(SM90),
     Entry::function("copy_async_wait", F::CopyAsyncWait, &[req("n", "u32")], "", "Waits until at most `n` (a constant) bulk groups still read their shared memory.").needs(SM90),
     Entry::function("remote", F::Remote, &[operand("array", Operand::Array), req("rank", "u32")], "", "The shared array `array` of the cluster's CTA `rank`, indexed like the array: `remote(tile, 1)[i]`.").needs(CLUSTER),
+    // ---- tensor copies (language.md §15)
+    Entry::function("tma_load", F::TmaLoad, &[operand("dst", Operand::Slice), operand("src", Operand::Box), operand("barrier", Operand::Barrier), named("mask", "none")], "", "Copies a box of the tensor map into the shared slice in the background, completing its bytes on the barrier; with `mask`, into that slice of each CTA of the cluster whose bit is set (sm_90a).").needs(SM90),
+    Entry::function("tma_store", F::TmaStore, &[operand("dst", Operand::Box), operand("src", Operand::Slice)], "", "Copies the shared slice into a box of the tensor map in the background, in the current bulk group (the elements outside the tensor are not written).").needs(SM90),
+    Entry::function("tma_reduce_add", F::TmaReduceAdd, &[operand("dst", Operand::Box), operand("src", Operand::Slice)], "", "Adds the shared slice to a box of the tensor map in the background, in the current bulk group.").needs(SM90),
+    Entry::function("bytes_of", F::BytesOf, &[operand("slice", Operand::Slice)], "u32", "The bytes of a shared slice (`sa[s]`), a constant: what a tensor copy of it moves.").constant(),
     // ---- vector accesses
     Entry::function("load2", F::Load2, &[PLACE], "(T, T)", "Two consecutive elements in one access: `let (a, b) = load2(x[i]);`."),
     Entry::function("load4", F::Load4, &[PLACE], "(T, T, T, T)", "Four consecutive elements in one access: `let (a, b, c, d) = load4(x[i]);`."),
@@ -577,6 +596,9 @@ impl Entry {
             Builtin::Function(Function::CopyAsync | Function::CopyAsyncStore) => {
                 format!("the bulk copy `{}`", self.name)
             }
+            Builtin::Function(Function::TmaLoad | Function::TmaStore | Function::TmaReduceAdd) => {
+                format!("the tensor copy `{}`", self.name)
+            }
             Builtin::Function(Function::Remote) => "`remote` (distributed shared memory)".into(),
             _ if self.form == Form::Function && self.params.is_empty() => {
                 format!("`{}()`", self.name)
@@ -691,7 +713,11 @@ mod tests {
                         e.name,
                         p.name
                     ),
-                    Operand::Array | Operand::Barrier | Operand::Accum => {
+                    Operand::Array
+                    | Operand::Barrier
+                    | Operand::Slice
+                    | Operand::Box
+                    | Operand::Accum => {
                         assert!(p.ty.is_empty(), "{}: `{}`", e.name, p.name)
                     }
                     Operand::Place => assert_eq!(p.kind, ParamKind::Required, "{}", e.name),

@@ -171,6 +171,10 @@ impl BodyChecker<'_> {
                     .then_some(CallResult::Effect(Box::new(StmtKind::FenceProxyAsync)))
             }
             Function::CopyAsync => self.copy_async(c),
+            Function::TmaLoad | Function::TmaStore | Function::TmaReduceAdd => {
+                self.tensor_copy_call(c, f)
+            }
+            Function::BytesOf => self.bytes_of_call(c),
             Function::CopyAsyncStore => self.copy_async_store(c),
             Function::CopyAsyncCommit => {
                 self.bind_args::<0>(&c)?;

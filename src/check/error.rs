@@ -175,6 +175,42 @@ pub enum CheckError {
         /// A second place and its label (the first of a clause given twice).
         other: Option<(Span, String)>,
     },
+    /// E0401: a tensor copy's box is not the shape of its shared slice.
+    BoxShape {
+        map: String,
+        boxed: String,
+        slice: String,
+        shape: String,
+        span: Span,
+        param: Span,
+    },
+    /// E0402: a tensor copy between a map and a slice of other elements.
+    BoxElem {
+        map: String,
+        map_elem: String,
+        slice: String,
+        slice_elem: String,
+        span: Span,
+        param: Span,
+    },
+    /// E0404: one map copied to or from arrays of different swizzles.
+    MapSwizzle {
+        map: String,
+        array: String,
+        swizzle: String,
+        first_array: String,
+        first_swizzle: String,
+        span: Span,
+        first: Span,
+    },
+    /// E0409: a tensor copy the hardware cannot do (`why` is the label).
+    TensorCopy {
+        callee: &'static str,
+        why: String,
+        span: Span,
+        note: Option<String>,
+        help: Option<String>,
+    },
     /// E0403: `what` (an array or a slice) does not fit its swizzle.
     SwizzleShape {
         what: String,
@@ -723,6 +759,38 @@ impl CheckError {
                     d = d.secondary(c, "the swizzle is declared here");
                 }
                 d = d.note(format!("a {swizzle}-byte swizzle permutes the 16-byte chunks of rows of {swizzle} bytes, in a pattern that repeats every {} bytes (8 rows); the array's innermost dimension is one row, and it starts, like every stage of it, on the repeat", swizzle * 8));
+                if let Some(h) = help {
+                    d = d.help(h);
+                }
+                d
+            }
+            CheckError::BoxShape { map, boxed, slice, shape, span, param } => Diagnostic::error(
+                "E0401",
+                format!("the box of `{map}` is {boxed} but `{slice}` is {shape}"),
+            )
+            .primary(span, format!("a box of {boxed}"))
+            .secondary(param, format!("`{map}`'s box is declared here"))
+            .note("a tensor copy moves one box between the tensor and a shared slice of the same shape, outermost dimension first: the box is the slice's shape")
+            .help("declare the map's box as the slice's shape, or copy into a slice of the box's shape"),
+            CheckError::BoxElem { map, map_elem, slice, slice_elem, span, param } => Diagnostic::error(
+                "E0402",
+                format!("`{map}` holds `{map_elem}` but `{slice}` holds `{slice_elem}`"),
+            )
+            .primary(span, format!("a slice of `{slice_elem}`"))
+            .secondary(param, format!("`{map}` holds `{map_elem}`"))
+            .note("a tensor copy moves bytes as they are: the map and the shared array hold the same element type"),
+            CheckError::MapSwizzle { map, array, swizzle, first_array, first_swizzle, span, first } => Diagnostic::error(
+                "E0404",
+                format!("`{map}` is copied to and from arrays of different swizzles: `{first_array}` ({first_swizzle}) and `{array}` ({swizzle})"),
+            )
+            .primary(span, format!("`{array}`: {swizzle}"))
+            .secondary(first, format!("`{first_array}`: {first_swizzle}"))
+            .note("a tensor map has one swizzle, which kdsl takes from the shared arrays it is copied into and out of")
+            .help("declare the arrays with the same swizzle, or give the tensor a second map parameter"),
+            CheckError::TensorCopy { callee, why, span, note, help } => {
+                let mut d = Diagnostic::error("E0409", format!("invalid tensor copy: {why}"))
+                    .primary(span, why);
+                d = d.note(note.unwrap_or_else(|| format!("`{callee}` is the tensor memory accelerator's `cp.async.bulk.tensor` (PTX ISA §9.7.9.25.5)")));
                 if let Some(h) = help {
                     d = d.help(h);
                 }

@@ -248,16 +248,37 @@ pub static CODES: &[CodeInfo] = &[
     ),
     code!("E0400", Error, "invalid tensor declaration: {why}"),
     code!(
+        "E0401",
+        Error,
+        "the box of `{map}` is {box} but `{slice}` is {shape}"
+    ),
+    code!(
+        "E0402",
+        Error,
+        "`{map}` holds `{elem}` but `{slice}` holds `{elem2}`"
+    ),
+    code!(
         "E0403",
         Error,
         "`{what}` does not fit a {n}-byte swizzle: {why}"
     ),
+    code!(
+        "E0404",
+        Error,
+        "`{map}` is copied to and from arrays of different swizzles: `{a}` ({s}) and `{b}` ({t})"
+    ),
     code!("E0405", Error, "invalid tensor box: {why}"),
+    code!(
+        "E0406",
+        Error,
+        "barrier `{name}` expects {n} transaction bytes but the tensor copies complete {m}"
+    ),
     code!(
         "E0408",
         Error,
         "barrier group `{name}` cannot guard `{array}`: {why}"
     ),
+    code!("E0409", Error, "invalid tensor copy: {why}"),
     code!(
         "E0410",
         Error,
@@ -355,7 +376,7 @@ pub static CODES: &[CodeInfo] = &[
     code!(
         "S0012",
         Error,
-        "bulk copy of {size} bytes is not a multiple of 16 bytes or not 16-byte aligned"
+        "bulk copy of {size} bytes is not a multiple of 16 bytes or not 16-byte aligned / tensor copy at shared address {address}, which is not 128-byte aligned"
     ),
     code!(
         "S0013",
@@ -375,6 +396,41 @@ pub static CODES: &[CodeInfo] = &[
         "S0020",
         Error,
         "{access} past the end of the launch's dynamic shared memory"
+    ),
+    code!(
+        "S0021",
+        Error,
+        "the map operand of `{instruction}` is not a tensor map"
+    ),
+    code!(
+        "S0022",
+        Error,
+        "`.{n}d` tensor copy on a map of rank {rank} / tensor copy of a {size}-byte box, more than shared memory holds / `.{op}` tensor reduction on {type} elements / multicast mask {mask} names CTAs outside the cluster of {n}"
+    ),
+    code!(
+        "S0023",
+        Error,
+        "{kind} register `{name}` {read or written} while a wgmma using it is pending"
+    ),
+    code!(
+        "S0024",
+        Error,
+        "shared memory that a pending wgmma reads is overwritten"
+    ),
+    code!(
+        "S0025",
+        Error,
+        "wgmma descriptor of {operand} reads outside the CTA's shared memory / wgmma descriptor of {operand} has a base offset"
+    ),
+    code!(
+        "S0026",
+        Error,
+        "the warps of a warpgroup disagree on a wgmma / the lanes of a warp disagree on a wgmma / wgmma by a warpgroup of {n} warps / the warps of a warpgroup execute different `setmaxnreg`s"
+    ),
+    code!(
+        "S0027",
+        Error,
+        "`setmaxnreg.inc` to {n} registers, below the warp's {count} / `setmaxnreg.dec` to {n} registers, above the warp's {count}"
     ),
     code!("W0001", Warning, "unused variable `{name}`"),
     code!("W0002", Warning, "cluster size {n} is not portable"),

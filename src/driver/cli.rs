@@ -63,7 +63,10 @@ Arguments (--arg NAME=VALUE, or POSITION=VALUE counting from 0):
   zeros:N        N zeros          iota:N        0, 1, ..., N-1
   fill:N:V       N copies of V    rand:N:SEED   N seeded random elements
                  (floats uniform in [0, 1), integers over the whole type)
+                 N may be a shape, outermost first: rand:512,256:3
   f32:iota:N     a type prefix: required for the pointers of a .ptx input
+  tensors        an array form whose shape gives the dimensions (kdsl);
+                 tmap:TYPE:ARRAY:box=B0,B1[:swizzle=128][:fill=nan] (.ptx)
 
 Exit status: 0 the kernel completed, 1 compile errors, 2 usage or I/O (or no
 CUDA driver for `run`), 3 internal error, 4 the kernel faulted (a deadlock,

@@ -174,9 +174,13 @@ pub(crate) fn results(launch: &Launch, returned: Vec<Array>) -> Result<Vec<Array
 }
 
 /// `--out` and `--dump` after a run that completed.
-pub(crate) fn write_outputs(args: &LaunchArgs, arrays: &[Array]) -> Result<(), Fail> {
+pub(crate) fn write_outputs(
+    args: &LaunchArgs,
+    launch: &Launch,
+    arrays: &[Array],
+) -> Result<(), Fail> {
     if let Some(dir) = &args.out {
-        write_npy_files(dir, arrays)?;
+        write_npy_files(dir, arrays, |name| launch.shape_of(name))?;
     }
     let names: Vec<&str> = if args.dump.is_empty() && args.dump_all {
         arrays
@@ -195,10 +199,15 @@ pub(crate) fn write_outputs(args: &LaunchArgs, arrays: &[Array]) -> Result<(), F
     Ok(())
 }
 
-/// Every writable array as `DIR/NAME.npy` (the folder created if needed).
+/// Every writable array as `DIR/NAME.npy` (the folder created if needed),
+/// a tensor with its shape (`shape`), any other array one-dimensional.
 /// The files are all staged before any is put in place, so an error while
 /// writing leaves none.
-fn write_npy_files(dir: &Path, arrays: &[Array]) -> Result<(), Fail> {
+fn write_npy_files<'a>(
+    dir: &Path,
+    arrays: &[Array],
+    shape: impl Fn(&str) -> Option<&'a [u64]>,
+) -> Result<(), Fail> {
     std::fs::create_dir_all(dir).map_err(|e| {
         Fail::Usage(format!(
             "cannot create `{}`: {}",
@@ -208,8 +217,11 @@ fn write_npy_files(dir: &Path, arrays: &[Array]) -> Result<(), Fail> {
     })?;
     let mut staged = Vec::new();
     for a in arrays.iter().filter(|a| a.writable) {
-        let bytes = npy::write(a.elem, &a.data)
-            .map_err(|e| Fail::Internal(format!("cannot encode `{}` as .npy: {e}", a.name)))?;
+        let bytes = match shape(&a.name) {
+            Some(dims) => npy::write_shaped(a.elem, &a.data, dims),
+            None => npy::write(a.elem, &a.data),
+        }
+        .map_err(|e| Fail::Internal(format!("cannot encode `{}` as .npy: {e}", a.name)))?;
         let mut file = Staged::new(&dir.join(format!("{}.npy", a.name)))?;
         file.write_all(&bytes)?;
         staged.push(file);
@@ -283,7 +295,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("new/folder");
         let arrays = [f32s("x", &[1.0], false), f32s("y", &[2.0, 3.0], true)];
-        write_npy_files(&out, &arrays).unwrap();
+        write_npy_files(&out, &arrays, |_| None).unwrap();
         let mut names: Vec<String> = std::fs::read_dir(&out)
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -293,7 +305,7 @@ mod tests {
         let back = npy::read(&std::fs::read(out.join("y.npy")).unwrap(), Scalar::F32).unwrap();
         assert_eq!(back, arrays[1].data);
         // Overwriting an earlier output replaces it whole.
-        write_npy_files(&out, &[f32s("y", &[9.0], true)]).unwrap();
+        write_npy_files(&out, &[f32s("y", &[9.0], true)], |_| None).unwrap();
         let back = npy::read(&std::fs::read(out.join("y.npy")).unwrap(), Scalar::F32).unwrap();
         assert_eq!(back, 9f32.to_le_bytes());
     }
@@ -303,7 +315,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("f");
         std::fs::write(&file, "x").unwrap();
-        let Err(Fail::Usage(m)) = write_npy_files(&file, &[f32s("y", &[1.0], true)]) else {
+        let Err(Fail::Usage(m)) = write_npy_files(&file, &[f32s("y", &[1.0], true)], |_| None)
+        else {
             panic!("expected a usage error");
         };
         assert!(m.starts_with("cannot create `"), "{m}");

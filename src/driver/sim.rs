@@ -33,5 +33,5 @@ pub fn sim(args: &SimArgs, reporter: &mut Reporter) -> Result<(), Fail> {
         return Err(Fail::Exit(4));
     }
     let arrays = launch_io::results(&launch, outcome.arrays)?;
-    launch_io::write_outputs(&args.launch, &arrays)
+    launch_io::write_outputs(&args.launch, &launch, &arrays)
 }

@@ -796,6 +796,10 @@ pub enum StmtKind {
         src: Box<Place>,
         bytes: Box<Expr>,
     },
+    /// `tma_load(sa[s], a[m0, k0], full[s])`, `tma_store(c[m0, n0],
+    /// sc[b])`, `tma_reduce_add(...)`: a tensor copy of one box between a
+    /// shared slice and a tensor map.
+    TensorCopy(Box<TensorCopy>),
     /// `copy_async_commit()`
     CopyAsyncCommit,
     /// `copy_async_wait(n)`: wait until at most `n` bulk groups are pending
@@ -885,7 +889,7 @@ pub enum SyncOp {
     Mbarrier,
     /// An operation on a named barrier.
     Named,
-    /// `copy_async`, `copy_async_store`.
+    /// `copy_async`, `copy_async_store`, the tensor copies.
     BulkCopy,
     /// `copy_async_commit()`, `copy_async_wait(n)`.
     BulkGroup,
@@ -917,9 +921,9 @@ impl StmtKind {
             StmtKind::FenceProxyAsync | StmtKind::Fence(_) => StmtClass::Sync(SyncOp::Fence),
             StmtKind::Barrier(_) => StmtClass::Sync(SyncOp::Mbarrier),
             StmtKind::NamedBarrier(_) => StmtClass::Sync(SyncOp::Named),
-            StmtKind::CopyAsync { .. } | StmtKind::CopyAsyncStore { .. } => {
-                StmtClass::Sync(SyncOp::BulkCopy)
-            }
+            StmtKind::CopyAsync { .. }
+            | StmtKind::CopyAsyncStore { .. }
+            | StmtKind::TensorCopy(_) => StmtClass::Sync(SyncOp::BulkCopy),
             StmtKind::CopyAsyncCommit | StmtKind::CopyAsyncWait(_) => {
                 StmtClass::Sync(SyncOp::BulkGroup)
             }
@@ -1027,6 +1031,58 @@ impl WgmmaForm {
     pub fn mixed_signedness(&self) -> bool {
         self.integer() && self.a != self.b
     }
+}
+
+/// A tensor copy (`docs/language.md` §15.4): one box of tensor map `map`
+/// at `coords` (outermost first, 32-bit integers, one per dimension of the
+/// map) between it and `smem`, a slice of a shared array whose shape is
+/// the box, element type the map's.
+#[derive(Clone, Debug)]
+pub struct TensorCopy {
+    pub kind: TensorCopyKind,
+    pub smem: Slice,
+    /// A `tensor` parameter ([`ParamType::Tensor`]).
+    pub map: ParamId,
+    pub coords: Vec<Expr>,
+    /// The box as written, `a[m0, k0]`.
+    pub box_span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum TensorCopyKind {
+    /// Global → shared, completing the box's bytes on `barrier`; with a
+    /// `mask` (a `u32` of 16 significant bits, sm_90a, a kernel with
+    /// `cluster(...)`), into the same slice of every CTA of the cluster
+    /// whose rank's bit is set, completing on each one's barrier.
+    Load {
+        barrier: BarrierRef,
+        mask: Option<Box<Expr>>,
+    },
+    /// Shared → global, in the current bulk group.
+    Store,
+    /// Shared → global, added to what global memory holds, in the current
+    /// bulk group.
+    ReduceAdd,
+}
+
+impl TensorCopyKind {
+    /// The built-in as written in kdsl.
+    pub fn name(&self) -> &'static str {
+        match self {
+            TensorCopyKind::Load { .. } => "tma_load",
+            TensorCopyKind::Store => "tma_store",
+            TensorCopyKind::ReduceAdd => "tma_reduce_add",
+        }
+    }
+}
+
+/// `sa[s]`, `sa[s, r]` or `sa`: a shared array with fewer indices than
+/// dimensions (the leading ones), the elements whose indices start so.
+#[derive(Clone, Debug)]
+pub struct Slice {
+    pub array: SharedId,
+    pub indices: Vec<Expr>,
+    pub span: Span,
 }
 
 /// A reference to one barrier of a group: `full[s]`, or `done` for a group of

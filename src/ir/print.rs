@@ -361,6 +361,31 @@ fn stmt(out: &mut String, cx: Cx, s: &Stmt, level: usize) {
             out.push_str(" bytes=");
             expr(out, cx, bytes, level);
         }
+        StmtKind::TensorCopy(c) => {
+            let _ = write!(out, "{} ", c.kind.name());
+            out.push_str(&shared_name(cx, c.smem.array));
+            if !c.smem.indices.is_empty() {
+                out.push('[');
+                list(out, cx, &c.smem.indices, level);
+                out.push(']');
+            }
+            out.push_str(if matches!(c.kind, TensorCopyKind::Load { .. }) {
+                " <- "
+            } else {
+                " -> "
+            });
+            let _ = write!(out, "{}[", param_name(cx, c.map));
+            list(out, cx, &c.coords, level);
+            out.push(']');
+            if let TensorCopyKind::Load { barrier, mask } = &c.kind {
+                out.push_str(" barrier=");
+                barrier_ref(out, cx, barrier, level);
+                if let Some(m) = mask {
+                    out.push_str(" mask=");
+                    expr(out, cx, m, level);
+                }
+            }
+        }
         StmtKind::CopyAsyncCommit => out.push_str("copy_async_commit"),
         StmtKind::CopyAsyncWait(n) => {
             let _ = write!(out, "copy_async_wait {n}");

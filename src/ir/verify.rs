@@ -607,6 +607,7 @@ impl<'m> Verifier<'m> {
                 self.expr(bytes);
                 self.copy(s.span, dst, src, bytes, false);
             }
+            StmtKind::TensorCopy(c) => self.tensor_copy(s.span, c),
             StmtKind::NamedBarrier(op) => {
                 self.span(op.span, "the named-barrier reference");
                 self.span(op.method_span, "the named-barrier method");
@@ -660,6 +661,79 @@ impl<'m> Verifier<'m> {
         }
         if !matches!(global.kind, PlaceKind::Global { .. }) {
             self.error(span, "a bulk copy's global side is not a global array");
+        }
+    }
+
+    /// A tensor copy: a slice of a shared array whose shape and element
+    /// type are the map's box, one 32-bit coordinate per dimension of the
+    /// map, a writable map for a store or reduction, a `u32` mask.
+    fn tensor_copy(&mut self, span: Span, c: &super::TensorCopy) {
+        self.span(c.smem.span, "the shared slice");
+        self.span(c.box_span, "the box");
+        for e in c.smem.indices.iter().chain(&c.coords) {
+            self.expr(e);
+        }
+        for e in &c.smem.indices {
+            self.expect_int(e.span, "a slice index", e.ty);
+        }
+        for e in &c.coords {
+            if !matches!(e.ty, Scalar::I32 | Scalar::U32) {
+                self.error(e.span, format!("a tensor coordinate of type {}", e.ty));
+            }
+        }
+        let map = match self.kernel.and_then(|k| k.params.get(c.map.index())) {
+            Some(p) => match p.ty {
+                ParamType::Tensor(m) => Some(m),
+                _ => {
+                    self.error(span, format!("`{}` is not a tensor map", p.name));
+                    None
+                }
+            },
+            None => {
+                self.error(span, format!("parameter {} does not exist", c.map.0));
+                None
+            }
+        };
+        let array = self.kernel.and_then(|k| k.shared.get(c.smem.array.index()));
+        let Some(array) = array else {
+            self.error(
+                span,
+                format!("shared array {} does not exist", c.smem.array.0),
+            );
+            return;
+        };
+        let shape = array.dims.get(c.smem.indices.len()..);
+        if c.smem.indices.len() >= array.dims.len() {
+            self.error(c.smem.span, "a slice with an index for every dimension");
+        }
+        if let Some(map) = map {
+            if c.coords.len() != map.rank() {
+                self.error(
+                    c.box_span,
+                    format!(
+                        "{} coordinates for a map of rank {}",
+                        c.coords.len(),
+                        map.rank()
+                    ),
+                );
+            }
+            let boxed: Vec<u64> = map.box_dims().iter().map(|&d| u64::from(d)).collect();
+            if shape != Some(&boxed[..]) {
+                self.error(span, "a slice whose shape is not the box");
+            }
+            if array.elem != map.elem {
+                self.error(span, "a slice whose elements are not the map's");
+            }
+            if !matches!(c.kind, super::TensorCopyKind::Load { .. }) && !map.mutable {
+                self.error(span, "a tensor store through a read-only map");
+            }
+        }
+        if let super::TensorCopyKind::Load { barrier, mask } = &c.kind {
+            self.barrier_ref(barrier);
+            if let Some(m) = mask {
+                self.expr(m);
+                self.expect(m.span, "the CTA mask", m.ty, Scalar::U32);
+            }
         }
     }
 

@@ -17,6 +17,7 @@
 
 use super::{
     BarrierOpKind, BarrierRef, Block, Expr, ExprKind, Parity, Place, PlaceKind, Stmt, StmtKind,
+    TensorCopyKind,
 };
 
 /// Generates a visitor trait and its `walk_*` functions. `$r` is how a
@@ -148,6 +149,18 @@ macro_rules! walkers {
                     v.$visit_place(dst);
                     v.$visit_place(src);
                     v.$visit_expr(bytes);
+                }
+                // The slice's indices, the box's coordinates, then the
+                // barrier and the mask of a load.
+                StmtKind::TensorCopy(c) => {
+                    c.smem.indices.$iter().for_each(|e| v.$visit_expr(e));
+                    c.coords.$iter().for_each(|e| v.$visit_expr(e));
+                    if let TensorCopyKind::Load { barrier, mask } = $($b)+ c.kind {
+                        v.$visit_barrier_ref(barrier);
+                        if let Some(m) = mask {
+                            v.$visit_expr(m);
+                        }
+                    }
                 }
                 StmtKind::NamedBarrier(op) => {
                     if let Some(i) = $($b)+ op.index {

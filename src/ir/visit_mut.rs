@@ -11,7 +11,8 @@
 
 use super::visit::walkers;
 use super::{
-    BarrierOpKind, BarrierRef, Block, Expr, ExprKind, Ids, Parity, Place, PlaceKind, Stmt, StmtKind,
+    BarrierOpKind, BarrierRef, Block, Expr, ExprKind, Ids, Parity, Place, PlaceKind, Stmt,
+    StmtKind, TensorCopyKind,
 };
 
 walkers! {

@@ -81,8 +81,12 @@ pub fn element(elem: Scalar, b: &[u8]) -> String {
         Scalar::I64 => (bits as i64).to_string(),
         Scalar::U64 => bits.to_string(),
         Scalar::E4M3 | Scalar::E5M2 => {
-            let e5m2 = elem == Scalar::E5M2;
-            let x = crate::fp::fp8_value(bits as u8, e5m2);
+            let f = if elem == Scalar::E5M2 {
+                crate::fp8::Fp8::E5M2
+            } else {
+                crate::fp8::Fp8::E4M3
+            };
+            let x = f.decode(bits as u8);
             float(x, |y| y == x)
         }
         Scalar::F32 | Scalar::TF32 => float(f64::from(f32::from_bits(bits as u32)), |y| {

@@ -74,7 +74,12 @@ pub fn parse(text: &str, ty: Scalar) -> Result<u64, String> {
                 .parse()
                 .map_err(|_| not_a(text, ty))?;
             finite_or_error(text, ty, x.is_infinite(), t)?;
-            Ok(u64::from(crate::fp::fp8_round(x, ty == Scalar::E5M2)))
+            let f = if ty == Scalar::E5M2 {
+                crate::fp8::Fp8::E5M2
+            } else {
+                crate::fp8::Fp8::E4M3
+            };
+            Ok(u64::from(f.encode(x, true)))
         }
         Scalar::F16 | Scalar::BF16 => {
             let x: f64 = float_text(t)

@@ -27,6 +27,8 @@
 //! - `shape`: `--grid/--block/--cluster`, attributes and hardware limits;
 //! - `literal`: scalar literals; `value`: every `--arg` form;
 //!   `random`: `rand:N:SEED`; `npy`: NumPy files in and out;
+//! - `tensor`: tensor-map arguments (element types, swizzles, the `tmap:`
+//!   form, the rules of `cuTensorMapEncodeTiled`);
 //! - `resolve`: request + signature → [`Launch`] (the one entry point);
 //! - `signature`: a kdsl kernel's [`KernelSignature`] and [`DynamicLayout`];
 //! - `dump`: `--dump`; `compare`: `--check-sim`;
@@ -42,10 +44,12 @@ pub mod random;
 mod resolve;
 pub mod shape;
 pub mod signature;
+pub mod tensor;
 pub mod value;
 
 pub use error::LaunchError;
 pub use resolve::{build, select_kernel, ArgKey, ArgSpec, Request};
+pub use tensor::{OobFill, Swizzle, TensorElem, TensorMapSig};
 
 use crate::types::Scalar;
 
@@ -90,10 +94,17 @@ pub enum ParamKind {
     Array { elem: Scalar, writable: bool },
     /// A PTX `.param .u64`/`.b64`/`.s64`: a pointer when its `--arg` value is
     /// an array form with a type prefix (`f32:iota:1000`, then writable), a
-    /// 64-bit scalar when it is a plain literal.
+    /// 64-bit scalar when it is a plain literal, a pointer to a tensor map
+    /// in global memory (fast.cu's `const CUtensorMap*`) for a `tmap:`
+    /// form.
     PtxU64,
-    /// A kdsl `tensor [T; box]` parameter: a tensor map, passed by value.
-    TensorMap(crate::ir::TensorMap),
+    /// A kdsl tensor parameter: its map's compile-time fields. Its `--arg`
+    /// value is an array form whose shape gives the tensor's dimensions.
+    TensorMap(TensorMapSig),
+    /// A PTX `.param .align 64 .b8 NAME[128]` (`__grid_constant__
+    /// CUtensorMap`): a tensor map passed by value, given as
+    /// `tmap:TYPE:ARRAY:box=...`.
+    PtxTensorMap,
 }
 
 /// How a kdsl kernel placed in dynamic shared memory carves it up: a fact
@@ -105,9 +116,6 @@ pub enum ParamKind {
 pub struct DynamicLayout {
     /// The bytes every launch must give.
     pub bytes: u32,
-    /// The alignment of the dynamic shared memory, and the largest of any
-    /// declaration in it (128, or a swizzled array's repeat).
-    pub align: u32,
     /// The declarations, in increasing offset.
     pub vars: Vec<DynamicVar>,
 }
@@ -148,6 +156,16 @@ pub enum ArgValue {
     Scalar { ty: Scalar, bits: u64 },
     /// An array in global memory.
     Array(Array),
+    /// A tensor map: the tensor's data (`array.name` is the parameter's
+    /// name; written back like a writable array when the map is
+    /// writable), its dimensions and byte strides (outermost first;
+    /// `strides` has one fewer), and the map's compile-time fields.
+    TensorMap {
+        array: Array,
+        dims: Vec<u64>,
+        strides: Vec<u64>,
+        map: TensorMapSig,
+    },
 }
 
 /// One global-memory array argument.
@@ -174,19 +192,29 @@ impl Array {
 }
 
 impl ArgValue {
-    /// The array, for an array argument.
+    /// The array, for an array argument or a tensor map's.
     pub fn as_array(&self) -> Option<&Array> {
         match self {
-            ArgValue::Array(a) => Some(a),
+            ArgValue::Array(a) | ArgValue::TensorMap { array: a, .. } => Some(a),
             ArgValue::Scalar { .. } => None,
         }
     }
 }
 
 impl Launch {
-    /// The array arguments, in parameter order.
+    /// The array arguments (tensor maps' arrays included), in parameter
+    /// order.
     pub fn arrays(&self) -> impl Iterator<Item = &Array> {
         self.args.iter().filter_map(ArgValue::as_array)
+    }
+
+    /// The shape `--out` gives the array named `name`: a tensor's
+    /// dimensions, else one dimension.
+    pub fn shape_of(&self, name: &str) -> Option<&[u64]> {
+        self.args.iter().find_map(|a| match a {
+            ArgValue::TensorMap { array, dims, .. } if array.name == name => Some(dims.as_slice()),
+            _ => None,
+        })
     }
 }
 

@@ -66,7 +66,25 @@ pub fn numpy_name(elem: Scalar) -> &'static str {
 /// The elements of a `.npy` file as little-endian bytes of `elem`. The
 /// error is a phrase naming what is wrong with the file.
 pub fn read(bytes: &[u8], elem: Scalar) -> Result<Vec<u8>, String> {
+    read_shaped(bytes, elem, &[]).map(|(data, _)| data)
+}
+
+/// [`read`], with the array's shape (C order, outermost first). `raw`
+/// lists further dtypes (`<V2`, `<f1`: ml_dtypes' named dtypes, which
+/// NumPy saves as raw bytes) whose elements are taken as the bits of
+/// `elem`, when they have its size.
+pub fn read_shaped(
+    bytes: &[u8],
+    elem: Scalar,
+    raw: &[&str],
+) -> Result<(Vec<u8>, Vec<u64>), String> {
     let header = check_shape(bytes)?;
+    let (want_char, want_size) = code(elem);
+    if let Some(h) = &header {
+        if let Some(descr) = h.descr.as_deref().filter(|d| raw.contains(d)) {
+            return read_raw(bytes, h, descr, want_size);
+        }
+    }
     let file = NpyFile::new(bytes).map_err(|e| format!("it is not a valid .npy file ({e})"))?;
     let ts = match file.dtype() {
         DType::Plain(ts) => ts,
@@ -78,12 +96,12 @@ pub fn read(bytes: &[u8], elem: Scalar) -> Result<Vec<u8>, String> {
             ))
         }
     };
-    let (want_char, want_size) = code(elem);
     if ts.type_char() != want_char || ts.size_field() != want_size {
         // One-byte types have no byte order: NumPy writes `|u1`.
         let order = if want_size == 1 { '|' } else { '<' };
+        let also: String = raw.iter().map(|d| format!(" or '{d}'")).collect();
         return Err(format!(
-            "its dtype is '{ts}', but the parameter needs {} ('{order}{}{}')",
+            "its dtype is '{ts}', but the parameter needs {} ('{order}{}{}'{also})",
             numpy_name(elem),
             want_char.to_str(),
             want_size
@@ -95,15 +113,17 @@ pub fn read(bytes: &[u8], elem: Scalar) -> Result<Vec<u8>, String> {
         );
     }
     // What is allocated follows the file, not what its header claims.
-    if let Some((start, elements)) = header {
-        let data = bytes.len().saturating_sub(start) as u64;
-        let claimed = elements.saturating_mul(want_size);
+    if let Some(h) = &header {
+        let data = bytes.len().saturating_sub(h.start) as u64;
+        let claimed = h.elements.saturating_mul(want_size);
         if claimed > data {
             return Err(format!(
-                "its header says {elements} elements ({claimed} bytes), but the file has {data} bytes of data"
+                "its header says {} elements ({claimed} bytes), but the file has {data} bytes of data",
+                h.elements
             ));
         }
     }
+    let shape = file.shape().to_vec();
     let len = usize::try_from(file.len()).map_err(|_| "it is too large".to_string())?;
     let mut out = Vec::new();
     out.try_reserve_exact(len.saturating_mul(want_size as usize))
@@ -123,7 +143,61 @@ pub fn read(bytes: &[u8], elem: Scalar) -> Result<Vec<u8>, String> {
         Scalar::F32 | Scalar::TF32 => decode(file, o, f32::to_le_bytes)?,
         Scalar::F64 => decode(file, o, f64::to_le_bytes)?,
     }
-    Ok(out)
+    Ok((out, shape))
+}
+
+/// The data of a file whose dtype is raw bytes of the element's size,
+/// taken as they are (little-endian; a one-byte dtype has no order).
+fn read_raw(
+    bytes: &[u8],
+    h: &Header,
+    descr: &str,
+    want_size: u64,
+) -> Result<(Vec<u8>, Vec<u64>), String> {
+    let size: u64 = descr.get(2..).and_then(|n| n.parse().ok()).unwrap_or(0);
+    if size != want_size {
+        return Err(format!(
+            "its dtype '{descr}' has {size}-byte elements, and the parameter's have {want_size}"
+        ));
+    }
+    if descr.starts_with('>') && size > 1 {
+        return Err(format!(
+            "its dtype '{descr}' is big-endian; save it little-endian"
+        ));
+    }
+    if h.fortran && h.shape.iter().filter(|&&d| d > 1).count() > 1 {
+        return Err(
+            "it is in Fortran order; save a C-ordered array (`np.ascontiguousarray`)".to_string(),
+        );
+    }
+    let n = usize::try_from(h.elements.saturating_mul(size))
+        .map_err(|_| "it is too large".to_string())?;
+    let data = bytes
+        .get(h.start..h.start.saturating_add(n))
+        .filter(|d| d.len() == n)
+        .ok_or_else(|| {
+            format!(
+                "its header says {} elements ({n} bytes), but the file has {} bytes of data",
+                h.elements,
+                bytes.len().saturating_sub(h.start)
+            )
+        })?;
+    let mut out = Vec::new();
+    out.try_reserve_exact(n)
+        .map_err(|_| format!("its {n} bytes do not fit in memory"))?;
+    out.extend_from_slice(data);
+    Ok((out, h.shape.clone()))
+}
+
+/// What [`check_shape`] read from a header.
+struct Header {
+    /// Where the data starts.
+    start: usize,
+    /// The elements the shape says.
+    elements: u64,
+    shape: Vec<u64>,
+    descr: Option<String>,
+    fortran: bool,
 }
 
 /// npyz multiplies the dimensions of the shape without checking for
@@ -131,8 +205,8 @@ pub fn read(bytes: &[u8], elem: Scalar) -> Result<Vec<u8>, String> {
 /// or hostile header is checked here first: every dimension must be an
 /// integer and their product must fit in 64 bits. Headers this cannot
 /// read are left to npyz, which reports them. `Some`: where the data
-/// starts and how many elements the header says it holds.
-fn check_shape(bytes: &[u8]) -> Result<Option<(usize, u64)>, String> {
+/// starts, the shape and how many elements it holds, the dtype's text.
+fn check_shape(bytes: &[u8]) -> Result<Option<Header>, String> {
     let (start, len): (usize, Option<usize>) = match bytes.get(6) {
         Some(1) => (
             10,
@@ -159,15 +233,26 @@ fn check_shape(bytes: &[u8]) -> Result<Option<(usize, u64)>, String> {
     let Ok(py_literal::Value::Dict(entries)) = text.trim().parse::<py_literal::Value>() else {
         return Ok(None);
     };
-    let shape = entries.iter().find_map(|(k, v)| match k {
-        py_literal::Value::String(s) if s == "shape" => Some(v),
-        _ => None,
-    });
-    let dims = match shape {
+    let entry = |name: &str| {
+        entries.iter().find_map(|(k, v)| match k {
+            py_literal::Value::String(s) if s == name => Some(v),
+            _ => None,
+        })
+    };
+    let dims = match entry("shape") {
         Some(py_literal::Value::Tuple(d) | py_literal::Value::List(d)) => d,
         _ => return Ok(None),
     };
+    let descr = match entry("descr") {
+        Some(py_literal::Value::String(s)) => Some(s.clone()),
+        _ => None,
+    };
+    let fortran = matches!(
+        entry("fortran_order"),
+        Some(py_literal::Value::Boolean(true))
+    );
     let mut total: u64 = 1;
+    let mut shape = Vec::new();
     for d in dims {
         let n = match d {
             py_literal::Value::Integer(n) => u64::try_from(n).ok(),
@@ -179,8 +264,15 @@ fn check_shape(bytes: &[u8]) -> Result<Option<(usize, u64)>, String> {
         total = total
             .checked_mul(n)
             .ok_or_else(|| "its shape has more elements than fit in memory".to_string())?;
+        shape.push(n);
     }
-    Ok(len.map(|n| (start.saturating_add(n), total)))
+    Ok(len.map(|n| Header {
+        start: start.saturating_add(n),
+        elements: total,
+        shape,
+        descr,
+        fortran,
+    }))
 }
 
 /// Appends the elements of `file`, each as `le` writes it: read one by
@@ -200,24 +292,32 @@ fn decode<T: npyz::Deserialize, const N: usize>(
 /// A one-dimensional `.npy` file of the elements `data` (little-endian
 /// bytes of `elem`; a trailing partial element is ignored).
 pub fn write(elem: Scalar, data: &[u8]) -> std::io::Result<Vec<u8>> {
+    let n = data.len() as u64 / u64::from(elem.size().max(1));
+    write_shaped(elem, data, &[n])
+}
+
+/// A `.npy` file of the elements `data` with `shape` (C order, outermost
+/// first; its product must be the number of elements).
+pub fn write_shaped(elem: Scalar, data: &[u8], shape: &[u64]) -> std::io::Result<Vec<u8>> {
     let size = elem.size() as usize;
     let chunks = data.chunks_exact(size.max(1));
+    let s = shape;
     match elem {
-        Scalar::Bool => encode(chunks.map(|c| c.first().is_some_and(|&b| b != 0))),
-        Scalar::I8 => encode(chunks.map(|c| i8::from_le_bytes(word(c)))),
+        Scalar::Bool => encode(chunks.map(|c| c.first().is_some_and(|&b| b != 0)), s),
+        Scalar::I8 => encode(chunks.map(|c| i8::from_le_bytes(word(c))), s),
         Scalar::U8 | Scalar::E4M3 | Scalar::E5M2 => {
-            encode(chunks.map(|c| u8::from_le_bytes(word(c))))
+            encode(chunks.map(|c| u8::from_le_bytes(word(c))), s)
         }
-        Scalar::I16 => encode(chunks.map(|c| i16::from_le_bytes(word(c)))),
-        Scalar::U16 => encode(chunks.map(|c| u16::from_le_bytes(word(c)))),
-        Scalar::I32 => encode(chunks.map(|c| i32::from_le_bytes(word(c)))),
-        Scalar::U32 => encode(chunks.map(|c| u32::from_le_bytes(word(c)))),
-        Scalar::I64 => encode(chunks.map(|c| i64::from_le_bytes(word(c)))),
-        Scalar::U64 => encode(chunks.map(|c| u64::from_le_bytes(word(c)))),
-        Scalar::BF16 => encode(chunks.map(|c| u16::from_le_bytes(word(c)))),
-        Scalar::F16 => encode(chunks.map(|c| half::f16::from_le_bytes(word(c)))),
-        Scalar::F32 | Scalar::TF32 => encode(chunks.map(|c| f32::from_le_bytes(word(c)))),
-        Scalar::F64 => encode(chunks.map(|c| f64::from_le_bytes(word(c)))),
+        Scalar::I16 => encode(chunks.map(|c| i16::from_le_bytes(word(c))), s),
+        Scalar::U16 => encode(chunks.map(|c| u16::from_le_bytes(word(c))), s),
+        Scalar::I32 => encode(chunks.map(|c| i32::from_le_bytes(word(c))), s),
+        Scalar::U32 => encode(chunks.map(|c| u32::from_le_bytes(word(c))), s),
+        Scalar::I64 => encode(chunks.map(|c| i64::from_le_bytes(word(c))), s),
+        Scalar::U64 => encode(chunks.map(|c| u64::from_le_bytes(word(c))), s),
+        Scalar::BF16 => encode(chunks.map(|c| u16::from_le_bytes(word(c))), s),
+        Scalar::F16 => encode(chunks.map(|c| half::f16::from_le_bytes(word(c))), s),
+        Scalar::F32 | Scalar::TF32 => encode(chunks.map(|c| f32::from_le_bytes(word(c))), s),
+        Scalar::F64 => encode(chunks.map(|c| f64::from_le_bytes(word(c))), s),
     }
 }
 
@@ -232,11 +332,18 @@ fn word<const N: usize>(c: &[u8]) -> [u8; N] {
 
 fn encode<T: npyz::AutoSerialize>(
     items: impl ExactSizeIterator<Item = T>,
+    shape: &[u64],
 ) -> std::io::Result<Vec<u8>> {
+    let len = items.len() as u64;
+    let shape = if shape.iter().product::<u64>() == len {
+        shape.to_vec()
+    } else {
+        vec![len]
+    };
     let mut buf = Vec::new();
     let mut w = npyz::WriteOptions::<T>::new()
         .default_dtype()
-        .shape(&[items.len() as u64])
+        .shape(&shape)
         .writer(&mut buf)
         .begin_nd()?;
     w.extend(items)?;

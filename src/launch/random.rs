@@ -19,6 +19,7 @@
 //! | `i32`, `u32` | the 32 bits of `next_u32` |
 //! | `i64`, `u64` | the 64 bits of `next_u64` |
 //! | `bool` | the top bit of `next_u32` |
+//! | `e4m3`, `e5m2` (tensors) | `(b >> 5) · 2⁻¹`, `b` the low 8 bits of `next_u32` |
 //!
 //! Floats are uniform in [0, 1) on a grid fine enough that every value is
 //! exact in the type; integers are uniform over the whole type.

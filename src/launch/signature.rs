@@ -3,7 +3,8 @@
 //! `block(...)`/`cluster(...)` shapes and the dynamic shared memory its
 //! layout needs (`ir::layout`).
 
-use super::{DynamicLayout, DynamicVar, KernelSignature, ParamKind, ParamSig};
+use super::tensor::{OobFill, Swizzle, TensorElem};
+use super::{DynamicLayout, DynamicVar, KernelSignature, ParamKind, ParamSig, TensorMapSig};
 use crate::ir::layout::{Placement, SharedDecl, SharedLayout};
 use crate::ir::{self, ParamType};
 use crate::ptx::names::{barrier_symbol, shared_symbol};
@@ -24,7 +25,12 @@ pub fn of_kernel(k: &ir::Kernel) -> KernelSignature {
                         elem,
                         writable: mutable,
                     },
-                    ParamType::Tensor(map) => ParamKind::TensorMap(map),
+                    ParamType::Tensor(map) => match tensor_map_sig(&map) {
+                        Some(sig) => ParamKind::TensorMap(sig),
+                        // A map of no element type a map can have (E0400)
+                        // never reaches a launch.
+                        None => ParamKind::PtxTensorMap,
+                    },
                 },
             })
             .collect(),
@@ -37,6 +43,34 @@ pub fn of_kernel(k: &ir::Kernel) -> KernelSignature {
             u32::try_from(SharedLayout::of(k).dynamic_bytes()).unwrap_or(u32::MAX),
         ),
     }
+}
+
+/// The launch's view of a kdsl tensor parameter: its map's compile-time
+/// fields (`ir::TensorMap`, whose swizzle the checker found from the
+/// arrays the map is copied into and out of). `None` for an element type
+/// no map holds (`bool`, E0400).
+pub fn tensor_map_sig(map: &ir::TensorMap) -> Option<TensorMapSig> {
+    let mut box_dims = [0u32; 5];
+    for (d, s) in box_dims.iter_mut().zip(map.box_dims()) {
+        *d = *s;
+    }
+    Some(TensorMapSig {
+        elem: TensorElem::from_name(map.elem.name())?,
+        rank: u8::try_from(map.rank()).ok()?,
+        box_dims,
+        swizzle: match map.swizzle {
+            ir::Swizzle::None => Swizzle::None,
+            ir::Swizzle::B32 => Swizzle::B32,
+            ir::Swizzle::B64 => Swizzle::B64,
+            ir::Swizzle::B128 => Swizzle::B128,
+        },
+        fill: match map.fill {
+            ir::OobFill::Zero => OobFill::Zero,
+            ir::OobFill::Nan => OobFill::Nan,
+        },
+        l2_promotion: u16::try_from(map.l2.bytes()).ok()?,
+        writable: map.mutable,
+    })
 }
 
 /// How `k` carves up its dynamic shared memory: the bytes a launch gives
@@ -70,7 +104,6 @@ pub fn dynamic_layout(k: &ir::Kernel) -> Option<DynamicLayout> {
     }
     Some(DynamicLayout {
         bytes: u32::try_from(layout.dynamic_bytes()).ok()?,
-        align: u32::try_from(layout.align()).ok()?,
         vars,
     })
 }
@@ -153,5 +186,47 @@ mod tests {
         );
         assert_eq!(p.params[2].kind, ParamKind::Scalar(Scalar::I64));
         assert_eq!((sigs[2].reqntid, sigs[2].cluster), (None, None));
+    }
+
+    #[test]
+    fn tensor_parameters_carry_their_maps_compile_time_fields() {
+        let sigs = signatures(
+            "kernel k(a: tensor [bf16; 128, 64], c: tensor mut [e4m3; 2, 16, 128] fill(zero) l2(64),
+                      out: global mut [f32]) block(32) {
+                out[0] = 1.0;
+            }",
+        );
+        let kinds: Vec<ParamKind> = sigs[0].params.iter().map(|p| p.kind).collect();
+        let ParamKind::TensorMap(a) = kinds[0] else {
+            panic!("{kinds:?}")
+        };
+        assert_eq!(
+            (
+                a.elem,
+                a.rank,
+                a.boxes(),
+                a.swizzle,
+                a.fill,
+                a.l2_promotion,
+                a.writable
+            ),
+            (
+                TensorElem::BF16,
+                2,
+                &[128, 64][..],
+                Swizzle::None,
+                OobFill::Zero,
+                256,
+                false
+            )
+        );
+        assert_eq!(a.box_bytes(), 16384);
+        let ParamKind::TensorMap(c) = kinds[1] else {
+            panic!("{kinds:?}")
+        };
+        assert_eq!(
+            (c.elem, c.boxes(), c.l2_promotion, c.writable),
+            (TensorElem::E4M3, &[2, 16, 128][..], 64, true)
+        );
     }
 }

@@ -6,16 +6,27 @@
 //! | `@x.npy` | a NumPy file; its dtype must be the element type |
 //! | `@x.bin`, `@x` | raw little-endian elements; the size must be a multiple of the element size |
 //! | `[1, 2, 3]` | the elements, each a literal of the element type |
-//! | `zeros:N` | N zeros |
-//! | `iota:N` | 0, 1, ..., N-1 |
-//! | `fill:N:V` | N copies of V |
-//! | `rand:N:SEED` | N random elements (see [`super::random`]) |
+//! | `zeros:SHAPE` | zeros |
+//! | `iota:SHAPE` | 0, 1, 2, ... in C order |
+//! | `fill:SHAPE:V` | copies of V |
+//! | `rand:SHAPE:SEED` | random elements (see [`super::random`]) |
+//!
+//! `SHAPE` is a length `N` or dimensions `N0,N1,...` (outermost first):
+//! an array argument takes the elements, a tensor argument also the shape
+//! (as it takes a `.npy` file's; a list and a raw file are
+//! one-dimensional).
 //!
 //! Any array form may be prefixed by its element type (`f32:iota:8`); for
 //! an untyped PTX `.u64` parameter the prefix is what makes it an array.
+//! A tensor parameter takes an array form, a `.ptx` input's map parameter
+//! (`.param .b8 [128]`, or a `.u64` pointer to a map) the `tmap:` form of
+//! [`super::tensor`].
 
 use super::error::LaunchError;
-use super::{literal, memory, npy, random, ArgValue, Array, ParamKind, ParamSig};
+use super::{
+    literal, memory, npy, random, tensor, ArgValue, Array, ParamKind, ParamSig, TensorMapSig,
+};
+use crate::fp8::Fp8;
 use crate::types::Scalar;
 use std::path::Path;
 
@@ -32,7 +43,16 @@ pub fn kind_name(kind: ParamKind) -> String {
             writable: true,
         } => format!("global mut [{elem}]"),
         ParamKind::PtxU64 => "PTX .u64: a pointer or a 64-bit integer".to_string(),
-        ParamKind::TensorMap(map) => map.type_text(),
+        ParamKind::TensorMap(m) => {
+            let dims: Vec<String> = m.boxes().iter().map(u32::to_string).collect();
+            format!(
+                "tensor{} [{}; {}]",
+                if m.writable { " mut" } else { "" },
+                m.elem,
+                dims.join(", ")
+            )
+        }
+        ParamKind::PtxTensorMap => "PTX .b8[128]: a tensor map".to_string(),
     }
 }
 
@@ -49,8 +69,43 @@ pub fn parse(param: &ParamSig, text: &str) -> Result<ArgValue, LaunchError> {
             text.split_once(':').map_or(text, |(_, rest)| rest)
         )));
     }
+    if let Some(r) = tensor::parse_tmap(&param.name, text) {
+        return match param.kind {
+            ParamKind::PtxTensorMap | ParamKind::PtxU64 => {
+                let (array, dims, map) = r.map_err(bad)?;
+                tensor_value(array, dims, map).map_err(bad)
+            }
+            _ => Err(bad(format!(
+                "`tmap:` gives the map of a .ptx input's tensor-map parameter; `{}` takes {}",
+                param.name,
+                match param.kind {
+                    ParamKind::TensorMap(_) => "an array form whose shape gives the tensor's dimensions, as in `rand:512,256:3` (its element type, box and swizzle come from the kernel)".to_string(),
+                    _ => "no tensor map".to_string(),
+                }
+            ))),
+        };
+    }
     let (prefix, rest) = split_type_prefix(text);
     match param.kind {
+        ParamKind::TensorMap(map) => {
+            if let Some(p) = prefix {
+                // `e4m3:` names the elements, `u8:` the bytes they are
+                // stored as: both describe an fp8 tensor.
+                if p != map.elem.storage() && p.name() != map.elem.name() {
+                    return Err(bad(format!(
+                        "the type prefix `{p}:` says {p}, but the elements are {}",
+                        map.elem
+                    )));
+                }
+            }
+            let (mut array, dims) =
+                tensor::tensor_array(&param.name, map.elem, rest).map_err(bad)?;
+            array.writable = map.writable;
+            tensor_value(array, dims, map).map_err(bad)
+        }
+        ParamKind::PtxTensorMap => Err(bad(format!(
+            "a tensor-map parameter takes `tmap:TYPE:ARRAY:box=...`, as in `tmap:bf16:rand:512,256:3:box=128,64:swizzle=128`; `{text}` is not one"
+        ))),
         ParamKind::Scalar(ty) => {
             if prefix.is_some() || is_array_form(rest) {
                 return Err(bad(format!(
@@ -99,15 +154,38 @@ pub fn parse(param: &ParamSig, text: &str) -> Result<ArgValue, LaunchError> {
                 })
             }
         },
-        ParamKind::TensorMap(_) => Err(bad(
-            "kdslc does not launch kernels with tensor-map parameters yet".to_string(),
-        )),
     }
+}
+
+/// A tensor argument: the array, its dimensions, dense strides, checked
+/// against the rules of `cuTensorMapEncodeTiled`.
+fn tensor_value(array: Array, dims: Vec<u64>, map: TensorMapSig) -> Result<ArgValue, String> {
+    let strides = tensor::dense_strides(&dims, map.elem);
+    tensor::check_encode(&map, &dims, &strides, array.data.len() as u64)?;
+    Ok(ArgValue::TensorMap {
+        array,
+        dims,
+        strides,
+        map,
+    })
 }
 
 /// The file an argument's value reads (`@x.npy`, `f32:@x.bin`), if any:
 /// what an output must never replace.
 pub fn input_file(text: &str) -> Option<&std::path::Path> {
+    if let Some(rest) = text.trim().strip_prefix("tmap:") {
+        // `tmap:TYPE:@file:box=...`.
+        let array = rest.split_once(':')?.1;
+        let end = array
+            .find(":box=")
+            .or_else(|| array.find(':'))
+            .unwrap_or(array.len());
+        return array
+            .get(..end)?
+            .trim()
+            .strip_prefix('@')
+            .map(std::path::Path::new);
+    }
     let (_, rest) = split_type_prefix(text);
     rest.trim().strip_prefix('@').map(std::path::Path::new)
 }
@@ -128,7 +206,7 @@ fn unknown_type_prefix(text: &str) -> Option<&str> {
     let (head, rest) = text.split_once(':')?;
     let word = head.trim();
     let is_word = !word.is_empty() && word.bytes().all(|b| b.is_ascii_alphanumeric());
-    let is_form = ["zeros", "iota", "fill", "rand"].contains(&word);
+    let is_form = ["zeros", "iota", "fill", "rand", "tmap"].contains(&word);
     (is_word && !is_form && Scalar::from_name(word).is_none() && is_array_form(rest))
         .then_some(word)
 }
@@ -143,19 +221,32 @@ fn is_array_form(text: &str) -> bool {
 }
 
 const FORMS: &str =
-    "@FILE.npy, @FILE (raw little-endian), [1, 2, 3], zeros:N, iota:N, fill:N:V or rand:N:SEED";
+    "@FILE.npy, @FILE (raw little-endian), [1, 2, 3], zeros:N, iota:N, fill:N:V or rand:N:SEED (N a length or a shape such as 512,256)";
 
 /// The little-endian elements of an array form.
 fn array(elem: Scalar, text: &str) -> Result<Vec<u8>, String> {
+    array_shaped(elem, text, &[]).map(|(data, _)| data)
+}
+
+/// The little-endian elements of an array form and its shape (outermost
+/// first). `raw` lists further `.npy` dtypes taken as the bits of `elem`
+/// ([`npy::read_shaped`]).
+pub(super) fn array_shaped(
+    elem: Scalar,
+    text: &str,
+    raw: &[&str],
+) -> Result<(Vec<u8>, Vec<u64>), String> {
     let t = text.trim();
     if let Some(path) = t.strip_prefix('@') {
-        return file(elem, path);
+        return file(elem, path, raw);
     }
     if let Some(inner) = t.strip_prefix('[') {
         let inner = inner
             .strip_suffix(']')
             .ok_or_else(|| format!("the list `{t}` has no closing `]`"))?;
-        return list(elem, inner);
+        let data = list(elem, inner)?;
+        let n = (data.len() / elem.size().max(1) as usize) as u64;
+        return Ok((data, vec![n]));
     }
     let parts: Vec<&str> = t.split(':').collect();
     let form = parts.first().copied().unwrap_or("");
@@ -166,16 +257,30 @@ fn array(elem: Scalar, text: &str) -> Result<Vec<u8>, String> {
             Err(format!("`{t}` is not of the form `{usage}`"))
         }
     };
-    match form {
+    let usage = match form {
+        "zeros" => "zeros:N",
+        "iota" => "iota:N",
+        "fill" => "fill:N:V",
+        "rand" => "rand:N:SEED",
+        _ => return Err(format!("`{t}` is not an array; the forms are {FORMS}")),
+    };
+    expect(
+        if form == "zeros" || form == "iota" {
+            2
+        } else {
+            3
+        },
+        usage,
+    )?;
+    let shape = shape(&parts)?;
+    let data = match form {
         "zeros" => {
-            expect(2, "zeros:N")?;
             let n = count(&parts)?;
             let mut out = reserve(elem, n)?;
             out.resize(n.saturating_mul(elem.size() as usize), 0);
-            Ok(out)
+            out
         }
         "iota" => {
-            expect(2, "iota:N")?;
             if elem == Scalar::Bool {
                 return Err(
                     "`iota` counts, and bool elements cannot; use a list or fill".to_string(),
@@ -186,10 +291,9 @@ fn array(elem: Scalar, text: &str) -> Result<Vec<u8>, String> {
             for i in 0..n {
                 push(&mut out, elem, iota_bits(elem, i as u64));
             }
-            Ok(out)
+            out
         }
         "fill" => {
-            expect(3, "fill:N:V")?;
             let n = count(&parts)?;
             let v = parts.get(2).copied().unwrap_or("");
             let bits = literal::parse(v, elem).map_err(|e| format!("in `{t}`: {e}"))?;
@@ -197,10 +301,9 @@ fn array(elem: Scalar, text: &str) -> Result<Vec<u8>, String> {
             for _ in 0..n {
                 push(&mut out, elem, bits);
             }
-            Ok(out)
+            out
         }
         "rand" => {
-            expect(3, "rand:N:SEED")?;
             let n = count(&parts)?;
             let seed_text = parts.get(2).copied().unwrap_or("");
             let seed = literal::parse(seed_text, Scalar::U64).map_err(|_| {
@@ -211,17 +314,43 @@ fn array(elem: Scalar, text: &str) -> Result<Vec<u8>, String> {
             })?;
             let mut out = reserve(elem, n)?;
             random::fill(&mut out, elem, n, seed);
-            Ok(out)
+            out
         }
-        _ => Err(format!("`{t}` is not an array; the forms are {FORMS}")),
-    }
+        _ => return Err(format!("`{t}` is not an array; the forms are {FORMS}")),
+    };
+    Ok((data, shape))
 }
 
-/// The `N` of `form:N[:...]`.
-fn count(parts: &[&str]) -> Result<usize, String> {
+/// The shape of `form:SHAPE[:...]`: `N` or `N0,N1,...`.
+fn shape(parts: &[&str]) -> Result<Vec<u64>, String> {
     let text = parts.get(1).copied().unwrap_or("").trim();
-    let n = literal::parse(text, Scalar::U64)
-        .map_err(|_| format!("the length `{text}` is not a whole number"))?;
+    let mut dims = Vec::new();
+    for d in text.split(',') {
+        let d = d.trim();
+        let n = literal::parse(d, Scalar::U64).map_err(|_| {
+            if text.contains(',') {
+                format!("the dimension `{d}` of the shape `{text}` is not a whole number")
+            } else {
+                format!("the length `{d}` is not a whole number")
+            }
+        })?;
+        dims.push(n);
+    }
+    Ok(dims)
+}
+
+/// The element count of `form:SHAPE[:...]`.
+fn count(parts: &[&str]) -> Result<usize, String> {
+    let dims = shape(parts)?;
+    let n = dims
+        .iter()
+        .try_fold(1u64, |a, &d| a.checked_mul(d))
+        .ok_or_else(|| {
+            format!(
+                "the shape {} has too many elements",
+                tensor::shape_text(&dims)
+            )
+        })?;
     usize::try_from(n).map_err(|_| format!("the length {n} is too large for this machine"))
 }
 
@@ -250,9 +379,8 @@ pub(super) fn push(out: &mut Vec<u8>, elem: Scalar, bits: u64) {
 fn iota_bits(elem: Scalar, i: u64) -> u64 {
     match elem {
         Scalar::F32 | Scalar::TF32 => u64::from((i as f32).to_bits()),
-        Scalar::E4M3 | Scalar::E5M2 => {
-            u64::from(crate::fp::fp8_round(i as f64, elem == Scalar::E5M2))
-        }
+        Scalar::E4M3 => u64::from(Fp8::E4M3.encode(i as f64, true)),
+        Scalar::E5M2 => u64::from(Fp8::E5M2.encode(i as f64, true)),
         Scalar::F64 => (i as f64).to_bits(),
         Scalar::F16 | Scalar::BF16 => u64::from(literal::half_bits(i as f64, elem)),
         _ => i,
@@ -274,8 +402,9 @@ fn list(elem: Scalar, inner: &str) -> Result<Vec<u8>, String> {
     Ok(out)
 }
 
-/// `@path`: a `.npy` file (by extension), else raw little-endian elements.
-fn file(elem: Scalar, path: &str) -> Result<Vec<u8>, String> {
+/// `@path`: a `.npy` file (by extension), with its shape, else raw
+/// little-endian elements (one-dimensional).
+fn file(elem: Scalar, path: &str, raw: &[&str]) -> Result<(Vec<u8>, Vec<u64>), String> {
     if path.is_empty() {
         return Err("`@` needs a file name: `@x.npy` or `@x.bin`".to_string());
     }
@@ -286,7 +415,7 @@ fn file(elem: Scalar, path: &str) -> Result<Vec<u8>, String> {
     if npy {
         // The elements are decoded into a buffer as large as the file.
         memory::check(bytes.len() as u64).map_err(|why| format!("cannot read `{path}`: {why}"))?;
-        return npy::read(&bytes, elem).map_err(|e| format!("`{path}`: {e}"));
+        return npy::read_shaped(&bytes, elem, raw).map_err(|e| format!("`{path}`: {e}"));
     }
     let size = elem.size() as usize;
     if bytes.len() % size != 0 {
@@ -303,7 +432,8 @@ fn file(elem: Scalar, path: &str) -> Result<Vec<u8>, String> {
             ));
         }
     }
-    Ok(bytes)
+    let n = (bytes.len() / size) as u64;
+    Ok((bytes, vec![n]))
 }
 
 #[cfg(test)]
@@ -590,6 +720,120 @@ mod tests {
         assert!(parse(&q, "u7:zeros:1").is_err());
     }
 
+    fn bf16_map(writable: bool) -> TensorMapSig {
+        TensorMapSig {
+            elem: crate::launch::TensorElem::BF16,
+            rank: 2,
+            box_dims: [128, 64, 0, 0, 0],
+            swizzle: crate::launch::Swizzle::B128,
+            fill: crate::launch::OobFill::Zero,
+            l2_promotion: 256,
+            writable,
+        }
+    }
+
+    #[test]
+    fn generated_forms_take_shapes() {
+        let x = p("x", arr(Scalar::F32, false));
+        assert_eq!(data(parse(&x, "zeros:2,3")), f32s(&[0.0; 6]));
+        assert_eq!(data(parse(&x, "iota:2,2")), f32s(&[0.0, 1.0, 2.0, 3.0]));
+        assert_eq!(data(parse(&x, "rand:3,4:7")), data(parse(&x, "rand:12:7")));
+        assert_eq!(
+            err(&x, "zeros:2,x"),
+            "invalid value for `x` (global [f32]): the dimension `x` of the shape `2,x` is not a whole number"
+        );
+    }
+
+    #[test]
+    fn tensor_arguments() {
+        let a = p("a", ParamKind::TensorMap(bf16_map(false)));
+        match parse(&a, "rand:512,256:3") {
+            Ok(ArgValue::TensorMap {
+                array,
+                dims,
+                strides,
+                map,
+            }) => {
+                assert_eq!((dims, strides), (vec![512, 256], vec![512]));
+                assert_eq!((array.name.as_str(), array.len()), ("a", 512 * 256));
+                assert_eq!((array.elem, array.writable), (Scalar::BF16, false));
+                assert_eq!(map, bf16_map(false));
+            }
+            other => panic!("{other:?}"),
+        }
+        let c = p("c", ParamKind::TensorMap(bf16_map(true)));
+        assert!(
+            matches!(parse(&c, "zeros:8,64"), Ok(ArgValue::TensorMap { array, .. }) if array.writable)
+        );
+        assert_eq!(
+            err(&a, "zeros:4096"),
+            "invalid value for `a` (tensor [bf16; 128, 64]): globalDim: the map has rank 2 but the array's shape [4096] has 1 dimension"
+        );
+        assert_eq!(
+            err(&a, "zeros:8,60"),
+            "invalid value for `a` (tensor [bf16; 128, 64]): globalStrides: the stride of dimension 0 is 120 bytes; each must be a multiple of 16 below 2^40 (the innermost dimension of a dense tensor must take a multiple of 16 bytes: 8 elements of bf16)"
+        );
+        assert_eq!(
+            err(&a, "f32:zeros:8,64"),
+            "invalid value for `a` (tensor [bf16; 128, 64]): the type prefix `f32:` says f32, but the elements are bf16"
+        );
+        assert!(err(&a, "tmap:bf16:zeros:8,64:box=8,64")
+            .contains("`tmap:` gives the map of a .ptx input"));
+        let m = p("m", ParamKind::PtxTensorMap);
+        assert!(matches!(
+            parse(&m, "tmap:f32:iota:16,32:box=8,32:swizzle=128"),
+            Ok(ArgValue::TensorMap { .. })
+        ));
+        assert!(err(&m, "f32:zeros:16")
+            .contains("a tensor-map parameter takes `tmap:TYPE:ARRAY:box=...`"));
+        let q = p("q", ParamKind::PtxU64);
+        assert!(matches!(
+            parse(&q, "tmap:u8:zeros:16,32:box=16,32"),
+            Ok(ArgValue::TensorMap { .. })
+        ));
+        assert_eq!(
+            input_file("tmap:bf16:@a.npy:box=8,64"),
+            Some(Path::new("a.npy"))
+        );
+    }
+
+    #[test]
+    fn npy_tensors_keep_their_shape_and_named_dtypes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.npy");
+        std::fs::write(
+            &path,
+            npy::write_shaped(Scalar::BF16, &[0u8; 8 * 64 * 2], &[8, 64]).unwrap(),
+        )
+        .unwrap();
+        let a = p("a", ParamKind::TensorMap(bf16_map(false)));
+        match parse(&a, &format!("@{}", path.display())) {
+            Ok(ArgValue::TensorMap { dims, .. }) => assert_eq!(dims, [8, 64]),
+            other => panic!("{other:?}"),
+        }
+        // ml_dtypes' bfloat16 is saved as raw 2-byte voids.
+        let mut header = "{'descr': '<V2', 'fortran_order': False, 'shape': (8, 64), }".to_string();
+        while !(10 + header.len() + 1).is_multiple_of(64) {
+            header.push(' ');
+        }
+        header.push('\n');
+        let mut file = b"\x93NUMPY\x01\x00".to_vec();
+        file.extend_from_slice(&(header.len() as u16).to_le_bytes());
+        file.extend_from_slice(header.as_bytes());
+        file.extend((0..8 * 64).flat_map(|i: u16| (0x3f80 + i % 3).to_le_bytes()));
+        std::fs::write(&path, &file).unwrap();
+        match parse(&a, &format!("@{}", path.display())) {
+            Ok(ArgValue::TensorMap { dims, array, .. }) => {
+                assert_eq!(dims, [8, 64]);
+                assert_eq!(&array.data[..4], &[0x80, 0x3f, 0x81, 0x3f]);
+            }
+            other => panic!("{other:?}"),
+        }
+        // A plain array of bf16 does not take the void dtype.
+        let x = p("x", arr(Scalar::BF16, false));
+        assert!(err(&x, &format!("@{}", path.display())).contains("its dtype is '<V2'"));
+    }
+
     mod generated {
         use super::*;
         use proptest::prelude::*;
@@ -621,7 +865,7 @@ mod tests {
                 let q = p("q", kind);
                 match parse(&q, &text) {
                     Ok(ArgValue::Array(a)) => prop_assert_eq!(a.data.len() % a.elem.size() as usize, 0),
-                    Ok(ArgValue::Scalar { .. }) => {}
+                    Ok(ArgValue::Scalar { .. } | ArgValue::TensorMap { .. }) => {}
                     Err(e) => prop_assert!(e.to_string().starts_with("invalid value for `q` ")),
                 }
             }

@@ -320,10 +320,29 @@ impl Writer<'_> {
     /// The row-major shared-window address of `array[indices]`, before
     /// any swizzle.
     pub(super) fn linear_shared_addr(&mut self, array: SharedId, indices: &[Expr]) -> Result<Addr> {
+        self.row_major_addr(array, indices, false)
+    }
+
+    /// The shared-window address where the slice `array[indices]` (fewer
+    /// indices than dimensions: the leading ones) starts. A swizzled
+    /// array's slices that tensor copies take start on the swizzle's
+    /// repeat, where the swizzle changes nothing.
+    pub(super) fn slice_addr(&mut self, array: SharedId, indices: &[Expr]) -> Result<Addr> {
+        self.row_major_addr(array, indices, true)
+    }
+
+    /// `array[indices]` row-major: an element, or with `slice` the start of
+    /// the slice its leading indices name.
+    fn row_major_addr(&mut self, array: SharedId, indices: &[Expr], slice: bool) -> Result<Addr> {
         let Some(arr) = self.kernel.and_then(|k| k.shared.get(array.index())) else {
             return Err(self.invalid(format!("shared array {} does not exist here", array.0)));
         };
-        if arr.dims.len() != indices.len() {
+        let fits = if slice {
+            indices.len() < arr.dims.len()
+        } else {
+            indices.len() == arr.dims.len()
+        };
+        if !fits {
             return Err(self.invalid(format!(
                 "{} indices for `{}` of {} dimensions",
                 indices.len(),

@@ -82,6 +82,7 @@ impl Writer<'_> {
                 barrier,
             } => self.copy_async(dst, src, bytes, barrier),
             StmtKind::CopyAsyncStore { dst, src, bytes } => self.copy_async_store(dst, src, bytes),
+            StmtKind::TensorCopy(c) => self.tensor_copy(c),
             StmtKind::CopyAsyncCommit => self.copy_async_commit(),
             StmtKind::CopyAsyncWait(n) => self.copy_async_wait(*n),
             StmtKind::SetMaxRegs(n) => self.set_max_regs(s.id, *n),

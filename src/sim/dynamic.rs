@@ -1,8 +1,8 @@
 //! Where the simulator places kdslc's dynamic shared declarations
 //! ([`DynamicLayout`]), to keep out-of-bounds reports as exact as for static
-//! shared memory: each declaration is placed [`GAP`] bytes (or the layout's
-//! alignment) further than the one before it ([`remap`], applied where the
-//! decoder resolves `$dsmem+offset`), so that a red zone follows every declaration and an
+//! shared memory: each declaration is placed [`GAP`] bytes further than the
+//! one before it ([`remap`], applied where the decoder resolves
+//! `$dsmem+offset`), so that a red zone follows every declaration and an
 //! index past the end of one faults (S0002, naming it) instead of landing
 //! in the next. Addresses computed from a declaration's start keep their
 //! offsets within it, which is all kdslc's PTX does with them.
@@ -10,15 +10,12 @@
 use crate::launch::DynamicLayout;
 
 /// What the simulator adds between consecutive declarations: at least a
-/// red zone, and a multiple of 128 so every declaration keeps its
-/// alignment ...
-pub(crate) const GAP: u32 = 128;
-
-/// ... or of the layout's alignment, when a declaration is aligned to more
-/// (a swizzled array's repeat, up to 1024 bytes).
-fn gap(l: &DynamicLayout) -> u32 {
-    GAP.max(l.align)
-}
+/// red zone, and a multiple of 1024 so that every declaration keeps its
+/// address modulo 1024 — its alignment, and the phase of the swizzle
+/// patterns of tensor copies and wgmma, which are functions of the
+/// absolute shared address with a repeat of up to 1024 bytes (PTX ISA
+/// §5.5.7).
+pub(crate) const GAP: u32 = 1024;
 
 /// The index of the declaration `offset` (bytes into the dynamic array, as
 /// the PTX has it) belongs to: the last one starting at or before it (an
@@ -35,7 +32,7 @@ fn owner(l: &DynamicLayout, offset: i64) -> usize {
 /// the same place relative to its declaration, which the simulator has
 /// moved [`GAP`] bytes per declaration before it.
 pub(crate) fn remap(l: &DynamicLayout, offset: i64) -> i64 {
-    offset + i64::from(gap(l)) * owner(l, offset) as i64
+    offset + i64::from(GAP) * owner(l, offset) as i64
 }
 
 /// Where the simulator places declaration `i`, from the start of the
@@ -44,7 +41,7 @@ pub(crate) fn placed(l: &DynamicLayout, i: usize) -> Option<u32> {
     let v = l.vars.get(i)?;
     u32::try_from(i)
         .ok()?
-        .checked_mul(gap(l))?
+        .checked_mul(GAP)?
         .checked_add(v.offset)
 }
 

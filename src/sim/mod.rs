@@ -24,6 +24,7 @@ mod report;
 mod shared;
 mod spans;
 mod stats;
+pub(crate) mod tmap;
 
 use stats::LongestThread;
 pub use stats::Stats;
@@ -211,6 +212,9 @@ fn signature_of<'p>(
             name: name.to_string(),
             kind: match ty {
                 Ty::U64 | Ty::S64 if size == 8 => ParamKind::PtxU64,
+                // `.param .align 64 .b8 m[128]`: a `__grid_constant__
+                // CUtensorMap` (nothing else of 128 bytes can be given).
+                Ty::U8 if size == 128 => ParamKind::PtxTensorMap,
                 ty => ParamKind::Scalar(scalar_of(ty, size)),
             },
         })
@@ -250,12 +254,7 @@ const MAX_CLUSTER_BYTES: u64 = 4 << 30;
 /// Runs `launch` on `program`.
 pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
     let prog = &program.code;
-    let arrays_in = || {
-        launch.args.iter().filter_map(|a| match a {
-            ArgValue::Array(a) => Some(a),
-            ArgValue::Scalar { .. } => None,
-        })
-    };
+    let arrays_in = || launch.args.iter().filter_map(ArgValue::as_array);
     // A launch that cannot run leaves the arrays as they were given (or
     // none, when there is no memory for their copies either).
     let fail = |why: String| Outcome {
@@ -345,8 +344,67 @@ pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
     }
     let mut params = vec![0u8; kernel.param_size as usize];
     let mut array_allocs = Vec::new();
+    let mut maps = Vec::new();
     for (i, (p, a)) in kernel.params.iter().zip(&launch.args).enumerate() {
         let bits = match a {
+            ArgValue::TensorMap {
+                array,
+                dims,
+                strides,
+                map,
+            } => {
+                if p.size != 128 && p.size != 8 {
+                    return fail(format!(
+                        "parameter `{}` ({} bytes) can take neither a tensor map (128 bytes) nor a pointer to one",
+                        p.name, p.size
+                    ));
+                }
+                let data = match filled(&array.data, array.data.len() as u64) {
+                    Ok(data) => data,
+                    Err(why) => return fail(format!("the copy of array `{}`: {why}", array.name)),
+                };
+                let index = allocs.len();
+                array_allocs.push(index);
+                allocs.push(Alloc {
+                    name: array.name.clone(),
+                    data,
+                    read_only: !map.writable,
+                    elem: array.elem.size(),
+                    param: Some(i),
+                });
+                let es = u64::from(map.elem.size());
+                maps.push(tmap::MapRecord {
+                    name: array.name.clone(),
+                    alloc: index,
+                    elem: map.elem,
+                    dims: dims.iter().rev().copied().collect(),
+                    strides: std::iter::once(es)
+                        .chain(strides.iter().rev().copied())
+                        .collect(),
+                    boxes: map.boxes().iter().rev().copied().collect(),
+                    swizzle: map.swizzle,
+                    fill: map.fill,
+                });
+                let encoded = tmap::encode(maps.len() as u32 - 1);
+                if p.size == 128 {
+                    // By value (`__grid_constant__`): the 128 bytes are the
+                    // parameter.
+                    if let Some(dst) = params.get_mut(p.offset as usize..p.offset as usize + 128) {
+                        dst.copy_from_slice(&encoded);
+                    }
+                    continue;
+                }
+                // By pointer (`const CUtensorMap*`): the map in global memory.
+                let at = allocs.len();
+                allocs.push(Alloc {
+                    name: format!("{} (tensor map)", array.name),
+                    data: encoded.to_vec(),
+                    read_only: true,
+                    elem: 1,
+                    param: None,
+                });
+                alloc_base(at)
+            }
             ArgValue::Scalar { bits, .. } => {
                 if p.size > 8 {
                     return fail(format!(
@@ -392,10 +450,12 @@ pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
         params,
         &shared,
     );
+    m.mem.maps = maps;
     m.run();
     let run = report::Run {
         program,
         shared: &shared,
+        maps: &m.mem.maps,
     };
     let mut reports = report::from_events(&run, &m.events, &m.mem.allocs);
     if let Some(stop) = &m.stop {

@@ -107,7 +107,7 @@ impl SharedMap {
             }
         }
         // Dynamic bytes are bounded by the launch check (at most 227 KiB,
-        // plus 128 per declaration) and the static variables end below
+        // plus 1 KiB per declaration) and the static variables end below
         // 8 MiB: this fits in 24 bits.
         let size = base.saturating_add(extent).saturating_add(RED_ZONE);
         let owner = owner_map(&vars, size);
@@ -179,7 +179,6 @@ mod tests {
         let p = load(PTX, PtxSource::Kdsl { line_spans: &[] }).unwrap();
         let layout = DynamicLayout {
             bytes: 300,
-            align: 128,
             vars: vec![
                 DynamicVar {
                     name: "$b_full".into(),
@@ -201,18 +200,19 @@ mod tests {
         let m = SharedMap::new(&p.code, 300, Some(&layout));
         assert_eq!(m.var_at(base + 8).unwrap().name, "$b_full");
         // The tile moves one gap further: a red zone after each declaration.
-        assert_eq!(dynamic::remap(&layout, 128), 256);
-        assert_eq!(dynamic::remap(&layout, 128 + 171), 256 + 171);
+        let tile = 128 + dynamic::GAP;
+        assert_eq!(dynamic::remap(&layout, 128), i64::from(tile));
+        assert_eq!(dynamic::remap(&layout, 128 + 171), i64::from(tile) + 171);
         assert_eq!(dynamic::remap(&layout, 8), 8);
         // Padding stays with the declaration before it.
         assert_eq!(dynamic::remap(&layout, 100), 100);
-        assert_eq!(m.var_at(base + 256).unwrap().name, "$s_tile");
+        assert_eq!(m.var_at(base + tile).unwrap().name, "$s_tile");
         assert!(m.var_at(base + 128).is_none());
         assert!(m.var_at(base + 16).is_none());
         assert_eq!(m.owner[(base + 16) as usize], 0);
-        assert_eq!(m.owner[(base + 255) as usize], 0);
-        assert!(m.var_at(base + 256 + 172).is_none());
-        assert_eq!(m.size, base + 256 + 172 + RED_ZONE);
+        assert_eq!(m.owner[(base + tile - 1) as usize], 0);
+        assert!(m.var_at(base + tile + 172).is_none());
+        assert_eq!(m.size, base + tile + 172 + RED_ZONE);
         assert!(m.vars.iter().all(|v| v.name != "dsmem"));
     }
 }

@@ -46,7 +46,8 @@ pub struct MemoryClasses {
     #[serde(rename = "const")]
     pub constant: u64,
     pub generic: u64,
-    /// Bulk copies issued (`cp.async.bulk`) and their group operations.
+    /// Bulk copies issued (`cp.async.bulk`, tensor copies included) and
+    /// their group operations.
     pub bulk: u64,
 }
 
@@ -82,6 +83,8 @@ pub fn classify(prog: &Program, counts: &[u64], generic: [u64; 4]) -> Classes {
                 Some(
                     SyncOp::BulkToShared { .. }
                     | SyncOp::BulkToGlobal { .. }
+                    | SyncOp::TensorLoad { .. }
+                    | SyncOp::TensorStore { .. }
                     | SyncOp::BulkCommit
                     | SyncOp::BulkWait { .. },
                 ) => c.memory.bulk += n,

@@ -78,6 +78,12 @@ fn rust_version_covers_the_locked_dependency_tree() {
     );
 }
 
+/// CUDA twins whose kdsl kernel is not written yet (the language side of
+/// issue 16 writes `samples/hopper_gemm.kdsl`): they need no sample for
+/// now. Each must still lack its sample, so that the entry goes when the
+/// sample comes and the twin is checked like the others.
+pub const TWINS_AWAITING_THEIR_SAMPLE: &[&str] = &["hopper_gemm"];
+
 /// The comparison benchmark is the project's own: `bench/peer.py` uses the
 /// project's `scripts/cuda-tools.sh`, every CUDA twin it compares
 /// (`bench/kernels/NAME.cu`) has its kdsl source among the samples
@@ -115,6 +121,14 @@ fn the_benchmark_lives_in_the_repository() {
         );
         let stem = path.file_stem().and_then(|s| s.to_str()).expect("a name");
         let source = repo_root().join("samples").join(format!("{stem}.kdsl"));
+        if TWINS_AWAITING_THEIR_SAMPLE.contains(&stem) {
+            assert!(
+                !source.exists(),
+                "{} exists: take `{stem}` off TWINS_AWAITING_THEIR_SAMPLE",
+                source.display()
+            );
+            continue;
+        }
         let c = kdsl::compile(&source, &kdsl::Options::default())
             .unwrap_or_else(|e| panic!("{}: {e}", source.display()));
         assert!(

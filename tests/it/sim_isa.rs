@@ -909,7 +909,10 @@ fn unsupported_instructions_are_load_errors_with_their_line() {
             "\tld.global.L2::cache_hint.u32 %r1, [%rd1], %rd2;\n",
             "ld.global.L2::cache_hint.u32",
         ),
-        ("\twgmma.fence.sync.aligned;\n", "wgmma.fence.sync.aligned"),
+        (
+            "\ttensormap.replace.tile.global_address.global.b1024.b64 [%rd1], %rd2;\n",
+            "tensormap.replace.tile.global_address.global.b1024.b64",
+        ),
     ] {
         let err = ptx_str("t.ptx", &kernel(inst))
             .err()

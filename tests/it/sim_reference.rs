@@ -111,6 +111,27 @@ fn scalar(l: &Launch, i: usize) -> u64 {
     }
 }
 
+/// bf16 elements (little-endian bits) as f64.
+pub fn bf16s(bytes: &[u8]) -> Vec<f64> {
+    bytes
+        .chunks_exact(2)
+        .map(|c| {
+            f64::from(f32::from_bits(
+                u32::from(u16::from_le_bytes([c[0], c[1]])) << 16,
+            ))
+        })
+        .collect()
+}
+
+/// An f32 rounded to the nearest bf16 (ties to even), as its bits.
+pub fn bf16_bits(x: f32) -> u16 {
+    let u = x.to_bits();
+    if x.is_nan() {
+        return 0x7fff;
+    }
+    ((u + 0x7fff + ((u >> 16) & 1)) >> 16) as u16
+}
+
 fn sum(x: &[f32]) -> f32 {
     x.iter().map(|&v| f64::from(v)).sum::<f64>() as f32
 }
@@ -287,6 +308,37 @@ pub fn expected(l: &Launch) -> Vec<Expected> {
                 },
             ]
         }
+        // C = A·Bᵀ, bf16 in and out: the exact sum rounded once to f32,
+        // then to bf16. The simulator sums each wgmma's products exactly
+        // and rounds into the f32 accumulator once per wgmma, so this is
+        // its result whenever every partial sum is exact in f32 — as for
+        // the tests' inputs (`rand` bf16 are multiples of 2⁻⁸ below 1:
+        // for k ≤ 256 every sum is a multiple of 2⁻¹⁶ below 2⁸).
+        "hopper_gemm" => {
+            let tensor = |i: usize| match l.args.get(i) {
+                Some(ArgValue::TensorMap { array, .. }) => bf16s(&array.data),
+                other => panic!("hopper_gemm: argument {i} is not a tensor: {other:?}"),
+            };
+            let (a, b) = (tensor(0), tensor(1));
+            let (m, n, k) = (
+                scalar(l, 3) as usize,
+                scalar(l, 4) as usize,
+                scalar(l, 5) as usize,
+            );
+            let Values::Exact(mut c) = Values::decode(Scalar::BF16, bytes(l, 2)) else {
+                unreachable!("bf16 bits decode exactly")
+            };
+            for r in 0..m {
+                for col in 0..n {
+                    let s: f64 = (0..k).map(|j| a[r * k + j] * b[col * k + j]).sum();
+                    c[r * n + col] = i128::from(bf16_bits(s as f32));
+                }
+            }
+            vec![Expected {
+                arg: 2,
+                values: Values::Exact(c),
+            }]
+        }
         other => panic!("no reference for kernel `{other}`"),
     }
 }
@@ -361,7 +413,8 @@ pub fn check_arrays(l: &Launch, arrays: &[kdsl::launch::Array]) -> Result<(), St
         .args
         .iter()
         .enumerate()
-        .filter(|(_, a)| matches!(a, ArgValue::Array(_)))
+        // The run returns tensors' arrays too, in launch order.
+        .filter(|(_, a)| a.as_array().is_some())
         .map(|(i, _)| i)
         .collect();
     check(l, |arg| {

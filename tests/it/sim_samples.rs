@@ -115,6 +115,73 @@ pub fn case_sgemm_tiled(k: &Loaded) {
     run_checked(k, &l);
 }
 
+/// The Hopper GEMM (`hopper_gemm(a, b, c, m, n, k)`, C = A·Bᵀ in bf16 with
+/// 128×256×64 tiles) at shapes with partial tiles at every edge (m, n not
+/// multiples of the tile, an odd n, k not a multiple of 64, a 1×1 C), on
+/// small integers, under the in-order and two random schedules: exactly the
+/// reference.
+pub fn case_hopper_gemm(k: &Loaded) {
+    use kdsl::launch::{Swizzle, TensorElem};
+    use kdsl::sim::Schedule;
+    for (i, &(m, n, kk)) in [
+        (128u32, 256u32, 64u32),
+        (200, 300, 136),
+        (1, 1, 8),
+        (129, 257, 200),
+        (64, 301, 72),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let a = small_int_bf16((m * kk) as usize, 2 * i as u64 + 1);
+        let b = small_int_bf16((n * kk) as usize, 2 * i as u64 + 2);
+        let mut l = launch(
+            "hopper_gemm",
+            [n.div_ceil(256), m.div_ceil(128), 1],
+            [384, 1, 1],
+            [1, 1, 1],
+            vec![
+                tensor(
+                    "a",
+                    TensorElem::BF16,
+                    a,
+                    &[m.into(), kk.into()],
+                    &[128, 64],
+                    Swizzle::B128,
+                ),
+                tensor(
+                    "b",
+                    TensorElem::BF16,
+                    b,
+                    &[n.into(), kk.into()],
+                    &[256, 64],
+                    Swizzle::B128,
+                ),
+                array(
+                    "c",
+                    kdsl::types::Scalar::BF16,
+                    vec![0; (2 * m * n) as usize],
+                ),
+                u32v(m),
+                u32v(n),
+                u32v(kk),
+            ],
+        );
+        l.dynamic_shared = 196_672;
+        for schedule in [Schedule::InOrder, Schedule::Random(1), Schedule::Random(2)] {
+            let o = run_with(k, &l, schedule, 1_000_000_000);
+            assert!(
+                o.reports.is_empty(),
+                "{m}x{n}x{kk} {schedule:?}:\n{}",
+                rendered(k, &o)
+            );
+            if let Err(e) = check_arrays(&l, &o.arrays) {
+                panic!("{m}x{n}x{kk} {schedule:?}: {e}");
+            }
+        }
+    }
+}
+
 pub fn case_softmax_rows(k: &Loaded) {
     let (rows, cols) = (3u32, 600u32);
     let x: Vec<f32> = rand_f32((rows * cols) as usize, 8)

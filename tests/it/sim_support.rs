@@ -12,6 +12,18 @@ pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// The architecture a CUDA twin is compiled for: `sm_90`, or what its
+/// first line names (`// arch: sm_90a`).
+pub fn nvcc_arch(cu: &Path) -> String {
+    let text = std::fs::read_to_string(root().join(cu)).unwrap_or_default();
+    text.lines()
+        .next()
+        .and_then(|l| l.strip_prefix("// arch: "))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap_or("sm_90")
+        .to_string()
+}
+
 /// A loaded kernel module and the sources its reports point into.
 pub struct Loaded {
     pub program: Program,
@@ -127,6 +139,57 @@ pub fn f32v(v: f32) -> ArgValue {
         ty: Scalar::F32,
         bits: u64::from(v.to_bits()),
     }
+}
+
+/// A `.ptx` input's tensor-map argument (`tmap:`): `data` of a row-major
+/// tensor of `elem` with `dims` (outermost first), the box outermost first.
+pub fn tensor(
+    name: &str,
+    elem: kdsl::launch::TensorElem,
+    data: Vec<u8>,
+    dims: &[u64],
+    boxes: &[u32],
+    swizzle: kdsl::launch::Swizzle,
+) -> ArgValue {
+    let mut box_dims = [0u32; 5];
+    for (d, b) in box_dims.iter_mut().zip(boxes) {
+        *d = *b;
+    }
+    let map = kdsl::launch::TensorMapSig {
+        elem,
+        rank: boxes.len() as u8,
+        box_dims,
+        swizzle,
+        fill: kdsl::launch::OobFill::Zero,
+        l2_promotion: 0,
+        writable: true,
+    };
+    ArgValue::TensorMap {
+        array: Array {
+            name: name.to_string(),
+            elem: elem.storage(),
+            data,
+            writable: true,
+        },
+        dims: dims.to_vec(),
+        strides: kdsl::launch::tensor::dense_strides(dims, elem),
+        map,
+    }
+}
+
+/// bf16 bits of small integers: `n` values in -3..=3, reproducible from
+/// `seed` (products and sums of them are exact in every order).
+pub fn small_int_bf16(n: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    (0..n)
+        .flat_map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let v = (x % 7) as f32 - 3.0;
+            ((v.to_bits() >> 16) as u16).to_le_bytes()
+        })
+        .collect()
 }
 
 pub fn as_f32(a: &Array) -> Vec<f32> {
@@ -267,6 +330,13 @@ pub fn header_launch(text: &str, program: &Program) -> Launch {
 }
 
 fn parse_arg(name: &str, v: &str) -> ArgValue {
+    if v.starts_with("tmap:") {
+        let param = kdsl::launch::ParamSig {
+            name: name.to_string(),
+            kind: kdsl::launch::ParamKind::PtxTensorMap,
+        };
+        return kdsl::launch::value::parse(&param, v).unwrap_or_else(|e| panic!("{e}"));
+    }
     let (ty, rest) = v.split_once(':').expect("TYPE:VALUE");
     let elem = Scalar::from_name(ty).unwrap_or_else(|| panic!("type `{ty}`"));
     let parts: Vec<&str> = rest.split(':').collect();

@@ -17,7 +17,8 @@ fn nvcc_ptx(nvcc: &Path, name: &str, lineinfo: bool) -> String {
     let dir = tempfile::tempdir().expect("temp dir");
     let out = dir.path().join(format!("{name}.ptx"));
     let mut cmd = Command::new(nvcc);
-    cmd.args(["-ptx", "-arch=sm_90", "-o"]).arg(&out).arg(&src);
+    let arch = format!("-arch={}", nvcc_arch(&src));
+    cmd.args(["-ptx", arch.as_str(), "-o"]).arg(&out).arg(&src);
     if lineinfo {
         cmd.arg("-lineinfo");
     }
@@ -68,6 +69,13 @@ fn sgemm_tiled() {
 #[test]
 fn softmax_rows() {
     twin("softmax_rows", case_softmax_rows);
+}
+
+/// The Hopper GEMM's twin: TMA tensor copies, mbarriers, wgmma and
+/// setmaxnreg from nvcc's PTX (sm_90a).
+#[test]
+fn hopper_gemm() {
+    twin("hopper_gemm", case_hopper_gemm);
 }
 
 /// With `-lineinfo`, a report points into the `.cu` file (the `.loc` of the

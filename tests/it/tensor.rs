@@ -303,3 +303,50 @@ fn element_access_goes_through_the_swizzle_in_the_simulator() {
         }
     }
 }
+
+const COPIES: &str = include_str!("../fixtures/tensor/copies.kdsl");
+
+/// Every form of tensor copy has golden PTX (sm_90a) and assembles: with
+/// the multicast on sm_90a and sm_100a, without it on sm_90 too.
+#[test]
+fn tensor_copies_match_golden_ptx_and_assemble() {
+    let c = compile(COPIES, Target::Sm90a);
+    let ptx = c.ptx.as_deref().unwrap();
+    let golden = common::repo_root().join("tests/golden/tensor_copies.sm_90a.ptx");
+    if std::env::var_os("KDSL_BLESS").is_some() {
+        std::fs::write(&golden, ptx).unwrap();
+    }
+    let expected = std::fs::read_to_string(&golden).unwrap_or_default();
+    assert!(
+        expected == ptx,
+        "{} is out of date (rerun with KDSL_BLESS=1 and review the diff)",
+        golden.display()
+    );
+    for form in [
+        "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
+        "cp.async.bulk.tensor.3d.",
+        "cp.async.bulk.tensor.4d.",
+        "cp.async.bulk.tensor.5d.",
+        "complete_tx::bytes.multicast::cluster",
+        "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group",
+        "cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group",
+        // Coordinates innermost first: `v[-8]`, `c3[0, 1, 2]`.
+        "{-8}",
+        "{2, 1, 0}",
+    ] {
+        assert!(ptx.contains(form), "no `{form}`");
+    }
+    let Some(ptxas) = common::ptxas::require_ptxas() else {
+        return;
+    };
+    for target in [Target::Sm90a, Target::Sm100a] {
+        let c = compile(COPIES, target);
+        common::ptxas::assemble(&ptxas, c.ptx.as_deref().unwrap(), target.name())
+            .unwrap_or_else(|e| panic!("{target}: {e}"));
+    }
+    let plain = COPIES
+        .replace(", mask = 3", "")
+        .replace("2 * bytes_of(sa[s])", "bytes_of(sa[s])");
+    let c = compile(&plain, Target::Sm90);
+    common::ptxas::assemble(&ptxas, c.ptx.as_deref().unwrap(), "sm_90").unwrap();
+}

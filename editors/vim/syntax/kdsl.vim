@@ -23,6 +23,7 @@ syn match   kdslBuiltinFn    "\<\%(redux_add\|redux_min\|redux_max\|redux_and\|r
 syn match   kdslBuiltinFn    "\<\%(lane_mask_eq\|lane_mask_lt\|lane_mask_le\|lane_mask_gt\|lane_mask_ge\|sync_warp\)\ze\s*("
 syn match   kdslBuiltinFn    "\<\%(sync_threads\|cluster_sync\|fence\|fence_proxy_async\)\ze\s*("
 syn match   kdslBuiltinFn    "\<\%(copy_async\|copy_async_store\|copy_async_commit\|copy_async_wait\|remote\)\ze\s*("
+syn match   kdslBuiltinFn    "\<\%(tma_load\|tma_store\|tma_reduce_add\|bytes_of\)\ze\s*("
 syn match   kdslBuiltinFn    "\<\%(load2\|load4\|store2\|store4\)\ze\s*("
 syn match   kdslBuiltinFn    "\<\%(acc_row\|acc_col\|wgmma\|wgmma_commit\|wgmma_wait\|set_max_regs\)\ze\s*("
 " Barrier operations: `full[s].wait(0)`, `ready.sync()`.

@@ -20,6 +20,8 @@ pub(crate) enum Param {
     Value(u64),
     /// The device address of the launch's `n`th array argument.
     Buffer(usize),
+    /// A tensor map over the launch's `n`th array argument.
+    TensorMap(usize),
 }
 
 /// The launch configuration of `cuLaunchKernelEx`.
@@ -64,6 +66,10 @@ impl DriverLaunch {
                     arrays += 1;
                     Param::Buffer(arrays - 1)
                 }
+                ArgValue::TensorMap { .. } => {
+                    arrays += 1;
+                    Param::TensorMap(arrays - 1)
+                }
             })
             .collect();
         let runtime_cluster = launch.cluster != [1, 1, 1] && !compiled_cluster;
@@ -86,6 +92,7 @@ impl DriverLaunch {
             .map(|p| match p {
                 Param::Value(bits) => Some(*bits),
                 Param::Buffer(i) => addresses.get(*i).copied(),
+                Param::TensorMap(_) => None,
             })
             .collect()
     }

@@ -36,6 +36,14 @@ use std::time::Duration;
 pub fn run(args: &RunArgs, reporter: &mut Reporter) -> Result<(), Fail> {
     let input = launch_io::load(&args.launch, reporter)?;
     let launch = launch_io::prepare(&args.launch, &input)?;
+    if let Some(name) = launch.args.iter().find_map(|a| match a {
+        crate::launch::ArgValue::TensorMap { array, .. } => Some(&array.name),
+        _ => None,
+    }) {
+        return Err(Fail::Usage(format!(
+            "`{name}` is a tensor map, and kdslc run does not encode tensor maps yet (kdslc sim runs the kernel)"
+        )));
+    }
     let json = args.launch.common.message_format == MessageFormat::Json;
     let timeout = Duration::from_secs_f64(args.timeout);
 
@@ -86,7 +94,7 @@ pub fn run(args: &RunArgs, reporter: &mut Reporter) -> Result<(), Fail> {
             ));
         }
     }
-    launch_io::write_outputs(&args.launch, &arrays)
+    launch_io::write_outputs(&args.launch, &launch, &arrays)
 }
 
 /// `--check-sim`'s verdict: exit 4 with the differences listed.

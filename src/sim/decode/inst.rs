@@ -241,6 +241,66 @@ fn fmode(m: &mut Mods) -> FMode {
     }
 }
 
+/// `cvt` of the packed types: `.bf16x2`/`.f16x2` from two f32s, the
+/// 8-bit float pairs from two f32s or an `.f16x2`, and `.f16x2` from an
+/// 8-bit pair (PTX ISA §9.7.9.21).
+fn cvt_packed(b: &mut Builder, m: &mut Mods, ops: &[Operand]) -> R<Inst> {
+    let rnd = m.take_any(&["rn", "rz", "rna", "rm", "rp"]);
+    let relu = m.take("relu");
+    let satfinite = m.take("satfinite");
+    let words: Vec<&str> = m.words().to_vec();
+    let kind = match words.as_slice() {
+        ["bf16x2", "f32"] => Packed::Bf16x2FromF32,
+        ["f16x2", "f32"] => Packed::F16x2FromF32,
+        ["e4m3x2", "f32"] => Packed::E4m3x2FromF32,
+        ["e5m2x2", "f32"] => Packed::E5m2x2FromF32,
+        ["e4m3x2", "f16x2"] => Packed::E4m3x2FromF16x2,
+        ["e5m2x2", "f16x2"] => Packed::E5m2x2FromF16x2,
+        ["f16x2", "e4m3x2"] => Packed::F16x2FromE4m3x2,
+        ["f16x2", "e5m2x2"] => Packed::F16x2FromE5m2x2,
+        _ => return unsupported(format!("`cvt.{}`", words.join("."))),
+    };
+    m.clear();
+    let to_fp8 = matches!(
+        kind,
+        Packed::E4m3x2FromF32
+            | Packed::E5m2x2FromF32
+            | Packed::E4m3x2FromF16x2
+            | Packed::E5m2x2FromF16x2
+    );
+    match rnd {
+        Some("rn") => {}
+        Some("rz")
+            if !to_fp8 && !matches!(kind, Packed::F16x2FromE4m3x2 | Packed::F16x2FromE5m2x2) => {}
+        Some(r) => return unsupported(format!("`.{r}` on this packed `cvt`")),
+        None => return invalid("a packed `cvt` needs its rounding (`.rn`)"),
+    }
+    if to_fp8 && !satfinite {
+        return invalid("a conversion to an 8-bit float pair needs `.satfinite`");
+    }
+    let mut inst = base_inst(Op::CvtPacked(CvtPacked {
+        kind,
+        rz: rnd == Some("rz"),
+        relu,
+        satfinite,
+    }));
+    inst.d = b.dst(ops.first())?;
+    let two = matches!(
+        kind,
+        Packed::Bf16x2FromF32
+            | Packed::F16x2FromF32
+            | Packed::E4m3x2FromF32
+            | Packed::E5m2x2FromF32
+    );
+    if two {
+        inst.a = b.src(ops.get(1), Ty::F32)?;
+        inst.b = b.src(ops.get(2), Ty::F32)?;
+    } else {
+        inst.a = b.src(ops.get(1), Ty::U32)?;
+    }
+    Ok(inst)
+}
+
 pub fn decode(b: &mut Builder, i: &ast::Instruction) -> R<Inst> {
     let full = i.full_name();
     let mut inst = decode_op(b, i, &full).map_err(|(kind, msg)| {
@@ -542,6 +602,12 @@ fn decode_op(b: &mut Builder, i: &ast::Instruction, full: &str) -> R<Inst> {
             inst.c = b.src(o(3), Ty::Pred)?;
             inst
         }
+        "cvt"
+            if m.peek_any(&["bf16x2", "f16x2", "e4m3x2", "e5m2x2"])
+                .is_some() =>
+        {
+            return cvt_packed(b, &mut m, ops)
+        }
         "cvt" => {
             let rnd = match m.take_any(&["rn", "rz", "rm", "rp", "rni", "rzi", "rmi", "rpi", "rna"])
             {
@@ -635,12 +701,16 @@ fn decode_op(b: &mut Builder, i: &ast::Instruction, full: &str) -> R<Inst> {
             super::inst_sync::fence(&mut m, op)?;
             base_inst(Op::Nop)
         }
-        "prefetch" | "prefetchu" | "nanosleep" | "pmevent" | "discard" | "applypriority"
-        | "createpolicy" => {
-            if op == "createpolicy" {
-                return unsupported("cache policies");
-            }
+        "prefetch" | "prefetchu" | "nanosleep" | "pmevent" | "discard" | "applypriority" => {
             base_inst(Op::Nop)
+        }
+        "createpolicy" => {
+            // A cache policy is an opaque 64-bit value that only cache
+            // hints read, and they change nothing here: it is 0.
+            let mut inst = base_inst(Op::Mov);
+            inst.d = b.dst(o(0))?;
+            inst.a = b.c(0)?;
+            inst
         }
         "bra" | "brx" => {
             if op == "brx" {
@@ -669,6 +739,9 @@ fn decode_op(b: &mut Builder, i: &ast::Instruction, full: &str) -> R<Inst> {
             })
         }
         "bar" | "barrier" => return super::inst_control::barrier(b, &mut m, ops),
+        "wgmma" => return super::inst_tensor::wgmma(b, &mut m, ops),
+        "setmaxnreg" => return super::inst_tensor::setmaxnreg(b, &mut m, ops),
+        "ldmatrix" | "stmatrix" => return super::inst_tensor::matrix(b, &mut m, op, ops),
         "mbarrier" => return super::inst_sync::mbarrier(b, &mut m, ops),
         "cp" => return super::inst_sync::copy(b, &mut m, ops),
         "shfl" | "vote" | "activemask" | "elect" | "redux" => {

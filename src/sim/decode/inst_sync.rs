@@ -140,6 +140,7 @@ pub fn mbarrier(b: &mut Builder, m: &mut Mods, ops: &[Operand]) -> R<Inst> {
 
 pub fn copy(b: &mut Builder, m: &mut Mods, ops: &[Operand]) -> R<Inst> {
     let o = |k: usize| ops.get(k);
+    let reduce = m.take("reduce");
     if !m.take("async") {
         return unsupported("the opcode `cp`");
     }
@@ -147,7 +148,10 @@ pub fn copy(b: &mut Builder, m: &mut Mods, ops: &[Operand]) -> R<Inst> {
         return unsupported("non-bulk `cp.async` (sm_80 asynchronous copies)");
     }
     if m.take("tensor") {
-        return unsupported("tensor copies (`cp.async.bulk.tensor`)");
+        return tensor_copy(b, m, ops, reduce);
+    }
+    if reduce {
+        return unsupported("bulk reductions without a tensor map (`cp.reduce.async.bulk`)");
     }
     if m.take("commit_group") {
         m.finish().map_err(unsup)?;
@@ -169,11 +173,11 @@ pub fn copy(b: &mut Builder, m: &mut Mods, ops: &[Operand]) -> R<Inst> {
         m.finish().map_err(unsup)?;
         return Ok(super::inst::base_inst(Op::Nop));
     }
-    if m.take("multicast::cluster") {
-        return unsupported("multicast bulk copies");
-    }
-    if m.take("L2::cache_hint") || m.take("cp_mask") {
-        return unsupported("cache hints and byte masks on bulk copies");
+    let multicast = m.take("multicast::cluster");
+    // A cache policy operand changes nothing here.
+    let hint = m.take("L2::cache_hint");
+    if m.take("cp_mask") {
+        return unsupported("byte masks on bulk copies");
     }
     let completion_mbar = m.take("mbarrier::complete_tx::bytes");
     let bulk_group = m.take("bulk_group");
@@ -184,18 +188,157 @@ pub fn copy(b: &mut Builder, m: &mut Mods, ops: &[Operand]) -> R<Inst> {
             &[dst @ (Space::SharedCluster | Space::Shared), src @ (Space::Global | Space::Shared)],
             true,
             false,
-        ) => SyncOp::BulkToShared {
-            dst: b.sync_addr(o(0), dst)?,
-            src: b.sync_addr(o(1), src)?,
-            size: b.src(o(2), Ty::U32)?,
-            mbar: b.sync_addr(o(3), Space::SharedCluster)?,
-        },
-        (&[Space::Global, Space::Shared], false, true) => SyncOp::BulkToGlobal {
-            dst: b.sync_addr(o(0), Space::Global)?,
-            src: b.sync_addr(o(1), Space::Shared)?,
-            size: b.src(o(2), Ty::U32)?,
-        },
+        ) => {
+            if multicast && (dst != Space::SharedCluster || src != Space::Global) {
+                return invalid("`.multicast::cluster` copies from global to `.shared::cluster`");
+            }
+            let n = 4 + usize::from(multicast) + usize::from(hint);
+            if ops.len() != n {
+                return invalid(format!("this form takes {n} operands"));
+            }
+            SyncOp::BulkToShared {
+                dst: b.sync_addr(o(0), dst)?,
+                src: b.sync_addr(o(1), src)?,
+                size: b.src(o(2), Ty::U32)?,
+                mbar: b.sync_addr(o(3), Space::SharedCluster)?,
+                mask: if multicast {
+                    Some(b.src(o(4), Ty::U16)?)
+                } else {
+                    None
+                },
+            }
+        }
+        (&[Space::Global, Space::Shared], false, true) if !multicast => {
+            let n = 3 + usize::from(hint);
+            if ops.len() != n {
+                return invalid(format!("this form takes {n} operands"));
+            }
+            SyncOp::BulkToGlobal {
+                dst: b.sync_addr(o(0), Space::Global)?,
+                src: b.sync_addr(o(1), Space::Shared)?,
+                size: b.src(o(2), Ty::U32)?,
+            }
+        }
         _ => return unsupported("this form of `cp.async.bulk`"),
+    };
+    Ok(b.sync(op))
+}
+
+/// `[map, {c0, c1, ...}]`: the map's generic address and the list of the
+/// coordinates (`.s32`, innermost first).
+fn tensor_operand(b: &mut Builder, op: Option<&Operand>, rank: u8) -> R<(u32, u32)> {
+    let Some(Operand::List(items)) = op else {
+        return invalid("expected a tensor operand `[map, {c0, ...}]`");
+    };
+    let [map, Operand::Vector(coords)] = items.as_slice() else {
+        return invalid("expected a tensor operand `[map, {c0, ...}]`");
+    };
+    if coords.len() != usize::from(rank) {
+        return invalid(format!(
+            "`.{rank}d` takes {rank} coordinates, not {}",
+            coords.len()
+        ));
+    }
+    let map = b.src(Some(map), Ty::U64)?;
+    let mut slots = Vec::new();
+    for c in coords {
+        slots.push(b.src(Some(c), Ty::S32)?);
+    }
+    Ok((map, b.list(slots)))
+}
+
+/// `cp.async.bulk.tensor` (tile mode: loads completing on an mbarrier,
+/// optionally multicast; stores in bulk groups), `cp.reduce.async.bulk.tensor`
+/// and `cp.async.bulk.prefetch.tensor` (no effect).
+fn tensor_copy(b: &mut Builder, m: &mut Mods, ops: &[Operand], reduce: bool) -> R<Inst> {
+    let o = |k: usize| ops.get(k);
+    let rank = match m.take_any(&["1d", "2d", "3d", "4d", "5d"]) {
+        Some("1d") => 1,
+        Some("2d") => 2,
+        Some("3d") => 3,
+        Some("4d") => 4,
+        Some(_) => 5,
+        None => return invalid("a tensor copy needs its dimension (`.1d` ... `.5d`)"),
+    };
+    if m.peek_any(&[
+        "im2col",
+        "im2col_no_offs",
+        "tile::gather4",
+        "tile::scatter4",
+    ])
+    .is_some()
+    {
+        return unsupported("tensor copies in im2col or gather/scatter mode");
+    }
+    m.take("tile");
+    let hint = m.take("L2::cache_hint");
+    if m.take("prefetch") {
+        m.take("L2");
+        let spaces = m.take_spaces();
+        m.finish().map_err(unsup)?;
+        if spaces != [Space::Global] {
+            return invalid("`cp.async.bulk.prefetch.tensor` prefetches from `.global`");
+        }
+        tensor_operand(b, o(0), rank)?;
+        return Ok(super::inst::base_inst(Op::Nop));
+    }
+    let mbar = m.take("mbarrier::complete_tx::bytes");
+    let bulk_group = m.take("bulk_group");
+    let multicast = m.take("multicast::cluster");
+    let red = if reduce {
+        Some(
+            match m.take_any(&["add", "min", "max", "inc", "dec", "and", "or", "xor"]) {
+                Some("add") => TensorRed::Add,
+                Some("min") => TensorRed::Min,
+                Some("max") => TensorRed::Max,
+                Some("inc") => TensorRed::Inc,
+                Some("dec") => TensorRed::Dec,
+                Some("and") => TensorRed::And,
+                Some("or") => TensorRed::Or,
+                Some(_) => TensorRed::Xor,
+                None => return invalid("`cp.reduce.async.bulk.tensor` needs its operation"),
+            },
+        )
+    } else {
+        None
+    };
+    let spaces = m.take_spaces();
+    m.finish().map_err(unsup)?;
+    let op = match (spaces.as_slice(), mbar, bulk_group) {
+        (&[Space::SharedCluster | Space::Shared, Space::Global], true, false) if !reduce => {
+            let n = 3 + usize::from(multicast) + usize::from(hint);
+            if ops.len() != n {
+                return invalid(format!("this form takes {n} operands"));
+            }
+            let (map, coords) = tensor_operand(b, o(1), rank)?;
+            SyncOp::TensorLoad {
+                dst: b.sync_addr(o(0), Space::SharedCluster)?,
+                map,
+                coords,
+                rank,
+                mbar: b.sync_addr(o(2), Space::SharedCluster)?,
+                mask: if multicast {
+                    Some(b.src(o(3), Ty::U16)?)
+                } else {
+                    None
+                },
+            }
+        }
+        (&[Space::Global, Space::Shared], false, true) if !multicast => {
+            let n = 2 + usize::from(hint);
+            if ops.len() != n {
+                return invalid(format!("this form takes {n} operands"));
+            }
+            let (map, coords) = tensor_operand(b, o(0), rank)?;
+            SyncOp::TensorStore {
+                map,
+                coords,
+                rank,
+                src: b.sync_addr(o(1), Space::Shared)?,
+                red,
+            }
+        }
+        _ => return unsupported("this form of `cp.async.bulk.tensor`"),
     };
     Ok(b.sync(op))
 }

@@ -21,6 +21,7 @@ mod inst;
 mod inst_control;
 mod inst_memory;
 mod inst_sync;
+mod inst_tensor;
 pub(crate) mod layout;
 mod mods;
 pub mod ops;
@@ -150,9 +151,29 @@ pub struct Program {
     /// there, 0 in the red zones (see [`owner_map`]).
     pub shared_owner: Vec<u16>,
     pub local_owner: Vec<u16>,
+    /// The declared registers, for reports: (first slot, count, name; a
+    /// range `%f<128>` is `%f` with 128 slots), in increasing slots.
+    pub reg_names: Vec<(u32, u32, String)>,
 }
 
 impl Program {
+    /// The name of the register in `slot` (`%f12`), if it is one.
+    pub fn reg_name(&self, slot: u32) -> Option<String> {
+        let i = self
+            .reg_names
+            .partition_point(|&(base, _, _)| base <= slot)
+            .checked_sub(1)?;
+        let (base, count, name) = self.reg_names.get(i)?;
+        if slot >= base + count {
+            return None;
+        }
+        Some(if *count == 1 && !name.ends_with('<') {
+            name.clone()
+        } else {
+            format!("{}{}", name.trim_end_matches('<'), slot - base)
+        })
+    }
+
     pub fn kernel(&self, name: &str) -> Option<&Kernel> {
         self.kernels.iter().find(|k| k.name == name)
     }
@@ -209,6 +230,7 @@ pub fn decode<'m>(
         module_vars: b.module_vars,
         shared_owner,
         local_owner,
+        reg_names: b.reg_names,
     })
 }
 
@@ -248,6 +270,7 @@ struct Builder<'m> {
     /// The function being decoded and the latest `.loc`.
     func: u32,
     loc: Option<Loc>,
+    reg_names: Vec<(u32, u32, String)>,
 }
 
 fn err<T>(pos: Pos, kind: LoadErrorKind, message: impl Into<String>) -> Result<T, LoadError> {
@@ -288,6 +311,7 @@ impl<'m> Builder<'m> {
             scopes: Scopes::default(),
             func: 0,
             loc: None,
+            reg_names: Vec::new(),
         }
     }
 
@@ -502,8 +526,12 @@ impl<'m> Builder<'m> {
                     .or_else(|m| err(v.pos, LoadErrorKind::Unsupported, m))?;
                 if v.range.is_some() {
                     self.scopes.declare_range(&v.name, base, count);
+                    // `<` marks a range: `%f<` names `%f0`, `%f1`, ...
+                    self.reg_names
+                        .push((base, count.max(1), format!("{}<", v.name)));
                     return Ok(());
                 }
+                self.reg_names.push((base, 1, v.name.clone()));
                 Binding::Reg(base)
             }
             ast::Space::Shared => Binding::Shared(self.add_shared(v)?),

@@ -208,6 +208,32 @@ pub enum CvtRnd {
     Rpi,
 }
 
+/// A packed conversion of `cvt` (two values in one register).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Packed {
+    /// `.bf16x2.f32 d, a, b` / `.f16x2.f32`: `a` into the upper half.
+    Bf16x2FromF32,
+    F16x2FromF32,
+    /// `.e4m3x2.f32 d, a, b` (`.b16` d, `a` into the upper byte).
+    E4m3x2FromF32,
+    E5m2x2FromF32,
+    /// `.e4m3x2.f16x2 d, a`: each half of `a` into the byte of its side.
+    E4m3x2FromF16x2,
+    E5m2x2FromF16x2,
+    /// `.f16x2.e4m3x2 d, a` (`.b16` a).
+    F16x2FromE4m3x2,
+    F16x2FromE5m2x2,
+}
+
+/// `cvt` of a packed type: `.rn` or `.rz`, `.relu`, `.satfinite`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CvtPacked {
+    pub kind: Packed,
+    pub rz: bool,
+    pub relu: bool,
+    pub satfinite: bool,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Cvt {
     pub to: Ty,
@@ -352,6 +378,8 @@ pub enum Op {
     FUn(FUnOp, Ty, Rnd, FMode),
     /// `testp.finite` etc. are not supported; `Cvt` is every conversion.
     Cvt(Cvt),
+    /// A packed conversion: `d` from `a` (and `b` for two sources).
+    CvtPacked(CvtPacked),
     /// `cvta`: `a` converted between `space` and generic.
     Cvta(Space, CvtaDir),
     /// `mapa`: `a` in the CTA of rank `b`; `generic` for `mapa.u64` on
@@ -489,12 +517,35 @@ pub enum SyncOp {
         d: u32,
         state: u32,
     },
-    /// `cp.async.bulk.shared::cluster.{global,shared::cta}.mbarrier::complete_tx::bytes`.
+    /// `cp.async.bulk.shared::cluster.{global,shared::cta}.mbarrier::complete_tx::bytes`,
+    /// with `.multicast::cluster` the 16-bit `ctaMask` in `mask`.
     BulkToShared {
         dst: Addr,
         src: Addr,
         size: u32,
         mbar: Addr,
+        mask: Option<u32>,
+    },
+    /// `cp.async.bulk.tensor.Nd.shared::cluster.global{.tile}.mbarrier::complete_tx::bytes{.multicast::cluster}`:
+    /// the box at `coords` (a list of `rank` slots, innermost first) of
+    /// the map at the generic address `map` into shared memory at `dst`.
+    TensorLoad {
+        dst: Addr,
+        map: u32,
+        coords: u32,
+        rank: u8,
+        mbar: Addr,
+        mask: Option<u32>,
+    },
+    /// `cp.async.bulk.tensor.Nd.global.shared::cta{.tile}.bulk_group` and
+    /// `cp.reduce.async.bulk.tensor...{op}...`: shared memory at `src` into
+    /// the box at `coords` of the map.
+    TensorStore {
+        map: u32,
+        coords: u32,
+        rank: u8,
+        src: Addr,
+        red: Option<TensorRed>,
     },
     /// `cp.async.bulk.global.shared::cta.bulk_group`.
     BulkToGlobal {
@@ -537,6 +588,123 @@ pub enum SyncOp {
         a: u32,
         mask: u32,
     },
+    /// `wgmma.mma_async`: a warp's share of a warpgroup matrix product.
+    Wgmma(Box<Wgmma>),
+    /// `wgmma.commit_group`.
+    WgmmaCommit,
+    /// `wgmma.wait_group n` (at most 7, as ptxas clamps it).
+    WgmmaWait {
+        n: u32,
+    },
+    /// `setmaxnreg.{inc,dec}.sync.aligned.u32 n`.
+    SetMaxNreg {
+        inc: bool,
+        n: u32,
+    },
+    /// `ldmatrix`/`stmatrix.sync.aligned.m8n8.xN{.trans}.shared.b16`:
+    /// `num` 8x8 matrices of 16-bit elements, the rows at the addresses of
+    /// lanes `8i..8i+7`; `regs` lists the `num` registers.
+    Matrix {
+        store: bool,
+        addr: Addr,
+        num: u8,
+        trans: bool,
+        regs: u32,
+    },
+}
+
+/// An input type of `wgmma.mma_async`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WgIn {
+    F16,
+    BF16,
+    TF32,
+    E4M3,
+    E5M2,
+    S8,
+    U8,
+}
+
+impl WgIn {
+    pub fn bytes(self) -> u32 {
+        match self {
+            WgIn::F16 | WgIn::BF16 => 2,
+            WgIn::TF32 => 4,
+            WgIn::E4M3 | WgIn::E5M2 | WgIn::S8 | WgIn::U8 => 1,
+        }
+    }
+
+    pub fn is_int(self) -> bool {
+        matches!(self, WgIn::S8 | WgIn::U8)
+    }
+}
+
+/// The accumulator type of `wgmma.mma_async`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WgOut {
+    F32,
+    F16,
+    S32,
+}
+
+/// Where `wgmma.mma_async` takes its A operand.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WgA {
+    /// A shared-memory descriptor (SS): its slot.
+    Desc(u32),
+    /// Four registers per thread (RS): a list of their slots.
+    Regs(u32),
+}
+
+/// One `wgmma.mma_async.sync.aligned.m64nNkK.dtype.atype.btype`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Wgmma {
+    pub n: u32,
+    pub k: u32,
+    pub out: WgOut,
+    pub a_ty: WgIn,
+    pub b_ty: WgIn,
+    pub satfinite: bool,
+    /// The accumulator registers: a list of `nd` slots.
+    pub d: u32,
+    pub nd: u32,
+    pub a: WgA,
+    /// B's descriptor slot.
+    pub b: u32,
+    /// `scale-d`: a predicate slot (negated when `.1`), or a constant.
+    pub scale_d: (u32, bool),
+    pub neg_a: bool,
+    pub neg_b: bool,
+    pub trans_a: bool,
+    pub trans_b: bool,
+}
+
+/// The operation of `cp.reduce.async.bulk.tensor`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TensorRed {
+    Add,
+    Min,
+    Max,
+    Inc,
+    Dec,
+    And,
+    Or,
+    Xor,
+}
+
+impl TensorRed {
+    pub fn name(self) -> &'static str {
+        match self {
+            TensorRed::Add => "add",
+            TensorRed::Min => "min",
+            TensorRed::Max => "max",
+            TensorRed::Inc => "inc",
+            TensorRed::Dec => "dec",
+            TensorRed::And => "and",
+            TensorRed::Or => "or",
+            TensorRed::Xor => "xor",
+        }
+    }
 }
 
 /// A call: parameter bytes copied in before the jump and out after the

@@ -1,15 +1,22 @@
-//! Bulk asynchronous copies (`cp.async.bulk`): checked and queued at the
-//! issue, the bytes land and `complete_tx` happens later — when the issuing
-//! thread next blocks (in order), or at a random point (random schedule),
-//! and at the latest when no thread can run otherwise. The source is read
-//! when the copy lands, as the hardware may, so overwriting it before the
-//! copy's completion is observable.
+//! Bulk asynchronous copies (`cp.async.bulk`, and the tensor copies of
+//! `tensor.rs`): checked and queued at the issue, the bytes land and
+//! `complete_tx` happens later — when the issuing thread next blocks (in
+//! order), or at a random point (random schedule), and at the latest when
+//! no thread can run otherwise. The source is read when the copy lands, as
+//! the hardware may, so overwriting it before the copy's completion is
+//! observable. A `.multicast::cluster` copy lands the same bytes at the
+//! same offset in every CTA of its mask and completes its transaction
+//! bytes on the mbarrier at the same offset in each.
 
 use super::events::{AccessKind, Issue};
 use super::memory::{self, Fault, Target};
 use super::state::{Copy, CopyKind};
 use super::Machine;
-use crate::sim::decode::ops::{Space, SyncOp};
+use crate::sim::decode::ops::{Addr, Space, SyncOp};
+
+/// Where a copy into shared memory lands: the destination CTAs (each with
+/// its mbarrier's CTA), the destination offset, the mbarrier's offset.
+pub(super) type Landing = (Vec<(u32, u32)>, u64, u32);
 
 /// The most bulk copies in flight in a cluster.
 pub(super) const MAX_IN_FLIGHT: usize = 4096;
@@ -22,19 +29,15 @@ impl Machine<'_> {
                 src,
                 size,
                 mbar,
+                mask,
             } => {
                 let size = self.reg(t, *size) as u32;
                 let d = self.reg(t, dst.base).wrapping_add(dst.off as u64);
                 let s = self.reg(t, src.base).wrapping_add(src.off as u64);
                 self.check_shape(t, pc, u64::from(size), d, s);
                 let own = self.cluster.threads.get(t as usize).map_or(0, |th| th.rank);
-                let (dst_rank, dst_off) = memory::split_cluster(d, own);
-                let (dst_rank, dst_off) = if dst.space == Space::Shared {
-                    (own, d & 0xffff_ffff)
-                } else {
-                    (dst_rank, dst_off)
-                };
-                let Some((mbar_rank, mbar_off)) = self.mbar_at(t, pc, mbar) else {
+                let Some((dsts, dst_off, mbar_off)) = self.destinations(t, pc, *dst, mbar, *mask)
+                else {
                     return;
                 };
                 let (src_global, src_shared) = if src.space == Space::Global {
@@ -42,9 +45,7 @@ impl Machine<'_> {
                 } else {
                     (None, Some((own, s & 0xffff_ffff)))
                 };
-                if let Some(b) = self.mbar(mbar_rank, mbar_off) {
-                    b.inflight_tx += i64::from(size);
-                }
+                self.expect_inflight(&dsts, mbar_off, size);
                 self.issue(
                     t,
                     pc,
@@ -52,9 +53,8 @@ impl Machine<'_> {
                     CopyKind::ToShared {
                         src_global,
                         src_shared,
-                        dst_rank,
+                        dsts,
                         dst_off,
-                        mbar_rank,
                         mbar_off,
                     },
                 );
@@ -96,25 +96,78 @@ impl Machine<'_> {
         }
     }
 
-    fn check_shape(&mut self, t: u32, pc: u32, size: u64, dst: u64, src: u64) {
+    pub(super) fn check_shape(&mut self, t: u32, pc: u32, size: u64, dst: u64, src: u64) {
         if !size.is_multiple_of(16) || !dst.is_multiple_of(16) || !src.is_multiple_of(16) {
             self.record(t, pc, Issue::BulkShape { size, dst, src });
         }
     }
 
-    fn issue(&mut self, t: u32, pc: u32, size: u32, kind: CopyKind) {
+    /// Where a copy into shared memory lands: the destination CTAs (each
+    /// with the CTA of its mbarrier), the destination offset and the
+    /// mbarrier's offset. Without a mask, the CTAs the two addresses name;
+    /// with one (`.multicast::cluster`), every CTA of the mask, the data and
+    /// the mbarrier at the same offsets in each. `None` when the mbarrier
+    /// is not one (recorded).
+    pub(super) fn destinations(
+        &mut self,
+        t: u32,
+        pc: u32,
+        dst: Addr,
+        mbar: &Addr,
+        mask: Option<u32>,
+    ) -> Option<Landing> {
+        let own = self.cluster.threads.get(t as usize).map_or(0, |th| th.rank);
+        let d = self.reg(t, dst.base).wrapping_add(dst.off as u64);
+        let (dst_rank, dst_off) = if dst.space == Space::Shared {
+            (own, d & 0xffff_ffff)
+        } else {
+            memory::split_cluster(d, own)
+        };
+        let (mbar_rank, mbar_off) = self.mbar_at(t, pc, mbar)?;
+        let Some(mask) = mask else {
+            return Some((vec![(dst_rank, mbar_rank)], dst_off, mbar_off));
+        };
+        let mask = self.reg(t, mask) as u16;
+        let size = self.mem.ext.cluster_size;
+        if size < 16 && u32::from(mask) >> size != 0 {
+            self.record(
+                t,
+                pc,
+                Issue::CopyMask {
+                    mask,
+                    cluster: size,
+                },
+            );
+        }
+        let dsts = (0..size.min(16))
+            .filter(|r| mask & (1 << r) != 0)
+            .map(|r| (r, r))
+            .collect();
+        Some((dsts, dst_off, mbar_off))
+    }
+
+    /// Counts `size` bytes in flight towards each destination's mbarrier.
+    pub(super) fn expect_inflight(&mut self, dsts: &[(u32, u32)], mbar_off: u32, size: u32) {
+        for &(_, mbar_rank) in dsts {
+            if let Some(b) = self.mbar(mbar_rank, mbar_off) {
+                b.inflight_tx += i64::from(size);
+            }
+        }
+    }
+
+    pub(super) fn issue(&mut self, t: u32, pc: u32, size: u32, kind: CopyKind) {
         if self.cluster.copies.len() >= MAX_IN_FLIGHT {
             self.complete_copy_at(0);
         }
         // A copy to global memory belongs to the group its thread commits
         // next.
         let group = match kind {
-            CopyKind::ToGlobal { .. } => self
+            CopyKind::ToGlobal { .. } | CopyKind::TensorToGlobal { .. } => self
                 .cluster
                 .threads
                 .get(t as usize)
                 .map(|th| th.bulk_commits),
-            CopyKind::ToShared { .. } => None,
+            CopyKind::ToShared { .. } | CopyKind::TensorToShared { .. } => None,
         };
         self.cluster.copies.push_back(Copy {
             issuer: t,
@@ -159,13 +212,12 @@ impl Machine<'_> {
             .threads
             .get(c.issuer as usize)
             .map_or(0, |th| th.rank);
-        match c.kind {
+        match c.kind.clone() {
             CopyKind::ToShared {
                 src_global,
                 src_shared,
-                dst_rank,
+                dsts,
                 dst_off,
-                mbar_rank,
                 mbar_off,
             } => {
                 let data = match (src_global, src_shared) {
@@ -179,20 +231,34 @@ impl Machine<'_> {
                     ),
                     _ => None,
                 };
-                if let Some(data) = data {
-                    self.write_bytes(
-                        c.issuer,
-                        c.pc,
-                        memory::cluster_addr(dst_rank, dst_off),
-                        &data,
-                    );
+                for &(dst_rank, _) in &dsts {
+                    if let Some(data) = &data {
+                        self.write_bytes(
+                            c.issuer,
+                            c.pc,
+                            memory::cluster_addr(dst_rank, dst_off),
+                            data,
+                        );
+                    }
                 }
-                if let Some(b) = self.mbar(mbar_rank, mbar_off) {
-                    b.inflight_tx -= i64::from(c.size);
-                }
-                self.mbar_tx(c.issuer, c.pc, mbar_rank, mbar_off, -i64::from(c.size));
-                self.check_phase(mbar_rank, mbar_off);
+                self.complete_inflight(&c, &dsts, mbar_off);
             }
+            CopyKind::TensorToShared {
+                map,
+                coords,
+                dsts,
+                dst_off,
+                mbar_off,
+            } => {
+                self.land_tensor_load(&c, map, &coords, &dsts, dst_off);
+                self.complete_inflight(&c, &dsts, mbar_off);
+            }
+            CopyKind::TensorToGlobal {
+                map,
+                coords,
+                src_off,
+                red,
+            } => self.land_tensor_store(&c, own, map, &coords, src_off, red),
             CopyKind::ToGlobal { dst, src_off } => {
                 let data = self.read_bytes(
                     c.issuer,
@@ -208,11 +274,23 @@ impl Machine<'_> {
         }
     }
 
-    fn fault(&mut self, t: u32, pc: u32, fault: Fault, kind: AccessKind, size: u64) {
+    /// The transaction bytes of copy `c` complete on each destination's
+    /// mbarrier.
+    fn complete_inflight(&mut self, c: &Copy, dsts: &[(u32, u32)], mbar_off: u32) {
+        for &(_, mbar_rank) in dsts {
+            if let Some(b) = self.mbar(mbar_rank, mbar_off) {
+                b.inflight_tx -= i64::from(c.size);
+            }
+            self.mbar_tx(c.issuer, c.pc, mbar_rank, mbar_off, -i64::from(c.size));
+            self.check_phase(mbar_rank, mbar_off);
+        }
+    }
+
+    pub(super) fn fault(&mut self, t: u32, pc: u32, fault: Fault, kind: AccessKind, size: u64) {
         self.record(t, pc, Issue::Access { fault, kind, size });
     }
 
-    fn read_bytes(
+    pub(super) fn read_bytes(
         &mut self,
         t: u32,
         pc: u32,
@@ -242,7 +320,7 @@ impl Machine<'_> {
         }
     }
 
-    fn write_bytes(&mut self, t: u32, pc: u32, cluster_addr: u64, data: &[u8]) {
+    pub(super) fn write_bytes(&mut self, t: u32, pc: u32, cluster_addr: u64, data: &[u8]) {
         let own = self.cluster.threads.get(t as usize).map_or(0, |th| th.rank);
         let size = data.len() as u64;
         match memory::resolve(
@@ -256,6 +334,7 @@ impl Machine<'_> {
         ) {
             Ok(p) => {
                 let Target::Shared(r) = p.target else { return };
+                self.check_watch(t, pc, r, p.offset, size, true);
                 if self.cluster.exited_peer(r, own) {
                     self.fault(
                         t,

@@ -90,6 +90,85 @@ pub enum Issue {
         mask: u32,
     },
     Trap,
+    /// A tensor instruction whose map operand (a generic address) holds no
+    /// tensor map of the launch.
+    NotTensorMap {
+        addr: u64,
+    },
+    /// A tensor copy's shared-memory address is not 128-byte aligned.
+    TensorAlign {
+        addr: u64,
+    },
+    /// A tensor copy that does not fit its map.
+    TensorCopy {
+        why: TensorWhy,
+    },
+    /// A multicast copy's CTA mask names CTAs outside the cluster.
+    CopyMask {
+        mask: u16,
+        cluster: u32,
+    },
+    /// An accumulator or A-fragment register of a pending wgmma read or
+    /// written (`write`) by another instruction.
+    WgmmaRegister {
+        slot: u32,
+        write: bool,
+        wgmma_pc: u32,
+    },
+    /// Shared memory a pending wgmma reads written (by a copy landing, or
+    /// by a store).
+    WgmmaOverwrite {
+        offset: u64,
+        wgmma_pc: u32,
+        copy: bool,
+    },
+    /// A descriptor that is not a valid one: `which` is `A` or `B`.
+    WgmmaDesc {
+        which: char,
+        desc: u64,
+        why: DescWhy,
+    },
+    /// The lanes of a warp (`warps` false) or the warps of a warpgroup
+    /// disagree on a wgmma: instruction, descriptors or scale-d.
+    WgmmaDisagree {
+        warps: bool,
+    },
+    /// A wgmma by a warpgroup of fewer than 4 warps.
+    WgmmaPartial {
+        warps: u32,
+    },
+    /// The warps of a warpgroup execute different `setmaxnreg`s.
+    SetMaxNregDisagree,
+    /// `setmaxnreg.inc` below, or `.dec` above, the warp's count.
+    SetMaxNregRange {
+        inc: bool,
+        n: u32,
+        cur: u32,
+    },
+}
+
+/// What is wrong with a wgmma descriptor.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum DescWhy {
+    /// A base offset other than 0 (not modelled: the swizzle is taken from
+    /// the absolute address).
+    BaseOffset,
+    /// An element at `addr` outside the CTA's shared variables.
+    Outside { addr: u64 },
+}
+
+/// How a tensor copy does not fit its map.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum TensorWhy {
+    /// `.Nd` with `given` coordinates, a map of another rank.
+    Rank { given: u8, rank: u8, map: u32 },
+    /// A box larger than any shared memory.
+    BoxTooLarge { bytes: u64 },
+    /// A reduction the ISA does not define on the map's element type.
+    Reduction {
+        op: crate::sim::decode::ops::TensorRed,
+        elem: crate::launch::TensorElem,
+    },
 }
 
 impl Issue {
@@ -116,6 +195,29 @@ impl Issue {
             Issue::NoComplete { barrier } => (7, bkey(barrier)),
             Issue::MaskSelf { .. } => (8, 0),
             Issue::Trap => (9, 0),
+            Issue::NotTensorMap { .. } => (10, 0),
+            Issue::TensorAlign { .. } => (11, 0),
+            Issue::TensorCopy { why } => (
+                12,
+                match why {
+                    TensorWhy::Rank { .. } => 0,
+                    TensorWhy::BoxTooLarge { .. } => 1,
+                    TensorWhy::Reduction { .. } => 2,
+                },
+            ),
+            Issue::CopyMask { .. } => (13, 0),
+            Issue::WgmmaRegister { slot, write, .. } => {
+                (14, u64::from(*slot) * 2 + u64::from(*write))
+            }
+            Issue::WgmmaOverwrite { .. } => (15, 0),
+            Issue::WgmmaDesc { which, why, .. } => (
+                16,
+                u64::from(*which == 'B') * 2 + u64::from(matches!(why, DescWhy::Outside { .. })),
+            ),
+            Issue::WgmmaDisagree { warps } => (17, u64::from(*warps)),
+            Issue::WgmmaPartial { .. } => (18, 0),
+            Issue::SetMaxNregDisagree => (19, 0),
+            Issue::SetMaxNregRange { .. } => (20, 0),
         }
     }
 }

@@ -11,6 +11,7 @@ use super::state::{Cta, Thread};
 use super::{arith, farith};
 use super::{Cluster, Counters, Machine, Memory, Rng, Sched};
 use crate::sim::decode::ops::*;
+use crate::sim::decode::Program;
 
 /// Why a slice of a thread's execution ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -188,6 +189,108 @@ fn atomic_value(op: AtomOp, ty: Ty, old: u64, b: u64, c: u64) -> u64 {
     }
 }
 
+/// A store of `size` bytes at `off` of the shared memory of the CTA of
+/// `rank` into bytes a pending wgmma reads: S0024.
+#[inline]
+fn watched(
+    ctas: &[Cta],
+    events: &mut Events,
+    me: ThreadRef,
+    pc: usize,
+    rank: u32,
+    off: u64,
+    size: u64,
+) {
+    let Some(c) = ctas.get(rank as usize) else {
+        return;
+    };
+    if c.watch.is_empty() || size == 0 {
+        return;
+    }
+    let hit = (off / 16..=(off + size - 1) / 16)
+        .find_map(|ch| c.watch.get(&(ch as u32)).map(|&(_, wpc)| wpc));
+    if let Some(wgmma_pc) = hit {
+        events.record(
+            pc as u32,
+            me,
+            Issue::WgmmaOverwrite {
+                offset: off,
+                wgmma_pc,
+                copy: false,
+            },
+        );
+    }
+}
+
+/// The first register of a pending wgmma (`locked`, sorted by slot) that
+/// `inst` reads or writes: (slot, written, the wgmma's pc).
+fn locked_access(prog: &Program, inst: &Inst, locked: &[(u32, u32)]) -> Option<(u32, bool, u32)> {
+    let hit = |s: u32| -> Option<u32> {
+        locked
+            .binary_search_by_key(&s, |e| e.0)
+            .ok()
+            .and_then(|i| locked.get(i))
+            .map(|e| e.1)
+    };
+    let list = |at: u32, n: u32| {
+        prog.lists
+            .get(at as usize..(at + n) as usize)
+            .unwrap_or(&[])
+    };
+    let mut reads: Vec<u32> = vec![inst.guard & 0x7fff_ffff];
+    let mut writes: Vec<u32> = Vec::new();
+    match inst.op {
+        Op::Nop | Op::Bra | Op::Call | Op::Ret | Op::Exit | Op::Trap | Op::Sync => {}
+        Op::Clock => writes.push(inst.d),
+        Op::Pack { .. } => {
+            reads.extend_from_slice(list(inst.aux, inst.c));
+            writes.push(inst.d);
+        }
+        Op::Unpack { .. } => {
+            reads.push(inst.a);
+            writes.extend_from_slice(list(inst.aux, inst.c));
+        }
+        Op::Ld { vec, .. } => {
+            reads.push(inst.a);
+            if vec > 1 {
+                writes.extend_from_slice(list(inst.aux, u32::from(vec)));
+            } else {
+                writes.push(inst.d);
+            }
+        }
+        Op::St { vec, .. } => {
+            reads.push(inst.a);
+            if vec > 1 {
+                reads.extend_from_slice(list(inst.aux, u32::from(vec)));
+            } else {
+                reads.push(inst.b);
+            }
+        }
+        Op::Setp(..) => {
+            reads.extend([inst.a, inst.b]);
+            writes.push(inst.d);
+            if let Some(ext) = prog.setp_ext.get(inst.aux as usize) {
+                writes.push(ext.d2);
+                if let Some((_, c, _)) = ext.combine {
+                    reads.push(c);
+                }
+            }
+        }
+        Op::Bfi(_) => {
+            reads.extend([inst.a, inst.b, inst.c, inst.aux]);
+            writes.push(inst.d);
+        }
+        _ => {
+            reads.extend([inst.a, inst.b, inst.c]);
+            writes.push(inst.d);
+        }
+    }
+    writes
+        .iter()
+        .find_map(|&s| hit(s).map(|pc| (s, true, pc)))
+        .or_else(|| reads.iter().find_map(|&s| hit(s).map(|pc| (s, false, pc))))
+}
+
 fn copy_params(fparam: &mut [u8], copies: &[(u32, u32, u32)]) {
     for &(from, to, size) in copies {
         let (from, to, size) = (from as usize, to as usize, size as usize);
@@ -213,12 +316,14 @@ impl Machine<'_> {
                     allocs,
                     params,
                     ext,
+                    ..
                 },
             cluster:
                 Cluster {
                     threads,
                     ctas,
                     regs,
+                    warps,
                     ..
                 },
             stats:
@@ -247,6 +352,11 @@ impl Machine<'_> {
         let lists = &prog.lists;
         let mut pc = th.pc as usize;
         let mut n = 0u64;
+        // The registers of the warp's pending wgmma operations: while there
+        // are any, every instruction is checked against them (S0023).
+        let locked: &[(u32, u32)] = warps
+            .get(th.warp as usize)
+            .map_or(&[], |w| w.wg.locked.as_slice());
         macro_rules! rd {
             ($s:expr) => {
                 r.get($s as usize).copied().unwrap_or(0)
@@ -287,6 +397,19 @@ impl Machine<'_> {
                 *c += 1;
             }
             let g = inst.guard;
+            if !locked.is_empty() {
+                if let Some((slot, write, wgmma_pc)) = locked_access(prog, inst, locked) {
+                    events.record(
+                        pc as u32,
+                        me,
+                        Issue::WgmmaRegister {
+                            slot,
+                            write,
+                            wgmma_pc,
+                        },
+                    );
+                }
+            }
             if (rd!(g & 0x7fff_ffff) != 0) == (g >> 31 != 0) {
                 pc += 1;
                 continue;
@@ -357,6 +480,9 @@ impl Machine<'_> {
                     wr!(inst.d, farith::float_un(op, ty, rnd, mode, rd!(inst.a)))
                 }
                 Op::Cvt(c) => wr!(inst.d, farith::cvt(c, rd!(inst.a))),
+                Op::CvtPacked(c) => {
+                    wr!(inst.d, farith::cvt_packed(c, rd!(inst.a), rd!(inst.b)))
+                }
                 Op::Pack { bits } => {
                     let mut v = 0u64;
                     for k in 0..inst.c as usize {
@@ -459,6 +585,10 @@ impl Machine<'_> {
                     let mut mem = mem_ctx!();
                     let place =
                         mem.place(pc, space, addr, size * u64::from(vec), AccessKind::Store);
+                    if let Some(Target::Shared(rank)) = place.map(|p| p.target) {
+                        let off = place.map_or(0, |p| p.offset);
+                        watched(ctas, events, me, pc, rank, off, size * u64::from(vec));
+                    }
                     if let Some(p) = place {
                         let values: [u64; 4] = std::array::from_fn(|k| {
                             if vec == 1 {
@@ -483,6 +613,10 @@ impl Machine<'_> {
                     let addr = rd!(inst.a).wrapping_add(inst.off as u64);
                     let mut mem = mem_ctx!();
                     let place = mem.place(pc, space, addr, size, AccessKind::Atomic);
+                    if let Some(Target::Shared(rank)) = place.map(|p| p.target) {
+                        let off = place.map_or(0, |p| p.offset);
+                        watched(ctas, events, me, pc, rank, off, size);
+                    }
                     let mut old = 0;
                     if let Some(p) = place {
                         if let Some(b) = bytes(p.target, allocs, ctas, th, params) {

@@ -403,6 +403,63 @@ fn float_sat_bits(bits: u64, ty: Ty) -> u64 {
     }
 }
 
+/// A packed conversion (`cvt.rn.bf16x2.f32 d, a, b` and its kin): `a` into
+/// the upper half (byte) of `d`, `b` into the lower, each rounded once;
+/// `.relu` makes negative results +0 (and NaN the canonical NaN),
+/// `.satfinite` makes results beyond the largest finite value (infinities
+/// included) that value of the same sign, and keeps NaN.
+pub fn cvt_packed(c: CvtPacked, a: u64, b: u64) -> u64 {
+    use crate::fp8::Fp8;
+    let dir = if c.rz { Dir::Zero } else { Dir::NearestEven };
+    let half = |x: f64, f: float::Format| -> u64 {
+        let x = if c.relu && (x < 0.0 || x.is_nan()) {
+            if x.is_nan() {
+                return float::canonical_nan(f);
+            }
+            0.0
+        } else {
+            x
+        };
+        let bits = float::round_f64(x, 0.0, f, dir);
+        let inf = ((1u64 << f.exp) - 1) << f.mant;
+        if c.satfinite && bits & !(1 << (f.mant + f.exp)) == inf {
+            // The largest finite value, with the sign.
+            return bits - 1;
+        }
+        bits
+    };
+    let eight = |x: f64, f: Fp8| -> u64 {
+        if x.is_nan() {
+            return u64::from(f.nan());
+        }
+        let x = if c.relu && x < 0.0 { 0.0 } else { x };
+        u64::from(f.encode(x, c.satfinite))
+    };
+    let f32v = |v: u64| f64::from(f32::from_bits(v as u32));
+    let f16v = |v: u64| f64::from(float::f16_to_f32(v as u16));
+    match c.kind {
+        Packed::Bf16x2FromF32 => half(f32v(a), float::BF16) << 16 | half(f32v(b), float::BF16),
+        Packed::F16x2FromF32 => half(f32v(a), float::F16) << 16 | half(f32v(b), float::F16),
+        Packed::E4m3x2FromF32 => eight(f32v(a), Fp8::E4M3) << 8 | eight(f32v(b), Fp8::E4M3),
+        Packed::E5m2x2FromF32 => eight(f32v(a), Fp8::E5M2) << 8 | eight(f32v(b), Fp8::E5M2),
+        Packed::E4m3x2FromF16x2 => {
+            eight(f16v(a >> 16), Fp8::E4M3) << 8 | eight(f16v(a & 0xffff), Fp8::E4M3)
+        }
+        Packed::E5m2x2FromF16x2 => {
+            eight(f16v(a >> 16), Fp8::E5M2) << 8 | eight(f16v(a & 0xffff), Fp8::E5M2)
+        }
+        Packed::F16x2FromE4m3x2 | Packed::F16x2FromE5m2x2 => {
+            let f = if c.kind == Packed::F16x2FromE4m3x2 {
+                Fp8::E4M3
+            } else {
+                Fp8::E5M2
+            };
+            // Exact: every 8-bit float is an f16.
+            half(f.decode((a >> 8) as u8), float::F16) << 16 | half(f.decode(a as u8), float::F16)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

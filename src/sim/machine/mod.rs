@@ -15,13 +15,16 @@ pub mod events;
 mod exec;
 pub mod farith;
 pub mod float;
+mod matrix;
 mod mbarrier;
 pub mod memory;
 mod sched;
 pub mod snapshot;
 pub mod state;
 mod sync;
+mod tensor;
 mod warp;
+pub(crate) mod wgmma;
 
 use super::decode::specials::{self, ThreadIds};
 use super::decode::{Kernel, Program};
@@ -101,6 +104,8 @@ pub struct Memory {
     pub allocs: Vec<Alloc>,
     pub params: Vec<u8>,
     pub ext: Extents,
+    /// The launch's tensor maps (`sim::tmap`).
+    pub maps: Vec<crate::sim::tmap::MapRecord>,
 }
 
 /// The cluster being run: its CTAs, threads, registers and warps, the bulk
@@ -115,6 +120,8 @@ pub struct Cluster {
     /// Oldest first; at most [`bulk::MAX_IN_FLIGHT`].
     pub copies: VecDeque<Copy>,
     pub cbar: ClusterBarrier,
+    /// The wgmma operations in flight.
+    pub wg: wgmma::WgState,
 }
 
 /// Every thread's registers, `stride` slots each, thread after thread.
@@ -187,6 +194,7 @@ impl<'p> Machine<'p> {
                 },
                 allocs,
                 params,
+                maps: Vec::new(),
             },
             cluster: Cluster {
                 id: [0; 3],
@@ -199,6 +207,7 @@ impl<'p> Machine<'p> {
                 warps: Vec::new(),
                 copies: VecDeque::new(),
                 cbar: ClusterBarrier::default(),
+                wg: Default::default(),
             },
             sched: Sched {
                 queue: VecDeque::new(),
@@ -266,6 +275,7 @@ impl<'p> Machine<'p> {
         c.warps.clear();
         c.copies.clear();
         c.cbar = ClusterBarrier::default();
+        c.wg = Default::default();
         let total = (csize * nthreads) as usize;
         c.regs.values.clear();
         c.regs.values.reserve(total * c.regs.stride);
@@ -288,12 +298,20 @@ impl<'p> Machine<'p> {
                 live: nthreads,
                 bars: vec![NamedBar::default(); 16],
                 mbars: Default::default(),
+                watch: Default::default(),
+                pool: self.setup.pool(nthreads),
+                wg_seq: Default::default(),
+                setmax_seq: Default::default(),
             });
             for w in 0..warps_per_cta {
                 c.warps.push(Warp {
                     first_thread: first + w * 32,
                     lanes: (nthreads - w * 32).min(32),
                     pending: Vec::new(),
+                    wg: state::WarpWg {
+                        regs: self.setup.pool(nthreads).entry,
+                        ..Default::default()
+                    },
                 });
             }
             for tid in 0..nthreads {

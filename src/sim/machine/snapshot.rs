@@ -4,7 +4,6 @@
 
 use super::events::{BarrierRef, ThreadRef};
 use super::state::{Block, ThreadState};
-use super::warp::mask_slot;
 use super::Machine;
 use crate::sim::decode::ops::SyncOp;
 use std::collections::BTreeMap;
@@ -22,6 +21,20 @@ pub struct Snapshot {
     pub ctas_total: u64,
     /// The CTAs of a cluster (1 without clusters).
     pub cluster_ctas: u64,
+    /// The register pools of CTAs with warps waiting in `setmaxnreg.inc`.
+    pub pools: Vec<PoolInfo>,
+}
+
+/// A CTA's register pool, for a deadlock in `setmaxnreg.inc`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PoolInfo {
+    pub ctaid: [u32; 3],
+    /// Registers per thread at entry, and threads.
+    pub entry: u32,
+    pub threads: u32,
+    /// Per warpgroup: the registers per thread its warps hold (the largest)
+    /// and what its waiting warps ask for.
+    pub groups: Vec<(u32, u32, Option<u32>)>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -53,6 +66,11 @@ pub enum Wait {
     Warp {
         mask: u32,
         missing: Vec<Missing>,
+    },
+    /// `setmaxnreg.inc` to `want` registers per thread, holding `held`.
+    RegPool {
+        want: u32,
+        held: u32,
     },
     /// Runnable (no-progress reports only).
     Running,
@@ -98,6 +116,7 @@ impl Snapshot {
         let mut barriers: Vec<BarrierInfo> = Vec::new();
         let mut groups: BTreeMap<(u32, Wait), Vec<ThreadRef>> = BTreeMap::new();
         let mut exited: BTreeMap<u32, Vec<ThreadRef>> = BTreeMap::new();
+        let mut pools_of: Vec<u32> = Vec::new();
         for (i, th) in m.cluster.threads.iter().enumerate() {
             let t = i as u32;
             let r = m.thread_ref(th);
@@ -166,6 +185,23 @@ impl Snapshot {
                         },
                     )
                 }
+                ThreadState::Blocked(Block::RegPool) => {
+                    let want = m
+                        .cluster
+                        .ctas
+                        .get(th.rank as usize)
+                        .and_then(|c| c.pool.waiting.iter().find(|w| w.warp == th.warp))
+                        .map_or(0, |w| w.want);
+                    let held = m
+                        .cluster
+                        .warps
+                        .get(th.warp as usize)
+                        .map_or(0, |w| w.wg.regs);
+                    if !pools_of.contains(&th.rank) {
+                        pools_of.push(th.rank);
+                    }
+                    (th.pc.saturating_sub(1), Wait::RegPool { want, held })
+                }
                 ThreadState::Blocked(Block::Warp) => {
                     let pc = th.pc.saturating_sub(1);
                     let (mask, missing) = warp_missing(m, t, pc);
@@ -187,7 +223,36 @@ impl Snapshot {
             ctas_done: m.stats.clusters_done * u64::from(m.mem.ext.cluster_size),
             ctas_total: m.setup.grid.iter().map(|&d| u64::from(d)).product(),
             cluster_ctas: u64::from(m.mem.ext.cluster_size),
+            pools: pools_of.iter().map(|&r| pool_info(m, r)).collect(),
         }
+    }
+}
+
+fn pool_info(m: &Machine, rank: u32) -> PoolInfo {
+    let b = m.setup.block;
+    let threads = b[0] * b[1] * b[2];
+    let cta = m.cluster.ctas.get(rank as usize);
+    let mut groups: BTreeMap<u32, (u32, Option<u32>)> = BTreeMap::new();
+    let warps = threads.div_ceil(32);
+    for w in 0..warps {
+        let index = (rank * warps + w) as usize;
+        let Some(wp) = m.cluster.warps.get(index) else {
+            continue;
+        };
+        let e = groups.entry(w / 4).or_insert((0, None));
+        e.0 = e.0.max(wp.wg.regs);
+        let want = cta
+            .and_then(|c| c.pool.waiting.iter().find(|pw| pw.warp as usize == index))
+            .map(|pw| pw.want);
+        if want.is_some() {
+            e.1 = want;
+        }
+    }
+    PoolInfo {
+        ctaid: cta.map_or([0; 3], |c| c.ctaid),
+        entry: cta.map_or(0, |c| c.pool.entry),
+        threads,
+        groups: groups.into_iter().map(|(g, (h, w))| (g, h, w)).collect(),
     }
 }
 
@@ -253,10 +318,10 @@ fn warp_missing(m: &Machine, t: u32, pc: u32) -> (u32, Vec<Missing>) {
         .code
         .get(pc as usize)
         .and_then(|i| m.setup.prog.syncs.get(i.aux as usize));
-    let mask = op.and_then(mask_slot).map_or(0, |s| m.reg(t, s) as u32);
     let Some(th) = m.cluster.threads.get(t as usize) else {
-        return (mask, Vec::new());
+        return (0, Vec::new());
     };
+    let mask = op.map_or(0, |op| m.rendezvous_mask(t, th.warp, op));
     let Some(w) = m.cluster.warps.get(th.warp as usize) else {
         return (mask, Vec::new());
     };

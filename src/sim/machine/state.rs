@@ -14,6 +14,8 @@ pub enum Block {
     Mbar { rank: u32, offset: u32 },
     /// A warp-synchronous instruction, until the threads of its mask arrive.
     Warp,
+    /// `setmaxnreg.inc`, until the CTA's register pool has the registers.
+    RegPool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -140,6 +142,40 @@ pub struct Cta {
     pub live: u32,
     pub bars: Vec<NamedBar>,
     pub mbars: HashMap<u32, MBarrier>,
+    /// The 16-byte chunks of shared memory that pending wgmma operations
+    /// read: chunk → (operations reading it, the pc of the latest).
+    pub watch: HashMap<u32, (u32, u32)>,
+    /// The CTA's register pool (`setmaxnreg`).
+    pub pool: RegPool,
+    /// The wgmma instances of the CTA's warpgroups: (warpgroup, sequence
+    /// number) → the instance the warps' n-th wgmma belong to.
+    pub wg_seq: HashMap<(u32, u64), u64>,
+    /// The n-th `setmaxnreg` of each warpgroup: (warpgroup, n) → (pc, inc,
+    /// count), for the agreement of its warps.
+    pub setmax_seq: HashMap<(u32, u64), (u32, bool, u32)>,
+}
+
+/// The register pool of a CTA (`setmaxnreg`, PTX ISA §9.7.19.5).
+#[derive(Clone, Debug, Default)]
+pub struct RegPool {
+    /// The kernel pins its registers at entry (`.maxnreg`, or a thread
+    /// count with `.minnctapersm`); otherwise ptxas drops `setmaxnreg` and
+    /// it has no effect.
+    pub enabled: bool,
+    /// Registers per thread at entry.
+    pub entry: u32,
+    /// Registers of the pool no warp holds.
+    pub free: i64,
+    /// Warps waiting in `setmaxnreg.inc`, in arrival order.
+    pub waiting: Vec<PoolWait>,
+}
+
+/// A warp blocked in `setmaxnreg.inc`.
+#[derive(Clone, Debug)]
+pub struct PoolWait {
+    pub warp: u32,
+    pub want: u32,
+    pub threads: Vec<u32>,
 }
 
 impl Cta {
@@ -168,6 +204,26 @@ pub struct Warp {
     /// Lanes that exist (a partial last warp has fewer).
     pub lanes: u32,
     pub pending: Vec<Rendezvous>,
+    /// Its wgmma operations and register count.
+    pub wg: WarpWg,
+}
+
+/// A warp's part of its warpgroup's wgmma operations (`wgmma.rs`).
+#[derive(Clone, Debug, Default)]
+pub struct WarpWg {
+    /// Operations issued since the last `commit_group` (ids).
+    pub uncommitted: Vec<u64>,
+    /// Committed groups, oldest first.
+    pub groups: std::collections::VecDeque<Vec<u64>>,
+    /// The wgmma instructions it issued (its sequence number).
+    pub issued: u64,
+    /// The `setmaxnreg` instructions it executed.
+    pub setmax: u64,
+    /// The registers of its pending operations (accumulators, and A
+    /// fragments): (slot, pc of the wgmma), sorted by slot.
+    pub locked: Vec<(u32, u32)>,
+    /// Registers per thread it holds (`setmaxnreg`).
+    pub regs: u32,
 }
 
 /// `barrier.cluster` state.
@@ -195,17 +251,34 @@ pub struct Copy {
 
 #[derive(Clone, Debug)]
 pub enum CopyKind {
-    /// Global (`src_global`) or shared (`src_shared` = (rank, offset)) to the
-    /// shared memory of `dst_rank`, completing on the mbarrier at
-    /// `(mbar_rank, mbar_off)`.
+    /// Global (`src_global`) or shared (`src_shared` = (rank, offset)) to
+    /// shared memory at `dst_off`, completing on the mbarrier at
+    /// `mbar_off`: in each destination CTA (`dsts`: (rank of the data,
+    /// rank of the mbarrier); several under `.multicast::cluster`).
     ToShared {
         src_global: Option<u64>,
         src_shared: Option<(u32, u64)>,
-        dst_rank: u32,
+        dsts: Vec<(u32, u32)>,
         dst_off: u64,
-        mbar_rank: u32,
         mbar_off: u32,
     },
     /// The issuer's shared memory at `src_off` to global `dst`.
     ToGlobal { dst: u64, src_off: u64 },
+    /// The box at `coords` (innermost first) of tensor map `map` (an index
+    /// into `Memory::maps`) into shared memory, as `ToShared`.
+    TensorToShared {
+        map: usize,
+        coords: [i64; 5],
+        dsts: Vec<(u32, u32)>,
+        dst_off: u64,
+        mbar_off: u32,
+    },
+    /// The issuer's shared memory at `src_off` into the box at `coords` of
+    /// tensor map `map`, stored or combined by `red`.
+    TensorToGlobal {
+        map: usize,
+        coords: [i64; 5],
+        src_off: u64,
+        red: Option<crate::sim::decode::ops::TensorRed>,
+    },
 }

@@ -48,12 +48,22 @@ impl Machine<'_> {
                 self.advance(t);
                 After::Continue
             }
+            SyncOp::TensorLoad { .. } | SyncOp::TensorStore { .. } => {
+                self.tensor_op(t, pc, op);
+                self.advance(t);
+                After::Continue
+            }
             SyncOp::BarWarpSync { .. }
             | SyncOp::Shfl { .. }
             | SyncOp::Vote { .. }
             | SyncOp::Activemask { .. }
             | SyncOp::Elect { .. }
-            | SyncOp::Redux { .. } => self.warp_op(t, pc, op),
+            | SyncOp::Redux { .. }
+            | SyncOp::Wgmma(_)
+            | SyncOp::WgmmaCommit
+            | SyncOp::WgmmaWait { .. }
+            | SyncOp::SetMaxNreg { .. }
+            | SyncOp::Matrix { .. } => self.warp_op(t, pc, op),
         }
     }
 

@@ -19,8 +19,27 @@ fn kind_of(op: &SyncOp) -> u8 {
         SyncOp::Vote { .. } => 1,
         SyncOp::BarWarpSync { .. } => 2,
         SyncOp::Elect { .. } => 3,
+        SyncOp::Wgmma(_) => 5,
+        SyncOp::WgmmaCommit => 6,
+        SyncOp::WgmmaWait { .. } => 7,
+        SyncOp::SetMaxNreg { .. } => 8,
+        SyncOp::Matrix { .. } => 9,
         _ => 4,
     }
+}
+
+/// The warp-collective `.sync.aligned` instructions (`wgmma`,
+/// `setmaxnreg`, `ldmatrix`/`stmatrix`): every lane of the warp takes part,
+/// and the warp's operation is done once all have arrived (`wgmma.rs`).
+pub fn is_collective(op: &SyncOp) -> bool {
+    matches!(
+        op,
+        SyncOp::Wgmma(_)
+            | SyncOp::WgmmaCommit
+            | SyncOp::WgmmaWait { .. }
+            | SyncOp::SetMaxNreg { .. }
+            | SyncOp::Matrix { .. }
+    )
 }
 
 /// The `membermask` operand of a warp-synchronous instruction.
@@ -51,8 +70,9 @@ impl Machine<'_> {
             self.advance(t);
             return After::Continue;
         }
-        let mut mask = mask_slot(op).map_or(0, |m| self.reg(t, m) as u32);
-        if mask & (1 << lane) == 0 {
+        let collective = is_collective(op);
+        let mut mask = self.rendezvous_mask(t, warp, op);
+        if !collective && mask & (1 << lane) == 0 {
             self.record(t, pc, Issue::MaskSelf { mask });
             mask |= 1 << lane;
         }
@@ -87,6 +107,9 @@ impl Machine<'_> {
         }
         let r = w.pending.remove(i);
         self.advance(t);
+        if collective {
+            return self.complete_collective(t, warp, &r);
+        }
         self.complete_rendezvous(&r);
         self.sched.epoch += 1;
         for &(m, _) in &r.members {
@@ -95,6 +118,24 @@ impl Machine<'_> {
             }
         }
         After::Continue
+    }
+
+    /// The lanes a rendezvous of `op` by thread `t` of warp `warp` waits
+    /// for: its `membermask`, or every lane of the warp for a collective.
+    pub fn rendezvous_mask(&self, t: u32, warp: u32, op: &SyncOp) -> u32 {
+        if is_collective(op) {
+            let lanes = self
+                .cluster
+                .warps
+                .get(warp as usize)
+                .map_or(32, |w| w.lanes);
+            return if lanes >= 32 {
+                u32::MAX
+            } else {
+                (1u32 << lanes) - 1
+            };
+        }
+        mask_slot(op).map_or(0, |m| self.reg(t, m) as u32)
     }
 
     /// Lanes of a warp whose threads have not exited.

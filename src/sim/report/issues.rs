@@ -3,7 +3,7 @@
 
 use super::{at, barrier_name, cta, near_var, shared_name, threads, with_decl, Run};
 use crate::diagnostics::{agree, noun_for, plural, Diagnostic};
-use crate::sim::machine::events::{AccessKind, Events, Issue, Recorded};
+use crate::sim::machine::events::{AccessKind, DescWhy, Events, Issue, Recorded, TensorWhy};
 use crate::sim::machine::memory::{Alloc, Fault, Target};
 
 pub(crate) fn from_events(p: &Run<'_>, events: &Events, allocs: &[Alloc]) -> Vec<Diagnostic> {
@@ -169,7 +169,233 @@ fn event(p: &Run<'_>, r: &Recorded, allocs: &[Alloc]) -> Diagnostic {
             let d = Diagnostic::error("S0016", "a thread executed `trap`");
             at(d, p, r.pc, &format!("executed here by {n}"), true).note(format!("by {who}"))
         }
+        Issue::NotTensorMap { addr } => not_a_map(p, r.pc, *addr, &who, &n),
+        Issue::WgmmaRegister {
+            slot,
+            write,
+            wgmma_pc,
+        } => {
+            let name = p
+                .code
+                .reg_name(*slot)
+                .unwrap_or_else(|| format!("register {slot}"));
+            let is_a = match p
+                .code
+                .code
+                .get(*wgmma_pc as usize)
+                .and_then(|i| p.code.syncs.get(i.aux as usize))
+            {
+                Some(crate::sim::decode::ops::SyncOp::Wgmma(w)) => {
+                    !(0..w.nd).any(|i| p.code.lists.get((w.d + i) as usize) == Some(slot))
+                }
+                _ => false,
+            };
+            let what = if is_a {
+                "A-fragment register"
+            } else {
+                "accumulator register"
+            };
+            let verb = if *write { "written" } else { "read" };
+            let d = Diagnostic::error(
+                "S0023",
+                format!("{what} `{name}` {verb} while a wgmma using it is pending"),
+            );
+            let d = at(d, p, r.pc, &format!("`{name}` {verb} here by {n}"), true);
+            let d = at(
+                d,
+                p,
+                *wgmma_pc,
+                "by this wgmma, whose group no `wgmma.wait_group` has completed",
+                false,
+            );
+            d.note(format!("by {who}"))
+                .note("a wgmma reads and writes its accumulators, and reads the A fragment of an RS wgmma, until a `wgmma.wait_group` of the warp covers its commit group; touching those registers before is undefined (PTX ISA §9.7.15.7.3)")
+                .help("complete the group first: `wgmma.commit_group`, then `wgmma.wait_group N` with N the newer groups that may stay pending (kdsl: `wgmma_commit()`, `wgmma_wait(n)`)")
+        }
+        Issue::WgmmaOverwrite {
+            offset,
+            wgmma_pc,
+            copy,
+        } => {
+            let (name, decl) = shared_name(p.shared, *offset as u32, 1);
+            let how = if *copy { "a copy landing" } else { "a store" };
+            let d = Diagnostic::error(
+                "S0024",
+                "shared memory that a pending wgmma reads is overwritten",
+            );
+            let d = at(
+                d,
+                p,
+                r.pc,
+                &format!("{how} from here writes `{name}` (shared offset {offset:#x}), by {n}"),
+                true,
+            );
+            let d = at(d, p, *wgmma_pc, "a wgmma reading it is pending", false);
+            let d = match decl {
+                Some(s) => d.secondary(s, "declared here"),
+                None => d,
+            };
+            d.note(format!("by {who}"))
+                .note("a wgmma reads its shared-memory operands until a `wgmma.wait_group` covers it in every warp of its warpgroup: each warp's part completes at that warp's own wait (the simulator's reading of PTX ISA §9.7.15.7, which speaks of the groups of the executing warp)")
+                .help("release a stage (arrive on its `empty` barrier) only after `wgmma.wait_group` in every warp that reads it — one arrival per consumer warp — and refill it only after that")
+        }
+        Issue::WgmmaDesc { which, desc, why } => {
+            let (title, label) = match why {
+                DescWhy::Outside { addr } => (
+                    format!("wgmma descriptor of {which} reads outside the CTA's shared memory"),
+                    format!("descriptor {desc:#018x} of {which} reads shared address {addr:#x}, in no shared variable, for {n}"),
+                ),
+                DescWhy::BaseOffset => (
+                    format!("wgmma descriptor of {which} has a base offset"),
+                    format!("descriptor {desc:#018x} of {which} has base offset {} (bits 49-51), for {n}", (desc >> 49) & 7),
+                ),
+            };
+            let fields = format!(
+                "the descriptor's start address is {:#x}, leading byte offset {}, stride byte offset {}, swizzle {}",
+                (desc & 0x3fff) << 4,
+                ((desc >> 16) & 0x3fff) << 4,
+                ((desc >> 32) & 0x3fff) << 4,
+                ["none", "128B", "64B", "32B"].get(((desc >> 62) & 3) as usize).copied().unwrap_or("?")
+            );
+            let d = Diagnostic::error("S0025", title);
+            let d = at(d, p, r.pc, &label, true)
+                .note(fields)
+                .note(format!("by {who}"));
+            match why {
+                DescWhy::Outside { .. } => d.help("the operand's tile (64 rows of A, N rows of B, K columns) must lie in shared memory: check the start address (`(addr & 0x3FFFF) >> 4`), the stride byte offset between 8-row groups and the K step (+2 per 32 bytes)"),
+                DescWhy::BaseOffset => d.help("start each swizzled tile on its pattern's repeat (1024 bytes for 128B, 512 for 64B, 256 for 32B) and leave the base offset 0: the simulator takes the swizzle from the absolute address and does not model the base offset"),
+            }
+        }
+        Issue::WgmmaDisagree { warps } => {
+            let (title, note) = if *warps {
+                ("the warps of a warpgroup disagree on a wgmma", "the n-th wgmma of each warp of a warpgroup must be the same instruction, with the same descriptors and scale-d (`.aligned`; PTX ISA §9.7.15.5.2: the descriptors \"must be same across all the warps in the warpgroup\")")
+            } else {
+                ("the lanes of a warp disagree on a wgmma", "every lane of a warp must execute the same wgmma with the same descriptors and scale-d")
+            };
+            let d = Diagnostic::error("S0026", title);
+            at(d, p, r.pc, &format!("executed here by {n}"), true)
+                .note(format!("by {who}"))
+                .note(note)
+                .help("compute descriptors and scale-d from warpgroup-uniform values, and issue wgmma under warpgroup-uniform conditions")
+        }
+        Issue::WgmmaPartial { warps } => {
+            let d = Diagnostic::error(
+                "S0026",
+                format!("wgmma by a warpgroup of {}", plural(*warps, "warp")),
+            );
+            at(d, p, r.pc, &format!("executed here by {n}"), true)
+                .note(format!("by {who}"))
+                .note("a warpgroup is 4 consecutive warps (128 threads); a wgmma needs all four, each computing 16 rows of the 64")
+                .help("launch a multiple of 128 threads per CTA")
+        }
+        Issue::SetMaxNregDisagree => {
+            let d = Diagnostic::error(
+                "S0026",
+                "the warps of a warpgroup execute different `setmaxnreg`s",
+            );
+            at(d, p, r.pc, &format!("executed here by {n}"), true)
+                .note(format!("by {who}"))
+                .note("\"the same setmaxnreg instruction must be executed by all warps in a warpgroup\" (PTX ISA §9.7.19.5); otherwise the behaviour is undefined")
+                .help("execute `setmaxnreg` under a warpgroup-uniform condition (`warp_id / 4`)")
+        }
+        Issue::SetMaxNregRange { inc, n: count, cur } => {
+            let (title, why) = if *inc {
+                (
+                    format!("`setmaxnreg.inc` to {count} registers, below the warp's {cur}"),
+                    "`.inc` must not lower the count",
+                )
+            } else {
+                (
+                    format!("`setmaxnreg.dec` to {count} registers, above the warp's {cur}"),
+                    "`.dec` must not raise the count",
+                )
+            };
+            let d = Diagnostic::error("S0027", title);
+            at(d, p, r.pc, &format!("executed here by {n}"), true)
+                .note(format!("by {who}"))
+                .note(format!("{why}: otherwise the behaviour is undefined (PTX ISA §9.7.19.5); the simulator leaves the count as it is"))
+                .help("use `.inc` to raise a warp's register count and `.dec` to lower it; a warp starts with the kernel's count at entry")
+        }
+        Issue::TensorAlign { addr } => {
+            let d = Diagnostic::error(
+                "S0012",
+                format!(
+                    "tensor copy at shared address {:#x}, which is not 128-byte aligned",
+                    addr & 0xff_ffff
+                ),
+            );
+            at(d, p, r.pc, &format!("copy issued here by {n}"), true)
+                .note(format!("by {who}"))
+                .help("a tensor copy's shared-memory box must start on a 128-byte boundary (a 128B-swizzled one that wgmma reads, on 1024 bytes); align the shared array (`.align 128`) and its stages")
+        }
+        Issue::TensorCopy { why } => {
+            let (title, label) = match why {
+                TensorWhy::Rank { given, rank, map } => (
+                    format!("`.{given}d` tensor copy on a map of rank {rank}"),
+                    format!(
+                        "{given} coordinates given here by {n}, and the map `{}` has {rank} dimensions",
+                        p.maps.get(*map as usize).map_or("?", |m| m.name.as_str())
+                    ),
+                ),
+                TensorWhy::BoxTooLarge { bytes } => (
+                    format!("tensor copy of a {} box, more than shared memory holds", plural(*bytes, "byte")),
+                    format!("copy issued here by {n}"),
+                ),
+                TensorWhy::Reduction { op, elem } => (
+                    format!("`.{}` tensor reduction on {elem} elements", op.name()),
+                    format!("reduction issued here by {n}, on a map of {elem}"),
+                ),
+            };
+            let d = Diagnostic::error("S0022", title);
+            let d = at(d, p, r.pc, &label, true).note(format!("by {who}"));
+            match why {
+                TensorWhy::Rank { .. } => d.help("a `.Nd` tensor copy takes the N coordinates of a map of rank N"),
+                TensorWhy::BoxTooLarge { .. } => d.help("a box must fit in the destination's shared memory, and a phase counts at most 2^20 - 1 transaction bytes"),
+                TensorWhy::Reduction { .. } => d.help("`cp.reduce.async.bulk.tensor` adds u32, s32, u64, f32, f16 and bf16; takes the min/max of u32, s32, u64, s64, f16 and bf16; increments and decrements u32; and combines b32/b64 bitwise"),
+            }
+        }
+        Issue::CopyMask { mask, cluster } => {
+            let d = Diagnostic::error(
+                "S0022",
+                format!("multicast mask {mask:#06x} names CTAs outside the cluster of {cluster}"),
+            );
+            at(d, p, r.pc, &format!("copy issued here by {n}"), true)
+                .note(format!("by {who}"))
+                .note("bit i of `ctaMask` is the CTA of `%cluster_ctarank` i; the copy lands only in the CTAs the cluster has")
+                .help("mask the CTAs of the cluster only: `(1 << cluster size) - 1` at most")
+        }
     }
+}
+
+/// S0021: a tensor instruction's map operand holds no map.
+fn not_a_map(p: &Run<'_>, pc: u32, addr: u64, who: &str, n: &str) -> Diagnostic {
+    use crate::sim::decode::ops::Space;
+    use crate::sim::machine::memory::generic_space;
+    let inst = p.code.inst_text(pc as usize);
+    let op = inst.split_whitespace().next().unwrap_or("");
+    let d = Diagnostic::error(
+        "S0021",
+        format!("the map operand of `{op}` is not a tensor map"),
+    );
+    let d = at(
+        d,
+        p,
+        pc,
+        &format!("{n} read no tensor map at address {addr:#x} here"),
+        true,
+    );
+    let where_ = match generic_space(addr) {
+        Space::Param => "the kernel's parameter space".to_string(),
+        Space::SharedCluster => "shared memory".to_string(),
+        Space::Local => "local memory".to_string(),
+        _ if addr < 1 << 32 => {
+            "no allocation: a `.param` offset used as an address without `cvta.param`?".to_string()
+        }
+        _ => "global memory".to_string(),
+    };
+    d.note(format!("the address is in {where_}; by {who}"))
+        .note("a tensor map is the 128 bytes a `CUtensorMap` parameter holds (`.param .align 64 .b8 m[128]`, addressed with `mov.u64` + `cvta.param.u64`) or a pointer to such a map in global memory; the simulator's maps are the launch's tensor-map arguments")
+        .help("take the map parameter's generic address with `cvta.param.u64` (kdsl does), and give a `.ptx` input's map parameter `--arg N=tmap:TYPE:ARRAY:box=...`")
 }
 
 /// S0020: an access that starts in the dynamic shared memory and ends past

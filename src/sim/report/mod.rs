@@ -32,6 +32,8 @@ use std::fmt::Write;
 pub(crate) struct Run<'a> {
     pub program: &'a Program,
     pub shared: &'a SharedMap,
+    /// The launch's tensor maps.
+    pub maps: &'a [crate::sim::tmap::MapRecord],
 }
 
 impl std::ops::Deref for Run<'_> {

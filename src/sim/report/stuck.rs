@@ -4,7 +4,7 @@
 
 use super::{at, barrier_name, cta, here, ranges, threads, with_decl, Run};
 use crate::diagnostics::{agree, noun_for, plural, Diagnostic};
-use crate::sim::machine::snapshot::{BarrierInfo, Group, MissingWhy, Snapshot, Wait};
+use crate::sim::machine::snapshot::{BarrierInfo, Group, MissingWhy, PoolInfo, Snapshot, Wait};
 use crate::sim::machine::Stop;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -63,6 +63,10 @@ fn wait_desc(p: &Run<'_>, s: &Snapshot, g: &Group, one: bool) -> String {
             )
         }
         Wait::Warp { mask, .. } => format!("{} for the lanes of mask {mask:#010x}", v("wait")),
+        Wait::RegPool { want, held } => format!(
+            "{} in `setmaxnreg.inc` for {want} registers per thread, holding {held}",
+            v("wait")
+        ),
         Wait::Running => {
             if one {
                 "is running".to_string()
@@ -177,12 +181,52 @@ fn deadlock(p: &Run<'_>, s: &Snapshot) -> Vec<Diagnostic> {
             d = d.note(format!("no thread has arrived on `{name}` yet"));
         }
     }
+    for pool in &s.pools {
+        d = pool_notes(d, pool);
+    }
     d = exited_notes(d, p, s);
     for h in deadlock_help(s) {
         d = d.help(h);
     }
     out.push(d);
     out
+}
+
+/// The register pool of a CTA whose warps wait in `setmaxnreg.inc`.
+fn pool_notes(d: Diagnostic, pool: &PoolInfo) -> Diagnostic {
+    let groups = pool.groups.len() as u32;
+    let holds: Vec<String> = pool
+        .groups
+        .iter()
+        .map(|(g, held, want)| match want {
+            Some(w) => format!("warpgroup {g} holds {held} and asks for {w}"),
+            None => format!("warpgroup {g} holds {held}"),
+        })
+        .collect();
+    let asked: Vec<String> = pool
+        .groups
+        .iter()
+        .map(|(_, held, want)| want.unwrap_or(*held).to_string())
+        .collect();
+    let total: u32 = pool
+        .groups
+        .iter()
+        .map(|(_, held, want)| want.unwrap_or(*held))
+        .sum();
+    d.note(format!(
+        "the register pool of cta {}: {} threads with {} registers each at entry ({} registers); per thread, {}",
+        cta(pool.ctaid),
+        pool.threads,
+        pool.entry,
+        u64::from(pool.threads) * u64::from(pool.entry),
+        holds.join(", ")
+    ))
+    .help(format!(
+        "the warpgroups' budgets add up to {} = {total} registers per thread, more than the {} ({groups} × {}) the pool holds: an `.inc` waits until other warps `.dec`, so lower an `.inc` (or raise a `.dec`) until they fit",
+        asked.join(" + "),
+        groups * pool.entry,
+        pool.entry
+    ))
 }
 
 fn exited_notes(mut d: Diagnostic, p: &Run<'_>, s: &Snapshot) -> Diagnostic {

@@ -748,6 +748,10 @@ pub fn required_features() -> Vec<String> {
         "copy_async_store",
         "copy_async_commit",
         "copy_async_wait",
+        "tma_load",
+        "tma_store",
+        "tma_reduce_add",
+        "bytes_of",
         "set_max_regs",
         "wgmma",
         "wgmma_commit",
@@ -756,6 +760,12 @@ pub fn required_features() -> Vec<String> {
         "acc_col",
     ] {
         f.push(format!("builtin:{b}"));
+    }
+    for (e, _) in kernel::TENSOR_ELEMS {
+        f.push(format!("tensor:elem:{e}"));
+    }
+    for s in ["none", "32", "64", "128"] {
+        f.push(format!("tensor:swizzle:{s}"));
     }
     // Register budgets: each block of whole warpgroups, the pool filled to
     // its last 8 registers (a budget 8 higher is E0422; two warpgroups
@@ -946,6 +956,10 @@ pub fn required_features() -> Vec<String> {
         "expect_tx:1048560",
         "copy_async:16",
         "copy_async_store:16",
+        "tensor_box:256",
+        "tensor_inner:16",
+        "swizzle_span:64",
+        "tensor_tx:exact",
         "block:x1024",
         "block:y1024",
         "block:z64",

@@ -101,6 +101,9 @@ pub fn program(index: u64, seed: u64) -> Program {
     if sm90 && (index % 2 == 1 || g.chance(3)) {
         items.push_str(&cluster_kernel(&mut g, &env));
     }
+    if sm90 {
+        items.push_str(&tensor_kernel(&mut g));
+    }
     if index % 4 == 2 || g.chance(4) {
         items.push_str(&limits_kernel(&mut g, sm90));
     }
@@ -955,6 +958,83 @@ fn bulk(g: &mut Gen, k: &mut K) {
          {done}.wait();\nfence_proxy_async();\nsync_threads();\n\
          if thread_idx.x == 0 {{\n    copy_async_store({dst}[block_idx.x * 64], {tile}[0], {store_bytes});\n    copy_async_commit();\n    copy_async_wait({groups});\n}}"
     ));
+}
+
+/// The element types of tensor maps, with their bytes.
+pub const TENSOR_ELEMS: [(&str, u64); 15] = [
+    ("u8", 1),
+    ("i8", 1),
+    ("u16", 2),
+    ("i16", 2),
+    ("u32", 4),
+    ("i32", 4),
+    ("u64", 8),
+    ("i64", 8),
+    ("f16", 2),
+    ("bf16", 2),
+    ("f32", 4),
+    ("f64", 8),
+    ("tf32", 4),
+    ("e4m3", 1),
+    ("e5m2", 1),
+];
+
+/// A kernel of tensor copies (sm_90, language.md §15): a map of each
+/// element type over the run, loaded into a ring of slices with each
+/// swizzle and guarded stages, its bytes expected with `bytes_of`; a
+/// tile stored and reduced through a writable map; the box limits at
+/// their edges on maps no copy uses.
+fn tensor_kernel(g: &mut Gen) -> String {
+    // The programs with this kernel are those of sm_90 (index not a
+    // multiple of 3): `n` counts them, and sweeps the types and swizzles.
+    let n = (g.index - g.index / 3).saturating_sub(1) as usize;
+    let (elem, size) = TENSOR_ELEMS[n % TENSOR_ELEMS.len()];
+    let swizzle = ["none", "32", "64", "128"][n % 4];
+    g.note(format!("tensor:elem:{elem}"));
+    g.note(format!("tensor:swizzle:{swizzle}"));
+    let row_bytes: u64 = swizzle.parse().unwrap_or(32);
+    let cols = row_bytes / size;
+    let clause = match swizzle {
+        "none" => String::new(),
+        s => format!(" swizzle({s})"),
+    };
+    let (map, out_map, lim, inner) = (g.name("tm"), g.name("tout"), g.name("lim"), g.name("inner"));
+    let (stages, tile, full) = (g.name("st"), g.name("sc"), g.name("full"));
+    let big = g.bound("tensor_box:256", "256", "257", "E0405");
+    let inner_bytes = g.bound("tensor_inner:16", "16", "15", "E0405");
+    let span = g.bound("swizzle_span:64", "64", "63", "E0403");
+    let extra = g.bound("tensor_tx:exact", "0", "16", "E0406");
+    let spare = g.name("spare");
+    for f in ["tma_load", "tma_store", "tma_reduce_add", "bytes_of"] {
+        g.note(format!("builtin:{f}"));
+    }
+    format!(
+        "kernel tensors(out: global mut [f32], {map}: tensor [{elem}; 8, {cols}], {out_map}: tensor mut [f32; 8, 32],
+               {lim}: tensor [u8; {big}, 16], {inner}: tensor [u8; 4, {inner_bytes}]) block(128) {{
+    shared {stages}: [{elem}; 2, 8, {cols}]{clause};
+    shared {tile}: [f32; 8, 32];
+    shared {spare}: [bf16; 2, 8, {span}] swizzle(128);
+    barrier {full}[2]: cta(arrivals = 1) guards({stages});
+    let t = thread_idx.x;
+    if t == 0 {{
+        {full}[1].arrive_expect_tx(bytes_of({stages}[1]) + {extra});
+        tma_load({stages}[1], {map}[(block_idx.x * 8) as i32, 0], {full}[1]);
+    }}
+    {full}[1].wait();
+    {tile}[t / 32, t % 32] = out[t];
+    {spare}[0, t % 8, t % 64] = 1.0;
+    fence_proxy_async();
+    sync_threads();
+    if t == 0 {{
+        tma_store({out_map}[block_idx.x * 16, 0], {tile});
+        tma_reduce_add({out_map}[block_idx.x * 16 + 8, 0], {tile});
+        copy_async_commit();
+        copy_async_wait(0);
+    }}
+    out[t] = {spare}[1, t % 8, 63 - t % 64] as f32;
+}}
+"
+    )
 }
 
 /// Calls as statements: a function without a value, and one whose value

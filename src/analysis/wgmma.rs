@@ -27,6 +27,13 @@
 //!   that only a fence before another accumulator's `wgmma` precedes);
 //! - an accumulator read or written while a `wgmma` writing it may be
 //!   pending is undefined (E0414; ptxas would insert a wait, C7517);
+//! - a stage of a guarded array (`guards(...)`) released, by an arrival
+//!   on a barrier that guards it, while a group reading it may be pending
+//!   (E0415): stage indices are compared symbolically, as `(v + c) % m`
+//!   of a loop's variable or an immutable local, and a group carried
+//!   round a loop's back edge reads `v - step` where it read `v`, so the
+//!   lagged release of the previous stage after `wgmma_wait(1)` is told
+//!   apart from a release of the stage still being read;
 //! - an element read where no path could have written it (E0416): a
 //!   `wgmma` writes every element (with `accumulate` a constant `true` it
 //!   also reads them first); an element index that is not a constant in
@@ -35,9 +42,11 @@
 
 use super::values::{At, Values};
 use crate::ir::{
-    visit, AccumId, Block, Expr, ExprKind, Kernel, Place, PlaceKind, Stmt, StmtId, StmtKind, Value,
+    visit, AccumId, BarrierOpKind, BinOp, Block, Expr, ExprKind, Kernel, LocalId, Place, PlaceKind,
+    SharedId, Stmt, StmtId, StmtKind, Value,
 };
 use crate::span::Span;
+use std::collections::HashMap;
 use std::collections::{BTreeMap, HashSet};
 
 /// How many statements the walk visits before it stops walking loops
@@ -57,6 +66,69 @@ pub struct WgmmaFacts {
     pub pending: BTreeMap<SpanKey, Pending>,
     /// E0416, by the access's span.
     pub uninit: BTreeMap<SpanKey, Uninit>,
+    /// E0415, by the arrival's span.
+    pub released: BTreeMap<SpanKey, Released>,
+}
+
+/// An arrival on a barrier that guards a stage a pending group may read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Released {
+    pub arrive: Span,
+    pub array: SharedId,
+    /// A `wgmma` of the group that reads the stage.
+    pub wgmma: Span,
+}
+
+/// What is known of a stage index (the first index of a guarded array, or
+/// a barrier's index), symbolically: `(v + off) % m` of an integer
+/// variable `v` (a loop's or an immutable local's) when `m` is given, or
+/// `v + off`; a constant; or nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stage {
+    Const(i128),
+    Var {
+        var: LocalId,
+        off: i128,
+        m: Option<i128>,
+    },
+    Any,
+}
+
+impl Stage {
+    /// Whether the two may name the same stage.
+    fn may_equal(self, o: Stage) -> bool {
+        match (self, o) {
+            (Stage::Const(a), Stage::Const(b)) => a == b,
+            (
+                Stage::Var { var, off, m },
+                Stage::Var {
+                    var: v2,
+                    off: o2,
+                    m: m2,
+                },
+            ) if var == v2 && m == m2 => match m {
+                Some(m) if m > 0 => (off - o2).rem_euclid(m) == 0,
+                _ => off == o2,
+            },
+            _ => true,
+        }
+    }
+
+    /// The same stage seen one iteration of the loop over `var` later
+    /// (`var` grew by `step`).
+    fn shifted(self, v: LocalId, step: Option<i128>) -> Stage {
+        match self {
+            Stage::Var { var, off, m } if var == v => match step {
+                Some(s) => Stage::Var {
+                    var,
+                    off: off - s,
+                    m,
+                },
+                None => Stage::Any,
+            },
+            other => other,
+        }
+    }
 }
 
 /// A span as a map key, in source order.
@@ -107,20 +179,41 @@ impl Accs {
     }
 }
 
-/// The `wgmma`s of one group: the accumulators they write, and one of
-/// them.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// The `wgmma`s of one group: the accumulators they write, one of them,
+/// and the stages of guarded arrays they read (with the `wgmma`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 struct Group {
     accs: Accs,
     site: Option<Span>,
+    reads: Vec<(SharedId, Stage, Span)>,
 }
 
+/// The most stages a group's reads keep apart; past it, one read of any
+/// stage stands for them.
+const READS: usize = 16;
+
 impl Group {
-    fn join(self, o: Group) -> Group {
-        Group {
-            accs: self.accs.or(o.accs),
-            site: self.site.or(o.site),
+    fn join(mut self, o: &Group) -> Group {
+        self.accs = self.accs.or(o.accs);
+        self.site = self.site.or(o.site);
+        for r in &o.reads {
+            if !self.reads.contains(r) {
+                self.reads.push(*r);
+            }
         }
+        if let Some(&(a, _, w)) = self.reads.first().filter(|_| self.reads.len() > READS) {
+            self.reads.retain(|r| r.0 != a);
+            self.reads.push((a, Stage::Any, w));
+            self.reads.truncate(READS);
+        }
+        self
+    }
+
+    fn shifted(mut self, v: LocalId, step: Option<i128>) -> Group {
+        for r in &mut self.reads {
+            r.1 = r.1.shifted(v, step);
+        }
+        self
     }
 }
 
@@ -154,9 +247,10 @@ impl State {
         let all = Group {
             accs: Accs::ALL,
             site: Some(site),
+            reads: Vec::new(),
         };
         State {
-            open: all,
+            open: all.clone(),
             committed: vec![all; GROUPS],
             dirty: Accs::ALL,
             init: vec![0; accums],
@@ -170,17 +264,28 @@ impl State {
             v.len()
                 .checked_sub(n - k)
                 .and_then(|i| v.get(i))
-                .copied()
+                .cloned()
                 .unwrap_or_default()
         };
         State {
-            open: self.open.join(o.open),
+            open: self.open.clone().join(&o.open),
             committed: (0..n)
-                .map(|k| at(&self.committed, k).join(at(&o.committed, k)))
+                .map(|k| at(&self.committed, k).join(&at(&o.committed, k)))
                 .collect(),
             dirty: self.dirty.or(o.dirty),
             init: self.init.iter().zip(&o.init).map(|(a, b)| a | b).collect(),
         }
+    }
+
+    /// The same state seen one iteration of the loop over `v` later.
+    fn shifted(mut self, v: LocalId, step: Option<i128>) -> State {
+        self.open = self.open.shifted(v, step);
+        self.committed = self
+            .committed
+            .into_iter()
+            .map(|g| g.shifted(v, step))
+            .collect();
+        self
     }
 
     /// A group that may be pending and writes `acc`.
@@ -214,6 +319,7 @@ pub fn of_kernel(k: &Kernel, values: &Values) -> WgmmaFacts {
         k,
         values,
         at: At::TOP,
+        stages: HashMap::new(),
         relevant,
         visited: 0,
         loops: Vec::new(),
@@ -260,6 +366,7 @@ impl<'ir> visit::Visit<'ir> for Finder<'_> {
             StmtKind::Wgmma(_)
                 | StmtKind::WgmmaCommit
                 | StmtKind::WgmmaWait(_)
+                | StmtKind::Barrier(_)
                 | StmtKind::Break
                 | StmtKind::Continue
         ) {
@@ -284,6 +391,8 @@ struct Walk<'a> {
     k: &'a Kernel,
     values: &'a Values,
     at: At,
+    /// What is known of each integer local as a stage index.
+    stages: HashMap<LocalId, Stage>,
     relevant: HashSet<StmtId>,
     visited: usize,
     /// Per enclosing loop: the states its `continue`s and `break`s leave.
@@ -304,7 +413,22 @@ impl Walk<'_> {
 
     fn stmt(&mut self, s: &Stmt, st: Option<State>) -> Option<State> {
         if !self.relevant.contains(&s.id) {
-            // Nothing here touches wgmma state; a jump still ends the path.
+            // Nothing here touches wgmma state; a jump still ends the path,
+            // and a `let` may name a stage.
+            if let StmtKind::Let { local, value } = &s.kind {
+                let immutable = self
+                    .k
+                    .body
+                    .locals
+                    .get(local.index())
+                    .is_some_and(|l| !l.mutable);
+                let stage = if immutable {
+                    self.stage(value)
+                } else {
+                    Stage::Any
+                };
+                self.stages.insert(*local, stage);
+            }
             return match s.kind {
                 StmtKind::Return(_) => None,
                 StmtKind::Break | StmtKind::Continue => {
@@ -317,7 +441,23 @@ impl Walk<'_> {
         self.visited += 1;
         let mut st = st?;
         match &s.kind {
-            StmtKind::Let { value, .. } | StmtKind::Assign { value, .. } => {
+            StmtKind::Let { value, local } => {
+                self.expr(value, &mut st);
+                let immutable = self
+                    .k
+                    .body
+                    .locals
+                    .get(local.index())
+                    .is_some_and(|l| !l.mutable);
+                let stage = if immutable {
+                    self.stage(value)
+                } else {
+                    Stage::Any
+                };
+                self.stages.insert(*local, stage);
+                Some(st)
+            }
+            StmtKind::Assign { value, .. } => {
                 self.expr(value, &mut st);
                 Some(st)
             }
@@ -362,9 +502,10 @@ impl Walk<'_> {
             }
             StmtKind::While { cond, body } => {
                 self.expr(cond, &mut st);
-                self.looped(s.span, body, st)
+                self.looped(s.span, body, st, None)
             }
             StmtKind::For {
+                var,
                 start,
                 end,
                 step,
@@ -374,7 +515,16 @@ impl Walk<'_> {
                 for e in [start, end, step] {
                     self.expr(e, &mut st);
                 }
-                self.looped(s.span, body, st)
+                self.stages.insert(
+                    *var,
+                    Stage::Var {
+                        var: *var,
+                        off: 0,
+                        m: None,
+                    },
+                );
+                let step = self.values.int(step, self.at);
+                self.looped(s.span, body, st, Some((*var, step)))
             }
             StmtKind::ForList { items, body, .. } => {
                 for e in items {
@@ -429,19 +579,21 @@ impl Walk<'_> {
                 if let Some(i) = st.init.get_mut(w.acc.index()) {
                     *i = full;
                 }
-                st.open = st.open.join(Group {
+                let reads = self.reads(w, s.span);
+                st.open = st.open.join(&Group {
                     accs: Accs::of(w.acc),
                     site: Some(s.span),
+                    reads,
                 });
                 Some(st)
             }
             StmtKind::WgmmaCommit => {
-                st.committed.push(st.open);
-                st.open = Group::default();
+                let open = std::mem::take(&mut st.open);
+                st.committed.push(open);
                 if st.committed.len() > GROUPS {
                     let old = st.committed.remove(0);
                     if let Some(first) = st.committed.first_mut() {
-                        *first = first.join(old);
+                        *first = first.clone().join(&old);
                     }
                 }
                 Some(st)
@@ -471,6 +623,12 @@ impl Walk<'_> {
             StmtKind::Barrier(op) => {
                 if let Some(i) = &op.barrier.index {
                     self.expr(i, &mut st);
+                }
+                if matches!(
+                    op.kind,
+                    BarrierOpKind::Arrive { .. } | BarrierOpKind::ArriveRemote { .. }
+                ) {
+                    self.release(op, s.span, &st);
                 }
                 Some(st)
             }
@@ -512,6 +670,83 @@ impl Walk<'_> {
         }
     }
 
+    /// The stages of guarded arrays a `wgmma` reads.
+    fn reads(&self, w: &crate::ir::Wgmma, site: Span) -> Vec<(SharedId, Stage, Span)> {
+        let mut out = Vec::new();
+        for p in [&w.a, &w.b] {
+            let PlaceKind::Shared { array, indices } = &p.kind else {
+                continue;
+            };
+            let guarded = self.k.barriers.iter().any(|g| g.guards.contains(array));
+            let stage = match indices.first() {
+                Some(i) if indices.len() >= 3 && guarded => self.stage(i),
+                _ => continue,
+            };
+            out.push((*array, stage, site));
+        }
+        out
+    }
+
+    /// An index as a [`Stage`].
+    fn stage(&self, e: &Expr) -> Stage {
+        if let Some(c) = self.values.int(e, self.at) {
+            return Stage::Const(c);
+        }
+        match &e.kind {
+            ExprKind::Local(l) => self.stages.get(l).copied().unwrap_or(Stage::Any),
+            ExprKind::Cast(a) if e.ty.is_int() => self.stage(a),
+            ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub), a, b) => {
+                match (self.stage(a), self.values.int(b, self.at)) {
+                    (Stage::Var { var, off, m: None }, Some(c)) => Stage::Var {
+                        var,
+                        off: if *op == BinOp::Add { off + c } else { off - c },
+                        m: None,
+                    },
+                    _ => Stage::Any,
+                }
+            }
+            ExprKind::Binary(BinOp::Rem, a, b) => {
+                match (self.stage(a), self.values.int(b, self.at)) {
+                    (Stage::Var { var, off, m: None }, Some(c)) if c > 0 => Stage::Var {
+                        var,
+                        off,
+                        m: Some(c),
+                    },
+                    _ => Stage::Any,
+                }
+            }
+            _ => Stage::Any,
+        }
+    }
+
+    /// An arrival on `op`'s barrier: a stage it guards that a pending
+    /// group may read is released too early (E0415).
+    fn release(&mut self, op: &crate::ir::BarrierOp, span: Span, st: &State) {
+        let Some(g) = self.k.barriers.get(op.barrier.group.index()) else {
+            return;
+        };
+        if g.guards.is_empty() {
+            return;
+        }
+        let index = match &op.barrier.index {
+            Some(i) => self.stage(i),
+            None => Stage::Const(0),
+        };
+        let groups = std::iter::once(&st.open).chain(st.committed.iter());
+        for group in groups {
+            for &(array, stage, wgmma) in &group.reads {
+                if g.guards.contains(&array) && stage.may_equal(index) {
+                    self.out.released.entry(key(span)).or_insert(Released {
+                        arrive: span,
+                        array,
+                        wgmma,
+                    });
+                    return;
+                }
+            }
+        }
+    }
+
     /// Every element of accumulator `acc` written.
     fn full(&self, acc: AccumId) -> u128 {
         let n = self.k.accums.get(acc.index()).map_or(0, |a| a.elements());
@@ -536,7 +771,13 @@ impl Walk<'_> {
     /// A `while` or `for` loop: its body is walked until the state at its
     /// head stops growing; what leaves it is the head's state and its
     /// `break`s.
-    fn looped(&mut self, span: Span, body: &Block, entry: State) -> Option<State> {
+    fn looped(
+        &mut self,
+        span: Span,
+        body: &Block,
+        entry: State,
+        var: Option<(LocalId, Option<i128>)>,
+    ) -> Option<State> {
         let mut head = entry.clone();
         loop {
             if self.visited > WALK_BUDGET {
@@ -545,7 +786,12 @@ impl Walk<'_> {
             self.loops.push((None, None));
             let end = self.block(body, Some(head.clone()));
             let (cont, exit) = self.loops.pop().unwrap_or((None, None));
-            let back = join(end, cont);
+            // What the next iteration sees of this one's stages: the loop's
+            // variable has grown by its step.
+            let back = join(end, cont).map(|b| match var {
+                Some((v, step)) => b.shifted(v, step),
+                None => b,
+            });
             let next = match back {
                 Some(b) => entry.join(&b).join(&head),
                 None => head.clone(),

@@ -300,6 +300,11 @@ pub static CODES: &[CodeInfo] = &[
         Error,
         "`{name}` is accessed while a wgmma group writing it may be pending"
     ),
+    code!(
+        "E0415",
+        Error,
+        "a stage of `{array}` is released while a wgmma group reading it may be pending"
+    ),
     code!("E0416", Error, "`{name}` is read before it is written"),
     code!(
         "E0417",

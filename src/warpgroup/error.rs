@@ -38,6 +38,12 @@ pub enum WarpgroupError {
         wgmma: Span,
         committed: bool,
     },
+    /// E0415: a stage released while a group reading it may be pending.
+    StageReleased {
+        array: String,
+        arrive: Span,
+        wgmma: Span,
+    },
     /// E0416: an accumulator read before anything wrote it.
     AccumUninit {
         name: String,
@@ -201,6 +207,14 @@ impl WarpgroupError {
             .secondary(wgmma, if committed { "this wgmma's group may not be complete" } else { "this wgmma is not even committed" })
             .note("reading or writing an accumulator before a `wgmma.wait_group` that covers the group writing it is undefined (PTX ISA 9.7.15.7.3); ptxas would insert a wait itself (C7517)")
             .help(if committed { "wait for the group first: `wgmma_wait(0)` (or a count that leaves only newer groups pending)" } else { "commit the group and wait for it: `wgmma_commit(); wgmma_wait(0);`" }),
+            WarpgroupError::StageReleased { array, arrive, wgmma } => Diagnostic::error(
+                "E0415",
+                format!("a stage of `{array}` is released while a wgmma group reading it may be pending"),
+            )
+            .primary(arrive, "this arrival lets the stage be overwritten")
+            .secondary(wgmma, "this wgmma may still be reading it")
+            .note("a `wgmma` reads its operands from shared memory until its group completes; a copy that lands in the stage before then changes what it reads")
+            .help("wait for the group before releasing its stage (`wgmma_wait(0)`), or keep one group in flight with `wgmma_wait(1)` and release the stage of the previous iteration"),
             WarpgroupError::AccumUninit { name, access, by_wgmma } => Diagnostic::error(
                 "E0416",
                 format!("`{name}` is read before it is written"),

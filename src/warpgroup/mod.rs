@@ -151,6 +151,16 @@ fn wgmma(k: &Kernel, info: &BodyInfo, found: &mut Vec<WarpgroupError>) {
             committed: p.committed,
         });
     }
+    for r in info.wgmma.released.values() {
+        found.push(WarpgroupError::StageReleased {
+            array: k
+                .shared
+                .get(r.array.index())
+                .map_or_else(String::new, |a| a.name.clone()),
+            arrive: r.arrive,
+            wgmma: r.wgmma,
+        });
+    }
     for u in info.wgmma.uninit.values() {
         found.push(WarpgroupError::AccumUninit {
             name: name(u.acc),

@@ -45,6 +45,7 @@ mod sim_samples;
 mod sim_support;
 mod sim_twins;
 mod sim_warp;
+mod sim_wgmma;
 mod syntax;
 mod tensor;
 mod ui;

@@ -673,13 +673,22 @@ impl Walk<'_> {
     /// The stages of guarded arrays a `wgmma` reads.
     fn reads(&self, w: &crate::ir::Wgmma, site: Span) -> Vec<(SharedId, Stage, Span)> {
         let mut out = Vec::new();
-        for p in [&w.a, &w.b] {
+        let n = self.k.accums.get(w.acc.index()).map_or(0, |a| a.n);
+        for (p, rows, trans) in [(&w.a, crate::ir::Accum::M, w.trans_a), (&w.b, n, w.trans_b)] {
             let PlaceKind::Shared { array, indices } = &p.kind else {
                 continue;
             };
             let guarded = self.k.barriers.iter().any(|g| g.guards.contains(array));
+            if !guarded {
+                continue;
+            }
+            // A transposed tile wider than a span also reads the blocks of
+            // its third-to-last dimension: a stage index comes before them.
+            let span = self.k.shared.get(array.index()).and_then(|a| a.dims.last());
+            let wide = trans && span.is_some_and(|&s| u64::from(rows) > s);
             let stage = match indices.first() {
-                Some(i) if indices.len() >= 3 && guarded => self.stage(i),
+                Some(i) if indices.len() >= 3 + usize::from(wide) => self.stage(i),
+                _ if indices.len() >= 3 => Stage::Any,
                 _ => continue,
             };
             out.push((*array, stage, site));

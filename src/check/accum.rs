@@ -305,20 +305,44 @@ impl BodyChecker<'_> {
         c: Call<'_>,
         acc: AccumId,
         acc_span: Span,
-        a: Option<Place>,
-        b: Option<Place>,
+        a: Option<(Place, bool)>,
+        b: Option<(Place, bool)>,
         accumulate: Option<Expr>,
     ) -> Option<CallResult> {
-        let (a, b, accumulate) = (a?, b?, accumulate?);
+        let ((a, trans_a), (b, trans_b), accumulate) = (a?, b?, accumulate?);
         let (d, n, name) = {
             let x = self.kernel.as_ref()?.accums.get(acc.index())?;
             (x.elem, x.n, x.name.clone())
         };
+        let shown = |t: Scalar, trans: bool| {
+            if trans {
+                format!("transposed `{t}`")
+            } else {
+                format!("`{t}`")
+            }
+        };
+        let form_text = format!(
+            "`{name}: [{d}; 64, {n}]` += {} x {}",
+            shown(a.elem, trans_a),
+            shown(b.elem, trans_b)
+        );
         let form = match ir::WgmmaForm::of(d, a.elem, b.elem) {
+            Ok(f) if (trans_a || trans_b) && !f.transposable() => {
+                self.error(CheckError::BadWgmmaTypes {
+                    form: form_text,
+                    why: format!(
+                        "only `f16` and `bf16` operands can be transposed (MN-major); `{}` ones are K-major",
+                        f.a
+                    ),
+                    span: c.span,
+                    acc: acc_span,
+                });
+                return None;
+            }
             Ok(f) => f,
             Err(why) => {
                 self.error(CheckError::BadWgmmaTypes {
-                    form: format!("`{name}: [{d}; 64, {n}]` += `{}` x `{}`", a.elem, b.elem),
+                    form: form_text,
                     why,
                     span: c.span,
                     acc: acc_span,
@@ -328,14 +352,16 @@ impl BodyChecker<'_> {
         };
         // The tiles: 64 rows of A, N of B, each K = 32 bytes long.
         let mut ok = true;
-        for (p, rows, which) in [(&a, ir::Accum::M, "A"), (&b, n, "B")] {
-            ok &= self.wgmma_tile(p, rows, form.k(), which);
+        for (p, rows, trans, which) in [(&a, ir::Accum::M, trans_a, "A"), (&b, n, trans_b, "B")] {
+            ok &= self.wgmma_tile(p, rows, form.k(), trans, which);
         }
         ok.then(|| {
             CallResult::Effect(Box::new(StmtKind::Wgmma(Box::new(ir::Wgmma {
                 acc,
                 a,
                 b,
+                trans_a,
+                trans_b,
                 accumulate,
                 acc_span,
             }))))
@@ -344,8 +370,32 @@ impl BodyChecker<'_> {
 
     /// A `wgmma` operand: an element of a swizzled shared array of this
     /// CTA (E0110 for another place, E0410 for an array without a
-    /// swizzle).
-    fn wgmma_operand(&mut self, e: &ast::Expr) -> Option<Place> {
+    /// swizzle), and whether it is transposed (`transpose(sa[..])`, an
+    /// MN-major tile).
+    fn wgmma_operand(&mut self, e: &ast::Expr) -> Option<(Place, bool)> {
+        let (e, trans) = match &e.kind {
+            ast::ExprKind::Call {
+                callee,
+                args,
+                named,
+            } if &*callee.name == "transpose" => {
+                let found = args.len() + ast::named_args(named).len();
+                match args.as_slice() {
+                    [x] if found == 1 => (x, true),
+                    _ => {
+                        self.error(CheckError::ArgCount {
+                            callee: "transpose".to_string(),
+                            expected: "1".to_string(),
+                            found,
+                            span: e.span,
+                            signature: Some("transpose(tile: shared element)".to_string()),
+                        });
+                        return None;
+                    }
+                }
+            }
+            _ => (e, false),
+        };
         let (p, _) = self.place(e, false)?;
         let PlaceKind::Shared { array, .. } = &p.kind else {
             self.mismatch_text(
@@ -367,14 +417,20 @@ impl BodyChecker<'_> {
             });
             return None;
         }
-        Some(p)
+        Some((p, trans))
     }
 
     /// Whether the array of tile `p` (`rows` x `k` elements, its first
-    /// element `p`) has room for it: the row dimension (its second to
-    /// last) at least `rows`, a row (one span) at least `k` elements. Where
-    /// in the array the tile lies is the warpgroup pass's (E0410 there).
-    fn wgmma_tile(&mut self, p: &Place, rows: u32, k: u32, which: &str) -> bool {
+    /// element `p`) has room for it: K-major, the row dimension (its
+    /// second to last) at least `rows`, a row (one span) at least `k`
+    /// elements; MN-major (`trans`), the second to last dimension at least
+    /// `k`, and a tile wider than a span a dimension before it for its
+    /// blocks of a span. Where in the array the tile lies is the warpgroup
+    /// pass's (E0410 there).
+    fn wgmma_tile(&mut self, p: &Place, rows: u32, k: u32, trans: bool, which: &str) -> bool {
+        if trans {
+            return self.wgmma_mn_tile(p, rows, k, which);
+        }
         let PlaceKind::Shared { array, .. } = &p.kind else {
             return false;
         };
@@ -396,6 +452,52 @@ impl BodyChecker<'_> {
             Some(format!(
                 "the {which} tile is {k} `{}` long along K, and a row of `{}` holds {c}",
                 arr.elem, arr.name
+            ))
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            let decl = arr.span;
+            self.error(CheckError::BadWgmmaTile {
+                why,
+                span: p.span,
+                decl,
+            });
+            return false;
+        }
+        true
+    }
+
+    /// [`BodyChecker::wgmma_tile`] of a transposed (MN-major) tile.
+    fn wgmma_mn_tile(&mut self, p: &Place, rows: u32, k: u32, which: &str) -> bool {
+        let PlaceKind::Shared { array, .. } = &p.kind else {
+            return false;
+        };
+        let Some(arr) = self
+            .kernel
+            .as_ref()
+            .and_then(|kc| kc.shared.get(array.index()))
+        else {
+            return false;
+        };
+        let span_elems = arr.dims.last().copied().unwrap_or(0);
+        let kd = arr.dims.iter().rev().nth(1).copied().unwrap_or(0);
+        let blocks = u64::from(rows).div_ceil(span_elems.max(1));
+        let why = if kd < u64::from(k) {
+            Some(format!(
+                "the transposed {which} tile is {k} long along K, and `{}` has {kd} in its second-to-last dimension",
+                arr.name
+            ))
+        } else if blocks > 1 && arr.dims.len() < 3 {
+            Some(format!(
+                "the transposed {which} tile has {rows} rows, {blocks} spans of {span_elems}, and `{}` has no dimension before K for them",
+                arr.name
+            ))
+        } else if blocks > 1 && arr.dims.iter().rev().nth(2).copied().unwrap_or(0) < blocks {
+            Some(format!(
+                "the transposed {which} tile has {rows} rows, {blocks} spans of {span_elems}, and `{}` has {} in its third-to-last dimension",
+                arr.name,
+                arr.dims.iter().rev().nth(2).copied().unwrap_or(0)
             ))
         } else {
             None

@@ -869,7 +869,7 @@ impl CheckError {
             )
             .primary(span, why)
             .secondary(acc, "the accumulator")
-            .note("the forms: `f16` x `f16` into `f32` or `f16`; `bf16` x `bf16` and `tf32` x `tf32` into `f32`; `e4m3`/`e5m2` x `e4m3`/`e5m2` into `f32` or `f16`; `i8`/`u8` x `i8`/`u8` into `i32`"),
+            .note("the forms: `f16` x `f16` into `f32` or `f16`; `bf16` x `bf16` and `tf32` x `tf32` into `f32`; `e4m3`/`e5m2` x `e4m3`/`e5m2` into `f32` or `f16`; `i8`/`u8` x `i8`/`u8` into `i32`; transposed (MN-major) operands only for `f16` and `bf16`"),
             CheckError::WgmmaOutsideKernel { op, span } => Diagnostic::error(
                 "E0419",
                 format!("`{op}` in a device function"),

@@ -941,14 +941,23 @@ impl StmtKind {
 /// name the first element of their tile in a swizzled shared array whose
 /// innermost dimension is K (K-major: the array's rows are the tile's
 /// rows, contiguous along K; the tile is `[r0 .. r0 + rows, k0 .. k0 + K]`
-/// of the last two dimensions, K = 32 bytes of the element type). The
-/// form ([`WgmmaForm`]) follows from the types, which the checker matched
+/// of the last two dimensions, K = 32 bytes of the element type), or,
+/// transposed (`trans_a`/`trans_b`, `transpose(...)` in the source), an
+/// MN-major tile of an `f16`/`bf16` array whose innermost dimension is
+/// along M or N: the last two dimensions are K and one span of rows, the
+/// one before them (when the tile is wider than a span) the tile's blocks
+/// of a span; the tile is `[b0 .., k0 .. k0 + K, 0 ..]`. The form
+/// ([`WgmmaForm`]) follows from the types, which the checker matched
 /// (E0411).
 #[derive(Clone, Debug)]
 pub struct Wgmma {
     pub acc: AccumId,
     pub a: Place,
     pub b: Place,
+    /// `a` MN-major (`imm-trans-a = 1`).
+    pub trans_a: bool,
+    /// `b` MN-major (`imm-trans-b = 1`).
+    pub trans_b: bool,
     pub accumulate: Expr,
     /// The accumulator's name as written (for spans).
     pub acc_span: Span,

@@ -396,8 +396,14 @@ fn stmt(out: &mut String, cx: Cx, s: &Stmt, level: usize) {
                 .and_then(|k| k.accums.get(w.acc.index()))
                 .map_or_else(|| format!("?accum#{}", w.acc.0), |a| a.name.clone());
             let _ = write!(out, "wgmma {name} += ");
+            if w.trans_a {
+                out.push_str("transpose ");
+            }
             place(out, cx, &w.a, level);
             out.push_str(" * ");
+            if w.trans_b {
+                out.push_str("transpose ");
+            }
             place(out, cx, &w.b, level);
             out.push_str(" accumulate=");
             expr(out, cx, &w.accumulate, level);

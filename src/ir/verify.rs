@@ -542,11 +542,13 @@ impl<'m> Verifier<'m> {
                     }
                 }
                 match self.kernel.and_then(|k| k.accums.get(w.acc.index())) {
-                    Some(a) => {
-                        if let Err(why) = super::WgmmaForm::of(a.elem, w.a.elem, w.b.elem) {
-                            self.error(s.span, format!("a wgmma of no form: {why}"));
+                    Some(a) => match super::WgmmaForm::of(a.elem, w.a.elem, w.b.elem) {
+                        Err(why) => self.error(s.span, format!("a wgmma of no form: {why}")),
+                        Ok(f) if (w.trans_a || w.trans_b) && !f.transposable() => {
+                            self.error(s.span, "a transposed operand of a form without one");
                         }
-                    }
+                        Ok(_) => {}
+                    },
                     None => self.error(s.span, format!("accumulator {} does not exist", w.acc.0)),
                 }
             }

@@ -148,7 +148,13 @@ impl Writer<'_> {
 /// stride-dimension offset 8 rows of one span (`SBO >> 4` in bits 32-45),
 /// base offset 0 (every stage starts on its repeat, E0403), the swizzle
 /// mode in bits 62-63 (1: 128B, 2: 64B, 3: 32B).
-pub fn descriptor_fields(s: Swizzle) -> Option<u64> {
+///
+/// MN-major (`blocks`: the bytes between the tile's blocks of one span,
+/// `Some` for a transposed operand), the leading-dimension offset is that
+/// distance (from the first span of rows to the next) and the
+/// stride-dimension offset 8 rows of K, again 8 spans (PTX ISA
+/// 9.7.15.5.1.2.1, MN-major swizzled layouts).
+pub fn descriptor_fields(s: Swizzle, blocks: Option<u64>) -> Option<u64> {
     let mode: u64 = match s {
         Swizzle::B128 => 1,
         Swizzle::B64 => 2,
@@ -156,7 +162,8 @@ pub fn descriptor_fields(s: Swizzle) -> Option<u64> {
         Swizzle::None => return None,
     };
     let sbo = (s.span() * 8) >> 4;
-    Some((mode << 62) | (sbo << 32) | (1 << 16))
+    let lbo = blocks.map_or(1, |b| (b >> 4) & 0x3fff);
+    Some((mode << 62) | (sbo << 32) | (lbo << 16))
 }
 
 impl Writer<'_> {
@@ -175,8 +182,8 @@ impl Writer<'_> {
         if form.mixed_signedness() {
             self.need(8, 4);
         }
-        let da = self.descriptor(&w.a)?;
-        let db = self.descriptor(&w.b)?;
+        let da = self.descriptor(&w.a, w.trans_a)?;
+        let db = self.descriptor(&w.b, w.trans_b)?;
         let scale_d = match crate::ir::consteval::eval(&w.accumulate) {
             Ok(Value::Bool(b)) => Operand::imm(u8::from(b)),
             _ => Operand::Reg(self.expr_reg(&w.accumulate)?),
@@ -189,7 +196,12 @@ impl Writer<'_> {
         let imms = if form.integer() {
             ""
         } else if form.transposable() {
-            ", 1, 1, 0, 0"
+            match (w.trans_a, w.trans_b) {
+                (false, false) => ", 1, 1, 0, 0",
+                (true, false) => ", 1, 1, 1, 0",
+                (false, true) => ", 1, 1, 0, 1",
+                (true, true) => ", 1, 1, 1, 1",
+            }
         } else {
             ", 1, 1"
         };
@@ -210,16 +222,21 @@ impl Writer<'_> {
         Ok(())
     }
 
-    /// The 64-bit descriptor of the tile whose first element is `p`.
-    fn descriptor(&mut self, p: &Place) -> Result<Reg> {
+    /// The 64-bit descriptor of the tile whose first element is `p`,
+    /// MN-major when `trans`.
+    fn descriptor(&mut self, p: &Place, trans: bool) -> Result<Reg> {
         let PlaceKind::Shared { array, indices } = &p.kind else {
             return Err(self.invalid("a wgmma operand outside this CTA's shared memory"));
         };
-        let swizzle = self
-            .kernel
-            .and_then(|k| k.shared.get(array.index()))
-            .map_or(Swizzle::None, |a| a.swizzle);
-        let Some(fields) = descriptor_fields(swizzle) else {
+        let arr = self.kernel.and_then(|k| k.shared.get(array.index()));
+        let swizzle = arr.map_or(Swizzle::None, |a| a.swizzle);
+        // MN-major: a span of rows is one row of the array; the next span
+        // of rows is K rows further.
+        let blocks = arr.filter(|_| trans).map(|a| {
+            let k_dim = a.dims.iter().rev().nth(1).copied().unwrap_or(0);
+            k_dim * swizzle.span()
+        });
+        let Some(fields) = descriptor_fields(swizzle, blocks) else {
             return Err(self.invalid("a wgmma operand in an array without a swizzle"));
         };
         let outer = self.at(p.span);

@@ -29,7 +29,13 @@ pub enum WarpgroupError {
     },
     /// E0410: a `wgmma` tile that does not lie on whole blocks of its
     /// array.
-    TileOutside { why: String, span: Span, decl: Span },
+    TileOutside {
+        why: String,
+        span: Span,
+        decl: Span,
+        /// An MN-major tile (`transpose(...)`).
+        transposed: bool,
+    },
     /// E0414: an accumulator touched while a group writing it may be
     /// pending.
     AccumPending {
@@ -192,13 +198,17 @@ impl WarpgroupError {
                 .help("give each role its own `set_max_regs`, in the branch that only that role runs")
             }
             WarpgroupError::PoolExceeded { budgets, entry, threads } => pool(&budgets, entry, threads),
-            WarpgroupError::TileOutside { why, span, decl } => Diagnostic::error(
+            WarpgroupError::TileOutside { why, span, decl, transposed } => Diagnostic::error(
                 "E0410",
                 "a wgmma operand tile that does not fit its array",
             )
             .primary(span, why)
             .secondary(decl, "declared here")
-            .note("a `wgmma` reads a tile of whole 8-row blocks (its descriptor counts rows in blocks of 8, each one repeat of the swizzle) and 32 bytes of K from a multiple of 32 bytes within a row"),
+            .note(if transposed {
+                "a transposed `wgmma` operand is MN-major: its descriptor reads whole spans of rows from the first element of a span (the next span of rows in the next index of the third-to-last dimension) and K from an 8-row boundary, one repeat of the swizzle"
+            } else {
+                "a `wgmma` reads a tile of whole 8-row blocks (its descriptor counts rows in blocks of 8, each one repeat of the swizzle) and 32 bytes of K from a multiple of 32 bytes within a row"
+            }),
             WarpgroupError::AccumPending { name, access, wgmma, committed } => Diagnostic::error(
                 "E0414",
                 format!("`{name}` is accessed while a wgmma group writing it may be pending"),

@@ -67,8 +67,70 @@ impl Find<'_> {
         let Some(acc) = self.k.accums.get(w.acc.index()) else {
             return;
         };
-        for (p, rows, which) in [(&w.a, ir::Accum::M, "A"), (&w.b, acc.n, "B")] {
-            self.tile(p, rows, which, at);
+        for (p, rows, trans, which) in [
+            (&w.a, ir::Accum::M, w.trans_a, "A"),
+            (&w.b, acc.n, w.trans_b, "B"),
+        ] {
+            if trans {
+                self.mn_tile(p, rows, which, at);
+            } else {
+                self.tile(p, rows, which, at);
+            }
+        }
+    }
+
+    /// A transposed (MN-major) tile: its rows from the start of a span
+    /// (the last index 0), spread over the blocks of the third-to-last
+    /// dimension from the one named when wider than a span; K from an
+    /// 8-row boundary (the pattern's repeat) within the second-to-last.
+    fn mn_tile(&mut self, p: &Place, rows: u32, which: &str, at: At) {
+        let PlaceKind::Shared { array, indices } = &p.kind else {
+            return;
+        };
+        let Some(arr) = self.k.shared.get(array.index()) else {
+            return;
+        };
+        let n = indices.len();
+        let (Some(k0), Some(r0)) = (indices.get(n.wrapping_sub(2)), indices.last()) else {
+            return;
+        };
+        let (Some(&k_dim), Some(&span)) = (arr.dims.get(n.wrapping_sub(2)), arr.dims.last()) else {
+            return;
+        };
+        let k = 32 / u64::from(arr.elem.size());
+        let blocks = u64::from(rows).div_ceil(span.max(1));
+        let which = format!("transposed {which}");
+        let which = which.as_str();
+        let why = match self.values.int(r0, at) {
+            Some(0) => None,
+            Some(c) => Some(format!(
+                "the {which} tile starts at element {c} of a span, not at its first"
+            )),
+            None => Some(format!(
+                "the {which} tile must start at the first element of a span: the last index is 0"
+            )),
+        }
+        .or_else(|| {
+            self.position(k0, 8, k, k_dim, at)
+                .map(|p| p.say(which, "K", k, "rows", &arr.name, k_dim))
+        })
+        .or_else(|| {
+            let b0 = indices.get(n.wrapping_sub(3)).filter(|_| blocks > 1)?;
+            let &b_dim = arr.dims.get(n.wrapping_sub(3))?;
+            self.position(b0, 1, blocks, b_dim, at)
+                .map(|p| p.say(which, "span", blocks, "spans", &arr.name, b_dim))
+        });
+        if let Some(why) = why {
+            let decl = arr.span;
+            self.report(
+                p.span,
+                WarpgroupError::TileOutside {
+                    why,
+                    span: p.span,
+                    decl,
+                    transposed: true,
+                },
+            );
         }
     }
 
@@ -104,6 +166,7 @@ impl Find<'_> {
                     why,
                     span: p.span,
                     decl,
+                    transposed: false,
                 },
             );
         }

@@ -296,3 +296,138 @@ fn a_warp_specialised_tile_with_budgets_multiplies_exactly() {
         assert_eq!(got, reference(&av, &bv, 128, 64, k), "{schedule:?}");
     }
 }
+
+/// `acc (64 x n) = A Bᵀ` with `A` and/or `B` transposed (MN-major):
+/// `at` is A stored K x 64 and `bt` B stored K x n, row-major, each loaded
+/// into `[T; blocks, K, span] swizzle(s)`, a span of M or N per row; the
+/// K-major operand as in [`form_kernel`].
+fn transposed_kernel(t: Scalar, d: Scalar, swizzle: u64, n: usize, ta: bool, tb: bool) -> String {
+    let span = swizzle as usize / size(t);
+    let kt = 64;
+    let k = 16;
+    let cast = if d == Scalar::F16 { " as f32" } else { "" };
+    let decl = |name: &str, rows: usize, trans: bool| {
+        if trans {
+            format!(
+                "shared {name}: [{t}; {}, {kt}, {span}] swizzle({swizzle});",
+                rows.div_ceil(span)
+            )
+        } else {
+            format!("shared {name}: [{t}; {rows}, {kt}] swizzle(128);")
+        }
+    };
+    // Global element i of the stored matrix: row-major K x rows when
+    // transposed, rows x K otherwise.
+    let fill = |name: &str, g: &str, rows: usize, trans: bool| {
+        if trans {
+            format!(
+                "for i in thread_idx.x..{len} step 128 {{
+        let r = i % {rows};
+        let kk = i / {rows};
+        {name}[r / {span}, kk, r % {span}] = {g}[i];
+    }}",
+                len = rows * kt
+            )
+        } else {
+            format!(
+                "for i in thread_idx.x..{len} step 128 {{
+        {name}[i / {kt}, i % {kt}] = {g}[i];
+    }}",
+                len = rows * kt
+            )
+        }
+    };
+    let operand = |name: &str, trans: bool| {
+        if trans {
+            format!("transpose({name}[0, kk * {k}, 0])")
+        } else {
+            format!("{name}[0, kk * {k}]")
+        }
+    };
+    format!(
+        "kernel mm(a: global [{t}], b: global [{t}], c: global mut [f32]) block(128) {{
+    {da}
+    {db}
+    accum acc: [{d}; 64, {n}];
+    {fa}
+    {fb}
+    fence_proxy_async();
+    sync_threads();
+    for kk in [0u32, 1, 2, 3] {{
+        wgmma(acc, {oa}, {ob}, accumulate = kk > 0);
+    }}
+    wgmma_commit();
+    wgmma_wait(0);
+    for i in 0..{half}u32 {{
+        c[acc_row(acc, i) * {n} + acc_col(acc, i)] = acc[i]{cast};
+    }}
+}}
+",
+        da = decl("sa", 64, ta),
+        db = decl("sb", n, tb),
+        fa = fill("sa", "a", 64, ta),
+        fb = fill("sb", "b", n, tb),
+        oa = operand("sa", ta),
+        ob = operand("sb", tb),
+        half = n / 2
+    )
+}
+
+/// The transpose of a row-major `rows x cols` matrix.
+fn transposed(v: &[i32], rows: usize, cols: usize) -> Vec<i32> {
+    (0..cols)
+        .flat_map(|c| (0..rows).map(move |r| (r, c)))
+        .map(|(r, c)| v[r * cols + c])
+        .collect()
+}
+
+#[test]
+fn transposed_operands_multiply_exactly() {
+    use Scalar::*;
+    let cases = [
+        (BF16, F32, 128, 256, true, true),
+        (BF16, F32, 128, 64, false, true),
+        (F16, F32, 64, 64, true, false),
+        (F16, F16, 64, 40, true, true),
+        (BF16, F32, 32, 24, false, true),
+        (F16, F32, 32, 128, true, true),
+    ];
+    for (i, (t, d, swizzle, n, ta, tb)) in cases.into_iter().enumerate() {
+        let kt = 64;
+        // A (64 x K) and B (n x K), row-major, as the reference takes them.
+        let av = ints(64 * kt, -3, 3, 40 + 2 * i as u64);
+        let bv = ints(n * kt, -3, 3, 41 + 2 * i as u64);
+        let ga = if ta {
+            transposed(&av, 64, kt)
+        } else {
+            av.clone()
+        };
+        let gb = if tb {
+            transposed(&bv, n, kt)
+        } else {
+            bv.clone()
+        };
+        let source = transposed_kernel(t, d, swizzle, n, ta, tb);
+        let l = kdsl_str_with("transposed.kdsl", &source, &opts());
+        let sig = l.program.signature("mm").expect("the kernel");
+        let mut launch = launch(
+            "mm",
+            [1, 1, 1],
+            [128, 1, 1],
+            [1, 1, 1],
+            vec![
+                array("a", t, encode(t, &ga)),
+                array("b", t, encode(t, &gb)),
+                array("c", F32, vec![0; 64 * n * 4]),
+            ],
+        );
+        launch.dynamic_shared = sig.dynamic_shared.unwrap_or(0);
+        let o = run_clean(&l, &launch);
+        let want = reference(&av, &bv, 64, n, kt);
+        let got: Vec<i64> = as_f32(&o.arrays[2]).iter().map(|&x| x as i64).collect();
+        assert_eq!(
+            got, want,
+            "{d} += {t} x {t}, swizzle({swizzle}), N = {n}, transposed A {ta}, B {tb}\n{source}"
+        );
+    }
+}

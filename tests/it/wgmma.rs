@@ -180,3 +180,114 @@ fn each_form_writes_the_verified_operands() {
         .expect("a wgmma");
     assert!(line.contains(", %p"), "{line}");
 }
+
+/// A module of transposed (MN-major) operands, one kernel per width:
+/// `[T; blocks, 32, span]` arrays in swizzle `s`, one `wgmma` with both
+/// operands transposed, one with A alone.
+fn transposed_module(d: &str, t: &str, s: u32) -> (String, usize) {
+    let span = s / size(t);
+    let mut out = String::new();
+    let widths: Vec<u32> = (1..=32).map(|i| 8 * i).collect();
+    for n in &widths {
+        let cast = if d == "f32" { "" } else { " as f32" };
+        out.push_str(&format!(
+            "kernel n{n}(c: global mut [f32]) block(128) {{
+    shared sa: [{t}; {ab}, 32, {span}] swizzle({s});
+    shared sb: [{t}; {bb}, 32, {span}] swizzle({s});
+    shared sk: [{t}; {n}, 64] swizzle(128);
+    accum acc: [{d}; 64, {n}];
+    wgmma(acc, transpose(sa[0, 0, 0]), transpose(sb[0, 0, 0]), accumulate = false);
+    wgmma(acc, transpose(sa[0, 16, 0]), sk[0, 16]);
+    wgmma_commit();
+    wgmma_wait(0);
+    for i in 0..{half}u32 {{
+        c[acc_row(acc, i) * {n} + acc_col(acc, i)] = acc[i]{cast};
+    }}
+}}
+",
+            ab = 64u32.div_ceil(span),
+            bb = n.div_ceil(span),
+            half = n / 2
+        ));
+    }
+    (out, widths.len())
+}
+
+/// Transposed operands: `f16`/`bf16` forms, each swizzle, every width,
+/// assembled by ptxas without an advisory, one HGMMA per `wgmma`, with
+/// `imm-trans-a`/`imm-trans-b` and the leading-dimension offset of the
+/// MN-major layout (the bytes between spans of rows: 32 rows of K).
+#[test]
+fn transposed_operands_assemble() {
+    let opts = kdsl::Options {
+        target: Target::Sm90a,
+        ..kdsl::Options::default()
+    };
+    let ptxas = ptxas::require_ptxas();
+    let nvdisasm = ptxas::nvdisasm_path();
+    let cases = [
+        ("f32", "f16", 128),
+        ("f16", "f16", 128),
+        ("f32", "bf16", 128),
+        ("f32", "bf16", 64),
+        ("f16", "f16", 32),
+    ];
+    let mut failures = Vec::new();
+    for (d, t, s) in cases {
+        let (source, kernels) = transposed_module(d, t, s);
+        let c = kdsl::compile_str("transposed.kdsl", &source, &opts);
+        if !c.diagnostics.is_empty() {
+            let shown = kdsl::diagnostics::render::short(&c.sources, &c.diagnostics);
+            failures.push(format!("{d} += {t}, swizzle({s}): {shown}"));
+            continue;
+        }
+        let ptx = c.ptx.expect("PTX");
+        assert_eq!(ptx.matches(", 1, 1, 1, 1;").count(), kernels, "{d} {t} {s}");
+        assert_eq!(ptx.matches(", 1, 1, 1, 0;").count(), kernels, "{d} {t} {s}");
+        // LBO: 32 rows of one span; SBO 8 rows; the swizzle's mode.
+        let mode: u64 = match s {
+            128 => 1,
+            64 => 2,
+            _ => 3,
+        };
+        let fields =
+            (mode << 62) | (((u64::from(s) * 8) >> 4) << 32) | (((u64::from(s) * 32) >> 4) << 16);
+        assert!(
+            ptx.contains(&format!("{fields:#018x}")),
+            "{d} {t} {s}: no descriptor fields {fields:#018x}"
+        );
+        let Some(ptxas) = &ptxas else {
+            continue;
+        };
+        match ptxas::assemble_with(ptxas, &ptx, "sm_90a", &["-v"]) {
+            Ok(asm) => {
+                let advisories: Vec<&str> = asm
+                    .log
+                    .lines()
+                    .filter(|l| kdsl::ptx::advice::Advisory::parse(l).is_some())
+                    .collect();
+                if !advisories.is_empty() {
+                    failures.push(format!("{d} += {t}, swizzle({s}): {advisories:?}"));
+                }
+                if let Some(nvdisasm) = &nvdisasm {
+                    let dir = tempfile::tempdir().expect("tempdir");
+                    let cubin = dir.path().join("k.cubin");
+                    std::fs::write(&cubin, &asm.cubin).expect("write");
+                    let sass = std::process::Command::new(nvdisasm)
+                        .arg(&cubin)
+                        .output()
+                        .expect("nvdisasm");
+                    let sass = String::from_utf8_lossy(&sass.stdout);
+                    let mmas = sass.lines().filter(|l| l.contains("HGMMA")).count();
+                    assert_eq!(
+                        mmas,
+                        2 * kernels,
+                        "{d} += {t}, swizzle({s}): the SASS's MMAs"
+                    );
+                }
+            }
+            Err(e) => failures.push(format!("{d} += {t}, swizzle({s}): {e}")),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}

@@ -797,6 +797,9 @@ pub fn required_features() -> Vec<String> {
     ] {
         f.push(format!("wgmma_form:{form}"));
     }
+    for t in ["a", "b", "both"] {
+        f.push(format!("wgmma_transpose:{t}"));
+    }
     for how in ["warp_id / 4", "warp_id >> 2", "thread_idx.x / 128"] {
         f.push(format!("warpgroup_index:{how}"));
     }

@@ -1354,6 +1354,7 @@ struct Mma {
 /// boundary variants of its width and wait.
 fn wgmma(g: &mut Gen, budget: u32, k: u64, suffix: &str, bounds: bool) -> Mma {
     let (d, a, b) = FORMS[((g.index / 6 * 3 + k) % FORMS.len() as u64) as usize];
+    let third = k;
     g.note(format!("wgmma_form:{d}.{a}.{b}"));
     for f in ["wgmma", "wgmma_commit", "wgmma_wait", "acc_row", "acc_col"] {
         g.note(format!("builtin:{f}"));
@@ -1384,11 +1385,49 @@ fn wgmma(g: &mut Gen, budget: u32, k: u64, suffix: &str, bounds: bool) -> Mma {
     } else {
         (n.to_string(), "0".to_string())
     };
+    // `f16`/`bf16` operands are transposed (MN-major) in turn: A, B,
+    // both, swept so that the programs of a fixed run have each.
+    let trans = if matches!(a, "f16" | "bf16") {
+        (third + 2 * (g.index / 6)) % 4
+    } else {
+        0
+    };
+    let (ta, tb) = (trans & 1 != 0, trans & 2 != 0);
+    if trans != 0 {
+        let which = ["", "a", "b", "both"][trans as usize];
+        g.note(format!("wgmma_transpose:{which}"));
+    }
+    // A transposed array: K rows of one span (64 halves) of M or N, the
+    // spans of a wider tile before them.
+    let array = |name: &str, t: &str, rows: u32, row: u32, trans: bool| {
+        if trans {
+            format!(
+                "    shared {name}{suffix}: [{t}; {}, {}, {row}] swizzle(128);\n",
+                rows.div_ceil(row),
+                2 * k
+            )
+        } else {
+            format!("    shared {name}{suffix}: [{t}; {rows}, {row}] swizzle(128);\n")
+        }
+    };
+    let operand = |name: &str, at: u32, trans: bool| {
+        if trans {
+            format!("transpose({name}{suffix}[0, {at}, 0])")
+        } else {
+            format!("{name}{suffix}[0, {at}]")
+        }
+    };
     let decls = format!(
-        "    shared sa{suffix}: [{a}; 64, {row_a}] swizzle(128);\n    shared sb{suffix}: [{b}; {n}, {row_b}] swizzle(128);\n    accum acc{suffix}: [{d}; 64, {n_text}];\n"
+        "{}{}    accum acc{suffix}: [{d}; 64, {n_text}];\n",
+        array("sa", a, 64, row_a, ta),
+        array("sb", b, n, row_b, tb)
     );
     let body = format!(
-        "        wgmma(acc{suffix}, sa{suffix}[0, 0], sb{suffix}[0, 0], accumulate = false);\n        wgmma(acc{suffix}, sa{suffix}[0, {k}], sb{suffix}[0, {k}]);\n        wgmma_commit();\n        wgmma_wait({wait});\n        for i in 0..{half}u32 {{\n            out[acc_row(acc{suffix}, i) * {n} + acc_col(acc{suffix}, i)] = acc{suffix}[i] as u32;\n        }}\n",
+        "        wgmma(acc{suffix}, {}, {}, accumulate = false);\n        wgmma(acc{suffix}, {}, {});\n        wgmma_commit();\n        wgmma_wait({wait});\n        for i in 0..{half}u32 {{\n            out[acc_row(acc{suffix}, i) * {n} + acc_col(acc{suffix}, i)] = acc{suffix}[i] as u32;\n        }}\n",
+        operand("sa", 0, ta),
+        operand("sb", 0, tb),
+        operand("sa", k, ta),
+        operand("sb", k, tb),
         half = n / 2
     );
     Mma { decls, body }

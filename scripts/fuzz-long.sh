@@ -3,7 +3,7 @@
 #     scripts/fuzz-long.sh [SECONDS]      # default: $KDSL_FUZZ_SECONDS, else 60
 #     KDSL_FUZZ_SEED=1234 scripts/fuzz-long.sh 600   # repeat a run (the seed is printed)
 #
-# `generated::generated_programs_long` (tests/it/generated.rs, #[ignore]d in
+# `pipeline::generated::generated_programs_long` (tests/it/pipeline/generated.rs, #[ignore]d in
 # a plain `cargo test`) generates valid programs that cover every construct
 # and operand boundary of docs/language.md until the time is up: each must
 # compile without diagnostics and assemble with ptxas (sm_90, and sm_80 when
@@ -22,4 +22,4 @@ export KDSL_CUDA_TOOLS_ROOT="$root"
 export KDSL_PTXAS="$root/bin/ptxas"
 export KDSL_NVDISASM="$root/bin/nvdisasm"
 export KDSL_FUZZ_SECONDS="$seconds"
-exec cargo test --locked --test it -- --ignored --exact generated::generated_programs_long --nocapture
+exec cargo test --locked --test it -- --ignored --exact pipeline::generated::generated_programs_long --nocapture

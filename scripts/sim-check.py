@@ -12,7 +12,7 @@ in `kdslc sim FILE FLAGS...`). For each line:
   `-lineinfo`, and each PTX runs with the line's flags; kdslc's own PTX of
   the `.kdsl` kernel of the same name (`kdslc FILE.kdsl -o FILE.ptx`) runs
   with the same flags as a `.ptx` input too (a twin whose kdsl kernel is
-  not written yet — tests/it/setup.rs lists them — runs alone, and is
+  not written yet — tests/it/docs/setup.rs lists them — runs alone, and is
   compared across schedules only);
 - every run is repeated under `--schedule random:SEED` for SEED in 1..N.
 
@@ -125,7 +125,7 @@ def nvcc_arch(path):
 
 
 def awaiting_samples():
-    """The twins tests/it/setup.rs lists as awaiting their kdsl sample."""
+    """The twins tests/it/docs/setup.rs lists as awaiting their kdsl sample."""
     text = (ROOT / "tests" / "it" / "setup.rs").read_text()
     start = text.find("TWINS_AWAITING_THEIR_SAMPLE")
     block = text[start:text.find(";", start)] if start >= 0 else ""

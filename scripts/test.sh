@@ -3,7 +3,8 @@
 # (scripts/cuda-tools.sh, cached after the first run), points the tests at them,
 # and runs `cargo test --locked` with any extra arguments passed through:
 #     scripts/test.sh                      # everything
-#     scripts/test.sh ptxas_harness         # one module of tests/it
+#     scripts/test.sh ptx::harness          # one module of tests/it
+#     scripts/test.sh sim::                 # one folder (stage) of tests/it
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$(scripts/cuda-tools.sh)"

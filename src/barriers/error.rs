@@ -128,6 +128,25 @@ pub enum BarrierError {
         expect: Span,
         copies: Vec<Span>,
     },
+    /// E0407: a copy into a guarded stage that completes on a barrier that
+    /// does not guard it.
+    StageCopy {
+        why: String,
+        /// The barrier reference.
+        span: Span,
+        copy: Span,
+        /// The group's declaration.
+        guards: Span,
+    },
+    /// E0407: a read of a filled stage with no wait on its barrier before
+    /// it on some path.
+    UnwaitedRead {
+        array: String,
+        read: String,
+        barrier: String,
+        span: Span,
+        guards: Span,
+    },
     /// E0406: W0323 with a tensor copy among the copies, whose bytes are
     /// certain; `cta` says which CTAs of the cluster receive `completed`
     /// under multicast.
@@ -273,6 +292,22 @@ impl BarrierError {
                 }
                 d.note("if fewer bytes arrive than expected the phase never completes; if more, the phase completes early")
             }
+            BarrierError::StageCopy { why, span, copy, guards } => Diagnostic::error(
+                "E0407",
+                format!("stage discipline: {why}"),
+            )
+            .primary(span, "the copy completes here")
+            .secondary(copy, "this copy")
+            .secondary(guards, "the stages this group guards are declared here")
+            .note("`guards(...)` says that barrier `i` of a group guards slice `i` of each array: a copy into a stage completes on that stage's barrier, so that a wait on it means the stage has landed"),
+            BarrierError::UnwaitedRead { array, read, barrier, span, guards } => Diagnostic::error(
+                "E0407",
+                format!("stage discipline: `{read}` is read with no wait on `{barrier}` before it"),
+            )
+            .primary(span, format!("a stage of `{array}` read here"))
+            .secondary(guards, format!("`{array}` is filled by tensor copies completing on this group"))
+            .note("the copy filling the stage may still be landing until its barrier's phase completes: a read before a wait on it (on some path to the read, or after an arrival that may have released the stage) reads a half-written tile")
+            .help(format!("wait first: `{barrier}.wait();`")),
             BarrierError::TensorTxMismatch { name, reference, expected, completed, cta, expect, copies } => {
                 let in_cta = match cta {
                     CtaCount::One => String::new(),

@@ -1,5 +1,6 @@
 //! The barrier pass: checks the barrier groups and operations of an IR
-//! module (E0301, E0303, E0305, E0307, E0309, E0310, W0320–W0326), also one
+//! module (E0301, E0303, E0305, E0307, E0309, E0310, E0406, E0407,
+//! W0320–W0326), also one
 //! with errors elsewhere, so that every independent error is reported.
 //!
 //! The checker reports what it sees while lowering (E0302, E0304, E0306,
@@ -22,6 +23,7 @@
 //! - [`arrivals`]: expected against actual arrivals per phase (W0321);
 //! - [`transactions`]: transaction bytes of bulk and tensor copies (W0322,
 //!   W0323, E0406);
+//! - [`stages`]: the stage discipline of guarded arrays (E0407);
 //! - [`named`]: named-barrier operations under conditions that split a
 //!   warp (W0324), and their counts against the warps that reach them
 //!   (W0326).
@@ -32,6 +34,7 @@ pub mod error;
 pub mod named;
 pub mod ops;
 pub mod refs;
+pub mod stages;
 pub mod transactions;
 pub mod walk;
 
@@ -56,6 +59,7 @@ pub fn check(module: &ir::Module, info: &ModuleInfo, sources: &SourceMap) -> Vec
         ops::check(k, values, sources, &mut found);
         arrivals::check(k, &ki.body, &mut found);
         transactions::check(k, values, sources, &mut found);
+        stages::check(k, values, sources, &mut found);
         named::check(k, &ki.body, &mut found);
     }
     found

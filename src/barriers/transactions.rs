@@ -787,7 +787,7 @@ fn is_control(s: &Stmt) -> bool {
 
 /// A barrier index as a constant (in run `at`): no index is barrier 0 of
 /// a group of one.
-fn const_key(values: &Values, index: Option<&Expr>, at: At) -> Option<i128> {
+pub(super) fn const_key(values: &Values, index: Option<&Expr>, at: At) -> Option<i128> {
     match index {
         None => Some(0),
         Some(i) => values.constant_int(i, at),
@@ -796,7 +796,7 @@ fn const_key(values: &Values, index: Option<&Expr>, at: At) -> Option<i128> {
 
 /// Do two indices, each read in its run, name the same barrier (in the
 /// same stretch)?
-fn same_index(
+pub(super) fn same_index(
     values: &Values,
     (a, at_a): (Option<&Expr>, At),
     (b, at_b): (Option<&Expr>, At),
@@ -810,7 +810,7 @@ fn same_index(
 /// Structural equality of side-effect-free expressions that read only
 /// locals, parameters and built-ins (a constant, such as the element of a
 /// loop over a list, compared by its value in each run).
-fn same_value(values: &Values, (a, at_a): (&Expr, At), (b, at_b): (&Expr, At)) -> bool {
+pub(super) fn same_value(values: &Values, (a, at_a): (&Expr, At), (b, at_b): (&Expr, At)) -> bool {
     if let (Some(x), Some(y)) = (values.constant_int(a, at_a), values.constant_int(b, at_b)) {
         return x == y;
     }
@@ -829,7 +829,7 @@ fn same_value(values: &Values, (a, at_a): (&Expr, At), (b, at_b): (&Expr, At)) -
 }
 
 /// The locals an expression reads.
-fn locals_read(e: &Expr) -> Vec<LocalId> {
+pub(super) fn locals_read(e: &Expr) -> Vec<LocalId> {
     struct Reads(Vec<LocalId>);
     impl<'a> Visitor<'a> for Reads {
         fn expr(&mut self, e: &'a Expr, _cx: Cx<'a>) {

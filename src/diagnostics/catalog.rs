@@ -7,7 +7,7 @@
 //! Each code's explanation is a markdown file in `explain/`, compiled in with
 //! `include_str!` so that `kdslc explain` needs no files at run time. The
 //! same texts, joined by [`render_docs`], are `docs/diagnostics.md`;
-//! `tests/it/catalog.rs` keeps that file, the headings and the examples in sync.
+//! `tests/it/docs/catalog.rs` keeps that file, the headings and the examples in sync.
 //!
 //! An explanation is `# CODE: title`, a few paragraphs, `## Example` with a
 //! ```` ```kdsl ```` block that triggers the code, `## Fixed` with one that
@@ -272,6 +272,11 @@ pub static CODES: &[CodeInfo] = &[
         "E0406",
         Error,
         "barrier `{name}` expects {n} transaction bytes but the tensor copies complete {m}"
+    ),
+    code!(
+        "E0407",
+        Error,
+        "stage discipline: {why} / stage discipline: `{slice}` is read with no wait on `{barrier}` before it"
     ),
     code!(
         "E0408",
@@ -606,7 +611,7 @@ pub fn render_docs() -> String {
     out.push_str("# kdslc diagnostics\n\n");
     out.push_str(concat!(
         "<!-- Generated from src/diagnostics/explain/*.md by\n",
-        "     `KDSL_BLESS=1 cargo test --test it catalog::`; do not edit by hand. -->\n\n",
+        "     `KDSL_BLESS=1 cargo test --test it docs::catalog::`; do not edit by hand. -->\n\n",
     ));
     out.push_str(concat!(
         "Every diagnostic of `kdslc` has a stable code. Errors (`E…`) fail the\n",

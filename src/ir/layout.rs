@@ -21,7 +21,7 @@
 //! therefore made one whose total does not depend on that order: barrier
 //! groups first (every one is used, by its `mbarrier.init`), then the
 //! arrays, each declared with its size rounded up to its 128-byte alignment,
-//! so that any order of them takes the same bytes. `tests/it/limits.rs`
+//! so that any order of them takes the same bytes. `tests/it/check/limits.rs`
 //! compares the total with `ptxas -v` on generated kernels.
 //!
 //! Static shared memory is limited to 48 KiB per CTA ([`SHARED_LIMIT`]).

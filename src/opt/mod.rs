@@ -18,7 +18,7 @@
 //! memory access, barrier operation, bulk copy or fence moves past another
 //! (unrolling copies a loop's body in order; rewriting a special register
 //! reads a different one with the same value). The simulator test
-//! `sim_passes` runs every sample with the passes on and off.
+//! `opt::passes` (tests/it/opt/passes.rs) runs every sample with the passes on and off.
 
 pub mod hints;
 pub mod licm;

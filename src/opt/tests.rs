@@ -1,4 +1,29 @@
 use super::*;
+use crate::ir::{print, verify};
+use crate::{compile_str, Options};
+
+/// The checked module of `src`, before any pass (shared by the passes'
+/// own tests in `opt/*/tests.rs`).
+pub(super) fn checked(src: &str) -> Module {
+    let opts = Options {
+        passes: Passes::none(),
+        ..Options::default()
+    };
+    let c = compile_str("t.kdsl", src, &opts);
+    assert_eq!(c.error_count(), 0, "{:?}", c.diagnostics);
+    c.module.expect("a module")
+}
+
+/// The IR after `pass` ran on the checked module of `src` (verified), and
+/// whether the pass changed it.
+pub(super) fn after_pass(pass: fn(&mut Module) -> bool, src: &str) -> (String, bool) {
+    let mut m = checked(src);
+    let changed = pass(&mut m);
+    if let Err(e) = verify::module(&m, verify::Mode::Complete) {
+        panic!("{e:?}\n{}", print::print(&m));
+    }
+    (print::print(&m), changed)
+}
 
 #[test]
 fn passes_parse_all_none_and_lists_in_pipeline_order() {

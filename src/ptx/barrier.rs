@@ -8,7 +8,7 @@
 //! The masks are 32-bit words, one per 32 barriers: with one 64-bit mask,
 //! ptxas 13.5 for sm_80, sm_86 and sm_89 crashes (SIGSEGV) on a kernel that
 //! initialises some 48 barriers and tests one by a tracked parity (found by
-//! `tests/it/generated.rs`; `tests/it/limits.rs` keeps the shape).
+//! `tests/it/pipeline/generated.rs`; `tests/it/check/limits.rs` keeps the shape).
 //! On sm_80–89 only the sm_80 forms are used (`.shared` spelling,
 //! `test_wait` spin loops); an sm_90 operation there (which the checker
 //! rejects, E0200) is an error.

@@ -16,7 +16,7 @@
 //!
 //! Which words PTX refuses was found by running ptxas 13.5 over every PTX
 //! opcode, directive, type, state space, special register and modifier as
-//! an `.entry` and a `.func` name; `tests/it/limits.rs` runs the list again
+//! an `.entry` and a `.func` name; `tests/it/check/limits.rs` runs the list again
 //! (and every kdslc symbol kind) against the ptxas it finds.
 
 use crate::ir;

@@ -1,4 +1,4 @@
-/* A stand-in for the CUDA driver (libcuda.so) for tests/it/launch.rs: every
+/* A stand-in for the CUDA driver (libcuda.so) for tests/it/cli/launch.rs: every
  * entry point kdslc looks up, each answering as a driver with one GPU that
  * runs nothing would, except for the results chosen through the
  * environment:

@@ -13,7 +13,7 @@ syn keyword kdslBoolean      true false
 syn keyword kdslType         bool i8 u8 i16 u16 i32 u32 i64 u64 f16 bf16 f32 f64 tf32 e4m3 e5m2 tensor
 
 " Built-in values, functions and barrier operations: the names of the
-" table in src/check/builtins.rs (tests/it/builtins.rs compares them).
+" table in src/check/builtins.rs (tests/it/docs/builtins.rs compares them).
 syn keyword kdslBuiltinVar   thread_idx block_dim block_idx grid_dim cluster_idx cluster_dim
 syn keyword kdslBuiltinVar   lane_id warp_id cluster_rank cluster_size
 syn match   kdslBuiltinFn    "\<\%(min\|max\|abs\|sqrt\|rsqrt\|exp2\|log2\|exp\|log\|sin\|cos\|fma\|select\)\ze\s*("

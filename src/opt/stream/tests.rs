@@ -1,26 +1,11 @@
 //! The IR the pass leaves on compiled kernels, verified.
 
-use crate::ir::{print, verify, Module};
-use crate::opt::Passes;
-use crate::{compile_str, Options};
+use crate::ir::print;
+use crate::opt::tests::{after_pass, checked};
 
-fn checked(src: &str) -> Module {
-    let opts = Options {
-        passes: Passes::none(),
-        ..Options::default()
-    };
-    let c = compile_str("t.kdsl", src, &opts);
-    assert_eq!(c.error_count(), 0, "{:?}", c.diagnostics);
-    c.module.expect("a module")
-}
-
+/// The IR after the pass (verified), and whether it changed.
 fn streamed(src: &str) -> (String, bool) {
-    let mut m = checked(src);
-    let changed = super::run(&mut m);
-    if let Err(e) = verify::module(&m, verify::Mode::Complete) {
-        panic!("{e:?}\n{}", print::print(&m));
-    }
-    (print::print(&m), changed)
+    after_pass(super::run, src)
 }
 
 #[test]

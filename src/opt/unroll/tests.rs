@@ -1,29 +1,13 @@
 //! The IR the pass leaves, on compiled kernels: what is unrolled, what is
 //! not, and the verifier's verdict.
 
-use crate::ir::{print, verify, Module};
-use crate::opt::{special, Passes};
-use crate::{compile_str, Options};
-
-/// The checked module of `src`, before any pass.
-fn checked(src: &str) -> Module {
-    let opts = Options {
-        passes: Passes::none(),
-        ..Options::default()
-    };
-    let c = compile_str("t.kdsl", src, &opts);
-    assert_eq!(c.error_count(), 0, "{:?}", c.diagnostics);
-    c.module.expect("a module")
-}
+use crate::ir::{print, verify};
+use crate::opt::special;
+use crate::opt::tests::{after_pass, checked};
 
 /// The IR after the unrolling pass (verified), and whether it changed.
 fn unrolled(src: &str) -> (String, bool) {
-    let mut m = checked(src);
-    let changed = super::run(&mut m);
-    if let Err(e) = verify::module(&m, verify::Mode::Complete) {
-        panic!("{e:?}\n{}", print::print(&m));
-    }
-    (print::print(&m), changed)
+    after_pass(super::run, src)
 }
 
 #[test]

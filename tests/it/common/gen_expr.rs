@@ -8,7 +8,7 @@
 //! encodes the semantics kdsl documents in `docs/language.md` ("Constant
 //! evaluation"): the rules of the PTX instructions kdslc emits.
 //!
-//! `tests/it/consteval.rs` compares the compiler's folded constants with
+//! `tests/it/check/consteval.rs` compares the compiler's folded constants with
 //! these values; the simulator's tests run the same expressions as PTX. An
 //! expression's source is fully parenthesised and every literal carries its
 //! type suffix, so it means the same thing in any context.
@@ -37,31 +37,16 @@ pub enum Ty {
 }
 
 impl Ty {
-    pub const ALL: [Ty; 13] = [
-        Ty::Bool,
-        Ty::I8,
-        Ty::U8,
-        Ty::I16,
-        Ty::U16,
-        Ty::I32,
-        Ty::U32,
-        Ty::I64,
-        Ty::U64,
-        Ty::F16,
-        Ty::BF16,
-        Ty::F32,
-        Ty::F64,
-    ];
-    const INTS: [Ty; 8] = [
-        Ty::I8,
-        Ty::U8,
-        Ty::I16,
-        Ty::U16,
-        Ty::I32,
-        Ty::U32,
-        Ty::I64,
-        Ty::U64,
-    ];
+    pub const ALL: [Ty; 13] = {
+        use Ty::*;
+        [
+            Bool, I8, U8, I16, U16, I32, U32, I64, U64, F16, BF16, F32, F64,
+        ]
+    };
+    pub const INTS: [Ty; 8] = {
+        use Ty::*;
+        [I8, U8, I16, U16, I32, U32, I64, U64]
+    };
 
     pub fn name(self) -> &'static str {
         match self {
@@ -100,13 +85,33 @@ impl Ty {
         matches!(self, Ty::F16 | Ty::BF16 | Ty::F32 | Ty::F64)
     }
 
-    fn is_signed(self) -> bool {
+    pub fn is_signed(self) -> bool {
         matches!(self, Ty::I8 | Ty::I16 | Ty::I32 | Ty::I64)
     }
 
+    /// `u8`, `i8`, `u16`, `i16`.
+    pub fn is_narrow(self) -> bool {
+        matches!(self, Ty::I8 | Ty::U8 | Ty::I16 | Ty::U16)
+    }
+
+    /// `f16`, `bf16`.
+    pub fn is_half(self) -> bool {
+        matches!(self, Ty::F16 | Ty::BF16)
+    }
+
     /// `f32`/`f64`: `a * b + c` contracts; `min`, `max`, `fma` apply.
-    fn is_wide_float(self) -> bool {
+    pub fn is_wide_float(self) -> bool {
         matches!(self, Ty::F32 | Ty::F64)
+    }
+
+    /// Bytes in memory (a shared array element; `bool` takes a byte).
+    pub fn size(self) -> u32 {
+        match self {
+            Ty::Bool | Ty::I8 | Ty::U8 => 1,
+            Ty::I16 | Ty::U16 | Ty::F16 | Ty::BF16 => 2,
+            Ty::I32 | Ty::U32 | Ty::F32 => 4,
+            Ty::I64 | Ty::U64 | Ty::F64 => 8,
+        }
     }
 }
 
@@ -699,16 +704,7 @@ fn composite(ty: Ty, below: &[BoxedStrategy<GenExpr>]) -> BoxedStrategy<GenExpr>
                     .prop_map(|(op, a)| unary(op, a))
                     .boxed(),
             ));
-            options.push((
-                2,
-                (
-                    proptest::sample::select(vec!["min", "max"]),
-                    same.clone(),
-                    same.clone(),
-                )
-                    .prop_map(|(f, a, b)| call(f, vec![a, b]))
-                    .boxed(),
-            ));
+            options.push((2, min_max(&same)));
             if t.is_signed() {
                 options.push((1, same.clone().prop_map(|a| call("abs", vec![a])).boxed()));
             }
@@ -723,16 +719,7 @@ fn composite(ty: Ty, below: &[BoxedStrategy<GenExpr>]) -> BoxedStrategy<GenExpr>
             ));
             options.push((1, same.clone().prop_map(|a| unary("-", a)).boxed()));
             if t.is_wide_float() {
-                options.push((
-                    2,
-                    (
-                        proptest::sample::select(vec!["min", "max"]),
-                        same.clone(),
-                        same.clone(),
-                    )
-                        .prop_map(|(f, a, b)| call(f, vec![a, b]))
-                        .boxed(),
-                ));
+                options.push((2, min_max(&same)));
                 options.push((1, same.clone().prop_map(|a| call("abs", vec![a])).boxed()));
                 options.push((
                     2,
@@ -752,6 +739,17 @@ fn composite(ty: Ty, below: &[BoxedStrategy<GenExpr>]) -> BoxedStrategy<GenExpr>
         }
     }
     proptest::strategy::Union::new_weighted(options).boxed()
+}
+
+/// `min(a, b)` or `max(a, b)` of two expressions of `same`.
+fn min_max(same: &BoxedStrategy<GenExpr>) -> BoxedStrategy<GenExpr> {
+    (
+        proptest::sample::select(vec!["min", "max"]),
+        same.clone(),
+        same.clone(),
+    )
+        .prop_map(|(f, a, b)| call(f, vec![a, b]))
+        .boxed()
 }
 
 fn unary(op: &str, a: GenExpr) -> GenExpr {
@@ -859,30 +857,10 @@ pub fn binary_value(op: &str, x: Val, y: Val) -> Result<Val, Faults> {
                 (_, Some(o)) => o != Less,
             })
         }
-        (F16(a), F16(b)) => F16(match op {
-            "+" => a + b,
-            "-" => a - b,
-            "*" => a * b,
-            _ => a / b,
-        }),
-        (BF16(a), BF16(b)) => BF16(match op {
-            "+" => a + b,
-            "-" => a - b,
-            "*" => a * b,
-            _ => a / b,
-        }),
-        (F32(a), F32(b)) => F32(match op {
-            "+" => a + b,
-            "-" => a - b,
-            "*" => a * b,
-            _ => a / b,
-        }),
-        (F64(a), F64(b)) => F64(match op {
-            "+" => a + b,
-            "-" => a - b,
-            "*" => a * b,
-            _ => a / b,
-        }),
+        (F16(a), F16(b)) => F16(float_op(op, a, b)),
+        (BF16(a), BF16(b)) => BF16(float_op(op, a, b)),
+        (F32(a), F32(b)) => F32(float_op(op, a, b)),
+        (F64(a), F64(b)) => F64(float_op(op, a, b)),
         _ if matches!(op, "<<" | ">>") => shift(op, x, y),
         (I8(a), I8(b)) => I8(int_op(op, a, b)?),
         (U8(a), U8(b)) => U8(int_op(op, a, b)?),
@@ -894,6 +872,22 @@ pub fn binary_value(op: &str, x: Val, y: Val) -> Result<Val, Faults> {
         (U64(a), U64(b)) => U64(int_op(op, a, b)?),
         _ => x,
     })
+}
+
+/// `a op b` of floats (`+`, `-`, `*`, else `/`), rounded as the type rounds.
+fn float_op<T>(op: &str, a: T, b: T) -> T
+where
+    T: std::ops::Add<Output = T>
+        + std::ops::Sub<Output = T>
+        + std::ops::Mul<Output = T>
+        + std::ops::Div<Output = T>,
+{
+    match op {
+        "+" => a + b,
+        "-" => a - b,
+        "*" => a * b,
+        _ => a / b,
+    }
 }
 
 trait Wrapping: Copy + PartialEq {

@@ -16,107 +16,24 @@
 //! by the program's index, so that a fixed number of consecutive programs
 //! covers all of them whatever the random choices.
 
+use super::rng::XorShift;
 use std::collections::BTreeSet;
 
-/// A scalar type.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Ty {
-    Bool,
-    I8,
-    U8,
-    I16,
-    U16,
-    I32,
-    U32,
-    I64,
-    U64,
-    F16,
-    BF16,
-    F32,
-    F64,
-}
+/// The scalar types, shared with the expression generator.
+pub use super::gen_expr::Ty;
 
-pub const TYS: [Ty; 13] = [
-    Ty::Bool,
-    Ty::I8,
-    Ty::U8,
-    Ty::I16,
-    Ty::U16,
-    Ty::I32,
-    Ty::U32,
-    Ty::I64,
-    Ty::U64,
-    Ty::F16,
-    Ty::BF16,
-    Ty::F32,
-    Ty::F64,
-];
-const INTS: [Ty; 8] = [
-    Ty::I8,
-    Ty::U8,
-    Ty::I16,
-    Ty::U16,
-    Ty::I32,
-    Ty::U32,
-    Ty::I64,
-    Ty::U64,
-];
+pub const TYS: [Ty; 13] = Ty::ALL;
+const INTS: [Ty; 8] = Ty::INTS;
 
-impl Ty {
-    pub fn name(self) -> &'static str {
-        match self {
-            Ty::Bool => "bool",
-            Ty::I8 => "i8",
-            Ty::U8 => "u8",
-            Ty::I16 => "i16",
-            Ty::U16 => "u16",
-            Ty::I32 => "i32",
-            Ty::U32 => "u32",
-            Ty::I64 => "i64",
-            Ty::U64 => "u64",
-            Ty::F16 => "f16",
-            Ty::BF16 => "bf16",
-            Ty::F32 => "f32",
-            Ty::F64 => "f64",
-        }
-    }
-    fn is_int(self) -> bool {
-        INTS.contains(&self)
-    }
-    fn is_signed(self) -> bool {
-        matches!(self, Ty::I8 | Ty::I16 | Ty::I32 | Ty::I64)
-    }
-    /// `u8`, `i8`, `u16`, `i16`.
-    fn is_narrow(self) -> bool {
-        matches!(self, Ty::I8 | Ty::U8 | Ty::I16 | Ty::U16)
-    }
-    fn is_half(self) -> bool {
-        matches!(self, Ty::F16 | Ty::BF16)
-    }
-    fn is_wide_float(self) -> bool {
-        matches!(self, Ty::F32 | Ty::F64)
-    }
-    fn is_float(self) -> bool {
-        self.is_half() || self.is_wide_float()
-    }
-    fn bits(self) -> u32 {
-        match self {
-            Ty::I64 | Ty::U64 | Ty::F64 => 64,
-            Ty::I16 | Ty::U16 | Ty::F16 | Ty::BF16 => 16,
-            Ty::Bool | Ty::I8 | Ty::U8 => 8,
-            _ => 32,
-        }
-    }
-    /// Bytes in memory (a shared array element).
-    fn size(self) -> u32 {
-        match self {
-            Ty::Bool | Ty::I8 | Ty::U8 => 1,
-            Ty::I16 | Ty::U16 | Ty::F16 | Ty::BF16 => 2,
-            Ty::I32 | Ty::U32 | Ty::F32 => 4,
-            _ => 8,
-        }
-    }
-}
+/// The per-thread mask values: the lane masks and the active mask.
+const MASK_VALUES: [&str; 6] = [
+    "lane_mask_eq",
+    "lane_mask_lt",
+    "lane_mask_le",
+    "lane_mask_gt",
+    "lane_mask_ge",
+    "active_mask",
+];
 
 /// One boundary stepped over: replace `marker` (with the value after it)
 /// by `replacement`; the compiler must say `code`, and nothing else.
@@ -163,8 +80,19 @@ struct Env {
     in_kernel: bool,
 }
 
+impl Env {
+    /// The variables of type `ty`.
+    fn of_type(&self, ty: Ty) -> Vec<&String> {
+        self.vars
+            .iter()
+            .filter(|(_, t)| *t == ty)
+            .map(|(n, _)| n)
+            .collect()
+    }
+}
+
 pub struct Gen {
-    state: u64,
+    state: XorShift,
     /// The program's index: sweeps go round with it.
     pub index: u64,
     fresh: usize,
@@ -175,9 +103,11 @@ pub struct Gen {
 impl Gen {
     pub fn new(index: u64, seed: u64) -> Gen {
         Gen {
-            state: (seed ^ index.wrapping_mul(0xD1B5_4A32_D192_ED03))
-                .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-                | 1,
+            state: XorShift(
+                (seed ^ index.wrapping_mul(0xD1B5_4A32_D192_ED03))
+                    .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                    | 1,
+            ),
             index,
             fresh: 0,
             markers: 0,
@@ -186,12 +116,7 @@ impl Gen {
     }
 
     fn next(&mut self) -> u64 {
-        let mut x = self.state;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.state = x;
-        x
+        self.state.next()
     }
 
     fn below(&mut self, n: u64) -> u64 {
@@ -222,6 +147,12 @@ impl Gen {
         self.p.features.insert(feature.into());
     }
 
+    /// `text`, noting that it uses `feature`.
+    fn noted(&mut self, feature: impl Into<String>, text: String) -> String {
+        self.note(feature);
+        text
+    }
+
     /// A boundary value with its invalid neighbour.
     fn bound(&mut self, feature: &str, value: &str, past: &str, code: &'static str) -> String {
         self.markers += 1;
@@ -250,52 +181,28 @@ impl Gen {
                     self.below(200) + 1
                 };
                 match self.below(7) {
-                    0 => {
-                        self.note("lit:hex");
-                        format!("0x{v:X}")
-                    }
-                    1 => {
-                        self.note("lit:bin");
-                        format!("0b{v:b}")
-                    }
-                    2 => {
-                        self.note(format!("lit:suffix:{}", t.name()));
-                        format!("{v}{}", t.name())
-                    }
-                    3 if t.bits() == 8 => {
-                        self.note("lit:underscore");
-                        format!("1_{}", v % 10)
-                    }
-                    3 => {
-                        self.note("lit:underscore");
-                        format!("1_{v:03}")
-                    }
-                    4 if t.is_signed() => {
-                        self.note("lit:negative");
-                        format!("(-{v})")
-                    }
+                    0 => self.noted("lit:hex", format!("0x{v:X}")),
+                    1 => self.noted("lit:bin", format!("0b{v:b}")),
+                    2 => self.noted(
+                        format!("lit:suffix:{}", t.name()),
+                        format!("{v}{}", t.name()),
+                    ),
+                    3 if t.size() == 1 => self.noted("lit:underscore", format!("1_{}", v % 10)),
+                    3 => self.noted("lit:underscore", format!("1_{v:03}")),
+                    4 if t.is_signed() => self.noted("lit:negative", format!("(-{v})")),
                     _ => v.to_string(),
                 }
             }
             t => {
                 let (a, b) = (self.below(20), self.below(10));
                 match self.below(6) {
-                    0 => {
-                        self.note("lit:exponent");
-                        format!("{a}.{b}e-1")
-                    }
-                    1 => {
-                        self.note(format!("lit:suffix:{}", t.name()));
-                        format!("{a}.{b}{}", t.name())
-                    }
-                    2 => {
-                        self.note("lit:int_as_float");
-                        format!("{}", a + 1)
-                    }
-                    3 => {
-                        self.note("lit:negative");
-                        format!("(-{a}.{b})")
-                    }
+                    0 => self.noted("lit:exponent", format!("{a}.{b}e-1")),
+                    1 => self.noted(
+                        format!("lit:suffix:{}", t.name()),
+                        format!("{a}.{b}{}", t.name()),
+                    ),
+                    2 => self.noted("lit:int_as_float", format!("{}", a + 1)),
+                    3 => self.noted("lit:negative", format!("(-{a}.{b})")),
                     _ => format!("{a}.{b}"),
                 }
             }
@@ -337,12 +244,7 @@ impl Gen {
     }
 
     fn leaf(&mut self, ty: Ty, env: &Env) -> String {
-        let vars: Vec<&String> = env
-            .vars
-            .iter()
-            .filter(|(_, t)| *t == ty)
-            .map(|(n, _)| n)
-            .collect();
+        let vars = env.of_type(ty);
         if !vars.is_empty() && self.below(3) != 0 {
             return vars[self.below(vars.len() as u64) as usize].clone();
         }
@@ -361,12 +263,7 @@ impl Gen {
     /// A leaf that has its type whatever the context: a variable, or a
     /// literal with a suffix.
     fn typed_leaf(&mut self, ty: Ty, env: &Env) -> String {
-        let vars: Vec<&String> = env
-            .vars
-            .iter()
-            .filter(|(_, t)| *t == ty)
-            .map(|(n, _)| n)
-            .collect();
+        let vars = env.of_type(ty);
         if !vars.is_empty() && self.chance(2) {
             return vars[self.below(vars.len() as u64) as usize].clone();
         }
@@ -516,14 +413,7 @@ impl Gen {
             10 if t == Ty::U32 => {
                 // Lane masks and the active mask: per-thread values, no
                 // synchronisation.
-                let f = self.pick(&[
-                    "lane_mask_eq",
-                    "lane_mask_lt",
-                    "lane_mask_le",
-                    "lane_mask_gt",
-                    "lane_mask_ge",
-                    "active_mask",
-                ]);
+                let f = self.pick(&MASK_VALUES);
                 self.note(format!("builtin:{f}"));
                 format!("{f}()")
             }
@@ -541,10 +431,10 @@ impl Gen {
                 // The mask by position, by name, or left out.
                 match self.below(3) {
                     0 => format!("{f}({v}, 0xFFFF_FFFF)"),
-                    1 => {
-                        self.note("builtin:mask_by_name");
-                        format!("{f}({v}, mask = 0xFFFF_FFFF)")
-                    }
+                    1 => self.noted(
+                        "builtin:mask_by_name",
+                        format!("{f}({v}, mask = 0xFFFF_FFFF)"),
+                    ),
                     _ => format!("{f}({v})"),
                 }
             }
@@ -558,16 +448,13 @@ impl Gen {
         let op = self.pick(&["<<", ">>"]);
         self.note(format!("op:{op}"));
         let a = self.expr(t, env, d);
-        let w = t.bits();
+        let w = t.size() * 8;
         let amount = match self.below(4) {
             0 => {
                 self.note(format!("bound:shift:{w}:0"));
                 "0".to_string()
             }
-            1 => {
-                self.note(format!("bound:shift:{w}:w-1"));
-                format!("{}", w - 1)
-            }
+            1 => self.noted(format!("bound:shift:{w}:w-1"), format!("{}", w - 1)),
             2 => {
                 self.note(format!("bound:shift:{w}:w"));
                 let ty = self.pick(&INTS);
@@ -662,6 +549,11 @@ impl Gen {
 }
 
 /// Every feature a long enough run must cover.
+/// Pushes `prefix` followed by each of `items`.
+fn prefixed(f: &mut Vec<String>, prefix: &str, items: &[&str]) {
+    f.extend(items.iter().map(|i| format!("{prefix}{i}")));
+}
+
 pub fn required_features() -> Vec<String> {
     let mut f: Vec<String> = Vec::new();
     for a in TYS {
@@ -680,87 +572,91 @@ pub fn required_features() -> Vec<String> {
     for t in INTS {
         f.push(format!("shift_amount:{}", t.name()));
     }
-    for op in [
-        "+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>", "==", "!=", "<", "<=", ">", ">=", "&&",
-        "||", "!", "neg",
-    ] {
-        f.push(format!("op:{op}"));
-    }
+    prefixed(
+        &mut f,
+        "op:",
+        &[
+            "+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>", "==", "!=", "<", "<=", ">", ">=",
+            "&&", "||", "!", "neg",
+        ],
+    );
     for op in [
         "=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=",
     ] {
         f.push(format!("assign:{op}"));
         f.push(format!("store:{op}"));
     }
-    for b in [
-        "min",
-        "max",
-        "abs",
-        "sqrt",
-        "rsqrt",
-        "exp2",
-        "log2",
-        "exp",
-        "log",
-        "sin",
-        "cos",
-        "fma",
-        "select",
-        "atomic_add",
-        "atomic_sub",
-        "atomic_max",
-        "atomic_min",
-        "atomic_exch",
-        "atomic_and",
-        "atomic_or",
-        "atomic_xor",
-        "atomic_inc",
-        "atomic_dec",
-        "atomic_cas",
-        "fence",
-        "shfl_down",
-        "shfl_up",
-        "shfl_xor",
-        "shfl_idx",
-        "ballot",
-        "any",
-        "all",
-        "redux_add",
-        "redux_min",
-        "redux_max",
-        "redux_and",
-        "redux_or",
-        "redux_xor",
-        "warp_mask",
-        "mask_by_name",
-        "lane_mask_eq",
-        "lane_mask_lt",
-        "lane_mask_le",
-        "lane_mask_gt",
-        "lane_mask_ge",
-        "active_mask",
-        "sync_warp",
-        "elect_one",
-        "sync_threads",
-        "cluster_sync",
-        "fence_proxy_async",
-        "copy_async",
-        "copy_async_store",
-        "copy_async_commit",
-        "copy_async_wait",
-        "tma_load",
-        "tma_store",
-        "tma_reduce_add",
-        "bytes_of",
-        "set_max_regs",
-        "wgmma",
-        "wgmma_commit",
-        "wgmma_wait",
-        "acc_row",
-        "acc_col",
-    ] {
-        f.push(format!("builtin:{b}"));
-    }
+    prefixed(
+        &mut f,
+        "builtin:",
+        &[
+            "min",
+            "max",
+            "abs",
+            "sqrt",
+            "rsqrt",
+            "exp2",
+            "log2",
+            "exp",
+            "log",
+            "sin",
+            "cos",
+            "fma",
+            "select",
+            "atomic_add",
+            "atomic_sub",
+            "atomic_max",
+            "atomic_min",
+            "atomic_exch",
+            "atomic_and",
+            "atomic_or",
+            "atomic_xor",
+            "atomic_inc",
+            "atomic_dec",
+            "atomic_cas",
+            "fence",
+            "shfl_down",
+            "shfl_up",
+            "shfl_xor",
+            "shfl_idx",
+            "ballot",
+            "any",
+            "all",
+            "redux_add",
+            "redux_min",
+            "redux_max",
+            "redux_and",
+            "redux_or",
+            "redux_xor",
+            "warp_mask",
+            "mask_by_name",
+            "lane_mask_eq",
+            "lane_mask_lt",
+            "lane_mask_le",
+            "lane_mask_gt",
+            "lane_mask_ge",
+            "active_mask",
+            "sync_warp",
+            "elect_one",
+            "sync_threads",
+            "cluster_sync",
+            "fence_proxy_async",
+            "copy_async",
+            "copy_async_store",
+            "copy_async_commit",
+            "copy_async_wait",
+            "tma_load",
+            "tma_store",
+            "tma_reduce_add",
+            "bytes_of",
+            "set_max_regs",
+            "wgmma",
+            "wgmma_commit",
+            "wgmma_wait",
+            "acc_row",
+            "acc_col",
+        ],
+    );
     for (e, _) in kernel::TENSOR_ELEMS {
         f.push(format!("tensor:elem:{e}"));
     }
@@ -774,55 +670,58 @@ pub fn required_features() -> Vec<String> {
     for w in [3, 4, 5, 6, 7, 8] {
         f.push(format!("bound:pool:{w}"));
     }
-    f.push("warpgroups:2".into());
-    f.push("warpgroups:1".into());
-    f.push("bound:regs_count".into());
-    f.push("bound:accum_n".into());
-    f.push("bound:wgmma_wait".into());
-    for form in [
-        "f32.f16.f16",
-        "f16.f16.f16",
-        "f32.bf16.bf16",
-        "f32.tf32.tf32",
-        "f32.e4m3.e4m3",
-        "f32.e5m2.e4m3",
-        "f32.e4m3.e5m2",
-        "f16.e4m3.e5m2",
-        "f16.e5m2.e5m2",
-        "f16.e5m2.e4m3",
-        "i32.i8.i8",
-        "i32.u8.u8",
-        "i32.u8.i8",
-        "i32.i8.u8",
-    ] {
-        f.push(format!("wgmma_form:{form}"));
-    }
-    for t in ["a", "b", "both"] {
-        f.push(format!("wgmma_transpose:{t}"));
-    }
-    for how in ["warp_id / 4", "warp_id >> 2", "thread_idx.x / 128"] {
-        f.push(format!("warpgroup_index:{how}"));
-    }
-    for v in [
-        "thread_idx",
-        "block_dim",
-        "block_idx",
-        "grid_dim",
-        "lane_id",
-        "warp_id",
-        "cluster_rank",
-        "cluster_size",
-        "cluster_idx",
-        "cluster_dim",
-    ] {
-        f.push(format!("value:{v}"));
-    }
+    prefixed(&mut f, "warpgroups:", &["2", "1"]);
+    prefixed(&mut f, "bound:", &["regs_count", "accum_n", "wgmma_wait"]);
+    prefixed(
+        &mut f,
+        "wgmma_form:",
+        &[
+            "f32.f16.f16",
+            "f16.f16.f16",
+            "f32.bf16.bf16",
+            "f32.tf32.tf32",
+            "f32.e4m3.e4m3",
+            "f32.e5m2.e4m3",
+            "f32.e4m3.e5m2",
+            "f16.e4m3.e5m2",
+            "f16.e5m2.e5m2",
+            "f16.e5m2.e4m3",
+            "i32.i8.i8",
+            "i32.u8.u8",
+            "i32.u8.i8",
+            "i32.i8.u8",
+        ],
+    );
+    prefixed(&mut f, "wgmma_transpose:", &["a", "b", "both"]);
+    prefixed(
+        &mut f,
+        "warpgroup_index:",
+        &["warp_id / 4", "warp_id >> 2", "thread_idx.x / 128"],
+    );
+    prefixed(
+        &mut f,
+        "value:",
+        &[
+            "thread_idx",
+            "block_dim",
+            "block_idx",
+            "grid_dim",
+            "lane_id",
+            "warp_id",
+            "cluster_rank",
+            "cluster_size",
+            "cluster_idx",
+            "cluster_dim",
+        ],
+    );
     for t in TYS {
         f.push(format!("vector:{}", t.name()));
     }
-    for v in ["load2", "load4", "store2", "store4", "global", "shared"] {
-        f.push(format!("vector:{v}"));
-    }
+    prefixed(
+        &mut f,
+        "vector:",
+        &["load2", "load4", "store2", "store4", "global", "shared"],
+    );
     for a in kernel::ATOMICS {
         for space in ["global", "shared"] {
             f.push(format!("{a}:{space}"));
@@ -832,9 +731,7 @@ pub fn required_features() -> Vec<String> {
         }
     }
     // The narrow integers' one atomic: the 16-bit compare-and-swap.
-    for t in ["u16", "i16"] {
-        f.push(format!("atomic_cas:{t}"));
-    }
+    prefixed(&mut f, "atomic_cas:", &["u16", "i16"]);
     for a in [
         "atomic_add",
         "atomic_max",
@@ -848,35 +745,33 @@ pub fn required_features() -> Vec<String> {
     ] {
         f.push(format!("{a}:remote"));
     }
-    for o in ["relaxed", "acquire", "release", "acq_rel"] {
-        f.push(format!("atomic_order:{o}"));
-    }
-    for s in ["cta", "cluster", "gpu", "sys"] {
-        f.push(format!("atomic_scope:{s}"));
-    }
-    for o in ["acq_rel", "sc"] {
-        f.push(format!("fence_order:{o}"));
-    }
-    for s in ["cta", "cluster", "gpu", "sys"] {
-        f.push(format!("fence_scope:{s}"));
-    }
-    for op in [
-        "arrive()",
-        "arrive(n)",
-        "arrive_expect_tx",
-        "expect_tx",
-        "arrive_remote",
-        "wait()",
-        "wait(p)",
-        "test()",
-        "test(p)",
-        "wait_cluster()",
-        "wait_cluster(p)",
-        "test_cluster()",
-        "test_cluster(p)",
-    ] {
-        f.push(format!("barrier:{op}"));
-    }
+    prefixed(
+        &mut f,
+        "atomic_order:",
+        &["relaxed", "acquire", "release", "acq_rel"],
+    );
+    prefixed(&mut f, "atomic_scope:", &["cta", "cluster", "gpu", "sys"]);
+    prefixed(&mut f, "fence_order:", &["acq_rel", "sc"]);
+    prefixed(&mut f, "fence_scope:", &["cta", "cluster", "gpu", "sys"]);
+    prefixed(
+        &mut f,
+        "barrier:",
+        &[
+            "arrive()",
+            "arrive(n)",
+            "arrive_expect_tx",
+            "expect_tx",
+            "arrive_remote",
+            "wait()",
+            "wait(p)",
+            "test()",
+            "test(p)",
+            "wait_cluster()",
+            "wait_cluster(p)",
+            "test_cluster()",
+            "test_cluster(p)",
+        ],
+    );
     f.push("named:sync".to_string());
     f.push("named:arrive".to_string());
     for p in ["0", "1"] {
@@ -884,102 +779,109 @@ pub fn required_features() -> Vec<String> {
             f.push(format!("bound:parity:{op}:{p}"));
         }
     }
-    for s in [
-        "let",
-        "let_mut",
-        "shadow",
-        "if",
-        "else_if",
-        "else",
-        "while",
-        "while_true",
-        "while_never",
-        "for",
-        "for_step",
-        "for_runtime_step",
-        "for_list",
-        "for_unroll",
-        "for_unroll_n",
-        "break",
-        "continue",
-        "return_kernel",
-        "return_value",
-        "call_stmt",
-        "value_dropped",
-        "empty",
-        "expr_block_tail_if",
-    ] {
-        f.push(format!("stmt:{s}"));
-    }
-    for e in ["if", "if_nested", "call"] {
-        f.push(format!("expr:{e}"));
-    }
-    for l in [
-        "hex",
-        "bin",
-        "underscore",
-        "negative",
-        "exponent",
-        "int_as_float",
-    ] {
-        f.push(format!("lit:{l}"));
-    }
-    for i in [
-        "const",
-        "const_uses_const",
-        "fn",
-        "fn_void",
-        "fn_calls_fn",
-        "import",
-        "two_kernels",
-    ] {
-        f.push(format!("item:{i}"));
-    }
-    for l in [
-        "none", "block1", "block2", "block3", "cluster1", "cluster2", "cluster3",
-    ] {
-        f.push(format!("launch:{l}"));
-    }
-    for r in ["load", "store"] {
-        f.push(format!("remote:{r}"));
-    }
+    prefixed(
+        &mut f,
+        "stmt:",
+        &[
+            "let",
+            "let_mut",
+            "shadow",
+            "if",
+            "else_if",
+            "else",
+            "while",
+            "while_true",
+            "while_never",
+            "for",
+            "for_step",
+            "for_runtime_step",
+            "for_list",
+            "for_unroll",
+            "for_unroll_n",
+            "break",
+            "continue",
+            "return_kernel",
+            "return_value",
+            "call_stmt",
+            "value_dropped",
+            "empty",
+            "expr_block_tail_if",
+        ],
+    );
+    prefixed(&mut f, "expr:", &["if", "if_nested", "call"]);
+    prefixed(
+        &mut f,
+        "lit:",
+        &[
+            "hex",
+            "bin",
+            "underscore",
+            "negative",
+            "exponent",
+            "int_as_float",
+        ],
+    );
+    prefixed(
+        &mut f,
+        "item:",
+        &[
+            "const",
+            "const_uses_const",
+            "fn",
+            "fn_void",
+            "fn_calls_fn",
+            "import",
+            "two_kernels",
+        ],
+    );
+    prefixed(
+        &mut f,
+        "launch:",
+        &[
+            "none", "block1", "block2", "block3", "cluster1", "cluster2", "cluster3",
+        ],
+    );
+    prefixed(&mut f, "remote:", &["load", "store"]);
     f.push("shared:2d".into());
     f.push("shared:3d".into());
     f.push("shared:static_max".into());
     f.push("shared:dynamic_min".into());
     f.push("shared:max_sm80".into());
-    for b in [
-        "arrivals:1",
-        "arrivals:1048575",
-        "arrive_n:1",
-        "arrive_n:1048575",
-        "arrive_expect_tx:16",
-        "arrive_expect_tx:1048560",
-        "expect_tx:16",
-        "expect_tx:1048560",
-        "copy_async:16",
-        "copy_async_store:16",
-        "tensor_box:256",
-        "tensor_inner:16",
-        "swizzle_span:64",
-        "tensor_tx:exact",
-        "block:x1024",
-        "block:y1024",
-        "block:z64",
-        "block:product1024",
-        "shared:max",
-        "params:4352",
-        "params:4356",
-        "params:32764",
-        "barrier_count:1",
-        "barrier_count:64",
-        "barrier_index",
-        "named_threads:32",
-        "named_threads:0",
-        "named_count:15",
-    ] {
-        f.push(format!("bound:{b}"));
-    }
+    prefixed(
+        &mut f,
+        "bound:",
+        &[
+            "arrivals:1",
+            "arrivals:1048575",
+            "arrive_n:1",
+            "arrive_n:1048575",
+            "arrive_expect_tx:16",
+            "arrive_expect_tx:1048560",
+            "expect_tx:16",
+            "expect_tx:1048560",
+            "copy_async:16",
+            "copy_async_store:16",
+            "tensor_box:256",
+            "tensor_inner:16",
+            "swizzle_span:64",
+            "tensor_tx:exact",
+            "stage:own_barrier",
+            "block:x1024",
+            "block:y1024",
+            "block:z64",
+            "block:product1024",
+            "shared:max",
+            "params:4352",
+            "params:4356",
+            "params:32764",
+            "barrier_count:1",
+            "barrier_count:64",
+            "barrier_index",
+            "named_threads:32",
+            "named_threads:0",
+            "named_count:15",
+        ],
+    );
     for c in 1..=16 {
         f.push(format!("bound:cluster:{c}"));
     }

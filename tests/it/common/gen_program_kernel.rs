@@ -3,7 +3,7 @@
 //! control flow, shared arrays, atomics, barriers, bulk copies, clusters
 //! and distributed shared memory, the hardware limits).
 
-use super::{Env, Gen, Program, Ty, INTS, TYS};
+use super::{Env, Gen, Program, Ty, INTS, MASK_VALUES, TYS};
 use kdsl::target::Target;
 
 /// Static shared memory per CTA: past it a kernel's shared memory is
@@ -297,49 +297,43 @@ fn functions(g: &mut Gen, items: &mut String, env: &mut Env) {
 /// every boundary of the block's shape.
 fn block_launch(g: &mut Gen) -> String {
     match g.sweep(&[0u8, 1, 2, 3, 4, 5, 6, 7], 1, 0) {
-        0 => {
-            g.note("launch:none");
-            String::new()
-        }
+        0 => g.noted("launch:none", String::new()),
         1 => {
-            g.note("launch:block1");
             g.note("bound:block:product1024");
-            let x = g.bound("block:x1024", "1024", "1025", "E0120");
-            format!(" block({x})")
+            block_at_bound(g, "launch:block1", "block:x1024", ["1024", "1025"], "@")
         }
-        2 => {
-            g.note("launch:block2");
-            let y = g.bound("block:y1024", "1024", "1025", "E0120");
-            format!(" block(1, {y})")
-        }
-        3 => {
-            g.note("launch:block3");
-            let z = g.bound("block:z64", "64", "65", "E0120");
-            format!(" block(16, 1, {z})")
-        }
-        4 => {
-            g.note("launch:block2");
-            let y = g.bound("block:product1024", "32", "33", "E0120");
-            format!(" block(32, {y})")
-        }
+        2 => block_at_bound(g, "launch:block2", "block:y1024", ["1024", "1025"], "1, @"),
+        3 => block_at_bound(g, "launch:block3", "block:z64", ["64", "65"], "16, 1, @"),
+        4 => block_at_bound(
+            g,
+            "launch:block2",
+            "block:product1024",
+            ["32", "33"],
+            "32, @",
+        ),
         _ => {
             let x = 32 * (1 + g.below(8));
             match g.below(3) {
-                0 => {
-                    g.note("launch:block1");
-                    format!(" block({x})")
-                }
-                1 => {
-                    g.note("launch:block2");
-                    format!(" block({x}, 2)")
-                }
-                _ => {
-                    g.note("launch:block3");
-                    format!(" block({}, 2, 2)", x / 2)
-                }
+                0 => g.noted("launch:block1", format!(" block({x})")),
+                1 => g.noted("launch:block2", format!(" block({x}, 2)")),
+                _ => g.noted("launch:block3", format!(" block({}, 2, 2)", x / 2)),
             }
         }
     }
+}
+
+/// ` block(SHAPE)` of the `form` noted, with `@` in `shape` a boundary
+/// `feature` at `value`, whose step `past` it is E0120.
+fn block_at_bound(
+    g: &mut Gen,
+    form: &str,
+    feature: &str,
+    [value, past]: [&str; 2],
+    shape: &str,
+) -> String {
+    g.note(form);
+    let v = g.bound(feature, value, past, "E0120");
+    format!(" block({})", shape.replace('@', &v))
 }
 
 fn new_kernel(g: &mut Gen, env: &Env, name: &str, sm90: bool) -> K {
@@ -555,14 +549,7 @@ fn control(g: &mut Gen, k: &mut K) {
         1 + g.below(64)
     ));
     // The lane-mask registers and the active mask, every program.
-    for f in [
-        "lane_mask_eq",
-        "lane_mask_lt",
-        "lane_mask_le",
-        "lane_mask_gt",
-        "lane_mask_ge",
-        "active_mask",
-    ] {
+    for f in MASK_VALUES {
         g.note(format!("builtin:{f}"));
     }
     k.stmt(format!(
@@ -1004,6 +991,7 @@ fn tensor_kernel(g: &mut Gen) -> String {
     let inner_bytes = g.bound("tensor_inner:16", "16", "15", "E0405");
     let span = g.bound("swizzle_span:64", "64", "63", "E0403");
     let extra = g.bound("tensor_tx:exact", "0", "16", "E0406");
+    let stage = g.bound("stage:own_barrier", "1", "0", "E0407");
     let spare = g.name("spare");
     for f in ["tma_load", "tma_store", "tma_reduce_add", "bytes_of"] {
         g.note(format!("builtin:{f}"));
@@ -1018,7 +1006,7 @@ fn tensor_kernel(g: &mut Gen) -> String {
     let t = thread_idx.x;
     if t == 0 {{
         {full}[1].arrive_expect_tx(bytes_of({stages}[1]) + {extra});
-        tma_load({stages}[1], {map}[(block_idx.x * 8) as i32, 0], {full}[1]);
+        tma_load({stages}[1], {map}[(block_idx.x * 8) as i32, 0], {full}[{stage}]);
     }}
     {full}[1].wait();
     {tile}[t / 32, t % 32] = out[t];

@@ -118,17 +118,23 @@ pub fn ptxas_path() -> Option<PathBuf> {
 
 /// Finds nvdisasm: `$KDSL_NVDISASM`, next to the ptxas found, the cache, `$PATH`.
 pub fn nvdisasm_path() -> Option<PathBuf> {
-    if let Some(p) = env_nonempty("KDSL_NVDISASM").map(PathBuf::from) {
+    beside_ptxas("nvdisasm", "KDSL_NVDISASM")
+}
+
+/// Finds the tool `name`: `$VAR`, next to the ptxas found, the cache,
+/// `$PATH`.
+fn beside_ptxas(name: &str, var: &str) -> Option<PathBuf> {
+    if let Some(p) = env_nonempty(var).map(PathBuf::from) {
         if is_executable(&p) {
             return Some(p);
         }
     }
-    if let Some(sibling) = ptxas_path().and_then(|p| p.parent().map(|d| d.join("nvdisasm"))) {
+    if let Some(sibling) = ptxas_path().and_then(|p| p.parent().map(|d| d.join(name))) {
         if is_executable(&sibling) {
             return Some(sibling);
         }
     }
-    find_tool("nvdisasm", &[])
+    find_tool(name, &[])
 }
 
 /// True when running under CI (`$CI` set to anything but "", "0" or "false").
@@ -147,8 +153,22 @@ pub fn in_ci() -> bool {
 /// * not found locally: prints `SKIPPED: ptxas not found ...` to stderr and
 ///   returns `None`; the caller returns early.
 pub fn require_ptxas() -> Option<PathBuf> {
-    if let Some(p) = ptxas_path() {
-        return Some(p);
+    required(
+        "ptxas",
+        ptxas_path(),
+        &format!(
+            "Looked in $KDSL_PTXAS, $PTXAS, the cuda-tools.sh cache and $PATH.\n\
+             Fix: {INSTALL_HINT}."
+        ),
+        &format!("did not check its PTX with the assembler.\n  {INSTALL_HINT}."),
+    )
+}
+
+/// `found`, or for a `tool` not found: a failure under CI (saying
+/// `ci_detail`), a loud skip elsewhere (the test `skipped` what).
+fn required(tool: &str, found: Option<PathBuf>, ci_detail: &str, skipped: &str) -> Option<PathBuf> {
+    if found.is_some() {
+        return found;
     }
     let test = std::thread::current()
         .name()
@@ -156,16 +176,13 @@ pub fn require_ptxas() -> Option<PathBuf> {
         .to_string();
     if in_ci() {
         panic!(
-            "ptxas not found, and CI is set, so test `{test}` may not be skipped.\n\
-             Looked in $KDSL_PTXAS, $PTXAS, the cuda-tools.sh cache and $PATH.\n\
-             Fix: {INSTALL_HINT}."
+            "{tool} not found, and CI is set, so test `{test}` may not be skipped.\n{ci_detail}"
         );
     }
     loud(&format!(
         "\n==================================================================\n\
-         SKIPPED: ptxas not found, run scripts/cuda-tools.sh\n  \
-         test `{test}` did not check its PTX with the assembler.\n  \
-         {INSTALL_HINT}.\n\
+         SKIPPED: {tool} not found, run scripts/cuda-tools.sh\n  \
+         test `{test}` {skipped}\n\
          ==================================================================\n"
     ));
     None
@@ -264,40 +281,16 @@ pub fn version(ptxas: &Path) -> Option<String> {
 /// Finds nvcc: `$KDSL_NVCC`, next to the ptxas found, the cuda-tools.sh
 /// cache, `$PATH`.
 pub fn nvcc_path() -> Option<PathBuf> {
-    if let Some(p) = env_nonempty("KDSL_NVCC").map(PathBuf::from) {
-        if is_executable(&p) {
-            return Some(p);
-        }
-    }
-    if let Some(sibling) = ptxas_path().and_then(|p| p.parent().map(|d| d.join("nvcc"))) {
-        if is_executable(&sibling) {
-            return Some(sibling);
-        }
-    }
-    find_tool("nvcc", &[])
+    beside_ptxas("nvcc", "KDSL_NVCC")
 }
 
 /// nvcc for a test that needs it: like [`require_ptxas`], a loud skip on a
 /// developer machine without it and a failure under CI.
 pub fn require_nvcc() -> Option<PathBuf> {
-    if let Some(p) = nvcc_path() {
-        return Some(p);
-    }
-    let test = std::thread::current()
-        .name()
-        .unwrap_or("<unnamed test>")
-        .to_string();
-    if in_ci() {
-        panic!(
-            "nvcc not found, and CI is set, so test `{test}` may not be skipped.\n\
-             Fix: {INSTALL_HINT} (it installs nvcc next to ptxas)."
-        );
-    }
-    loud(&format!(
-        "\n==================================================================\n\
-         SKIPPED: nvcc not found, run scripts/cuda-tools.sh\n  \
-         test `{test}` did not run the nvcc twins in the simulator.\n\
-         ==================================================================\n"
-    ));
-    None
+    required(
+        "nvcc",
+        nvcc_path(),
+        &format!("Fix: {INSTALL_HINT} (it installs nvcc next to ptxas)."),
+        "did not run the nvcc twins in the simulator.",
+    )
 }

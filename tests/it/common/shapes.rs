@@ -5,7 +5,7 @@
 //! check, the unrolling of loops over constant lists, constant locals,
 //! "did you mean", a diagnostic per bad byte, the parser's error recovery,
 //! the notes of mismatched call arguments). Shared by
-//! `tests/it/scaling.rs` (each shape compiles at 20,000) and
+//! `tests/it/pipeline/scaling.rs` (each shape compiles at 20,000) and
 //! `benches/scaling.rs` (each shape's time from 1,000 to 20,000).
 
 /// What compiling a shape gives.

@@ -1,0 +1,324 @@
+//! `kdslc sim` and `kdslc run` from the command line, up to the executor:
+//! the launch flags, their usage errors (exit 2, nothing written), compile
+//! errors (exit 1), and `kdslc run` on a machine without a CUDA driver.
+//! (The forms of each flag are unit-tested in `src/launch/`.)
+
+use crate::common::{self, assert_contains, kdslc, SAXPY};
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Output};
+
+const TWO: &str = "\
+kernel first(out: global mut [u32]) block(32) {
+    out[thread_idx.x] = 1u32;
+}
+kernel second(out: global mut [u32]) block(64) cluster(2) {
+    out[thread_idx.x] = 2u32;
+}
+";
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn project() -> tempfile::TempDir {
+    common::project(&[
+        ("saxpy.kdsl", SAXPY),
+        ("two.kdsl", TWO),
+        ("bad.kdsl", "kernel k() block(32) { let x = y; }\n"),
+    ])
+}
+
+/// Runs `kdslc SUB ARGS...` under both subcommands, expecting the same
+/// usage error and that `--out o` was not created.
+fn usage_error(dir: &Path, args: &[&str], message: &str) {
+    for sub in ["sim", "run"] {
+        let mut full = vec![sub];
+        full.extend_from_slice(args);
+        full.extend_from_slice(&["--out", "o"]);
+        let o = kdslc(dir, &full);
+        assert_eq!(o.status.code(), Some(2), "{sub} {args:?}: {}", stderr(&o));
+        assert_eq!(stderr(&o), format!("error: {message}\n"), "{sub} {args:?}");
+        assert!(!dir.join("o").exists(), "{sub} {args:?} created --out");
+    }
+}
+
+const ARGS: [&str; 8] = [
+    "--arg",
+    "a=2",
+    "--arg",
+    "x=iota:1024",
+    "--arg",
+    "y=zeros:1024",
+    "--arg",
+    "3=1024",
+];
+
+/// The words of a command line.
+fn words(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
+}
+
+fn with(extra: &[&'static str]) -> Vec<&'static str> {
+    let mut v = vec!["saxpy.kdsl", "--grid", "4"];
+    v.extend_from_slice(&ARGS);
+    v.extend_from_slice(extra);
+    v
+}
+
+#[test]
+fn launch_usage_errors_are_the_same_for_sim_and_run() {
+    let p = project();
+    let d = p.path();
+    usage_error(
+        d,
+        &["saxpy.kdsl", "--grid", "4", "--arg", "a=2"],
+        "kernel `saxpy` needs a value for `x` (global [f32]), `y` (global mut [f32]), `n` (u32); give each with `--arg NAME=VALUE`",
+    );
+    usage_error(
+        d,
+        &with(&["--block", "128"]),
+        "`--block 128` contradicts the kernel's `block(256)`; leave `--block` out to use it",
+    );
+    usage_error(
+        d,
+        &words("saxpy.kdsl --grid 4 --arg a=two --arg x=[1] --arg y=[1] --arg n=1"),
+        "invalid value for `a` (f32): `two` is not an f32 literal (for example `1.5`)",
+    );
+    usage_error(
+        d,
+        &words("saxpy.kdsl --grid 4 --arg a=1 --arg x=[1] --arg y=[1] --arg n=4294967296"),
+        "invalid value for `n` (u32): `4294967296` is out of range for u32 (0 to 4294967295)",
+    );
+    usage_error(
+        d,
+        &words("saxpy.kdsl --grid 4 --arg a=1 --arg x=@missing.npy --arg y=[1] --arg n=1"),
+        "invalid value for `x` (global [f32]): cannot read `missing.npy`: no such file",
+    );
+    usage_error(
+        d,
+        &with(&["--dump", "q"]),
+        "`--dump q`: no array argument of kernel `saxpy` has that name (they are `x`, `y`)",
+    );
+    usage_error(
+        d,
+        &with(&["--dump", "n"]),
+        "`--dump n`: `n` is a scalar argument, and --dump prints arrays (`x`, `y`)",
+    );
+    usage_error(
+        d,
+        &with(&["--kernel", "sax"]),
+        "no kernel `sax` in the module; did you mean `saxpy`? (its kernels: `saxpy`)",
+    );
+    usage_error(
+        d,
+        &["two.kdsl", "--grid", "2", "--arg", "out=zeros:64"],
+        "the module has 2 kernels, so `--kernel NAME` must say which to launch: `first`, `second`",
+    );
+    usage_error(
+        d,
+        &["two.kdsl", "--kernel", "second", "--grid", "3", "--arg", "out=zeros:64"],
+        "the grid (3, 1, 1) is not a whole number of clusters (2, 1, 1): x = 3 is not a multiple of 2",
+    );
+    usage_error(
+        d,
+        &words("two.kdsl --kernel second --grid 4 --cluster 4 --arg out=zeros:64"),
+        "`--cluster 4` contradicts the kernel's `cluster(2)`; leave `--cluster` out to use it",
+    );
+    usage_error(
+        d,
+        &["missing.kdsl", "--grid", "4"],
+        "cannot read `missing.kdsl`: no such file",
+    );
+}
+
+#[test]
+fn out_must_be_a_folder() {
+    let p = project();
+    fs::write(p.path().join("file"), "keep").unwrap();
+    for sub in ["sim", "run"] {
+        let mut args = vec![sub];
+        args.extend(with(&["--out", "file"]));
+        let o = kdslc(p.path(), &args);
+        assert_eq!(o.status.code(), Some(2));
+        assert_eq!(
+            stderr(&o),
+            "error: `--out file`: it exists and is not a folder\n"
+        );
+    }
+    assert_eq!(fs::read_to_string(p.path().join("file")).unwrap(), "keep");
+}
+
+#[test]
+fn flag_syntax_errors_come_from_clap_with_status_2() {
+    let p = project();
+    for args in [
+        &["sim", "saxpy.kdsl"][..],
+        &["sim", "saxpy.kdsl", "--grid", "0"],
+        &["sim", "saxpy.kdsl", "--grid", "4", "--arg", "n"],
+        &["run", "saxpy.kdsl", "--grid", "4", "--bench", "0"],
+    ] {
+        let o = kdslc(p.path(), args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(
+            stderr(&o).starts_with("error: "),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+    }
+    let o = kdslc(p.path(), &["sim", "saxpy.kdsl", "--grid", "4,0"]);
+    assert_contains(&stderr(&o), &["every dimension is at least 1"]);
+}
+
+#[test]
+fn compile_errors_are_exit_1_and_reported() {
+    let p = project();
+    for sub in ["sim", "run"] {
+        let o = kdslc(p.path(), &[sub, "bad.kdsl", "--grid", "1", "--out", "o"]);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert_contains(&stderr(&o), &["error[E0"]);
+        assert!(!p.path().join("o").exists());
+    }
+}
+
+/// Whether this machine can load libcuda (then the no-driver test does not
+/// apply).
+fn has_driver() -> bool {
+    // SAFETY: only tries to load the library.
+    unsafe { cudarc::driver::sys::is_culib_present() }
+}
+
+#[test]
+fn run_without_a_driver_is_exit_2_and_points_to_sim() {
+    if has_driver() {
+        eprintln!("a CUDA driver is present: the no-driver case cannot be tested here");
+        return;
+    }
+    let p = project();
+    let mut args = vec!["run"];
+    args.extend(with(&["--out", "o", "--bench", "3"]));
+    let o = kdslc(p.path(), &args);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(
+        stderr(&o),
+        "error: no CUDA driver found (libcuda could not be loaded); use `kdslc sim` to run on the CPU\n"
+    );
+    assert!(o.stdout.is_empty());
+    assert!(!p.path().join("o").exists());
+}
+
+#[test]
+fn gpu_check_fails_clearly_without_a_gpu() {
+    let has_smi = Command::new("nvidia-smi")
+        .arg("-L")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if has_smi {
+        eprintln!("an NVIDIA GPU is present: the no-GPU case cannot be tested here");
+        return;
+    }
+    let script = crate::common::repo_root().join("scripts/gpu-check.sh");
+    let o = Command::new("bash")
+        .arg(&script)
+        .output()
+        .expect("bash runs");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).starts_with("gpu-check: no NVIDIA GPU or driver here"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(o.stdout.is_empty());
+}
+
+/// `tests/driver/libcuda_stub.c` built as `DIR/libcuda.so`: with `DIR`
+/// first in `LD_LIBRARY_PATH`, the dynamic loader gives it to kdslc in
+/// place of any real driver (cudarc opens `libcuda.so` by name).
+fn stub_driver(dir: &Path) {
+    let source = crate::common::repo_root().join("tests/driver/libcuda_stub.c");
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
+    let built = Command::new(&cc)
+        .args(["-shared", "-fPIC", "-O1", "-o"])
+        .arg(dir.join("libcuda.so"))
+        .arg(&source)
+        .output()
+        .unwrap_or_else(|e| panic!("`{cc}` (the C compiler that links Rust) runs: {e}"));
+    assert!(built.status.success(), "{}", stderr(&built));
+}
+
+/// `kdslc run` of saxpy against the stub driver, its results chosen by
+/// `env` (see the stub).
+fn run_on_stub(p: &Path, env: &[(&str, &str)]) -> Output {
+    let mut args = vec!["run"];
+    args.extend(with(&["--out", "o"]));
+    let lib = p.join("lib");
+    let mut path = lib.clone().into_os_string();
+    if let Some(old) = std::env::var_os("LD_LIBRARY_PATH") {
+        path.push(":");
+        path.push(old);
+    }
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kdslc"));
+    cmd.current_dir(p).args(&args).env("LD_LIBRARY_PATH", path);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("kdslc runs")
+}
+
+/// Every result of the driver, known or not, is a clear error naming its
+/// number (and its name where `cuda.h` has one), never a crash: codes
+/// outside cudarc's bundled enum once died with SIGILL (35, 36) or
+/// SIGSEGV inside its `Debug` formatting. A driver that fails to
+/// initialise cannot be used at all: exit 2, like no driver; a failure
+/// after is the kernel's, exit 4.
+#[cfg(target_os = "linux")]
+#[test]
+fn run_names_every_driver_result_and_never_crashes() {
+    let p = project();
+    fs::create_dir(p.path().join("lib")).unwrap();
+    stub_driver(&p.path().join("lib"));
+    let sim = "use `kdslc sim` to run on the CPU";
+    let cases: [((&str, &str), i32, String); 6] = [
+        (
+            ("KDSL_STUB_INIT", "35"),
+            2,
+            format!("the CUDA driver cannot be used: cuInit: error 35 (a code this kdslc does not know): the driver has no description of it; {sim}"),
+        ),
+        (
+            ("KDSL_STUB_INIT", "36"),
+            2,
+            format!("the CUDA driver cannot be used: cuInit: CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER (error 36): stub: a newer driver is needed; {sim}"),
+        ),
+        (
+            ("KDSL_STUB_INIT", "3"),
+            2,
+            format!("the CUDA driver cannot be used: cuInit: CUDA_ERROR_NOT_INITIALIZED (error 3): the driver has no description of it; {sim}"),
+        ),
+        (
+            ("KDSL_STUB_INIT", "4000000000"),
+            2,
+            format!("the CUDA driver cannot be used: cuInit: error 4000000000 (a code this kdslc does not know): the driver has no description of it; {sim}"),
+        ),
+        (
+            ("KDSL_STUB_LOAD", "424242"),
+            4,
+            "kernel `saxpy` on the GPU: cuModuleLoadDataEx: error 424242 (a code this kdslc does not know): the driver has no description of it\nthe driver's JIT log:\nstub: the JIT refused this module".to_string(),
+        ),
+        (
+            ("KDSL_STUB_LOAD", "218"),
+            4,
+            "kernel `saxpy` on the GPU: cuModuleLoadDataEx: CUDA_ERROR_INVALID_PTX (error 218): stub: a PTX JIT compilation failed\nthe driver's JIT log:\nstub: the JIT refused this module".to_string(),
+        ),
+    ];
+    for (env, status, message) in cases {
+        let o = run_on_stub(p.path(), &[env]);
+        assert_eq!(o.status.code(), Some(status), "{env:?}: {}", stderr(&o));
+        assert_eq!(stderr(&o), format!("error: {message}\n"), "{env:?}");
+        assert!(!p.path().join("o").exists(), "{env:?} wrote --out");
+    }
+    // A driver that succeeds throughout (and runs nothing): the arrays come
+    // back as they went.
+    let o = run_on_stub(p.path(), &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(p.path().join("o/y.npy").is_file());
+}

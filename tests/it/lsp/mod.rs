@@ -1,0 +1,4 @@
+//! The language server, over pipes and in headless Neovim.
+
+mod nvim;
+mod server;

@@ -1,0 +1,11 @@
+//! The PTX writer: golden PTX of every sample, every program under ptxas,
+//! hand-built IR written and assembled (`build` is its IR builder), the PTX
+//! line → span map and `--lineinfo`, and the ptxas harness itself.
+
+mod build;
+mod harness;
+mod lineinfo;
+mod registers;
+mod samples;
+mod wgmma;
+mod writer;

@@ -1,0 +1,192 @@
+//! Broken kernels (`tests/sim/broken/`): each makes one of the mistakes the
+//! simulator exists to explain, and must give its report. A kernel names
+//! its launch in a `// sim ...` header and its expected report with an
+//! inline `//~ CODE TEXT` on the line the report is about (TEXT names the
+//! PTX instruction, for the reader): the report's primary span must be on
+//! that line of that file, and a report for a `.kdsl` kernel must not fall
+//! back to naming PTX lines anywhere. The rendered report is snapshotted in
+//! `tests/sim/broken/snapshots/` (`INSTA_UPDATE=always cargo test --test it
+//! sim::broken::` after an intended change, then review). A `.kdsl` kernel
+//! with a `// target: TARGET` line is compiled for that target.
+
+use crate::common::sim::*;
+use kdsl::sim::{Schedule, SimOptions};
+use std::path::Path;
+
+/// `(line, code, text)` for each code of each `//~ CODE... TEXT`.
+fn expectations(text: &str) -> Vec<(usize, String, String)> {
+    let is_code =
+        |w: &str| w.len() == 5 && w.starts_with('S') && w[1..].bytes().all(|b| b.is_ascii_digit());
+    let mut out = Vec::new();
+    for (i, l) in text.lines().enumerate() {
+        let Some((_, ann)) = l.split_once("//~ ") else {
+            continue;
+        };
+        let words: Vec<&str> = ann.split_whitespace().collect();
+        let codes: Vec<&str> = words.iter().copied().take_while(|w| is_code(w)).collect();
+        let hint = words[codes.len()..].join(" ");
+        for c in codes {
+            out.push((i + 1, c.to_string(), hint.clone()));
+        }
+    }
+    out
+}
+
+fn check(path: &Path) -> Result<(), String> {
+    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("?")
+        .to_string();
+    // A `// target: sm_90a` line compiles a `.kdsl` kernel for that target.
+    let target = text
+        .lines()
+        .find_map(|l| l.strip_prefix("// target: "))
+        .and_then(|t| kdsl::target::Target::from_name(t.trim()));
+    let k = if name.ends_with(".ptx") {
+        ptx_str(&format!("tests/sim/broken/{name}"), &text)?
+    } else if let Some(target) = target {
+        let opts = kdsl::Options {
+            target,
+            ..kdsl::Options::default()
+        };
+        kdsl_file_with(path, &opts)
+    } else {
+        kdsl_file(path)
+    };
+    let l = header_launch(&text, &k.program);
+    let o = kdsl::sim::run(
+        &k.program,
+        &l,
+        &SimOptions {
+            schedule: Schedule::InOrder,
+            max_steps: 10_000_000,
+        },
+    );
+    let rendered = rendered(&k, &o);
+    let expected = expectations(&text);
+    let mut codes: Vec<&str> = o.reports.iter().map(|d| d.code).collect();
+    codes.sort_unstable();
+    codes.dedup();
+    let mut want: Vec<&str> = expected.iter().map(|(_, c, _)| c.as_str()).collect();
+    want.sort_unstable();
+    if codes != want {
+        return Err(format!(
+            "{name}: expected {want:?}, got {codes:?}:\n{rendered}"
+        ));
+    }
+    if !o.faulted {
+        return Err(format!("{name}: not marked faulted"));
+    }
+    for (line, code, hint) in &expected {
+        let d = o
+            .reports
+            .iter()
+            .find(|d| d.code == code)
+            .ok_or("no report")?;
+        let Some(span) = d.primary_span() else {
+            return Err(format!("{name}: {code} has no primary span:\n{rendered}"));
+        };
+        let file = k.sources.get(span.file).ok_or("span file")?;
+        let got = file.line_col(span.start as usize).0;
+        if !file.name.ends_with(&name) || got != *line {
+            return Err(format!(
+                "{name}: {code} ({hint}) points at {}:{got}, expected line {line}:\n{rendered}",
+                file.name
+            ));
+        }
+    }
+    // For kdsl input every instruction and declaration a report mentions
+    // has a source span: no report falls back to naming PTX lines.
+    if name.ends_with(".kdsl") && rendered.contains("PTX line") {
+        return Err(format!("{name}: a report names a PTX line:\n{rendered}"));
+    }
+    let stem = name.replace('.', "_");
+    insta::with_settings!({
+        snapshot_path => "../../sim/broken/snapshots",
+        prepend_module_to_snapshot => false,
+        description => text.clone(),
+        omit_expression => true,
+    }, {
+        insta::assert_snapshot!(stem, rendered);
+    });
+    Ok(())
+}
+
+#[test]
+fn every_broken_kernel_gives_its_report() {
+    let dir = repo_root().join("tests/sim/broken");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("tests/sim/broken")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "kdsl" || e == "ptx"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 10, "the suite lost kernels: {files:?}");
+    let failures: Vec<String> = files.iter().filter_map(|p| check(p).err()).collect();
+    assert!(
+        failures.is_empty(),
+        "{} failed:\n\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
+}
+
+/// docs/simulator.md shows real reports: the rendered reports of three
+/// broken kernels appear in it verbatim.
+#[test]
+fn the_docs_show_real_reports() {
+    let docs =
+        std::fs::read_to_string(repo_root().join("docs/simulator.md")).expect("docs/simulator.md");
+    for name in [
+        "producer_never_refills.kdsl",
+        "consumer_skips_phase.kdsl",
+        "cluster_peer_exits_early.ptx",
+    ] {
+        let path = repo_root().join("tests/sim/broken").join(name);
+        let text = std::fs::read_to_string(&path).expect("readable");
+        let k = if name.ends_with(".ptx") {
+            ptx_str(&format!("tests/sim/broken/{name}"), &text).expect("loads")
+        } else {
+            kdsl_file(&path)
+        };
+        let o = run(&k, &header_launch(&text, &k.program));
+        let report = rendered(&k, &o);
+        assert!(
+            docs.contains(report.trim_end()),
+            "docs/simulator.md does not show the current report of {name}:\n{report}"
+        );
+    }
+}
+
+/// The hangs and faults that do not depend on the interleaving are found
+/// under random schedules too, with the same reports.
+#[test]
+fn random_schedules_find_the_same_faults() {
+    for name in [
+        "missing_arrival.kdsl",
+        "arrival_count_too_high.kdsl",
+        "wrong_parity.kdsl",
+        "expect_tx_too_large.kdsl",
+        "producer_never_refills.kdsl",
+        "shuffle_thread_gone.kdsl",
+        "out_of_bounds_index.kdsl",
+        "out_of_bounds_shared.kdsl",
+        "arrive_count_overflows.kdsl",
+    ] {
+        let path = repo_root().join("tests/sim/broken").join(name);
+        let text = std::fs::read_to_string(&path).expect("readable");
+        let k = kdsl_file(&path);
+        let l = header_launch(&text, &k.program);
+        let mut want: Vec<String> = expectations(&text).into_iter().map(|(_, c, _)| c).collect();
+        want.sort();
+        for seed in 0..4 {
+            let o = run_with(&k, &l, Schedule::Random(seed), 10_000_000);
+            let mut got: Vec<String> = o.reports.iter().map(|d| d.code.to_string()).collect();
+            got.sort();
+            got.dedup();
+            assert_eq!(got, want, "{name}, seed {seed}:\n{}", rendered(&k, &o));
+        }
+    }
+}

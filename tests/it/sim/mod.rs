@@ -1,0 +1,20 @@
+//! The simulator: instruction semantics, every sample and its nvcc twin
+//! against a Rust reference (`reference`), broken kernels and their reports,
+//! generated programs, each feature that runs on the GPU, and `kdslc sim`
+//! from the command line. Helpers: `common::sim`.
+
+mod atomics;
+mod broken;
+pub mod cli;
+mod cluster;
+mod dynamic_shared;
+mod generated;
+mod isa;
+mod named;
+pub mod reference;
+pub mod samples;
+mod tensor;
+mod twins;
+mod vector;
+mod warp;
+mod wgmma;

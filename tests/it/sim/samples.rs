@@ -1,0 +1,470 @@
+//! Every sample runs in the simulator on inputs that use every CTA and
+//! pipeline-stage path, and its outputs match the reference computed in
+//! Rust (`sim::reference`): exactly for data movement, within a stated
+//! relative tolerance for float arithmetic (sums are accumulated in another
+//! order than the reference's f64 sums); arrays a kernel does not write
+//! must come back unchanged.
+//!
+//! The cases are shared with `sim::twins`, which runs the nvcc-compiled CUDA
+//! twins of the same kernels on the same inputs.
+
+use crate::common::sim::*;
+use crate::sim::reference::check_arrays;
+use kdsl::launch::{ArgValue, Launch};
+
+fn sample(name: &str) -> Loaded {
+    kdsl_file(&repo_root().join("samples").join(format!("{name}.kdsl")))
+}
+
+fn one(x: &[f32]) -> ArgValue {
+    f32s("x", x)
+}
+
+fn sum(x: &[f32]) -> f32 {
+    x.iter().map(|&v| f64::from(v)).sum::<f64>() as f32
+}
+
+/// Runs `l` without any report and checks every array against the
+/// reference (`sim::reference`).
+fn run_checked(k: &Loaded, l: &Launch) -> kdsl::sim::Outcome {
+    let o = run_clean(k, l);
+    if let Err(e) = check_arrays(l, &o.arrays) {
+        panic!("{e}");
+    }
+    o
+}
+
+pub fn case_saxpy(k: &Loaded) {
+    let n = 1000u32;
+    let x = rand_f32(n as usize, 1);
+    let y = rand_f32(n as usize, 2);
+    let l = launch(
+        "saxpy",
+        4,
+        256,
+        1,
+        vec![f32v(2.5), one(&x), f32s("y", &y), u32v(n)],
+    );
+    run_checked(k, &l);
+}
+
+pub fn case_reduce_sum(k: &Loaded) {
+    // 4 blocks of 256 threads, n not a multiple of the grid: every thread
+    // loops 4 or 5 times and the last iterations are partial.
+    let n = 5000u32;
+    let x = rand_f32(n as usize, 3);
+    let l = launch(
+        "reduce_sum",
+        4,
+        256,
+        1,
+        vec![one(&x), f32s("out", &[1.0]), u32v(n)],
+    );
+    run_checked(k, &l);
+}
+
+pub fn case_cluster_sum(k: &Loaded) {
+    // Two clusters of two CTAs; n is not a multiple of the 512 threads.
+    let n = 10_000u32;
+    let x = rand_f32(n as usize, 4);
+    let l = launch(
+        "cluster_sum",
+        4,
+        128,
+        2,
+        vec![one(&x), f32s("out", &[0.0]), u32v(n)],
+    );
+    run_checked(k, &l);
+}
+
+pub fn case_pipeline_sum(k: &Loaded) {
+    // 3 blocks of 5 chunks through a 2-stage ring: every stage is refilled,
+    // and the last refill of the odd stage count is skipped.
+    let (grid, chunks) = (3u32, 5u32);
+    let x = rand_f32((grid * chunks * 1024) as usize, 5);
+    let l = launch(
+        "pipeline_sum",
+        grid,
+        128,
+        1,
+        vec![one(&x), f32s("out", &[0.0]), u32v(chunks)],
+    );
+    let o = run_checked(k, &l);
+    assert!(o.stats.instructions.memory.bulk > 0, "bulk copies ran");
+}
+
+pub fn case_sgemm_tiled(k: &Loaded) {
+    // Sizes that are not multiples of the 16×16 tile: partial tiles at every edge.
+    let (m, n, kk) = (40u32, 36u32, 50u32);
+    let a = rand_f32((m * kk) as usize, 6);
+    let b = rand_f32((kk * n) as usize, 7);
+    let l = launch(
+        "sgemm_tiled",
+        [n.div_ceil(16), m.div_ceil(16), 1],
+        [16, 16, 1],
+        1,
+        vec![
+            f32s("a", &a),
+            f32s("b", &b),
+            f32s("c", &vec![0.0; (m * n) as usize]),
+            u32v(m),
+            u32v(n),
+            u32v(kk),
+        ],
+    );
+    run_checked(k, &l);
+}
+
+/// The Hopper GEMM (`hopper_gemm(a, b, c, m, n, k)`, C = A·Bᵀ in bf16 with
+/// 128×256×64 tiles) at shapes with partial tiles at every edge (m, n not
+/// multiples of the tile, an odd n, k not a multiple of 64, a 1×1 C), on
+/// small integers, under the in-order and two random schedules: exactly the
+/// reference.
+pub fn case_hopper_gemm(k: &Loaded) {
+    use kdsl::launch::{Swizzle, TensorElem};
+    use kdsl::sim::Schedule;
+    for (i, &(m, n, kk)) in [
+        (128u32, 256u32, 64u32),
+        (200, 300, 136),
+        (1, 1, 8),
+        (129, 257, 200),
+        (64, 301, 72),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let a = small_int_bf16((m * kk) as usize, 2 * i as u64 + 1);
+        let b = small_int_bf16((n * kk) as usize, 2 * i as u64 + 2);
+        let mut l = launch(
+            "hopper_gemm",
+            [n.div_ceil(256), m.div_ceil(128), 1],
+            [384, 1, 1],
+            [1, 1, 1],
+            vec![
+                tensor(
+                    "a",
+                    TensorElem::BF16,
+                    a,
+                    &[m.into(), kk.into()],
+                    &[128, 64],
+                    Swizzle::B128,
+                ),
+                tensor(
+                    "b",
+                    TensorElem::BF16,
+                    b,
+                    &[n.into(), kk.into()],
+                    &[256, 64],
+                    Swizzle::B128,
+                ),
+                array(
+                    "c",
+                    kdsl::types::Scalar::BF16,
+                    vec![0; (2 * m * n) as usize],
+                ),
+                u32v(m),
+                u32v(n),
+                u32v(kk),
+            ],
+        );
+        l.dynamic_shared = 196_672;
+        for schedule in [Schedule::InOrder, Schedule::Random(1), Schedule::Random(2)] {
+            let o = run_with(k, &l, schedule, 1_000_000_000);
+            assert!(
+                o.reports.is_empty(),
+                "{m}x{n}x{kk} {schedule:?}:\n{}",
+                rendered(k, &o)
+            );
+            if let Err(e) = check_arrays(&l, &o.arrays) {
+                panic!("{m}x{n}x{kk} {schedule:?}: {e}");
+            }
+        }
+    }
+}
+
+pub fn case_softmax_rows(k: &Loaded) {
+    let (rows, cols) = (3u32, 600u32);
+    let x: Vec<f32> = rand_f32((rows * cols) as usize, 8)
+        .iter()
+        .map(|v| v * 20.0 - 10.0)
+        .collect();
+    let l = launch(
+        "softmax_rows",
+        rows,
+        256,
+        1,
+        vec![one(&x), f32s("y", &vec![0.0; x.len()]), u32v(cols)],
+    );
+    run_checked(k, &l);
+}
+
+#[test]
+fn saxpy() {
+    case_saxpy(&sample("saxpy"));
+}
+
+#[test]
+fn reduce_sum() {
+    case_reduce_sum(&sample("reduce_sum"));
+}
+
+#[test]
+fn cluster_sum() {
+    case_cluster_sum(&sample("cluster_sum"));
+}
+
+#[test]
+fn pipeline_sum() {
+    case_pipeline_sum(&sample("pipeline_sum"));
+}
+
+#[test]
+fn sgemm_tiled() {
+    case_sgemm_tiled(&sample("sgemm_tiled"));
+}
+
+#[test]
+fn softmax_rows() {
+    case_softmax_rows(&sample("softmax_rows"));
+}
+
+#[test]
+fn transpose() {
+    let k = sample("transpose");
+    // Neither dimension a multiple of the 32×32 tile.
+    let (rows, cols) = (70u32, 45u32);
+    let input: Vec<f32> = (0..rows * cols).map(|v| v as f32).collect();
+    let l = launch(
+        "transpose",
+        [cols.div_ceil(32), rows.div_ceil(32), 1],
+        [32, 8, 1],
+        1,
+        vec![
+            f32s("input", &input),
+            f32s("output", &vec![-1.0; input.len()]),
+            u32v(rows),
+            u32v(cols),
+        ],
+    );
+    run_checked(&k, &l);
+}
+
+#[test]
+fn blend_rows() {
+    let k = sample("blend_rows");
+    let (rows, cols) = (5u32, 300u32);
+    let a = rand_f32((rows * cols) as usize, 9);
+    let b = rand_f32((rows * cols) as usize, 10);
+    // Weights below, inside and above smoothstep's [0, 1] after `+ 0.5`.
+    let w: Vec<f32> = rand_f32(rows as usize, 11)
+        .iter()
+        .map(|v| v * 1.4 - 0.9)
+        .collect();
+    let l = launch(
+        "blend_rows",
+        rows,
+        256,
+        1,
+        vec![
+            f32s("a", &a),
+            f32s("b", &b),
+            f32s("w", &w),
+            f32s("out", &vec![0.0; a.len()]),
+            u32v(cols),
+        ],
+    );
+    run_checked(&k, &l);
+}
+
+#[test]
+fn ws_pipeline() {
+    let k = sample("ws_pipeline");
+    // 7 chunks through 3 stages: the producer waits on every `empty` stage,
+    // twice on the first one.
+    let (grid, chunks) = (2u32, 7u32);
+    let x = rand_f32((grid * chunks * 1024) as usize, 12);
+    let l = launch(
+        "ws_pipeline",
+        grid,
+        160,
+        1,
+        vec![one(&x), f32s("out", &[0.0]), u32v(chunks)],
+    );
+    run_checked(&k, &l);
+}
+
+#[test]
+fn big_pipeline() {
+    let k = sample("big_pipeline");
+    // 128 KiB of dynamic shared memory; 6 chunks through 4 stages: the
+    // producer refills two stages.
+    let (grid, chunks) = (2u32, 6u32);
+    let x = rand_f32((grid * chunks * 8192) as usize, 13);
+    let mut l = launch(
+        "big_pipeline",
+        grid,
+        160,
+        1,
+        vec![one(&x), f32s("out", &[0.0]), u32v(chunks)],
+    );
+    // The compiler's size, as `kdslc sim`/`kdslc run` take it.
+    let sig = k.program.signature("big_pipeline").expect("the kernel");
+    // The two barrier groups (64 bytes) padded to 128, the ring, `partial`.
+    assert_eq!(sig.dynamic_shared, Some(128 + 4 * 32768 + 128));
+    l.dynamic_shared = sig.dynamic_shared.unwrap_or(0);
+    run_checked(&k, &l);
+}
+
+#[test]
+fn histogram() {
+    histogram_sample("histogram", 4999);
+}
+
+/// The vector variant: whole words with `load4` (one `ld.global.nc.v4.u8`),
+/// then the `n % 4` bytes past them, for every `n % 4`.
+#[test]
+fn histogram_v4() {
+    for n in [4996, 4997, 4998, 4999, 3] {
+        histogram_sample("histogram_v4", n);
+    }
+}
+
+fn histogram_sample(name: &str, n: usize) {
+    let k = sample(name);
+    // Every byte value, a skewed run of one value, and a tail past `n`
+    // that must not be counted; bins that start non-zero.
+    let mut data: Vec<u8> = (0..n + 37).map(|i| (i * 7 % 256) as u8).collect();
+    data[1000.min(n)..1600.min(n)].fill(0xAB);
+    let bins: Vec<u32> = (0..256).map(|b| b * 3).collect();
+    for grid in [1, 3, 40] {
+        let l = launch(
+            name,
+            grid,
+            256,
+            1,
+            vec![
+                array("data", kdsl::types::Scalar::U8, data.clone()),
+                u32s("bins", &bins),
+                u32v(n as u32),
+            ],
+        );
+        let mut o = run_checked(&k, &l);
+        // The reference is not vacuous: the counts add up, and one count
+        // off by one is caught.
+        let counted: u64 = as_u32(&o.arrays[1])
+            .iter()
+            .zip(&bins)
+            .map(|(g, b)| u64::from(g - b))
+            .sum();
+        assert_eq!(counted, n as u64);
+        o.arrays[1].data[4 * usize::from(data[0])] ^= 1;
+        assert!(check_arrays(&l, &o.arrays).is_err(), "a bin wrong");
+    }
+}
+
+/// The reference is not vacuous: a wrong result is caught.
+#[test]
+fn the_reference_catches_a_wrong_result() {
+    let k = sample("saxpy");
+    let x = rand_f32(300, 1);
+    let l = launch(
+        "saxpy",
+        2,
+        256,
+        1,
+        vec![f32v(2.5), one(&x), f32s("y", &x), u32v(300)],
+    );
+    let mut o = run_clean(&k, &l);
+    assert!(check_arrays(&l, &o.arrays).is_ok());
+    // y[10] off by 2^-2 of its value: wrong; x[0] off by one ulp: changed.
+    o.arrays[1].data[42] ^= 0x20;
+    assert!(check_arrays(&l, &o.arrays).is_err(), "y[10] wrong");
+    o.arrays[1].data[42] ^= 0x20;
+    o.arrays[0].data[0] ^= 1;
+    assert!(check_arrays(&l, &o.arrays).is_err(), "x changed");
+}
+
+#[test]
+fn random_schedules_agree_with_in_order() {
+    use kdsl::sim::Schedule;
+    // Small integers: every order of the sums is exact.
+    let x: Vec<f32> = (0..2 * 6 * 8192).map(|i| (i % 7) as f32).collect();
+    let cases = [
+        (
+            "pipeline_sum",
+            [2u32, 1, 1],
+            [128u32, 1, 1],
+            [1u32, 1, 1],
+            4u32 * 1024 * 2,
+            4u32,
+        ),
+        (
+            "ws_pipeline",
+            [2, 1, 1],
+            [160, 1, 1],
+            [1, 1, 1],
+            7 * 1024 * 2,
+            7,
+        ),
+        (
+            "big_pipeline",
+            [2, 1, 1],
+            [160, 1, 1],
+            [1, 1, 1],
+            6 * 8192 * 2,
+            6,
+        ),
+        ("cluster_sum", [4, 1, 1], [128, 1, 1], [2, 1, 1], 5000, 5000),
+        ("reduce_sum", [4, 1, 1], [256, 1, 1], [1, 1, 1], 5000, 5000),
+    ];
+    for (name, grid, block, cluster, len, last) in cases {
+        let k = sample(name);
+        let x = &x[..len as usize];
+        let mut l = launch(
+            name,
+            grid,
+            block,
+            cluster,
+            vec![one(x), f32s("out", &[0.0]), u32v(last)],
+        );
+        // The compiler's dynamic shared memory (big_pipeline's 128 KiB ring).
+        l.dynamic_shared = k
+            .program
+            .signature(name)
+            .and_then(|s| s.dynamic_shared)
+            .unwrap_or(0);
+        for seed in 0..4 {
+            let o = run_with(&k, &l, Schedule::Random(seed), 1 << 30);
+            assert!(
+                o.reports.is_empty(),
+                "{name}, seed {seed}:\n{}",
+                rendered(&k, &o)
+            );
+            assert_eq!(as_f32(&o.arrays[1]), vec![sum(x)], "{name}, seed {seed}");
+        }
+    }
+}
+
+#[test]
+fn ticket_sum() {
+    let k = sample("ticket_sum");
+    let x = rand_f32(5000, 14);
+    // One block (its own ticket is the last), a few, and more blocks than
+    // the grid-stride loop needs (some add nothing).
+    for grid in [1u32, 6, 45] {
+        let l = launch(
+            "ticket_sum",
+            grid,
+            128,
+            1,
+            vec![
+                f32s("x", &x),
+                f32s("partial", &vec![0.0; grid as usize]),
+                u32s("tickets", &[0]),
+                f32s("total", &[0.0]),
+                u32v(5000),
+            ],
+        );
+        run_checked(&k, &l);
+    }
+}

@@ -194,10 +194,12 @@ pub fn assemble(
     };
 
     let mut cmd = Command::new(ptxas);
-    cmd.arg("-v").arg(format!("-arch={}", target.name()));
+    cmd.arg(format!("-arch={}", target.name()));
     if let Some(level) = opt_level {
         cmd.arg(format!("-O{level}"));
     }
+    // `-v` for the advisories (`ptx::advice`) and the register counts.
+    cmd.arg("-v");
     cmd.arg(input.path()).arg("-o").arg(cubin_path);
     let result = cmd.output().map_err(|e| {
         Fail::Usage(format!(

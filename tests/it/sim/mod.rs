@@ -17,3 +17,4 @@ mod tensor;
 mod twins;
 mod vector;
 mod warp;
+mod wgmma;

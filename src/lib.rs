@@ -51,6 +51,7 @@ pub mod stack;
 pub mod syntax;
 pub mod target;
 pub mod types;
+pub mod warpgroup;
 
 mod pipeline;
 

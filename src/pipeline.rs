@@ -10,7 +10,7 @@ use crate::source::{SourceFile, SourceMap};
 use crate::span::{FileId, Span};
 use crate::syntax::ast;
 use crate::target::Target;
-use crate::{analysis, barriers, check, ir, opt, ptx, syntax};
+use crate::{analysis, barriers, check, ir, opt, ptx, syntax, warpgroup};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -138,6 +138,7 @@ fn compile_file_inner(root: SourceFile, bad_utf8: Option<BadUtf8>, opts: &Option
     let info = analysis::analyze(&checked.module);
     later.extend(check::after_analysis(&checked.module, &info));
     later.extend(barriers::check(&checked.module, &info, &c.sources));
+    later.extend(warpgroup::check(&checked.module, &info));
     let has_errors = diags.iter().chain(later.iter()).any(Diagnostic::is_error);
     // Loop hints the optimiser cannot honour (on a complete module only:
     // its facts need every declaration).
@@ -202,7 +203,7 @@ fn compile_file_inner(root: SourceFile, bad_utf8: Option<BadUtf8>, opts: &Option
 
 /// One part of the diagnostics as shown: `-A` and `-D warnings` applied,
 /// sorted, each reported once, capped.
-fn finish(mut diags: Vec<Diagnostic>, opts: &Options) -> Vec<Diagnostic> {
+pub(crate) fn finish(mut diags: Vec<Diagnostic>, opts: &Options) -> Vec<Diagnostic> {
     diags.retain(|d| !(d.severity == Severity::Warning && opts.allow.iter().any(|a| a == d.code)));
     if opts.deny_warnings {
         for d in &mut diags {

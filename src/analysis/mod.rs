@@ -23,13 +23,21 @@
 //!   over constant lists around it;
 //! - [`warps`]: what the threads of a warp do together (named-barrier
 //!   operations in whole warps, the warps that reach each named barrier);
+//! - [`warpgroups`]: what the threads of a warpgroup do together
+//!   (operations under warpgroup-uniform conditions) and with their
+//!   registers (`set_max_regs`: increases and decreases, budgets);
+//! - [`wgmma`]: what a kernel's `wgmma` groups may be doing at each point
+//!   (where `wgmma.fence` goes, accumulators touched while pending or
+//!   read before written);
 //! - [`calls`]: the order functions are written in, callees first.
 
 pub mod calls;
 pub mod uniformity;
 pub mod usage;
 pub mod values;
+pub mod warpgroups;
 pub mod warps;
+pub mod wgmma;
 
 use crate::ir::{self, ExprId, FuncId, LocalId, StmtId};
 use crate::span::Span;
@@ -101,6 +109,12 @@ pub struct BodyInfo {
     pub warps: warps::WarpFacts,
     /// What is known of the values of its immutable locals ([`values`]).
     pub values: values::Values,
+    /// What its warpgroups do together and with their registers
+    /// ([`warpgroups`]; none in a function).
+    pub warpgroups: warpgroups::WarpgroupFacts,
+    /// What its `wgmma` groups may be doing ([`wgmma`]; none in a
+    /// function).
+    pub wgmma: wgmma::WgmmaFacts,
 }
 
 /// Where only some threads run a node: the index in [`BodyInfo::conds`]
@@ -140,6 +154,8 @@ impl BodyInfo {
             varying_locals: vec![false; body.locals.len()],
             warps: warps::WarpFacts::default(),
             values: values::Values::default(),
+            warpgroups: warpgroups::WarpgroupFacts::default(),
+            wgmma: wgmma::WgmmaFacts::default(),
         }
     }
 
@@ -254,6 +270,8 @@ pub fn analyze(module: &ir::Module) -> ModuleInfo {
         uniformity::analyze(&k.body, &mut ki.body, &info.functions);
         ki.body.values = values::Values::of_kernel(k);
         ki.body.warps = warps::of_kernel(k, &ki.body, &info.functions);
+        ki.body.warpgroups = warpgroups::of_kernel(k, &ki.body, &info.functions);
+        ki.body.wgmma = wgmma::of_kernel(k, &ki.body.values);
     }
     info.call_order = order.reached;
     info

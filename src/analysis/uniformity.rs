@@ -404,12 +404,20 @@ impl Analyzer<'_, '_> {
                     self.effects(i, div);
                 }
             }
+            StmtKind::Wgmma(w) => {
+                self.place(&w.a, div);
+                self.place(&w.b, div);
+                self.effects(&w.accumulate, div);
+            }
             StmtKind::SyncThreads
             | StmtKind::ClusterSync
             | StmtKind::FenceProxyAsync
             | StmtKind::Fence(_)
             | StmtKind::CopyAsyncCommit
-            | StmtKind::CopyAsyncWait(_) => {}
+            | StmtKind::CopyAsyncWait(_)
+            | StmtKind::WgmmaCommit
+            | StmtKind::WgmmaWait(_)
+            | StmtKind::SetMaxRegs(_) => {}
             // The condition that failed to check is unknown: its blocks are
             // taken as running in the enclosing control flow, which can
             // only miss a warning, never invent one.
@@ -434,6 +442,11 @@ impl Analyzer<'_, '_> {
                 self.all_effects(indices, div) || r
             }
             PlaceKind::SharedAt { addr, .. } => self.effects(addr, div),
+            // Each thread holds its own fragment.
+            PlaceKind::Accum { index, .. } => {
+                self.effects(index, div);
+                true
+            }
         }
     }
 

@@ -43,6 +43,10 @@ pub struct Usage {
     /// the PTX writer gives them a guarded shape that ptxas 13.5 assembles
     /// (`Writer::while_stmt`, docs/architecture.md, "ptxas workarounds").
     pub returning_whiles: HashSet<StmtId>,
+    /// The largest `set_max_regs(n)`, if the body has one: the kernel is
+    /// launched with one CTA per SM (`.minnctapersm 1`), and its count at
+    /// entry is at most this ([`crate::ir::entry_registers`]).
+    pub max_regs: Option<u32>,
 }
 
 /// A node that may run a CTA-wide barrier.
@@ -183,6 +187,7 @@ pub fn for_each_child(e: &Expr, f: &mut impl FnMut(&Expr)) {
             indices.iter().for_each(f);
         }
         PlaceKind::SharedAt { addr, .. } => f(addr),
+        PlaceKind::Accum { index, .. } => f(index),
     };
     match &e.kind {
         ExprKind::Const(_) | ExprKind::Local(_) | ExprKind::Param(_) | ExprKind::Special(_) => {}
@@ -252,6 +257,12 @@ impl<'ir> Visit<'ir> for Walk {
                     StmtKind::Barrier(op) if matches!(op.kind, BarrierOpKind::ArriveRemote { .. })
                 )
             }
+            StmtClass::Sync(SyncOp::Warpgroup) => {
+                if let StmtKind::SetMaxRegs(n) = s.kind {
+                    let u = &mut self.info.usage;
+                    u.max_regs = Some(u.max_regs.map_or(n, |m| m.max(n)));
+                }
+            }
             StmtClass::Sync(SyncOp::Warp | SyncOp::Fence | SyncOp::Named | SyncOp::BulkGroup)
             | StmtClass::Compute
             | StmtClass::Control
@@ -302,8 +313,9 @@ impl<'ir> Visit<'ir> for Walk {
                 self.info.usage.remote = true;
                 self.add(Seen::DynShared(*array), *array, |u| &mut u.dyn_shared);
             }
-            // The address is a value already: no base register needed.
-            PlaceKind::SharedAt { .. } => {}
+            // The address is a value already: no base register needed; an
+            // accumulator is registers.
+            PlaceKind::SharedAt { .. } | PlaceKind::Accum { .. } => {}
         }
         visit::walk_place(self, p);
     }

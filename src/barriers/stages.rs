@@ -7,7 +7,7 @@
 //!   the same expression of the same locals).
 //! - **Reads**: an array is *filled* by the groups its copies complete on;
 //!   a read of one of its stages (an element load, a vector load or an
-//!   atomic on it, the source of a tensor store, and whatever
+//!   atomic on it, the source of a tensor store, a `wgmma` operand, and whatever
 //!   [`slice_reads`] lists) must come after a wait on a filling group at
 //!   the stage's index on every path to it, with nothing in between that
 //!   may release the stage (an arrival on a group guarding the array at an
@@ -68,6 +68,17 @@ pub fn slice_reads(s: &Stmt) -> Vec<SliceRead<'_>> {
         StmtKind::LoadVector { place, .. } => {
             r.place(place);
             walk::place(place, Cx::default(), &mut r);
+        }
+        // A wgmma reads both operand tiles, from the stage its first
+        // index names. (The spans of a transposed tile wider than a span
+        // in an array without a stage dimension are read from the first
+        // index on; only the first is followed.)
+        StmtKind::Wgmma(w) => {
+            for p in [&w.a, &w.b] {
+                r.place(p);
+                walk::place(p, Cx::default(), &mut r);
+            }
+            walk::expr(&w.accumulate, Cx::default(), &mut r);
         }
         StmtKind::TensorCopy(c) => {
             for e in c.smem.indices.iter().chain(&c.coords) {

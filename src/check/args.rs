@@ -205,6 +205,7 @@ impl BodyChecker<'_> {
         let kernel = self.kernel.as_ref();
         match self.lookup(&name.name)? {
             Binding::Barrier(_) | Binding::Named(_) => Some(Operand::Barrier),
+            Binding::Accum(_) if indices.is_none() => Some(Operand::Accum),
             Binding::Shared(_) if indices.is_none() => Some(Operand::Array),
             Binding::Shared(s) => {
                 let dims = kernel?.shared.get(s.index())?.dims.len();

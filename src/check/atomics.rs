@@ -59,7 +59,7 @@ impl BodyChecker<'_> {
             let [Some(p), Some(cmp), Some(v)] = bound? else {
                 return None;
             };
-            let place = self.place(p, true);
+            let place = self.memory_place(p, true);
             let (cmp, v) = match place.as_ref() {
                 Some((pl, _)) => (self.expr_as(cmp, pl.elem), self.expr_as(v, pl.elem)),
                 None => (self.expr(cmp, None), self.expr(v, None)),
@@ -71,7 +71,7 @@ impl BodyChecker<'_> {
             let [Some(p), Some(v)] = bound? else {
                 return None;
             };
-            let place = self.place(p, true);
+            let place = self.memory_place(p, true);
             let v = match place.as_ref() {
                 Some((pl, _)) => self.expr_as(v, pl.elem),
                 None => self.expr(v, None),

@@ -22,6 +22,8 @@ pub enum Binding {
     Barrier(BarrierId),
     /// A named-barrier group (`named(threads = k)`).
     Named(ir::NamedBarrierId),
+    /// A warpgroup accumulator (`accum acc: [f32; 64, N];`).
+    Accum(ir::AccumId),
     /// A name whose declaration had an error (already reported): uses of
     /// it are silently skipped instead of cascading into more errors.
     Poisoned,
@@ -39,6 +41,11 @@ pub struct KernelCtx {
     pub shared: Vec<ir::SharedArray>,
     pub barriers: Vec<ir::BarrierGroup>,
     pub named_barriers: Vec<ir::NamedBarrier>,
+    pub accums: Vec<ir::Accum>,
+    /// The range `for` loops (by span) whose body indexes an accumulator:
+    /// unrolled when their bounds are constants
+    /// ([`super::accum::accum_loops`]).
+    pub accum_loops: std::collections::HashSet<Span>,
     /// A `cluster(...)` attribute was written, even if it was invalid
     /// (already reported): what needs one is then not reported again.
     pub cluster_written: bool,
@@ -435,8 +442,30 @@ impl<'a> BodyChecker<'a> {
     /// launch (a cluster, E0123), checked at `span`.
     pub fn needs(&mut self, entry: &Entry, span: Span) -> bool {
         let feature = entry.feature();
-        self.require_target(entry.needs.target, feature.clone(), span)
-            && (!entry.needs.cluster || self.require_cluster(feature, span))
+        let target = if entry.needs.arch.is_empty() {
+            self.require_target(entry.needs.target, feature.clone(), span)
+        } else {
+            self.require_arch(entry.needs.arch, feature.clone(), span)
+        };
+        target && (!entry.needs.cluster || self.require_cluster(feature, span))
+    }
+
+    /// E0200 unless the target is one of the architecture-specific
+    /// `targets` (`sm_90a`): their instructions exist on that architecture
+    /// only, neither on the plain target nor on later ones.
+    pub fn require_arch(&mut self, targets: &[Target], feature: String, span: Span) -> bool {
+        if targets.contains(&self.target) {
+            return true;
+        }
+        let names: Vec<&str> = targets.iter().map(|t| t.name()).collect();
+        self.error(CheckError::TargetNotArch {
+            feature,
+            needs: names.join(" or "),
+            first: targets.first().map_or("", |t| t.name()),
+            current: self.target.name().to_string(),
+            span,
+        });
+        false
     }
 
     /// E0123 unless the kernel has a `cluster(...)` attribute (one that was

@@ -55,6 +55,16 @@ pub enum Function {
     TmaReduceAdd,
     /// `bytes_of(sa[s])`: the bytes of a slice, a constant.
     BytesOf,
+    /// `set_max_regs(n)`: this warpgroup's register budget (`setmaxnreg`).
+    SetMaxRegs,
+    /// `acc_row(acc, i)`, `acc_col(acc, i)`: the fragment map.
+    AccRow,
+    AccCol,
+    /// `wgmma(acc, a, b, accumulate)`.
+    Wgmma,
+    /// `wgmma_commit()`, `wgmma_wait(n)`.
+    WgmmaCommit,
+    WgmmaWait,
     /// `remote(array, rank)[i]`: only as the base of an element.
     Remote,
     Load2,
@@ -144,6 +154,8 @@ pub enum Operand {
     /// A box of a tensor map: the map's name with one coordinate per
     /// dimension (`a[m0, k0]`).
     Box,
+    /// A warpgroup accumulator by its name (`acc_row(acc, i)`).
+    Accum,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -167,6 +179,9 @@ pub struct Needs {
     pub target: Target,
     /// Only in a kernel with a `cluster(...)` attribute.
     pub cluster: bool,
+    /// Only on these architecture-specific targets (`sm_90a`), whatever
+    /// `target` says; empty: on `target` and every newer one.
+    pub arch: &'static [Target],
 }
 
 /// One built-in.
@@ -247,14 +262,30 @@ const PLACE: Param = place("array[index]", "");
 const ALL: Needs = Needs {
     target: Target::Sm80,
     cluster: false,
+    arch: &[],
 };
 const SM90: Needs = Needs {
     target: Target::Sm90,
     cluster: false,
+    arch: &[],
 };
 const CLUSTER: Needs = Needs {
     target: Target::Sm90,
     cluster: true,
+    arch: &[],
+};
+/// `wgmma`: sm_90a only (ptx-notes §11.3: sm_100a has tcgen05 instead).
+const WGMMA: Needs = Needs {
+    target: Target::Sm90a,
+    cluster: false,
+    arch: &[Target::Sm90a],
+};
+/// `setmaxnreg`: sm_90a and sm_100a (ptx-notes §11.4; also sm_100f and
+/// sm_120a, which kdslc has no targets for).
+const SETMAXNREG: Needs = Needs {
+    target: Target::Sm90a,
+    cluster: false,
+    arch: &[Target::Sm90a, Target::Sm100a],
 };
 
 impl Entry {
@@ -406,6 +437,13 @@ pub const BUILTINS: &[Entry] = &[
     Entry::function("load4", F::Load4, &[PLACE], "(T, T, T, T)", "Four consecutive elements in one access: `let (a, b, c, d) = load4(x[i]);`."),
     Entry::function("store2", F::Store2, &[PLACE, req("a", "T"), req("b", "T")], "", "Stores two consecutive elements in one access."),
     Entry::function("store4", F::Store4, &[PLACE, req("a", "T"), req("b", "T"), req("c", "T"), req("d", "T")], "", "Stores four consecutive elements in one access."),
+    // ---- tensor cores and register budgets (language.md §16)
+    Entry::function("acc_row", F::AccRow, &[operand("acc", Operand::Accum), req("i", "u32")], "u32", "The row (0 to 63) of this thread's element `i` of the accumulator: `16 * (warp_id % 4) + lane_id / 4 + 8 * ((i >> 1) & 1)`."),
+    Entry::function("acc_col", F::AccCol, &[operand("acc", Operand::Accum), req("i", "u32")], "u32", "The column of this thread's element `i` of the accumulator: `8 * (i >> 2) + 2 * (lane_id % 4) + (i & 1)`."),
+    Entry::function("wgmma", F::Wgmma, &[operand("acc", Operand::Accum), place("a", "shared element"), place("b", "shared element"), Param { name: "accumulate", ty: "bool", kind: ParamKind::Default("true"), operand: Operand::Value }], "", "This warpgroup's `acc` (64 x N) becomes the tile at `a` (64 x K) times the tile at `b` (N x K) transposed, plus `acc` where `accumulate` holds: one `wgmma.mma_async` (K = 32 bytes of the operand type), asynchronous until `wgmma_commit` and `wgmma_wait`.").needs(WGMMA),
+    Entry::function("wgmma_commit", F::WgmmaCommit, &[], "", "Makes this warpgroup's `wgmma`s since the last commit one group (`wgmma.commit_group`).").needs(WGMMA),
+    Entry::function("wgmma_wait", F::WgmmaWait, &[req("n", "u32")], "", "Waits until at most `n` (a constant, 0 to 7) of the newest `wgmma` groups are pending (`wgmma.wait_group`).").needs(WGMMA),
+    Entry::function("set_max_regs", F::SetMaxRegs, &[req("n", "u32")], "", "Sets this warpgroup's registers per thread to `n`, a constant multiple of 8 from 24 to 256, giving registers back to the CTA's pool or taking them from it (`setmaxnreg`).").needs(SETMAXNREG),
     // ---- barrier-group operations (language.md §9)
     Entry::barrier("arrive", B::Arrive, &[omit("count", "u32")], "", "One arrival by this thread (or `count` at once) on the barrier's current phase. Any scope."),
     Entry::barrier("arrive_expect_tx", B::ArriveExpectTx, &[req("bytes", "u32")], "", "Expect `bytes` more transaction bytes this phase, then arrive once. Any scope.").needs(SM90),
@@ -574,9 +612,14 @@ impl Entry {
         format!("`{}` is `{}`", self.name, self.signature())
     }
 
-    /// The target column of the docs: `all`, `sm_90+`, `sm_90+, cluster(...)`.
+    /// The target column of the docs: `all`, `sm_90+`, `sm_90+, cluster(...)`,
+    /// `sm_90a, sm_100a`.
     pub fn target_text(&self) -> String {
         let t = match self.needs.target {
+            _ if !self.needs.arch.is_empty() => {
+                let names: Vec<&str> = self.needs.arch.iter().map(|t| t.name()).collect();
+                names.join(", ")
+            }
             Target::Sm80 => "all".to_string(),
             t => format!("{}+", t.name()),
         };
@@ -670,7 +713,11 @@ mod tests {
                         e.name,
                         p.name
                     ),
-                    Operand::Array | Operand::Barrier | Operand::Slice | Operand::Box => {
+                    Operand::Array
+                    | Operand::Barrier
+                    | Operand::Slice
+                    | Operand::Box
+                    | Operand::Accum => {
                         assert!(p.ty.is_empty(), "{}: `{}`", e.name, p.name)
                     }
                     Operand::Place => assert_eq!(p.kind, ParamKind::Required, "{}", e.name),

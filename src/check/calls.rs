@@ -194,6 +194,12 @@ impl BodyChecker<'_> {
                 self.needs(entry, span)
                     .then_some(CallResult::Effect(Box::new(StmtKind::CopyAsyncWait(v))))
             }
+            Function::SetMaxRegs => self.set_max_regs(c),
+            Function::AccRow => self.accum_coord(c, false),
+            Function::AccCol => self.accum_coord(c, true),
+            Function::Wgmma => self.wgmma(c),
+            Function::WgmmaCommit => self.wgmma_commit(c),
+            Function::WgmmaWait => self.wgmma_wait(c),
             // `remote(array, rank)` on its own, not indexed.
             Function::Remote => {
                 self.no_named_args(entry.name, named);
@@ -550,12 +556,56 @@ fn with_mask(mut args: Vec<Expr>, mask: Option<Expr>) -> Vec<Expr> {
 }
 
 /// What a place that is the wrong end of a bulk copy is, for E0110.
-fn place_kind(p: &ir::PlaceKind) -> &'static str {
+pub(super) fn place_kind(p: &ir::PlaceKind) -> &'static str {
     match p {
         ir::PlaceKind::Global { .. } => "an element of global memory",
         ir::PlaceKind::Shared { .. } | ir::PlaceKind::SharedAt { .. } => {
             "an element of this CTA's shared memory"
         }
         ir::PlaceKind::Remote { .. } => "an element of another CTA's shared memory",
+        ir::PlaceKind::Accum { .. } => "an element of an accumulator, which is registers",
+    }
+}
+
+impl BodyChecker<'_> {
+    /// `set_max_regs(n)`: `n` a constant multiple of 8 from 24 to 256
+    /// (E0117, E0420), on an architecture-specific target (E0200), in a
+    /// kernel with `block(...)` (E0421: the pool and the count at entry
+    /// follow from its threads).
+    fn set_max_regs(&mut self, c: Call<'_>) -> Option<CallResult> {
+        let [Some(n)] = self.bind_args::<1>(&c)?.args else {
+            return None;
+        };
+        let e = self.expr_as(n, Scalar::U32)?;
+        let Some(v) = ir::consteval::eval_u64(&e) else {
+            self.error(CheckError::NotConstant {
+                span: n.span,
+                why: Some(
+                    "`set_max_regs` needs a constant count (PTX `setmaxnreg` takes an immediate)"
+                        .into(),
+                ),
+            });
+            return None;
+        };
+        let target = self.needs(c.entry, c.span);
+        let valid = (u64::from(ir::REGS_MIN)..=u64::from(ir::REGS_MAX)).contains(&v)
+            && v % u64::from(ir::REGS_STEP) == 0;
+        if !valid {
+            self.error(CheckError::BadRegisterCount { n: v, span: n.span });
+        }
+        let block = match &self.kernel {
+            None => Err(None),
+            Some(k) if k.block.is_none() => Err(Some(k.name_span)),
+            Some(_) => Ok(()),
+        };
+        if let Err(kernel) = block {
+            self.error(CheckError::RegistersWithoutBlock {
+                span: c.span,
+                kernel,
+            });
+        }
+        let v = u32::try_from(v).ok()?;
+        (target && valid && block.is_ok())
+            .then(|| CallResult::Effect(Box::new(StmtKind::SetMaxRegs(v))))
     }
 }

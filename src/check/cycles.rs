@@ -267,7 +267,9 @@ impl Uses {
                 self.bound.pop();
             }
             ast::StmtKind::Return(Some(x)) | ast::StmtKind::Expr(x) => self.expr(x),
-            ast::StmtKind::Shared { dims, .. } => dims.iter().for_each(|d| self.expr(d)),
+            ast::StmtKind::Shared { dims, .. } | ast::StmtKind::Accum { dims, .. } => {
+                dims.iter().for_each(|d| self.expr(d))
+            }
             ast::StmtKind::Barrier(d) => {
                 for x in d.count.iter().chain([&d.arrivals]) {
                     self.expr(x);

@@ -258,6 +258,48 @@ pub enum CheckError {
         current: String,
         span: Span,
     },
+    /// E0200 for an instruction of architecture-specific targets only
+    /// (`setmaxnreg`, `wgmma`): `needs` lists them (`sm_90a or sm_100a`),
+    /// `first` is the one to suggest.
+    TargetNotArch {
+        feature: String,
+        needs: String,
+        first: &'static str,
+        current: String,
+        span: Span,
+    },
+    /// E0412: an accumulator declaration that is not a `wgmma` shape.
+    BadAccum {
+        name: String,
+        shape: String,
+        why: String,
+        span: Span,
+    },
+    /// E0410: a `wgmma` operand array that cannot hold the tile.
+    BadWgmmaTile { why: String, span: Span, decl: Span },
+    /// E0411: operand and accumulator types of no `wgmma` form.
+    BadWgmmaTypes {
+        form: String,
+        why: String,
+        span: Span,
+        acc: Span,
+    },
+    /// E0419: `wgmma_commit`/`wgmma_wait`/`wgmma` in a device function.
+    WgmmaOutsideKernel { op: String, span: Span },
+    /// E0417: `wgmma_wait(n)` with `n` above 7.
+    WaitTooDeep { n: u64, span: Span },
+    /// E0418: a constant element index past an accumulator's elements.
+    AccumIndex {
+        name: String,
+        index: i128,
+        elements: u32,
+        span: Span,
+    },
+    /// E0420: `set_max_regs(n)` with `n` not a multiple of 8 in 24..=256.
+    BadRegisterCount { n: u64, span: Span },
+    /// E0421: `set_max_regs` in a device function (`kernel` is `None`) or
+    /// in a kernel without `block(...)` (the span of its name).
+    RegistersWithoutBlock { span: Span, kernel: Option<Span> },
     /// W0001
     Unused { name: String, span: Span },
     /// W0002
@@ -809,6 +851,70 @@ impl CheckError {
             )
             .primary(span, format!("needs {needs}"))
             .help(format!("compile with `--target {needs}` or newer")),
+            CheckError::BadAccum { name, shape, why, span } => Diagnostic::error(
+                "E0412",
+                format!("accumulator `{name}`: {shape} is not the shape of a wgmma accumulator"),
+            )
+            .primary(span, why)
+            .note("a `wgmma` computes a 64 x N tile: the accumulator is `[f32; 64, N]` (f16, bf16, tf32 and fp8 inputs), `[f16; 64, N]` (f16 and fp8 inputs) or `[i32; 64, N]` (s8 and u8 inputs)"),
+            CheckError::BadWgmmaTile { why, span, decl } => Diagnostic::error(
+                "E0410",
+                "a wgmma operand tile that does not fit its array",
+            )
+            .primary(span, why)
+            .secondary(decl, "declared here"),
+            CheckError::BadWgmmaTypes { form, why, span, acc } => Diagnostic::error(
+                "E0411",
+                format!("no wgmma form: {form}"),
+            )
+            .primary(span, why)
+            .secondary(acc, "the accumulator")
+            .note("the forms: `f16` x `f16` into `f32` or `f16`; `bf16` x `bf16` and `tf32` x `tf32` into `f32`; `e4m3`/`e5m2` x `e4m3`/`e5m2` into `f32` or `f16`; `i8`/`u8` x `i8`/`u8` into `i32`; transposed (MN-major) operands only for `f16` and `bf16`"),
+            CheckError::WgmmaOutsideKernel { op, span } => Diagnostic::error(
+                "E0419",
+                format!("`{op}` in a device function"),
+            )
+            .primary(span, "outside a kernel")
+            .note("the compiler follows a warpgroup's wgmma groups (what is pending, where a fence goes) through a kernel's body, and accumulators are a kernel's declarations")
+            .help("call it in the kernel"),
+            CheckError::WaitTooDeep { n, span } => Diagnostic::error(
+                "E0417",
+                format!("`wgmma_wait({n})`: at most 7 groups can be left pending"),
+            )
+            .primary(span, "more than 7")
+            .note("ptxas accepts any count but waits as for 7 (`WARPGROUP.DEPBAR.LE gsb0, 0x7`): a larger one would not mean what it says")
+            .help("wait with a count from 0 to 7"),
+            CheckError::AccumIndex { name, index, elements, span } => Diagnostic::error(
+                "E0418",
+                format!("element {index} of accumulator `{name}`, which holds {elements} per thread"),
+            )
+            .primary(span, format!("elements 0 to {}", elements.saturating_sub(1)))
+            .note("each of a warpgroup's 128 threads holds 64 * N / 128 = N / 2 elements of a 64 x N accumulator"),
+            CheckError::BadRegisterCount { n, span } => {
+                let why = if n % 8 != 0 { "not a multiple of 8" } else if n < 24 { "fewer than 24" } else { "more than 256" };
+                let near = (n.clamp(24, 256) + 4) / 8 * 8;
+                Diagnostic::error("E0420", format!("`set_max_regs({n})`: a register count must be a multiple of 8 from 24 to 256"))
+                    .primary(span, why)
+                    .note("`setmaxnreg` counts registers per thread in steps of 8, from 24 to 256 (PTX ISA 9.7.19.5); ptxas rejects any other immediate")
+                    .help(format!("the nearest count it takes is {}", near.clamp(24, 256)))
+            }
+            CheckError::RegistersWithoutBlock { span, kernel } => {
+                let d = Diagnostic::error("E0421", "`set_max_regs` needs a kernel with `block(...)`")
+                    .primary(span, match kernel { Some(_) => "the register pool depends on the block's threads", None => "in a device function" });
+                match kernel {
+                    Some(k) => d.secondary(k, "this kernel has no `block(...)`")
+                        .note("a CTA of T threads starts each warp at min(255, 8 * floor(65536 / (8 * T))) registers per thread; the compiler checks the budgets against that pool and must pin it (`.reqntid` with `.minnctapersm 1`), or ptxas drops every `setmaxnreg`")
+                        .help("give the block's shape, for example `block(384)` for three warpgroups"),
+                    None => d.note("a warpgroup's register budget belongs to its kernel's roles: call `set_max_regs` in the kernel, in the branch of each role"),
+                }
+            }
+            CheckError::TargetNotArch { feature, needs, first, current, span } => Diagnostic::error(
+                "E0200",
+                format!("{feature} requires {needs} (compiling for {current})"),
+            )
+            .primary(span, format!("needs {needs}"))
+            .note("the instruction is architecture-specific: the portable targets (sm_90, sm_100) do not have it")
+            .help(format!("compile with `--target {first}`; such a module runs only on that architecture")),
             CheckError::Unused { name, span } => Diagnostic::warning("W0001", format!("unused variable `{name}`"))
                 .primary(span, "never used")
                 .fix(

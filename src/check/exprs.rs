@@ -225,6 +225,19 @@ impl BodyChecker<'_> {
                 });
                 return None;
             }
+            Some(Binding::Accum(_)) => {
+                self.error(CheckError::Mismatch {
+                    expected: "a value".into(),
+                    found: "accumulator".into(),
+                    span,
+                    note: Some(
+                        "an accumulator is read element by element, `acc[i]`, and written by `wgmma`"
+                            .into(),
+                    ),
+                    fix: None,
+                });
+                return None;
+            }
             Some(Binding::Named(_)) => {
                 self.error(CheckError::Mismatch {
                     expected: "a value".into(),

@@ -81,6 +81,18 @@ pub fn check_kernel(
             c.poison(&p.name.name);
         }
     }
+    // The range loops that index an accumulator, unrolled when their
+    // bounds are constants.
+    let accums: std::collections::HashSet<String> = k
+        .body
+        .stmts
+        .iter()
+        .filter_map(|s| match &s.kind {
+            ast::StmtKind::Accum { name, .. } => Some(name.name.to_string()),
+            _ => None,
+        })
+        .collect();
+    ctx.accum_loops = super::accum::accum_loops(&k.body, &accums);
     c.kernel = Some(ctx);
     c.launch_attributes(&k.launch);
 
@@ -105,6 +117,7 @@ pub fn check_kernel(
         shared: ctx.shared,
         barriers: ctx.barriers,
         named_barriers: ctx.named_barriers,
+        accums: ctx.accums,
         body,
     };
     diags.extend(shared_memory_limit(&kernel, target));

@@ -14,6 +14,7 @@
 //! constant lists (E0117) and the alignment of vector accesses (E0148,
 //! W0325). [`after_analysis`] runs them on the analysed module.
 
+mod accum;
 mod args;
 mod atomics;
 mod barrier_ops;

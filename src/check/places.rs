@@ -66,6 +66,21 @@ impl BodyChecker<'_> {
         }
     }
 
+    /// [`BodyChecker::place`] for an operation on memory (an atomic, a
+    /// vector access): an accumulator's element is a register, E0110.
+    pub fn memory_place(&mut self, e: &ast::Expr, for_write: bool) -> Option<(Place, Span)> {
+        let r = self.place(e, for_write)?;
+        if let PlaceKind::Accum { .. } = r.0.kind {
+            self.mismatch_text(
+                "an element of a global or shared array",
+                "an element of an accumulator, which is registers",
+                e.span,
+            );
+            return None;
+        }
+        Some(r)
+    }
+
     fn named_place(
         &mut self,
         name: &ast::Ident,
@@ -178,6 +193,7 @@ impl BodyChecker<'_> {
                     name.span,
                 ))
             }
+            Some(Binding::Accum(id)) => self.accum_place(id, name, indices, index_span, span),
             Some(Binding::Barrier(_)) | Some(Binding::Named(_)) => {
                 self.error(CheckError::Mismatch {
                     expected: "a value".into(),

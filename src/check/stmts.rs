@@ -163,6 +163,24 @@ impl BodyChecker<'_> {
         {
             return self.for_list(var, items, *items_span, body, s.span, out);
         }
+        if let ast::StmtKind::For {
+            var,
+            start,
+            end,
+            step,
+            body,
+            hint,
+        } = &s.kind
+        {
+            let accum = self
+                .kernel
+                .as_ref()
+                .is_some_and(|k| k.accum_loops.contains(&s.span));
+            if accum {
+                let h = hint.as_deref();
+                return self.accum_for(var, start, end, step.as_deref(), body, h, s.span, out);
+            }
+        }
         let marks = self.marks();
         let kind = match &s.kind {
             ast::StmtKind::Let {
@@ -245,6 +263,10 @@ impl BodyChecker<'_> {
             }
             ast::StmtKind::Barrier(decl) => {
                 self.barrier_decl(decl, s.span);
+                None
+            }
+            ast::StmtKind::Accum { name, elem, dims } => {
+                self.accum_decl(name, elem, dims, s.span);
                 None
             }
             ast::StmtKind::Error => None,
@@ -368,6 +390,9 @@ impl BodyChecker<'_> {
                     }
                     Some(Binding::Barrier(_)) | Some(Binding::Named(_)) => {
                         ("a barrier group", None)
+                    }
+                    Some(Binding::Accum(_)) => {
+                        ("an accumulator (index it to store an element)", None)
                     }
                     _ => ("a constant", self.g.consts.get(&*name.name).map(|c| c.span)),
                 };
@@ -519,9 +544,36 @@ impl BodyChecker<'_> {
             });
         }
         let ty_ok = ty.filter(|t| *t != Scalar::Bool);
+        let list = List {
+            ty: ty_ok,
+            empty: items.is_empty(),
+            values,
+            items_span,
+        };
+        self.list_body(var, list, body, span, marks, out);
+    }
+
+    /// The body of a loop over a constant list (or of a range loop over
+    /// constants that is unrolled like one), with its variable, and the
+    /// loop itself: [`StmtKind::ForList`] when everything checked.
+    fn list_body(
+        &mut self,
+        var: &ast::Ident,
+        list: List,
+        body: &ast::Block,
+        span: Span,
+        marks: (usize, usize),
+        out: &mut Vec<ir::Stmt>,
+    ) {
+        let List {
+            ty: ty_ok,
+            empty,
+            values,
+            items_span,
+        } = list;
         self.push_scope();
         let local = self.declare_local(var, ty_ok.unwrap_or(Scalar::U32), false, "a loop variable");
-        if ty_ok.is_none() && !items.is_empty() {
+        if ty_ok.is_none() && !empty {
             self.mark_used(local);
             self.poison(&var.name);
         }
@@ -531,7 +583,7 @@ impl BodyChecker<'_> {
         self.list_loop = saved;
         self.pop_scope();
         let inner = self.unrolled.pop().unwrap_or_default();
-        let t = ty_ok.or(items.is_empty().then_some(Scalar::I32));
+        let t = ty_ok.or(empty.then_some(Scalar::I32));
         let (Some(t), true) = (t, values.iter().all(Option::is_some)) else {
             self.orphan(block);
             return self.lowered(None, span, marks, out);
@@ -677,6 +729,57 @@ impl BodyChecker<'_> {
         body: &ast::Block,
         hint: Option<&ast::LoopAttr>,
     ) -> Option<StmtKind> {
+        let bounds = self.for_bounds(var, start, end, step, hint);
+        self.for_rest(var, bounds, body)
+    }
+
+    /// A range `for` loop whose body indexes an accumulator (`acc[i]`):
+    /// with constant bounds and at most [`MAX_ACCUM_TRIPS`] iterations it
+    /// is a loop over the list of its values, unrolled at compile time
+    /// whatever `--passes` says, so that each element it names is a
+    /// register; otherwise an ordinary loop (whose indices the warpgroup
+    /// pass then finds are not constants, E0418). A hint on it is moot.
+    #[allow(clippy::too_many_arguments)]
+    fn accum_for(
+        &mut self,
+        var: &ast::Ident,
+        start: &ast::Expr,
+        end: &ast::Expr,
+        step: Option<&ast::Expr>,
+        body: &ast::Block,
+        hint: Option<&ast::LoopAttr>,
+        span: Span,
+        out: &mut Vec<ir::Stmt>,
+    ) {
+        let marks = self.marks();
+        let bounds = self.for_bounds(var, start, end, step, hint);
+        let values = match (&bounds.start, &bounds.end, &bounds.step, bounds.ty) {
+            (Some(a), Some(b), Some(s), Some(t)) => constant_range(a, b, s, t),
+            _ => None,
+        };
+        let Some(values) = values else {
+            let kind = self.for_rest(var, bounds, body);
+            return self.lowered(kind, span, marks, out);
+        };
+        self.unrolled.push(Unrolled::default());
+        let list = List {
+            ty: bounds.ty,
+            empty: values.is_empty(),
+            values: values.into_iter().map(|v| Some((v, var.span))).collect(),
+            items_span: start.span.to(end.span),
+        };
+        self.list_body(var, list, body, span, marks, out);
+    }
+
+    /// A range loop's bounds, step and hint, checked.
+    fn for_bounds(
+        &mut self,
+        var: &ast::Ident,
+        start: &ast::Expr,
+        end: &ast::Expr,
+        step: Option<&ast::Expr>,
+        hint: Option<&ast::LoopAttr>,
+    ) -> Bounds {
         let unroll = hint.and_then(|h| self.loop_hint(h));
         let (start_ir, end_ir) = self.unify_pair(start, end, None);
         let ty = start_ir.as_ref().or(end_ir.as_ref()).map(|e| e.ty);
@@ -715,6 +818,24 @@ impl BodyChecker<'_> {
                 }
             }
         }
+        Bounds {
+            start: start_ir,
+            end: end_ir,
+            step: step_ir,
+            ty: ty_ok,
+            unroll,
+        }
+    }
+
+    /// A range loop's body, and the loop.
+    fn for_rest(&mut self, var: &ast::Ident, b: Bounds, body: &ast::Block) -> Option<StmtKind> {
+        let Bounds {
+            start: start_ir,
+            end: end_ir,
+            step: step_ir,
+            ty: ty_ok,
+            unroll,
+        } = b;
         self.push_scope();
         let local = self.declare_local(var, ty_ok.unwrap_or(Scalar::U32), false, "a loop variable");
         if ty_ok.is_none() {
@@ -813,6 +934,61 @@ impl BodyChecker<'_> {
             }
         }
     }
+}
+
+/// The most iterations of a range loop that indexes an accumulator that
+/// are unrolled (an accumulator has at most 128 elements per thread).
+pub const MAX_ACCUM_TRIPS: i128 = 1024;
+
+/// A loop over a list's elements, checked: their type (`None`: it failed),
+/// whether there are none, each value where it checked.
+struct List {
+    ty: Option<Scalar>,
+    empty: bool,
+    values: Vec<Option<(Value, Span)>>,
+    items_span: Span,
+}
+
+/// A range loop's parts, checked.
+struct Bounds {
+    start: Option<Expr>,
+    end: Option<Expr>,
+    step: Option<Expr>,
+    /// The loop variable's type, an integer (`None`: it failed).
+    ty: Option<Scalar>,
+    unroll: Option<ir::LoopHint>,
+}
+
+/// The values `for v in start..end step step` takes, when all three are
+/// constants and there are at most [`MAX_ACCUM_TRIPS`]: counting in `ty`,
+/// it stops before the next value would reach `end` or pass the type's
+/// largest value (language.md §5.5).
+fn constant_range(start: &Expr, end: &Expr, step: &Expr, ty: Scalar) -> Option<Vec<Value>> {
+    let (a, b, s) = (
+        ir::consteval::eval_int(start)?,
+        ir::consteval::eval_int(end)?,
+        ir::consteval::eval_int(step)?,
+    );
+    if s <= 0 {
+        return None;
+    }
+    let bits = ty.size() * 8;
+    let max: i128 = if ty.is_signed_int() {
+        (1i128 << (bits - 1)) - 1
+    } else {
+        (1i128 << bits) - 1
+    };
+    let trips = if b > a { (b - a + s - 1) / s } else { 0 };
+    if trips > MAX_ACCUM_TRIPS {
+        return None;
+    }
+    let mut out = Vec::new();
+    let mut v = a;
+    while v < b && v <= max {
+        out.push(Value::Int(v));
+        v += s;
+    }
+    Some(out)
 }
 
 /// True when control cannot fall off the end of these statements.

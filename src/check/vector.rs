@@ -97,7 +97,7 @@ impl BodyChecker<'_> {
                 .bind_args::<1>(&Call::new(entry, args, ast::named_args(named), init.span))?
                 .args
             {
-                [Some(p)] => c.place(p, false),
+                [Some(p)] => c.memory_place(p, false),
                 [None] => None,
             }
         });
@@ -164,7 +164,7 @@ impl BodyChecker<'_> {
                 (p, vec![a, b, c, d])
             }
         };
-        let place = self.place(p, true);
+        let place = self.memory_place(p, true);
         let mut lowered = Vec::with_capacity(n);
         let mut ok = true;
         for v in values {
@@ -321,7 +321,7 @@ fn flat_index(shared: &[SharedArray], values: &Values, place: &Place, at: At) ->
             let dims = shared.get(array.index()).map_or(&[][..], |a| &a.dims[..]);
             (dims, indices.iter().collect())
         }
-        PlaceKind::SharedAt { .. } => return (0, 0),
+        PlaceKind::SharedAt { .. } | PlaceKind::Accum { .. } => return (0, 0),
     };
     // The stride of index k is the product of the dimensions after it.
     let mut strides = vec![1u64; indices.len()];

@@ -205,7 +205,7 @@ pub static CODES: &[CodeInfo] = &[
     code!(
         "E0200",
         Error,
-        "{feature} requires {target} or newer (compiling for {current})"
+        "{feature} requires {target} or newer (compiling for {current}) / {feature} requires {targets} (compiling for {current})"
     ),
     code!("E0301", Error, "Can only await on CTA-local barriers"),
     code!("E0302", Error, "Unsupported scope: {scope}"),
@@ -284,6 +284,74 @@ pub static CODES: &[CodeInfo] = &[
         "barrier group `{name}` cannot guard `{array}`: {why}"
     ),
     code!("E0409", Error, "invalid tensor copy: {why}"),
+    code!(
+        "E0410",
+        Error,
+        "a wgmma operand tile that does not fit its array"
+    ),
+    code!("E0411", Error, "no wgmma form: {form}"),
+    code!(
+        "E0412",
+        Error,
+        "accumulator `{name}`: {shape} is not the shape of a wgmma accumulator"
+    ),
+    code!(
+        "E0413",
+        Error,
+        "`{op}` under a condition that may split a warpgroup / `{op}` in a kernel whose block's x extent, {x}, is not a multiple of 128 / `{op}` in a kernel without `block(...)`"
+    ),
+    code!(
+        "E0414",
+        Error,
+        "`{name}` is accessed while a wgmma group writing it may be pending"
+    ),
+    code!(
+        "E0415",
+        Error,
+        "a stage of `{array}` is released while a wgmma group reading it may be pending"
+    ),
+    code!("E0416", Error, "`{name}` is read before it is written"),
+    code!(
+        "E0417",
+        Error,
+        "`wgmma_wait({n})`: at most 7 groups can be left pending"
+    ),
+    code!(
+        "E0418",
+        Error,
+        "element {index} of accumulator `{name}`, which holds {elements} per thread / the element index of `{name}` is not a compile-time constant"
+    ),
+    code!("E0419", Error, "`{op}` in a device function"),
+    code!(
+        "E0420",
+        Error,
+        "`set_max_regs({n})`: a register count must be a multiple of 8 from 24 to 256"
+    ),
+    code!(
+        "E0421",
+        Error,
+        "`set_max_regs` needs a kernel with `block(...)` / `set_max_regs` again with no synchronisation since the last one / `set_max_regs` in a loop / `set_max_regs({n})` increases the count on one path and decreases it on another"
+    ),
+    code!(
+        "E0422",
+        Error,
+        "warpgroups request {budgets} = {total} registers per thread; the pool holds {w} × {entry} = {pool}"
+    ),
+    code!(
+        "E0423",
+        Error,
+        "accumulators need {regs} registers in warpgroup {w}, whose budget is {budget}"
+    ),
+    code!(
+        "E0424",
+        Error,
+        "wgmma with a {shape} accumulator needs {need} registers at entry; {threads} threads leave {entry}"
+    ),
+    code!(
+        "E0425",
+        Error,
+        "ptxas cannot compile this with {have} registers per thread; it needs {need} (C7602)"
+    ),
     code!("S0001", Error, "deadlock: no thread can make progress"),
     code!("S0002", Error, "out-of-bounds {access} in {space} memory"),
     code!("S0003", Error, "misaligned {access} in {space} memory"),
@@ -413,6 +481,31 @@ pub static CODES: &[CodeInfo] = &[
         "named barrier `{name}` counts {n} threads but {m} threads can reach it"
     ),
     code!("W0330", Warning, "`{hint}` cannot be honoured: {why}"),
+    code!(
+        "W0425",
+        Warning,
+        "a budget of {budget} registers is below the about {need} that a wgmma it reaches needs"
+    ),
+    code!(
+        "W0426",
+        Warning,
+        "ptxas ignores every `set_max_regs`: a budget is below what the code needs (C7507)"
+    ),
+    code!(
+        "W0427",
+        Warning,
+        "ptxas ignores every `set_max_regs`: it cannot tell the register count at entry (C7508)"
+    ),
+    code!(
+        "W0428",
+        Warning,
+        "ptxas serialises the wgmma instructions: too few registers for the wgmma pipeline (C7511)"
+    ),
+    code!(
+        "W0429",
+        Warning,
+        "ptxas inserted a wait for a wgmma group before its accumulators are used (C7517)"
+    ),
 ];
 
 /// The code's entry, ignoring ASCII case (`e0301` finds `E0301`).

@@ -62,7 +62,12 @@ pub fn build(args: &BuildArgs, reporter: &mut Reporter) -> Result<(), Fail> {
             let mut c = compile(&args.file, &opts, reporter)?;
             outputs.refuse_imports(&c.imports)?;
             let depfile = stage_depfile(&c.imports)?;
-            (emit(args, &mut c, &dest, ptxas.as_deref())?, depfile)
+            let out = Emitting {
+                dest: &dest,
+                ptxas: ptxas.as_deref(),
+                opts: &opts,
+            };
+            (emit(args, &mut c, &out, reporter)?, depfile)
         }
     };
     // `--emit cubin` to a file has already been moved into place by ptxas.
@@ -314,12 +319,22 @@ pub fn cannot_read(file: &Path, e: &ReadError) -> Fail {
 /// The bytes to write for `--emit ptx|ir|ast`, or for `--emit cubin` to
 /// stdout; `--emit cubin` to a file is moved into place here and gives no
 /// bytes.
+/// Where `emit` writes, and with what.
+struct Emitting<'a> {
+    dest: &'a Dest,
+    /// The ptxas to run for `--emit cubin`.
+    ptxas: Option<&'a Path>,
+    /// `-A` and `-D warnings`, for ptxas's advisories.
+    opts: &'a Options,
+}
+
 fn emit(
     args: &BuildArgs,
     c: &mut Compilation,
-    dest: &Dest,
-    ptxas: Option<&Path>,
+    out: &Emitting<'_>,
+    reporter: &mut Reporter,
 ) -> Result<Vec<u8>, Fail> {
+    let (dest, ptxas, opts) = (out.dest, out.ptxas, out.opts);
     let missing = |what: &str| {
         Fail::Internal(format!(
             "the compiler reported no errors but produced no {what}"
@@ -341,14 +356,31 @@ fn emit(
                 Dest::File(p) => Some(p.as_path()),
                 Dest::Stdout => None,
             };
-            let bytes = ptxas::assemble(
+            let assembly = ptxas::assemble(
                 ptxas,
                 ptx,
                 args.common.target,
                 args.opt_level.as_deref(),
                 out,
             )?;
-            Ok(bytes.unwrap_or_default())
+            // ptxas's advisories, at the kdsl spans of the lines they
+            // name: a program error (exit 1) when one is an error, the
+            // cubin left where it was.
+            let found = crate::ptx::advice::diagnostics(&assembly.log, ptx, &c.ptx_line_spans);
+            let found = crate::pipeline::finish(found, opts);
+            reporter.report(&c.sources, &found);
+            let errors = found.iter().any(Diagnostic::is_error);
+            if assembly.failed.is_some() {
+                return Err(if errors {
+                    Fail::Exit(1)
+                } else {
+                    assembly.rejection(ptxas)
+                });
+            }
+            if errors {
+                return Err(Fail::Exit(1));
+            }
+            Ok(assembly.finish()?.unwrap_or_default())
         }
         Emit::Manifest => {
             let ptx = c.ptx.as_deref().ok_or_else(|| missing("PTX"))?;

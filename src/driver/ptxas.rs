@@ -108,17 +108,55 @@ fn executable(p: &Path) -> Result<(), &'static str> {
     Ok(())
 }
 
-/// Runs `ptxas -arch=TARGET [-O n] PTX -o OUT` with the PTX in a temporary
-/// file and the cubin written next to `out`, then moved onto it; returns
-/// nothing on success. When `out` is `None` the cubin's bytes are returned
-/// instead (for `-o -`).
+/// What running ptxas gave: its messages, and the cubin unless it
+/// failed, not yet in place ([`Assembly::finish`] puts it there).
+pub struct Assembly {
+    /// Everything ptxas printed: its `-v` report, advisories, errors.
+    pub log: String,
+    /// ptxas's exit status, when it failed.
+    pub failed: Option<std::process::ExitStatus>,
+    /// The cubin staged beside its output, or a temporary file for stdout.
+    staged: Option<Staged>,
+    loose: Option<tempfile::NamedTempFile>,
+}
+
+impl Assembly {
+    /// Puts the cubin in place; for stdout (no output file), returns its
+    /// bytes instead.
+    pub fn finish(self) -> Result<Option<Vec<u8>>, Fail> {
+        match (self.staged, self.loose) {
+            (Some(staged), _) => staged.commit().map(|()| None),
+            (None, Some(t)) => input::read_file(t.path(), crate::launch::memory::limit())
+                .map(Some)
+                .map_err(|e| Fail::Usage(format!("cannot read the cubin ptxas wrote: {e}"))),
+            (None, None) => Err(Fail::Internal("no file for the cubin".to_string())),
+        }
+    }
+
+    /// ptxas's rejection of the PTX as an internal error: kdslc promises
+    /// PTX that ptxas accepts (exit 3), unless a diagnostic explains it.
+    pub fn rejection(&self, ptxas: &Path) -> Fail {
+        let status = self.failed.map_or_else(String::new, |s| format!(" ({s})"));
+        Fail::Internal(format!(
+            "ptxas `{}` rejected the PTX that kdslc generated{status}\n{}",
+            ptxas.display(),
+            self.log.trim_end()
+        ))
+    }
+}
+
+/// Runs `ptxas -v -arch=TARGET [-O n] PTX -o OUT` with the PTX in a
+/// temporary file and the cubin written next to `out` (or, when `out` is
+/// `None`, for `-o -`, to a temporary file), and returns what it printed:
+/// the caller turns its advisories into diagnostics
+/// ([`crate::ptx::advice`]) and then puts the cubin in place or not.
 pub fn assemble(
     ptxas: &Path,
     ptx: &str,
     target: Target,
     opt_level: Option<&str>,
     out: Option<&Path>,
-) -> Result<Option<Vec<u8>>, Fail> {
+) -> Result<Assembly, Fail> {
     let scratch = |suffix: &str| {
         tempfile::Builder::new()
             .prefix("kdslc-")
@@ -160,6 +198,8 @@ pub fn assemble(
     if let Some(level) = opt_level {
         cmd.arg(format!("-O{level}"));
     }
+    // `-v` for the advisories (`ptx::advice`) and the register counts.
+    cmd.arg("-v");
     cmd.arg(input.path()).arg("-o").arg(cubin_path);
     let result = cmd.output().map_err(|e| {
         Fail::Usage(format!(
@@ -168,24 +208,14 @@ pub fn assemble(
             io_reason(&e)
         ))
     })?;
-    if !result.status.success() {
-        // kdslc promises PTX that ptxas accepts: a rejection is kdslc's bug
-        // (an internal error, exit 3), not the program's.
-        let mut said = String::from_utf8_lossy(&result.stderr).into_owned();
-        said.push_str(&String::from_utf8_lossy(&result.stdout));
-        return Err(Fail::Internal(format!(
-            "ptxas `{}` rejected the PTX that kdslc generated ({})\n{}",
-            ptxas.display(),
-            result.status,
-            said.trim_end()
-        )));
-    }
-    match staged {
-        Some(staged) => staged.commit().map(|()| None),
-        None => input::read_file(cubin_path, crate::launch::memory::limit())
-            .map(Some)
-            .map_err(|e| Fail::Usage(format!("cannot read the cubin ptxas wrote: {e}"))),
-    }
+    let mut log = String::from_utf8_lossy(&result.stderr).into_owned();
+    log.push_str(&String::from_utf8_lossy(&result.stdout));
+    Ok(Assembly {
+        log,
+        failed: (!result.status.success()).then_some(result.status),
+        staged,
+        loose,
+    })
 }
 
 #[cfg(test)]

@@ -89,6 +89,10 @@ id_type!(
     FuncId
 );
 id_type!(
+    /// A warpgroup accumulator of one kernel (`Kernel::accums`).
+    AccumId
+);
+id_type!(
     /// An expression of one body, distinct from every other expression of
     /// that body and below its [`Ids::exprs`]: the key of the facts
     /// `crate::analysis` finds about it.
@@ -248,6 +252,18 @@ impl Body {
     }
 }
 
+impl Ids {
+    /// A copy of `e` (an expression of the body these ids belong to) with
+    /// fresh ids, to use beside the original.
+    pub fn copy_expr(&mut self, e: &Expr) -> Expr {
+        let mut copy = e.clone();
+        let mut n = visit_mut::Renumber { ids: *self };
+        visit_mut::VisitMut::visit_expr_mut(&mut n, &mut copy);
+        *self = n.ids;
+        copy
+    }
+}
+
 /// Dropping a body recurses as deep as it nests, which the parser allows to
 /// be far deeper than an ordinary thread's stack takes: a deep body is
 /// dropped on the large stack that built it ([`crate::stack`]), whatever
@@ -286,6 +302,8 @@ pub struct Kernel {
     /// Groups of CTA hardware barriers (`named(threads = k)`), each with
     /// the hardware ids the checker gave it.
     pub named_barriers: Vec<NamedBarrier>,
+    /// Warpgroup accumulators in registers (`accum acc: [f32; 64, N];`).
+    pub accums: Vec<Accum>,
     pub body: Body,
 }
 
@@ -295,6 +313,18 @@ impl Kernel {
         let [x, y, z] = self.block?;
         x.checked_mul(y)?.checked_mul(z)
     }
+}
+
+/// The registers per thread every warp of a kernel starts with when one
+/// CTA of `threads` threads runs per SM (`.minnctapersm 1`), the largest
+/// `set_max_regs` being `largest`: `min(255, 8 * floor(65536 / (8 * T)),
+/// largest)` (ptxas 13.5 lowers the count at entry to the largest
+/// `setmaxnreg` when that is below what the launch allows;
+/// `shared/design/hopper.md` §4.3). `None` for a block of no threads.
+pub fn entry_registers(threads: u32, largest: Option<u32>) -> Option<u32> {
+    let per_thread = REGS_PER_SM.checked_div(threads.checked_mul(REGS_STEP)?)? * REGS_STEP;
+    let e = per_thread.min(REGS_PER_THREAD);
+    Some(largest.map_or(e, |l| e.min(l)))
 }
 
 #[derive(Clone, Debug)]
@@ -317,6 +347,86 @@ pub enum ParamType {
     },
     /// `tensor [T; box]`: a tensor map, passed by value (128 bytes).
     Tensor(TensorMap),
+}
+
+/// `accum name: [T; 64, N];`: a 64 x N matrix that a warpgroup's `wgmma`
+/// instructions accumulate into, spread over the registers of its 128
+/// threads: each thread holds [`Accum::elements`] of it, element `i` at
+/// the row and column of the fragment map (PTX ISA 9.7.15.5.1.1; CUTLASS
+/// `CLayout_64xN`): row `16 w + l / 4 + 8 ((i >> 1) & 1)`, column
+/// `8 (i >> 2) + 2 (l % 4) + (i & 1)` for warp `w` of the warpgroup and
+/// lane `l`. `elem` is `f32`, `f16` (two per 32-bit register) or `i32`;
+/// `n` a width some `wgmma` shape has (the checker's E0412).
+#[derive(Clone, Debug)]
+pub struct Accum {
+    pub name: String,
+    pub elem: Scalar,
+    pub n: u32,
+    pub span: Span,
+    /// A `wgmma` naming it failed to check (a module with errors): no
+    /// check concludes from what it holds.
+    pub failed: bool,
+}
+
+impl Accum {
+    /// The rows of every accumulator (`wgmma`'s M).
+    pub const M: u32 = 64;
+
+    /// The element types `wgmma` accumulates into.
+    pub const ELEMS: [Scalar; 3] = [Scalar::F32, Scalar::F16, Scalar::I32];
+
+    /// The widths of the integer forms (`.s32` accumulators: PTX ISA
+    /// 9.7.15.5.1, verified with ptxas 13.5, `m64n40k32` rejected: q10).
+    pub const INT_N: [u32; 18] = [
+        8, 16, 24, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 240, 256,
+    ];
+
+    /// Whether some `wgmma` shape has an accumulator of `N = n` columns of
+    /// `elem`: any multiple of 8 up to 256 for the float forms, the
+    /// sparser [`Accum::INT_N`] for `i32`.
+    pub fn valid_n(elem: Scalar, n: i128) -> bool {
+        match elem {
+            Scalar::I32 => u32::try_from(n).is_ok_and(|n| Accum::INT_N.contains(&n)),
+            _ => (8..=256).contains(&n) && n % 8 == 0,
+        }
+    }
+
+    /// Why `n` is not a width of `elem` (for E0412).
+    pub fn n_rule(elem: Scalar, n: i128) -> String {
+        match elem {
+            Scalar::I32 => format!(
+                "an `i32` accumulator has 8, 16, 24 or a multiple of 16 up to 256 columns (the integer `wgmma` shapes), not {n}"
+            ),
+            _ => format!(
+                "a `{elem}` accumulator has a multiple of 8 columns, from 8 to 256 (the `wgmma` shapes m64nNk), not {n}"
+            ),
+        }
+    }
+
+    /// The elements each thread holds: `64 * n / 128`.
+    pub fn elements(&self) -> u32 {
+        self.n / 2
+    }
+
+    /// The 32-bit registers each thread holds them in (`f16` packs two).
+    pub fn registers(&self) -> u32 {
+        if self.elem.size() == 2 {
+            self.n / 4
+        } else {
+            self.n / 2
+        }
+    }
+
+    /// The fragment map: the row of element `i` in warp `w` (0..4) of the
+    /// warpgroup, lane `l`.
+    pub fn row(i: u32, w: u32, l: u32) -> u32 {
+        16 * w + l / 4 + 8 * ((i >> 1) & 1)
+    }
+
+    /// The column of element `i` in lane `l`.
+    pub fn col(i: u32, l: u32) -> u32 {
+        8 * (i >> 2) + 2 * (l % 4) + (i & 1)
+    }
 }
 
 /// `shared name: [T; d0, d1, ...] swizzle(S);` — row-major, 128-byte
@@ -401,6 +511,24 @@ pub fn exact_product(factors: impl IntoIterator<Item = u64>) -> String {
     }
     out
 }
+
+/// The fewest registers per thread `set_max_regs` may ask for
+/// (`setmaxnreg`'s range, PTX ISA §9.7.19.5; ptxas checks it).
+pub const REGS_MIN: u32 = 24;
+/// The most registers per thread `set_max_regs` may ask for.
+pub const REGS_MAX: u32 = 256;
+/// `set_max_regs` counts registers in steps of 8.
+pub const REGS_STEP: u32 = 8;
+/// The registers of one SM, shared by the CTAs on it: a CTA's pool when it
+/// is the only one (`.minnctapersm 1`).
+pub const REGS_PER_SM: u32 = 65536;
+/// The most registers one thread can have.
+pub const REGS_PER_THREAD: u32 = 255;
+/// Threads in a warpgroup: four consecutive warps.
+pub const WARPGROUP: u32 = 128;
+/// The most wgmma groups `wgmma_wait(n)` may leave pending (`wait_group`
+/// takes any immediate, but ptxas treats one above 7 as 7).
+pub const WGMMA_MAX_PENDING: u32 = 7;
 
 /// The scope of a barrier group: who arrives on it and how waits order memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -677,6 +805,21 @@ pub enum StmtKind {
     /// `copy_async_wait(n)`: wait until at most `n` bulk groups are pending
     /// (reading their sources).
     CopyAsyncWait(u32),
+    /// `wgmma(acc, a, b, accumulate)`: one `wgmma.mma_async` of the
+    /// warpgroup ([`Wgmma`]).
+    Wgmma(Box<Wgmma>),
+    /// `wgmma_commit()`: the `wgmma`s this warp issued and did not commit
+    /// yet become one group (`wgmma.commit_group`).
+    WgmmaCommit,
+    /// `wgmma_wait(n)`: wait until at most `n` (0..=7) of the newest groups
+    /// are pending (`wgmma.wait_group n`).
+    WgmmaWait(u32),
+    /// `set_max_regs(n)`: this warpgroup's registers per thread become `n`
+    /// (a multiple of 8 in [`REGS_MIN`]`..=`[`REGS_MAX`]), `setmaxnreg.inc`
+    /// or `.dec` from the count before it, which the analysis knows
+    /// (`analysis::warpgroups`). Every thread of the warpgroup runs it
+    /// together, in a kernel with `block(...)`.
+    SetMaxRegs(u32),
     /// A statement that failed to check (its errors are already reported).
     /// Only a module with errors holds one, and such a module never reaches
     /// the PTX writer. It keeps what the barrier pass needs to go on without
@@ -750,6 +893,10 @@ pub enum SyncOp {
     BulkCopy,
     /// `copy_async_commit()`, `copy_async_wait(n)`.
     BulkGroup,
+    /// An operation every thread of a warpgroup runs together
+    /// (`set_max_regs`, the `wgmma` operations): `.sync.aligned` over the
+    /// warpgroup.
+    Warpgroup,
 }
 
 impl StmtKind {
@@ -780,8 +927,118 @@ impl StmtKind {
             StmtKind::CopyAsyncCommit | StmtKind::CopyAsyncWait(_) => {
                 StmtClass::Sync(SyncOp::BulkGroup)
             }
+            StmtKind::SetMaxRegs(_)
+            | StmtKind::Wgmma(_)
+            | StmtKind::WgmmaCommit
+            | StmtKind::WgmmaWait(_) => StmtClass::Sync(SyncOp::Warpgroup),
             StmtKind::Poisoned { .. } => StmtClass::Failed,
         }
+    }
+}
+
+/// `wgmma(acc, a, b, accumulate = c)`: `acc` (64 x N) = `a` (64 x K) times
+/// `b` (N x K) transposed, plus `acc` where `accumulate` holds. `a` and `b`
+/// name the first element of their tile in a swizzled shared array whose
+/// innermost dimension is K (K-major: the array's rows are the tile's
+/// rows, contiguous along K; the tile is `[r0 .. r0 + rows, k0 .. k0 + K]`
+/// of the last two dimensions, K = 32 bytes of the element type), or,
+/// transposed (`trans_a`/`trans_b`, `transpose(...)` in the source), an
+/// MN-major tile of an `f16`/`bf16` array whose innermost dimension is
+/// along M or N: the last two dimensions are K and one span of rows, the
+/// one before them (when the tile is wider than a span) the tile's blocks
+/// of a span; the tile is `[b0 .., k0 .. k0 + K, 0 ..]`. The form
+/// ([`WgmmaForm`]) follows from the types, which the checker matched
+/// (E0411).
+#[derive(Clone, Debug)]
+pub struct Wgmma {
+    pub acc: AccumId,
+    pub a: Place,
+    pub b: Place,
+    /// `a` MN-major (`imm-trans-a = 1`).
+    pub trans_a: bool,
+    /// `b` MN-major (`imm-trans-b = 1`).
+    pub trans_b: bool,
+    pub accumulate: Expr,
+    /// The accumulator's name as written (for spans).
+    pub acc_span: Span,
+}
+
+/// The `wgmma` forms: accumulator type, operand types (PTX ISA
+/// 9.7.15.5.1, each verified with ptxas 13.5 on sm_90a: q01-q12).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WgmmaForm {
+    pub d: Scalar,
+    pub a: Scalar,
+    pub b: Scalar,
+}
+
+impl WgmmaForm {
+    /// The form of these types, or why there is none.
+    pub fn of(d: Scalar, a: Scalar, b: Scalar) -> Result<WgmmaForm, String> {
+        use Scalar::*;
+        let fp8 = |t: Scalar| matches!(t, E4M3 | E5M2);
+        let int8 = |t: Scalar| matches!(t, I8 | U8);
+        let ok = match (d, a, b) {
+            (F32 | F16, F16, F16) | (F32, BF16, BF16) | (F32, TF32, TF32) => true,
+            (F32 | F16, x, y) if fp8(x) && fp8(y) => true,
+            (I32, x, y) if int8(x) && int8(y) => true,
+            _ => false,
+        };
+        if ok {
+            return Ok(WgmmaForm { d, a, b });
+        }
+        Err(match (a, b) {
+            (F16 | BF16 | TF32, _) | (_, F16 | BF16 | TF32) if a != b => format!(
+                "`{a}` and `{b}` operands: `f16`, `bf16` and `tf32` multiply only with their own type"
+            ),
+            (F16, _) => format!("`f16` operands accumulate into `f32` or `f16`, not `{d}`"),
+            (BF16 | TF32, _) => format!("`{a}` operands accumulate into `f32`, not `{d}`"),
+            (x, y) if fp8(x) && fp8(y) => {
+                format!("fp8 operands accumulate into `f32` or `f16`, not `{d}`")
+            }
+            (x, y) if int8(x) && int8(y) => {
+                format!("`i8` and `u8` operands accumulate into `i32`, not `{d}`")
+            }
+            _ => format!(
+                "no `wgmma` multiplies `{a}` by `{b}`: its operands are `f16`, `bf16`, `tf32`, `e4m3`/`e5m2` or `i8`/`u8`"
+            ),
+        })
+    }
+
+    /// K of the instruction: 32 bytes of the operand type (16 `f16`, 8
+    /// `tf32`, 32 fp8 or bytes).
+    pub fn k(&self) -> u32 {
+        32 / self.a.size()
+    }
+
+    /// The PTX type of an operand or accumulator (`.s8` for `i8`).
+    pub fn ptx(t: Scalar) -> &'static str {
+        match t {
+            Scalar::F32 => "f32",
+            Scalar::F16 => "f16",
+            Scalar::BF16 => "bf16",
+            Scalar::TF32 => "tf32",
+            Scalar::E4M3 => "e4m3",
+            Scalar::E5M2 => "e5m2",
+            Scalar::I8 => "s8",
+            Scalar::U8 => "u8",
+            _ => "s32",
+        }
+    }
+
+    /// An integer form: no scale or transpose immediates.
+    pub fn integer(&self) -> bool {
+        self.d == Scalar::I32
+    }
+
+    /// The `f16`/`bf16` forms take the transpose immediates too.
+    pub fn transposable(&self) -> bool {
+        matches!(self.a, Scalar::F16 | Scalar::BF16)
+    }
+
+    /// Mixed signedness (`.s32.u8.s8`) needs PTX ISA 8.4 (q08).
+    pub fn mixed_signedness(&self) -> bool {
+        self.integer() && self.a != self.b
     }
 }
 
@@ -1437,6 +1694,11 @@ pub enum PlaceKind {
     /// computed): made by the optimiser (`crate::opt::licm`), never by the
     /// checker.
     SharedAt { array: SharedId, addr: Expr },
+    /// `acc[i]`: element `i` (a `u32`) of this thread's fragment of an
+    /// accumulator, a register: `i` is a compile-time constant once the
+    /// loops over constant lists are unrolled (the warpgroup pass checks
+    /// it, E0418), below [`Accum::elements`].
+    Accum { acc: AccumId, index: Expr },
 }
 
 #[cfg(test)]

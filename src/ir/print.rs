@@ -390,6 +390,31 @@ fn stmt(out: &mut String, cx: Cx, s: &Stmt, level: usize) {
         StmtKind::CopyAsyncWait(n) => {
             let _ = write!(out, "copy_async_wait {n}");
         }
+        StmtKind::Wgmma(w) => {
+            let name = cx
+                .kernel
+                .and_then(|k| k.accums.get(w.acc.index()))
+                .map_or_else(|| format!("?accum#{}", w.acc.0), |a| a.name.clone());
+            let _ = write!(out, "wgmma {name} += ");
+            if w.trans_a {
+                out.push_str("transpose ");
+            }
+            place(out, cx, &w.a, level);
+            out.push_str(" * ");
+            if w.trans_b {
+                out.push_str("transpose ");
+            }
+            place(out, cx, &w.b, level);
+            out.push_str(" accumulate=");
+            expr(out, cx, &w.accumulate, level);
+        }
+        StmtKind::WgmmaCommit => out.push_str("wgmma_commit"),
+        StmtKind::WgmmaWait(n) => {
+            let _ = write!(out, "wgmma_wait {n}");
+        }
+        StmtKind::SetMaxRegs(n) => {
+            let _ = write!(out, "set_max_regs {n}");
+        }
         StmtKind::Poisoned { groups, blocks } => {
             out.push_str("<error> groups=[");
             for (i, g) in groups.iter().enumerate() {
@@ -474,6 +499,16 @@ fn list(out: &mut String, cx: Cx, xs: &[Expr], level: usize) {
 
 fn place(out: &mut String, cx: Cx, p: &Place, level: usize) {
     match &p.kind {
+        PlaceKind::Accum { acc, index } => {
+            let name = cx
+                .kernel
+                .and_then(|k| k.accums.get(acc.index()))
+                .map_or_else(|| format!("?accum#{}", acc.0), |a| a.name.clone());
+            out.push_str(&name);
+            out.push('[');
+            expr(out, cx, index, level);
+            out.push(']');
+        }
         PlaceKind::Global { param, index } => {
             out.push_str(&param_name(cx, *param));
             out.push('[');

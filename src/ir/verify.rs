@@ -27,7 +27,7 @@
 
 use super::{
     BarrierOpKind, Block, Body, Expr, ExprKind, FuncId, Kernel, MemOrder, Module, ParamType, Place,
-    PlaceKind, Stmt, StmtKind, VECTOR_BYTES,
+    PlaceKind, Stmt, StmtKind, REGS_MAX, REGS_MIN, REGS_STEP, VECTOR_BYTES,
 };
 use crate::span::Span;
 use crate::types::Scalar;
@@ -526,6 +526,49 @@ impl<'m> Verifier<'m> {
                 }
             }
             StmtKind::CopyAsyncWait(_) => {}
+            StmtKind::Wgmma(w) => {
+                self.place(&w.a, false);
+                self.place(&w.b, false);
+                self.expr(&w.accumulate);
+                self.expect(
+                    w.accumulate.span,
+                    "`accumulate`",
+                    w.accumulate.ty,
+                    Scalar::Bool,
+                );
+                for p in [&w.a, &w.b] {
+                    if !matches!(p.kind, PlaceKind::Shared { .. }) {
+                        self.error(p.span, "a wgmma operand outside this CTA's shared memory");
+                    }
+                }
+                match self.kernel.and_then(|k| k.accums.get(w.acc.index())) {
+                    Some(a) => match super::WgmmaForm::of(a.elem, w.a.elem, w.b.elem) {
+                        Err(why) => self.error(s.span, format!("a wgmma of no form: {why}")),
+                        Ok(f) if (w.trans_a || w.trans_b) && !f.transposable() => {
+                            self.error(s.span, "a transposed operand of a form without one");
+                        }
+                        Ok(_) => {}
+                    },
+                    None => self.error(s.span, format!("accumulator {} does not exist", w.acc.0)),
+                }
+            }
+            StmtKind::WgmmaCommit => {}
+            StmtKind::WgmmaWait(n) => {
+                if *n > 7 {
+                    self.error(s.span, format!("`wgmma_wait({n})`: more than 7"));
+                }
+            }
+            StmtKind::SetMaxRegs(n) => {
+                if !(REGS_MIN..=REGS_MAX).contains(n) || n % REGS_STEP != 0 {
+                    self.error(
+                        s.span,
+                        format!("`set_max_regs({n})`: not a multiple of 8 in 24..=256"),
+                    );
+                }
+                if self.kernel.is_none_or(|k| k.block.is_none()) {
+                    self.error(s.span, "`set_max_regs` outside a kernel with `block(...)`");
+                }
+            }
             StmtKind::ClusterSync => {
                 if self.mode == Mode::Complete && self.kernel.is_some_and(|k| k.cluster.is_none()) {
                     self.error(s.span, "`cluster_sync()` in a kernel without a cluster");

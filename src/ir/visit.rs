@@ -167,6 +167,11 @@ macro_rules! walkers {
                         v.$visit_expr(i);
                     }
                 }
+                StmtKind::Wgmma(w) => {
+                    v.$visit_place($($b)+ w.a);
+                    v.$visit_place($($b)+ w.b);
+                    v.$visit_expr($($b)+ w.accumulate);
+                }
                 StmtKind::Poisoned { blocks, .. } => blocks.$iter().for_each(|b| v.$visit_block(b)),
                 StmtKind::Return(None)
                 | StmtKind::Break
@@ -176,7 +181,10 @@ macro_rules! walkers {
                 | StmtKind::FenceProxyAsync
                 | StmtKind::Fence(_)
                 | StmtKind::CopyAsyncCommit
-                | StmtKind::CopyAsyncWait(_) => {}
+                | StmtKind::CopyAsyncWait(_)
+                | StmtKind::WgmmaCommit
+                | StmtKind::WgmmaWait(_)
+                | StmtKind::SetMaxRegs(_) => {}
             }
         }
 
@@ -234,6 +242,7 @@ macro_rules! walkers {
                     indices.$iter().for_each(|i| v.$visit_expr(i));
                 }
                 PlaceKind::SharedAt { addr, .. } => v.$visit_expr(addr),
+                PlaceKind::Accum { index, .. } => v.$visit_expr(index),
             }
         }
 

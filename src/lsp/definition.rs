@@ -64,7 +64,9 @@ fn stmt(s: &Stmt, decl: Span) -> Option<Span> {
         return None;
     }
     match &s.kind {
-        StmtKind::Shared { name, .. } if s.span == decl => Some(name.span),
+        StmtKind::Shared { name, .. } | StmtKind::Accum { name, .. } if s.span == decl => {
+            Some(name.span)
+        }
         StmtKind::Barrier(b) if s.span == decl => Some(b.name.span),
         StmtKind::Let { name, .. } if s.span == decl => Some(name.span),
         StmtKind::LetTuple { names, .. } => names

@@ -115,6 +115,16 @@ fn describe(a: &Analysis, module: &Module, span: Span, t: Target) -> Option<Stri
             group(owner.kernel()?.barriers.get(r.group.index())?)
         }
         Target::Node(owner, Node::Place(p)) => match &p.kind {
+            PlaceKind::Accum { acc, .. } => {
+                let a = owner.kernel()?.accums.get(acc.index())?;
+                format!(
+                    "{}\n\nelement of `accum {}: [{}; 64, {}]`, this thread's fragment",
+                    code(p.elem.name()),
+                    a.name,
+                    a.elem,
+                    a.n
+                )
+            }
             PlaceKind::Global { param: id, .. } => {
                 let k = owner.kernel()?;
                 format!(

@@ -75,7 +75,7 @@ fn item_symbol(a: &Analysis, item: &Item) -> Option<DocumentSymbol> {
 /// A shared array or barrier group declared at the top of a kernel body.
 fn kernel_decl(a: &Analysis, s: &ast::Stmt) -> Option<DocumentSymbol> {
     match &s.kind {
-        StmtKind::Shared { name, .. } => {
+        StmtKind::Shared { name, .. } | StmtKind::Accum { name, .. } => {
             let detail = source(a, s.span).trim_end_matches(';').to_string();
             symbol(
                 a,

@@ -30,6 +30,13 @@ pub struct Error {
 pub enum ErrorKind {
     /// An operation that needs sm_90 on an older target.
     NeedsSm90 { what: String, target: Target },
+    /// An instruction of architecture-specific targets (`sm_90a`) on
+    /// another target.
+    NeedsArch {
+        what: String,
+        arch: Vec<Target>,
+        target: Target,
+    },
     /// The IR breaks an invariant the writer relies on.
     InvalidIr(String),
     /// The facts ([`crate::analysis::ModuleInfo`]) were not computed from
@@ -42,6 +49,14 @@ impl fmt::Display for ErrorKind {
         match self {
             ErrorKind::NeedsSm90 { what, target } => {
                 write!(f, "{what} requires sm_90 or newer (compiling for {target})")
+            }
+            ErrorKind::NeedsArch { what, arch, target } => {
+                let names: Vec<&str> = arch.iter().map(|t| t.name()).collect();
+                write!(
+                    f,
+                    "{what} requires {} (compiling for {target})",
+                    names.join(" or ")
+                )
             }
             ErrorKind::InvalidIr(what) => write!(f, "invalid IR: {what}"),
             ErrorKind::StaleInfo(what) => write!(f, "analysis facts of another module: {what}"),

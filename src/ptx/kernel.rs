@@ -125,6 +125,11 @@ pub(super) fn write_kernel(
     if let Some([x, y, z]) = k.block {
         let _ = writeln!(directives, ".reqntid {x}, {y}, {z}");
     }
+    // One CTA per SM pins the count at entry, from which `setmaxnreg`
+    // counts: without it ptxas drops every `setmaxnreg` (C7508).
+    if usage.max_regs.is_some() {
+        let _ = writeln!(directives, ".minnctapersm 1");
+    }
     if let Some([x, y, z]) = k.cluster {
         w.at(k.name_span);
         w.require_sm90("a cluster launch attribute")?;

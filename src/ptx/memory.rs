@@ -19,6 +19,12 @@ use crate::ir::{
 };
 use crate::types::Scalar;
 
+/// What a store goes to.
+enum Target {
+    Mem(MemRef),
+    Accum(super::tensor::AccRef),
+}
+
 /// A state space and address.
 pub(super) struct MemRef {
     pub(super) space: Space,
@@ -97,6 +103,9 @@ impl Writer<'_> {
                 space: Space::Shared,
                 addr: self.shared_at(addr)?,
             }),
+            PlaceKind::Accum { .. } => {
+                Err(self.invalid("an accumulator's element, a register, used as memory"))
+            }
         }
     }
 
@@ -310,7 +319,7 @@ impl Writer<'_> {
 
     /// The row-major shared-window address of `array[indices]`, before
     /// any swizzle.
-    fn linear_shared_addr(&mut self, array: SharedId, indices: &[Expr]) -> Result<Addr> {
+    pub(super) fn linear_shared_addr(&mut self, array: SharedId, indices: &[Expr]) -> Result<Addr> {
         self.row_major_addr(array, indices, false)
     }
 
@@ -420,8 +429,35 @@ impl Writer<'_> {
     }
 
     pub(super) fn load(&mut self, p: &Place) -> Result<Operand> {
+        if let PlaceKind::Accum { acc, index } = &p.kind {
+            let a = self.accum_ref(*acc, index)?;
+            return Ok(self.accum_read(&a));
+        }
         let m = self.place_ref(p)?;
         Ok(self.load_from(&m, p.elem))
+    }
+
+    /// What a store reads and writes: memory, or an accumulator's
+    /// register.
+    fn target(&mut self, p: &Place) -> Result<Target> {
+        match &p.kind {
+            PlaceKind::Accum { acc, index } => Ok(Target::Accum(self.accum_ref(*acc, index)?)),
+            _ => Ok(Target::Mem(self.place_ref(p)?)),
+        }
+    }
+
+    fn read_target(&mut self, t: &Target, elem: Scalar) -> Operand {
+        match t {
+            Target::Mem(m) => self.load_from(&plain_ref(m), elem),
+            Target::Accum(a) => self.accum_read(a),
+        }
+    }
+
+    fn write_target(&mut self, t: &Target, v: Operand, elem: Scalar) {
+        match t {
+            Target::Mem(m) => self.store_to(m, v, elem),
+            Target::Accum(a) => self.accum_write(a, &v),
+        }
     }
 
     fn load_from(&mut self, m: &MemRef, elem: Scalar) -> Operand {
@@ -445,13 +481,13 @@ impl Writer<'_> {
 
     /// `place = value` or `place op= value`, the address computed once.
     pub(super) fn store(&mut self, p: &Place, op: Option<BinOp>, value: &Expr) -> Result<()> {
-        let m = self.place_ref(p)?;
+        let m = self.target(p)?;
         // `place += a * b` and `place -= a * b` contract like `x = x + a * b`.
         if let (Some(op @ (BinOp::Add | BinOp::Sub)), Some((a, b))) = (op, contract::product(value))
         {
             if value.ty == p.elem {
                 let [x, y] = self.operands([a, b])?;
-                let old = self.load_from(&plain_ref(&m), p.elem);
+                let old = self.read_target(&m, p.elem);
                 // `place - a * b` is `(-a) × b + place`.
                 let (x, y) = if op == BinOp::Sub {
                     self.negate_product((a, x), (b, y), p.elem)?
@@ -459,7 +495,7 @@ impl Writer<'_> {
                     (x, y)
                 };
                 let v = self.fma(p.elem, x, y, old)?;
-                self.store_to(&m, v, p.elem);
+                self.write_target(&m, v, p.elem);
                 return Ok(());
             }
         }
@@ -467,7 +503,7 @@ impl Writer<'_> {
         let v = match op {
             None => self.convert(v, value.ty, p.elem)?,
             Some(op) => {
-                let old = self.load_from(&plain_ref(&m), p.elem);
+                let old = self.read_target(&m, p.elem);
                 // Shifts keep their amount's type; other operators match.
                 let (v, vty) = if matches!(op, BinOp::Shl | BinOp::Shr) {
                     (v, value.ty)
@@ -479,7 +515,7 @@ impl Writer<'_> {
         };
         // The store itself points at the place written, not the statement.
         let outer = self.at(p.span);
-        self.store_to(&m, v, p.elem);
+        self.write_target(&m, v, p.elem);
         self.restore(outer);
         Ok(())
     }

@@ -31,6 +31,7 @@
 //! Names the compiler invents all contain `$` (`$p_x`, `$s_tile`, `$L_3`),
 //! which kdsl identifiers cannot, so they never collide with user names.
 
+pub mod advice;
 mod barrier;
 mod bulk;
 mod call;
@@ -48,6 +49,7 @@ mod narrow;
 mod ops;
 mod stmt;
 mod suffix;
+mod tensor;
 mod vector;
 mod writer;
 

@@ -85,6 +85,10 @@ impl Writer<'_> {
             StmtKind::TensorCopy(c) => self.tensor_copy(c),
             StmtKind::CopyAsyncCommit => self.copy_async_commit(),
             StmtKind::CopyAsyncWait(n) => self.copy_async_wait(*n),
+            StmtKind::SetMaxRegs(n) => self.set_max_regs(s.id, *n),
+            StmtKind::Wgmma(w) => self.wgmma(s.id, w),
+            StmtKind::WgmmaCommit => self.wgmma_commit(),
+            StmtKind::WgmmaWait(n) => self.wgmma_wait(*n),
             // The optimiser unrolls every one before the writer runs.
             StmtKind::ForList { .. } => {
                 Err(self.invalid("a loop over a constant list that was not unrolled"))

@@ -48,6 +48,25 @@ impl Writer<'_> {
         let elem = place.elem;
         self.vector_shape(values.len(), elem)?;
         let m = self.place_ref(place)?;
+        // `store2(p, x as bf16, y as bf16)` of two `f32`s: one packed
+        // conversion (`cvt.rn.bf16x2.f32 d, y, x`: `y` to the upper half,
+        // the higher address) and a 32-bit store; the same rounding as two.
+        if let [Some(x), Some(y)] = [values.first(), values.get(1)].map(|v| v.and_then(f32_cast)) {
+            if matches!(elem, Scalar::BF16 | Scalar::F16) && values.len() == 2 {
+                let [x, y] = self.operands([x, y])?;
+                let d = self.reg(Class::B32);
+                let t = if elem == Scalar::BF16 {
+                    "bf16x2"
+                } else {
+                    "f16x2"
+                };
+                emit!(self, "cvt.rn.{}.f32 {}, {}, {};", t, d, y, x);
+                let outer = self.at(place.span);
+                emit!(self, "st.{}.b32 {}, {};", m.space.name(), m.addr, d);
+                self.restore(outer);
+                return Ok(());
+            }
+        }
         let vals = self.operand_list(values)?;
         let mut regs = Vec::with_capacity(vals.len());
         for (v, e) in vals.into_iter().zip(values) {
@@ -107,4 +126,16 @@ impl Writer<'_> {
 fn list(regs: &[Reg]) -> (usize, String) {
     let names: Vec<String> = regs.iter().map(|r| Operand::Reg(*r).to_string()).collect();
     (regs.len(), format!("{{{}}}", names.join(", ")))
+}
+
+/// The `f32` operand of a conversion to a half type: `x` of `x as bf16`.
+fn f32_cast(e: &Expr) -> Option<&Expr> {
+    match &e.kind {
+        crate::ir::ExprKind::Cast(x)
+            if x.ty == Scalar::F32 && e.ty.size() == 2 && e.ty.is_float() =>
+        {
+            Some(x)
+        }
+        _ => None,
+    }
 }

@@ -359,6 +359,20 @@ impl<'a> Writer<'a> {
         }))
     }
 
+    /// An error unless the target is one of `arch`, the
+    /// architecture-specific targets of `what` (the checker rejects it
+    /// elsewhere, E0200).
+    pub(super) fn require_arch(&self, arch: &[Target], what: &str) -> Result<()> {
+        if arch.contains(&self.target) {
+            return Ok(());
+        }
+        Err(self.error(ErrorKind::NeedsArch {
+            what: what.to_string(),
+            arch: arch.to_vec(),
+            target: self.target,
+        }))
+    }
+
     /// A fresh register of `class`.
     pub(super) fn reg(&mut self, class: Class) -> Reg {
         let c = self.counts.of(class);
@@ -473,6 +487,16 @@ impl<'a> Writer<'a> {
                     used + 1
                 );
             }
+        }
+        // Each accumulator's registers, for the whole kernel.
+        for (i, a) in self.kernel.iter().flat_map(|k| k.accums.iter()).enumerate() {
+            let _ = writeln!(
+                decls,
+                "\t.reg {} {}<{}>;",
+                super::tensor::accum_decl(a.elem),
+                super::tensor::accum_prefix(i),
+                a.registers()
+            );
         }
         (
             decls,

@@ -241,6 +241,12 @@ pub enum StmtKind {
     },
     /// `barrier name[count]: scope(arg = value);`
     Barrier(Box<BarrierDecl>),
+    /// `accum name: [T; 64, N];`: a warpgroup's accumulator in registers.
+    Accum {
+        name: Ident,
+        elem: Box<TypeExpr>,
+        dims: Vec<Expr>,
+    },
     /// A statement the parser skipped (already reported).
     Error,
 }
@@ -669,6 +675,7 @@ impl StmtKind {
             StmtKind::Barrier(decl) => opt(decl.count.as_ref())
                 .max(decl.arrivals.depth)
                 .max(decl.clauses.iter().map(Clause::depth).max().unwrap_or(0)),
+            StmtKind::Accum { elem, dims, .. } => dims.iter().map(d).fold(elem.depth, u32::max),
         }
     }
 }

@@ -53,6 +53,8 @@ pub enum Token {
     Shared,
     #[token("barrier")]
     Barrier,
+    #[token("accum")]
+    Accum,
     #[token("global")]
     Global,
     #[token("true")]
@@ -197,6 +199,7 @@ impl Token {
             Return => "return",
             Shared => "shared",
             Barrier => "barrier",
+            Accum => "accum",
             Global => "global",
             True => "true",
             False => "false",

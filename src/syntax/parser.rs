@@ -951,8 +951,8 @@ const ASSIGN_OPERATORS: [&str; 11] = [
 ];
 const EXPRESSION_STARTS: [&str; 7] = ["Ident", "NumLit", "(", "-", "!", "true", "false"];
 /// The tokens that start a statement (`#` an attribute of a `for` loop).
-const STATEMENT_KEYWORDS: [&str; 10] = [
-    "let", "if", "while", "for", "return", "break", "continue", "shared", "barrier", "#",
+const STATEMENT_KEYWORDS: [&str; 11] = [
+    "let", "if", "while", "for", "return", "break", "continue", "shared", "barrier", "accum", "#",
 ];
 const ITEM_KEYWORDS: [&str; 4] = ["import", "const", "fn", "kernel"];
 /// Shown before single tokens, in this order.

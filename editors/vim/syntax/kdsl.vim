@@ -7,7 +7,7 @@ syn keyword kdslKeyword      kernel fn const let import
 syn keyword kdslConditional  if else
 syn keyword kdslRepeat       while for in step
 syn keyword kdslStatement    break continue return
-syn keyword kdslStorage      mut global shared barrier
+syn keyword kdslStorage      mut global shared barrier accum
 syn keyword kdslOperatorWord as
 syn keyword kdslBoolean      true false
 syn keyword kdslType         bool i8 u8 i16 u16 i32 u32 i64 u64 f16 bf16 f32 f64 tf32 e4m3 e5m2 tensor
@@ -25,6 +25,7 @@ syn match   kdslBuiltinFn    "\<\%(sync_threads\|cluster_sync\|fence\|fence_prox
 syn match   kdslBuiltinFn    "\<\%(copy_async\|copy_async_store\|copy_async_commit\|copy_async_wait\|remote\)\ze\s*("
 syn match   kdslBuiltinFn    "\<\%(tma_load\|tma_store\|tma_reduce_add\|bytes_of\)\ze\s*("
 syn match   kdslBuiltinFn    "\<\%(load2\|load4\|store2\|store4\)\ze\s*("
+syn match   kdslBuiltinFn    "\<\%(acc_row\|acc_col\|wgmma\|wgmma_commit\|wgmma_wait\|set_max_regs\)\ze\s*("
 " Barrier operations: `full[s].wait(0)`, `ready.sync()`.
 syn match   kdslBarrierOp    "\.\zs\%(arrive\|arrive_expect_tx\|expect_tx\|arrive_remote\|wait\|test\|wait_cluster\|test_cluster\|sync\)\ze\s*("
 " Launch attributes after the parameter list, and barrier scopes.

@@ -191,6 +191,7 @@ fn pipeline_kernel() -> Kernel {
             group("peer", Scope::Cluster, 1, 2),
         ],
         named_barriers: vec![],
+        accums: vec![],
         body: Body::new(
             vec![loc("s", U32), loc("acc", F32), loc("i", U32)],
             Block {
@@ -282,6 +283,7 @@ fn prints_functions_calls_and_if_expressions() {
         shared: vec![],
         barriers: vec![],
         named_barriers: vec![],
+        accums: vec![],
         body: Body::new(
             vec![],
             Block {

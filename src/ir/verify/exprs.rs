@@ -97,6 +97,32 @@ impl Verifier<'_> {
                 self.expect(rank.span, "the CTA rank", rank.ty, Scalar::U32);
                 (array, indices)
             }
+            PlaceKind::Accum { acc, index } => {
+                self.expr(index);
+                self.expect(index.span, "an accumulator index", index.ty, Scalar::U32);
+                match self.kernel.and_then(|k| k.accums.get(acc.index())) {
+                    Some(a) => {
+                        self.expect(p.span, "the element", p.elem, a.elem);
+                        // Out of range only in a module with errors (E0418).
+                        let constant = crate::ir::consteval::eval_int(index)
+                            .filter(|_| self.mode == super::Mode::Complete);
+                        if let Some(i) = constant {
+                            if i < 0 || i >= i128::from(a.elements()) {
+                                self.error(
+                                    p.span,
+                                    format!(
+                                        "element {i} of `{}`, which holds {}",
+                                        a.name,
+                                        a.elements()
+                                    ),
+                                );
+                            }
+                        }
+                    }
+                    None => self.error(p.span, format!("accumulator {} does not exist", acc.0)),
+                }
+                return;
+            }
             PlaceKind::SharedAt { array, addr } => {
                 self.expr(addr);
                 self.expect(addr.span, "a shared address", addr.ty, Scalar::U32);

@@ -52,6 +52,9 @@ pub struct Program {
     pub lib: Option<String>,
     /// Uses something that needs sm_90 (else it is also assembled for sm_80).
     pub sm90: bool,
+    /// Uses something only sm_90a has (`set_max_regs`): compiled and
+    /// assembled for sm_90a alone.
+    pub sm90a: bool,
     /// Warnings the program has on purpose, allowed when it is compiled.
     pub allow: Vec<&'static str>,
     pub features: BTreeSet<String>,
@@ -646,6 +649,12 @@ pub fn required_features() -> Vec<String> {
             "tma_store",
             "tma_reduce_add",
             "bytes_of",
+            "set_max_regs",
+            "wgmma",
+            "wgmma_commit",
+            "wgmma_wait",
+            "acc_row",
+            "acc_col",
         ],
     );
     for (e, _) in kernel::TENSOR_ELEMS {
@@ -654,6 +663,41 @@ pub fn required_features() -> Vec<String> {
     for s in ["none", "32", "64", "128"] {
         f.push(format!("tensor:swizzle:{s}"));
     }
+    // Register budgets: each block of whole warpgroups, the pool filled to
+    // its last 8 registers (a budget 8 higher is E0422; two warpgroups
+    // cannot go past it: 256 each is the most), a count past the step
+    // (E0420), each way of naming a warpgroup.
+    for w in [3, 4, 5, 6, 7, 8] {
+        f.push(format!("bound:pool:{w}"));
+    }
+    prefixed(&mut f, "warpgroups:", &["2", "1"]);
+    prefixed(&mut f, "bound:", &["regs_count", "accum_n", "wgmma_wait"]);
+    prefixed(
+        &mut f,
+        "wgmma_form:",
+        &[
+            "f32.f16.f16",
+            "f16.f16.f16",
+            "f32.bf16.bf16",
+            "f32.tf32.tf32",
+            "f32.e4m3.e4m3",
+            "f32.e5m2.e4m3",
+            "f32.e4m3.e5m2",
+            "f16.e4m3.e5m2",
+            "f16.e5m2.e5m2",
+            "f16.e5m2.e4m3",
+            "i32.i8.i8",
+            "i32.u8.u8",
+            "i32.u8.i8",
+            "i32.i8.u8",
+        ],
+    );
+    prefixed(&mut f, "wgmma_transpose:", &["a", "b", "both"]);
+    prefixed(
+        &mut f,
+        "warpgroup_index:",
+        &["warp_id / 4", "warp_id >> 2", "thread_idx.x / 128"],
+    );
     prefixed(
         &mut f,
         "value:",

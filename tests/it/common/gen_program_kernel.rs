@@ -107,6 +107,12 @@ pub fn program(index: u64, seed: u64) -> Program {
     if index % 4 == 2 || g.chance(4) {
         items.push_str(&limits_kernel(&mut g, sm90));
     }
+    // One program in six is for sm_90a, with register budgets.
+    if sm90 && index % 6 == 1 {
+        g.p.sm90a = true;
+        items.push_str(&warpgroup_kernel(&mut g, &env));
+        items.push_str(&forms_kernel(&mut g));
+    }
     if g.chance(3) {
         g.note("item:two_kernels");
         g.note("launch:none");
@@ -1236,4 +1242,192 @@ fn limits_kernel(g: &mut Gen, sm90: bool) -> String {
     };
     s.push_str(&format!("    out[0] = {read};\n}}\n"));
     s
+}
+
+/// A warp-specialised kernel for sm_90a: warpgroup 0 gives registers back
+/// (`set_max_regs(24 or 40)`), the others take what the pool has left, to
+/// the last 8 registers (one more step is E0422). Blocks of 1 to 8
+/// warpgroups are swept.
+fn warpgroup_kernel(g: &mut Gen, env: &Env) -> String {
+    // Which programs get here: index 1 mod 6; sweep the warpgroups.
+    let w = 1 + (g.index / 6 % 8) as u32;
+    let threads = 128 * w;
+    let entry = (65536 / (8 * threads) * 8).min(255);
+    let producer = g.pick(&[24u32, 40]);
+    let how = g.pick(&["warp_id / 4", "warp_id >> 2", "thread_idx.x / 128"]);
+    g.note(format!("warpgroup_index:{how}"));
+    g.note("builtin:set_max_regs");
+    let mut s =
+        format!("kernel roles(out: global mut [u32]) block({threads}) {{\n    let wg = {how};\n");
+    let env = Env {
+        in_kernel: true,
+        ..env.clone()
+    };
+    let e = g.expr(Ty::U32, &env, 2);
+    if w == 1 {
+        g.note("warpgroups:1");
+        let n = g.bound(
+            "regs_count",
+            &producer.to_string(),
+            &(producer + 4).to_string(),
+            "E0420",
+        );
+        s.push_str(&format!(
+            "    set_max_regs({n});\n    out[thread_idx.x] = {e} + wg;\n}}\n"
+        ));
+        return s;
+    }
+    // The largest consumer budget that fits the pool (the count at entry
+    // is the smaller of the launch's and the largest budget, so a budget
+    // above the launch's count leaves the pool as it is).
+    let pool = w * entry;
+    let consumer = ((pool - producer) / (w - 1) / 8 * 8).min(256);
+    let past = consumer + 8;
+    let c = if past <= 256 && producer + (w - 1) * past > w * entry.min(past) {
+        g.bound(
+            &format!("pool:{w}"),
+            &consumer.to_string(),
+            &past.to_string(),
+            "E0422",
+        )
+    } else {
+        g.note(format!("warpgroups:{w}"));
+        consumer.to_string()
+    };
+    let e2 = g.expr(Ty::U32, &env, 2);
+    // The consumers multiply on the tensor cores, with an accumulator
+    // their budget holds (and what a wgmma needs beside it).
+    let mma = wgmma(g, consumer.min(entry), 0, "", true);
+    s = s.replacen(
+        " {\n    let wg",
+        &format!(" {{\n{}    let wg", mma.decls),
+        1,
+    );
+    s.push_str(&format!(
+        "    if wg == 0 {{\n        set_max_regs({producer});\n        out[thread_idx.x] = {e};\n    }} else {{\n        set_max_regs({c});\n        out[thread_idx.x] = {e2};\n{}    }}\n}}\n",
+        mma.body
+    ));
+    s
+}
+
+/// The `wgmma` forms: accumulator, A and B types, and the bytes of A's
+/// and B's elements.
+const FORMS: [(&str, &str, &str); 14] = [
+    ("f32", "f16", "f16"),
+    ("f16", "f16", "f16"),
+    ("f32", "bf16", "bf16"),
+    ("f32", "tf32", "tf32"),
+    ("f32", "e4m3", "e4m3"),
+    ("f32", "e5m2", "e4m3"),
+    ("f32", "e4m3", "e5m2"),
+    ("f16", "e4m3", "e5m2"),
+    ("f16", "e5m2", "e5m2"),
+    ("f16", "e5m2", "e4m3"),
+    ("i32", "i8", "i8"),
+    ("i32", "u8", "u8"),
+    ("i32", "u8", "i8"),
+    ("i32", "i8", "u8"),
+];
+
+/// The shared arrays and accumulator of a `wgmma`, and the statements that
+/// multiply and store.
+struct Mma {
+    decls: String,
+    body: String,
+}
+
+/// A `wgmma` of a form the program's index sweeps (the `k`-th of three),
+/// its width chosen to fit `budget` registers (the accumulator's and about
+/// 26 more); its declarations' names end in `suffix`; `bounds`: with the
+/// boundary variants of its width and wait.
+fn wgmma(g: &mut Gen, budget: u32, k: u64, suffix: &str, bounds: bool) -> Mma {
+    let (d, a, b) = FORMS[((g.index / 6 * 3 + k) % FORMS.len() as u64) as usize];
+    let third = k;
+    g.note(format!("wgmma_form:{d}.{a}.{b}"));
+    for f in ["wgmma", "wgmma_commit", "wgmma_wait", "acc_row", "acc_col"] {
+        g.note(format!("builtin:{f}"));
+    }
+    let size = |t: &str| match t {
+        "tf32" => 4,
+        "f16" | "bf16" => 2,
+        _ => 1,
+    };
+    let per_reg = if d == "f16" { 4 } else { 2 };
+    let regs = budget.saturating_sub(26 + 8);
+    let widths: Vec<u32> = if d == "i32" {
+        kdsl::ir::Accum::INT_N.to_vec()
+    } else {
+        (1..=32).map(|i| 8 * i).collect()
+    };
+    let fits: Vec<u32> = widths.into_iter().filter(|n| n / per_reg <= regs).collect();
+    let n = fits
+        .get(g.below(fits.len() as u64) as usize)
+        .copied()
+        .unwrap_or(8);
+    let (row_a, row_b, k) = (128 / size(a), 128 / size(b), 32 / size(a));
+    let (n_text, wait) = if bounds {
+        (
+            g.bound("accum_n", &n.to_string(), &(n + 4).to_string(), "E0412"),
+            g.bound("wgmma_wait", "0", "8", "E0417"),
+        )
+    } else {
+        (n.to_string(), "0".to_string())
+    };
+    // `f16`/`bf16` operands are transposed (MN-major) in turn: A, B,
+    // both, swept so that the programs of a fixed run have each.
+    let trans = if matches!(a, "f16" | "bf16") {
+        (third + 2 * (g.index / 6)) % 4
+    } else {
+        0
+    };
+    let (ta, tb) = (trans & 1 != 0, trans & 2 != 0);
+    if trans != 0 {
+        let which = ["", "a", "b", "both"][trans as usize];
+        g.note(format!("wgmma_transpose:{which}"));
+    }
+    // A transposed array: K rows of one span (64 halves) of M or N, the
+    // spans of a wider tile before them.
+    let array = |name: &str, t: &str, rows: u32, row: u32, trans: bool| {
+        if trans {
+            format!(
+                "    shared {name}{suffix}: [{t}; {}, {}, {row}] swizzle(128);\n",
+                rows.div_ceil(row),
+                2 * k
+            )
+        } else {
+            format!("    shared {name}{suffix}: [{t}; {rows}, {row}] swizzle(128);\n")
+        }
+    };
+    let operand = |name: &str, at: u32, trans: bool| {
+        if trans {
+            format!("transpose({name}{suffix}[0, {at}, 0])")
+        } else {
+            format!("{name}{suffix}[0, {at}]")
+        }
+    };
+    let decls = format!(
+        "{}{}    accum acc{suffix}: [{d}; 64, {n_text}];\n",
+        array("sa", a, 64, row_a, ta),
+        array("sb", b, n, row_b, tb)
+    );
+    let body = format!(
+        "        wgmma(acc{suffix}, {}, {}, accumulate = false);\n        wgmma(acc{suffix}, {}, {});\n        wgmma_commit();\n        wgmma_wait({wait});\n        for i in 0..{half}u32 {{\n            out[acc_row(acc{suffix}, i) * {n} + acc_col(acc{suffix}, i)] = acc{suffix}[i] as u32;\n        }}\n",
+        operand("sa", 0, ta),
+        operand("sb", 0, tb),
+        operand("sa", k, ta),
+        operand("sb", k, tb),
+        half = n / 2
+    );
+    Mma { decls, body }
+}
+
+/// One warpgroup on the tensor cores with two more forms, one after the
+/// other, in a block of one warpgroup without budgets.
+fn forms_kernel(g: &mut Gen) -> String {
+    let one = wgmma(g, 120, 1, "1", false);
+    let two = wgmma(g, 120, 2, "2", false);
+    format!(
+        "kernel forms(out: global mut [u32]) block(128) {{\n{}{}    if warp_id < 4 {{\n{}{}    }}\n}}\n",
+        one.decls, two.decls, one.body, two.body
+    )
 }

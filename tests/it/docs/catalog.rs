@@ -17,10 +17,17 @@ use std::path::PathBuf;
 /// the import codes need several files; E0127's wrong example needs 4096
 /// parameters and is abridged (`tests/it/check/limits.rs` and the UI test compile
 /// the real thing).
-const NOT_COMPILED_CODES: [(&str, [bool; 2]); 3] = [
+const NOT_COMPILED_CODES: [(&str, [bool; 2]); 8] = [
     ("E0127", [true, false]),
     ("E0130", [true, true]),
     ("E0131", [true, true]),
+    // ptxas's advisories under `--emit cubin` (`ptx::advice`): their
+    // examples are assembled by `registers::explained_advisories`.
+    ("E0425", [true, true]),
+    ("W0426", [true, true]),
+    ("W0427", [true, true]),
+    ("W0428", [true, true]),
+    ("W0429", [true, true]),
 ];
 
 fn docs_path() -> PathBuf {

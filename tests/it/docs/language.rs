@@ -1,5 +1,6 @@
 //! The documentation's examples are real programs: every ```kdsl block in
-//! docs/language.md compiles with no diagnostics at all (sm_90), and PTX is
+//! docs/language.md compiles with no diagnostics at all (sm_90, or the
+//! target its first line names: `// kdslc --target sm_90a`), and PTX is
 //! produced for it. (docs/diagnostics.md's blocks are checked, wrong and
 //! fixed, by tests/it/docs/catalog.rs.)
 
@@ -32,11 +33,16 @@ fn language_reference_examples_compile_cleanly() {
     );
     let mut failures = Vec::new();
     for (line, src) in &blocks {
-        let c = kdsl::compile_str(
-            &format!("docs/language.md:{line}"),
-            src,
-            &kdsl::Options::default(),
-        );
+        let mut opts = kdsl::Options::default();
+        if let Some(t) = src
+            .lines()
+            .next()
+            .and_then(|l| l.strip_prefix(kdsl::diagnostics::catalog::TARGET_PREFIX))
+        {
+            opts.target = kdsl::target::Target::from_name(t.trim())
+                .unwrap_or_else(|| panic!("docs/language.md:{line}: unknown target {t:?}"));
+        }
+        let c = kdsl::compile_str(&format!("docs/language.md:{line}"), src, &opts);
         if !c.diagnostics.is_empty() || c.ptx.is_none() {
             let shown = kdsl::diagnostics::render::short(&c.sources, &c.diagnostics);
             failures.push(format!("example at docs/language.md:{line}:\n{shown}"));

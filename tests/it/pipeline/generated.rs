@@ -50,6 +50,10 @@ fn check(p: &Program, ptxas: Option<&Path>) -> Result<(), String> {
     if !p.sm90 {
         targets.push((Target::Sm80, "sm_80"));
     }
+    if p.sm90a {
+        targets = vec![(Target::Sm90a, "sm_90a")];
+    }
+    let variant_target = if p.sm90a { Target::Sm90a } else { Target::Sm90 };
     for (target, arch) in targets {
         let c = compile(dir.path(), p, &p.source, target);
         if !c.diagnostics.is_empty() {
@@ -69,7 +73,7 @@ fn check(p: &Program, ptxas: Option<&Path>) -> Result<(), String> {
                 v.what, v.marker
             ));
         }
-        let c = compile(dir.path(), p, &source, Target::Sm90);
+        let c = compile(dir.path(), p, &source, variant_target);
         let errors: Vec<&str> = c
             .diagnostics
             .iter()

@@ -5,5 +5,7 @@
 mod build;
 mod harness;
 mod lineinfo;
+mod registers;
 mod samples;
+mod wgmma;
 mod writer;

@@ -18,3 +18,4 @@ mod tensor;
 mod twins;
 mod vector;
 mod warp;
+mod wgmma;

@@ -258,6 +258,15 @@ fn stmt(s: &Stmt) -> String {
             sexpr(&b.arrivals),
             clauses_sexpr(&b.clauses)
         ),
+        StmtKind::Accum { name, elem, dims } => {
+            let dims: Vec<String> = dims.iter().map(sexpr).collect();
+            format!(
+                "(accum {} {} {})",
+                name.name,
+                type_sexpr(elem),
+                dims.join(" ")
+            )
+        }
         StmtKind::Error => "<error>".to_string(),
     }
 }

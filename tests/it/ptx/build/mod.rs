@@ -396,6 +396,7 @@ impl KernelBuilder {
             shared: self.shared,
             barriers: self.barriers,
             named_barriers: Vec::new(),
+            accums: Vec::new(),
             body: Body::new(self.locals, block(stmts)),
         }
     }

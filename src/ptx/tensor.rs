@@ -1,0 +1,260 @@
+//! Warpgroup operations: `set_max_regs` (`setmaxnreg`), accumulators (a
+//! kernel's registers `%accK_0 ..`, one set per `accum`), their elements,
+//! and the `wgmma` operations.
+
+use super::error::{ErrorKind, Result};
+use super::writer::{emit, Class, Operand, Reg, Writer};
+use crate::analysis::values::At;
+use crate::ir::{AccumId, Expr, Place, PlaceKind, StmtId, Swizzle, Value, Wgmma, WgmmaForm};
+use crate::target::Target;
+use crate::types::Scalar;
+
+/// The targets that have `wgmma` (ptx-notes §11.3).
+const WGMMA: [Target; 1] = [Target::Sm90a];
+
+/// The PTX name prefix of accumulator `k`'s registers: `%acc0_` declares
+/// `%acc0_0`, `%acc0_1`, ... (kdsl names never start with `%`).
+pub(super) fn accum_prefix(k: usize) -> String {
+    format!("%acc{k}_")
+}
+
+/// The register type of an accumulator of `elem`: `f16` elements two to a
+/// `.b32` (as `wgmma` takes them, q02).
+pub(super) fn accum_decl(elem: Scalar) -> &'static str {
+    match elem {
+        Scalar::F32 => ".f32",
+        Scalar::I32 => ".s32",
+        _ => ".b32",
+    }
+}
+
+/// One element of an accumulator: its register and, for `f16`, which half.
+pub(super) struct AccRef {
+    reg: String,
+    elem: Scalar,
+    /// For `f16`: the upper half (odd elements) or the lower (even).
+    half: Option<bool>,
+}
+
+/// The targets that have `setmaxnreg` (ptx-notes §11.4).
+const SETMAXNREG: [Target; 2] = [Target::Sm90a, Target::Sm100a];
+
+impl Writer<'_> {
+    /// `set_max_regs(n)` (statement `id`): `setmaxnreg.inc` from a smaller
+    /// count, `.dec` from a larger one, as the warpgroup facts of
+    /// [`crate::analysis`] say.
+    pub(super) fn set_max_regs(&mut self, id: StmtId, n: u32) -> Result<()> {
+        self.require_arch(&SETMAXNREG, "setmaxnreg")?;
+        self.need(8, 0);
+        let facts = &self.info.warpgroups;
+        let Some(entry) = facts.entry else {
+            return Err(self.invalid("`set_max_regs` in a kernel without `block(...)`"));
+        };
+        let Some(change) = facts.regs.get(&id) else {
+            return Err(self.error(ErrorKind::StaleInfo(
+                "a `set_max_regs` the warpgroup facts do not know".into(),
+            )));
+        };
+        let Some(inc) = change.increase(entry) else {
+            return Err(self.invalid(
+                "a `set_max_regs` that increases the count on one path and decreases it on another",
+            ));
+        };
+        let dir = if inc { "inc" } else { "dec" };
+        emit!(self, "setmaxnreg.{}.sync.aligned.u32 {};", dir, n);
+        Ok(())
+    }
+}
+
+impl Writer<'_> {
+    /// Element `index` of accumulator `acc`: a constant once the loops over
+    /// lists are unrolled (the warpgroup pass checked it, E0418).
+    pub(super) fn accum_ref(&mut self, acc: AccumId, index: &Expr) -> Result<AccRef> {
+        let Some(a) = self.kernel.and_then(|k| k.accums.get(acc.index())) else {
+            return Err(self.invalid(format!("accumulator {} does not exist here", acc.0)));
+        };
+        let i = crate::ir::consteval::eval_int(index)
+            .or_else(|| self.info.values.int(index, At::TOP))
+            .and_then(|i| u32::try_from(i).ok())
+            .filter(|i| *i < a.elements());
+        let Some(i) = i else {
+            return Err(self.invalid(format!(
+                "an element of accumulator `{}` that is not a constant below {}",
+                a.name,
+                a.elements()
+            )));
+        };
+        let (j, half) = if a.elem.size() == 2 {
+            (i / 2, Some(i % 2 == 1))
+        } else {
+            (i, None)
+        };
+        Ok(AccRef {
+            reg: format!("{}{j}", accum_prefix(acc.index())),
+            elem: a.elem,
+            half,
+        })
+    }
+
+    pub(super) fn accum_read(&mut self, a: &AccRef) -> Operand {
+        let d = self.reg_for(a.elem);
+        match a.half {
+            None => emit!(self, "mov.{} {}, {};", super::suffix::mov(a.elem), d, a.reg),
+            Some(hi) => {
+                let other = self.reg(Class::B16);
+                let (lo, up) = if hi { (other, d) } else { (d, other) };
+                emit!(self, "mov.b32 {{{}, {}}}, {};", lo, up, a.reg);
+            }
+        }
+        Operand::Reg(d)
+    }
+
+    pub(super) fn accum_write(&mut self, a: &AccRef, v: &Operand) {
+        match a.half {
+            None => emit!(self, "mov.{} {}, {};", super::suffix::mov(a.elem), a.reg, v),
+            Some(hi) => {
+                let (lo, up) = (self.reg(Class::B16), self.reg(Class::B16));
+                emit!(self, "mov.b32 {{{}, {}}}, {};", lo, up, a.reg);
+                let keep: Reg = if hi { lo } else { up };
+                if hi {
+                    emit!(self, "mov.b32 {}, {{{}, {}}};", a.reg, keep, v);
+                } else {
+                    emit!(self, "mov.b32 {}, {{{}, {}}};", a.reg, v, keep);
+                }
+            }
+        }
+    }
+
+    /// `wgmma_commit()`: `wgmma.commit_group.sync.aligned`.
+    pub(super) fn wgmma_commit(&mut self) -> Result<()> {
+        self.require_arch(&WGMMA, "wgmma.commit_group")?;
+        self.need(8, 0);
+        emit!(self, "wgmma.commit_group.sync.aligned;");
+        Ok(())
+    }
+
+    /// `wgmma_wait(n)`: `wgmma.wait_group.sync.aligned n`.
+    pub(super) fn wgmma_wait(&mut self, n: u32) -> Result<()> {
+        self.require_arch(&WGMMA, "wgmma.wait_group")?;
+        self.need(8, 0);
+        emit!(self, "wgmma.wait_group.sync.aligned {};", n);
+        Ok(())
+    }
+}
+
+/// The fields of a shared-memory matrix descriptor other than its start
+/// address (PTX ISA 9.7.15.5.1.2.2): for a K-major operand in an array of
+/// swizzle `s`, the leading-dimension offset unused (encoded 1), the
+/// stride-dimension offset 8 rows of one span (`SBO >> 4` in bits 32-45),
+/// base offset 0 (every stage starts on its repeat, E0403), the swizzle
+/// mode in bits 62-63 (1: 128B, 2: 64B, 3: 32B).
+///
+/// MN-major (`blocks`: the bytes between the tile's blocks of one span,
+/// `Some` for a transposed operand), the leading-dimension offset is that
+/// distance (from the first span of rows to the next) and the
+/// stride-dimension offset 8 rows of K, again 8 spans (PTX ISA
+/// 9.7.15.5.1.2.1, MN-major swizzled layouts).
+pub fn descriptor_fields(s: Swizzle, blocks: Option<u64>) -> Option<u64> {
+    let mode: u64 = match s {
+        Swizzle::B128 => 1,
+        Swizzle::B64 => 2,
+        Swizzle::B32 => 3,
+        Swizzle::None => return None,
+    };
+    let sbo = (s.span() * 8) >> 4;
+    let lbo = blocks.map_or(1, |b| (b >> 4) & 0x3fff);
+    Some((mode << 62) | (sbo << 32) | (lbo << 16))
+}
+
+impl Writer<'_> {
+    /// `wgmma(acc, a, b, accumulate)` (statement `id`): the descriptors of
+    /// both tiles, `wgmma.fence` where the wgmma facts say the ISA wants
+    /// one (the first wgmma, and after ordinary accesses to the
+    /// accumulator), and the `wgmma.mma_async` of the form.
+    pub(super) fn wgmma(&mut self, id: StmtId, w: &Wgmma) -> Result<()> {
+        self.require_arch(&WGMMA, "wgmma.mma_async")?;
+        self.need(8, 0);
+        let Some(acc) = self.kernel.and_then(|k| k.accums.get(w.acc.index())) else {
+            return Err(self.invalid(format!("accumulator {} does not exist here", w.acc.0)));
+        };
+        let (n, elem, regs) = (acc.n, acc.elem, acc.registers());
+        let form = WgmmaForm::of(elem, w.a.elem, w.b.elem).map_err(|why| self.invalid(why))?;
+        if form.mixed_signedness() {
+            self.need(8, 4);
+        }
+        let da = self.descriptor(&w.a, w.trans_a)?;
+        let db = self.descriptor(&w.b, w.trans_b)?;
+        let scale_d = match crate::ir::consteval::eval(&w.accumulate) {
+            Ok(Value::Bool(b)) => Operand::imm(u8::from(b)),
+            _ => Operand::Reg(self.expr_reg(&w.accumulate)?),
+        };
+        if self.info.wgmma.fence.contains(&id) {
+            emit!(self, "wgmma.fence.sync.aligned;");
+        }
+        let prefix = accum_prefix(w.acc.index());
+        let list: Vec<String> = (0..regs).map(|j| format!("{prefix}{j}")).collect();
+        let imms = if form.integer() {
+            ""
+        } else if form.transposable() {
+            match (w.trans_a, w.trans_b) {
+                (false, false) => ", 1, 1, 0, 0",
+                (true, false) => ", 1, 1, 1, 0",
+                (false, true) => ", 1, 1, 0, 1",
+                (true, true) => ", 1, 1, 1, 1",
+            }
+        } else {
+            ", 1, 1"
+        };
+        emit!(
+            self,
+            "wgmma.mma_async.sync.aligned.m64n{}k{}.{}.{}.{} {{{}}}, {}, {}, {}{};",
+            n,
+            form.k(),
+            WgmmaForm::ptx(form.d),
+            WgmmaForm::ptx(form.a),
+            WgmmaForm::ptx(form.b),
+            list.join(", "),
+            da,
+            db,
+            scale_d,
+            imms
+        );
+        Ok(())
+    }
+
+    /// The 64-bit descriptor of the tile whose first element is `p`,
+    /// MN-major when `trans`.
+    fn descriptor(&mut self, p: &Place, trans: bool) -> Result<Reg> {
+        let PlaceKind::Shared { array, indices } = &p.kind else {
+            return Err(self.invalid("a wgmma operand outside this CTA's shared memory"));
+        };
+        let arr = self.kernel.and_then(|k| k.shared.get(array.index()));
+        let swizzle = arr.map_or(Swizzle::None, |a| a.swizzle);
+        // MN-major: a span of rows is one row of the array; the next span
+        // of rows is K rows further.
+        let blocks = arr.filter(|_| trans).map(|a| {
+            let k_dim = a.dims.iter().rev().nth(1).copied().unwrap_or(0);
+            k_dim * swizzle.span()
+        });
+        let Some(fields) = descriptor_fields(swizzle, blocks) else {
+            return Err(self.invalid("a wgmma operand in an array without a swizzle"));
+        };
+        let outer = self.at(p.span);
+        let addr = self.linear_shared_addr(*array, indices)?;
+        let a = self.addr_operand(addr);
+        // A symbol alone (the array's start) into a register first.
+        let a = if a.starts_with('%') {
+            a
+        } else {
+            self.symbol_base(&a).to_string()
+        };
+        let (r, s) = (self.reg(Class::B32), self.reg(Class::B32));
+        let (d, e) = (self.reg(Class::B64), self.reg(Class::B64));
+        emit!(self, "and.b32 {}, {}, 0x3FFFF;", r, a);
+        emit!(self, "shr.u32 {}, {}, 4;", s, r);
+        emit!(self, "cvt.u64.u32 {}, {};", d, s);
+        emit!(self, "or.b64 {}, {}, {:#018x};", e, d, fields);
+        self.restore(outer);
+        Ok(e)
+    }
+}

@@ -80,10 +80,7 @@ impl BodyChecker<'_> {
                 .chain(self.g.function_ids.keys().map(String::as_str))
         });
         self.quiet_call_args(None, args);
-        if self.lookup(name).is_some()
-            || self.g.consts.contains_key(name)
-            || builtins::value(name).is_some()
-        {
+        if self.lookup(name).is_some() || self.is_const(name) || builtins::value(name).is_some() {
             self.error(CheckError::NotA {
                 name: name.into(),
                 what: "a function",

@@ -288,6 +288,8 @@ pub fn options(common: &CommonArgs, check_only: bool) -> Result<Options, Fail> {
         lineinfo: false,
         drop_syntax: false,
         passes: common.passes.clone(),
+        consts: common.consts.clone(),
+        entries: Vec::new(),
     })
 }
 
@@ -295,6 +297,9 @@ pub fn options(common: &CommonArgs, check_only: bool) -> Result<Options, Fail> {
 /// program has errors (exit 1, already reported).
 pub fn compile(file: &Path, opts: &Options, reporter: &mut Reporter) -> Result<Compilation, Fail> {
     let c = crate::compile(file, opts).map_err(|e| cannot_read(file, &e))?;
+    if let Some(usage) = c.usage_error {
+        return Err(Fail::Usage(usage));
+    }
     reporter.report(&c.sources, &c.diagnostics);
     outcome(c, opts)
 }

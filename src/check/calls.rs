@@ -172,6 +172,7 @@ impl BodyChecker<'_> {
                 self.tensor_copy_call(c, f)
             }
             Function::BytesOf => self.bytes_of_call(c),
+            Function::SizeOf => self.size_of_call(c),
             Function::CopyAsyncStore => self.copy_async_store(c),
             Function::CopyAsyncCommit => {
                 self.bind_args::<0>(&c)?;

@@ -513,6 +513,78 @@ impl BodyChecker<'_> {
         }
     }
 
+    /// True when `name` names a type here: a scalar type's name or a
+    /// type constant of the kernel (and no local hides it).
+    pub fn names_type(&self, name: &ast::Ident) -> bool {
+        self.lookup(&name.name).is_none()
+            && (Scalar::from_name(&name.name).is_some()
+                || matches!(self.kconsts.get(&*name.name), Some(KConst::Type(..))))
+    }
+
+    /// `size_of(T)`: the bytes of the type `T`, a `u32` constant.
+    pub(super) fn size_of_call(
+        &mut self,
+        c: super::args::Call<'_>,
+    ) -> Option<super::calls::CallResult> {
+        let [Some(arg)] = self.bind_args::<1>(&c)?.args else {
+            return None;
+        };
+        let mut inner = arg;
+        while let ast::ExprKind::Paren(x) = &inner.kind {
+            inner = x;
+        }
+        let ty = match &inner.kind {
+            ast::ExprKind::Name(n) if self.lookup(&n.name).is_none() => {
+                match (Scalar::from_name(&n.name), self.kconsts.get(&*n.name)) {
+                    (Some(s), _) => Some(s),
+                    (None, Some(KConst::Type(s, def))) => {
+                        let (s, def) = (*s, *def);
+                        self.reference(n.span, def);
+                        Some(s)
+                    }
+                    (None, Some(KConst::Poisoned)) => return None,
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        let Some(ty) = ty else {
+            if let ast::ExprKind::Name(n) = &inner.kind {
+                let known = self.lookup(&n.name).is_some()
+                    || self.is_const(&n.name)
+                    || self.g.poisoned.contains(&*n.name);
+                if !known {
+                    let names: Vec<&str> = Scalar::every().map(Scalar::name).collect();
+                    self.error(CheckError::NotFound {
+                        kind: "type",
+                        name: n.name.to_string(),
+                        span: n.span,
+                        similar: super::body::similar(&n.name, names.iter().copied()),
+                        help: Some(
+                            "`size_of` takes a type's name, or a kernel's type constant".into(),
+                        ),
+                    });
+                    return None;
+                }
+            }
+            // A value: checked (its locals count as used), then refused.
+            let _ = self.expr(arg, None);
+            self.error(CheckError::Mismatch {
+                expected: "a type".into(),
+                found: "a value".into(),
+                span: arg.span,
+                note: Some("`size_of` takes a type's name: `size_of(bf16)`, or a kernel's type constant, `size_of(ELEM)`".into()),
+                fix: None,
+            });
+            return None;
+        };
+        Some(super::calls::CallResult::Value(self.constant(
+            Value::Int(i128::from(ty.size())),
+            Scalar::U32,
+            c.span,
+        )))
+    }
+
     /// True when `name` is a constant: the kernel's or a global one.
     pub fn is_const(&self, name: &str) -> bool {
         self.kconsts.contains_key(name) || self.g.consts.contains_key(name)
@@ -661,6 +733,17 @@ pub fn merge(module: &ir::Module, found: Vec<(usize, Vec<Diagnostic>)>) -> Vec<D
     // Diagnostics of kernels without instances (none are given).
     out.extend(by_kernel.into_values().flatten());
     out
+}
+
+/// The note for a diagnostic found in the `.entry` named `entry`, when it
+/// is an instantiation of a kernel with constants (ptxas's advisories).
+pub fn entry_note(module: &ir::Module, entry: &str) -> Option<String> {
+    let i = module.kernels.iter().position(|k| k.name == entry)?;
+    let k = module.kernels.get(i)?;
+    if k.instance.as_ref()?.consts.is_empty() {
+        return None;
+    }
+    Some(instances_note(module, &[i]))
 }
 
 /// At most this many instantiations are named in one note.

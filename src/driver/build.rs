@@ -371,7 +371,10 @@ fn emit(
             // ptxas's advisories, at the kdsl spans of the lines they
             // name: a program error (exit 1) when one is an error, the
             // cubin left where it was.
-            let found = crate::ptx::advice::diagnostics(&assembly.log, ptx, &c.ptx_line_spans);
+            let module = c.module.as_ref();
+            let note = |entry: &str| crate::check::instances::entry_note(module?, entry);
+            let found =
+                crate::ptx::advice::diagnostics_in(&assembly.log, ptx, &c.ptx_line_spans, &note);
             let found = crate::pipeline::finish(found, opts);
             reporter.report(&c.sources, &found);
             let errors = found.iter().any(Diagnostic::is_error);

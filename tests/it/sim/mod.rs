@@ -9,6 +9,7 @@ pub mod cli;
 mod cluster;
 mod dynamic_shared;
 mod generated;
+mod instances;
 mod isa;
 mod named;
 pub mod reference;

@@ -47,6 +47,12 @@ pub(crate) fn is_ptx(path: &Path) -> bool {
 /// Reads and, for `.kdsl`, compiles the input (reporting its diagnostics).
 pub(crate) fn load(args: &LaunchArgs, reporter: &mut Reporter) -> Result<Input, Fail> {
     let path = args.file.clone();
+    if is_ptx(&path) && !args.common.consts.is_empty() {
+        return Err(Fail::Usage(format!(
+            "`--const` sets the constants of kdsl kernels; `{}` is PTX, whose kernels have none",
+            path.display()
+        )));
+    }
     if is_ptx(&path) {
         // The same rules as for a `.kdsl` source: a regular file of bounded
         // size, so that a FIFO or `/dev/zero` cannot hang or exhaust us.

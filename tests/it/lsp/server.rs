@@ -1587,8 +1587,8 @@ fn a_line_of_bad_bytes_gets_the_capped_list() {
 
 /// A kernel with constants is shown as its defaults' instantiation: a
 /// constant's use hovers with its value and leads to its declaration, in a
-/// type too; the outline lists the constants; an error in the kernel names
-/// the instantiation.
+/// type too; completion and the outline list the constants; an error in
+/// the kernel names the instantiation.
 #[test]
 fn kernel_constants_hover_define_and_outline() {
     const SRC: &str =
@@ -1642,5 +1642,16 @@ fn kernel_constants_hover_define_and_outline() {
         .filter_map(|s| s["name"].as_str())
         .collect();
     assert_eq!(children, ["N", "ELEM", "x", "s"], "{symbols}");
+    let completion = c.request(
+        "textDocument/completion",
+        json!({ "textDocument": { "uri": uri }, "position": pos(SRC, "N - 1", 0, 1, Enc::Utf16) }),
+    );
+    let n = completion["result"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .find(|i| i["label"] == "N")
+        .unwrap_or_else(|| panic!("{completion}"));
+    assert_eq!(n["detail"], "N: u32 = 64");
     assert_eq!(c.shutdown(), 0);
 }

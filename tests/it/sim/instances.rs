@@ -248,6 +248,27 @@ fn kdslc_sim_runs_the_instantiation_it_is_asked_for() {
     let o = sim(&["--kernel", "fill__W_1"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stderr).contains("fill__W_1"), "{}", text(&o.stderr));
+    let ptx = text(&kdslc(dir.path(), &["k.kdsl", "-o", "k.ptx"]).stderr);
+    assert!(ptx.is_empty(), "{ptx}");
+    let o = kdslc(
+        dir.path(),
+        &[
+            "sim",
+            "k.ptx",
+            "--grid",
+            "1",
+            "--arg",
+            "0=u32:zeros:32",
+            "--const",
+            "V=1",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("`k.ptx` is PTX, whose kernels have none"),
+        "{}",
+        text(&o.stderr)
+    );
     let o = sim(&["--const", "V=-1"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(

@@ -18,6 +18,7 @@
 
 use crate::ir::{AtomicOp, LaneMask, MathFn, NamedOpKind, ReduxOp, WarpOp};
 use crate::target::Target;
+use crate::types::Scalar;
 
 /// What a built-in is: the checker dispatches on this.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -34,6 +35,8 @@ pub enum Builtin {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Function {
     Math(MathFn),
+    /// `f16x2(lo, hi)`, `bf16x2(lo, hi)`: a packed pair of that type.
+    Pack(Scalar),
     Select,
     Atomic(AtomicOp),
     Fence,
@@ -369,9 +372,9 @@ pub const BUILTINS: &[Entry] = &[
     Entry::value("cluster_idx", V::ClusterIdx, Form::Vector, "This CTA's position in its cluster (`%cluster_ctaid`).").needs(SM90),
     Entry::value("cluster_dim", V::ClusterDim, Form::Vector, "The cluster's shape, in CTAs (`%cluster_nctaid`).").needs(SM90),
     // ---- math (language.md §8)
-    Entry::function("min", F::Math(MathFn::Min), &[req("a", "T"), req("b", "T")], "T", "The smaller of `a` and `b` (integers, `f32`, `f64`).").constant(),
-    Entry::function("max", F::Math(MathFn::Max), &[req("a", "T"), req("b", "T")], "T", "The larger of `a` and `b` (integers, `f32`, `f64`).").constant(),
-    Entry::function("abs", F::Math(MathFn::Abs), &[req("x", "T")], "T", "The absolute value of `x` (signed integers, `f32`, `f64`; `abs(i32::MIN)` is `i32::MIN`).").constant(),
+    Entry::function("min", F::Math(MathFn::Min), &[req("a", "T"), req("b", "T")], "T", "The smaller of `a` and `b` (integers, `f32`, `f64`, `f16x2` and `bf16x2` half by half).").constant(),
+    Entry::function("max", F::Math(MathFn::Max), &[req("a", "T"), req("b", "T")], "T", "The larger of `a` and `b` (integers, `f32`, `f64`, `f16x2` and `bf16x2` half by half).").constant(),
+    Entry::function("abs", F::Math(MathFn::Abs), &[req("x", "T")], "T", "The absolute value of `x` (signed integers, `f32`, `f64`, `f16x2`, `bf16x2`; `abs(i32::MIN)` is `i32::MIN`).").constant(),
     Entry::function("sqrt", F::Math(MathFn::Sqrt), &[req("x", "T")], "T", "The square root of `x`, correctly rounded (`f32`, `f64`)."),
     Entry::function("rsqrt", F::Math(MathFn::Rsqrt), &[req("x", "T")], "T", "An approximation of `1 / sqrt(x)` (`f32`, `f64`)."),
     Entry::function("exp2", F::Math(MathFn::Exp2), &[req("x", "f32")], "f32", "2 to the power `x`, the hardware approximation (`ex2.approx.f32`)."),
@@ -380,7 +383,9 @@ pub const BUILTINS: &[Entry] = &[
     Entry::function("log", F::Math(MathFn::Log), &[req("x", "f32")], "f32", "The natural logarithm of `x`, through the hardware's `lg2.approx.f32`."),
     Entry::function("sin", F::Math(MathFn::Sin), &[req("x", "f32")], "f32", "The sine of `x` (radians), the hardware approximation (`sin.approx.f32`)."),
     Entry::function("cos", F::Math(MathFn::Cos), &[req("x", "f32")], "f32", "The cosine of `x` (radians), the hardware approximation (`cos.approx.f32`)."),
-    Entry::function("fma", F::Math(MathFn::Fma), &[req("a", "T"), req("b", "T"), req("c", "T")], "T", "`a * b + c`, rounded once (`f32`, `f64`).").constant(),
+    Entry::function("fma", F::Math(MathFn::Fma), &[req("a", "T"), req("b", "T"), req("c", "T")], "T", "`a * b + c`, rounded once (`f32`, `f64`, and `f16x2`/`bf16x2` half by half: HFMA2).").constant(),
+    Entry::function("f16x2", F::Pack(Scalar::F16x2), &[req("lo", "T"), req("hi", "T")], "f16x2", "A pair of halves from two `f16` (moved) or two `f32` (each rounded to nearest even: one `cvt.rn.f16x2.f32`); `.lo` and `.hi` read them back.").constant(),
+    Entry::function("bf16x2", F::Pack(Scalar::BF16x2), &[req("lo", "T"), req("hi", "T")], "bf16x2", "A pair of halves from two `bf16` (moved) or two `f32` (each rounded to nearest even: one `cvt.rn.bf16x2.f32`); `.lo` and `.hi` read them back.").constant(),
     Entry::function("select", F::Select, &[req("cond", "bool"), req("a", "T"), req("b", "T")], "T", "`a` if `cond`, else `b`; all three are evaluated (`selp`).").constant(),
     // ---- atomics
     Entry::function("atomic_add", F::Atomic(AtomicOp::Add), &[PLACE, req("value", "T"), ATOMIC_SEM[0], ATOMIC_SEM[1]], "T", "Adds `value` to the element and returns what it held before."),

@@ -1216,6 +1216,9 @@ pub enum Value {
     Bool(bool),
     Int(i128),
     Float(f64),
+    /// A packed pair (`f16x2`, `bf16x2`): the low half, then the high
+    /// half, each an `f64` holding a value of the half type exactly.
+    Pair(f64, f64),
 }
 
 #[derive(Clone, Debug)]
@@ -1386,6 +1389,13 @@ pub enum MathFn {
     Cos,
     /// `fma(a, b, c)` = a * b + c, rounded once.
     Fma,
+    /// `f16x2(lo, hi)`, `bf16x2(lo, hi)`: a packed pair (the expression's
+    /// type) from two halves of its half type, moved, or from two `f32`s,
+    /// each rounded once to nearest even (`cvt.rn.f16x2.f32`).
+    Pack,
+    /// `x.lo`, `x.hi`: the low or high half of a packed pair.
+    Lo,
+    Hi,
 }
 
 impl MathFn {
@@ -1404,6 +1414,9 @@ impl MathFn {
             MathFn::Sin => "sin",
             MathFn::Cos => "cos",
             MathFn::Fma => "fma",
+            MathFn::Pack => "pack",
+            MathFn::Lo => "lo",
+            MathFn::Hi => "hi",
         }
     }
 }

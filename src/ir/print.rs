@@ -628,6 +628,18 @@ fn expr(out: &mut String, cx: Cx, x: &Expr, level: usize) {
             place(out, cx, p, level);
         }
         ExprKind::Call { func, args } => call(out, cx, *func, args, level),
+        // `x.lo`, `x.hi` and the pair's type as the name of `pack`, as
+        // the program writes them.
+        ExprKind::Math(f @ (MathFn::Lo | MathFn::Hi), args) => {
+            out.push('(');
+            list(out, cx, args, level);
+            let _ = write!(out, ").{}", f.name());
+        }
+        ExprKind::Math(MathFn::Pack, args) => {
+            let _ = write!(out, "{}(", x.ty);
+            list(out, cx, args, level);
+            out.push(')');
+        }
         ExprKind::Math(f, args) => {
             let _ = write!(out, "{}(", f.name());
             list(out, cx, args, level);
@@ -695,6 +707,14 @@ fn value(v: Value, ty: crate::types::Scalar) -> String {
         Value::Float(f) => match crate::fp::Format::of(ty) {
             Some(fmt) => format!("{}{ty}", crate::fp::display(f, fmt)),
             None => format!("{f:?}{ty}"),
+        },
+        Value::Pair(lo, hi) => match ty.half_of().and_then(crate::fp::Format::of) {
+            Some(fmt) => format!(
+                "{ty}({}, {})",
+                crate::fp::display(lo, fmt),
+                crate::fp::display(hi, fmt)
+            ),
+            None => format!("{ty}({lo:?}, {hi:?})"),
         },
     }
 }

@@ -9,6 +9,8 @@
 //! - Floats: decimal or scientific (`1.5`, `-2e-3`, `7`), `inf`, `-inf`,
 //!   `nan`, optionally suffixed by the type. Rounded to nearest; a finite
 //!   value too large for the type is an error.
+//! - `f16x2`, `bf16x2`: the two halves, low first, joined by `/`
+//!   (`1.5/-2`), each a literal of the half type.
 
 use crate::types::Scalar;
 
@@ -81,6 +83,17 @@ pub fn parse(text: &str, ty: Scalar) -> Result<u64, String> {
             };
             Ok(u64::from(f.encode(x, true)))
         }
+        Scalar::F16x2 | Scalar::BF16x2 => {
+            let half = ty.half_of().unwrap_or(Scalar::F16);
+            let Some((lo, hi)) = t.split_once('/') else {
+                return Err(format!(
+                    "`{text}` is not {} literal: write its two halves, low first, as `1.5/-2`",
+                    a(ty)
+                ));
+            };
+            let (lo, hi) = (parse(lo, half)?, parse(hi, half)?);
+            Ok(lo | hi << 16)
+        }
         Scalar::F16 | Scalar::BF16 => {
             let x: f64 = float_text(t)
                 .ok_or_else(|| not_a(text, ty))?
@@ -128,6 +141,7 @@ fn not_a(text: &str, ty: Scalar) -> String {
     let example = match ty {
         Scalar::Bool => "true",
         t if t.is_float() || t.is_storage_only() => "1.5",
+        t if t.is_packed() => "1.5/-2",
         _ => "1024",
     };
     format!(

@@ -395,7 +395,7 @@ impl BodyChecker<'_> {
                         span: field.span,
                         similar: super::body::similar(&field.name, ["lo", "hi"]),
                         help: Some(format!(
-                            "a `{}` has the fields `lo` (the low 16 bits) and `hi`",
+                            "values of type `{}` have the fields `lo` (the low 16 bits) and `hi`",
                             b.ty
                         )),
                     });

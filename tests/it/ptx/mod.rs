@@ -5,6 +5,7 @@
 mod build;
 mod harness;
 mod lineinfo;
+mod packed;
 mod registers;
 mod samples;
 mod wgmma;

@@ -11,6 +11,7 @@ mod dynamic_shared;
 mod generated;
 mod isa;
 mod named;
+mod packed;
 pub mod reference;
 pub mod samples;
 mod tensor;

@@ -1351,10 +1351,14 @@ fn through_storage(e: GenExpr, storage: &'static str, to: Ty) -> GenExpr {
     } else {
         e.source.clone()
     };
+    let widened = from != e.source;
     let source = format!("(({from} as {storage}) as {})", to.name());
-    GenExpr::node(source, to, &[&e], |v| {
+    let mut g = GenExpr::node(source, to, &[&e], |v| {
         Ok(convert(Val::F64(storage_round(v[0].float(), storage)), to))
-    })
+    });
+    // Two casts, or three with the widening: the writer folds by nodes.
+    g.nodes += 1 + u32::from(widened);
+    g
 }
 
 /// `x` rounded to the storage type `storage` as `as` documents it,

@@ -74,6 +74,10 @@ pub enum Function {
     Load4,
     Store2,
     Store4,
+    /// `ldmatrix_xN(tile[r, c], trans = t)`: N (1, 2, 4) 8 x 8 matrices.
+    LdMatrix(u8),
+    /// `stmatrix_xN(tile[r, c], values..., trans = t)`.
+    StMatrix(u8),
 }
 
 /// The built-in values.
@@ -261,6 +265,15 @@ const MASK: Param = Param {
 /// when not given, and then not written.
 const ATOMIC_SEM: [Param; 2] = [named("order", "..."), named("scope", "...")];
 const PLACE: Param = place("array[index]", "");
+/// The row a lane of a matrix access names.
+const ROW: Param = place("row", "shared element");
+/// `trans = true`: the matrices transposed (`.trans`).
+const TRANS: Param = Param {
+    name: "trans",
+    ty: "bool",
+    kind: ParamKind::Default("false"),
+    operand: Operand::Value,
+};
 
 const ALL: Needs = Needs {
     target: Target::Sm80,
@@ -442,6 +455,13 @@ pub const BUILTINS: &[Entry] = &[
     Entry::function("load4", F::Load4, &[PLACE], "(T, T, T, T)", "Four consecutive elements in one access: `let (a, b, c, d) = load4(x[i]);`."),
     Entry::function("store2", F::Store2, &[PLACE, req("a", "T"), req("b", "T")], "", "Stores two consecutive elements in one access."),
     Entry::function("store4", F::Store4, &[PLACE, req("a", "T"), req("b", "T"), req("c", "T"), req("d", "T")], "", "Stores four consecutive elements in one access."),
+    // ---- warp matrix loads and stores (language.md §8)
+    Entry::function("ldmatrix_x1", F::LdMatrix(1), &[ROW, TRANS], "(R)", "The warp loads one 8 x 8 matrix of 16-bit elements from shared memory, lanes 0 to 7 giving the address of each row: `let (r) = ldmatrix_x1(tile[row, col]);` (`ldmatrix.sync.aligned.m8n8.x1.shared.b16`)."),
+    Entry::function("ldmatrix_x2", F::LdMatrix(2), &[ROW, TRANS], "(R, R)", "The warp loads two 8 x 8 matrices of 16-bit elements from shared memory, lanes 8i to 8i + 7 giving the rows of matrix i (`ldmatrix.sync.aligned.m8n8.x2.shared.b16`)."),
+    Entry::function("ldmatrix_x4", F::LdMatrix(4), &[ROW, TRANS], "(R, R, R, R)", "The warp loads four 8 x 8 matrices of 16-bit elements from shared memory, lanes 8i to 8i + 7 giving the rows of matrix i: the A fragment of an m16n8k16 `mma` (`ldmatrix.sync.aligned.m8n8.x4.shared.b16`)."),
+    Entry::function("stmatrix_x1", F::StMatrix(1), &[ROW, req("a", "R"), TRANS], "", "The warp stores one 8 x 8 matrix of 16-bit elements to shared memory, lanes 0 to 7 giving the address of each row (`stmatrix.sync.aligned.m8n8.x1.shared.b16`).").needs(SM90),
+    Entry::function("stmatrix_x2", F::StMatrix(2), &[ROW, req("a", "R"), req("b", "R"), TRANS], "", "The warp stores two 8 x 8 matrices of 16-bit elements to shared memory (`stmatrix.sync.aligned.m8n8.x2.shared.b16`).").needs(SM90),
+    Entry::function("stmatrix_x4", F::StMatrix(4), &[ROW, req("a", "R"), req("b", "R"), req("c", "R"), req("d", "R"), TRANS], "", "The warp stores four 8 x 8 matrices of 16-bit elements to shared memory: an epilogue's tile of converted accumulators (`stmatrix.sync.aligned.m8n8.x4.shared.b16`).").needs(SM90),
     // ---- tensor cores and register budgets (language.md §16)
     Entry::function("acc_row", F::AccRow, &[operand("acc", Operand::Accum), req("i", "u32")], "u32", "The row (0 to 63) of this thread's element `i` of the accumulator: `16 * (warp_id % 4) + lane_id / 4 + 8 * ((i >> 1) & 1)`."),
     Entry::function("acc_col", F::AccCol, &[operand("acc", Operand::Accum), req("i", "u32")], "u32", "The column of this thread's element `i` of the accumulator: `8 * (i >> 2) + 2 * (lane_id % 4) + (i & 1)`."),

@@ -220,6 +220,14 @@ impl BodyChecker<'_> {
                 None
             }
             Function::Store2 | Function::Store4 => self.store_vector_call(c),
+            Function::LdMatrix(_) => {
+                self.no_named_args(entry.name, named);
+                self.vector_as_value(entry, args, span);
+                None
+            }
+            Function::StMatrix(n) => self
+                .store_matrix_call(c, usize::from(n))
+                .map(|k| CallResult::Effect(Box::new(k))),
         }
     }
 

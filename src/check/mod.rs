@@ -28,6 +28,7 @@ mod exprs;
 mod globals;
 mod kernel;
 mod literals;
+mod matrix;
 mod named;
 mod places;
 mod stmts;
@@ -45,8 +46,9 @@ pub use error::CheckError;
 pub use globals::Globals;
 
 /// The checker's diagnostics that read the analysis' facts of the lowered
-/// module (partial or not): zero divisors (E0117) and the alignment of
-/// vector accesses (E0148, W0325).
+/// module (partial or not): zero divisors (E0117), the alignment of
+/// vector and matrix accesses (E0148, W0325, E0432, W0432) and whether
+/// every lane of a warp runs each matrix access (E0434).
 pub fn after_analysis(module: &ir::Module, info: &crate::analysis::ModuleInfo) -> Vec<Diagnostic> {
     let mut found = Vec::new();
     for (f, fi) in module.functions.iter().zip(&info.functions) {
@@ -56,6 +58,7 @@ pub fn after_analysis(module: &ir::Module, info: &crate::analysis::ModuleInfo) -
     for (k, ki) in module.kernels.iter().zip(&info.kernels) {
         found.extend(divisors::zero_divisors(&k.body, &ki.body.values));
         found.extend(vector::alignment(&k.body, &k.shared, &ki.body.values));
+        found.extend(matrix::convergence(k, &ki.body));
     }
     found.into_iter().map(CheckError::into_diagnostic).collect()
 }

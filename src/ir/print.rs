@@ -211,7 +211,11 @@ fn stmt(out: &mut String, cx: Cx, s: &Stmt, level: usize) {
             out.push_str("call ");
             call(out, cx, *func, args, level);
         }
-        StmtKind::LoadVector { locals, place: p } => {
+        StmtKind::LoadVector {
+            locals,
+            place: p,
+            matrix,
+        } => {
             out.push_str("let (");
             for (i, l) in locals.iter().enumerate() {
                 if i > 0 {
@@ -219,16 +223,40 @@ fn stmt(out: &mut String, cx: Cx, s: &Stmt, level: usize) {
                 }
                 local_decl(out, cx, *l);
             }
-            let _ = write!(out, ") = load{}(", locals.len());
+            match matrix {
+                Some(_) => {
+                    let _ = write!(out, ") = ldmatrix_x{}(", locals.len());
+                }
+                None => {
+                    let _ = write!(out, ") = load{}(", locals.len());
+                }
+            }
             place(out, cx, p, level);
+            if matrix.is_some_and(|m| m.trans) {
+                out.push_str(", trans = true");
+            }
             out.push(')');
         }
-        StmtKind::StoreVector { place: p, values } => {
-            let _ = write!(out, "store{}(", values.len());
+        StmtKind::StoreVector {
+            place: p,
+            values,
+            matrix,
+        } => {
+            match matrix {
+                Some(_) => {
+                    let _ = write!(out, "stmatrix_x{}(", values.len());
+                }
+                None => {
+                    let _ = write!(out, "store{}(", values.len());
+                }
+            }
             place(out, cx, p, level);
             for v in values {
                 out.push_str(", ");
                 expr(out, cx, v, level);
+            }
+            if matrix.is_some_and(|m| m.trans) {
+                out.push_str(", trans = true");
             }
             out.push(')');
         }

@@ -244,6 +244,17 @@ mod tests {
     use super::*;
 
     #[test]
+    fn pairs_are_two_halves_low_first() {
+        assert_eq!(parse("1.5/-2", Scalar::F16x2), Ok(0xc000_3e00));
+        assert_eq!(parse("1/1", Scalar::BF16x2), Ok(0x3f80_3f80));
+        assert_eq!(parse(" 0 / inf ", Scalar::F16x2), Ok(0x7c00_0000));
+        let bad = |t: &str| parse(t, Scalar::F16x2).unwrap_err();
+        assert!(bad("1.5").contains("`1.5/-2`"), "{}", bad("1.5"));
+        assert!(bad("1/70000").contains("f16"), "{}", bad("1/70000"));
+        assert!(bad("1/x").contains("f16"), "{}", bad("1/x"));
+    }
+
+    #[test]
     fn integers_in_every_radix_and_range() {
         assert_eq!(parse("1024", Scalar::U32), Ok(1024));
         assert_eq!(parse("1_000_000", Scalar::U32), Ok(1_000_000));

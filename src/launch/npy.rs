@@ -373,6 +373,24 @@ fn encode<T: npyz::AutoSerialize>(
 mod tests {
     use super::*;
 
+    #[test]
+    fn pairs_travel_as_their_halves() {
+        let halves: Vec<u16> = vec![0x3c00, 0xc000, 0x7e00, 0x0001];
+        let data = le(&halves, u16::to_le_bytes);
+        let file = write(Scalar::F16x2, &data).expect("write");
+        // Two f16x2 elements: a float16 array of shape (2, 2).
+        let (back, shape) = read_shaped(&file, Scalar::F16x2, &[]).expect("read");
+        assert_eq!((back, shape), (data.clone(), vec![2, 2]));
+        // Read as f16 too; an odd count of halves is no array of pairs.
+        assert_eq!(read(&file, Scalar::F16).expect("f16"), data);
+        let odd = write(Scalar::F16, &data[..6]).expect("write");
+        let e = read(&odd, Scalar::F16x2).unwrap_err();
+        assert!(e.contains("odd number of halves"), "{e}");
+        let bf = write(Scalar::BF16x2, &data).expect("write");
+        assert_eq!(read(&bf, Scalar::BF16x2).expect("bf16x2"), data);
+        assert!(read(&bf, Scalar::F16x2).is_err());
+    }
+
     fn le<T: Copy, const N: usize>(xs: &[T], f: fn(T) -> [u8; N]) -> Vec<u8> {
         xs.iter().flat_map(|&x| f(x)).collect()
     }

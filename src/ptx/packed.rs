@@ -234,3 +234,61 @@ fn fp8_source(e: &Expr, elem: Scalar) -> Option<&Expr> {
         _ => None,
     }
 }
+
+impl Writer<'_> {
+    /// `let (locals...) = ldmatrix_xN(place)`: `ldmatrix.sync.aligned.m8n8
+    /// .xN{.trans}.shared.b16 {regs}, [addr]`, each lane's address that of
+    /// its row (through the array's swizzle: a 16-byte row is one chunk).
+    pub(super) fn load_matrix(
+        &mut self,
+        locals: &[crate::ir::LocalId],
+        place: &crate::ir::Place,
+        m: crate::ir::Matrix,
+    ) -> Result<()> {
+        let mem = self.place_ref(place)?;
+        let mut dests = Vec::with_capacity(locals.len());
+        for l in locals {
+            dests.push(Operand::Reg(self.local(*l)?).to_string());
+        }
+        let outer = self.at(place.span);
+        emit!(
+            self,
+            "ldmatrix.sync.aligned.m8n8.x{}{}.shared.b16 {{{}}}, {};",
+            locals.len(),
+            if m.trans { ".trans" } else { "" },
+            dests.join(", "),
+            mem.addr
+        );
+        self.restore(outer);
+        Ok(())
+    }
+
+    /// `stmatrix_xN(place, values...)`: `stmatrix.sync.aligned.m8n8.xN
+    /// {.trans}.shared.b16 [addr], {regs}` (sm_90, PTX 7.8), the address
+    /// first, then the values in order.
+    pub(super) fn store_matrix(
+        &mut self,
+        place: &crate::ir::Place,
+        values: &[Expr],
+        m: crate::ir::Matrix,
+    ) -> Result<()> {
+        let mem = self.place_ref(place)?;
+        let vals = self.operand_list(values)?;
+        let mut regs = Vec::with_capacity(vals.len());
+        for (v, e) in vals.into_iter().zip(values) {
+            regs.push(Operand::Reg(self.in_reg(v, e.ty)).to_string());
+        }
+        self.need(7, 8);
+        let outer = self.at(place.span);
+        emit!(
+            self,
+            "stmatrix.sync.aligned.m8n8.x{}{}.shared.b16 {}, {{{}}};",
+            values.len(),
+            if m.trans { ".trans" } else { "" },
+            mem.addr,
+            regs.join(", ")
+        );
+        self.restore(outer);
+        Ok(())
+    }
+}

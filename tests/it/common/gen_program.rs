@@ -657,7 +657,18 @@ pub fn required_features() -> Vec<String> {
             "acc_col",
             "f16x2",
             "bf16x2",
+            "ldmatrix_x1",
+            "ldmatrix_x2",
+            "ldmatrix_x4",
+            "stmatrix_x1",
+            "stmatrix_x2",
+            "stmatrix_x4",
         ],
+    );
+    prefixed(
+        &mut f,
+        "matrix:",
+        &["trans", "swizzle", "f16", "bf16", "u16"],
     );
     prefixed(
         &mut f,

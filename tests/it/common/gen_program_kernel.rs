@@ -105,6 +105,7 @@ pub fn program(index: u64, seed: u64) -> Program {
     if sm90 {
         items.push_str(&tensor_kernel(&mut g));
     }
+    items.push_str(&matrix_kernel(&mut g, sm90));
     if index % 4 == 2 || g.chance(4) {
         items.push_str(&limits_kernel(&mut g, sm90));
     }
@@ -1005,6 +1006,86 @@ fn bulk(g: &mut Gen, k: &mut K) {
          {done}.wait();\nfence_proxy_async();\nsync_threads();\n\
          if thread_idx.x == 0 {{\n    copy_async_store({dst}[block_idx.x * 64], {tile}[0], {store_bytes});\n    copy_async_commit();\n    copy_async_wait({groups});\n}}"
     ));
+}
+
+/// A kernel of warp matrix accesses: `ldmatrix_x1/x2/x4` (swept) from a
+/// plain or swizzled shared array of 16-bit elements, transposed or not,
+/// at rows whose alignment shows; in sm_90 programs the `stmatrix` of the
+/// same count back into the array.
+fn matrix_kernel(g: &mut Gen, sm90: bool) -> String {
+    // Shifted by index / 3, so that every count meets sm_90 programs
+    // (`index % 3 != 0`).
+    let n = g.sweep(&[1usize, 2, 4], 1, g.index / 3);
+    let elem = g.pick(&["f16", "bf16", "u16"]);
+    g.note(format!("matrix:{elem}"));
+    let (t, out) = (g.name("mt"), g.name("mo"));
+    let swizzled = g.chance(2);
+    let decl = if swizzled {
+        g.note("matrix:swizzle");
+        format!("shared {t}: [{elem}; 2, 8, 64] swizzle(128);")
+    } else {
+        format!("shared {t}: [{elem}; 32, 32];")
+    };
+    let reg = if elem == "u16" { "u32" } else { "" };
+    let reg = if reg.is_empty() {
+        format!("{elem}x2")
+    } else {
+        reg.into()
+    };
+    let fill = if swizzled {
+        format!(
+            "for i in thread_idx.x..1024 step 64 {{
+        {t}[i / 512, (i / 64) % 8, i % 64] = i as {elem};
+    }}"
+        )
+    } else {
+        format!(
+            "for i in thread_idx.x..1024 step 64 {{
+        {t}[i / 32, i % 32] = i as {elem};
+    }}"
+        )
+    };
+    let place = if swizzled {
+        "[warp_id, lane_id % 8, 8 * (lane_id / 8)]".to_string()
+    } else {
+        "[lane_id, 8 * (warp_id + lane_id % 3)]".to_string()
+    };
+    let trans = if g.chance(2) {
+        g.note("matrix:trans");
+        ", trans = true"
+    } else {
+        ""
+    };
+    let names: Vec<String> = (0..n).map(|_| g.name("r")).collect();
+    g.note(format!("builtin:ldmatrix_x{n}"));
+    let mut body = format!(
+        "    {fill}
+    sync_threads();
+    let ({}) = ldmatrix_x{n}({t}{place}{trans});
+",
+        names.join(", ")
+    );
+    if sm90 {
+        g.note(format!("builtin:stmatrix_x{n}"));
+        body.push_str(&format!(
+            "    sync_threads();
+    stmatrix_x{n}({t}{place}, {}{trans});
+",
+            names.join(", ")
+        ));
+    }
+    body.push_str(&format!(
+        "    {out}[thread_idx.x] = {};
+",
+        names.join(if reg == "u32" { " ^ " } else { " + " })
+    ));
+    format!(
+        "kernel {}({out}: global mut [{reg}]) block(64) {{
+    {decl}
+{body}}}
+",
+        g.name("matrices")
+    )
 }
 
 /// The element types of tensor maps, with their bytes.

@@ -5,6 +5,7 @@
 mod build;
 mod harness;
 mod lineinfo;
+mod matrix;
 mod packed;
 mod registers;
 mod samples;

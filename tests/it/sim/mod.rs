@@ -10,6 +10,7 @@ mod cluster;
 mod dynamic_shared;
 mod generated;
 mod isa;
+mod matrix;
 mod named;
 mod packed;
 pub mod reference;

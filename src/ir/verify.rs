@@ -376,7 +376,11 @@ impl<'m> Verifier<'m> {
         if !matches!(n, 1 | 2 | 4) {
             self.error(span, format!("a matrix access of {n} matrices"));
         }
-        if !matches!(place.kind, PlaceKind::Shared { .. }) {
+        // `SharedAt`: the same element, its address hoisted by `licm`.
+        if !matches!(
+            place.kind,
+            PlaceKind::Shared { .. } | PlaceKind::SharedAt { .. }
+        ) {
             self.error(span, "a matrix access outside this CTA's shared memory");
         }
         crate::ir::Matrix::register(place.elem).unwrap_or_else(|| {

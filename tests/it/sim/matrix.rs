@@ -185,3 +185,72 @@ fn matrix_loads_and_stores_follow_the_fragment_layout() {
         );
     }
 }
+
+const LOOP: &str = r#"
+kernel l(x: global [f16], y: global mut [f16x2], n: u32) block(64) {
+    shared t: [f16; 16, 16];
+    for i in thread_idx.x..256 step 64 {
+        t[i / 16, i % 16] = x[i];
+    }
+    sync_threads();
+    let mut acc = f16x2(0.0, 0.0);
+    for _k in 0..n {
+        let (a, b) = ldmatrix_x2(t[lane_id % 16, 8]);
+        acc = fma(a, b, acc);
+    }
+    for _k in 0..3u32 {
+        let (c) = ldmatrix_x1(t[lane_id % 8, 0], trans = true);
+        acc = acc * c;
+    }
+    y[thread_idx.x] = acc;
+}
+"#;
+
+/// The optimiser moves matrix accesses as shared accesses: `licm` hoists
+/// their invariant row address out of the loop, `unroll` copies them; the
+/// results are the reference's with the passes on and off.
+#[test]
+fn matrix_accesses_in_loops_survive_the_passes() {
+    use kdsl::opt::Passes;
+    let x: Vec<u16> = (0..256u32)
+        .map(|i| half::f16::from_f32((i % 7) as f32 * 0.25).to_bits())
+        .collect();
+    let bytes: Vec<u8> = x.iter().flat_map(|h| h.to_le_bytes()).collect();
+    let xv = |r: usize, c: usize| half::f16::from_bits(x[16 * r + c]);
+    for passes in [Passes::none(), Passes::all()] {
+        let k = kdsl_str_with("l.kdsl", LOOP, &with_passes(passes.clone()));
+        let l = launch(
+            "l",
+            1,
+            64,
+            1,
+            vec![
+                array("x", Scalar::F16, bytes.clone()),
+                array("y", Scalar::F16x2, vec![0; 256]),
+                u32v(5),
+            ],
+        );
+        let o = run_clean(&k, &l);
+        let y = as_u32(&o.arrays[1]);
+        for (tid, got) in y.iter().enumerate() {
+            let lane = tid % 32;
+            let (r, c) = (lane / 4, 2 * (lane % 4));
+            let mut acc = [half::f16::ZERO; 2];
+            for (h, a) in acc.iter_mut().enumerate() {
+                // Matrices 0 and 1: rows 0..7 and 8..15, columns 8..15.
+                let (av, bv) = (xv(r, 8 + c + h), xv(8 + r, 8 + c + h));
+                for _ in 0..5 {
+                    let exact = f64::from(av) * f64::from(bv) + f64::from(*a);
+                    *a = half::f16::from_f64(exact);
+                }
+                // Transposed: rows 2 (l % 4) + h of column l / 4.
+                let cv = xv(2 * (lane % 4) + h, lane / 4);
+                for _ in 0..3 {
+                    *a *= cv;
+                }
+            }
+            let want = u32::from(acc[0].to_bits()) | u32::from(acc[1].to_bits()) << 16;
+            assert_eq!(*got, want, "{passes:?} thread {tid}");
+        }
+    }
+}

@@ -29,6 +29,7 @@ mod globals;
 pub mod instances;
 mod kernel;
 mod literals;
+mod matrix;
 mod named;
 mod places;
 mod stmts;
@@ -46,8 +47,9 @@ pub use error::CheckError;
 pub use globals::Globals;
 
 /// The checker's diagnostics that read the analysis' facts of the lowered
-/// module (partial or not): zero divisors (E0117) and the alignment of
-/// vector accesses (E0148, W0325).
+/// module (partial or not): zero divisors (E0117), the alignment of
+/// vector and matrix accesses (E0148, W0325, E0432, W0432) and whether
+/// every lane of a warp runs each matrix access (E0434).
 pub fn after_analysis(module: &ir::Module, info: &crate::analysis::ModuleInfo) -> Vec<Diagnostic> {
     let mut found = Vec::new();
     for (f, fi) in module.functions.iter().zip(&info.functions) {
@@ -65,6 +67,7 @@ pub fn after_analysis(module: &ir::Module, info: &crate::analysis::ModuleInfo) -
 pub fn after_analysis_kernel(k: &ir::Kernel, ki: &crate::analysis::KernelInfo) -> Vec<Diagnostic> {
     let mut found = divisors::zero_divisors(&k.body, &ki.body.values);
     found.extend(vector::alignment(&k.body, &k.shared, &ki.body.values));
+    found.extend(matrix::convergence(k, &ki.body));
     found.into_iter().map(CheckError::into_diagnostic).collect()
 }
 

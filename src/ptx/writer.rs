@@ -53,6 +53,8 @@ impl Class {
             // Storage types are moved, never computed with: their bits
             // (an fp8 zero-extended) in a `.b32` register.
             Scalar::E4M3 | Scalar::E5M2 | Scalar::TF32 => Class::B32,
+            // A pair of halves: one `.b32` register, as nvcc keeps `half2`.
+            Scalar::F16x2 | Scalar::BF16x2 => Class::B32,
             Scalar::I64 | Scalar::U64 => Class::B64,
             Scalar::F16 | Scalar::BF16 => Class::B16,
             Scalar::F32 => Class::F32,

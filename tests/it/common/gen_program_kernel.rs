@@ -1451,7 +1451,8 @@ fn warpgroup_kernel(g: &mut Gen, env: &Env) -> String {
     let threads = 128 * w;
     let entry = (65536 / (8 * threads) * 8).min(255);
     let producer = g.pick(&[24u32, 40]);
-    let how = g.pick(&["warp_id / 4", "warp_id >> 2", "thread_idx.x / 128"]);
+    // The warpgroup index in each of its spellings, swept too.
+    let how = ["warp_id / 4", "warp_id >> 2", "thread_idx.x / 128"][(g.index / 6 % 3) as usize];
     g.note(format!("warpgroup_index:{how}"));
     g.note("builtin:set_max_regs");
     let mut s =

@@ -1,7 +1,11 @@
 //! Simulator speed: simulated PTX instructions per second on one core, for
 //! a 256×256×256 `sgemm_tiled` and a `pipeline_sum` over 2^20 floats (both
-//! the kdslc PTX of the samples). Criterion's throughput is set to the
-//! instructions one run executes, so "elem/s" is instructions per second.
+//! the kdslc PTX of the samples), and the Hopper GEMM at 1024×1024×1024
+//! (the design's PTX of it as kdslc emits it, `tests/fixtures/hopper-ptx/`:
+//! TMA, 4 × wgmma.m64n256k16 per k-tile, setmaxnreg), whose time is the
+//! wgmmas' 2^30 multiply-adds more than its 6.7 M instructions.
+//! Criterion's throughput is set to the instructions one run executes, so
+//! "elem/s" is instructions per second.
 //!
 //!     cargo bench --bench sim
 
@@ -91,6 +95,54 @@ fn benches(c: &mut Criterion) {
         ],
     };
     bench_one(c, "pipeline_sum_1m", &pipeline, &launch);
+
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/hopper-ptx/gemm_g_40_232.ptx");
+    let ptx = std::fs::read_to_string(&path).expect("the GEMM's PTX");
+    let gemm = sim::signatures(&ptx).expect("the GEMM parses");
+    let sig = gemm.first().expect("one kernel");
+    let gemm_program = {
+        let mut sources = kdsl::source::SourceMap::new();
+        let file = sources.add(kdsl::source::SourceFile::new("gemm.ptx", None, &ptx));
+        sim::load(
+            &ptx,
+            PtxSource::File {
+                file,
+                sources: &mut sources,
+            },
+        )
+        .expect("the GEMM loads")
+    };
+    let n = 1024u32;
+    let map = |name: &str, rows: u32, seed: u32, box_rows: u32| {
+        let param = &sig.params[if name == "a" { 0 } else { 1 }];
+        kdsl::launch::value::parse(
+            param,
+            &format!("tmap:bf16:rand:{rows},{n}:{seed}:box={box_rows},64:swizzle=128"),
+        )
+        .expect("a tensor map")
+    };
+    let launch = Launch {
+        kernel: "gemm".into(),
+        grid: [(n / 256) * (n / 128), 1, 1],
+        block: [384, 1, 1],
+        cluster: [1, 1, 1],
+        dynamic_shared: 197_632,
+        args: vec![
+            map("a", n, 1, 128),
+            map("b", n, 2, 256),
+            ArgValue::Array(Array {
+                name: "c".into(),
+                elem: Scalar::BF16,
+                data: vec![0; (2 * n * n) as usize],
+                writable: true,
+            }),
+            u32v(n),
+            u32v(n),
+            u32v(n),
+        ],
+    };
+    bench_one(c, "hopper_gemm_1024", &gemm_program, &launch);
 }
 
 criterion_group!(sim_benches, benches);

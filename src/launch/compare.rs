@@ -16,6 +16,12 @@
 //!
 //! A tolerance is needed because the order of floating-point atomics (and
 //! so their rounding) differs between the GPU and the simulator.
+//!
+//! Exactly, with no tolerance, when the kernel multiplies with tensor
+//! cores (`wgmma`) and every float input is integer-valued
+//! ([`integer_valued`]): the products and sums are then exact in every
+//! order (the PTX ISA leaves the order of a wgmma's sums unspecified), so
+//! the GPU and the simulator agree bit for bit (hopper.md §3.7).
 
 use super::{dump, Array};
 use crate::types::Scalar;
@@ -54,6 +60,8 @@ pub struct Difference {
     pub shape: Option<String>,
     /// How many elements differ.
     pub count: usize,
+    /// Floats were compared bit for bit.
+    pub exact: bool,
     /// The first [`SHOWN`] of them.
     pub first: Vec<Mismatch>,
 }
@@ -62,6 +70,11 @@ pub struct Difference {
 /// in `sim`; returns one [`Difference`] per array that differs (none when
 /// they agree).
 pub fn compare(gpu: &[Array], sim: &[Array]) -> Vec<Difference> {
+    compare_with(gpu, sim, false)
+}
+
+/// [`compare`], floats bit for bit when `exact`.
+pub fn compare_with(gpu: &[Array], sim: &[Array], exact: bool) -> Vec<Difference> {
     let mut out = Vec::new();
     for g in gpu.iter().filter(|a| a.writable) {
         let diff = |shape: Option<String>| Difference {
@@ -70,6 +83,7 @@ pub fn compare(gpu: &[Array], sim: &[Array]) -> Vec<Difference> {
             len: g.len(),
             shape,
             count: 0,
+            exact,
             first: Vec::new(),
         };
         let Some(s) = sim.iter().find(|s| s.name == g.name) else {
@@ -96,7 +110,7 @@ pub fn compare(gpu: &[Array], sim: &[Array]) -> Vec<Difference> {
             .zip(s.data.chunks_exact(size))
             .enumerate()
         {
-            if !equal(g.elem, a, b) {
+            if !(equal(g.elem, a, b) && (!exact || a == b || both_nan(g.elem, a, b))) {
                 d.count += 1;
                 if d.first.len() < SHOWN {
                     d.first.push(Mismatch {
@@ -154,6 +168,43 @@ pub fn equal(elem: Scalar, a: &[u8], b: &[u8]) -> bool {
     (x - y).abs() <= rtol(elem) * x.abs().max(y.abs())
 }
 
+/// Both elements are NaNs (of any payload).
+fn both_nan(elem: Scalar, a: &[u8], b: &[u8]) -> bool {
+    let nan = |c: &[u8]| match elem {
+        Scalar::F64 => f64::from_le_bytes(word(c)).is_nan(),
+        Scalar::F32 => f32::from_le_bytes(word(c)).is_nan(),
+        Scalar::F16 => half::f16::from_le_bytes(word(c)).is_nan(),
+        Scalar::BF16 => half::bf16::from_le_bytes(word(c)).is_nan(),
+        _ => false,
+    };
+    nan(a) && nan(b)
+}
+
+/// Whether every float element of the launch's arrays and tensors is an
+/// integer (the 8-bit floats of a tensor by their values): then sums of
+/// products of them are exact in any order.
+pub fn integer_valued(launch: &super::Launch) -> bool {
+    launch.args.iter().all(|arg| {
+        let (a, fp8) = match arg {
+            super::ArgValue::Array(a) => (a, None),
+            super::ArgValue::TensorMap { array, map, .. } => (array, map.elem.fp8()),
+            super::ArgValue::Scalar { .. } => return true,
+        };
+        let size = a.elem.size() as usize;
+        a.data.chunks_exact(size.max(1)).all(|c| {
+            let x = match (fp8, a.elem) {
+                (Some(f), _) => f.decode(c.first().copied().unwrap_or(0)),
+                (None, Scalar::F64) => f64::from_le_bytes(word(c)),
+                (None, Scalar::F32) => f64::from(f32::from_le_bytes(word(c))),
+                (None, Scalar::F16) => half::f16::from_le_bytes(word(c)).to_f64(),
+                (None, Scalar::BF16) => half::bf16::from_le_bytes(word(c)).to_f64(),
+                _ => return true,
+            };
+            x.is_finite() && x == x.trunc()
+        })
+    })
+}
+
 fn word<const N: usize>(c: &[u8]) -> [u8; N] {
     let mut w = [0u8; N];
     for (d, s) in w.iter_mut().zip(c) {
@@ -167,7 +218,9 @@ impl fmt::Display for Difference {
         if let Some(why) = &self.shape {
             return write!(f, "`{}`: {why}", self.name);
         }
-        let rule = if self.elem.is_float() {
+        let rule = if self.elem.is_float() && self.exact {
+            " (compared bit for bit: the inputs are integer-valued)".to_string()
+        } else if self.elem.is_float() {
             format!(" beyond a relative tolerance of {:e}", rtol(self.elem))
         } else {
             String::new()
@@ -211,6 +264,63 @@ mod tests {
             data: xs.iter().flat_map(|&x| f(x)).collect(),
             writable: true,
         }
+    }
+
+    #[test]
+    fn integer_valued_tensor_core_results_compare_bit_for_bit() {
+        let g = arr("c", Scalar::F32, &[3.0f32, 1e6], f32::to_le_bytes);
+        let s = arr("c", Scalar::F32, &[3.0f32, 1e6 + 0.0625], f32::to_le_bytes);
+        // Within f32's tolerance ...
+        assert!(compare(std::slice::from_ref(&g), std::slice::from_ref(&s)).is_empty());
+        // ... but not the same bits.
+        let d = compare_with(std::slice::from_ref(&g), &[s], true);
+        assert_eq!(
+            d[0].to_string(),
+            "`c` (f32[2]): 1 element differs (compared bit for bit: the inputs are integer-valued) between the GPU and the simulator\n  [1] gpu 1000000.0, sim 1000000.06"
+        );
+        let nan = arr("c", Scalar::F32, &[f32::NAN], f32::to_le_bytes);
+        let other = arr("c", Scalar::F32, &[-f32::NAN], f32::to_le_bytes);
+        assert!(compare_with(&[nan], &[other], true).is_empty());
+        // Which launches are integer-valued.
+        let launch = |a: Array| super::super::Launch {
+            kernel: "k".into(),
+            grid: [1, 1, 1],
+            block: [1, 1, 1],
+            cluster: [1, 1, 1],
+            dynamic_shared: 0,
+            args: vec![super::super::ArgValue::Array(a)],
+        };
+        assert!(integer_valued(&launch(g)));
+        assert!(!integer_valued(&launch(arr(
+            "x",
+            Scalar::BF16,
+            &[0x3fc0u16],
+            u16::to_le_bytes
+        ))));
+        assert!(integer_valued(&launch(arr(
+            "x",
+            Scalar::BF16,
+            &[0xc040u16],
+            u16::to_le_bytes
+        ))));
+        assert!(integer_valued(&launch(arr(
+            "i",
+            Scalar::I32,
+            &[7i32],
+            i32::to_le_bytes
+        ))));
+        let p = super::super::ParamSig {
+            name: "m".into(),
+            kind: super::super::ParamKind::PtxTensorMap,
+        };
+        let half = super::super::value::parse(&p, "tmap:e4m3:fill:2,16:0.5:box=2,16").unwrap();
+        let two = super::super::value::parse(&p, "tmap:e4m3:fill:2,16:2:box=2,16").unwrap();
+        let with = |a| super::super::Launch {
+            args: vec![a],
+            ..launch(arr("i", Scalar::I32, &[7i32], i32::to_le_bytes))
+        };
+        assert!(!integer_valued(&with(half)));
+        assert!(integer_valued(&with(two)));
     }
 
     #[test]

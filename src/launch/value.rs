@@ -844,8 +844,8 @@ mod tests {
             /// Any text for any parameter kind is a value or a usage error.
             #[test]
             fn any_text_is_a_value_or_an_error(
-                text in "(f32:|u8:|bool:)?(zeros|iota|fill|rand|\\[|@)?[-:0-9,\\] a-z.]{0,16}",
-                kind in 0usize..4,
+                text in "(tmap:|tmap:bf16:|tmap:e4m3:)?(f32:|u8:|bool:)?(zeros|iota|fill|rand|\\[|@)?[-:0-9,=\\] a-z.]{0,20}",
+                kind in 0usize..6,
                 elem in 0usize..Scalar::ALL.len(),
             ) {
                 // Keep generated arrays small: no long runs of digits.
@@ -860,6 +860,8 @@ mod tests {
                     0 => ParamKind::Scalar(elem),
                     1 => ParamKind::Array { elem, writable: false },
                     2 => ParamKind::Array { elem, writable: true },
+                    3 => ParamKind::PtxTensorMap,
+                    4 => ParamKind::TensorMap(bf16_map(false)),
                     _ => ParamKind::PtxU64,
                 };
                 let q = p("q", kind);

@@ -359,6 +359,13 @@ pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
                         p.name, p.size
                     ));
                 }
+                // A launch built in a program has not been through the
+                // flags' check: the copies' addressing relies on it.
+                if let Err(why) =
+                    crate::launch::tensor::check_encode(map, dims, strides, array.data.len() as u64)
+                {
+                    return fail(format!("the tensor map `{}`: {why}", array.name));
+                }
                 let data = match filled(&array.data, array.data.len() as u64) {
                     Ok(data) => data,
                     Err(why) => return fail(format!("the copy of array `{}`: {why}", array.name)),

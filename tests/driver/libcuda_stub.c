@@ -5,12 +5,22 @@
  *
  *   KDSL_STUB_INIT=N   cuInit returns N
  *   KDSL_STUB_LOAD=N   cuModuleLoadDataEx returns N (and writes a JIT log)
+ *   KDSL_STUB_ENCODE=N cuTensorMapEncodeTiled returns N
+ *   KDSL_STUB_LOG=FILE each cuTensorMapEncodeTiled appends its arguments to
+ *                      FILE, and cuLaunchKernelEx, given KDSL_STUB_PARAMS=N,
+ *                      the first 8 bytes of each of its N parameters and
+ *                      whether each pointer is 64-byte aligned, and,
+ *                      given KDSL_STUB_DEREF=I, the 8 bytes at the address
+ *                      parameter I holds
  *
- * cuGetErrorString knows the codes 36 and 218, answers 1 (invalid value)
+ * A tensor map the stub encodes holds "STUBTMAP", then the global address.
+ *
+ * cuGetErrorString knows the codes 1, 36 and 218, answers 1 (invalid value)
  * for the others, and 424243 for 424242 (a result of its own that no
  * header names). Built at test time: cc -shared -fPIC. */
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,8 +79,62 @@ CUresult cuMemcpyDtoH_v2(void *dst, uint64_t src, size_t n) {
 }
 
 CUresult cuFuncSetAttribute(void *f, int attr, int value) { (void)f; (void)attr; (void)value; return 0; }
+
+static FILE *stub_log(void) {
+    const char *path = getenv("KDSL_STUB_LOG");
+    return path ? fopen(path, "a") : 0;
+}
+
 CUresult cuLaunchKernelEx(const void *config, void *f, void **params, void **extra) {
-    (void)config; (void)f; (void)params; (void)extra; return 0;
+    (void)config; (void)f; (void)extra;
+    FILE *log = stub_log();
+    const char *n = getenv("KDSL_STUB_PARAMS");
+    if (log && n) {
+        unsigned long count = strtoul(n, 0, 10);
+        for (unsigned long i = 0; i < count; i++) {
+            uint64_t word = 0;
+            memcpy(&word, params[i], 8);
+            fprintf(log, "param %lu %016llx aligned64=%d\n", i, (unsigned long long)word,
+                    (int)(((uintptr_t)params[i] % 64) == 0));
+        }
+        const char *d = getenv("KDSL_STUB_DEREF");
+        if (d) {
+            uint64_t address = 0, at = 0;
+            memcpy(&address, params[strtoul(d, 0, 10)], 8);
+            memcpy(&at, (const void *)(uintptr_t)address, 8);
+            fprintf(log, "deref %016llx\n", (unsigned long long)at);
+        }
+    }
+    if (log) fclose(log);
+    return 0;
+}
+
+CUresult cuTensorMapEncodeTiled(void *map, unsigned int type, unsigned int rank, void *address,
+                                const uint64_t *dims, const uint64_t *strides, const uint32_t *box,
+                                const uint32_t *element_strides, unsigned int interleave,
+                                unsigned int swizzle, unsigned int l2, unsigned int fill) {
+    FILE *log = stub_log();
+    if (log) {
+        fprintf(log, "encode type=%u rank=%u aligned16=%d dims=", type, rank,
+                (int)(((uintptr_t)address % 16) == 0));
+        for (unsigned int i = 0; i < rank; i++) fprintf(log, "%s%llu", i ? "," : "", (unsigned long long)dims[i]);
+        fprintf(log, " strides=");
+        for (unsigned int i = 0; i + 1 < rank; i++) fprintf(log, "%s%llu", i ? "," : "", (unsigned long long)strides[i]);
+        fprintf(log, " box=");
+        for (unsigned int i = 0; i < rank; i++) fprintf(log, "%s%u", i ? "," : "", box[i]);
+        fprintf(log, " elementStrides=");
+        for (unsigned int i = 0; i < rank; i++) fprintf(log, "%s%u", i ? "," : "", element_strides[i]);
+        fprintf(log, " interleave=%u swizzle=%u l2=%u fill=%u map_aligned64=%d\n", interleave, swizzle, l2,
+                fill, (int)(((uintptr_t)map % 64) == 0));
+        fclose(log);
+    }
+    CUresult r = chosen("KDSL_STUB_ENCODE");
+    if (r != 0) return r;
+    memset(map, 0, 128);
+    memcpy(map, "STUBTMAP", 8);
+    uint64_t a = (uint64_t)(uintptr_t)address;
+    memcpy((char *)map + 8, &a, 8);
+    return 0;
 }
 CUresult cuEventCreate(void **e, unsigned int flags) { (void)flags; *e = &event; return 0; }
 CUresult cuEventRecord(void *e, void *stream) { (void)e; (void)stream; return 0; }
@@ -84,6 +148,7 @@ CUresult cuGetErrorString(CUresult code, const char **text) {
     switch (code) {
     case 36: *text = "stub: a newer driver is needed"; return 0;
     case 218: *text = "stub: a PTX JIT compilation failed"; return 0;
+    case 1: *text = "stub: invalid argument"; return 0;
     case 424242: return 424243;
     default: *text = 0; return 1;
     }

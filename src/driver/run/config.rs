@@ -10,8 +10,9 @@
 //! words out in the kernel's parameter space itself, so the host never
 //! needs the `.param` offsets.
 
+use super::cuda::TiledMap;
 use crate::launch::shape::{limits, volume, Dims};
-use crate::launch::{ArgValue, Launch};
+use crate::launch::{ArgValue, KernelSignature, Launch, ParamKind, TensorMapSig};
 
 /// One parameter of a launch as the driver sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -20,8 +21,12 @@ pub(crate) enum Param {
     Value(u64),
     /// The device address of the launch's `n`th array argument.
     Buffer(usize),
-    /// A tensor map over the launch's `n`th array argument.
-    TensorMap(usize),
+    /// The tensor map of the launch's `n`th array argument, by value (a
+    /// 128-byte `.param`, `__grid_constant__`).
+    MapByValue(usize),
+    /// The device address of a copy of that map (a `.u64` parameter:
+    /// `const CUtensorMap*`).
+    MapPointer(usize),
 }
 
 /// The launch configuration of `cuLaunchKernelEx`.
@@ -54,13 +59,25 @@ pub(crate) struct DriverLaunch {
 }
 
 impl DriverLaunch {
-    /// `compiled_cluster`: the kernel declares its cluster shape.
-    pub(crate) fn of(launch: &Launch, compiled_cluster: bool) -> DriverLaunch {
+    /// `compiled_cluster`: the kernel declares its cluster shape; `sig`
+    /// says how each tensor map is passed (by value unless its parameter
+    /// is a `.u64` pointer).
+    pub(crate) fn of(
+        launch: &Launch,
+        sig: &KernelSignature,
+        compiled_cluster: bool,
+    ) -> DriverLaunch {
         let mut arrays = 0;
         let params = launch
             .args
             .iter()
-            .map(|a| match a {
+            .zip(
+                sig.params
+                    .iter()
+                    .map(|p| p.kind)
+                    .chain(std::iter::repeat(ParamKind::PtxTensorMap)),
+            )
+            .map(|(a, kind)| match a {
                 ArgValue::Scalar { bits, .. } => Param::Value(*bits),
                 ArgValue::Array(_) => {
                     arrays += 1;
@@ -68,7 +85,11 @@ impl DriverLaunch {
                 }
                 ArgValue::TensorMap { .. } => {
                     arrays += 1;
-                    Param::TensorMap(arrays - 1)
+                    if kind == ParamKind::PtxU64 {
+                        Param::MapPointer(arrays - 1)
+                    } else {
+                        Param::MapByValue(arrays - 1)
+                    }
                 }
             })
             .collect();
@@ -84,17 +105,49 @@ impl DriverLaunch {
         }
     }
 
-    /// The parameter words, given the device address of each array
-    /// argument in order (`None` for an address that is missing).
-    pub(crate) fn words(&self, addresses: &[u64]) -> Option<Vec<u64>> {
+    /// The parameters, given the device address of each array argument in
+    /// order, the tensor map of each (by array index) and the device
+    /// address of its copy (`None` for one that is missing).
+    pub(crate) fn params(
+        &self,
+        addresses: &[u64],
+        maps: &[Option<(super::cuda::EncodedMap, u64)>],
+    ) -> Option<Vec<super::cuda::ParamBytes>> {
+        use super::cuda::ParamBytes;
         self.params
             .iter()
             .map(|p| match p {
-                Param::Value(bits) => Some(*bits),
-                Param::Buffer(i) => addresses.get(*i).copied(),
-                Param::TensorMap(_) => None,
+                Param::Value(bits) => Some(ParamBytes::Word(*bits)),
+                Param::Buffer(i) => addresses.get(*i).copied().map(ParamBytes::Word),
+                Param::MapByValue(i) => maps
+                    .get(*i)
+                    .copied()
+                    .flatten()
+                    .map(|(m, _)| ParamBytes::Map(Box::new(m))),
+                Param::MapPointer(i) => maps
+                    .get(*i)
+                    .copied()
+                    .flatten()
+                    .map(|(_, a)| ParamBytes::Word(a)),
             })
             .collect()
+    }
+}
+
+/// The arguments `cuTensorMapEncodeTiled` is given for a map with `dims`
+/// and byte `strides` (outermost first, as kdsl and the launch have them):
+/// everything innermost first, element strides 1, no interleave.
+pub(crate) fn tiled_map(dims: &[u64], strides: &[u64], map: &TensorMapSig) -> TiledMap {
+    TiledMap {
+        data_type: map.elem.cuda_type().0,
+        dims: dims.iter().rev().copied().collect(),
+        strides: strides.iter().rev().copied().collect(),
+        boxes: map.boxes().iter().rev().copied().collect(),
+        element_strides: vec![1; dims.len()],
+        interleave: 0,
+        swizzle: map.swizzle.cuda_name().0,
+        l2_promotion: crate::launch::tensor::l2_cuda_name(map.l2_promotion).0,
+        fill: map.fill.cuda_name().0,
     }
 }
 
@@ -119,6 +172,31 @@ mod tests {
     use super::*;
     use crate::launch::Array;
     use crate::types::Scalar;
+
+    /// A signature whose parameters say nothing of the launch's tensor
+    /// maps (passed by value).
+    fn no_sig() -> KernelSignature {
+        KernelSignature {
+            name: "k".into(),
+            params: Vec::new(),
+            reqntid: None,
+            maxntid: None,
+            cluster: None,
+            dynamic_shared: None,
+        }
+    }
+
+    fn words(p: Option<Vec<super::super::cuda::ParamBytes>>) -> Option<Vec<u64>> {
+        use super::super::cuda::ParamBytes;
+        p.map(|p| {
+            p.into_iter()
+                .map(|b| match b {
+                    ParamBytes::Word(w) => w,
+                    ParamBytes::Map(_) => panic!("a map"),
+                })
+                .collect()
+        })
+    }
 
     fn array(name: &str, bytes: usize, writable: bool) -> ArgValue {
         ArgValue::Array(Array {
@@ -154,7 +232,7 @@ mod tests {
     #[test]
     fn shapes_and_parameter_words() {
         let l = saxpy_launch();
-        let d = DriverLaunch::of(&l, false);
+        let d = DriverLaunch::of(&l, &no_sig(), false);
         assert_eq!((d.grid, d.block, d.cluster), ([4, 1, 1], [256, 1, 1], None));
         assert!(!d.non_portable_cluster);
         assert_eq!((d.shared_bytes, d.max_dynamic_shared), (0, None));
@@ -167,16 +245,13 @@ mod tests {
                 Param::Value(1024)
             ]
         );
-        let words = d.words(&[0x7f00_0000_1000, 0x7f00_0000_2000]).unwrap();
-        assert_eq!(
-            words,
-            [0x4000_0000, 0x7f00_0000_1000, 0x7f00_0000_2000, 1024]
-        );
+        let w = words(d.params(&[0x7f00_0000_1000, 0x7f00_0000_2000], &[])).unwrap();
+        assert_eq!(w, [0x4000_0000, 0x7f00_0000_1000, 0x7f00_0000_2000, 1024]);
         // The low bytes of each word are the value in the parameter's own
         // width: what the driver copies for a 4-byte `.f32`/`.u32`.
-        assert_eq!(words[0].to_le_bytes()[..4], 2f32.to_le_bytes());
-        assert_eq!(words[3].to_le_bytes()[..4], 1024u32.to_le_bytes());
-        assert_eq!(d.words(&[1]), None);
+        assert_eq!(w[0].to_le_bytes()[..4], 2f32.to_le_bytes());
+        assert_eq!(w[3].to_le_bytes()[..4], 1024u32.to_le_bytes());
+        assert_eq!(words(d.params(&[1], &[])), None);
     }
 
     #[test]
@@ -198,7 +273,7 @@ mod tests {
             ],
             ..saxpy_launch()
         };
-        let w = DriverLaunch::of(&l, false).words(&[]).unwrap();
+        let w = words(DriverLaunch::of(&l, &no_sig(), false).params(&[], &[])).unwrap();
         assert_eq!(w[0].to_le_bytes()[..2], [0x00, 0x3c]);
         assert_eq!(w[1].to_le_bytes()[..4], (-1i32).to_le_bytes());
         // Nothing leaks above the parameter's width.
@@ -206,39 +281,111 @@ mod tests {
         assert_eq!(w[2], 1);
     }
 
+    /// A tensor map: by value for a 128-byte parameter (the driver reads
+    /// its 128 bytes), by the address of a device copy for a `.u64` one;
+    /// the encoding's arguments innermost first.
+    #[test]
+    fn tensor_maps_by_value_and_by_pointer() {
+        use super::super::cuda::{EncodedMap, ParamBytes};
+        use crate::launch::{ParamSig, TensorElem};
+        let param = |kind| ParamSig {
+            name: "m".into(),
+            kind,
+        };
+        let map = |text: &str| {
+            crate::launch::value::parse(&param(ParamKind::PtxTensorMap), text).unwrap()
+        };
+        let mut l = saxpy_launch();
+        l.args = vec![
+            map("tmap:bf16:zeros:200,136:box=128,64:swizzle=128:fill=nan:l2=256"),
+            map("tmap:u8:zeros:4,5,32:box=2,2,16"),
+            array("c", 64, true),
+        ];
+        let mut sig = no_sig();
+        sig.params = vec![
+            param(ParamKind::PtxTensorMap),
+            param(ParamKind::PtxU64),
+            param(ParamKind::PtxU64),
+        ];
+        let d = DriverLaunch::of(&l, &sig, false);
+        assert_eq!(
+            d.params,
+            [Param::MapByValue(0), Param::MapPointer(1), Param::Buffer(2)]
+        );
+        let m0 = EncodedMap([7; 128]);
+        let m1 = EncodedMap([9; 128]);
+        let p = d
+            .params(
+                &[0x1000, 0x2000, 0x3000],
+                &[Some((m0, 0)), Some((m1, 0x4000)), None],
+            )
+            .unwrap();
+        assert!(matches!(&p[0], ParamBytes::Map(m) if **m == m0));
+        assert!(matches!(p[1], ParamBytes::Word(0x4000)));
+        assert!(matches!(p[2], ParamBytes::Word(0x3000)));
+        let ArgValue::TensorMap {
+            dims, strides, map, ..
+        } = &l.args[0]
+        else {
+            panic!()
+        };
+        let t = tiled_map(dims, strides, map);
+        assert_eq!(t.data_type, TensorElem::BF16.cuda_type().0);
+        assert_eq!(
+            (t.dims, t.strides, t.boxes),
+            (vec![136, 200], vec![272], vec![64, 128])
+        );
+        assert_eq!(t.element_strides, [1, 1]);
+        assert_eq!(
+            (t.interleave, t.swizzle, t.l2_promotion, t.fill),
+            (0, 3, 3, 1)
+        );
+        let ArgValue::TensorMap {
+            dims, strides, map, ..
+        } = &l.args[1]
+        else {
+            panic!()
+        };
+        let t = tiled_map(dims, strides, map);
+        assert_eq!(
+            (t.dims, t.strides, t.boxes),
+            (vec![32, 5, 4], vec![32, 160], vec![16, 2, 2])
+        );
+    }
+
     #[test]
     fn clusters_and_the_non_portable_size() {
         let mut l = saxpy_launch();
         l.grid = [8, 2, 1];
         l.cluster = [2, 1, 1];
-        let d = DriverLaunch::of(&l, false);
+        let d = DriverLaunch::of(&l, &no_sig(), false);
         assert_eq!((d.grid, d.cluster), ([8, 2, 1], Some([2, 1, 1])));
         assert!(!d.non_portable_cluster);
         l.grid = [16, 1, 1];
         l.cluster = [16, 1, 1];
-        assert!(DriverLaunch::of(&l, false).non_portable_cluster);
+        assert!(DriverLaunch::of(&l, &no_sig(), false).non_portable_cluster);
         l.cluster = [4, 2, 1];
-        assert!(!DriverLaunch::of(&l, false).non_portable_cluster);
+        assert!(!DriverLaunch::of(&l, &no_sig(), false).non_portable_cluster);
         // A kernel compiled with its cluster shape gets no attribute (the
         // driver takes the shape from the kernel), but still the
         // non-portable size when it needs it.
-        let d = DriverLaunch::of(&l, true);
+        let d = DriverLaunch::of(&l, &no_sig(), true);
         assert_eq!((d.grid, d.cluster), ([16, 1, 1], None));
         l.cluster = [16, 1, 1];
-        assert!(DriverLaunch::of(&l, true).non_portable_cluster);
+        assert!(DriverLaunch::of(&l, &no_sig(), true).non_portable_cluster);
     }
 
     #[test]
     fn dynamic_shared_memory_is_given_and_opted_into() {
         let mut l = saxpy_launch();
         l.dynamic_shared = 131_200;
-        let d = DriverLaunch::of(&l, false);
+        let d = DriverLaunch::of(&l, &no_sig(), false);
         assert_eq!(d.shared_bytes, 131_200);
         assert_eq!(d.max_dynamic_shared, Some(131_200));
         // A PTX kernel's small dynamic array: still opted into, since its
         // static part is unknown here and could take the total past 48 KiB.
         l.dynamic_shared = 16;
-        let d = DriverLaunch::of(&l, false);
+        let d = DriverLaunch::of(&l, &no_sig(), false);
         assert_eq!((d.shared_bytes, d.max_dynamic_shared), (16, Some(16)));
     }
 
@@ -272,12 +419,12 @@ mod tests {
             crate::launch::build(sig, &req).unwrap()
         };
         // 4 barriers (32 bytes, padded to 128) then 4 × 32 KiB.
-        let d = DriverLaunch::of(&launch(&sigs[0]), false);
+        let d = DriverLaunch::of(&launch(&sigs[0]), &sigs[0], false);
         assert_eq!(
             (d.shared_bytes, d.max_dynamic_shared),
             (131_200, Some(131_200))
         );
-        let d = DriverLaunch::of(&launch(&sigs[1]), false);
+        let d = DriverLaunch::of(&launch(&sigs[1]), &sigs[1], false);
         assert_eq!((d.shared_bytes, d.max_dynamic_shared), (0, None));
     }
 

@@ -166,6 +166,22 @@ struct Api {
     event_elapsed_time: unsafe extern "C" fn(*mut f32, sys::CUevent, sys::CUevent) -> CuResult,
     event_destroy: unsafe extern "C" fn(sys::CUevent) -> CuResult,
     get_error_string: unsafe extern "C" fn(CuResult, *mut *const c_char) -> CuResult,
+    /// `cuTensorMapEncodeTiled`: its enums (data type, interleave,
+    /// swizzle, L2 promotion, fill) as the C ints they are.
+    tensor_map_encode_tiled: unsafe extern "C" fn(
+        *mut c_void,
+        c_uint,
+        c_uint,
+        *mut c_void,
+        *const u64,
+        *const u64,
+        *const u32,
+        *const u32,
+        c_uint,
+        c_uint,
+        c_uint,
+        c_uint,
+    ) -> CuResult,
 }
 
 impl Api {
@@ -213,6 +229,7 @@ impl Api {
             event_elapsed_time: entry!("cuEventElapsedTime"),
             event_destroy: entry!("cuEventDestroy_v2"),
             get_error_string: entry!("cuGetErrorString"),
+            tensor_map_encode_tiled: entry!("cuTensorMapEncodeTiled"),
         })
     }
 
@@ -249,6 +266,36 @@ impl Api {
 
 /// A device address.
 pub(crate) type DevicePtr = sys::CUdeviceptr;
+
+/// A `CUtensorMap`: 128 opaque bytes, 64-byte aligned as the driver
+/// requires (CUDA 13 declares it 128-byte aligned; so is this).
+#[repr(C, align(128))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct EncodedMap(pub [u8; 128]);
+
+/// The arguments of `cuTensorMapEncodeTiled` but the map and the address:
+/// every array innermost first, as cuda.h takes them; enums as numbers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct TiledMap {
+    pub data_type: u32,
+    pub dims: Vec<u64>,
+    pub strides: Vec<u64>,
+    pub boxes: Vec<u32>,
+    pub element_strides: Vec<u32>,
+    pub interleave: u32,
+    pub swizzle: u32,
+    pub l2_promotion: u32,
+    pub fill: u32,
+}
+
+/// One kernel parameter, as the driver reads it through `kernelParams`:
+/// an 8-byte word (the parameter's own size read from its start), or a
+/// tensor map passed by value.
+#[derive(Debug, PartialEq)]
+pub(crate) enum ParamBytes {
+    Word(u64),
+    Map(Box<EncodedMap>),
+}
 
 /// An event, for timing and for waiting with a timeout.
 #[derive(Clone, Copy, Debug)]
@@ -415,12 +462,50 @@ impl Session {
         Ok(out)
     }
 
+    /// A tensor map of the tensor at `address` (`cuTensorMapEncodeTiled`).
+    pub(crate) fn encode_tiled(
+        &self,
+        m: &TiledMap,
+        address: DevicePtr,
+    ) -> Result<EncodedMap, GpuError> {
+        let rank = m.dims.len();
+        if m.strides.len() + 1 != rank || m.boxes.len() != rank || m.element_strides.len() != rank {
+            return Err(GpuError::call(
+                "cuTensorMapEncodeTiled",
+                CuResult::INVALID_VALUE,
+            ));
+        }
+        let mut map = EncodedMap([0; 128]);
+        // SAFETY: `map` is 128 writable bytes, 128-byte aligned; every array
+        // has `rank` elements (`strides` rank - 1, possibly none: a null
+        // pointer is never passed, an empty vector's dangling pointer is
+        // not read for rank 1); the address is the driver's allocation.
+        let r = unsafe {
+            (self.api.tensor_map_encode_tiled)(
+                (&mut map as *mut EncodedMap).cast(),
+                m.data_type,
+                rank as c_uint,
+                address as *mut c_void,
+                m.dims.as_ptr(),
+                m.strides.as_ptr(),
+                m.boxes.as_ptr(),
+                m.element_strides.as_ptr(),
+                m.interleave,
+                m.swizzle,
+                m.l2_promotion,
+                m.fill,
+            )
+        };
+        self.check("cuTensorMapEncodeTiled", r)?;
+        Ok(map)
+    }
+
     /// Queues one launch on the default stream.
     pub(crate) fn launch(
         &self,
         f: Function,
         cfg: &DriverLaunch,
-        words: &mut [u64],
+        params: &mut [ParamBytes],
     ) -> Result<(), GpuError> {
         if cfg.non_portable_cluster {
             // SAFETY: a valid function handle and attribute.
@@ -470,17 +555,21 @@ impl Session {
             },
             numAttrs: attrs.len() as u32,
         };
-        let mut params: Vec<*mut c_void> = words
+        let mut params: Vec<*mut c_void> = params
             .iter_mut()
-            .map(|w| (w as *mut u64).cast::<c_void>())
+            .map(|p| match p {
+                ParamBytes::Word(w) => (w as *mut u64).cast::<c_void>(),
+                ParamBytes::Map(m) => (&mut **m as *mut EncodedMap).cast::<c_void>(),
+            })
             .collect();
         let params_ptr = if params.is_empty() {
             std::ptr::null_mut()
         } else {
             params.as_mut_ptr()
         };
-        // SAFETY: `config`, `attrs` and every parameter word live until the
-        // call returns (the driver copies the parameters at launch).
+        // SAFETY: `config`, `attrs` and every parameter (word or map) live
+        // until the call returns (the driver copies the parameters at
+        // launch).
         let r =
             unsafe { (self.api.launch_kernel_ex)(&config, f.0, params_ptr, std::ptr::null_mut()) };
         self.check("cuLaunchKernelEx", r)

@@ -27,7 +27,7 @@ use super::launch_io;
 use super::report::{self, Reporter};
 use super::{output, Fail};
 use crate::launch::compare;
-use crate::launch::{Array, Launch};
+use crate::launch::{ArgValue, Array, KernelSignature, Launch};
 use config::DriverLaunch;
 use cuda::{DevicePtr, GpuError, Session};
 use result::CuResult;
@@ -36,24 +36,18 @@ use std::time::Duration;
 pub fn run(args: &RunArgs, reporter: &mut Reporter) -> Result<(), Fail> {
     let input = launch_io::load(&args.launch, reporter)?;
     let launch = launch_io::prepare(&args.launch, &input)?;
-    if let Some(name) = launch.args.iter().find_map(|a| match a {
-        crate::launch::ArgValue::TensorMap { array, .. } => Some(&array.name),
-        _ => None,
-    }) {
-        return Err(Fail::Usage(format!(
-            "`{name}` is a tensor map, and kdslc run does not encode tensor maps yet (kdslc sim runs the kernel)"
-        )));
-    }
     let json = args.launch.common.message_format == MessageFormat::Json;
     let timeout = Duration::from_secs_f64(args.timeout);
 
     let fail = |e: GpuError| gpu_failure(&launch.kernel, e);
     let mut gpu = Session::open(args.device).map_err(fail)?;
-    let compiled_cluster = input
-        .signatures
-        .iter()
-        .any(|s| s.name == launch.kernel && s.cluster.is_some());
-    let on_device = Prepared::new(&mut gpu, &input.ptx, &launch, compiled_cluster).map_err(fail)?;
+    let Some(sig) = input.signatures.iter().find(|s| s.name == launch.kernel) else {
+        return Err(Fail::Internal(format!(
+            "no signature of kernel `{}`",
+            launch.kernel
+        )));
+    };
+    let on_device = Prepared::new(&mut gpu, &input.ptx, &launch, sig).map_err(fail)?;
     let returned = on_device.run(&mut gpu, &launch, timeout).map_err(fail)?;
     let arrays = launch_io::results(&launch, returned)?;
 
@@ -86,7 +80,9 @@ pub fn run(args: &RunArgs, reporter: &mut Reporter) -> Result<(), Fail> {
                 launch.kernel
             )));
         }
-        check_against_sim(&launch.kernel, &arrays, &sim.arrays)?;
+        // Tensor-core products of integer-valued inputs agree bit for bit.
+        let exact = input.ptx.contains("wgmma.mma_async") && compare::integer_valued(&launch);
+        check_against_sim(&launch.kernel, &arrays, &sim.arrays, exact)?;
         if !json {
             report::stderr(&format!(
                 "note: --check-sim: every writable array of `{}` matches the simulator\n",
@@ -98,8 +94,8 @@ pub fn run(args: &RunArgs, reporter: &mut Reporter) -> Result<(), Fail> {
 }
 
 /// `--check-sim`'s verdict: exit 4 with the differences listed.
-fn check_against_sim(kernel: &str, gpu: &[Array], sim: &[Array]) -> Result<(), Fail> {
-    let diffs = compare::compare(gpu, sim);
+fn check_against_sim(kernel: &str, gpu: &[Array], sim: &[Array], exact: bool) -> Result<(), Fail> {
+    let diffs = compare::compare_with(gpu, sim, exact);
     if diffs.is_empty() {
         return Ok(());
     }
@@ -124,8 +120,12 @@ fn gpu_failure(kernel: &str, e: GpuError) -> Fail {
 struct Prepared {
     function: cuda::Function,
     config: DriverLaunch,
-    /// The device address of each array argument, in order.
+    /// The device address of each array argument (tensors' included), in
+    /// order.
     buffers: Vec<DevicePtr>,
+    /// By array: the tensor map over it (`cuTensorMapEncodeTiled`) and the
+    /// device address of a copy of the map.
+    maps: Vec<Option<(cuda::EncodedMap, DevicePtr)>>,
 }
 
 impl Prepared {
@@ -133,26 +133,47 @@ impl Prepared {
         gpu: &mut Session,
         ptx: &str,
         launch: &Launch,
-        compiled_cluster: bool,
+        sig: &KernelSignature,
     ) -> Result<Prepared, GpuError> {
         gpu.load_module(ptx)?;
         let function = gpu.function(&launch.kernel)?;
         let mut buffers = Vec::new();
-        for a in launch.arrays() {
-            buffers.push(gpu.upload(&a.data)?);
+        let mut maps = Vec::new();
+        for arg in &launch.args {
+            let Some(a) = arg.as_array() else { continue };
+            let ptr = gpu.upload(&a.data)?;
+            buffers.push(ptr);
+            maps.push(match arg {
+                ArgValue::TensorMap {
+                    dims, strides, map, ..
+                } => {
+                    // The arguments were checked against cuda.h's rules
+                    // when the launch was built; a buffer of `cuMemAlloc` is
+                    // 256-byte aligned.
+                    let encoded = gpu.encode_tiled(&config::tiled_map(dims, strides, map), ptr)?;
+                    // A `const CUtensorMap*` parameter points to a device copy.
+                    let copy = gpu.upload(&encoded.0)?;
+                    Some((encoded, copy))
+                }
+                _ => None,
+            });
         }
+        let compiled_cluster = sig.cluster.is_some();
         Ok(Prepared {
             function,
-            config: DriverLaunch::of(launch, compiled_cluster),
+            config: DriverLaunch::of(launch, sig, compiled_cluster),
             buffers,
+            maps,
         })
     }
 
-    fn words(&self) -> Result<Vec<u64>, GpuError> {
-        self.config.words(&self.buffers).ok_or(GpuError::call(
-            "the parameter list",
-            CuResult::INVALID_VALUE,
-        ))
+    fn params(&self) -> Result<Vec<cuda::ParamBytes>, GpuError> {
+        self.config
+            .params(&self.buffers, &self.maps)
+            .ok_or(GpuError::call(
+                "the parameter list",
+                CuResult::INVALID_VALUE,
+            ))
     }
 
     /// One launch, waited for; the writable arrays copied back.
@@ -163,8 +184,8 @@ impl Prepared {
         timeout: Duration,
     ) -> Result<Vec<Array>, GpuError> {
         let done = gpu.event()?;
-        let mut words = self.words()?;
-        gpu.launch(self.function, &self.config, &mut words)?;
+        let mut params = self.params()?;
+        gpu.launch(self.function, &self.config, &mut params)?;
         gpu.record(done)?;
         gpu.wait(done, timeout)?;
         let mut out = Vec::new();
@@ -197,9 +218,9 @@ impl Prepared {
                     gpu.write(ptr, &a.data)?;
                 }
             }
-            let mut words = self.words()?;
+            let mut params = self.params()?;
             gpu.record(start)?;
-            gpu.launch(self.function, &self.config, &mut words)?;
+            gpu.launch(self.function, &self.config, &mut params)?;
             gpu.record(end)?;
             gpu.wait(end, timeout)?;
             times.push(f64::from(gpu.elapsed_ms(start, end)?) * 1000.0);
@@ -262,8 +283,8 @@ mod tests {
             data: v.to_le_bytes().to_vec(),
             writable: true,
         };
-        assert!(check_against_sim("k", &[a(1)], &[a(1)]).is_ok());
-        let Err(Fail::Fault(m)) = check_against_sim("k", &[a(1)], &[a(2)]) else {
+        assert!(check_against_sim("k", &[a(1)], &[a(1)], false).is_ok());
+        let Err(Fail::Fault(m)) = check_against_sim("k", &[a(1)], &[a(2)], false) else {
             panic!()
         };
         assert_eq!(

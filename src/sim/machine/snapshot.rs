@@ -32,10 +32,13 @@ pub struct PoolInfo {
     /// Registers per thread at entry, and threads.
     pub entry: u32,
     pub threads: u32,
-    /// Per warpgroup: the registers per thread its warps hold (the largest)
-    /// and what its waiting warps ask for.
-    pub groups: Vec<(u32, u32, Option<u32>)>,
+    /// Per warpgroup, its warps.
+    pub groups: Vec<(u32, Vec<WarpRegs>)>,
 }
+
+/// A warp (its index in the CTA), the registers per thread it holds, and
+/// what it asks for if it waits.
+pub type WarpRegs = (u32, u32, Option<u32>);
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Group {
@@ -232,27 +235,23 @@ fn pool_info(m: &Machine, rank: u32) -> PoolInfo {
     let b = m.setup.block;
     let threads = b[0] * b[1] * b[2];
     let cta = m.cluster.ctas.get(rank as usize);
-    let mut groups: BTreeMap<u32, (u32, Option<u32>)> = BTreeMap::new();
+    let mut groups: BTreeMap<u32, Vec<WarpRegs>> = BTreeMap::new();
     let warps = threads.div_ceil(32);
     for w in 0..warps {
         let index = (rank * warps + w) as usize;
         let Some(wp) = m.cluster.warps.get(index) else {
             continue;
         };
-        let e = groups.entry(w / 4).or_insert((0, None));
-        e.0 = e.0.max(wp.wg.regs);
         let want = cta
             .and_then(|c| c.pool.waiting.iter().find(|pw| pw.warp as usize == index))
             .map(|pw| pw.want);
-        if want.is_some() {
-            e.1 = want;
-        }
+        groups.entry(w / 4).or_default().push((w, wp.wg.regs, want));
     }
     PoolInfo {
         ctaid: cta.map_or([0; 3], |c| c.ctaid),
         entry: cta.map_or(0, |c| c.pool.entry),
         threads,
-        groups: groups.into_iter().map(|(g, (h, w))| (g, h, w)).collect(),
+        groups: groups.into_iter().collect(),
     }
 }
 

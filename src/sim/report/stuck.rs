@@ -154,10 +154,13 @@ fn deadlock(p: &Run<'_>, s: &Snapshot) -> Vec<Diagnostic> {
     for g in warp_dead {
         out.push(warp_report(p, s, g));
     }
-    let rest: Vec<&Group> = rest
+    let mut rest: Vec<&Group> = rest
         .into_iter()
         .filter(|g| !matches!(g.wait, Wait::Running | Wait::NotStarted))
         .collect();
+    // Warps waiting for registers first: a pool that can never serve them
+    // holds up everyone else.
+    rest.sort_by_key(|g| !matches!(g.wait, Wait::RegPool { .. }));
     if rest.is_empty() {
         return out;
     }
@@ -165,10 +168,15 @@ fn deadlock(p: &Run<'_>, s: &Snapshot) -> Vec<Diagnostic> {
     for (i, g) in rest.iter().enumerate() {
         d = group_note(d, p, s, g, i == 0);
     }
+    let mut declared = Vec::new();
     for b in &s.barriers {
         d = d.note(barrier_note(p, b));
         let (name, decl) = barrier_name(p.shared, &b.r);
-        d = with_decl(d, decl, &name);
+        // Barriers of one array share their declaration: one label.
+        if !declared.contains(&decl) {
+            declared.push(decl);
+            d = with_decl(d, decl, &name);
+        }
         for (t, pc, phase) in b.last_arrivals.iter().rev().take(2) {
             let msg = format!(
                 "last arrival on `{name}` here (cta {} thread {}, in phase {phase})",
@@ -194,25 +202,60 @@ fn deadlock(p: &Run<'_>, s: &Snapshot) -> Vec<Diagnostic> {
 
 /// The register pool of a CTA whose warps wait in `setmaxnreg.inc`.
 fn pool_notes(d: Diagnostic, pool: &PoolInfo) -> Diagnostic {
-    let groups = pool.groups.len() as u32;
-    let holds: Vec<String> = pool
-        .groups
-        .iter()
-        .map(|(g, held, want)| match want {
-            Some(w) => format!("warpgroup {g} holds {held} and asks for {w}"),
-            None => format!("warpgroup {g} holds {held}"),
-        })
-        .collect();
-    let asked: Vec<String> = pool
-        .groups
-        .iter()
-        .map(|(_, held, want)| want.unwrap_or(*held).to_string())
-        .collect();
-    let total: u32 = pool
-        .groups
-        .iter()
-        .map(|(_, held, want)| want.unwrap_or(*held))
-        .sum();
+    let n = pool.groups.len() as u32;
+    let mut holds = Vec::new();
+    let mut asked = Vec::new();
+    for (g, warps) in &pool.groups {
+        // The budget a warpgroup asks for: what its waiting warps want,
+        // else what it holds.
+        let budget = warps
+            .iter()
+            .map(|&(_, held, want)| want.unwrap_or(held))
+            .max()
+            .unwrap_or(0);
+        asked.push(budget);
+        let uniform = warps
+            .iter()
+            .zip(warps.iter().skip(1))
+            .all(|(a, b)| a.1 == b.1 && a.2 == b.2);
+        let state = |held: u32, want: Option<u32>, one: bool| match want {
+            Some(w) if one => format!("holds {held} and asks for {w}"),
+            Some(w) => format!("hold {held} and ask for {w}"),
+            None if one => format!("holds {held}"),
+            None => format!("hold {held}"),
+        };
+        match warps.first() {
+            Some(&(_, held, want)) if uniform => {
+                holds.push(format!("warpgroup {g} {}", state(held, want, true)));
+            }
+            _ => {
+                // Consecutive warps in the same state, together.
+                let mut parts: Vec<String> = Vec::new();
+                let mut i = 0;
+                while let Some(&(first, held, want)) = warps.get(i) {
+                    let mut last = first;
+                    while warps
+                        .get(i + 1)
+                        .is_some_and(|&(_, h, w)| h == held && w == want)
+                    {
+                        i += 1;
+                        last = warps.get(i).map_or(last, |x| x.0);
+                    }
+                    let one = first == last;
+                    let who = if one {
+                        format!("warp {first}")
+                    } else {
+                        format!("warps {first}..{last}")
+                    };
+                    parts.push(format!("{who} {}", state(held, want, one)));
+                    i += 1;
+                }
+                holds.push(format!("warpgroup {g}: {}", parts.join(", ")));
+            }
+        }
+    }
+    let total: u32 = asked.iter().sum();
+    let asked: Vec<String> = asked.iter().map(u32::to_string).collect();
     d.note(format!(
         "the register pool of cta {}: {} threads with {} registers each at entry ({} registers); per thread, {}",
         cta(pool.ctaid),
@@ -222,9 +265,9 @@ fn pool_notes(d: Diagnostic, pool: &PoolInfo) -> Diagnostic {
         holds.join(", ")
     ))
     .help(format!(
-        "the warpgroups' budgets add up to {} = {total} registers per thread, more than the {} ({groups} × {}) the pool holds: an `.inc` waits until other warps `.dec`, so lower an `.inc` (or raise a `.dec`) until they fit",
+        "the warpgroups' budgets add up to {} = {total} registers per thread, more than the {} ({n} × {}) the pool holds: an `.inc` waits until other warps `.dec`, so lower an `.inc` (or raise a `.dec`) until they fit",
         asked.join(" + "),
-        groups * pool.entry,
+        n * pool.entry,
         pool.entry
     ))
 }
@@ -251,6 +294,16 @@ fn exited_notes(mut d: Diagnostic, p: &Run<'_>, s: &Snapshot) -> Diagnostic {
 
 fn deadlock_help(s: &Snapshot) -> Vec<String> {
     let mut help = Vec::new();
+    // Copies that delivered more than a phase expects leave it below zero
+    // for good: the cause of everything else.
+    for b in &s.barriers {
+        if b.tx < 0 && b.inflight_tx <= 0 && b.pending == 0 {
+            help.push(format!(
+                "the copies completed {} more than the phase expects, and a phase completes only at 0: check `arrive_expect_tx`/`expect_tx` against the copies that complete on the barrier (a tensor copy counts its whole box, also where it lies outside the tensor)",
+                plural(-b.tx, "transaction byte")
+            ));
+        }
+    }
     for b in &s.barriers {
         if b.tx > 0 && b.inflight_tx <= 0 && b.pending == 0 {
             help.push(format!(
@@ -266,13 +319,19 @@ fn deadlock_help(s: &Snapshot) -> Vec<String> {
             ));
         }
     }
-    if help.is_empty() {
-        help.push(
+    let mut unique: Vec<String> = Vec::new();
+    for h in help {
+        if !unique.contains(&h) {
+            unique.push(h);
+        }
+    }
+    if unique.is_empty() && s.pools.is_empty() {
+        unique.push(
             "every remaining thread waits for an event that no running thread will cause"
                 .to_string(),
         );
     }
-    help
+    unique
 }
 
 fn warp_report(p: &Run<'_>, s: &Snapshot, g: &Group) -> Diagnostic {

@@ -322,3 +322,141 @@ fn run_names_every_driver_result_and_never_crashes() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(p.path().join("o/y.npy").is_file());
 }
+
+/// `kdslc run` with tensor maps against the stub driver: each map is
+/// encoded by `cuTensorMapEncodeTiled` with exactly the arguments cuda.h
+/// wants (innermost first, element strides 1, no interleave, the swizzle,
+/// L2 promotion and fill of the map, a 16-byte aligned global address, a
+/// 64-byte aligned map) and passed by value as the kernel's 128-byte
+/// parameter, or by the address of a device copy for a `.u64` one; the
+/// driver's refusal is exit 4, a map against cuda.h's rules a usage error
+/// naming the rule before anything runs.
+#[cfg(target_os = "linux")]
+#[test]
+fn run_encodes_tensor_maps_through_the_driver() {
+    let p = project();
+    fs::create_dir(p.path().join("lib")).unwrap();
+    stub_driver(&p.path().join("lib"));
+    let gemm = crate::common::repo_root().join("tests/fixtures/hopper-ptx/gemm_g_40_232.ptx");
+    let gemm = gemm.to_str().unwrap().to_string();
+    let log = p.path().join("driver.log");
+    let run = |args: &[&str], env: &[(&str, &str)]| {
+        let _ = fs::remove_file(&log);
+        let lib = p.path().join("lib");
+        let mut path = lib.into_os_string();
+        if let Some(old) = std::env::var_os("LD_LIBRARY_PATH") {
+            path.push(":");
+            path.push(old);
+        }
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_kdslc"));
+        cmd.current_dir(p.path())
+            .arg("run")
+            .args(args)
+            .env("LD_LIBRARY_PATH", path)
+            .env("KDSL_STUB_LOG", &log);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let o = cmd.output().expect("kdslc runs");
+        (o, fs::read_to_string(&log).unwrap_or_default())
+    };
+    let a = "0=tmap:bf16:fill:128,64:1:box=128,64:swizzle=128";
+    let b = "1=tmap:bf16:fill:256,64:2:box=256,64:swizzle=128:fill=nan:l2=256";
+    let gemm_args = [
+        gemm.as_str(),
+        "--grid",
+        "1",
+        "--block",
+        "384",
+        "--shared-bytes",
+        "197632",
+        "--arg",
+        a,
+        "--arg",
+        b,
+        "--arg",
+        "2=bf16:zeros:32768",
+        "--arg",
+        "3=128",
+        "--arg",
+        "4=256",
+        "--arg",
+        "5=64",
+    ];
+    let (o, text) = run(&gemm_args, &[("KDSL_STUB_PARAMS", "3")]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[..2],
+        [
+            "encode type=9 rank=2 aligned16=1 dims=64,128 strides=128 box=64,128 elementStrides=1,1 interleave=0 swizzle=3 l2=0 fill=0 map_aligned64=1",
+            "encode type=9 rank=2 aligned16=1 dims=64,256 strides=128 box=64,256 elementStrides=1,1 interleave=0 swizzle=3 l2=3 fill=1 map_aligned64=1",
+        ],
+        "{text}"
+    );
+    // The kernel's 128-byte parameters are the maps themselves.
+    let magic = u64::from_le_bytes(*b"STUBTMAP");
+    assert_eq!(
+        lines[2],
+        format!("param 0 {magic:016x} aligned64=1"),
+        "{text}"
+    );
+    assert_eq!(
+        lines[3],
+        format!("param 1 {magic:016x} aligned64=1"),
+        "{text}"
+    );
+    // A `.u64` parameter gets the address of a device copy of the map.
+    fs::write(
+        p.path().join("ptr.ptx"),
+        ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 pmap, .param .u32 n)\n.reqntid 32, 1, 1\n{\n\tret;\n}\n",
+    )
+    .unwrap();
+    let (o, text) = run(
+        &[
+            "ptr.ptx",
+            "--grid",
+            "1",
+            "--arg",
+            "0=tmap:u8:zeros:4,5,32:box=2,2,16",
+            "--arg",
+            "1=7",
+        ],
+        &[("KDSL_STUB_PARAMS", "2"), ("KDSL_STUB_DEREF", "0")],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        text.starts_with("encode type=0 rank=3 aligned16=1 dims=32,5,4 strides=32,160 box=16,2,2 elementStrides=1,1,1 interleave=0 swizzle=0 l2=0 fill=0 map_aligned64=1\n"),
+        "{text}"
+    );
+    assert!(text.contains(&format!("deref {magic:016x}")), "{text}");
+    // The driver refuses the map: the kernel's fault.
+    let (o, _) = run(&gemm_args, &[("KDSL_STUB_ENCODE", "1")]);
+    assert_eq!(o.status.code(), Some(4));
+    assert_eq!(
+        stderr(&o),
+        "error: kernel `gemm` on the GPU: cuTensorMapEncodeTiled: CUDA_ERROR_INVALID_VALUE (error 1): stub: invalid argument\n"
+    );
+    // cuda.h's rules, checked before the driver is opened.
+    let mut bad = gemm_args;
+    bad[8] = "0=tmap:bf16:fill:128,64:1:box=128,64:swizzle=64";
+    let (o, text) = run(&bad, &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("swizzle: the box's innermost dimension takes 128 bytes, more than the 64-byte swizzle span"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(text.is_empty(), "the driver was called: {text}");
+    // --check-sim: the stub ran nothing, the simulator computed C; with
+    // integer-valued inputs to a wgmma kernel, floats compare bit for bit.
+    let mut check = gemm_args.to_vec();
+    check.push("--check-sim");
+    let (o, _) = run(&check, &[]);
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("`pc` (bf16[32768]): 32768 elements differ (compared bit for bit: the inputs are integer-valued)"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -322,6 +322,25 @@ pub fn rand_f32(n: usize, seed: u64) -> Vec<f32> {
         .collect()
 }
 
+/// The `--schedule` of a test header (in order without one).
+pub fn header_schedule(text: &str) -> Schedule {
+    let header = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("// sim"))
+        .unwrap_or("");
+    let mut words = header.split_whitespace();
+    while let Some(w) = words.next() {
+        if w == "--schedule" {
+            let v = words.next().unwrap_or("");
+            return match v.strip_prefix("random:") {
+                Some(seed) => Schedule::Random(seed.parse().expect("a seed")),
+                None => Schedule::InOrder,
+            };
+        }
+    }
+    Schedule::InOrder
+}
+
 /// The launch a test kernel asks for in its first `// sim ...` comment:
 /// `--grid X[,Y,Z]`, `--block ...`, `--cluster ...` (block and cluster
 /// default to the kernel's `.reqntid`/`.reqnctapercluster`) and
@@ -360,6 +379,8 @@ pub fn header_launch(text: &str, program: &Program) -> Launch {
             "--block" => block = dims(value),
             "--cluster" => cluster = dims(value),
             "--shared-bytes" => shared_bytes = value.parse().expect("a byte count"),
+            // The run's, not the launch's (`sim::broken`).
+            "--schedule" => {}
             "--arg" => {
                 let (name, v) = value.split_once('=').expect("NAME=VALUE");
                 let index = name.parse::<usize>().ok().unwrap_or_else(|| {

@@ -103,7 +103,7 @@ fn check(path: &Path) -> Result<(), String> {
         &k.program,
         &l,
         &SimOptions {
-            schedule: Schedule::InOrder,
+            schedule: header_schedule(&text),
             max_steps: 10_000_000,
         },
     );

@@ -9,6 +9,7 @@ pub mod cli;
 mod cluster;
 mod dynamic_shared;
 mod generated;
+mod hopper;
 mod isa;
 mod named;
 pub mod reference;

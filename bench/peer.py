@@ -279,7 +279,9 @@ def main():
 
         scale = []
         if a.scale:
-            srcs = [(n, open(os.path.join(a.samples, n + ".kdsl")).read()) for n in names]
+            # One file, one target: the kernels for --arch (not the GEMM's sm_90a).
+            srcs = [(n, open(os.path.join(a.samples, n + ".kdsl")).read()) for n in names
+                    if kernel_arch(os.path.join(a.kernels, n + ".cu"), a.arch) == a.arch]
             for k in (1, 10, 100, 1000):
                 f = os.path.join(tmp, "scale_%d.kdsl" % k)
                 text = scale_file(srcs, k)

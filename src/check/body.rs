@@ -121,6 +121,11 @@ pub struct BodyChecker<'a> {
     /// (innermost last) and one for the body (first), for the limit
     /// [`super::stmts::MAX_UNROLLED`] (E0162).
     pub unrolled: Vec<super::stmts::Unrolled>,
+    /// The kernel's constants (`kernel k<const N: u32 = 4>`) with their
+    /// values in the instantiation being checked
+    /// ([`super::instances`]): names between the body's own and the
+    /// global constants.
+    pub kconsts: HashMap<String, super::instances::KConst>,
 }
 
 impl<'a> BodyChecker<'a> {
@@ -149,6 +154,7 @@ impl<'a> BodyChecker<'a> {
             ids: ir::Ids::default(),
             calls_open: Vec::new(),
             untyped_args: 0,
+            kconsts: HashMap::new(),
         }
     }
 
@@ -266,6 +272,7 @@ impl<'a> BodyChecker<'a> {
     fn visible_names(&self) -> impl Iterator<Item = &str> {
         self.bindings
             .keys()
+            .chain(self.kconsts.keys())
             .chain(self.g.consts.keys())
             .map(String::as_str)
             .chain(builtins::names(Form::Scalar))

@@ -55,6 +55,8 @@ pub enum Function {
     TmaReduceAdd,
     /// `bytes_of(sa[s])`: the bytes of a slice, a constant.
     BytesOf,
+    /// `size_of(T)`: the bytes of a type, a constant.
+    SizeOf,
     /// `set_max_regs(n)`: this warpgroup's register budget (`setmaxnreg`).
     SetMaxRegs,
     /// `acc_row(acc, i)`, `acc_col(acc, i)`: the fragment map.
@@ -156,6 +158,9 @@ pub enum Operand {
     Box,
     /// A warpgroup accumulator by its name (`acc_row(acc, i)`).
     Accum,
+    /// A type by its name: a scalar type or a kernel's type constant
+    /// (`size_of(bf16)`, `size_of(ELEM)`).
+    Type,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -432,6 +437,7 @@ pub const BUILTINS: &[Entry] = &[
     Entry::function("tma_store", F::TmaStore, &[operand("dst", Operand::Box), operand("src", Operand::Slice)], "", "Copies the shared slice into a box of the tensor map in the background, in the current bulk group (the elements outside the tensor are not written).").needs(SM90),
     Entry::function("tma_reduce_add", F::TmaReduceAdd, &[operand("dst", Operand::Box), operand("src", Operand::Slice)], "", "Adds the shared slice to a box of the tensor map in the background, in the current bulk group.").needs(SM90),
     Entry::function("bytes_of", F::BytesOf, &[operand("slice", Operand::Slice)], "u32", "The bytes of a shared slice (`sa[s]`), a constant: what a tensor copy of it moves.").constant(),
+    Entry::function("size_of", F::SizeOf, &[operand("T", Operand::Type)], "u32", "The bytes of one value of the type `T` (`size_of(bf16)` is 2), a constant: with a kernel's type constant, `size_of(ELEM)`.").constant(),
     // ---- vector accesses
     Entry::function("load2", F::Load2, &[PLACE], "(T, T)", "Two consecutive elements in one access: `let (a, b) = load2(x[i]);`."),
     Entry::function("load4", F::Load4, &[PLACE], "(T, T, T, T)", "Four consecutive elements in one access: `let (a, b, c, d) = load4(x[i]);`."),
@@ -717,7 +723,8 @@ mod tests {
                     | Operand::Barrier
                     | Operand::Slice
                     | Operand::Box
-                    | Operand::Accum => {
+                    | Operand::Accum
+                    | Operand::Type => {
                         assert!(p.ty.is_empty(), "{}: `{}`", e.name, p.name)
                     }
                     Operand::Place => assert_eq!(p.kind, ParamKind::Required, "{}", e.name),

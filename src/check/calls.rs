@@ -80,10 +80,7 @@ impl BodyChecker<'_> {
                 .chain(self.g.function_ids.keys().map(String::as_str))
         });
         self.quiet_call_args(None, args);
-        if self.lookup(name).is_some()
-            || self.g.consts.contains_key(name)
-            || builtins::value(name).is_some()
-        {
+        if self.lookup(name).is_some() || self.is_const(name) || builtins::value(name).is_some() {
             self.error(CheckError::NotA {
                 name: name.into(),
                 what: "a function",
@@ -175,6 +172,7 @@ impl BodyChecker<'_> {
                 self.tensor_copy_call(c, f)
             }
             Function::BytesOf => self.bytes_of_call(c),
+            Function::SizeOf => self.size_of_call(c),
             Function::CopyAsyncStore => self.copy_async_store(c),
             Function::CopyAsyncCommit => {
                 self.bind_args::<0>(&c)?;

@@ -98,6 +98,24 @@ pub enum CheckError {
         span: Span,
         fix: Option<(Span, String)>,
     },
+    /// E0163: a kernel constant that cannot be one: its type, or a `type`
+    /// constant's default that is not a type.
+    KernelConst {
+        why: String,
+        span: Span,
+        label: String,
+        help: Option<String>,
+    },
+    /// E0126 for an instantiation whose PTX name another kernel (or
+    /// another kernel's instantiation) has.
+    InstanceName {
+        name: String,
+        /// The constants the instantiation was asked for with.
+        values: String,
+        span: Span,
+        /// The kernel whose name (or instantiation's) it is.
+        other: Span,
+    },
     /// E0160: `break`/`continue` acting on a loop over a constant list.
     ListLoopJump { keyword: &'static str, span: Span },
     /// E0162: the loops over constant lists of one body unroll to more
@@ -603,6 +621,23 @@ impl CheckError {
                     None => d,
                 }
             }
+            CheckError::KernelConst { why, span, label, help } => {
+                let d = Diagnostic::error("E0163", format!("invalid kernel constant: {why}"))
+                    .primary(span, label)
+                    .note("a kernel constant is an integer, a `bool` or a type (`const N: u32 = 4`, `const CAUSAL: bool = false`, `const ELEM: type = bf16`), with its default");
+                match help {
+                    Some(h) => d.help(h),
+                    None => d,
+                }
+            }
+            CheckError::InstanceName { name, values, span, other } => Diagnostic::error(
+                "E0126",
+                format!("kernel name `{name}` cannot be used in PTX"),
+            )
+            .primary(span, format!("the instantiation with {values} is named `{name}`"))
+            .secondary(other, "so is this kernel's `.entry`")
+            .note("an instantiation's name is the kernel's name followed by `__NAME_VALUE` for each constant off its default, and each `.entry` needs its own name")
+            .help("rename one of the kernels"),
             CheckError::ListLoopJump { keyword, span } => Diagnostic::error(
                 "E0160",
                 format!("`{keyword}` in a loop over a constant list"),

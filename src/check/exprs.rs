@@ -92,7 +92,7 @@ impl BodyChecker<'_> {
                 rhs,
             } => self.binary(*op, *op_span, lhs, rhs, expected, e.span),
             ast::ExprKind::Cast { expr, ty } => {
-                let target = super::globals::scalar_type(ty, &mut self.diags);
+                let target = self.scalar_type(ty);
                 let inner = self.expr(expr, None)?;
                 let target = target?;
                 if inner.ty == target {
@@ -253,6 +253,9 @@ impl BodyChecker<'_> {
             }
             None => {}
         }
+        if let Some(found) = self.kernel_const(name, span) {
+            return found;
+        }
         if self.g.poisoned.contains(&*name.name) {
             return None;
         }
@@ -333,7 +336,7 @@ impl BodyChecker<'_> {
 
     fn field(&mut self, base: &ast::Expr, field: &ast::Ident, span: Span) -> Option<Expr> {
         if let ast::ExprKind::Name(name) = &base.kind {
-            if self.lookup(&name.name).is_none() && !self.g.consts.contains_key(&*name.name) {
+            if self.lookup(&name.name).is_none() && !self.is_const(&name.name) {
                 let dim = match &*field.name {
                     "x" => Some(Dim::X),
                     "y" => Some(Dim::Y),

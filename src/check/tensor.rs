@@ -80,7 +80,7 @@ impl BodyChecker<'_> {
             ok = false;
         }
         ok &= self.require_sm90("a tensor-map parameter", t.span);
-        let elem = super::globals::scalar_type(t.elem, &mut self.diags);
+        let elem = self.scalar_type(t.elem);
         if elem == Some(Scalar::Bool) {
             self.error(CheckError::TensorDecl {
                 why: "a tensor map cannot hold `bool`".into(),

@@ -2,7 +2,7 @@
 //!
 //! The first lines are the contract of the language reference's diagnostics
 //! catalogue (§8), plus the project's additions (E0004, E0114–E0119, E0123,
-//! E0124–E0127, E0130–E0132, E0140–E0149, E0160–E0162, E0400–E0409, W0003,
+//! E0124–E0127, E0130–E0132, E0140–E0149, E0160–E0163, E0400–E0409, W0003,
 //! W0324–W0326, W0330).
 //! Each code's explanation is a markdown file in `explain/`, compiled in with
 //! `include_str!` so that `kdslc explain` needs no files at run time. The
@@ -202,6 +202,7 @@ pub static CODES: &[CodeInfo] = &[
         Error,
         "loops over constant lists unroll to too much code"
     ),
+    code!("E0163", Error, "invalid kernel constant: {why}"),
     code!(
         "E0200",
         Error,

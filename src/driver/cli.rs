@@ -163,6 +163,16 @@ pub struct CommonArgs {
     /// comma-separated list of special, unroll, stream, licm (see docs/cli.md)
     #[arg(long, value_name = "LIST", default_value = "all", value_parser = Passes::parse)]
     pub passes: Passes,
+
+    /// The value of a kernel constant, `BM=64` (every kernel with a constant
+    /// BM) or `gemm.BM=64`; repeatable: each value of a constant given
+    /// several times is an instantiation (see docs/language.md §2.6)
+    #[arg(long = "const", value_name = "[KERNEL.]NAME=VALUE", value_parser = parse_const)]
+    pub consts: Vec<crate::check::instances::ConstArg>,
+}
+
+fn parse_const(s: &str) -> Result<crate::check::instances::ConstArg, String> {
+    s.parse()
 }
 
 /// The launch flags `sim` and `run` share: the input, the kernel, the

@@ -98,6 +98,16 @@ fn kernel(out: &mut String, module: &Module, k: &Kernel) {
         let _ = write!(out, " cluster({x}, {y}, {z})");
     }
     out.push_str(" {\n");
+    // An instantiation's constants, as its body was checked with them.
+    for c in k.instance.iter().flat_map(|i| &i.consts) {
+        let _ = writeln!(
+            out,
+            "{INDENT}const {}: {} = {}",
+            c.name,
+            c.value.type_name(),
+            c.value.text()
+        );
+    }
     for p in &k.params {
         let _ = write!(out, "{INDENT}param {}: ", p.name);
         match p.ty {

@@ -24,6 +24,7 @@ syn match   kdslBuiltinFn    "\<\%(lane_mask_eq\|lane_mask_lt\|lane_mask_le\|lan
 syn match   kdslBuiltinFn    "\<\%(sync_threads\|cluster_sync\|fence\|fence_proxy_async\)\ze\s*("
 syn match   kdslBuiltinFn    "\<\%(copy_async\|copy_async_store\|copy_async_commit\|copy_async_wait\|remote\)\ze\s*("
 syn match   kdslBuiltinFn    "\<\%(tma_load\|tma_store\|tma_reduce_add\|bytes_of\)\ze\s*("
+syn match   kdslBuiltinFn    "\<\%(size_of\)\ze\s*("
 syn match   kdslBuiltinFn    "\<\%(load2\|load4\|store2\|store4\)\ze\s*("
 syn match   kdslBuiltinFn    "\<\%(acc_row\|acc_col\|wgmma\|wgmma_commit\|wgmma_wait\|set_max_regs\)\ze\s*("
 " Barrier operations: `full[s].wait(0)`, `ready.sync()`.

@@ -59,6 +59,9 @@ pub struct Program {
     pub allow: Vec<&'static str>,
     pub features: BTreeSet<String>,
     pub variants: Vec<Variant>,
+    /// `--const` values the program is compiled with (kernel constants):
+    /// every instantiation they make is compiled and assembled.
+    pub consts: Vec<String>,
 }
 
 impl Program {
@@ -649,6 +652,7 @@ pub fn required_features() -> Vec<String> {
             "tma_store",
             "tma_reduce_add",
             "bytes_of",
+            "size_of",
             "set_max_regs",
             "wgmma",
             "wgmma_commit",
@@ -834,6 +838,24 @@ pub fn required_features() -> Vec<String> {
             "two_kernels",
         ],
     );
+    // Kernel constants: each kind, a default that uses an earlier one and
+    // `size_of`, a branch under a `bool` constant, instantiations made by
+    // `--const` (several values of one constant, a type, a `bool`).
+    prefixed(
+        &mut f,
+        "kernel_const:",
+        &[
+            "u32",
+            "type",
+            "bool",
+            "derived",
+            "if",
+            "defaults",
+            "instances",
+            "instances:type",
+            "instances:bool",
+        ],
+    );
     prefixed(
         &mut f,
         "launch:",
@@ -880,6 +902,7 @@ pub fn required_features() -> Vec<String> {
             "named_threads:32",
             "named_threads:0",
             "named_count:15",
+            "kernel_const:block",
         ],
     );
     for c in 1..=16 {

@@ -107,6 +107,9 @@ pub fn program(index: u64, seed: u64) -> Program {
     if index % 4 == 2 || g.chance(4) {
         items.push_str(&limits_kernel(&mut g, sm90));
     }
+    if index.is_multiple_of(3) || g.chance(3) {
+        items.push_str(&const_kernel(&mut g));
+    }
     // One program in six is for sm_90a, with register budgets.
     if sm90 && index % 6 == 1 {
         g.p.sm90a = true;
@@ -130,6 +133,59 @@ pub fn program(index: u64, seed: u64) -> Program {
     }
     g.p.source = items;
     g.p
+}
+
+/// A kernel with constants (language.md §2.6): a block size, an element
+/// type, a `bool` and one derived from the others with `size_of`, each
+/// used where its kind goes (the launch, types, an array's shape, an `if`
+/// condition). Compiled with its defaults (the block size then a boundary:
+/// 1024, and 1025 is E0120) or with `--const` values that make several
+/// instantiations.
+fn const_kernel(g: &mut Gen) -> String {
+    let ty = g.sweep(&TYS, 1, 7);
+    let on = g.pick(&["true", "false"]);
+    g.note("kernel_const:u32");
+    g.note("kernel_const:type");
+    g.note("kernel_const:bool");
+    g.note("kernel_const:derived");
+    g.note("kernel_const:if");
+    g.note("builtin:size_of");
+    let block = if g.index.is_multiple_of(2) {
+        g.note("kernel_const:defaults");
+        g.bound("kernel_const:block", "1024", "1025", "E0120")
+    } else {
+        g.note("kernel_const:instances");
+        for n in ["32", "96"] {
+            g.p.consts.push(format!("N={n}"));
+        }
+        if g.chance(2) {
+            g.note("kernel_const:instances:type");
+            let other = g.pick(&TYS);
+            g.p.consts.push(format!("T={}", other.name()));
+            g.p.consts.push(format!("T={}", ty.name()));
+        }
+        if g.chance(2) {
+            g.note("kernel_const:instances:bool");
+            g.p.consts.push("ON=true".into());
+            g.p.consts.push("ON=false".into());
+        }
+        "64".to_string()
+    };
+    format!(
+        "kernel consts<const N: u32 = {block}, const T: type = {t}, const ON: bool = {on}, const W: u32 = N * 2 + size_of(T)>(out: global mut [f32], x: global [T]) block(N) {{
+    shared s: [T; W];
+    s[thread_idx.x] = x[thread_idx.x];
+    sync_threads();
+    let v = s[W - 1 - thread_idx.x - size_of(T)] as f32;
+    if ON {{
+        out[thread_idx.x] = v;
+    }} else {{
+        out[thread_idx.x + N] = v * 2.0;
+    }}
+}}
+",
+        t = ty.name()
+    )
 }
 
 /// A few constants, from literals, casts, `if`, the foldable built-ins and

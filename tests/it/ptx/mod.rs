@@ -4,6 +4,7 @@
 
 mod build;
 mod harness;
+mod instances;
 mod lineinfo;
 mod registers;
 mod samples;

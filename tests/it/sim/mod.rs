@@ -10,6 +10,7 @@ mod cluster;
 mod dynamic_shared;
 mod generated;
 mod hopper;
+mod instances;
 mod isa;
 mod named;
 pub mod reference;

@@ -247,6 +247,10 @@ pub(super) struct Writer<'a> {
     pub(super) exit: Exit,
     /// Registers holding the address of a shared symbol, set in the prologue.
     pub(super) bases: HashMap<String, Reg>,
+    /// Registers holding the low word of the matrix descriptor of each
+    /// array `wgmma` reads (and whether MN-major) at its start, set in
+    /// the prologue (`tensor.rs`).
+    pub(super) descriptor_bases: HashMap<(ir::SharedId, bool), Reg>,
     /// The kernel's shared-memory layout (kernels only): where each shared
     /// declaration starts ([`Writer::shared_start`]).
     pub(super) shared: Option<SharedLayout>,
@@ -290,6 +294,7 @@ impl<'a> Writer<'a> {
             parity: Vec::new(),
             exit,
             bases: HashMap::new(),
+            descriptor_bases: HashMap::new(),
             shared: kernel.map(SharedLayout::of),
         }
     }

@@ -287,12 +287,7 @@ class Module:
         with self._gpu_lock:
             s = self._gpu.get(key)
             if s is None:
-                try:
-                    s = _kdsl.Gpu(device, self.ptx)
-                except _kdsl.GpuUnavailableError as e:
-                    raise GpuUnavailable(_for_python(str(e))) from None
-                except _kdsl.GpuFailure as e:
-                    raise GpuError(str(e)) from None
+                s = _kdsl.Gpu(device, self.ptx)  # loaded by its first launch
                 self._gpu[key] = s
             return s
 

@@ -431,25 +431,31 @@ fn gpu_error(e: DeviceError) -> PyErr {
     }
 }
 
-/// A module loaded on one GPU, for launches from the thread that loaded it
-/// (the Python half keeps one per thread and device).
+/// A module for one GPU, loaded by the first launch (after its arguments
+/// were checked), for launches from the thread that loaded it (the Python
+/// half keeps one per thread and device).
 #[pyclass(unsendable, module = "kdsl._kdsl")]
 struct Gpu {
-    module: DeviceModule,
+    device: usize,
+    ptx: String,
+    module: Option<DeviceModule>,
 }
 
 #[pymethods]
 impl Gpu {
     #[new]
-    fn new(device: usize, ptx: &str) -> PyResult<Gpu> {
-        Ok(Gpu {
-            module: DeviceModule::load(device, ptx).map_err(gpu_error)?,
-        })
+    fn new(device: usize, ptx: String) -> Gpu {
+        Gpu {
+            device,
+            ptx,
+            module: None,
+        }
     }
 
+    /// The device's name, once loaded.
     #[getter]
-    fn device_name(&self) -> String {
-        self.module.device_name().to_string()
+    fn device_name(&self) -> Option<String> {
+        self.module.as_ref().map(|m| m.device_name().to_string())
     }
 
     /// Launches `kernel` of `module` and waits for it (at most `timeout`
@@ -472,7 +478,11 @@ impl Gpu {
         let timeout = Duration::try_from_secs_f64(timeout).map_err(|_| {
             PyValueError::new_err(format!("timeout={timeout}: a number of seconds"))
         })?;
-        self.module
+        let module = match &mut self.module {
+            Some(m) => m,
+            empty => empty.insert(DeviceModule::load(self.device, &self.ptx).map_err(gpu_error)?),
+        };
+        module
             .launch(&launch, sig, &addresses, timeout)
             .map_err(gpu_error)
     }

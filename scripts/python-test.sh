@@ -18,7 +18,20 @@ if [ ! -x "$venv/bin/python" ]; then
 	echo "python-test.sh: creating $venv" >&2
 	# KDSL_PY_SYSTEM_SITE=1: the environment also sees $python's packages
 	# (scripts/gpu-check.sh: torch).
-	"$python" -m venv ${KDSL_PY_SYSTEM_SITE:+--system-site-packages} "$venv"
+	make_venv() { "$python" -m venv ${KDSL_PY_SYSTEM_SITE:+--system-site-packages} "$venv"; }
+	if ! make_venv; then
+		# Debian's python3 keeps venv's pip bootstrap in a package of its own.
+		command -v apt-get >/dev/null 2>&1 || {
+			echo "python-test.sh: $python cannot make a virtual environment (install its venv module)" >&2
+			exit 1
+		}
+		echo "python-test.sh: installing Debian's python3-venv" >&2
+		sudo_=()
+		[ "$(id -u)" = 0 ] || sudo_=(sudo)
+		rm -rf "$venv"
+		DEBIAN_FRONTEND=noninteractive "${sudo_[@]}" apt-get install -y -qq --no-install-recommends python3-venv >&2
+		make_venv
+	fi
 fi
 stamp="$venv/.kdsl-requirements"
 if ! cmp -s python/requirements-test.txt "$stamp"; then

@@ -238,6 +238,11 @@ def launch(kernel, grid, block, device, timeout, args: Sequence[Any], kwargs: Ma
             raise ValueError(
                 f"{_describe(p, kernel.name)} is a rank-{p.rank} tensor; the array has shape {a.shape}"
             )
+        if p.kind == "tensor" and a.address % 16:
+            raise ValueError(
+                f"{_describe(p, kernel.name)}: a tensor map's base address must be a multiple of 16 bytes "
+                f"(cuTensorMapEncodeTiled), and the array starts at {a.address:#x}"
+            )
         if p.elem in ("f16x2", "bf16x2") and (a.nbytes // 2) % 2:
             raise ValueError(f"{_describe(p, kernel.name)} holds two halves per element; the array has an odd number")
         if a.device is not None:

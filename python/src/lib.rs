@@ -70,6 +70,7 @@ struct Built {
 #[pyfunction]
 #[pyo3(signature = (name, source, target, consts, deny_warnings=false))]
 fn compile(
+    py: Python<'_>,
     name: &str,
     source: Option<&str>,
     target: &str,
@@ -96,11 +97,13 @@ fn compile(
         consts,
         ..Options::default()
     };
-    let c = match source {
-        Some(text) => kdsl::compile_str(name, text, &opts),
-        None => kdsl::compile(Path::new(name), &opts)
-            .map_err(|e| PyOSError::new_err(format!("cannot read `{name}`: {e}")))?,
-    };
+    // Other Python threads run while this one compiles.
+    let c = py
+        .detach(|| match source {
+            Some(text) => Ok(kdsl::compile_str(name, text, &opts)),
+            None => kdsl::compile(Path::new(name), &opts),
+        })
+        .map_err(|e| PyOSError::new_err(format!("cannot read `{name}`: {e}")))?;
     if let Some(usage) = &c.usage_error {
         return Err(PyValueError::new_err(usage.clone()));
     }
@@ -221,13 +224,18 @@ fn kernel_json(s: &KernelSignature, kernel: &str) -> Value {
 /// `("array", bytes, [])` or `("tensor", bytes, dims)`.
 type PyArg<'py> = (String, Bound<'py, PyAny>, Vec<u64>);
 
+/// A simulated run for the Python half: whether it faulted, the reports
+/// rendered and as JSON, the writable arrays after it as `(name, bytes)`.
+type SimResult<'py> = (bool, String, String, Vec<(String, Bound<'py, PyBytes>)>);
+
 #[pymethods]
 impl Module {
     /// Runs `kernel` in the simulator. Returns whether it faulted, the
     /// reports rendered for people and as a JSON array, and every writable
     /// array after the run as `(name, bytes)`.
     #[pyo3(signature = (kernel, grid, block, args, max_steps=None, seed=None))]
-    #[allow(clippy::type_complexity)]
+    // The Python call's parameters, one by one.
+    #[allow(clippy::too_many_arguments)]
     fn sim<'py>(
         &self,
         py: Python<'py>,
@@ -237,7 +245,7 @@ impl Module {
         args: Vec<PyArg<'py>>,
         max_steps: Option<u64>,
         seed: Option<u64>,
-    ) -> PyResult<(bool, String, String, Vec<(String, Bound<'py, PyBytes>)>)> {
+    ) -> PyResult<SimResult<'py>> {
         let built = self.built()?;
         let launch = built.launch(kernel, grid, block, &args, None)?;
         let program = built
@@ -263,7 +271,8 @@ impl Module {
             schedule: seed.map_or(sim::Schedule::InOrder, sim::Schedule::Random),
             max_steps: max_steps.unwrap_or(defaults.max_steps),
         };
-        let outcome = sim::run(program, &launch, &opts);
+        // Other Python threads run while this one simulates.
+        let outcome = py.detach(|| sim::run(program, &launch, &opts));
         let text = render::human(&built.sources, &outcome.reports, false);
         let reports: Vec<Value> = outcome
             .reports
@@ -461,7 +470,6 @@ impl Gpu {
     /// Launches `kernel` of `module` and waits for it (at most `timeout`
     /// seconds). Arrays are given as `(device address, bytes)`.
     #[pyo3(signature = (module, kernel, grid, block, args, timeout))]
-    #[allow(clippy::too_many_arguments)]
     fn launch(
         &mut self,
         module: Bound<'_, Module>,

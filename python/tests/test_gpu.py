@@ -79,6 +79,13 @@ def test_arguments_are_checked_before_the_driver(saxpy):
         saxpy[2](2.0, x, y, -5)
 
 
+def test_bf16_tensors_need_dlpack():
+    k = kdsl.compile(SAMPLES / "hopper_gemm.kdsl", target="sm_90a").hopper_gemm
+    a = FakeDeviceArray((128, 64), "<u2")
+    with pytest.raises(TypeError, match=r"argument `a` \(tensor \[bf16; 128, 64\]\) .* needs bf16 elements, which `__cuda_array_interface__` cannot describe"):
+        k[1, 1](a, a, a, 128, 256, 64)
+
+
 @pytest.mark.skipif(has_driver(), reason="this machine has a CUDA driver")
 def test_without_a_driver_the_launch_says_so(saxpy):
     x = FakeDeviceArray((512,), "<f4")
@@ -144,3 +151,6 @@ def test_hopper_gemm_bf16_tensor_maps_on_torch():
         k[1, 1](a.reshape(-1), b, c, m, n, kk)
     with pytest.raises(TypeError, match=r"argument `b` .* needs bfloat16 elements, not float32"):
         k[1, 1](a, b.float(), c, m, n, kk)
+    shifted = torch.zeros(m * kk + 1, dtype=torch.bfloat16, device="cuda")[1:].view(m, kk)
+    with pytest.raises(ValueError, match=r"argument `a` .* multiple of 16 bytes"):
+        k[1, 1](shifted, b, c, m, n, kk)

@@ -178,3 +178,33 @@ def test_every_sample_compiles_with_its_manifest(path):
     assert [k["name"] for k in m.manifest["kernels"]] == list(m.kernels)
     for k in m.kernels.values():
         assert f".entry {k.name}" in m.ptx
+
+
+COPY = """
+kernel cp(x: global [e4m3], y: global mut [e4m3], h: global [f16], g: global mut [f16],
+          b: global [bf16], c: global mut [bf16], s: f16, n: u32) block(32) {
+    let i = thread_idx.x;
+    if i < n {
+        y[i] = x[i];
+        g[i] = h[i] * s;
+        c[i] = b[i];
+    }
+}
+"""
+
+
+@pytest.mark.parametrize("seed", [None, 1, 2])
+def test_fp8_bf16_and_f16_arrays_under_every_schedule(seed):
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    k = kdsl.compile(COPY, name="copy.kdsl").cp
+    assert [p.dtype for p in k.params[:2]] == [np.dtype(ml_dtypes.float8_e4m3fn)] * 2
+    x = np.array([0.5, -1.5, 448, 0.0625, 3], ml_dtypes.float8_e4m3fn)
+    h = np.array([1, 2, -3, 4, 5], np.float16)
+    b = np.array([1.5, -2, 3.25, 1e30, 0], ml_dtypes.bfloat16)
+    out = k.sim(grid=1, seed=seed, x=x, y=np.zeros(5, ml_dtypes.float8_e4m3fn), h=h,
+                g=np.full(5, 7, np.float16), b=b, c=np.zeros(5, ml_dtypes.bfloat16),
+                s=np.float16(0.5), n=4)
+    assert out["y"].dtype == ml_dtypes.float8_e4m3fn
+    assert np.array_equal(out["y"].view(np.uint8), np.append(x[:4], 0).astype(ml_dtypes.float8_e4m3fn).view(np.uint8))
+    assert np.array_equal(out["g"], np.array([0.5, 1, -1.5, 2, 7], np.float16))
+    assert np.array_equal(out["c"].view(np.uint16), np.append(b[:4], 0).astype(ml_dtypes.bfloat16).view(np.uint16))

@@ -113,3 +113,41 @@ fn error(kernel: Option<&str>, e: &GpuError) -> DeviceError {
         message,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_gpu_is_unavailable_and_a_fault_names_the_kernel() {
+        let none = error(Some("saxpy"), &GpuError::NoDriver);
+        assert!(none.unavailable);
+        assert!(
+            none.message.starts_with("no CUDA driver found"),
+            "{}",
+            none.message
+        );
+        let hung = error(Some("saxpy"), &GpuError::Timeout { seconds: 2.0 });
+        assert!(!hung.unavailable);
+        assert!(
+            hung.message
+                .starts_with("kernel `saxpy` on the GPU: did not finish within 2 s"),
+            "{}",
+            hung.message
+        );
+        let missing = error(
+            None,
+            &GpuError::NoDevice {
+                ordinal: 3,
+                count: 1,
+            },
+        );
+        assert_eq!(
+            missing,
+            DeviceError {
+                unavailable: true,
+                message: "no CUDA device 3: this machine has 1 (numbered from 0)".to_string(),
+            }
+        );
+    }
+}

@@ -201,8 +201,9 @@ pub(crate) fn write_outputs(
 
 /// Every writable array as `DIR/NAME.npy` (the folder created if needed),
 /// a tensor with its shape (`shape`), any other array one-dimensional.
-/// The files are all staged before any is put in place, so an error while
-/// writing leaves none.
+/// The files are all staged, and every destination checked, before any is
+/// put in place; a failure while they are put in place restores those
+/// already replaced ([`output::commit_all`]): all outputs or none.
 fn write_npy_files<'a>(
     dir: &Path,
     arrays: &[Array],
@@ -226,10 +227,7 @@ fn write_npy_files<'a>(
         file.write_all(&bytes)?;
         staged.push(file);
     }
-    for file in staged {
-        file.commit()?;
-    }
-    Ok(())
+    output::commit_all(staged)
 }
 
 /// The `--dump` text of the arrays named, in order.

@@ -1239,3 +1239,51 @@ fn out_never_replaces_an_argument_file() {
     );
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+/// `--out` is all or nothing: with one destination blocked (a folder named
+/// `total.npy`), the run exits 2 and the outputs written before it by an
+/// earlier run are left as they were — where once the arrays before the
+/// blocked one were already replaced.
+#[test]
+fn out_with_one_target_blocked_replaces_nothing() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let d = dir.path().to_str().expect("UTF-8");
+    let run = |seed: u32| {
+        kdslc(&[
+            "sim",
+            "samples/ticket_sum.kdsl",
+            "--grid",
+            "2",
+            "--arg",
+            &format!("x=rand:500:{seed}"),
+            "--arg",
+            "partial=zeros:2",
+            "--arg",
+            "tickets=zeros:1",
+            "--arg",
+            "total=zeros:1",
+            "--arg",
+            "n=500",
+            "--out",
+            d,
+        ])
+    };
+    let first = run(1);
+    assert!(first.status.success(), "{}", stderr(&first));
+    let partial = dir.path().join("partial.npy");
+    let before = std::fs::read(&partial).expect("partial.npy");
+    std::fs::remove_file(dir.path().join("total.npy")).expect("removes");
+    std::fs::create_dir(dir.path().join("total.npy")).expect("a folder in the way");
+    let second = run(2);
+    assert_eq!(second.status.code(), Some(2), "{}", stderr(&second));
+    assert_contains(&stderr(&second), &["total.npy`: it is a folder"]);
+    assert_eq!(std::fs::read(&partial).expect("partial.npy"), before);
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .expect("lists")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        names.iter().all(|n| !n.ends_with(".tmp") && !n.ends_with(".bak")),
+        "{names:?}"
+    );
+}

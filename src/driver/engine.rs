@@ -40,9 +40,10 @@ pub(crate) struct Simulated {
     pub stats: Option<String>,
 }
 
-/// Runs `launch` on the CPU. A module outside the simulator's PTX subset is
-/// reported (its first unsupported instruction, with its PTX line) and ends
-/// the command: exit 2 for a `.ptx` input, an internal error (exit 3) for
+/// Runs `launch` on the CPU. A kernel outside the simulator's PTX subset is
+/// reported (every unsupported instruction it reaches, each with its PTX
+/// line; a module none of whose kernels can run: every one of the module)
+/// and ends the command: exit 2 for a `.ptx` input, an internal error (exit 3) for
 /// kdslc's own PTX, which the simulator must always be able to run.
 pub(crate) fn simulate(
     input: &Input,
@@ -67,6 +68,16 @@ pub(crate) fn simulate(
             },
         ),
     };
+    // A kernel that reaches an instruction outside the subset is refused
+    // as a module that does not load is (the module's other kernels run).
+    let loaded = loaded.and_then(|p| {
+        let refusals = p.refusals(&launch.kernel);
+        if refusals.is_empty() {
+            Ok(p)
+        } else {
+            Err(refusals)
+        }
+    });
     let program = match loaded {
         Ok(p) => p,
         Err(diags) => {

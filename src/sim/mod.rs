@@ -45,6 +45,8 @@ pub struct Program {
     pub(crate) code: decode::Program,
     /// kdslc's dynamic shared layouts, by kernel ([`load_with`]).
     dynamic: Vec<(String, DynamicLayout)>,
+    /// The S0013 report of each unsupported instruction kept, by function.
+    unsupported: Vec<(u32, Diagnostic)>,
 }
 
 /// Where the PTX came from, which decides what reports point at.
@@ -141,6 +143,14 @@ pub fn load_with(
     };
     let mut resolver = resolver;
     resolver.add_files(&module.files);
+    let unsupported: Vec<(u32, Diagnostic)> = code
+        .unsupported
+        .iter()
+        .map(|(f, e)| {
+            let d = report::load_error(&mut resolver, ptx, e.pos, e.kind, &e.message);
+            (*f, d)
+        })
+        .collect();
     for site in code
         .sites
         .iter_mut()
@@ -150,7 +160,24 @@ pub fn load_with(
     {
         site.span = resolver.span(ptx, site);
     }
-    Ok(Program { code, dynamic })
+    let program = Program {
+        code,
+        dynamic,
+        unsupported,
+    };
+    // A module none of whose kernels can run is refused at load, with
+    // every instruction outside the subset listed.
+    let total: u64 = program.code.unsupported_count.iter().sum();
+    let runnable = program
+        .code
+        .kernels
+        .iter()
+        .any(|k| program.refusals(&k.name).is_empty());
+    if total > 0 && !runnable {
+        let all: Vec<u32> = (0..program.code.funcs.len() as u32).collect();
+        return Err(program.unsupported_in(&all));
+    }
+    Ok(program)
 }
 
 impl Program {
@@ -168,6 +195,53 @@ impl Program {
         let mut sig = signature_of(&k.name, params, &k.attrs);
         sig.dynamic_shared = self.dynamic_layout(kernel).map(|l| l.bytes);
         Some(sig)
+    }
+
+    /// Why `kernel` cannot run: an S0013 report for each instruction
+    /// outside the simulator's subset in the kernel or a function it
+    /// calls (the first [`crate::diagnostics::cap::PER_CODE`] of them, then
+    /// one for the rest); empty when it can. The module's other kernels
+    /// are not concerned.
+    pub fn refusals(&self, kernel: &str) -> Vec<Diagnostic> {
+        match self.code.kernel(kernel) {
+            Some(k) => self.unsupported_in(&self.code.reach(k)),
+            None => Vec::new(),
+        }
+    }
+
+    /// The S0013 reports of the functions `funcs` (ascending), capped.
+    fn unsupported_in(&self, funcs: &[u32]) -> Vec<Diagnostic> {
+        let total: u64 = funcs
+            .iter()
+            .filter_map(|&f| self.code.unsupported_count.get(f as usize))
+            .sum();
+        if total == 0 {
+            return Vec::new();
+        }
+        let cap = crate::diagnostics::cap::PER_CODE;
+        let mut out: Vec<Diagnostic> = self
+            .unsupported
+            .iter()
+            .filter(|(f, _)| funcs.binary_search(f).is_ok())
+            .map(|(_, d)| d.clone())
+            .take(cap)
+            .collect();
+        let rest = total - out.len() as u64;
+        if rest > 0 {
+            let mut d = Diagnostic::error(
+                "S0013",
+                format!(
+                    "and {rest} more PTX {} outside the simulator's subset",
+                    crate::diagnostics::noun_for(rest as usize, "instruction")
+                ),
+            )
+            .note(format!(
+                "kdslc shows the first {cap} instructions the simulator does not support"
+            ));
+            d.omitted = usize::try_from(rest).unwrap_or(usize::MAX);
+            out.push(d);
+        }
+        out
     }
 
     fn dynamic_layout(&self, kernel: &str) -> Option<&DynamicLayout> {
@@ -282,6 +356,12 @@ pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
     ) else {
         return fail(format!("the module has no kernel `{}`", launch.kernel));
     };
+    let refusals = program.refusals(&launch.kernel);
+    if !refusals.is_empty() {
+        let mut out = fail(String::new());
+        out.reports = refusals;
+        return out;
+    }
     // The launch's own check (`--grid`, `--block`, `--cluster` went through
     // it already; a library caller's launch has not).
     let shapes = crate::launch::shape::Shapes {

@@ -41,6 +41,9 @@ pub const SHARED_BASE: u32 = 1024;
 pub const RED_ZONE: u32 = 32;
 /// The most register slots a thread may have.
 const MAX_SLOTS: u32 = 1 << 18;
+/// The unsupported instructions a module keeps for its reports (the rest
+/// are counted per function).
+const MAX_UNSUPPORTED_KEPT: usize = 1000;
 
 /// An error found while loading: the position in the PTX text and what.
 #[derive(Clone, Debug, PartialEq)]
@@ -154,9 +157,44 @@ pub struct Program {
     /// The declared registers, for reports: (first slot, count, name; a
     /// range `%f<128>` is `%f` with 128 slots), in increasing slots.
     pub reg_names: Vec<(u32, u32, String)>,
+    /// The instructions outside the subset (decoded as `trap`, never run:
+    /// a kernel that reaches one is refused), the first
+    /// [`MAX_UNSUPPORTED_KEPT`] of the module, and how many each function
+    /// has in all.
+    pub unsupported: Vec<(u32, LoadError)>,
+    pub unsupported_count: Vec<u64>,
 }
 
 impl Program {
+    /// The functions a kernel runs: its own and every one it calls,
+    /// directly or not (ascending).
+    pub fn reach(&self, kernel: &Kernel) -> Vec<u32> {
+        let n = self.funcs.len();
+        let mut seen = vec![false; n];
+        let mut stack = vec![kernel.func];
+        while let Some(f) = stack.pop() {
+            let Some(s) = seen.get_mut(f as usize) else {
+                continue;
+            };
+            if *s {
+                continue;
+            }
+            *s = true;
+            let Some(func) = self.funcs.get(f as usize) else {
+                continue;
+            };
+            let range = func.entry as usize..(func.end as usize).min(self.code.len());
+            for inst in self.code.get(range).unwrap_or(&[]) {
+                if inst.op == Op::Call {
+                    if let Some(c) = self.calls.get(inst.aux as usize) {
+                        stack.push(c.func);
+                    }
+                }
+            }
+        }
+        (0..n as u32).filter(|&f| seen[f as usize]).collect()
+    }
+
     /// The name of the register in `slot` (`%f12`), if it is one.
     pub fn reg_name(&self, slot: u32) -> Option<String> {
         let i = self
@@ -231,6 +269,8 @@ pub fn decode<'m>(
         shared_owner,
         local_owner,
         reg_names: b.reg_names,
+        unsupported: b.unsupported,
+        unsupported_count: b.unsupported_count,
     })
 }
 
@@ -271,6 +311,8 @@ struct Builder<'m> {
     func: u32,
     loc: Option<Loc>,
     reg_names: Vec<(u32, u32, String)>,
+    unsupported: Vec<(u32, LoadError)>,
+    unsupported_count: Vec<u64>,
 }
 
 fn err<T>(pos: Pos, kind: LoadErrorKind, message: impl Into<String>) -> Result<T, LoadError> {
@@ -312,6 +354,19 @@ impl<'m> Builder<'m> {
             func: 0,
             loc: None,
             reg_names: Vec::new(),
+            unsupported: Vec::new(),
+            unsupported_count: vec![0; module.functions.len()],
+        }
+    }
+
+    /// An instruction (or call) outside the subset in the function being
+    /// decoded: kept for the reports of the kernels that reach it.
+    fn note_unsupported(&mut self, func: u32, error: LoadError) {
+        if let Some(c) = self.unsupported_count.get_mut(func as usize) {
+            *c += 1;
+        }
+        if self.unsupported.len() < MAX_UNSUPPORTED_KEPT {
+            self.unsupported.push((func, error));
         }
     }
 
@@ -543,18 +598,37 @@ impl<'m> Builder<'m> {
         Ok(())
     }
 
+    /// Decodes one instruction. One outside the subset is noted and
+    /// stands as a `trap` (its kernels are refused before they run), so
+    /// that every such instruction is listed and the other kernels of the
+    /// module still run; any other error ends the load.
     fn instruction(&mut self, i: &ast::Instruction) -> Result<(), LoadError> {
-        let inst = inst::decode(self, i).map_err(|(kind, message)| LoadError {
-            pos: i.pos,
-            kind,
-            message,
-        })?;
+        let inst = match inst::decode(self, i) {
+            Ok(inst) => inst,
+            Err((LoadErrorKind::Unsupported, message)) => {
+                let error = LoadError {
+                    pos: i.pos,
+                    kind: LoadErrorKind::Unsupported,
+                    message,
+                };
+                self.note_unsupported(self.func, error);
+                inst::base_inst(Op::Trap)
+            }
+            Err((kind, message)) => {
+                return Err(LoadError {
+                    pos: i.pos,
+                    kind,
+                    message,
+                })
+            }
+        };
         self.push(inst, i.pos);
         Ok(())
     }
 
-    /// A call cycle cannot be given static register slots.
-    fn check_recursion(&self) -> Result<(), LoadError> {
+    /// A call cycle cannot be given static register slots: each call that
+    /// closes one is noted as outside the subset.
+    fn check_recursion(&mut self) -> Result<(), LoadError> {
         let n = self.funcs.len();
         let mut edges: Vec<Vec<(u32, usize)>> = vec![Vec::new(); n];
         for (pc, inst) in self.code.iter().enumerate() {
@@ -592,11 +666,17 @@ impl<'m> Builder<'m> {
                         let name = self
                             .funcs
                             .get(callee as usize)
-                            .map_or("?", |f| f.name.as_str());
-                        return err(
-                            pos,
-                            LoadErrorKind::Unsupported,
-                            format!("recursive call of `{name}` (recursion is not supported)"),
+                            .map_or("?", |f| f.name.as_str())
+                            .to_string();
+                        self.note_unsupported(
+                            f as u32,
+                            LoadError {
+                                pos,
+                                kind: LoadErrorKind::Unsupported,
+                                message: format!(
+                                    "`call` is outside the simulator's PTX subset: recursive call of `{name}` (recursion is not supported)"
+                                ),
+                            },
                         );
                     }
                     Some(0) => {

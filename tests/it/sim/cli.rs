@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// `program` to run in `dir` as these tests run kdslc: no colour, no input.
-fn command(program: &str, dir: &Path) -> Command {
+pub fn command(program: &str, dir: &Path) -> Command {
     let mut c = Command::new(program);
     c.current_dir(dir)
         .env("NO_COLOR", "1")
@@ -26,22 +26,22 @@ fn command(program: &str, dir: &Path) -> Command {
 }
 
 /// Runs `kdslc` in the repository root.
-fn kdslc(args: &[&str]) -> Output {
+pub fn kdslc(args: &[&str]) -> Output {
     command(env!("CARGO_BIN_EXE_kdslc"), &repo_root())
         .args(args)
         .output()
         .expect("kdslc runs")
 }
 
-fn stderr(o: &Output) -> String {
+pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-fn stdout(o: &Output) -> String {
+pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
-fn status(o: &Output) -> i32 {
+pub fn status(o: &Output) -> i32 {
     o.status.code().unwrap_or(-1)
 }
 

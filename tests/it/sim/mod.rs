@@ -16,6 +16,7 @@ pub mod reference;
 pub mod samples;
 mod tensor;
 mod twins;
+mod unsupported;
 mod vector;
 mod warp;
 mod wgmma;

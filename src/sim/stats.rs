@@ -94,6 +94,7 @@ pub fn classify(prog: &Program, counts: &[u64], generic: [u64; 4]) -> Classes {
                     | SyncOp::Activemask { .. }
                     | SyncOp::Elect { .. }
                     | SyncOp::Redux { .. }
+                    | SyncOp::Match { .. }
                     | SyncOp::BarWarpSync { .. },
                 ) => c.warp += n,
                 _ => c.barrier += n,

@@ -211,7 +211,12 @@ impl Builder<'_> {
 pub(super) fn is_clock(name: &str) -> bool {
     matches!(
         name,
-        "%clock" | "%clock64" | "%globaltimer" | "%globaltimer_lo" | "%clock_hi"
+        "%clock"
+            | "%clock64"
+            | "%globaltimer"
+            | "%globaltimer_lo"
+            | "%clock_hi"
+            | "%globaltimer_hi"
     )
 }
 
@@ -534,6 +539,31 @@ fn decode_op(b: &mut Builder, i: &ast::Instruction, full: &str) -> R<Inst> {
             inst.c = b.src(o(3), Ty::U32)?;
             inst
         }
+        "shf" => {
+            let left = match m.take_any(&["l", "r"]) {
+                Some("l") => true,
+                Some(_) => false,
+                None => return invalid("`shf` needs `.l` or `.r`"),
+            };
+            let clamp = match m.take_any(&["wrap", "clamp"]) {
+                Some("clamp") => true,
+                Some(_) => false,
+                None => return invalid("`shf` needs `.wrap` or `.clamp`"),
+            };
+            let word = m.peek_any(super::mods::TYPE_WORDS);
+            let types = m.take_types();
+            m.finish().map_err(unsup)?;
+            one_type(&types, full)?;
+            if word != Some("b32") {
+                return invalid("`shf` is `.b32`");
+            }
+            let mut inst = base_inst(Op::Shf { left, clamp });
+            inst.d = b.dst(o(0))?;
+            inst.a = b.src(o(1), Ty::U32)?;
+            inst.b = b.src(o(2), Ty::U32)?;
+            inst.c = b.src(o(3), Ty::U32)?;
+            inst
+        }
         "setp" => {
             let cmp = match m.take_any(&[
                 "eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs", "equ", "neu", "ltu",
@@ -744,6 +774,7 @@ fn decode_op(b: &mut Builder, i: &ast::Instruction, full: &str) -> R<Inst> {
         "ldmatrix" | "stmatrix" => return super::inst_tensor::matrix(b, &mut m, op, ops),
         "mbarrier" => return super::inst_sync::mbarrier(b, &mut m, ops),
         "cp" => return super::inst_sync::copy(b, &mut m, ops),
+        "match" => return super::inst_sync::match_sync(b, &mut m, ops),
         "shfl" | "vote" | "activemask" | "elect" | "redux" => {
             return super::inst_sync::warp(b, &mut m, op, ops)
         }

@@ -55,9 +55,12 @@ pub fn mov(b: &mut Builder, m: &mut Mods, ops: &[Operand]) -> R<Inst> {
         (Some(d), Some(Operand::Name(name)))
             if is_clock(name) && b.scopes.lookup(name).is_none() =>
         {
+            // `c`: the destination's bits, and above them how far the
+            // count is shifted (the `_hi` halves are its upper 32 bits).
+            let shift = if name.ends_with("_hi") { 32 } else { 0 };
             let mut inst = base_inst(Op::Clock);
             inst.d = b.dst(Some(d))?;
-            inst.c = ty.bits();
+            inst.c = ty.bits() | shift << 8;
             Ok(inst)
         }
         (d, s) => {
@@ -69,7 +72,15 @@ pub fn mov(b: &mut Builder, m: &mut Mods, ops: &[Operand]) -> R<Inst> {
     }
 }
 
+/// `Inst::c` of a load with `.acquire` or `.relaxed` (a strong load, what
+/// a spin-wait on a flag reads with): the in-order schedule moves on to
+/// the next thread after it, so that a thread spinning on memory another
+/// thread writes (cooperative groups' grid and multi-warp barriers) lets
+/// the writer run.
+pub const STRONG_LOAD: u32 = 1;
+
 pub fn load_store(b: &mut Builder, m: &mut Mods, op: &str, ops: &[Operand]) -> R<Inst> {
+    let strong = m.peek_any(&["acquire", "relaxed"]).is_some();
     m.drop_all(MEMORY_ORDER);
     m.drop_all(CACHE);
     let vec = m.take_vector();
@@ -126,6 +137,9 @@ pub fn load_store(b: &mut Builder, m: &mut Mods, op: &str, ops: &[Operand]) -> R
     } else {
         inst.op = Op::Ld { space, ty, vec };
         inst.d = slots.first().copied().unwrap_or(NO_DEST);
+        if strong {
+            inst.c = STRONG_LOAD;
+        }
     }
     if vec > 1 {
         inst.aux = b.list(slots);

@@ -440,3 +440,41 @@ pub fn warp(b: &mut Builder, m: &mut Mods, opcode: &str, ops: &[Operand]) -> R<I
     };
     Ok(b.sync(op))
 }
+
+/// `match.{any,all}.sync.{b32,b64} d{|p}, a, membermask` (PTX ISA
+/// §9.7.13.9): a warp-synchronous rendezvous like `shfl.sync`.
+pub fn match_sync(b: &mut Builder, m: &mut Mods, ops: &[Operand]) -> R<Inst> {
+    let o = |k: usize| ops.get(k);
+    let all = match m.take_any(&["any", "all"]) {
+        Some("all") => true,
+        Some(_) => false,
+        None => return invalid("`match` needs `.any` or `.all`"),
+    };
+    if !m.take("sync") {
+        return invalid("`match` is `.sync`");
+    }
+    let word = m.peek_any(super::mods::TYPE_WORDS);
+    let types = m.take_types();
+    m.finish().map_err(unsup)?;
+    one_type(&types, "match")?;
+    let wide = match word {
+        Some("b32") => false,
+        Some("b64") => true,
+        _ => return invalid("`match.sync` takes `.b32` or `.b64`"),
+    };
+    let ty = if wide { Ty::U64 } else { Ty::U32 };
+    let (d, p) = match o(0) {
+        Some(Operand::Pair(x, y)) if all => (dst_or_sink(b, x)?, dst_or_sink(b, y)?),
+        Some(Operand::Pair(..)) => return invalid("`match.any` has no predicate destination"),
+        other => (b.dst(other)?, NO_DEST),
+    };
+    let op = SyncOp::Match {
+        all,
+        wide,
+        d,
+        p,
+        a: b.src(o(1), ty)?,
+        mask: b.src(o(2), Ty::U32)?,
+    };
+    Ok(b.sync(op))
+}

@@ -175,6 +175,7 @@ impl Builder<'_> {
             });
             return Ok(base);
         }
+        self.gpu_static_shared = align_up(self.gpu_static_shared, align) + size;
         let site = self.site(v.pos);
         let memory = (&mut self.shared, &mut self.shared_size);
         let too_large = (MAX_STATIC_SHARED, "static shared memory larger than 8 MiB");

@@ -5,7 +5,7 @@
 //! The layout a [`Program`] fixes:
 //! - **Register file** (per thread, `u64` slots): slot 0 holds 1 (the guard
 //!   of unguarded instructions), then the special registers
-//!   ([`specials::SPECIALS`]), then every register of every function (each
+//!   ([`specials::COUNT`] of them), then every register of every function (each
 //!   function has its own slots, so a call needs no frame) and every
 //!   distinct immediate (constant slots).
 //! - **Shared memory** (per CTA): every `.shared` variable of the module,
@@ -27,6 +27,8 @@ mod mods;
 pub mod ops;
 mod scope;
 pub mod specials;
+
+pub use inst_memory::STRONG_LOAD;
 
 use super::ptx::ast::{self, FuncKind, Item, Loc, Pos};
 use crate::launch::DynamicLayout;
@@ -140,6 +142,9 @@ pub struct Program {
     pub template: Vec<u64>,
     pub shared: Vec<MemVar>,
     pub shared_size: u32,
+    /// The static shared variables as a GPU lays them out (each aligned
+    /// after the one before, no red zones): `%total_smem_size`'s part.
+    pub gpu_static_shared: u32,
     /// Where the dynamic shared memory starts, when the module declares an
     /// unsized `.extern .shared` array (every such array starts there; each
     /// launch gives its size: `crate::sim::shared`).
@@ -192,7 +197,9 @@ impl Program {
                 }
             }
         }
-        (0..n as u32).filter(|&f| seen[f as usize]).collect()
+        (0..n as u32)
+            .filter(|&f| seen.get(f as usize) == Some(&true))
+            .collect()
     }
 
     /// The name of the register in `slot` (`%f12`), if it is one.
@@ -236,6 +243,19 @@ pub fn decode<'m>(
     dynamic: &'m [(String, DynamicLayout)],
 ) -> Result<Program, LoadError> {
     let mut b = Builder::new(module);
+    if ptx.contains("%reserved_smem_offset_") {
+        // The reserved KiB below the variables (sm_80+), which the module
+        // addresses through `%reserved_smem_offset_*`: a variable of its
+        // own, so that accesses inside it are in bounds (and an access at
+        // offset 0 of a module that does not read them stays a fault).
+        b.shared.push(MemVar {
+            name: "(reserved shared memory)".to_string(),
+            offset: 0,
+            size: specials::RESERVED_END,
+            elem: 1,
+            decl: b.site(Pos::default()),
+        });
+    }
     b.dynamic_base = layout::dynamic_base(module)?;
     b.layouts = dynamic;
     b.module_vars()?;
@@ -260,6 +280,7 @@ pub fn decode<'m>(
         template: b.template,
         shared: b.shared,
         shared_size: b.shared_size,
+        gpu_static_shared: u32::try_from(b.gpu_static_shared).unwrap_or(u32::MAX),
         dynamic_base: b.dynamic_base,
         dynamic_vars: b.dynamic_vars,
         local: b.local,
@@ -296,6 +317,7 @@ struct Builder<'m> {
     consts: HashMap<u64, u32>,
     shared: Vec<MemVar>,
     shared_size: u32,
+    gpu_static_shared: u64,
     dynamic_base: Option<u32>,
     dynamic_vars: Vec<usize>,
     /// kdslc's dynamic layouts, by kernel, and the one of the kernel being
@@ -326,7 +348,7 @@ fn err<T>(pos: Pos, kind: LoadErrorKind, message: impl Into<String>) -> Result<T
 impl<'m> Builder<'m> {
     fn new(module: &'m ast::Module) -> Builder<'m> {
         let mut template = vec![1u64];
-        template.resize(1 + specials::SPECIALS.len(), 0);
+        template.resize(1 + specials::COUNT, 0);
         Builder {
             module,
             code: Vec::new(),
@@ -342,6 +364,7 @@ impl<'m> Builder<'m> {
             consts: HashMap::new(),
             shared: Vec::new(),
             shared_size: SHARED_BASE,
+            gpu_static_shared: 0,
             dynamic_base: None,
             dynamic_vars: Vec::new(),
             layouts: &[],

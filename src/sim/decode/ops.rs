@@ -367,6 +367,12 @@ pub enum Op {
     Bfi(Ty),
     /// `prmt.b32 d, a, b, c` (the default mode).
     Prmt,
+    /// `shf.{l,r}.{wrap,clamp}.b32 d, a, b, c`: the funnel shift of the
+    /// 64-bit `b:a` by `c`.
+    Shf {
+        left: bool,
+        clamp: bool,
+    },
     /// `setp`: `d = a cmp b`; `aux` indexes [`SetpExt`] when there is a
     /// combining predicate or a second destination, else `u32::MAX`.
     Setp(Cmp, Ty),
@@ -412,8 +418,9 @@ pub enum Op {
         op: AtomOp,
         ty: Ty,
     },
-    /// `%clock`, `%clock64`, `%globaltimer`: the thread's executed
-    /// instruction count.
+    /// `%clock`, `%clock64`, `%globaltimer` (and their `_lo`/`_hi`
+    /// halves): the thread's executed instruction count, shifted right by
+    /// `c >> 8` and cut to `c & 0xff` bits.
     Clock,
     Bra,
     /// `aux` indexes [`CallInfo`].
@@ -585,6 +592,17 @@ pub enum SyncOp {
         op: ReduxOp,
         ty: Ty,
         d: u32,
+        a: u32,
+        mask: u32,
+    },
+    /// `match.any.sync.b32/.b64 d, a, mask` and `match.all.sync d{|p}, a,
+    /// mask` (`all`): the lanes of `mask` whose `a` equals this lane's /
+    /// `mask` when every lane's `a` is the same (and `p`), else 0.
+    Match {
+        all: bool,
+        wide: bool,
+        d: u32,
+        p: u32,
         a: u32,
         mask: u32,
     },

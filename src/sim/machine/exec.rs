@@ -12,6 +12,7 @@ use super::{arith, farith};
 use super::{Cluster, Counters, Machine, Memory, Rng, Sched};
 use crate::sim::decode::ops::*;
 use crate::sim::decode::Program;
+use crate::sim::decode::STRONG_LOAD;
 
 /// Why a slice of a thread's execution ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -434,6 +435,10 @@ impl Machine<'_> {
                     arith::bfi(ty, rd!(inst.a), rd!(inst.b), rd!(inst.c), rd!(inst.aux))
                 ),
                 Op::Prmt => wr!(inst.d, arith::prmt(rd!(inst.a), rd!(inst.b), rd!(inst.c))),
+                Op::Shf { left, clamp } => wr!(
+                    inst.d,
+                    arith::shf(left, clamp, rd!(inst.a), rd!(inst.b), rd!(inst.c))
+                ),
                 Op::Setp(cmp, ty) => {
                     let v = arith::setp(cmp, ty, rd!(inst.a), rd!(inst.b));
                     match prog.setp_ext.get(inst.aux as usize) {
@@ -574,7 +579,7 @@ impl Machine<'_> {
                         };
                         wr!(d, v);
                     }
-                    if coin(random, rng) {
+                    if inst.c == STRONG_LOAD || coin(random, rng) {
                         pc += 1;
                         break SliceEnd::Yield;
                     }
@@ -634,8 +639,8 @@ impl Machine<'_> {
                     }
                 }
                 Op::Clock => {
-                    let v = th.executed + n;
-                    wr!(inst.d, arith::trunc(v, inst.c));
+                    let v = (th.executed + n) >> (inst.c >> 8);
+                    wr!(inst.d, arith::trunc(v, inst.c & 0xff));
                 }
                 Op::Bra => {
                     pc = inst.off as usize;

@@ -15,6 +15,7 @@ pub mod events;
 mod exec;
 pub mod farith;
 pub mod float;
+mod matching;
 mod matrix;
 mod mbarrier;
 pub mod memory;
@@ -106,6 +107,9 @@ pub struct Memory {
     pub ext: Extents,
     /// The launch's tensor maps (`sim::tmap`).
     pub maps: Vec<crate::sim::tmap::MapRecord>,
+    /// The global address of a cooperative launch's grid workspace
+    /// (`%envreg1`/`%envreg2`), 0 otherwise.
+    pub grid_workspace: u64,
 }
 
 /// The cluster being run: its CTAs, threads, registers and warps, the bulk
@@ -195,6 +199,7 @@ impl<'p> Machine<'p> {
                 allocs,
                 params,
                 maps: Vec::new(),
+                grid_workspace: 0,
             },
             cluster: Cluster {
                 id: [0; 3],
@@ -329,8 +334,9 @@ impl<'p> Machine<'p> {
                     clusterid,
                     nclusterid: nclusters,
                     explicit_cluster: explicit,
-                    smem: prog.shared_size,
+                    smem: prog.gpu_static_shared,
                     dynamic_smem: dynamic_shared,
+                    grid_workspace: self.mem.grid_workspace,
                 };
                 let at = c.regs.values.len();
                 c.regs.values.extend_from_slice(&prog.template);

@@ -59,6 +59,7 @@ impl Machine<'_> {
             | SyncOp::Activemask { .. }
             | SyncOp::Elect { .. }
             | SyncOp::Redux { .. }
+            | SyncOp::Match { .. }
             | SyncOp::Wgmma(_)
             | SyncOp::WgmmaCommit
             | SyncOp::WgmmaWait { .. }

@@ -1283,7 +1283,9 @@ fn out_with_one_target_blocked_replaces_nothing() {
         .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
         .collect();
     assert!(
-        names.iter().all(|n| !n.ends_with(".tmp") && !n.ends_with(".bak")),
+        names
+            .iter()
+            .all(|n| !n.ends_with(".tmp") && !n.ends_with(".bak")),
         "{names:?}"
     );
 }

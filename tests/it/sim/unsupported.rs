@@ -92,7 +92,12 @@ fn a_module_with_no_runnable_kernel_lists_every_one() {
         "st.global.u32 [%rd1], 7;\n\tmul24.hi.u32 %r1, %r1, %r1;",
     );
     let err = ptx_str("m.ptx", &only_bad).err().expect("a load error");
-    for name in ["mul24.lo.u32", "testp.finite.f32", "sad.u32", "mul24.hi.u32"] {
+    for name in [
+        "mul24.lo.u32",
+        "testp.finite.f32",
+        "sad.u32",
+        "mul24.hi.u32",
+    ] {
         assert!(err.contains(&format!("`{name}` is outside")), "{err}");
     }
     assert_eq!(err.matches("error[S0013]").count(), 4, "{err}");
@@ -130,7 +135,9 @@ fn recursion_refuses_only_its_callers() {
 /// report for the rest.
 #[test]
 fn a_flood_is_capped() {
-    let body: String = (0..150).map(|_| "\tmul24.lo.u32 %r1, %r1, %r1;\n").collect();
+    let body: String = (0..150)
+        .map(|_| "\tmul24.lo.u32 %r1, %r1, %r1;\n")
+        .collect();
     let ptx = format!(
         ".version 8.0\n.target sm_90\n.address_size 64\n\
          .visible .entry k()\n{{\n\t.reg .b32 %r<2>;\n{body}\tret;\n}}\n"
@@ -153,14 +160,38 @@ fn kdslc_sim_runs_the_kernels_it_can() {
     std::fs::write(&path, MODULE).expect("writes");
     let p = path.to_str().expect("UTF-8");
     let ok = kdslc(&[
-        "sim", p, "--kernel", "good", "--grid", "1", "--block", "1", "--arg", "0=u32:zeros:1",
-        "--dump", "out",
+        "sim",
+        p,
+        "--kernel",
+        "good",
+        "--grid",
+        "1",
+        "--block",
+        "1",
+        "--arg",
+        "0=u32:zeros:1",
+        "--dump",
+        "out",
     ]);
     assert_eq!(status(&ok), 0, "{}", stderr(&ok));
     assert!(stdout(&ok).contains("[7]"), "{}", stdout(&ok));
     let bad = kdslc(&[
-        "sim", p, "--kernel", "bad", "--grid", "1", "--block", "1", "--arg", "0=u32:zeros:1",
+        "sim",
+        p,
+        "--kernel",
+        "bad",
+        "--grid",
+        "1",
+        "--block",
+        "1",
+        "--arg",
+        "0=u32:zeros:1",
     ]);
     assert_eq!(status(&bad), 2, "{}", stderr(&bad));
-    assert_eq!(stderr(&bad).matches("error[S0013]").count(), 3, "{}", stderr(&bad));
+    assert_eq!(
+        stderr(&bad).matches("error[S0013]").count(),
+        3,
+        "{}",
+        stderr(&bad)
+    );
 }

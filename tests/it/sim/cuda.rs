@@ -1,0 +1,197 @@
+//! Real CUDA C++ through nvcc into the simulator: what ordinary CUDA code
+//! compiles to besides the bench twins — `match.sync`, the special
+//! registers the CUDA headers read, cooperative groups' multi-warp tiles
+//! (reserved shared memory, funnel shifts, a spin on an acquire load),
+//! Ampere `cp.async`, `printf` and `assert`, grid synchronisation. Each
+//! source is compiled at test time with the pinned nvcc.
+
+use crate::common::ptxas::require_nvcc;
+use crate::common::sim::*;
+use kdsl::sim::Schedule;
+use std::process::Command;
+
+/// nvcc's PTX (`-arch=sm_90`) of the CUDA source `cu`, loaded.
+pub fn cuda(name: &str, cu: &str) -> Option<Loaded> {
+    let nvcc = require_nvcc()?;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let src = dir.path().join(format!("{name}.cu"));
+    let out = dir.path().join(format!("{name}.ptx"));
+    std::fs::write(&src, cu).expect("writes");
+    let o = Command::new(nvcc)
+        .args(["-ptx", "-arch=sm_90", "-o"])
+        .arg(&out)
+        .arg(&src)
+        .output()
+        .expect("nvcc runs");
+    assert!(
+        o.status.success(),
+        "nvcc {name}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let ptx = std::fs::read_to_string(&out).expect("reads the PTX");
+    Some(ptx_str(&format!("{name}.ptx"), &ptx).unwrap_or_else(|e| panic!("{e}")))
+}
+
+const SPECIALS: &str = r#"
+__global__ void specials(unsigned* out, unsigned long long* clocks) {
+  extern __shared__ unsigned dyn[];
+  __shared__ unsigned st[40];
+  unsigned t = threadIdx.x, lane = t % 32;
+  if (t < 40) st[t] = t;
+  dyn[t] = t;
+  __syncthreads();
+  unsigned *o = out + t * 8;
+  o[0] = __match_any_sync(0xffffffff, lane / 4);
+  int pred;
+  o[1] = __match_all_sync(0xffffffff, 42ull, &pred);
+  o[2] = pred;
+  o[3] = __match_all_sync(0xffffffff, lane < 16 ? 1u : 2u, &pred) + pred;
+  unsigned v;
+  asm("mov.u32 %0, %%total_smem_size;" : "=r"(v)); o[4] = v;
+  asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(v)); o[5] = v;
+  asm("mov.u32 %0, %%aggr_smem_size;" : "=r"(v)); o[6] = v;
+  asm("mov.u32 %0, %%nsmid;" : "=r"(v)); o[7] = v + st[39] + dyn[63];
+  long long c0 = clock64();
+  unsigned g; asm volatile("mov.u32 %0, %%globaltimer_lo;" : "=r"(g));
+  clocks[t] = (clock64() - c0) + ((unsigned long long)g << 20);
+}
+"#;
+
+/// `__match_any_sync`/`__match_all_sync` (b32 and b64), the shared-memory
+/// sizes a GPU gives (`%total_smem_size` in 128-byte units without the
+/// reserved KiB, `%aggr_smem_size` with it), `%nsmid`, and clocks that are
+/// the same under every schedule.
+#[test]
+fn match_sync_and_special_registers() {
+    let Some(k) = cuda("specials", SPECIALS) else {
+        return;
+    };
+    let mut l = launch(
+        "_Z8specialsPjPy",
+        1,
+        64,
+        1,
+        vec![
+            u32s("out", &[0; 512]),
+            array("clocks", kdsl::types::Scalar::U64, vec![0; 512]),
+        ],
+    );
+    l.dynamic_shared = 256;
+    let mut clocks = Vec::new();
+    for schedule in [Schedule::InOrder, Schedule::Random(1), Schedule::Random(2)] {
+        let o = run_with(&k, &l, schedule, 10_000_000);
+        assert!(!o.faulted, "{}", rendered(&k, &o));
+        let out = as_u32(&o.arrays[0]);
+        for t in 0..64usize {
+            let lane = t % 32;
+            let o = &out[t * 8..t * 8 + 8];
+            assert_eq!(o[0], 0xf << (4 * (lane / 4)), "thread {t}");
+            assert_eq!(o[1..4], [u32::MAX, 1, 0], "thread {t}");
+            // 40 words static + 256 bytes dynamic = 416, in 128-byte units.
+            assert_eq!(o[4..7], [512, 256, 512 + 1024], "thread {t}");
+            assert_eq!(o[7], 1 + 39 + 63, "thread {t}");
+        }
+        clocks.push(o.arrays[1].data.clone());
+    }
+    assert!(
+        clocks.windows(2).all(|w| w[0] == w[1]),
+        "clocks differ by schedule"
+    );
+    assert!(clocks[0].iter().any(|&b| b != 0));
+}
+
+const TILES: &str = r#"
+#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+namespace cg = cooperative_groups;
+__global__ void tiles(const int* x, int* out) {
+  cg::thread_block b = cg::this_thread_block();
+  cg::thread_block_tile<64> tile = cg::tiled_partition<64>(b);
+  int v = x[b.thread_rank()];
+  int s = cg::reduce(tile, v, cg::plus<int>());
+  tile.sync();
+  if (tile.thread_rank() == 0) out[b.thread_rank() / 64] = s;
+}
+"#;
+
+/// Cooperative groups' 64-thread tiles: their barrier and scratch live in
+/// the reserved shared memory at `%reserved_smem_offset_1`, their masks are
+/// funnel shifts (`shf.l.wrap`), and a warp waits for the others by
+/// spinning on an `ld.acquire` — which the in-order schedule follows.
+#[test]
+fn cooperative_group_tiles_of_64() {
+    let Some(k) = cuda("tiles", TILES) else {
+        return;
+    };
+    let x: Vec<u32> = (0..256).map(|i| i * 3 + 1).collect();
+    let l = launch(
+        "_Z5tilesPKiPi",
+        1,
+        256,
+        1,
+        vec![u32s("x", &x), u32s("out", &[0; 4])],
+    );
+    for schedule in [Schedule::InOrder, Schedule::Random(7)] {
+        let o = run_with(&k, &l, schedule, 10_000_000);
+        assert!(!o.faulted, "{}", rendered(&k, &o));
+        let want: Vec<u32> = x.chunks(64).map(|c| c.iter().sum()).collect();
+        assert_eq!(as_u32(&o.arrays[1]), want);
+    }
+}
+
+/// The special registers of the PTX ISA that CUDA code may read, by hand:
+/// the environment registers (0 outside a cooperative launch), the
+/// reserved shared memory (the first KiB, readable and writable through
+/// `%reserved_smem_offset_1`), performance counters (0), no CUDA graph,
+/// and the clocks' upper halves.
+#[test]
+fn special_registers_by_hand() {
+    let ptx = ".version 8.1
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 out)
+{
+	.reg .b32 %r<16>;
+	.reg .b64 %rd<8>;
+	ld.param.u64 %rd1, [out];
+	mov.u32 %r1, %envreg0;
+	mov.u32 %r2, %envreg31;
+	mov.u32 %r3, %reserved_smem_offset_begin;
+	mov.u32 %r4, %reserved_smem_offset_end;
+	mov.u32 %r5, %reserved_smem_offset_cap;
+	mov.u32 %r6, %reserved_smem_offset_0;
+	mov.u32 %r7, %reserved_smem_offset_1;
+	mov.u32 %r8, %pm3;
+	mov.u64 %rd2, %pm7_64;
+	mov.u64 %rd3, %current_graph_exec;
+	mov.u32 %r9, %clock_hi;
+	mov.u32 %r10, %globaltimer_hi;
+	st.shared.u32 [%r7], 77;
+	ld.shared.u32 %r11, [%r7];
+	cvt.u32.u64 %r12, %rd2;
+	cvt.u32.u64 %r13, %rd3;
+	st.global.v4.u32 [%rd1], {%r1, %r2, %r3, %r4};
+	st.global.v4.u32 [%rd1+16], {%r5, %r6, %r7, %r8};
+	st.global.v4.u32 [%rd1+32], {%r12, %r13, %r9, %r10};
+	st.global.u32 [%rd1+48], %r11;
+	ret;
+}
+";
+    let k = ptx_str("s.ptx", ptx).unwrap_or_else(|e| panic!("{e}"));
+    let o = run(&k, &launch("k", 1, 1, 1, vec![u32s("out", &[9; 13])]));
+    assert!(!o.faulted, "{}", rendered(&k, &o));
+    assert_eq!(
+        as_u32(&o.arrays[0]),
+        [0, 0, 0, 1024, 1024, 0, 512, 0, 0, 0, 0, 0, 77]
+    );
+    // Without those registers the first KiB stays outside every variable.
+    let plain = ptx
+        .lines()
+        .filter(|l| !l.contains("reserved_smem"))
+        .collect::<Vec<_>>()
+        .join("\n")
+        .replace("[%r7]", "[16]");
+    let k = ptx_str("s.ptx", &plain).unwrap_or_else(|e| panic!("{e}"));
+    let o = run(&k, &launch("k", 1, 1, 1, vec![u32s("out", &[9; 13])]));
+    assert_eq!(report_codes(&o), ["S0002", "S0002"]);
+}

@@ -145,7 +145,10 @@ pub fn copy(b: &mut Builder, m: &mut Mods, ops: &[Operand]) -> R<Inst> {
         return unsupported("the opcode `cp`");
     }
     if !m.take("bulk") {
-        return unsupported("non-bulk `cp.async` (sm_80 asynchronous copies)");
+        if reduce {
+            return unsupported("`cp.reduce.async` without `.bulk`");
+        }
+        return super::inst_cp_async::cp_async(b, m, ops);
     }
     if m.take("tensor") {
         return tensor_copy(b, m, ops, reduce);

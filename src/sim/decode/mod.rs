@@ -19,6 +19,7 @@
 
 mod inst;
 mod inst_control;
+mod inst_cp_async;
 mod inst_memory;
 mod inst_sync;
 mod inst_tensor;
@@ -335,6 +336,9 @@ struct Builder<'m> {
     reg_names: Vec<(u32, u32, String)>,
     unsupported: Vec<(u32, LoadError)>,
     unsupported_count: Vec<u64>,
+    /// The declared type of each register: (first slot, count, type), in
+    /// increasing slots.
+    reg_types: Vec<(u32, u32, Option<Ty>)>,
 }
 
 fn err<T>(pos: Pos, kind: LoadErrorKind, message: impl Into<String>) -> Result<T, LoadError> {
@@ -379,7 +383,27 @@ impl<'m> Builder<'m> {
             reg_names: Vec::new(),
             unsupported: Vec::new(),
             unsupported_count: vec![0; module.functions.len()],
+            reg_types: Vec::new(),
         }
+    }
+
+    /// Whether `name` is a register declared `.pred`.
+    fn is_pred_register(&self, name: &str) -> bool {
+        matches!(self.scopes.lookup(name), Some(Binding::Reg(slot)) if self.slot_type(slot) == Some(Ty::Pred))
+    }
+
+    /// The declared type of the register in `slot` (`None`: not a
+    /// register, or of a type the simulator does not name).
+    fn slot_type(&self, slot: u32) -> Option<Ty> {
+        let i = self
+            .reg_types
+            .partition_point(|&(base, _, _)| base <= slot)
+            .checked_sub(1)?;
+        let &(base, count, ty) = self.reg_types.get(i)?;
+        if slot >= base + count {
+            return None;
+        }
+        ty
     }
 
     /// An instruction (or call) outside the subset in the function being
@@ -602,6 +626,8 @@ impl<'m> Builder<'m> {
                 let base = self
                     .new_slots(count.max(1))
                     .or_else(|m| err(v.pos, LoadErrorKind::Unsupported, m))?;
+                self.reg_types
+                    .push((base, count.max(1), Ty::from_name(&v.ty)));
                 if v.range.is_some() {
                     self.scopes.declare_range(&v.name, base, count);
                     // `<` marks a range: `%f<` names `%f0`, `%f1`, ...

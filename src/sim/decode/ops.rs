@@ -595,6 +595,32 @@ pub enum SyncOp {
         a: u32,
         mask: u32,
     },
+    /// Ampere's `cp.async.{ca,cg}.shared{::cta}.global [dst], [src], size
+    /// {, src-size | ignore-src}`: `size` bytes (4, 8 or 16) into shared
+    /// memory, the first `src_size` of them (a slot; all when `None`) from
+    /// `src` and the rest zeros; none from `src` when the `ignore`
+    /// predicate (slot, negated) holds.
+    CpAsync {
+        dst: Addr,
+        src: Addr,
+        size: u32,
+        src_size: Option<u32>,
+        ignore: Option<(u32, bool)>,
+    },
+    /// `cp.async.commit_group`.
+    CpAsyncCommit,
+    /// `cp.async.wait_group n`, or `cp.async.wait_all` (`None`).
+    CpAsyncWait {
+        n: Option<u32>,
+    },
+    /// `cp.async.mbarrier.arrive{.noinc}.b64 [mbar]`: an arrival on the
+    /// mbarrier once the thread's earlier `cp.async`s complete (`.noinc`:
+    /// one of its expected arrivals; without: none, the pending count
+    /// being raised by one first).
+    CpAsyncArrive {
+        mbar: Addr,
+        noinc: bool,
+    },
     /// `match.any.sync.b32/.b64 d, a, mask` and `match.all.sync d{|p}, a,
     /// mask` (`all`): the lanes of `mask` whose `a` equals this lane's /
     /// `mask` when every lane's `a` is the same (and `p`), else 0.

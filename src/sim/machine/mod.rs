@@ -11,6 +11,7 @@
 
 pub mod arith;
 mod bulk;
+mod cp_async;
 pub mod events;
 mod exec;
 pub mod farith;
@@ -126,6 +127,8 @@ pub struct Cluster {
     pub cbar: ClusterBarrier,
     /// The wgmma operations in flight.
     pub wg: wgmma::WgState,
+    /// The threads' Ampere `cp.async` copies in flight.
+    pub cp: cp_async::Pending,
 }
 
 /// Every thread's registers, `stride` slots each, thread after thread.
@@ -213,6 +216,7 @@ impl<'p> Machine<'p> {
                 copies: VecDeque::new(),
                 cbar: ClusterBarrier::default(),
                 wg: Default::default(),
+                cp: Default::default(),
             },
             sched: Sched {
                 queue: VecDeque::new(),
@@ -281,6 +285,7 @@ impl<'p> Machine<'p> {
         c.copies.clear();
         c.cbar = ClusterBarrier::default();
         c.wg = Default::default();
+        c.cp = Default::default();
         let total = (csize * nthreads) as usize;
         c.regs.values.clear();
         c.regs.values.reserve(total * c.regs.stride);

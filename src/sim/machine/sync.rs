@@ -48,6 +48,10 @@ impl Machine<'_> {
                 self.advance(t);
                 After::Continue
             }
+            SyncOp::CpAsync { .. }
+            | SyncOp::CpAsyncCommit
+            | SyncOp::CpAsyncWait { .. }
+            | SyncOp::CpAsyncArrive { .. } => self.cp_async_op(t, pc, op),
             SyncOp::TensorLoad { .. } | SyncOp::TensorStore { .. } => {
                 self.tensor_op(t, pc, op);
                 self.advance(t);

@@ -195,3 +195,148 @@ fn special_registers_by_hand() {
     let o = run(&k, &launch("k", 1, 1, 1, vec![u32s("out", &[9; 13])]));
     assert_eq!(report_codes(&o), ["S0002", "S0002"]);
 }
+
+const CP_ASYNC: &str = r#"
+#include <cuda_pipeline.h>
+#include <cuda/barrier>
+__global__ void staged(const float* x, float* y, int n) {
+  __shared__ __align__(16) float s[2][512];
+  int t = threadIdx.x, i = t * 4;
+  int avail = n > i ? min(4, n - i) : 0;
+  // 16-byte copies with a zero-filled tail, then 4- and 8-byte ones.
+  __pipeline_memcpy_async(&s[0][i], &x[avail ? i : 0], 16, 16 - 4 * avail);
+  __pipeline_commit();
+  __pipeline_memcpy_async(&s[1][i], &x[(i + 512) % n], 4);
+  __pipeline_memcpy_async(&s[1][i + 2], &x[(i + 514) % n & ~1], 8);
+  __pipeline_commit();
+  __pipeline_wait_prior(1);
+  __syncthreads();
+  float a = s[0][511 - i];
+  __pipeline_wait_prior(0);
+  __syncthreads();
+  y[t] = a + s[1][i] + s[1][i + 2] + s[1][i + 3];
+}
+__global__ void with_barrier(const int* x, int* y) {
+  __shared__ int s[256];
+  #pragma nv_diag_suppress static_var_with_dynamic_init
+  __shared__ cuda::barrier<cuda::thread_scope_block> b;
+  if (threadIdx.x == 0) init(&b, blockDim.x);
+  __syncthreads();
+  cuda::memcpy_async(&s[threadIdx.x], &x[threadIdx.x], cuda::aligned_size_t<4>(4), b);
+  b.arrive_and_wait();
+  y[threadIdx.x] = s[255 - threadIdx.x];
+}
+"#;
+
+/// Ampere `cp.async` as `cuda_pipeline.h` and `cuda::memcpy_async` emit
+/// it: `.cg` 16-byte copies with a source size (zero-filled tails), `.ca`
+/// 4- and 8-byte ones, two commit groups waited for one at a time, and
+/// `cp.async.mbarrier.arrive` before a `cuda::barrier`'s arrival.
+#[test]
+fn cp_async_from_cuda() {
+    let Some(k) = cuda("cp_async", CP_ASYNC) else {
+        return;
+    };
+    for n in [1000usize, 250, 6] {
+        let x: Vec<f32> = (0..n).map(|v| v as f32 * 0.5 + 1.0).collect();
+        let l = launch(
+            "_Z6stagedPKfPfi",
+            1,
+            128,
+            1,
+            vec![f32s("x", &x), f32s("y", &[0.0; 128]), u32v(n as u32)],
+        );
+        let mut s0 = vec![0f32; 512];
+        let mut s1 = vec![0f32; 512];
+        for t in 0..128 {
+            let i = t * 4;
+            for k in 0..4 {
+                if i + k < n {
+                    s0[i + k] = x[i + k];
+                }
+            }
+            s1[i] = x[(i + 512) % n];
+            let j = ((i + 514) % n) & !1;
+            s1[i + 2] = x[j];
+            s1[i + 3] = x[j + 1];
+        }
+        let want: Vec<f32> = (0..128)
+            .map(|t| {
+                let i = t * 4;
+                s0[511 - i] + s1[i] + s1[i + 2] + s1[i + 3]
+            })
+            .collect();
+        for schedule in [Schedule::InOrder, Schedule::Random(3)] {
+            let o = run_with(&k, &l, schedule, 10_000_000);
+            assert!(!o.faulted, "n = {n}: {}", rendered(&k, &o));
+            assert_eq!(as_f32(&o.arrays[1]), want, "n = {n}");
+        }
+    }
+    let x: Vec<u32> = (0..256).map(|v| v * 7).collect();
+    let l = launch(
+        "_Z12with_barrierPKiPi",
+        1,
+        256,
+        1,
+        vec![u32s("x", &x), u32s("y", &[0; 256])],
+    );
+    let o = run_with(&k, &l, Schedule::Random(5), 10_000_000);
+    assert!(!o.faulted, "{}", rendered(&k, &o));
+    let want: Vec<u32> = x.iter().rev().copied().collect();
+    assert_eq!(as_u32(&o.arrays[1]), want);
+}
+
+/// `cp.async` by hand: the data lands at the wait, not before (a read of
+/// the destination in between sees the old bytes); `ignore-src` writes
+/// zeros; `.noinc` arrivals count towards the mbarrier's expected ones;
+/// a misaligned or out-of-bounds copy is reported at its issue.
+#[test]
+fn cp_async_by_hand() {
+    let ptx = ".version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 x, .param .u64 out)
+{
+	.reg .pred %p<4>;
+	.reg .b32 %r<16>;
+	.reg .b64 %rd<8>;
+	.shared .align 16 .b8 s[64];
+	.shared .align 8 .b64 bar;
+	ld.param.u64 %rd1, [x];
+	ld.param.u64 %rd2, [out];
+	mov.u32 %r1, s;
+	mov.u32 %r9, bar;
+	mbarrier.init.shared.b64 [%r9], 1;
+	st.shared.u32 [%r1], 5;
+	cp.async.ca.shared.global [%r1], [%rd1], 4;
+	ld.shared.u32 %r2, [%r1];
+	cp.async.commit_group;
+	cp.async.wait_group 0;
+	ld.shared.u32 %r3, [%r1];
+	setp.eq.u32 %p1, %r3, %r3;
+	cp.async.cg.shared.global [%r1+16], [%rd1], 16, %p1;
+	cp.async.ca.shared.global [%r1+32], [%rd1], 8, 3;
+	cp.async.mbarrier.arrive.noinc.shared.b64 [%r9];
+	mbarrier.try_wait.parity.shared.b64 %p2, [%r9], 0;
+	ld.shared.v4.u32 {%r4, %r5, %r6, %r7}, [%r1+16];
+	ld.shared.v2.u32 {%r10, %r11}, [%r1+32];
+	st.global.v4.u32 [%rd2], {%r2, %r3, %r4, %r7};
+	st.global.v2.u32 [%rd2+16], {%r10, %r11};
+	ret;
+}
+";
+    let k = ptx_str("c.ptx", ptx).unwrap_or_else(|e| panic!("{e}"));
+    let x = u32s("x", &[0x1122_3344, 0x5566_7788, 9, 9]);
+    let o = run(
+        &k,
+        &launch("k", 1, 1, 1, vec![x.clone(), u32s("out", &[0; 6])]),
+    );
+    assert!(!o.faulted, "{}", rendered(&k, &o));
+    assert_eq!(as_u32(&o.arrays[1]), [5, 0x1122_3344, 0, 0, 0x0022_3344, 0]);
+    let bad = ptx
+        .replace("[%r1+32], [%rd1], 8, 3", "[%r1+36], [%rd1], 8, 3")
+        .replace("[%r1+16], [%rd1], 16, %p1", "[%r1+16], [%rd1+16], 16, !%p1");
+    let k = ptx_str("c.ptx", &bad).unwrap_or_else(|e| panic!("{e}"));
+    let o = run(&k, &launch("k", 1, 1, 1, vec![x, u32s("out", &[0; 6])]));
+    assert_eq!(report_codes(&o), ["S0002", "S0003"], "{}", rendered(&k, &o));
+}

@@ -38,6 +38,8 @@ pub(crate) struct Simulated {
     pub faulted: bool,
     /// `--stats`, formatted for the terminal or as JSON.
     pub stats: Option<String>,
+    /// What the kernel's `printf`s printed, in the simulator's order.
+    pub printed: Vec<sim::Printed>,
 }
 
 /// Runs `launch` on the CPU. A kernel outside the simulator's PTX subset is
@@ -104,6 +106,7 @@ pub(crate) fn simulate(
         .stats
         .then(|| format_stats(&outcome.stats, settings.json));
     Ok(Simulated {
+        printed: outcome.printed,
         arrays: outcome.arrays,
         reports: outcome.reports,
         sources,
@@ -206,4 +209,26 @@ fn format_stats(s: &Stats, json: bool) -> String {
         );
     }
     out.trim_end().to_string()
+}
+
+/// The `printf` output of a run for stdout: the texts one after another,
+/// or (`json`) one object per call, `{"type":"printf","cta":[x,y,z],
+/// "thread":T,"text":"..."}`.
+pub(crate) fn printf_text(printed: &[sim::Printed], json: bool) -> String {
+    let mut out = String::new();
+    for p in printed {
+        if json {
+            let v = serde_json::json!({
+                "type": "printf",
+                "cta": p.cta,
+                "thread": p.thread,
+                "text": p.text,
+            });
+            out.push_str(&v.to_string());
+            out.push('\n');
+        } else {
+            out.push_str(&p.text);
+        }
+    }
+    out
 }

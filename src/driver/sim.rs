@@ -21,6 +21,12 @@ pub fn sim(args: &SimArgs, reporter: &mut Reporter) -> Result<(), Fail> {
         json: args.launch.common.message_format == MessageFormat::Json,
     };
     let outcome = engine::simulate(&input, &launch, &settings, reporter)?;
+    // What the kernel printed comes first, as on a GPU (whose printf
+    // buffer is flushed when the kernel ends), also when it faulted.
+    let printed = engine::printf_text(&outcome.printed, settings.json);
+    if !printed.is_empty() {
+        super::output::write_stdout(printed.as_bytes())?;
+    }
     reporter.report(&outcome.sources, &outcome.reports);
     if let Some(stats) = &outcome.stats {
         if settings.json {

@@ -19,6 +19,7 @@
 mod decode;
 mod dynamic;
 mod machine;
+pub(crate) mod printf;
 mod ptx;
 mod report;
 mod shared;
@@ -90,11 +91,27 @@ impl Default for SimOptions {
     }
 }
 
+/// What one `printf` (`vprintf`) printed, and who printed it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Printed {
+    /// The CTA (`%ctaid`) and the linear thread id in it.
+    pub cta: [u32; 3],
+    pub thread: u32,
+    /// The formatted text, as a GPU prints it (`printf`'s conversions are
+    /// C's; bytes that are not UTF-8 are replaced).
+    pub text: String,
+}
+
 /// The result of a run.
 #[derive(Clone, Debug)]
 pub struct Outcome {
     /// Every array argument after the run, in launch order.
     pub arrays: Vec<Array>,
+    /// The text of every `printf`, by CTA (`x` fastest, as `%ctaid` counts
+    /// a grid's blocks), then thread, then the order of the thread's calls
+    /// — whatever the schedule, so that the output of a run does not
+    /// depend on it.
+    pub printed: Vec<Printed>,
     /// `S` reports, in the order they were found.
     pub reports: Vec<Diagnostic>,
     /// True when any report is an error (the kernel faulted: exit 4).
@@ -343,6 +360,7 @@ pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
             })
             .collect::<Option<Vec<Array>>>()
             .unwrap_or_default(),
+        printed: Vec::new(),
         reports: vec![report::bad_launch(&launch.kernel, &why)],
         faulted: true,
         stats: Stats {
@@ -548,6 +566,11 @@ pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
     if let Some(stop) = &m.stop {
         reports.extend(report::from_stop(&run, stop, opts.max_steps));
     }
+    let fifo = std::mem::take(&mut m.mem.printf);
+    if fifo.dropped > 0 {
+        reports.push(report::printf_dropped(fifo.dropped));
+    }
+    let printed = printed_in_order(fifo.records, launch.grid);
     let faulted = reports.iter().any(Diagnostic::is_error);
     // The simulator's copies become the results (moved, not copied again).
     let arrays = arrays_in()
@@ -581,10 +604,28 @@ pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
     };
     Outcome {
         arrays,
+        printed,
         reports,
         faulted,
         stats,
     }
+}
+
+/// The printf records by CTA (`x` fastest), thread, then call order.
+fn printed_in_order(mut records: Vec<machine::printf::Record>, grid: [u32; 3]) -> Vec<Printed> {
+    let linear = |c: [u32; 3]| {
+        u64::from(c[0])
+            + u64::from(grid[0]) * (u64::from(c[1]) + u64::from(grid[1]) * u64::from(c[2]))
+    };
+    records.sort_by_key(|r| (linear(r.ctaid), r.tid, r.seq));
+    records
+        .into_iter()
+        .map(|r| Printed {
+            cta: r.ctaid,
+            thread: r.tid,
+            text: String::from_utf8_lossy(&r.text).into_owned(),
+        })
+        .collect()
 }
 
 /// `size` bytes starting with `init`, then zeros: allocated fallibly, so

@@ -595,6 +595,22 @@ pub enum SyncOp {
         a: u32,
         mask: u32,
     },
+    /// `call (ret), vprintf, (fmt, args)`: CUDA's device printf; the
+    /// operands are the offsets of the call's `.param` variables in the
+    /// thread's parameter area.
+    Vprintf {
+        fmt: u32,
+        args: u32,
+        ret: Option<u32>,
+    },
+    /// `call __assertfail, (message, file, line, function, charSize)`: a
+    /// failed `assert` (the offsets of the call's `.param` variables).
+    AssertFail {
+        message: u32,
+        file: u32,
+        line: u32,
+        function: u32,
+    },
     /// Ampere's `cp.async.{ca,cg}.shared{::cta}.global [dst], [src], size
     /// {, src-size | ignore-src}`: `size` bytes (4, 8 or 16) into shared
     /// memory, the first `src_size` of them (a slot; all when `None`) from

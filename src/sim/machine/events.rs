@@ -145,6 +145,8 @@ pub enum Issue {
         n: u32,
         cur: u32,
     },
+    /// A failed `assert` (`__assertfail`).
+    Assert(Box<super::printf::AssertInfo>),
 }
 
 /// What is wrong with a wgmma descriptor.
@@ -218,6 +220,7 @@ impl Issue {
             Issue::WgmmaPartial { .. } => (18, 0),
             Issue::SetMaxNregDisagree => (19, 0),
             Issue::SetMaxNregRange { .. } => (20, 0),
+            Issue::Assert(_) => (21, 0),
         }
     }
 }

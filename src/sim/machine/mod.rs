@@ -20,6 +20,7 @@ mod matching;
 mod matrix;
 mod mbarrier;
 pub mod memory;
+pub mod printf;
 mod sched;
 pub mod snapshot;
 pub mod state;
@@ -108,6 +109,8 @@ pub struct Memory {
     pub ext: Extents,
     /// The launch's tensor maps (`sim::tmap`).
     pub maps: Vec<crate::sim::tmap::MapRecord>,
+    /// The launch's printf buffer.
+    pub printf: printf::Fifo,
     /// The global address of a cooperative launch's grid workspace
     /// (`%envreg1`/`%envreg2`), 0 otherwise.
     pub grid_workspace: u64,
@@ -202,6 +205,7 @@ impl<'p> Machine<'p> {
                 allocs,
                 params,
                 maps: Vec::new(),
+                printf: Default::default(),
                 grid_workspace: 0,
             },
             cluster: Cluster {

@@ -178,7 +178,7 @@ impl Machine<'_> {
         }
     }
 
-    fn exit(&mut self, t: u32) {
+    pub(super) fn exit(&mut self, t: u32) {
         let Some(th) = self.cluster.threads.get_mut(t as usize) else {
             return;
         };

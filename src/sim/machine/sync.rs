@@ -48,6 +48,7 @@ impl Machine<'_> {
                 self.advance(t);
                 After::Continue
             }
+            SyncOp::Vprintf { .. } | SyncOp::AssertFail { .. } => self.printf_op(t, pc, op),
             SyncOp::CpAsync { .. }
             | SyncOp::CpAsyncCommit
             | SyncOp::CpAsyncWait { .. }

@@ -12,15 +12,24 @@ use std::process::Command;
 
 /// nvcc's PTX (`-arch=sm_90`) of the CUDA source `cu`, loaded.
 pub fn cuda(name: &str, cu: &str) -> Option<Loaded> {
+    let ptx = cuda_ptx(name, cu)?;
+    Some(ptx_str(&format!("{name}.ptx"), &ptx).unwrap_or_else(|e| panic!("{e}")))
+}
+
+/// nvcc's PTX (`-arch=sm_90`) of the CUDA source `cu` (`NAME.cu`).
+pub fn cuda_ptx(name: &str, cu: &str) -> Option<String> {
     let nvcc = require_nvcc()?;
     let dir = tempfile::tempdir().expect("temp dir");
     let src = dir.path().join(format!("{name}.cu"));
     let out = dir.path().join(format!("{name}.ptx"));
     std::fs::write(&src, cu).expect("writes");
+    // Relative names, as a user compiling in the folder gives them (they
+    // end up in `assert`'s file name).
     let o = Command::new(nvcc)
+        .current_dir(dir.path())
         .args(["-ptx", "-arch=sm_90", "-o"])
-        .arg(&out)
-        .arg(&src)
+        .arg(format!("{name}.ptx"))
+        .arg(format!("{name}.cu"))
         .output()
         .expect("nvcc runs");
     assert!(
@@ -28,8 +37,7 @@ pub fn cuda(name: &str, cu: &str) -> Option<Loaded> {
         "nvcc {name}: {}",
         String::from_utf8_lossy(&o.stderr)
     );
-    let ptx = std::fs::read_to_string(&out).expect("reads the PTX");
-    Some(ptx_str(&format!("{name}.ptx"), &ptx).unwrap_or_else(|e| panic!("{e}")))
+    Some(std::fs::read_to_string(&out).expect("reads the PTX"))
 }
 
 const SPECIALS: &str = r#"
@@ -339,4 +347,171 @@ fn cp_async_by_hand() {
     let k = ptx_str("c.ptx", &bad).unwrap_or_else(|e| panic!("{e}"));
     let o = run(&k, &launch("k", 1, 1, 1, vec![x, u32s("out", &[0; 6])]));
     assert_eq!(report_codes(&o), ["S0002", "S0003"], "{}", rendered(&k, &o));
+}
+
+const PRINTF: &str = r#"
+#include <cstdio>
+#include <cassert>
+__global__ void show(const float* x, int n) {
+  int t = threadIdx.x;
+  if (t % 2 == 0) printf("[%d,%u] x=%f %.2e %g|%5.1f|%-4d|%04x|%X|%o|%c|%s|%lld|%llu|%ld\n",
+      blockIdx.x, t, x[t], x[t], x[t], x[t], t, 255 * t, 48879u + t, 8u, 'a' + t,
+      t ? "odd" : "zero", -1234567890123ll, 18446744073709551615ull, (long)n);
+  printf("%d%%%i%+d% d|%8.3s|%p|%p\n", t, -t, t, t, "abcdef", (void*)0, (void*)0x1000);
+}
+__global__ void checked(const float* x) {
+  assert(x[threadIdx.x] < 100.0f);
+}
+"#;
+
+/// The text every line of `show` prints, in the simulator's order.
+fn show_lines(grid: u32, block: u32, x: &[f32], n: i64) -> String {
+    let mut out = String::new();
+    for b in 0..grid {
+        for t in 0..block {
+            let v = f64::from(x[t as usize]);
+            if t % 2 == 0 {
+                let e = format!("{v:.2e}");
+                let (m, ex) = e.split_once('e').unwrap();
+                let ex: i32 = ex.parse().unwrap();
+                out.push_str(&format!(
+                    "[{b},{t}] x={v:.6} {m}e{}{:02} {}|{v:5.1}|{t:<4}|{:04x}|{:X}|10|{}|{}|-1234567890123|18446744073709551615|{n}\n",
+                    if ex < 0 { '-' } else { '+' },
+                    ex.abs(),
+                    v,
+                    255 * t,
+                    48879 + t,
+                    (b'a' + t as u8) as char,
+                    if t > 0 { "odd" } else { "zero" },
+                ));
+            }
+            out.push_str(&format!(
+                "{t}%{}{:+} {t}|     abc|(nil)|0x1000\n",
+                -(t as i64),
+                t,
+            ));
+        }
+    }
+    out
+}
+
+/// CUDA's `printf` (`vprintf` with nvcc's argument buffer): C's
+/// conversions with flags, widths and precisions, by CTA, then thread,
+/// then call — the same text under every schedule.
+#[test]
+fn printf_from_cuda() {
+    let Some(k) = cuda("printf", PRINTF) else {
+        return;
+    };
+    let x = [1.5f32, 2.0, 0.25, 3.0, 123.0, 0.5];
+    let l = launch("_Z4showPKfi", 3, 6, 1, vec![f32s("x", &x), u32v(77)]);
+    let want = show_lines(3, 6, &x, 77);
+    for schedule in [
+        Schedule::InOrder,
+        Schedule::Random(11),
+        Schedule::Random(12),
+    ] {
+        let o = run_with(&k, &l, schedule, 10_000_000);
+        assert!(!o.faulted, "{}", rendered(&k, &o));
+        let text: String = o.printed.iter().map(|p| p.text.as_str()).collect();
+        assert_eq!(text, want);
+        assert_eq!(o.printed.len(), 3 * (6 + 3));
+        assert_eq!((o.printed[0].cta, o.printed[0].thread), ([0, 0, 0], 0));
+        assert_eq!((o.printed[26].cta, o.printed[26].thread), ([2, 0, 0], 5));
+    }
+}
+
+/// A failed `assert`: S0041 with the condition, the function, file and
+/// line `assert` passes, the threads, and the line a GPU prints; the run
+/// is faulted, the other threads run to the end.
+#[test]
+fn assert_from_cuda() {
+    let Some(k) = cuda("assert", PRINTF) else {
+        return;
+    };
+    let x = [1.0f32, 200.0, 3.0, 400.0];
+    let l = launch("_Z7checkedPKf", 2, 4, 1, vec![f32s("x", &x)]);
+    let o = run(&k, &l);
+    assert!(o.faulted);
+    assert_eq!(report_codes(&o), ["S0041"]);
+    let text = rendered(&k, &o);
+    for needle in [
+        "error[S0041]: assertion `x[threadIdx.x] < 100.0f` failed",
+        "failed here in 4 threads",
+        "`assert` in `void checked(const float *)` at assert.cu:12",
+        "by cta (0,0,0) threads 1, 3; cta (1,0,0) threads 1, 3",
+        "a GPU prints: assert.cu:12: void checked(const float *): block: [0,0,0], thread: [1,0,0] Assertion `x[threadIdx.x] < 100.0f` failed.",
+    ] {
+        assert!(text.contains(needle), "{needle}:\n{text}");
+    }
+}
+
+/// From the command line: the printed text on stdout (also when the run
+/// faults: before the reports), and under `--message-format json` one
+/// object per call with its CTA and thread.
+#[test]
+fn printf_and_assert_from_the_command_line() {
+    use crate::sim::cli::{kdslc, status, stderr, stdout};
+    let Some(ptx) = cuda_ptx("printf", PRINTF) else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("printf.ptx");
+    std::fs::write(&path, ptx).expect("writes");
+    let p = path.to_str().expect("UTF-8");
+    let args = |json: bool| {
+        let mut a = vec![
+            "sim",
+            p,
+            "--kernel",
+            "_Z4showPKfi",
+            "--grid",
+            "2",
+            "--block",
+            "3",
+            "--arg",
+            "0=f32:[1.5,2,0.25]",
+            "--arg",
+            "1=5",
+        ];
+        if json {
+            a.extend(["--message-format", "json"]);
+        }
+        a
+    };
+    let o = kdslc(&args(false));
+    assert_eq!(status(&o), 0, "{}", stderr(&o));
+    assert_eq!(stdout(&o), show_lines(2, 3, &[1.5, 2.0, 0.25], 5));
+    let o = kdslc(&args(true));
+    assert_eq!(status(&o), 0, "{}", stderr(&o));
+    let objects: Vec<serde_json::Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON"))
+        .collect();
+    let printf: Vec<&serde_json::Value> =
+        objects.iter().filter(|v| v["type"] == "printf").collect();
+    assert_eq!(printf.len(), 2 * (3 + 2));
+    assert_eq!(printf[0]["cta"], serde_json::json!([0, 0, 0]));
+    assert_eq!(printf[0]["thread"], 0);
+    assert_eq!(printf[9]["cta"], serde_json::json!([1, 0, 0]));
+    assert_eq!(printf[9]["thread"], 2);
+    assert_eq!(printf[9]["text"], "2%-2+2 2|     abc|(nil)|0x1000\n");
+    let o = kdslc(&[
+        "sim",
+        p,
+        "--kernel",
+        "_Z7checkedPKf",
+        "--grid",
+        "1",
+        "--block",
+        "2",
+        "--arg",
+        "0=f32:[1,500]",
+    ]);
+    assert_eq!(status(&o), 4, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("error[S0041]: assertion"),
+        "{}",
+        stderr(&o)
+    );
 }

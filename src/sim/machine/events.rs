@@ -147,6 +147,11 @@ pub enum Issue {
     },
     /// A failed `assert` (`__assertfail`).
     Assert(Box<super::printf::AssertInfo>),
+    /// `mapa` to a CTA rank the cluster (of `cluster` CTAs) lacks.
+    MapaRank {
+        rank: u32,
+        cluster: u32,
+    },
 }
 
 /// What is wrong with a wgmma descriptor.
@@ -221,6 +226,7 @@ impl Issue {
             Issue::SetMaxNregDisagree => (19, 0),
             Issue::SetMaxNregRange { .. } => (20, 0),
             Issue::Assert(_) => (21, 0),
+            Issue::MapaRank { .. } => (22, 0),
         }
     }
 }

@@ -534,7 +534,14 @@ impl Machine<'_> {
                 Op::Mapa { generic } => {
                     let (_, offset) = memory::split_cluster(rd!(inst.a), own_rank);
                     let rank = rd!(inst.b) as u32;
-                    let addr = memory::cluster_addr(rank, offset);
+                    if rank >= ext.cluster_size {
+                        // Not wrapped into a CTA of the cluster: reported,
+                        // and an address every access through is out of
+                        // bounds.
+                        let cluster = ext.cluster_size;
+                        events.record(pc as u32, me, Issue::MapaRank { rank, cluster });
+                    }
+                    let addr = memory::cluster_addr(rank.min(memory::NO_RANK), offset);
                     wr!(
                         inst.d,
                         if generic {

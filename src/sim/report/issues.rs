@@ -171,6 +171,9 @@ fn event(p: &Run<'_>, r: &Recorded, allocs: &[Alloc]) -> Diagnostic {
         }
         Issue::NotTensorMap { addr } => not_a_map(p, r.pc, *addr, &who, &n),
         Issue::Assert(info) => super::runtime::assert_failed(p, r.pc, info, &who, &n),
+        Issue::MapaRank { rank, cluster } => {
+            super::runtime::mapa_rank(p, r.pc, *rank, *cluster, &who, &n)
+        }
         Issue::WgmmaRegister {
             slot,
             write,

@@ -1,5 +1,6 @@
-//! Reports of the CUDA runtime's device functions: a failed `assert`, and
-//! `printf` output past the printf buffer.
+//! Reports of the CUDA runtime's device functions — a failed `assert`,
+//! `printf` output past the printf buffer — and of `mapa` past the
+//! cluster.
 
 use super::{at, Run};
 use crate::diagnostics::Diagnostic;
@@ -42,4 +43,29 @@ pub(crate) fn printf_dropped(dropped: u64) -> Diagnostic {
     )
     .note("a GPU's printf buffer (`cudaLimitPrintfFifoSize`, 1 MiB by default) holds a launch's output; what does not fit is lost, and so it is here")
     .help("print less (from fewer threads, or fewer times), or copy the values to an output array")
+}
+
+/// S0002: `mapa` to a CTA rank past the cluster.
+pub(crate) fn mapa_rank(
+    p: &Run<'_>,
+    pc: u32,
+    rank: u32,
+    cluster: u32,
+    who: &str,
+    n: &str,
+) -> Diagnostic {
+    let d = Diagnostic::error(
+        "S0002",
+        format!(
+            "out-of-bounds `mapa` in shared::cluster memory: CTA rank {rank} of a cluster of {}",
+            crate::diagnostics::plural(cluster, "CTA")
+        ),
+    );
+    at(d, p, pc, &format!("rank {rank} asked for here by {n}"), true)
+        .note(format!("by {who}"))
+        .note(format!(
+            "the ranks of this cluster are 0 to {}; the address `mapa` returns names no CTA, and every access through it is out of bounds",
+            cluster.saturating_sub(1)
+        ))
+        .help("compute the rank modulo `%cluster_nctarank` (kdsl: `cluster_size()`), or check it first")
 }

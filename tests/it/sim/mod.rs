@@ -11,6 +11,7 @@ mod cuda;
 mod dynamic_shared;
 mod generated;
 mod hopper;
+mod hostile;
 mod isa;
 mod named;
 pub mod reference;

@@ -67,6 +67,11 @@ Arguments (--arg NAME=VALUE, or POSITION=VALUE counting from 0):
   f32:iota:N     a type prefix: required for the pointers of a .ptx input
   tensors        an array form whose shape gives the dimensions (kdsl);
                  tmap:TYPE:ARRAY:box=B0,B1[:swizzle=128][:fill=nan] (.ptx)
+  structs        a .ptx input's .b8[N] parameter (a struct by value): its
+                 bytes, bytes:@FILE or bytes:[1, 2, 3], or its fields,
+                 struct:f32=1.5,u32=7,f64=[1, 2] (C's layout, rest zeros)
+  --const        a .ptx input's __constant__ memory (`kdslc sim`): --const
+                 NAME=ARRAY sets the .const variable NAME (f32:[0.5, 2])
 
 Exit status: 0 the kernel completed, 1 compile errors, 2 usage or I/O (or no
 CUDA driver for `run`), 3 internal error, 4 the kernel faulted (a deadlock,
@@ -210,6 +215,11 @@ pub struct LaunchArgs {
     /// arrays are summarised)
     #[arg(long, value_name = "NAME")]
     pub dump: Vec<String>,
+
+    /// A .ptx input's `.const` variable (`__constant__` memory) set before
+    /// the launch, `coef=f32:[0.25, 0.5]`; repeatable (`kdslc sim`)
+    #[arg(long = "const", value_name = "NAME=ARRAY")]
+    pub consts: Vec<String>,
 
     /// Print dumped arrays in full; without --dump, print every writable
     /// array

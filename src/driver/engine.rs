@@ -51,6 +51,7 @@ pub(crate) fn simulate(
     input: &Input,
     launch: &Launch,
     settings: &Settings,
+    consts: &[String],
     reporter: &mut Reporter,
 ) -> Result<Simulated, Fail> {
     let mut sources = input.sources.clone();
@@ -80,7 +81,7 @@ pub(crate) fn simulate(
             Err(refusals)
         }
     });
-    let program = match loaded {
+    let mut program = match loaded {
         Ok(p) => p,
         Err(diags) => {
             reporter.report(&sources, &diags);
@@ -93,6 +94,13 @@ pub(crate) fn simulate(
             });
         }
     };
+    // `--const NAME=ARRAY`: the module's `__constant__` memory, set as a
+    // host sets it before the launch (`launch::consts`).
+    let symbols = program.constants();
+    for text in consts {
+        let (name, bytes) = crate::launch::consts::parse(&symbols, text).map_err(Fail::Usage)?;
+        program.set_constant(&name, &bytes).map_err(Fail::Usage)?;
+    }
     let defaults = SimOptions::default();
     let opts = SimOptions {
         schedule: match settings.schedule {

@@ -96,6 +96,12 @@ pub(crate) fn load(args: &LaunchArgs, reporter: &mut Reporter) -> Result<Input, 
 /// found before anything runs.
 pub(crate) fn prepare(args: &LaunchArgs, input: &Input) -> Result<Launch, Fail> {
     let usage = |e: LaunchError| Fail::Usage(e.to_string());
+    if input.origin == Origin::Kdsl && !args.consts.is_empty() {
+        return Err(Fail::Usage(format!(
+            "`--const NAME=ARRAY` sets the `__constant__` memory (`.const` variables) of a .ptx input; `{}` is a kdsl kernel, which has none",
+            input.path.display()
+        )));
+    }
     let sig = launch::select_kernel(&input.signatures, args.kernel.as_deref()).map_err(usage)?;
     let request = Request {
         grid: args.grid,

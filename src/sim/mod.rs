@@ -261,6 +261,50 @@ impl Program {
         out
     }
 
+    /// The module's `.const` variables (CUDA's `__constant__` memory),
+    /// which [`Program::set_constant`] sets before a launch.
+    pub fn constants(&self) -> Vec<crate::launch::consts::ConstSymbol> {
+        self.code
+            .module_vars
+            .iter()
+            .filter(|v| v.read_only)
+            .map(|v| crate::launch::consts::ConstSymbol {
+                name: v.name.clone(),
+                size: v.size,
+                elem: v.ty.map(|t| scalar_of(t, t.bytes())),
+            })
+            .collect()
+    }
+
+    /// Sets the first bytes of the `.const` variable `name` (as a host
+    /// sets `__constant__` memory with `cudaMemcpyToSymbol`): every later
+    /// launch of the program reads them. Err: no such variable, or more
+    /// bytes than it has.
+    pub fn set_constant(&mut self, name: &str, bytes: &[u8]) -> Result<(), String> {
+        let Some(v) = self
+            .code
+            .module_vars
+            .iter_mut()
+            .find(|v| v.read_only && v.name == name)
+        else {
+            return Err(format!("the module has no `.const` variable `{name}`"));
+        };
+        if bytes.len() as u64 > v.size {
+            return Err(format!(
+                "{} bytes for `{name}`, which has {}",
+                bytes.len(),
+                v.size
+            ));
+        }
+        if v.init.len() < bytes.len() {
+            v.init.resize(bytes.len(), 0);
+        }
+        if let Some(dst) = v.init.get_mut(..bytes.len()) {
+            dst.copy_from_slice(bytes);
+        }
+        Ok(())
+    }
+
     fn dynamic_layout(&self, kernel: &str) -> Option<&DynamicLayout> {
         self.dynamic
             .iter()
@@ -304,8 +348,10 @@ fn signature_of<'p>(
             kind: match ty {
                 Ty::U64 | Ty::S64 if size == 8 => ParamKind::PtxU64,
                 // `.param .align 64 .b8 m[128]`: a `__grid_constant__
-                // CUtensorMap` (nothing else of 128 bytes can be given).
+                // CUtensorMap`, or a struct of 128 bytes.
                 Ty::U8 if size == 128 => ParamKind::PtxTensorMap,
+                // `.param .align A .b8 p[N]`: a struct passed by value.
+                Ty::U8 if size > 1 => ParamKind::PtxBytes { size },
                 ty => ParamKind::Scalar(scalar_of(ty, size)),
             },
         })
@@ -509,6 +555,20 @@ pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
                     param: None,
                 });
                 alloc_base(at)
+            }
+            ArgValue::Bytes(data) => {
+                if data.len() != p.size as usize {
+                    return fail(format!(
+                        "parameter `{}` has {} bytes, the argument {}",
+                        p.name,
+                        p.size,
+                        data.len()
+                    ));
+                }
+                if let Some(dst) = params.get_mut(p.offset as usize..(p.offset + p.size) as usize) {
+                    dst.copy_from_slice(data);
+                }
+                continue;
             }
             ArgValue::Scalar { bits, .. } => {
                 if p.size > 8 {

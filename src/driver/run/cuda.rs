@@ -295,6 +295,8 @@ pub(crate) struct TiledMap {
 pub(crate) enum ParamBytes {
     Word(u64),
     Map(Box<EncodedMap>),
+    /// A struct passed by value: its bytes.
+    Bytes(Vec<u8>),
 }
 
 /// An event, for timing and for waiting with a timeout.
@@ -560,6 +562,7 @@ impl Session {
             .map(|p| match p {
                 ParamBytes::Word(w) => (w as *mut u64).cast::<c_void>(),
                 ParamBytes::Map(m) => (&mut **m as *mut EncodedMap).cast::<c_void>(),
+                ParamBytes::Bytes(b) => b.as_mut_ptr().cast::<c_void>(),
             })
             .collect();
         let params_ptr = if params.is_empty() {

@@ -222,6 +222,7 @@ impl Builder<'_> {
             size,
             init: Self::init_bytes(v, size, elem),
             read_only: v.space == ast::Space::Const,
+            ty: Ty::from_name(&v.ty).filter(|_| !v.ty.starts_with('b')),
             elem,
             decl: self.site(v.pos),
         });

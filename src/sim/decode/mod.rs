@@ -122,6 +122,8 @@ pub struct ModuleVar {
     /// The initialiser's bytes, at most `size`; the rest are zeros.
     pub init: Vec<u8>,
     pub read_only: bool,
+    /// Its declared type, when a value type (`.f32`; not `.b8`).
+    pub ty: Option<Ty>,
     pub elem: u32,
     pub decl: Site,
 }

@@ -515,3 +515,127 @@ fn printf_and_assert_from_the_command_line() {
         stderr(&o)
     );
 }
+
+const CONSTANTS: &str = r#"
+struct Params { float scale; unsigned n; double bias[2]; };
+__constant__ float coef[4];
+__constant__ int offs = 5;
+__global__ void k(Params p, const float* x, float* y) {
+  unsigned t = threadIdx.x;
+  if (t < p.n) y[t] = x[t] * p.scale * coef[t % 4] + (float)p.bias[t % 2] + offs;
+}
+"#;
+
+/// `__constant__` memory from the command line (`--const NAME=ARRAY`) and
+/// a struct passed by value (`struct:` fields, or `bytes:` from a file),
+/// from nvcc's PTX; the forms left out or mistaken are usage errors that
+/// say which forms a parameter takes.
+#[test]
+fn constant_memory_and_struct_parameters() {
+    use crate::sim::cli::{kdslc, status, stderr, stdout};
+    let Some(ptx) = cuda_ptx("constants", CONSTANTS) else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("constants.ptx");
+    std::fs::write(&path, &ptx).expect("writes");
+    let p = path.to_str().expect("UTF-8");
+    let want = |coef: [f32; 4], offs: f32, scale: f32, n: usize, bias: [f64; 2]| {
+        (0..8)
+            .map(|t| {
+                if t < n {
+                    (t as f32 * scale * coef[t % 4] + bias[t % 2] as f32 + offs).to_string()
+                } else {
+                    "0".to_string()
+                }
+            })
+            .collect::<Vec<_>>()
+    };
+    let values = |o: &std::process::Output| -> Vec<String> {
+        let text = stdout(o);
+        let v: serde_json::Value = text
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("JSON"))
+            .find(|v| v["type"] == "array")
+            .expect("the array");
+        v["data"]
+            .as_array()
+            .expect("data")
+            .iter()
+            .map(|x| x.as_f64().expect("a number").to_string())
+            .collect()
+    };
+    let base = [
+        "sim",
+        p,
+        "--grid",
+        "1",
+        "--block",
+        "8",
+        "--arg",
+        "1=f32:iota:8",
+        "--arg",
+        "2=f32:zeros:8",
+        "--dump",
+        "_Z1k6ParamsPKfPf_param_2",
+        "--message-format",
+        "json",
+    ];
+    let o = kdslc(
+        &[
+            &base[..],
+            &[
+                "--arg",
+                "0=struct:f32=2,u32=6,f64=[0.5, 1.5]",
+                "--const",
+                "coef=f32:[1, 2, 3, 4]",
+            ],
+        ]
+        .concat(),
+    );
+    assert_eq!(status(&o), 0, "{}", stderr(&o));
+    assert_eq!(
+        values(&o),
+        want([1.0, 2.0, 3.0, 4.0], 5.0, 2.0, 6, [0.5, 1.5])
+    );
+
+    // The same struct from a file of its 24 bytes; `offs` set too.
+    let mut bytes = 3f32.to_le_bytes().to_vec();
+    bytes.extend(8u32.to_le_bytes());
+    bytes.extend(0.25f64.to_le_bytes());
+    bytes.extend((-1f64).to_le_bytes());
+    let file = dir.path().join("params.bin");
+    std::fs::write(&file, &bytes).expect("writes");
+    let arg = format!("0=bytes:@{}", file.display());
+    let o = kdslc(
+        &[
+            &base[..],
+            &[
+                "--arg",
+                &arg,
+                "--const",
+                "coef=f32:fill:4:0.5",
+                "--const",
+                "offs=i32:[-2]",
+            ],
+        ]
+        .concat(),
+    );
+    assert_eq!(status(&o), 0, "{}", stderr(&o));
+    assert_eq!(values(&o), want([0.5; 4], -2.0, 3.0, 8, [0.25, -1.0]));
+
+    // Mistakes: exit 2, each saying what is expected.
+    for (extra, needle) in [
+        (&[][..], "`_Z1k6ParamsPKfPf_param_0` (PTX .b8[24]: a struct passed by value, as `bytes:@FILE` or `struct:f32=1.5,u32=7`)"),
+        (&["--arg", "0=1.5"][..], "a struct passed by value takes its 24 bytes"),
+        (&["--arg", "0=bytes:zeros:16"][..], "`bytes:` gives 16 bytes, and the parameter has 24"),
+        (&["--arg", "0=struct:f64=[1,2,3,4]"][..], "the fields take 32 bytes, and the parameter has 24"),
+        (&["--arg", "0=bytes:zeros:24", "--const", "coef=[1, 2]"][..], "`coef` is declared `.b8`, so the array needs its element type"),
+        (&["--arg", "0=bytes:zeros:24", "--const", "coef=f32:iota:5"][..], "gives 20 bytes, and `coef` has 16"),
+        (&["--arg", "0=bytes:zeros:24", "--const", "cof=f32:[1]"][..], "the module has no `.const` variable `cof` (it has `coef`, `offs`)"),
+    ] {
+        let o = kdslc(&[&base[..], extra].concat());
+        assert_eq!(status(&o), 2, "{extra:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(needle) || stdout(&o).contains(needle), "{needle}:\n{}{}", stderr(&o), stdout(&o));
+    }
+}

@@ -56,7 +56,8 @@ pub const SUBCOMMANDS: &[&str] = &["build", "check", "explain", "lsp", "sim", "r
 /// The argument forms of `--arg`, shown under `kdslc sim/run --help`.
 const LAUNCH_HELP: &str = "\
 Arguments (--arg NAME=VALUE, or POSITION=VALUE counting from 0):
-  scalars        a literal of the parameter's type: 1024, 0x400, -3, 2.5, 1e-3, inf, true
+  scalars        a literal of the parameter's type: 1024, 0x400, -3, 2.5, 1e-3, inf, true;
+                 pairs (f16x2, bf16x2) low/high: 1.5/-2
   @x.npy         a NumPy array; its dtype must match the element type
   @x.bin, @x     raw little-endian elements
   [1, 2, 3]      the elements
@@ -70,7 +71,8 @@ Arguments (--arg NAME=VALUE, or POSITION=VALUE counting from 0):
   structs        a .ptx input's .b8[N] parameter (a struct by value): its
                  bytes, bytes:@FILE or bytes:[1, 2, 3], or its fields,
                  struct:f32=1.5,u32=7,f64=[1, 2] (C's layout, rest zeros)
-  --const        a .ptx input's __constant__ memory (`kdslc sim`): --const
+  --const        a .kdsl kernel's constants, [KERNEL.]NAME=VALUE; for a .ptx
+                 input its __constant__ memory (`kdslc sim`): --const
                  NAME=ARRAY sets the .const variable NAME (f32:[0.5, 2])
 
 Exit status: 0 the kernel completed, 1 compile errors, 2 usage or I/O (or no
@@ -168,6 +170,14 @@ pub struct CommonArgs {
     /// comma-separated list of special, unroll, stream, licm (see docs/cli.md)
     #[arg(long, value_name = "LIST", default_value = "all", value_parser = Passes::parse)]
     pub passes: Passes,
+
+    /// The value of a kernel constant, `BM=64` (every kernel with a constant
+    /// BM) or `gemm.BM=64`; repeatable: each value of a constant given
+    /// several times is an instantiation (see docs/language.md §2.6). For a
+    /// .ptx input of `kdslc sim`: NAME=ARRAY sets the `.const` variable
+    /// NAME (`__constant__` memory), `coef=f32:[0.25, 0.5]`
+    #[arg(long = "const", value_name = "[KERNEL.]NAME=VALUE")]
+    pub consts: Vec<String>,
 }
 
 /// The launch flags `sim` and `run` share: the input, the kernel, the
@@ -215,11 +225,6 @@ pub struct LaunchArgs {
     /// arrays are summarised)
     #[arg(long, value_name = "NAME")]
     pub dump: Vec<String>,
-
-    /// A .ptx input's `.const` variable (`__constant__` memory) set before
-    /// the launch, `coef=f32:[0.25, 0.5]`; repeatable (`kdslc sim`)
-    #[arg(long = "const", value_name = "NAME=ARRAY")]
-    pub consts: Vec<String>,
 
     /// Print dumped arrays in full; without --dump, print every writable
     /// array

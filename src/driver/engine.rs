@@ -96,8 +96,9 @@ pub(crate) fn simulate(
     };
     // `--const NAME=ARRAY`: the module's `__constant__` memory, set as a
     // host sets it before the launch (`launch::consts`).
+    // (A `.kdsl` input's `--const` flags were its kernel constants.)
     let symbols = program.constants();
-    for text in consts {
+    for text in consts.iter().filter(|_| input.origin == Origin::Ptx) {
         let (name, bytes) = crate::launch::consts::parse(&symbols, text).map_err(Fail::Usage)?;
         program.set_constant(&name, &bytes).map_err(Fail::Usage)?;
     }

@@ -20,7 +20,13 @@ pub fn sim(args: &SimArgs, reporter: &mut Reporter) -> Result<(), Fail> {
         stats: args.stats,
         json: args.launch.common.message_format == MessageFormat::Json,
     };
-    let outcome = engine::simulate(&input, &launch, &settings, &args.launch.consts, reporter)?;
+    let outcome = engine::simulate(
+        &input,
+        &launch,
+        &settings,
+        &args.launch.common.consts,
+        reporter,
+    )?;
     // What the kernel printed comes first, as on a GPU (whose printf
     // buffer is flushed when the kernel ends), also when it faulted.
     let printed = engine::printf_text(&outcome.printed, settings.json);

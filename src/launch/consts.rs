@@ -36,7 +36,7 @@ pub fn parse(symbols: &[ConstSymbol], text: &str) -> Result<(String, Vec<u8>), S
     let Some(sym) = symbols.iter().find(|s| s.name == name) else {
         let names: Vec<String> = symbols.iter().map(|s| format!("`{}`", s.name)).collect();
         return Err(format!(
-            "`--const {name}=...`: the module has no `.const` variable `{name}` ({})",
+            "`--const {name}=...`: the module has no `.const` variable `{name}` ({}); on a .ptx input `--const` sets `__constant__` memory (kernel constants are a .kdsl kernel's)",
             if names.is_empty() {
                 "it has none".to_string()
             } else {

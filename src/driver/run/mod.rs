@@ -34,7 +34,7 @@ use result::CuResult;
 use std::time::Duration;
 
 pub fn run(args: &RunArgs, reporter: &mut Reporter) -> Result<(), Fail> {
-    if !args.launch.consts.is_empty() {
+    if launch_io::is_ptx(&args.launch.file) && !args.launch.common.consts.is_empty() {
         return Err(Fail::Usage(
             "`--const NAME=ARRAY` (a .ptx input's `__constant__` memory) is set by `kdslc sim` only; `kdslc run` does not write `.const` variables"
                 .to_string(),

@@ -380,7 +380,7 @@ fn emit(
             let assembly = ptxas::assemble(
                 ptxas,
                 ptx,
-                args.common.target,
+                Some(args.common.target.name()),
                 args.opt_level.as_deref(),
                 out,
             )?;

@@ -246,6 +246,12 @@ pub struct SimArgs {
     #[arg(long, value_name = "SCHEDULE", value_parser = parse_schedule, default_value = "in-order")]
     pub schedule: Schedule,
 
+    /// Assemble the module with ptxas first and run it only if ptxas
+    /// accepts it (`--ptxas`: found as for `build --emit cubin`;
+    /// `--ptxas=PATH`: that one)
+    #[arg(long, value_name = "PATH", num_args = 0..=1, require_equals = true)]
+    pub ptxas: Option<Option<PathBuf>>,
+
     /// Give up after this many simulated steps and report where each
     /// thread is ("no progress")
     #[arg(long, value_name = "N")]

@@ -319,6 +319,17 @@ impl Program {
 /// its 1-based PTX line.
 pub fn signatures(ptx_text: &str) -> Result<Vec<KernelSignature>, (String, u32)> {
     let module = ptx::parser::parse(ptx_text).map_err(|e| (e.message, e.pos.line))?;
+    // Two definitions of one kernel name no launch could tell apart (and
+    // ptxas refuses): the loader's error says where.
+    let mut seen = std::collections::HashSet::new();
+    for f in module.functions.iter().filter(|f| f.body.is_some()) {
+        if !seen.insert(f.name.as_str()) {
+            return Err((
+                format!("duplicate definition of function `{}`", f.name),
+                f.pos.line,
+            ));
+        }
+    }
     Ok(module
         .functions
         .iter()

@@ -6,7 +6,7 @@
 use super::mods::Mods;
 use super::ops::*;
 use super::scope::Binding;
-use super::{specials, Builder, LoadErrorKind};
+use super::{specials, Builder, LoadErrorKind, Wider};
 use crate::sim::ptx::ast::{self, Imm, Operand};
 
 pub(super) type R<T> = Result<T, (LoadErrorKind, String)>;
@@ -208,6 +208,17 @@ impl Builder<'_> {
     }
 }
 
+/// The type word of an instruction (`u32`, `b64`), as written.
+fn type_word(m: &Mods) -> Option<&'static str> {
+    m.peek_any(super::mods::TYPE_WORDS)
+}
+
+/// `word` with its bits doubled (`u32` → `u64`): `mul.wide`'s result.
+fn doubled(word: &str) -> String {
+    let (kind, bits) = word.split_at(1);
+    format!("{kind}{}", bits.parse::<u32>().unwrap_or(0) * 2)
+}
+
 pub(super) fn is_clock(name: &str) -> bool {
     matches!(
         name,
@@ -353,6 +364,7 @@ fn decode_op(b: &mut Builder, i: &ast::Instruction, full: &str) -> R<Inst> {
             let mut mode = FMode::default();
             let nan = m.take("NaN");
             let packed = packed_type(&mut m);
+            let word = type_word(&m);
             let types = m.take_types();
             let ty = match packed {
                 Some(t) if types.is_empty() => t,
@@ -365,6 +377,17 @@ fn decode_op(b: &mut Builder, i: &ast::Instruction, full: &str) -> R<Inst> {
                 m.take("noftz");
             }
             m.finish().map_err(unsup)?;
+            if let Some(w) = word {
+                let dw = if lohi == Some("wide") {
+                    doubled(w)
+                } else {
+                    w.to_string()
+                };
+                b.check_operand(o(0), &dw, Wider::No, op)?;
+                b.check_operand(o(1), w, Wider::No, op)?;
+                let shift = op == "shl" || op == "shr";
+                b.check_operand(o(2), if shift { "u32" } else { w }, Wider::No, op)?;
+            }
             let mut inst = base_inst(Op::Nop);
             inst.d = b.dst(o(0))?;
             let src_ty = if op == "shl" || op == "shr" || packed.is_some() {
@@ -439,6 +462,21 @@ fn decode_op(b: &mut Builder, i: &ast::Instruction, full: &str) -> R<Inst> {
                 return unsupported("`.cc`/`.sat` on integer `mad`");
             }
             let packed = packed_type(&mut m);
+            if let Some(w) = type_word(&m) {
+                let name = match lohi {
+                    Some(l) => format!("{op}.{l}"),
+                    None => op.to_string(),
+                };
+                let wide = if lohi == Some("wide") {
+                    doubled(w)
+                } else {
+                    w.to_string()
+                };
+                b.check_operand(o(0), &wide, Wider::No, &name)?;
+                b.check_operand(o(1), w, Wider::No, &name)?;
+                b.check_operand(o(2), w, Wider::No, &name)?;
+                b.check_operand(o(3), &wide, Wider::No, &name)?;
+            }
             let types = m.take_types();
             let ty = match packed {
                 Some(t) if types.is_empty() => t,
@@ -487,6 +525,12 @@ fn decode_op(b: &mut Builder, i: &ast::Instruction, full: &str) -> R<Inst> {
         | "rcp" | "ex2" | "lg2" | "sin" | "cos" | "tanh" => {
             let shift = m.take("shiftamt");
             let packed = packed_type(&mut m);
+            if let Some(w) = type_word(&m) {
+                if !matches!(op, "popc" | "clz" | "bfind") {
+                    b.check_operand(o(0), w, Wider::No, op)?;
+                }
+                b.check_operand(o(1), w, Wider::No, op)?;
+            }
             let types = m.take_types();
             let ty = match packed {
                 Some(t) if types.is_empty() => t,
@@ -631,6 +675,10 @@ fn decode_op(b: &mut Builder, i: &ast::Instruction, full: &str) -> R<Inst> {
             };
             m.take("ftz");
             let packed = packed_type(&mut m);
+            if let Some(w) = type_word(&m) {
+                b.check_operand(o(1), w, Wider::No, op)?;
+                b.check_operand(o(2), w, Wider::No, op)?;
+            }
             let types = m.take_types();
             let ty = match packed {
                 Some(t) if types.is_empty() => t,
@@ -668,6 +716,12 @@ fn decode_op(b: &mut Builder, i: &ast::Instruction, full: &str) -> R<Inst> {
             inst
         }
         "selp" => {
+            if let Some(w) = type_word(&m) {
+                for k in 0..3 {
+                    b.check_operand(o(k), w, Wider::No, op)?;
+                }
+                b.check_operand(o(3), "pred", Wider::No, op)?;
+            }
             let types = m.take_types();
             let ty = one_type(&types, full)?;
             m.finish().map_err(unsup)?;
@@ -714,6 +768,16 @@ fn decode_op(b: &mut Builder, i: &ast::Instruction, full: &str) -> R<Inst> {
             let ftz = m.take("ftz");
             let sat = m.take("sat");
             let relu = m.take("relu");
+            let words: Vec<&str> = m
+                .words()
+                .iter()
+                .copied()
+                .filter(|w| super::mods::TYPE_WORDS.contains(w))
+                .collect();
+            if let [to, from] = words[..] {
+                b.check_operand(o(0), to, Wider::SubWord, op)?;
+                b.check_operand(o(1), from, Wider::SubWord, op)?;
+            }
             let types = m.take_types();
             m.finish().map_err(unsup)?;
             let [to, from] = types[..] else {

@@ -97,6 +97,21 @@ pub fn barrier(b: &mut Builder, m: &mut Mods, ops: &[Operand]) -> R<Inst> {
         Some(_) => return unsupported("barrier reductions (`bar.red`)"),
         None => return invalid("missing `.sync`/`.arrive`"),
     };
+    // ptxas's checks of immediates: barriers 0..15, whole warps.
+    if let Some(Operand::Imm(crate::sim::ptx::ast::Imm::Int(n))) = ops.first() {
+        if *n > 15 {
+            return invalid(format!(
+                "barrier number {n} out of range, expected to be in range [0..15]"
+            ));
+        }
+    }
+    if let Some(Operand::Imm(crate::sim::ptx::ast::Imm::Int(n))) = ops.get(1) {
+        if n % 32 != 0 {
+            return invalid(format!(
+                "{n} threads take part in the barrier: the number must be a multiple of the warp size (32)"
+            ));
+        }
+    }
     let id = b.src(ops.first(), Ty::U32)?;
     let count = match ops.get(1) {
         Some(op) => Some(b.src(Some(op), Ty::U32)?),

@@ -3,10 +3,18 @@
 use super::inst::{base_inst, invalid, is_clock, one_type, unsup, unsupported, R};
 use super::mods::{Mods, CACHE, MEMORY_ORDER, SCOPES, SEMS, TYPE_WORDS};
 use super::ops::*;
-use super::Builder;
+use super::{Builder, Wider};
 use crate::sim::ptx::ast::Operand;
 
 pub fn mov(b: &mut Builder, m: &mut Mods, ops: &[Operand]) -> R<Inst> {
+    if let Some(w) = m.peek_any(TYPE_WORDS) {
+        if !matches!(ops.first(), Some(Operand::Vector(_)))
+            && !matches!(ops.get(1), Some(Operand::Vector(_)))
+        {
+            b.check_operand(ops.first(), w, Wider::No, "mov")?;
+            b.check_operand(ops.get(1), w, Wider::No, "mov")?;
+        }
+    }
     let types = m.take_types();
     m.finish().map_err(unsup)?;
     let ty = one_type(&types, "mov")?;
@@ -85,9 +93,14 @@ pub fn load_store(b: &mut Builder, m: &mut Mods, op: &str, ops: &[Operand]) -> R
     m.drop_all(CACHE);
     let vec = m.take_vector();
     let spaces = m.take_spaces();
+    let word = m.peek_any(TYPE_WORDS);
     let types = m.take_types();
     m.finish().map_err(unsup)?;
     let ty = one_type(&types, op)?;
+    if let Some(w) = word {
+        let value = if op == "st" { ops.get(1) } else { ops.first() };
+        b.check_operand(value, w, Wider::Any, if op == "ldu" { "ldu" } else { op })?;
+    }
     let space = match spaces[..] {
         [] if op == "ldu" => Space::Global,
         [] => Space::Generic,

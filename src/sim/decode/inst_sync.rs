@@ -82,6 +82,22 @@ pub fn mbarrier(b: &mut Builder, m: &mut Mods, ops: &[Operand]) -> R<Inst> {
         return invalid("an mbarrier operation is `.b64`");
     }
     let space = mbar_space(&spaces)?;
+    // ptxas's checks of immediates: an arrival count of 1 to 2^20 - 1.
+    let count_at = match action {
+        Some("init") => Some((1, "mbarrier.init", (1u64 << 20) - 1)),
+        Some("arrive" | "arrive_drop") if !expect_tx => Some((2, "mbarrier.arrive", u64::MAX)),
+        _ => None,
+    };
+    if let Some((k, name, max)) = count_at {
+        if let Some(Operand::Imm(crate::sim::ptx::ast::Imm::Int(n))) = o(k) {
+            if *n == 0 || *n > max {
+                return invalid(format!(
+                    "argument {k} of `{name}`: value {n} out of range, expected to be in range [1..{}]",
+                    if max == u64::MAX { "4294967295".to_string() } else { max.to_string() }
+                ));
+            }
+        }
+    }
     let op = match action {
         Some("init") => SyncOp::MbarInit {
             addr: b.sync_addr(o(0), space)?,

@@ -207,6 +207,7 @@ impl Builder<'_> {
     }
 
     pub(super) fn add_module_var(&mut self, v: &ast::VarDecl) -> Result<u64, LoadError> {
+        super::validate::initializer(v)?;
         let (size, _, elem) =
             Self::var_size(v).or_else(|m| err(v.pos, LoadErrorKind::Unsupported, m))?;
         if size > 1 << 30 {

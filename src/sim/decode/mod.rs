@@ -27,6 +27,8 @@ pub(crate) mod layout;
 mod mods;
 pub mod ops;
 mod scope;
+mod validate;
+use validate::Wider;
 pub mod specials;
 
 pub use inst_memory::STRONG_LOAD;
@@ -245,6 +247,7 @@ pub fn decode<'m>(
     module: &'m ast::Module,
     dynamic: &'m [(String, DynamicLayout)],
 ) -> Result<Program, LoadError> {
+    validate::module(ptx, module)?;
     let mut b = Builder::new(module);
     if ptx.contains("%reserved_smem_offset_") {
         // The reserved KiB below the variables (sm_80+), which the module
@@ -341,6 +344,32 @@ struct Builder<'m> {
     /// The declared type of each register: (first slot, count, type), in
     /// increasing slots.
     reg_types: Vec<(u32, u32, Option<Ty>)>,
+    /// The same with the type's kind as written (`.b32` is not `.u32` to
+    /// ptxas's operand checks).
+    reg_classes: Vec<(u32, u32, Option<RegClass>)>,
+}
+
+/// A register or instruction type as written: its kind (`b`, `u`, `s`,
+/// `f`, `p` for `.pred`) and bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct RegClass {
+    pub kind: u8,
+    pub bits: u32,
+}
+
+impl RegClass {
+    /// `b32` → (`b`, 32); `pred` → (`p`, 1); packed and unknown types: none.
+    pub(super) fn of(word: &str) -> Option<RegClass> {
+        if word == "pred" {
+            return Some(RegClass {
+                kind: b'p',
+                bits: 1,
+            });
+        }
+        let kind = *word.as_bytes().first()?;
+        let bits: u32 = word.get(1..)?.parse().ok()?;
+        matches!(kind, b'b' | b'u' | b's' | b'f').then_some(RegClass { kind, bits })
+    }
 }
 
 fn err<T>(pos: Pos, kind: LoadErrorKind, message: impl Into<String>) -> Result<T, LoadError> {
@@ -386,7 +415,74 @@ impl<'m> Builder<'m> {
             unsupported: Vec::new(),
             unsupported_count: vec![0; module.functions.len()],
             reg_types: Vec::new(),
+            reg_classes: Vec::new(),
         }
+    }
+
+    /// ptxas's operand check (`validate::compatible`): when `op` is a
+    /// register (or a vector of them) with a declared type, it must suit
+    /// an instruction operand of type `word` (`u32`, `b64`, `f32`);
+    /// `wider` admits wider registers for 8- and 16-bit types (loads,
+    /// stores, conversions).
+    pub(super) fn check_operand(
+        &self,
+        op: Option<&ast::Operand>,
+        word: &str,
+        wider: validate::Wider,
+        opcode: &str,
+    ) -> Result<(), (LoadErrorKind, String)> {
+        let Some(want) = RegClass::of(word) else {
+            return Ok(());
+        };
+        let names: Vec<&str> = match op {
+            Some(ast::Operand::Name(n)) => vec![n.as_str()],
+            Some(ast::Operand::Vector(parts)) => parts
+                .iter()
+                .filter_map(|p| match p {
+                    ast::Operand::Name(n) => Some(n.as_str()),
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        for name in names {
+            let Some(scope::Binding::Reg(slot)) = self.scopes.lookup(name) else {
+                continue;
+            };
+            let Some(have) = self.slot_class(slot) else {
+                continue;
+            };
+            if !validate::compatible(have, want, wider) {
+                let kind = |c: RegClass| {
+                    if c.kind == b'p' {
+                        "pred".to_string()
+                    } else {
+                        format!("{}{}", c.kind as char, c.bits)
+                    }
+                };
+                return Err((
+                    LoadErrorKind::Invalid,
+                    format!(
+                        "`{name}` is a `.{}` register, and `{opcode}` takes `.{}` there (ptxas: Arguments mismatch for instruction '{opcode}')",
+                        kind(have),
+                        kind(want)
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn slot_class(&self, slot: u32) -> Option<RegClass> {
+        let i = self
+            .reg_classes
+            .partition_point(|&(base, _, _)| base <= slot)
+            .checked_sub(1)?;
+        let &(base, count, class) = self.reg_classes.get(i)?;
+        if slot >= base + count {
+            return None;
+        }
+        class
     }
 
     /// Whether `name` is a register declared `.pred`.
@@ -474,6 +570,16 @@ impl<'m> Builder<'m> {
     /// Every function gets its index and its formal parameters before any
     /// body is decoded, so calls may precede the callee.
     fn declare_functions(&mut self) -> Result<(), LoadError> {
+        let mut defined: std::collections::HashSet<&str> = std::collections::HashSet::new();
+        for f in &self.module.functions {
+            if f.body.is_some() && !defined.insert(f.name.as_str()) {
+                return err(
+                    f.pos,
+                    LoadErrorKind::Invalid,
+                    format!("duplicate definition of function `{}`", f.name),
+                );
+            }
+        }
         for (i, f) in self.module.functions.iter().enumerate() {
             if f.kind == FuncKind::Func {
                 let mut formals = Formals::default();
@@ -563,7 +669,7 @@ impl<'m> Builder<'m> {
         let mut labels = Vec::new();
         let mut pc = entry;
         collect_labels(body, &mut pc, &mut labels)
-            .or_else(|m| err(f.pos, LoadErrorKind::Invalid, m))?;
+            .or_else(|(pos, m)| err(pos.unwrap_or(f.pos), LoadErrorKind::Invalid, m))?;
         // Pass 2: declarations and instructions.
         let mut block_index = 0usize;
         self.block(body, &labels, &mut block_index)?;
@@ -630,6 +736,8 @@ impl<'m> Builder<'m> {
                     .or_else(|m| err(v.pos, LoadErrorKind::Unsupported, m))?;
                 self.reg_types
                     .push((base, count.max(1), Ty::from_name(&v.ty)));
+                self.reg_classes
+                    .push((base, count.max(1), RegClass::of(&v.ty)));
                 if v.range.is_some() {
                     self.scopes.declare_range(&v.name, base, count);
                     // `<` marks a range: `%f<` names `%f0`, `%f1`, ...
@@ -745,19 +853,26 @@ impl<'m> Builder<'m> {
 }
 
 /// Assigns pcs: the labels of each block (in walk order) and where they point.
+/// A label defined twice in one block is an error at the second (ptxas:
+/// "Duplicate definition of label").
 fn collect_labels(
     block: &ast::Block,
     pc: &mut u32,
     out: &mut Vec<HashMap<String, u32>>,
-) -> Result<(), String> {
+) -> Result<(), (Option<Pos>, String)> {
     let me = out.len();
     out.push(HashMap::new());
     for item in &block.items {
         match item {
-            Item::Label(name, _) => {
-                let labels = out.get_mut(me).ok_or("internal: label table")?;
+            Item::Label(name, pos) => {
+                let labels = out
+                    .get_mut(me)
+                    .ok_or((None, "internal: label table".to_string()))?;
                 if labels.insert(name.clone(), *pc).is_some() {
-                    return Err(format!("duplicate label `{name}`"));
+                    return Err((
+                        Some(*pos),
+                        format!("duplicate definition of label `{name}`"),
+                    ));
                 }
             }
             Item::Inst(_) => *pc += 1,

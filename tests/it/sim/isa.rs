@@ -39,7 +39,7 @@ fn run_words(ptx: &str, block: u32, words: usize) -> Vec<u32> {
 fn stores(regs: &[&str]) -> String {
     regs.iter()
         .enumerate()
-        .map(|(i, r)| format!("\tst.global.u32 [%rd0+{}], {r};\n", 4 * i))
+        .map(|(i, r)| format!("\tst.global.b32 [%rd0+{}], {r};\n", 4 * i))
         .collect()
 }
 

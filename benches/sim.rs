@@ -69,6 +69,7 @@ fn benches(c: &mut Criterion) {
         block: [16, 16, 1],
         cluster: [1, 1, 1],
         dynamic_shared: 0,
+        cooperative: false,
         args: vec![
             floats("a", (n * n) as usize),
             floats("b", (n * n) as usize),
@@ -88,6 +89,7 @@ fn benches(c: &mut Criterion) {
         block: [128, 1, 1],
         cluster: [1, 1, 1],
         dynamic_shared: 0,
+        cooperative: false,
         args: vec![
             floats("x", (grid * chunks * 1024) as usize),
             floats("out", 1),
@@ -128,6 +130,7 @@ fn benches(c: &mut Criterion) {
         block: [384, 1, 1],
         cluster: [1, 1, 1],
         dynamic_shared: 197_632,
+        cooperative: false,
         args: vec![
             map("a", n, 1, 128),
             map("b", n, 2, 256),
@@ -164,6 +167,7 @@ fn benches(c: &mut Criterion) {
         block: [1, 1, 1],
         cluster: [1, 1, 1],
         dynamic_shared: 0,
+        cooperative: false,
         args: vec![floats("out", 16), u32v(1 << 20)],
     };
     let opts = SimOptions {

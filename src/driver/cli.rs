@@ -226,6 +226,12 @@ pub struct LaunchArgs {
     #[arg(long, value_name = "NAME")]
     pub dump: Vec<String>,
 
+    /// A cooperative launch (`cudaLaunchCooperativeKernel`): all CTAs of
+    /// the grid co-resident, so that cooperative groups' `grid.sync()`
+    /// works
+    #[arg(long)]
+    pub cooperative: bool,
+
     /// Print dumped arrays in full; without --dump, print every writable
     /// array
     #[arg(long)]

@@ -117,6 +117,7 @@ pub(crate) fn prepare(args: &LaunchArgs, input: &Input) -> Result<Launch, Fail> 
         args: args.args.clone(),
         shared_bytes: args.shared_bytes,
         origin: input.origin,
+        cooperative: args.cooperative,
     };
     let l = launch::build(sig, &request).map_err(usage)?;
     launch::check_dumps(sig, &l, &args.dump).map_err(usage)?;

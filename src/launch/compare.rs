@@ -289,6 +289,7 @@ mod tests {
             cluster: [1, 1, 1],
             dynamic_shared: 0,
             args: vec![super::super::ArgValue::Array(a)],
+            cooperative: false,
         };
         assert!(integer_valued(&launch(g)));
         assert!(!integer_valued(&launch(arr(

@@ -154,6 +154,10 @@ pub struct Launch {
     /// Bytes of dynamic shared memory per CTA (`sharedMemBytes`).
     pub dynamic_shared: u32,
     pub args: Vec<ArgValue>,
+    /// A cooperative launch (`cudaLaunchCooperativeKernel`): every CTA
+    /// of the grid is resident at once, and cooperative groups' grid
+    /// workspace exists, so `grid.sync()` works.
+    pub cooperative: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]

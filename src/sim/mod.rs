@@ -399,6 +399,16 @@ fn scalar_of(ty: Ty, size: u32) -> Scalar {
 /// The most memory the registers and memories of one cluster may take.
 const MAX_CLUSTER_BYTES: u64 = 4 << 30;
 
+/// The most CTAs a cooperative launch may have: every one is resident at
+/// once, and a shared::cluster address holds a CTA's rank in 8 bits
+/// (`machine::memory::cluster_addr`). (An H100 holds 132 SMs times the
+/// CTAs each fits.)
+const MAX_COOPERATIVE_CTAS: u64 = 254;
+
+/// The bytes of a cooperative launch's grid workspace: cooperative
+/// groups' grid barrier is the 32-bit word at offset 4.
+const GRID_WORKSPACE_BYTES: usize = 16;
+
 /// Runs `launch` on `program`.
 pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
     let prog = &program.code;
@@ -452,8 +462,27 @@ pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
         return fail(why);
     }
     let shared = shared::SharedMap::new(prog, launch.dynamic_shared, layout);
-    // What one cluster's threads and CTAs take in the simulator.
-    let ctas = u64::from(launch.cluster[0] * launch.cluster[1] * launch.cluster[2]);
+    let nctas = u64::from(launch.grid[0]) * u64::from(launch.grid[1]) * u64::from(launch.grid[2]);
+    if launch.cooperative {
+        if launch.cluster != [1, 1, 1] {
+            return fail(
+                "a cooperative launch with clusters is not simulated (only one of CTAs)"
+                    .to_string(),
+            );
+        }
+        if nctas > MAX_COOPERATIVE_CTAS {
+            return fail(format!(
+                "a cooperative launch runs every CTA of the grid at once, and the simulator holds at most {MAX_COOPERATIVE_CTAS} so (the grid has {nctas}; a GPU, its SMs times the CTAs each holds)"
+            ));
+        }
+    }
+    // What one cluster's (a cooperative launch: the grid's) threads and
+    // CTAs take in the simulator.
+    let ctas = if launch.cooperative {
+        nctas
+    } else {
+        u64::from(launch.cluster[0] * launch.cluster[1] * launch.cluster[2])
+    };
     let threads = u64::from(launch.block[0] * launch.block[1] * launch.block[2]) * ctas;
     let per_thread =
         prog.template.len() as u64 * 8 + u64::from(prog.local_size) + u64::from(prog.fparam_size);
@@ -617,6 +646,18 @@ pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
             bits,
         );
     }
+    // A cooperative launch's grid workspace (cooperative groups' grid
+    // barrier is its second word), zeros as the driver leaves it.
+    let workspace = launch.cooperative.then(|| {
+        allocs.push(Alloc {
+            name: "the grid workspace (cooperative launch)".to_string(),
+            data: vec![0; GRID_WORKSPACE_BYTES],
+            read_only: false,
+            elem: 4,
+            param: None,
+        });
+        alloc_base(allocs.len() - 1)
+    });
     let mut m = machine::Machine::new(
         prog,
         kernel,
@@ -626,6 +667,9 @@ pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
         params,
         &shared,
     );
+    if let Some(w) = workspace {
+        m.cooperative(w);
+    }
     m.mem.maps = maps;
     m.run();
     let run = report::Run {
@@ -657,7 +701,6 @@ pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
         })
         .collect();
     let nthreads = u64::from(launch.block[0] * launch.block[1] * launch.block[2]);
-    let nctas = u64::from(launch.grid[0]) * u64::from(launch.grid[1]) * u64::from(launch.grid[2]);
     let csize = u64::from(launch.cluster[0] * launch.cluster[1] * launch.cluster[2]).max(1);
     let stats = Stats {
         kernel: launch.kernel.clone(),

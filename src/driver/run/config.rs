@@ -58,6 +58,8 @@ pub(crate) struct DriverLaunch {
     /// here, and the attribute costs nothing when it is not needed).
     pub max_dynamic_shared: Option<u32>,
     pub params: Vec<Param>,
+    /// `CU_LAUNCH_ATTRIBUTE_COOPERATIVE`: `--cooperative`.
+    pub cooperative: bool,
 }
 
 impl DriverLaunch {
@@ -105,6 +107,7 @@ impl DriverLaunch {
             shared_bytes: launch.dynamic_shared,
             max_dynamic_shared: (launch.dynamic_shared > 0).then_some(launch.dynamic_shared),
             params,
+            cooperative: launch.cooperative,
         }
     }
 
@@ -231,6 +234,7 @@ mod tests {
                     bits: 1024,
                 },
             ],
+            cooperative: false,
         }
     }
 
@@ -420,6 +424,7 @@ mod tests {
                 args: vec!["out=zeros:128".parse().unwrap()],
                 shared_bytes: None,
                 origin: crate::launch::Origin::Kdsl,
+                cooperative: false,
             };
             crate::launch::build(sig, &req).unwrap()
         };

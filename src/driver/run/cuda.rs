@@ -541,6 +541,15 @@ impl Session {
                 value,
             });
         }
+        if cfg.cooperative {
+            let mut value = sys::CUlaunchAttributeValue { pad: [0; 64] };
+            value.cooperative = 1;
+            attrs.push(sys::CUlaunchAttribute {
+                id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_COOPERATIVE,
+                pad: [0; 4],
+                value,
+            });
+        }
         let config = sys::CUlaunchConfig {
             gridDimX: cfg.grid[0],
             gridDimY: cfg.grid[1],

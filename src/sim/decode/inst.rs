@@ -775,8 +775,17 @@ fn decode_op(b: &mut Builder, i: &ast::Instruction, full: &str) -> R<Inst> {
                 .filter(|w| super::mods::TYPE_WORDS.contains(w))
                 .collect();
             if let [to, from] = words[..] {
-                b.check_operand(o(0), to, Wider::SubWord, op)?;
-                b.check_operand(o(1), from, Wider::SubWord, op)?;
+                // ptxas 13.5 takes a wider register for either operand,
+                // but for a 32- or 64-bit integer converted to a float.
+                let int_to_float = to.starts_with('f')
+                    && matches!(from, "u32" | "s32" | "b32" | "u64" | "s64" | "b64");
+                let from_wider = if int_to_float {
+                    Wider::SubWord
+                } else {
+                    Wider::Any
+                };
+                b.check_operand(o(0), to, Wider::Any, op)?;
+                b.check_operand(o(1), from, from_wider, op)?;
             }
             let types = m.take_types();
             m.finish().map_err(unsup)?;

@@ -190,9 +190,11 @@ pub(super) fn initializer(v: &ast::VarDecl) -> Result<(), LoadError> {
 pub(super) enum Wider {
     /// None: arithmetic, comparisons, moves.
     No,
-    /// For an 8- or 16-bit type only: conversions (`cvt.u16.u32 %r1, ..`).
+    /// For an 8- or 16-bit type only: the source of a conversion of a
+    /// wider integer to a float (`cvt.rn.f32.u32 %f1, %rd1` is refused).
     SubWord,
-    /// For any type: loads and stores (`ld.u32 %rd1`, `st.f32 [a], %rd1`).
+    /// For any type: loads, stores and other conversions (`ld.u32 %rd1`,
+    /// `st.f32 [a], %rd1`, `cvt.s64.s32 %rd1, %rd2`).
     Any,
 }
 

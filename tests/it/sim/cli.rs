@@ -69,9 +69,14 @@ pub fn request(flags: &[String], origin: Origin) -> Request {
         args: Vec::new(),
         shared_bytes: None,
         origin,
+        cooperative: false,
     };
     let mut words = flags.iter();
     while let Some(flag) = words.next() {
+        if flag == "--cooperative" {
+            req.cooperative = true;
+            continue;
+        }
         let value = words.next().expect("a flag's value");
         match flag.as_str() {
             "--grid" => req.grid = launch::shape::parse_dims(value).expect("dims"),

@@ -639,3 +639,110 @@ fn constant_memory_and_struct_parameters() {
         assert!(stderr(&o).contains(needle) || stdout(&o).contains(needle), "{needle}:\n{}{}", stderr(&o), stdout(&o));
     }
 }
+
+/// Cooperative groups' grid barrier: every CTA reads what another wrote
+/// before the last `grid.sync()`, round after round.
+const GRID_SYNC: &str = r#"
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+extern "C" __global__ void shift(float* a, float* b, int rounds) {
+    cg::grid_group g = cg::this_grid();
+    unsigned n = g.size(), i = g.thread_rank();
+    for (int r = 0; r < rounds; r++) {
+        b[i] = a[(i + blockDim.x) % n] + 1.0f;
+        g.sync();
+        a[i] = b[i];
+        g.sync();
+    }
+}
+"#;
+
+/// `grid.sync()` in a cooperative launch (`Launch::cooperative`, `kdslc
+/// sim --cooperative`): every CTA of the grid is resident at once and the
+/// grid workspace exists, under every schedule. Without it the workspace
+/// is null and cooperative groups trap, as on a GPU; a grid past what the
+/// simulator holds at once, and clusters, are refused.
+#[test]
+fn grid_sync_in_a_cooperative_launch() {
+    let Some(k) = cuda("grid_sync", GRID_SYNC) else {
+        return;
+    };
+    let (grid, block, rounds) = (6u32, 64u32, 5u32);
+    let n = (grid * block) as usize;
+    let a0: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let mut l = launch(
+        "shift",
+        grid,
+        block,
+        1,
+        vec![f32s("a", &a0), f32s("b", &vec![0.0; n]), u32v(rounds)],
+    );
+    l.cooperative = true;
+    let want: Vec<f32> = (0..n)
+        .map(|i| ((i + (rounds * block) as usize) % n) as f32 + rounds as f32)
+        .collect();
+    for schedule in [Schedule::InOrder, Schedule::Random(3), Schedule::Random(11)] {
+        let o = run_with(&k, &l, schedule, 50_000_000);
+        assert!(!o.faulted, "{schedule:?}:\n{}", rendered(&k, &o));
+        assert_eq!(as_f32(&o.arrays[0]), want, "{schedule:?}");
+    }
+    // Not cooperative: `grid.sync()` traps.
+    l.cooperative = false;
+    let o = run_with(&k, &l, Schedule::InOrder, 50_000_000);
+    assert_eq!(report_codes(&o), ["S0016"], "{}", rendered(&k, &o));
+    // Too many CTAs at once, or clusters: the launch does not fit.
+    for (g, c) in [(255u32, 1u32), (4, 2)] {
+        let mut l = launch(
+            "shift",
+            g,
+            32,
+            c,
+            vec![
+                f32s("a", &vec![0.0; (g * 32) as usize]),
+                f32s("b", &vec![0.0; (g * 32) as usize]),
+                u32v(1),
+            ],
+        );
+        l.cooperative = true;
+        let o = run(&k, &l);
+        assert_eq!(report_codes(&o), ["S0015"], "{}", rendered(&k, &o));
+        let text = rendered(&k, &o);
+        assert!(
+            text.contains("at most 254") || text.contains("a cooperative launch with clusters"),
+            "{text}"
+        );
+    }
+    // The flag.
+    let ptx = cuda_ptx("grid_sync", GRID_SYNC).expect("nvcc");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("grid_sync.ptx");
+    std::fs::write(&path, ptx).expect("writes");
+    let o = crate::sim::cli::kdslc(&[
+        "sim",
+        path.to_str().expect("UTF-8"),
+        "--grid",
+        "4",
+        "--block",
+        "32",
+        "--arg",
+        "0=f32:iota:128",
+        "--arg",
+        "1=f32:zeros:128",
+        "--arg",
+        "2=1",
+        "--cooperative",
+        "--dump",
+        "shift_param_0",
+    ]);
+    assert_eq!(
+        crate::sim::cli::status(&o),
+        0,
+        "{}",
+        crate::sim::cli::stderr(&o)
+    );
+    let out = crate::sim::cli::stdout(&o);
+    assert!(
+        out.starts_with("shift_param_0: f32[128] = [33.0, 34.0, 35.0"),
+        "{out}"
+    );
+}

@@ -276,6 +276,10 @@ fn operand_types_ptxas_takes_still_load() {
 	cvt.u16.u32 %rs2, %r5;
 	cvt.rn.f32.u16 %f3, %rs2;
 	cvt.u32.u8 %r6, %rs1;
+	cvt.s64.s32 %rd1, %rd3;
+	cvt.u32.u32 %r6, %rd3;
+	cvt.rzi.s32.f32 %rd1, %f1;
+	cvt.rn.f32.s8 %f1, %rd3;
 	mov.b64 %rd3, {%r4, %r5};
 	mov.b64 {%r4, %r5}, %rd3;
 	setp.eq.s32 %p1, %r5, 0;

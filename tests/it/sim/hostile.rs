@@ -5,6 +5,7 @@
 use crate::common::ptxas::{assemble, require_ptxas};
 use crate::common::sim::*;
 use crate::sim::cli::{kdslc, status, stderr};
+use kdsl::sim::Schedule;
 
 /// `mapa` to a rank past the cluster: reported where it is asked for, and
 /// the store through the address it returns is out of bounds — not
@@ -380,4 +381,41 @@ fn sim_ptxas_refuses_what_ptxas_refuses() {
         "{}",
         stderr(&o)
     );
+}
+
+/// One thread issuing bulk stores in a loop without waiting: the copies
+/// in flight are bounded (the oldest lands when 4096 are pending), and
+/// under a random schedule each step lands a random one in constant time,
+/// so 300k copies take a time linear in them (once quadratic: 52 s in a
+/// release build; here, in a debug build, a few seconds).
+#[test]
+fn many_pending_bulk_copies_cost_constant_time_per_step() {
+    let ptx = ".version 8.0\n.target sm_90\n.address_size 64\n\
+               .visible .entry stores(.param .u64 out, .param .u32 n)\n{\n\
+               \t.reg .pred %p<2>;\n\t.reg .b32 %r<4>;\n\t.reg .b64 %rd<2>;\n\
+               \t.shared .align 16 .b8 buf[64];\n\
+               \tld.param.u64 %rd1, [out];\n\tld.param.u32 %r2, [n];\n\
+               \tmov.u32 %r1, buf;\n\tmov.u32 %r3, 0;\n\
+               L:\n\tcp.async.bulk.global.shared::cta.bulk_group [%rd1], [%r1], 64;\n\
+               \tadd.u32 %r3, %r3, 1;\n\tsetp.lt.u32 %p1, %r3, %r2;\n\t@%p1 bra L;\n\
+               \tcp.async.bulk.commit_group;\n\tcp.async.bulk.wait_group 0;\n\tret;\n}\n";
+    let k = ptx_str("stores.ptx", ptx).unwrap_or_else(|e| panic!("{e}"));
+    let l = launch(
+        "stores",
+        1,
+        1,
+        1,
+        vec![f32s("out", &[1.0; 16]), u32v(300_000)],
+    );
+    for schedule in [Schedule::Random(1), Schedule::InOrder] {
+        let start = std::time::Instant::now();
+        let o = run_with(&k, &l, schedule, 10_000_000);
+        let took = start.elapsed();
+        assert!(o.reports.is_empty(), "{}", rendered(&k, &o));
+        assert_eq!(as_f32(&o.arrays[0]), [0.0; 16], "the buffer's zeros landed");
+        assert!(
+            took < std::time::Duration::from_secs(60),
+            "{schedule:?}: 300k bulk stores took {took:?}"
+        );
+    }
 }

@@ -464,6 +464,12 @@ pub static CODES: &[CodeInfo] = &[
         Error,
         "`setmaxnreg.inc` to {n} registers, below the warp's {count} / `setmaxnreg.dec` to {n} registers, above the warp's {count}"
     ),
+    code!(
+        "S0040",
+        Error,
+        "{n} `printf` calls dropped: the printf buffer ({size} MiB) was full"
+    ),
+    code!("S0041", Error, "assertion `{condition}` failed"),
     code!("W0001", Warning, "unused variable `{name}`"),
     code!("W0002", Warning, "cluster size {n} is not portable"),
     code!("W0003", Warning, "the file defines no kernel"),

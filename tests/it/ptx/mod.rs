@@ -7,6 +7,7 @@ mod harness;
 mod instances;
 mod lineinfo;
 mod registers;
+mod regtile;
 mod samples;
 mod wgmma;
 mod writer;

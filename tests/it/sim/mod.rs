@@ -14,6 +14,7 @@ mod instances;
 mod isa;
 mod named;
 pub mod reference;
+mod register_arrays;
 pub mod samples;
 mod tensor;
 mod twins;

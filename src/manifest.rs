@@ -91,7 +91,7 @@ impl ConstManifest {
             ir::ConstValue::Value(ir::Value::Int(i), _) => ConstValueManifest::Int(i),
             ir::ConstValue::Value(ir::Value::Bool(b), _) => ConstValueManifest::Bool(b),
             // Kernel constants are integers, `bool` or types.
-            ir::ConstValue::Value(ir::Value::Float(_), _) => {
+            ir::ConstValue::Value(ir::Value::Float(_) | ir::Value::Pair(..), _) => {
                 ConstValueManifest::Type(c.value.text())
             }
             ir::ConstValue::Type(t) => ConstValueManifest::Type(t.name().to_string()),

@@ -632,7 +632,7 @@ impl Walk<'_> {
             // Its elements are read through places, never as a local.
             StmtKind::LetArray { values, .. } => st = self.exprs(values, st),
             StmtKind::LoadVector { place, .. } => st = self.place(place, st),
-            StmtKind::StoreVector { place, values } => {
+            StmtKind::StoreVector { place, values, .. } => {
                 st = self.place(place, st);
                 st = self.exprs(values, st);
             }

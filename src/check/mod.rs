@@ -31,6 +31,7 @@ mod globals;
 pub mod instances;
 mod kernel;
 mod literals;
+mod matrix;
 mod named;
 mod places;
 mod stmts;
@@ -49,8 +50,9 @@ pub use globals::Globals;
 
 /// The checker's diagnostics that read the analysis' facts of the lowered
 /// module (partial or not): zero divisors (E0117), the alignment of
-/// vector accesses (E0148, W0325) and the indices of register arrays
-/// (E0440, E0441).
+/// vector and matrix accesses (E0148, W0325, E0432, W0432), whether
+/// every lane of a warp runs each matrix access (E0434), and the indices
+/// of register arrays (E0440, E0441).
 pub fn after_analysis(module: &ir::Module, info: &crate::analysis::ModuleInfo) -> Vec<Diagnostic> {
     let mut found = Vec::new();
     for (f, fi) in module.functions.iter().zip(&info.functions) {
@@ -70,6 +72,7 @@ pub fn after_analysis_kernel(k: &ir::Kernel, ki: &crate::analysis::KernelInfo) -
     let mut found = divisors::zero_divisors(&k.body, &ki.body.values);
     found.extend(vector::alignment(&k.body, &k.shared, &ki.body.values));
     found.extend(arrays::register_indices(&k.body, &ki.body.values));
+    found.extend(matrix::convergence(k, &ki.body));
     found.into_iter().map(CheckError::into_diagnostic).collect()
 }
 

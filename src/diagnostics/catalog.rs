@@ -178,7 +178,7 @@ pub static CODES: &[CodeInfo] = &[
     code!(
         "E0146",
         Error,
-        "a `let` pattern of {names} names needs a vector load / `{callee}` gives {n} values but the pattern has {names} names / `{callee}` gives {n} values, not one"
+        "a `let` pattern of {names} names needs a vector load / `{callee}` gives {n} values but the pattern has {names} names / `{callee}` gives {n} values, not one / `{callee}` gives its value through a pattern"
     ),
     code!(
         "E0147",
@@ -354,6 +354,27 @@ pub static CODES: &[CodeInfo] = &[
         "ptxas cannot compile this with {have} registers per thread; it needs {need} (C7602)"
     ),
     code!(
+        "E0430",
+        Error,
+        "`{callee}` needs an element of a shared array of this CTA, not {found}"
+    ),
+    code!("E0431", Error, "`{callee}` moves 16-bit elements, not `{elem}`"),
+    code!(
+        "E0432",
+        Error,
+        "`{callee}` at {index}, which is never a multiple of 8"
+    ),
+    code!(
+        "E0433",
+        Error,
+        "the rows of `{array}` are {inner} elements, not a whole number of `{callee}`'s 8"
+    ),
+    code!(
+        "E0434",
+        Error,
+        "`{callee}` under a condition that may split a warp / `{callee}` in a block of {n} threads, whose last warp is partial"
+    ),
+    code!(
         "E0440",
         Error,
         "the index of register array `{name}` is not a compile-time constant"
@@ -523,6 +544,11 @@ pub static CODES: &[CodeInfo] = &[
         "W0429",
         Warning,
         "ptxas inserted a wait for a wgmma group before its accumulators are used (C7517)"
+    ),
+    code!(
+        "W0432",
+        Warning,
+        "cannot prove that the rows of `{callee}` are 16-byte aligned"
     ),
 ];
 

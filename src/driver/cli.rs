@@ -56,7 +56,8 @@ pub const SUBCOMMANDS: &[&str] = &["build", "check", "explain", "lsp", "sim", "r
 /// The argument forms of `--arg`, shown under `kdslc sim/run --help`.
 const LAUNCH_HELP: &str = "\
 Arguments (--arg NAME=VALUE, or POSITION=VALUE counting from 0):
-  scalars        a literal of the parameter's type: 1024, 0x400, -3, 2.5, 1e-3, inf, true
+  scalars        a literal of the parameter's type: 1024, 0x400, -3, 2.5, 1e-3, inf, true;
+                 pairs (f16x2, bf16x2) low/high: 1.5/-2
   @x.npy         a NumPy array; its dtype must match the element type
   @x.bin, @x     raw little-endian elements
   [1, 2, 3]      the elements

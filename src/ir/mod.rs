@@ -409,6 +409,7 @@ impl ConstValue {
             ConstValue::Value(Value::Int(i), _) => i.to_string(),
             ConstValue::Value(Value::Bool(b), _) => b.to_string(),
             ConstValue::Value(Value::Float(f), _) => f.to_string(),
+            ConstValue::Value(Value::Pair(lo, hi), _) => format!("{lo}/{hi}"),
             ConstValue::Type(t) => t.name().to_string(),
         }
     }
@@ -842,17 +843,27 @@ pub enum StmtKind {
     /// of the place's element type) with the consecutive elements starting
     /// at `place`, read by one vector access (`ld.v2`/`ld.v4`): at most
     /// [`VECTOR_BYTES`], at an address aligned to the whole access.
+    ///
+    /// With `matrix`, `let (a, b, c, d) = ldmatrix_x4(tile[r, c]);`: the
+    /// warp loads 1, 2 or 4 (the locals) 8 x 8 matrices of 16-bit elements
+    /// of a shared array, each lane giving the address of one row at
+    /// `place` (`ldmatrix.sync.aligned.m8n8.xN{.trans}.shared.b16`); each
+    /// local holds two elements, of the pair type of the element type
+    /// ([`Matrix::register`]).
     LoadVector {
         locals: Vec<LocalId>,
         place: Box<Place>,
+        matrix: Option<Matrix>,
     },
     /// `store4(place, a, b, c, d)`: stores `values` (2 or 4, of the place's
     /// element type, evaluated in order after the address) to the
     /// consecutive elements starting at `place` with one vector access
-    /// (`st.v2`/`st.v4`).
+    /// (`st.v2`/`st.v4`); with `matrix`, `stmatrix_xN(place, values...)`,
+    /// the warp's store of 1, 2 or 4 matrices (sm_90).
     StoreVector {
         place: Box<Place>,
         values: Vec<Expr>,
+        matrix: Option<Matrix>,
     },
     If {
         cond: Box<Expr>,
@@ -1323,6 +1334,29 @@ pub enum Parity {
     Tracked,
 }
 
+/// A warp's matrix access (`ldmatrix`, `stmatrix`) of 8 x 8 matrices of
+/// 16-bit elements: transposed or not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Matrix {
+    pub trans: bool,
+}
+
+impl Matrix {
+    /// The elements of one row: 16 bytes, which a lane's address names.
+    pub const ROW: u32 = 8;
+
+    /// The type of a register of matrices of `elem`: two elements, as a
+    /// pair (`f16x2`, `bf16x2`) or as the `u32` of their bits (`u16`,
+    /// `i16`); `None` for an element type the instructions do not move.
+    pub fn register(elem: Scalar) -> Option<Scalar> {
+        match elem {
+            Scalar::F16 | Scalar::BF16 => elem.pair_of(),
+            Scalar::U16 | Scalar::I16 => Some(Scalar::U32),
+            _ => None,
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Expr {
     pub kind: ExprKind,
@@ -1353,6 +1387,9 @@ pub enum Value {
     Bool(bool),
     Int(i128),
     Float(f64),
+    /// A packed pair (`f16x2`, `bf16x2`): the low half, then the high
+    /// half, each an `f64` holding a value of the half type exactly.
+    Pair(f64, f64),
 }
 
 #[derive(Clone, Debug)]
@@ -1523,6 +1560,13 @@ pub enum MathFn {
     Cos,
     /// `fma(a, b, c)` = a * b + c, rounded once.
     Fma,
+    /// `f16x2(lo, hi)`, `bf16x2(lo, hi)`: a packed pair (the expression's
+    /// type) from two halves of its half type, moved, or from two `f32`s,
+    /// each rounded once to nearest even (`cvt.rn.f16x2.f32`).
+    Pack,
+    /// `x.lo`, `x.hi`: the low or high half of a packed pair.
+    Lo,
+    Hi,
 }
 
 impl MathFn {
@@ -1541,6 +1585,9 @@ impl MathFn {
             MathFn::Sin => "sin",
             MathFn::Cos => "cos",
             MathFn::Fma => "fma",
+            MathFn::Pack => "pack",
+            MathFn::Lo => "lo",
+            MathFn::Hi => "hi",
         }
     }
 }

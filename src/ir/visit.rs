@@ -84,7 +84,7 @@ macro_rules! walkers {
                 }
                 StmtKind::LetArray { values, .. } => values.$iter().for_each(|e| v.$visit_expr(e)),
                 StmtKind::LoadVector { place, .. } => v.$visit_place(place),
-                StmtKind::StoreVector { place, values } => {
+                StmtKind::StoreVector { place, values, .. } => {
                     v.$visit_place(place);
                     values.$iter().for_each(|e| v.$visit_expr(e));
                 }

@@ -116,6 +116,9 @@ pub fn mangled_value(v: &ir::ConstValue) -> String {
         ir::ConstValue::Value(ir::Value::Bool(b), _) => b.to_string(),
         // Kernel constants are integers, `bool` or types: no floats.
         ir::ConstValue::Value(ir::Value::Float(f), _) => format!("{:x}", f.to_bits()),
+        ir::ConstValue::Value(ir::Value::Pair(lo, hi), _) => {
+            format!("{:x}_{:x}", lo.to_bits(), hi.to_bits())
+        }
         ir::ConstValue::Type(t) => t.name().to_string(),
     }
 }

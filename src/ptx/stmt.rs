@@ -33,8 +33,26 @@ impl Writer<'_> {
             StmtKind::LetArray { .. } => {
                 Err(self.invalid("a register array that the optimiser did not make registers"))
             }
-            StmtKind::LoadVector { locals, place } => self.load_vector(locals, place),
-            StmtKind::StoreVector { place, values } => self.store_vector(place, values),
+            StmtKind::LoadVector {
+                locals,
+                place,
+                matrix: None,
+            } => self.load_vector(locals, place),
+            StmtKind::StoreVector {
+                place,
+                values,
+                matrix: None,
+            } => self.store_vector(place, values),
+            StmtKind::LoadVector {
+                locals,
+                place,
+                matrix: Some(m),
+            } => self.load_matrix(locals, place, *m),
+            StmtKind::StoreVector {
+                place,
+                values,
+                matrix: Some(m),
+            } => self.store_matrix(place, values, *m),
             StmtKind::If {
                 cond,
                 then_block,

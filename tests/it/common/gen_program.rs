@@ -669,8 +669,35 @@ pub fn required_features() -> Vec<String> {
             "wgmma_wait",
             "acc_row",
             "acc_col",
+            "f16x2",
+            "bf16x2",
+            "ldmatrix_x1",
+            "ldmatrix_x2",
+            "ldmatrix_x4",
+            "stmatrix_x1",
+            "stmatrix_x2",
+            "stmatrix_x4",
         ],
     );
+    prefixed(
+        &mut f,
+        "matrix:",
+        &["trans", "swizzle", "f16", "bf16", "u16"],
+    );
+    prefixed(
+        &mut f,
+        "packed:",
+        &[
+            "f16x2", "bf16x2", "op:+", "op:-", "op:*", "min", "max", "abs", "fma", "neg", "select",
+            ".lo", ".hi",
+        ],
+    );
+    for s in ["e4m3", "e5m2"] {
+        for t in ["f32", "f16", "bf16"] {
+            f.push(format!("fp8:{s}:{t}"));
+        }
+    }
+    prefixed(&mut f, "", &["tf32", "fp8:store2"]);
     for (e, _) in kernel::TENSOR_ELEMS {
         f.push(format!("tensor:elem:{e}"));
     }

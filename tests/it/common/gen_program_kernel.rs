@@ -55,6 +55,7 @@ impl K {
             .iter()
             .map(|(n, t)| match t {
                 Ty::Bool => format!("select({n}, 1.0, 0.0)"),
+                t if t.is_packed() => format!("({n}.lo as f32)"),
                 _ => format!("({n} as f32)"),
             })
             .collect();
@@ -104,6 +105,7 @@ pub fn program(index: u64, seed: u64) -> Program {
     if sm90 {
         items.push_str(&tensor_kernel(&mut g));
     }
+    items.push_str(&matrix_kernel(&mut g, sm90));
     if index % 4 == 2 || g.chance(4) {
         items.push_str(&limits_kernel(&mut g, sm90));
     }
@@ -431,6 +433,7 @@ fn main_kernel(g: &mut Gen, env: &Env, sm90: bool) -> String {
     control(g, &mut k);
     shared(g, &mut k);
     vectors(g, &mut k);
+    packed(g, &mut k);
     atomics(g, &mut k);
     cta_barriers(g, &mut k);
     named_barriers(g, &mut k);
@@ -755,12 +758,7 @@ fn shared(g: &mut Gen, k: &mut K) {
 /// whose alignment the checker proves.
 fn vectors(g: &mut Gen, k: &mut K) {
     let t = g.sweep(&TYS, 1, 0);
-    let size = match t {
-        Ty::Bool | Ty::I8 | Ty::U8 => 1,
-        Ty::I16 | Ty::U16 | Ty::F16 | Ty::BF16 => 2,
-        Ty::I32 | Ty::U32 | Ty::F32 => 4,
-        Ty::I64 | Ty::U64 | Ty::F64 => 8,
-    };
+    let size = t.size();
     let n: u32 = if size == 8 || g.below(2) == 0 { 2 } else { 4 };
     g.note(format!("vector:{}", t.name()));
     g.note(format!("vector:load{n}"));
@@ -804,6 +802,69 @@ fn vectors(g: &mut Gen, k: &mut K) {
     for v in names.iter().chain(&back) {
         k.local(v, t);
     }
+}
+
+/// Packed halves: a pair from halves and one from `f32`s, an operator and
+/// a built-in on them (swept), a half of the result, a global array of
+/// pairs; in sm_90 programs also an fp8 (swept) and `tf32` conversion to
+/// and back, and a `store2` of two fp8 conversions.
+fn packed(g: &mut Gen, k: &mut K) {
+    let (t, h) = g.sweep(&[(Ty::F16x2, Ty::F16), (Ty::BF16x2, Ty::BF16)], 1, 0);
+    let name = t.name();
+    g.note(format!("builtin:{name}"));
+    g.note(format!("packed:{name}"));
+    let (a, b, c) = (g.name("pk"), g.name("pk"), g.name("pk"));
+    // Anchored: a pair's untyped literals are halves.
+    let (x, y) = (g.anchored(h, &k.env, 1), g.anchored(h, &k.env, 1));
+    k.stmt(format!("let {a} = {name}({x}, {y});"));
+    let (f1, f2) = (
+        g.anchored(Ty::F32, &k.env, 1),
+        g.anchored(Ty::F32, &k.env, 1),
+    );
+    k.stmt(format!("let {b} = {name}({f1}, {f2});"));
+    let arr = g.name("gp");
+    k.params.push(format!("{arr}: global mut [{name}]"));
+    // Picked, not swept: the sweeps of one program move together.
+    let op = g.pick(&["+", "-", "*"]);
+    g.note(format!("packed:op:{op}"));
+    let f = g.pick(&["min", "max", "abs", "fma", "neg", "select"]);
+    g.note(format!("packed:{f}"));
+    let e = match f {
+        "min" | "max" => format!("{f}({a}, {b})"),
+        "abs" => format!("abs({a})"),
+        "fma" => format!("fma({a}, {b}, {arr}[thread_idx.x])"),
+        "select" => format!("select(lane_id < 5, {a}, {b})"),
+        _ => format!("-{a}"),
+    };
+    k.stmt(format!("let {c} = {e} {op} {arr}[thread_idx.x + 1];"));
+    k.stmt(format!("{arr}[thread_idx.x] = {c};"));
+    k.local(&c, t);
+    let half = g.pick(&["lo", "hi"]);
+    g.note(format!("packed:.{half}"));
+    let l = g.name("ph");
+    k.stmt(format!("let {l} = {a}.{half} + {b}.{half};"));
+    k.local(&l, h);
+    if !k.sm90 {
+        return;
+    }
+    let s = g.pick(&["e4m3", "e5m2"]);
+    let from = g.pick(&[Ty::F32, Ty::F16, Ty::BF16]);
+    g.note(format!("fp8:{s}:{}", from.name()));
+    let (q, r, tf) = (g.name("q"), g.name("q"), g.name("q"));
+    let v = g.anchored(from, &k.env, 1);
+    k.stmt(format!("let {q}: {s} = {v} as {s};"));
+    k.stmt(format!("let {r} = {q} as {};", from.name()));
+    k.local(&r, from);
+    let w = g.anchored(Ty::F32, &k.env, 1);
+    g.note("tf32");
+    k.stmt(format!("let {tf} = ({w} as tf32) as f32;"));
+    k.local(&tf, Ty::F32);
+    let bytes = g.name("gq");
+    k.params.push(format!("{bytes}: global mut [{s}]"));
+    g.note("fp8:store2");
+    k.stmt(format!(
+        "store2({bytes}[2 * thread_idx.x], {r} as {s}, {a}.lo as {s});"
+    ));
 }
 
 /// The atomics, those with six element types first (each comes round every
@@ -1051,6 +1112,86 @@ fn bulk(g: &mut Gen, k: &mut K) {
          {done}.wait();\nfence_proxy_async();\nsync_threads();\n\
          if thread_idx.x == 0 {{\n    copy_async_store({dst}[block_idx.x * 64], {tile}[0], {store_bytes});\n    copy_async_commit();\n    copy_async_wait({groups});\n}}"
     ));
+}
+
+/// A kernel of warp matrix accesses: `ldmatrix_x1/x2/x4` (swept) from a
+/// plain or swizzled shared array of 16-bit elements, transposed or not,
+/// at rows whose alignment shows; in sm_90 programs the `stmatrix` of the
+/// same count back into the array.
+fn matrix_kernel(g: &mut Gen, sm90: bool) -> String {
+    // Shifted by index / 3, so that every count meets sm_90 programs
+    // (`index % 3 != 0`).
+    let n = g.sweep(&[1usize, 2, 4], 1, g.index / 3);
+    let elem = g.pick(&["f16", "bf16", "u16"]);
+    g.note(format!("matrix:{elem}"));
+    let (t, out) = (g.name("mt"), g.name("mo"));
+    let swizzled = g.chance(2);
+    let decl = if swizzled {
+        g.note("matrix:swizzle");
+        format!("shared {t}: [{elem}; 2, 8, 64] swizzle(128);")
+    } else {
+        format!("shared {t}: [{elem}; 32, 32];")
+    };
+    let reg = if elem == "u16" { "u32" } else { "" };
+    let reg = if reg.is_empty() {
+        format!("{elem}x2")
+    } else {
+        reg.into()
+    };
+    let fill = if swizzled {
+        format!(
+            "for i in thread_idx.x..1024 step 64 {{
+        {t}[i / 512, (i / 64) % 8, i % 64] = i as {elem};
+    }}"
+        )
+    } else {
+        format!(
+            "for i in thread_idx.x..1024 step 64 {{
+        {t}[i / 32, i % 32] = i as {elem};
+    }}"
+        )
+    };
+    let place = if swizzled {
+        "[warp_id, lane_id % 8, 8 * (lane_id / 8)]".to_string()
+    } else {
+        "[lane_id, 8 * (warp_id + lane_id % 3)]".to_string()
+    };
+    let trans = if g.chance(2) {
+        g.note("matrix:trans");
+        ", trans = true"
+    } else {
+        ""
+    };
+    let names: Vec<String> = (0..n).map(|_| g.name("r")).collect();
+    g.note(format!("builtin:ldmatrix_x{n}"));
+    let mut body = format!(
+        "    {fill}
+    sync_threads();
+    let ({}) = ldmatrix_x{n}({t}{place}{trans});
+",
+        names.join(", ")
+    );
+    if sm90 {
+        g.note(format!("builtin:stmatrix_x{n}"));
+        body.push_str(&format!(
+            "    sync_threads();
+    stmatrix_x{n}({t}{place}, {}{trans});
+",
+            names.join(", ")
+        ));
+    }
+    body.push_str(&format!(
+        "    {out}[thread_idx.x] = {};
+",
+        names.join(if reg == "u32" { " ^ " } else { " + " })
+    ));
+    format!(
+        "kernel {}({out}: global mut [{reg}]) block(64) {{
+    {decl}
+{body}}}
+",
+        g.name("matrices")
+    )
 }
 
 /// The element types of tensor maps, with their bytes.
@@ -1360,7 +1501,8 @@ fn warpgroup_kernel(g: &mut Gen, env: &Env) -> String {
     let threads = 128 * w;
     let entry = (65536 / (8 * threads) * 8).min(255);
     let producer = g.pick(&[24u32, 40]);
-    let how = g.pick(&["warp_id / 4", "warp_id >> 2", "thread_idx.x / 128"]);
+    // The warpgroup index in each of its spellings, swept too.
+    let how = ["warp_id / 4", "warp_id >> 2", "thread_idx.x / 128"][(g.index / 6 % 3) as usize];
     g.note(format!("warpgroup_index:{how}"));
     g.note("builtin:set_max_regs");
     let mut s =

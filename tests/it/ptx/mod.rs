@@ -6,6 +6,8 @@ mod build;
 mod harness;
 mod instances;
 mod lineinfo;
+mod matrix;
+mod packed;
 mod registers;
 mod regtile;
 mod samples;

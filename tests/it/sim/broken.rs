@@ -7,7 +7,10 @@
 //! back to naming PTX lines anywhere. The rendered report is snapshotted in
 //! `tests/sim/broken/snapshots/` (`INSTA_UPDATE=always cargo test --test it
 //! sim::broken::` after an intended change, then review). A `.kdsl` kernel
-//! with a `// target: TARGET` line is compiled for that target.
+//! with a `// target: TARGET` line is compiled for that target; a `.cu`
+//! file (a broken copy of a CUDA twin) runs as nvcc's PTX with `-lineinfo`,
+//! so its report points into the `.cu` file (skipped without nvcc, never
+//! in CI).
 
 use crate::common::sim::*;
 use kdsl::sim::{Schedule, SimOptions};
@@ -32,6 +35,39 @@ fn expectations(text: &str) -> Vec<(usize, String, String)> {
     out
 }
 
+/// nvcc's PTX of the `.cu` file `path` (for the architecture its first line
+/// names) with `-lineinfo`, its `.file` named relative to the PTX, which
+/// the simulator reads from `tests/sim/broken/` (nvcc writes the absolute
+/// path): reports and their snapshots point at `tests/sim/broken/NAME.cu`
+/// wherever the repository is.
+fn nvcc_lineinfo_ptx(nvcc: &Path, path: &Path) -> Result<String, String> {
+    let root = repo_root();
+    let rel = path.strip_prefix(&root).map_err(|e| e.to_string())?;
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let out = dir.path().join("k.ptx");
+    let o = std::process::Command::new(nvcc)
+        .current_dir(&root)
+        .arg("-ptx")
+        .arg(format!("-arch={}", nvcc_arch(rel)))
+        .arg("-lineinfo")
+        .arg(rel)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .map_err(|e| e.to_string())?;
+    if !o.status.success() {
+        return Err(format!(
+            "nvcc {}: {}",
+            rel.display(),
+            String::from_utf8_lossy(&o.stderr)
+        ));
+    }
+    let ptx = std::fs::read_to_string(&out).map_err(|e| e.to_string())?;
+    let folder = path.parent().ok_or("a file in a folder")?;
+    let prefix = format!("\"{}/", folder.display());
+    Ok(ptx.replace(&prefix, "\""))
+}
+
 fn check(path: &Path) -> Result<(), String> {
     let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
     let name = path
@@ -46,6 +82,13 @@ fn check(path: &Path) -> Result<(), String> {
         .and_then(|t| kdsl::target::Target::from_name(t.trim()));
     let k = if name.ends_with(".ptx") {
         ptx_str(&format!("tests/sim/broken/{name}"), &text)?
+    } else if name.ends_with(".cu") {
+        // A broken copy of a CUDA twin: nvcc's PTX of it, with line info.
+        let Some(nvcc) = crate::common::ptxas::require_nvcc() else {
+            return Ok(());
+        };
+        let ptx = nvcc_lineinfo_ptx(&nvcc, path)?;
+        ptx_str(&format!("tests/sim/broken/{name}.ptx"), &ptx)?
     } else if let Some(target) = target {
         let opts = kdsl::Options {
             target,
@@ -120,7 +163,10 @@ fn every_broken_kernel_gives_its_report() {
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .expect("tests/sim/broken")
         .map(|e| e.expect("entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "kdsl" || e == "ptx"))
+        .filter(|p| {
+            p.extension()
+                .is_some_and(|e| e == "kdsl" || e == "ptx" || e == "cu")
+        })
         .collect();
     files.sort();
     assert!(files.len() >= 10, "the suite lost kernels: {files:?}");

@@ -193,6 +193,8 @@ args() {
 	ticket_sum:bench) n=$((1 << 24)) grid=1056 ;;
 	sgemm_tiled:check) mnk=256 ;;
 	sgemm_tiled:bench) mnk=2048 ;;
+	sgemm_regtile:check) mnk=256 ;;
+	sgemm_regtile:bench) mnk=2048 ;;
 	softmax_rows:check | blend_rows:check) rows=256 cols=1024 ;;
 	softmax_rows:bench | blend_rows:bench) rows=4096 cols=4096 ;;
 	transpose:check) rows=512 cols=256 ;;
@@ -219,6 +221,7 @@ args() {
 	ws_named) echo "$grid|288|0=f32:rand:$((grid * chunks * 8192)):1 1=f32:zeros:$((grid * chunks)) 2=$chunks|" ;;
 	ticket_sum) echo "$grid|128|0=f32:rand:$n:1 1=f32:zeros:$grid 2=u32:zeros:1 3=f32:zeros:1 4=$n|" ;;
 	sgemm_tiled) echo "$((mnk / 16)),$((mnk / 16))|16,16|0=f32:rand:$((mnk * mnk)):1 1=f32:rand:$((mnk * mnk)):2 2=f32:zeros:$((mnk * mnk)) 3=$mnk 4=$mnk 5=$mnk|" ;;
+	sgemm_regtile) echo "$(((mnk + 127) / 128)),$(((mnk + 127) / 128))|256|0=f32:rand:$((mnk * mnk)):1 1=f32:rand:$((mnk * mnk)):2 2=f32:zeros:$((mnk * mnk)) 3=$mnk 4=$mnk 5=$mnk|" ;;
 	softmax_rows) echo "$rows|256|0=f32:rand:$((rows * cols)):1 1=f32:zeros:$((rows * cols)) 2=$cols|" ;;
 	blend_rows) echo "$rows|256|0=f32:rand:$((rows * cols)):1 1=f32:rand:$((rows * cols)):2 2=f32:rand:$rows:3 3=f32:zeros:$((rows * cols)) 4=$cols|" ;;
 	transpose) echo "$((cols / 32)),$((rows / 32))|32,8|0=f32:iota:$((rows * cols)) 1=f32:zeros:$((rows * cols)) 2=$rows 3=$cols|" ;;

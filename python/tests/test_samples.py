@@ -90,6 +90,17 @@ def test_sgemm_tiled(tile):
     close(out["c"], want.reshape(-1), 1e-5)
 
 
+def test_sgemm_regtile():
+    k = kdsl.compile(SAMPLES / "sgemm_regtile.kdsl").sgemm_regtile
+    assert k.block == (256, 1, 1)
+    rows, cols, inner = 136, 130, 20  # partial 128x128 tiles, k not a multiple of 8
+    a, b = rand_f32(rows * inner, 9), rand_f32(inner * cols, 10)
+    out = run(k, (math.ceil(cols / 128), math.ceil(rows / 128)), a=a, b=b,
+              c=np.zeros(rows * cols, np.float32), m=rows, n=cols, k=inner)
+    want = a.astype(np.float64).reshape(rows, inner) @ b.astype(np.float64).reshape(inner, cols)
+    close(out["c"], want.reshape(-1), 1e-5)
+
+
 def test_softmax_rows():
     k = kdsl.compile(SAMPLES / "softmax_rows.kdsl").softmax_rows
     rows, cols = 3, 300
@@ -163,8 +174,8 @@ def test_hopper_gemm_bf16_tensors():
 def test_every_sample_is_tested():
     tested = {
         "saxpy", "reduce_sum", "cluster_sum", "pipeline_sum", "ws_pipeline", "big_pipeline",
-        "ws_named", "sgemm_tiled", "softmax_rows", "transpose", "blend_rows", "histogram",
-        "histogram_v4", "ticket_sum", "hopper_gemm",
+        "ws_named", "sgemm_tiled", "sgemm_regtile", "softmax_rows", "transpose", "blend_rows",
+        "histogram", "histogram_v4", "ticket_sum", "hopper_gemm",
     }
     assert {p.stem for p in SAMPLES.glob("*.kdsl")} == tested
 

@@ -14,6 +14,9 @@
 #  3. The GEMM's TFLOP/s at 4096^3 and 8192^3, kdslc and its nvcc twin, beside
 #     cuBLAS (torch.matmul, when torch with CUDA is installed), and the share
 #     of cuBLAS's speed kdslc's reaches.
+#  4. The Python package's launches on torch tensors (when torch with CUDA
+#     is installed): saxpy, softmax and cluster_sum against the simulator,
+#     the GEMM's bf16 tensor maps, the argument checks on device arrays.
 #
 # usage: scripts/gpu-check.sh [--sim] [--only KERNEL]...
 #   --sim          no GPU needed: run every check launch (step 1's inputs,
@@ -190,6 +193,8 @@ args() {
 	ticket_sum:bench) n=$((1 << 24)) grid=1056 ;;
 	sgemm_tiled:check) mnk=256 ;;
 	sgemm_tiled:bench) mnk=2048 ;;
+	sgemm_regtile:check) mnk=256 ;;
+	sgemm_regtile:bench) mnk=2048 ;;
 	softmax_rows:check | blend_rows:check) rows=256 cols=1024 ;;
 	softmax_rows:bench | blend_rows:bench) rows=4096 cols=4096 ;;
 	transpose:check) rows=512 cols=256 ;;
@@ -216,6 +221,7 @@ args() {
 	ws_named) echo "$grid|288|0=f32:rand:$((grid * chunks * 8192)):1 1=f32:zeros:$((grid * chunks)) 2=$chunks|" ;;
 	ticket_sum) echo "$grid|128|0=f32:rand:$n:1 1=f32:zeros:$grid 2=u32:zeros:1 3=f32:zeros:1 4=$n|" ;;
 	sgemm_tiled) echo "$((mnk / 16)),$((mnk / 16))|16,16|0=f32:rand:$((mnk * mnk)):1 1=f32:rand:$((mnk * mnk)):2 2=f32:zeros:$((mnk * mnk)) 3=$mnk 4=$mnk 5=$mnk|" ;;
+	sgemm_regtile) echo "$(((mnk + 127) / 128)),$(((mnk + 127) / 128))|256|0=f32:rand:$((mnk * mnk)):1 1=f32:rand:$((mnk * mnk)):2 2=f32:zeros:$((mnk * mnk)) 3=$mnk 4=$mnk 5=$mnk|" ;;
 	softmax_rows) echo "$rows|256|0=f32:rand:$((rows * cols)):1 1=f32:zeros:$((rows * cols)) 2=$cols|" ;;
 	blend_rows) echo "$rows|256|0=f32:rand:$((rows * cols)):1 1=f32:rand:$((rows * cols)):2 2=f32:rand:$rows:3 3=f32:zeros:$((rows * cols)) 4=$cols|" ;;
 	transpose) echo "$((cols / 32)),$((rows / 32))|32,8|0=f32:iota:$((rows * cols)) 1=f32:zeros:$((rows * cols)) 2=$rows 3=$cols|" ;;
@@ -436,6 +442,21 @@ if [ "$SIM" = 0 ] && wanted hopper_gemm && [ -f samples/hopper_gemm.kdsl ] && ru
 		printf '%-8s %14s %14s %14s %14s\n' "$n^3" "$(tflops "$n" "$t_k")" "$(tflops "$n" "$t_n")" "$(tflops "$n" "$t_c")" "$ratio"
 	done
 	echo "      (the aim: at least 70% of cuBLAS at 8192^3; docs/performance.md)" >&2
+fi
+
+# 4. The Python package on torch tensors (python/tests/test_gpu.py's launches,
+#    `kernel[grid](...)`), when $PYTHON has torch with CUDA; skipped with a
+#    note otherwise. Its virtual environment sees $PYTHON's packages.
+if [ "$SIM" = 0 ] && [ ${#ONLY[@]} -eq 0 ]; then
+	echo "== the Python package on torch tensors (scripts/python-test.sh -k torch) ==" >&2
+	if "$PYTHON" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+		if ! KDSL_PY_VENV="$PWD/target/py-venv-gpu" KDSL_PY_SYSTEM_SITE=1 PYTHON="$(command -v "$PYTHON")" \
+			scripts/python-test.sh -k torch -rs; then
+			fail "the Python package's launches on torch tensors"
+		fi
+	else
+		echo "      skipped: $PYTHON has no torch with CUDA" >&2
+	fi
 fi
 
 if [ "$failures" -gt 0 ]; then

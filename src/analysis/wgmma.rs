@@ -461,6 +461,12 @@ impl Walk<'_> {
                 self.expr(value, &mut st);
                 Some(st)
             }
+            StmtKind::LetArray { values, .. } => {
+                for v in values {
+                    self.expr(v, &mut st);
+                }
+                Some(st)
+            }
             StmtKind::Expr(e) | StmtKind::SyncWarp(e) => {
                 self.expr(e, &mut st);
                 Some(st)
@@ -824,6 +830,7 @@ impl Walk<'_> {
             }
             PlaceKind::SharedAt { addr, .. } => self.expr(addr, st),
             PlaceKind::Accum { index, .. } => self.expr(index, st),
+            PlaceKind::Register { indices, .. } => indices.iter().for_each(|i| self.expr(i, st)),
         }
     }
 

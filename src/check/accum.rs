@@ -593,6 +593,13 @@ fn stmt(s: &ast::Stmt, names: &HashSet<String>, found: &mut HashSet<Span>) -> bo
     use ast::StmtKind as S;
     match &s.kind {
         S::Let { init, .. } | S::LetTuple { init, .. } => expr(init, names, found),
+        S::LetArray { init, .. } => match init.as_ref().map(|v| &v.kind) {
+            Some(ast::ArrayValueKind::List(items)) => {
+                items.iter().fold(false, |a, x| expr(x, names, found) | a)
+            }
+            Some(ast::ArrayValueKind::Repeat { value, .. }) => expr(value, names, found),
+            None => false,
+        },
         S::Assign { place, value, .. } => {
             let a = expr(place, names, found);
             expr(value, names, found) || a

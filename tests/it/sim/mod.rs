@@ -18,6 +18,7 @@ mod matrix;
 mod named;
 mod packed;
 pub mod reference;
+mod register_arrays;
 pub mod samples;
 mod tensor;
 mod twins;

@@ -204,7 +204,7 @@ fn kernel_json(s: &KernelSignature, kernel: &str) -> Value {
                     "storage": m.elem.storage().name(), "writable": m.writable,
                     "rank": m.rank, "box": m.boxes(), "type": shown,
                 }),
-                ParamKind::PtxU64 | ParamKind::PtxTensorMap => json!({
+                ParamKind::PtxU64 | ParamKind::PtxTensorMap | ParamKind::PtxBytes { .. } => json!({
                     "name": p.name, "kind": "unsupported", "type": shown,
                 }),
             }
@@ -425,6 +425,7 @@ impl Built {
             cluster,
             dynamic_shared: sig.dynamic_shared.unwrap_or(0),
             args: values,
+            cooperative: false,
         })
     }
 }

@@ -16,6 +16,7 @@
 //! behaviour become reports (`S0001`…) that point at source spans. The
 //! supported subset and what is not modelled are in `docs/simulator.md`.
 
+mod checks;
 mod decode;
 mod dynamic;
 mod machine;
@@ -26,6 +27,7 @@ mod spans;
 mod stats;
 pub(crate) mod tmap;
 
+pub use checks::{Check, Checks};
 use stats::LongestThread;
 pub use stats::Stats;
 
@@ -77,6 +79,8 @@ pub struct SimOptions {
     pub schedule: Schedule,
     /// The most instructions all threads together may execute.
     pub max_steps: u64,
+    /// The run-time checks (all by default).
+    pub checks: Checks,
 }
 
 impl Default for SimOptions {
@@ -84,6 +88,7 @@ impl Default for SimOptions {
         SimOptions {
             schedule: Schedule::InOrder,
             max_steps: 1_000_000_000,
+            checks: Checks::all(),
         }
     }
 }

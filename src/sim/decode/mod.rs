@@ -26,6 +26,7 @@ pub(crate) mod layout;
 mod mods;
 pub mod ops;
 mod scope;
+pub mod sem;
 pub mod specials;
 
 use super::ptx::ast::{self, FuncKind, Item, Loc, Pos};
@@ -127,6 +128,8 @@ pub struct Program {
     pub target: String,
     pub code: Vec<Inst>,
     pub sites: Vec<Site>,
+    /// The memory semantics of each instruction (the run-time checks').
+    pub sems: Vec<sem::Sem>,
     pub lists: Vec<u32>,
     pub syncs: Vec<SyncOp>,
     pub calls: Vec<CallInfo>,
@@ -213,6 +216,7 @@ pub fn decode<'m>(
         target: module.target.clone().unwrap_or_default(),
         code: b.code,
         sites: b.sites,
+        sems: b.sems,
         lists: b.lists,
         syncs: b.syncs,
         calls: b.calls,
@@ -245,6 +249,7 @@ struct Builder<'m> {
     module: &'m ast::Module,
     code: Vec<Inst>,
     sites: Vec<Site>,
+    sems: Vec<sem::Sem>,
     lists: Vec<u32>,
     syncs: Vec<SyncOp>,
     calls: Vec<CallInfo>,
@@ -289,6 +294,7 @@ impl<'m> Builder<'m> {
             module,
             code: Vec::new(),
             sites: Vec::new(),
+            sems: Vec::new(),
             lists: Vec::new(),
             syncs: Vec::new(),
             calls: Vec::new(),
@@ -490,6 +496,7 @@ impl<'m> Builder<'m> {
         self.code.push(inst);
         let site = self.site(pos);
         self.sites.push(site);
+        self.sems.push(sem::Sem::default());
     }
 
     fn block(
@@ -550,6 +557,9 @@ impl<'m> Builder<'m> {
             message,
         })?;
         self.push(inst, i.pos);
+        if let Some(s) = self.sems.last_mut() {
+            *s = sem::of(i);
+        }
         Ok(())
     }
 

@@ -354,6 +354,7 @@ fn event(p: &Run<'_>, r: &Recorded, allocs: &[Alloc]) -> Diagnostic {
                 TensorWhy::Reduction { .. } => d.help("`cp.reduce.async.bulk.tensor` adds u32, s32, u64, f32, f16 and bf16; takes the min/max of u32, s32, u64, s64, f16 and bf16; increments and decrements u32; and combines b32/b64 bitwise"),
             }
         }
+        Issue::Check(f) => super::checks::finding(p, r, allocs, f, &who, &n),
         Issue::CopyMask { mask, cluster } => {
             let d = Diagnostic::error(
                 "S0022",

@@ -289,6 +289,7 @@ pub fn run_with(l: &Loaded, launch: &Launch, schedule: Schedule, max_steps: u64)
         &SimOptions {
             schedule,
             max_steps,
+            ..SimOptions::default()
         },
     )
 }

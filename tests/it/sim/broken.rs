@@ -62,6 +62,7 @@ fn check(path: &Path) -> Result<(), String> {
         &SimOptions {
             schedule: header_schedule(&text),
             max_steps: 10_000_000,
+            ..SimOptions::default()
         },
     );
     let rendered = rendered(&k, &o);

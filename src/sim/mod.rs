@@ -28,6 +28,15 @@ mod stats;
 pub(crate) mod tmap;
 
 pub use checks::{Check, Checks};
+
+/// Bytes of race-check shadow per simulated byte of shared memory (per
+/// CTA of the running cluster) and of global memory (per array the kernel
+/// touches); the initialisation check adds a bit per byte of shared and
+/// local memory. `docs/simulator.md` states them.
+pub const SHADOW_PER_SHARED_BYTE: usize =
+    machine::sanitizer::shadow::Shadow::<{ machine::sanitizer::SHARED_SLOTS }>::BYTES_PER_BYTE;
+pub const SHADOW_PER_GLOBAL_BYTE: usize =
+    machine::sanitizer::shadow::Shadow::<{ machine::sanitizer::GLOBAL_SLOTS }>::BYTES_PER_BYTE;
 use stats::LongestThread;
 pub use stats::Stats;
 

@@ -51,17 +51,6 @@ pub enum Scope {
     Sys,
 }
 
-impl Scope {
-    pub fn name(self) -> &'static str {
-        match self {
-            Scope::Cta => "cta",
-            Scope::Cluster => "cluster",
-            Scope::Gpu => "gpu",
-            Scope::Sys => "sys",
-        }
-    }
-}
-
 /// What a fence instruction orders.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Fence {

@@ -318,7 +318,16 @@ impl Machine<'_> {
                 self.cluster.wg.next += 1;
                 if let Some(san) = &mut self.checks {
                     let lanes: Vec<u32> = r.members.iter().map(|m| m.0).collect();
-                    san.wgmma_read(&mut self.events, id, &lanes, rank, group, pc, &inst.chunks);
+                    san.wgmma_read(
+                        &mut self.events,
+                        id,
+                        &lanes,
+                        rank,
+                        group,
+                        warps,
+                        pc,
+                        &inst.chunks,
+                    );
                 }
                 if let Some(c) = self.cluster.ctas.get_mut(rank as usize) {
                     for &ch in &inst.chunks {

@@ -7,7 +7,7 @@
 use super::{at, barrier_name, cta, source_name, with_decl, Run};
 use crate::diagnostics::{plural, Diagnostic};
 use crate::sim::decode::MemVar;
-use crate::sim::machine::events::Recorded;
+use crate::sim::machine::events::{Issue, Recorded, MAX_THREADS};
 use crate::sim::machine::memory::Alloc;
 use crate::sim::machine::sanitizer::finding::*;
 use crate::span::Span;
@@ -90,6 +90,45 @@ pub(crate) fn finding(
     }
 }
 
+/// The checks' findings of one kind at instructions of one source span (the
+/// copies of an unrolled loop, the parts of a vector access) are one
+/// report: the first one's, with every thread and the sum of the counts.
+/// Other reports stay as they are.
+pub(crate) fn merge_by_span(p: &Run<'_>, list: &[Recorded]) -> Vec<Recorded> {
+    let mut out: Vec<Recorded> = Vec::with_capacity(list.len());
+    let mut seen: Vec<(crate::span::Span, (u8, u64), usize)> = Vec::new();
+    for r in list {
+        let Issue::Check(f) = &r.issue else {
+            out.push(r.clone());
+            continue;
+        };
+        let span = p.code.sites.get(r.pc as usize).and_then(|s| s.span);
+        let key = f.key();
+        let found = span.and_then(|sp| {
+            seen.iter()
+                .find(|(s2, k2, _)| *s2 == sp && *k2 == key)
+                .map(|e| e.2)
+        });
+        match found.and_then(|i| out.get_mut(i)) {
+            Some(first) => {
+                first.count += r.count;
+                for t in &r.threads {
+                    if first.threads.len() < MAX_THREADS && !first.threads.contains(t) {
+                        first.threads.push(*t);
+                    }
+                }
+            }
+            None => {
+                if let Some(sp) = span {
+                    seen.push((sp, key, out.len()));
+                }
+                out.push(r.clone());
+            }
+        }
+    }
+    out
+}
+
 /// The variable holding `offset` among `vars`, and the offset in it.
 fn var_of(vars: &[MemVar], offset: u64) -> Option<(&MemVar, u64)> {
     vars.iter()
@@ -118,7 +157,7 @@ fn place(p: &Run<'_>, allocs: &[Alloc], mem: Mem) -> (String, Option<Span>, Stri
                     format!("shared memory `{name}`"),
                     v.decl.span,
                     format!(
-                        "at byte offset {off}{} of `{name}`, in the shared memory of cluster rank {rank}",
+                        "first at byte offset {off}{} of `{name}`, in the shared memory of cluster rank {rank}",
                         element(off, v.elem)
                     ),
                 )
@@ -126,7 +165,7 @@ fn place(p: &Run<'_>, allocs: &[Alloc], mem: Mem) -> (String, Option<Span>, Stri
             None => (
                 "shared memory".to_string(),
                 None,
-                format!("at shared offset {offset:#x} of cluster rank {rank}"),
+                format!("first at shared offset {offset:#x} of cluster rank {rank}"),
             ),
         },
         Mem::Local { offset } => match var_of(&p.code.local, offset) {
@@ -135,13 +174,16 @@ fn place(p: &Run<'_>, allocs: &[Alloc], mem: Mem) -> (String, Option<Span>, Stri
                 (
                     format!("local memory `{name}`"),
                     v.decl.span,
-                    format!("at byte offset {off}{} of `{name}`", element(off, v.elem)),
+                    format!(
+                        "first at byte offset {off}{} of `{name}`",
+                        element(off, v.elem)
+                    ),
                 )
             }
             None => (
                 "local memory".to_string(),
                 None,
-                format!("at local offset {offset:#x}"),
+                format!("first at local offset {offset:#x}"),
             ),
         },
         Mem::Global { alloc, offset } => match allocs.get(alloc) {
@@ -155,7 +197,7 @@ fn place(p: &Run<'_>, allocs: &[Alloc], mem: Mem) -> (String, Option<Span>, Stri
                     format!("global memory (the {what} `{}`)", a.name),
                     None,
                     format!(
-                        "at byte offset {offset}{} of `{}`",
+                        "first at byte offset {offset}{} of `{}`",
                         element(offset, a.elem),
                         a.name
                     ),
@@ -164,7 +206,7 @@ fn place(p: &Run<'_>, allocs: &[Alloc], mem: Mem) -> (String, Option<Span>, Stri
             None => (
                 "global memory".to_string(),
                 None,
-                format!("at byte offset {offset} of a global allocation"),
+                format!("first at byte offset {offset} of a global allocation"),
             ),
         },
     }
@@ -182,13 +224,16 @@ fn actor(p: &Run<'_>, a: &Actor) -> String {
         Actor::Copy { barrier } => {
             let (name, _) = barrier_name(p.shared, barrier);
             format!(
-                "a copy completing on `{name}` of cta {}",
+                "the copy (completing on `{name}` of cta {})",
                 cta(barrier.ctaid)
             )
         }
-        Actor::BulkGroup { issuer } => format!("a bulk-group copy of {}", thread(issuer)),
+        Actor::BulkGroup { issuer } => format!("the bulk copy (of {})", thread(issuer)),
         Actor::Wgmma { ctaid, warpgroup } => {
-            format!("a wgmma of warpgroup {warpgroup} of cta {}", cta(*ctaid))
+            format!(
+                "the wgmma (of warpgroup {warpgroup} of cta {})",
+                cta(*ctaid)
+            )
         }
     }
 }
@@ -204,19 +249,31 @@ fn race_report(
     let (what, decl, offset_note) = place(p, allocs, race.mem);
     let now = &race.now;
     let prior = &race.prior;
+    let verb = |k: Kind| if k.writes() { "writes" } else { "reads" };
     let now_label = match now.actor {
         Actor::Thread { .. } => format!(
             "{} of {} here by {n}",
             now.kind.noun(),
             plural(now.size, "byte")
         ),
-        _ => format!("{} issued here ({})", now.kind.noun(), actor(p, &now.actor)),
+        _ => format!(
+            "{} issued here {} these bytes",
+            actor(p, &now.actor),
+            verb(now.kind)
+        ),
     };
-    let prior_label = format!(
-        "conflicting {} here by {}, not ordered before it",
-        prior.kind.noun(),
-        actor(p, &prior.actor)
-    );
+    let prior_label = match prior.actor {
+        Actor::Thread { .. } => format!(
+            "conflicting {} here by {}, not ordered before it",
+            prior.kind.noun(),
+            actor(p, &prior.actor)
+        ),
+        _ => format!(
+            "{} issued here {} these bytes, not ordered before it",
+            actor(p, &prior.actor),
+            verb(prior.kind)
+        ),
+    };
     let (code, title) = if race.proxy {
         (
             "S0031",
@@ -239,12 +296,8 @@ fn race_report(
     let d = d
         .note(format!("{offset_note}; by {who}"))
         .note(format!(
-            "the {} by {} and the {} by {} touch the same bytes, at least one writes, and no synchronisation orders them",
+            "the {} here and the earlier {} by {} touch the same bytes, at least one of them writes, and no synchronisation orders them",
             now.kind.noun(),
-            match now.actor {
-                Actor::Thread { .. } => "this thread".to_string(),
-                _ => actor(p, &now.actor),
-            },
             prior.kind.noun(),
             actor(p, &prior.actor)
         ));

@@ -7,7 +7,8 @@ use crate::sim::machine::events::{AccessKind, DescWhy, Events, Issue, Recorded, 
 use crate::sim::machine::memory::{Alloc, Fault, Target};
 
 pub(crate) fn from_events(p: &Run<'_>, events: &Events, allocs: &[Alloc]) -> Vec<Diagnostic> {
-    let mut out: Vec<Diagnostic> = events.list.iter().map(|r| event(p, r, allocs)).collect();
+    let merged = super::checks::merge_by_span(p, &events.list);
+    let mut out: Vec<Diagnostic> = merged.iter().map(|r| event(p, r, allocs)).collect();
     if events.dropped > 0 {
         if let Some(last) = out.pop() {
             out.push(last.note(format!("{} further reports were dropped", events.dropped)));

@@ -45,6 +45,7 @@ impl VClock {
     }
 
     /// `self ⊑ o`.
+    #[cfg(test)]
     pub fn le(&self, o: &VClock) -> bool {
         match (&self.0, &o.0) {
             (None, _) => true,
@@ -112,11 +113,6 @@ impl VClock {
         if let Some(x) = v.get_mut(i) {
             *x = clock;
         }
-    }
-
-    /// Entries held, for the memory bound.
-    pub fn len(&self) -> usize {
-        self.0.as_ref().map_or(0, |v| v.len())
     }
 }
 

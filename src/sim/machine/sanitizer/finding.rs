@@ -39,9 +39,9 @@ impl Kind {
             Kind::AtomicRead => "atomic read",
             Kind::AtomicWrite => "atomic write",
             Kind::Atomic => "atomic read-modify-write",
-            Kind::CopyRead => "read by a bulk copy",
-            Kind::CopyWrite => "write by a bulk copy",
-            Kind::WgmmaRead => "read by a wgmma",
+            Kind::CopyRead => "copy read",
+            Kind::CopyWrite => "copy write",
+            Kind::WgmmaRead => "wgmma read",
         }
     }
 
@@ -146,7 +146,7 @@ impl Finding {
     /// What makes two findings at the same pc one report.
     pub fn key(&self) -> (u8, u64) {
         match self {
-            Finding::Race(r) => race_key(r.proxy, r.prior.pc, r.now.kind),
+            Finding::Race(r) => race_key(r.proxy, r.relation, r.now.kind),
             Finding::Uninit { kind, mem, .. } => uninit_key(*mem, *kind),
             Finding::TxOverflow { late, .. } => tx_key(*late),
             Finding::Divergence(d) => divergence_key(d.id),
@@ -154,8 +154,11 @@ impl Finding {
     }
 }
 
-pub fn race_key(proxy: bool, prior_pc: u32, now: Kind) -> (u8, u64) {
-    (u8::from(proxy), u64::from(prior_pc) << 8 | now as u64)
+/// Races at one instruction are one report per kind of access and
+/// relation between the two sides (lanes of a warp, threads of a CTA, ...):
+/// each with the synchronisation it lacks.
+pub fn race_key(proxy: bool, relation: Relation, now: Kind) -> (u8, u64) {
+    (u8::from(proxy), (relation as u64) << 8 | now as u64)
 }
 
 pub fn uninit_key(mem: Mem, kind: Kind) -> (u8, u64) {

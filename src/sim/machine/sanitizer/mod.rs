@@ -54,6 +54,10 @@ pub enum AgentKey {
 /// Agent numbers fit 16 bits in a shadow slot.
 const MAX_AGENTS: u32 = 1 << 16;
 
+/// Shadow slots per 4-byte granule: of shared memory, of global memory.
+pub const SHARED_SLOTS: usize = 4;
+pub const GLOBAL_SLOTS: usize = 2;
+
 /// A CTA barrier's state: the releases of the current phase, its
 /// completed phases, and its arrivals (for divergence).
 #[derive(Clone, Debug, Default)]
@@ -117,12 +121,12 @@ pub struct Sanitizer {
     threads: Vec<TClock>,
     agents: Vec<(AgentKey, u32)>,
     agent_index: HashMap<AgentKey, u32>,
-    shared: Vec<Option<Shadow<4>>>,
+    shared: Vec<Option<Shadow<SHARED_SLOTS>>>,
     shared_init: Vec<Vec<u64>>,
     local_init: Vec<Vec<u64>>,
     shared_bytes: u64,
     local_bytes: u64,
-    global: Vec<Option<Shadow<2>>>,
+    global: Vec<Option<Shadow<GLOBAL_SLOTS>>>,
     global_len: Vec<u64>,
     bars: Vec<BarState>,
     cbar: SyncClock,
@@ -143,6 +147,9 @@ pub struct Sanitizer {
     bulk_landed: HashMap<u32, Vec<(u64, u32)>>,
     /// wgmma instances: (agent, epoch) of their reads.
     wg_instances: HashMap<u64, (u32, u32)>,
+    /// The wgmma reads (agent, epoch) still pending in some warp, and the
+    /// warps yet to wait: a write into them is S0024's, not a race.
+    wg_pending: HashMap<(u32, u32), u32>,
 }
 
 /// The kind of a finding's access, from the machine's.
@@ -213,13 +220,9 @@ impl Sanitizer {
             exits: Vec::new(),
             bulk_landed: HashMap::default(),
             wg_instances: HashMap::default(),
+            wg_pending: HashMap::default(),
         }
     }
-
-    /// Bytes of shadow per byte of shared memory, and per byte of global
-    /// memory, with the race check on.
-    pub const SHARED_SHADOW: usize = Shadow::<4>::BYTES_PER_BYTE;
-    pub const GLOBAL_SHADOW: usize = Shadow::<2>::BYTES_PER_BYTE;
 
     /// A new cluster starts: `seq` counts clusters from 0, `ctaids` are
     /// its CTAs by rank.
@@ -264,6 +267,7 @@ impl Sanitizer {
         self.exits.resize(n, None);
         self.bulk_landed.clear();
         self.wg_instances.clear();
+        self.wg_pending.clear();
     }
 
     /// The cluster is done: what it released at gpu scope into atomic
@@ -404,23 +408,6 @@ impl Sanitizer {
         }
     }
 
-    fn relation(&self, now: &Actor, prior: &Actor) -> Relation {
-        match (now, prior) {
-            (Actor::Thread { who: a, .. }, Actor::Thread { who: b, old }) => {
-                if *old {
-                    Relation::OtherCluster
-                } else if a.ctaid != b.ctaid {
-                    Relation::SameCluster
-                } else if a.tid / 32 == b.tid / 32 {
-                    Relation::SameWarp
-                } else {
-                    Relation::SameCta
-                }
-            }
-            _ => Relation::Async,
-        }
-    }
-
     // ----- memory accesses -----------------------------------------------
 
     /// A load, store or atomic of `size` bytes by thread `t` at `pc`.
@@ -510,6 +497,7 @@ impl Sanitizer {
                 mem,
                 kind_of(kind, sem),
                 size,
+                true,
                 || Actor::Thread { who, old: false },
                 c,
             );
@@ -520,15 +508,38 @@ impl Sanitizer {
     }
 
     fn global_shadow<'a>(
-        global: &'a mut [Option<Shadow<2>>],
+        global: &'a mut [Option<Shadow<GLOBAL_SLOTS>>],
         lens: &[u64],
         alloc: usize,
-    ) -> Option<&'a mut Shadow<2>> {
+    ) -> Option<&'a mut Shadow<GLOBAL_SLOTS>> {
         let slot = global.get_mut(alloc)?;
         if slot.is_none() {
-            *slot = Shadow::new(lens.get(alloc).copied().unwrap_or(0));
+            // An array whose shadow cannot be allocated goes unchecked
+            // (an empty shadow, so that the allocation is not retried at
+            // every access): the checks never abort a run.
+            *slot = Shadow::new(lens.get(alloc).copied().unwrap_or(0)).or_else(|| Shadow::new(0));
         }
         slot.as_mut()
+    }
+
+    /// How the access of thread `t` (`thread`: by the thread itself, not
+    /// an agent it issued) relates to the one in slot `s`.
+    fn relation_of(&self, t: u32, thread: bool, s: &Slot) -> Relation {
+        let a = shadow::slot_agent(s);
+        if !thread || (s[0] == self.seq && a >= self.nthreads_cluster()) {
+            return Relation::Async;
+        }
+        if s[0] != self.seq {
+            return Relation::OtherCluster;
+        }
+        let n = self.nthreads;
+        if a / n != t / n {
+            Relation::SameCluster
+        } else if (a % n) / 32 == (t % n) / 32 {
+            Relation::SameWarp
+        } else {
+            Relation::SameCta
+        }
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -540,11 +551,18 @@ impl Sanitizer {
         mem: Mem,
         kind: Kind,
         size: u64,
+        thread_now: bool,
         actor: impl FnOnce() -> Actor,
         c: shadow::Conflict,
     ) {
+        let agent = shadow::slot_agent(&c.slot);
+        if c.slot[0] == self.seq && self.wg_pending.contains_key(&(agent, c.slot[1])) {
+            // A write into the operands of a wgmma still pending: S0024.
+            return;
+        }
         let who = self.tref(t);
-        let key = race_key(c.proxy, c.slot[2], kind);
+        let relation = self.relation_of(t, thread_now, &c.slot);
+        let key = race_key(c.proxy, relation, kind);
         ev.record_check(pc, who, key, || {
             let now = Side {
                 kind,
@@ -553,7 +571,6 @@ impl Sanitizer {
                 size,
             };
             let prior_actor = self.actor_of(&c.slot);
-            let relation = self.relation(&now.actor, &prior_actor);
             let offset = c.granule.max(mem_offset(mem));
             let mem = match mem {
                 Mem::Shared { rank, .. } => Mem::Shared { rank, offset },
@@ -1092,7 +1109,7 @@ impl Sanitizer {
         };
         if let Some(cf) = conflict {
             let actor = self.actor_of(&[self.seq, epoch, pc, agent << 16]);
-            self.report_race(ev, issuer, pc, mem, kind, size, || actor, cf);
+            self.report_race(ev, issuer, pc, mem, kind, size, false, || actor, cf);
         }
     }
 
@@ -1195,6 +1212,7 @@ impl Sanitizer {
     /// A wgmma instance of warpgroup `group` of the CTA of `rank`, made by
     /// the warp whose lanes are `lanes` at `pc`, reads the 16-byte chunks
     /// `chunks` of that CTA's shared memory.
+    #[allow(clippy::too_many_arguments)]
     pub fn wgmma_read(
         &mut self,
         ev: &mut Events,
@@ -1202,6 +1220,7 @@ impl Sanitizer {
         lanes: &[u32],
         rank: u32,
         group: u32,
+        warps: u32,
         pc: u32,
         chunks: &[u32],
     ) {
@@ -1235,6 +1254,7 @@ impl Sanitizer {
         let agent = self.agent(AgentKey::Wgmma { rank, group });
         let epoch = self.tick(agent);
         self.wg_instances.insert(instance, (agent, epoch));
+        self.wg_pending.insert((agent, epoch), warps);
         let Some(th) = self.threads.get(t0 as usize) else {
             return;
         };
@@ -1271,7 +1291,7 @@ impl Sanitizer {
                 ctaid,
                 warpgroup: group,
             };
-            self.report_race(ev, t0, pc, mem, Kind::WgmmaRead, 16, actor, cf);
+            self.report_race(ev, t0, pc, mem, Kind::WgmmaRead, 16, false, actor, cf);
         }
     }
 
@@ -1284,6 +1304,13 @@ impl Sanitizer {
         let Some(&(agent, epoch)) = self.wg_instances.get(&instance) else {
             return;
         };
+        if let Some(left) = self.wg_pending.get_mut(&(agent, epoch)) {
+            *left = left.saturating_sub(1);
+            if *left == 0 {
+                self.wg_pending.remove(&(agent, epoch));
+                self.wg_instances.remove(&instance);
+            }
+        }
         let mut shared: Option<(VClock, VClock)> = None;
         for &l in lanes {
             let Some(th) = self.threads.get_mut(l as usize) else {

@@ -213,11 +213,6 @@ impl<const K: usize> Shadow<K> {
         }
         found
     }
-
-    /// The slots of the granule holding byte `off`.
-    pub fn slots(&self, off: u64) -> Option<&[Slot; K]> {
-        self.cells.get((off / 4) as usize)
-    }
 }
 
 /// Checks and records an access to the bytes `m` of one granule.

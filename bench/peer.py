@@ -13,6 +13,11 @@ the samples folder (the bench kernels are samples: one source for both):
     instructions executed per element, and the global loads in flight per
     iteration, kdslc and nvcc side by side. A kernel without NAME.meta, or a
     measure that cannot be taken, prints "n/a" and never fails the run.
+  * tensor cores: for a kernel whose .meta names a group of elements (the GEMM's
+    k-tile of 4 HGMMAs), the HGMMAs and the other SASS instructions executed per
+    group, spilled bytes and registers at entry, kdslc and nvcc side by side.
+Both compilers target --arch, or the architecture a twin's first line names
+(`// arch: sm_90a`: the GEMM's wgmma and setmaxnreg exist only there).
 With --scale it also compiles one file holding K renamed copies of every kdsl
 kernel, for K in 1, 10, 100, 1000, and reports wall time, CPU time and peak
 memory (the kdslc child's getrusage) to show how they grow.
@@ -59,11 +64,12 @@ def ptxas_stats(root, ptx_text, arch, tmp, tag, meta=None, kernel=None, save=Non
     if p.returncode != 0:
         return {"ok": False, "error": (p.stderr or p.stdout).strip().splitlines()[:3]}
     regs = [int(m) for m in re.findall(r"Used (\d+) registers", p.stderr + p.stdout)]
+    spills = sum(int(m) for m in re.findall(r"(\d+) bytes spill (?:stores|loads)", p.stderr + p.stdout))
     nvdisasm = os.path.join(root, "bin", "nvdisasm")
     d = subprocess.run([nvdisasm, "-c", cubin], capture_output=True, text=True)
     lines = [l for l in d.stdout.splitlines() if re.search(r"/\*[0-9a-f]{4}\*/", l)]
     body = [l for l in lines if not re.search(r"\bNOP\b", l)]
-    out = {"ok": True, "registers": max(regs) if regs else None, "sass": len(body)}
+    out = {"ok": True, "registers": max(regs) if regs else None, "spill_bytes": spills, "sass": len(body)}
     out["hot"] = hot_loops(nvdisasm, cubin, meta, kernel, save, tag, ptx_text, d.stdout)
     return out
 
@@ -108,6 +114,15 @@ def param_mismatch(ptx_text, kernel, meta):
     if ptx_sizes != meta_sizes:
         return "the .meta's params %s do not match the PTX entry's sizes %s" % (meta_sizes, ptx_sizes)
     return None
+
+
+def kernel_arch(cu, default):
+    """The architecture a twin's first line names (`// arch: sm_90a`: wgmma and
+    setmaxnreg exist only there), else `default`: both compilers target it."""
+    with open(cu) as f:
+        first = f.readline()
+    m = re.match(r"//\s*arch:\s*(sm_\w+)", first)
+    return m.group(1) if m else default
 
 
 def load_meta(kernels, name):
@@ -227,20 +242,21 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for n in names:
             kd, cu = os.path.join(a.samples, n + ".kdsl"), os.path.join(a.kernels, n + ".cu")
-            row = {"kernel": n}
+            arch = kernel_arch(cu, a.arch)
+            row = {"kernel": n, "arch": arch}
             tk, tn, tr = [], [], []
             kptx = nptx = None
             kerr = None
             for _ in range(a.runs + 1):  # first round is a warm-up
-                dk, pk = timed([a.kdslc, kd, "--target", a.arch, "-o", "-"])
+                dk, pk = timed([a.kdslc, kd, "--target", arch, "-o", "-"])
                 if pk.returncode != 0:
                     kerr = (pk.stderr or pk.stdout).strip().splitlines()[:4]
                     break
                 kptx = pk.stdout
-                dn, pn = timed(["nvcc", "-ptx", "-arch=" + a.arch, cu, "-o", os.path.join(tmp, n + ".nvcc.ptx")], env)
+                dn, pn = timed(["nvcc", "-ptx", "-arch=" + arch, cu, "-o", os.path.join(tmp, n + ".nvcc.ptx")], env)
                 if pn.returncode != 0:
                     sys.exit("nvcc failed on %s: %s" % (cu, pn.stderr))
-                dr = nvrtc.compile(open(cu).read(), a.arch)
+                dr = nvrtc.compile(open(cu).read(), arch)
                 tk.append(dk); tn.append(dn)
                 if dr is not None:
                     tr.append(dr)
@@ -253,17 +269,19 @@ def main():
                            nvrtc_ms=med(tr) * 1e3 if tr else None,
                            speedup_vs_nvcc=med([b / x for x, b in zip(tk, tn)]))
                 meta = load_meta(a.kernels, n)
-                row["kdsl_sass"] = ptxas_stats(root, kptx, a.arch, tmp, n + ".kdslc", meta, n, a.save)
+                row["kdsl_sass"] = ptxas_stats(root, kptx, arch, tmp, n + ".kdslc", meta, n, a.save)
             if nptx is None:
-                dn, pn = timed(["nvcc", "-ptx", "-arch=" + a.arch, cu, "-o", os.path.join(tmp, n + ".nvcc.ptx")], env)
+                dn, pn = timed(["nvcc", "-ptx", "-arch=" + arch, cu, "-o", os.path.join(tmp, n + ".nvcc.ptx")], env)
                 nptx = open(os.path.join(tmp, n + ".nvcc.ptx")).read()
-            row["nvcc_sass"] = ptxas_stats(root, nptx, a.arch, tmp, n + ".nvcc", load_meta(a.kernels, n), n,
+            row["nvcc_sass"] = ptxas_stats(root, nptx, arch, tmp, n + ".nvcc", load_meta(a.kernels, n), n,
                                            a.save)
             rows.append(row)
 
         scale = []
         if a.scale:
-            srcs = [(n, open(os.path.join(a.samples, n + ".kdsl")).read()) for n in names]
+            # One file, one target: the kernels for --arch (not the GEMM's sm_90a).
+            srcs = [(n, open(os.path.join(a.samples, n + ".kdsl")).read()) for n in names
+                    if kernel_arch(os.path.join(a.kernels, n + ".cu"), a.arch) == a.arch]
             for k in (1, 10, 100, 1000):
                 f = os.path.join(tmp, "scale_%d.kdsl" % k)
                 text = scale_file(srcs, k)
@@ -296,12 +314,14 @@ def main():
         ks, ns = r["kdsl_sass"], r["nvcc_sass"]
         counts = ("%d/%d" % (ks["sass"], ns["sass"])) if ks["ok"] else "ptxas rejects"
         regs = ("%s/%s" % (ks["registers"], ns["registers"])) if ks["ok"] else "-"
-        print("%-14s %10.2f %10.1f %10.1f %8.0fx | %13s %13s" % (
-            r["kernel"], r["kdslc_ms"], r["nvcc_ms"], r["nvrtc_ms"] or float("nan"),
+        # NVRTC has no <cuda.h> (the GEMM's CUtensorMap): n/a.
+        print("%-14s %10.2f %10.1f %10s %8.0fx | %13s %13s" % (
+            r["kernel"], r["kdslc_ms"], r["nvcc_ms"], fmt(r["nvrtc_ms"], "%.1f"),
             r["speedup_vs_nvcc"], counts, regs))
         if not ks["ok"]:
             print("    ptxas: %s" % " / ".join(ks["error"]))
     print_hot(rows, a.loops)
+    print_groups(rows)
     if scale:
         print()
         print("%-11s %8s %10s %10s %10s %10s %10s %9s" % ("scale", "lines", "bytes", "wall ms", "CPU ms",
@@ -337,6 +357,38 @@ def flight(h):
         return "n/a" if "error" in h else "-"
     return ",".join("%d%s" % (r["loads_in_flight"], "s" if r["load_kind"] == "shared" else "")
                     for r in h["hot_loops"])
+
+
+def print_groups(rows):
+    """The tensor-core table: for kernels whose .meta names a group of elements (the
+    GEMM's k-tile), the unit instructions (HGMMA) and the other SASS instructions
+    executed per group, spilled bytes and registers at entry (ptxas -v's count: with
+    setmaxnreg, what every warp starts with), kdslc/nvcc. Never raises."""
+    lines = []
+    for r in rows:
+        k = r.get("kdsl_sass") or {}
+        n = r.get("nvcc_sass") or {}
+        kg = (k.get("hot") or {}).get("per_group")
+        ng = (n.get("hot") or {}).get("per_group")
+        if not (kg or ng):
+            continue
+        name = (kg or ng)["name"]
+
+        def both(key, spec):
+            return "%s/%s" % (fmt((kg or {}).get(key), spec), fmt((ng or {}).get(key), spec))
+        lines.append("%-14s %8s %18s %18s %14s %18s" % (
+            r["kernel"], name, both("units", "%g"), both("other", "%g"),
+            "%s/%s" % (fmt(k.get("spill_bytes"), "%d"), fmt(n.get("spill_bytes"), "%d")),
+            "%s/%s" % (fmt(k.get("registers"), "%d"), fmt(n.get("registers"), "%d"))))
+    if not lines:
+        return
+    print()
+    print("tensor cores (%s; kdslc/nvcc, one CTA's consumer thread followed through the K loop)" %
+          ", ".join(sorted({r.get("arch", "?") for r in rows if r["kernel"] in [l.split()[0] for l in lines]})))
+    print("%-14s %8s %18s %18s %14s %18s" % ("kernel", "per", "HGMMA/group", "other SASS/group",
+                                             "spill bytes", "registers at entry"))
+    for line in lines:
+        print(line)
 
 
 def print_hot(rows, verbose):

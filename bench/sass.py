@@ -18,6 +18,9 @@ What it computes, per kernel:
     kind, scaled by their width over `element_bytes`), and the global loads
     in flight (loads issued in one iteration before the first use of any of
     them);
+  * `per group` (a .meta with `group = { name = "k-tile", elements = 4 }`): the
+    same marginal cost per group of elements, split into the unit instructions
+    (a GEMM's HGMMAs per k-tile) and every other instruction executed;
   * `executed per element`: the marginal cost, (instructions executed at the
     large size - at the small size) / (elements handled at the large size -
     at the small size), for the followed thread. It counts everything the
@@ -867,12 +870,22 @@ class Interpreter:
 
 # --------------------------------------------------------------------------- kernel set-up
 
+def param_size(t):
+    """(size, alignment) of a parameter of .meta type `t`: a tensor map is the
+    128-byte `.param .align 128 .b8 [128]` (CUtensorMap by value, as nvcc
+    declares a `__grid_constant__` one and kdslc writes it)."""
+    if t == "tmap":
+        return 128, 128
+    size = 8 if t in ("ptr", "u64", "s64", "f64") else 4
+    return size, size
+
+
 def param_layout(types, base=0x210):
     """Byte offsets of the kernel parameters in constant bank 0 (sm_90: from 0x210)."""
     off, out = base, []
     for t in types:
-        size = 8 if t in ("ptr", "u64", "s64", "f64") else 4
-        off = (off + size - 1) // size * size
+        size, align = param_size(t)
+        off = (off + align - 1) // align * align
         out.append((off, size))
         off += size
     return out
@@ -886,6 +899,9 @@ def constant_bank(meta, size):
     names = [p.split(":")[0].strip() for p in meta["params"]]
     types = [p.split(":")[1].strip() for p in meta["params"]]
     for k, ((off, sz), name, t) in enumerate(zip(param_layout(types), names, types)):
+        if t == "tmap":
+            # Its 128 bytes are opaque: the copies read them, never the thread.
+            continue
         if t == "ptr":
             v = 0x7F0000000000 + (k + 1) * 0x100000000
         else:
@@ -941,6 +957,30 @@ def iteration_path(trace, fn, lp):
         if on:
             path.append(code[pc])
     return path
+
+
+def per_group(meta, s, l, code):
+    """The marginal cost of one *group* of elements (the meta's `group`: e.g. a GEMM's
+    k-tile of 4 HGMMAs), from the two runs: the unit instructions it executes and the
+    other (non-NOP) instructions, each (large - small) / (groups at large - at small).
+    Independent of how the compilers unrolled the loop. None without a `group` key."""
+    g = meta.get("group")
+    if not g:
+        return None
+    per = g["elements"]
+    d_groups = (l["elements"] - s["elements"]) / per
+    if d_groups <= 0:
+        raise Unknown("the meta's sizes give no more %ss at the large size" % g["name"])
+    unit = set(meta.get("unit", ["LDG"]))
+
+    def units(run, key):
+        return sum(n for o, n in run[key].items() if code[o].base in unit)
+
+    # Executed units (predicated on); the rest of the count (predicated-off ones
+    # included, as in `executed per element`) is "other".
+    d_units = units(l, "active") - units(s, "active")
+    d_other = (l["total"] - s["total"]) - (units(l, "count") - units(s, "count"))
+    return {"name": g["name"], "units": d_units / d_groups, "other": d_other / d_groups}
 
 
 def _analyze(cfg_text, meta, kernel):
@@ -1017,6 +1057,7 @@ def _analyze(cfg_text, meta, kernel):
     in_const = sum(n for o, n in s["count"].items() if o in const_offs and code[o].base != NOP)
     loop_sum = sum(r["per_element"] for r in rows if r["per_element"] is not None) if rows else None
     return {
+        "per_group": per_group(meta, s, l, code),
         "hot_loops": rows,
         "hot_loop_per_element": loop_sum,
         "executed_per_element": per_elem,

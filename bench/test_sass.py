@@ -4,7 +4,8 @@ Run: python3 bench/peer.py --selftest   (CI does), or python3 -m unittest bench/
 
 bench/fixtures/NAME.{kdslc,nvcc}.cfg are `nvdisasm -bbcfg -poff` of the six
 bench kernels as kdslc (main at ee9bffa) and nvcc 13.5.37 compiled them,
-assembled by ptxas 13.5 for sm_90. The expected numbers below were checked by
+assembled by ptxas 13.5 for sm_90, and of the tensor-core GEMM (hopper_gemm,
+kdslc of branch hopper-gemm, for sm_90a: `peer.py --save`). The expected numbers below were checked by
 hand against the listings (docs/performance.md, "Hot loops, kdslc vs nvcc",
 quotes the loops): they test the analysis, not today's compiler, so a
 compiler change does not touch them.
@@ -49,6 +50,9 @@ EXPECTED = {
     # nvcc: the chunk loop itself is the innermost hot loop (its x16 loop never runs
     # for 8 elements a thread), 92 instructions executed for 8 elements a chunk.
     "pipeline_sum": {"kdslc": (3.0, 10.375, [4], [12]), "nvcc": (11.5, 11.5, [8], [92.0])},
+    # per HGMMA of consumer thread 130: kdslc's k loop executes 46 instructions for 4
+    # HGMMAs (the TRYWAIT retry blocks out of line); nvcc unrolled it by 2, 124 for 8.
+    "hopper_gemm": {"kdslc": (11.5, 11.5, [0], [46.0]), "nvcc": (15.5, 15.5, [0], [124.0])},
 }
 
 
@@ -75,6 +79,27 @@ class HandChecked(unittest.TestCase):
         self.assertEqual(r["fixed_loop_instructions"], 25)
         r = sass.analyze(fixture("reduce_sum", "nvcc"), meta("reduce_sum"), "reduce_sum")
         self.assertEqual(r["fixed_loop_instructions"], 0)
+
+    def test_the_gemm_per_k_tile(self):
+        """The tensor-core table's measure: per k-tile (4 HGMMAs), 4 HGMMAs and the
+        other instructions, both compilers, however each unrolled the loop: kdslc's
+        loop is one k-tile of 46 instructions, nvcc's two of 62 (checked by hand
+        against the listings: the stage's descriptors, the wait, 4 HGMMAs, the lagged
+        release, the loop)."""
+        m = meta("hopper_gemm")
+        for who, other in (("kdslc", 42.0), ("nvcc", 58.0)):
+            with self.subTest(compiler=who):
+                r = sass.analyze(fixture("hopper_gemm", who), m, "hopper_gemm")
+                self.assertNotIn("error", r, r.get("error"))
+                self.assertEqual(r["per_group"], {"name": "k-tile", "units": 4.0, "other": other})
+        # Kernels without a group have none.
+        r = sass.analyze(fixture("reduce_sum", "kdslc"), meta("reduce_sum"), "reduce_sum")
+        self.assertIsNone(r["per_group"])
+
+    def test_tensor_maps_take_128_aligned_bytes(self):
+        # `.param .align 128 .b8 a[128]`: a and b at 0x280 and 0x300, c at 0x380.
+        layout = sass.param_layout(["tmap", "tmap", "ptr", "u32", "u32", "u32"])
+        self.assertEqual(layout, [(0x280, 128), (0x300, 128), (0x380, 8), (0x388, 4), (0x38C, 4), (0x390, 4)])
 
     def test_pipeline_sum_shared_loads(self):
         r = sass.analyze(fixture("pipeline_sum", "nvcc"), meta("pipeline_sum"), "pipeline_sum")

@@ -5,22 +5,35 @@
 #     (bench/kernels/NAME.cu compiled with `nvcc -ptx`; its kdsl source is
 #     samples/NAME.kdsl) runs
 #     with `kdslc run --check-sim`: the GPU's outputs must match the simulator's
-#     (exact for integers, a relative tolerance for floats; docs/run.md).
+#     (exact for integers, a relative tolerance for floats; docs/run.md). The
+#     tensor-core GEMM (samples/hopper_gemm.kdsl, sm_90a) runs at 1024^3 on
+#     integer-valued inputs, which --check-sim compares bit for bit.
 #  2. Each bench kernel and its nvcc twin are timed with `kdslc run --bench`,
 #     on the same inputs, and a table is printed:
 #         kernel, kdslc time, nvcc time, ratio (kdslc / nvcc), bandwidth.
+#  3. The GEMM's TFLOP/s at 4096^3 and 8192^3, kdslc and its nvcc twin, beside
+#     cuBLAS (torch.matmul, when torch with CUDA is installed), and the share
+#     of cuBLAS's speed kdslc's reaches.
+#
+# usage: scripts/gpu-check.sh [--sim] [--only KERNEL]...
+#   --sim          no GPU needed: run every check launch (step 1's inputs,
+#                  kernels and nvcc twins) in `kdslc sim` instead, and build
+#                  each timing launch of steps 2 and 3 (its arguments parsed,
+#                  its arrays made) without running it
+#   --only KERNEL  only this sample and its twin (repeatable)
 #
 # Exit status: 0 all matched; 1 a mismatch, a fault or a failed compile (the
-# table is still printed for what ran); 2 this machine cannot run the check
-# (no GPU or driver, no nvcc, no bench/kernels/).
+# tables are still printed for what ran); 2 a usage error, or this machine
+# cannot run the check (no GPU or driver, no nvcc, no bench/kernels/).
 #
 # Environment: KDSLC (default: target/release/kdslc, built if missing), NVCC
 # (default: scripts/cuda-tools.sh's nvcc, then PATH), BENCH_LAUNCHES (50),
-# GPU_CHECK_SM (default: the GPU's compute capability, e.g. sm_90).
+# GPU_CHECK_SM (default: the GPU's compute capability, e.g. sm_90; sm_90
+# with --sim), GEMM_CHECK_SIZE (the GEMM's m = n = k in step 1: 1024),
+# GEMM_BENCH_SIZES (step 3's: "4096 8192"), PYTHON (python3, for the GEMM's
+# inputs and torch).
 #
-# It needs bench/kernels/ (the CUDA twins of the bench kernels), which lands
-# with the comparison benchmark. Designed to finish within 5 minutes on an
-# H100/H200-class GPU.
+# Designed to finish within 5 minutes on an H100/H200-class GPU.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 
@@ -29,9 +42,51 @@ die() {
 	exit 2
 }
 
+usage() {
+	sed -n '/^# usage:/,/^#   --only/p' "$0" | sed 's/^# \{0,1\}//'
+}
+
+SIM=0
+ONLY=()
+while [ $# -gt 0 ]; do
+	case $1 in
+	--sim) SIM=1 ;;
+	--only)
+		[ $# -gt 1 ] || die "--only needs a kernel name (a sample: samples/KERNEL.kdsl)"
+		shift
+		[ -f "samples/$1.kdsl" ] || [ -f "bench/kernels/$1.cu" ] ||
+			die "--only $1: no samples/$1.kdsl or bench/kernels/$1.cu"
+		ONLY+=("$1")
+		;;
+	-h | --help)
+		usage
+		exit 0
+		;;
+	*) die "unknown argument \`$1\` (usage: scripts/gpu-check.sh [--sim] [--only KERNEL]...)" ;;
+	esac
+	shift
+done
+
+# wanted K: whether kernel K is checked (every kernel without --only).
+wanted() {
+	[ ${#ONLY[@]} -eq 0 ] && return 0
+	local o
+	for o in "${ONLY[@]}"; do [ "$o" = "$1" ] && return 0; done
+	return 1
+}
+
+GEMM_N=${GEMM_CHECK_SIZE:-1024}
+GEMM_SIZES=${GEMM_BENCH_SIZES:-4096 8192}
+for v in $GEMM_N $GEMM_SIZES; do
+	case $v in
+	'' | *[!0-9]* | 0*) die "GEMM sizes must be positive multiples of 8 (TMA's 16-byte rows), not \`$v\`" ;;
+	esac
+	[ $((v % 8)) -eq 0 ] || die "GEMM sizes must be positive multiples of 8 (TMA's 16-byte rows), not $v"
+done
+
 # --- what the check needs ---------------------------------------------------
-if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
-	die "no NVIDIA GPU or driver here (\`nvidia-smi -L\` failed); run this on a machine with a GPU, or use \`kdslc sim\` on the CPU"
+if [ "$SIM" = 0 ] && { ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; }; then
+	die "no NVIDIA GPU or driver here (\`nvidia-smi -L\` failed); run this on a machine with a GPU, or use \`kdslc sim\` on the CPU (\`scripts/gpu-check.sh --sim\` runs the check's launches there)"
 fi
 [ -d bench/kernels ] || die "bench/kernels/ is missing: the CUDA twins of the bench kernels are needed"
 
@@ -50,20 +105,68 @@ if [ -z "${NVCC:-}" ]; then
 		die "no nvcc (set NVCC, or run scripts/cuda-tools.sh)"
 	fi
 fi
+PYTHON=${PYTHON:-python3}
+command -v "$PYTHON" >/dev/null 2>&1 || die "no $PYTHON (set PYTHON): it writes the GEMM's inputs"
 
 if [ -z "${GPU_CHECK_SM:-}" ]; then
-	cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader -i 0 2>/dev/null | head -n1 | tr -d ' .')
-	GPU_CHECK_SM="sm_${cc:-90}"
+	if [ "$SIM" = 1 ]; then
+		GPU_CHECK_SM=sm_90
+	else
+		cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader -i 0 2>/dev/null | head -n1 | tr -d ' .')
+		GPU_CHECK_SM="sm_${cc:-90}"
+	fi
 fi
 LAUNCHES=${BENCH_LAUNCHES:-50}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-echo "gpu-check: $(nvidia-smi -L | head -n1); kdslc $KDSLC; nvcc $NVCC; target $GPU_CHECK_SM" >&2
+if [ "$SIM" = 1 ]; then
+	echo "gpu-check: --sim: the check's launches in kdslc sim, no GPU; kdslc $KDSLC; nvcc $NVCC; target $GPU_CHECK_SM" >&2
+else
+	echo "gpu-check: $(nvidia-smi -L | head -n1); kdslc $KDSLC; nvcc $NVCC; target $GPU_CHECK_SM" >&2
+fi
 
 failures=0
 fail() {
 	echo "gpu-check: FAIL: $*" >&2
 	failures=$((failures + 1))
+}
+
+# The target a sample needs (a `// target: sm_90a` line: the tensor-core
+# GEMM), else the GPU's.
+sample_target() {
+	local t
+	t=$(sed -n 's|^// target: \(sm_[0-9a-z]*\).*|\1|p' "samples/$1.kdsl" 2>/dev/null | head -n1)
+	echo "${t:-$GPU_CHECK_SM}"
+}
+
+# Whether this GPU runs code for target T: an architecture-specific target
+# (sm_90a) only on its own compute capability.
+runs_here() {
+	case $1 in
+	*a) [ "${1%a}" = "${GPU_CHECK_SM%a}" ] ;;
+	*) return 0 ;;
+	esac
+}
+
+# gemm_ints PATH ROWS COLS SEED: a .npy of ROWS x COLS bf16 (their bits, `<u2`)
+# holding integers from -2 to 2: every product and sum of the GEMM is then
+# exact in f32, in any order, so the GPU and the simulator agree bit for bit.
+gemm_ints() {
+	[ -f "$1" ] && return 0
+	"$PYTHON" - "$@" <<'PY'
+import struct, sys
+path, rows, cols, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+x = (seed * 0x9E3779B97F4A7C15) & (2**64 - 1) | 1
+bits = {v: struct.unpack("<I", struct.pack("<f", float(v)))[0] >> 16 for v in range(-2, 3)}
+out = bytearray()
+for _ in range(rows * cols):
+    x ^= (x << 13) & (2**64 - 1); x ^= x >> 7; x ^= (x << 17) & (2**64 - 1)
+    out += struct.pack("<H", bits[x % 5 - 2])
+header = "{'descr': '<u2', 'fortran_order': False, 'shape': (%d, %d), }" % (rows, cols)
+header += " " * (63 - (10 + len(header)) % 64) + "\n"
+with open(path, "wb") as f:
+    f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode() + bytes(out))
+PY
 }
 
 # --- the kernels and their inputs ---------------------------------------------
@@ -72,16 +175,19 @@ fail() {
 # carry no type). `check` sizes keep the simulator quick; `bench` sizes are
 # large enough to be bandwidth- or compute-bound on the GPU.
 #
-# args KERNEL SIZE: prints "GRID|BLOCK|ARGS..." for that size.
+# args KERNEL SIZE FORM: prints "GRID|BLOCK|ARGS...|SHARED" for that size;
+# FORM is `kdsl` or `ptx` (the GEMM's tensor maps are written differently).
 args() {
-	local k=$1 size=$2 n rows cols chunks grid mnk
+	local k=$1 size=$2 form=${3:-kdsl} n rows cols chunks grid mnk a b
 	case "$k:$size" in
 	saxpy:check) n=$((1 << 20)) ;;
 	saxpy:bench) n=$((1 << 24)) ;;
 	reduce_sum:check | cluster_sum:check) n=$((1 << 20)) grid=64 ;;
 	reduce_sum:bench | cluster_sum:bench) n=$((1 << 24)) grid=1056 ;;
-	pipeline_sum:check | ws_pipeline:check | big_pipeline:check) grid=16 chunks=4 ;;
-	pipeline_sum:bench | ws_pipeline:bench | big_pipeline:bench) grid=1024 chunks=16 ;;
+	pipeline_sum:check | ws_pipeline:check | big_pipeline:check | ws_named:check) grid=16 chunks=4 ;;
+	pipeline_sum:bench | ws_pipeline:bench | big_pipeline:bench | ws_named:bench) grid=1024 chunks=16 ;;
+	ticket_sum:check) n=$(((1 << 20) - 5)) grid=64 ;;
+	ticket_sum:bench) n=$((1 << 24)) grid=1056 ;;
 	sgemm_tiled:check) mnk=256 ;;
 	sgemm_tiled:bench) mnk=2048 ;;
 	softmax_rows:check | blend_rows:check) rows=256 cols=1024 ;;
@@ -90,47 +196,65 @@ args() {
 	transpose:bench) rows=4096 cols=4096 ;;
 	histogram:check | histogram_v4:check) n=$(((1 << 20) - 3)) grid=64 ;;
 	histogram:bench | histogram_v4:bench) n=$((1 << 26)) grid=1056 ;;
-	# bf16 `rand` values are multiples of 2^-8 below 1: with k <= 256 every
-	# partial sum is exact in f32, so the GPU and the simulator agree bit
-	# for bit whatever the order of the tensor cores' sums.
-	hopper_gemm:check) rows=1024 cols=1024 mnk=256 ;;
-	hopper_gemm:bench) rows=4096 cols=4096 mnk=4096 ;;
+	# Integer-valued inputs at GEMM_CHECK_SIZE^3 (1024 by default): compared
+	# bit for bit by --check-sim. The timed sizes take `rand` inputs.
+	hopper_gemm:check)
+		mnk=$GEMM_N a="@$work/gemm_a_$mnk.npy" b="@$work/gemm_b_$mnk.npy"
+		gemm_ints "${a#@}" "$mnk" "$mnk" 1 && gemm_ints "${b#@}" "$mnk" "$mnk" 2 || return 1
+		;;
+	# Step 3's sizes (GEMM_BENCH_SIZES).
+	hopper_gemm:[1-9]*) mnk=$size a="rand:$size,$size:1" b="rand:$size,$size:2" ;;
 	*) return 1 ;;
 	esac
 	case $k in
-	saxpy) echo "$((n / 256))|256|0=2.5 1=f32:rand:$n:1 2=f32:rand:$n:2 3=$n" ;;
-	reduce_sum) echo "$grid|256|0=f32:rand:$n:1 1=f32:zeros:1 2=$n" ;;
-	cluster_sum) echo "$grid|128|0=f32:rand:$n:1 1=f32:zeros:1 2=$n" ;;
-	pipeline_sum) echo "$grid|128|0=f32:rand:$((grid * chunks * 1024)):1 1=f32:zeros:1 2=$chunks" ;;
-	ws_pipeline) echo "$grid|160|0=f32:rand:$((grid * chunks * 1024)):1 1=f32:zeros:1 2=$chunks" ;;
-	big_pipeline) echo "$grid|160|0=f32:rand:$((grid * chunks * 8192)):1 1=f32:zeros:1 2=$chunks" ;;
-	sgemm_tiled) echo "$((mnk / 16)),$((mnk / 16))|16,16|0=f32:rand:$((mnk * mnk)):1 1=f32:rand:$((mnk * mnk)):2 2=f32:zeros:$((mnk * mnk)) 3=$mnk 4=$mnk 5=$mnk" ;;
-	softmax_rows) echo "$rows|256|0=f32:rand:$((rows * cols)):1 1=f32:zeros:$((rows * cols)) 2=$cols" ;;
-	blend_rows) echo "$rows|256|0=f32:rand:$((rows * cols)):1 1=f32:rand:$((rows * cols)):2 2=f32:rand:$rows:3 3=f32:zeros:$((rows * cols)) 4=$cols" ;;
-	transpose) echo "$((cols / 32)),$((rows / 32))|32,8|0=f32:iota:$((rows * cols)) 1=f32:zeros:$((rows * cols)) 2=$rows 3=$cols" ;;
-	histogram | histogram_v4) echo "$grid|256|0=u8:rand:$n:1 1=u32:zeros:256 2=$n" ;;
-	# C[rows x cols] = A[rows x k] . B[cols x k]^T: tensor maps (boxes 128x64,
-	# 256x64, 128B swizzle), 196672 bytes of dynamic shared memory.
-	hopper_gemm) echo "$(((cols + 255) / 256)),$(((rows + 127) / 128))|384|0=tmap:bf16:rand:$rows,$mnk:1:box=128,64:swizzle=128 1=tmap:bf16:rand:$cols,$mnk:2:box=256,64:swizzle=128 2=bf16:zeros:$((rows * cols)) 3=$rows 4=$cols 5=$mnk|196672" ;;
+	saxpy) echo "$((n / 256))|256|0=2.5 1=f32:rand:$n:1 2=f32:rand:$n:2 3=$n|" ;;
+	reduce_sum) echo "$grid|256|0=f32:rand:$n:1 1=f32:zeros:1 2=$n|" ;;
+	cluster_sum) echo "$grid|128|0=f32:rand:$n:1 1=f32:zeros:1 2=$n|" ;;
+	pipeline_sum) echo "$grid|128|0=f32:rand:$((grid * chunks * 1024)):1 1=f32:zeros:1 2=$chunks|" ;;
+	ws_pipeline) echo "$grid|160|0=f32:rand:$((grid * chunks * 1024)):1 1=f32:zeros:1 2=$chunks|" ;;
+	big_pipeline) echo "$grid|160|0=f32:rand:$((grid * chunks * 8192)):1 1=f32:zeros:1 2=$chunks|" ;;
+	ws_named) echo "$grid|288|0=f32:rand:$((grid * chunks * 8192)):1 1=f32:zeros:$((grid * chunks)) 2=$chunks|" ;;
+	ticket_sum) echo "$grid|128|0=f32:rand:$n:1 1=f32:zeros:$grid 2=u32:zeros:1 3=f32:zeros:1 4=$n|" ;;
+	sgemm_tiled) echo "$((mnk / 16)),$((mnk / 16))|16,16|0=f32:rand:$((mnk * mnk)):1 1=f32:rand:$((mnk * mnk)):2 2=f32:zeros:$((mnk * mnk)) 3=$mnk 4=$mnk 5=$mnk|" ;;
+	softmax_rows) echo "$rows|256|0=f32:rand:$((rows * cols)):1 1=f32:zeros:$((rows * cols)) 2=$cols|" ;;
+	blend_rows) echo "$rows|256|0=f32:rand:$((rows * cols)):1 1=f32:rand:$((rows * cols)):2 2=f32:rand:$rows:3 3=f32:zeros:$((rows * cols)) 4=$cols|" ;;
+	transpose) echo "$((cols / 32)),$((rows / 32))|32,8|0=f32:iota:$((rows * cols)) 1=f32:zeros:$((rows * cols)) 2=$rows 3=$cols|" ;;
+	histogram | histogram_v4) echo "$grid|256|0=u8:rand:$n:1 1=u32:zeros:256 2=$n|" ;;
+	# C[m x n] = A[m x k] . B[n x k]^T, m = n = k = mnk. The kdsl kernel's
+	# tensor parameters take the arrays (box, swizzle and shared memory are
+	# the kernel's); the twin's take maps (boxes 128x64 and 256x64, 128B
+	# swizzle) and the 196,672 bytes of dynamic shared memory it uses.
+	hopper_gemm)
+		local grid2="$(((mnk + 255) / 256)),$(((mnk + 127) / 128))" rest="2=bf16:zeros:$((mnk * mnk)) 3=$mnk 4=$mnk 5=$mnk"
+		if [ "$form" = ptx ]; then
+			echo "$grid2|384|0=tmap:bf16:$a:box=128,64:swizzle=128 1=tmap:bf16:$b:box=256,64:swizzle=128 $rest|196672"
+		else
+			echo "$grid2|384|0=$a 1=$b $rest|"
+		fi
+		;;
 	*) return 1 ;;
 	esac
 }
 
-# launch FILE KERNEL SIZE EXTRA...: `kdslc run` with the kernel's inputs.
+# launch FILE KERNEL SIZE EXTRA...: `kdslc run` with the kernel's inputs
+# (`kdslc sim` with --sim, whose flags are the same).
 launch() {
-	local file=$1 k=$2 size=$3 spec grid block a
+	local file=$1 k=$2 size=$3 spec grid block a shared form=kdsl target=$GPU_CHECK_SM
 	shift 3
-	spec=$(args "$k" "$size") || {
-		echo "gpu-check: no inputs defined for kernel $k" >&2
+	[[ $file == *.ptx ]] && form=ptx
+	[ "$form" = kdsl ] && target=$(sample_target "$k")
+	spec=$(args "$k" "$size" "$form") || {
+		echo "gpu-check: no inputs defined for kernel $k ($size)" >&2
 		return 3
 	}
-	local shared
 	IFS='|' read -r grid block a shared <<<"$spec"
 	local argv=()
 	for x in $a; do argv+=(--arg "$x"); done
 	# A .ptx input's dynamic shared memory (kdslc lays out a kdsl kernel's).
-	if [ -n "$shared" ] && [[ $file == *.ptx ]]; then argv+=(--shared-bytes "$shared"); fi
-	"$KDSLC" run "$file" --kernel "$k" --grid "$grid" --block "$block" --target "$GPU_CHECK_SM" \
+	if [ -n "$shared" ] && [ "$form" = ptx ]; then argv+=(--shared-bytes "$shared"); fi
+	local cmd=run
+	[ "$SIM" = 1 ] && cmd=sim
+	"$KDSLC" "$cmd" "$file" --kernel "$k" --grid "$grid" --block "$block" --target "$target" \
 		"${argv[@]}" "$@"
 }
 
@@ -145,31 +269,53 @@ twin_ptx() {
 	echo "$out"
 }
 
+# Whether kernel K (its sample, else its twin) can run on this GPU.
+runnable() {
+	local t
+	if [ -f "samples/$1.kdsl" ]; then
+		t=$(sample_target "$1")
+	else
+		t=$(head -n1 "bench/kernels/$1.cu" | sed -n 's|^// arch: \(sm_[0-9a-z]*\).*|\1|p')
+		t=${t:-$GPU_CHECK_SM}
+	fi
+	runs_here "$t" || {
+		echo "skip  $1: needs $t, this GPU is $GPU_CHECK_SM" >&2
+		return 1
+	}
+}
+
 # --- 1. correctness: the GPU against the simulator --------------------------------
-echo "== --check-sim: every sample and bench kernel, and each nvcc twin ==" >&2
+if [ "$SIM" = 1 ]; then
+	echo "== --sim: every sample and bench kernel, and each nvcc twin, in kdslc sim ==" >&2
+else
+	echo "== --check-sim: every sample and bench kernel, and each nvcc twin ==" >&2
+fi
 check() {
-	local file=$1 k=$2 log="$work/check.log"
-	if launch "$file" "$k" check --check-sim >"$log" 2>&1; then
+	local file=$1 k=$2 log="$work/check.log" extra=(--check-sim)
+	[ "$SIM" = 1 ] && extra=()
+	if launch "$file" "$k" check "${extra[@]}" >"$log" 2>&1; then
 		echo "ok    $k ($file)" >&2
 	else
 		sed 's/^/      /' "$log" >&2
-		fail "$k ($file): --check-sim"
+		fail "$k ($file): ${extra[*]:-kdslc sim}"
 	fi
 }
 for f in samples/*.kdsl; do
 	k=$(basename "$f" .kdsl)
+	wanted "$k" && runnable "$k" || continue
 	check "$f" "$k"
 done
 for cu in bench/kernels/*.cu; do
 	k=$(basename "$cu" .cu)
+	wanted "$k" && runnable "$k" || continue
 	if ptx=$(twin_ptx "$k"); then check "$ptx" "$k"; else fail "$k: nvcc -ptx"; fi
 done
 
 # --- 2. speed: kdslc against nvcc ---------------------------------------------
-# bench FILE KERNEL: prints "MEDIAN_US GB_PER_S" from the JSON bench line.
+# bench FILE KERNEL SIZE: prints "MEDIAN_US GB_PER_S" from the JSON bench line.
 bench() {
 	local line
-	line=$(launch "$1" "$2" bench --bench "$LAUNCHES" --message-format json 2>"$work/bench.err" |
+	line=$(launch "$1" "$2" "$3" --bench "$LAUNCHES" --message-format json 2>"$work/bench.err" |
 		grep '"type":"bench"') || {
 		sed 's/^/      /' "$work/bench.err" >&2
 		return 1
@@ -180,36 +326,124 @@ bench() {
 	echo "$median $bw"
 }
 
-echo "== --bench $LAUNCHES: kdslc against nvcc (median of each) ==" >&2
-printf '%-14s %14s %14s %8s %14s\n' kernel "kdslc (us)" "nvcc (us)" ratio "kdslc GB/s"
-for cu in bench/kernels/*.cu; do
-	k=$(basename "$cu" .cu)
-	f="samples/$k.kdsl"
-	# A twin whose kdsl kernel is not written yet is timed alone.
-	if [ ! -f "$f" ]; then
-		mine="- -"
-	elif ! mine=$(bench "$f" "$k"); then
-		fail "$k: kdslc --bench"
-		continue
+if [ "$SIM" = 1 ]; then
+	# Each timing launch is built (every argument parsed, every array made)
+	# and stopped after its first instruction: S0011, which is what --sim
+	# expects of it.
+	echo "== --sim: steps 2 and 3 time on a GPU; their launches, built and stopped at once: ==" >&2
+	for cu in bench/kernels/*.cu; do
+		k=$(basename "$cu" .cu)
+		wanted "$k" || continue
+		sizes=bench
+		[ "$k" = hopper_gemm ] && sizes=$GEMM_SIZES
+		for size in $sizes; do
+			for file in "samples/$k.kdsl" ptx; do
+				if [ "$file" = ptx ]; then file=$(twin_ptx "$k") || continue; fi
+				[ -f "$file" ] || continue
+				launch "$file" "$k" "$size" --max-steps 1 --message-format short >"$work/built.log" 2>&1
+				if grep -q 'error\[S0011\]' "$work/built.log"; then
+					echo "built $k ($file, $size)" >&2
+				else
+					sed 's/^/      /' "$work/built.log" >&2
+					fail "$k ($file, $size): the timing launch does not build"
+				fi
+			done
+		done
+	done
+else
+	echo "== --bench $LAUNCHES: kdslc against nvcc (median of each) ==" >&2
+	printf '%-14s %14s %14s %8s %14s\n' kernel "kdslc (us)" "nvcc (us)" ratio "kdslc GB/s"
+	for cu in bench/kernels/*.cu; do
+		k=$(basename "$cu" .cu)
+		f="samples/$k.kdsl"
+		wanted "$k" && runnable "$k" || continue
+		# The GEMM is timed in step 3, in TFLOP/s.
+		[ "$k" = hopper_gemm ] && continue
+		# A twin whose kdsl kernel is not written yet is timed alone.
+		if [ ! -f "$f" ]; then
+			mine="- -"
+		elif ! mine=$(bench "$f" "$k" bench); then
+			fail "$k: kdslc --bench"
+			continue
+		fi
+		theirs="- -"
+		if [ -f "bench/kernels/$k.cu" ] && ptx=$(twin_ptx "$k"); then
+			theirs=$(bench "$ptx" "$k" bench) || {
+				fail "$k: nvcc twin --bench"
+				theirs="- -"
+			}
+		fi
+		read -r t_k bw_k <<<"$mine"
+		read -r t_n _ <<<"$theirs"
+		ratio=$(awk -v a="$t_k" -v b="$t_n" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else print "-" }')
+		t_n=$(awk -v b="$t_n" 'BEGIN { if (b + 0 > 0) printf "%.2f", b; else print "-" }')
+		bw_k=$(awk -v b="$bw_k" 'BEGIN { if (b + 0 > 0) printf "%.1f", b; else print "-" }')
+		t_k=$(awk -v b="$t_k" 'BEGIN { if (b + 0 > 0) printf "%.2f", b; else print "-" }')
+		printf '%-14s %14s %14s %8s %14s\n' "$k" "$t_k" "$t_n" "$ratio" "$bw_k"
+	done
+fi
+
+# --- 3. the GEMM's TFLOP/s beside cuBLAS -----------------------------------------
+# cuBLAS through torch: the same problem, C = A·Bᵀ with A and B row-major n x n
+# bf16; prints "N MS" per size, nothing without torch or a GPU.
+cublas_ms() {
+	"$PYTHON" - "$@" <<'PY' 2>"$work/torch.err"
+import sys
+try:
+    import torch
+except ImportError:
+    sys.exit("torch is not installed")
+if not torch.cuda.is_available():
+    sys.exit("torch sees no CUDA device")
+for n in map(int, sys.argv[1:]):
+    a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    f = lambda: a @ b.T
+    for _ in range(3):
+        f()
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda.synchronize()
+    s.record()
+    for _ in range(20):
+        f()
+    e.record()
+    torch.cuda.synchronize()
+    print(n, s.elapsed_time(e) / 20)
+PY
+}
+
+# tflops N MEDIAN_US: 2 N^3 flops in that time, or "-".
+tflops() {
+	awk -v n="$1" -v us="$2" 'BEGIN { if (us + 0 > 0) printf "%.1f", 2 * n * n * n / (us * 1e-6) / 1e12; else print "-" }'
+}
+
+if [ "$SIM" = 0 ] && wanted hopper_gemm && [ -f samples/hopper_gemm.kdsl ] && runnable hopper_gemm; then
+	echo "== the GEMM's TFLOP/s (bf16, C = A·Bᵀ, median of $LAUNCHES launches), beside cuBLAS ==" >&2
+	declare -A cublas=()
+	# shellcheck disable=SC2086
+	if out=$(cublas_ms $GEMM_SIZES); then
+		while read -r n ms; do cublas[$n]=$(awk -v ms="$ms" 'BEGIN { printf "%.1f", ms * 1000 }'); done <<<"$out"
+	else
+		echo "      cuBLAS: n/a ($(tail -n1 "$work/torch.err"))" >&2
 	fi
-	theirs="- -"
-	if [ -f "bench/kernels/$k.cu" ] && ptx=$(twin_ptx "$k"); then
-		theirs=$(bench "$ptx" "$k") || {
-			fail "$k: nvcc twin --bench"
-			theirs="- -"
-		}
-	fi
-	read -r t_k bw_k <<<"$mine"
-	read -r t_n _ <<<"$theirs"
-	ratio=$(awk -v a="$t_k" -v b="$t_n" 'BEGIN { if (b + 0 > 0) printf "%.2f", a / b; else print "-" }')
-	t_n=$(awk -v b="$t_n" 'BEGIN { if (b + 0 > 0) printf "%.2f", b; else print "-" }')
-	bw_k=$(awk -v b="$bw_k" 'BEGIN { if (b + 0 > 0) printf "%.1f", b; else print "-" }')
-	t_k=$(awk -v b="$t_k" 'BEGIN { if (b + 0 > 0) printf "%.2f", b; else print "-" }')
-	printf '%-14s %14s %14s %8s %14s\n' "$k" "$t_k" "$t_n" "$ratio" "$bw_k"
-done
+	printf '%-8s %14s %14s %14s %14s\n' size "kdslc TFLOP/s" "nvcc TFLOP/s" "cuBLAS TFLOP/s" "kdslc/cuBLAS"
+	for n in $GEMM_SIZES; do
+		t_k=- t_n=-
+		if r=$(bench samples/hopper_gemm.kdsl hopper_gemm "$n"); then t_k=${r%% *}; else fail "hopper_gemm $n^3: kdslc --bench"; fi
+		if ptx=$(twin_ptx hopper_gemm) && r=$(bench "$ptx" hopper_gemm "$n"); then t_n=${r%% *}; else fail "hopper_gemm $n^3: nvcc twin --bench"; fi
+		t_c=${cublas[$n]:--}
+		ratio=$(awk -v a="$t_k" -v c="$t_c" 'BEGIN { if (a + 0 > 0 && c + 0 > 0) printf "%.0f%%", 100 * c / a; else print "-" }')
+		printf '%-8s %14s %14s %14s %14s\n' "$n^3" "$(tflops "$n" "$t_k")" "$(tflops "$n" "$t_n")" "$(tflops "$n" "$t_c")" "$ratio"
+	done
+	echo "      (the aim: at least 70% of cuBLAS at 8192^3; docs/performance.md)" >&2
+fi
 
 if [ "$failures" -gt 0 ]; then
 	echo "gpu-check: $failures failure(s)" >&2
 	exit 1
 fi
-echo "gpu-check: all kernels match the simulator" >&2
+if [ "$SIM" = 1 ]; then
+	echo "gpu-check: every check launch ran in the simulator" >&2
+else
+	echo "gpu-check: all kernels match the simulator" >&2
+fi

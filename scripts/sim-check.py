@@ -10,7 +10,8 @@ in `kdslc sim FILE FLAGS...`). For each line:
 - a `.cu` twin is compiled with `nvcc -ptx -arch=sm_90` (or the
   architecture its first line names, `// arch: sm_90a`), without and with
   `-lineinfo`, and each PTX runs with the line's flags; kdslc's own PTX of
-  the `.kdsl` kernel of the same name (`kdslc FILE.kdsl -o FILE.ptx`) runs
+  the `.kdsl` kernel of the same name (`kdslc FILE.kdsl -o FILE.ptx`, for
+  the `--target` its line names) runs
   with the same flags as a `.ptx` input too (a twin whose kdsl kernel is
   not written yet — tests/it/docs/setup.rs lists them — runs alone, and is
   compared across schedules only);
@@ -244,7 +245,8 @@ def main():
             kbase, kflags = kdsl_runs[twin]
             knames = arg_names(kflags)
             ptx = work / f"{stem}.kdslc.ptx"
-            p = subprocess.run([kdslc, twin, "-o", str(ptx)], cwd=ROOT, capture_output=True, text=True)
+            target = kflags[kflags.index("--target") : kflags.index("--target") + 2] if "--target" in kflags else []
+            p = subprocess.run([kdslc, twin, *target, "-o", str(ptx)], cwd=ROOT, capture_output=True, text=True)
             if p.returncode != 0:
                 sys.exit(f"sim-check: kdslc {twin} failed:\n{p.stderr}")
             sources.append(("kdslc PTX as .ptx", ptx, lambda name, pos: f"$p_{name}.npy"))

@@ -247,6 +247,57 @@ pub fn from_bits(bits: u64, fmt: Format) -> f64 {
     }
 }
 
+/// The bits of a packed pair (`f16x2`, `bf16x2`): the low half in the
+/// low 16 bits, each half as [`to_bits`] writes it.
+pub fn pair_bits(lo: f64, hi: f64, half: Format) -> u64 {
+    to_bits(lo, half) | to_bits(hi, half) << 16
+}
+
+/// The 8-bit float format of `e4m3` or `e5m2`.
+pub fn fp8_of(ty: Scalar) -> Option<crate::fp8::Fp8> {
+    match ty {
+        Scalar::E4M3 => Some(crate::fp8::Fp8::E4M3),
+        Scalar::E5M2 => Some(crate::fp8::Fp8::E5M2),
+        _ => None,
+    }
+}
+
+/// `x as ty` for a storage type `ty`, from a value `x` of `f32`, `f16` or
+/// `bf16` (exact in `f32`): what the writer's `cvt` computes.
+/// - `e4m3`, `e5m2`: `cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32`, rounded to
+///   nearest even; beyond the largest finite value (infinities included)
+///   the largest finite value of the same sign; NaN stays NaN.
+/// - `tf32`: `cvt.rna.tf32.f32`, rounded to the top 10 fraction bits,
+///   ties away from zero (an `f32` whose low 13 bits are clear); a value
+///   that rounds past the largest finite `tf32` becomes infinite.
+///
+/// `None` for any other type.
+pub fn to_storage(x: f64, ty: Scalar) -> Option<f64> {
+    if let Some(f) = fp8_of(ty) {
+        return Some(f.decode(f.encode(x, true)));
+    }
+    if ty != Scalar::TF32 {
+        return None;
+    }
+    if x.is_nan() {
+        return Some(f64::NAN);
+    }
+    let bits = (x as f32).to_bits();
+    let magnitude = (bits & 0x7fff_ffff).saturating_add(0x1000) & !0x1fff;
+    let r = f32::from_bits((bits & 0x8000_0000) | magnitude.min(0x7f80_0000));
+    Some(f64::from(r))
+}
+
+/// The encoding of `x`, a value of the storage type `ty` (`e4m3`, `e5m2`:
+/// the byte; `tf32`: the `f32` bits). NaN: `0x7f` for the fp8s, the
+/// canonical `f32` NaN for `tf32`.
+pub fn storage_bits(x: f64, ty: Scalar) -> Option<u64> {
+    if let Some(f) = fp8_of(ty) {
+        return Some(u64::from(f.encode(x, true)));
+    }
+    (ty == Scalar::TF32).then(|| to_bits(x, Format::F32))
+}
+
 /// `x` as text in its own type: the shortest decimal that reads back as
 /// the same `f32` for `f32`, the exact `f64` digits otherwise.
 pub fn display(x: f64, fmt: Format) -> String {

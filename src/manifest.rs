@@ -40,8 +40,17 @@ pub struct Manifest {
 /// One kernel (`.entry`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct KernelManifest {
-    /// The `.entry` name (`cuModuleGetFunction`): the kdsl kernel name.
+    /// The `.entry` name (`cuModuleGetFunction`): the kdsl kernel name, or
+    /// an instantiation's name.
     pub name: String,
+    /// For an instantiation of a kernel with constants, the kdsl kernel's
+    /// name (absent for a kernel without constants: `name` is it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<String>,
+    /// For an instantiation, every constant of the kernel with its value,
+    /// in declaration order.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub consts: Option<Vec<ConstManifest>>,
     pub params: Vec<ParamManifest>,
     /// The bytes of the parameter buffer, padding included.
     pub param_bytes: u64,
@@ -52,6 +61,48 @@ pub struct KernelManifest {
     /// in the code (launches need not ask for it); `null` without one.
     pub cluster: Option<[u32; 3]>,
     pub shared: SharedManifest,
+}
+
+/// A kernel constant's value in one instantiation.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ConstManifest {
+    pub name: String,
+    /// `u32`, `bool`, ... or `type`.
+    #[serde(rename = "type")]
+    pub ty: &'static str,
+    /// A number, `true`/`false`, or for a type constant the type's name.
+    pub value: ConstValueManifest,
+    /// Whether the value is the constant's default.
+    pub default: bool,
+}
+
+/// The JSON value of a kernel constant.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum ConstValueManifest {
+    Int(i128),
+    Bool(bool),
+    Type(String),
+}
+
+impl ConstManifest {
+    fn of(c: &ir::InstanceConst) -> ConstManifest {
+        let value = match c.value {
+            ir::ConstValue::Value(ir::Value::Int(i), _) => ConstValueManifest::Int(i),
+            ir::ConstValue::Value(ir::Value::Bool(b), _) => ConstValueManifest::Bool(b),
+            // Kernel constants are integers, `bool` or types.
+            ir::ConstValue::Value(ir::Value::Float(_) | ir::Value::Pair(..), _) => {
+                ConstValueManifest::Type(c.value.text())
+            }
+            ir::ConstValue::Type(t) => ConstValueManifest::Type(t.name().to_string()),
+        };
+        ConstManifest {
+            name: c.name.clone(),
+            ty: c.value.type_name(),
+            value,
+            default: c.default,
+        }
+    }
 }
 
 /// One kernel parameter.
@@ -243,6 +294,11 @@ fn kernel(k: &ir::Kernel, target: Target) -> Result<KernelManifest, Error> {
     }
     Ok(KernelManifest {
         name: k.name.clone(),
+        kernel: k.instance.as_ref().map(|i| i.kernel.clone()),
+        consts: k
+            .instance
+            .as_ref()
+            .map(|i| i.consts.iter().map(ConstManifest::of).collect()),
         params,
         param_bytes: layout.total,
         block: k.block,

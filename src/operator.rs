@@ -87,11 +87,13 @@ impl BinOp {
     pub fn applies_to(self, ty: Scalar) -> bool {
         use BinOp::*;
         match self {
-            Add | Sub | Mul | Div | Rem => ty.is_int() || ty.is_float(),
+            // Pairs of halves: `add`/`sub`/`mul.rn.f16x2`, nothing else.
+            Add | Sub | Mul => ty.is_int() || ty.is_float() || ty.is_packed(),
+            Div | Rem => ty.is_int() || ty.is_float(),
             Shl | Shr => ty.is_int(),
             BitAnd | BitOr | BitXor => ty.is_int() || ty == Scalar::Bool,
             // Storage types (`e4m3`, ...) have no operator at all.
-            Eq | Ne | Lt | Le | Gt | Ge => !ty.is_storage_only(),
+            Eq | Ne | Lt | Le | Gt | Ge => !ty.is_storage_only() && !ty.is_packed(),
             And | Or => ty == Scalar::Bool,
         }
     }

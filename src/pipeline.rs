@@ -35,6 +35,12 @@ pub struct Options {
     /// `--passes`: the optimisation passes to run before writing PTX
     /// (all by default; [`opt`]).
     pub passes: opt::Passes,
+    /// `--const`: the values of kernel constants to compile instantiations
+    /// for ([`check::instances`]); none: each kernel's defaults.
+    pub consts: Vec<check::instances::ConstArg>,
+    /// `.entry` names the caller wants (`kdslc sim --kernel NAME`): the
+    /// name of an instantiation adds it to those compiled.
+    pub entries: Vec<String>,
 }
 
 /// The result of compiling one root file.
@@ -70,6 +76,9 @@ pub struct Compilation {
     /// verification): a bug in kdslc, which the driver reports as an
     /// internal error (exit 3). `ptx` is then `None`.
     pub internal_error: Option<String>,
+    /// A `--const` no kernel of the file can take (a usage error, exit
+    /// status 2): nothing was checked.
+    pub usage_error: Option<String>,
 }
 
 impl Compilation {
@@ -130,16 +139,52 @@ fn compile_file_inner(root: SourceFile, bad_utf8: Option<BadUtf8>, opts: &Option
     // The later stages' diagnostics, capped, without those on the rest of a
     // line a syntax error may have misread (see `Misread`).
     let mut later = Diags::after_syntax(Rc::new(Misread::new(misread_lines)));
-    let checked = check::check_into(&c.sources, &c.files, &c.loaded_by, opts.target, &mut later);
+    let request = check::instances::Request {
+        consts: &opts.consts,
+        entries: &opts.entries,
+    };
+    let mut checked = check::check_instances_into(
+        &c.sources,
+        &c.files,
+        &c.loaded_by,
+        opts.target,
+        request,
+        &mut later,
+    );
+    if checked.usage.is_some() {
+        c.usage_error = checked.usage;
+        return c;
+    }
     c.references = checked.references;
     // The facts every later stage reads, computed once; then the barrier
     // pass, on what checked, errors elsewhere or not (see
     // `barriers::check`), so that every independent error is reported.
-    let info = analysis::analyze(&checked.module);
+    let mut info = analysis::analyze(&checked.module);
+    // The instantiations of kernels with constants are checked one by one
+    // (each diagnostic is said once, naming the instantiations it was
+    // found in); the rest as one module.
+    let mut per_instance = std::mem::take(&mut checked.instance_diags);
+    let held = take_instances(&mut checked.module, &mut info);
     later.extend(check::after_analysis(&checked.module, &info));
     later.extend(barriers::check(&checked.module, &info, &c.sources));
     later.extend(warpgroup::check(&checked.module, &info));
-    let has_errors = diags.iter().chain(later.iter()).any(Diagnostic::is_error);
+    for (i, k, ki) in &held {
+        let mut found = check::after_analysis_kernel(k, ki);
+        found.extend(barriers::check_kernel(
+            &checked.module,
+            &info,
+            k,
+            ki,
+            &c.sources,
+        ));
+        found.extend(warpgroup::check_kernel(k, ki));
+        per_instance.push((*i, found));
+    }
+    let has_errors = diags
+        .iter()
+        .chain(later.iter())
+        .chain(per_instance.iter().flat_map(|(_, l)| l))
+        .any(Diagnostic::is_error);
     // Loop hints the optimiser cannot honour (on a complete module only:
     // its facts need every declaration).
     if !has_errors {
@@ -148,7 +193,19 @@ fn compile_file_inner(root: SourceFile, bad_utf8: Option<BadUtf8>, opts: &Option
                 .iter()
                 .map(opt::hints::Unhonoured::to_diagnostic),
         );
+        for (i, k, ki) in &held {
+            let found = opt::hints::unhonoured_kernel(k, ki);
+            per_instance.push((
+                *i,
+                found
+                    .iter()
+                    .map(opt::hints::Unhonoured::to_diagnostic)
+                    .collect(),
+            ));
+        }
     }
+    put_back_instances(&mut checked.module, &mut info, held);
+    later.extend(check::instances::merge(&checked.module, per_instance));
     verify_in_debug("the checker", &checked.module, has_errors, &mut c);
     c.module = Some(checked.module);
     if opts.drop_syntax {
@@ -199,6 +256,61 @@ fn compile_file_inner(root: SourceFile, bad_utf8: Option<BadUtf8>, opts: &Option
         }
     }
     c
+}
+
+/// Takes the instantiations of kernels with constants (and their facts)
+/// out of the module, with their indices: the stages that check a whole
+/// module then see the other kernels, and each instantiation is checked on
+/// its own ([`put_back_instances`] restores the order). Nothing moves in a
+/// module without them.
+fn take_instances(
+    module: &mut ir::Module,
+    info: &mut analysis::ModuleInfo,
+) -> Vec<(usize, ir::Kernel, analysis::KernelInfo)> {
+    if module.kernels.iter().all(|k| k.instance.is_none()) {
+        return Vec::new();
+    }
+    let kernels = std::mem::take(&mut module.kernels);
+    let facts = std::mem::take(&mut info.kernels);
+    let mut held = Vec::new();
+    for (i, (k, ki)) in kernels.into_iter().zip(facts).enumerate() {
+        if k.instance.is_some() {
+            held.push((i, k, ki));
+        } else {
+            module.kernels.push(k);
+            info.kernels.push(ki);
+        }
+    }
+    held
+}
+
+/// Undoes [`take_instances`].
+fn put_back_instances(
+    module: &mut ir::Module,
+    info: &mut analysis::ModuleInfo,
+    held: Vec<(usize, ir::Kernel, analysis::KernelInfo)>,
+) {
+    if held.is_empty() {
+        return;
+    }
+    let plain = std::mem::take(&mut module.kernels)
+        .into_iter()
+        .zip(std::mem::take(&mut info.kernels));
+    let mut held = held.into_iter().peekable();
+    let mut plain = plain.peekable();
+    let mut i = 0;
+    loop {
+        let next = match held.peek() {
+            Some((at, _, _)) if *at == i => held.next().map(|(_, k, ki)| (k, ki)),
+            _ => plain
+                .next()
+                .or_else(|| held.next().map(|(_, k, ki)| (k, ki))),
+        };
+        let Some((k, ki)) = next else { break };
+        module.kernels.push(k);
+        info.kernels.push(ki);
+        i += 1;
+    }
 }
 
 /// One part of the diagnostics as shown: `-A` and `-D warnings` applied,

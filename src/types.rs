@@ -29,6 +29,12 @@ pub enum Scalar {
     /// storage type like the fp8s, so that a tensor map's data type and a
     /// wgmma's operand kind follow from the array's declaration.
     TF32,
+    /// Two `f16` in one 32-bit register (PTX `.f16x2`), the first (`.lo`)
+    /// in the low 16 bits: packed half math (`add.rn.f16x2`, `fma.rn.f16x2`,
+    /// HADD2/HFMA2 in SASS), `docs/language.md` §3.
+    F16x2,
+    /// Two `bf16` in one 32-bit register (PTX `.bf16x2`).
+    BF16x2,
 }
 
 impl Scalar {
@@ -50,13 +56,21 @@ impl Scalar {
         Scalar::F64,
     ];
 
-    /// The storage-only types: loaded, stored, copied and passed, but no
-    /// operator, built-in or conversion applies to them.
+    /// The storage types of tensor data: loaded, stored, copied and
+    /// passed; no operator or built-in applies to them, and the only
+    /// conversions are those of [`Scalar::converts_storage`].
     pub const STORAGE: [Scalar; 3] = [Scalar::E4M3, Scalar::E5M2, Scalar::TF32];
 
-    /// Every scalar type: [`Scalar::ALL`], then [`Scalar::STORAGE`].
+    /// The packed pairs of halves, `f16x2` and `bf16x2`.
+    pub const PACKED: [Scalar; 2] = [Scalar::F16x2, Scalar::BF16x2];
+
+    /// Every scalar type: [`Scalar::ALL`], [`Scalar::STORAGE`], then
+    /// [`Scalar::PACKED`].
     pub fn every() -> impl Iterator<Item = Scalar> {
-        Scalar::ALL.into_iter().chain(Scalar::STORAGE)
+        Scalar::ALL
+            .into_iter()
+            .chain(Scalar::STORAGE)
+            .chain(Scalar::PACKED)
     }
 
     pub fn from_name(name: &str) -> Option<Scalar> {
@@ -77,6 +91,8 @@ impl Scalar {
             "e4m3" => Scalar::E4M3,
             "e5m2" => Scalar::E5M2,
             "tf32" => Scalar::TF32,
+            "f16x2" => Scalar::F16x2,
+            "bf16x2" => Scalar::BF16x2,
             _ => return None,
         })
     }
@@ -99,12 +115,59 @@ impl Scalar {
             Scalar::E4M3 => "e4m3",
             Scalar::E5M2 => "e5m2",
             Scalar::TF32 => "tf32",
+            Scalar::F16x2 => "f16x2",
+            Scalar::BF16x2 => "bf16x2",
         }
     }
 
+    /// `f16x2`, `bf16x2`: two halves in one 32-bit register.
+    pub fn is_packed(self) -> bool {
+        matches!(self, Scalar::F16x2 | Scalar::BF16x2)
+    }
+
+    /// The half type of a packed pair (`f16` of `f16x2`).
+    pub fn half_of(self) -> Option<Scalar> {
+        match self {
+            Scalar::F16x2 => Some(Scalar::F16),
+            Scalar::BF16x2 => Some(Scalar::BF16),
+            _ => None,
+        }
+    }
+
+    /// The packed pair of a half type (`f16x2` of `f16`).
+    pub fn pair_of(self) -> Option<Scalar> {
+        match self {
+            Scalar::F16 => Some(Scalar::F16x2),
+            Scalar::BF16 => Some(Scalar::BF16x2),
+            _ => None,
+        }
+    }
+
+    /// `e4m3`, `e5m2`.
+    pub fn is_fp8(self) -> bool {
+        matches!(self, Scalar::E4M3 | Scalar::E5M2)
+    }
+
+    /// Whether `as` converts between `self` and `other` when either is a
+    /// storage type: an fp8 to and from `f32`, `f16` and `bf16` (sm_89 and
+    /// newer, `cvt...e4m3x2`), and `f32` to and from `tf32`. Every other
+    /// conversion of a storage type is refused (E0118): from `f64` or an
+    /// integer it would round twice, between the two fp8s it would hide
+    /// the detour through `f16`.
+    pub fn converts_storage(self, other: Scalar) -> bool {
+        let float = |t: Scalar| matches!(t, Scalar::F32 | Scalar::F16 | Scalar::BF16);
+        (self.is_fp8() && float(other))
+            || (other.is_fp8() && float(self))
+            || matches!(
+                (self, other),
+                (Scalar::F32, Scalar::TF32) | (Scalar::TF32, Scalar::F32)
+            )
+    }
+
     /// `e4m3`, `e5m2`, `tf32`: storage types of tensor data. No operator
-    /// (not even `==`), math built-in, atomic, shuffle or cast applies to
-    /// them; they are loaded, stored, bound to variables and passed on.
+    /// (not even `==`), math built-in, atomic or shuffle applies to them,
+    /// and `as` only as [`Scalar::converts_storage`] says; they are
+    /// loaded, stored, bound to variables and passed on.
     pub fn is_storage_only(self) -> bool {
         matches!(self, Scalar::E4M3 | Scalar::E5M2 | Scalar::TF32)
     }
@@ -152,6 +215,7 @@ impl Scalar {
             Scalar::Bool | Scalar::I8 | Scalar::U8 | Scalar::E4M3 | Scalar::E5M2 => 1,
             Scalar::I16 | Scalar::U16 | Scalar::F16 | Scalar::BF16 => 2,
             Scalar::I32 | Scalar::U32 | Scalar::F32 | Scalar::TF32 => 4,
+            Scalar::F16x2 | Scalar::BF16x2 => 4,
             Scalar::I64 | Scalar::U64 | Scalar::F64 => 8,
         }
     }

@@ -12,8 +12,10 @@
 //     completing 49152 bytes on that stage's `full` barrier;
 //   warpgroups 1 and 2 (consumers, setmaxnreg.inc 232) each multiply a
 //     64 x 256 slice: four wgmma.m64n256k16 per 64-wide K tile into 128 f32
-//     registers per thread, then commit, wait and release the stage (one
-//     arrival per consumer warp on `empty`: 8 per phase).
+//     registers per thread, then commit; each keeps one group in flight
+//     (wgmma.wait_group 1) and releases the stage of the previous k-tile,
+//     whose group is complete (one arrival per consumer warp on `empty`: 8
+//     per phase).
 // Partial tiles at the edges: TMA fills what lies outside A or B with zeros
 // (and still counts the whole box), the epilogue stores only inside C. Any
 // m, n >= 1 and any k that is a multiple of 8 (TMA's 16-byte row stride).
@@ -150,9 +152,12 @@ extern "C" __global__ void __launch_bounds__(384, 1) hopper_gemm(
             wgmma_256(d, da + 2u * kk, db + 2u * kk, (kt > 0 || kk > 0) ? 1u : 0u);
         }
         asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-        asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
-        if (tid % 32 == 0) mbar_arrive(empty + 8u * s);
+        // Keep this group in flight: the previous one is complete, so its
+        // stage may be refilled while this one runs.
+        asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
+        if (kt > 0 && tid % 32 == 0) mbar_arrive(empty + 8u * ((kt - 1u) % STAGES));
     }
+    asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
 
     // ---- epilogue: the accumulator fragment, guarded at the edges of C -----
     // d[i] of warpgroup thread t (warp w, lane l) is row 16w + l/4 + 8((i>>1)&1),

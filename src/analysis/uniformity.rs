@@ -275,13 +275,18 @@ impl Analyzer<'_, '_> {
                 self.effects(value, div);
             }
             // Like `let`s of loads of the place (whose values vary with it).
-            StmtKind::LoadVector { locals, place } => {
-                let v = self.place(place, div);
+            // A matrix load gives each lane other lanes' rows: it varies.
+            StmtKind::LoadVector {
+                locals,
+                place,
+                matrix,
+            } => {
+                let v = self.place(place, div) || matrix.is_some();
                 for l in locals {
                     self.mark(*l, v);
                 }
             }
-            StmtKind::StoreVector { place, values } => {
+            StmtKind::StoreVector { place, values, .. } => {
                 self.place(place, div);
                 self.all_effects(values, div);
             }

@@ -47,6 +47,10 @@ pub struct Usage {
     /// launched with one CTA per SM (`.minnctapersm 1`), and its count at
     /// entry is at most this ([`crate::ir::entry_registers`]).
     pub max_regs: Option<u32>,
+    /// The shared arrays `wgmma` reads, each with whether it is read
+    /// MN-major (`transpose(...)`), in first-use order: the writer's
+    /// prologue computes the base of their matrix descriptors once.
+    pub wgmma_operands: Vec<(SharedId, bool)>,
 }
 
 /// A node that may run a CTA-wide barrier.
@@ -79,6 +83,7 @@ enum Seen {
     Tracked(BarrierId),
     DynShared(SharedId),
     DynBarrier(BarrierId),
+    WgmmaOperand(SharedId, bool),
 }
 
 /// The usage of `body` and its expressions' flags, in a [`BodyInfo`] whose
@@ -257,12 +262,23 @@ impl<'ir> Visit<'ir> for Walk {
                     StmtKind::Barrier(op) if matches!(op.kind, BarrierOpKind::ArriveRemote { .. })
                 )
             }
-            StmtClass::Sync(SyncOp::Warpgroup) => {
-                if let StmtKind::SetMaxRegs(n) = s.kind {
+            StmtClass::Sync(SyncOp::Warpgroup) => match &s.kind {
+                StmtKind::SetMaxRegs(n) => {
                     let u = &mut self.info.usage;
-                    u.max_regs = Some(u.max_regs.map_or(n, |m| m.max(n)));
+                    u.max_regs = Some(u.max_regs.map_or(*n, |m| m.max(*n)));
                 }
-            }
+                StmtKind::Wgmma(w) => {
+                    for (p, trans) in [(&w.a, w.trans_a), (&w.b, w.trans_b)] {
+                        if let PlaceKind::Shared { array, .. } = &p.kind {
+                            let key = (*array, trans);
+                            self.add(Seen::WgmmaOperand(key.0, trans), key, |u| {
+                                &mut u.wgmma_operands
+                            });
+                        }
+                    }
+                }
+                _ => {}
+            },
             StmtClass::Sync(SyncOp::Warp | SyncOp::Fence | SyncOp::Named | SyncOp::BulkGroup)
             | StmtClass::Compute
             | StmtClass::Control

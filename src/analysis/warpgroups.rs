@@ -630,7 +630,7 @@ impl Walk<'_> {
                 st = self.expr(value, st);
             }
             StmtKind::LoadVector { place, .. } => st = self.place(place, st),
-            StmtKind::StoreVector { place, values } => {
+            StmtKind::StoreVector { place, values, .. } => {
                 st = self.place(place, st);
                 st = self.exprs(values, st);
             }

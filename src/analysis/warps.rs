@@ -1,7 +1,7 @@
 //! What the threads of a warp do together: which named-barrier
-//! operations every lane of a warp reaches together (the fact behind
-//! W0324 and the PTX writer's choice of `bar.sync` (`.aligned`) over
-//! `barrier.sync`), which warps reach each named barrier (W0326), and
+//! operations and matrix accesses (`ldmatrix`, `stmatrix`) every lane of a
+//! warp reaches together (the fact behind W0324, E0434 and the PTX
+//! writer's choice of `bar.sync` (`.aligned`) over `barrier.sync`), which warps reach each named barrier (W0326), and
 //! which `if`s split the threads only between whole warps that all run
 //! the same CTA-wide barriers (W0320). The barrier pass
 //! (`crate::barriers::named`, `crate::barriers::divergence`) only reports
@@ -396,9 +396,10 @@ impl Walk<'_, '_> {
         self.reach.last().copied().unwrap_or(Some(self.all_warps()))
     }
 
-    /// A named-barrier operation at statement `s`: where it may split a
-    /// warp, and the warps that reach its barrier.
-    fn site(&mut self, s: &Stmt, op: &crate::ir::NamedBarrierOp) {
+    /// Where statement `s`, a warp-collective operation, may split a warp:
+    /// the innermost enclosing condition that may differ between its
+    /// lanes, in the first run that has one.
+    fn split_site(&mut self, s: &Stmt) {
         let split = self
             .conds
             .iter()
@@ -409,6 +410,12 @@ impl Walk<'_, '_> {
         if first.is_none() {
             *first = split;
         }
+    }
+
+    /// A named-barrier operation at statement `s`: where it may split a
+    /// warp, and the warps that reach its barrier.
+    fn site(&mut self, s: &Stmt, op: &crate::ir::NamedBarrierOp) {
+        self.split_site(s);
         if self.warps.is_none() {
             return;
         }
@@ -603,6 +610,17 @@ impl<'ir> Visit<'ir> for Walk<'_, 'ir> {
             }
             StmtKind::NamedBarrier(op) => {
                 self.site(s, op);
+                visit::walk_stmt(self, s);
+            }
+            // A warp's matrix access (`.sync.aligned`): where it may split
+            // a warp (E0434).
+            StmtKind::LoadVector {
+                matrix: Some(_), ..
+            }
+            | StmtKind::StoreVector {
+                matrix: Some(_), ..
+            } => {
+                self.split_site(s);
                 visit::walk_stmt(self, s);
             }
             StmtKind::Call { func, .. } => {

@@ -480,7 +480,7 @@ impl Walk<'_> {
                 self.place_indices(place, &mut st);
                 Some(st)
             }
-            StmtKind::StoreVector { place, values } => {
+            StmtKind::StoreVector { place, values, .. } => {
                 self.place_indices(place, &mut st);
                 for v in values {
                     self.expr(v, &mut st);

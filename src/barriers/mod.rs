@@ -54,18 +54,46 @@ pub fn check(module: &ir::Module, info: &ModuleInfo, sources: &SourceMap) -> Vec
     let mut found: Vec<BarrierError> = Vec::new();
     divergence::check(module, info, &mut found);
     for (k, ki) in module.kernels.iter().zip(&info.kernels) {
-        let values = &ki.body.values;
-        refs::check(k, values, &mut found);
-        ops::check(k, values, sources, &mut found);
-        arrivals::check(k, &ki.body, &mut found);
-        transactions::check(k, values, sources, &mut found);
-        stages::check(k, values, sources, &mut found);
-        named::check(k, &ki.body, &mut found);
+        kernel(k, ki, sources, &mut found);
     }
     found
         .into_iter()
         .map(BarrierError::into_diagnostic)
         .collect()
+}
+
+/// The barrier pass on kernel `k` alone (one that is not in `module`: an
+/// instantiation of a kernel with constants, checked on its own), with the
+/// module's functions.
+pub fn check_kernel(
+    module: &ir::Module,
+    info: &ModuleInfo,
+    k: &Kernel,
+    ki: &crate::analysis::KernelInfo,
+    sources: &SourceMap,
+) -> Vec<Diagnostic> {
+    let mut found: Vec<BarrierError> = Vec::new();
+    divergence::check_body(module, info, &ki.body, &mut found);
+    kernel(k, ki, sources, &mut found);
+    found
+        .into_iter()
+        .map(BarrierError::into_diagnostic)
+        .collect()
+}
+
+fn kernel(
+    k: &Kernel,
+    ki: &crate::analysis::KernelInfo,
+    sources: &SourceMap,
+    found: &mut Vec<BarrierError>,
+) {
+    let values = &ki.body.values;
+    refs::check(k, values, found);
+    ops::check(k, values, sources, found);
+    arrivals::check(k, &ki.body, found);
+    transactions::check(k, values, sources, found);
+    stages::check(k, values, sources, found);
+    named::check(k, &ki.body, found);
 }
 
 /// A barrier reference as the user wrote it (`full[s]`), for help texts; an

@@ -23,7 +23,7 @@ impl BodyChecker<'_> {
         span: Span,
     ) {
         let top = self.at_kernel_top_level("accumulator", span);
-        let elem_ty = super::globals::scalar_type(elem, &mut self.diags);
+        let elem_ty = self.scalar_type(elem);
         let mut sizes = Vec::new();
         for d in dims {
             if let Some(v) = self.const_size(d, Some(Scalar::U32)) {

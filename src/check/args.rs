@@ -203,6 +203,9 @@ impl BodyChecker<'_> {
             _ => return None,
         };
         let kernel = self.kernel.as_ref();
+        if indices.is_none() && self.names_type(name) {
+            return Some(Operand::Type);
+        }
         match self.lookup(&name.name)? {
             Binding::Barrier(_) | Binding::Named(_) => Some(Operand::Barrier),
             Binding::Accum(_) if indices.is_none() => Some(Operand::Accum),

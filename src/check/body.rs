@@ -121,6 +121,11 @@ pub struct BodyChecker<'a> {
     /// (innermost last) and one for the body (first), for the limit
     /// [`super::stmts::MAX_UNROLLED`] (E0162).
     pub unrolled: Vec<super::stmts::Unrolled>,
+    /// The kernel's constants (`kernel k<const N: u32 = 4>`) with their
+    /// values in the instantiation being checked
+    /// ([`super::instances`]): names between the body's own and the
+    /// global constants.
+    pub kconsts: HashMap<String, super::instances::KConst>,
 }
 
 impl<'a> BodyChecker<'a> {
@@ -149,6 +154,7 @@ impl<'a> BodyChecker<'a> {
             ids: ir::Ids::default(),
             calls_open: Vec::new(),
             untyped_args: 0,
+            kconsts: HashMap::new(),
         }
     }
 
@@ -266,6 +272,7 @@ impl<'a> BodyChecker<'a> {
     fn visible_names(&self) -> impl Iterator<Item = &str> {
         self.bindings
             .keys()
+            .chain(self.kconsts.keys())
             .chain(self.g.consts.keys())
             .map(String::as_str)
             .chain(builtins::names(Form::Scalar))
@@ -362,15 +369,24 @@ impl<'a> BodyChecker<'a> {
     }
 
     /// E0110 for `found` where `expected` was needed, with an `as` fix when
-    /// both are scalars that convert (neither `bool` nor a storage type)
-    /// and the expression is simple enough to convert.
+    /// both are scalars that convert (neither `bool`, a pair nor a storage
+    /// type, or a storage conversion the target has) and the expression is
+    /// simple enough to convert.
     pub fn mismatch(&mut self, expected: Scalar, found: &ir::Expr, ast: &ast::Expr) {
-        let converts = |t: Scalar| t != Scalar::Bool && !t.is_storage_only();
+        let converts = |t: Scalar| t != Scalar::Bool && !t.is_storage_only() && !t.is_packed();
+        let storage = found.ty.converts_storage(expected)
+            && (self.target.sm() >= 89 || !(expected.is_fp8() || found.ty.is_fp8()));
         let note = [expected, found.ty]
             .into_iter()
             .find(|t| t.is_storage_only())
-            .map(super::exprs::storage_note);
-        let fix = (converts(expected) && converts(found.ty)).then(|| {
+            .map(super::exprs::storage_note)
+            .or_else(|| {
+                [found.ty, expected]
+                    .into_iter()
+                    .find(|t| t.is_packed())
+                    .map(super::exprs::pair_note)
+            });
+        let fix = ((converts(expected) && converts(found.ty)) || storage).then(|| {
             let text = self.text(ast.span);
             let simple = matches!(
                 ast.kind,

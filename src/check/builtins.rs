@@ -18,6 +18,7 @@
 
 use crate::ir::{AtomicOp, LaneMask, MathFn, NamedOpKind, ReduxOp, WarpOp};
 use crate::target::Target;
+use crate::types::Scalar;
 
 /// What a built-in is: the checker dispatches on this.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -34,6 +35,8 @@ pub enum Builtin {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Function {
     Math(MathFn),
+    /// `f16x2(lo, hi)`, `bf16x2(lo, hi)`: a packed pair of that type.
+    Pack(Scalar),
     Select,
     Atomic(AtomicOp),
     Fence,
@@ -55,6 +58,8 @@ pub enum Function {
     TmaReduceAdd,
     /// `bytes_of(sa[s])`: the bytes of a slice, a constant.
     BytesOf,
+    /// `size_of(T)`: the bytes of a type, a constant.
+    SizeOf,
     /// `set_max_regs(n)`: this warpgroup's register budget (`setmaxnreg`).
     SetMaxRegs,
     /// `acc_row(acc, i)`, `acc_col(acc, i)`: the fragment map.
@@ -71,6 +76,10 @@ pub enum Function {
     Load4,
     Store2,
     Store4,
+    /// `ldmatrix_xN(tile[r, c], trans = t)`: N (1, 2, 4) 8 x 8 matrices.
+    LdMatrix(u8),
+    /// `stmatrix_xN(tile[r, c], values..., trans = t)`.
+    StMatrix(u8),
 }
 
 /// The built-in values.
@@ -156,6 +165,9 @@ pub enum Operand {
     Box,
     /// A warpgroup accumulator by its name (`acc_row(acc, i)`).
     Accum,
+    /// A type by its name: a scalar type or a kernel's type constant
+    /// (`size_of(bf16)`, `size_of(ELEM)`).
+    Type,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -258,6 +270,15 @@ const MASK: Param = Param {
 /// when not given, and then not written.
 const ATOMIC_SEM: [Param; 2] = [named("order", "..."), named("scope", "...")];
 const PLACE: Param = place("array[index]", "");
+/// The row a lane of a matrix access names.
+const ROW: Param = place("row", "shared element");
+/// `trans = true`: the matrices transposed (`.trans`).
+const TRANS: Param = Param {
+    name: "trans",
+    ty: "bool",
+    kind: ParamKind::Default("false"),
+    operand: Operand::Value,
+};
 
 const ALL: Needs = Needs {
     target: Target::Sm80,
@@ -369,9 +390,9 @@ pub const BUILTINS: &[Entry] = &[
     Entry::value("cluster_idx", V::ClusterIdx, Form::Vector, "This CTA's position in its cluster (`%cluster_ctaid`).").needs(SM90),
     Entry::value("cluster_dim", V::ClusterDim, Form::Vector, "The cluster's shape, in CTAs (`%cluster_nctaid`).").needs(SM90),
     // ---- math (language.md §8)
-    Entry::function("min", F::Math(MathFn::Min), &[req("a", "T"), req("b", "T")], "T", "The smaller of `a` and `b` (integers, `f32`, `f64`).").constant(),
-    Entry::function("max", F::Math(MathFn::Max), &[req("a", "T"), req("b", "T")], "T", "The larger of `a` and `b` (integers, `f32`, `f64`).").constant(),
-    Entry::function("abs", F::Math(MathFn::Abs), &[req("x", "T")], "T", "The absolute value of `x` (signed integers, `f32`, `f64`; `abs(i32::MIN)` is `i32::MIN`).").constant(),
+    Entry::function("min", F::Math(MathFn::Min), &[req("a", "T"), req("b", "T")], "T", "The smaller of `a` and `b` (integers, `f32`, `f64`, `f16x2` and `bf16x2` half by half).").constant(),
+    Entry::function("max", F::Math(MathFn::Max), &[req("a", "T"), req("b", "T")], "T", "The larger of `a` and `b` (integers, `f32`, `f64`, `f16x2` and `bf16x2` half by half).").constant(),
+    Entry::function("abs", F::Math(MathFn::Abs), &[req("x", "T")], "T", "The absolute value of `x` (signed integers, `f32`, `f64`, `f16x2`, `bf16x2`; `abs(i32::MIN)` is `i32::MIN`).").constant(),
     Entry::function("sqrt", F::Math(MathFn::Sqrt), &[req("x", "T")], "T", "The square root of `x`, correctly rounded (`f32`, `f64`)."),
     Entry::function("rsqrt", F::Math(MathFn::Rsqrt), &[req("x", "T")], "T", "An approximation of `1 / sqrt(x)` (`f32`, `f64`)."),
     Entry::function("exp2", F::Math(MathFn::Exp2), &[req("x", "f32")], "f32", "2 to the power `x`, the hardware approximation (`ex2.approx.f32`)."),
@@ -380,7 +401,9 @@ pub const BUILTINS: &[Entry] = &[
     Entry::function("log", F::Math(MathFn::Log), &[req("x", "f32")], "f32", "The natural logarithm of `x`, through the hardware's `lg2.approx.f32`."),
     Entry::function("sin", F::Math(MathFn::Sin), &[req("x", "f32")], "f32", "The sine of `x` (radians), the hardware approximation (`sin.approx.f32`)."),
     Entry::function("cos", F::Math(MathFn::Cos), &[req("x", "f32")], "f32", "The cosine of `x` (radians), the hardware approximation (`cos.approx.f32`)."),
-    Entry::function("fma", F::Math(MathFn::Fma), &[req("a", "T"), req("b", "T"), req("c", "T")], "T", "`a * b + c`, rounded once (`f32`, `f64`).").constant(),
+    Entry::function("fma", F::Math(MathFn::Fma), &[req("a", "T"), req("b", "T"), req("c", "T")], "T", "`a * b + c`, rounded once (`f32`, `f64`, and `f16x2`/`bf16x2` half by half: HFMA2).").constant(),
+    Entry::function("f16x2", F::Pack(Scalar::F16x2), &[req("lo", "T"), req("hi", "T")], "f16x2", "A pair of halves from two `f16` (moved) or two `f32` (each rounded to nearest even: one `cvt.rn.f16x2.f32`); `.lo` and `.hi` read them back.").constant(),
+    Entry::function("bf16x2", F::Pack(Scalar::BF16x2), &[req("lo", "T"), req("hi", "T")], "bf16x2", "A pair of halves from two `bf16` (moved) or two `f32` (each rounded to nearest even: one `cvt.rn.bf16x2.f32`); `.lo` and `.hi` read them back.").constant(),
     Entry::function("select", F::Select, &[req("cond", "bool"), req("a", "T"), req("b", "T")], "T", "`a` if `cond`, else `b`; all three are evaluated (`selp`).").constant(),
     // ---- atomics
     Entry::function("atomic_add", F::Atomic(AtomicOp::Add), &[PLACE, req("value", "T"), ATOMIC_SEM[0], ATOMIC_SEM[1]], "T", "Adds `value` to the element and returns what it held before."),
@@ -432,11 +455,19 @@ pub const BUILTINS: &[Entry] = &[
     Entry::function("tma_store", F::TmaStore, &[operand("dst", Operand::Box), operand("src", Operand::Slice)], "", "Copies the shared slice into a box of the tensor map in the background, in the current bulk group (the elements outside the tensor are not written).").needs(SM90),
     Entry::function("tma_reduce_add", F::TmaReduceAdd, &[operand("dst", Operand::Box), operand("src", Operand::Slice)], "", "Adds the shared slice to a box of the tensor map in the background, in the current bulk group.").needs(SM90),
     Entry::function("bytes_of", F::BytesOf, &[operand("slice", Operand::Slice)], "u32", "The bytes of a shared slice (`sa[s]`), a constant: what a tensor copy of it moves.").constant(),
+    Entry::function("size_of", F::SizeOf, &[operand("T", Operand::Type)], "u32", "The bytes of one value of the type `T` (`size_of(bf16)` is 2), a constant: with a kernel's type constant, `size_of(ELEM)`.").constant(),
     // ---- vector accesses
     Entry::function("load2", F::Load2, &[PLACE], "(T, T)", "Two consecutive elements in one access: `let (a, b) = load2(x[i]);`."),
     Entry::function("load4", F::Load4, &[PLACE], "(T, T, T, T)", "Four consecutive elements in one access: `let (a, b, c, d) = load4(x[i]);`."),
     Entry::function("store2", F::Store2, &[PLACE, req("a", "T"), req("b", "T")], "", "Stores two consecutive elements in one access."),
     Entry::function("store4", F::Store4, &[PLACE, req("a", "T"), req("b", "T"), req("c", "T"), req("d", "T")], "", "Stores four consecutive elements in one access."),
+    // ---- warp matrix loads and stores (language.md §8)
+    Entry::function("ldmatrix_x1", F::LdMatrix(1), &[ROW, TRANS], "(R)", "The warp loads one 8 x 8 matrix of 16-bit elements from shared memory, lanes 0 to 7 giving the address of each row: `let (r) = ldmatrix_x1(tile[row, col]);` (`ldmatrix.sync.aligned.m8n8.x1.shared.b16`)."),
+    Entry::function("ldmatrix_x2", F::LdMatrix(2), &[ROW, TRANS], "(R, R)", "The warp loads two 8 x 8 matrices of 16-bit elements from shared memory, lanes 8i to 8i + 7 giving the rows of matrix i (`ldmatrix.sync.aligned.m8n8.x2.shared.b16`)."),
+    Entry::function("ldmatrix_x4", F::LdMatrix(4), &[ROW, TRANS], "(R, R, R, R)", "The warp loads four 8 x 8 matrices of 16-bit elements from shared memory, lanes 8i to 8i + 7 giving the rows of matrix i: the A fragment of an m16n8k16 `mma` (`ldmatrix.sync.aligned.m8n8.x4.shared.b16`)."),
+    Entry::function("stmatrix_x1", F::StMatrix(1), &[ROW, req("a", "R"), TRANS], "", "The warp stores one 8 x 8 matrix of 16-bit elements to shared memory, lanes 0 to 7 giving the address of each row (`stmatrix.sync.aligned.m8n8.x1.shared.b16`).").needs(SM90),
+    Entry::function("stmatrix_x2", F::StMatrix(2), &[ROW, req("a", "R"), req("b", "R"), TRANS], "", "The warp stores two 8 x 8 matrices of 16-bit elements to shared memory (`stmatrix.sync.aligned.m8n8.x2.shared.b16`).").needs(SM90),
+    Entry::function("stmatrix_x4", F::StMatrix(4), &[ROW, req("a", "R"), req("b", "R"), req("c", "R"), req("d", "R"), TRANS], "", "The warp stores four 8 x 8 matrices of 16-bit elements to shared memory: an epilogue's tile of converted accumulators (`stmatrix.sync.aligned.m8n8.x4.shared.b16`).").needs(SM90),
     // ---- tensor cores and register budgets (language.md §16)
     Entry::function("acc_row", F::AccRow, &[operand("acc", Operand::Accum), req("i", "u32")], "u32", "The row (0 to 63) of this thread's element `i` of the accumulator: `16 * (warp_id % 4) + lane_id / 4 + 8 * ((i >> 1) & 1)`."),
     Entry::function("acc_col", F::AccCol, &[operand("acc", Operand::Accum), req("i", "u32")], "u32", "The column of this thread's element `i` of the accumulator: `8 * (i >> 2) + 2 * (lane_id % 4) + (i & 1)`."),
@@ -717,7 +748,8 @@ mod tests {
                     | Operand::Barrier
                     | Operand::Slice
                     | Operand::Box
-                    | Operand::Accum => {
+                    | Operand::Accum
+                    | Operand::Type => {
                         assert!(p.ty.is_empty(), "{}: `{}`", e.name, p.name)
                     }
                     Operand::Place => assert_eq!(p.kind, ParamKind::Required, "{}", e.name),

@@ -80,10 +80,7 @@ impl BodyChecker<'_> {
                 .chain(self.g.function_ids.keys().map(String::as_str))
         });
         self.quiet_call_args(None, args);
-        if self.lookup(name).is_some()
-            || self.g.consts.contains_key(name)
-            || builtins::value(name).is_some()
-        {
+        if self.lookup(name).is_some() || self.is_const(name) || builtins::value(name).is_some() {
             self.error(CheckError::NotA {
                 name: name.into(),
                 what: "a function",
@@ -123,6 +120,7 @@ impl BodyChecker<'_> {
         let effect = |k: StmtKind| Some(CallResult::Effect(Box::new(k)));
         match f {
             Function::Math(m) => self.math_call(c, m, expected),
+            Function::Pack(ty) => self.pack_call(c, ty),
             Function::Select => {
                 let [Some(c), Some(a), Some(b)] = self.bind_args::<3>(&c)?.args else {
                     return None;
@@ -175,6 +173,7 @@ impl BodyChecker<'_> {
                 self.tensor_copy_call(c, f)
             }
             Function::BytesOf => self.bytes_of_call(c),
+            Function::SizeOf => self.size_of_call(c),
             Function::CopyAsyncStore => self.copy_async_store(c),
             Function::CopyAsyncCommit => {
                 self.bind_args::<0>(&c)?;
@@ -219,6 +218,14 @@ impl BodyChecker<'_> {
                 None
             }
             Function::Store2 | Function::Store4 => self.store_vector_call(c),
+            Function::LdMatrix(_) => {
+                self.no_named_args(entry.name, named);
+                self.vector_as_value(entry, args, span);
+                None
+            }
+            Function::StMatrix(n) => self
+                .store_matrix_call(c, usize::from(n))
+                .map(|k| CallResult::Effect(Box::new(k))),
         }
     }
 
@@ -248,13 +255,17 @@ impl BodyChecker<'_> {
                     return None;
                 };
                 let a = self.expr(a, expected)?;
-                if !(a.ty.is_signed_int() || a.ty == Scalar::F32 || a.ty == Scalar::F64) {
-                    self.bad(
-                        name,
-                        a.ty,
-                        span,
-                        "`abs` applies to signed integers, `f32` and `f64`",
-                    )?;
+                if !(a.ty.is_signed_int()
+                    || a.ty == Scalar::F32
+                    || a.ty == Scalar::F64
+                    || a.ty.is_packed())
+                {
+                    let note = if a.ty.is_packed() || a.ty.is_storage_only() {
+                        "`abs` applies to signed integers, `f32`, `f64`, `f16x2` and `bf16x2`"
+                    } else {
+                        "`abs` applies to signed integers, `f32` and `f64`"
+                    };
+                    self.bad(name, a.ty, span, note)?;
                 }
                 self.value(ExprKind::Math(f, vec![a]), None, span)
             }
@@ -290,11 +301,19 @@ impl BodyChecker<'_> {
                 let (a, b) = self.unify_pair(a, b, expected.or(Some(Scalar::F32)));
                 let a = a?;
                 let c = self.expr_as(c, a.ty);
-                if !matches!(a.ty, Scalar::F32 | Scalar::F64) {
-                    self.bad(name, a.ty, span, "`fma` applies to `f32` and `f64`")?;
+                if !(matches!(a.ty, Scalar::F32 | Scalar::F64) || a.ty.is_packed()) {
+                    let note = if a.ty.is_half() {
+                        "`fma` applies to `f32`, `f64`, `f16x2` and `bf16x2`; pack halves with `f16x2(lo, hi)` for HFMA2"
+                    } else {
+                        "`fma` applies to `f32` and `f64`"
+                    };
+                    self.bad(name, a.ty, span, note)?;
                 }
                 self.value(ExprKind::Math(f, vec![a, b?, c?]), None, span)
             }
+            // Not called by name: `x.lo`, `x.hi` and `f16x2(lo, hi)` are
+            // lowered where they are written.
+            MathFn::Pack | MathFn::Lo | MathFn::Hi => None,
         }
     }
 
@@ -320,13 +339,14 @@ impl BodyChecker<'_> {
                 let v = v?;
                 // The narrow integers travel in their 32-bit registers.
                 if !(matches!(v.ty, Scalar::U32 | Scalar::I32 | Scalar::F32)
-                    || v.ty.is_narrow_int())
+                    || v.ty.is_narrow_int()
+                    || v.ty.is_packed())
                 {
                     self.bad(
                         name,
                         v.ty,
                         span,
-                        "shuffles move values of at most 32 bits (`u32`, `i32`, `f32`, and `u8`, `i8`, `u16`, `i16`)",
+                        "shuffles move values of at most 32 bits (`u32`, `i32`, `f32`, `f16x2`, `bf16x2`, and `u8`, `i8`, `u16`, `i16`)",
                     )?;
                 }
                 let ty = v.ty;
@@ -510,10 +530,34 @@ impl BodyChecker<'_> {
     }
 
     fn numeric(&mut self, name: &str, ty: Scalar, span: Span) -> Option<()> {
-        if ty.is_int() || matches!(ty, Scalar::F32 | Scalar::F64) {
+        if ty.is_int() || matches!(ty, Scalar::F32 | Scalar::F64) || ty.is_packed() {
             return Some(());
         }
-        self.bad(name, ty, span, "applies to integers, `f32` and `f64`")
+        let note = if ty.is_half() || ty.is_storage_only() {
+            "applies to integers, `f32`, `f64`, `f16x2` and `bf16x2`"
+        } else {
+            "applies to integers, `f32` and `f64`"
+        };
+        self.bad(name, ty, span, note)
+    }
+
+    /// `f16x2(lo, hi)`, `bf16x2(lo, hi)`: two halves of the pair's half
+    /// type, or two `f32`s (untyped literals are halves).
+    fn pack_call(&mut self, c: Call<'_>, ty: Scalar) -> Option<CallResult> {
+        let (name, span) = (c.entry.name, c.span);
+        let half = ty.half_of()?;
+        let [Some(lo), Some(hi)] = self.bind_args::<2>(&c)?.args else {
+            return None;
+        };
+        let (lo, hi) = self.unify_pair(lo, hi, Some(half));
+        let (lo, hi) = (lo?, hi?);
+        if lo.ty != half && lo.ty != Scalar::F32 {
+            let note = format!(
+                "`{name}` packs two `{half}` (as they are) or two `f32` (each rounded to `{half}`)"
+            );
+            self.bad(name, lo.ty, span, &note)?;
+        }
+        self.value(ExprKind::Math(MathFn::Pack, vec![lo, hi]), Some(ty), span)
     }
 
     pub(super) fn bad(&mut self, name: &str, ty: Scalar, span: Span, note: &str) -> Option<()> {

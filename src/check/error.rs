@@ -98,6 +98,24 @@ pub enum CheckError {
         span: Span,
         fix: Option<(Span, String)>,
     },
+    /// E0163: a kernel constant that cannot be one: its type, or a `type`
+    /// constant's default that is not a type.
+    KernelConst {
+        why: String,
+        span: Span,
+        label: String,
+        help: Option<String>,
+    },
+    /// E0126 for an instantiation whose PTX name another kernel (or
+    /// another kernel's instantiation) has.
+    InstanceName {
+        name: String,
+        /// The constants the instantiation was asked for with.
+        values: String,
+        span: Span,
+        /// The kernel whose name (or instantiation's) it is.
+        other: Span,
+    },
     /// E0160: `break`/`continue` acting on a loop over a constant list.
     ListLoopJump { keyword: &'static str, span: Span },
     /// E0162: the loops over constant lists of one body unroll to more
@@ -447,6 +465,46 @@ pub enum CheckError {
         n: usize,
         span: Span,
     },
+    /// E0430: `ldmatrix`/`stmatrix` on something that is not an element of
+    /// this CTA's shared memory.
+    MatrixPlace {
+        callee: String,
+        found: &'static str,
+        span: Span,
+    },
+    /// E0431: `ldmatrix`/`stmatrix` of elements that are not 16 bits.
+    MatrixElem {
+        callee: String,
+        elem: String,
+        span: Span,
+    },
+    /// E0432: a matrix row address whose element index is never a multiple
+    /// of 8 (16 bytes).
+    MatrixMisaligned {
+        callee: String,
+        index: String,
+        span: Span,
+    },
+    /// W0432: a matrix row address not proven 16-byte aligned.
+    MatrixUnproven { callee: String, span: Span },
+    /// E0433: a shared array whose rows are no whole number of matrix rows
+    /// (its innermost dimension is not a multiple of 8).
+    MatrixRows {
+        callee: String,
+        array: String,
+        inner: u64,
+        span: Span,
+        decl: Span,
+    },
+    /// E0434: a warp-collective matrix access that not every lane of a
+    /// warp may run: under a condition that may split a warp, or in a
+    /// block whose last warp is partial.
+    MatrixDivergent {
+        callee: String,
+        span: Span,
+        cond: Option<Span>,
+        threads: Option<u32>,
+    },
 }
 
 /// `a, b, c, d` for a pattern of `n` names.
@@ -603,6 +661,23 @@ impl CheckError {
                     None => d,
                 }
             }
+            CheckError::KernelConst { why, span, label, help } => {
+                let d = Diagnostic::error("E0163", format!("invalid kernel constant: {why}"))
+                    .primary(span, label)
+                    .note("a kernel constant is an integer, a `bool` or a type (`const N: u32 = 4`, `const CAUSAL: bool = false`, `const ELEM: type = bf16`), with its default");
+                match help {
+                    Some(h) => d.help(h),
+                    None => d,
+                }
+            }
+            CheckError::InstanceName { name, values, span, other } => Diagnostic::error(
+                "E0126",
+                format!("kernel name `{name}` cannot be used in PTX"),
+            )
+            .primary(span, format!("the instantiation with {values} is named `{name}`"))
+            .secondary(other, "so is this kernel's `.entry`")
+            .note("an instantiation's name is the kernel's name followed by `__NAME_VALUE` for each constant off its default, and each `.entry` needs its own name")
+            .help("rename one of the kernels"),
             CheckError::ListLoopJump { keyword, span } => Diagnostic::error(
                 "E0160",
                 format!("`{keyword}` in a loop over a constant list"),
@@ -1079,13 +1154,25 @@ impl CheckError {
                 format!("`{callee}` gives {} but the pattern has {}", plural(n, "value"), plural(names, "name")),
             )
             .primary(pattern, format!("expected {}", plural(n, "name")))
-            .secondary(call, format!("{n} consecutive {}", noun_for(n, "element")))
+            .secondary(call, if callee.starts_with("ldmatrix") {
+                format!("{}, a register each", plural(n, "matrix"))
+            } else {
+                format!("{n} consecutive {}", noun_for(n, "element"))
+            })
             .help(format!("bind every element: `let ({}) = {callee}(...);`", pattern_names(n))),
             CheckError::VectorAsValue { callee, n, span } => Diagnostic::error(
                 "E0146",
-                format!("`{callee}` gives {n} values, not one"),
+                if n == 1 {
+                    format!("`{callee}` gives its value through a pattern")
+                } else {
+                    format!("`{callee}` gives {n} values, not one")
+                },
             )
-            .primary(span, format!("{n} consecutive elements"))
+            .primary(span, if callee.starts_with("ldmatrix") {
+                format!("{}, a register each", plural(n, "matrix"))
+            } else {
+                format!("{n} consecutive elements")
+            })
             .help(format!("bind them with a pattern: `let ({}) = {callee}(...);`", pattern_names(n))),
             CheckError::VectorTooWide {
                 callee,
@@ -1114,6 +1201,71 @@ impl CheckError {
             .primary(span, format!("the element index must be a multiple of {n}"))
             .note("a misaligned vector access faults on the GPU (the simulator reports S0003); the compiler proves alignment from constants, `*`, `<<`, `+`, `-`, `&`, immutable variables and loop variables")
             .help(format!("write the index so that it shows as a multiple, such as `x[k * {n}]`, or silence the warning with `-A W0325` if it always is one")),
+            CheckError::MatrixPlace { callee, found, span } => Diagnostic::error(
+                "E0430",
+                format!("`{callee}` needs an element of a shared array of this CTA, not {found}"),
+            )
+            .primary(span, "each lane gives the address of a row here")
+            .note("`ldmatrix` and `stmatrix` move 8 x 8 matrices between registers and this CTA's shared memory (`.shared`): global memory and other CTAs' shared memory are not theirs")
+            .help("stage the tile in a shared array first (`tma_load`, or plain stores and `sync_threads()`)"),
+            CheckError::MatrixElem { callee, elem, span } => Diagnostic::error(
+                "E0431",
+                format!("`{callee}` moves 16-bit elements, not `{elem}`"),
+            )
+            .primary(span, format!("an element of `{elem}`"))
+            .note("the `.m8n8` forms move `.b16` elements: the array must be of `f16`, `bf16` (registers `f16x2`, `bf16x2`), `u16` or `i16` (registers `u32`)"),
+            CheckError::MatrixMisaligned { callee, index, span } => Diagnostic::error(
+                "E0432",
+                format!("`{callee}` at {index}, which is never a multiple of 8"),
+            )
+            .primary(span, "this row is not 16-byte aligned")
+            .note(format!("each lane's address names a row of 8 consecutive 16-bit elements, which must be 16-byte aligned: the element index of `{callee}`'s place must be a multiple of 8 (shared arrays start aligned to 128 bytes)"))
+            .help("start each row at a column that is a multiple of 8"),
+            CheckError::MatrixUnproven { callee, span } => Diagnostic::warning(
+                "W0432",
+                format!("cannot prove that the rows of `{callee}` are 16-byte aligned"),
+            )
+            .primary(span, "the element index must be a multiple of 8")
+            .note("a misaligned row address is undefined on the GPU (the simulator reports S0003); the compiler proves alignment from constants, `*`, `<<`, `+`, `-`, `&`, immutable variables and loop variables")
+            .help("write the index so that it shows as a multiple of 8, such as `tile[lane_id % 8, 8 * k]`, or silence the warning with `-A W0432` if it always is one"),
+            CheckError::MatrixRows {
+                callee,
+                array,
+                inner,
+                span,
+                decl,
+            } => Diagnostic::error(
+                "E0433",
+                format!("the rows of `{array}` are {inner} elements, not a whole number of `{callee}`'s 8"),
+            )
+            .primary(span, "a row of 8 elements starts here")
+            .secondary(decl, format!("the innermost dimension is {inner}"))
+            .note("each lane's address names 8 consecutive elements of one row of the array: its innermost dimension must be a multiple of 8, or rows would run into the next")
+            .help("declare the array with an innermost dimension that is a multiple of 8"),
+            CheckError::MatrixDivergent {
+                callee,
+                span,
+                cond,
+                threads,
+            } => {
+                let d = Diagnostic::error(
+                    "E0434",
+                    match threads {
+                        Some(n) => format!("`{callee}` in a block of {n} threads, whose last warp is partial"),
+                        None => format!("`{callee}` under a condition that may split a warp"),
+                    },
+                )
+                .primary(span, "every lane of the warp must run this together");
+                let d = match cond {
+                    Some(c) => d.secondary(c, "this condition may differ between the lanes of a warp"),
+                    None => d,
+                };
+                d.note("`ldmatrix`/`stmatrix` are `.sync.aligned`: all 32 lanes of the warp execute the same instruction together, each giving one row; a lane that does not arrive leaves the warp hanging or its result undefined")
+                    .help(match threads {
+                        Some(_) => "give the block a multiple of 32 threads",
+                        None => "move it out of the condition, or make the condition the same in every lane of a warp (one on `warp_id`, parameters or constants)",
+                    })
+            }
             CheckError::ArrivalsOutOfRange { n, span } => {
                 Diagnostic::error("E0306", format!("arrival count {n} is out of range (1..=1048575)"))
                     .primary(span, "arrival count")

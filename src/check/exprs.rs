@@ -4,9 +4,10 @@ use super::body::{Binding, BodyChecker};
 use super::builtins::{self, Builtin, BuiltinValue, Entry, Form};
 use super::error::CheckError;
 use crate::ir::{BinOp, UnaryOp};
-use crate::ir::{Dim, Expr, ExprKind, Special};
+use crate::ir::{Dim, Expr, ExprKind, MathFn, Special};
 use crate::span::Span;
 use crate::syntax::ast;
+use crate::target::Target;
 use crate::types::Scalar;
 
 /// The special register of a built-in value (`dim` for the vectors).
@@ -92,7 +93,7 @@ impl BodyChecker<'_> {
                 rhs,
             } => self.binary(*op, *op_span, lhs, rhs, expected, e.span),
             ast::ExprKind::Cast { expr, ty } => {
-                let target = super::globals::scalar_type(ty, &mut self.diags);
+                let target = self.scalar_type(ty);
                 let inner = self.expr(expr, None)?;
                 let target = target?;
                 if inner.ty == target {
@@ -101,8 +102,20 @@ impl BodyChecker<'_> {
                         ..inner
                     });
                 }
-                if let Some(storage) = [inner.ty, target].into_iter().find(|t| t.is_storage_only())
-                {
+                if let Some(pair) = [inner.ty, target].into_iter().find(|t| t.is_packed()) {
+                    self.error(CheckError::BadOperand {
+                        op: "as".into(),
+                        ty: pair.to_string(),
+                        span: if inner.ty == pair { expr.span } else { ty.span },
+                        note: Some(pair_note(pair)),
+                    });
+                    return None;
+                }
+                let storage = [inner.ty, target]
+                    .into_iter()
+                    .find(|t| t.is_storage_only())
+                    .filter(|_| !inner.ty.converts_storage(target));
+                if let Some(storage) = storage {
                     self.error(CheckError::BadOperand {
                         op: "as".into(),
                         ty: storage.to_string(),
@@ -113,6 +126,15 @@ impl BodyChecker<'_> {
                         },
                         note: Some(storage_note(storage)),
                     });
+                    return None;
+                }
+                if (inner.ty.is_fp8() || target.is_fp8())
+                    && !self.require_target(
+                        Target::Sm89,
+                        format!("the conversion from `{}` to `{target}`", inner.ty),
+                        e.span,
+                    )
+                {
                     return None;
                 }
                 Some(Expr {
@@ -253,6 +275,9 @@ impl BodyChecker<'_> {
             }
             None => {}
         }
+        if let Some(found) = self.kernel_const(name, span) {
+            return found;
+        }
         if self.g.poisoned.contains(&*name.name) {
             return None;
         }
@@ -333,7 +358,7 @@ impl BodyChecker<'_> {
 
     fn field(&mut self, base: &ast::Expr, field: &ast::Ident, span: Span) -> Option<Expr> {
         if let ast::ExprKind::Name(name) = &base.kind {
-            if self.lookup(&name.name).is_none() && !self.g.consts.contains_key(&*name.name) {
+            if self.lookup(&name.name).is_none() && !self.is_const(&name.name) {
                 let dim = match &*field.name {
                     "x" => Some(Dim::X),
                     "y" => Some(Dim::Y),
@@ -362,6 +387,31 @@ impl BodyChecker<'_> {
             }
         }
         let b = self.expr(base, None)?;
+        if let Some(half) = b.ty.half_of() {
+            let f = match &*field.name {
+                "lo" => MathFn::Lo,
+                "hi" => MathFn::Hi,
+                _ => {
+                    self.error(CheckError::NotFound {
+                        kind: "field",
+                        name: field.name.to_string(),
+                        span: field.span,
+                        similar: super::body::similar(&field.name, ["lo", "hi"]),
+                        help: Some(format!(
+                            "values of type `{}` have the fields `lo` (the low 16 bits) and `hi`",
+                            b.ty
+                        )),
+                    });
+                    return None;
+                }
+            };
+            return Some(Expr {
+                kind: ExprKind::Math(f, vec![b]),
+                ty: half,
+                span,
+                id: self.ids.expr(),
+            });
+        }
         let vectors: Vec<String> = builtins::names(Form::Vector)
             .map(|n| format!("`{n}`"))
             .collect();
@@ -371,7 +421,7 @@ impl BodyChecker<'_> {
             span: field.span,
             similar: None,
             help: Some(format!(
-                "values of type `{}` have no fields; only the built-in vectors ({}) do",
+                "values of type `{}` have no fields; only the built-in vectors ({}) and the pairs `f16x2` and `bf16x2` (`.lo`, `.hi`) do",
                 b.ty,
                 vectors.join(", ")
             )),
@@ -415,7 +465,7 @@ impl BodyChecker<'_> {
             return None;
         }
         let ok = match op {
-            UnaryOp::Neg => v.ty.is_signed_int() || v.ty.is_float(),
+            UnaryOp::Neg => v.ty.is_signed_int() || v.ty.is_float() || v.ty.is_packed(),
             UnaryOp::Not => v.ty == Scalar::Bool || v.ty.is_int(),
         };
         if !ok {
@@ -563,10 +613,23 @@ impl BodyChecker<'_> {
             });
             return None;
         }
+        if ty.is_packed() && !matches!(op, Add | Sub | Mul) {
+            self.error(CheckError::BadOperand {
+                op: op.symbol().into(),
+                ty: ty.to_string(),
+                span: op_span,
+                note: Some(pair_note(ty)),
+            });
+            return None;
+        }
         // The language's rules: narrower than the IR's domains
         // (`ir::BinOp::applies_to`), which the writer defines more widely.
         let (ok, note) = match op {
-            Add | Sub | Mul | Div => (
+            Add | Sub | Mul => (
+                ty.is_int() || ty.is_float() || ty.is_packed(),
+                "arithmetic applies to integers and floats",
+            ),
+            Div => (
                 ty.is_int() || ty.is_float(),
                 "arithmetic applies to integers and floats",
             ),
@@ -598,7 +661,20 @@ impl BodyChecker<'_> {
 
 /// The note of E0118 on a storage type (`e4m3`, `e5m2`, `tf32`).
 pub fn storage_note(ty: Scalar) -> String {
+    let converts = if ty.is_fp8() {
+        "; `as` converts it to and from `f32`, `f16` and `bf16` (sm_89 and newer)"
+    } else {
+        "; `as` converts it to and from `f32`"
+    };
     format!(
-        "`{ty}` is a storage type for tensor data: its values are loaded, stored, copied and passed on, but no operator, built-in or conversion applies to them"
+        "`{ty}` is a storage type for tensor data: its values are loaded, stored, copied and passed on, but no operator or built-in applies to them{converts}"
+    )
+}
+
+/// The note of E0118 on a packed pair used where only its halves apply.
+pub fn pair_note(ty: Scalar) -> String {
+    let half = ty.half_of().unwrap_or(ty);
+    format!(
+        "`{ty}` holds two `{half}`: `+`, `-`, `*`, unary `-`, `min`, `max`, `abs` and `fma` apply to both halves at once; for anything else take them apart with `.lo` and `.hi` and pack the results with `{ty}(lo, hi)`"
     )
 }

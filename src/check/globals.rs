@@ -272,9 +272,33 @@ pub fn not_constant(span: Span, why: ir::consteval::NotConst) -> CheckError {
     }
 }
 
+/// What a type name that is not a scalar type's names, as a kernel's
+/// constants see it ([`resolve_type_in`]): `None` when no kernel constant
+/// has the name.
+pub type TypeNames<'a> = dyn FnMut(&ast::Ident) -> Option<NamedType> + 'a;
+
+/// A kernel constant named where a type goes.
+pub enum NamedType {
+    /// A `type` constant: its value.
+    Type(Scalar),
+    /// A constant whose declaration failed (already reported).
+    Poisoned,
+    /// A constant that holds a value, not a type: E0100 with this help.
+    NotAType(String),
+}
+
 /// Resolves a written type that must be a scalar.
 pub fn scalar_type(t: &ast::TypeExpr, diags: &mut Diags) -> Option<Scalar> {
-    match resolve_type(t, diags)? {
+    scalar_type_in(t, &mut |_| None, diags)
+}
+
+/// [`scalar_type`], with the type constants of a kernel.
+pub fn scalar_type_in(
+    t: &ast::TypeExpr,
+    names: &mut TypeNames<'_>,
+    diags: &mut Diags,
+) -> Option<Scalar> {
+    match resolve_type_in(t, names, diags)? {
         Type::Scalar(s) => Some(s),
         _ => {
             diags.push(CheckError::GlobalOutsideParams { span: t.span }.into_diagnostic());
@@ -283,29 +307,43 @@ pub fn scalar_type(t: &ast::TypeExpr, diags: &mut Diags) -> Option<Scalar> {
     }
 }
 
-/// Resolves a written type.
-pub fn resolve_type(t: &ast::TypeExpr, diags: &mut Diags) -> Option<Type> {
+/// Resolves a written type, where `names` gives the kernel constants that
+/// name types (`const ELEM: type = bf16`).
+pub fn resolve_type_in(
+    t: &ast::TypeExpr,
+    names: &mut TypeNames<'_>,
+    diags: &mut Diags,
+) -> Option<Type> {
     match &t.kind {
-        ast::TypeExprKind::Named(name) => match Scalar::from_name(&name.name) {
-            Some(s) => Some(Type::Scalar(s)),
-            None => {
-                let names = Scalar::ALL.map(Scalar::name);
-                diags.push(
-                    CheckError::NotFound {
-                        kind: "type",
-                        name: name.name.to_string(),
-                        span: name.span,
-                        similar: super::body::similar(&name.name, names.iter().copied()),
-                        help: Some(format!(
-                            "the scalar types are {}",
-                            names.map(|n| format!("`{n}`")).join(", ")
-                        )),
-                    }
-                    .into_diagnostic(),
-                );
-                None
+        ast::TypeExprKind::Named(name) => {
+            if let Some(s) = Scalar::from_name(&name.name) {
+                return Some(Type::Scalar(s));
             }
-        },
+            let help = match names(name) {
+                Some(NamedType::Type(s)) => return Some(Type::Scalar(s)),
+                Some(NamedType::Poisoned) => return None,
+                Some(NamedType::NotAType(help)) => Some(help),
+                None => None,
+            };
+            let names = Scalar::ALL.map(Scalar::name);
+            let help = help.unwrap_or_else(|| {
+                format!(
+                    "the scalar types are {}",
+                    names.map(|n| format!("`{n}`")).join(", ")
+                )
+            });
+            diags.push(
+                CheckError::NotFound {
+                    kind: "type",
+                    name: name.name.to_string(),
+                    span: name.span,
+                    similar: super::body::similar(&name.name, names.iter().copied()),
+                    help: Some(help),
+                }
+                .into_diagnostic(),
+            );
+            None
+        }
         // Too deep to parse (E0124, already reported).
         ast::TypeExprKind::Error => None,
         // Kernel parameters are checked before this (`check::tensor`).
@@ -326,7 +364,7 @@ pub fn resolve_type(t: &ast::TypeExpr, diags: &mut Diags) -> Option<Type> {
             None
         }
         ast::TypeExprKind::Global { mutable, elem } => {
-            let e = scalar_type(elem, diags)?;
+            let e = scalar_type_in(elem, names, diags)?;
             Some(Type::Global {
                 elem: e,
                 mutable: *mutable,

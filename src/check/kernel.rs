@@ -3,7 +3,7 @@
 
 use super::body::{Binding, BodyChecker, KernelCtx};
 use super::error::CheckError;
-use super::globals::{resolve_type, Globals};
+use super::globals::Globals;
 use crate::diagnostics::{Diagnostic, Diags};
 use crate::ir::layout::{self, ParamLayout, SharedDecl, SharedLayout};
 use crate::ir::{self, consteval, BarrierId, ParamId, SharedId};
@@ -24,6 +24,7 @@ pub fn check_kernel(
     sources: &SourceMap,
     target: Target,
     k: &ast::KernelItem,
+    consts: &[Option<ir::ConstValue>],
     diags: &mut Diags,
     references: &mut Vec<super::Reference>,
 ) -> ir::Kernel {
@@ -40,6 +41,9 @@ pub fn check_kernel(
         name_span: k.name.span,
         ..KernelCtx::default()
     };
+    // The kernel's constants first: the parameters' types, the launch
+    // attributes and the body may use them.
+    let instance = c.bind_kernel_consts(k, consts, &mut ctx.declared);
     for p in &k.params {
         if let Some(&first) = ctx.declared.get(&*p.name.name) {
             c.error(CheckError::Duplicate {
@@ -55,7 +59,7 @@ pub fn check_kernel(
                 Some(map) => (true, ir::ParamType::Tensor(map)),
                 None => (false, ir::ParamType::Scalar(Scalar::I32)),
             },
-            None => match resolve_type(&p.ty, &mut c.diags) {
+            None => match c.resolve_type(&p.ty) {
                 Some(Type::Scalar(s)) => (true, ir::ParamType::Scalar(s)),
                 Some(Type::Global { elem, mutable }) => (
                     true,
@@ -107,8 +111,12 @@ pub fn check_kernel(
     // The calls a kernel makes matter only to the analysis, which reads
     // them from the IR.
     let (body, _calls) = c.finish_body(block, diags, references);
+    let name = match &instance {
+        Some(i) => crate::ptx::names::instance_name(&k.name.name, &i.consts),
+        None => k.name.name.to_string(),
+    };
     let kernel = ir::Kernel {
-        name: k.name.name.to_string(),
+        name,
         name_span: k.name.span,
         span: k.span,
         params: ctx.params,
@@ -118,6 +126,7 @@ pub fn check_kernel(
         barriers: ctx.barriers,
         named_barriers: ctx.named_barriers,
         accums: ctx.accums,
+        instance,
         body,
     };
     diags.extend(shared_memory_limit(&kernel, target));
@@ -371,7 +380,7 @@ impl BodyChecker<'_> {
         span: Span,
     ) {
         let top = self.at_kernel_top_level("shared array", span);
-        let elem = super::globals::scalar_type(elem, &mut self.diags);
+        let elem = self.scalar_type(elem);
         let mut sizes = Vec::new();
         for (i, d) in dims.iter().enumerate() {
             match self.const_size(d, Some(Scalar::U32)) {

@@ -26,8 +26,10 @@ mod divisors;
 pub mod error;
 mod exprs;
 mod globals;
+pub mod instances;
 mod kernel;
 mod literals;
+mod matrix;
 mod named;
 mod places;
 mod stmts;
@@ -45,18 +47,27 @@ pub use error::CheckError;
 pub use globals::Globals;
 
 /// The checker's diagnostics that read the analysis' facts of the lowered
-/// module (partial or not): zero divisors (E0117) and the alignment of
-/// vector accesses (E0148, W0325).
+/// module (partial or not): zero divisors (E0117), the alignment of
+/// vector and matrix accesses (E0148, W0325, E0432, W0432) and whether
+/// every lane of a warp runs each matrix access (E0434).
 pub fn after_analysis(module: &ir::Module, info: &crate::analysis::ModuleInfo) -> Vec<Diagnostic> {
     let mut found = Vec::new();
     for (f, fi) in module.functions.iter().zip(&info.functions) {
         found.extend(divisors::zero_divisors(&f.body, &fi.body.values));
         found.extend(vector::alignment(&f.body, &[], &fi.body.values));
     }
+    let mut all: Vec<Diagnostic> = found.into_iter().map(CheckError::into_diagnostic).collect();
     for (k, ki) in module.kernels.iter().zip(&info.kernels) {
-        found.extend(divisors::zero_divisors(&k.body, &ki.body.values));
-        found.extend(vector::alignment(&k.body, &k.shared, &ki.body.values));
+        all.extend(after_analysis_kernel(k, ki));
     }
+    all
+}
+
+/// [`after_analysis`] of one kernel.
+pub fn after_analysis_kernel(k: &ir::Kernel, ki: &crate::analysis::KernelInfo) -> Vec<Diagnostic> {
+    let mut found = divisors::zero_divisors(&k.body, &ki.body.values);
+    found.extend(vector::alignment(&k.body, &k.shared, &ki.body.values));
+    found.extend(matrix::convergence(k, &ki.body));
     found.into_iter().map(CheckError::into_diagnostic).collect()
 }
 
@@ -87,6 +98,13 @@ pub struct CheckOutput {
     /// which leaves them in the list it is given.
     pub diagnostics: Vec<Diagnostic>,
     pub references: Vec<Reference>,
+    /// The checker's diagnostics of each instantiation of a kernel with
+    /// constants, by its index in `module.kernels`: they are merged with
+    /// the later stages' and reported once each ([`instances::merge`]).
+    pub instance_diags: Vec<(usize, Vec<Diagnostic>)>,
+    /// A `--const` that no kernel can take: a usage error (nothing is
+    /// checked then).
+    pub usage: Option<String>,
 }
 
 /// Checks every file (the root first) and lowers the root's kernels and the
@@ -116,6 +134,51 @@ pub fn check_into(
     target: Target,
     diags: &mut Diags,
 ) -> CheckOutput {
+    check_instances_into(
+        sources,
+        files,
+        imports,
+        target,
+        instances::Request::default(),
+        diags,
+    )
+}
+
+/// [`check_into`], compiling the instantiations of the kernels with
+/// constants that `request` asks for (the defaults without one). A request
+/// no kernel can take is [`CheckOutput::usage`], except in a file with
+/// syntax errors (which may have left a kernel unread): the request is
+/// then dropped.
+pub fn check_instances_into(
+    sources: &SourceMap,
+    files: &[(FileId, ast::File)],
+    imports: &[(crate::span::Span, FileId)],
+    target: Target,
+    request: instances::Request<'_>,
+    diags: &mut Diags,
+) -> CheckOutput {
+    let root = files.first().map(|(id, f)| (*id, f));
+    let root_kernels: Vec<&ast::KernelItem> = root
+        .iter()
+        .flat_map(|(_, f)| &f.items)
+        .filter_map(|item| match item {
+            ast::Item::Kernel(k) => Some(k),
+            _ => None,
+        })
+        .collect();
+    let misread =
+        root.is_some_and(|(_, f)| f.items.iter().any(|i| matches!(i, ast::Item::Error(_))));
+    let plans = match instances::plan(sources, &root_kernels, request) {
+        Ok(p) => p,
+        Err(usage) if !misread => {
+            return CheckOutput {
+                usage: Some(usage),
+                ..CheckOutput::default()
+            }
+        }
+        Err(_) => instances::plan(sources, &root_kernels, instances::Request::default())
+            .unwrap_or_default(),
+    };
     let mut globals = Globals::collect(sources, files, imports, diags);
     let mut references = std::mem::take(&mut globals.references);
 
@@ -134,11 +197,38 @@ pub fn check_into(
         module.functions.push(func);
         calls.push(callees);
     }
-    let root = files.first().map(|(id, f)| (*id, f));
-    for item in root.iter().flat_map(|(_, f)| &f.items) {
-        if let ast::Item::Kernel(k) = item {
-            let kernel = kernel::check_kernel(&globals, sources, target, k, diags, &mut references);
+    let mut instance_diags: Vec<(usize, Vec<Diagnostic>)> = Vec::new();
+    for (k, plan) in root_kernels.iter().zip(&plans) {
+        if k.consts.is_empty() {
+            let kernel =
+                kernel::check_kernel(&globals, sources, target, k, &[], diags, &mut references);
             module.kernels.push(kernel);
+            continue;
+        }
+        // Each instantiation on its own: its diagnostics are merged with
+        // the other instantiations' once the later stages have run.
+        let first = module.kernels.len();
+        for (n, given) in plan.iter().enumerate() {
+            let mut own = Diags::default();
+            let mut refs = Vec::new();
+            let kernel =
+                kernel::check_kernel(&globals, sources, target, k, given, &mut own, &mut refs);
+            // Two requests that come to the same values are one.
+            let earlier = module.kernels.get(first..).unwrap_or_default();
+            if earlier.iter().any(|o| o.name == kernel.name) {
+                continue;
+            }
+            if n == 0 {
+                references.append(&mut refs);
+            }
+            instance_diags.push((module.kernels.len(), own.into_vec()));
+            module.kernels.push(kernel);
+        }
+    }
+    for (i, d) in instances::name_clashes(&module) {
+        match instance_diags.iter_mut().find(|(k, _)| *k == i) {
+            Some((_, list)) => list.push(d),
+            None => instance_diags.push((i, vec![d])),
         }
     }
     if let Some((file, ast_file)) = root {
@@ -151,6 +241,8 @@ pub fn check_into(
         module,
         diagnostics: Vec::new(),
         references,
+        instance_diags,
+        usage: None,
     }
 }
 

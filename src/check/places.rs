@@ -223,12 +223,12 @@ impl BodyChecker<'_> {
                 None
             }
             None => {
-                if self.g.consts.contains_key(&*name.name) {
+                if self.is_const(&name.name) {
                     self.error(CheckError::NotA {
                         name: name.name.to_string(),
                         what: "an array",
                         span: name.span,
-                        decl: self.g.consts.get(&*name.name).map(|c| c.span),
+                        decl: self.const_decl(&name.name),
                     });
                 } else {
                     let similar = self.similar_visible(&name.name, name.span);

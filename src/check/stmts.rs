@@ -2,7 +2,7 @@
 
 use super::body::{Binding, BodyChecker};
 use super::error::{CheckError, Suggestion};
-use super::globals::{resolve_type, FnInfo};
+use super::globals::FnInfo;
 use super::values::split_value;
 use crate::ir::{self, Expr, ExprKind, StmtKind, Value};
 use crate::span::Span;
@@ -288,7 +288,7 @@ impl BodyChecker<'_> {
         span: Span,
     ) -> Option<StmtKind> {
         let declared = match ty {
-            Some(t) => match resolve_type(t, &mut self.diags) {
+            Some(t) => match self.resolve_type(t) {
                 Some(Type::Scalar(s)) => Some(Some(s)),
                 Some(_) => {
                     self.error(CheckError::GlobalOutsideParams { span: t.span });
@@ -376,7 +376,7 @@ impl BodyChecker<'_> {
                 return None;
             }
             // Not a local: say why it cannot be assigned.
-            if self.lookup(&name.name).is_some() || self.g.consts.contains_key(&*name.name) {
+            if self.lookup(&name.name).is_some() || self.is_const(&name.name) {
                 let (what, decl) = match self.lookup(&name.name) {
                     Some(Binding::Param(p)) => (
                         "a kernel parameter",
@@ -394,7 +394,7 @@ impl BodyChecker<'_> {
                     Some(Binding::Accum(_)) => {
                         ("an accumulator (index it to store an element)", None)
                     }
-                    _ => ("a constant", self.g.consts.get(&*name.name).map(|c| c.span)),
+                    _ => ("a constant", self.const_decl(&name.name)),
                 };
                 self.error(CheckError::AssignImmutable {
                     name: name.name.to_string(),

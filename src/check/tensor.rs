@@ -80,16 +80,22 @@ impl BodyChecker<'_> {
             ok = false;
         }
         ok &= self.require_sm90("a tensor-map parameter", t.span);
-        let elem = super::globals::scalar_type(t.elem, &mut self.diags);
-        if elem == Some(Scalar::Bool) {
+        let elem = self.scalar_type(t.elem);
+        if let Some(ty) = elem.filter(|t| *t == Scalar::Bool || t.is_packed()) {
+            let help = match ty.half_of() {
+                Some(h) => format!(
+                    "a map of `{h}` with the innermost box dimension doubled moves the same bytes"
+                ),
+                None => "store flags as `u8`".into(),
+            };
             self.error(CheckError::TensorDecl {
-                why: "a tensor map cannot hold `bool`".into(),
+                why: format!("a tensor map cannot hold `{ty}`"),
                 span: t.elem.span,
                 note: Some(
                     "tensor maps hold bf16, f16, f32, tf32, f64, e4m3, e5m2 and the integers"
                         .into(),
                 ),
-                help: Some("store flags as `u8`".into()),
+                help: Some(help),
                 fix: None,
                 other: None,
             });

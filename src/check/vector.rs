@@ -24,7 +24,8 @@ use super::calls::CallResult;
 use super::error::CheckError;
 use crate::analysis::values::{self, walk_runs, At, LowBits, RunVisit, Values, ALL_BITS};
 use crate::ir::{
-    Body, Expr, LocalId, Place, PlaceKind, SharedArray, Stmt, StmtId, StmtKind, VECTOR_BYTES,
+    Body, Expr, LocalId, Matrix, Place, PlaceKind, SharedArray, Stmt, StmtId, StmtKind,
+    VECTOR_BYTES,
 };
 use crate::span::Span;
 use crate::syntax::ast;
@@ -57,10 +58,12 @@ impl BodyChecker<'_> {
             } if !self.g.function_ids.contains_key(&*callee.name) => {
                 let entry = builtins::function(&callee.name);
                 match entry.map(|e| (e, e.builtin)) {
-                    Some((e, Builtin::Function(f))) => match vector_op(f) {
-                        Some((n, true)) => Some((e, callee, args, named, n)),
-                        _ => None,
-                    },
+                    Some((e, Builtin::Function(f))) => {
+                        match vector_op(f).or_else(|| super::matrix::matrix_op(f)) {
+                            Some((n, true)) => Some((e, callee, args, named, n, f)),
+                            _ => None,
+                        }
+                    }
                     _ => None,
                 }
             }
@@ -80,7 +83,7 @@ impl BodyChecker<'_> {
                 });
             }
         }
-        let Some((entry, callee, args, named, n)) = load else {
+        let Some((entry, callee, args, named, n, f)) = load else {
             let _ = self.expr(init, None);
             self.error(CheckError::NotVectorLoad {
                 span: init.span,
@@ -92,6 +95,10 @@ impl BodyChecker<'_> {
         };
         let name = entry.name;
         self.builtin_use(callee.span, entry);
+        if let Function::LdMatrix(_) = f {
+            let named = ast::named_args(named);
+            return self.let_matrix(names, pattern, init, entry, args, named, n);
+        }
         let place = self.in_call(entry.call_note(), args, &[], |c| {
             match c
                 .bind_args::<1>(&Call::new(entry, args, ast::named_args(named), init.span))?
@@ -138,6 +145,69 @@ impl BodyChecker<'_> {
         Some(StmtKind::LoadVector {
             locals,
             place: Box::new(place),
+            matrix: None,
+        })
+    }
+
+    /// `let (names...) = ldmatrix_xN(place, trans = t);`
+    #[allow(clippy::too_many_arguments)]
+    fn let_matrix(
+        &mut self,
+        names: &[ast::LetName],
+        pattern: Span,
+        init: &ast::Expr,
+        entry: &'static Entry,
+        args: &[ast::Expr],
+        named: &[ast::NamedArg],
+        n: usize,
+    ) -> Option<StmtKind> {
+        let name = entry.name;
+        let checked = self.in_call(entry.call_note(), args, named, |c| {
+            let call = Call::new(entry, args, named, init.span);
+            let [Some(p), t] = c.bind_args::<2>(&call)?.args else {
+                return None;
+            };
+            let place = c.memory_place(p, false);
+            let reg = match &place {
+                Some((pl, _)) => c.matrix_place(name, pl, p.span),
+                None => None,
+            };
+            let trans = c.matrix_trans(t);
+            let needs = c.needs(entry, init.span);
+            Some((place?.0, reg?, trans?)).filter(|_| needs)
+        });
+        if names.len() != n {
+            self.error(CheckError::VectorNames {
+                callee: name.to_string(),
+                n,
+                names: names.len(),
+                pattern,
+                call: init.span,
+            });
+            self.poison_names(names);
+            return None;
+        }
+        let Some((place, reg, trans)) = checked else {
+            self.poison_names(names);
+            return None;
+        };
+        let mut locals: Vec<LocalId> = Vec::with_capacity(n);
+        for (k, l) in names.iter().enumerate() {
+            if let Some(j) = names
+                .iter()
+                .take(k)
+                .position(|f| f.name.name == l.name.name)
+            {
+                if let Some(first) = locals.get(j) {
+                    self.mark_used(*first);
+                }
+            }
+            locals.push(self.declare_local(&l.name, reg, l.mutable, "a variable"));
+        }
+        Some(StmtKind::LoadVector {
+            locals,
+            place: Box::new(place),
+            matrix: Some(crate::ir::Matrix { trans }),
         })
     }
 
@@ -184,6 +254,7 @@ impl BodyChecker<'_> {
         Some(CallResult::Effect(Box::new(StmtKind::StoreVector {
             place: Box::new(place),
             values: lowered,
+            matrix: None,
         })))
     }
 
@@ -191,6 +262,7 @@ impl BodyChecker<'_> {
     pub fn vector_as_value(&mut self, entry: &Entry, args: &[ast::Expr], span: Span) {
         let n = match entry.builtin {
             Builtin::Function(Function::Load2) => 2,
+            Builtin::Function(Function::LdMatrix(n)) => usize::from(n),
             _ => 4,
         };
         for a in args {
@@ -237,6 +309,7 @@ impl BodyChecker<'_> {
 pub fn alignment(body: &Body, shared: &[SharedArray], values: &Values) -> Vec<CheckError> {
     struct Access {
         callee: String,
+        matrix: bool,
         n: usize,
         span: Span,
         misaligned: Option<String>,
@@ -251,16 +324,32 @@ pub fn alignment(body: &Body, shared: &[SharedArray], values: &Values) -> Vec<Ch
     }
     impl<'ir> RunVisit<'ir> for Find<'_> {
         fn stmt(&mut self, s: &'ir Stmt, at: At) {
-            let (n, place, load) = match &s.kind {
-                StmtKind::LoadVector { locals, place } => (locals.len(), place, true),
-                StmtKind::StoreVector { place, values } => (values.len(), place, false),
+            let (n, place, load, matrix) = match &s.kind {
+                StmtKind::LoadVector {
+                    locals,
+                    place,
+                    matrix,
+                } => (locals.len(), place, true, matrix.is_some()),
+                StmtKind::StoreVector {
+                    place,
+                    values,
+                    matrix,
+                } => (values.len(), place, false, matrix.is_some()),
                 _ => return,
+            };
+            // A matrix row is 8 elements, whatever the count of matrices.
+            let (n, callee) = match (matrix, load) {
+                (true, true) => (Matrix::ROW as usize, format!("ldmatrix_x{n}")),
+                (true, false) => (Matrix::ROW as usize, format!("stmatrix_x{n}")),
+                (false, true) => (n, format!("load{n}")),
+                (false, false) => (n, format!("store{n}")),
             };
             let need = n.trailing_zeros();
             let (z, r) = flat_index(self.shared, self.values, place, at);
             let i = *self.seen.entry(s.id).or_insert_with(|| {
                 self.found.push(Access {
-                    callee: format!("{}{n}", if load { "load" } else { "store" }),
+                    callee,
+                    matrix,
                     n,
                     span: place.span,
                     misaligned: None,
@@ -295,6 +384,15 @@ pub fn alignment(body: &Body, shared: &[SharedArray], values: &Values) -> Vec<Ch
     f.found
         .into_iter()
         .filter_map(|a| match a.misaligned {
+            Some(index) if a.matrix => Some(CheckError::MatrixMisaligned {
+                callee: a.callee,
+                index,
+                span: a.span,
+            }),
+            None if a.unproven && a.matrix => Some(CheckError::MatrixUnproven {
+                callee: a.callee,
+                span: a.span,
+            }),
             Some(index) => Some(CheckError::VectorMisaligned {
                 callee: a.callee,
                 n: a.n,

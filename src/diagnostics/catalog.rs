@@ -2,7 +2,7 @@
 //!
 //! The first lines are the contract of the language reference's diagnostics
 //! catalogue (§8), plus the project's additions (E0004, E0114–E0119, E0123,
-//! E0124–E0127, E0130–E0132, E0140–E0149, E0160–E0162, E0400–E0409, W0003,
+//! E0124–E0127, E0130–E0132, E0140–E0149, E0160–E0163, E0400–E0409, W0003,
 //! W0324–W0326, W0330).
 //! Each code's explanation is a markdown file in `explain/`, compiled in with
 //! `include_str!` so that `kdslc explain` needs no files at run time. The
@@ -178,7 +178,7 @@ pub static CODES: &[CodeInfo] = &[
     code!(
         "E0146",
         Error,
-        "a `let` pattern of {names} names needs a vector load / `{callee}` gives {n} values but the pattern has {names} names / `{callee}` gives {n} values, not one"
+        "a `let` pattern of {names} names needs a vector load / `{callee}` gives {n} values but the pattern has {names} names / `{callee}` gives {n} values, not one / `{callee}` gives its value through a pattern"
     ),
     code!(
         "E0147",
@@ -202,6 +202,7 @@ pub static CODES: &[CodeInfo] = &[
         Error,
         "loops over constant lists unroll to too much code"
     ),
+    code!("E0163", Error, "invalid kernel constant: {why}"),
     code!(
         "E0200",
         Error,
@@ -351,6 +352,27 @@ pub static CODES: &[CodeInfo] = &[
         "E0425",
         Error,
         "ptxas cannot compile this with {have} registers per thread; it needs {need} (C7602)"
+    ),
+    code!(
+        "E0430",
+        Error,
+        "`{callee}` needs an element of a shared array of this CTA, not {found}"
+    ),
+    code!("E0431", Error, "`{callee}` moves 16-bit elements, not `{elem}`"),
+    code!(
+        "E0432",
+        Error,
+        "`{callee}` at {index}, which is never a multiple of 8"
+    ),
+    code!(
+        "E0433",
+        Error,
+        "the rows of `{array}` are {inner} elements, not a whole number of `{callee}`'s 8"
+    ),
+    code!(
+        "E0434",
+        Error,
+        "`{callee}` under a condition that may split a warp / `{callee}` in a block of {n} threads, whose last warp is partial"
     ),
     code!("S0001", Error, "deadlock: no thread can make progress"),
     code!("S0002", Error, "out-of-bounds {access} in {space} memory"),
@@ -522,6 +544,11 @@ pub static CODES: &[CodeInfo] = &[
         "W0429",
         Warning,
         "ptxas inserted a wait for a wgmma group before its accumulators are used (C7517)"
+    ),
+    code!(
+        "W0432",
+        Warning,
+        "cannot prove that the rows of `{callee}` are 16-byte aligned"
     ),
 ];
 

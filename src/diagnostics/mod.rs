@@ -198,10 +198,13 @@ pub fn agree<N: Count>(n: N, one: &'static str, many: &'static str) -> &'static 
 }
 
 /// The plural of an English noun (`byte` → `bytes`, `entry` → `entries`,
-/// `batch` → `batches`, `index` → `indices`); of a phrase, of its last word.
+/// `batch` → `batches`, `index` → `indices`, `matrix` → `matrices`); of a phrase, of its last word.
 pub fn plural_noun(noun: &str) -> String {
     if let Some(stem) = noun.strip_suffix("index") {
         return format!("{stem}indices");
+    }
+    if let Some(stem) = noun.strip_suffix("matrix") {
+        return format!("{stem}matrices");
     }
     let consonant_y = noun.strip_suffix('y').filter(|stem| {
         stem.chars()

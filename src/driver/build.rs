@@ -288,6 +288,8 @@ pub fn options(common: &CommonArgs, check_only: bool) -> Result<Options, Fail> {
         lineinfo: false,
         drop_syntax: false,
         passes: common.passes.clone(),
+        consts: common.consts.clone(),
+        entries: Vec::new(),
     })
 }
 
@@ -295,6 +297,9 @@ pub fn options(common: &CommonArgs, check_only: bool) -> Result<Options, Fail> {
 /// program has errors (exit 1, already reported).
 pub fn compile(file: &Path, opts: &Options, reporter: &mut Reporter) -> Result<Compilation, Fail> {
     let c = crate::compile(file, opts).map_err(|e| cannot_read(file, &e))?;
+    if let Some(usage) = c.usage_error {
+        return Err(Fail::Usage(usage));
+    }
     reporter.report(&c.sources, &c.diagnostics);
     outcome(c, opts)
 }
@@ -366,7 +371,10 @@ fn emit(
             // ptxas's advisories, at the kdsl spans of the lines they
             // name: a program error (exit 1) when one is an error, the
             // cubin left where it was.
-            let found = crate::ptx::advice::diagnostics(&assembly.log, ptx, &c.ptx_line_spans);
+            let module = c.module.as_ref();
+            let note = |entry: &str| crate::check::instances::entry_note(module?, entry);
+            let found =
+                crate::ptx::advice::diagnostics_in(&assembly.log, ptx, &c.ptx_line_spans, &note);
             let found = crate::pipeline::finish(found, opts);
             reporter.report(&c.sources, &found);
             let errors = found.iter().any(Diagnostic::is_error);

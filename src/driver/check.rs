@@ -16,6 +16,11 @@ pub fn check(args: &CheckArgs, reporter: &mut Reporter) -> Result<(), Fail> {
     let mut internal = None;
     for file in &args.files {
         match crate::compile(file, &opts) {
+            Ok(c) if c.usage_error.is_some() => {
+                let usage = c.usage_error.unwrap_or_default();
+                reporter.fail(&super::Fail::Usage(usage));
+                unreadable = true;
+            }
             Ok(c) => {
                 reporter.report(&c.sources, &c.diagnostics);
                 failed |= c.failed(&opts);

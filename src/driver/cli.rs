@@ -56,7 +56,8 @@ pub const SUBCOMMANDS: &[&str] = &["build", "check", "explain", "lsp", "sim", "r
 /// The argument forms of `--arg`, shown under `kdslc sim/run --help`.
 const LAUNCH_HELP: &str = "\
 Arguments (--arg NAME=VALUE, or POSITION=VALUE counting from 0):
-  scalars        a literal of the parameter's type: 1024, 0x400, -3, 2.5, 1e-3, inf, true
+  scalars        a literal of the parameter's type: 1024, 0x400, -3, 2.5, 1e-3, inf, true;
+                 pairs (f16x2, bf16x2) low/high: 1.5/-2
   @x.npy         a NumPy array; its dtype must match the element type
   @x.bin, @x     raw little-endian elements
   [1, 2, 3]      the elements
@@ -163,6 +164,16 @@ pub struct CommonArgs {
     /// comma-separated list of special, unroll, stream, licm (see docs/cli.md)
     #[arg(long, value_name = "LIST", default_value = "all", value_parser = Passes::parse)]
     pub passes: Passes,
+
+    /// The value of a kernel constant, `BM=64` (every kernel with a constant
+    /// BM) or `gemm.BM=64`; repeatable: each value of a constant given
+    /// several times is an instantiation (see docs/language.md §2.6)
+    #[arg(long = "const", value_name = "[KERNEL.]NAME=VALUE", value_parser = parse_const)]
+    pub consts: Vec<crate::check::instances::ConstArg>,
+}
+
+fn parse_const(s: &str) -> Result<crate::check::instances::ConstArg, String> {
+    s.parse()
 }
 
 /// The launch flags `sim` and `run` share: the input, the kernel, the

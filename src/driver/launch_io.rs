@@ -33,6 +33,9 @@ pub(crate) struct Input {
     /// For `.kdsl` input, each kernel placed in dynamic shared memory with
     /// its declarations (for the simulator's bounds and reports).
     pub dynamic_layouts: Vec<(String, crate::launch::DynamicLayout)>,
+    /// For `.kdsl` input, each instantiation of a kernel with constants:
+    /// its `.entry` name and the kernel's (`--kernel gemm` selects it).
+    pub instances: Vec<(String, String)>,
 }
 
 /// `FILE.ptx` (any case) is PTX; anything else is kdsl.
@@ -44,6 +47,12 @@ pub(crate) fn is_ptx(path: &Path) -> bool {
 /// Reads and, for `.kdsl`, compiles the input (reporting its diagnostics).
 pub(crate) fn load(args: &LaunchArgs, reporter: &mut Reporter) -> Result<Input, Fail> {
     let path = args.file.clone();
+    if is_ptx(&path) && !args.common.consts.is_empty() {
+        return Err(Fail::Usage(format!(
+            "`--const` sets the constants of kdsl kernels; `{}` is PTX, whose kernels have none",
+            path.display()
+        )));
+    }
     if is_ptx(&path) {
         // The same rules as for a `.kdsl` source: a regular file of bounded
         // size, so that a FIFO or `/dev/zero` cannot hang or exhaust us.
@@ -72,18 +81,27 @@ pub(crate) fn load(args: &LaunchArgs, reporter: &mut Reporter) -> Result<Input, 
             origin: Origin::Ptx,
             signatures,
             dynamic_layouts: Vec::new(),
+            instances: Vec::new(),
         });
     }
-    let opts = options(&args.common, false)?;
+    let mut opts = options(&args.common, false)?;
+    // `--kernel gemm__BM_64` compiles that instantiation.
+    opts.entries.extend(args.kernel.clone());
     let c = compile(&path, &opts, reporter)?;
     let (Some(module), Some(ptx)) = (c.module.as_ref(), c.ptx.clone()) else {
         return Err(Fail::Internal(
             "the compiler reported no errors but produced no PTX".to_string(),
         ));
     };
+    let instances = module
+        .kernels
+        .iter()
+        .filter_map(|k| Some((k.name.clone(), k.instance.as_ref()?.kernel.clone())))
+        .collect();
     Ok(Input {
         signatures: signature::of_module(module),
         dynamic_layouts: signature::dynamic_layouts(module),
+        instances,
         path,
         ptx,
         line_spans: c.ptx_line_spans,
@@ -96,7 +114,8 @@ pub(crate) fn load(args: &LaunchArgs, reporter: &mut Reporter) -> Result<Input, 
 /// found before anything runs.
 pub(crate) fn prepare(args: &LaunchArgs, input: &Input) -> Result<Launch, Fail> {
     let usage = |e: LaunchError| Fail::Usage(e.to_string());
-    let sig = launch::select_kernel(&input.signatures, args.kernel.as_deref()).map_err(usage)?;
+    let wanted = wanted_entry(args.kernel.as_deref(), input)?;
+    let sig = launch::select_kernel(&input.signatures, wanted).map_err(usage)?;
     let request = Request {
         grid: args.grid,
         block: args.block,
@@ -117,6 +136,36 @@ pub(crate) fn prepare(args: &LaunchArgs, input: &Input) -> Result<Launch, Fail> 
         no_output_replaces_an_input(args, input, &l, dir)?;
     }
     Ok(l)
+}
+
+/// The `.entry` `--kernel NAME` means: `NAME` itself, or where `NAME` is a
+/// kernel with constants that is no `.entry`, its one instantiation
+/// compiled (a usage error when there are several).
+fn wanted_entry<'a>(wanted: Option<&'a str>, input: &'a Input) -> Result<Option<&'a str>, Fail> {
+    let Some(name) = wanted else {
+        return Ok(None);
+    };
+    if input.signatures.iter().any(|s| s.name == name) {
+        return Ok(Some(name));
+    }
+    let entries: Vec<&str> = input
+        .instances
+        .iter()
+        .filter(|(_, kernel)| kernel == name)
+        .map(|(entry, _)| entry.as_str())
+        .collect();
+    match entries.as_slice() {
+        [] => Ok(Some(name)),
+        [one] => Ok(Some(one)),
+        many => Err(Fail::Usage(format!(
+            "kernel `{name}` has {} instantiations here ({}): name one with `--kernel`, or give its constants' values with `--const`",
+            many.len(),
+            many.iter()
+                .map(|e| format!("`{e}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+    }
 }
 
 /// Refuses, before anything runs, an `--out` file that is an input: the

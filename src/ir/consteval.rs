@@ -93,6 +93,9 @@ fn eval_node<'e>(
         },
         ExprKind::Math(f, args) => {
             let vals = args.iter().map(&mut *sub).collect::<Result<Vec<_>, _>>()?;
+            if *f == MathFn::Pack {
+                return pack(&vals, e.ty);
+            }
             let arg_ty = args.first().map_or(e.ty, |a| a.ty);
             math(*f, &vals, arg_ty)
         }
@@ -243,7 +246,16 @@ fn small_constant_tree(e: &Expr, budget: &mut u32) -> bool {
 /// The built-in functions constant evaluation computes. The others (`sqrt`,
 /// `exp`, …) use hardware approximations and are left to run time.
 fn foldable_math(f: MathFn) -> bool {
-    matches!(f, MathFn::Min | MathFn::Max | MathFn::Abs | MathFn::Fma)
+    matches!(
+        f,
+        MathFn::Min
+            | MathFn::Max
+            | MathFn::Abs
+            | MathFn::Fma
+            | MathFn::Pack
+            | MathFn::Lo
+            | MathFn::Hi
+    )
 }
 
 /// The value of `e` as an unsigned integer, if it is a constant integer.
@@ -300,6 +312,7 @@ pub fn unary(op: UnaryOp, v: Value, ty: Scalar) -> Result<Value, NotConst> {
         (UnaryOp::Neg, Value::Int(i)) => Value::Int(wrap(i.wrapping_neg(), ty)),
         // Exact in every format (`neg`, or flipping the sign bit of a half).
         (UnaryOp::Neg, Value::Float(f)) => Value::Float(-f),
+        (UnaryOp::Neg, Value::Pair(lo, hi)) => Value::Pair(-lo, -hi),
         (UnaryOp::Not, Value::Bool(b)) => Value::Bool(!b),
         (UnaryOp::Not, Value::Int(i)) => Value::Int(wrap(!i, ty)),
         _ => return Err(NotConst::Runtime),
@@ -316,6 +329,18 @@ pub fn binary(op: BinOp, x: Value, y: Value, ty: Scalar, yty: Scalar) -> Result<
             None => Err(NotConst::Runtime),
         },
         (Value::Bool(x), Value::Bool(y)) => bool_binary(op, x, y),
+        // A packed pair: each half on its own, as `add.rn.f16x2` computes
+        // it (correctly rounded, which is what `f32` then one rounding
+        // gives for halves).
+        (Value::Pair(a, b), Value::Pair(c, d))
+            if matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul) =>
+        {
+            let fmt = ty.half_of().and_then(Format::of).ok_or(NotConst::Runtime)?;
+            match (float_binary(op, a, c, fmt)?, float_binary(op, b, d, fmt)?) {
+                (Value::Float(lo), Value::Float(hi)) => Ok(Value::Pair(lo, hi)),
+                _ => Err(NotConst::Runtime),
+            }
+        }
         _ => Err(NotConst::Runtime),
     }
 }
@@ -456,6 +481,12 @@ pub fn fma(a: f64, b: f64, c: f64, fmt: Format) -> f64 {
 /// - `bool` ↔ number: 0/1 and `!= 0` (NaN is true).
 pub fn cast(v: Value, from: Scalar, to: Scalar) -> Value {
     match (v, Format::of(to)) {
+        // `as e4m3`, `as e5m2` (saturating), `as tf32` (ties away).
+        (Value::Float(f), None) if to.is_storage_only() => {
+            Value::Float(fp::to_storage(f, to).unwrap_or(f))
+        }
+        // Pairs have no `as` (the checker refuses it); nothing changes.
+        (Value::Pair(..), _) => v,
         (Value::Bool(b), _) if to == Scalar::Bool => Value::Bool(b),
         (Value::Bool(b), Some(_)) => Value::Float(if b { 1.0 } else { 0.0 }),
         (Value::Bool(b), None) => Value::Int(i128::from(b)),
@@ -494,8 +525,47 @@ fn int_range(t: Scalar) -> (i128, i128) {
     t.int_range().unwrap_or((0, u64::MAX as i128))
 }
 
+/// `f16x2(lo, hi)`/`bf16x2(lo, hi)` of type `ty`: halves as they are,
+/// `f32`s rounded once each to the half type (`cvt.rn.f16x2.f32`).
+fn pack(args: &[Value], ty: Scalar) -> Result<Value, NotConst> {
+    let fmt = ty.half_of().and_then(Format::of).ok_or(NotConst::Runtime)?;
+    match args {
+        [Value::Float(lo), Value::Float(hi)] => {
+            Ok(Value::Pair(fp::round(*lo, fmt), fp::round(*hi, fmt)))
+        }
+        _ => Err(NotConst::Runtime),
+    }
+}
+
+/// `min`, `max`, `abs` and `fma` of a packed pair of halves of `fmt`, and
+/// its halves (`lo`, `hi`): each half as the scalar operation computes it
+/// (`min.f16x2` ignores a NaN operand per half, like `min.f32`).
+fn pair_math(f: MathFn, args: &[Value], fmt: Format) -> Result<Value, NotConst> {
+    let halves = |i: usize| -> Vec<Value> {
+        args.iter()
+            .map(|a| match a {
+                Value::Pair(lo, hi) => Value::Float(if i == 0 { *lo } else { *hi }),
+                other => *other,
+            })
+            .collect()
+    };
+    match (f, args) {
+        (MathFn::Lo, [Value::Pair(lo, _)]) => return Ok(Value::Float(*lo)),
+        (MathFn::Hi, [Value::Pair(_, hi)]) => return Ok(Value::Float(*hi)),
+        _ => {}
+    }
+    let half_ty = fmt.scalar();
+    match (math(f, &halves(0), half_ty)?, math(f, &halves(1), half_ty)?) {
+        (Value::Float(lo), Value::Float(hi)) => Ok(Value::Pair(lo, hi)),
+        _ => Err(NotConst::Runtime),
+    }
+}
+
 /// `min`, `max`, `abs` and `fma` on arguments of type `ty`.
 fn math(f: MathFn, args: &[Value], ty: Scalar) -> Result<Value, NotConst> {
+    if let Some(half) = ty.half_of().and_then(Format::of) {
+        return pair_math(f, args, half);
+    }
     let fmt = Format::of(ty);
     Ok(match (f, args, fmt) {
         (MathFn::Min, [Value::Int(a), Value::Int(b)], _) => Value::Int(*a.min(b)),

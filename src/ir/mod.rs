@@ -288,6 +288,8 @@ pub struct Local {
 
 #[derive(Clone, Debug)]
 pub struct Kernel {
+    /// The `.entry` name: the kdsl name, or for an instantiation of a
+    /// kernel with constants its PTX name ([`Instance`]).
     pub name: String,
     /// The span of the kernel's name.
     pub name_span: Span,
@@ -304,7 +306,72 @@ pub struct Kernel {
     pub named_barriers: Vec<NamedBarrier>,
     /// Warpgroup accumulators in registers (`accum acc: [f32; 64, N];`).
     pub accums: Vec<Accum>,
+    /// For a kernel with constants (`kernel k<const N: u32 = 4>`), the
+    /// values this instantiation was checked and lowered with; `None` for
+    /// a kernel without.
+    pub instance: Option<Instance>,
     pub body: Body,
+}
+
+/// One instantiation of a kernel with constants: each kernel constant's
+/// value, in declaration order. Its checked body has them folded in: the
+/// IR knows no constants, only their values.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Instance {
+    /// The kdsl name of the kernel ([`Kernel::name`] is the instantiation's).
+    pub kernel: String,
+    pub consts: Vec<InstanceConst>,
+}
+
+/// A kernel constant's value in one instantiation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InstanceConst {
+    pub name: String,
+    pub value: ConstValue,
+    /// The value is the constant's default (evaluated in this
+    /// instantiation): such constants do not appear in its PTX name.
+    pub default: bool,
+}
+
+/// The value of a kernel constant: an integer or `bool` of its type, or a
+/// type (`const ELEM: type = bf16`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ConstValue {
+    Value(Value, Scalar),
+    Type(Scalar),
+}
+
+impl ConstValue {
+    /// The value as kdsl writes it: `128`, `-3`, `true`, `bf16`.
+    pub fn text(&self) -> String {
+        match self {
+            ConstValue::Value(Value::Int(i), _) => i.to_string(),
+            ConstValue::Value(Value::Bool(b), _) => b.to_string(),
+            ConstValue::Value(Value::Float(f), _) => f.to_string(),
+            ConstValue::Value(Value::Pair(lo, hi), _) => format!("{lo}/{hi}"),
+            ConstValue::Type(t) => t.name().to_string(),
+        }
+    }
+
+    /// The constant's type as written: `u32`, `bool`, `type`.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            ConstValue::Value(_, t) => t.name(),
+            ConstValue::Type(_) => "type",
+        }
+    }
+}
+
+impl Instance {
+    /// `BM = 64, STAGES = 4, ELEM = bf16`: every constant with its value.
+    pub fn values_text(&self) -> String {
+        let parts: Vec<String> = self
+            .consts
+            .iter()
+            .map(|c| format!("{} = {}", c.name, c.value.text()))
+            .collect();
+        parts.join(", ")
+    }
 }
 
 impl Kernel {
@@ -706,17 +773,27 @@ pub enum StmtKind {
     /// of the place's element type) with the consecutive elements starting
     /// at `place`, read by one vector access (`ld.v2`/`ld.v4`): at most
     /// [`VECTOR_BYTES`], at an address aligned to the whole access.
+    ///
+    /// With `matrix`, `let (a, b, c, d) = ldmatrix_x4(tile[r, c]);`: the
+    /// warp loads 1, 2 or 4 (the locals) 8 x 8 matrices of 16-bit elements
+    /// of a shared array, each lane giving the address of one row at
+    /// `place` (`ldmatrix.sync.aligned.m8n8.xN{.trans}.shared.b16`); each
+    /// local holds two elements, of the pair type of the element type
+    /// ([`Matrix::register`]).
     LoadVector {
         locals: Vec<LocalId>,
         place: Box<Place>,
+        matrix: Option<Matrix>,
     },
     /// `store4(place, a, b, c, d)`: stores `values` (2 or 4, of the place's
     /// element type, evaluated in order after the address) to the
     /// consecutive elements starting at `place` with one vector access
-    /// (`st.v2`/`st.v4`).
+    /// (`st.v2`/`st.v4`); with `matrix`, `stmatrix_xN(place, values...)`,
+    /// the warp's store of 1, 2 or 4 matrices (sm_90).
     StoreVector {
         place: Box<Place>,
         values: Vec<Expr>,
+        matrix: Option<Matrix>,
     },
     If {
         cond: Box<Expr>,
@@ -1186,6 +1263,29 @@ pub enum Parity {
     Tracked,
 }
 
+/// A warp's matrix access (`ldmatrix`, `stmatrix`) of 8 x 8 matrices of
+/// 16-bit elements: transposed or not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Matrix {
+    pub trans: bool,
+}
+
+impl Matrix {
+    /// The elements of one row: 16 bytes, which a lane's address names.
+    pub const ROW: u32 = 8;
+
+    /// The type of a register of matrices of `elem`: two elements, as a
+    /// pair (`f16x2`, `bf16x2`) or as the `u32` of their bits (`u16`,
+    /// `i16`); `None` for an element type the instructions do not move.
+    pub fn register(elem: Scalar) -> Option<Scalar> {
+        match elem {
+            Scalar::F16 | Scalar::BF16 => elem.pair_of(),
+            Scalar::U16 | Scalar::I16 => Some(Scalar::U32),
+            _ => None,
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Expr {
     pub kind: ExprKind,
@@ -1216,6 +1316,9 @@ pub enum Value {
     Bool(bool),
     Int(i128),
     Float(f64),
+    /// A packed pair (`f16x2`, `bf16x2`): the low half, then the high
+    /// half, each an `f64` holding a value of the half type exactly.
+    Pair(f64, f64),
 }
 
 #[derive(Clone, Debug)]
@@ -1386,6 +1489,13 @@ pub enum MathFn {
     Cos,
     /// `fma(a, b, c)` = a * b + c, rounded once.
     Fma,
+    /// `f16x2(lo, hi)`, `bf16x2(lo, hi)`: a packed pair (the expression's
+    /// type) from two halves of its half type, moved, or from two `f32`s,
+    /// each rounded once to nearest even (`cvt.rn.f16x2.f32`).
+    Pack,
+    /// `x.lo`, `x.hi`: the low or high half of a packed pair.
+    Lo,
+    Hi,
 }
 
 impl MathFn {
@@ -1404,6 +1514,9 @@ impl MathFn {
             MathFn::Sin => "sin",
             MathFn::Cos => "cos",
             MathFn::Fma => "fma",
+            MathFn::Pack => "pack",
+            MathFn::Lo => "lo",
+            MathFn::Hi => "hi",
         }
     }
 }

@@ -98,6 +98,16 @@ fn kernel(out: &mut String, module: &Module, k: &Kernel) {
         let _ = write!(out, " cluster({x}, {y}, {z})");
     }
     out.push_str(" {\n");
+    // An instantiation's constants, as its body was checked with them.
+    for c in k.instance.iter().flat_map(|i| &i.consts) {
+        let _ = writeln!(
+            out,
+            "{INDENT}const {}: {} = {}",
+            c.name,
+            c.value.type_name(),
+            c.value.text()
+        );
+    }
     for p in &k.params {
         let _ = write!(out, "{INDENT}param {}: ", p.name);
         match p.ty {
@@ -211,7 +221,11 @@ fn stmt(out: &mut String, cx: Cx, s: &Stmt, level: usize) {
             out.push_str("call ");
             call(out, cx, *func, args, level);
         }
-        StmtKind::LoadVector { locals, place: p } => {
+        StmtKind::LoadVector {
+            locals,
+            place: p,
+            matrix,
+        } => {
             out.push_str("let (");
             for (i, l) in locals.iter().enumerate() {
                 if i > 0 {
@@ -219,16 +233,40 @@ fn stmt(out: &mut String, cx: Cx, s: &Stmt, level: usize) {
                 }
                 local_decl(out, cx, *l);
             }
-            let _ = write!(out, ") = load{}(", locals.len());
+            match matrix {
+                Some(_) => {
+                    let _ = write!(out, ") = ldmatrix_x{}(", locals.len());
+                }
+                None => {
+                    let _ = write!(out, ") = load{}(", locals.len());
+                }
+            }
             place(out, cx, p, level);
+            if matrix.is_some_and(|m| m.trans) {
+                out.push_str(", trans = true");
+            }
             out.push(')');
         }
-        StmtKind::StoreVector { place: p, values } => {
-            let _ = write!(out, "store{}(", values.len());
+        StmtKind::StoreVector {
+            place: p,
+            values,
+            matrix,
+        } => {
+            match matrix {
+                Some(_) => {
+                    let _ = write!(out, "stmatrix_x{}(", values.len());
+                }
+                None => {
+                    let _ = write!(out, "store{}(", values.len());
+                }
+            }
             place(out, cx, p, level);
             for v in values {
                 out.push_str(", ");
                 expr(out, cx, v, level);
+            }
+            if matrix.is_some_and(|m| m.trans) {
+                out.push_str(", trans = true");
             }
             out.push(')');
         }
@@ -628,6 +666,18 @@ fn expr(out: &mut String, cx: Cx, x: &Expr, level: usize) {
             place(out, cx, p, level);
         }
         ExprKind::Call { func, args } => call(out, cx, *func, args, level),
+        // `x.lo`, `x.hi` and the pair's type as the name of `pack`, as
+        // the program writes them.
+        ExprKind::Math(f @ (MathFn::Lo | MathFn::Hi), args) => {
+            out.push('(');
+            list(out, cx, args, level);
+            let _ = write!(out, ").{}", f.name());
+        }
+        ExprKind::Math(MathFn::Pack, args) => {
+            let _ = write!(out, "{}(", x.ty);
+            list(out, cx, args, level);
+            out.push(')');
+        }
         ExprKind::Math(f, args) => {
             let _ = write!(out, "{}(", f.name());
             list(out, cx, args, level);
@@ -695,6 +745,14 @@ fn value(v: Value, ty: crate::types::Scalar) -> String {
         Value::Float(f) => match crate::fp::Format::of(ty) {
             Some(fmt) => format!("{}{ty}", crate::fp::display(f, fmt)),
             None => format!("{f:?}{ty}"),
+        },
+        Value::Pair(lo, hi) => match ty.half_of().and_then(crate::fp::Format::of) {
+            Some(fmt) => format!(
+                "{ty}({}, {})",
+                crate::fp::display(lo, fmt),
+                crate::fp::display(hi, fmt)
+            ),
+            None => format!("{ty}({lo:?}, {hi:?})"),
         },
     }
 }

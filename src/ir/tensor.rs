@@ -258,7 +258,7 @@ impl TensorMap {
 
     /// `CU_TENSOR_MAP_DATA_TYPE_*` of an element type: fp8 and `i8` are
     /// bytes (`UINT8`), `i16` 16-bit (`UINT16`); `None` for `bool`, which a
-    /// tensor map cannot hold (E0400).
+    /// tensor map cannot hold (E0400), nor for the packed pairs.
     pub fn data_type(elem: Scalar) -> Option<&'static str> {
         Some(match elem {
             Scalar::U8 | Scalar::I8 | Scalar::E4M3 | Scalar::E5M2 => {
@@ -274,7 +274,7 @@ impl TensorMap {
             Scalar::F32 => "CU_TENSOR_MAP_DATA_TYPE_FLOAT32",
             Scalar::F64 => "CU_TENSOR_MAP_DATA_TYPE_FLOAT64",
             Scalar::TF32 => "CU_TENSOR_MAP_DATA_TYPE_TFLOAT32",
-            Scalar::Bool => return None,
+            Scalar::Bool | Scalar::F16x2 | Scalar::BF16x2 => return None,
         })
     }
 

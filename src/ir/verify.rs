@@ -370,6 +370,25 @@ impl<'m> Verifier<'m> {
         }
     }
 
+    /// A matrix access of `n` registers at `place`: 1, 2 or 4 matrices of
+    /// 16-bit elements of this CTA's shared memory. The registers' type.
+    fn matrix(&mut self, span: Span, n: usize, place: &Place) -> Scalar {
+        if !matches!(n, 1 | 2 | 4) {
+            self.error(span, format!("a matrix access of {n} matrices"));
+        }
+        // `SharedAt`: the same element, its address hoisted by `licm`.
+        if !matches!(
+            place.kind,
+            PlaceKind::Shared { .. } | PlaceKind::SharedAt { .. }
+        ) {
+            self.error(span, "a matrix access outside this CTA's shared memory");
+        }
+        crate::ir::Matrix::register(place.elem).unwrap_or_else(|| {
+            self.error(span, format!("a matrix access of {} elements", place.elem));
+            place.elem
+        })
+    }
+
     fn stmt(&mut self, s: &Stmt) {
         self.span(s.span, "a statement");
         match self.seen_stmts.get_mut(s.id.index()) {
@@ -390,21 +409,41 @@ impl<'m> Verifier<'m> {
                     }
                 }
             }
-            StmtKind::LoadVector { locals, place } => {
+            StmtKind::LoadVector {
+                locals,
+                place,
+                matrix,
+            } => {
                 self.place(place, false);
-                self.vector(s.span, locals.len(), place.elem);
+                let want = match matrix {
+                    Some(_) => self.matrix(s.span, locals.len(), place),
+                    None => {
+                        self.vector(s.span, locals.len(), place.elem);
+                        place.elem
+                    }
+                };
                 for id in locals {
                     if let Some(l) = self.local(s.span, *id) {
-                        self.expect(s.span, "a vector load's local", l.ty, place.elem);
+                        self.expect(s.span, "a vector load's local", l.ty, want);
                     }
                 }
             }
-            StmtKind::StoreVector { place, values } => {
+            StmtKind::StoreVector {
+                place,
+                values,
+                matrix,
+            } => {
                 self.place(place, true);
-                self.vector(s.span, values.len(), place.elem);
+                let want = match matrix {
+                    Some(_) => self.matrix(s.span, values.len(), place),
+                    None => {
+                        self.vector(s.span, values.len(), place.elem);
+                        place.elem
+                    }
+                };
                 for v in values {
                     self.expr(v);
-                    self.expect(v.span, "a stored element", v.ty, place.elem);
+                    self.expect(v.span, "a stored element", v.ty, want);
                 }
             }
             StmtKind::Store { place, op, value } => {

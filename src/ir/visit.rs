@@ -83,7 +83,7 @@ macro_rules! walkers {
                     v.$visit_expr(value);
                 }
                 StmtKind::LoadVector { place, .. } => v.$visit_place(place),
-                StmtKind::StoreVector { place, values } => {
+                StmtKind::StoreVector { place, values, .. } => {
                     v.$visit_place(place);
                     values.$iter().for_each(|e| v.$visit_expr(e));
                 }

@@ -99,6 +99,13 @@ pub fn element(elem: Scalar, b: &[u8]) -> String {
         Scalar::BF16 => float(half::bf16::from_bits(bits as u16).to_f64(), |y| {
             half::bf16::from_f64(y).to_bits() == bits as u16
         }),
+        // `lo/hi`, as `--arg` takes it.
+        Scalar::F16x2 | Scalar::BF16x2 => {
+            let half = elem.half_of().unwrap_or(Scalar::F16);
+            let lo = element(half, &(bits as u16).to_le_bytes());
+            let hi = element(half, &((bits >> 16) as u16).to_le_bytes());
+            format!("{lo}/{hi}")
+        }
     }
 }
 

@@ -9,6 +9,8 @@
 //! - Floats: decimal or scientific (`1.5`, `-2e-3`, `7`), `inf`, `-inf`,
 //!   `nan`, optionally suffixed by the type. Rounded to nearest; a finite
 //!   value too large for the type is an error.
+//! - `f16x2`, `bf16x2`: the two halves, low first, joined by `/`
+//!   (`1.5/-2`), each a literal of the half type.
 
 use crate::types::Scalar;
 
@@ -81,6 +83,17 @@ pub fn parse(text: &str, ty: Scalar) -> Result<u64, String> {
             };
             Ok(u64::from(f.encode(x, true)))
         }
+        Scalar::F16x2 | Scalar::BF16x2 => {
+            let half = ty.half_of().unwrap_or(Scalar::F16);
+            let Some((lo, hi)) = t.split_once('/') else {
+                return Err(format!(
+                    "`{text}` is not {} literal: write its two halves, low first, as `1.5/-2`",
+                    a(ty)
+                ));
+            };
+            let (lo, hi) = (parse(lo, half)?, parse(hi, half)?);
+            Ok(lo | hi << 16)
+        }
         Scalar::F16 | Scalar::BF16 => {
             let x: f64 = float_text(t)
                 .ok_or_else(|| not_a(text, ty))?
@@ -128,6 +141,7 @@ fn not_a(text: &str, ty: Scalar) -> String {
     let example = match ty {
         Scalar::Bool => "true",
         t if t.is_float() || t.is_storage_only() => "1.5",
+        t if t.is_packed() => "1.5/-2",
         _ => "1024",
     };
     format!(
@@ -228,6 +242,17 @@ fn finite_or_error(text: &str, ty: Scalar, infinite: bool, t: &str) -> Result<()
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pairs_are_two_halves_low_first() {
+        assert_eq!(parse("1.5/-2", Scalar::F16x2), Ok(0xc000_3e00));
+        assert_eq!(parse("1/1", Scalar::BF16x2), Ok(0x3f80_3f80));
+        assert_eq!(parse(" 0 / inf ", Scalar::F16x2), Ok(0x7c00_0000));
+        let bad = |t: &str| parse(t, Scalar::F16x2).unwrap_err();
+        assert!(bad("1.5").contains("`1.5/-2`"), "{}", bad("1.5"));
+        assert!(bad("1/70000").contains("f16"), "{}", bad("1/70000"));
+        assert!(bad("1/x").contains("f16"), "{}", bad("1/x"));
+    }
 
     #[test]
     fn integers_in_every_radix_and_range() {

@@ -12,6 +12,7 @@
 //! | `i32`, `u32`, `i64`, `u64` | `<i4`, `<u4`, `<i8`, `<u8` |
 //! | `f16`, `f32`, `f64` | `<f2`, `<f4`, `<f8` |
 //! | `bf16` | `<u2` (the bits) |
+//! | `f16x2`, `bf16x2` | those of `f16`, `bf16`: two halves per element, low first |
 //!
 //! Input may be of either byte order and of any shape (read in C order);
 //! output is little-endian and one-dimensional.
@@ -38,6 +39,9 @@ fn code(elem: Scalar) -> (TypeChar, u64) {
         // The raw bits of each fp8 element; tf32 data is f32 data.
         Scalar::E4M3 | Scalar::E5M2 => (TypeChar::Uint, 1),
         Scalar::TF32 => (TypeChar::Float, 4),
+        // A pair is its two halves.
+        Scalar::F16x2 => (TypeChar::Float, 2),
+        Scalar::BF16x2 => (TypeChar::Uint, 2),
     }
 }
 
@@ -60,6 +64,8 @@ pub fn numpy_name(elem: Scalar) -> &'static str {
         Scalar::E4M3 => "uint8 (the bits of e4m3)",
         Scalar::E5M2 => "uint8 (the bits of e5m2)",
         Scalar::TF32 => "float32 (tf32 data)",
+        Scalar::F16x2 => "float16 (two per f16x2)",
+        Scalar::BF16x2 => "uint16 (the bits of bfloat16, two per bf16x2)",
     }
 }
 
@@ -134,14 +140,19 @@ pub fn read_shaped(
         Scalar::I8 => decode(file, o, i8::to_le_bytes)?,
         Scalar::U8 | Scalar::E4M3 | Scalar::E5M2 => decode(file, o, u8::to_le_bytes)?,
         Scalar::I16 => decode(file, o, i16::to_le_bytes)?,
-        Scalar::U16 | Scalar::BF16 => decode(file, o, u16::to_le_bytes)?,
+        Scalar::U16 | Scalar::BF16 | Scalar::BF16x2 => decode(file, o, u16::to_le_bytes)?,
         Scalar::I32 => decode(file, o, i32::to_le_bytes)?,
         Scalar::U32 => decode(file, o, u32::to_le_bytes)?,
         Scalar::I64 => decode(file, o, i64::to_le_bytes)?,
         Scalar::U64 => decode(file, o, u64::to_le_bytes)?,
-        Scalar::F16 => decode(file, o, |x: half::f16| x.to_bits().to_le_bytes())?,
+        Scalar::F16 | Scalar::F16x2 => decode(file, o, |x: half::f16| x.to_bits().to_le_bytes())?,
         Scalar::F32 | Scalar::TF32 => decode(file, o, f32::to_le_bytes)?,
         Scalar::F64 => decode(file, o, f64::to_le_bytes)?,
+    }
+    if elem.is_packed() && out.len() % 4 != 0 {
+        return Err(format!(
+            "it holds an odd number of halves; an array of {elem} needs two per element"
+        ));
     }
     Ok((out, shape))
 }
@@ -299,6 +310,12 @@ pub fn write(elem: Scalar, data: &[u8]) -> std::io::Result<Vec<u8>> {
 /// A `.npy` file of the elements `data` with `shape` (C order, outermost
 /// first; its product must be the number of elements).
 pub fn write_shaped(elem: Scalar, data: &[u8], shape: &[u64]) -> std::io::Result<Vec<u8>> {
+    if let Some(half) = elem.half_of() {
+        // Its halves, two per element: the shape gains a last dimension.
+        let mut halves = shape.to_vec();
+        halves.push(2);
+        return write_shaped(half, data, &halves);
+    }
     let size = elem.size() as usize;
     let chunks = data.chunks_exact(size.max(1));
     let s = shape;
@@ -318,6 +335,7 @@ pub fn write_shaped(elem: Scalar, data: &[u8], shape: &[u64]) -> std::io::Result
         Scalar::F16 => encode(chunks.map(|c| half::f16::from_le_bytes(word(c))), s),
         Scalar::F32 | Scalar::TF32 => encode(chunks.map(|c| f32::from_le_bytes(word(c))), s),
         Scalar::F64 => encode(chunks.map(|c| f64::from_le_bytes(word(c))), s),
+        Scalar::F16x2 | Scalar::BF16x2 => Err(std::io::Error::other("a packed pair")),
     }
 }
 
@@ -354,6 +372,24 @@ fn encode<T: npyz::AutoSerialize>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pairs_travel_as_their_halves() {
+        let halves: Vec<u16> = vec![0x3c00, 0xc000, 0x7e00, 0x0001];
+        let data = le(&halves, u16::to_le_bytes);
+        let file = write(Scalar::F16x2, &data).expect("write");
+        // Two f16x2 elements: a float16 array of shape (2, 2).
+        let (back, shape) = read_shaped(&file, Scalar::F16x2, &[]).expect("read");
+        assert_eq!((back, shape), (data.clone(), vec![2, 2]));
+        // Read as f16 too; an odd count of halves is no array of pairs.
+        assert_eq!(read(&file, Scalar::F16).expect("f16"), data);
+        let odd = write(Scalar::F16, &data[..6]).expect("write");
+        let e = read(&odd, Scalar::F16x2).unwrap_err();
+        assert!(e.contains("odd number of halves"), "{e}");
+        let bf = write(Scalar::BF16x2, &data).expect("write");
+        assert_eq!(read(&bf, Scalar::BF16x2).expect("bf16x2"), data);
+        assert!(read(&bf, Scalar::F16x2).is_err());
+    }
 
     fn le<T: Copy, const N: usize>(xs: &[T], f: fn(T) -> [u8; N]) -> Vec<u8> {
         xs.iter().flat_map(|&x| f(x)).collect()

@@ -66,6 +66,19 @@ pub fn fill(out: &mut Vec<u8>, elem: Scalar, n: usize, seed: u64) {
                 let x = f64::from(rng.next_u32() >> 24) / 256.0;
                 out.extend_from_slice(&half::bf16::from_f64(x).to_bits().to_le_bytes());
             }
+            // Two halves, each as a random `f16` or `bf16`.
+            Scalar::F16x2 => {
+                for _ in 0..2 {
+                    let x = f64::from(rng.next_u32() >> 21) / 2048.0;
+                    out.extend_from_slice(&half::f16::from_f64(x).to_bits().to_le_bytes());
+                }
+            }
+            Scalar::BF16x2 => {
+                for _ in 0..2 {
+                    let x = f64::from(rng.next_u32() >> 24) / 256.0;
+                    out.extend_from_slice(&half::bf16::from_f64(x).to_bits().to_le_bytes());
+                }
+            }
             Scalar::I8 | Scalar::U8 => out.push(rng.next_u32() as u8),
             Scalar::I16 | Scalar::U16 => {
                 out.extend_from_slice(&(rng.next_u32() as u16).to_le_bytes())

@@ -65,7 +65,7 @@ pub fn parse(param: &ParamSig, text: &str) -> Result<ArgValue, LaunchError> {
     };
     if let Some(word) = unknown_type_prefix(text) {
         return Err(bad(format!(
-            "`{word}` is not an element type: the types are bool, i8, u8, i16, u16, i32, u32, i64, u64, f16, bf16, f32, f64, tf32, e4m3 and e5m2, as in `f32:{}`",
+            "`{word}` is not an element type: the types are bool, i8, u8, i16, u16, i32, u32, i64, u64, f16, bf16, f32, f64, tf32, e4m3, e5m2, f16x2 and bf16x2, as in `f32:{}`",
             text.split_once(':').map_or(text, |(_, rest)| rest)
         )));
     }
@@ -383,6 +383,11 @@ fn iota_bits(elem: Scalar, i: u64) -> u64 {
         Scalar::E5M2 => u64::from(Fp8::E5M2.encode(i as f64, true)),
         Scalar::F64 => (i as f64).to_bits(),
         Scalar::F16 | Scalar::BF16 => u64::from(literal::half_bits(i as f64, elem)),
+        // `i` in both halves.
+        Scalar::F16x2 | Scalar::BF16x2 => {
+            let h = u64::from(literal::half_bits(i as f64, elem.half_of().unwrap_or(elem)));
+            h | h << 16
+        }
         _ => i,
     }
 }
@@ -689,7 +694,7 @@ mod tests {
         let q = p("k_param_1", ParamKind::PtxU64);
         assert_eq!(
             parse(&q, "u7:iota:3").unwrap_err().to_string(),
-            "invalid value for `k_param_1` (PTX .u64: a pointer or a 64-bit integer): `u7` is not an element type: the types are bool, i8, u8, i16, u16, i32, u32, i64, u64, f16, bf16, f32, f64, tf32, e4m3 and e5m2, as in `f32:iota:3`"
+            "invalid value for `k_param_1` (PTX .u64: a pointer or a 64-bit integer): `u7` is not an element type: the types are bool, i8, u8, i16, u16, i32, u32, i64, u64, f16, bf16, f32, f64, tf32, e4m3, e5m2, f16x2 and bf16x2, as in `f32:iota:3`"
         );
         match parse(&q, "u8:iota:3") {
             Ok(ArgValue::Array(a)) => assert_eq!((a.elem, a.data), (Scalar::U8, vec![0, 1, 2])),

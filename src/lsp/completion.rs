@@ -2,8 +2,9 @@
 //! operations of that barrier group or named barrier, after a built-in
 //! vector value (`thread_idx.`) its fields; elsewhere the built-in
 //! functions and values (from the one table, `check::builtins`), the
-//! file's device functions and constants, and the kernel's parameters,
-//! shared arrays and barriers and the locals declared before the cursor.
+//! file's device functions and constants, and the kernel's constants,
+//! parameters, shared arrays and barriers and the locals declared before
+//! the cursor.
 
 use super::analysis::{Analysis, ROOT};
 use crate::check::builtins::{self, Entry, Form};
@@ -173,6 +174,11 @@ fn in_scope(m: &Module, offset: usize) -> Vec<CompletionItem> {
     };
     let mut out = Vec::new();
     for k in m.kernels.iter().filter(|k| inside(k.span)) {
+        // Its constants, with their values in the instantiation shown.
+        out.extend(k.instance.iter().flat_map(|i| &i.consts).map(|c| {
+            let detail = format!("{}: {} = {}", c.name, c.value.type_name(), c.value.text());
+            item(&c.name, CompletionItemKind::CONSTANT, Some(detail), None)
+        }));
         out.extend(
             k.params
                 .iter()

@@ -256,6 +256,14 @@ fn value(v: Value, ty: crate::types::Scalar) -> String {
         (Value::Int(i), _) => i.to_string(),
         (Value::Float(f), Some(fmt)) => crate::fp::display(f, fmt),
         (Value::Float(f), None) => format!("{f:?}"),
+        (Value::Pair(lo, hi), _) => match ty.half_of().and_then(crate::fp::Format::of) {
+            Some(fmt) => format!(
+                "{ty}({}, {})",
+                crate::fp::display(lo, fmt),
+                crate::fp::display(hi, fmt)
+            ),
+            None => format!("{ty}({lo:?}, {hi:?})"),
+        },
     }
 }
 

@@ -56,7 +56,23 @@ fn item_symbol(a: &Analysis, item: &Item) -> Option<DocumentSymbol> {
                 detail.push(' ');
                 detail.push_str(&source(a, attr.span));
             }
-            let mut children = params(a, &k.params);
+            // The kernel's constants first, as written: `const N: u32 = 64`.
+            let mut children: Vec<DocumentSymbol> = k
+                .consts
+                .iter()
+                .filter_map(|c| {
+                    symbol(
+                        a,
+                        c.name.name.to_string(),
+                        Some(source(a, c.span)),
+                        SymbolKind::CONSTANT,
+                        c.span,
+                        c.name.span,
+                        Vec::new(),
+                    )
+                })
+                .collect();
+            children.extend(params(a, &k.params));
             children.extend(k.body.stmts.iter().filter_map(|s| kernel_decl(a, s)));
             symbol(
                 a,

@@ -36,6 +36,16 @@ pub fn unhonoured(module: &Module, info: &ModuleInfo) -> Vec<Unhonoured> {
     out
 }
 
+/// [`unhonoured`] in one kernel.
+pub fn unhonoured_kernel(
+    k: &crate::ir::Kernel,
+    ki: &crate::analysis::KernelInfo,
+) -> Vec<Unhonoured> {
+    let mut out = Vec::new();
+    find(&k.body, &ki.body.values, &mut out);
+    out
+}
+
 fn find(body: &Body, values: &Values, out: &mut Vec<Unhonoured>) {
     struct Find<'a> {
         body: &'a Body,

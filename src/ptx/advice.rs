@@ -103,6 +103,18 @@ fn named_line(message: &str) -> Option<usize> {
 /// The diagnostics of ptxas's output `log` for the PTX text `ptx`, whose
 /// line `i` (0-based) was written for `spans[i]`.
 pub fn diagnostics(log: &str, ptx: &str, spans: &[Option<Span>]) -> Vec<Diagnostic> {
+    diagnostics_in(log, ptx, spans, &|_| None)
+}
+
+/// [`diagnostics`], where `note` gives the note for a line of the `.entry`
+/// it names (an instantiation of a kernel with constants names itself and
+/// its values); an advisory about a line of it carries that note.
+pub fn diagnostics_in(
+    log: &str,
+    ptx: &str,
+    spans: &[Option<Span>],
+    note: &dyn Fn(&str) -> Option<String>,
+) -> Vec<Diagnostic> {
     let setmaxnreg: Vec<Span> = ptx
         .lines()
         .zip(spans)
@@ -130,15 +142,29 @@ pub fn diagnostics(log: &str, ptx: &str, spans: &[Option<Span>]) -> Vec<Diagnost
                 None => continue,
             }
         } else {
-            let span = named_line(said).and_then(|n| nearest(spans, n));
-            match span {
+            let line = named_line(said);
+            let span = line.and_then(|n| nearest(spans, n));
+            let d = match span {
                 Some(s) => diagnostic(a, s, said),
                 None => continue,
+            };
+            match line.and_then(|n| entry_of(ptx, n)).and_then(note) {
+                Some(n) => d.note(n),
+                None => d,
             }
         };
         out.push(d);
     }
     out
+}
+
+/// The name of the `.entry` that PTX line `n` (1-based) is in.
+fn entry_of(ptx: &str, n: usize) -> Option<&str> {
+    ptx.lines()
+        .take(n)
+        .filter_map(|l| l.strip_prefix(".visible .entry "))
+        .last()
+        .map(|l| l.trim_end_matches('('))
 }
 
 /// The span of PTX line `n` (1-based), or of the nearest mapped line
@@ -225,6 +251,22 @@ mod tests {
             Advisory::parse("ptxas info    : Used 168 registers, used 1 barriers"),
             None
         );
+    }
+
+    #[test]
+    fn an_advisory_in_an_instantiation_names_it() {
+        let ptx = ".visible .entry k(\n{\n}\n.visible .entry k__N_2(\n{\nwgmma\n}\n";
+        let spans = [None, None, None, None, None, Some(span(9)), None];
+        let log =
+            "ptxas info    : (C7517) wgmma.wait_group is injected in around line 6 by compiler\n";
+        let note = |e: &str| (e == "k__N_2").then(|| format!("in instantiation `{e}`"));
+        let d = diagnostics_in(log, ptx, &spans, &note);
+        assert_eq!(d.len(), 1);
+        assert_eq!(
+            d[0].notes.last().map(String::as_str),
+            Some("in instantiation `k__N_2`")
+        );
+        assert_eq!(entry_of(ptx, 2), Some("k"));
     }
 
     #[test]

@@ -30,6 +30,9 @@ impl Writer<'_> {
         }
         // cvt and setp want a register source.
         let v = self.in_reg(v, from);
+        if from.converts_storage(to) {
+            return Ok(Operand::Reg(self.storage_convert(v, from, to)?));
+        }
         if to == Scalar::Bool {
             return self.bool_of(v, from);
         }

@@ -199,13 +199,14 @@ impl Writer<'_> {
         }
     }
 
-    /// A constant: an immediate, or a register for `bool` and `f16`/`bf16`.
+    /// A constant: an immediate, or a register for `bool`, `f16`/`bf16` and
+    /// the pairs (whose instructions take no immediates).
     pub(super) fn constant(&mut self, v: Value, ty: Scalar) -> Result<Operand> {
         let Some(text) = imm::scalar_imm(v, ty) else {
             return Err(self.invalid(format!("the constant {v:?} is not a value of {ty}")));
         };
         Ok(match ty {
-            Scalar::Bool | Scalar::F16 | Scalar::BF16 => {
+            Scalar::Bool | Scalar::F16 | Scalar::BF16 | Scalar::F16x2 | Scalar::BF16x2 => {
                 let r = self.reg_for(ty);
                 emit!(self, "mov.{} {}, {};", suffix::mov(ty), r, text);
                 Operand::Reg(r)

@@ -58,6 +58,12 @@ pub(super) fn scalar_imm(v: Value, ty: Scalar) -> Option<String> {
         (Value::Float(f), Scalar::F32, _) => f32_imm(f),
         (Value::Float(f), Scalar::F64, _) => f64_imm(f),
         (Value::Float(f), _, Some(fmt)) => half_imm(f, fmt),
+        // `e4m3`, `e5m2`: the byte; `tf32`: the `f32` bits.
+        (Value::Float(f), _, None) => format!("0x{:X}", fp::storage_bits(f, ty)?),
+        (Value::Pair(lo, hi), _, _) => {
+            let fmt = ty.half_of().and_then(Format::of)?;
+            format!("0x{:08X}", fp::pair_bits(lo, hi, fmt))
+        }
         _ => return None,
     })
 }

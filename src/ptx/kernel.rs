@@ -111,6 +111,11 @@ pub(super) fn write_kernel(
         let r = w.symbol_base(&sym);
         w.bases.insert(sym, r);
     }
+    // The descriptors of the arrays wgmma reads, at their starts: every
+    // operand's descriptor adds to these.
+    for &(array, trans) in &usage.wgmma_operands {
+        w.descriptor_base(array, trans)?;
+    }
     w.init_barriers(usage)?;
 
     w.block(&k.body.block)?;

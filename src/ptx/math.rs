@@ -24,7 +24,7 @@ impl Writer<'_> {
             converted.push(self.convert(v, a.ty, arg_ty)?);
         }
         let arity = match f {
-            MathFn::Min | MathFn::Max => 2,
+            MathFn::Min | MathFn::Max | MathFn::Pack => 2,
             MathFn::Fma => 3,
             _ => 1,
         };
@@ -35,6 +35,9 @@ impl Writer<'_> {
             other => return Err(self.invalid(format!("`{f:?}` with {} arguments", other.len()))),
         };
         match f {
+            MathFn::Pack => Ok(self.pack(ty, arg_ty, x, y)),
+            MathFn::Lo | MathFn::Hi => Ok(self.half(f, arg_ty, x)),
+            _ if arg_ty.is_packed() => self.packed_math(f, arg_ty, [x, y, z]),
             MathFn::Min | MathFn::Max => self.min_max(f, arg_ty, x, y),
             MathFn::Abs => Ok(self.abs(arg_ty, x)),
             MathFn::Fma => self.fma(arg_ty, x, y, z),
@@ -91,9 +94,13 @@ impl Writer<'_> {
                     imm::f32_imm(std::f64::consts::LN_2)
                 );
             }
-            MathFn::Min | MathFn::Max | MathFn::Abs | MathFn::Fma => {
-                return Err(self.invalid(format!("`{f:?}` as an f32 function")))
-            }
+            MathFn::Min
+            | MathFn::Max
+            | MathFn::Abs
+            | MathFn::Fma
+            | MathFn::Pack
+            | MathFn::Lo
+            | MathFn::Hi => return Err(self.invalid(format!("`{f:?}` as an f32 function"))),
         }
         Ok(Operand::Reg(d))
     }
@@ -189,6 +196,9 @@ impl Writer<'_> {
                     z
                 );
                 return Ok(self.wrap_narrow(Operand::Reg(d), ty));
+            }
+            Scalar::F16x2 | Scalar::BF16x2 => {
+                return self.packed_math(MathFn::Fma, ty, [x, y, z]);
             }
             Scalar::Bool | Scalar::E4M3 | Scalar::E5M2 | Scalar::TF32 => {
                 return Err(self.invalid(format!("`fma` on {ty}")))

@@ -786,7 +786,7 @@ impl Writer<'_> {
 
 /// `a + c` or `a - c` with a constant `c` (of an integer type): `(a, ±c)`;
 /// anything else is `(e, 0)`. For address arithmetic modulo 2^32.
-fn split_addend(e: &Expr) -> (&Expr, i64) {
+pub(super) fn split_addend(e: &Expr) -> (&Expr, i64) {
     if let ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub), a, b) = &e.kind {
         if e.ty.is_int() && e.ty.bits() == 32 {
             if let Some(c) = consteval::eval_int(b) {

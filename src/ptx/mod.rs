@@ -47,6 +47,7 @@ mod named;
 pub mod names;
 mod narrow;
 mod ops;
+mod packed;
 mod stmt;
 mod suffix;
 mod tensor;

@@ -5,6 +5,13 @@
 //!   program looks it up by name (`cuModuleGetFunction`, `cudaGetFuncBySymbol`),
 //!   so it is never changed; a name PTX cannot take is error E0126 in the
 //!   checker, which asks [`kernel_name_problem`].
+//! - **Instantiations of a kernel with constants** (`kernel gemm<const BM:
+//!   u32 = 128>`) are named by [`instance_name`]: the kernel's name for the
+//!   instantiation with every default (`gemm`), otherwise the kernel's name
+//!   followed by `__NAME_VALUE` for each constant that differs from its
+//!   default, in declaration order (`gemm__BM_64`, `attn__HEAD_DIM_128__CAUSAL_true`).
+//!   Made of identifier characters, so a valid kernel name gives a valid
+//!   PTX name; one that meets another kernel's is E0164 in the checker.
 //! - **Device functions** keep their name when PTX can take it and no
 //!   kernel or earlier function has it, and become `$f{index}_{name}`
 //!   otherwise ([`Namer::function`]).
@@ -79,6 +86,40 @@ impl Namer {
         };
         self.taken.insert(symbol.clone());
         symbol
+    }
+}
+
+/// Between the kernel's name and each constant of an instantiation's name,
+/// and between constants: `gemm__BM_64__STAGES_3`.
+pub const INSTANCE_SEPARATOR: &str = "__";
+
+/// The `.entry` name of an instantiation of kernel `kernel` with the
+/// constants `consts` (see the module's documentation).
+pub fn instance_name(kernel: &str, consts: &[ir::InstanceConst]) -> String {
+    let mut name = kernel.to_string();
+    for c in consts.iter().filter(|c| !c.default) {
+        name.push_str(INSTANCE_SEPARATOR);
+        name.push_str(&c.name);
+        name.push('_');
+        name.push_str(&mangled_value(&c.value));
+    }
+    name
+}
+
+/// A constant's value in an instantiation's name: an integer in decimal
+/// (`m` before a negative one's digits: `m3` for -3), `true`/`false`, or
+/// the type's name.
+pub fn mangled_value(v: &ir::ConstValue) -> String {
+    match v {
+        ir::ConstValue::Value(ir::Value::Int(i), _) if *i < 0 => format!("m{}", i.unsigned_abs()),
+        ir::ConstValue::Value(ir::Value::Int(i), _) => i.to_string(),
+        ir::ConstValue::Value(ir::Value::Bool(b), _) => b.to_string(),
+        // Kernel constants are integers, `bool` or types: no floats.
+        ir::ConstValue::Value(ir::Value::Float(f), _) => format!("{:x}", f.to_bits()),
+        ir::ConstValue::Value(ir::Value::Pair(lo, hi), _) => {
+            format!("{:x}_{:x}", lo.to_bits(), hi.to_bits())
+        }
+        ir::ConstValue::Type(t) => t.name().to_string(),
     }
 }
 
@@ -172,6 +213,31 @@ mod tests {
         ] {
             assert_eq!(source_name(other), None, "{other}");
         }
+    }
+
+    #[test]
+    fn instances_are_named_by_the_constants_off_their_defaults() {
+        use crate::ir::{ConstValue, InstanceConst, Value};
+        use crate::types::Scalar;
+        let c = |name: &str, value: ConstValue, default: bool| InstanceConst {
+            name: name.to_string(),
+            value,
+            default,
+        };
+        let bm = |v: i128, d| c("BM", ConstValue::Value(Value::Int(v), Scalar::I32), d);
+        let causal = |b, d| c("CAUSAL", ConstValue::Value(Value::Bool(b), Scalar::Bool), d);
+        let elem = |t, d| c("ELEM", ConstValue::Type(t), d);
+        let all_default = [bm(128, true), causal(false, true), elem(Scalar::BF16, true)];
+        assert_eq!(instance_name("gemm", &all_default), "gemm");
+        let some = [
+            bm(64, false),
+            causal(false, true),
+            elem(Scalar::E4M3, false),
+        ];
+        assert_eq!(instance_name("gemm", &some), "gemm__BM_64__ELEM_e4m3");
+        let negative = [bm(-3, false), causal(true, false), elem(Scalar::BF16, true)];
+        assert_eq!(instance_name("k", &negative), "k__BM_m3__CAUSAL_true");
+        assert_eq!(kernel_name_problem(&instance_name("k", &negative)), None);
     }
 
     #[test]

@@ -33,6 +33,7 @@ impl Writer<'_> {
             (UnaryOp::Neg, F16 | BF16) => {
                 emit!(self, "xor.b16 {}, {}, 0x8000;", d, x)
             }
+            (UnaryOp::Neg, F16x2 | BF16x2) => return Ok(self.packed_unary("neg", ty, x)),
             (UnaryOp::Not, Bool | I8 | U8 | I16 | U16 | I32 | U32 | I64 | U64) => {
                 emit!(self, "not.{} {}, {};", suffix::bits(ty), d, x)
             }
@@ -56,6 +57,9 @@ impl Writer<'_> {
         use BinOp::*;
         if ty == Scalar::Bool {
             return self.bool_binop(op, x, y);
+        }
+        if ty.is_packed() {
+            return self.packed_binop(op, ty, x, y);
         }
         if ty.is_half() {
             // f16/bf16 arithmetic is done in f32 and rounded back once; f32

@@ -30,8 +30,26 @@ impl Writer<'_> {
                 self.assign(*local, value)
             }
             StmtKind::Store { place, op, value } => self.store(place, *op, value),
-            StmtKind::LoadVector { locals, place } => self.load_vector(locals, place),
-            StmtKind::StoreVector { place, values } => self.store_vector(place, values),
+            StmtKind::LoadVector {
+                locals,
+                place,
+                matrix: None,
+            } => self.load_vector(locals, place),
+            StmtKind::StoreVector {
+                place,
+                values,
+                matrix: None,
+            } => self.store_vector(place, values),
+            StmtKind::LoadVector {
+                locals,
+                place,
+                matrix: Some(m),
+            } => self.load_matrix(locals, place, *m),
+            StmtKind::StoreVector {
+                place,
+                values,
+                matrix: Some(m),
+            } => self.store_matrix(place, values, *m),
             StmtKind::If {
                 cond,
                 then_block,

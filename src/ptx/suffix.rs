@@ -23,6 +23,8 @@ pub(super) fn arith(ty: Scalar) -> &'static str {
         Scalar::BF16 => "bf16",
         Scalar::F32 => "f32",
         Scalar::F64 => "f64",
+        Scalar::F16x2 => "f16x2",
+        Scalar::BF16x2 => "bf16x2",
     }
 }
 
@@ -34,6 +36,7 @@ pub(super) fn bits(ty: Scalar) -> &'static str {
         Scalar::I8 | Scalar::U8 | Scalar::I16 | Scalar::U16 => "b32",
         Scalar::E4M3 | Scalar::E5M2 | Scalar::TF32 => "b32",
         Scalar::I32 | Scalar::U32 | Scalar::F32 => "b32",
+        Scalar::F16x2 | Scalar::BF16x2 => "b32",
         Scalar::I64 | Scalar::U64 | Scalar::F64 => "b64",
     }
 }
@@ -77,6 +80,7 @@ pub(super) fn mem(ty: Scalar) -> &'static str {
     match ty {
         Scalar::Bool => "u8",
         Scalar::F16 | Scalar::BF16 => "b16",
+        Scalar::F16x2 | Scalar::BF16x2 => "b32",
         other => narrow(other).unwrap_or_else(|| arith(other)),
     }
 }
@@ -93,6 +97,7 @@ pub(super) fn kernel_param(ty: Scalar) -> &'static str {
     match ty {
         Scalar::Bool => "u32",
         Scalar::F16 | Scalar::BF16 => "b16",
+        Scalar::F16x2 | Scalar::BF16x2 => "b32",
         other => narrow(other).unwrap_or_else(|| arith(other)),
     }
 }

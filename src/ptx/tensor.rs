@@ -3,9 +3,14 @@
 //! and the `wgmma` operations.
 
 use super::error::{ErrorKind, Result};
+use super::memory::split_addend;
 use super::writer::{emit, Class, Operand, Reg, Writer};
 use crate::analysis::values::At;
-use crate::ir::{AccumId, Expr, Place, PlaceKind, StmtId, Swizzle, Value, Wgmma, WgmmaForm};
+use crate::ir::layout::SharedDecl;
+use crate::ir::{
+    consteval, AccumId, BinOp, Expr, ExprKind, Place, PlaceKind, SharedId, StmtId, Swizzle, Value,
+    Wgmma, WgmmaForm,
+};
 use crate::target::Target;
 use crate::types::Scalar;
 
@@ -228,6 +233,16 @@ impl Writer<'_> {
         let PlaceKind::Shared { array, indices } = &p.kind else {
             return Err(self.invalid("a wgmma operand outside this CTA's shared memory"));
         };
+        let fields = self.descriptor_fields_of(*array, trans)?;
+        let outer = self.at(p.span);
+        let e = self.descriptor_of(*array, indices, trans, fields)?;
+        self.restore(outer);
+        Ok(e)
+    }
+
+    /// The constant fields of the descriptors of `array`'s tiles, MN-major
+    /// when `trans`: the swizzle mode, the stride and leading offsets.
+    fn descriptor_fields_of(&self, array: SharedId, trans: bool) -> Result<u64> {
         let arr = self.kernel.and_then(|k| k.shared.get(array.index()));
         let swizzle = arr.map_or(Swizzle::None, |a| a.swizzle);
         // MN-major: a span of rows is one row of the array; the next span
@@ -236,25 +251,166 @@ impl Writer<'_> {
             let k_dim = a.dims.iter().rev().nth(1).copied().unwrap_or(0);
             k_dim * swizzle.span()
         });
-        let Some(fields) = descriptor_fields(swizzle, blocks) else {
-            return Err(self.invalid("a wgmma operand in an array without a swizzle"));
-        };
-        let outer = self.at(p.span);
-        let addr = self.linear_shared_addr(*array, indices)?;
-        let a = self.addr_operand(addr);
-        // A symbol alone (the array's start) into a register first.
-        let a = if a.starts_with('%') {
-            a
-        } else {
-            self.symbol_base(&a).to_string()
-        };
-        let (r, s) = (self.reg(Class::B32), self.reg(Class::B32));
-        let (d, e) = (self.reg(Class::B64), self.reg(Class::B64));
-        emit!(self, "and.b32 {}, {}, 0x3FFFF;", r, a);
+        descriptor_fields(swizzle, blocks)
+            .ok_or_else(|| self.invalid("a wgmma operand in an array without a swizzle"))
+    }
+
+    /// The low word of the descriptor of `array`'s first element (MN-major
+    /// when `trans`), in a register: the kernel's prologue takes each one
+    /// once ([`crate::analysis::Usage::wgmma_operands`]).
+    pub(super) fn descriptor_base(&mut self, array: SharedId, trans: bool) -> Result<Reg> {
+        if let Some(r) = self.descriptor_bases.get(&(array, trans)) {
+            return Ok(*r);
+        }
+        let fields = self.descriptor_fields_of(array, trans)?;
+        let start = self.shared_start(SharedDecl::Array(array))?;
+        let base = self.symbol_base(&start.symbol_text()).to_string();
+        let lo = self.descriptor_low(&base, fields);
+        self.descriptor_bases.insert((array, trans), lo);
+        Ok(lo)
+    }
+
+    /// `((addr & 0x3FFFF) >> 4) | ` the low word of `fields`.
+    fn descriptor_low(&mut self, addr: &str, fields: u64) -> Reg {
+        let (r, s, lo) = (
+            self.reg(Class::B32),
+            self.reg(Class::B32),
+            self.reg(Class::B32),
+        );
+        emit!(self, "and.b32 {}, {}, 0x3FFFF;", r, addr);
         emit!(self, "shr.u32 {}, {}, 4;", s, r);
-        emit!(self, "cvt.u64.u32 {}, {};", d, s);
-        emit!(self, "or.b64 {}, {}, {:#018x};", e, d, fields);
-        self.restore(outer);
+        emit!(self, "or.b32 {}, {}, {:#x};", lo, s, fields & 0xffff_ffff);
+        lo
+    }
+
+    /// The descriptor of the tile at `array[indices]` with the constant
+    /// `fields` (leading and stride offsets, swizzle mode).
+    ///
+    /// The start-address field is bits 4-17 of the tile's shared address,
+    /// and every tile lies in the CTA's shared window (below 228 KiB, so
+    /// below 2^18; E0410 where the indices are known): adding a multiple of
+    /// 16 bytes to the address adds a sixteenth of it to the field, never
+    /// carrying out of it. So the descriptor is that of the array's start
+    /// (`(start & 0x3FFFF) >> 4`, the leading offset in the same low word,
+    /// the rest a constant high word) plus each index times its stride in
+    /// 16-byte units, plus the constant offset: the same descriptor for
+    /// every operand of an array, invariant in every loop (ptxas computes
+    /// it once), and the wgmmas of one stage (`sa[s, r, kk * 16]` for each
+    /// `kk`) differ by an add to its low word, as hand-written kernels do
+    /// (`desc + 2` per 32 bytes of K). An index whose stride (or a constant
+    /// offset that) is not a multiple of 16 bytes, such as a K index
+    /// computed at run time, is added to the address before it is masked.
+    fn descriptor_of(
+        &mut self,
+        array: SharedId,
+        indices: &[Expr],
+        trans: bool,
+        fields: u64,
+    ) -> Result<Reg> {
+        let Some(arr) = self.kernel.and_then(|k| k.shared.get(array.index())) else {
+            return Err(self.invalid(format!("shared array {} does not exist here", array.0)));
+        };
+        if indices.len() != arr.dims.len() {
+            return Err(self.invalid(format!(
+                "{} indices for `{}` of {} dimensions",
+                indices.len(),
+                arr.name,
+                arr.dims.len()
+            )));
+        }
+        let size = i64::from(arr.elem.size());
+        let strides: Vec<i64> = (0..arr.dims.len())
+            .map(|k| {
+                arr.dims
+                    .iter()
+                    .skip(k + 1)
+                    .fold(size, |a, &d| a.wrapping_mul(d as i64))
+            })
+            .collect();
+        let start = self.shared_start(SharedDecl::Array(array))?;
+        // The constant byte offset, and the run-time terms: (index, stride).
+        let mut off: i64 = 0;
+        let mut terms: Vec<(Operand, i64)> = Vec::new();
+        for (idx, stride) in indices.iter().zip(strides) {
+            if let Some(c) = consteval::eval_int(idx) {
+                off = off.wrapping_add((c as i64).wrapping_mul(stride));
+                continue;
+            }
+            let (idx, c) = split_addend(idx);
+            off = off.wrapping_add(c.wrapping_mul(stride));
+            // `r * 64` rows: one multiply by 64 strides (32-bit addresses
+            // wrap like the index, so this is exact).
+            let (idx, k) = split_factor(idx);
+            terms.push((self.expr_u32(idx)?, stride.wrapping_mul(k)));
+        }
+        // Shared addresses are 32-bit: the offset wraps like the address.
+        let off = i64::from(off as i32);
+        let (words, bytes): (Vec<_>, Vec<_>) = terms.into_iter().partition(|(_, st)| st % 16 == 0);
+        let cached = self.descriptor_bases.get(&(array, trans)).copied();
+        let lo = if let (true, Some(lo)) = (bytes.is_empty() && off % 16 == 0, cached) {
+            lo
+        } else {
+            // The address with what is not a multiple of 16 bytes, masked.
+            let mut base = self.symbol_base(&start.symbol_text()).to_string();
+            for (v, stride) in bytes {
+                let next = self.reg(Class::B32);
+                emit!(self, "mad.lo.s32 {}, {}, {}, {};", next, v, stride, base);
+                base = next.to_string();
+            }
+            if off % 16 != 0 {
+                let next = self.reg(Class::B32);
+                emit!(self, "add.u32 {}, {}, {};", next, base, off);
+                base = next.to_string();
+            }
+            self.descriptor_low(&base, fields)
+        };
+        let off = if off % 16 == 0 { off } else { 0 };
+        let mut lo = lo;
+        for (v, stride) in words {
+            let next = self.reg(Class::B32);
+            emit!(self, "mad.lo.s32 {}, {}, {}, {};", next, v, stride / 16, lo);
+            lo = next;
+        }
+        if off != 0 {
+            let next = self.reg(Class::B32);
+            emit!(self, "add.u32 {}, {}, {};", next, lo, off / 16);
+            lo = next;
+        }
+        let (d, e) = (self.reg(Class::B64), self.reg(Class::B64));
+        emit!(self, "cvt.u64.u32 {}, {};", d, lo);
+        emit!(
+            self,
+            "or.b64 {}, {}, {:#018x};",
+            e,
+            d,
+            fields & !0xffff_ffff
+        );
         Ok(e)
     }
+}
+
+/// `e * c`, `c * e` or `e << c` of a 32-bit integer `e` and a constant
+/// `c`: `(e, c)` (`(e, 2^c)` for the shift); else `(e, 1)`.
+fn split_factor(e: &Expr) -> (&Expr, i64) {
+    if let ExprKind::Binary(op, a, b) = &e.kind {
+        if e.ty.is_int() && e.ty.bits() == 32 {
+            match op {
+                BinOp::Mul => {
+                    if let Some(c) = consteval::eval_int(b) {
+                        return (a, c as i64);
+                    }
+                    if let Some(c) = consteval::eval_int(a) {
+                        return (b, c as i64);
+                    }
+                }
+                BinOp::Shl => {
+                    if let Some(c) = consteval::eval_int(b).filter(|c| (0..32).contains(c)) {
+                        return (a, 1i64 << c);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    (e, 1)
 }

@@ -67,6 +67,14 @@ impl Writer<'_> {
                 return Ok(());
             }
         }
+        // `store2(p, x as e4m3, y as e4m3)`: one packed conversion and a
+        // 16-bit store.
+        if let Some(d) = self.fp8_pair(elem, values)? {
+            let outer = self.at(place.span);
+            emit!(self, "st.{}.b16 {}, {};", m.space.name(), m.addr, d);
+            self.restore(outer);
+            return Ok(());
+        }
         let vals = self.operand_list(values)?;
         let mut regs = Vec::with_capacity(vals.len());
         for (v, e) in vals.into_iter().zip(values) {

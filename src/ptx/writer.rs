@@ -53,6 +53,8 @@ impl Class {
             // Storage types are moved, never computed with: their bits
             // (an fp8 zero-extended) in a `.b32` register.
             Scalar::E4M3 | Scalar::E5M2 | Scalar::TF32 => Class::B32,
+            // A pair of halves: one `.b32` register, as nvcc keeps `half2`.
+            Scalar::F16x2 | Scalar::BF16x2 => Class::B32,
             Scalar::I64 | Scalar::U64 => Class::B64,
             Scalar::F16 | Scalar::BF16 => Class::B16,
             Scalar::F32 => Class::F32,
@@ -245,6 +247,10 @@ pub(super) struct Writer<'a> {
     pub(super) exit: Exit,
     /// Registers holding the address of a shared symbol, set in the prologue.
     pub(super) bases: HashMap<String, Reg>,
+    /// Registers holding the low word of the matrix descriptor of each
+    /// array `wgmma` reads (and whether MN-major) at its start, set in
+    /// the prologue (`tensor.rs`).
+    pub(super) descriptor_bases: HashMap<(ir::SharedId, bool), Reg>,
     /// The kernel's shared-memory layout (kernels only): where each shared
     /// declaration starts ([`Writer::shared_start`]).
     pub(super) shared: Option<SharedLayout>,
@@ -288,6 +294,7 @@ impl<'a> Writer<'a> {
             parity: Vec::new(),
             exit,
             bases: HashMap::new(),
+            descriptor_bases: HashMap::new(),
             shared: kernel.map(SharedLayout::of),
         }
     }

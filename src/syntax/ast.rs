@@ -61,13 +61,28 @@ pub struct FnItem {
     pub span: Span,
 }
 
-/// `kernel name(params) block(256) cluster(2) { ... }`
+/// `kernel name<const C: u32 = 1>(params) block(256) cluster(2) { ... }`
 #[derive(Clone, Debug, PartialEq)]
 pub struct KernelItem {
     pub name: Ident,
+    /// The kernel's compile-time constants (`<const BM: u32 = 128, ...>`),
+    /// in order; empty without angle brackets.
+    pub consts: Vec<KernelConst>,
     pub params: Vec<Param>,
     pub launch: Vec<LaunchAttr>,
     pub body: Block,
+    pub span: Span,
+}
+
+/// `const BM: u32 = 128` or `const ELEM: type = bf16` in a kernel's angle
+/// brackets: a compile-time parameter with its default. The type is any
+/// written type (the checker takes the integers, `bool` and the word
+/// `type`); a `type` constant's default is a type name, read as a name.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KernelConst {
+    pub name: Ident,
+    pub ty: TypeExpr,
+    pub default: Expr,
     pub span: Span,
 }
 
@@ -704,6 +719,13 @@ impl Item {
                 .body
                 .depth
                 .max(params(&k.params))
+                .max(
+                    k.consts
+                        .iter()
+                        .map(|c| c.default.depth.max(c.ty.depth))
+                        .max()
+                        .unwrap_or(0),
+                )
                 .max(k.launch.iter().map(|l| exprs(&l.args)).max().unwrap_or(0)),
         }
     }

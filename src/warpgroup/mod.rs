@@ -48,15 +48,29 @@ pub const WGMMA_OVERHEAD: u32 = 26;
 pub fn check(module: &ir::Module, info: &ModuleInfo) -> Vec<Diagnostic> {
     let mut found = Vec::new();
     for (k, ki) in module.kernels.iter().zip(&info.kernels) {
-        registers(k, &ki.body.warpgroups, &mut found);
-        operations(k, &ki.body.warpgroups, &mut found);
-        wgmma(k, &ki.body, &mut found);
-        tiles::check(k, &ki.body.values, &mut found);
+        kernel(k, ki, &mut found);
     }
     found
         .into_iter()
         .map(WarpgroupError::into_diagnostic)
         .collect()
+}
+
+/// The warpgroup pass on one kernel.
+pub fn check_kernel(k: &Kernel, ki: &crate::analysis::KernelInfo) -> Vec<Diagnostic> {
+    let mut found = Vec::new();
+    kernel(k, ki, &mut found);
+    found
+        .into_iter()
+        .map(WarpgroupError::into_diagnostic)
+        .collect()
+}
+
+fn kernel(k: &Kernel, ki: &crate::analysis::KernelInfo, found: &mut Vec<WarpgroupError>) {
+    registers(k, &ki.body.warpgroups, found);
+    operations(k, &ki.body.warpgroups, found);
+    wgmma(k, &ki.body, found);
+    tiles::check(k, &ki.body.values, found);
 }
 
 /// The `set_max_regs` of kernel `k`.

@@ -10,13 +10,14 @@ syn keyword kdslStatement    break continue return
 syn keyword kdslStorage      mut global shared barrier accum
 syn keyword kdslOperatorWord as
 syn keyword kdslBoolean      true false
-syn keyword kdslType         bool i8 u8 i16 u16 i32 u32 i64 u64 f16 bf16 f32 f64 tf32 e4m3 e5m2 tensor
+syn keyword kdslType         bool i8 u8 i16 u16 i32 u32 i64 u64 f16 bf16 f32 f64 tf32 e4m3 e5m2 f16x2 bf16x2 tensor
 
 " Built-in values, functions and barrier operations: the names of the
 " table in src/check/builtins.rs (tests/it/docs/builtins.rs compares them).
 syn keyword kdslBuiltinVar   thread_idx block_dim block_idx grid_dim cluster_idx cluster_dim
 syn keyword kdslBuiltinVar   lane_id warp_id cluster_rank cluster_size
-syn match   kdslBuiltinFn    "\<\%(min\|max\|abs\|sqrt\|rsqrt\|exp2\|log2\|exp\|log\|sin\|cos\|fma\|select\)\ze\s*("
+syn match   kdslBuiltinFn    "\<\%(min\|max\|abs\|sqrt\|rsqrt\|exp2\|log2\|exp\|log\|sin\|cos\|fma\|select\|f16x2\|bf16x2\)\ze\s*("
+syn match   kdslBuiltinFn    "\<\%(ldmatrix_x1\|ldmatrix_x2\|ldmatrix_x4\|stmatrix_x1\|stmatrix_x2\|stmatrix_x4\)\ze\s*("
 syn match   kdslBuiltinFn    "\<\%(atomic_add\|atomic_sub\|atomic_max\|atomic_min\|atomic_exch\|atomic_and\|atomic_or\|atomic_xor\|atomic_inc\|atomic_dec\|atomic_cas\)\ze\s*("
 syn match   kdslBuiltinFn    "\<\%(shfl_down\|shfl_up\|shfl_xor\|shfl_idx\|ballot\|any\|all\|elect_one\|active_mask\)\ze\s*("
 syn match   kdslBuiltinFn    "\<\%(redux_add\|redux_min\|redux_max\|redux_and\|redux_or\|redux_xor\)\ze\s*("
@@ -24,6 +25,7 @@ syn match   kdslBuiltinFn    "\<\%(lane_mask_eq\|lane_mask_lt\|lane_mask_le\|lan
 syn match   kdslBuiltinFn    "\<\%(sync_threads\|cluster_sync\|fence\|fence_proxy_async\)\ze\s*("
 syn match   kdslBuiltinFn    "\<\%(copy_async\|copy_async_store\|copy_async_commit\|copy_async_wait\|remote\)\ze\s*("
 syn match   kdslBuiltinFn    "\<\%(tma_load\|tma_store\|tma_reduce_add\|bytes_of\)\ze\s*("
+syn match   kdslBuiltinFn    "\<\%(size_of\)\ze\s*("
 syn match   kdslBuiltinFn    "\<\%(load2\|load4\|store2\|store4\)\ze\s*("
 syn match   kdslBuiltinFn    "\<\%(acc_row\|acc_col\|wgmma\|wgmma_commit\|wgmma_wait\|set_max_regs\)\ze\s*("
 " Barrier operations: `full[s].wait(0)`, `ready.sync()`.

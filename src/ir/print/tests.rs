@@ -192,6 +192,7 @@ fn pipeline_kernel() -> Kernel {
         ],
         named_barriers: vec![],
         accums: vec![],
+        instance: None,
         body: Body::new(
             vec![loc("s", U32), loc("acc", F32), loc("i", U32)],
             Block {
@@ -284,6 +285,7 @@ fn prints_functions_calls_and_if_expressions() {
         barriers: vec![],
         named_barriers: vec![],
         accums: vec![],
+        instance: None,
         body: Body::new(
             vec![],
             Block {

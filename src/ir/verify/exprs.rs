@@ -199,7 +199,7 @@ impl Verifier<'_> {
                 self.expr(a);
                 self.expect(e.span, "the result", ty, a.ty);
                 let ok = match op {
-                    UnaryOp::Neg => a.ty.is_int() || a.ty.is_float(),
+                    UnaryOp::Neg => a.ty.is_int() || a.ty.is_float() || a.ty.is_packed(),
                     UnaryOp::Not => a.ty.is_int() || a.ty == Scalar::Bool,
                 };
                 if !ok {
@@ -336,7 +336,13 @@ impl Verifier<'_> {
             (Value::Bool(_), _) => ty == Scalar::Bool,
             (Value::Int(i), _) => ty.is_int() && consteval::wrap(i, ty) == i,
             (Value::Float(f), Some(fmt)) => f.is_nan() || fp::round(f, fmt) == f,
-            (Value::Float(_), None) => ty == Scalar::F64,
+            (Value::Float(f), None) => f.is_nan() || fp::to_storage(f, ty).is_some_and(|r| r == f),
+            (Value::Pair(lo, hi), _) => match ty.half_of().and_then(Format::of) {
+                Some(fmt) => [lo, hi]
+                    .iter()
+                    .all(|x| x.is_nan() || fp::round(*x, fmt) == *x),
+                None => false,
+            },
         };
         if !ok {
             self.error(span, format!("the constant {v:?} is not a value of {ty}"));
@@ -367,12 +373,39 @@ impl Verifier<'_> {
 
     fn math(&mut self, e: &Expr, f: MathFn, args: &[Expr]) {
         let n = match f {
-            MathFn::Min | MathFn::Max => 2,
+            MathFn::Min | MathFn::Max | MathFn::Pack => 2,
             MathFn::Fma => 3,
             _ => 1,
         };
         if args.len() != n {
             self.error(e.span, format!("`{f:?}` with {} arguments", args.len()));
+        }
+        match f {
+            // Two halves of the pair's type, or two `f32`s.
+            MathFn::Pack => {
+                let half = e.ty.half_of();
+                if half.is_none() {
+                    self.error(e.span, format!("`pack` into {}", e.ty));
+                }
+                let want = match args.first() {
+                    Some(a) if a.ty == Scalar::F32 => Scalar::F32,
+                    _ => half.unwrap_or(e.ty),
+                };
+                for a in args {
+                    self.expect(a.span, "an argument", a.ty, want);
+                }
+                return;
+            }
+            MathFn::Lo | MathFn::Hi => {
+                for a in args {
+                    match a.ty.half_of() {
+                        Some(h) => self.expect(e.span, "the half", e.ty, h),
+                        None => self.error(a.span, format!("`{f:?}` of {}", a.ty)),
+                    }
+                }
+                return;
+            }
+            _ => {}
         }
         for a in args {
             self.expect(a.span, "an argument", a.ty, e.ty);
@@ -384,8 +417,9 @@ impl Verifier<'_> {
         // (`mad.lo`).
         let ty = e.ty;
         let ok = match f {
-            MathFn::Min | MathFn::Max | MathFn::Abs => true,
-            MathFn::Fma => ty != Scalar::Bool,
+            MathFn::Min | MathFn::Max | MathFn::Abs => !ty.is_storage_only(),
+            MathFn::Fma => ty != Scalar::Bool && !ty.is_storage_only(),
+            MathFn::Pack | MathFn::Lo | MathFn::Hi => true,
             _ => ty.is_float(),
         };
         if !ok {

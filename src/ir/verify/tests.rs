@@ -383,3 +383,67 @@ fn vector_accesses_have_2_or_4_elements_of_at_most_16_bytes() {
     });
     assert_error(&m, Mode::Partial, "a vector load's local");
 }
+
+#[test]
+fn matrix_accesses_move_1_2_or_4_matrices_of_16_bit_shared_elements() {
+    let src = "kernel m(y: global mut [f16x2]) block(32) {
+        shared t: [f16; 16, 16];
+        t[lane_id % 16, lane_id / 16] = 1.0;
+        sync_threads();
+        let (a, b) = ldmatrix_x2(t[lane_id % 16, 0]);
+        stmatrix_x2(t[lane_id % 16, 8], b, a, trans = true);
+        y[lane_id] = a + b;
+    }";
+    let opts = crate::Options {
+        check_only: true,
+        ..crate::Options::default()
+    };
+    let build = || {
+        let c = crate::compile_str("m.kdsl", src, &opts);
+        assert!(c.diagnostics.is_empty(), "{:#?}", c.diagnostics);
+        c.module.expect("a module")
+    };
+    assert!(errors(&build(), Mode::Complete).is_empty());
+    // Three matrices: no `.x3`.
+    let mut m = build();
+    edit_stmt(&mut m, |s| match &mut s.kind {
+        StmtKind::StoreVector {
+            values,
+            matrix: Some(_),
+            ..
+        } => {
+            values.push(values[0].clone());
+            true
+        }
+        _ => false,
+    });
+    assert_error(&m, Mode::Partial, "a matrix access of 3 matrices");
+    // 32-bit elements (the locals then mismatch too).
+    let mut m = build();
+    edit_stmt(&mut m, |s| match &mut s.kind {
+        StmtKind::LoadVector {
+            place,
+            matrix: Some(_),
+            ..
+        } => {
+            place.elem = Scalar::F32;
+            true
+        }
+        _ => false,
+    });
+    assert_error(&m, Mode::Partial, "a matrix access of f32 elements");
+    // A register of another type than the elements' pair.
+    let mut m = build();
+    edit_stmt(&mut m, |s| match &mut s.kind {
+        StmtKind::LoadVector {
+            place,
+            matrix: Some(_),
+            ..
+        } => {
+            place.elem = Scalar::BF16;
+            true
+        }
+        _ => false,
+    });
+    assert_error(&m, Mode::Partial, "a vector load's local");
+}

@@ -234,6 +234,16 @@ fn float_rnd(m: &mut Mods) -> Rnd {
     }
 }
 
+/// `.f16x2`/`.bf16x2`: the half type of a packed operation, taken from
+/// the modifiers.
+fn packed_type(m: &mut Mods) -> Option<Ty> {
+    match m.take_any(&["f16x2", "bf16x2"]) {
+        Some("f16x2") => Some(Ty::F16),
+        Some(_) => Some(Ty::BF16),
+        None => None,
+    }
+}
+
 fn fmode(m: &mut Mods) -> FMode {
     FMode {
         ftz: m.take("ftz"),
@@ -337,8 +347,12 @@ fn decode_op(b: &mut Builder, i: &ast::Instruction, full: &str) -> R<Inst> {
             let mut rnd = Rnd::Rn;
             let mut mode = FMode::default();
             let nan = m.take("NaN");
+            let packed = packed_type(&mut m);
             let types = m.take_types();
-            let ty = one_type(&types, full)?;
+            let ty = match packed {
+                Some(t) if types.is_empty() => t,
+                _ => one_type(&types, full)?,
+            };
             if ty.is_float() {
                 rnd = float_rnd(&mut m);
                 mode = fmode(&mut m);
@@ -348,12 +362,12 @@ fn decode_op(b: &mut Builder, i: &ast::Instruction, full: &str) -> R<Inst> {
             m.finish().map_err(unsup)?;
             let mut inst = base_inst(Op::Nop);
             inst.d = b.dst(o(0))?;
-            let src_ty = if op == "shl" || op == "shr" {
+            let src_ty = if op == "shl" || op == "shr" || packed.is_some() {
                 Ty::U32
             } else {
                 ty
             };
-            inst.a = b.src(o(1), ty)?;
+            inst.a = b.src(o(1), if packed.is_some() { Ty::U32 } else { ty })?;
             inst.b = b.src(o(2), src_ty)?;
             inst.op = if ty.is_float() {
                 let fop = match (op, nan) {
@@ -376,7 +390,14 @@ fn decode_op(b: &mut Builder, i: &ast::Instruction, full: &str) -> R<Inst> {
                 if fop == FOp::Div && matches!(rnd, Rnd::Rz | Rnd::Rm | Rnd::Rp) {
                     return unsupported("directed rounding of `div`");
                 }
-                Op::FBin(fop, ty, rnd, mode)
+                if packed.is_some() {
+                    if matches!(fop, FOp::Div | FOp::Copysign) {
+                        return invalid("no packed form of this operation");
+                    }
+                    Op::FBin2(fop, ty, rnd, mode)
+                } else {
+                    Op::FBin(fop, ty, rnd, mode)
+                }
             } else {
                 let iop = match (op, lohi, sat) {
                     ("add", _, false) => IntOp::Add,
@@ -412,8 +433,12 @@ fn decode_op(b: &mut Builder, i: &ast::Instruction, full: &str) -> R<Inst> {
             if m.take("cc") || m.take("sat") && lohi.is_some() {
                 return unsupported("`.cc`/`.sat` on integer `mad`");
             }
+            let packed = packed_type(&mut m);
             let types = m.take_types();
-            let ty = one_type(&types, full)?;
+            let ty = match packed {
+                Some(t) if types.is_empty() => t,
+                _ => one_type(&types, full)?,
+            };
             let mut inst = base_inst(Op::Nop);
             if ty.is_float() {
                 let rnd = float_rnd(&mut m);
@@ -425,7 +450,11 @@ fn decode_op(b: &mut Builder, i: &ast::Instruction, full: &str) -> R<Inst> {
                 if matches!(ty, Ty::F16 | Ty::BF16) && rnd != Rnd::Rn {
                     return unsupported("half-precision `fma` with a rounding other than `.rn`");
                 }
-                inst.op = Op::Fma(ty, rnd, mode);
+                inst.op = if packed.is_some() {
+                    Op::Fma2(ty, rnd, mode)
+                } else {
+                    Op::Fma(ty, rnd, mode)
+                };
             } else {
                 m.finish().map_err(unsup)?;
                 let mode = match lohi {
@@ -436,13 +465,14 @@ fn decode_op(b: &mut Builder, i: &ast::Instruction, full: &str) -> R<Inst> {
                 inst.op = Op::IMad(mode, ty);
             }
             inst.d = b.dst(o(0))?;
-            inst.a = b.src(o(1), ty)?;
-            inst.b = b.src(o(2), ty)?;
+            inst.a = b.src(o(1), if packed.is_some() { Ty::U32 } else { ty })?;
+            inst.b = b.src(o(2), if packed.is_some() { Ty::U32 } else { ty })?;
             let cty = match (inst.op, ty) {
                 (Op::IMad(MadMode::Wide, _), Ty::U32) => Ty::U64,
                 (Op::IMad(MadMode::Wide, _), Ty::S32) => Ty::S64,
                 (Op::IMad(MadMode::Wide, _), Ty::U16) => Ty::U32,
                 (Op::IMad(MadMode::Wide, _), Ty::S16) => Ty::S32,
+                (Op::Fma2(..), _) => Ty::U32,
                 _ => ty,
             };
             inst.c = b.src(o(3), cty)?;
@@ -451,8 +481,12 @@ fn decode_op(b: &mut Builder, i: &ast::Instruction, full: &str) -> R<Inst> {
         "abs" | "neg" | "not" | "cnot" | "popc" | "clz" | "brev" | "bfind" | "sqrt" | "rsqrt"
         | "rcp" | "ex2" | "lg2" | "sin" | "cos" | "tanh" => {
             let shift = m.take("shiftamt");
+            let packed = packed_type(&mut m);
             let types = m.take_types();
-            let ty = one_type(&types, full)?;
+            let ty = match packed {
+                Some(t) if types.is_empty() => t,
+                _ => one_type(&types, full)?,
+            };
             let mut inst = base_inst(Op::Nop);
             if ty.is_float() {
                 let rnd = float_rnd(&mut m);
@@ -481,7 +515,11 @@ fn decode_op(b: &mut Builder, i: &ast::Instruction, full: &str) -> R<Inst> {
                 {
                     return unsupported("this half-precision operation");
                 }
-                inst.op = Op::FUn(fop, ty, rnd, mode);
+                inst.op = if packed.is_some() {
+                    Op::FUn2(fop, ty, rnd, mode)
+                } else {
+                    Op::FUn(fop, ty, rnd, mode)
+                };
             } else {
                 m.finish().map_err(unsup)?;
                 let iop = match (op, shift) {
@@ -499,7 +537,7 @@ fn decode_op(b: &mut Builder, i: &ast::Instruction, full: &str) -> R<Inst> {
                 inst.op = Op::IUn(iop, ty);
             }
             inst.d = b.dst(o(0))?;
-            inst.a = b.src(o(1), ty)?;
+            inst.a = b.src(o(1), if packed.is_some() { Ty::U32 } else { ty })?;
             inst
         }
         "bfe" | "bfi" => {
@@ -562,10 +600,18 @@ fn decode_op(b: &mut Builder, i: &ast::Instruction, full: &str) -> R<Inst> {
                 _ => None,
             };
             m.take("ftz");
+            let packed = packed_type(&mut m);
             let types = m.take_types();
-            let ty = one_type(&types, full)?;
+            let ty = match packed {
+                Some(t) if types.is_empty() => t,
+                _ => one_type(&types, full)?,
+            };
             m.finish().map_err(unsup)?;
-            let mut inst = base_inst(Op::Setp(cmp, ty));
+            let mut inst = base_inst(if packed.is_some() {
+                Op::Setp2(cmp, ty)
+            } else {
+                Op::Setp(cmp, ty)
+            });
             let mut d2 = NO_DEST;
             match o(0) {
                 Some(Operand::Pair(p, q)) => {
@@ -574,8 +620,8 @@ fn decode_op(b: &mut Builder, i: &ast::Instruction, full: &str) -> R<Inst> {
                 }
                 other => inst.d = b.dst(other)?,
             }
-            inst.a = b.src(o(1), ty)?;
-            inst.b = b.src(o(2), ty)?;
+            inst.a = b.src(o(1), if packed.is_some() { Ty::U32 } else { ty })?;
+            inst.b = b.src(o(2), if packed.is_some() { Ty::U32 } else { ty })?;
             let combine = match bop {
                 Some(bop) => {
                     let (slot, neg) = b.pred(o(3))?;
@@ -607,6 +653,19 @@ fn decode_op(b: &mut Builder, i: &ast::Instruction, full: &str) -> R<Inst> {
                 .is_some() =>
         {
             return cvt_packed(b, &mut m, ops)
+        }
+        "cvt" if m.peek_any(&["tf32"]).is_some() => {
+            let rna = m.take("rna");
+            m.take("tf32");
+            let types = m.take_types();
+            m.finish().map_err(unsup)?;
+            if !rna || types != [Ty::F32] {
+                return unsupported("`cvt` to `.tf32` other than `cvt.rna.tf32.f32`");
+            }
+            let mut inst = base_inst(Op::CvtTf32);
+            inst.d = b.dst(o(0))?;
+            inst.a = b.src(o(1), Ty::F32)?;
+            inst
         }
         "cvt" => {
             let rnd = match m.take_any(&["rn", "rz", "rm", "rp", "rni", "rzi", "rmi", "rpi", "rna"])

@@ -376,10 +376,22 @@ pub enum Op {
     /// `fma`/`mad` with a rounding mode: `d = a*b + c`.
     Fma(Ty, Rnd, FMode),
     FUn(FUnOp, Ty, Rnd, FMode),
+    /// The packed forms `.f16x2`/`.bf16x2` of [`Op::FBin`], [`Op::Fma`] and
+    /// [`Op::FUn`] (`add.rn.f16x2`, `fma.rn.bf16x2`, `neg.f16x2`): the
+    /// scalar operation of the half type `Ty` on each half of the 32-bit
+    /// operands, the low halves into the low half of `d`.
+    FBin2(FOp, Ty, Rnd, FMode),
+    Fma2(Ty, Rnd, FMode),
+    FUn2(FUnOp, Ty, Rnd, FMode),
+    /// `setp.cmp{.bop}.f16x2 p|q, a, b{, c}`: `p` from the low halves, `q`
+    /// from the high ones (`aux` indexes the [`SetpExt`] with `q`).
+    Setp2(Cmp, Ty),
     /// `testp.finite` etc. are not supported; `Cvt` is every conversion.
     Cvt(Cvt),
     /// A packed conversion: `d` from `a` (and `b` for two sources).
     CvtPacked(CvtPacked),
+    /// `cvt.rna.tf32.f32 d, a`.
+    CvtTf32,
     /// `cvta`: `a` converted between `space` and generic.
     Cvta(Space, CvtaDir),
     /// `mapa`: `a` in the CTA of rank `b`; `generic` for `mapa.u64` on

@@ -266,7 +266,7 @@ fn locked_access(prog: &Program, inst: &Inst, locked: &[(u32, u32)]) -> Option<(
                 reads.push(inst.b);
             }
         }
-        Op::Setp(..) => {
+        Op::Setp(..) | Op::Setp2(..) => {
             reads.extend([inst.a, inst.b]);
             writes.push(inst.d);
             if let Some(ext) = prog.setp_ext.get(inst.aux as usize) {
@@ -487,7 +487,51 @@ impl Machine<'_> {
                 Op::FUn(op, ty, rnd, mode) => {
                     wr!(inst.d, farith::float_un(op, ty, rnd, mode, rd!(inst.a)))
                 }
+                Op::FBin2(op, ty, rnd, mode) => {
+                    let (a, b) = (rd!(inst.a), rd!(inst.b));
+                    wr!(
+                        inst.d,
+                        farith::halves(|h| farith::float_bin(op, ty, rnd, mode, a >> h, b >> h))
+                    )
+                }
+                Op::Fma2(ty, rnd, mode) => {
+                    let (a, b, c) = (rd!(inst.a), rd!(inst.b), rd!(inst.c));
+                    wr!(
+                        inst.d,
+                        farith::halves(|h| farith::fma(ty, rnd, mode, a >> h, b >> h, c >> h))
+                    )
+                }
+                Op::FUn2(op, ty, rnd, mode) => {
+                    let a = rd!(inst.a);
+                    wr!(
+                        inst.d,
+                        farith::halves(|h| farith::float_un(op, ty, rnd, mode, a >> h))
+                    )
+                }
+                Op::Setp2(cmp, ty) => {
+                    let (a, b) = (rd!(inst.a), rd!(inst.b));
+                    let lo = arith::setp(cmp, ty, a & 0xffff, b & 0xffff);
+                    let hi = arith::setp(cmp, ty, (a >> 16) & 0xffff, (b >> 16) & 0xffff);
+                    let ext = prog.setp_ext.get(inst.aux as usize).copied();
+                    let f = |x: bool| match ext.and_then(|e| e.combine) {
+                        None => x,
+                        Some((bop, c, neg)) => {
+                            let c = (rd!(c) != 0) != neg;
+                            match bop {
+                                BoolOp::And => x && c,
+                                BoolOp::Or => x || c,
+                                BoolOp::Xor => x != c,
+                            }
+                        }
+                    };
+                    let (p, q) = (f(lo), f(hi));
+                    wr!(inst.d, u64::from(p));
+                    if let Some(e) = ext {
+                        wr!(e.d2, u64::from(q));
+                    }
+                }
                 Op::Cvt(c) => wr!(inst.d, farith::cvt(c, rd!(inst.a))),
+                Op::CvtTf32 => wr!(inst.d, farith::tf32(rd!(inst.a))),
                 Op::CvtPacked(c) => {
                     wr!(inst.d, farith::cvt_packed(c, rd!(inst.a), rd!(inst.b)))
                 }

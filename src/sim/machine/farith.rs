@@ -286,6 +286,25 @@ pub fn float_un(op: FUnOp, ty: Ty, rnd: Rnd, mode: FMode, a: u64) -> u64 {
     }
 }
 
+/// A packed result: `f(0)` (the operation on the low halves, whose
+/// operands are shifted by 0) in the low 16 bits, `f(16)` in the high ones.
+pub fn halves(f: impl Fn(u32) -> u64) -> u64 {
+    (f(0) & 0xffff) | (f(16) & 0xffff) << 16
+}
+
+/// `cvt.rna.tf32.f32`: `a` rounded to 10 fraction bits, ties away from
+/// zero, in an `f32` whose low 13 bits are clear; NaN is the canonical
+/// `f32` NaN, and what rounds past the largest finite value is infinite.
+pub fn tf32(a: u64) -> u64 {
+    let x = f32::from_bits(a as u32);
+    if x.is_nan() {
+        return float::canonical_nan(float::F32);
+    }
+    let bits = a as u32;
+    let magnitude = ((bits & 0x7fff_ffff).saturating_add(0x1000) & !0x1fff).min(0x7f80_0000);
+    u64::from((bits & 0x8000_0000) | magnitude)
+}
+
 pub fn cvt(c: Cvt, a: u64) -> u64 {
     let (from, to) = (c.from, c.to);
     if from.is_int() && to.is_int() {

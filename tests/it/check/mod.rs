@@ -6,6 +6,7 @@
 mod atomics;
 mod barriers;
 mod consteval;
+mod conversions;
 mod imports;
 mod inference;
 mod limits;

@@ -11,6 +11,7 @@
 //! Header directives (anywhere, usually at the top):
 //!   `// target: sm_80`      compile for that target (default sm_90)
 //!   `// flags: -D warnings` compile with warnings denied
+//!   `// flags: --const N=4` compile with that kernel constant (repeatable)
 //!   `// emit: cubin`        also write PTX and run `ptxas -v` on it, as
 //!                           `kdslc --emit cubin` does: its advisories are
 //!                           diagnostics too (`kdsl::ptx::advice`; skipped
@@ -83,6 +84,13 @@ fn options_for(text: &str) -> kdsl::Options {
         if let Some(f) = line.strip_prefix("// flags:") {
             if f.contains("-D warnings") {
                 opts.deny_warnings = true;
+            }
+            let mut words = f.split_whitespace();
+            while let Some(w) = words.next() {
+                if w == "--const" {
+                    let arg = words.next().expect("a value after --const");
+                    opts.consts.push(arg.parse().expect("a --const value"));
+                }
             }
         }
     }

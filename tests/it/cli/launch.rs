@@ -231,6 +231,91 @@ fn gpu_check_fails_clearly_without_a_gpu() {
     assert!(o.stdout.is_empty());
 }
 
+/// `scripts/gpu-check.sh` and its arguments, with or without a GPU: `--help`,
+/// an unknown argument, `--only` without a kernel or with one that does not
+/// exist, a GEMM size TMA cannot take.
+#[test]
+fn gpu_check_handles_its_arguments() {
+    let script = crate::common::repo_root().join("scripts/gpu-check.sh");
+    let run = |args: &[&str], env: &[(&str, &str)]| {
+        Command::new("bash")
+            .arg(&script)
+            .args(args)
+            .envs(env.iter().copied())
+            .output()
+            .expect("bash runs")
+    };
+    let o = run(&["--help"], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let usage = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        usage.starts_with("usage: scripts/gpu-check.sh [--sim] [--only KERNEL]..."),
+        "{usage}"
+    );
+    assert!(
+        usage.contains("--sim") && usage.contains("--only KERNEL"),
+        "{usage}"
+    );
+    for (args, env, said) in [
+        (
+            &["--bogus"][..],
+            &[][..],
+            "gpu-check: unknown argument `--bogus`",
+        ),
+        (&["--only"], &[], "gpu-check: --only needs a kernel name"),
+        (
+            &["--only", "nosuch"],
+            &[],
+            "gpu-check: --only nosuch: no samples/nosuch.kdsl",
+        ),
+        (
+            &["--sim", "--only", "hopper_gemm"],
+            &[("GEMM_CHECK_SIZE", "100")],
+            "gpu-check: GEMM sizes must be positive multiples of 8 (TMA's 16-byte rows), not 100",
+        ),
+    ] {
+        let o = run(args, env);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).starts_with(said), "{args:?}: {}", stderr(&o));
+        assert!(o.stdout.is_empty());
+    }
+}
+
+/// Without a GPU, `gpu-check.sh --sim` runs the check's launches of the
+/// tensor-core GEMM — the sample and nvcc's PTX of its twin, on the
+/// integer-valued `.npy` inputs the script writes — in `kdslc sim`, and
+/// builds its timing launches (here at small sizes: the GPU check's are
+/// 1024^3, then 4096^3 and 8192^3).
+#[test]
+fn gpu_check_sim_runs_the_gemm_launches() {
+    let Some(nvcc) = crate::common::ptxas::require_nvcc() else {
+        return;
+    };
+    let script = crate::common::repo_root().join("scripts/gpu-check.sh");
+    let o = Command::new("bash")
+        .arg(&script)
+        .args(["--sim", "--only", "hopper_gemm"])
+        .env("KDSLC", env!("CARGO_BIN_EXE_kdslc"))
+        .env("NVCC", &nvcc)
+        .env("GEMM_CHECK_SIZE", "136")
+        .env("GEMM_BENCH_SIZES", "256")
+        .output()
+        .expect("bash runs");
+    let said = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{said}");
+    for line in [
+        "ok    hopper_gemm (samples/hopper_gemm.kdsl)",
+        "built hopper_gemm (samples/hopper_gemm.kdsl, 256)",
+        "gpu-check: every check launch ran in the simulator",
+    ] {
+        assert!(said.contains(line), "no `{line}` in:\n{said}");
+    }
+    // The twin too, from nvcc's PTX.
+    assert_eq!(said.matches("ok    hopper_gemm (").count(), 2, "{said}");
+    assert_eq!(said.matches("built hopper_gemm (").count(), 2, "{said}");
+    assert!(!said.contains("FAIL"), "{said}");
+}
+
 /// `tests/driver/libcuda_stub.c` built as `DIR/libcuda.so`: with `DIR`
 /// first in `LD_LIBRARY_PATH`, the dynamic loader gives it to kdslc in
 /// place of any real driver (cudarc opens `libcuda.so` by name).

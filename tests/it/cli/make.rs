@@ -100,9 +100,17 @@ fn makefile_builds_rebuilds_dependants_and_keeps_old_output_on_failure() {
         "make failed:\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // Every sample but those that need sm_90a.
+    let makefile = std::fs::read_to_string(dir.join("Makefile")).expect("Makefile");
+    let arch_specific = make_list(&makefile, "NEEDS_SM90A");
     let sources = std::fs::read_dir(&dir).expect("dir").filter(|e| {
-        e.as_ref()
-            .is_ok_and(|e| e.path().extension().is_some_and(|x| x == "kdsl"))
+        e.as_ref().is_ok_and(|e| {
+            let p = e.path();
+            p.extension().is_some_and(|x| x == "kdsl")
+                && !p
+                    .file_stem()
+                    .is_some_and(|s| arch_specific.iter().any(|a| s == a.as_str()))
+        })
     });
     let built_in = dir.join("build/sm_90");
     let built = mtimes(&built_in);
@@ -239,15 +247,18 @@ fn makefile_lists_the_samples_past_99_kib() {
 }
 
 /// The Makefile's documented `TARGET=sm_80` builds every sample that sm_80
-/// can have, skips the others with a message, and its list of sm_90-only
-/// samples is exactly the samples the compiler refuses for sm_80 (E0200).
+/// can have, skips the others with a message, and its lists of sm_90-only
+/// and sm_90a-only samples together are exactly the samples the compiler
+/// refuses for sm_80 (E0200).
 #[test]
 fn makefile_target_sm80_skips_the_sm90_samples() {
     if !make_available() {
         return;
     }
     let root = crate::common::repo_root().join("samples");
-    let listed = needs_sm90(&std::fs::read_to_string(root.join("Makefile")).expect("Makefile"));
+    let makefile = std::fs::read_to_string(root.join("Makefile")).expect("Makefile");
+    let listed = needs_sm90(&makefile);
+    let arch_specific = make_list(&makefile, "NEEDS_SM90A");
     let mut refused = Vec::new();
     let mut all = Vec::new();
     for entry in std::fs::read_dir(&root).expect("samples") {
@@ -266,9 +277,11 @@ fn makefile_target_sm80_skips_the_sm90_samples() {
         all.push(stem);
     }
     refused.sort();
+    let mut both: Vec<String> = listed.iter().chain(&arch_specific).cloned().collect();
+    both.sort();
     assert_eq!(
-        listed, refused,
-        "NEEDS_SM90 in samples/Makefile is out of date"
+        both, refused,
+        "NEEDS_SM90 and NEEDS_SM90A in samples/Makefile are out of date"
     );
 
     let (_tmp, dir) = samples_copy();
@@ -296,9 +309,71 @@ fn makefile_target_sm80_skips_the_sm90_samples() {
         })
         .collect();
     built.sort();
-    let mut expected: Vec<String> = all.into_iter().filter(|s| !listed.contains(s)).collect();
+    let mut expected: Vec<String> = all.into_iter().filter(|s| !both.contains(s)).collect();
     expected.sort();
     assert_eq!(built, expected);
+}
+
+/// The samples that need sm_90a (wgmma) are exactly those the compiler
+/// refuses for sm_90 (E0200): `TARGET=sm_90a` builds every sample, each for
+/// sm_90a, and any other target skips them with a message.
+#[test]
+fn makefile_target_sm90a_builds_the_tensor_core_samples() {
+    if !make_available() {
+        return;
+    }
+    let root = crate::common::repo_root().join("samples");
+    let makefile = std::fs::read_to_string(root.join("Makefile")).expect("Makefile");
+    let listed = make_list(&makefile, "NEEDS_SM90A");
+    let mut refused = Vec::new();
+    let mut all = Vec::new();
+    for entry in std::fs::read_dir(&root).expect("samples") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_none_or(|e| e != "kdsl") {
+            continue;
+        }
+        let stem = path
+            .file_stem()
+            .expect("stem")
+            .to_string_lossy()
+            .into_owned();
+        if refused_for(&path, kdsl::target::Target::Sm90, "E0200") {
+            refused.push(stem.clone());
+        }
+        all.push(stem);
+    }
+    refused.sort();
+    all.sort();
+    assert!(!listed.is_empty());
+    assert_eq!(
+        listed, refused,
+        "NEEDS_SM90A in samples/Makefile is out of date"
+    );
+
+    let (_tmp, dir) = samples_copy();
+    let out = make(&dir);
+    assert!(out.status.success(), "{}", said(&out));
+    assert!(
+        said(&out).contains(&format!(
+            "samples: skipping {}, which need sm_90a for wgmma (TARGET=sm_90;",
+            listed.join(" ")
+        )),
+        "{}",
+        said(&out)
+    );
+    let out = make_with(&dir, &["TARGET=sm_90a"]);
+    assert!(out.status.success(), "{}", said(&out));
+    assert!(!said(&out).contains("skipping"), "{}", said(&out));
+    let mut built: Vec<String> = mtimes(&dir.join("build/sm_90a"))
+        .into_iter()
+        .map(|(p, _)| {
+            let ptx = std::fs::read_to_string(&p).expect("ptx");
+            assert!(ptx.contains(".target sm_90a"), "{}", p.display());
+            p.file_stem().expect("stem").to_string_lossy().into_owned()
+        })
+        .collect();
+    built.sort();
+    assert_eq!(built, all);
 }
 
 /// Import names that Make reads specially (`:`, a space, `#`, `$`, `%`)

@@ -3,5 +3,6 @@
 //! `kdslc sim` and `kdslc run`.
 
 mod build;
+mod instances;
 mod launch;
 mod make;

@@ -34,6 +34,10 @@ pub enum Ty {
     BF16,
     F32,
     F64,
+    /// Two halves in one register: not in [`Ty::ALL`] (no `as`, no
+    /// comparisons), generated as their own expressions ([`Ty::EXPRS`]).
+    F16x2,
+    BF16x2,
 }
 
 impl Ty {
@@ -41,6 +45,16 @@ impl Ty {
         use Ty::*;
         [
             Bool, I8, U8, I16, U16, I32, U32, I64, U64, F16, BF16, F32, F64,
+        ]
+    };
+    /// The packed pairs.
+    pub const PACKED: [Ty; 2] = [Ty::F16x2, Ty::BF16x2];
+    /// Every type the generator makes expressions of: [`Ty::ALL`], then
+    /// [`Ty::PACKED`].
+    pub const EXPRS: [Ty; 15] = {
+        use Ty::*;
+        [
+            Bool, I8, U8, I16, U16, I32, U32, I64, U64, F16, BF16, F32, F64, F16x2, BF16x2,
         ]
     };
     pub const INTS: [Ty; 8] = {
@@ -63,6 +77,22 @@ impl Ty {
             Ty::BF16 => "bf16",
             Ty::F32 => "f32",
             Ty::F64 => "f64",
+            Ty::F16x2 => "f16x2",
+            Ty::BF16x2 => "bf16x2",
+        }
+    }
+
+    /// `f16x2`, `bf16x2`.
+    pub fn is_packed(self) -> bool {
+        matches!(self, Ty::F16x2 | Ty::BF16x2)
+    }
+
+    /// The half type of a pair (`f16` of `f16x2`); itself otherwise.
+    pub fn half(self) -> Ty {
+        match self {
+            Ty::F16x2 => Ty::F16,
+            Ty::BF16x2 => Ty::BF16,
+            t => t,
         }
     }
 
@@ -72,7 +102,7 @@ impl Ty {
             Ty::Bool => 1,
             Ty::I8 | Ty::U8 => 8,
             Ty::I16 | Ty::U16 | Ty::F16 | Ty::BF16 => 16,
-            Ty::I32 | Ty::U32 | Ty::F32 => 32,
+            Ty::I32 | Ty::U32 | Ty::F32 | Ty::F16x2 | Ty::BF16x2 => 32,
             Ty::I64 | Ty::U64 | Ty::F64 => 64,
         }
     }
@@ -109,7 +139,7 @@ impl Ty {
         match self {
             Ty::Bool | Ty::I8 | Ty::U8 => 1,
             Ty::I16 | Ty::U16 | Ty::F16 | Ty::BF16 => 2,
-            Ty::I32 | Ty::U32 | Ty::F32 => 4,
+            Ty::I32 | Ty::U32 | Ty::F32 | Ty::F16x2 | Ty::BF16x2 => 4,
             Ty::I64 | Ty::U64 | Ty::F64 => 8,
         }
     }
@@ -131,6 +161,9 @@ pub enum Val {
     BF16(bf16),
     F32(f32),
     F64(f64),
+    /// Low half, then high half.
+    F16x2(f16, f16),
+    BF16x2(bf16, bf16),
 }
 
 impl Val {
@@ -149,6 +182,26 @@ impl Val {
             Val::BF16(_) => Ty::BF16,
             Val::F32(_) => Ty::F32,
             Val::F64(_) => Ty::F64,
+            Val::F16x2(..) => Ty::F16x2,
+            Val::BF16x2(..) => Ty::BF16x2,
+        }
+    }
+
+    /// The halves of a pair (`None` for other values).
+    pub fn halves(self) -> Option<(Val, Val)> {
+        match self {
+            Val::F16x2(lo, hi) => Some((Val::F16(lo), Val::F16(hi))),
+            Val::BF16x2(lo, hi) => Some((Val::BF16(lo), Val::BF16(hi))),
+            _ => None,
+        }
+    }
+
+    /// The pair of type `ty` of two halves of its half type.
+    pub fn pair(ty: Ty, lo: Val, hi: Val) -> Val {
+        match (ty, lo, hi) {
+            (Ty::F16x2, Val::F16(a), Val::F16(b)) => Val::F16x2(a, b),
+            (Ty::BF16x2, Val::BF16(a), Val::BF16(b)) => Val::BF16x2(a, b),
+            _ => lo,
         }
     }
 
@@ -168,6 +221,8 @@ impl Val {
             Val::BF16(x) => u64::from(x.to_bits()),
             Val::F32(x) => u64::from(x.to_bits()),
             Val::F64(x) => x.to_bits(),
+            Val::F16x2(lo, hi) => u64::from(lo.to_bits()) | u64::from(hi.to_bits()) << 16,
+            Val::BF16x2(lo, hi) => u64::from(lo.to_bits()) | u64::from(hi.to_bits()) << 16,
         }
     }
 
@@ -186,6 +241,9 @@ impl Val {
     /// some unspecified (`abs.f32`, `cvt.f32.bf16` of a NaN), and kdsl
     /// promises only "a NaN" there.
     pub fn same(self, other: Val) -> bool {
+        if let (Some((a, b)), Some((c, d))) = (self.halves(), other.halves()) {
+            return self.ty() == other.ty() && a.same(c) && b.same(d);
+        }
         self.ty() == other.ty()
             && if self.is_nan() || other.is_nan() {
                 self.is_nan() && other.is_nan()
@@ -210,6 +268,14 @@ impl Val {
             Ty::BF16 => Val::BF16(bf16::from_bits(bits as u16)),
             Ty::F32 => Val::F32(f32::from_bits(bits as u32)),
             Ty::F64 => Val::F64(f64::from_bits(bits)),
+            Ty::F16x2 => Val::F16x2(
+                f16::from_bits(bits as u16),
+                f16::from_bits((bits >> 16) as u16),
+            ),
+            Ty::BF16x2 => Val::BF16x2(
+                bf16::from_bits(bits as u16),
+                bf16::from_bits((bits >> 16) as u16),
+            ),
         }
     }
 
@@ -356,10 +422,10 @@ const DIVIDE_BY_ZERO: Faults = Faults {
 /// Expressions of each type (in `Ty::ALL` order), nested at most `depth`
 /// operators deep.
 pub fn exprs(depth: u32) -> Vec<BoxedStrategy<GenExpr>> {
-    let mut level: Vec<BoxedStrategy<GenExpr>> = Ty::ALL.iter().map(|t| leaf(*t)).collect();
+    let mut level: Vec<BoxedStrategy<GenExpr>> = Ty::EXPRS.iter().map(|t| leaf(*t)).collect();
     for _ in 0..depth {
         let below = level.clone();
-        level = Ty::ALL.iter().map(|t| composite(*t, &below)).collect();
+        level = Ty::EXPRS.iter().map(|t| composite(*t, &below)).collect();
     }
     level
 }
@@ -375,7 +441,7 @@ pub fn any_expr(depth: u32) -> BoxedStrategy<GenExpr> {
 }
 
 fn of(level: &[BoxedStrategy<GenExpr>], ty: Ty) -> BoxedStrategy<GenExpr> {
-    let i = Ty::ALL.iter().position(|t| *t == ty).unwrap_or(0);
+    let i = Ty::EXPRS.iter().position(|t| *t == ty).unwrap_or(0);
     level[i].clone()
 }
 
@@ -385,6 +451,12 @@ fn of(level: &[BoxedStrategy<GenExpr>], ty: Ty) -> BoxedStrategy<GenExpr> {
 /// decimal texts at or just beside a rounding midpoint.
 fn leaf(ty: Ty) -> BoxedStrategy<GenExpr> {
     match ty {
+        // `f16x2(lo, hi)` of two half literals, or of two `f32` ones.
+        t if t.is_packed() => prop_oneof![
+            3 => (leaf(t.half()), leaf(t.half())).prop_map(move |(a, b)| pack(t, a, b)),
+            1 => (leaf(Ty::F32), leaf(Ty::F32)).prop_map(move |(a, b)| pack(t, a, b)),
+        ]
+        .boxed(),
         Ty::Bool => any::<bool>()
             .prop_map(|b| GenExpr::leaf(b.to_string(), Val::Bool(b)))
             .boxed(),
@@ -433,6 +505,14 @@ fn leaf(ty: Ty) -> BoxedStrategy<GenExpr> {
 /// The source of a literal of value `v` (a NaN or an infinity as the
 /// division that makes it), which means `v` in any context.
 pub fn literal_source(v: Val) -> String {
+    if let Some((lo, hi)) = v.halves() {
+        return format!(
+            "{}({}, {})",
+            v.ty().name(),
+            literal_source(lo),
+            literal_source(hi)
+        );
+    }
     match v {
         Val::Bool(b) => b.to_string(),
         _ if v.ty().is_int() => int_literal(v).source,
@@ -637,6 +717,9 @@ fn from_f64(ty: Ty, x: f64) -> Val {
 // -------------------------------------------------------------- operators
 
 fn composite(ty: Ty, below: &[BoxedStrategy<GenExpr>]) -> BoxedStrategy<GenExpr> {
+    if ty.is_packed() {
+        return packed_composite(ty, below);
+    }
     let same = of(below, ty);
     let casts = proptest::sample::select(Ty::ALL.to_vec())
         .prop_flat_map({
@@ -718,6 +801,35 @@ fn composite(ty: Ty, below: &[BoxedStrategy<GenExpr>]) -> BoxedStrategy<GenExpr>
                     .boxed(),
             ));
             options.push((1, same.clone().prop_map(|a| unary("-", a)).boxed()));
+            if matches!(t, Ty::F16 | Ty::BF16 | Ty::F32) {
+                // A half of a pair, and a round trip through an fp8 (and,
+                // for f32, tf32).
+                if t.is_half() {
+                    let pair = if t == Ty::F16 { Ty::F16x2 } else { Ty::BF16x2 };
+                    options.push((
+                        1,
+                        (of(below, pair), any::<bool>())
+                            .prop_map(|(p, hi)| half_of(p, hi))
+                            .boxed(),
+                    ));
+                }
+                let sources = proptest::sample::select(vec![Ty::F32, Ty::F16, Ty::BF16])
+                    .prop_flat_map({
+                        let below = below.to_vec();
+                        move |from| of(&below, from)
+                    });
+                let storage = if t == Ty::F32 {
+                    vec!["e4m3", "e5m2", "tf32"]
+                } else {
+                    vec!["e4m3", "e5m2"]
+                };
+                options.push((
+                    2,
+                    (sources, proptest::sample::select(storage))
+                        .prop_map(move |(e, s)| through_storage(e, s, t))
+                        .boxed(),
+                ));
+            }
             if t.is_wide_float() {
                 options.push((2, min_max(&same)));
                 options.push((1, same.clone().prop_map(|a| call("abs", vec![a])).boxed()));
@@ -756,6 +868,14 @@ fn unary(op: &str, a: GenExpr) -> GenExpr {
     let source = format!("({op}{})", a.source);
     let op = op.to_string();
     GenExpr::node(source, a.ty, &[&a], |v| {
+        if let Some((lo, hi)) = v[0].halves() {
+            let neg = |h: Val| match h {
+                Val::F16(x) => Val::F16(-x),
+                Val::BF16(x) => Val::BF16(-x),
+                other => other,
+            };
+            return Ok(Val::pair(v[0].ty(), neg(lo), neg(hi)));
+        }
         Ok(match (op.as_str(), v[0]) {
             ("!", Val::Bool(b)) => Val::Bool(!b),
             ("!", x) => Val::wrap(x.ty(), !x.int()),
@@ -832,6 +952,14 @@ fn fma3(x: Val, y: Val, z: Val, neg_product: bool, neg_addend: bool) -> Val {
 
 pub fn binary_value(op: &str, x: Val, y: Val) -> Result<Val, Faults> {
     use Val::*;
+    // A pair: each half as the half type computes it.
+    if let (Some((a, b)), Some((c, d))) = (x.halves(), y.halves()) {
+        return Ok(Val::pair(
+            x.ty(),
+            binary_value(op, a, c)?,
+            binary_value(op, b, d)?,
+        ));
+    }
     Ok(match (x, y) {
         (Bool(a), Bool(b)) => Bool(match op {
             "&&" | "&" => a && b,
@@ -966,8 +1094,27 @@ fn call(f: &str, args: Vec<GenExpr>) -> GenExpr {
     );
     let parts: Vec<&GenExpr> = args.iter().collect();
     let f = f.to_string();
-    GenExpr::node(source, ty, &parts, |v| {
-        Ok(match (f.as_str(), v) {
+    GenExpr::node(source, ty, &parts, |v| Ok(call_value(&f, ty, v)))
+}
+
+/// The value of the built-in `f` of arguments `v` of type `ty`; a pair's
+/// half by half.
+fn call_value(f: &str, ty: Ty, v: &[Val]) -> Val {
+    if ty.is_packed() {
+        let half = |i: usize| -> Vec<Val> {
+            v.iter()
+                .filter_map(|x| x.halves())
+                .map(|(lo, hi)| if i == 0 { lo } else { hi })
+                .collect()
+        };
+        return Val::pair(
+            ty,
+            call_value(f, ty.half(), &half(0)),
+            call_value(f, ty.half(), &half(1)),
+        );
+    }
+    {
+        match (f, v) {
             ("min" | "max", [a, b]) if ty.is_float() => {
                 let (x, y) = (a.float(), b.float());
                 // `min.f32`: a NaN operand is ignored; -0.0 < +0.0.
@@ -1003,10 +1150,50 @@ fn call(f: &str, args: Vec<GenExpr>) -> GenExpr {
             ("abs", [Val::I64(a)]) => Val::I64(a.wrapping_abs()),
             ("abs", [Val::F32(a)]) => Val::F32(a.abs()),
             ("abs", [Val::F64(a)]) => Val::F64(a.abs()),
+            ("abs", [Val::F16(a)]) => Val::F16(f16::from_bits(a.to_bits() & 0x7fff)),
+            ("abs", [Val::BF16(a)]) => Val::BF16(bf16::from_bits(a.to_bits() & 0x7fff)),
+            ("fma", [a, b, c]) if ty.is_half() => half_fma(*a, *b, *c),
             ("fma", [a, b, c]) => fma3(*a, *b, *c, false, false),
             (_, v) => v[0],
-        })
-    })
+        }
+    }
+}
+
+/// `a × b + c` of halves rounded once: the product is exact in `f64`, the
+/// sum is made exact enough by rounding it to odd (its error from TwoSum
+/// sets the last bit), which a later rounding to 8 or 11 bits does not
+/// see; then to `f32` to odd and to the half (`half`'s `from_f32` rounds
+/// correctly).
+fn half_fma(a: Val, b: Val, c: Val) -> Val {
+    let (x, y, z) = (a.float(), b.float(), c.float());
+    let p = x * y;
+    let s = p + z;
+    let exact = if s.is_finite() {
+        let bp = s - z;
+        let err = (p - bp) + (z - (s - bp));
+        if err == 0.0 {
+            s
+        } else {
+            // Toward zero, then odd: `err` says on which side `s` is.
+            let toward_zero = if (err > 0.0) == (s > 0.0) {
+                s
+            } else {
+                f64::from_bits(s.to_bits() - 1)
+            };
+            f64::from_bits(toward_zero.to_bits() | 1)
+        }
+    } else {
+        s
+    };
+    from_f64_rounded(a.ty(), exact)
+}
+
+/// `x` rounded once to nearest even into the half type `ty`.
+fn from_f64_rounded(ty: Ty, x: f64) -> Val {
+    match ty {
+        Ty::F16 => Val::F16(f16::from_f32(f64_to_f32_odd(x))),
+        _ => Val::BF16(bf16::from_f32(f64_to_f32_odd(x))),
+    }
 }
 
 fn select(c: GenExpr, a: GenExpr, b: GenExpr) -> GenExpr {
@@ -1128,4 +1315,194 @@ pub fn describe(g: &GenExpr) -> String {
         }
     }
     s
+}
+
+// ------------------------------------------------------------ packed pairs
+
+/// `f16x2(lo, hi)` (or `bf16x2`): two halves as they are, or two `f32`s
+/// each rounded once to the half type.
+fn pack(ty: Ty, lo: GenExpr, hi: GenExpr) -> GenExpr {
+    let source = format!("{}({}, {})", ty.name(), lo.source, hi.source);
+    GenExpr::node(source, ty, &[&lo, &hi], |v| {
+        Ok(Val::pair(
+            ty,
+            convert(v[0], ty.half()),
+            convert(v[1], ty.half()),
+        ))
+    })
+}
+
+/// `(p).lo` or `(p).hi`.
+fn half_of(p: GenExpr, hi: bool) -> GenExpr {
+    let source = format!("({}).{}", p.source, if hi { "hi" } else { "lo" });
+    let ty = p.ty.half();
+    GenExpr::node(source, ty, &[&p], |v| {
+        let (lo, h) = v[0].halves().unwrap_or((v[0], v[0]));
+        Ok(if hi { h } else { lo })
+    })
+}
+
+/// `((e as S) as to)` for a storage type `S` (`e4m3`, `e5m2`, `tf32`): the
+/// value rounded to `S` by [`storage_round`], then exactly into `to`.
+fn through_storage(e: GenExpr, storage: &'static str, to: Ty) -> GenExpr {
+    // `tf32` converts from `f32` only: a half widens first (exactly).
+    let from = if storage == "tf32" && e.ty != Ty::F32 {
+        format!("({} as f32)", e.source)
+    } else {
+        e.source.clone()
+    };
+    let widened = from != e.source;
+    let source = format!("(({from} as {storage}) as {})", to.name());
+    let mut g = GenExpr::node(source, to, &[&e], |v| {
+        Ok(convert(Val::F64(storage_round(v[0].float(), storage)), to))
+    });
+    // Two casts, or three with the widening: the writer folds by nodes.
+    g.nodes += 1 + u32::from(widened);
+    g
+}
+
+/// `x` rounded to the storage type `storage` as `as` documents it,
+/// computed here by search rather than by bit manipulation: for the fp8s
+/// the nearest of the format's finite values, listed from their
+/// definition (ties to the even code; beyond the largest value, that
+/// value: `.satfinite`); for `tf32` the nearest multiple of its quantum,
+/// ties away from zero, infinite past the largest value.
+pub fn storage_round(x: f64, storage: &str) -> f64 {
+    if x.is_nan() {
+        return f64::NAN;
+    }
+    if storage == "tf32" {
+        if x.is_infinite() {
+            return x;
+        }
+        let a = x.abs();
+        // The quantum of 10 fraction bits at `a`'s binade (subnormal f32s
+        // share the smallest normal binade's).
+        let e = if a == 0.0 {
+            -126
+        } else {
+            (a.log2().floor() as i32).max(-126)
+        };
+        // `log2` may be off by one near powers of two: fix the binade.
+        let e = if 2f64.powi(e) > a && e > -126 {
+            e - 1
+        } else if 2f64.powi(e + 1) <= a {
+            e + 1
+        } else {
+            e
+        };
+        let q = 2f64.powi(e - 10);
+        let r = (a / q).round() * q; // `round`: halves away from zero
+        let r = if r >= 2f64.powi(128) {
+            f64::INFINITY
+        } else {
+            r
+        };
+        return r.copysign(x);
+    }
+    let (exp_bits, man_bits, ieee) = if storage == "e5m2" {
+        (5, 2, true)
+    } else {
+        (4, 3, false)
+    };
+    // Every finite non-negative value with its code, in increasing order.
+    let bias = (1 << (exp_bits - 1)) - 1;
+    let mut values: Vec<(f64, u32)> = Vec::new();
+    for code in 0u32..128 {
+        let e = code >> man_bits;
+        let m = code & ((1 << man_bits) - 1);
+        let top = (1 << exp_bits) - 1;
+        if e == top && (ieee || m == (1 << man_bits) - 1) {
+            continue; // infinities and NaNs
+        }
+        let v = if e == 0 {
+            f64::from(m) * 2f64.powi(1 - bias - man_bits)
+        } else {
+            f64::from(m + (1 << man_bits)) * 2f64.powi(e as i32 - bias - man_bits)
+        };
+        values.push((v, code));
+    }
+    let a = x.abs();
+    let (max, _) = *values.last().unwrap_or(&(0.0, 0));
+    let r = if a >= max {
+        max
+    } else {
+        let mut best = values[0];
+        for w in values.windows(2) {
+            let [(lo, lc), (hi, hc)] = [w[0], w[1]];
+            if a >= lo && a <= hi {
+                best = if a - lo < hi - a || (a - lo == hi - a && lc % 2 == 0) {
+                    (lo, lc)
+                } else {
+                    (hi, hc)
+                };
+                let _ = hc;
+            }
+        }
+        best.0
+    };
+    r.copysign(x)
+}
+
+/// Expressions of a pair type: its operators, `min`/`max`/`abs`/`fma`,
+/// `select`, and packs of half or `f32` expressions.
+fn packed_composite(ty: Ty, below: &[BoxedStrategy<GenExpr>]) -> BoxedStrategy<GenExpr> {
+    let same = of(below, ty);
+    let ops = proptest::sample::select(vec!["+", "-", "*"]);
+    let halves = proptest::sample::select(vec![ty.half(), Ty::F32]).prop_flat_map({
+        let below = below.to_vec();
+        move |h| (of(&below, h), of(&below, h))
+    });
+    let options: Vec<(u32, BoxedStrategy<GenExpr>)> = vec![
+        (2, same.clone()),
+        (
+            5,
+            (ops, same.clone(), same.clone())
+                .prop_map(|(op, a, b)| binary(op, a, b))
+                .boxed(),
+        ),
+        (1, same.clone().prop_map(|a| unary("-", a)).boxed()),
+        (2, min_max(&same)),
+        (1, same.clone().prop_map(|a| call("abs", vec![a])).boxed()),
+        (
+            2,
+            (same.clone(), same.clone(), same.clone())
+                .prop_map(|(a, b, c)| call("fma", vec![a, b, c]))
+                .boxed(),
+        ),
+        (
+            1,
+            (of(below, Ty::Bool), same.clone(), same.clone())
+                .prop_map(|(c, a, b)| select(c, a, b))
+                .boxed(),
+        ),
+        (3, halves.prop_map(move |(lo, hi)| pack(ty, lo, hi)).boxed()),
+    ];
+    proptest::strategy::Union::new_weighted(options).boxed()
+}
+
+/// The value of the byte `code` in the fp8 format `storage` (`e4m3`:
+/// bias 7, no infinities, `S.1111.111` NaN; `e5m2`: bias 15, IEEE-like),
+/// from the formats' definitions (OCP 8-bit floating point, v1.0).
+pub fn fp8_value(code: u8, storage: &str) -> f64 {
+    let (exp_bits, man_bits) = if storage == "e5m2" { (5, 2) } else { (4, 3) };
+    let bias = (1i32 << (exp_bits - 1)) - 1;
+    let sign = if code & 0x80 != 0 { -1.0 } else { 1.0 };
+    let e = i32::from(code & 0x7f) >> man_bits;
+    let m = i32::from(code) & ((1 << man_bits) - 1);
+    let top = (1 << exp_bits) - 1;
+    let v = if storage == "e5m2" && e == top {
+        if m == 0 {
+            f64::INFINITY
+        } else {
+            f64::NAN
+        }
+    } else if storage == "e4m3" && e == top && m == (1 << man_bits) - 1 {
+        f64::NAN
+    } else if e == 0 {
+        f64::from(m) * 2f64.powi(1 - bias - man_bits)
+    } else {
+        f64::from(m + (1 << man_bits)) * 2f64.powi(e - bias - man_bits)
+    };
+    sign * v
 }

@@ -59,6 +59,9 @@ pub struct Program {
     pub allow: Vec<&'static str>,
     pub features: BTreeSet<String>,
     pub variants: Vec<Variant>,
+    /// `--const` values the program is compiled with (kernel constants):
+    /// every instantiation they make is compiled and assembled.
+    pub consts: Vec<String>,
 }
 
 impl Program {
@@ -649,14 +652,42 @@ pub fn required_features() -> Vec<String> {
             "tma_store",
             "tma_reduce_add",
             "bytes_of",
+            "size_of",
             "set_max_regs",
             "wgmma",
             "wgmma_commit",
             "wgmma_wait",
             "acc_row",
             "acc_col",
+            "f16x2",
+            "bf16x2",
+            "ldmatrix_x1",
+            "ldmatrix_x2",
+            "ldmatrix_x4",
+            "stmatrix_x1",
+            "stmatrix_x2",
+            "stmatrix_x4",
         ],
     );
+    prefixed(
+        &mut f,
+        "matrix:",
+        &["trans", "swizzle", "f16", "bf16", "u16"],
+    );
+    prefixed(
+        &mut f,
+        "packed:",
+        &[
+            "f16x2", "bf16x2", "op:+", "op:-", "op:*", "min", "max", "abs", "fma", "neg", "select",
+            ".lo", ".hi",
+        ],
+    );
+    for s in ["e4m3", "e5m2"] {
+        for t in ["f32", "f16", "bf16"] {
+            f.push(format!("fp8:{s}:{t}"));
+        }
+    }
+    prefixed(&mut f, "", &["tf32", "fp8:store2"]);
     for (e, _) in kernel::TENSOR_ELEMS {
         f.push(format!("tensor:elem:{e}"));
     }
@@ -834,6 +865,24 @@ pub fn required_features() -> Vec<String> {
             "two_kernels",
         ],
     );
+    // Kernel constants: each kind, a default that uses an earlier one and
+    // `size_of`, a branch under a `bool` constant, instantiations made by
+    // `--const` (several values of one constant, a type, a `bool`).
+    prefixed(
+        &mut f,
+        "kernel_const:",
+        &[
+            "u32",
+            "type",
+            "bool",
+            "derived",
+            "if",
+            "defaults",
+            "instances",
+            "instances:type",
+            "instances:bool",
+        ],
+    );
     prefixed(
         &mut f,
         "launch:",
@@ -880,6 +929,7 @@ pub fn required_features() -> Vec<String> {
             "named_threads:32",
             "named_threads:0",
             "named_count:15",
+            "kernel_const:block",
         ],
     );
     for c in 1..=16 {

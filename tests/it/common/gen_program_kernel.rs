@@ -55,6 +55,7 @@ impl K {
             .iter()
             .map(|(n, t)| match t {
                 Ty::Bool => format!("select({n}, 1.0, 0.0)"),
+                t if t.is_packed() => format!("({n}.lo as f32)"),
                 _ => format!("({n} as f32)"),
             })
             .collect();
@@ -104,8 +105,12 @@ pub fn program(index: u64, seed: u64) -> Program {
     if sm90 {
         items.push_str(&tensor_kernel(&mut g));
     }
+    items.push_str(&matrix_kernel(&mut g, sm90));
     if index % 4 == 2 || g.chance(4) {
         items.push_str(&limits_kernel(&mut g, sm90));
+    }
+    if index.is_multiple_of(3) || g.chance(3) {
+        items.push_str(&const_kernel(&mut g));
     }
     // One program in six is for sm_90a, with register budgets.
     if sm90 && index % 6 == 1 {
@@ -130,6 +135,59 @@ pub fn program(index: u64, seed: u64) -> Program {
     }
     g.p.source = items;
     g.p
+}
+
+/// A kernel with constants (language.md §2.6): a block size, an element
+/// type, a `bool` and one derived from the others with `size_of`, each
+/// used where its kind goes (the launch, types, an array's shape, an `if`
+/// condition). Compiled with its defaults (the block size then a boundary:
+/// 1024, and 1025 is E0120) or with `--const` values that make several
+/// instantiations.
+fn const_kernel(g: &mut Gen) -> String {
+    let ty = g.sweep(&TYS, 1, 7);
+    let on = g.pick(&["true", "false"]);
+    g.note("kernel_const:u32");
+    g.note("kernel_const:type");
+    g.note("kernel_const:bool");
+    g.note("kernel_const:derived");
+    g.note("kernel_const:if");
+    g.note("builtin:size_of");
+    let block = if g.index.is_multiple_of(2) {
+        g.note("kernel_const:defaults");
+        g.bound("kernel_const:block", "1024", "1025", "E0120")
+    } else {
+        g.note("kernel_const:instances");
+        for n in ["32", "96"] {
+            g.p.consts.push(format!("N={n}"));
+        }
+        if g.chance(2) {
+            g.note("kernel_const:instances:type");
+            let other = g.pick(&TYS);
+            g.p.consts.push(format!("T={}", other.name()));
+            g.p.consts.push(format!("T={}", ty.name()));
+        }
+        if g.chance(2) {
+            g.note("kernel_const:instances:bool");
+            g.p.consts.push("ON=true".into());
+            g.p.consts.push("ON=false".into());
+        }
+        "64".to_string()
+    };
+    format!(
+        "kernel consts<const N: u32 = {block}, const T: type = {t}, const ON: bool = {on}, const W: u32 = N * 2 + size_of(T)>(out: global mut [f32], x: global [T]) block(N) {{
+    shared s: [T; W];
+    s[thread_idx.x] = x[thread_idx.x];
+    sync_threads();
+    let v = s[W - 1 - thread_idx.x - size_of(T)] as f32;
+    if ON {{
+        out[thread_idx.x] = v;
+    }} else {{
+        out[thread_idx.x + N] = v * 2.0;
+    }}
+}}
+",
+        t = ty.name()
+    )
 }
 
 /// A few constants, from literals, casts, `if`, the foldable built-ins and
@@ -374,6 +432,7 @@ fn main_kernel(g: &mut Gen, env: &Env, sm90: bool) -> String {
     control(g, &mut k);
     shared(g, &mut k);
     vectors(g, &mut k);
+    packed(g, &mut k);
     atomics(g, &mut k);
     cta_barriers(g, &mut k);
     named_barriers(g, &mut k);
@@ -649,12 +708,7 @@ fn shared(g: &mut Gen, k: &mut K) {
 /// whose alignment the checker proves.
 fn vectors(g: &mut Gen, k: &mut K) {
     let t = g.sweep(&TYS, 1, 0);
-    let size = match t {
-        Ty::Bool | Ty::I8 | Ty::U8 => 1,
-        Ty::I16 | Ty::U16 | Ty::F16 | Ty::BF16 => 2,
-        Ty::I32 | Ty::U32 | Ty::F32 => 4,
-        Ty::I64 | Ty::U64 | Ty::F64 => 8,
-    };
+    let size = t.size();
     let n: u32 = if size == 8 || g.below(2) == 0 { 2 } else { 4 };
     g.note(format!("vector:{}", t.name()));
     g.note(format!("vector:load{n}"));
@@ -698,6 +752,69 @@ fn vectors(g: &mut Gen, k: &mut K) {
     for v in names.iter().chain(&back) {
         k.local(v, t);
     }
+}
+
+/// Packed halves: a pair from halves and one from `f32`s, an operator and
+/// a built-in on them (swept), a half of the result, a global array of
+/// pairs; in sm_90 programs also an fp8 (swept) and `tf32` conversion to
+/// and back, and a `store2` of two fp8 conversions.
+fn packed(g: &mut Gen, k: &mut K) {
+    let (t, h) = g.sweep(&[(Ty::F16x2, Ty::F16), (Ty::BF16x2, Ty::BF16)], 1, 0);
+    let name = t.name();
+    g.note(format!("builtin:{name}"));
+    g.note(format!("packed:{name}"));
+    let (a, b, c) = (g.name("pk"), g.name("pk"), g.name("pk"));
+    // Anchored: a pair's untyped literals are halves.
+    let (x, y) = (g.anchored(h, &k.env, 1), g.anchored(h, &k.env, 1));
+    k.stmt(format!("let {a} = {name}({x}, {y});"));
+    let (f1, f2) = (
+        g.anchored(Ty::F32, &k.env, 1),
+        g.anchored(Ty::F32, &k.env, 1),
+    );
+    k.stmt(format!("let {b} = {name}({f1}, {f2});"));
+    let arr = g.name("gp");
+    k.params.push(format!("{arr}: global mut [{name}]"));
+    // Picked, not swept: the sweeps of one program move together.
+    let op = g.pick(&["+", "-", "*"]);
+    g.note(format!("packed:op:{op}"));
+    let f = g.pick(&["min", "max", "abs", "fma", "neg", "select"]);
+    g.note(format!("packed:{f}"));
+    let e = match f {
+        "min" | "max" => format!("{f}({a}, {b})"),
+        "abs" => format!("abs({a})"),
+        "fma" => format!("fma({a}, {b}, {arr}[thread_idx.x])"),
+        "select" => format!("select(lane_id < 5, {a}, {b})"),
+        _ => format!("-{a}"),
+    };
+    k.stmt(format!("let {c} = {e} {op} {arr}[thread_idx.x + 1];"));
+    k.stmt(format!("{arr}[thread_idx.x] = {c};"));
+    k.local(&c, t);
+    let half = g.pick(&["lo", "hi"]);
+    g.note(format!("packed:.{half}"));
+    let l = g.name("ph");
+    k.stmt(format!("let {l} = {a}.{half} + {b}.{half};"));
+    k.local(&l, h);
+    if !k.sm90 {
+        return;
+    }
+    let s = g.pick(&["e4m3", "e5m2"]);
+    let from = g.pick(&[Ty::F32, Ty::F16, Ty::BF16]);
+    g.note(format!("fp8:{s}:{}", from.name()));
+    let (q, r, tf) = (g.name("q"), g.name("q"), g.name("q"));
+    let v = g.anchored(from, &k.env, 1);
+    k.stmt(format!("let {q}: {s} = {v} as {s};"));
+    k.stmt(format!("let {r} = {q} as {};", from.name()));
+    k.local(&r, from);
+    let w = g.anchored(Ty::F32, &k.env, 1);
+    g.note("tf32");
+    k.stmt(format!("let {tf} = ({w} as tf32) as f32;"));
+    k.local(&tf, Ty::F32);
+    let bytes = g.name("gq");
+    k.params.push(format!("{bytes}: global mut [{s}]"));
+    g.note("fp8:store2");
+    k.stmt(format!(
+        "store2({bytes}[2 * thread_idx.x], {r} as {s}, {a}.lo as {s});"
+    ));
 }
 
 /// The atomics, those with six element types first (each comes round every
@@ -945,6 +1062,86 @@ fn bulk(g: &mut Gen, k: &mut K) {
          {done}.wait();\nfence_proxy_async();\nsync_threads();\n\
          if thread_idx.x == 0 {{\n    copy_async_store({dst}[block_idx.x * 64], {tile}[0], {store_bytes});\n    copy_async_commit();\n    copy_async_wait({groups});\n}}"
     ));
+}
+
+/// A kernel of warp matrix accesses: `ldmatrix_x1/x2/x4` (swept) from a
+/// plain or swizzled shared array of 16-bit elements, transposed or not,
+/// at rows whose alignment shows; in sm_90 programs the `stmatrix` of the
+/// same count back into the array.
+fn matrix_kernel(g: &mut Gen, sm90: bool) -> String {
+    // Shifted by index / 3, so that every count meets sm_90 programs
+    // (`index % 3 != 0`).
+    let n = g.sweep(&[1usize, 2, 4], 1, g.index / 3);
+    let elem = g.pick(&["f16", "bf16", "u16"]);
+    g.note(format!("matrix:{elem}"));
+    let (t, out) = (g.name("mt"), g.name("mo"));
+    let swizzled = g.chance(2);
+    let decl = if swizzled {
+        g.note("matrix:swizzle");
+        format!("shared {t}: [{elem}; 2, 8, 64] swizzle(128);")
+    } else {
+        format!("shared {t}: [{elem}; 32, 32];")
+    };
+    let reg = if elem == "u16" { "u32" } else { "" };
+    let reg = if reg.is_empty() {
+        format!("{elem}x2")
+    } else {
+        reg.into()
+    };
+    let fill = if swizzled {
+        format!(
+            "for i in thread_idx.x..1024 step 64 {{
+        {t}[i / 512, (i / 64) % 8, i % 64] = i as {elem};
+    }}"
+        )
+    } else {
+        format!(
+            "for i in thread_idx.x..1024 step 64 {{
+        {t}[i / 32, i % 32] = i as {elem};
+    }}"
+        )
+    };
+    let place = if swizzled {
+        "[warp_id, lane_id % 8, 8 * (lane_id / 8)]".to_string()
+    } else {
+        "[lane_id, 8 * (warp_id + lane_id % 3)]".to_string()
+    };
+    let trans = if g.chance(2) {
+        g.note("matrix:trans");
+        ", trans = true"
+    } else {
+        ""
+    };
+    let names: Vec<String> = (0..n).map(|_| g.name("r")).collect();
+    g.note(format!("builtin:ldmatrix_x{n}"));
+    let mut body = format!(
+        "    {fill}
+    sync_threads();
+    let ({}) = ldmatrix_x{n}({t}{place}{trans});
+",
+        names.join(", ")
+    );
+    if sm90 {
+        g.note(format!("builtin:stmatrix_x{n}"));
+        body.push_str(&format!(
+            "    sync_threads();
+    stmatrix_x{n}({t}{place}, {}{trans});
+",
+            names.join(", ")
+        ));
+    }
+    body.push_str(&format!(
+        "    {out}[thread_idx.x] = {};
+",
+        names.join(if reg == "u32" { " ^ " } else { " + " })
+    ));
+    format!(
+        "kernel {}({out}: global mut [{reg}]) block(64) {{
+    {decl}
+{body}}}
+",
+        g.name("matrices")
+    )
 }
 
 /// The element types of tensor maps, with their bytes.
@@ -1254,7 +1451,8 @@ fn warpgroup_kernel(g: &mut Gen, env: &Env) -> String {
     let threads = 128 * w;
     let entry = (65536 / (8 * threads) * 8).min(255);
     let producer = g.pick(&[24u32, 40]);
-    let how = g.pick(&["warp_id / 4", "warp_id >> 2", "thread_idx.x / 128"]);
+    // The warpgroup index in each of its spellings, swept too.
+    let how = ["warp_id / 4", "warp_id >> 2", "thread_idx.x / 128"][(g.index / 6 % 3) as usize];
     g.note(format!("warpgroup_index:{how}"));
     g.note("builtin:set_max_regs");
     let mut s =

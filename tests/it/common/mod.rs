@@ -130,6 +130,22 @@ pub fn doc_example(doc: &str, lang: &str) -> String {
     example[start..start + len].to_string()
 }
 
+/// The target a `.kdsl` file asks for on a `// target: sm_90a` line of its
+/// leading comment (a sample that needs wgmma says so), else the default
+/// (sm_90): what the samples' tests compile each one for.
+pub fn source_target(path: &Path) -> kdsl::target::Target {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines()
+        .map(str::trim)
+        .take_while(|l| l.starts_with("//"))
+        .find_map(|l| l.strip_prefix("// target:"))
+        .map(|t| {
+            kdsl::target::Target::from_name(t.trim())
+                .unwrap_or_else(|| panic!("{}: unknown target `{}`", path.display(), t.trim()))
+        })
+        .unwrap_or_default()
+}
+
 /// The default options for `target`.
 pub fn for_target(target: kdsl::target::Target) -> kdsl::Options {
     kdsl::Options {

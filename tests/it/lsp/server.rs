@@ -1584,3 +1584,74 @@ fn a_line_of_bad_bytes_gets_the_capped_list() {
     assert!(hover.get("result").is_some(), "{hover}");
     assert_eq!(c.shutdown(), 0);
 }
+
+/// A kernel with constants is shown as its defaults' instantiation: a
+/// constant's use hovers with its value and leads to its declaration, in a
+/// type too; completion and the outline list the constants; an error in
+/// the kernel names the instantiation.
+#[test]
+fn kernel_constants_hover_define_and_outline() {
+    const SRC: &str =
+        "kernel k<const N: u32 = 64, const ELEM: type = f16>(x: global mut [ELEM]) block(N) {
+    shared s: [ELEM; N];
+    s[thread_idx.x] = x[thread_idx.x];
+    x[thread_idx.x] = s[N - 1 - thread_idx.x];
+    let bad: u32 = 1.5;
+}
+";
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("consts.kdsl");
+    std::fs::write(&path, SRC).expect("write");
+    let uri = file_uri(&path);
+    let (mut c, _) = Client::initialized(None);
+    let diags = c.open(&uri, SRC);
+    assert_eq!(diags.len(), 1, "{diags:#?}");
+    assert_eq!(diags[0]["code"], "E0110");
+    let message = diags[0]["message"].as_str().unwrap_or("");
+    assert!(
+        message.contains("in instantiation `k` with N = 64, ELEM = f16"),
+        "{message}"
+    );
+    let at = |needle: &str, nth: usize| pos(SRC, needle, nth, 0, Enc::Utf16);
+    let hover = c.request(
+        "textDocument/hover",
+        json!({ "textDocument": { "uri": uri }, "position": at("N - 1", 0) }),
+    );
+    let value = hover["result"]["contents"]["value"].as_str().unwrap_or("");
+    assert!(value.contains("const N: u32 = 64"), "{hover}");
+    for (needle, nth) in [("N - 1", 0), ("ELEM; N", 0), ("N]", 0)] {
+        let def = c.request(
+            "textDocument/definition",
+            json!({ "textDocument": { "uri": uri }, "position": at(needle, nth) }),
+        );
+        let want = if needle.starts_with("ELEM") {
+            range(SRC, "ELEM", 0, Enc::Utf16)
+        } else {
+            range(SRC, "N", 0, Enc::Utf16)
+        };
+        assert_eq!(def["result"]["range"], want, "{needle}: {def}");
+    }
+    let symbols = c.request(
+        "textDocument/documentSymbol",
+        json!({ "textDocument": { "uri": uri } }),
+    );
+    let children: Vec<&str> = symbols["result"][0]["children"]
+        .as_array()
+        .expect("children")
+        .iter()
+        .filter_map(|s| s["name"].as_str())
+        .collect();
+    assert_eq!(children, ["N", "ELEM", "x", "s"], "{symbols}");
+    let completion = c.request(
+        "textDocument/completion",
+        json!({ "textDocument": { "uri": uri }, "position": pos(SRC, "N - 1", 0, 1, Enc::Utf16) }),
+    );
+    let n = completion["result"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .find(|i| i["label"] == "N")
+        .unwrap_or_else(|| panic!("{completion}"));
+    assert_eq!(n["detail"], "N: u32 = 64");
+    assert_eq!(c.shutdown(), 0);
+}

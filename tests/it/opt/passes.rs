@@ -7,7 +7,7 @@
 //! the `while` loops a `return` leaves.
 
 use crate::common::sim::*;
-use crate::sim::cli::{kdsl_signature, request, table};
+use crate::sim::cli::{kdsl_signature, request, table, target_of};
 use kdsl::launch::{self, ArgValue, Origin};
 use kdsl::opt::Passes;
 use kdsl::sim::Schedule;
@@ -18,12 +18,16 @@ use std::path::Path;
 fn every_table_launch_computes_the_same_with_and_without_the_passes() {
     let mut rewritten = 0;
     for (file, flags) in table().iter().filter(|(f, _)| f.ends_with(".kdsl")) {
-        let sig = kdsl_signature(file);
+        let sig = kdsl_signature(file, flags);
         let l = launch::build(&sig, &request(flags, Origin::Kdsl)).expect("the launch builds");
-        let off = kdsl_file_with(Path::new(file), &with_passes(Passes::none()));
-        let on = kdsl_file_with(Path::new(file), &with_passes(Passes::all()));
+        let opts = |passes| Options {
+            target: target_of(flags),
+            ..with_passes(passes)
+        };
+        let off = kdsl_file_with(Path::new(file), &opts(Passes::none()));
+        let on = kdsl_file_with(Path::new(file), &opts(Passes::all()));
         let ptx = |opts: &Options| kdsl::compile(Path::new(file), opts).expect("reads").ptx;
-        if ptx(&with_passes(Passes::none())) != ptx(&with_passes(Passes::all())) {
+        if ptx(&opts(Passes::none())) != ptx(&opts(Passes::all())) {
             rewritten += 1;
         }
         let (a, b) = (run_clean(&off, &l), run_clean(&on, &l));
@@ -43,12 +47,16 @@ fn every_table_launch_computes_the_same_with_and_without_the_passes() {
 
 #[test]
 fn passes_are_deterministic() {
-    for (file, _) in table().iter().filter(|(f, _)| f.ends_with(".kdsl")) {
+    for (file, flags) in table().iter().filter(|(f, _)| f.ends_with(".kdsl")) {
         let ptx = || {
-            kdsl::compile(Path::new(file), &Options::default())
-                .expect("reads")
-                .ptx
+            kdsl::compile(
+                Path::new(file),
+                &crate::common::for_target(target_of(flags)),
+            )
+            .expect("reads")
+            .ptx
         };
+        assert!(ptx().is_some(), "{file}");
         assert_eq!(ptx(), ptx(), "{file}");
     }
 }

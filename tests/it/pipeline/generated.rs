@@ -30,6 +30,11 @@ fn compile(dir: &Path, p: &Program, source: &str, target: Target) -> kdsl::Compi
     let opts = kdsl::Options {
         target,
         allow: p.allow.iter().map(|s| s.to_string()).collect(),
+        consts: p
+            .consts
+            .iter()
+            .map(|c| c.parse().expect("a --const"))
+            .collect(),
         ..kdsl::Options::default()
     };
     kdsl::compile(&main, &opts).expect("readable root")

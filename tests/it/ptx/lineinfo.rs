@@ -5,7 +5,7 @@
 //! right `.kdsl` lines by `nvdisasm --print-line-info`.
 
 use crate::common::ptxas::{self, require_ptxas};
-use crate::common::{kdsl_files, kdsl_suite, output_ok, repo_root};
+use crate::common::{kdsl_files, kdsl_suite, output_ok, repo_root, source_target};
 use kdsl::span::Span;
 use kdsl::target::Target;
 use std::collections::{BTreeMap, BTreeSet};
@@ -62,6 +62,7 @@ fn every_instruction_and_nothing_else_has_a_span() {
         for lineinfo in [false, true] {
             let opts = kdsl::Options {
                 lineinfo,
+                target: source_target(path),
                 ..kdsl::Options::default()
             };
             let c = kdsl::compile(path, &opts).expect("readable");
@@ -112,8 +113,9 @@ fn every_instruction_and_nothing_else_has_a_span() {
 #[test]
 fn lineinfo_only_adds_file_and_loc_lines() {
     for path in samples() {
-        let plain = compile(&path, Target::Sm90, false);
-        let with = compile(&path, Target::Sm90, true);
+        let target = source_target(&path);
+        let plain = compile(&path, target, false);
+        let with = compile(&path, target, true);
         let (plain_ptx, with_ptx) = (plain.ptx.unwrap(), with.ptx.unwrap());
         assert!(!plain_ptx.contains(".loc") && !plain_ptx.contains(".file"));
         assert!(with_ptx.contains("\t.loc\t1 ") && with_ptx.contains("\n.file 1 \""));
@@ -136,8 +138,9 @@ fn lineinfo_only_adds_file_and_loc_lines() {
 #[test]
 fn lineinfo_is_deterministic() {
     for path in samples() {
-        let a = compile(&path, Target::Sm90, true).ptx;
-        let b = compile(&path, Target::Sm90, true).ptx;
+        let target = source_target(&path);
+        let a = compile(&path, target, true).ptx;
+        let b = compile(&path, target, true).ptx;
         assert_eq!(a, b, "{}", path.display());
     }
 }
@@ -242,11 +245,12 @@ fn ptxas_and_nvdisasm_map_sass_back_to_kdsl_lines() {
     };
     let mut memory = 0;
     for path in samples() {
-        let c = compile(&path, Target::Sm90, true);
+        let target = source_target(&path);
+        let c = compile(&path, target, true);
         let ptx = c.ptx.as_deref().unwrap();
         // ptxas takes the module with and without -lineinfo.
-        ptxas::assemble(&ptxas, ptx, "sm_90").unwrap_or_else(|e| panic!("{e}"));
-        let cubin = ptxas::assemble_with(&ptxas, ptx, "sm_90", &["-lineinfo"])
+        ptxas::assemble(&ptxas, ptx, target.name()).unwrap_or_else(|e| panic!("{e}"));
+        let cubin = ptxas::assemble_with(&ptxas, ptx, target.name(), &["-lineinfo"])
             .unwrap_or_else(|e| panic!("{e}"))
             .cubin;
 
@@ -337,7 +341,11 @@ fn lineinfo_assembles_for_every_valid_program_and_target() {
     let mut files = samples();
     files.extend(kdsl_files(&repo_root().join("tests/valid")));
     for path in &files {
-        for target in [Target::Sm80, Target::Sm90, Target::Sm100] {
+        let mut targets = vec![Target::Sm80, Target::Sm90, Target::Sm100];
+        if !targets.contains(&source_target(path)) {
+            targets.push(source_target(path));
+        }
+        for target in targets {
             let opts = kdsl::Options {
                 target,
                 lineinfo: true,

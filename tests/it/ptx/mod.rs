@@ -4,7 +4,10 @@
 
 mod build;
 mod harness;
+mod instances;
 mod lineinfo;
+mod matrix;
+mod packed;
 mod registers;
 mod samples;
 mod wgmma;

@@ -1,6 +1,8 @@
 //! Golden PTX for every sample, and real ptxas on every sample and every
-//! valid test program (`tests/valid/*.kdsl`): sm_90 always, sm_80 whenever
-//! the program uses nothing newer (compiling it for sm_80 gives no E0200);
+//! valid test program (`tests/valid/*.kdsl`): for the program's target
+//! always (sm_90, or what a `// target: sm_90a` line in its leading comment
+//! names: the tensor-core GEMM), sm_80 whenever an sm_90 program uses
+//! nothing newer (compiling it for sm_80 gives no E0200);
 //! and ptxas on the programs it once crashed on (tests/fixtures/ptxas-crash).
 //!
 //! Regenerate the golden files after an intended change with
@@ -21,19 +23,25 @@ fn stem(path: &Path) -> String {
         .to_string()
 }
 
-/// Compiles for sm_90 (must be clean) and for sm_80 (clean, or only E0200).
-/// Returns the sm_90 PTX and the sm_80 PTX when the program allows sm_80.
-fn build(path: &Path) -> (String, Option<String>) {
-    let c90 = compile(path, Target::Sm90);
-    let shown = kdsl::diagnostics::render::short(&c90.sources, &c90.diagnostics);
+/// Compiles for the program's target (`// target: sm_90a` in its leading
+/// comment, else sm_90; must be clean) and, for an sm_90 program, for sm_80
+/// (clean, or only E0200). Returns the target, its PTX, and the sm_80 PTX
+/// when the program allows sm_80.
+fn build(path: &Path) -> (Target, String, Option<String>) {
+    let target = common::source_target(path);
+    let c = compile(path, target);
+    let shown = kdsl::diagnostics::render::short(&c.sources, &c.diagnostics);
     assert!(
-        c90.diagnostics.is_empty(),
-        "{}: diagnostics for sm_90:\n{shown}",
+        c.diagnostics.is_empty(),
+        "{}: diagnostics for {target}:\n{shown}",
         path.display()
     );
-    let ptx90 = c90
+    let ptx = c
         .ptx
         .unwrap_or_else(|| panic!("{}: no PTX", path.display()));
+    if target != Target::Sm90 {
+        return (target, ptx, None);
+    }
     let c80 = compile(path, Target::Sm80);
     let shown = kdsl::diagnostics::render::short(&c80.sources, &c80.diagnostics);
     assert!(
@@ -41,7 +49,7 @@ fn build(path: &Path) -> (String, Option<String>) {
         "{}: sm_80 gives diagnostics other than E0200:\n{shown}",
         path.display()
     );
-    (ptx90, c80.ptx)
+    (target, ptx, c80.ptx)
 }
 
 #[test]
@@ -50,10 +58,10 @@ fn samples_match_golden_ptx() {
     let samples = kdsl_suite("samples", 8);
     let mut stale = Vec::new();
     for path in &samples {
-        let (ptx, _) = build(path);
+        let (target, ptx, _) = build(path);
         let golden = repo_root()
             .join("tests/golden")
-            .join(format!("{}.sm_90.ptx", stem(path)));
+            .join(format!("{}.{target}.ptx", stem(path)));
         if bless {
             std::fs::write(&golden, &ptx).expect("write golden file");
             continue;
@@ -78,8 +86,10 @@ fn samples_match_golden_ptx() {
 #[test]
 fn output_is_deterministic() {
     for path in kdsl_files(&repo_root().join("samples")) {
-        let a = compile(&path, Target::Sm90).ptx;
-        let b = compile(&path, Target::Sm90).ptx;
+        let target = common::source_target(&path);
+        let a = compile(&path, target).ptx;
+        let b = compile(&path, target).ptx;
+        assert!(a.is_some(), "{}: no PTX", path.display());
         assert_eq!(a, b, "{}: two compilations differ", path.display());
     }
 }
@@ -94,9 +104,9 @@ fn ptxas_accepts_samples_and_valid_programs() {
     let mut failures = Vec::new();
     let mut sm80 = 0;
     for path in &files {
-        let (ptx90, ptx80) = build(path);
-        if let Err(e) = common::ptxas::assemble(&ptxas, &ptx90, "sm_90") {
-            failures.push(format!("{} (sm_90):\n{e}", path.display()));
+        let (target, ptx, ptx80) = build(path);
+        if let Err(e) = common::ptxas::assemble(&ptxas, &ptx, target.name()) {
+            failures.push(format!("{} ({target}):\n{e}", path.display()));
         }
         if let Some(ptx80) = ptx80 {
             sm80 += 1;
@@ -115,7 +125,7 @@ fn ptxas_accepts_samples_and_valid_programs() {
         "expected most programs to assemble for sm_80 too, got {sm80}"
     );
     eprintln!(
-        "ptxas accepted {} programs for sm_90 and {sm80} for sm_80",
+        "ptxas accepted {} programs for their targets and {sm80} for sm_80",
         files.len()
     );
 }

@@ -252,9 +252,12 @@ fn transposed_operands_assemble() {
         };
         let fields =
             (mode << 62) | (((u64::from(s) * 8) >> 4) << 32) | (((u64::from(s) * 32) >> 4) << 16);
+        // The low word (the leading offset) is or-ed into the start
+        // address, the high word (stride offset, mode) into the descriptor.
+        let (lo, hi) = (fields & 0xffff_ffff, fields & !0xffff_ffff);
         assert!(
-            ptx.contains(&format!("{fields:#018x}")),
-            "{d} {t} {s}: no descriptor fields {fields:#018x}"
+            ptx.contains(&format!(", {lo:#x};")) && ptx.contains(&format!("{hi:#018x}")),
+            "{d} {t} {s}: no descriptor fields {lo:#x} and {hi:#018x}"
         );
         let Some(ptxas) = &ptxas else {
             continue;

@@ -7,7 +7,10 @@
 //! back to naming PTX lines anywhere. The rendered report is snapshotted in
 //! `tests/sim/broken/snapshots/` (`INSTA_UPDATE=always cargo test --test it
 //! sim::broken::` after an intended change, then review). A `.kdsl` kernel
-//! with a `// target: TARGET` line is compiled for that target.
+//! with a `// target: TARGET` line is compiled for that target; a `.cu`
+//! file (a broken copy of a CUDA twin) runs as nvcc's PTX with `-lineinfo`,
+//! so its report points into the `.cu` file (skipped without nvcc, never
+//! in CI).
 
 use crate::common::sim::*;
 use kdsl::sim::{Schedule, SimOptions};
@@ -32,6 +35,39 @@ fn expectations(text: &str) -> Vec<(usize, String, String)> {
     out
 }
 
+/// nvcc's PTX of the `.cu` file `path` (for the architecture its first line
+/// names) with `-lineinfo`, its `.file` named relative to the PTX, which
+/// the simulator reads from `tests/sim/broken/` (nvcc writes the absolute
+/// path): reports and their snapshots point at `tests/sim/broken/NAME.cu`
+/// wherever the repository is.
+fn nvcc_lineinfo_ptx(nvcc: &Path, path: &Path) -> Result<String, String> {
+    let root = repo_root();
+    let rel = path.strip_prefix(&root).map_err(|e| e.to_string())?;
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let out = dir.path().join("k.ptx");
+    let o = std::process::Command::new(nvcc)
+        .current_dir(&root)
+        .arg("-ptx")
+        .arg(format!("-arch={}", nvcc_arch(rel)))
+        .arg("-lineinfo")
+        .arg(rel)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .map_err(|e| e.to_string())?;
+    if !o.status.success() {
+        return Err(format!(
+            "nvcc {}: {}",
+            rel.display(),
+            String::from_utf8_lossy(&o.stderr)
+        ));
+    }
+    let ptx = std::fs::read_to_string(&out).map_err(|e| e.to_string())?;
+    let folder = path.parent().ok_or("a file in a folder")?;
+    let prefix = format!("\"{}/", folder.display());
+    Ok(ptx.replace(&prefix, "\""))
+}
+
 fn check(path: &Path) -> Result<(), String> {
     let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
     let name = path
@@ -47,10 +83,12 @@ fn check(path: &Path) -> Result<(), String> {
     let k = if name.ends_with(".ptx") {
         ptx_str(&format!("tests/sim/broken/{name}"), &text)?
     } else if name.ends_with(".cu") {
-        let Some(k) = cuda(&format!("tests/sim/broken/{name}"))? else {
+        // A broken copy of a CUDA twin: nvcc's PTX of it, with line info.
+        let Some(nvcc) = crate::common::ptxas::require_nvcc() else {
             return Ok(());
         };
-        k
+        let ptx = nvcc_lineinfo_ptx(&nvcc, path)?;
+        ptx_str(&format!("tests/sim/broken/{name}.ptx"), &ptx)?
     } else if let Some(target) = target {
         let opts = kdsl::Options {
             target,
@@ -143,41 +181,15 @@ fn every_broken_kernel_gives_its_report() {
     );
 }
 
-/// A CUDA kernel (`path`, relative to the repository root, where the
-/// tests run) as `nvcc -ptx -lineinfo` compiles it for the architecture
-/// its first lines name (sm_90 otherwise), loaded so that reports point
-/// into the `.cu` file; `None` without nvcc (which CI has).
+/// A CUDA kernel (`path`, relative to the repository root) as nvcc's PTX
+/// with line info, so that reports point into the `.cu` file; `None`
+/// without nvcc (which CI has).
 fn cuda(path: &str) -> Result<Option<Loaded>, String> {
     let Some(nvcc) = crate::common::ptxas::require_nvcc() else {
         return Ok(None);
     };
-    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let out = dir.path().join("kernel.ptx");
-    let arch = format!("-arch={}", nvcc_arch(Path::new(path)));
-    let result = std::process::Command::new(&nvcc)
-        .current_dir(repo_root())
-        .args(["-ptx", "-lineinfo", arch.as_str(), "-o"])
-        .arg(&out)
-        .arg(path)
-        .output()
-        .map_err(|e| e.to_string())?;
-    if !result.status.success() {
-        return Err(format!(
-            "nvcc failed on {path}:\n{}",
-            String::from_utf8_lossy(&result.stderr)
-        ));
-    }
-    // nvcc names the source by its absolute path: reports name it from
-    // the repository root, as the user at the root named it.
-    let ptx = std::fs::read_to_string(&out)
-        .map_err(|e| e.to_string())?
-        .replace(&format!("{}/", repo_root().display()), "");
-    // The PTX as if it lay at the root, where its relative `.file` is.
-    let name = Path::new(path)
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or(path);
-    ptx_str(&format!("{name}.ptx"), &ptx).map(Some)
+    let ptx = nvcc_lineinfo_ptx(&nvcc, &repo_root().join(path))?;
+    ptx_str(&format!("{path}.ptx"), &ptx).map(Some)
 }
 
 /// The correct twins of the broken kernels (`tests/sim/clean/`: the same

@@ -79,15 +79,33 @@ pub fn request(flags: &[String], origin: Origin) -> Request {
             "--cluster" => req.cluster = Some(launch::shape::parse_dims(value).expect("dims")),
             "--arg" => req.args.push(value.parse::<ArgSpec>().expect("NAME=VALUE")),
             "--shared-bytes" => req.shared_bytes = Some(value.parse().expect("bytes")),
+            // A compile flag: the kernel's PTX is for it (`target_of`).
+            "--target" => {}
             other => panic!("the table uses `{other}`, which this test does not know"),
         }
     }
     req
 }
 
-/// A `.kdsl` file's kernel signature (its only kernel).
-pub fn kdsl_signature(file: &str) -> KernelSignature {
-    let c = kdsl::compile(Path::new(file), &kdsl::Options::default()).expect("readable");
+/// The `--target` of a table line's flags (the tensor-core GEMM's
+/// `sm_90a`), else the default.
+pub fn target_of(flags: &[String]) -> kdsl::target::Target {
+    flags
+        .iter()
+        .position(|f| f == "--target")
+        .and_then(|i| flags.get(i + 1))
+        .map(|t| kdsl::target::Target::from_name(t).expect("a known target"))
+        .unwrap_or_default()
+}
+
+/// A `.kdsl` file's kernel signature (its only kernel), compiled for the
+/// target its table line names.
+pub fn kdsl_signature(file: &str, flags: &[String]) -> KernelSignature {
+    let c = kdsl::compile(
+        Path::new(file),
+        &crate::common::for_target(target_of(flags)),
+    )
+    .expect("readable");
     let module = c.module.expect("compiles");
     let sigs = launch::signature::of_module(&module);
     assert_eq!(sigs.len(), 1, "{file}: one kernel");
@@ -180,7 +198,7 @@ fn every_table_launch_matches_the_reference() {
     let tmp = tempfile::tempdir().expect("temp dir");
     for (file, flags) in &lines {
         if file.ends_with(".kdsl") {
-            let sig = kdsl_signature(file);
+            let sig = kdsl_signature(file, flags);
             let l = launch::build(&sig, &request(flags, Origin::Kdsl)).expect("the launch builds");
             run_and_check(file, file, flags, &sig, &l);
         } else {

@@ -72,15 +72,17 @@ fn every_sample_has_a_consistent_manifest() {
     let samples = common::kdsl_suite("samples", 10);
     let mut dynamic = 0;
     for path in &samples {
-        let (c, json) = manifest_of(path, Target::Sm90);
-        let (_, again) = manifest_of(path, Target::Sm90);
+        let target = common::source_target(path);
+        let (c, json) = manifest_of(path, target);
+        let (_, again) = manifest_of(path, target);
         assert_eq!(json, again, "{}: not deterministic", path.display());
         let v: serde_json::Value = serde_json::from_str(&json).unwrap();
         let ptx = c.ptx.as_deref().unwrap();
         let module = c.module.as_ref().unwrap();
         assert_eq!(v["manifest_version"], 1);
-        assert_eq!(v["target"], "sm_90");
+        assert_eq!(v["target"], target.name());
         assert_eq!(v["compute_capability"], "9.0");
+        assert_eq!(v["arch_specific"], target.is_arch_specific());
         let version = ptx
             .lines()
             .find_map(|l| l.strip_prefix(".version "))

@@ -365,6 +365,79 @@ fn half_precision_arithmetic() {
     assert_eq!(got, vec![0x4200, 0x4400, 0x4500, 0x4000]);
 }
 
+/// The packed half forms nvcc writes for `__hadd2`, `__hmul2`, `__hfma2`,
+/// `__hmax2`, `__hmax2_nan`, `__hneg2`, `__habs2`, `__hlt2` (and their bf16
+/// twins, `fma.rn.bf16x2` with 1.0 before sm_90), the fp8 conversions of
+/// `cuda_fp8.h` and `cvt.rna.tf32.f32`: each half computed on its own, the
+/// low halves into the low 16 bits.
+#[test]
+fn packed_halves_and_fp8_conversions() {
+    let body = "
+	mov.b32 %r1, 0x40003c00;            // f16x2 (lo 1.0, hi 2.0)
+	mov.b32 %r2, 0xc2004400;            // (4.0, -3.0)
+	add.f16x2 %r3, %r1, %r2;            // (5.0, -1.0) = 0xbc004500
+	sub.rn.f16x2 %r4, %r1, %r2;         // (-3.0, 5.0) = 0x4500c200
+	mul.f16x2 %r5, %r1, %r2;            // (4.0, -6.0) = 0xc6004400
+	fma.rn.f16x2 %r6, %r1, %r2, %r1;    // (5.0, -4.0) = 0xc4004500
+	max.f16x2 %r7, %r1, %r2;            // (4.0, 2.0) = 0x40004400
+	mov.b32 %r8, 0x7e003c00;            // (1.0, NaN)
+	min.f16x2 %r9, %r8, %r2;            // NaN ignored: (1.0, -3.0) = 0xc2003c00
+	max.NaN.f16x2 %r10, %r8, %r2;       // (4.0, NaN) = 0x7fff4400
+	neg.f16x2 %r11, %r1;                // 0xc000bc00
+	abs.f16x2 %r12, %r2;                // 0x42004400
+	mov.b32 %r13, 0x40003f80;           // bf16x2 (1.0, 2.0)
+	mov.b32 %r14, 0x3f803f80;           // bf16x2 (1.0, 1.0)
+	fma.rn.bf16x2 %r15, %r13, %r14, %r13; // __hadd2 before sm_90: (2.0, 4.0)
+	add.rn.bf16x2 %r16, %r13, %r13;     // the same on sm_90
+	mul.bf16x2 %r17, %r13, %r13;        // (1.0, 4.0) = 0x40803f80
+	setp.lt.f16x2 %p1|%p2, %r1, %r2;    // 1 < 4, 2 < -3
+	selp.u32 %r18, 1, 0, %p1;
+	selp.u32 %r19, 1, 0, %p2;
+	mov.f32 %f1, 0f43E00000;            // 448.0
+	mov.f32 %f2, 0f3F880000;            // 1.0625: a tie, to even (1.0)
+	cvt.rn.satfinite.e4m3x2.f32 %h1, %f1, %f2;   // 0x7e38
+	cvt.u32.u16 %r20, %h1;
+	mov.f32 %f3, 0f7F800000;            // inf: the largest finite
+	cvt.rn.satfinite.e5m2x2.f32 %h2, %f3, %f2;   // (1.0625 → 1.0 = 0x3c, 57344 = 0x7b)
+	cvt.u32.u16 %r21, %h2;
+	cvt.rn.f16x2.e4m3x2 %r22, %h1;      // (1.0, 448.0) = 0x5f003c00
+	mov.f32 %f4, 0f3F801000;            // 1 + 2^-11: a tf32 tie, away
+	cvt.rna.tf32.f32 %r23, %f4;         // 0x3f802000
+	mov.b32 {%h3, _}, %r2;              // the low half: 4.0
+	cvt.u32.u16 %r24, %h3;
+";
+    let regs: Vec<String> = (3..=24)
+        .filter(|r| ![8, 13, 14].contains(r))
+        .map(|r| format!("%r{r}"))
+        .collect();
+    let regs: Vec<&str> = regs.iter().map(String::as_str).collect();
+    let got = run_words(&kernel(&format!("{body}{}", stores(&regs))), 1, regs.len());
+    assert_eq!(
+        got,
+        vec![
+            0xbc00_4500,
+            0x4500_c200,
+            0xc600_4400,
+            0xc400_4500,
+            0x4000_4400,
+            0xc200_3c00,
+            0x7fff_4400,
+            0xc000_bc00,
+            0x4200_4400,
+            0x4080_4000,
+            0x4080_4000,
+            0x4080_3f80,
+            1,
+            0,
+            0x7e38,
+            0x7b3c,
+            0x5f00_3c00,
+            0x3f80_2000,
+            0x4400,
+        ]
+    );
+}
+
 #[test]
 fn memory_spaces_vectors_and_atomics() {
     let ptx = "

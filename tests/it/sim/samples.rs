@@ -115,13 +115,60 @@ pub fn case_sgemm_tiled(k: &Loaded) {
     run_checked(k, &l);
 }
 
-/// The Hopper GEMM (`hopper_gemm(a, b, c, m, n, k)`, C = A·Bᵀ in bf16 with
-/// 128×256×64 tiles) at shapes with partial tiles at every edge (m, n not
-/// multiples of the tile, an odd n, k not a multiple of 64, a 1×1 C), on
-/// small integers, under the in-order and two random schedules: exactly the
-/// reference.
-pub fn case_hopper_gemm(k: &Loaded) {
+/// A launch of the Hopper GEMM (`hopper_gemm(a, b, c, m, n, k)`, C = A·Bᵀ
+/// in bf16 with 128×256×64 tiles) on row-major `a` (m×k) and `b` (n×k),
+/// bf16 bits; the dynamic shared memory the kernel's layout needs (kdslc's
+/// signature), or the twin's 196,672 bytes.
+fn gemm_launch(k: &Loaded, (m, n, kk): (u32, u32, u32), a: Vec<u8>, b: Vec<u8>) -> Launch {
     use kdsl::launch::{Swizzle, TensorElem};
+    let mut l = launch(
+        "hopper_gemm",
+        [n.div_ceil(256), m.div_ceil(128), 1],
+        [384, 1, 1],
+        [1, 1, 1],
+        vec![
+            tensor(
+                "a",
+                TensorElem::BF16,
+                a,
+                &[m.into(), kk.into()],
+                &[128, 64],
+                Swizzle::B128,
+            ),
+            tensor(
+                "b",
+                TensorElem::BF16,
+                b,
+                &[n.into(), kk.into()],
+                &[256, 64],
+                Swizzle::B128,
+            ),
+            array(
+                "c",
+                kdsl::types::Scalar::BF16,
+                vec![0; (2 * m * n) as usize],
+            ),
+            u32v(m),
+            u32v(n),
+            u32v(kk),
+        ],
+    );
+    l.dynamic_shared = k
+        .program
+        .signature("hopper_gemm")
+        .and_then(|s| s.dynamic_shared)
+        .unwrap_or(196_672);
+    l
+}
+
+/// The Hopper GEMM at shapes with partial tiles at every edge (m, n not
+/// multiples of the tile, an odd n, k not a multiple of 64, a 1×1 C) and
+/// over several tiles (a 2×2 and a 3×2 grid of CTAs), on small integers,
+/// under the in-order schedule and, for the multi-tile shapes, two random
+/// ones: exactly the reference.
+/// Then on normal bf16 inputs within the stated tolerance
+/// ([`check_gemm_tolerance`]).
+pub fn case_hopper_gemm(k: &Loaded) {
     use kdsl::sim::Schedule;
     for (i, &(m, n, kk)) in [
         (128u32, 256u32, 64u32),
@@ -135,40 +182,14 @@ pub fn case_hopper_gemm(k: &Loaded) {
     {
         let a = small_int_bf16((m * kk) as usize, 2 * i as u64 + 1);
         let b = small_int_bf16((n * kk) as usize, 2 * i as u64 + 2);
-        let mut l = launch(
-            "hopper_gemm",
-            [n.div_ceil(256), m.div_ceil(128), 1],
-            [384, 1, 1],
-            [1, 1, 1],
-            vec![
-                tensor(
-                    "a",
-                    TensorElem::BF16,
-                    a,
-                    &[m.into(), kk.into()],
-                    &[128, 64],
-                    Swizzle::B128,
-                ),
-                tensor(
-                    "b",
-                    TensorElem::BF16,
-                    b,
-                    &[n.into(), kk.into()],
-                    &[256, 64],
-                    Swizzle::B128,
-                ),
-                array(
-                    "c",
-                    kdsl::types::Scalar::BF16,
-                    vec![0; (2 * m * n) as usize],
-                ),
-                u32v(m),
-                u32v(n),
-                u32v(kk),
-            ],
-        );
-        l.dynamic_shared = 196_672;
-        for schedule in [Schedule::InOrder, Schedule::Random(1), Schedule::Random(2)] {
+        let l = gemm_launch(k, (m, n, kk), a, b);
+        // Random schedules on the ragged multi-tile shapes.
+        let schedules: &[Schedule] = if m > 128 {
+            &[Schedule::InOrder, Schedule::Random(1), Schedule::Random(2)]
+        } else {
+            &[Schedule::InOrder]
+        };
+        for &schedule in schedules {
             let o = run_with(k, &l, schedule, 1_000_000_000);
             assert!(
                 o.reports.is_empty(),
@@ -180,6 +201,74 @@ pub fn case_hopper_gemm(k: &Loaded) {
             }
         }
     }
+    let (m, n, kk) = (200u32, 300u32, 136u32);
+    let a = normal_bf16((m * kk) as usize, 21);
+    let b = normal_bf16((n * kk) as usize, 22);
+    let l = gemm_launch(k, (m, n, kk), a.clone(), b.clone());
+    for schedule in [Schedule::InOrder, Schedule::Random(3)] {
+        let o = run_with(k, &l, schedule, 1_000_000_000);
+        assert!(o.reports.is_empty(), "{schedule:?}:\n{}", rendered(k, &o));
+        let got = crate::sim::reference::bf16s(&o.arrays[2].data);
+        check_gemm_tolerance(&a, &b, &got, (m, n, kk))
+            .unwrap_or_else(|e| panic!("{schedule:?}: {e}"));
+    }
+}
+
+/// bf16 bits of `n` values with every bit of their significand used, of
+/// both signs and magnitudes from 2⁻⁴ to 2: sums of their products are not
+/// exact in f32, so the result depends on the order and the roundings.
+pub fn normal_bf16(n: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    (0..n)
+        .flat_map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // Sign, an exponent from -4 to 1, 7 random significand bits.
+            let sign = ((x >> 63) as u16) << 15;
+            let exp = (127 - 4 + (x >> 8) % 6) as u16;
+            let bits = sign | exp << 7 | (x & 0x7f) as u16;
+            bits.to_le_bytes()
+        })
+        .collect()
+}
+
+/// The tolerance of a bf16 GEMM on inputs whose sums are not exact: each
+/// element of C within `2⁻⁸·|s| + 2·(k/16)·2⁻²⁴·Σ|aᵢbᵢ|` of the exact sum
+/// `s`, that is one bf16 rounding of the result plus the f32 rounding of
+/// each of the `k/16` wgmma steps (the simulator sums a step's 16 products
+/// exactly and rounds once into the f32 accumulator; a GPU rounds
+/// differently but within the same bound).
+pub fn check_gemm_tolerance(
+    a: &[u8],
+    b: &[u8],
+    got: &[f64],
+    (m, n, k): (u32, u32, u32),
+) -> Result<(), String> {
+    let (a, b) = (
+        crate::sim::reference::bf16s(a),
+        crate::sim::reference::bf16s(b),
+    );
+    let (m, n, k) = (m as usize, n as usize, k as usize);
+    let steps = k.div_ceil(16) as f64;
+    for r in 0..m {
+        for c in 0..n {
+            let (mut s, mut abs) = (0f64, 0f64);
+            for j in 0..k {
+                let p = a[r * k + j] * b[c * k + j];
+                s += p;
+                abs += p.abs();
+            }
+            let tol = s.abs() / 256.0 + 2.0 * steps * abs / f64::from(1u32 << 24);
+            let g = got[r * n + c];
+            if (g - s).abs() > tol {
+                return Err(format!(
+                    "c[{r}, {c}] is {g}, the exact sum is {s} (tolerance {tol:e})"
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 pub fn case_softmax_rows(k: &Loaded) {
@@ -226,6 +315,14 @@ fn sgemm_tiled() {
 #[test]
 fn softmax_rows() {
     case_softmax_rows(&sample("softmax_rows"));
+}
+
+/// The tensor-core GEMM, for sm_90a (its `// target:` line).
+#[test]
+fn hopper_gemm() {
+    let path = repo_root().join("samples/hopper_gemm.kdsl");
+    let opts = crate::common::for_target(crate::common::source_target(&path));
+    case_hopper_gemm(&kdsl_file_with(&path, &opts));
 }
 
 #[test]

@@ -106,3 +106,46 @@ fn lineinfo_reports_point_at_the_cuda_source() {
         "the report points into the .cu file:\n{text}"
     );
 }
+
+/// The GEMM's twin with B's stages swizzled by 64 bytes, the mistake of
+/// `tests/ui/hopper_gemm_swizzle.kdsl` (E0403), made where CUDA makes it:
+/// in the host's tensor map. A 64-byte swizzle has rows of 32 bf16, the box
+/// rows of 64; `kdslc sim` (and `kdslc run`, as the driver's
+/// `cuTensorMapEncodeTiled` would) refuses the map before the launch, with
+/// the reason, and writes nothing.
+#[test]
+fn hopper_gemm_with_a_swizzle_narrower_than_its_box_is_refused() {
+    let Some(nvcc) = require_nvcc() else { return };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let ptx = dir.path().join("hopper_gemm.ptx");
+    std::fs::write(&ptx, nvcc_ptx(&nvcc, "hopper_gemm", false)).expect("write");
+    let out = dir.path().join("out");
+    let o = Command::new(env!("CARGO_BIN_EXE_kdslc"))
+        .arg("sim")
+        .arg(&ptx)
+        .args([
+            "--grid",
+            "2,2",
+            "--block",
+            "384",
+            "--shared-bytes",
+            "196672",
+        ])
+        .args(["--arg", "0=tmap:bf16:rand:200,136:1:box=128,64:swizzle=128"])
+        .args(["--arg", "1=tmap:bf16:rand:300,136:2:box=256,64:swizzle=64"])
+        .args(["--arg", "2=bf16:zeros:60000", "--arg", "3=200"])
+        .args(["--arg", "4=300", "--arg", "5=136", "--out"])
+        .arg(&out)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("kdslc runs");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(
+            "the box's innermost dimension takes 128 bytes, more than the 64-byte swizzle span"
+        ),
+        "{stderr}"
+    );
+    assert!(!out.exists(), "no outputs");
+}

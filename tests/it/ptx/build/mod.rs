@@ -397,6 +397,7 @@ impl KernelBuilder {
             barriers: self.barriers,
             named_barriers: Vec::new(),
             accums: Vec::new(),
+            instance: None,
             body: Body::new(self.locals, block(stmts)),
         }
     }

@@ -184,7 +184,7 @@ fn every_broken_kernel_gives_its_report() {
 /// A CUDA kernel (`path`, relative to the repository root) as nvcc's PTX
 /// with line info, so that reports point into the `.cu` file; `None`
 /// without nvcc (which CI has).
-fn cuda(path: &str) -> Result<Option<Loaded>, String> {
+pub fn cuda(path: &str) -> Result<Option<Loaded>, String> {
     let Some(nvcc) = crate::common::ptxas::require_nvcc() else {
         return Ok(None);
     };
@@ -192,64 +192,9 @@ fn cuda(path: &str) -> Result<Option<Loaded>, String> {
     ptx_str(&format!("{path}.ptx"), &ptx).map(Some)
 }
 
-/// The correct twins of the broken kernels (`tests/sim/clean/`: the same
-/// computations with the synchronisation, initialisation, transaction
-/// counts and barriers right, and the other hand-overs the checks know —
-/// mbarriers, atomics, release–acquire flags, warp barriers) run without a
-/// report under the in-order schedule and random ones: the checks find no
-/// race where there is none.
-#[test]
-fn the_correct_twins_run_clean() {
-    let dir = repo_root().join("tests/sim/clean");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .expect("tests/sim/clean")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| {
-            p.extension()
-                .is_some_and(|e| e == "kdsl" || e == "ptx" || e == "cu")
-        })
-        .collect();
-    files.sort();
-    assert!(files.len() >= 10, "the twins went missing: {files:?}");
-    let mut failures = Vec::new();
-    for path in &files {
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("?");
-        let text = std::fs::read_to_string(path).expect("readable");
-        let rel = format!("tests/sim/clean/{name}");
-        let k = if name.ends_with(".ptx") {
-            ptx_str(&rel, &text).unwrap_or_else(|e| panic!("{e}"))
-        } else if name.ends_with(".cu") {
-            match cuda(&rel) {
-                Ok(Some(k)) => k,
-                Ok(None) => continue,
-                Err(e) => panic!("{e}"),
-            }
-        } else {
-            kdsl_file(path)
-        };
-        let l = header_launch(&text, &k.program);
-        for schedule in [
-            Schedule::InOrder,
-            Schedule::Random(1),
-            Schedule::Random(2),
-            Schedule::Random(3),
-        ] {
-            let o = run_with(&k, &l, schedule, 10_000_000);
-            if !o.reports.is_empty() {
-                failures.push(format!("{name} ({schedule:?}):\n{}", rendered(&k, &o)));
-            }
-        }
-    }
-    assert!(
-        failures.is_empty(),
-        "{} run(s) gave reports:\n\n{}",
-        failures.len(),
-        failures.join("\n\n")
-    );
-}
-
-/// docs/simulator.md shows real reports: the rendered reports of three
-/// broken kernels appear in it verbatim.
+/// docs/simulator.md shows real reports: the rendered reports of broken
+/// kernels (three hangs and faults, one for each run-time check) appear in
+/// it verbatim.
 #[test]
 fn the_docs_show_real_reports() {
     let docs =
@@ -258,11 +203,23 @@ fn the_docs_show_real_reports() {
         "producer_never_refills.kdsl",
         "consumer_skips_phase.kdsl",
         "cluster_peer_exits_early.ptx",
+        // One per run-time check (the section "Run-time checks").
+        "race_missing_sync.kdsl",
+        "tma_store_without_proxy_fence.cu",
+        "uninit_partial_tile.kdsl",
+        "tx_phase_completes_early.kdsl",
+        "divergent_sync_threads.kdsl",
     ] {
         let path = repo_root().join("tests/sim/broken").join(name);
         let text = std::fs::read_to_string(&path).expect("readable");
         let k = if name.ends_with(".ptx") {
             ptx_str(&format!("tests/sim/broken/{name}"), &text).expect("loads")
+        } else if name.ends_with(".cu") {
+            match cuda(&format!("tests/sim/broken/{name}")) {
+                Ok(Some(k)) => k,
+                Ok(None) => continue,
+                Err(e) => panic!("{e}"),
+            }
         } else {
             kdsl_file(&path)
         };

@@ -4,12 +4,13 @@
 //! from the command line. Helpers: `common::sim`.
 
 mod atomics;
-mod broken;
+pub mod broken;
+mod clean;
 pub mod cli;
 mod cluster;
 mod dynamic_shared;
 mod generated;
-mod hopper;
+pub mod hopper;
 mod instances;
 mod isa;
 mod matrix;
@@ -18,7 +19,7 @@ mod packed;
 pub mod reference;
 pub mod samples;
 mod tensor;
-mod twins;
+pub mod twins;
 mod vector;
 mod warp;
 mod wgmma;

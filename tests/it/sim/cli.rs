@@ -1270,3 +1270,46 @@ fn out_never_replaces_an_argument_file() {
     );
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+/// The run-time checks are on by default and `--checks` selects them: a
+/// kernel with a race and an uninitialised read gives both reports (exit
+/// 4); `--checks none` runs it without them (exit 0, the arrays written),
+/// `--checks uninit` keeps only S0032; an unknown check is a usage error
+/// that names the valid ones.
+#[test]
+fn checks_are_on_by_default_and_selected_by_flag() {
+    let args = |extra: &[&'static str]| {
+        let mut v = vec![
+            "sim",
+            "tests/sim/broken/race_double_buffer.kdsl",
+            "--grid",
+            "1",
+            "--arg",
+            "x=iota:1024",
+            "--arg",
+            "out=zeros:128",
+            "--arg",
+            "chunks=8",
+        ];
+        v.extend_from_slice(extra);
+        v
+    };
+    let all = kdslc(&args(&[]));
+    faulted(&all, "error[S0030]: data race on shared memory `buf`");
+    assert!(stderr(&all).contains("error[S0032]"), "{}", stderr(&all));
+    let none = kdslc(&args(&["--checks", "none", "--dump", "out"]));
+    assert_eq!(status(&none), 0, "{}", stderr(&none));
+    assert!(
+        stdout(&none).starts_with("out: f32[128] = ["),
+        "{}",
+        stdout(&none)
+    );
+    let uninit = kdslc(&args(&["--checks", "uninit"]));
+    faulted(&uninit, "error[S0032]");
+    assert!(!stderr(&uninit).contains("S0030"), "{}", stderr(&uninit));
+    let bad = kdslc(&args(&["--checks", "races,colours"]));
+    assert_eq!(status(&bad), 2, "{}", stderr(&bad));
+    for word in ["colours", "races", "uninit", "tx", "barriers"] {
+        assert!(stderr(&bad).contains(word), "{word}: {}", stderr(&bad));
+    }
+}

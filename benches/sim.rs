@@ -4,6 +4,9 @@
 //! (the design's PTX of it as kdslc emits it, `tests/fixtures/hopper-ptx/`:
 //! TMA, 4 × wgmma.m64n256k16 per k-tile, setmaxnreg), whose time is the
 //! wgmmas' 2^30 multiply-adds more than its 6.7 M instructions.
+//! Each kernel is measured with the run-time checks on (`NAME/checks`, the
+//! default of `kdslc sim`: races, uninitialised reads, transaction
+//! overflows, barrier divergence) and off (`NAME/no-checks`).
 //! Criterion's throughput is set to the instructions one run executes, so
 //! "elem/s" is instructions per second.
 //!
@@ -11,7 +14,7 @@
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use kdsl::launch::{ArgValue, Array, Launch};
-use kdsl::sim::{self, Program, PtxSource, SimOptions};
+use kdsl::sim::{self, Checks, Program, PtxSource, SimOptions};
 use kdsl::types::Scalar;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -47,17 +50,26 @@ fn u32v(v: u32) -> ArgValue {
     }
 }
 
+/// `name/checks` with every run-time check on (`kdslc sim`'s default) and
+/// `name/no-checks` with them off (`--checks none`).
 fn bench_one(c: &mut Criterion, name: &str, p: &Program, launch: &Launch) {
-    let opts = SimOptions::default();
-    let first = sim::run(p, launch, &opts);
-    assert!(first.reports.is_empty(), "{name}: {:?}", first.reports);
-    let steps = first.stats.steps;
-    let mut g = c.benchmark_group("sim");
-    g.throughput(Throughput::Elements(steps));
-    g.sample_size(10);
-    g.measurement_time(Duration::from_secs(20));
-    g.bench_function(name, |b| b.iter(|| sim::run(p, launch, &opts)));
-    g.finish();
+    for (suffix, checks) in [("checks", Checks::all()), ("no-checks", Checks::none())] {
+        let opts = SimOptions {
+            checks,
+            ..SimOptions::default()
+        };
+        let first = sim::run(p, launch, &opts);
+        assert!(first.reports.is_empty(), "{name}: {:?}", first.reports);
+        let steps = first.stats.steps;
+        let mut g = c.benchmark_group("sim");
+        g.throughput(Throughput::Elements(steps));
+        g.sample_size(10);
+        g.measurement_time(Duration::from_secs(20));
+        g.bench_function(format!("{name}/{suffix}"), |b| {
+            b.iter(|| sim::run(p, launch, &opts))
+        });
+        g.finish();
+    }
 }
 
 fn benches(c: &mut Criterion) {

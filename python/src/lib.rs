@@ -270,6 +270,9 @@ impl Module {
         let opts = SimOptions {
             schedule: seed.map_or(sim::Schedule::InOrder, sim::Schedule::Random),
             max_steps: max_steps.unwrap_or(defaults.max_steps),
+            // The run-time checks (races, uninitialised reads, ...) as
+            // `kdslc sim` makes them: all on.
+            ..defaults
         };
         // Other Python threads run while this one simulates.
         let outcome = py.detach(|| sim::run(program, &launch, &opts));

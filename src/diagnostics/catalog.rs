@@ -481,6 +481,23 @@ pub static CODES: &[CodeInfo] = &[
         Error,
         "`setmaxnreg.inc` to {n} registers, below the warp's {count} / `setmaxnreg.dec` to {n} registers, above the warp's {count}"
     ),
+    code!("S0030", Error, "data race on {memory}"),
+    code!(
+        "S0031",
+        Error,
+        "{memory} written by the generic proxy and read by the async proxy without `fence.proxy.async`"
+    ),
+    code!("S0032", Error, "read of uninitialised {memory}"),
+    code!(
+        "S0033",
+        Error,
+        "more transaction bytes complete in phase {n} of mbarrier `{name}` than it expects / mbarrier `{name}` completed phase {n} before a copy's {n} bytes landed"
+    ),
+    code!(
+        "S0034",
+        Error,
+        "threads reach CTA barrier {id} at {n} different instructions / CTA barrier {id} completed without {n} threads that exited"
+    ),
     code!(
         "S0040",
         Error,

@@ -263,6 +263,11 @@ pub struct SimArgs {
     #[arg(long, value_name = "N")]
     pub max_steps: Option<u64>,
 
+    /// The run-time checks: all (the default), none, or a list of races,
+    /// uninit, tx, barriers
+    #[arg(long, value_name = "CHECKS", value_parser = crate::sim::Checks::parse, default_value = "all")]
+    pub checks: crate::sim::Checks,
+
     /// Print executed instructions by class, blocked waits and steps
     #[arg(long)]
     pub stats: bool,

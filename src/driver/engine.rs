@@ -14,11 +14,13 @@ use crate::source::SourceMap;
 use crate::span::FileId;
 use std::fmt::Write as _;
 
-/// How to simulate: `--schedule`, `--max-steps`, `--stats`.
+/// How to simulate: `--schedule`, `--max-steps`, `--checks`, `--stats`.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Settings {
     pub schedule: Schedule,
     pub max_steps: Option<u64>,
+    /// `--checks`.
+    pub checks: sim::Checks,
     pub stats: bool,
     /// `--message-format json`: the statistics as one JSON object.
     pub json: bool,
@@ -109,6 +111,7 @@ pub(crate) fn simulate(
             Schedule::Random(seed) => sim::Schedule::Random(seed),
         },
         max_steps: settings.max_steps.unwrap_or(defaults.max_steps),
+        checks: settings.checks,
     };
     let outcome = sim::run(&program, launch, &opts);
     let stats = settings

@@ -16,6 +16,7 @@
 //! behaviour become reports (`S0001`…) that point at source spans. The
 //! supported subset and what is not modelled are in `docs/simulator.md`.
 
+mod checks;
 mod decode;
 mod dynamic;
 mod machine;
@@ -27,6 +28,16 @@ mod spans;
 mod stats;
 pub(crate) mod tmap;
 
+pub use checks::{Check, Checks};
+
+/// Bytes of race-check shadow per simulated byte of shared memory (per
+/// CTA of the running cluster) and of global memory (per array the kernel
+/// touches); the initialisation check adds a bit per byte of shared and
+/// local memory. `docs/simulator.md` states them.
+pub const SHADOW_PER_SHARED_BYTE: usize =
+    machine::sanitizer::shadow::Shadow::<{ machine::sanitizer::SHARED_SLOTS }>::BYTES_PER_BYTE;
+pub const SHADOW_PER_GLOBAL_BYTE: usize =
+    machine::sanitizer::shadow::Shadow::<{ machine::sanitizer::GLOBAL_SLOTS }>::BYTES_PER_BYTE;
 use stats::LongestThread;
 pub use stats::Stats;
 
@@ -80,6 +91,8 @@ pub struct SimOptions {
     pub schedule: Schedule,
     /// The most instructions all threads together may execute.
     pub max_steps: u64,
+    /// The run-time checks (all by default).
+    pub checks: Checks,
 }
 
 impl Default for SimOptions {
@@ -87,6 +100,7 @@ impl Default for SimOptions {
         SimOptions {
             schedule: Schedule::InOrder,
             max_steps: 1_000_000_000,
+            checks: Checks::all(),
         }
     }
 }

@@ -29,6 +29,7 @@ pub mod ops;
 mod scope;
 mod validate;
 use validate::Wider;
+pub mod sem;
 pub mod specials;
 
 pub use inst_memory::STRONG_LOAD;
@@ -137,6 +138,8 @@ pub struct Program {
     pub target: String,
     pub code: Vec<Inst>,
     pub sites: Vec<Site>,
+    /// The memory semantics of each instruction (the run-time checks').
+    pub sems: Vec<sem::Sem>,
     pub lists: Vec<u32>,
     pub syncs: Vec<SyncOp>,
     pub calls: Vec<CallInfo>,
@@ -277,6 +280,7 @@ pub fn decode<'m>(
         target: module.target.clone().unwrap_or_default(),
         code: b.code,
         sites: b.sites,
+        sems: b.sems,
         lists: b.lists,
         syncs: b.syncs,
         calls: b.calls,
@@ -312,6 +316,7 @@ struct Builder<'m> {
     module: &'m ast::Module,
     code: Vec<Inst>,
     sites: Vec<Site>,
+    sems: Vec<sem::Sem>,
     lists: Vec<u32>,
     syncs: Vec<SyncOp>,
     calls: Vec<CallInfo>,
@@ -388,6 +393,7 @@ impl<'m> Builder<'m> {
             module,
             code: Vec::new(),
             sites: Vec::new(),
+            sems: Vec::new(),
             lists: Vec::new(),
             syncs: Vec::new(),
             calls: Vec::new(),
@@ -700,6 +706,7 @@ impl<'m> Builder<'m> {
         self.code.push(inst);
         let site = self.site(pos);
         self.sites.push(site);
+        self.sems.push(sem::Sem::default());
     }
 
     fn block(
@@ -782,6 +789,9 @@ impl<'m> Builder<'m> {
             }
         };
         self.push(inst, i.pos);
+        if let Some(s) = self.sems.last_mut() {
+            *s = sem::of(i);
+        }
         Ok(())
     }
 

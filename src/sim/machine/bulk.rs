@@ -91,6 +91,9 @@ impl Machine<'_> {
                     .map_or(0, |th| th.bulk_commits);
                 let before = commits.saturating_sub(u64::from(*n));
                 self.complete_where(|c| c.issuer == t && c.group.is_some_and(|g| g < before));
+                if let Some(san) = &mut self.checks {
+                    san.bulk_wait(t, before);
+                }
             }
             _ => {}
         }
@@ -169,12 +172,33 @@ impl Machine<'_> {
                 .map(|th| th.bulk_commits),
             CopyKind::ToShared { .. } | CopyKind::TensorToShared { .. } => None,
         };
+        let check = match &mut self.checks {
+            Some(san) => {
+                let (dsts, mbar_off): (&[(u32, u32)], u32) = match &kind {
+                    CopyKind::ToShared { dsts, mbar_off, .. }
+                    | CopyKind::TensorToShared { dsts, mbar_off, .. } => (dsts, *mbar_off),
+                    _ => (&[], 0),
+                };
+                // The phase of each destination's mbarrier now: the bytes
+                // are for it.
+                let phases = dsts
+                    .iter()
+                    .filter_map(|&(_, mr)| {
+                        let b = self.cluster.ctas.get(mr as usize)?.mbars.get(&mbar_off)?;
+                        Some((mr, mbar_off, b.phase))
+                    })
+                    .collect();
+                san.copy_issue(t, pc, group, dsts, mbar_off, phases)
+            }
+            None => u32::MAX,
+        };
         self.cluster.copies.push_back(Copy {
             issuer: t,
             group,
             pc,
             size,
             kind,
+            check,
         });
     }
 
@@ -218,6 +242,9 @@ impl Machine<'_> {
 
     fn land(&mut self, c: Copy) {
         self.sched.epoch += 1;
+        if let Some(san) = &mut self.checks {
+            san.copy_begin(c.check);
+        }
         let size = u64::from(c.size);
         let own = self
             .cluster
@@ -253,6 +280,7 @@ impl Machine<'_> {
                         );
                     }
                 }
+                self.copy_landed(&c);
                 self.complete_inflight(&c, &dsts, mbar_off);
             }
             CopyKind::TensorToShared {
@@ -263,6 +291,7 @@ impl Machine<'_> {
                 mbar_off,
             } => {
                 self.land_tensor_load(&c, map, &coords, &dsts, dst_off);
+                self.copy_landed(&c);
                 self.complete_inflight(&c, &dsts, mbar_off);
             }
             CopyKind::TensorToGlobal {
@@ -270,7 +299,10 @@ impl Machine<'_> {
                 coords,
                 src_off,
                 red,
-            } => self.land_tensor_store(&c, own, map, &coords, src_off, red),
+            } => {
+                self.land_tensor_store(&c, own, map, &coords, src_off, red);
+                self.copy_landed(&c);
+            }
             CopyKind::ToGlobal { dst, src_off } => {
                 let data = self.read_bytes(
                     c.issuer,
@@ -282,8 +314,31 @@ impl Machine<'_> {
                 if let Some(data) = data {
                     self.write_global(c.issuer, c.pc, dst, &data);
                 }
+                self.copy_landed(&c);
             }
         }
+        if let Some(san) = &mut self.checks {
+            san.copy_finished();
+        }
+    }
+
+    /// The checks' end of a landing (`sanitizer::copy_end`): before the
+    /// copy's transaction bytes count.
+    fn copy_landed(&mut self, c: &Copy) {
+        let Some(san) = &mut self.checks else {
+            return;
+        };
+        let ctas = &self.cluster.ctas;
+        let phase_now = |rank: u32, off: u32| {
+            ctas.get(rank as usize)
+                .and_then(|cta| cta.mbars.get(&off))
+                .map(|b| b.phase)
+        };
+        let name = |rank: u32, off: u32| super::events::BarrierRef {
+            ctaid: ctas.get(rank as usize).map_or([0; 3], |cta| cta.ctaid),
+            offset: off,
+        };
+        san.copy_end(&mut self.events, c.check, c.size, phase_now, name);
     }
 
     /// The transaction bytes of copy `c` complete on each destination's
@@ -323,7 +378,13 @@ impl Machine<'_> {
                     _ => return None,
                 };
                 let start = p.offset as usize;
-                bytes.get(start..start + size as usize).map(<[u8]>::to_vec)
+                let out = bytes.get(start..start + size as usize).map(<[u8]>::to_vec);
+                if let Some(san) = &mut self.checks {
+                    if let Some(mem) = copy_mem(p) {
+                        san.copy_access(&mut self.events, mem, size, false, false);
+                    }
+                }
+                out
             }
             Err(f) => {
                 self.fault(t, pc, f, AccessKind::CopyRead, size);
@@ -347,6 +408,11 @@ impl Machine<'_> {
             Ok(p) => {
                 let Target::Shared(r) = p.target else { return };
                 self.check_watch(t, pc, r, p.offset, size, true);
+                if let Some(san) = &mut self.checks {
+                    if let Some(mem) = copy_mem(p) {
+                        san.copy_access(&mut self.events, mem, size, true, false);
+                    }
+                }
                 if self.cluster.exited_peer(r, own) {
                     self.fault(
                         t,
@@ -383,6 +449,11 @@ impl Machine<'_> {
         ) {
             Ok(p) => {
                 let Target::Global(i) = p.target else { return };
+                if let Some(san) = &mut self.checks {
+                    if let Some(mem) = copy_mem(p) {
+                        san.copy_access(&mut self.events, mem, size, true, false);
+                    }
+                }
                 if self.mem.allocs.get(i).is_some_and(|a| a.read_only) {
                     self.fault(
                         t,
@@ -406,5 +477,21 @@ impl Machine<'_> {
             }
             Err(f) => self.fault(t, pc, f, AccessKind::CopyWrite, size),
         }
+    }
+}
+
+/// The sanitizer's name of a place a copy accesses.
+pub(super) fn copy_mem(p: memory::Place) -> Option<super::sanitizer::finding::Mem> {
+    use super::sanitizer::finding::Mem;
+    match p.target {
+        Target::Shared(rank) => Some(Mem::Shared {
+            rank,
+            offset: p.offset,
+        }),
+        Target::Global(alloc) => Some(Mem::Global {
+            alloc,
+            offset: p.offset,
+        }),
+        _ => None,
     }
 }

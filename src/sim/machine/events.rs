@@ -152,6 +152,8 @@ pub enum Issue {
         rank: u32,
         cluster: u32,
     },
+    /// What the run-time checks found (`sanitizer`).
+    Check(Box<super::sanitizer::finding::Finding>),
 }
 
 /// What is wrong with a wgmma descriptor.
@@ -227,6 +229,10 @@ impl Issue {
             Issue::SetMaxNregRange { .. } => (20, 0),
             Issue::Assert(_) => (21, 0),
             Issue::MapaRank { .. } => (22, 0),
+            Issue::Check(f) => {
+                let (k, sub) = f.key();
+                (64 + k, sub)
+            }
         }
     }
 }
@@ -264,13 +270,38 @@ const MAX_REPORTS: usize = 64;
 #[derive(Clone, Debug, Default)]
 pub struct Events {
     pub list: Vec<Recorded>,
-    index: HashMap<(u32, u8, u64), usize>,
+    index: HashMap<(u32, u8, u64), usize, super::sanitizer::fast::Build>,
     pub dropped: u64,
 }
 
 impl Events {
     pub fn record(&mut self, pc: u32, thread: ThreadRef, issue: Issue) {
         let (k, sub) = issue.key();
+        self.record_keyed(pc, thread, (k, sub), || issue);
+    }
+
+    /// [`Events::record`] of the issue `make` gives, made only when it is
+    /// the first of its key (the run-time checks find the same thing at
+    /// the same instruction millions of times).
+    pub fn record_check(
+        &mut self,
+        pc: u32,
+        thread: ThreadRef,
+        key: (u8, u64),
+        make: impl FnOnce() -> super::sanitizer::finding::Finding,
+    ) {
+        self.record_keyed(pc, thread, (64 + key.0, key.1), || {
+            Issue::Check(Box::new(make()))
+        });
+    }
+
+    fn record_keyed(
+        &mut self,
+        pc: u32,
+        thread: ThreadRef,
+        (k, sub): (u8, u64),
+        issue: impl FnOnce() -> Issue,
+    ) {
         let key = (pc, k, sub);
         if let Some(&i) = self.index.get(&key) {
             if let Some(r) = self.list.get_mut(i) {
@@ -287,7 +318,7 @@ impl Events {
         }
         self.index.insert(key, self.list.len());
         self.list.push(Recorded {
-            issue,
+            issue: issue(),
             pc,
             threads: vec![thread],
             count: 1,

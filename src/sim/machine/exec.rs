@@ -336,6 +336,7 @@ impl Machine<'_> {
                 },
             sched: Sched { rng, .. },
             events,
+            checks,
             ..
         } = self;
         let Some(th) = threads.get_mut(t as usize) else {
@@ -350,6 +351,7 @@ impl Machine<'_> {
             tid: th.tid,
         };
         let code = &prog.code;
+        let sems = &prog.sems;
         let lists = &prog.lists;
         let mut pc = th.pc as usize;
         let mut n = 0u64;
@@ -416,7 +418,13 @@ impl Machine<'_> {
                 continue;
             }
             match inst.op {
-                Op::Nop => {}
+                Op::Nop => {
+                    if let Some(san) = checks.as_deref_mut() {
+                        if let Some(sem) = sems.get(pc).filter(|s| s.fence.is_some()) {
+                            san.fence(t, *sem);
+                        }
+                    }
+                }
                 Op::Mov => wr!(inst.d, rd!(inst.a)),
                 Op::IBin(op, ty) => wr!(inst.d, arith::int_bin(op, ty, rd!(inst.a), rd!(inst.b))),
                 Op::IMad(mode, ty) => {
@@ -613,6 +621,18 @@ impl Machine<'_> {
                     let addr = rd!(inst.a).wrapping_add(inst.off as u64);
                     let mut mem = mem_ctx!();
                     let place = mem.place(pc, space, addr, size * u64::from(vec), AccessKind::Load);
+                    if let (Some(san), Some(p)) = (checks.as_deref_mut(), place) {
+                        let sem = sems.get(pc).copied().unwrap_or_default();
+                        san.access(
+                            events,
+                            t,
+                            pc as u32,
+                            p,
+                            size * u64::from(vec),
+                            AccessKind::Load,
+                            sem,
+                        );
+                    }
                     let store = place
                         .and_then(|p| bytes(p.target, allocs, ctas, th, params).map(|b| (p, b)));
                     for k in 0..u64::from(vec) {
@@ -645,6 +665,18 @@ impl Machine<'_> {
                         let off = place.map_or(0, |p| p.offset);
                         watched(ctas, events, me, pc, rank, off, size * u64::from(vec));
                     }
+                    if let (Some(san), Some(p)) = (checks.as_deref_mut(), place) {
+                        let sem = sems.get(pc).copied().unwrap_or_default();
+                        san.access(
+                            events,
+                            t,
+                            pc as u32,
+                            p,
+                            size * u64::from(vec),
+                            AccessKind::Store,
+                            sem,
+                        );
+                    }
                     if let Some(p) = place {
                         let values: [u64; 4] = std::array::from_fn(|k| {
                             if vec == 1 {
@@ -672,6 +704,10 @@ impl Machine<'_> {
                     if let Some(Target::Shared(rank)) = place.map(|p| p.target) {
                         let off = place.map_or(0, |p| p.offset);
                         watched(ctas, events, me, pc, rank, off, size);
+                    }
+                    if let (Some(san), Some(p)) = (checks.as_deref_mut(), place) {
+                        let sem = sems.get(pc).copied().unwrap_or_default();
+                        san.access(events, t, pc as u32, p, size, AccessKind::Atomic, sem);
                     }
                     let mut old = 0;
                     if let Some(p) = place {

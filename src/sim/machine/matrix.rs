@@ -68,6 +68,28 @@ impl Machine<'_> {
                 }
             });
         }
+        // The run-time checks: each row read by the lane that gave its
+        // address (a store's pieces are checked as they are written).
+        if let (Some(san), false) = (&mut self.checks, *store) {
+            for (lane, row) in rows.iter().enumerate() {
+                if let Some((rank, off)) = row {
+                    let place = memory::Place {
+                        target: Target::Shared(*rank),
+                        offset: *off,
+                    };
+                    let sem = Default::default();
+                    san.access(
+                        &mut self.events,
+                        first + lane as u32,
+                        pc,
+                        place,
+                        16,
+                        kind,
+                        sem,
+                    );
+                }
+            }
+        }
         // Element (matrix i, row, column) ↔ (lane, register, half).
         let place = |lane: u32, h: u32| -> (u32, u32) {
             if *trans {
@@ -95,6 +117,13 @@ impl Machine<'_> {
                     let at = off + 2 * u64::from(col);
                     if *store {
                         self.check_watch(t, pc, rank, at, 2, false);
+                        if let Some(san) = &mut self.checks {
+                            let place = memory::Place {
+                                target: Target::Shared(rank),
+                                offset: at,
+                            };
+                            san.access(&mut self.events, t, pc, place, 2, kind, Default::default());
+                        }
                         if let Some(mem) = self.cluster.ctas.get_mut(rank as usize) {
                             memory::write(&mut mem.shared, at, 2, value >> (16 * h));
                         }

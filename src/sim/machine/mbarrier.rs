@@ -128,6 +128,9 @@ impl Machine<'_> {
             SyncOp::MbarInit { addr, count } => {
                 let count = self.reg(t, *count) as u32;
                 if let Some((rank, off)) = self.mbar_at(t, pc, addr) {
+                    if let Some(san) = &mut self.checks {
+                        san.mbar_init(rank, off);
+                    }
                     self.mbar_init(t, pc, rank, off, count);
                 }
             }
@@ -149,6 +152,10 @@ impl Machine<'_> {
                 let tx = tx.map(|x| i64::from(self.reg(t, x) as u32));
                 let token = match self.mbar_at(t, pc, addr) {
                     Some((rank, off)) => {
+                        let sem = self.setup.prog.sems.get(pc as usize).copied();
+                        if let Some(san) = &mut self.checks {
+                            san.mbar_release(t, rank, off, sem.unwrap_or_default());
+                        }
                         if let Some(tx) = tx {
                             self.mbar_tx(t, pc, rank, off, tx);
                         }
@@ -167,6 +174,10 @@ impl Machine<'_> {
             SyncOp::MbarCompleteTx { addr, tx } => {
                 let tx = i64::from(self.reg(t, *tx) as u32);
                 if let Some((rank, off)) = self.mbar_at(t, pc, addr) {
+                    let sem = self.setup.prog.sems.get(pc as usize).copied();
+                    if let Some(san) = &mut self.checks {
+                        san.mbar_release(t, rank, off, sem.unwrap_or_default());
+                    }
                     self.mbar_tx(t, pc, rank, off, -tx);
                     self.check_phase(rank, off);
                 }
@@ -216,7 +227,11 @@ impl Machine<'_> {
         };
         b.tx += tx;
         let now = b.tx;
+        let (pending, phase) = (b.pending, b.phase);
         self.sched.epoch += 1;
+        if let Some(san) = &mut self.checks {
+            san.mbar_tx(&mut self.events, t, pc, bref, rank, tx, pending, now, phase);
+        }
         if now.abs() > TX_LIMIT {
             self.record(
                 t,
@@ -290,6 +305,9 @@ impl Machine<'_> {
         b.arrivals_this_phase = 0;
         let waiters = std::mem::take(&mut b.waiters);
         self.sched.epoch += 1;
+        if let Some(san) = &mut self.checks {
+            san.mbar_phase_done(rank, off);
+        }
         for w in waiters {
             self.wake(w);
         }
@@ -350,6 +368,10 @@ impl Machine<'_> {
             );
         }
         if done {
+            let sem = self.setup.prog.sems.get(pc as usize).copied();
+            if let Some(san) = &mut self.checks {
+                san.mbar_acquire(t, rank, off, sem.unwrap_or_default());
+            }
             if let Some(th) = self.cluster.threads.get_mut(t as usize) {
                 th.rewait = false;
                 th.behind_reported = false;

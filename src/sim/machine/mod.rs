@@ -7,7 +7,10 @@
 //!   `warp`: warp-synchronous rendezvous; `bulk`: bulk copies in flight;
 //! - `sched`: which thread runs next, blocking and waking;
 //! - `memory`, `arith`, `farith`, `float`: address spaces and value semantics;
-//! - `events`, `snapshot`: what the reports are made of.
+//! - `events`, `snapshot`: what the reports are made of;
+//! - `sanitizer`: the run-time checks (races, uninitialised reads,
+//!   transaction overflow, barrier divergence), called at the points where
+//!   memory is accessed or threads synchronise.
 
 pub mod arith;
 mod bulk;
@@ -21,6 +24,7 @@ mod matrix;
 mod mbarrier;
 pub mod memory;
 pub mod printf;
+pub mod sanitizer;
 mod sched;
 pub mod snapshot;
 pub mod state;
@@ -84,6 +88,8 @@ pub struct Machine<'p> {
     pub stats: Counters,
     /// How the run ended early, if it did.
     pub stop: Option<Stop>,
+    /// The run-time checks, when any is on.
+    pub checks: Option<Box<sanitizer::Sanitizer>>,
 }
 
 /// What is run, and how: fixed for the whole run.
@@ -185,6 +191,20 @@ impl<'p> Machine<'p> {
             Schedule::InOrder => (false, 0),
             Schedule::Random(s) => (true, s),
         };
+        let checks = opts.checks.any().then(|| {
+            let lens: Vec<u64> = allocs.iter().map(|a| a.data.len() as u64).collect();
+            Box::new(sanitizer::Sanitizer::new(
+                opts.checks,
+                sanitizer::Shape {
+                    grid,
+                    block,
+                    cluster,
+                },
+                &lens,
+                u64::from(shared.size),
+                u64::from(prog.local_size),
+            ))
+        });
         Machine {
             setup: Setup {
                 prog,
@@ -243,6 +263,7 @@ impl<'p> Machine<'p> {
                 blocking_waits: 0,
             },
             stop: None,
+            checks,
         }
     }
 
@@ -253,6 +274,9 @@ impl<'p> Machine<'p> {
         self.setup.group = self.setup.grid;
         self.mem.ext.cluster_size = self.setup.grid.iter().product();
         self.mem.grid_workspace = workspace;
+        if let Some(san) = &mut self.checks {
+            san.set_group_size(self.mem.ext.cluster_size);
+        }
     }
 
     /// Runs every group (cluster) of the grid, stopping at the first
@@ -411,9 +435,19 @@ impl<'p> Machine<'p> {
                 self.sched.queue.push_back(index);
             }
         }
+        if let Some(san) = &mut self.checks {
+            // The group's place in the grid's order of groups (clusters, or
+            // the one group of a cooperative launch).
+            let ngroups = [grid[0] / group[0].max(1), grid[1] / group[1].max(1)];
+            let seq = groupid[0] + ngroups[0] * (groupid[1] + ngroups[1] * groupid[2]);
+            san.begin_cluster(seq, c.ctas.iter().map(|cta| cta.ctaid).collect());
+        }
     }
 
     fn finish_cluster(&mut self) {
+        if let Some(san) = &mut self.checks {
+            san.end_cluster();
+        }
         for t in &self.cluster.threads {
             let r = self.thread_ref(t);
             if self.stats.longest.is_none_or(|(n, _)| t.executed > n) {

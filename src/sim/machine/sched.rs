@@ -188,6 +188,9 @@ impl Machine<'_> {
         th.state = ThreadState::Exited;
         th.exit_pc = th.pc;
         let rank = th.rank;
+        if let Some(san) = &mut self.checks {
+            san.thread_exit(t, th.pc);
+        }
         if th.cluster_arrived == Some(self.cluster.cbar.phase) {
             // An exited thread no longer counts, arrived or not.
             self.cluster.cbar.arrived = self.cluster.cbar.arrived.saturating_sub(1);

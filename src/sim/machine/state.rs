@@ -247,6 +247,8 @@ pub struct Copy {
     pub pc: u32,
     pub size: u32,
     pub kind: CopyKind,
+    /// The copy's number for the run-time checks (`sanitizer`).
+    pub check: u32,
 }
 
 #[derive(Clone, Debug)]

@@ -28,6 +28,9 @@ impl Machine<'_> {
                 self.bar(t, pc, id, count, *wait)
             }
             SyncOp::ClusterArrive => {
+                if let Some(san) = &mut self.checks {
+                    san.cluster_arrive(t, prog.sems.get(pc as usize).copied().unwrap_or_default());
+                }
                 self.cluster_arrive(t);
                 self.advance(t);
                 After::Continue
@@ -93,6 +96,15 @@ impl Machine<'_> {
         self.advance(t);
         self.sched.epoch += 1;
         let id = id % 16;
+        if let Some(san) = &mut self.checks {
+            let aligned = self
+                .setup
+                .prog
+                .sems
+                .get(pc as usize)
+                .is_some_and(|s| s.aligned);
+            san.bar_arrive(t, rank, id, pc, count.is_some(), aligned);
+        }
         if let Some(b) = self
             .cluster
             .ctas
@@ -177,6 +189,9 @@ impl Machine<'_> {
         b.arrived = 0;
         b.expected = None;
         b.sites.clear();
+        if let Some(san) = &mut self.checks {
+            san.bar_complete(&mut self.events, rank, id, &waiters);
+        }
         for w in waiters {
             // Released before it blocked: the thread arriving now goes on.
             self.wake(w);
@@ -219,6 +234,9 @@ impl Machine<'_> {
                 if let Some(th) = self.cluster.threads.get_mut(t as usize) {
                     th.cluster_arrived = None;
                 }
+                if let Some(san) = &mut self.checks {
+                    san.cluster_acquire(t);
+                }
                 After::Continue
             }
             _ => {
@@ -237,10 +255,16 @@ impl Machine<'_> {
         self.cluster.cbar.phase += 1;
         self.cluster.cbar.arrived = 0;
         self.sched.epoch += 1;
+        if let Some(san) = &mut self.checks {
+            san.cluster_complete();
+        }
         let waiters = std::mem::take(&mut self.cluster.cbar.waiters);
         for w in waiters {
             if let Some(th) = self.cluster.threads.get_mut(w as usize) {
                 th.cluster_arrived = None;
+            }
+            if let Some(san) = &mut self.checks {
+                san.cluster_acquire(w);
             }
             self.wake(w);
         }

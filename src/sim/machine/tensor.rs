@@ -217,6 +217,7 @@ impl Machine<'_> {
             return;
         };
         let data = self.read_box(&rec, coords);
+        self.check_box(&rec, coords, false, false);
         for &(rank, _) in dsts {
             self.write_swizzled(c, rank, dst_off, &data, rec.swizzle);
         }
@@ -256,6 +257,7 @@ impl Machine<'_> {
             return;
         }
         let es = rec.elem.size() as usize;
+        self.check_box(&rec, coords, true, red.is_some());
         let Some(alloc) = self.mem.allocs.get_mut(rec.alloc) else {
             return;
         };
@@ -279,6 +281,28 @@ impl Machine<'_> {
                 }
             }
         });
+    }
+
+    /// The run-time checks of a landing tensor copy's global accesses:
+    /// each row of the box inside the tensor, read (a load) or written.
+    fn check_box(&mut self, rec: &MapRecord, coords: &[i64; 5], write: bool, atomic: bool) {
+        let Some(san) = &mut self.checks else {
+            return;
+        };
+        let es = rec.elem.size() as u64;
+        let mut rows = Vec::new();
+        for_each_row(rec, coords, |_, base, lo, hi| {
+            if let (Some(base), true) = (base, lo < hi) {
+                rows.push((base, (hi - lo) as u64 * es));
+            }
+        });
+        for (offset, len) in rows {
+            let mem = super::sanitizer::finding::Mem::Global {
+                alloc: rec.alloc,
+                offset,
+            };
+            san.copy_access(&mut self.events, mem, len, write, atomic);
+        }
     }
 
     /// The box at `coords` of a map, in its linear order, read from global
@@ -338,6 +362,10 @@ impl Machine<'_> {
             return;
         };
         self.check_watch(c.issuer, c.pc, rank, off, data.len() as u64, true);
+        if let Some(san) = &mut self.checks {
+            let mem = super::sanitizer::finding::Mem::Shared { rank, offset: off };
+            san.copy_access(&mut self.events, mem, data.len() as u64, true, false);
+        }
         let Some(mem) = self
             .cluster
             .ctas
@@ -390,6 +418,10 @@ impl Machine<'_> {
             return Some(out);
         }
         let off = self.shared_region(c, rank, src, len, AccessKind::CopyRead)?;
+        if let Some(san) = &mut self.checks {
+            let mem = super::sanitizer::finding::Mem::Shared { rank, offset: off };
+            san.copy_access(&mut self.events, mem, len, false, false);
+        }
         let mem = &self.cluster.ctas.get(rank as usize)?.shared;
         let mut out = vec![0u8; len as usize];
         for (k, chunk) in out.chunks_mut(16).enumerate() {

@@ -109,6 +109,10 @@ impl Machine<'_> {
         }
         let r = w.pending.remove(i);
         self.advance(t);
+        if let Some(san) = &mut self.checks {
+            let members: Vec<u32> = r.members.iter().map(|m| m.0).collect();
+            san.warp_sync(&members);
+        }
         if collective {
             return self.complete_collective(t, warp, &r);
         }

@@ -316,6 +316,19 @@ impl Machine<'_> {
                 let inst = self.make_instance(r, pc, rank, w, desc_a, desc_b, scale_d, warps);
                 let id = self.cluster.wg.next;
                 self.cluster.wg.next += 1;
+                if let Some(san) = &mut self.checks {
+                    let lanes: Vec<u32> = r.members.iter().map(|m| m.0).collect();
+                    san.wgmma_read(
+                        &mut self.events,
+                        id,
+                        &lanes,
+                        rank,
+                        group,
+                        warps,
+                        pc,
+                        &inst.chunks,
+                    );
+                }
                 if let Some(c) = self.cluster.ctas.get_mut(rank as usize) {
                     for &ch in &inst.chunks {
                         let e = c.watch.entry(ch).or_insert((0, pc));
@@ -554,7 +567,17 @@ impl Machine<'_> {
             };
             let Some(group) = group else { break };
             for id in group {
+                let instance = self.cluster.wg.ops.get(&id).map(|op| op.instance);
                 self.complete_op(warp, id);
+                if let (Some(san), Some(instance)) = (&mut self.checks, instance) {
+                    let lanes = self
+                        .cluster
+                        .warps
+                        .get(warp as usize)
+                        .map_or(0..0, |w| w.first_thread..w.first_thread + w.lanes);
+                    let lanes: Vec<u32> = lanes.collect();
+                    san.wgmma_done(&lanes, instance);
+                }
             }
         }
         self.relock(warp);

@@ -7,7 +7,8 @@ use crate::sim::machine::events::{AccessKind, DescWhy, Events, Issue, Recorded, 
 use crate::sim::machine::memory::{Alloc, Fault, Target};
 
 pub(crate) fn from_events(p: &Run<'_>, events: &Events, allocs: &[Alloc]) -> Vec<Diagnostic> {
-    let mut out: Vec<Diagnostic> = events.list.iter().map(|r| event(p, r, allocs)).collect();
+    let merged = super::checks::merge_by_span(p, &events.list);
+    let mut out: Vec<Diagnostic> = merged.iter().map(|r| event(p, r, allocs)).collect();
     if events.dropped > 0 {
         if let Some(last) = out.pop() {
             out.push(last.note(format!("{} further reports were dropped", events.dropped)));
@@ -358,6 +359,7 @@ fn event(p: &Run<'_>, r: &Recorded, allocs: &[Alloc]) -> Diagnostic {
                 TensorWhy::Reduction { .. } => d.help("`cp.reduce.async.bulk.tensor` adds u32, s32, u64, f32, f16 and bf16; takes the min/max of u32, s32, u64, s64, f16 and bf16; increments and decrements u32; and combines b32/b64 bitwise"),
             }
         }
+        Issue::Check(f) => super::checks::finding(p, r, allocs, f, &who, &n),
         Issue::CopyMask { mask, cluster } => {
             let d = Diagnostic::error(
                 "S0022",

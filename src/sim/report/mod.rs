@@ -9,6 +9,7 @@
 //! (kdslc PTX whose line the writer did not attribute) the PTX line and
 //! text are given in a note instead.
 
+mod checks;
 mod issues;
 mod runtime;
 mod stuck;

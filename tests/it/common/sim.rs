@@ -290,6 +290,7 @@ pub fn run_with(l: &Loaded, launch: &Launch, schedule: Schedule, max_steps: u64)
         &SimOptions {
             schedule,
             max_steps,
+            ..SimOptions::default()
         },
     )
 }
@@ -303,16 +304,66 @@ pub fn rendered(l: &Loaded, o: &Outcome) -> String {
     render::human(&l.sources, &o.reports, false)
 }
 
-/// Runs and fails the test with the rendered reports if any.
+/// Runs (with every run-time check on, the default) and fails the test
+/// with the rendered reports if any. Inside [`sweep`] it also runs the
+/// launch under the sweep's schedules, each clean as well; the in-order
+/// outcome is returned.
 pub fn run_clean(l: &Loaded, launch: &Launch) -> Outcome {
-    let o = run(l, launch);
+    let o = run_clean_with(
+        l,
+        launch,
+        Schedule::InOrder,
+        SimOptions::default().max_steps,
+    );
+    let extra = SWEEP.with(|s| s.borrow().as_ref().map(|s| s.schedules.clone()));
+    for schedule in extra.unwrap_or_default() {
+        run_clean_with(l, launch, schedule, SimOptions::default().max_steps);
+    }
+    o
+}
+
+/// Runs under `schedule` and fails the test with the rendered reports if
+/// any; counted by [`sweep`].
+pub fn run_clean_with(l: &Loaded, launch: &Launch, schedule: Schedule, max_steps: u64) -> Outcome {
+    let o = run_with(l, launch, schedule, max_steps);
     assert!(
         o.reports.is_empty(),
-        "{}: unexpected reports:\n{}",
+        "{} ({schedule:?}): unexpected reports:\n{}",
         launch.kernel,
         rendered(l, &o)
     );
+    SWEEP.with(|s| {
+        if let Some(s) = s.borrow_mut().as_mut() {
+            s.runs += 1;
+            s.steps += o.stats.steps;
+        }
+    });
     o
+}
+
+struct Sweep {
+    schedules: Vec<Schedule>,
+    runs: u64,
+    steps: u64,
+}
+
+thread_local! {
+    static SWEEP: std::cell::RefCell<Option<Sweep>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f` with every [`run_clean`] also running its launch under
+/// `schedules`: the clean runs it made and the instructions they
+/// simulated.
+pub fn sweep(schedules: &[Schedule], f: impl FnOnce()) -> (u64, u64) {
+    SWEEP.with(|s| {
+        *s.borrow_mut() = Some(Sweep {
+            schedules: schedules.to_vec(),
+            runs: 0,
+            steps: 0,
+        })
+    });
+    f();
+    SWEEP.with(|s| s.borrow_mut().take().map_or((0, 0), |s| (s.runs, s.steps)))
 }
 
 /// A deterministic pseudo-random sequence in [0, 1).

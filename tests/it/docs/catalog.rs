@@ -438,6 +438,7 @@ fn simulated_codes(
         &SimOptions {
             schedule: Schedule::InOrder,
             max_steps: 1_000_000,
+            ..SimOptions::default()
         },
     );
     // A report on a kdsl kernel points at the kdsl source: a primary span,

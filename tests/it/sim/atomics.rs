@@ -182,7 +182,7 @@ fn contending_atomics_match_the_reference_with_and_without_the_passes() {
                 &l,
                 &SimOptions {
                     schedule: Schedule::Random(seed),
-                    max_steps: SimOptions::default().max_steps,
+                    ..SimOptions::default()
                 },
             );
             assert!(o.reports.is_empty(), "{}", rendered(k, &o));
@@ -250,7 +250,7 @@ fn remote_atomics_at_cluster_scope() {
             &l,
             &SimOptions {
                 schedule,
-                max_steps: SimOptions::default().max_steps,
+                ..SimOptions::default()
             },
         );
         assert!(o.reports.is_empty(), "{}", rendered(&k, &o));

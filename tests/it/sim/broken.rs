@@ -105,6 +105,7 @@ fn check(path: &Path) -> Result<(), String> {
         &SimOptions {
             schedule: header_schedule(&text),
             max_steps: 10_000_000,
+            ..SimOptions::default()
         },
     );
     let rendered = rendered(&k, &o);
@@ -140,9 +141,10 @@ fn check(path: &Path) -> Result<(), String> {
             ));
         }
     }
-    // For kdsl input every instruction and declaration a report mentions
-    // has a source span: no report falls back to naming PTX lines.
-    if name.ends_with(".kdsl") && rendered.contains("PTX line") {
+    // For kdsl input (and CUDA with line info) every instruction and
+    // declaration a report mentions has a source span: no report falls
+    // back to naming PTX lines.
+    if !name.ends_with(".ptx") && rendered.contains("PTX line") {
         return Err(format!("{name}: a report names a PTX line:\n{rendered}"));
     }
     let stem = name.replace('.', "_");
@@ -179,8 +181,20 @@ fn every_broken_kernel_gives_its_report() {
     );
 }
 
-/// docs/simulator.md shows real reports: the rendered reports of three
-/// broken kernels appear in it verbatim.
+/// A CUDA kernel (`path`, relative to the repository root) as nvcc's PTX
+/// with line info, so that reports point into the `.cu` file; `None`
+/// without nvcc (which CI has).
+pub fn cuda(path: &str) -> Result<Option<Loaded>, String> {
+    let Some(nvcc) = crate::common::ptxas::require_nvcc() else {
+        return Ok(None);
+    };
+    let ptx = nvcc_lineinfo_ptx(&nvcc, &repo_root().join(path))?;
+    ptx_str(&format!("{path}.ptx"), &ptx).map(Some)
+}
+
+/// docs/simulator.md shows real reports: the rendered reports of broken
+/// kernels (three hangs and faults, one for each run-time check) appear in
+/// it verbatim.
 #[test]
 fn the_docs_show_real_reports() {
     let docs =
@@ -189,11 +203,23 @@ fn the_docs_show_real_reports() {
         "producer_never_refills.kdsl",
         "consumer_skips_phase.kdsl",
         "cluster_peer_exits_early.ptx",
+        // One per run-time check (the section "Run-time checks").
+        "race_missing_sync.kdsl",
+        "tma_store_without_proxy_fence.cu",
+        "uninit_partial_tile.kdsl",
+        "tx_phase_completes_early.kdsl",
+        "divergent_sync_threads.kdsl",
     ] {
         let path = repo_root().join("tests/sim/broken").join(name);
         let text = std::fs::read_to_string(&path).expect("readable");
         let k = if name.ends_with(".ptx") {
             ptx_str(&format!("tests/sim/broken/{name}"), &text).expect("loads")
+        } else if name.ends_with(".cu") {
+            match cuda(&format!("tests/sim/broken/{name}")) {
+                Ok(Some(k)) => k,
+                Ok(None) => continue,
+                Err(e) => panic!("{e}"),
+            }
         } else {
             kdsl_file(&path)
         };
@@ -220,6 +246,9 @@ fn random_schedules_find_the_same_faults() {
         "out_of_bounds_index.kdsl",
         "out_of_bounds_shared.kdsl",
         "arrive_count_overflows.kdsl",
+        "uninit_partial_tile.kdsl",
+        "divergent_sync_threads.kdsl",
+        "sync_threads_skipped.kdsl",
     ] {
         let path = repo_root().join("tests/sim/broken").join(name);
         let text = std::fs::read_to_string(&path).expect("readable");

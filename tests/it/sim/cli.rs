@@ -1114,10 +1114,23 @@ fn bulk_copies_in_a_loop_hold_bounded_memory() {
              {commit}\tbra L;\n}}\n"
         );
         std::fs::write(dir.path().join(name), ptx).expect("writes");
-        let args = format!("sim {name} --grid 1 --block 1 --arg 0=u8:zeros:64 --max-steps 8000000");
-        let (peak, o) = kdslc_watched(dir.path(), &words(&args));
-        faulted(&o, "error[S0011]: no progress within 8000000 steps");
-        assert!(peak < 128 * 1024, "{name}: {peak} KiB resident");
+        // The copies alone (checks off), and with the run-time checks,
+        // whose per-copy state (clock snapshots, landed groups) is bounded
+        // too; a debug build checks 2·10^6 steps within the minute.
+        for (checks, steps, kib) in [
+            ("none", 8_000_000, 128 * 1024),
+            ("all", 2_000_000, 64 * 1024),
+        ] {
+            let args = format!(
+                "sim {name} --grid 1 --block 1 --arg 0=u8:zeros:64 --max-steps {steps} --checks {checks}"
+            );
+            let (peak, o) = kdslc_watched(dir.path(), &words(&args));
+            faulted(
+                &o,
+                &format!("error[S0011]: no progress within {steps} steps"),
+            );
+            assert!(peak < kib, "{name} (checks {checks}): {peak} KiB resident");
+        }
     }
 }
 
@@ -1311,4 +1324,47 @@ fn out_with_one_target_blocked_replaces_nothing() {
             .all(|n| !n.ends_with(".tmp") && !n.ends_with(".bak")),
         "{names:?}"
     );
+}
+
+/// The run-time checks are on by default and `--checks` selects them: a
+/// kernel with a race and an uninitialised read gives both reports (exit
+/// 4); `--checks none` runs it without them (exit 0, the arrays written),
+/// `--checks uninit` keeps only S0032; an unknown check is a usage error
+/// that names the valid ones.
+#[test]
+fn checks_are_on_by_default_and_selected_by_flag() {
+    let args = |extra: &[&'static str]| {
+        let mut v = vec![
+            "sim",
+            "tests/sim/broken/race_double_buffer.kdsl",
+            "--grid",
+            "1",
+            "--arg",
+            "x=iota:1024",
+            "--arg",
+            "out=zeros:128",
+            "--arg",
+            "chunks=8",
+        ];
+        v.extend_from_slice(extra);
+        v
+    };
+    let all = kdslc(&args(&[]));
+    faulted(&all, "error[S0030]: data race on shared memory `buf`");
+    assert!(stderr(&all).contains("error[S0032]"), "{}", stderr(&all));
+    let none = kdslc(&args(&["--checks", "none", "--dump", "out"]));
+    assert_eq!(status(&none), 0, "{}", stderr(&none));
+    assert!(
+        stdout(&none).starts_with("out: f32[128] = ["),
+        "{}",
+        stdout(&none)
+    );
+    let uninit = kdslc(&args(&["--checks", "uninit"]));
+    faulted(&uninit, "error[S0032]");
+    assert!(!stderr(&uninit).contains("S0030"), "{}", stderr(&uninit));
+    let bad = kdslc(&args(&["--checks", "races,colours"]));
+    assert_eq!(status(&bad), 2, "{}", stderr(&bad));
+    for word in ["colours", "races", "uninit", "tx", "barriers"] {
+        assert!(stderr(&bad).contains(word), "{word}: {}", stderr(&bad));
+    }
 }

@@ -563,11 +563,13 @@ LOOP:
 		ld.param.b32 %r3, [r0];
 		}
 	}
-	st.global.v4.u32 [%rd0], {%r1, %r2, %r3, %r3};
 	mov.u32 %r4, %tid.x;
 	setp.ne.u32 %p2, %r4, 1;
-	@%p2 exit;
+	@%p2 bra FOUR;
 	st.global.u32 [%rd0+16], 7;
+	exit;
+FOUR:
+	st.global.v4.u32 [%rd0], {%r1, %r2, %r3, %r3};
 	ret;
 }
 ";
@@ -712,8 +714,9 @@ SKIP:
 
 #[test]
 fn cta_barriers_with_counts() {
-    // Warps 0 and 1 meet at barrier 1 (64 threads); warp 2 writes first and
-    // arrives at barrier 2 without waiting, where warp 0 waits for it.
+    // Warps 0 and 1 meet at barrier 1 (64 threads); warp 2 (its first
+    // thread) writes first and arrives at barrier 2 without waiting, where
+    // warp 0 waits for it.
     let ptx = "
 .version 8.0
 .target sm_90
@@ -729,7 +732,8 @@ fn cta_barriers_with_counts() {
 	shr.u32 %r2, %r1, 5;
 	setp.eq.u32 %p1, %r2, 2;
 	@!%p1 bra CONSUMERS;
-	st.shared.u32 [flag], 77;
+	setp.eq.u32 %p3, %r1, 64;
+	@%p3 st.shared.u32 [flag], 77;
 	bar.arrive 2, 64;
 	bra END;
 CONSUMERS:
@@ -873,8 +877,9 @@ fn clusters_distributed_shared_memory_and_remote_arrivals() {
 	mov.u32 %r4, %clusterid.x;
 	setp.eq.u32 %p1, %r1, 0;
 	@%p1 mbarrier.init.shared::cta.b64 [bar], 4;
+	@%p1 st.shared.u32 [counter], 0;
 	fence.mbarrier_init.release.cluster;
-	barrier.cluster.arrive.relaxed.aligned;
+	barrier.cluster.arrive.aligned;
 	barrier.cluster.wait.aligned;
 	@!%p1 bra DONE;
 	mapa.shared::cluster.u32 %r5, counter, 0;
@@ -915,7 +920,7 @@ fn stats_count_classes_and_the_longest_thread() {
 	@!%p1 bra END;
 	add.u32 %r2, %r1, 1;
 	add.u32 %r2, %r2, 1;
-	st.global.u32 [%rd0], %r2;
+	red.global.add.u32 [%rd0], %r2;
 END:
 ",
     );
@@ -924,7 +929,8 @@ END:
     let o = run_clean(&k, &l);
     let s = &o.stats;
     // Per thread: ld.param, mov, setp, bra, ret = 5; thread 3 also 2 adds
-    // and a store but takes no branch... (the bra is predicated off).
+    // and an atomic add (thread 3 of both CTAs adds into `out[0]`) but
+    // takes no branch... (the bra is predicated off).
     assert_eq!(s.steps, 8 * 5 + 2 * 3);
     assert_eq!(s.instructions.memory.param, 8);
     assert_eq!(s.instructions.memory.global, 2);
@@ -1024,9 +1030,9 @@ END:
         "
 	mov.u32 %r1, %tid.x;
 	setp.eq.u32 %p1, %r1, 1;
-	@%p1 st.global.u32 [%rd0], 1;
+	@%p1 st.relaxed.gpu.global.u32 [%rd0], 1;
 SPIN:
-	ld.volatile.global.u32 %r2, [%rd0];
+	ld.relaxed.gpu.global.u32 %r2, [%rd0];
 	setp.eq.u32 %p2, %r2, 0;
 	@%p2 bra SPIN;
 ",
@@ -1079,7 +1085,7 @@ mod never_panics {
                     let Some(sig) = k.program.signature(kernel) else { continue };
                     let args = sig.params.iter().map(|_| u32s("a", &[1; 64])).collect();
                     let l = launch(kernel, 2, sig.reqntid.unwrap_or([32, 1, 1]), sig.cluster.unwrap_or([1, 1, 1]), args);
-                    let _ = kdsl::sim::run(&k.program, &l, &SimOptions { schedule: Schedule::InOrder, max_steps: 20_000 });
+                    let _ = kdsl::sim::run(&k.program, &l, &SimOptions { schedule: Schedule::InOrder, max_steps: 20_000, ..SimOptions::default() });
                 }
             }
         }
@@ -1134,7 +1140,7 @@ fn test_wait_polling_completes() {
     assert!(ptx.contains("mbarrier.test_wait"), "the sm_80 PTX polls");
     let program =
         kdsl::sim::load(&ptx, kdsl::sim::PtxSource::Kdsl { line_spans: &[] }).expect("loads");
-    let l = launch("barriers_sm80", 2, 128, 1, vec![u32s("out", &[0; 128])]);
+    let l = launch("barriers_sm80", 1, 128, 1, vec![u32s("out", &[0; 128])]);
     for schedule in [Schedule::InOrder, Schedule::Random(3)] {
         let o = kdsl::sim::run(
             &program,
@@ -1142,6 +1148,7 @@ fn test_wait_polling_completes() {
             &SimOptions {
                 schedule,
                 max_steps: 10_000_000,
+                ..SimOptions::default()
             },
         );
         assert!(o.reports.is_empty(), "{:?}", o.reports);

@@ -26,6 +26,12 @@ kernel m(x: global [u16], out: global mut [u32], back: global mut [u16], halves:
     for i in tid..128 step 64 {
         h[i / 8, i % 8] = (x[i] % 1024) as f16;
     }
+    // The stores below leave rows 16.. of the `.trans` halves unwritten,
+    // and `back` reads all of `o`: zero it first (shared memory starts
+    // undefined, S0032).
+    for i in tid..1024 step 64 {
+        o[i / 32, i % 32] = 0;
+    }
     sync_threads();
     let w = warp_id;
     let (a, b, c, d) = ldmatrix_x4(t[lane_id, 8 * (w + 2 * (lane_id % 3))]);

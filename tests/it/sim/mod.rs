@@ -4,13 +4,14 @@
 //! from the command line. Helpers: `common::sim`.
 
 mod atomics;
-mod broken;
+pub mod broken;
+mod clean;
 pub mod cli;
 mod cluster;
 mod cuda;
 mod dynamic_shared;
 mod generated;
-mod hopper;
+pub mod hopper;
 mod hostile;
 mod instances;
 mod isa;
@@ -21,7 +22,7 @@ pub mod reference;
 mod register_arrays;
 pub mod samples;
 mod tensor;
-mod twins;
+pub mod twins;
 mod unsupported;
 mod vector;
 mod warp;

@@ -221,12 +221,7 @@ pub fn case_hopper_gemm(k: &Loaded) {
             &[Schedule::InOrder]
         };
         for &schedule in schedules {
-            let o = run_with(k, &l, schedule, 1_000_000_000);
-            assert!(
-                o.reports.is_empty(),
-                "{m}x{n}x{kk} {schedule:?}:\n{}",
-                rendered(k, &o)
-            );
+            let o = run_clean_with(k, &l, schedule, 1_000_000_000);
             if let Err(e) = check_arrays(&l, &o.arrays) {
                 panic!("{m}x{n}x{kk} {schedule:?}: {e}");
             }
@@ -237,8 +232,7 @@ pub fn case_hopper_gemm(k: &Loaded) {
     let b = normal_bf16((n * kk) as usize, 22);
     let l = gemm_launch(k, (m, n, kk), a.clone(), b.clone());
     for schedule in [Schedule::InOrder, Schedule::Random(3)] {
-        let o = run_with(k, &l, schedule, 1_000_000_000);
-        assert!(o.reports.is_empty(), "{schedule:?}:\n{}", rendered(k, &o));
+        let o = run_clean_with(k, &l, schedule, 1_000_000_000);
         let got = crate::sim::reference::bf16s(&o.arrays[2].data);
         check_gemm_tolerance(&a, &b, &got, (m, n, kk))
             .unwrap_or_else(|e| panic!("{schedule:?}: {e}"));
@@ -363,7 +357,10 @@ fn hopper_gemm() {
 
 #[test]
 fn transpose() {
-    let k = sample("transpose");
+    case_transpose(&sample("transpose"));
+}
+
+pub fn case_transpose(k: &Loaded) {
     // Neither dimension a multiple of the 32×32 tile.
     let (rows, cols) = (70u32, 45u32);
     let input: Vec<f32> = (0..rows * cols).map(|v| v as f32).collect();
@@ -379,12 +376,15 @@ fn transpose() {
             u32v(cols),
         ],
     );
-    run_checked(&k, &l);
+    run_checked(k, &l);
 }
 
 #[test]
 fn blend_rows() {
-    let k = sample("blend_rows");
+    case_blend_rows(&sample("blend_rows"));
+}
+
+pub fn case_blend_rows(k: &Loaded) {
     let (rows, cols) = (5u32, 300u32);
     let a = rand_f32((rows * cols) as usize, 9);
     let b = rand_f32((rows * cols) as usize, 10);
@@ -406,12 +406,15 @@ fn blend_rows() {
             u32v(cols),
         ],
     );
-    run_checked(&k, &l);
+    run_checked(k, &l);
 }
 
 #[test]
 fn ws_pipeline() {
-    let k = sample("ws_pipeline");
+    case_ws_pipeline(&sample("ws_pipeline"));
+}
+
+pub fn case_ws_pipeline(k: &Loaded) {
     // 7 chunks through 3 stages: the producer waits on every `empty` stage,
     // twice on the first one.
     let (grid, chunks) = (2u32, 7u32);
@@ -423,12 +426,15 @@ fn ws_pipeline() {
         1,
         vec![one(&x), f32s("out", &[0.0]), u32v(chunks)],
     );
-    run_checked(&k, &l);
+    run_checked(k, &l);
 }
 
 #[test]
 fn big_pipeline() {
-    let k = sample("big_pipeline");
+    case_big_pipeline(&sample("big_pipeline"));
+}
+
+pub fn case_big_pipeline(k: &Loaded) {
     // 128 KiB of dynamic shared memory; 6 chunks through 4 stages: the
     // producer refills two stages.
     let (grid, chunks) = (2u32, 6u32);
@@ -445,25 +451,32 @@ fn big_pipeline() {
     // The two barrier groups (64 bytes) padded to 128, the ring, `partial`.
     assert_eq!(sig.dynamic_shared, Some(128 + 4 * 32768 + 128));
     l.dynamic_shared = sig.dynamic_shared.unwrap_or(0);
-    run_checked(&k, &l);
+    run_checked(k, &l);
 }
 
 #[test]
 fn histogram() {
-    histogram_sample("histogram", 4999);
+    case_histogram(&sample("histogram"));
+}
+
+pub fn case_histogram(k: &Loaded) {
+    histogram_sample(k, "histogram", 4999);
 }
 
 /// The vector variant: whole words with `load4` (one `ld.global.nc.v4.u8`),
 /// then the `n % 4` bytes past them, for every `n % 4`.
 #[test]
 fn histogram_v4() {
+    case_histogram_v4(&sample("histogram_v4"));
+}
+
+pub fn case_histogram_v4(k: &Loaded) {
     for n in [4996, 4997, 4998, 4999, 3] {
-        histogram_sample("histogram_v4", n);
+        histogram_sample(k, "histogram_v4", n);
     }
 }
 
-fn histogram_sample(name: &str, n: usize) {
-    let k = sample(name);
+fn histogram_sample(k: &Loaded, name: &str, n: usize) {
     // Every byte value, a skewed run of one value, and a tail past `n`
     // that must not be counted; bins that start non-zero.
     let mut data: Vec<u8> = (0..n + 37).map(|i| (i * 7 % 256) as u8).collect();
@@ -481,7 +494,7 @@ fn histogram_sample(name: &str, n: usize) {
                 u32v(n as u32),
             ],
         );
-        let mut o = run_checked(&k, &l);
+        let mut o = run_checked(k, &l);
         // The reference is not vacuous: the counts add up, and one count
         // off by one is caught.
         let counted: u64 = as_u32(&o.arrays[1])
@@ -578,9 +591,29 @@ fn random_schedules_agree_with_in_order() {
     }
 }
 
+/// Warp-specialised with a named barrier: 6 chunks through 4 stages, one
+/// sum per chunk.
+pub fn case_ws_named(k: &Loaded) {
+    let (grid, chunks) = (2u32, 6u32);
+    let x = rand_f32((grid * chunks * 8192) as usize, 21);
+    let mut l = launch(
+        "ws_named",
+        grid,
+        288,
+        1,
+        vec![one(&x), f32s("out", &[0.0; 12]), u32v(chunks)],
+    );
+    let sig = k.program.signature("ws_named").expect("the kernel");
+    l.dynamic_shared = sig.dynamic_shared.unwrap_or(0);
+    run_checked(k, &l);
+}
+
 #[test]
 fn ticket_sum() {
-    let k = sample("ticket_sum");
+    case_ticket_sum(&sample("ticket_sum"));
+}
+
+pub fn case_ticket_sum(k: &Loaded) {
     let x = rand_f32(5000, 14);
     // One block (its own ticket is the last), a few, and more blocks than
     // the grid-stride loop needs (some add nothing).
@@ -598,6 +631,6 @@ fn ticket_sum() {
                 u32v(5000),
             ],
         );
-        run_checked(&k, &l);
+        run_checked(k, &l);
     }
 }

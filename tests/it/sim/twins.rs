@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::Command;
 
 /// nvcc's PTX of a twin (`-lineinfo` adds `.loc`/`.file`).
-fn nvcc_ptx(nvcc: &Path, name: &str, lineinfo: bool) -> String {
+pub fn nvcc_ptx(nvcc: &Path, name: &str, lineinfo: bool) -> String {
     let src = repo_root().join("bench/kernels").join(format!("{name}.cu"));
     let dir = tempfile::tempdir().expect("temp dir");
     let out = dir.path().join(format!("{name}.ptx"));

@@ -464,6 +464,11 @@ pub static CODES: &[CodeInfo] = &[
         Error,
         "`setmaxnreg.inc` to {n} registers, below the warp's {count} / `setmaxnreg.dec` to {n} registers, above the warp's {count}"
     ),
+    code!(
+        "S0040",
+        Error,
+        "shuffle reads lane {lane}, which is not in its mask / shuffle reads lane {lane}, which has exited / shuffle reads lane {lane}, which has no thread"
+    ),
     code!("W0001", Warning, "unused variable `{name}`"),
     code!("W0002", Warning, "cluster size {n} is not portable"),
     code!("W0003", Warning, "the file defines no kernel"),

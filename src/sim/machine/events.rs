@@ -90,6 +90,14 @@ pub enum Issue {
         mask: u32,
     },
     Trap,
+    /// A shuffle by `lane` whose source lane `src` is not in its `mask`,
+    /// or exited, or does not exist: the value it reads is undefined.
+    ShflSource {
+        lane: u32,
+        src: u32,
+        mask: u32,
+        why: ShflWhy,
+    },
     /// A tensor instruction whose map operand (a generic address) holds no
     /// tensor map of the launch.
     NotTensorMap {
@@ -145,6 +153,17 @@ pub enum Issue {
         n: u32,
         cur: u32,
     },
+}
+
+/// Why the source lane of a shuffle gives no value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShflWhy {
+    /// Not in the shuffle's `membermask`.
+    NotInMask,
+    /// In the mask, but its thread exited.
+    Exited,
+    /// In the mask, but the block has no thread there (a partial warp).
+    NoThread,
 }
 
 /// What is wrong with a wgmma descriptor.
@@ -218,6 +237,7 @@ impl Issue {
             Issue::WgmmaPartial { .. } => (18, 0),
             Issue::SetMaxNregDisagree => (19, 0),
             Issue::SetMaxNregRange { .. } => (20, 0),
+            Issue::ShflSource { why, .. } => (21, *why as u64),
         }
     }
 }

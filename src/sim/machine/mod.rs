@@ -308,6 +308,7 @@ impl<'p> Machine<'p> {
                     first_thread: first + w * 32,
                     lanes: (nthreads - w * 32).min(32),
                     pending: Vec::new(),
+                    exited: 0,
                     wg: state::WarpWg {
                         regs: self.setup.pool(nthreads).entry,
                         ..Default::default()

@@ -330,9 +330,17 @@ fn warp_missing(m: &Machine, t: u32, pc: u32) -> (u32, Vec<Missing>) {
         .filter(|r| r.members.iter().any(|&(mt, _)| mt == t))
         .map(|r| r.arrived)
         .fold(0, |a, b| a | b);
+    // Lanes that exited or do not exist count as arrived, except at a
+    // warp-collective instruction, which needs the whole warp.
+    let collective = op.is_some_and(super::warp::is_collective);
+    let absent = if collective {
+        0
+    } else {
+        !m.live_lanes(th.warp)
+    };
     let mut missing = Vec::new();
     for lane in 0..32u32 {
-        if mask & (1 << lane) == 0 || arrived & (1 << lane) != 0 {
+        if mask & (1 << lane) == 0 || (arrived | absent) & (1 << lane) != 0 {
             continue;
         }
         let why = if lane >= w.lanes {

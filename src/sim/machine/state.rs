@@ -196,6 +196,9 @@ pub struct Rendezvous {
     pub wanted: u32,
     /// Per arrived lane: (thread, pc of its instruction).
     pub members: Vec<(u32, u32)>,
+    /// For `activemask`: the instruction its lanes meet at (lanes execute
+    /// it together when they reach the same one, `warp.rs`).
+    pub site: Option<u32>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -204,6 +207,8 @@ pub struct Warp {
     /// Lanes that exist (a partial last warp has fewer).
     pub lanes: u32,
     pub pending: Vec<Rendezvous>,
+    /// Lanes whose threads exited.
+    pub exited: u32,
     /// Its wgmma operations and register count.
     pub wg: WarpWg,
 }

@@ -3,7 +3,9 @@
 
 use super::{at, barrier_name, cta, near_var, shared_name, threads, with_decl, Run};
 use crate::diagnostics::{agree, noun_for, plural, Diagnostic};
-use crate::sim::machine::events::{AccessKind, DescWhy, Events, Issue, Recorded, TensorWhy};
+use crate::sim::machine::events::{
+    AccessKind, DescWhy, Events, Issue, Recorded, ShflWhy, TensorWhy,
+};
 use crate::sim::machine::memory::{Alloc, Fault, Target};
 
 pub(crate) fn from_events(p: &Run<'_>, events: &Events, allocs: &[Alloc]) -> Vec<Diagnostic> {
@@ -164,6 +166,44 @@ fn event(p: &Run<'_>, r: &Recorded, allocs: &[Alloc]) -> Diagnostic {
             )
             .note(format!("by {who}"))
             .help("the executing thread must be in `membermask`")
+        }
+        Issue::ShflSource {
+            lane,
+            src,
+            mask,
+            why,
+        } => {
+            let (title, what) = match why {
+                ShflWhy::NotInMask => (
+                    format!("shuffle reads lane {src}, which is not in its mask"),
+                    format!("lane {src} is not in mask {mask:#010x}"),
+                ),
+                ShflWhy::Exited => (
+                    format!("shuffle reads lane {src}, which has exited"),
+                    format!("lane {src} of mask {mask:#010x} has exited"),
+                ),
+                ShflWhy::NoThread => (
+                    format!("shuffle reads lane {src}, which has no thread"),
+                    format!("lane {src} of mask {mask:#010x} has no thread (the block is not a multiple of 32)"),
+                ),
+            };
+            let d = Diagnostic::error("S0040", title);
+            at(
+                d,
+                p,
+                r.pc,
+                &format!(
+                    "{} here, the first by lane {lane} of lane {src}",
+                    plural(r.count, "undefined read")
+                ),
+                true,
+            )
+            .note(format!("{what}; by {who}"))
+            .note("the value a shuffle reads from a lane that is not in `membermask` or does not execute it is undefined (PTX ISA, `shfl.sync`); the simulator gives 0")
+            .help(match why {
+                ShflWhy::NotInMask => "shuffle only from lanes of the mask: with a partial mask (a `ballot` of the lanes in a branch), use offsets that stay inside it, or run the shuffle on the full warp with neutral values in the lanes that do not take part",
+                _ => "keep the lanes a shuffle reads alive until after it (guard what comes after the shuffle instead of returning before it), or read only lanes that still run",
+            })
         }
         Issue::Trap => {
             let d = Diagnostic::error("S0016", "a thread executed `trap`");

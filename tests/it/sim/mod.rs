@@ -7,6 +7,7 @@ mod atomics;
 mod broken;
 pub mod cli;
 mod cluster;
+mod convergence;
 mod dynamic_shared;
 mod generated;
 mod hopper;

@@ -163,6 +163,7 @@ impl Snapshot {
                     let arrived = bar.map_or(0, |b| {
                         b.partial
                             .values()
+                            .flatten()
                             .map(|(lanes, _)| lanes.count_ones())
                             .fold(b.arrived, u32::saturating_add)
                     });

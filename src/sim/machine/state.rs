@@ -71,9 +71,12 @@ pub struct NamedBar {
     /// Threads counted in the current phase: 32 per warp for a barrier with
     /// a count, the warp's live threads for one without.
     pub arrived: u32,
-    /// Per warp (`Machine::warps` index): the lanes that arrived and the
-    /// threads among them that wait.
-    pub partial: std::collections::BTreeMap<u32, (u32, Vec<u32>)>,
+    /// Per warp (`Machine::warps` index), oldest first, each arrival of
+    /// the warp not complete yet: the lanes that arrived and the threads
+    /// among them that wait. A lane that arrives again before the others
+    /// (its `bar.sync` after its own `bar.arrive`, the others still
+    /// behind) is in the warp's next arrival, not this one.
+    pub partial: std::collections::BTreeMap<u32, std::collections::VecDeque<(u32, Vec<u32>)>>,
     /// The thread count of the current phase (`None`: all live threads).
     pub expected: Option<u32>,
     pub waiters: Vec<u32>,

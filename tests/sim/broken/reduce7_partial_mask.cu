@@ -4,7 +4,9 @@
 // the 8 warp sums with `__shfl_down_sync(ballot_result, ...)`, whose mask
 // holds lanes 0..7 only, at offsets 16 and 8 too: lanes 0..7 read lanes
 // outside the mask, which the PTX ISA leaves undefined. (A simulator that
-// gave each such lane its own value computed 4 times the sum.)
+// gave each such lane its own value computed 4 times the sum.) The shuffle
+// is inlined from `__shfl_down_sync` into `warpReduceSum` into the kernel:
+// the report points at the kernel's line, the outermost `inlined_at`.
 template <class T>
 struct SharedMemory {
     __device__ inline operator T*() {
@@ -16,7 +18,7 @@ struct SharedMemory {
 template <class T>
 __device__ __forceinline__ T warpReduceSum(unsigned int mask, T mySum) {
     for (int offset = warpSize / 2; offset > 0; offset /= 2) {
-        mySum += __shfl_down_sync(mask, mySum, offset); //~ S0040 shfl.sync.down
+        mySum += __shfl_down_sync(mask, mySum, offset);
     }
     return mySum;
 }
@@ -56,7 +58,7 @@ __global__ void reduce7(const T* __restrict__ g_idata, T* __restrict__ g_odata, 
     const unsigned int ballot_result = __ballot_sync(mask, tid < shmem_extent);
     if (tid < shmem_extent) {
         mySum = sdata[tid];
-        mySum = warpReduceSum<T>(ballot_result, mySum);
+        mySum = warpReduceSum<T>(ballot_result, mySum); //~ S0040 shfl.sync.down, inlined twice
     }
     if (tid == 0) {
         g_odata[blockIdx.x] = mySum;

@@ -66,6 +66,11 @@ pub enum Issue {
         count: i64,
         pending: i64,
         phase: u64,
+        /// The pc of the same thread's earlier arrival in this phase.
+        earlier: Option<u32>,
+        /// The pc of the arrival that completed the phase's count (the
+        /// latest before this one), when another.
+        last: Option<u32>,
     },
     TxRange {
         barrier: BarrierRef,

@@ -3,6 +3,8 @@
 
 use super::{at, barrier_name, cta, near_var, shared_name, threads, with_decl, Run};
 use crate::diagnostics::{agree, noun_for, plural, Diagnostic};
+use crate::sim::decode::ops::SyncOp;
+use crate::sim::machine::events::BarrierRef;
 use crate::sim::machine::events::{
     AccessKind, DescWhy, Events, Issue, Recorded, ShflWhy, TensorWhy,
 };
@@ -16,6 +18,75 @@ pub(crate) fn from_events(p: &Run<'_>, events: &Events, allocs: &[Alloc]) -> Vec
         }
     }
     out
+}
+
+/// S0006, with a help that names what was done: a second
+/// `arrive.expect_tx` by the thread in the phase (where `expect_tx` adds
+/// bytes without arriving), an `arrive.expect_tx` after the count was
+/// made, or arrivals that overshoot the count.
+fn underflow(
+    p: &Run<'_>,
+    r: &Recorded,
+    barrier: &BarrierRef,
+    (count, pending, phase): (i64, i64, u64),
+    earlier: Option<u32>,
+    last: Option<u32>,
+    who: &str,
+) -> Diagnostic {
+    let (name, decl) = barrier_name(p.shared, barrier);
+    let d = Diagnostic::error(
+        "S0006",
+        format!("arrival on mbarrier `{name}` takes its pending count below zero"),
+    );
+    let d = at(
+        d,
+        p,
+        r.pc,
+        &format!(
+            "{} here, but only {pending} {} pending",
+            plural(count, "arrival"),
+            agree(pending, "was", "were")
+        ),
+        true,
+    );
+    let is_expect = |pc: u32| {
+        p.program
+            .code
+            .code
+            .get(pc as usize)
+            .and_then(|i| p.program.code.syncs.get(i.aux as usize))
+            .is_some_and(|op| matches!(op, SyncOp::MbarArrive { tx: Some(_), .. }))
+    };
+    let d = with_decl(d, decl, &name).note(format!(
+        "in phase {phase} of cta {}; by {who}",
+        cta(barrier.ctaid)
+    ));
+    if is_expect(r.pc) {
+        if let Some(e) = earlier.filter(|&e| is_expect(e)) {
+            let d = if e == r.pc {
+                d
+            } else {
+                at(
+                    d,
+                    p,
+                    e,
+                    "the thread's first `arrive_expect_tx` of the phase",
+                    false,
+                )
+            };
+            return d.help(format!(
+                "this is the thread's second `arrive_expect_tx` on `{name}` in the phase: each one is an arrival as well as an expectation, and the phase's count was already made; to add the bytes of another copy without arriving, use `expect_tx` (`mbarrier.expect_tx`) for all but one of them"
+            ));
+        }
+        let d = match last {
+            Some(l) if l != r.pc => at(d, p, l, "the arrival that made the phase's count", false),
+            _ => d,
+        };
+        return d.help(format!(
+            "`arrive_expect_tx` arrives as well as expecting bytes, and the phase's arrivals were already made: to only add transaction bytes to the phase of `{name}`, use `expect_tx` (`mbarrier.expect_tx`)"
+        ));
+    }
+    d.help("the arrivals of a phase must add up to the barrier's arrival count; lower the count of `arrive(n)` or raise the barrier's `arrivals`")
 }
 
 fn event(p: &Run<'_>, r: &Recorded, allocs: &[Alloc]) -> Diagnostic {
@@ -64,27 +135,17 @@ fn event(p: &Run<'_>, r: &Recorded, allocs: &[Alloc]) -> Diagnostic {
             count,
             pending,
             phase,
-        } => {
-            let (name, decl) = barrier_name(p.shared, barrier);
-            let d = Diagnostic::error(
-                "S0006",
-                format!("arrival on mbarrier `{name}` takes its pending count below zero"),
-            );
-            let d = at(
-                d,
-                p,
-                r.pc,
-                &format!(
-                    "{} here, but only {pending} {} pending",
-                    plural(*count, "arrival"),
-                    agree(*pending, "was", "were")
-                ),
-                true,
-            );
-            with_decl(d, decl, &name)
-                .note(format!("in phase {phase} of cta {}; by {who}", cta(barrier.ctaid)))
-                .help("the arrivals of a phase must add up to the barrier's arrival count; lower the count of `arrive(n)` or raise the barrier's `arrivals`")
-        }
+            earlier,
+            last,
+        } => underflow(
+            p,
+            r,
+            barrier,
+            (*count, *pending, *phase),
+            *earlier,
+            *last,
+            &who,
+        ),
         Issue::TxRange { barrier, tx } => {
             let (name, decl) = barrier_name(p.shared, barrier);
             let d = Diagnostic::error(

@@ -358,6 +358,7 @@ impl<'p> Machine<'p> {
                     poll: None,
                     poll_seen: None,
                     bulk_commits: 0,
+                    last_jump: u32::MAX,
                 });
                 self.sched.queue.push_back(index);
             }

@@ -23,6 +23,11 @@ pub struct Snapshot {
     pub cluster_ctas: u64,
     /// The register pools of CTAs with warps waiting in `setmaxnreg.inc`.
     pub pools: Vec<PoolInfo>,
+    /// Threads waiting at a cluster barrier just before the kernel's exit
+    /// (`barrier.cluster.arrive; barrier.cluster.wait; ret`, kdslc's
+    /// implicit exit barrier): per (wait pc, the branch that jumped to the
+    /// barrier), their count.
+    pub exit_paths: Vec<(u32, u32, u64)>,
 }
 
 /// A CTA's register pool, for a deadlock in `setmaxnreg.inc`.
@@ -228,6 +233,7 @@ impl Snapshot {
             ctas_total: m.setup.grid.iter().map(|&d| u64::from(d)).product(),
             cluster_ctas: u64::from(m.mem.ext.cluster_size),
             pools: pools_of.iter().map(|&r| pool_info(m, r)).collect(),
+            exit_paths: exit_paths(m),
         }
     }
 }
@@ -362,4 +368,50 @@ fn warp_missing(m: &Machine, t: u32, pc: u32) -> (u32, Vec<Missing>) {
         missing.push(Missing { lane, why });
     }
     (mask, missing)
+}
+
+/// Whether the cluster barrier wait at `pc` ends the kernel: the arrival
+/// before it, a return or exit after it.
+pub fn exit_barrier(prog: &crate::sim::decode::Program, pc: u32) -> bool {
+    use crate::sim::decode::ops::{Op, SyncOp};
+    let sync = |pc: u32| {
+        prog.code
+            .get(pc as usize)
+            .filter(|i| i.op == Op::Sync)
+            .and_then(|i| prog.syncs.get(i.aux as usize))
+    };
+    matches!(sync(pc), Some(SyncOp::ClusterWait))
+        && pc > 0
+        && matches!(sync(pc - 1), Some(SyncOp::ClusterArrive))
+        && prog
+            .code
+            .get(pc as usize + 1)
+            .is_some_and(|i| matches!(i.op, Op::Ret | Op::Exit))
+}
+
+/// The threads waiting at the kernel's exit barrier that jumped to it
+/// (its arrival) directly, by the unguarded branch they took.
+fn exit_paths(m: &Machine) -> Vec<(u32, u32, u64)> {
+    let prog = m.setup.prog;
+    let mut paths: BTreeMap<(u32, u32), u64> = BTreeMap::new();
+    for th in &m.cluster.threads {
+        if th.state != ThreadState::Blocked(Block::Cluster) {
+            continue;
+        }
+        let wait = th.pc.saturating_sub(1);
+        if !exit_barrier(prog, wait) {
+            continue;
+        }
+        // An unguarded branch (a `return`; a guarded one skips a branch
+        // of an `if` that happens to end the kernel).
+        let jumped_to = prog
+            .code
+            .get(th.last_jump as usize)
+            .filter(|i| i.guard == 0)
+            .map(|i| i.off as u32);
+        if jumped_to == Some(wait - 1) {
+            *paths.entry((wait, th.last_jump)).or_default() += 1;
+        }
+    }
+    paths.into_iter().map(|((w, j), n)| (w, j, n)).collect()
 }

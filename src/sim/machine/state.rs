@@ -59,6 +59,8 @@ pub struct Thread {
     /// The bulk async-groups the thread has committed (`commit_group`),
     /// which is also the number of the group being filled ([`Copy::group`]).
     pub bulk_commits: u64,
+    /// The pc of the last branch the thread took.
+    pub last_jump: u32,
 }
 
 /// A CTA barrier (`bar.sync` id 0..15). Threads arrive a warp at a time

@@ -168,6 +168,7 @@ fn deadlock(p: &Run<'_>, s: &Snapshot) -> Vec<Diagnostic> {
     for (i, g) in rest.iter().enumerate() {
         d = group_note(d, p, s, g, i == 0);
     }
+    d = exit_barrier_notes(d, p, s, &rest);
     let mut declared = Vec::new();
     for b in &s.barriers {
         d = d.note(barrier_note(p, b));
@@ -198,6 +199,37 @@ fn deadlock(p: &Run<'_>, s: &Snapshot) -> Vec<Diagnostic> {
     }
     out.push(d);
     out
+}
+
+/// Threads waiting at the cluster barrier that ends the kernel (kdslc's
+/// implicit exit barrier): what it is, and the branches (a `return`) that
+/// took them there.
+fn exit_barrier_notes(
+    mut d: Diagnostic,
+    p: &Run<'_>,
+    s: &Snapshot,
+    groups: &[&Group],
+) -> Diagnostic {
+    let at_exit = groups.iter().any(|g| {
+        matches!(g.wait, Wait::Cluster { .. })
+            && crate::sim::machine::snapshot::exit_barrier(&p.program.code, g.pc)
+    });
+    if !at_exit {
+        return d;
+    }
+    for &(_, jump, n) in &s.exit_paths {
+        d = at(
+            d,
+            p,
+            jump,
+            &format!(
+                "{} reached the exit barrier through here",
+                plural(n, "thread")
+            ),
+            false,
+        );
+    }
+    d.note("the cluster barrier at the end of the kernel is its exit barrier: kdslc ends a kernel that uses its cluster peers' shared memory with one, so that no CTA's shared memory ceases to exist while a peer may still access it; the threads there have finished (or returned) and wait for all the others to get there")
 }
 
 /// The register pool of a CTA whose warps wait in `setmaxnreg.inc`.

@@ -118,12 +118,11 @@ fn group_note(d: Diagnostic, p: &Run<'_>, s: &Snapshot, g: &Group, primary: bool
     }
 }
 
-fn barrier_note(p: &Run<'_>, b: &BarrierInfo) -> String {
-    let (name, _) = barrier_name(p.shared, &b.r);
+/// A barrier's state for its note (which CTA's, the note says).
+fn barrier_state(b: &BarrierInfo) -> String {
     let arrived = i64::from(b.expected) - b.pending;
     let mut s = format!(
-        "barrier `{name}` of cta {}: phase {} (parity {}) is pending with {arrived} of {}",
-        cta(b.r.ctaid),
+        "phase {} (parity {}) is pending with {arrived} of {}",
         b.phase,
         b.phase & 1,
         plural(b.expected, "arrival")
@@ -165,30 +164,89 @@ fn deadlock(p: &Run<'_>, s: &Snapshot) -> Vec<Diagnostic> {
         return out;
     }
     let mut d = Diagnostic::error("S0001", "deadlock: no thread can make progress");
+    // The CTAs of a cluster that wait alike are one group: one label and
+    // one note for all of them, not one per CTA.
+    let mut merged: Vec<(u32, String, Group)> = Vec::new();
+    for g in &rest {
+        let desc = wait_desc(p, s, g, false);
+        match merged
+            .iter_mut()
+            .find(|(pc, d, _)| *pc == g.pc && *d == desc)
+        {
+            Some((_, _, m)) => m.threads.extend(g.threads.iter().copied()),
+            None => merged.push((g.pc, desc, (*g).clone())),
+        }
+    }
+    let rest: Vec<&Group> = merged.iter().map(|(_, _, g)| g).collect();
     for (i, g) in rest.iter().enumerate() {
         d = group_note(d, p, s, g, i == 0);
     }
     d = exit_barrier_notes(d, p, s, &rest);
     let mut declared = Vec::new();
+    // Per (note without its CTA): the CTAs; per (pc, barrier name): the
+    // last arrivals there.
+    let mut notes: Vec<(String, String, Vec<[u32; 3]>)> = Vec::new();
+    let mut arrivals: Vec<(
+        u32,
+        String,
+        Vec<(crate::sim::machine::events::ThreadRef, u64)>,
+    )> = Vec::new();
+    let mut never: Vec<String> = Vec::new();
     for b in &s.barriers {
-        d = d.note(barrier_note(p, b));
         let (name, decl) = barrier_name(p.shared, &b.r);
+        let rest_of = barrier_state(b);
+        match notes
+            .iter_mut()
+            .find(|(n, r, _)| *n == name && *r == rest_of)
+        {
+            Some((_, _, ctas)) => ctas.push(b.r.ctaid),
+            None => notes.push((name.clone(), rest_of, vec![b.r.ctaid])),
+        }
         // Barriers of one array share their declaration: one label.
         if !declared.contains(&decl) {
             declared.push(decl);
             d = with_decl(d, decl, &name);
         }
         for (t, pc, phase) in b.last_arrivals.iter().rev().take(2) {
-            let msg = format!(
-                "last arrival on `{name}` here (cta {} thread {}, in phase {phase})",
-                cta(t.ctaid),
-                t.tid
-            );
-            d = at(d, p, *pc, &msg, false);
+            match arrivals
+                .iter_mut()
+                .find(|(at, n, _)| at == pc && *n == name)
+            {
+                Some((_, _, list)) => list.push((*t, *phase)),
+                None => arrivals.push((*pc, name.clone(), vec![(*t, *phase)])),
+            }
         }
-        if b.last_arrivals.is_empty() && b.arrivals == 0 && b.phase == 0 {
+        if b.last_arrivals.is_empty() && b.arrivals == 0 && b.phase == 0 && !never.contains(&name) {
+            never.push(name.clone());
+        }
+    }
+    for (name, state, ctas) in &notes {
+        let list: Vec<String> = ctas.iter().map(|&c| cta(c)).collect();
+        let of = if list.len() == 1 { "cta" } else { "ctas" };
+        d = d.note(format!(
+            "barrier `{name}` of {of} {}: {state}",
+            list.join(", ")
+        ));
+        if let Some(i) = never.iter().position(|n| n == name) {
+            never.remove(i);
             d = d.note(format!("no thread has arrived on `{name}` yet"));
         }
+    }
+    for (pc, name, list) in &arrivals {
+        let Some(&(t, phase)) = list.first() else {
+            continue;
+        };
+        let others = list.iter().filter(|(o, _)| o.ctaid != t.ctaid).count();
+        let mut msg = format!(
+            "last arrival on `{name}` here (cta {} thread {}, in phase {phase}",
+            cta(t.ctaid),
+            t.tid
+        );
+        if others > 0 {
+            let _ = write!(msg, "; likewise in {}", plural(others as u64, "other CTA"));
+        }
+        msg.push(')');
+        d = at(d, p, *pc, &msg, false);
     }
     for pool in &s.pools {
         d = pool_notes(d, pool);

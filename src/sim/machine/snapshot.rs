@@ -28,6 +28,24 @@ pub struct Snapshot {
     /// implicit exit barrier): per (wait pc, the branch that jumped to the
     /// barrier), their count.
     pub exit_paths: Vec<(u32, u32, u64)>,
+    /// Parity waits that name a phase other than the one the thread
+    /// meant, one per (site, barrier).
+    pub parity_hints: Vec<ParityHint>,
+}
+
+/// A thread blocked in a parity wait for the pending phase of its barrier
+/// although the phase it last arrived in, or last waited for, is another.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParityHint {
+    pub pc: u32,
+    /// Index into `Snapshot::barriers`.
+    pub barrier: usize,
+    pub thread: ThreadRef,
+    pub parity: u64,
+    /// The phase of the thread's latest arrival on the barrier.
+    pub arrived: Option<u64>,
+    /// The phases completed when its previous wait on it succeeded.
+    pub waited: Option<u64>,
 }
 
 /// A CTA's register pool, for a deadlock in `setmaxnreg.inc`.
@@ -125,6 +143,7 @@ impl Snapshot {
         let mut groups: BTreeMap<(u32, Wait), Vec<ThreadRef>> = BTreeMap::new();
         let mut exited: BTreeMap<u32, Vec<ThreadRef>> = BTreeMap::new();
         let mut pools_of: Vec<u32> = Vec::new();
+        let mut hints: Vec<ParityHint> = Vec::new();
         for (i, th) in m.cluster.threads.iter().enumerate() {
             let t = i as u32;
             let r = m.thread_ref(th);
@@ -136,6 +155,16 @@ impl Snapshot {
                 ThreadState::Blocked(Block::Mbar { rank, offset }) => {
                     let b = barrier_index(m, &mut barriers, rank, offset);
                     let (parity, token) = wait_arg(m, t, th.pc);
+                    if let Some(par) = parity {
+                        let hint = parity_hint(m, t, rank, offset, (th.pc, b, r, par));
+                        if let Some(h) = hint.filter(|h| {
+                            !hints
+                                .iter()
+                                .any(|o: &ParityHint| o.pc == h.pc && o.barrier == h.barrier)
+                        }) {
+                            hints.push(h);
+                        }
+                    }
                     (
                         th.pc,
                         Wait::Mbar {
@@ -234,6 +263,7 @@ impl Snapshot {
             cluster_ctas: u64::from(m.mem.ext.cluster_size),
             pools: pools_of.iter().map(|&r| pool_info(m, r)).collect(),
             exit_paths: exit_paths(m),
+            parity_hints: hints,
         }
     }
 }
@@ -414,4 +444,33 @@ fn exit_paths(m: &Machine) -> Vec<(u32, u32, u64)> {
         }
     }
     paths.into_iter().map(|((w, j), n)| (w, j, n)).collect()
+}
+
+/// Why thread `t`'s parity wait on the barrier at `offset` of CTA `rank`
+/// is for a phase it does not seem to mean: it arrived in an earlier
+/// phase, now complete (the pending phase is one it never arrived in), or
+/// its previous wait was two or more phases ago (the parity names the
+/// pending phase, not the one it meant).
+fn parity_hint(
+    m: &Machine,
+    t: u32,
+    rank: u32,
+    offset: u32,
+    (pc, barrier, thread, parity): (u32, usize, ThreadRef, u64),
+) -> Option<ParityHint> {
+    let b = m.cluster.ctas.get(rank as usize)?.mbars.get(&offset)?;
+    let arrived = b.arrived_in.get(&t).copied();
+    let waited = b.last_wait.get(&t).copied();
+    // Arrived in an earlier phase and not waited for it since (a loop
+    // that waits before it arrives has waited for that phase).
+    let early_arrival = arrived.is_some_and(|a| a < b.phase && waited.is_none_or(|w| w <= a));
+    let behind = b.phase >= waited.unwrap_or(0) + 2;
+    (early_arrival || behind).then_some(ParityHint {
+        pc,
+        barrier,
+        thread,
+        parity,
+        arrived: arrived.filter(|_| early_arrival),
+        waited: waited.filter(|_| !early_arrival),
+    })
 }

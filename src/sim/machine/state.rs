@@ -107,6 +107,8 @@ pub struct MBarrier {
     pub last_wait: HashMap<u32, u64>,
     /// The copies that will complete bytes on this barrier.
     pub inflight_tx: i64,
+    /// Per thread: the phase of its latest arrival on this barrier.
+    pub arrived_in: HashMap<u32, u64>,
 }
 
 impl MBarrier {
@@ -122,6 +124,7 @@ impl MBarrier {
             arrivals_this_phase: 0,
             last_wait: HashMap::new(),
             inflight_tx: 0,
+            arrived_in: HashMap::new(),
         }
     }
 
@@ -132,6 +135,7 @@ impl MBarrier {
     }
 
     pub fn note_arrival(&mut self, thread: u32, pc: u32) {
+        self.arrived_in.insert(thread, self.phase);
         self.last_arrivals.retain(|&(_, p, _)| p != pc);
         self.last_arrivals.push((thread, pc, self.phase));
         if self.last_arrivals.len() > 4 {

@@ -4,7 +4,9 @@
 
 use super::{at, barrier_name, cta, here, ranges, threads, with_decl, Run};
 use crate::diagnostics::{agree, noun_for, plural, Diagnostic};
-use crate::sim::machine::snapshot::{BarrierInfo, Group, MissingWhy, PoolInfo, Snapshot, Wait};
+use crate::sim::machine::snapshot::{
+    BarrierInfo, Group, MissingWhy, ParityHint, PoolInfo, Snapshot, Wait,
+};
 use crate::sim::machine::Stop;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -182,6 +184,9 @@ fn deadlock(p: &Run<'_>, s: &Snapshot) -> Vec<Diagnostic> {
         d = group_note(d, p, s, g, i == 0);
     }
     d = exit_barrier_notes(d, p, s, &rest);
+    for h in &s.parity_hints {
+        d = d.note(parity_hint(p, s, h));
+    }
     let mut declared = Vec::new();
     // Per (note without its CTA): the CTAs; per (pc, barrier name): the
     // last arrivals there.
@@ -257,6 +262,38 @@ fn deadlock(p: &Run<'_>, s: &Snapshot) -> Vec<Diagnostic> {
     }
     out.push(d);
     out
+}
+
+/// What a parity wait names, when it is not the phase the thread meant.
+fn parity_hint(p: &Run<'_>, s: &Snapshot, h: &ParityHint) -> String {
+    let Some(b) = s.barriers.get(h.barrier) else {
+        return String::new();
+    };
+    let (name, _) = barrier_name(p.shared, &b.r);
+    let who = format!("cta {} thread {}", cta(h.thread.ctaid), h.thread.tid);
+    let k = b.phase;
+    match (h.arrived, h.waited) {
+        (Some(a), _) => format!(
+            "wrong parity: {who} arrived on `{name}` in phase {a}, which has completed, and waits for parity {}: that is the parity of phase {k}, which it never arrived in{}; to wait for phase {a}, wait for parity {}",
+            h.parity,
+            if b.pending > 0 { " and which still lacks arrivals" } else { "" },
+            a & 1
+        ),
+        (None, w) => {
+            let since = w.unwrap_or(0);
+            // The first phase of that parity after the thread's previous wait.
+            let meant = if since & 1 == h.parity & 1 { since } else { since + 1 };
+            let previous = match w {
+                Some(w) => format!("its previous wait on it returned when {} had completed", plural(w, "phase")),
+                None => "it has not waited on it before".to_string(),
+            };
+            format!(
+                "wrong parity: {who} waits for parity {} of `{name}`; {previous}, so the phase it meant is phase {meant}, which has completed already: parity {} now names the pending phase {k}",
+                h.parity,
+                h.parity
+            )
+        }
+    }
 }
 
 /// Threads waiting at the cluster barrier that ends the kernel (kdslc's

@@ -31,6 +31,10 @@ pub struct Snapshot {
     /// Parity waits that name a phase other than the one the thread
     /// meant, one per (site, barrier).
     pub parity_hints: Vec<ParityHint>,
+    /// A cycle of waits, when there is one: each step a barrier (index
+    /// into `barriers`) and the threads that arrived on it before, which
+    /// now all wait on the next step's barrier (the last's on the first's).
+    pub cycle: Vec<(usize, Vec<ThreadRef>)>,
 }
 
 /// A thread blocked in a parity wait for the pending phase of its barrier
@@ -144,6 +148,7 @@ impl Snapshot {
         let mut exited: BTreeMap<u32, Vec<ThreadRef>> = BTreeMap::new();
         let mut pools_of: Vec<u32> = Vec::new();
         let mut hints: Vec<ParityHint> = Vec::new();
+        let mut waits_on: std::collections::HashMap<u32, usize> = Default::default();
         for (i, th) in m.cluster.threads.iter().enumerate() {
             let t = i as u32;
             let r = m.thread_ref(th);
@@ -155,6 +160,7 @@ impl Snapshot {
                 ThreadState::Blocked(Block::Mbar { rank, offset }) => {
                     let b = barrier_index(m, &mut barriers, rank, offset);
                     let (parity, token) = wait_arg(m, t, th.pc);
+                    waits_on.insert(t, b);
                     if let Some(par) = parity {
                         let hint = parity_hint(m, t, rank, offset, (th.pc, b, r, par));
                         if let Some(h) = hint.filter(|h| {
@@ -250,6 +256,7 @@ impl Snapshot {
             };
             groups.entry((pc, wait)).or_default().push(r);
         }
+        let cycle = wait_cycle(m, &barriers, &waits_on);
         Snapshot {
             groups: groups
                 .into_iter()
@@ -264,6 +271,7 @@ impl Snapshot {
             pools: pools_of.iter().map(|&r| pool_info(m, r)).collect(),
             exit_paths: exit_paths(m),
             parity_hints: hints,
+            cycle,
         }
     }
 }
@@ -473,4 +481,75 @@ fn parity_hint(
         arrived: arrived.filter(|_| early_arrival),
         waited: waited.filter(|_| !early_arrival),
     })
+}
+
+/// A cycle among the barriers threads wait on: barrier A leads to barrier
+/// B when no thread arrived on A in its pending phase and every thread
+/// that arrived on A before and has not exited now waits on B (A's next
+/// arrival can only come from threads stuck at B).
+/// The shortest cycle found from the first barrier on, or none.
+fn wait_cycle(
+    m: &Machine,
+    barriers: &[BarrierInfo],
+    waits_on: &std::collections::HashMap<u32, usize>,
+) -> Vec<(usize, Vec<ThreadRef>)> {
+    // Per barrier: the one its past arrivers all wait on, and who they are.
+    let mut next: Vec<Option<(usize, Vec<u32>)>> = Vec::with_capacity(barriers.len());
+    for b in barriers {
+        let rank = m.cluster.ctas.iter().position(|c| c.ctaid == b.r.ctaid);
+        let mb = rank.and_then(|r| m.cluster.ctas.get(r)?.mbars.get(&b.r.offset));
+        // Threads that arrived in the pending phase have done their part.
+        let done_now = mb.is_some_and(|mb| mb.arrived_in.values().any(|&ph| ph == mb.phase));
+        let mut arrivers: Vec<u32> = mb.map_or(Vec::new(), |mb| {
+            mb.arrived_in
+                .keys()
+                .copied()
+                .filter(|&t| m.state(t) != ThreadState::Exited)
+                .collect()
+        });
+        if done_now {
+            arrivers.clear();
+        }
+        arrivers.sort_unstable();
+        let targets: Vec<Option<usize>> =
+            arrivers.iter().map(|t| waits_on.get(t).copied()).collect();
+        let step = match targets.first() {
+            Some(&Some(first)) if targets.iter().all(|&x| x == Some(first)) => {
+                Some((first, arrivers))
+            }
+            _ => None,
+        };
+        next.push(step);
+    }
+    for start in 0..barriers.len() {
+        let mut path = vec![start];
+        let mut at = start;
+        while let Some(Some((to, _))) = next.get(at) {
+            // A barrier whose arrivers wait on it again is no cycle of
+            // barriers (the other reports explain it).
+            if *to == at {
+                break;
+            }
+            if *to == start {
+                return path
+                    .iter()
+                    .map(|&i| {
+                        let who = next
+                            .get(i)
+                            .and_then(|n| n.as_ref())
+                            .map_or(Vec::new(), |(_, ts)| {
+                                ts.iter().map(|&t| m.tref(t)).collect()
+                            });
+                        (i, who)
+                    })
+                    .collect();
+            }
+            if path.contains(to) || path.len() > barriers.len() {
+                break;
+            }
+            path.push(*to);
+            at = *to;
+        }
+    }
+    Vec::new()
 }

@@ -187,6 +187,9 @@ fn deadlock(p: &Run<'_>, s: &Snapshot) -> Vec<Diagnostic> {
     for h in &s.parity_hints {
         d = d.note(parity_hint(p, s, h));
     }
+    if !s.cycle.is_empty() {
+        d = d.note(cycle_note(p, s));
+    }
     let mut declared = Vec::new();
     // Per (note without its CTA): the CTAs; per (pc, barrier name): the
     // last arrivals there.
@@ -262,6 +265,30 @@ fn deadlock(p: &Run<'_>, s: &Snapshot) -> Vec<Diagnostic> {
     }
     out.push(d);
     out
+}
+
+/// The cycle of waits: who arrives on each barrier, and where they wait.
+fn cycle_note(p: &Run<'_>, s: &Snapshot) -> String {
+    let name = |i: usize| {
+        s.barriers
+            .get(i)
+            .map_or_else(String::new, |b| barrier_name(p.shared, &b.r).0)
+    };
+    let mut steps = Vec::new();
+    for (k, (b, who)) in s.cycle.iter().enumerate() {
+        let next = s.cycle.get(k + 1).or(s.cycle.first()).map_or(0, |c| c.0);
+        steps.push(format!(
+            "`{}` is arrived on by {}, which {} on `{}`",
+            name(*b),
+            threads(who, who.len() as u64),
+            agree(who.len() as u64, "waits", "wait"),
+            name(next)
+        ));
+    }
+    format!(
+        "the waits form a cycle: {}; no thread of the cycle can arrive before another of it does",
+        steps.join("; ")
+    )
 }
 
 /// What a parity wait names, when it is not the phase the thread meant.

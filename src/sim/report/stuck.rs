@@ -194,11 +194,7 @@ fn deadlock(p: &Run<'_>, s: &Snapshot) -> Vec<Diagnostic> {
     // Per (note without its CTA): the CTAs; per (pc, barrier name): the
     // last arrivals there.
     let mut notes: Vec<(String, String, Vec<[u32; 3]>)> = Vec::new();
-    let mut arrivals: Vec<(
-        u32,
-        String,
-        Vec<(crate::sim::machine::events::ThreadRef, u64)>,
-    )> = Vec::new();
+    let mut arrivals: Vec<LastArrivals> = Vec::new();
     let mut never: Vec<String> = Vec::new();
     for b in &s.barriers {
         let (name, decl) = barrier_name(p.shared, &b.r);
@@ -266,6 +262,14 @@ fn deadlock(p: &Run<'_>, s: &Snapshot) -> Vec<Diagnostic> {
     out.push(d);
     out
 }
+
+/// The last arrivals at one site on barriers of one name (of several
+/// CTAs): the pc, the name, each thread and the phase it arrived in.
+type LastArrivals = (
+    u32,
+    String,
+    Vec<(crate::sim::machine::events::ThreadRef, u64)>,
+);
 
 /// The cycle of waits: who arrives on each barrier, and where they wait.
 fn cycle_note(p: &Run<'_>, s: &Snapshot) -> String {

@@ -504,6 +504,11 @@ pub static CODES: &[CodeInfo] = &[
         "{n} `printf` calls dropped: the printf buffer ({size} MiB) was full"
     ),
     code!("S0041", Error, "assertion `{condition}` failed"),
+    code!(
+        "S0050",
+        Error,
+        "shuffle reads lane {lane}, which is not in its mask / shuffle reads lane {lane}, which has exited / shuffle reads lane {lane}, which has no thread"
+    ),
     code!("W0001", Warning, "unused variable `{name}`"),
     code!("W0002", Warning, "cluster size {n} is not portable"),
     code!("W0003", Warning, "the file defines no kernel"),

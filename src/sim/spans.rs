@@ -101,7 +101,7 @@ impl<'a> SpanResolver<'a> {
                 .flatten(),
             PtxSource::File { file, sources } => {
                 if let Some(loc) = site.loc {
-                    let (f, line, col) = loc.inlined_at.unwrap_or((loc.file, loc.line, loc.col));
+                    let (f, line, col) = loc.outermost.unwrap_or((loc.file, loc.line, loc.col));
                     if let Some(id) = self.files.get(&f) {
                         if let Some(s) = line_span(sources, *id, line, col) {
                             return Some(s);

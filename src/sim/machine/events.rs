@@ -66,6 +66,11 @@ pub enum Issue {
         count: i64,
         pending: i64,
         phase: u64,
+        /// The pc of the same thread's earlier arrival in this phase.
+        earlier: Option<u32>,
+        /// The pc of the arrival that completed the phase's count (the
+        /// latest before this one), when another.
+        last: Option<u32>,
     },
     TxRange {
         barrier: BarrierRef,
@@ -90,6 +95,14 @@ pub enum Issue {
         mask: u32,
     },
     Trap,
+    /// A shuffle by `lane` whose source lane `src` is not in its `mask`,
+    /// or exited, or does not exist: the value it reads is undefined.
+    ShflSource {
+        lane: u32,
+        src: u32,
+        mask: u32,
+        why: ShflWhy,
+    },
     /// A tensor instruction whose map operand (a generic address) holds no
     /// tensor map of the launch.
     NotTensorMap {
@@ -154,6 +167,17 @@ pub enum Issue {
     },
     /// What the run-time checks found (`sanitizer`).
     Check(Box<super::sanitizer::finding::Finding>),
+}
+
+/// Why the source lane of a shuffle gives no value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShflWhy {
+    /// Not in the shuffle's `membermask`.
+    NotInMask,
+    /// In the mask, but its thread exited.
+    Exited,
+    /// In the mask, but the block has no thread there (a partial warp).
+    NoThread,
 }
 
 /// What is wrong with a wgmma descriptor.
@@ -233,6 +257,7 @@ impl Issue {
                 let (k, sub) = f.key();
                 (64 + k, sub)
             }
+            Issue::ShflSource { why, .. } => (23, *why as u64),
         }
     }
 }

@@ -730,6 +730,9 @@ impl Machine<'_> {
                     wr!(inst.d, arith::trunc(v, inst.c & 0xff));
                 }
                 Op::Bra => {
+                    // Where the thread last jumped from (a report says how
+                    // a thread reached where it waits).
+                    th.last_jump = pc as u32;
                     pc = inst.off as usize;
                     continue;
                 }

@@ -265,6 +265,19 @@ impl Machine<'_> {
         let token = b.phase;
         let (pending, phase) = (b.pending, b.phase);
         let under = count > pending;
+        // For a report: this thread's earlier arrival in the phase, and
+        // the latest arrival before this one.
+        let earlier = b
+            .last_arrivals
+            .iter()
+            .rev()
+            .find(|&&(th, _, ph)| th == t && ph == phase)
+            .map(|&(_, p, _)| p);
+        let last = b
+            .last_arrivals
+            .last()
+            .filter(|&&(_, _, ph)| ph == phase)
+            .map(|&(_, p, _)| p);
         b.pending = (b.pending - count).max(0);
         b.arrivals_this_phase += count as u32;
         b.note_arrival(t, pc);
@@ -282,6 +295,8 @@ impl Machine<'_> {
                     count,
                     pending,
                     phase,
+                    earlier,
+                    last,
                 },
             );
         }

@@ -381,6 +381,7 @@ impl<'p> Machine<'p> {
                     first_thread: first + w * 32,
                     lanes: (nthreads - w * 32).min(32),
                     pending: Vec::new(),
+                    exited: 0,
                     wg: state::WarpWg {
                         regs: self.setup.pool(nthreads).entry,
                         ..Default::default()
@@ -431,6 +432,7 @@ impl<'p> Machine<'p> {
                     poll: None,
                     poll_seen: None,
                     bulk_commits: 0,
+                    last_jump: u32::MAX,
                 });
                 self.sched.queue.push_back(index);
             }

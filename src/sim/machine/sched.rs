@@ -37,6 +37,11 @@ impl Machine<'_> {
                     self.complete_all_copies();
                     continue;
                 }
+                if self.settle_stalled() {
+                    // Lanes that reached an `activemask` execute it
+                    // without the lanes that cannot come.
+                    continue;
+                }
                 if self
                     .cluster
                     .threads
@@ -159,12 +164,26 @@ impl Machine<'_> {
     }
 
     pub(super) fn block(&mut self, t: u32, b: Block) {
-        if let Some(th) = self.cluster.threads.get_mut(t as usize) {
-            th.state = ThreadState::Blocked(b);
-        }
+        let Some(th) = self.cluster.threads.get_mut(t as usize) else {
+            return;
+        };
+        th.state = ThreadState::Blocked(b);
+        let warp = th.warp;
         self.sched.current = None;
         if !self.setup.random {
             self.complete_copies_of(t);
+        }
+        if b == Block::Warp {
+            // An `activemask` waiting for this lane's warp may now know
+            // that no other lane comes.
+            let waits = self
+                .cluster
+                .warps
+                .get(warp as usize)
+                .is_some_and(|w| w.pending.iter().any(|r| r.site.is_some()));
+            if waits {
+                self.settle_rendezvous(warp, false);
+            }
         }
     }
 
@@ -203,7 +222,17 @@ impl Machine<'_> {
         }
         // Barriers that counted on this thread may complete without it:
         // its warp's other lanes may now have all arrived.
-        let warp = self.cluster.threads.get(t as usize).map_or(0, |th| th.warp);
+        let (warp, lane) = self
+            .cluster
+            .threads
+            .get(t as usize)
+            .map_or((0, 0), |th| (th.warp, th.lane));
+        if let Some(w) = self.cluster.warps.get_mut(warp as usize) {
+            w.exited |= 1 << lane;
+        }
+        // A lane that exited counts as arrived at warp-synchronous
+        // instructions whose masks name it.
+        self.settle_rendezvous(warp, false);
         for id in 0..16 {
             self.settle_warp(rank, id, warp);
             self.check_bar(rank, id);

@@ -23,6 +23,33 @@ pub struct Snapshot {
     pub cluster_ctas: u64,
     /// The register pools of CTAs with warps waiting in `setmaxnreg.inc`.
     pub pools: Vec<PoolInfo>,
+    /// Threads waiting at a cluster barrier just before the kernel's exit
+    /// (`barrier.cluster.arrive; barrier.cluster.wait; ret`, kdslc's
+    /// implicit exit barrier): per (wait pc, the branch that jumped to the
+    /// barrier), their count.
+    pub exit_paths: Vec<(u32, u32, u64)>,
+    /// Parity waits that name a phase other than the one the thread
+    /// meant, one per (site, barrier).
+    pub parity_hints: Vec<ParityHint>,
+    /// A cycle of waits, when there is one: each step a barrier (index
+    /// into `barriers`) and the threads that arrived on it before, which
+    /// now all wait on the next step's barrier (the last's on the first's).
+    pub cycle: Vec<(usize, Vec<ThreadRef>)>,
+}
+
+/// A thread blocked in a parity wait for the pending phase of its barrier
+/// although the phase it last arrived in, or last waited for, is another.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParityHint {
+    pub pc: u32,
+    /// Index into `Snapshot::barriers`.
+    pub barrier: usize,
+    pub thread: ThreadRef,
+    pub parity: u64,
+    /// The phase of the thread's latest arrival on the barrier.
+    pub arrived: Option<u64>,
+    /// The phases completed when its previous wait on it succeeded.
+    pub waited: Option<u64>,
 }
 
 /// A CTA's register pool, for a deadlock in `setmaxnreg.inc`.
@@ -120,6 +147,8 @@ impl Snapshot {
         let mut groups: BTreeMap<(u32, Wait), Vec<ThreadRef>> = BTreeMap::new();
         let mut exited: BTreeMap<u32, Vec<ThreadRef>> = BTreeMap::new();
         let mut pools_of: Vec<u32> = Vec::new();
+        let mut hints: Vec<ParityHint> = Vec::new();
+        let mut waits_on: std::collections::HashMap<u32, usize> = Default::default();
         for (i, th) in m.cluster.threads.iter().enumerate() {
             let t = i as u32;
             let r = m.thread_ref(th);
@@ -131,6 +160,17 @@ impl Snapshot {
                 ThreadState::Blocked(Block::Mbar { rank, offset }) => {
                     let b = barrier_index(m, &mut barriers, rank, offset);
                     let (parity, token) = wait_arg(m, t, th.pc);
+                    waits_on.insert(t, b);
+                    if let Some(par) = parity {
+                        let hint = parity_hint(m, t, rank, offset, (th.pc, b, r, par));
+                        if let Some(h) = hint.filter(|h| {
+                            !hints
+                                .iter()
+                                .any(|o: &ParityHint| o.pc == h.pc && o.barrier == h.barrier)
+                        }) {
+                            hints.push(h);
+                        }
+                    }
                     (
                         th.pc,
                         Wait::Mbar {
@@ -163,6 +203,7 @@ impl Snapshot {
                     let arrived = bar.map_or(0, |b| {
                         b.partial
                             .values()
+                            .flatten()
                             .map(|(lanes, _)| lanes.count_ones())
                             .fold(b.arrived, u32::saturating_add)
                     });
@@ -215,6 +256,7 @@ impl Snapshot {
             };
             groups.entry((pc, wait)).or_default().push(r);
         }
+        let cycle = wait_cycle(m, &barriers, &waits_on);
         Snapshot {
             groups: groups
                 .into_iter()
@@ -227,6 +269,9 @@ impl Snapshot {
             ctas_total: m.setup.grid.iter().map(|&d| u64::from(d)).product(),
             cluster_ctas: u64::from(m.mem.ext.cluster_size),
             pools: pools_of.iter().map(|&r| pool_info(m, r)).collect(),
+            exit_paths: exit_paths(m),
+            parity_hints: hints,
+            cycle,
         }
     }
 }
@@ -330,9 +375,17 @@ fn warp_missing(m: &Machine, t: u32, pc: u32) -> (u32, Vec<Missing>) {
         .filter(|r| r.members.iter().any(|&(mt, _)| mt == t))
         .map(|r| r.arrived)
         .fold(0, |a, b| a | b);
+    // Lanes that exited or do not exist count as arrived, except at a
+    // warp-collective instruction, which needs the whole warp.
+    let collective = op.is_some_and(super::warp::is_collective);
+    let absent = if collective {
+        0
+    } else {
+        !m.live_lanes(th.warp)
+    };
     let mut missing = Vec::new();
     for lane in 0..32u32 {
-        if mask & (1 << lane) == 0 || arrived & (1 << lane) != 0 {
+        if mask & (1 << lane) == 0 || (arrived | absent) & (1 << lane) != 0 {
             continue;
         }
         let why = if lane >= w.lanes {
@@ -353,4 +406,150 @@ fn warp_missing(m: &Machine, t: u32, pc: u32) -> (u32, Vec<Missing>) {
         missing.push(Missing { lane, why });
     }
     (mask, missing)
+}
+
+/// Whether the cluster barrier wait at `pc` ends the kernel: the arrival
+/// before it, a return or exit after it.
+pub fn exit_barrier(prog: &crate::sim::decode::Program, pc: u32) -> bool {
+    use crate::sim::decode::ops::{Op, SyncOp};
+    let sync = |pc: u32| {
+        prog.code
+            .get(pc as usize)
+            .filter(|i| i.op == Op::Sync)
+            .and_then(|i| prog.syncs.get(i.aux as usize))
+    };
+    matches!(sync(pc), Some(SyncOp::ClusterWait))
+        && pc > 0
+        && matches!(sync(pc - 1), Some(SyncOp::ClusterArrive))
+        && prog
+            .code
+            .get(pc as usize + 1)
+            .is_some_and(|i| matches!(i.op, Op::Ret | Op::Exit))
+}
+
+/// The threads waiting at the kernel's exit barrier that jumped to it
+/// (its arrival) directly, by the unguarded branch they took.
+fn exit_paths(m: &Machine) -> Vec<(u32, u32, u64)> {
+    let prog = m.setup.prog;
+    let mut paths: BTreeMap<(u32, u32), u64> = BTreeMap::new();
+    for th in &m.cluster.threads {
+        if th.state != ThreadState::Blocked(Block::Cluster) {
+            continue;
+        }
+        let wait = th.pc.saturating_sub(1);
+        if !exit_barrier(prog, wait) {
+            continue;
+        }
+        // An unguarded branch (a `return`; a guarded one skips a branch
+        // of an `if` that happens to end the kernel).
+        let jumped_to = prog
+            .code
+            .get(th.last_jump as usize)
+            .filter(|i| i.guard == 0)
+            .map(|i| i.off as u32);
+        if jumped_to == Some(wait - 1) {
+            *paths.entry((wait, th.last_jump)).or_default() += 1;
+        }
+    }
+    paths.into_iter().map(|((w, j), n)| (w, j, n)).collect()
+}
+
+/// Why thread `t`'s parity wait on the barrier at `offset` of CTA `rank`
+/// is for a phase it does not seem to mean: it arrived in an earlier
+/// phase, now complete (the pending phase is one it never arrived in), or
+/// its previous wait was two or more phases ago (the parity names the
+/// pending phase, not the one it meant).
+fn parity_hint(
+    m: &Machine,
+    t: u32,
+    rank: u32,
+    offset: u32,
+    (pc, barrier, thread, parity): (u32, usize, ThreadRef, u64),
+) -> Option<ParityHint> {
+    let b = m.cluster.ctas.get(rank as usize)?.mbars.get(&offset)?;
+    let arrived = b.arrived_in.get(&t).copied();
+    let waited = b.last_wait.get(&t).copied();
+    // Arrived in an earlier phase and not waited for it since (a loop
+    // that waits before it arrives has waited for that phase).
+    let early_arrival = arrived.is_some_and(|a| a < b.phase && waited.is_none_or(|w| w <= a));
+    let behind = b.phase >= waited.unwrap_or(0) + 2;
+    (early_arrival || behind).then_some(ParityHint {
+        pc,
+        barrier,
+        thread,
+        parity,
+        arrived: arrived.filter(|_| early_arrival),
+        waited: waited.filter(|_| !early_arrival),
+    })
+}
+
+/// A cycle among the barriers threads wait on: barrier A leads to barrier
+/// B when no thread arrived on A in its pending phase and every thread
+/// that arrived on A before and has not exited now waits on B (A's next
+/// arrival can only come from threads stuck at B).
+/// The shortest cycle found from the first barrier on, or none.
+fn wait_cycle(
+    m: &Machine,
+    barriers: &[BarrierInfo],
+    waits_on: &std::collections::HashMap<u32, usize>,
+) -> Vec<(usize, Vec<ThreadRef>)> {
+    // Per barrier: the one its past arrivers all wait on, and who they are.
+    let mut next: Vec<Option<(usize, Vec<u32>)>> = Vec::with_capacity(barriers.len());
+    for b in barriers {
+        let rank = m.cluster.ctas.iter().position(|c| c.ctaid == b.r.ctaid);
+        let mb = rank.and_then(|r| m.cluster.ctas.get(r)?.mbars.get(&b.r.offset));
+        // Threads that arrived in the pending phase have done their part.
+        let done_now = mb.is_some_and(|mb| mb.arrived_in.values().any(|&ph| ph == mb.phase));
+        let mut arrivers: Vec<u32> = mb.map_or(Vec::new(), |mb| {
+            mb.arrived_in
+                .keys()
+                .copied()
+                .filter(|&t| m.state(t) != ThreadState::Exited)
+                .collect()
+        });
+        if done_now {
+            arrivers.clear();
+        }
+        arrivers.sort_unstable();
+        let targets: Vec<Option<usize>> =
+            arrivers.iter().map(|t| waits_on.get(t).copied()).collect();
+        let step = match targets.first() {
+            Some(&Some(first)) if targets.iter().all(|&x| x == Some(first)) => {
+                Some((first, arrivers))
+            }
+            _ => None,
+        };
+        next.push(step);
+    }
+    for start in 0..barriers.len() {
+        let mut path = vec![start];
+        let mut at = start;
+        while let Some(Some((to, _))) = next.get(at) {
+            // A barrier whose arrivers wait on it again is no cycle of
+            // barriers (the other reports explain it).
+            if *to == at {
+                break;
+            }
+            if *to == start {
+                return path
+                    .iter()
+                    .map(|&i| {
+                        let who = next
+                            .get(i)
+                            .and_then(|n| n.as_ref())
+                            .map_or(Vec::new(), |(_, ts)| {
+                                ts.iter().map(|&t| m.tref(t)).collect()
+                            });
+                        (i, who)
+                    })
+                    .collect();
+            }
+            if path.contains(to) || path.len() > barriers.len() {
+                break;
+            }
+            path.push(*to);
+            at = *to;
+        }
+    }
+    Vec::new()
 }

@@ -59,6 +59,8 @@ pub struct Thread {
     /// The bulk async-groups the thread has committed (`commit_group`),
     /// which is also the number of the group being filled ([`Copy::group`]).
     pub bulk_commits: u64,
+    /// The pc of the last branch the thread took.
+    pub last_jump: u32,
 }
 
 /// A CTA barrier (`bar.sync` id 0..15). Threads arrive a warp at a time
@@ -71,9 +73,12 @@ pub struct NamedBar {
     /// Threads counted in the current phase: 32 per warp for a barrier with
     /// a count, the warp's live threads for one without.
     pub arrived: u32,
-    /// Per warp (`Machine::warps` index): the lanes that arrived and the
-    /// threads among them that wait.
-    pub partial: std::collections::BTreeMap<u32, (u32, Vec<u32>)>,
+    /// Per warp (`Machine::warps` index), oldest first, each arrival of
+    /// the warp not complete yet: the lanes that arrived and the threads
+    /// among them that wait. A lane that arrives again before the others
+    /// (its `bar.sync` after its own `bar.arrive`, the others still
+    /// behind) is in the warp's next arrival, not this one.
+    pub partial: std::collections::BTreeMap<u32, std::collections::VecDeque<(u32, Vec<u32>)>>,
     /// The thread count of the current phase (`None`: all live threads).
     pub expected: Option<u32>,
     pub waiters: Vec<u32>,
@@ -102,6 +107,8 @@ pub struct MBarrier {
     pub last_wait: HashMap<u32, u64>,
     /// The copies that will complete bytes on this barrier.
     pub inflight_tx: i64,
+    /// Per thread: the phase of its latest arrival on this barrier.
+    pub arrived_in: HashMap<u32, u64>,
 }
 
 impl MBarrier {
@@ -117,6 +124,7 @@ impl MBarrier {
             arrivals_this_phase: 0,
             last_wait: HashMap::new(),
             inflight_tx: 0,
+            arrived_in: HashMap::new(),
         }
     }
 
@@ -127,6 +135,7 @@ impl MBarrier {
     }
 
     pub fn note_arrival(&mut self, thread: u32, pc: u32) {
+        self.arrived_in.insert(thread, self.phase);
         self.last_arrivals.retain(|&(_, p, _)| p != pc);
         self.last_arrivals.push((thread, pc, self.phase));
         if self.last_arrivals.len() > 4 {
@@ -196,6 +205,9 @@ pub struct Rendezvous {
     pub wanted: u32,
     /// Per arrived lane: (thread, pc of its instruction).
     pub members: Vec<(u32, u32)>,
+    /// For `activemask`: the instruction its lanes meet at (lanes execute
+    /// it together when they reach the same one, `warp.rs`).
+    pub site: Option<u32>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -204,6 +216,8 @@ pub struct Warp {
     /// Lanes that exist (a partial last warp has fewer).
     pub lanes: u32,
     pub pending: Vec<Rendezvous>,
+    /// Lanes whose threads exited.
+    pub exited: u32,
     /// Its wgmma operations and register count.
     pub wg: WarpWg,
 }

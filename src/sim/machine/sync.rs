@@ -117,10 +117,19 @@ impl Machine<'_> {
             if !b.sites.contains(&pc) {
                 b.sites.push(pc);
             }
-            let entry = b.partial.entry(warp).or_default();
-            entry.0 |= 1 << lane;
-            if wait {
-                entry.1.push(t);
+            let arrivals = b.partial.entry(warp).or_default();
+            let i = match arrivals.iter().position(|(l, _)| l & (1 << lane) == 0) {
+                Some(i) => i,
+                None => {
+                    arrivals.push_back((0, Vec::new()));
+                    arrivals.len() - 1
+                }
+            };
+            if let Some(entry) = arrivals.get_mut(i) {
+                entry.0 |= 1 << lane;
+                if wait {
+                    entry.1.push(t);
+                }
             }
         }
         self.settle_warp(rank, id, warp);
@@ -130,7 +139,10 @@ impl Machine<'_> {
             .get(rank as usize)
             .and_then(|c| c.bars.get(id as usize))
             .is_some_and(|b| {
-                b.waiters.contains(&t) || b.partial.get(&warp).is_some_and(|(_, w)| w.contains(&t))
+                b.waiters.contains(&t)
+                    || b.partial
+                        .get(&warp)
+                        .is_some_and(|a| a.iter().any(|(_, w)| w.contains(&t)))
             });
         if !wait || !still_waiting {
             return After::Continue;
@@ -139,37 +151,50 @@ impl Machine<'_> {
     }
 
     /// Marks warp `warp`'s arrival at barrier `id` of CTA `rank` once every
-    /// lane of it that has not exited arrived, then completes the phase if
-    /// that was enough. The threads it releases that are not blocked yet
-    /// (the one arriving now) are simply no longer listed as waiting.
+    /// lane of it that has not exited arrived (its oldest incomplete
+    /// arrival first, then any later one that is complete too), completing
+    /// the phase whenever that was enough. The threads it releases that
+    /// are not blocked yet (the one arriving now) are simply no longer
+    /// listed as waiting.
     pub(super) fn settle_warp(&mut self, rank: u32, id: u32, warp: u32) {
         let live = self.live_lanes(warp);
-        let Some(b) = self
-            .cluster
-            .ctas
-            .get_mut(rank as usize)
-            .and_then(|c| c.bars.get_mut(id as usize))
-        else {
-            return;
-        };
-        let Some((lanes, _)) = b.partial.get(&warp) else {
-            return;
-        };
-        if lanes & live != live {
-            return;
+        loop {
+            let Some(b) = self
+                .cluster
+                .ctas
+                .get_mut(rank as usize)
+                .and_then(|c| c.bars.get_mut(id as usize))
+            else {
+                return;
+            };
+            let Some(arrivals) = b.partial.get_mut(&warp) else {
+                return;
+            };
+            let complete = arrivals
+                .front()
+                .is_some_and(|(lanes, _)| lanes & live == live);
+            if !complete {
+                if arrivals.is_empty() {
+                    b.partial.remove(&warp);
+                }
+                return;
+            }
+            let Some((_, waiting)) = arrivals.pop_front() else {
+                return;
+            };
+            if arrivals.is_empty() {
+                b.partial.remove(&warp);
+            }
+            // A barrier with a count counts whole warps (the count is a
+            // multiple of 32); one without waits for every live thread.
+            b.arrived += if b.expected.is_some() {
+                32
+            } else {
+                live.count_ones()
+            };
+            b.waiters.extend(waiting);
+            self.check_bar(rank, id);
         }
-        let Some((_, waiting)) = b.partial.remove(&warp) else {
-            return;
-        };
-        // A barrier with a count counts whole warps (the count is a
-        // multiple of 32); one without waits for every live thread.
-        b.arrived += if b.expected.is_some() {
-            32
-        } else {
-            live.count_ones()
-        };
-        b.waiters.extend(waiting);
-        self.check_bar(rank, id);
     }
 
     /// Completes CTA barrier `id` of CTA `rank` if enough threads arrived;

@@ -17,6 +17,10 @@ pub struct Loc {
     pub col: u32,
     /// `inlined_at FILE LINE COL`: where the inlined function was called.
     pub inlined_at: Option<(u32, u32, u32)>,
+    /// The outermost call site of the chain of inlined functions the
+    /// position is in: the line of the function itself (a helper inlined
+    /// into a helper inlined into the kernel: the kernel's call).
+    pub outermost: Option<(u32, u32, u32)>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]

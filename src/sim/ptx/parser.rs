@@ -27,6 +27,9 @@ struct Parser<'a> {
     toks: Vec<Token>,
     i: usize,
     line_starts: Vec<u32>,
+    /// Per `.loc` position of the function being parsed, the outermost
+    /// call site it was inlined at (`Loc::outermost`).
+    callers: std::collections::HashMap<(u32, u32, u32), (u32, u32, u32)>,
 }
 
 type PResult<T> = Result<T, ParseError>;
@@ -44,6 +47,7 @@ impl<'a> Parser<'a> {
             toks: lex(text),
             i: 0,
             line_starts,
+            callers: Default::default(),
         }
     }
 
@@ -315,6 +319,7 @@ impl<'a> Parser<'a> {
 
     fn function(&mut self, kind: FuncKind) -> PResult<Function> {
         let start = self.here();
+        self.callers.clear();
         self.i += 1; // .entry / .func
         let mut rets = Vec::new();
         if kind == FuncKind::Func && self.is(Tok::LParen) {
@@ -688,11 +693,25 @@ impl<'a> Parser<'a> {
                 other => return self.error(format!("unexpected `{other}` in `.loc`")),
             }
         }
+        // nvcc writes the `.loc` of each call site of an inlining chain
+        // (with its own `inlined_at`) before the callee's: the latest one
+        // at a position says where that position was inlined.
+        let here = (file, line, col);
+        let outermost = inlined_at.map(|at| self.callers.get(&at).copied().unwrap_or(at));
+        match outermost {
+            Some(o) => {
+                self.callers.insert(here, o);
+            }
+            None => {
+                self.callers.remove(&here);
+            }
+        }
         Ok(Loc {
             file,
             line,
             col,
             inlined_at,
+            outermost,
         })
     }
 

@@ -3,7 +3,11 @@
 
 use super::{at, barrier_name, cta, near_var, shared_name, threads, with_decl, Run};
 use crate::diagnostics::{agree, noun_for, plural, Diagnostic};
-use crate::sim::machine::events::{AccessKind, DescWhy, Events, Issue, Recorded, TensorWhy};
+use crate::sim::decode::ops::SyncOp;
+use crate::sim::machine::events::BarrierRef;
+use crate::sim::machine::events::{
+    AccessKind, DescWhy, Events, Issue, Recorded, ShflWhy, TensorWhy,
+};
 use crate::sim::machine::memory::{Alloc, Fault, Target};
 
 pub(crate) fn from_events(p: &Run<'_>, events: &Events, allocs: &[Alloc]) -> Vec<Diagnostic> {
@@ -15,6 +19,75 @@ pub(crate) fn from_events(p: &Run<'_>, events: &Events, allocs: &[Alloc]) -> Vec
         }
     }
     out
+}
+
+/// S0006, with a help that names what was done: a second
+/// `arrive.expect_tx` by the thread in the phase (where `expect_tx` adds
+/// bytes without arriving), an `arrive.expect_tx` after the count was
+/// made, or arrivals that overshoot the count.
+fn underflow(
+    p: &Run<'_>,
+    r: &Recorded,
+    barrier: &BarrierRef,
+    (count, pending, phase): (i64, i64, u64),
+    earlier: Option<u32>,
+    last: Option<u32>,
+    who: &str,
+) -> Diagnostic {
+    let (name, decl) = barrier_name(p.shared, barrier);
+    let d = Diagnostic::error(
+        "S0006",
+        format!("arrival on mbarrier `{name}` takes its pending count below zero"),
+    );
+    let d = at(
+        d,
+        p,
+        r.pc,
+        &format!(
+            "{} here, but only {pending} {} pending",
+            plural(count, "arrival"),
+            agree(pending, "was", "were")
+        ),
+        true,
+    );
+    let is_expect = |pc: u32| {
+        p.program
+            .code
+            .code
+            .get(pc as usize)
+            .and_then(|i| p.program.code.syncs.get(i.aux as usize))
+            .is_some_and(|op| matches!(op, SyncOp::MbarArrive { tx: Some(_), .. }))
+    };
+    let d = with_decl(d, decl, &name).note(format!(
+        "in phase {phase} of cta {}; by {who}",
+        cta(barrier.ctaid)
+    ));
+    if is_expect(r.pc) {
+        if let Some(e) = earlier.filter(|&e| is_expect(e)) {
+            let d = if e == r.pc {
+                d
+            } else {
+                at(
+                    d,
+                    p,
+                    e,
+                    "the thread's first `arrive_expect_tx` of the phase",
+                    false,
+                )
+            };
+            return d.help(format!(
+                "this is the thread's second `arrive_expect_tx` on `{name}` in the phase: each one is an arrival as well as an expectation, and the phase's count was already made; to add the bytes of another copy without arriving, use `expect_tx` (`mbarrier.expect_tx`) for all but one of them"
+            ));
+        }
+        let d = match last {
+            Some(l) if l != r.pc => at(d, p, l, "the arrival that made the phase's count", false),
+            _ => d,
+        };
+        return d.help(format!(
+            "`arrive_expect_tx` arrives as well as expecting bytes, and the phase's arrivals were already made: to only add transaction bytes to the phase of `{name}`, use `expect_tx` (`mbarrier.expect_tx`)"
+        ));
+    }
+    d.help("the arrivals of a phase must add up to the barrier's arrival count; lower the count of `arrive(n)` or raise the barrier's `arrivals`")
 }
 
 fn event(p: &Run<'_>, r: &Recorded, allocs: &[Alloc]) -> Diagnostic {
@@ -63,27 +136,17 @@ fn event(p: &Run<'_>, r: &Recorded, allocs: &[Alloc]) -> Diagnostic {
             count,
             pending,
             phase,
-        } => {
-            let (name, decl) = barrier_name(p.shared, barrier);
-            let d = Diagnostic::error(
-                "S0006",
-                format!("arrival on mbarrier `{name}` takes its pending count below zero"),
-            );
-            let d = at(
-                d,
-                p,
-                r.pc,
-                &format!(
-                    "{} here, but only {pending} {} pending",
-                    plural(*count, "arrival"),
-                    agree(*pending, "was", "were")
-                ),
-                true,
-            );
-            with_decl(d, decl, &name)
-                .note(format!("in phase {phase} of cta {}; by {who}", cta(barrier.ctaid)))
-                .help("the arrivals of a phase must add up to the barrier's arrival count; lower the count of `arrive(n)` or raise the barrier's `arrivals`")
-        }
+            earlier,
+            last,
+        } => underflow(
+            p,
+            r,
+            barrier,
+            (*count, *pending, *phase),
+            *earlier,
+            *last,
+            &who,
+        ),
         Issue::TxRange { barrier, tx } => {
             let (name, decl) = barrier_name(p.shared, barrier);
             let d = Diagnostic::error(
@@ -165,6 +228,44 @@ fn event(p: &Run<'_>, r: &Recorded, allocs: &[Alloc]) -> Diagnostic {
             )
             .note(format!("by {who}"))
             .help("the executing thread must be in `membermask`")
+        }
+        Issue::ShflSource {
+            lane,
+            src,
+            mask,
+            why,
+        } => {
+            let (title, what) = match why {
+                ShflWhy::NotInMask => (
+                    format!("shuffle reads lane {src}, which is not in its mask"),
+                    format!("lane {src} is not in mask {mask:#010x}"),
+                ),
+                ShflWhy::Exited => (
+                    format!("shuffle reads lane {src}, which has exited"),
+                    format!("lane {src} of mask {mask:#010x} has exited"),
+                ),
+                ShflWhy::NoThread => (
+                    format!("shuffle reads lane {src}, which has no thread"),
+                    format!("lane {src} of mask {mask:#010x} has no thread (the block is not a multiple of 32)"),
+                ),
+            };
+            let d = Diagnostic::error("S0050", title);
+            at(
+                d,
+                p,
+                r.pc,
+                &format!(
+                    "{} here, the first by lane {lane} of lane {src}",
+                    plural(r.count, "undefined read")
+                ),
+                true,
+            )
+            .note(format!("{what}; by {who}"))
+            .note("the value a shuffle reads from a lane that is not in `membermask` or does not execute it is undefined (PTX ISA, `shfl.sync`); the simulator gives 0")
+            .help(match why {
+                ShflWhy::NotInMask => "shuffle only from lanes of the mask: with a partial mask (a `ballot` of the lanes in a branch), use offsets that stay inside it, or run the shuffle on the full warp with neutral values in the lanes that do not take part",
+                _ => "keep the lanes a shuffle reads alive until after it (guard what comes after the shuffle instead of returning before it), or read only lanes that still run",
+            })
         }
         Issue::Trap => {
             let d = Diagnostic::error("S0016", "a thread executed `trap`");

@@ -171,15 +171,40 @@ fn at(d: Diagnostic, p: &Program, pc: u32, message: &str, primary: bool) -> Diag
     }
 }
 
-/// A mangled C++ local static (`_ZZ12pipeline_sumE4full`) → `full`.
-fn demangle_local(sym: &str) -> Option<String> {
-    let rest = sym.strip_prefix("_ZZ")?;
-    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-    let n: usize = digits.parse().ok()?;
-    let rest = rest.get(digits.len() + n..)?.strip_prefix('E')?;
-    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-    let n: usize = digits.parse().ok()?;
-    rest.get(digits.len()..digits.len() + n).map(str::to_string)
+/// A mangled C++ name (nvcc's symbols), demangled by `cpp_demangle`: a
+/// local static (`_ZZ7ws_tid0PKfPfjE4full`, `full` in `ws_tid0(const
+/// float*, float*, unsigned)`) by its own name, `full`; another
+/// (`_ZN2ns5stageE`) qualified, `ns::stage`. `None` for a name that is
+/// not a mangled one.
+fn demangle(sym: &str) -> Option<String> {
+    if !sym.starts_with("_Z") {
+        return None;
+    }
+    let symbol = cpp_demangle::Symbol::new(sym).ok()?;
+    let options = cpp_demangle::DemangleOptions::new()
+        .no_params()
+        .no_return_type();
+    let text = symbol.demangle_with_options(&options).ok()?;
+    if !sym.starts_with("_ZZ") {
+        return Some(text);
+    }
+    // The last `::` outside `<>` and `()`: what follows is the static.
+    let mut depth = 0i32;
+    let mut last = None;
+    let bytes = text.as_bytes();
+    for (i, &b) in bytes.iter().enumerate() {
+        match b {
+            b'<' | b'(' => depth += 1,
+            b'>' | b')' => depth -= 1,
+            b':' if depth == 0 && bytes.get(i + 1) == Some(&b':') => last = Some(i + 2),
+            _ => {}
+        }
+    }
+    Some(
+        last.and_then(|i| text.get(i..))
+            .unwrap_or(&text)
+            .to_string(),
+    )
 }
 
 /// The source name of a PTX variable: kdslc's symbols undone
@@ -187,7 +212,7 @@ fn demangle_local(sym: &str) -> Option<String> {
 fn source_name(v: &MemVar) -> String {
     crate::ptx::names::source_name(&v.name)
         .map(str::to_string)
-        .or_else(|| demangle_local(&v.name))
+        .or_else(|| demangle(&v.name))
         .unwrap_or_else(|| v.name.clone())
 }
 
@@ -287,9 +312,17 @@ mod tests {
             threads(&refs, refs.len() as u64),
             "cta (0,0,0) threads 3, 32..127; cta (1,0,0) thread 0"
         );
+        assert_eq!(demangle("_ZZ12pipeline_sumE4full").as_deref(), Some("full"));
+        // A kernel with parameters (the hand-rolled demangler stopped at
+        // its parameter types and left the symbol as it was).
+        assert_eq!(demangle("_ZZ7ws_tid0PKfPfjE4full").as_deref(), Some("full"));
+        // Inside a template instance and a namespace.
         assert_eq!(
-            demangle_local("_ZZ12pipeline_sumE4full").as_deref(),
-            Some("full")
+            demangle("_ZZN2ns4loadIfEEvPT_E5stage").as_deref(),
+            Some("stage")
         );
+        assert_eq!(demangle("_ZN2ns5stageE").as_deref(), Some("ns::stage"));
+        assert_eq!(demangle("$b_full"), None);
+        assert_eq!(demangle("_Zgarbage"), None);
     }
 }

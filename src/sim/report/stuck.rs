@@ -4,7 +4,9 @@
 
 use super::{at, barrier_name, cta, here, ranges, threads, with_decl, Run};
 use crate::diagnostics::{agree, noun_for, plural, Diagnostic};
-use crate::sim::machine::snapshot::{BarrierInfo, Group, MissingWhy, PoolInfo, Snapshot, Wait};
+use crate::sim::machine::snapshot::{
+    BarrierInfo, Group, MissingWhy, ParityHint, PoolInfo, Snapshot, Wait,
+};
 use crate::sim::machine::Stop;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -118,12 +120,11 @@ fn group_note(d: Diagnostic, p: &Run<'_>, s: &Snapshot, g: &Group, primary: bool
     }
 }
 
-fn barrier_note(p: &Run<'_>, b: &BarrierInfo) -> String {
-    let (name, _) = barrier_name(p.shared, &b.r);
+/// A barrier's state for its note (which CTA's, the note says).
+fn barrier_state(b: &BarrierInfo) -> String {
     let arrived = i64::from(b.expected) - b.pending;
     let mut s = format!(
-        "barrier `{name}` of cta {}: phase {} (parity {}) is pending with {arrived} of {}",
-        cta(b.r.ctaid),
+        "phase {} (parity {}) is pending with {arrived} of {}",
         b.phase,
         b.phase & 1,
         plural(b.expected, "arrival")
@@ -165,29 +166,91 @@ fn deadlock(p: &Run<'_>, s: &Snapshot) -> Vec<Diagnostic> {
         return out;
     }
     let mut d = Diagnostic::error("S0001", "deadlock: no thread can make progress");
+    // The CTAs of a cluster that wait alike are one group: one label and
+    // one note for all of them, not one per CTA.
+    let mut merged: Vec<(u32, String, Group)> = Vec::new();
+    for g in &rest {
+        let desc = wait_desc(p, s, g, false);
+        match merged
+            .iter_mut()
+            .find(|(pc, d, _)| *pc == g.pc && *d == desc)
+        {
+            Some((_, _, m)) => m.threads.extend(g.threads.iter().copied()),
+            None => merged.push((g.pc, desc, (*g).clone())),
+        }
+    }
+    let rest: Vec<&Group> = merged.iter().map(|(_, _, g)| g).collect();
     for (i, g) in rest.iter().enumerate() {
         d = group_note(d, p, s, g, i == 0);
     }
+    d = exit_barrier_notes(d, p, s, &rest);
+    for h in &s.parity_hints {
+        d = d.note(parity_hint(p, s, h));
+    }
+    if !s.cycle.is_empty() {
+        d = d.note(cycle_note(p, s));
+    }
     let mut declared = Vec::new();
+    // Per (note without its CTA): the CTAs; per (pc, barrier name): the
+    // last arrivals there.
+    let mut notes: Vec<(String, String, Vec<[u32; 3]>)> = Vec::new();
+    let mut arrivals: Vec<LastArrivals> = Vec::new();
+    let mut never: Vec<String> = Vec::new();
     for b in &s.barriers {
-        d = d.note(barrier_note(p, b));
         let (name, decl) = barrier_name(p.shared, &b.r);
+        let rest_of = barrier_state(b);
+        match notes
+            .iter_mut()
+            .find(|(n, r, _)| *n == name && *r == rest_of)
+        {
+            Some((_, _, ctas)) => ctas.push(b.r.ctaid),
+            None => notes.push((name.clone(), rest_of, vec![b.r.ctaid])),
+        }
         // Barriers of one array share their declaration: one label.
         if !declared.contains(&decl) {
             declared.push(decl);
             d = with_decl(d, decl, &name);
         }
         for (t, pc, phase) in b.last_arrivals.iter().rev().take(2) {
-            let msg = format!(
-                "last arrival on `{name}` here (cta {} thread {}, in phase {phase})",
-                cta(t.ctaid),
-                t.tid
-            );
-            d = at(d, p, *pc, &msg, false);
+            match arrivals
+                .iter_mut()
+                .find(|(at, n, _)| at == pc && *n == name)
+            {
+                Some((_, _, list)) => list.push((*t, *phase)),
+                None => arrivals.push((*pc, name.clone(), vec![(*t, *phase)])),
+            }
         }
-        if b.last_arrivals.is_empty() && b.arrivals == 0 && b.phase == 0 {
+        if b.last_arrivals.is_empty() && b.arrivals == 0 && b.phase == 0 && !never.contains(&name) {
+            never.push(name.clone());
+        }
+    }
+    for (name, state, ctas) in &notes {
+        let list: Vec<String> = ctas.iter().map(|&c| cta(c)).collect();
+        let of = if list.len() == 1 { "cta" } else { "ctas" };
+        d = d.note(format!(
+            "barrier `{name}` of {of} {}: {state}",
+            list.join(", ")
+        ));
+        if let Some(i) = never.iter().position(|n| n == name) {
+            never.remove(i);
             d = d.note(format!("no thread has arrived on `{name}` yet"));
         }
+    }
+    for (pc, name, list) in &arrivals {
+        let Some(&(t, phase)) = list.first() else {
+            continue;
+        };
+        let others = list.iter().filter(|(o, _)| o.ctaid != t.ctaid).count();
+        let mut msg = format!(
+            "last arrival on `{name}` here (cta {} thread {}, in phase {phase}",
+            cta(t.ctaid),
+            t.tid
+        );
+        if others > 0 {
+            let _ = write!(msg, "; likewise in {}", plural(others as u64, "other CTA"));
+        }
+        msg.push(')');
+        d = at(d, p, *pc, &msg, false);
     }
     for pool in &s.pools {
         d = pool_notes(d, pool);
@@ -198,6 +261,101 @@ fn deadlock(p: &Run<'_>, s: &Snapshot) -> Vec<Diagnostic> {
     }
     out.push(d);
     out
+}
+
+/// The last arrivals at one site on barriers of one name (of several
+/// CTAs): the pc, the name, each thread and the phase it arrived in.
+type LastArrivals = (
+    u32,
+    String,
+    Vec<(crate::sim::machine::events::ThreadRef, u64)>,
+);
+
+/// The cycle of waits: who arrives on each barrier, and where they wait.
+fn cycle_note(p: &Run<'_>, s: &Snapshot) -> String {
+    let name = |i: usize| {
+        s.barriers
+            .get(i)
+            .map_or_else(String::new, |b| barrier_name(p.shared, &b.r).0)
+    };
+    let mut steps = Vec::new();
+    for (k, (b, who)) in s.cycle.iter().enumerate() {
+        let next = s.cycle.get(k + 1).or(s.cycle.first()).map_or(0, |c| c.0);
+        steps.push(format!(
+            "`{}` is arrived on by {}, which {} on `{}`",
+            name(*b),
+            threads(who, who.len() as u64),
+            agree(who.len() as u64, "waits", "wait"),
+            name(next)
+        ));
+    }
+    format!(
+        "the waits form a cycle: {}; no thread of the cycle can arrive before another of it does",
+        steps.join("; ")
+    )
+}
+
+/// What a parity wait names, when it is not the phase the thread meant.
+fn parity_hint(p: &Run<'_>, s: &Snapshot, h: &ParityHint) -> String {
+    let Some(b) = s.barriers.get(h.barrier) else {
+        return String::new();
+    };
+    let (name, _) = barrier_name(p.shared, &b.r);
+    let who = format!("cta {} thread {}", cta(h.thread.ctaid), h.thread.tid);
+    let k = b.phase;
+    match (h.arrived, h.waited) {
+        (Some(a), _) => format!(
+            "wrong parity: {who} arrived on `{name}` in phase {a}, which has completed, and waits for parity {}: that is the parity of phase {k}, which it never arrived in{}; to wait for phase {a}, wait for parity {}",
+            h.parity,
+            if b.pending > 0 { " and which still lacks arrivals" } else { "" },
+            a & 1
+        ),
+        (None, w) => {
+            let since = w.unwrap_or(0);
+            // The first phase of that parity after the thread's previous wait.
+            let meant = if since & 1 == h.parity & 1 { since } else { since + 1 };
+            let previous = match w {
+                Some(w) => format!("its previous wait on it returned when {} had completed", plural(w, "phase")),
+                None => "it has not waited on it before".to_string(),
+            };
+            format!(
+                "wrong parity: {who} waits for parity {} of `{name}`; {previous}, so the phase it meant is phase {meant}, which has completed already: parity {} now names the pending phase {k}",
+                h.parity,
+                h.parity
+            )
+        }
+    }
+}
+
+/// Threads waiting at the cluster barrier that ends the kernel (kdslc's
+/// implicit exit barrier): what it is, and the branches (a `return`) that
+/// took them there.
+fn exit_barrier_notes(
+    mut d: Diagnostic,
+    p: &Run<'_>,
+    s: &Snapshot,
+    groups: &[&Group],
+) -> Diagnostic {
+    let at_exit = groups.iter().any(|g| {
+        matches!(g.wait, Wait::Cluster { .. })
+            && crate::sim::machine::snapshot::exit_barrier(&p.program.code, g.pc)
+    });
+    if !at_exit {
+        return d;
+    }
+    for &(_, jump, n) in &s.exit_paths {
+        d = at(
+            d,
+            p,
+            jump,
+            &format!(
+                "{} reached the exit barrier through here",
+                plural(n, "thread")
+            ),
+            false,
+        );
+    }
+    d.note("the cluster barrier at the end of the kernel is its exit barrier: kdslc ends a kernel that uses its cluster peers' shared memory with one, so that no CTA's shared memory ceases to exist while a peer may still access it; the threads there have finished (or returned) and wait for all the others to get there")
 }
 
 /// The register pool of a CTA whose warps wait in `setmaxnreg.inc`.

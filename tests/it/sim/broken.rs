@@ -40,7 +40,7 @@ fn expectations(text: &str) -> Vec<(usize, String, String)> {
 /// the simulator reads from `tests/sim/broken/` (nvcc writes the absolute
 /// path): reports and their snapshots point at `tests/sim/broken/NAME.cu`
 /// wherever the repository is.
-fn nvcc_lineinfo_ptx(nvcc: &Path, path: &Path) -> Result<String, String> {
+pub(crate) fn nvcc_lineinfo_ptx(nvcc: &Path, path: &Path) -> Result<String, String> {
     let root = repo_root();
     let rel = path.strip_prefix(&root).map_err(|e| e.to_string())?;
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;

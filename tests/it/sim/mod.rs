@@ -8,6 +8,7 @@ pub mod broken;
 mod clean;
 pub mod cli;
 mod cluster;
+mod convergence;
 mod cuda;
 mod dynamic_shared;
 mod generated;

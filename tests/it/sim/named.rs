@@ -300,3 +300,61 @@ kernel warps(y: global mut [u32]) block(48) {
         assert_eq!(as_u32(&o.arrays[0]), want, "{schedule:?}");
     }
 }
+
+/// A two-phase hand-off on one named barrier (id 1, 64 threads): warp 1
+/// publishes and arrives (phase 0), then syncs on the same barrier
+/// (phase 1) for warp 0's answer; warp 0 syncs (phase 0), answers after a
+/// warp-wide barrier and arrives (phase 1). In order, warp 0 is at its
+/// sync first (as at a launch on a GPU); warp 1's lanes then arrive and
+/// sync one after another, so lane 32's sync comes before lane 33's
+/// arrival: it is the warp's next arrival, not part of the one its
+/// warpmates are still making. (Before, it was merged into that one and
+/// released with phase 0: warp 1 read the answer before it was written.)
+/// A random schedule may let warp 1 arrive twice before warp 0's sync —
+/// completing phase 0 without warp 0, as on a GPU — so only in order.
+#[test]
+fn two_phase_handoff_on_one_barrier() {
+    let ptx = r".version 8.0
+.target sm_90
+.address_size 64
+
+.visible .entry t(.param .u64 out)
+{
+	.reg .pred %p<2>;
+	.reg .b32 %r<8>;
+	.reg .b64 %rd<4>;
+	.shared .align 4 .b32 buf[64];
+	ld.param.u64 %rd0, [out];
+	mov.u32 %r1, %tid.x;
+	and.b32 %r2, %r1, 31;
+	shl.b32 %r3, %r2, 2;
+	mov.u32 %r4, buf;
+	add.u32 %r4, %r4, %r3;
+	setp.lt.u32 %p1, %r1, 32;
+	@%p1 bra CONSUMER;
+	add.u32 %r5, %r2, 100;
+	st.shared.u32 [%r4], %r5;
+	bar.arrive 1, 64;
+	bar.sync 1, 64;
+	ld.shared.u32 %r6, [%r4+128];
+	mul.wide.u32 %rd1, %r2, 4;
+	add.s64 %rd2, %rd0, %rd1;
+	st.global.u32 [%rd2], %r6;
+	ret;
+CONSUMER:
+	bar.sync 1, 64;
+	ld.shared.u32 %r5, [%r4];
+	mul.lo.u32 %r6, %r5, 3;
+	bar.sync 2, 32;
+	st.shared.u32 [%r4+128], %r6;
+	bar.arrive 1, 64;
+	ret;
+}
+";
+    let k = ptx_str("two_phase.ptx", ptx).unwrap_or_else(|e| panic!("{e}"));
+    let l = launch("t", 1, 64, 1, vec![u32s("out", &[0; 32])]);
+    let o = run_with(&k, &l, Schedule::InOrder, 1_000_000);
+    assert!(o.reports.is_empty(), "{}", rendered(&k, &o));
+    let want: Vec<u32> = (0..32).map(|l| (l + 100) * 3).collect();
+    assert_eq!(as_u32(&o.arrays[0]), want);
+}

@@ -374,6 +374,12 @@ pub static CODES: &[CodeInfo] = &[
         Error,
         "`{callee}` under a condition that may split a warp / `{callee}` in a block of {n} threads, whose last warp is partial"
     ),
+    code!("E0440", Error, "`{op}` on fragments that do not fit it"),
+    code!(
+        "E0441",
+        Error,
+        "`{name}` is accessed while a wgmma group reading it may be pending"
+    ),
     code!("S0001", Error, "deadlock: no thread can make progress"),
     code!("S0002", Error, "out-of-bounds {access} in {space} memory"),
     code!("S0003", Error, "misaligned {access} in {space} memory"),

@@ -8,6 +8,7 @@ mod broken;
 pub mod cli;
 mod cluster;
 mod dynamic_shared;
+mod fragments;
 mod generated;
 mod hopper;
 mod instances;

@@ -4,6 +4,7 @@
 //! from the command line. Helpers: `common::sim`.
 
 mod atomics;
+mod attention;
 mod broken;
 pub mod cli;
 mod cluster;

@@ -341,7 +341,9 @@ impl Writer<'_> {
                 }
                 for i in 0..d.elements() {
                     let t = self.reg(Class::F32);
-                    let m = neg[d.row_slot(i) as usize];
+                    let Some(&m) = neg.get(d.row_slot(i) as usize) else {
+                        return Err(self.invalid("a row slot past a thread's two rows"));
+                    };
                     emit!(self, "fma.rn.f32 {}, {dp}{i}, {}, {};", t, kr, m);
                     emit!(self, "ex2.approx.ftz.f32 {dp}{i}, {};", t);
                 }

@@ -133,8 +133,13 @@ pub fn check_attention(k: &Loaded, l: &Launch, want: &[f64], schedule: Schedule)
     for (i, w) in want.iter().enumerate() {
         let b = u16::from_le_bytes([o[2 * i], o[2 * i + 1]]);
         let got = fp::from_bits(u64::from(b), Format::BF16);
-        let err = (got - w).abs();
-        if !(err <= worst.0) {
+        // A NaN is the worst of all.
+        let err = if got.is_nan() {
+            f64::INFINITY
+        } else {
+            (got - w).abs()
+        };
+        if err > worst.0 {
             worst = (err, i);
         }
     }

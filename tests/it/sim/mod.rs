@@ -4,7 +4,7 @@
 //! from the command line. Helpers: `common::sim`.
 
 mod atomics;
-mod attention;
+pub mod attention;
 mod broken;
 pub mod cli;
 mod cluster;

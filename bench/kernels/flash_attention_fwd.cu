@@ -191,26 +191,29 @@ __device__ __forceinline__ void attention(const CUtensorMap* q, const CUtensorMa
             x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1));
             x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 2));
             const float mn = fmaxf(mx, x);
-            c[r] = ex2(mx * factor - mn * factor);
+            // As kdslc's row_exp2 rounds: -(m k) once, then one fma (no
+            // contraction left to the compiler: scripts/sim-check.py
+            // compares the twin's outputs with the sample's).
+            c[r] = ex2(fmaf(mx, factor, -__fmul_rn(mn, factor)));
             m[r] = mn;
         }
 #pragma unroll
-        for (int i = 0; i < HD / 2; i++) o_acc[i] *= c[(i >> 1) & 1];
+        for (int i = 0; i < HD / 2; i++) o_acc[i] = __fmul_rn(o_acc[i], c[(i >> 1) & 1]);
 #pragma unroll
         for (int r = 0; r < 2; r++) {
-            const float nm = -(m[r] * factor);
+            const float nm = -__fmul_rn(m[r], factor);
             float sum = 0.f;
             bool first = true;
 #pragma unroll
             for (int i = 0; i < 64; i++) {
                 if (((i >> 1) & 1) != r) continue;
                 s_acc[i] = ex2(fmaf(s_acc[i], factor, nm));
-                sum = first ? s_acc[i] : sum + s_acc[i];
+                sum = first ? s_acc[i] : __fadd_rn(sum, s_acc[i]);
                 first = false;
             }
-            sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-            sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-            lsum[r] = lsum[r] * c[r] + sum;
+            sum = __fadd_rn(sum, __shfl_xor_sync(0xffffffffu, sum, 1));
+            sum = __fadd_rn(sum, __shfl_xor_sync(0xffffffffu, sum, 2));
+            lsum[r] = __fadd_rn(__fmul_rn(lsum[r], c[r]), sum);
         }
 #pragma unroll
         for (int jj = 0; jj < 32; jj++) p[jj] = bf16x2(s_acc[2 * jj + 1], s_acc[2 * jj]);
@@ -231,7 +234,8 @@ __device__ __forceinline__ void attention(const CUtensorMap* q, const CUtensorMa
         const unsigned col = 8u * (i >> 2) + 2u * (l % 4u);
         if (row >= seq_len) continue;
         const float sc = inv[(i >> 1) & 1];
-        *reinterpret_cast<unsigned*>(o + (size_t)(base + row) * HD + col) = bf16x2(o_acc[i + 1] * sc, o_acc[i] * sc);
+        *reinterpret_cast<unsigned*>(o + (size_t)(base + row) * HD + col) =
+            bf16x2(__fmul_rn(o_acc[i + 1], sc), __fmul_rn(o_acc[i], sc));
     }
 }
 

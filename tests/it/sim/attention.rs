@@ -38,7 +38,7 @@ fn bits(v: &[f64]) -> Vec<u8> {
 
 /// The reference: per head, per query row below `seq`, the softmax of the
 /// scaled scores over the keys (those up to the row when `causal`).
-fn reference(
+pub fn reference(
     (q, k, v): (&[f64], &[f64], &[f64]),
     heads: usize,
     seq: usize,

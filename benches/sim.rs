@@ -69,6 +69,7 @@ fn benches(c: &mut Criterion) {
         block: [16, 16, 1],
         cluster: [1, 1, 1],
         dynamic_shared: 0,
+        cooperative: false,
         args: vec![
             floats("a", (n * n) as usize),
             floats("b", (n * n) as usize),
@@ -88,6 +89,7 @@ fn benches(c: &mut Criterion) {
         block: [128, 1, 1],
         cluster: [1, 1, 1],
         dynamic_shared: 0,
+        cooperative: false,
         args: vec![
             floats("x", (grid * chunks * 1024) as usize),
             floats("out", 1),
@@ -128,6 +130,7 @@ fn benches(c: &mut Criterion) {
         block: [384, 1, 1],
         cluster: [1, 1, 1],
         dynamic_shared: 197_632,
+        cooperative: false,
         args: vec![
             map("a", n, 1, 128),
             map("b", n, 2, 256),
@@ -143,6 +146,43 @@ fn benches(c: &mut Criterion) {
         ],
     };
     bench_one(c, "hopper_gemm_1024", &gemm_program, &launch);
+
+    // A thread issuing bulk stores in a loop without waiting keeps the
+    // most copies in flight (4096); under a random schedule each step
+    // lands one at random, in constant time (it once cost a shift of the
+    // queue per step, quadratic in the copies pending).
+    let ptx = ".version 8.0\n.target sm_90\n.address_size 64\n\
+               .visible .entry stores(.param .u64 out, .param .u32 n)\n{\n\
+               \t.reg .pred %p<2>;\n\t.reg .b32 %r<4>;\n\t.reg .b64 %rd<2>;\n\
+               \t.shared .align 16 .b8 buf[64];\n\
+               \tld.param.u64 %rd1, [out];\n\tld.param.u32 %r2, [n];\n\
+               \tmov.u32 %r1, buf;\n\tmov.u32 %r3, 0;\n\
+               L:\n\tcp.async.bulk.global.shared::cta.bulk_group [%rd1], [%r1], 64;\n\
+               \tadd.u32 %r3, %r3, 1;\n\tsetp.lt.u32 %p1, %r3, %r2;\n\t@%p1 bra L;\n\
+               \tcp.async.bulk.commit_group;\n\tcp.async.bulk.wait_group 0;\n\tret;\n}\n";
+    let stores = sim::load(ptx, PtxSource::Kdsl { line_spans: &[] }).expect("the stores load");
+    let launch = Launch {
+        kernel: "stores".into(),
+        grid: [1, 1, 1],
+        block: [1, 1, 1],
+        cluster: [1, 1, 1],
+        dynamic_shared: 0,
+        cooperative: false,
+        args: vec![floats("out", 16), u32v(1 << 20)],
+    };
+    let opts = SimOptions {
+        schedule: sim::Schedule::Random(1),
+        ..SimOptions::default()
+    };
+    let first = sim::run(&stores, &launch, &opts);
+    assert!(first.reports.is_empty(), "stores: {:?}", first.reports);
+    let mut g = c.benchmark_group("sim");
+    g.throughput(Throughput::Elements(first.stats.steps));
+    g.sample_size(10);
+    g.bench_function("bulk_stores_random_1m", |b| {
+        b.iter(|| sim::run(&stores, &launch, &opts))
+    });
+    g.finish();
 }
 
 criterion_group!(sim_benches, benches);

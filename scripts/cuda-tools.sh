@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs NVIDIA's CPU-side CUDA 13.5 compiler tools from their PyPI wheels, pinned
 # to 13.5.37: ptxas and nvdisasm (what kdsl's tests need), plus nvcc with its front
-# end (nvvm, crt), NVRTC and the runtime headers (what bench/peer.py needs).
+# end (nvvm, crt), NVRTC and the runtime headers (what bench/peer.py needs), and
+# the CCCL headers that cooperative_groups.h needs (what the simulator's tests of
+# real CUDA need).
 # No GPU and no system CUDA install needed. Idempotent: a second run does nothing.
 #
 #   usage: scripts/cuda-tools.sh [DIR]
@@ -76,6 +78,27 @@ if ! complete; then
   rm -rf "$dir/nvidia"
   mv "$stage/nvidia" "$dir/nvidia"
   complete || { say "install finished but $root/bin/ptxas is missing"; exit 1; }
+fi
+
+# The CUDA C++ core libraries' headers (CCCL: <nv/target>, <cuda/std/...>),
+# which <cooperative_groups.h> and <cuda_pipeline.h> include and nvcc finds
+# through nvcc.profile's -isystem include/cccl. Added on their own, so that
+# an existing install gains them without the other tools being replaced
+# under anyone using them. (No CCCL wheel carries the 13.5.37 number.)
+cccl="nvidia-cuda-cccl==13.3.5.0.6"
+if [ ! -e "$root/include/nv/target" ]; then
+  ensure_pip
+  stage_cccl=$(mktemp -d "$dir/.staging-cccl.XXXXXX")
+  trap 'rm -rf "${stage:-}" "$stage_cccl"' EXIT
+  say "installing the CCCL headers ($cccl) into $root/include"
+  wheels=("$cccl")
+  pip_install "$stage_cccl"
+  for d in nv cccl; do
+    if [ -d "$stage_cccl/nvidia/cu13/include/$d" ] && [ ! -e "$root/include/$d" ]; then
+      mv "$stage_cccl/nvidia/cu13/include/$d" "$root/include/$d"
+    fi
+  done
+  [ -e "$root/include/nv/target" ] || { say "the CCCL headers are missing after the install"; exit 1; }
 fi
 
 echo "$root"

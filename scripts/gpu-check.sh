@@ -14,7 +14,10 @@
 #  3. The GEMM's TFLOP/s at 4096^3 and 8192^3, kdslc and its nvcc twin, beside
 #     cuBLAS (torch.matmul, when torch with CUDA is installed), and the share
 #     of cuBLAS's speed kdslc's reaches.
-#  4. Attention's TFLOP/s (samples/flash_attention_fwd.kdsl, HEAD_DIM 128,
+#  4. The Python package's launches on torch tensors (when torch with CUDA
+#     is installed): saxpy, softmax and cluster_sum against the simulator,
+#     the GEMM's bf16 tensor maps, the argument checks on device arrays.
+#  5. Attention's TFLOP/s (samples/flash_attention_fwd.kdsl, HEAD_DIM 128,
 #     not causal) at seq_len 4096, kdslc and its nvcc twin, beside torch's
 #     scaled_dot_product_attention on the same shape (n/a without torch);
 #     its step-1 check runs the default instantiation (HEAD_DIM 64) on two
@@ -23,7 +26,7 @@
 # usage: scripts/gpu-check.sh [--sim] [--only KERNEL]...
 #   --sim          no GPU needed: run every check launch (step 1's inputs,
 #                  kernels and nvcc twins) in `kdslc sim` instead, and build
-#                  each timing launch of steps 2 and 3 (its arguments parsed,
+#                  each timing launch of steps 2, 3 and 5 (its arguments parsed,
 #                  its arrays made) without running it
 #   --only KERNEL  only this sample and its twin (repeatable)
 #
@@ -36,7 +39,7 @@
 # GPU_CHECK_SM (default: the GPU's compute capability, e.g. sm_90; sm_90
 # with --sim), GEMM_CHECK_SIZE (the GEMM's m = n = k in step 1: 1024),
 # GEMM_BENCH_SIZES (step 3's: "4096 8192"), ATTN_SEQ and ATTN_HEADS (step
-# 4's seq_len and batch x heads: 4096 and 16), PYTHON (python3, for the
+# 5's seq_len and batch x heads: 4096 and 16), PYTHON (python3, for the
 # GEMM's inputs and torch).
 #
 # Designed to finish within 5 minutes on an H100/H200-class GPU.
@@ -203,6 +206,8 @@ args() {
 	ticket_sum:bench) n=$((1 << 24)) grid=1056 ;;
 	sgemm_tiled:check) mnk=256 ;;
 	sgemm_tiled:bench) mnk=2048 ;;
+	sgemm_regtile:check) mnk=256 ;;
+	sgemm_regtile:bench) mnk=2048 ;;
 	softmax_rows:check | blend_rows:check) rows=256 cols=1024 ;;
 	softmax_rows:bench | blend_rows:bench) rows=4096 cols=4096 ;;
 	transpose:check) rows=512 cols=256 ;;
@@ -218,7 +223,7 @@ args() {
 	# Step 3's sizes (GEMM_BENCH_SIZES).
 	hopper_gemm:[1-9]*) mnk=$size a="rand:$size,$size:1" b="rand:$size,$size:2" ;;
 	# The default instantiation (HEAD_DIM 64) on a full and a partial KV
-	# tile; step 4's (HEAD_DIM 128) at ATTN_SEQ.
+	# tile; step 5's (HEAD_DIM 128) at ATTN_SEQ.
 	flash_attention_fwd:check) seq=200 bh=2 hd=64 ;;
 	flash_attention_fwd:attn) seq=$ATTN_SEQ bh=$ATTN_BH hd=128 ;;
 	*) return 1 ;;
@@ -233,6 +238,7 @@ args() {
 	ws_named) echo "$grid|288|0=f32:rand:$((grid * chunks * 8192)):1 1=f32:zeros:$((grid * chunks)) 2=$chunks|" ;;
 	ticket_sum) echo "$grid|128|0=f32:rand:$n:1 1=f32:zeros:$grid 2=u32:zeros:1 3=f32:zeros:1 4=$n|" ;;
 	sgemm_tiled) echo "$((mnk / 16)),$((mnk / 16))|16,16|0=f32:rand:$((mnk * mnk)):1 1=f32:rand:$((mnk * mnk)):2 2=f32:zeros:$((mnk * mnk)) 3=$mnk 4=$mnk 5=$mnk|" ;;
+	sgemm_regtile) echo "$(((mnk + 127) / 128)),$(((mnk + 127) / 128))|256|0=f32:rand:$((mnk * mnk)):1 1=f32:rand:$((mnk * mnk)):2 2=f32:zeros:$((mnk * mnk)) 3=$mnk 4=$mnk 5=$mnk|" ;;
 	softmax_rows) echo "$rows|256|0=f32:rand:$((rows * cols)):1 1=f32:zeros:$((rows * cols)) 2=$cols|" ;;
 	blend_rows) echo "$rows|256|0=f32:rand:$((rows * cols)):1 1=f32:rand:$((rows * cols)):2 2=f32:rand:$rows:3 3=f32:zeros:$((rows * cols)) 4=$cols|" ;;
 	transpose) echo "$((cols / 32)),$((rows / 32))|32,8|0=f32:iota:$((rows * cols)) 1=f32:zeros:$((rows * cols)) 2=$rows 3=$cols|" ;;
@@ -360,7 +366,7 @@ if [ "$SIM" = 1 ]; then
 	# Each timing launch is built (every argument parsed, every array made)
 	# and stopped after its first instruction: S0011, which is what --sim
 	# expects of it.
-	echo "== --sim: steps 2 to 4 time on a GPU; their launches, built and stopped at once: ==" >&2
+	echo "== --sim: steps 2, 3 and 5 time on a GPU; their launches, built and stopped at once: ==" >&2
 	for cu in bench/kernels/*.cu; do
 		k=$(basename "$cu" .cu)
 		wanted "$k" || continue
@@ -394,7 +400,7 @@ else
 		k=$(basename "$cu" .cu)
 		f="samples/$k.kdsl"
 		wanted "$k" && runnable "$k" || continue
-		# The GEMM is timed in step 3, attention in step 4, in TFLOP/s.
+		# The GEMM is timed in step 3, attention in step 5, in TFLOP/s.
 		[ "$k" = hopper_gemm ] && continue
 		[ "$k" = flash_attention_fwd ] && continue
 		# A twin whose kdsl kernel is not written yet is timed alone.
@@ -476,7 +482,22 @@ if [ "$SIM" = 0 ] && wanted hopper_gemm && [ -f samples/hopper_gemm.kdsl ] && ru
 	echo "      (the aim: at least 70% of cuBLAS at 8192^3; docs/performance.md)" >&2
 fi
 
-# --- 4. attention's TFLOP/s beside torch's scaled_dot_product_attention -------
+# 4. The Python package on torch tensors (python/tests/test_gpu.py's launches,
+#    `kernel[grid](...)`), when $PYTHON has torch with CUDA; skipped with a
+#    note otherwise. Its virtual environment sees $PYTHON's packages.
+if [ "$SIM" = 0 ] && [ ${#ONLY[@]} -eq 0 ]; then
+	echo "== the Python package on torch tensors (scripts/python-test.sh -k torch) ==" >&2
+	if "$PYTHON" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+		if ! KDSL_PY_VENV="$PWD/target/py-venv-gpu" KDSL_PY_SYSTEM_SITE=1 PYTHON="$(command -v "$PYTHON")" \
+			scripts/python-test.sh -k torch -rs; then
+			fail "the Python package's launches on torch tensors"
+		fi
+	else
+		echo "      skipped: $PYTHON has no torch with CUDA" >&2
+	fi
+fi
+
+# --- 5. attention's TFLOP/s beside torch's scaled_dot_product_attention -------
 # torch SDPA on q, k, v of [1, heads, seq, 128] bf16 (its fastest backend);
 # prints "MS", nothing without torch or a GPU.
 sdpa_ms() {

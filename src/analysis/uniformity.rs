@@ -270,9 +270,20 @@ impl Analyzer<'_, '_> {
                 self.mark(*local, v || div.is_some());
                 self.convergent_site(div, Site::Assign(*local));
             }
+            // A register array is one local to this analysis: an element
+            // written with a varying value, or in divergent flow, makes
+            // every element varying.
+            StmtKind::LetArray { local, values } => {
+                let v = self.all_effects(values, div);
+                self.mark(*local, v);
+            }
             StmtKind::Store { place, value, .. } => {
-                self.place(place, div);
-                self.effects(value, div);
+                let at = self.place(place, div);
+                let v = self.effects(value, div);
+                if let PlaceKind::Register { array, .. } = place.kind {
+                    self.mark(array, at || v || div.is_some());
+                    self.convergent_site(div, Site::Assign(array));
+                }
             }
             // Like `let`s of loads of the place (whose values vary with it).
             // A matrix load gives each lane other lanes' rows: it varies.
@@ -456,6 +467,10 @@ impl Analyzer<'_, '_> {
             PlaceKind::Accum { index, .. } => {
                 self.effects(index, div);
                 true
+            }
+            PlaceKind::Register { array, indices } => {
+                let i = self.all_effects(indices, div);
+                i || self.local(*array)
             }
         }
     }

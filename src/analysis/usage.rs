@@ -193,6 +193,7 @@ pub fn for_each_child(e: &Expr, f: &mut impl FnMut(&Expr)) {
         }
         PlaceKind::SharedAt { addr, .. } => f(addr),
         PlaceKind::Accum { index, .. } => f(index),
+        PlaceKind::Register { indices, .. } => indices.iter().for_each(f),
     };
     match &e.kind {
         ExprKind::Const(_) | ExprKind::Local(_) | ExprKind::Param(_) | ExprKind::Special(_) => {}
@@ -330,8 +331,8 @@ impl<'ir> Visit<'ir> for Walk {
                 self.add(Seen::DynShared(*array), *array, |u| &mut u.dyn_shared);
             }
             // The address is a value already: no base register needed; an
-            // accumulator is registers.
-            PlaceKind::SharedAt { .. } | PlaceKind::Accum { .. } => {}
+            // accumulator and a register array are registers.
+            PlaceKind::SharedAt { .. } | PlaceKind::Accum { .. } | PlaceKind::Register { .. } => {}
         }
         visit::walk_place(self, p);
     }

@@ -629,6 +629,8 @@ impl Walk<'_> {
                 st = self.place(place, st);
                 st = self.expr(value, st);
             }
+            // Its elements are read through places, never as a local.
+            StmtKind::LetArray { values, .. } => st = self.exprs(values, st),
             StmtKind::LoadVector { place, .. } => st = self.place(place, st),
             StmtKind::StoreVector { place, values, .. } => {
                 st = self.place(place, st);
@@ -932,6 +934,7 @@ impl Walk<'_> {
             }
             PlaceKind::SharedAt { addr, .. } => self.expr(addr, st),
             PlaceKind::Accum { index, .. } => self.expr(index, st),
+            PlaceKind::Register { indices, .. } => self.exprs(indices, st),
         }
     }
 

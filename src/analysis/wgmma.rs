@@ -148,7 +148,7 @@ pub struct Pending {
     pub wgmma: Span,
     /// Whether the group is committed (else: not even committed).
     pub committed: bool,
-    /// The group reads `acc` as its A operand (E0441), else writes it
+    /// The group reads `acc` as its A operand (E0451), else writes it
     /// (E0414).
     pub reads: bool,
 }
@@ -487,6 +487,12 @@ impl Walk<'_> {
             }
             StmtKind::Assign { value, .. } => {
                 self.expr(value, &mut st);
+                Some(st)
+            }
+            StmtKind::LetArray { values, .. } => {
+                for v in values {
+                    self.expr(v, &mut st);
+                }
                 Some(st)
             }
             StmtKind::Expr(e) | StmtKind::SyncWarp(e) => {
@@ -876,11 +882,12 @@ impl Walk<'_> {
             }
             PlaceKind::SharedAt { addr, .. } => self.expr(addr, st),
             PlaceKind::Accum { index, .. } => self.expr(index, st),
+            PlaceKind::Register { indices, .. } => indices.iter().for_each(|i| self.expr(i, st)),
         }
     }
 
     /// An ordinary access to `acc`'s registers: E0414 while a group
-    /// writing it may be pending, E0441 while one reading it; touched.
+    /// writing it may be pending, E0451 while one reading it; touched.
     fn touch(&mut self, acc: AccumId, span: Span, st: &mut State) {
         let found = st
             .writer(acc)

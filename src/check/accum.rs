@@ -444,7 +444,7 @@ impl BodyChecker<'_> {
 
     /// `row_max(m, s)`, `row_sum(l, s)`, `row_scale(o, c)`, `row_exp2(s,
     /// m, k)`, `acc_convert(p, s)`: the kinds, types and shapes of the
-    /// fragments (E0440).
+    /// fragments (E0450).
     pub(super) fn fragment_op(&mut self, c: Call<'_>, kind: ir::FragKind) -> Option<CallResult> {
         use ir::FragKind as K;
         let (dst_e, src_e, factor) = if kind == K::RowExp2 {
@@ -762,6 +762,13 @@ fn stmt(s: &ast::Stmt, names: &HashSet<String>, found: &mut HashSet<Span>) -> bo
     use ast::StmtKind as S;
     match &s.kind {
         S::Let { init, .. } | S::LetTuple { init, .. } => expr(init, names, found),
+        S::LetArray { init, .. } => match init.as_ref().map(|v| &v.kind) {
+            Some(ast::ArrayValueKind::List(items)) => {
+                items.iter().fold(false, |a, x| expr(x, names, found) | a)
+            }
+            Some(ast::ArrayValueKind::Repeat { value, .. }) => expr(value, names, found),
+            None => false,
+        },
         S::Assign { place, value, .. } => {
             let a = expr(place, names, found);
             expr(value, names, found) || a

@@ -126,6 +126,14 @@ pub struct BodyChecker<'a> {
     /// ([`super::instances`]): names between the body's own and the
     /// global constants.
     pub kconsts: HashMap<String, super::instances::KConst>,
+    /// The elements of the register arrays declared so far (for the
+    /// limit [`super::arrays::MAX_BODY_ELEMENTS`], E0443, and counted as
+    /// statements toward E0162: each becomes one).
+    pub array_elements: u64,
+    /// The range `for` loops (by span) whose variable an index of a
+    /// register array depends on: unrolled when their bounds are
+    /// constants ([`super::arrays::array_loops`]).
+    pub array_loops: std::collections::HashSet<Span>,
 }
 
 impl<'a> BodyChecker<'a> {
@@ -155,6 +163,8 @@ impl<'a> BodyChecker<'a> {
             calls_open: Vec::new(),
             untyped_args: 0,
             kconsts: HashMap::new(),
+            array_elements: 0,
+            array_loops: std::collections::HashSet::new(),
         }
     }
 
@@ -314,12 +324,12 @@ impl<'a> BodyChecker<'a> {
         kind: &'static str,
     ) -> LocalId {
         let id = LocalId(self.locals.len() as u32);
-        self.locals.push(ir::Local {
-            name: name.name.to_string(),
+        self.locals.push(ir::Local::scalar(
+            name.name.as_ref(),
             ty,
             mutable,
-            span: name.span,
-        });
+            name.span,
+        ));
         self.used.push(false);
         self.local_kind.push(kind);
         self.bind(&name.name, Binding::Local(id));
@@ -558,6 +568,7 @@ pub fn check_function(
             c.poison(&p.name.name);
         }
     }
+    c.array_loops = super::arrays::array_loops(&f.body);
     let block = c.function_body(&f.body, info);
     let (body, calls) = c.finish_body(block, diags, references);
     let func = ir::Function {

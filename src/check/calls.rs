@@ -433,7 +433,18 @@ impl BodyChecker<'_> {
         let mut lowered = Vec::new();
         let mut ok = true;
         for (a, ty) in args.iter().zip(&info.params) {
-            match ty.and_then(|t| self.expr_as(a, t)) {
+            let Some(t) = *ty else {
+                // A parameter whose type failed (already said): a variable
+                // passed to it counts as used, and nothing more is said.
+                if let ast::ExprKind::Name(n) = &a.kind {
+                    if let Some(super::body::Binding::Local(l)) = self.lookup(&n.name) {
+                        self.mark_used(l);
+                    }
+                }
+                ok = false;
+                continue;
+            };
+            match self.expr_as(a, t) {
                 Some(v) => lowered.push(v),
                 None => ok = false,
             }
@@ -609,6 +620,7 @@ pub(super) fn place_kind(p: &ir::PlaceKind) -> &'static str {
         }
         ir::PlaceKind::Remote { .. } => "an element of another CTA's shared memory",
         ir::PlaceKind::Accum { .. } => "an element of an accumulator, which is registers",
+        ir::PlaceKind::Register { .. } => "an element of a register array, which is a register",
     }
 }
 

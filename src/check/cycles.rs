@@ -212,6 +212,22 @@ impl Uses {
                 self.expr(init);
                 self.bound.push(name.name.clone());
             }
+            ast::StmtKind::LetArray { name, ty, init, .. } => {
+                if let Some(ast::TypeExprKind::Array { dims, .. }) = ty.as_ref().map(|t| &t.kind) {
+                    dims.iter().for_each(|d| self.expr(d));
+                }
+                match init.as_ref().map(|v| &v.kind) {
+                    Some(ast::ArrayValueKind::List(items)) => {
+                        items.iter().for_each(|x| self.expr(x))
+                    }
+                    Some(ast::ArrayValueKind::Repeat { value, dims }) => {
+                        self.expr(value);
+                        dims.iter().for_each(|d| self.expr(d));
+                    }
+                    None => {}
+                }
+                self.bound.push(name.name.clone());
+            }
             ast::StmtKind::LetTuple { names, init, .. } => {
                 self.expr(init);
                 self.bound.extend(names.iter().map(|n| n.name.name.clone()));

@@ -304,7 +304,7 @@ pub enum CheckError {
     },
     /// E0419: `wgmma_commit`/`wgmma_wait`/`wgmma` in a device function.
     WgmmaOutsideKernel { op: String, span: Span },
-    /// E0440: a fragment operation (or an RS `wgmma` operand) on
+    /// E0450: a fragment operation (or an RS `wgmma` operand) on
     /// accumulators whose kinds, types or shapes do not fit it.
     BadFragment {
         op: String,
@@ -320,6 +320,52 @@ pub enum CheckError {
         index: i128,
         elements: u32,
         span: Span,
+    },
+    /// E0440: an index of a register array that is not a compile-time
+    /// constant where it runs (after the loops around it are unrolled).
+    ArrayIndexNotConstant {
+        name: String,
+        span: Span,
+        decl: Span,
+    },
+    /// E0441: a constant index past its dimension of a register array.
+    ArrayIndexOutOfBounds {
+        name: String,
+        index: i128,
+        /// Which dimension (0 for the first) and its length.
+        dim: usize,
+        len: u32,
+        dims: usize,
+        span: Span,
+        decl: Span,
+    },
+    /// E0442: a register array's value does not fit its type, or it has
+    /// none.
+    ArrayValue {
+        name: String,
+        why: String,
+        label: String,
+        span: Span,
+        /// The type, where written, and its label.
+        ty: Option<(Span, &'static str)>,
+        help: Option<String>,
+        fix: Option<Suggestion>,
+    },
+    /// E0443: a register array that cannot live in registers (a dimension
+    /// of 0, more registers than a thread has), or the arrays of one body
+    /// past [`super::arrays::MAX_BODY_ELEMENTS`].
+    ArraySize {
+        name: String,
+        why: String,
+        label: String,
+        span: Span,
+    },
+    /// E0444: an array type where only a scalar type goes (anywhere but a
+    /// `let`, or an array of arrays).
+    ArrayTypeHere {
+        span: Span,
+        note: String,
+        fix: Option<Suggestion>,
     },
     /// E0420: `set_max_regs(n)` with `n` not a multiple of 8 in 24..=256.
     BadRegisterCount { n: u64, span: Span },
@@ -934,6 +980,68 @@ impl CheckError {
             )
             .primary(span, format!("needs {needs}"))
             .help(format!("compile with `--target {needs}` or newer")),
+            CheckError::ArrayIndexNotConstant { name, span, decl } => Diagnostic::error(
+                "E0440",
+                format!("the index of register array `{name}` is not a compile-time constant"),
+            )
+            .primary(span, "not known at compile time")
+            .secondary(decl, format!("`{name}` is declared here: each of its elements is a register"))
+            .note(format!(
+                "a register cannot be chosen at run time, so each index of `{name}` is a constant where it runs: a constant or kernel constant, an element of a loop over a constant list, an immutable variable bound to such values, or the variable of a range `for` loop with constant bounds (at most {} iterations), which the compiler unrolls for it",
+                super::stmts::MAX_ACCUM_TRIPS
+            ))
+            .help("kdsl never moves a register array to local memory; for values chosen at run time, use a shared array with a row per thread (`shared t: [f32; 256, 8];`, indexed `t[thread_idx.x, i]`)"),
+            CheckError::ArrayIndexOutOfBounds { name, index, dim, len, dims, span, decl } => {
+                let which = if dims == 1 {
+                    format!("`{name}` has {len} elements")
+                } else {
+                    let ordinal = ["first", "second", "third", "fourth"]
+                        .get(dim)
+                        .map_or_else(|| format!("dimension {}", dim + 1), |o| format!("{o} dimension"));
+                    format!("`{name}`'s {ordinal} has {len} elements")
+                };
+                Diagnostic::error(
+                    "E0441",
+                    format!("index {index} is out of bounds for register array `{name}`"),
+                )
+                .primary(span, format!("{which}, numbered from 0"))
+                .secondary(decl, format!("`{name}` is declared here"))
+            }
+            CheckError::ArrayValue { name, why, label, span, ty, help, fix } => {
+                let mut d = Diagnostic::error("E0442", format!("register array `{name}`: {why}"))
+                    .primary(span, label);
+                if let Some((t, label)) = ty {
+                    d = d.secondary(t, label);
+                }
+                if let Some(h) = help {
+                    d = d.help(h);
+                }
+                match fix {
+                    Some(f) => d.fix(f.message, f.span, f.replacement),
+                    None => d,
+                }
+            }
+            CheckError::ArraySize { name, why, label, span } => Diagnostic::error(
+                "E0443",
+                format!("register array `{name}` {why}"),
+            )
+            .primary(span, label)
+            .note(format!(
+                "each element of a register array is a register of its own, and a thread has at most {} registers of 32 bits (a 64-bit element takes two); what does not fit would be spilled to local memory, which kdsl never does silently",
+                crate::ir::REGS_PER_THREAD
+            )),
+            CheckError::ArrayTypeHere { span, note, fix } => {
+                let d = Diagnostic::error(
+                    "E0444",
+                    "a register array type is only the type of a `let`",
+                )
+                .primary(span, "not a scalar type")
+                .note(note);
+                match fix {
+                    Some(f) => d.fix(f.message, f.span, f.replacement),
+                    None => d,
+                }
+            }
             CheckError::BadAccum { name, shape, why, span } => Diagnostic::error(
                 "E0412",
                 format!("accumulator `{name}`: {shape} is not the shape of a wgmma accumulator"),
@@ -954,7 +1062,7 @@ impl CheckError {
             .secondary(acc, "the accumulator")
             .note("the forms: `f16` x `f16` into `f32` or `f16`; `bf16` x `bf16` and `tf32` x `tf32` into `f32`; `e4m3`/`e5m2` x `e4m3`/`e5m2` into `f32` or `f16`; `i8`/`u8` x `i8`/`u8` into `i32`; transposed (MN-major) operands only for `f16` and `bf16`"),
             CheckError::BadFragment { op, why, span, decl } => {
-                let d = Diagnostic::error("E0440", format!("`{op}` on fragments that do not fit it"))
+                let d = Diagnostic::error("E0450", format!("`{op}` on fragments that do not fit it"))
                     .primary(span, why)
                     .note("fragments are `accum` declarations: `[f32; 64, N]` (a wgmma result), `[bf16; 64, N]` or `[f16; 64, N]` (a register operand, two to a register), `[f32; 64]` (a row vector, one value per row); the row operations and `acc_convert` work on whole fragments in the fragment map (language.md §16.7)");
                 match decl {

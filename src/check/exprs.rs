@@ -177,6 +177,10 @@ impl BodyChecker<'_> {
     pub fn name_value(&mut self, name: &ast::Ident) -> Option<Expr> {
         let span = name.span;
         match self.lookup(&name.name) {
+            Some(Binding::Local(id)) if self.is_array(id) => {
+                self.array_as_value(id, name);
+                return None;
+            }
             Some(Binding::Local(id)) => {
                 self.mark_used(id);
                 let (ty, def) = self.local(id).map(|l| (l.ty, l.span))?;

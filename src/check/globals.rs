@@ -346,6 +346,18 @@ pub fn resolve_type_in(
         }
         // Too deep to parse (E0124, already reported).
         ast::TypeExprKind::Error => None,
+        // A `let`'s type (`check::arrays`), nothing else's.
+        ast::TypeExprKind::Array { .. } => {
+            diags.push(
+                CheckError::ArrayTypeHere {
+                    span: t.span,
+                    note: "register arrays are a thread's local variables, declared by `let` (`let mut acc: [f32; 8, 8] = [0.0; 8, 8];`); parameters, results, constants, casts and the elements of other arrays are scalars".into(),
+                    fix: None,
+                }
+                .into_diagnostic(),
+            );
+            None
+        }
         // Kernel parameters are checked before this (`check::tensor`).
         ast::TypeExprKind::Tensor { .. } => {
             diags.push(

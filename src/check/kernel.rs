@@ -97,6 +97,7 @@ pub fn check_kernel(
         })
         .collect();
     ctx.accum_loops = super::accum::accum_loops(&k.body, &accums);
+    c.array_loops = super::arrays::array_loops(&k.body);
     c.kernel = Some(ctx);
     c.launch_attributes(&k.launch);
 

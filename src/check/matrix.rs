@@ -46,6 +46,7 @@ impl BodyChecker<'_> {
             PlaceKind::Shared { .. } => None,
             PlaceKind::Global { .. } => Some("an element of a global array"),
             PlaceKind::Remote { .. } => Some("an element of another CTA's shared memory"),
+            PlaceKind::Register { .. } => Some("an element of a register array"),
             PlaceKind::SharedAt { .. } | PlaceKind::Accum { .. } => Some("this place"),
         };
         if let Some(found) = found {

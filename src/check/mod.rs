@@ -9,13 +9,15 @@
 //! expression whose check failed is `None`, which silences the errors that
 //! would only follow from it.
 //!
-//! Two checks need facts of the lowered body that the analysis computes
+//! Three checks need facts of the lowered body that the analysis computes
 //! (`crate::analysis::values`): zero divisors in the runs of loops over
-//! constant lists (E0117) and the alignment of vector accesses (E0148,
-//! W0325). [`after_analysis`] runs them on the analysed module.
+//! constant lists (E0117), the alignment of vector accesses (E0148,
+//! W0325) and the constant indices of register arrays (E0440, E0441).
+//! [`after_analysis`] runs them on the analysed module.
 
 mod accum;
 mod args;
+pub mod arrays;
 mod atomics;
 mod barrier_ops;
 mod body;
@@ -48,13 +50,15 @@ pub use globals::Globals;
 
 /// The checker's diagnostics that read the analysis' facts of the lowered
 /// module (partial or not): zero divisors (E0117), the alignment of
-/// vector and matrix accesses (E0148, W0325, E0432, W0432) and whether
-/// every lane of a warp runs each matrix access (E0434).
+/// vector and matrix accesses (E0148, W0325, E0432, W0432), whether
+/// every lane of a warp runs each matrix access (E0434), and the indices
+/// of register arrays (E0440, E0441).
 pub fn after_analysis(module: &ir::Module, info: &crate::analysis::ModuleInfo) -> Vec<Diagnostic> {
     let mut found = Vec::new();
     for (f, fi) in module.functions.iter().zip(&info.functions) {
         found.extend(divisors::zero_divisors(&f.body, &fi.body.values));
         found.extend(vector::alignment(&f.body, &[], &fi.body.values));
+        found.extend(arrays::register_indices(&f.body, &fi.body.values));
     }
     let mut all: Vec<Diagnostic> = found.into_iter().map(CheckError::into_diagnostic).collect();
     for (k, ki) in module.kernels.iter().zip(&info.kernels) {
@@ -67,6 +71,7 @@ pub fn after_analysis(module: &ir::Module, info: &crate::analysis::ModuleInfo) -
 pub fn after_analysis_kernel(k: &ir::Kernel, ki: &crate::analysis::KernelInfo) -> Vec<Diagnostic> {
     let mut found = divisors::zero_divisors(&k.body, &ki.body.values);
     found.extend(vector::alignment(&k.body, &k.shared, &ki.body.values));
+    found.extend(arrays::register_indices(&k.body, &ki.body.values));
     found.extend(matrix::convergence(k, &ki.body));
     found.into_iter().map(CheckError::into_diagnostic).collect()
 }

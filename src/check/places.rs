@@ -70,10 +70,10 @@ impl BodyChecker<'_> {
     /// vector access): an accumulator's element is a register, E0110.
     pub fn memory_place(&mut self, e: &ast::Expr, for_write: bool) -> Option<(Place, Span)> {
         let r = self.place(e, for_write)?;
-        if let PlaceKind::Accum { .. } = r.0.kind {
+        if let PlaceKind::Accum { .. } | PlaceKind::Register { .. } = r.0.kind {
             self.mismatch_text(
                 "an element of a global or shared array",
-                "an element of an accumulator, which is registers",
+                super::calls::place_kind(&r.0.kind),
                 e.span,
             );
             return None;
@@ -209,6 +209,9 @@ impl BodyChecker<'_> {
             Some(Binding::Poisoned) => {
                 let _ = self.indices(indices);
                 None
+            }
+            Some(Binding::Local(l)) if self.is_array(l) => {
+                self.register_place(l, name, indices, index_span, span, for_write)
             }
             Some(Binding::Local(_)) => {
                 let _ = self.name_value(name);

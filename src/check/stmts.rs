@@ -175,7 +175,8 @@ impl BodyChecker<'_> {
             let accum = self
                 .kernel
                 .as_ref()
-                .is_some_and(|k| k.accum_loops.contains(&s.span));
+                .is_some_and(|k| k.accum_loops.contains(&s.span))
+                || self.array_loops.contains(&s.span);
             if accum {
                 let h = hint.as_deref();
                 return self.accum_for(var, start, end, step.as_deref(), body, h, s.span, out);
@@ -189,6 +190,12 @@ impl BodyChecker<'_> {
                 ty,
                 init,
             } => self.let_stmt(*mutable, name, ty.as_deref(), init, s.span),
+            ast::StmtKind::LetArray {
+                mutable,
+                name,
+                ty,
+                init,
+            } => self.let_array(*mutable, name, ty.as_deref(), init.as_deref(), s.span),
             ast::StmtKind::LetTuple {
                 names,
                 pattern,
@@ -287,6 +294,9 @@ impl BodyChecker<'_> {
         init: &ast::Expr,
         span: Span,
     ) -> Option<StmtKind> {
+        if let Some(t) = ty.filter(|t| matches!(t.kind, ast::TypeExprKind::Array { .. })) {
+            return self.array_given_scalar(name, t, init);
+        }
         let declared = match ty {
             Some(t) => match self.resolve_type(t) {
                 Some(Type::Scalar(s)) => Some(Some(s)),
@@ -370,7 +380,9 @@ impl BodyChecker<'_> {
         value: &ast::Expr,
         span: Span,
     ) -> Option<StmtKind> {
-        let Some(Binding::Local(local)) = self.lookup(&name.name) else {
+        let array = self.array_binding(self.lookup(&name.name));
+        let Some(Binding::Local(local)) = self.lookup(&name.name).filter(|_| array.is_none())
+        else {
             if matches!(self.lookup(&name.name), Some(Binding::Poisoned)) {
                 let _ = self.expr(value, None);
                 return None;
@@ -394,6 +406,10 @@ impl BodyChecker<'_> {
                     Some(Binding::Accum(_)) => {
                         ("an accumulator (index it to store an element)", None)
                     }
+                    Some(Binding::Local(l)) => (
+                        "a register array (index it to store an element)",
+                        self.local(l).map(|l| l.span),
+                    ),
                     _ => ("a constant", self.const_decl(&name.name)),
                 };
                 self.error(CheckError::AssignImmutable {
@@ -611,7 +627,9 @@ impl BodyChecker<'_> {
 
     /// The statements and expressions built so far in this body.
     fn built(&self) -> u64 {
-        (self.ids.exprs() as u64).saturating_add(self.ids.stmts() as u64)
+        (self.ids.exprs() as u64)
+            .saturating_add(self.ids.stmts() as u64)
+            .saturating_add(self.array_elements)
     }
 
     /// Whether a loop over `n` elements whose body (built since

@@ -419,7 +419,9 @@ fn flat_index(shared: &[SharedArray], values: &Values, place: &Place, at: At) ->
             let dims = shared.get(array.index()).map_or(&[][..], |a| &a.dims[..]);
             (dims, indices.iter().collect())
         }
-        PlaceKind::SharedAt { .. } | PlaceKind::Accum { .. } => return (0, 0),
+        PlaceKind::SharedAt { .. } | PlaceKind::Accum { .. } | PlaceKind::Register { .. } => {
+            return (0, 0)
+        }
     };
     // The stride of index k is the product of the dimensions after it.
     let mut strides = vec![1u64; indices.len()];

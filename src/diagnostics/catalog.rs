@@ -2,7 +2,7 @@
 //!
 //! The first lines are the contract of the language reference's diagnostics
 //! catalogue (§8), plus the project's additions (E0004, E0114–E0119, E0123,
-//! E0124–E0127, E0130–E0132, E0140–E0149, E0160–E0163, E0400–E0409, W0003,
+//! E0124–E0127, E0130–E0132, E0140–E0149, E0160–E0163, E0400–E0409, E0440–E0444, E0450, E0451, W0003,
 //! W0324–W0326, W0330).
 //! Each code's explanation is a markdown file in `explain/`, compiled in with
 //! `include_str!` so that `kdslc explain` needs no files at run time. The
@@ -374,9 +374,26 @@ pub static CODES: &[CodeInfo] = &[
         Error,
         "`{callee}` under a condition that may split a warp / `{callee}` in a block of {n} threads, whose last warp is partial"
     ),
-    code!("E0440", Error, "`{op}` on fragments that do not fit it"),
+    code!(
+        "E0440",
+        Error,
+        "the index of register array `{name}` is not a compile-time constant"
+    ),
     code!(
         "E0441",
+        Error,
+        "index {index} is out of bounds for register array `{name}`"
+    ),
+    code!("E0442", Error, "register array `{name}`: {why}"),
+    code!("E0443", Error, "register array `{name}` {why}"),
+    code!(
+        "E0444",
+        Error,
+        "a register array type is only the type of a `let`"
+    ),
+    code!("E0450", Error, "`{op}` on fragments that do not fit it"),
+    code!(
+        "E0451",
         Error,
         "`{name}` is accessed while a wgmma group reading it may be pending"
     ),
@@ -470,6 +487,12 @@ pub static CODES: &[CodeInfo] = &[
         Error,
         "`setmaxnreg.inc` to {n} registers, below the warp's {count} / `setmaxnreg.dec` to {n} registers, above the warp's {count}"
     ),
+    code!(
+        "S0040",
+        Error,
+        "{n} `printf` calls dropped: the printf buffer ({size} MiB) was full"
+    ),
+    code!("S0041", Error, "assertion `{condition}` failed"),
     code!("W0001", Warning, "unused variable `{name}`"),
     code!("W0002", Warning, "cluster size {n} is not portable"),
     code!("W0003", Warning, "the file defines no kernel"),

@@ -288,9 +288,25 @@ pub fn options(common: &CommonArgs, check_only: bool) -> Result<Options, Fail> {
         lineinfo: false,
         drop_syntax: false,
         passes: common.passes.clone(),
-        consts: common.consts.clone(),
+        consts: kernel_consts(&common.consts)?,
         entries: Vec::new(),
     })
+}
+
+/// The `--const` flags of a `.kdsl` input: its kernels' constants, each
+/// `[KERNEL.]NAME=VALUE` (a `.ptx` input's are `__constant__` memory,
+/// read by `launch::consts` instead).
+fn kernel_consts(flags: &[String]) -> Result<Vec<crate::check::instances::ConstArg>, Fail> {
+    flags
+        .iter()
+        .map(|f| {
+            f.parse().map_err(|e| {
+                Fail::Usage(format!(
+                    "invalid value '{f}' for '--const [KERNEL.]NAME=VALUE': {e}"
+                ))
+            })
+        })
+        .collect()
 }
 
 /// Compiles and reports; `Err` when the input cannot be read (exit 2) or the
@@ -364,7 +380,7 @@ fn emit(
             let assembly = ptxas::assemble(
                 ptxas,
                 ptx,
-                args.common.target,
+                Some(args.common.target.name()),
                 args.opt_level.as_deref(),
                 out,
             )?;

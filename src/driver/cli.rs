@@ -68,6 +68,12 @@ Arguments (--arg NAME=VALUE, or POSITION=VALUE counting from 0):
   f32:iota:N     a type prefix: required for the pointers of a .ptx input
   tensors        an array form whose shape gives the dimensions (kdsl);
                  tmap:TYPE:ARRAY:box=B0,B1[:swizzle=128][:fill=nan] (.ptx)
+  structs        a .ptx input's .b8[N] parameter (a struct by value): its
+                 bytes, bytes:@FILE or bytes:[1, 2, 3], or its fields,
+                 struct:f32=1.5,u32=7,f64=[1, 2] (C's layout, rest zeros)
+  --const        a .kdsl kernel's constants, [KERNEL.]NAME=VALUE; for a .ptx
+                 input its __constant__ memory (`kdslc sim`): --const
+                 NAME=ARRAY sets the .const variable NAME (f32:[0.5, 2])
 
 Exit status: 0 the kernel completed, 1 compile errors, 2 usage or I/O (or no
 CUDA driver for `run`), 3 internal error, 4 the kernel faulted (a deadlock,
@@ -167,13 +173,11 @@ pub struct CommonArgs {
 
     /// The value of a kernel constant, `BM=64` (every kernel with a constant
     /// BM) or `gemm.BM=64`; repeatable: each value of a constant given
-    /// several times is an instantiation (see docs/language.md §2.6)
-    #[arg(long = "const", value_name = "[KERNEL.]NAME=VALUE", value_parser = parse_const)]
-    pub consts: Vec<crate::check::instances::ConstArg>,
-}
-
-fn parse_const(s: &str) -> Result<crate::check::instances::ConstArg, String> {
-    s.parse()
+    /// several times is an instantiation (see docs/language.md §2.6). For a
+    /// .ptx input of `kdslc sim`: NAME=ARRAY sets the `.const` variable
+    /// NAME (`__constant__` memory), `coef=f32:[0.25, 0.5]`
+    #[arg(long = "const", value_name = "[KERNEL.]NAME=VALUE")]
+    pub consts: Vec<String>,
 }
 
 /// The launch flags `sim` and `run` share: the input, the kernel, the
@@ -222,6 +226,12 @@ pub struct LaunchArgs {
     #[arg(long, value_name = "NAME")]
     pub dump: Vec<String>,
 
+    /// A cooperative launch (`cudaLaunchCooperativeKernel`): all CTAs of
+    /// the grid co-resident, so that cooperative groups' `grid.sync()`
+    /// works
+    #[arg(long)]
+    pub cooperative: bool,
+
     /// Print dumped arrays in full; without --dump, print every writable
     /// array
     #[arg(long)]
@@ -241,6 +251,12 @@ pub struct SimArgs {
     /// copies, to expose other interleavings)
     #[arg(long, value_name = "SCHEDULE", value_parser = parse_schedule, default_value = "in-order")]
     pub schedule: Schedule,
+
+    /// Assemble the module with ptxas first and run it only if ptxas
+    /// accepts it (`--ptxas`: found as for `build --emit cubin`;
+    /// `--ptxas=PATH`: that one)
+    #[arg(long, value_name = "PATH", num_args = 0..=1, require_equals = true)]
+    pub ptxas: Option<Option<PathBuf>>,
 
     /// Give up after this many simulated steps and report where each
     /// thread is ("no progress")

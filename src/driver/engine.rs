@@ -38,16 +38,20 @@ pub(crate) struct Simulated {
     pub faulted: bool,
     /// `--stats`, formatted for the terminal or as JSON.
     pub stats: Option<String>,
+    /// What the kernel's `printf`s printed, in the simulator's order.
+    pub printed: Vec<sim::Printed>,
 }
 
-/// Runs `launch` on the CPU. A module outside the simulator's PTX subset is
-/// reported (its first unsupported instruction, with its PTX line) and ends
-/// the command: exit 2 for a `.ptx` input, an internal error (exit 3) for
+/// Runs `launch` on the CPU. A kernel outside the simulator's PTX subset is
+/// reported (every unsupported instruction it reaches, each with its PTX
+/// line; a module none of whose kernels can run: every one of the module)
+/// and ends the command: exit 2 for a `.ptx` input, an internal error (exit 3) for
 /// kdslc's own PTX, which the simulator must always be able to run.
 pub(crate) fn simulate(
     input: &Input,
     launch: &Launch,
     settings: &Settings,
+    consts: &[String],
     reporter: &mut Reporter,
 ) -> Result<Simulated, Fail> {
     let mut sources = input.sources.clone();
@@ -67,7 +71,17 @@ pub(crate) fn simulate(
             },
         ),
     };
-    let program = match loaded {
+    // A kernel that reaches an instruction outside the subset is refused
+    // as a module that does not load is (the module's other kernels run).
+    let loaded = loaded.and_then(|p| {
+        let refusals = p.refusals(&launch.kernel);
+        if refusals.is_empty() {
+            Ok(p)
+        } else {
+            Err(refusals)
+        }
+    });
+    let mut program = match loaded {
         Ok(p) => p,
         Err(diags) => {
             reporter.report(&sources, &diags);
@@ -80,6 +94,14 @@ pub(crate) fn simulate(
             });
         }
     };
+    // `--const NAME=ARRAY`: the module's `__constant__` memory, set as a
+    // host sets it before the launch (`launch::consts`).
+    // (A `.kdsl` input's `--const` flags were its kernel constants.)
+    let symbols = program.constants();
+    for text in consts.iter().filter(|_| input.origin == Origin::Ptx) {
+        let (name, bytes) = crate::launch::consts::parse(&symbols, text).map_err(Fail::Usage)?;
+        program.set_constant(&name, &bytes).map_err(Fail::Usage)?;
+    }
     let defaults = SimOptions::default();
     let opts = SimOptions {
         schedule: match settings.schedule {
@@ -93,6 +115,7 @@ pub(crate) fn simulate(
         .stats
         .then(|| format_stats(&outcome.stats, settings.json));
     Ok(Simulated {
+        printed: outcome.printed,
         arrays: outcome.arrays,
         reports: outcome.reports,
         sources,
@@ -195,4 +218,26 @@ fn format_stats(s: &Stats, json: bool) -> String {
         );
     }
     out.trim_end().to_string()
+}
+
+/// The `printf` output of a run for stdout: the texts one after another,
+/// or (`json`) one object per call, `{"type":"printf","cta":[x,y,z],
+/// "thread":T,"text":"..."}`.
+pub(crate) fn printf_text(printed: &[sim::Printed], json: bool) -> String {
+    let mut out = String::new();
+    for p in printed {
+        if json {
+            let v = serde_json::json!({
+                "type": "printf",
+                "cta": p.cta,
+                "thread": p.thread,
+                "text": p.text,
+            });
+            out.push_str(&v.to_string());
+            out.push('\n');
+        } else {
+            out.push_str(&p.text);
+        }
+    }
+    out
 }

@@ -47,12 +47,6 @@ pub(crate) fn is_ptx(path: &Path) -> bool {
 /// Reads and, for `.kdsl`, compiles the input (reporting its diagnostics).
 pub(crate) fn load(args: &LaunchArgs, reporter: &mut Reporter) -> Result<Input, Fail> {
     let path = args.file.clone();
-    if is_ptx(&path) && !args.common.consts.is_empty() {
-        return Err(Fail::Usage(format!(
-            "`--const` sets the constants of kdsl kernels; `{}` is PTX, whose kernels have none",
-            path.display()
-        )));
-    }
     if is_ptx(&path) {
         // The same rules as for a `.kdsl` source: a regular file of bounded
         // size, so that a FIFO or `/dev/zero` cannot hang or exhaust us.
@@ -123,6 +117,7 @@ pub(crate) fn prepare(args: &LaunchArgs, input: &Input) -> Result<Launch, Fail> 
         args: args.args.clone(),
         shared_bytes: args.shared_bytes,
         origin: input.origin,
+        cooperative: args.cooperative,
     };
     let l = launch::build(sig, &request).map_err(usage)?;
     launch::check_dumps(sig, &l, &args.dump).map_err(usage)?;
@@ -250,8 +245,9 @@ pub(crate) fn write_outputs(
 
 /// Every writable array as `DIR/NAME.npy` (the folder created if needed),
 /// a tensor with its shape (`shape`), any other array one-dimensional.
-/// The files are all staged before any is put in place, so an error while
-/// writing leaves none.
+/// The files are all staged, and every destination checked, before any is
+/// put in place; a failure while they are put in place restores those
+/// already replaced ([`output::commit_all`]): all outputs or none.
 fn write_npy_files<'a>(
     dir: &Path,
     arrays: &[Array],
@@ -275,10 +271,7 @@ fn write_npy_files<'a>(
         file.write_all(&bytes)?;
         staged.push(file);
     }
-    for file in staged {
-        file.commit()?;
-    }
-    Ok(())
+    output::commit_all(staged)
 }
 
 /// The `--dump` text of the arrays named, in order.

@@ -148,6 +148,84 @@ impl Staged {
     }
 }
 
+/// Makes several staged outputs the outputs together: all of them, or
+/// none. Every destination is checked first (a folder in the way is an
+/// error before anything is replaced); each file it replaces is kept as a
+/// hard-linked backup until the last rename succeeded, and restored if a
+/// later one fails, so that a failure leaves every output as it was.
+/// (Outputs streamed into special files, which cannot be taken back, are
+/// written last.)
+pub fn commit_all(staged: Vec<Staged>) -> Result<(), Fail> {
+    for s in &staged {
+        if let Landing::Replace(target) = &s.landing {
+            if std::fs::symlink_metadata(target).is_ok_and(|m| m.is_dir()) {
+                return Err(Fail::Usage(format!(
+                    "cannot write `{}`: it is a folder",
+                    s.shown.display()
+                )));
+            }
+        }
+    }
+    let (replace, stream): (Vec<Staged>, Vec<Staged>) = staged
+        .into_iter()
+        .partition(|s| matches!(s.landing, Landing::Replace(_)));
+    // (the output, its target, the backup of what it replaces)
+    let mut done: Vec<(PathBuf, Option<tempfile::NamedTempFile<()>>)> = Vec::new();
+    for s in replace {
+        let Landing::Replace(target) = &s.landing else {
+            continue;
+        };
+        let target = target.clone();
+        let backup = match std::fs::symlink_metadata(&target) {
+            Ok(m) if m.is_file() => Some(backup_of(&target).map_err(|e| {
+                roll_back(std::mem::take(&mut done));
+                cannot_write(&s.shown, &e)
+            })?),
+            _ => None,
+        };
+        if let Err(e) = s.commit() {
+            roll_back(std::mem::take(&mut done));
+            return Err(e);
+        }
+        done.push((target, backup));
+    }
+    for s in stream {
+        s.commit()?;
+    }
+    Ok(())
+}
+
+/// A hard link to `target` under a fresh name beside it, removed when
+/// dropped.
+fn backup_of(target: &Path) -> std::io::Result<tempfile::NamedTempFile<()>> {
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = target
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".bak")
+        .make_in(&dir, |p| std::fs::hard_link(target, p))
+}
+
+/// Puts back what the renames in `done` replaced, newest first: the backup
+/// over the new file, or no file where there was none.
+fn roll_back(done: Vec<(PathBuf, Option<tempfile::NamedTempFile<()>>)>) {
+    for (target, backup) in done.into_iter().rev() {
+        match backup {
+            Some(b) => {
+                let _ = b.persist(&target);
+            }
+            None => {
+                let _ = std::fs::remove_file(&target);
+            }
+        }
+    }
+}
+
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Fail> {
     let mut staged = Staged::new(path)?;
     staged.write_all(bytes)?;
@@ -309,6 +387,49 @@ mod tests {
             .file_type()
             .is_symlink());
         assert_eq!(std::fs::read_to_string(&real).unwrap(), "new");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+    }
+
+    #[test]
+    fn commit_all_is_all_or_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b, c) = (
+            dir.path().join("a.npy"),
+            dir.path().join("b.npy"),
+            dir.path().join("c.npy"),
+        );
+        std::fs::write(&a, "old a").unwrap();
+        let stage = |p: &Path, text: &str| {
+            let mut s = Staged::new(p).unwrap();
+            s.write_all(text.as_bytes()).unwrap();
+            s
+        };
+        // A folder in the way: refused before anything is replaced.
+        std::fs::create_dir(&c).unwrap();
+        let Err(Fail::Usage(m)) = commit_all(vec![stage(&a, "new a"), stage(&c, "new c")]) else {
+            panic!("expected a usage error");
+        };
+        assert!(m.ends_with("c.npy`: it is a folder"), "{m}");
+        assert_eq!(std::fs::read_to_string(&a).unwrap(), "old a");
+        std::fs::remove_dir(&c).unwrap();
+        // A rename that fails after others succeeded (its temporary gone):
+        // the ones before are taken back, a replaced file restored and a
+        // new one removed.
+        let third = stage(&c, "new c");
+        std::fs::remove_file(third.path()).unwrap();
+        assert!(commit_all(vec![stage(&a, "new a"), stage(&b, "new b"), third]).is_err());
+        assert_eq!(std::fs::read_to_string(&a).unwrap(), "old a");
+        assert!(!b.exists() && !c.exists());
+        let mut names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["a.npy"]);
+        // And all of them when nothing fails.
+        commit_all(vec![stage(&a, "new a"), stage(&b, "new b")]).unwrap();
+        assert_eq!(std::fs::read_to_string(&a).unwrap(), "new a");
+        assert_eq!(std::fs::read_to_string(&b).unwrap(), "new b");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
     }
 

@@ -3,7 +3,6 @@
 use super::output::Staged;
 use super::Fail;
 use crate::input::{self, io_reason};
-use crate::target::Target;
 use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -118,6 +117,8 @@ pub struct Assembly {
     /// The cubin staged beside its output, or a temporary file for stdout.
     staged: Option<Staged>,
     loose: Option<tempfile::NamedTempFile>,
+    /// Where the PTX was written for ptxas (which names it so).
+    ptx_path: PathBuf,
 }
 
 impl Assembly {
@@ -153,7 +154,7 @@ impl Assembly {
 pub fn assemble(
     ptxas: &Path,
     ptx: &str,
-    target: Target,
+    arch: Option<&str>,
     opt_level: Option<&str>,
     out: Option<&Path>,
 ) -> Result<Assembly, Fail> {
@@ -194,7 +195,9 @@ pub fn assemble(
     };
 
     let mut cmd = Command::new(ptxas);
-    cmd.arg(format!("-arch={}", target.name()));
+    if let Some(arch) = arch {
+        cmd.arg(format!("-arch={arch}"));
+    }
     if let Some(level) = opt_level {
         cmd.arg(format!("-O{level}"));
     }
@@ -215,6 +218,48 @@ pub fn assemble(
         failed: (!result.status.success()).then_some(result.status),
         staged,
         loose,
+        ptx_path: input.path().to_path_buf(),
+    })
+}
+
+/// `kdslc sim --ptxas`: assembles the PTX to be run and refuses it, exit
+/// 2, with ptxas's messages when ptxas does: a module a GPU would not load
+/// does not run. It is assembled for the module's `.target` when that is
+/// architecture-specific (`sm_90a`, `sm_100f`), else for `target` (the
+/// GPU simulated, `--target`), as a driver compiles portable PTX for its
+/// own GPU. `name` is the input's name, put where ptxas names its
+/// temporary copy.
+pub fn vet(ptxas: &Path, ptx: &str, target: &str, name: &str) -> Result<(), Fail> {
+    let arch = module_target(ptx)
+        .filter(|a| a.ends_with('a') || a.ends_with('f'))
+        .unwrap_or(target);
+    let assembly = assemble(ptxas, ptx, Some(arch), None, None)?;
+    let Some(status) = assembly.failed else {
+        return Ok(());
+    };
+    // ptxas names the PTX by its temporary path: name the input instead.
+    let log = assembly
+        .log
+        .replace(&assembly.ptx_path.display().to_string(), name);
+    let log: String = log
+        .lines()
+        .filter(|l| !l.contains("Ptx assembly aborted due to errors"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    Err(Fail::Usage(format!(
+        "`--ptxas`: ptxas `{}` rejects `{name}` ({status}), so a GPU would not load it:\n{}",
+        ptxas.display(),
+        log.trim_end()
+    )))
+}
+
+/// The architecture of a module's `.target` directive (`sm_90a` of
+/// `.target sm_90a, debug`).
+fn module_target(ptx: &str) -> Option<&str> {
+    ptx.lines().find_map(|l| {
+        let rest = l.trim_start().strip_prefix(".target")?;
+        let arch = rest.trim().split([',', ' ', '\t', '/']).next()?;
+        (!arch.is_empty()).then_some(arch)
     })
 }
 

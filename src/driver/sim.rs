@@ -14,13 +14,37 @@ use super::Fail;
 pub fn sim(args: &SimArgs, reporter: &mut Reporter) -> Result<(), Fail> {
     let input = launch_io::load(&args.launch, reporter)?;
     let launch = launch_io::prepare(&args.launch, &input)?;
+    if let Some(flag) = &args.ptxas {
+        let ptxas = super::ptxas::find(flag.as_deref())?;
+        let target = args.launch.common.target.name();
+        let name = input.path.display().to_string();
+        super::ptxas::vet(&ptxas, &input.ptx, target, &name).map_err(|e| {
+            match (e, input.origin) {
+                // kdslc promises PTX that ptxas accepts.
+                (Fail::Usage(m), crate::launch::Origin::Kdsl) => Fail::Internal(m),
+                (e, _) => e,
+            }
+        })?;
+    }
     let settings = Settings {
         schedule: args.schedule,
         max_steps: args.max_steps,
         stats: args.stats,
         json: args.launch.common.message_format == MessageFormat::Json,
     };
-    let outcome = engine::simulate(&input, &launch, &settings, reporter)?;
+    let outcome = engine::simulate(
+        &input,
+        &launch,
+        &settings,
+        &args.launch.common.consts,
+        reporter,
+    )?;
+    // What the kernel printed comes first, as on a GPU (whose printf
+    // buffer is flushed when the kernel ends), also when it faulted.
+    let printed = engine::printf_text(&outcome.printed, settings.json);
+    if !printed.is_empty() {
+        super::output::write_stdout(printed.as_bytes())?;
+    }
     reporter.report(&outcome.sources, &outcome.reports);
     if let Some(stats) = &outcome.stats {
         if settings.json {

@@ -227,6 +227,7 @@ impl Body {
             ty,
             mutable: true,
             span,
+            dims: Vec::new(),
         });
         id
     }
@@ -280,10 +281,70 @@ impl Drop for Body {
 #[derive(Clone, Debug)]
 pub struct Local {
     pub name: String,
+    /// A scalar's type, or a register array's element type.
     pub ty: Scalar,
+    /// For a register array, whether its elements may be written.
     pub mutable: bool,
     /// The span of the name where it was declared.
     pub span: Span,
+    /// Empty for a scalar. A register array's dimensions (each at least
+    /// 1, row-major; language.md §5.8): declared by
+    /// [`StmtKind::LetArray`], its elements read and written through
+    /// [`PlaceKind::Register`], never an [`ExprKind::Local`], `Let` or
+    /// `Assign`. The optimiser replaces each array by a scalar local per
+    /// element before any pass (`crate::opt::registers`), so the PTX
+    /// writer never sees one.
+    pub dims: Vec<u32>,
+}
+
+impl Local {
+    /// A scalar local.
+    pub fn scalar(name: impl Into<String>, ty: Scalar, mutable: bool, span: Span) -> Local {
+        Local {
+            name: name.into(),
+            ty,
+            mutable,
+            span,
+            dims: Vec::new(),
+        }
+    }
+
+    /// Whether it is a register array.
+    pub fn is_array(&self) -> bool {
+        !self.dims.is_empty()
+    }
+
+    /// A register array's number of elements (1 for a scalar; saturating,
+    /// though the checker bounds it: E0443).
+    pub fn elements(&self) -> u32 {
+        self.dims
+            .iter()
+            .try_fold(1u32, |n, &d| n.checked_mul(d))
+            .unwrap_or(u32::MAX)
+    }
+
+    /// The row-major position of the element at `indices` (one per
+    /// dimension), if each is within its dimension.
+    pub fn flat_index(&self, indices: &[i128]) -> Option<u32> {
+        if indices.len() != self.dims.len() {
+            return None;
+        }
+        let mut flat: u64 = 0;
+        for (&i, &d) in indices.iter().zip(&self.dims) {
+            let i = u32::try_from(i).ok().filter(|i| *i < d)?;
+            flat = flat * u64::from(d) + u64::from(i);
+        }
+        u32::try_from(flat).ok()
+    }
+
+    /// The type as written: `f32`, or `[f32; 8, 8]` for an array.
+    pub fn type_text(&self) -> String {
+        if self.dims.is_empty() {
+            return self.ty.name().to_string();
+        }
+        let dims: Vec<String> = self.dims.iter().map(u32::to_string).collect();
+        format!("[{}; {}]", self.ty, dims.join(", "))
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -804,6 +865,15 @@ pub enum StmtKind {
         op: Option<BinOp>,
         value: Expr,
     },
+    /// `let acc: [T; d0, ...] = ...;`: declares the register array `local`
+    /// (a [`Local`] with dimensions) with its elements' first values:
+    /// either one expression, evaluated once, for every element (`[v; d0,
+    /// d1]`), or one per element in row-major order (`[a, b, c, d]`), each
+    /// of the element type.
+    LetArray {
+        local: LocalId,
+        values: Vec<Expr>,
+    },
     /// `let (a, b, c, d) = load4(place);`: declares `locals` (2 or 4, each
     /// of the place's element type) with the consecutive elements starting
     /// at `place`, read by one vector access (`ld.v2`/`ld.v4`): at most
@@ -1020,6 +1090,7 @@ impl StmtKind {
     pub fn class(&self) -> StmtClass {
         match self {
             StmtKind::Let { .. }
+            | StmtKind::LetArray { .. }
             | StmtKind::Assign { .. }
             | StmtKind::Store { .. }
             | StmtKind::LoadVector { .. }
@@ -1115,7 +1186,7 @@ pub struct FragOp {
     pub src_span: Span,
 }
 
-/// Why `kind` does not apply to `dst` and `src` (the checker's E0440; the
+/// Why `kind` does not apply to `dst` and `src` (the checker's E0450; the
 /// verifier's invariant).
 pub fn fragment_mismatch(kind: FragKind, dst: &Accum, src: &Accum) -> Option<&'static str> {
     let f32_ = Scalar::F32;
@@ -1918,7 +1989,8 @@ pub enum Unroll {
 /// The most bytes one vector access (`ld.v4`, `st.v2`, ...) moves.
 pub const VECTOR_BYTES: u32 = 16;
 
-/// An element of global or shared memory.
+/// An element of global or shared memory, or of a thread's registers (an
+/// accumulator's, a register array's).
 #[derive(Clone, Debug)]
 pub struct Place {
     pub kind: PlaceKind,
@@ -1949,6 +2021,12 @@ pub enum PlaceKind {
     /// loops over constant lists are unrolled (the warpgroup pass checks
     /// it, E0418), below [`Accum::elements`].
     Accum { acc: AccumId, index: Expr },
+    /// `acc[i, j]`: an element of the register array `array` (a local
+    /// with dimensions), one integer index per dimension, each a
+    /// compile-time constant within its dimension where it runs (the
+    /// checker's E0440 and E0441, after the analysis): a register, which
+    /// the optimiser makes a local of its own (`crate::opt::registers`).
+    Register { array: LocalId, indices: Vec<Expr> },
 }
 
 #[cfg(test)]

@@ -176,10 +176,11 @@ fn kernel(out: &mut String, module: &Module, k: &Kernel) {
     out.push_str("}\n");
 }
 
-/// `%3 acc: f32` (the name and type of a local, where it is declared).
+/// `%3 acc: f32` (the name and type of a local, where it is declared;
+/// `%4 t: [f32; 8, 8]` for a register array).
 fn local_decl(out: &mut String, cx: Cx, id: LocalId) {
     let _ = match cx.body.locals.get(id.index()) {
-        Some(l) => write!(out, "%{} {}: {}", id.0, l.name, l.ty),
+        Some(l) => write!(out, "%{} {}: {}", id.0, l.name, l.type_text()),
         None => write!(out, "%{} ?: ?", id.0),
     };
 }
@@ -216,6 +217,20 @@ fn stmt(out: &mut String, cx: Cx, s: &Stmt, level: usize) {
         StmtKind::Assign { local, value } => {
             let _ = write!(out, "%{} = ", local.0);
             expr(out, cx, value, level);
+        }
+        // `let %2 acc: [f32; 4, 4] = [0.0; 4, 4]` (one value for every
+        // element) or `= [a, b, c, d]`.
+        StmtKind::LetArray { local, values } => {
+            out.push_str("let ");
+            local_decl(out, cx, *local);
+            out.push_str(" = [");
+            list(out, cx, values, level);
+            let dims = cx.body.locals.get(local.index()).map(|l| &l.dims);
+            if let (Some(dims), [_]) = (dims, values.as_slice()) {
+                let dims: Vec<String> = dims.iter().map(u32::to_string).collect();
+                let _ = write!(out, "; {}", dims.join(", "));
+            }
+            out.push(']');
         }
         StmtKind::Call { func, args } => {
             out.push_str("call ");
@@ -557,6 +572,11 @@ fn place(out: &mut String, cx: Cx, p: &Place, level: usize) {
             out.push_str(&name);
             out.push('[');
             expr(out, cx, index, level);
+            out.push(']');
+        }
+        PlaceKind::Register { array, indices } => {
+            let _ = write!(out, "%{}[", array.0);
+            list(out, cx, indices, level);
             out.push(']');
         }
         PlaceKind::Global { param, index } => {

@@ -352,10 +352,34 @@ impl<'m> Verifier<'m> {
     }
 
     /// The type of local `id`, if it exists.
+    /// A scalar local (a register array is reached only through
+    /// [`StmtKind::LetArray`] and [`super::PlaceKind::Register`]).
     fn local(&mut self, span: Span, id: super::LocalId) -> Option<&'m super::Local> {
         let l = self.body.locals.get(id.index());
-        if l.is_none() {
-            self.error(span, format!("local {} does not exist", id.0));
+        match l {
+            None => self.error(span, format!("local {} does not exist", id.0)),
+            Some(a) if a.is_array() => self.error(
+                span,
+                format!("register array `{}` is used as a scalar", a.name),
+            ),
+            Some(_) => {}
+        }
+        l
+    }
+
+    /// A register array: a local with dimensions, each at least 1.
+    pub(super) fn array(&mut self, span: Span, id: super::LocalId) -> Option<&'m super::Local> {
+        let l = self.body.locals.get(id.index());
+        match l {
+            None => self.error(span, format!("local {} does not exist", id.0)),
+            Some(a) if !a.is_array() => {
+                self.error(span, format!("local `{}` is not a register array", a.name))
+            }
+            Some(a) if a.dims.contains(&0) => self.error(
+                span,
+                format!("register array `{}` has a dimension of 0", a.name),
+            ),
+            Some(_) => {}
         }
         l
     }
@@ -406,6 +430,27 @@ impl<'m> Verifier<'m> {
                     self.expect(value.span, "the value", value.ty, l.ty);
                     if matches!(s.kind, StmtKind::Assign { .. }) && !l.mutable {
                         self.error(s.span, format!("immutable local `{}` is assigned", l.name));
+                    }
+                }
+            }
+            StmtKind::LetArray { local, values } => {
+                for v in values {
+                    self.expr(v);
+                }
+                if let Some(a) = self.array(s.span, *local) {
+                    if values.len() != 1 && values.len() != a.elements() as usize {
+                        self.error(
+                            s.span,
+                            format!(
+                                "register array `{}` of {} elements has {} values",
+                                a.name,
+                                a.elements(),
+                                values.len()
+                            ),
+                        );
+                    }
+                    for v in values {
+                        self.expect(v.span, "an element's value", v.ty, a.ty);
                     }
                 }
             }

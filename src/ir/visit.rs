@@ -82,6 +82,7 @@ macro_rules! walkers {
                     v.$visit_place(place);
                     v.$visit_expr(value);
                 }
+                StmtKind::LetArray { values, .. } => values.$iter().for_each(|e| v.$visit_expr(e)),
                 StmtKind::LoadVector { place, .. } => v.$visit_place(place),
                 StmtKind::StoreVector { place, values, .. } => {
                     v.$visit_place(place);
@@ -248,6 +249,7 @@ macro_rules! walkers {
                 }
                 PlaceKind::SharedAt { addr, .. } => v.$visit_expr(addr),
                 PlaceKind::Accum { index, .. } => v.$visit_expr(index),
+                PlaceKind::Register { indices, .. } => indices.$iter().for_each(|i| v.$visit_expr(i)),
             }
         }
 

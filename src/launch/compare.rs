@@ -188,7 +188,7 @@ pub fn integer_valued(launch: &super::Launch) -> bool {
         let (a, fp8) = match arg {
             super::ArgValue::Array(a) => (a, None),
             super::ArgValue::TensorMap { array, map, .. } => (array, map.elem.fp8()),
-            super::ArgValue::Scalar { .. } => return true,
+            super::ArgValue::Scalar { .. } | super::ArgValue::Bytes(_) => return true,
         };
         let size = a.elem.size() as usize;
         a.data.chunks_exact(size.max(1)).all(|c| {
@@ -289,6 +289,7 @@ mod tests {
             cluster: [1, 1, 1],
             dynamic_shared: 0,
             args: vec![super::super::ArgValue::Array(a)],
+            cooperative: false,
         };
         assert!(integer_valued(&launch(g)));
         assert!(!integer_valued(&launch(arr(

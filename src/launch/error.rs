@@ -31,6 +31,10 @@ pub enum LaunchError {
     /// A shape with a dimension of 0 (only from a [`super::Launch`] built
     /// in a program: the flags refuse one as they are parsed).
     Empty { flag: &'static str, given: Dims },
+    /// A launch attribute of the kernel with a dimension of 0
+    /// (`.reqnctapercluster 0, 1, 1`, which ptxas accepts): no launch
+    /// fits it.
+    EmptyAttribute { attribute: String },
     /// A shape beyond what the hardware launches.
     Limit {
         flag: &'static str,
@@ -124,6 +128,10 @@ impl fmt::Display for LaunchError {
                 f,
                 "`--{flag} {}` has a dimension of 0: every dimension is at least 1",
                 dims_flag(*given)
+            ),
+            LaunchError::EmptyAttribute { attribute } => write!(
+                f,
+                "the kernel's `{attribute}` has a dimension of 0: no launch fits it (every dimension is at least 1)"
             ),
             LaunchError::Limit { flag, given, why } => {
                 write!(f, "`--{flag} {}` is too large: {why}", dims_flag(*given))

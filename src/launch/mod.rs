@@ -34,7 +34,9 @@
 //! - `dump`: `--dump`; `compare`: `--check-sim`;
 //! - `error`: every usage error's wording.
 
+mod bytes;
 pub mod compare;
+pub mod consts;
 pub mod dump;
 mod error;
 pub mod literal;
@@ -103,8 +105,13 @@ pub enum ParamKind {
     TensorMap(TensorMapSig),
     /// A PTX `.param .align 64 .b8 NAME[128]` (`__grid_constant__
     /// CUtensorMap`): a tensor map passed by value, given as
-    /// `tmap:TYPE:ARRAY:box=...`.
+    /// `tmap:TYPE:ARRAY:box=...` (or, as a struct of 128 bytes, the forms
+    /// of [`ParamKind::PtxBytes`]).
     PtxTensorMap,
+    /// A PTX `.param {.align A} .b8 NAME[N]` of another size: a struct
+    /// passed by value, given as its bytes (`bytes:@FILE`, `bytes:[...]`)
+    /// or its fields (`struct:f32=1.5,u32=7`).
+    PtxBytes { size: u32 },
 }
 
 /// How a kdsl kernel placed in dynamic shared memory carves it up: a fact
@@ -147,6 +154,10 @@ pub struct Launch {
     /// Bytes of dynamic shared memory per CTA (`sharedMemBytes`).
     pub dynamic_shared: u32,
     pub args: Vec<ArgValue>,
+    /// A cooperative launch (`cudaLaunchCooperativeKernel`): every CTA
+    /// of the grid is resident at once, and cooperative groups' grid
+    /// workspace exists, so `grid.sync()` works.
+    pub cooperative: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -166,6 +177,9 @@ pub enum ArgValue {
         strides: Vec<u64>,
         map: TensorMapSig,
     },
+    /// The bytes of a parameter passed by value (a struct: `bytes:`,
+    /// `struct:`), exactly as many as the parameter has.
+    Bytes(Vec<u8>),
 }
 
 /// One global-memory array argument.
@@ -196,7 +210,7 @@ impl ArgValue {
     pub fn as_array(&self) -> Option<&Array> {
         match self {
             ArgValue::Array(a) | ArgValue::TensorMap { array: a, .. } => Some(a),
-            ArgValue::Scalar { .. } => None,
+            ArgValue::Scalar { .. } | ArgValue::Bytes(_) => None,
         }
     }
 }

@@ -65,6 +65,8 @@ pub struct Request {
     pub shared_bytes: Option<u32>,
     /// Where the signature came from, for naming its attributes.
     pub origin: Origin,
+    /// `--cooperative`.
+    pub cooperative: bool,
 }
 
 /// The kernel to launch: `--kernel NAME`, or the only one.
@@ -157,6 +159,7 @@ pub fn build(sig: &KernelSignature, req: &Request) -> Result<Launch, LaunchError
         cluster: shapes.cluster,
         dynamic_shared,
         args,
+        cooperative: req.cooperative,
     })
 }
 
@@ -221,6 +224,7 @@ mod tests {
             args: args.iter().map(|a| a.parse().unwrap()).collect(),
             shared_bytes: None,
             origin: Origin::Kdsl,
+            cooperative: false,
         }
     }
 

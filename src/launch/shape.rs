@@ -100,6 +100,24 @@ pub fn check(sig: &KernelSignature, origin: Origin, shapes: Shapes) -> Result<()
         block,
         cluster,
     } = shapes;
+    // An attribute of 0 (ptxas takes `.reqnctapercluster 0, 1, 1`) is
+    // named as such, not as the flag it stood in for.
+    let attributes = [
+        sig.cluster.map(|c| origin.cluster_attribute(c)),
+        sig.reqntid.map(|b| origin.block_attribute(b)),
+        sig.maxntid
+            .map(|m| format!(".maxntid {}, {}, {}", m[0], m[1], m[2])),
+    ];
+    for (dims, attribute) in [sig.cluster, sig.reqntid, sig.maxntid]
+        .iter()
+        .zip(attributes)
+    {
+        if let (Some(d), Some(attribute)) = (dims, attribute) {
+            if d.contains(&0) {
+                return Err(LaunchError::EmptyAttribute { attribute });
+            }
+        }
+    }
     for (flag, given) in [("grid", grid), ("block", block), ("cluster", cluster)] {
         if given.contains(&0) {
             return Err(LaunchError::Empty { flag, given });
@@ -483,5 +501,42 @@ mod tests {
             Some([16, 1, 1])
         )
         .is_ok());
+    }
+
+    /// A kernel attribute with a zero dimension (ptxas takes
+    /// `.reqnctapercluster 0, 1, 1`) is a usage error that names it,
+    /// whether `--cluster` is given or not, never a remainder by zero.
+    #[test]
+    fn a_zero_attribute_is_named() {
+        for (s, name) in [
+            (
+                sig(None, None, Some([0, 1, 1])),
+                ".reqnctapercluster 0, 1, 1",
+            ),
+            (
+                sig(None, None, Some([2, 0, 1])),
+                ".reqnctapercluster 2, 0, 1",
+            ),
+            (sig(Some([0, 4, 1]), None, None), ".reqntid 0, 4, 1"),
+            (sig(None, Some([32, 0, 1]), None), ".maxntid 32, 0, 1"),
+        ] {
+            for cluster in [None, Some([1, 1, 1]), Some([2, 1, 1])] {
+                let e = resolve(&s, Origin::Ptx, [4, 1, 1], Some([32, 1, 1]), cluster)
+                    .expect_err("refused");
+                assert_eq!(
+                    e.to_string(),
+                    format!("the kernel's `{name}` has a dimension of 0: no launch fits it (every dimension is at least 1)")
+                );
+            }
+        }
+        let e = resolve(
+            &sig(None, None, Some([0, 1, 1])),
+            Origin::Kdsl,
+            [4, 1, 1],
+            Some([32, 1, 1]),
+            None,
+        )
+        .expect_err("refused");
+        assert!(e.to_string().contains("`cluster(0)`"), "{e}");
     }
 }

@@ -52,7 +52,10 @@ pub fn kind_name(kind: ParamKind) -> String {
                 dims.join(", ")
             )
         }
-        ParamKind::PtxTensorMap => "PTX .b8[128]: a tensor map".to_string(),
+        ParamKind::PtxTensorMap => "PTX .b8[128]: a tensor map (or a struct)".to_string(),
+        ParamKind::PtxBytes { size } => format!(
+            "PTX .b8[{size}]: a struct passed by value, as `bytes:@FILE` or `struct:f32=1.5,u32=7`"
+        ),
     }
 }
 
@@ -63,6 +66,15 @@ pub fn parse(param: &ParamSig, text: &str) -> Result<ArgValue, LaunchError> {
         ty: kind_name(param.kind),
         why,
     };
+    // A struct passed by value: its bytes or its fields (`super::bytes`).
+    let size = match param.kind {
+        ParamKind::PtxBytes { size } => Some(size),
+        ParamKind::PtxTensorMap => Some(128),
+        _ => None,
+    };
+    if let Some(r) = super::bytes::parse(text, size) {
+        return r.map(ArgValue::Bytes).map_err(bad);
+    }
     if let Some(word) = unknown_type_prefix(text) {
         return Err(bad(format!(
             "`{word}` is not an element type: the types are bool, i8, u8, i16, u16, i32, u32, i64, u64, f16, bf16, f32, f64, tf32, e4m3, e5m2, f16x2 and bf16x2, as in `f32:{}`",
@@ -104,7 +116,10 @@ pub fn parse(param: &ParamSig, text: &str) -> Result<ArgValue, LaunchError> {
             tensor_value(array, dims, map).map_err(bad)
         }
         ParamKind::PtxTensorMap => Err(bad(format!(
-            "a tensor-map parameter takes `tmap:TYPE:ARRAY:box=...`, as in `tmap:bf16:rand:512,256:3:box=128,64:swizzle=128`; `{text}` is not one"
+            "a tensor-map parameter takes `tmap:TYPE:ARRAY:box=...`, as in `tmap:bf16:rand:512,256:3:box=128,64:swizzle=128` (a struct of 128 bytes `bytes:ARRAY` or `struct:FIELDS`); `{text}` is not one"
+        ))),
+        ParamKind::PtxBytes { size } => Err(bad(format!(
+            "a struct passed by value takes its {size} bytes, `bytes:@FILE` (or any array form of u8: `bytes:[1, 2, 3]`, `bytes:zeros:{size}`), or its fields, `struct:f32=1.5,u32=7` (each field aligned to its size, the rest zeros); `{text}` is neither"
         ))),
         ParamKind::Scalar(ty) => {
             if prefix.is_some() || is_array_form(rest) {
@@ -224,7 +239,7 @@ const FORMS: &str =
     "@FILE.npy, @FILE (raw little-endian), [1, 2, 3], zeros:N, iota:N, fill:N:V or rand:N:SEED (N a length or a shape such as 512,256)";
 
 /// The little-endian elements of an array form.
-fn array(elem: Scalar, text: &str) -> Result<Vec<u8>, String> {
+pub(super) fn array(elem: Scalar, text: &str) -> Result<Vec<u8>, String> {
     array_shaped(elem, text, &[]).map(|(data, _)| data)
 }
 
@@ -849,8 +864,8 @@ mod tests {
             /// Any text for any parameter kind is a value or a usage error.
             #[test]
             fn any_text_is_a_value_or_an_error(
-                text in "(tmap:|tmap:bf16:|tmap:e4m3:)?(f32:|u8:|bool:)?(zeros|iota|fill|rand|\\[|@)?[-:0-9,=\\] a-z.]{0,20}",
-                kind in 0usize..6,
+                text in "(tmap:|tmap:bf16:|tmap:e4m3:|bytes:|struct:)?(f32:|u8:|bool:)?(zeros|iota|fill|rand|\\[|@)?[-:0-9,=\\] a-z.]{0,20}",
+                kind in 0usize..7,
                 elem in 0usize..Scalar::ALL.len(),
             ) {
                 // Keep generated arrays small: no long runs of digits.
@@ -867,11 +882,13 @@ mod tests {
                     2 => ParamKind::Array { elem, writable: true },
                     3 => ParamKind::PtxTensorMap,
                     4 => ParamKind::TensorMap(bf16_map(false)),
+                    5 => ParamKind::PtxBytes { size: 12 },
                     _ => ParamKind::PtxU64,
                 };
                 let q = p("q", kind);
                 match parse(&q, &text) {
                     Ok(ArgValue::Array(a)) => prop_assert_eq!(a.data.len() % a.elem.size() as usize, 0),
+                    Ok(ArgValue::Bytes(b)) => prop_assert!(b.len() == 12 || b.len() == 128),
                     Ok(ArgValue::Scalar { .. } | ArgValue::TensorMap { .. }) => {}
                     Err(e) => prop_assert!(e.to_string().starts_with("invalid value for `q` ")),
                 }

@@ -125,6 +125,14 @@ fn describe(a: &Analysis, module: &Module, span: Span, t: Target) -> Option<Stri
                     a.n
                 )
             }
+            PlaceKind::Register { array, .. } => {
+                let a = owner.body().locals.get(array.index())?;
+                format!(
+                    "{}\n\nelement of `{}`, a register",
+                    code(p.elem.name()),
+                    local(a)
+                )
+            }
             PlaceKind::Global { param: id, .. } => {
                 let k = owner.kernel()?;
                 format!(
@@ -221,7 +229,7 @@ fn local(l: &Local) -> String {
         "let {}{}: {}",
         if l.mutable { "mut " } else { "" },
         l.name,
-        l.ty.name()
+        l.type_text()
     )
 }
 

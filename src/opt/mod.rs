@@ -2,8 +2,9 @@
 //! the PTX writer, run only on a module without errors.
 //!
 //! Before any pass, whatever `--passes` says, the manager unrolls the loops
-//! over constant lists ([`lists`]): that is what such a loop means, not an
-//! optimisation, and no pass or writer sees one.
+//! over constant lists ([`lists`]) and gives each element of each register
+//! array a local of its own ([`registers`]): that is what those mean, not
+//! an optimisation, and no pass or writer sees either.
 //!
 //! Each pass is a module of its own with one entry point,
 //! `run(&mut Module) -> bool` (whether it changed anything), and a name by
@@ -23,6 +24,7 @@
 pub mod hints;
 pub mod licm;
 pub mod lists;
+pub mod registers;
 pub(crate) mod rewrite;
 pub mod special;
 pub mod stream;
@@ -130,9 +132,10 @@ impl Passes {
     }
 }
 
-/// Unrolls the loops over constant lists ([`lists`], always), then runs
-/// `passes` over `module` in order, calling `after` with the name of each
-/// step (`lists`, then each pass's) and the module it left (the pipeline
+/// Unrolls the loops over constant lists ([`lists`], always), makes the
+/// register arrays registers ([`registers`], always), then runs `passes`
+/// over `module` in order, calling `after` with the name of each step
+/// (`lists`, `registers`, then each pass's) and the module it left (the pipeline
 /// verifies the IR there); stops at the first `Err` of `after`.
 /// `Ok(true)` when some step changed the module.
 pub fn run<E>(
@@ -143,6 +146,10 @@ pub fn run<E>(
     let mut changed = lists::run(module);
     if changed {
         after("lists", module)?;
+    }
+    if registers::run(module) {
+        changed = true;
+        after("registers", module)?;
     }
     for p in passes.iter() {
         changed |= p.run(module);

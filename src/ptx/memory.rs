@@ -106,6 +106,9 @@ impl Writer<'_> {
             PlaceKind::Accum { .. } => {
                 Err(self.invalid("an accumulator's element, a register, used as memory"))
             }
+            PlaceKind::Register { .. } => Err(self.invalid(
+                "an element of a register array that the optimiser did not make a register",
+            )),
         }
     }
 

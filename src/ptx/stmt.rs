@@ -30,6 +30,9 @@ impl Writer<'_> {
                 self.assign(*local, value)
             }
             StmtKind::Store { place, op, value } => self.store(place, *op, value),
+            StmtKind::LetArray { .. } => {
+                Err(self.invalid("a register array that the optimiser did not make registers"))
+            }
             StmtKind::LoadVector {
                 locals,
                 place,

@@ -19,6 +19,7 @@
 mod decode;
 mod dynamic;
 mod machine;
+pub(crate) mod printf;
 mod ptx;
 mod report;
 mod shared;
@@ -45,6 +46,8 @@ pub struct Program {
     pub(crate) code: decode::Program,
     /// kdslc's dynamic shared layouts, by kernel ([`load_with`]).
     dynamic: Vec<(String, DynamicLayout)>,
+    /// The S0013 report of each unsupported instruction kept, by function.
+    unsupported: Vec<(u32, Diagnostic)>,
 }
 
 /// Where the PTX came from, which decides what reports point at.
@@ -88,11 +91,27 @@ impl Default for SimOptions {
     }
 }
 
+/// What one `printf` (`vprintf`) printed, and who printed it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Printed {
+    /// The CTA (`%ctaid`) and the linear thread id in it.
+    pub cta: [u32; 3],
+    pub thread: u32,
+    /// The formatted text, as a GPU prints it (`printf`'s conversions are
+    /// C's; bytes that are not UTF-8 are replaced).
+    pub text: String,
+}
+
 /// The result of a run.
 #[derive(Clone, Debug)]
 pub struct Outcome {
     /// Every array argument after the run, in launch order.
     pub arrays: Vec<Array>,
+    /// The text of every `printf`, by CTA (`x` fastest, as `%ctaid` counts
+    /// a grid's blocks), then thread, then the order of the thread's calls
+    /// — whatever the schedule, so that the output of a run does not
+    /// depend on it.
+    pub printed: Vec<Printed>,
     /// `S` reports, in the order they were found.
     pub reports: Vec<Diagnostic>,
     /// True when any report is an error (the kernel faulted: exit 4).
@@ -141,6 +160,14 @@ pub fn load_with(
     };
     let mut resolver = resolver;
     resolver.add_files(&module.files);
+    let unsupported: Vec<(u32, Diagnostic)> = code
+        .unsupported
+        .iter()
+        .map(|(f, e)| {
+            let d = report::load_error(&mut resolver, ptx, e.pos, e.kind, &e.message);
+            (*f, d)
+        })
+        .collect();
     for site in code
         .sites
         .iter_mut()
@@ -150,7 +177,24 @@ pub fn load_with(
     {
         site.span = resolver.span(ptx, site);
     }
-    Ok(Program { code, dynamic })
+    let program = Program {
+        code,
+        dynamic,
+        unsupported,
+    };
+    // A module none of whose kernels can run is refused at load, with
+    // every instruction outside the subset listed.
+    let total: u64 = program.code.unsupported_count.iter().sum();
+    let runnable = program
+        .code
+        .kernels
+        .iter()
+        .any(|k| program.refusals(&k.name).is_empty());
+    if total > 0 && !runnable {
+        let all: Vec<u32> = (0..program.code.funcs.len() as u32).collect();
+        return Err(program.unsupported_in(&all));
+    }
+    Ok(program)
 }
 
 impl Program {
@@ -170,6 +214,97 @@ impl Program {
         Some(sig)
     }
 
+    /// Why `kernel` cannot run: an S0013 report for each instruction
+    /// outside the simulator's subset in the kernel or a function it
+    /// calls (the first [`crate::diagnostics::cap::PER_CODE`] of them, then
+    /// one for the rest); empty when it can. The module's other kernels
+    /// are not concerned.
+    pub fn refusals(&self, kernel: &str) -> Vec<Diagnostic> {
+        match self.code.kernel(kernel) {
+            Some(k) => self.unsupported_in(&self.code.reach(k)),
+            None => Vec::new(),
+        }
+    }
+
+    /// The S0013 reports of the functions `funcs` (ascending), capped.
+    fn unsupported_in(&self, funcs: &[u32]) -> Vec<Diagnostic> {
+        let total: u64 = funcs
+            .iter()
+            .filter_map(|&f| self.code.unsupported_count.get(f as usize))
+            .sum();
+        if total == 0 {
+            return Vec::new();
+        }
+        let cap = crate::diagnostics::cap::PER_CODE;
+        let mut out: Vec<Diagnostic> = self
+            .unsupported
+            .iter()
+            .filter(|(f, _)| funcs.binary_search(f).is_ok())
+            .map(|(_, d)| d.clone())
+            .take(cap)
+            .collect();
+        let rest = total - out.len() as u64;
+        if rest > 0 {
+            let mut d = Diagnostic::error(
+                "S0013",
+                format!(
+                    "and {rest} more PTX {} outside the simulator's subset",
+                    crate::diagnostics::noun_for(rest as usize, "instruction")
+                ),
+            )
+            .note(format!(
+                "kdslc shows the first {cap} instructions the simulator does not support"
+            ));
+            d.omitted = usize::try_from(rest).unwrap_or(usize::MAX);
+            out.push(d);
+        }
+        out
+    }
+
+    /// The module's `.const` variables (CUDA's `__constant__` memory),
+    /// which [`Program::set_constant`] sets before a launch.
+    pub fn constants(&self) -> Vec<crate::launch::consts::ConstSymbol> {
+        self.code
+            .module_vars
+            .iter()
+            .filter(|v| v.read_only)
+            .map(|v| crate::launch::consts::ConstSymbol {
+                name: v.name.clone(),
+                size: v.size,
+                elem: v.ty.map(|t| scalar_of(t, t.bytes())),
+            })
+            .collect()
+    }
+
+    /// Sets the first bytes of the `.const` variable `name` (as a host
+    /// sets `__constant__` memory with `cudaMemcpyToSymbol`): every later
+    /// launch of the program reads them. Err: no such variable, or more
+    /// bytes than it has.
+    pub fn set_constant(&mut self, name: &str, bytes: &[u8]) -> Result<(), String> {
+        let Some(v) = self
+            .code
+            .module_vars
+            .iter_mut()
+            .find(|v| v.read_only && v.name == name)
+        else {
+            return Err(format!("the module has no `.const` variable `{name}`"));
+        };
+        if bytes.len() as u64 > v.size {
+            return Err(format!(
+                "{} bytes for `{name}`, which has {}",
+                bytes.len(),
+                v.size
+            ));
+        }
+        if v.init.len() < bytes.len() {
+            v.init.resize(bytes.len(), 0);
+        }
+        if let Some(dst) = v.init.get_mut(..bytes.len()) {
+            dst.copy_from_slice(bytes);
+        }
+        Ok(())
+    }
+
     fn dynamic_layout(&self, kernel: &str) -> Option<&DynamicLayout> {
         self.dynamic
             .iter()
@@ -184,6 +319,17 @@ impl Program {
 /// its 1-based PTX line.
 pub fn signatures(ptx_text: &str) -> Result<Vec<KernelSignature>, (String, u32)> {
     let module = ptx::parser::parse(ptx_text).map_err(|e| (e.message, e.pos.line))?;
+    // Two definitions of one kernel name no launch could tell apart (and
+    // ptxas refuses): the loader's error says where.
+    let mut seen = std::collections::HashSet::new();
+    for f in module.functions.iter().filter(|f| f.body.is_some()) {
+        if !seen.insert(f.name.as_str()) {
+            return Err((
+                format!("duplicate definition of function `{}`", f.name),
+                f.pos.line,
+            ));
+        }
+    }
     Ok(module
         .functions
         .iter()
@@ -213,8 +359,10 @@ fn signature_of<'p>(
             kind: match ty {
                 Ty::U64 | Ty::S64 if size == 8 => ParamKind::PtxU64,
                 // `.param .align 64 .b8 m[128]`: a `__grid_constant__
-                // CUtensorMap` (nothing else of 128 bytes can be given).
+                // CUtensorMap`, or a struct of 128 bytes.
                 Ty::U8 if size == 128 => ParamKind::PtxTensorMap,
+                // `.param .align A .b8 p[N]`: a struct passed by value.
+                Ty::U8 if size > 1 => ParamKind::PtxBytes { size },
                 ty => ParamKind::Scalar(scalar_of(ty, size)),
             },
         })
@@ -251,6 +399,16 @@ fn scalar_of(ty: Ty, size: u32) -> Scalar {
 /// The most memory the registers and memories of one cluster may take.
 const MAX_CLUSTER_BYTES: u64 = 4 << 30;
 
+/// The most CTAs a cooperative launch may have: every one is resident at
+/// once, and a shared::cluster address holds a CTA's rank in 8 bits
+/// (`machine::memory::cluster_addr`). (An H100 holds 132 SMs times the
+/// CTAs each fits.)
+const MAX_COOPERATIVE_CTAS: u64 = 254;
+
+/// The bytes of a cooperative launch's grid workspace: cooperative
+/// groups' grid barrier is the 32-bit word at offset 4.
+const GRID_WORKSPACE_BYTES: usize = 16;
+
 /// Runs `launch` on `program`.
 pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
     let prog = &program.code;
@@ -269,6 +427,7 @@ pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
             })
             .collect::<Option<Vec<Array>>>()
             .unwrap_or_default(),
+        printed: Vec::new(),
         reports: vec![report::bad_launch(&launch.kernel, &why)],
         faulted: true,
         stats: Stats {
@@ -282,6 +441,12 @@ pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
     ) else {
         return fail(format!("the module has no kernel `{}`", launch.kernel));
     };
+    let refusals = program.refusals(&launch.kernel);
+    if !refusals.is_empty() {
+        let mut out = fail(String::new());
+        out.reports = refusals;
+        return out;
+    }
     // The launch's own check (`--grid`, `--block`, `--cluster` went through
     // it already; a library caller's launch has not).
     let shapes = crate::launch::shape::Shapes {
@@ -297,8 +462,27 @@ pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
         return fail(why);
     }
     let shared = shared::SharedMap::new(prog, launch.dynamic_shared, layout);
-    // What one cluster's threads and CTAs take in the simulator.
-    let ctas = u64::from(launch.cluster[0] * launch.cluster[1] * launch.cluster[2]);
+    let nctas = u64::from(launch.grid[0]) * u64::from(launch.grid[1]) * u64::from(launch.grid[2]);
+    if launch.cooperative {
+        if launch.cluster != [1, 1, 1] {
+            return fail(
+                "a cooperative launch with clusters is not simulated (only one of CTAs)"
+                    .to_string(),
+            );
+        }
+        if nctas > MAX_COOPERATIVE_CTAS {
+            return fail(format!(
+                "a cooperative launch runs every CTA of the grid at once, and the simulator holds at most {MAX_COOPERATIVE_CTAS} so (the grid has {nctas}; a GPU, its SMs times the CTAs each holds)"
+            ));
+        }
+    }
+    // What one cluster's (a cooperative launch: the grid's) threads and
+    // CTAs take in the simulator.
+    let ctas = if launch.cooperative {
+        nctas
+    } else {
+        u64::from(launch.cluster[0] * launch.cluster[1] * launch.cluster[2])
+    };
     let threads = u64::from(launch.block[0] * launch.block[1] * launch.block[2]) * ctas;
     let per_thread =
         prog.template.len() as u64 * 8 + u64::from(prog.local_size) + u64::from(prog.fparam_size);
@@ -412,6 +596,20 @@ pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
                 });
                 alloc_base(at)
             }
+            ArgValue::Bytes(data) => {
+                if data.len() != p.size as usize {
+                    return fail(format!(
+                        "parameter `{}` has {} bytes, the argument {}",
+                        p.name,
+                        p.size,
+                        data.len()
+                    ));
+                }
+                if let Some(dst) = params.get_mut(p.offset as usize..(p.offset + p.size) as usize) {
+                    dst.copy_from_slice(data);
+                }
+                continue;
+            }
             ArgValue::Scalar { bits, .. } => {
                 if p.size > 8 {
                     return fail(format!(
@@ -448,6 +646,18 @@ pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
             bits,
         );
     }
+    // A cooperative launch's grid workspace (cooperative groups' grid
+    // barrier is its second word), zeros as the driver leaves it.
+    let workspace = launch.cooperative.then(|| {
+        allocs.push(Alloc {
+            name: "the grid workspace (cooperative launch)".to_string(),
+            data: vec![0; GRID_WORKSPACE_BYTES],
+            read_only: false,
+            elem: 4,
+            param: None,
+        });
+        alloc_base(allocs.len() - 1)
+    });
     let mut m = machine::Machine::new(
         prog,
         kernel,
@@ -457,6 +667,9 @@ pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
         params,
         &shared,
     );
+    if let Some(w) = workspace {
+        m.cooperative(w);
+    }
     m.mem.maps = maps;
     m.run();
     let run = report::Run {
@@ -468,6 +681,11 @@ pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
     if let Some(stop) = &m.stop {
         reports.extend(report::from_stop(&run, stop, opts.max_steps));
     }
+    let fifo = std::mem::take(&mut m.mem.printf);
+    if fifo.dropped > 0 {
+        reports.push(report::printf_dropped(fifo.dropped));
+    }
+    let printed = printed_in_order(fifo.records, launch.grid);
     let faulted = reports.iter().any(Diagnostic::is_error);
     // The simulator's copies become the results (moved, not copied again).
     let arrays = arrays_in()
@@ -483,7 +701,6 @@ pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
         })
         .collect();
     let nthreads = u64::from(launch.block[0] * launch.block[1] * launch.block[2]);
-    let nctas = u64::from(launch.grid[0]) * u64::from(launch.grid[1]) * u64::from(launch.grid[2]);
     let csize = u64::from(launch.cluster[0] * launch.cluster[1] * launch.cluster[2]).max(1);
     let stats = Stats {
         kernel: launch.kernel.clone(),
@@ -501,10 +718,28 @@ pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
     };
     Outcome {
         arrays,
+        printed,
         reports,
         faulted,
         stats,
     }
+}
+
+/// The printf records by CTA (`x` fastest), thread, then call order.
+fn printed_in_order(mut records: Vec<machine::printf::Record>, grid: [u32; 3]) -> Vec<Printed> {
+    let linear = |c: [u32; 3]| {
+        u64::from(c[0])
+            + u64::from(grid[0]) * (u64::from(c[1]) + u64::from(grid[1]) * u64::from(c[2]))
+    };
+    records.sort_by_key(|r| (linear(r.ctaid), r.tid, r.seq));
+    records
+        .into_iter()
+        .map(|r| Printed {
+            cta: r.ctaid,
+            thread: r.tid,
+            text: String::from_utf8_lossy(&r.text).into_owned(),
+        })
+        .collect()
 }
 
 /// `size` bytes starting with `init`, then zeros: allocated fallibly, so

@@ -86,7 +86,10 @@ pub fn classify(prog: &Program, counts: &[u64], generic: [u64; 4]) -> Classes {
                     | SyncOp::TensorLoad { .. }
                     | SyncOp::TensorStore { .. }
                     | SyncOp::BulkCommit
-                    | SyncOp::BulkWait { .. },
+                    | SyncOp::BulkWait { .. }
+                    | SyncOp::CpAsync { .. }
+                    | SyncOp::CpAsyncCommit
+                    | SyncOp::CpAsyncWait { .. },
                 ) => c.memory.bulk += n,
                 Some(
                     SyncOp::Shfl { .. }
@@ -94,6 +97,7 @@ pub fn classify(prog: &Program, counts: &[u64], generic: [u64; 4]) -> Classes {
                     | SyncOp::Activemask { .. }
                     | SyncOp::Elect { .. }
                     | SyncOp::Redux { .. }
+                    | SyncOp::Match { .. }
                     | SyncOp::BarWarpSync { .. },
                 ) => c.warp += n,
                 _ => c.barrier += n,

@@ -128,6 +128,12 @@ pub enum TypeExprKind {
         dims: Vec<Expr>,
         clauses: Vec<Clause>,
     },
+    /// `[T; d0, d1, ...]`: a register array, the type of a `let` only
+    /// (the checker reports it anywhere else, E0444).
+    Array {
+        elem: Box<TypeExpr>,
+        dims: Vec<Expr>,
+    },
     /// A type the parser gave up on (already reported: E0124).
     Error,
 }
@@ -194,6 +200,15 @@ pub enum StmtKind {
         name: Ident,
         ty: Option<Box<TypeExpr>>,
         init: Box<Expr>,
+    },
+    /// `let mut? name (: [T; d0, ...])? = [v; d0, ...];` or `= [a, b, c];`:
+    /// a register array. `let name: [T; d0, ...];` (a C-style declaration
+    /// without a value, E0442) has no `init`.
+    LetArray {
+        mutable: bool,
+        name: Ident,
+        ty: Option<Box<TypeExpr>>,
+        init: Option<Box<ArrayValue>>,
     },
     /// `let (a, mut b, ...) = init;`: binds the values of a vector load
     /// (`load2`, `load4`), one name each. `pattern` is the `( ... )`.
@@ -264,6 +279,33 @@ pub enum StmtKind {
     },
     /// A statement the parser skipped (already reported).
     Error,
+}
+
+/// The value of a register array: `[v; d0, d1]` (every element `v`) or
+/// `[a, b, c, d]` (each element, row-major).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ArrayValue {
+    pub kind: ArrayValueKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ArrayValueKind {
+    /// `[a, b, c]`: the elements in row-major order.
+    List(Vec<Expr>),
+    /// `[v; d0, d1, ...]`: `v` in every element of that shape.
+    Repeat { value: Box<Expr>, dims: Vec<Expr> },
+}
+
+impl ArrayValue {
+    /// The deepest nesting among its expressions.
+    pub fn depth(&self) -> u32 {
+        let max = |es: &[Expr]| es.iter().map(|e| e.depth).max().unwrap_or(0);
+        match &self.kind {
+            ArrayValueKind::List(items) => max(items),
+            ArrayValueKind::Repeat { value, dims } => value.depth.max(max(dims)),
+        }
+    }
 }
 
 /// One name of a `let ( ... )` pattern, `mut` or not.
@@ -466,6 +508,9 @@ impl TypeExpr {
         let depth = match &kind {
             TypeExprKind::Named(_) | TypeExprKind::Error => 0,
             TypeExprKind::Global { elem, .. } => elem.depth,
+            TypeExprKind::Array { elem, dims } => {
+                dims.iter().map(|e| e.depth).fold(elem.depth, u32::max)
+            }
             TypeExprKind::Tensor {
                 elem,
                 dims,
@@ -642,6 +687,10 @@ impl StmtKind {
         let opt = |e: Option<&Expr>| e.map_or(0, d);
         match self {
             StmtKind::Let { ty, init, .. } => init.depth.max(ty.as_ref().map_or(0, |t| t.depth)),
+            StmtKind::LetArray { ty, init, .. } => ty
+                .as_ref()
+                .map_or(0, |t| t.depth)
+                .max(init.as_ref().map_or(0, |v| v.depth())),
             StmtKind::LetTuple { init, .. } => init.depth,
             StmtKind::Assign { place, value, .. } => place.depth.max(value.depth),
             StmtKind::If {

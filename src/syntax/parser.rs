@@ -73,9 +73,6 @@ pub enum ParseError {
         whole: Span,
         fix: Option<String>,
     },
-    /// E0010: an array type (`[f32; 8]`), or an array value initialising a
-    /// `let` (`[0.0; 8]`): kdsl has no arrays of values.
-    Array { span: Span, value: bool },
     /// E0011: the file ended inside an item.
     UnexpectedEof {
         /// Empty span at the end of the file.
@@ -101,20 +98,6 @@ impl ParseError {
                     Some(f) => d.fix("write it as an `if` expression", whole, f),
                     None => d,
                 }
-            }
-            ParseError::Array { span, value } => {
-                let (expected, found, label) = if value {
-                    ("expression", "`[`", "kdsl has no array values")
-                } else {
-                    (
-                        "one of identifier, `global`",
-                        "`[`",
-                        "kdsl has no local arrays",
-                    )
-                };
-                Diagnostic::error("E0010", format!("expected {expected}, found {found}"))
-                    .primary(span, label)
-                    .help("a thread's values live in variables: keep a few in separate ones (`let a0 = …; let a1 = …;`), or use a shared array with a row per thread, declared at the top level of the kernel (`shared acc: [f32; 256, 8];`, used as `acc[thread_idx.x, k]`)")
             }
             ParseError::Unexpected {
                 found,
@@ -243,9 +226,6 @@ pub struct Recovery<'a> {
     misread: Vec<Span>,
     /// Those of `misread` no statement has claimed yet, innermost last.
     unclaimed: Vec<usize>,
-    /// The span of the last array type reported (its `let`'s value is not
-    /// reported again).
-    array_type: Option<Span>,
     /// The last `c ? a : b` read.
     ternary: Option<Span>,
 }
@@ -272,7 +252,6 @@ impl<'a> Recovery<'a> {
             lexed_next: 0,
             misread: Vec::new(),
             unclaimed: Vec::new(),
-            array_type: None,
             ternary: None,
         }
     }
@@ -408,27 +387,6 @@ impl<'a> Recovery<'a> {
                 whole,
                 fix: (!nested).then(|| format!("if {c} {{ {a} }} else {{ {b} }}")),
             }
-        });
-    }
-
-    /// An array type, `[f32; 8]`.
-    pub fn array_type(&mut self, span: Span) {
-        self.array_type = Some(span);
-        self.found(span.start as usize, true, |_| ParseError::Array {
-            span,
-            value: false,
-        });
-    }
-
-    /// An array value, `[0.0; 8]`, initialising a `let` of type `ty`: not
-    /// reported again when that type was an array type.
-    pub fn array_value(&mut self, span: Span, ty: Option<Span>) {
-        if ty.is_some() && ty == self.array_type {
-            return;
-        }
-        self.found(span.start as usize, true, |_| ParseError::Array {
-            span,
-            value: true,
         });
     }
 
@@ -987,8 +945,8 @@ fn readable(raw: &[String]) -> Vec<String> {
     if operator {
         set.remove("=");
     }
-    // In a type's place `[` starts only the array type the grammar reads
-    // to report it.
+    // In a type's place `[` starts only a register array's type, which
+    // few places take (a `let`'s; E0444 elsewhere): not worth listing.
     if set.contains("global") && set.contains("Ident") {
         set.remove("[");
     }

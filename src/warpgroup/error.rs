@@ -46,7 +46,7 @@ pub enum WarpgroupError {
         wgmma: Span,
         committed: bool,
     },
-    /// E0441: a fragment touched while a group reading it (as an RS
+    /// E0451: a fragment touched while a group reading it (as an RS
     /// `wgmma`'s A operand) may be pending.
     FragmentPending {
         name: String,
@@ -237,7 +237,7 @@ impl WarpgroupError {
             .note("reading or writing an accumulator before a `wgmma.wait_group` that covers the group writing it is undefined (PTX ISA 9.7.15.7.3); ptxas would insert a wait itself (C7517)")
             .help(if committed { "wait for the group first: `wgmma_wait(0)` (or a count that leaves only newer groups pending)" } else { "commit the group and wait for it: `wgmma_commit(); wgmma_wait(0);`" }),
             WarpgroupError::FragmentPending { name, access, wgmma, committed } => Diagnostic::error(
-                "E0441",
+                "E0451",
                 format!("`{name}` is accessed while a wgmma group reading it may be pending"),
             )
             .primary(access, "the fragment's registers may still be read by the tensor core here")

@@ -15,7 +15,7 @@ use crate::launch::shape::{limits, volume, Dims};
 use crate::launch::{ArgValue, KernelSignature, Launch, ParamKind, TensorMapSig};
 
 /// One parameter of a launch as the driver sees it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Param {
     /// A scalar's bits, zero-extended.
     Value(u64),
@@ -27,6 +27,8 @@ pub(crate) enum Param {
     /// The device address of a copy of that map (a `.u64` parameter:
     /// `const CUtensorMap*`).
     MapPointer(usize),
+    /// The bytes of a struct passed by value.
+    Bytes(Vec<u8>),
 }
 
 /// The launch configuration of `cuLaunchKernelEx`.
@@ -56,6 +58,8 @@ pub(crate) struct DriverLaunch {
     /// here, and the attribute costs nothing when it is not needed).
     pub max_dynamic_shared: Option<u32>,
     pub params: Vec<Param>,
+    /// `CU_LAUNCH_ATTRIBUTE_COOPERATIVE`: `--cooperative`.
+    pub cooperative: bool,
 }
 
 impl DriverLaunch {
@@ -79,6 +83,7 @@ impl DriverLaunch {
             )
             .map(|(a, kind)| match a {
                 ArgValue::Scalar { bits, .. } => Param::Value(*bits),
+                ArgValue::Bytes(data) => Param::Bytes(data.clone()),
                 ArgValue::Array(_) => {
                     arrays += 1;
                     Param::Buffer(arrays - 1)
@@ -102,6 +107,7 @@ impl DriverLaunch {
             shared_bytes: launch.dynamic_shared,
             max_dynamic_shared: (launch.dynamic_shared > 0).then_some(launch.dynamic_shared),
             params,
+            cooperative: launch.cooperative,
         }
     }
 
@@ -118,6 +124,7 @@ impl DriverLaunch {
             .iter()
             .map(|p| match p {
                 Param::Value(bits) => Some(ParamBytes::Word(*bits)),
+                Param::Bytes(data) => Some(ParamBytes::Bytes(data.clone())),
                 Param::Buffer(i) => addresses.get(*i).copied().map(ParamBytes::Word),
                 Param::MapByValue(i) => maps
                     .get(*i)
@@ -193,6 +200,7 @@ mod tests {
                 .map(|b| match b {
                     ParamBytes::Word(w) => w,
                     ParamBytes::Map(_) => panic!("a map"),
+                    ParamBytes::Bytes(_) => panic!("bytes"),
                 })
                 .collect()
         })
@@ -226,6 +234,7 @@ mod tests {
                     bits: 1024,
                 },
             ],
+            cooperative: false,
         }
     }
 
@@ -415,6 +424,7 @@ mod tests {
                 args: vec!["out=zeros:128".parse().unwrap()],
                 shared_bytes: None,
                 origin: crate::launch::Origin::Kdsl,
+                cooperative: false,
             };
             crate::launch::build(sig, &req).unwrap()
         };

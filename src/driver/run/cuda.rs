@@ -295,6 +295,8 @@ pub(crate) struct TiledMap {
 pub(crate) enum ParamBytes {
     Word(u64),
     Map(Box<EncodedMap>),
+    /// A struct passed by value: its bytes.
+    Bytes(Vec<u8>),
 }
 
 /// An event, for timing and for waiting with a timeout.
@@ -539,6 +541,15 @@ impl Session {
                 value,
             });
         }
+        if cfg.cooperative {
+            let mut value = sys::CUlaunchAttributeValue { pad: [0; 64] };
+            value.cooperative = 1;
+            attrs.push(sys::CUlaunchAttribute {
+                id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_COOPERATIVE,
+                pad: [0; 4],
+                value,
+            });
+        }
         let config = sys::CUlaunchConfig {
             gridDimX: cfg.grid[0],
             gridDimY: cfg.grid[1],
@@ -560,6 +571,7 @@ impl Session {
             .map(|p| match p {
                 ParamBytes::Word(w) => (w as *mut u64).cast::<c_void>(),
                 ParamBytes::Map(m) => (&mut **m as *mut EncodedMap).cast::<c_void>(),
+                ParamBytes::Bytes(b) => b.as_mut_ptr().cast::<c_void>(),
             })
             .collect();
         let params_ptr = if params.is_empty() {

@@ -14,11 +14,14 @@
 //!   without a GPU);
 //! - `cuda`: the driver calls; `result`: their results as numbers, with
 //!   the names `cuda.h` gives them;
-//! - `bench`: timing statistics.
+//! - `bench`: timing statistics;
+//! - `device`: launches on arrays already on the device (the Python
+//!   package's), public as `kdsl::driver::device`.
 
 mod bench;
 mod config;
 mod cuda;
+pub mod device;
 mod result;
 
 use super::cli::{MessageFormat, RunArgs};
@@ -34,6 +37,12 @@ use result::CuResult;
 use std::time::Duration;
 
 pub fn run(args: &RunArgs, reporter: &mut Reporter) -> Result<(), Fail> {
+    if launch_io::is_ptx(&args.launch.file) && !args.launch.common.consts.is_empty() {
+        return Err(Fail::Usage(
+            "`--const NAME=ARRAY` (a .ptx input's `__constant__` memory) is set by `kdslc sim` only; `kdslc run` does not write `.const` variables"
+                .to_string(),
+        ));
+    }
     let input = launch_io::load(&args.launch, reporter)?;
     let launch = launch_io::prepare(&args.launch, &input)?;
     let json = args.launch.common.message_format == MessageFormat::Json;
@@ -72,7 +81,7 @@ pub fn run(args: &RunArgs, reporter: &mut Reporter) -> Result<(), Fail> {
             stats: false,
             json,
         };
-        let sim = engine::simulate(&input, &launch, &settings, reporter)?;
+        let sim = engine::simulate(&input, &launch, &settings, &[], reporter)?;
         reporter.report(&sim.sources, &sim.reports);
         if sim.faulted {
             return Err(Fail::Fault(format!(

@@ -26,12 +26,7 @@ fn st(kind: StmtKind) -> Stmt {
 }
 
 fn loc(name: &str, ty: Scalar) -> Local {
-    Local {
-        name: name.into(),
-        ty,
-        mutable: false,
-        span: sp(),
-    }
+    Local::scalar(name, ty, false, sp())
 }
 
 fn bref(group: u32, index: Option<Expr>) -> BarrierRef {

@@ -123,6 +123,49 @@ impl Verifier<'_> {
                 }
                 return;
             }
+            PlaceKind::Register { array, indices } => {
+                for i in indices {
+                    self.expr(i);
+                    self.expect_int(i.span, "an index", i.ty);
+                }
+                if let Some(a) = self.array(p.span, *array) {
+                    self.expect(p.span, "the element", p.elem, a.ty);
+                    if indices.len() != a.dims.len() {
+                        self.error(
+                            p.span,
+                            format!(
+                                "{} indices for register array `{}` of {} dimensions",
+                                indices.len(),
+                                a.name,
+                                a.dims.len()
+                            ),
+                        );
+                    }
+                    if write && !a.mutable {
+                        self.error(
+                            p.span,
+                            format!("immutable register array `{}` is written", a.name),
+                        );
+                    }
+                    // Out of range only in a module with errors (E0441).
+                    if self.mode == super::Mode::Complete {
+                        for (i, d) in indices.iter().zip(&a.dims) {
+                            let c = crate::ir::consteval::eval_int(i);
+                            if c.is_some_and(|c| c < 0 || c >= i128::from(*d)) {
+                                self.error(
+                                    i.span,
+                                    format!(
+                                        "index {} of `{}`'s dimension of {d}",
+                                        c.unwrap_or(0),
+                                        a.name
+                                    ),
+                                );
+                            }
+                        }
+                    }
+                }
+                return;
+            }
             PlaceKind::SharedAt { array, addr } => {
                 self.expr(addr);
                 self.expect(addr.span, "a shared address", addr.ty, Scalar::U32);

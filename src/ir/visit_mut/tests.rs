@@ -45,12 +45,7 @@ fn visits_what_visit_visits_in_the_same_order() {
 }
 
 fn local(name: &str) -> Local {
-    Local {
-        name: name.into(),
-        ty: Scalar::U32,
-        mutable: true,
-        span: Span::new(FileId(0), 0, 1),
-    }
+    Local::scalar(name, Scalar::U32, true, Span::new(FileId(0), 0, 1))
 }
 
 #[test]
@@ -98,12 +93,12 @@ impl VisitMut for SplitLets<'_> {
             if let StmtKind::Let { value, .. } = &mut s.kind {
                 if matches!(value.kind, ExprKind::Const(Value::Int(v)) if v != 0) {
                     let t = LocalId(self.body_locals.len() as u32);
-                    self.body_locals.push(Local {
-                        name: format!("$t{}", t.0),
-                        ty: value.ty,
-                        mutable: true,
-                        span: value.span,
-                    });
+                    self.body_locals.push(Local::scalar(
+                        format!("$t{}", t.0),
+                        value.ty,
+                        true,
+                        value.span,
+                    ));
                     let read = Expr {
                         kind: ExprKind::Local(t),
                         ty: value.ty,

@@ -6,7 +6,7 @@
 use super::mods::Mods;
 use super::ops::*;
 use super::scope::Binding;
-use super::{specials, Builder, LoadErrorKind};
+use super::{specials, Builder, LoadErrorKind, Wider};
 use crate::sim::ptx::ast::{self, Imm, Operand};
 
 pub(super) type R<T> = Result<T, (LoadErrorKind, String)>;
@@ -208,10 +208,26 @@ impl Builder<'_> {
     }
 }
 
+/// The type word of an instruction (`u32`, `b64`), as written.
+fn type_word(m: &Mods) -> Option<&'static str> {
+    m.peek_any(super::mods::TYPE_WORDS)
+}
+
+/// `word` with its bits doubled (`u32` → `u64`): `mul.wide`'s result.
+fn doubled(word: &str) -> String {
+    let (kind, bits) = word.split_at(1);
+    format!("{kind}{}", bits.parse::<u32>().unwrap_or(0) * 2)
+}
+
 pub(super) fn is_clock(name: &str) -> bool {
     matches!(
         name,
-        "%clock" | "%clock64" | "%globaltimer" | "%globaltimer_lo" | "%clock_hi"
+        "%clock"
+            | "%clock64"
+            | "%globaltimer"
+            | "%globaltimer_lo"
+            | "%clock_hi"
+            | "%globaltimer_hi"
     )
 }
 
@@ -348,6 +364,7 @@ fn decode_op(b: &mut Builder, i: &ast::Instruction, full: &str) -> R<Inst> {
             let mut mode = FMode::default();
             let nan = m.take("NaN");
             let packed = packed_type(&mut m);
+            let word = type_word(&m);
             let types = m.take_types();
             let ty = match packed {
                 Some(t) if types.is_empty() => t,
@@ -360,6 +377,17 @@ fn decode_op(b: &mut Builder, i: &ast::Instruction, full: &str) -> R<Inst> {
                 m.take("noftz");
             }
             m.finish().map_err(unsup)?;
+            if let Some(w) = word {
+                let dw = if lohi == Some("wide") {
+                    doubled(w)
+                } else {
+                    w.to_string()
+                };
+                b.check_operand(o(0), &dw, Wider::No, op)?;
+                b.check_operand(o(1), w, Wider::No, op)?;
+                let shift = op == "shl" || op == "shr";
+                b.check_operand(o(2), if shift { "u32" } else { w }, Wider::No, op)?;
+            }
             let mut inst = base_inst(Op::Nop);
             inst.d = b.dst(o(0))?;
             let src_ty = if op == "shl" || op == "shr" || packed.is_some() {
@@ -434,6 +462,21 @@ fn decode_op(b: &mut Builder, i: &ast::Instruction, full: &str) -> R<Inst> {
                 return unsupported("`.cc`/`.sat` on integer `mad`");
             }
             let packed = packed_type(&mut m);
+            if let Some(w) = type_word(&m) {
+                let name = match lohi {
+                    Some(l) => format!("{op}.{l}"),
+                    None => op.to_string(),
+                };
+                let wide = if lohi == Some("wide") {
+                    doubled(w)
+                } else {
+                    w.to_string()
+                };
+                b.check_operand(o(0), &wide, Wider::No, &name)?;
+                b.check_operand(o(1), w, Wider::No, &name)?;
+                b.check_operand(o(2), w, Wider::No, &name)?;
+                b.check_operand(o(3), &wide, Wider::No, &name)?;
+            }
             let types = m.take_types();
             let ty = match packed {
                 Some(t) if types.is_empty() => t,
@@ -482,6 +525,12 @@ fn decode_op(b: &mut Builder, i: &ast::Instruction, full: &str) -> R<Inst> {
         | "rcp" | "ex2" | "lg2" | "sin" | "cos" | "tanh" => {
             let shift = m.take("shiftamt");
             let packed = packed_type(&mut m);
+            if let Some(w) = type_word(&m) {
+                if !matches!(op, "popc" | "clz" | "bfind") {
+                    b.check_operand(o(0), w, Wider::No, op)?;
+                }
+                b.check_operand(o(1), w, Wider::No, op)?;
+            }
             let types = m.take_types();
             let ty = match packed {
                 Some(t) if types.is_empty() => t,
@@ -572,6 +621,31 @@ fn decode_op(b: &mut Builder, i: &ast::Instruction, full: &str) -> R<Inst> {
             inst.c = b.src(o(3), Ty::U32)?;
             inst
         }
+        "shf" => {
+            let left = match m.take_any(&["l", "r"]) {
+                Some("l") => true,
+                Some(_) => false,
+                None => return invalid("`shf` needs `.l` or `.r`"),
+            };
+            let clamp = match m.take_any(&["wrap", "clamp"]) {
+                Some("clamp") => true,
+                Some(_) => false,
+                None => return invalid("`shf` needs `.wrap` or `.clamp`"),
+            };
+            let word = m.peek_any(super::mods::TYPE_WORDS);
+            let types = m.take_types();
+            m.finish().map_err(unsup)?;
+            one_type(&types, full)?;
+            if word != Some("b32") {
+                return invalid("`shf` is `.b32`");
+            }
+            let mut inst = base_inst(Op::Shf { left, clamp });
+            inst.d = b.dst(o(0))?;
+            inst.a = b.src(o(1), Ty::U32)?;
+            inst.b = b.src(o(2), Ty::U32)?;
+            inst.c = b.src(o(3), Ty::U32)?;
+            inst
+        }
         "setp" => {
             let cmp = match m.take_any(&[
                 "eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs", "equ", "neu", "ltu",
@@ -601,6 +675,10 @@ fn decode_op(b: &mut Builder, i: &ast::Instruction, full: &str) -> R<Inst> {
             };
             m.take("ftz");
             let packed = packed_type(&mut m);
+            if let Some(w) = type_word(&m) {
+                b.check_operand(o(1), w, Wider::No, op)?;
+                b.check_operand(o(2), w, Wider::No, op)?;
+            }
             let types = m.take_types();
             let ty = match packed {
                 Some(t) if types.is_empty() => t,
@@ -638,6 +716,12 @@ fn decode_op(b: &mut Builder, i: &ast::Instruction, full: &str) -> R<Inst> {
             inst
         }
         "selp" => {
+            if let Some(w) = type_word(&m) {
+                for k in 0..3 {
+                    b.check_operand(o(k), w, Wider::No, op)?;
+                }
+                b.check_operand(o(3), "pred", Wider::No, op)?;
+            }
             let types = m.take_types();
             let ty = one_type(&types, full)?;
             m.finish().map_err(unsup)?;
@@ -684,6 +768,25 @@ fn decode_op(b: &mut Builder, i: &ast::Instruction, full: &str) -> R<Inst> {
             let ftz = m.take("ftz");
             let sat = m.take("sat");
             let relu = m.take("relu");
+            let words: Vec<&str> = m
+                .words()
+                .iter()
+                .copied()
+                .filter(|w| super::mods::TYPE_WORDS.contains(w))
+                .collect();
+            if let [to, from] = words[..] {
+                // ptxas 13.5 takes a wider register for either operand,
+                // but for a 32- or 64-bit integer converted to a float.
+                let int_to_float = to.starts_with('f')
+                    && matches!(from, "u32" | "s32" | "b32" | "u64" | "s64" | "b64");
+                let from_wider = if int_to_float {
+                    Wider::SubWord
+                } else {
+                    Wider::Any
+                };
+                b.check_operand(o(0), to, Wider::Any, op)?;
+                b.check_operand(o(1), from, from_wider, op)?;
+            }
             let types = m.take_types();
             m.finish().map_err(unsup)?;
             let [to, from] = types[..] else {
@@ -803,6 +906,7 @@ fn decode_op(b: &mut Builder, i: &ast::Instruction, full: &str) -> R<Inst> {
         "ldmatrix" | "stmatrix" => return super::inst_tensor::matrix(b, &mut m, op, ops),
         "mbarrier" => return super::inst_sync::mbarrier(b, &mut m, ops),
         "cp" => return super::inst_sync::copy(b, &mut m, ops),
+        "match" => return super::inst_sync::match_sync(b, &mut m, ops),
         "shfl" | "vote" | "activemask" | "elect" | "redux" => {
             return super::inst_sync::warp(b, &mut m, op, ops)
         }

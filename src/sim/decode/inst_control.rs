@@ -21,11 +21,15 @@ pub fn call(b: &mut Builder, m: &mut Mods, ops: &[Operand]) -> R<Inst> {
         return invalid(format!("unknown function `{name}`"));
     };
     let formals = b.formals.get(func as usize).cloned().unwrap_or_default();
-    if b.module
+    let extern_func = b
+        .module
         .functions
         .get(func as usize)
-        .is_some_and(|f| f.body.is_none())
-    {
+        .is_some_and(|f| f.body.is_none());
+    if extern_func && matches!(name.as_str(), "vprintf" | "__assertfail") {
+        return runtime_call(b, name, &formals, rets, args);
+    }
+    if extern_func {
         return unsupported(format!(
             "a call of `{name}`, which has no body in this module"
         ));
@@ -93,6 +97,21 @@ pub fn barrier(b: &mut Builder, m: &mut Mods, ops: &[Operand]) -> R<Inst> {
         Some(_) => return unsupported("barrier reductions (`bar.red`)"),
         None => return invalid("missing `.sync`/`.arrive`"),
     };
+    // ptxas's checks of immediates: barriers 0..15, whole warps.
+    if let Some(Operand::Imm(crate::sim::ptx::ast::Imm::Int(n))) = ops.first() {
+        if *n > 15 {
+            return invalid(format!(
+                "barrier number {n} out of range, expected to be in range [0..15]"
+            ));
+        }
+    }
+    if let Some(Operand::Imm(crate::sim::ptx::ast::Imm::Int(n))) = ops.get(1) {
+        if n % 32 != 0 {
+            return invalid(format!(
+                "{n} threads take part in the barrier: the number must be a multiple of the warp size (32)"
+            ));
+        }
+    }
     let id = b.src(ops.first(), Ty::U32)?;
     let count = match ops.get(1) {
         Some(op) => Some(b.src(Some(op), Ty::U32)?),
@@ -100,4 +119,67 @@ pub fn barrier(b: &mut Builder, m: &mut Mods, ops: &[Operand]) -> R<Inst> {
         None => None,
     };
     Ok(b.sync(SyncOp::Bar { id, count, wait }))
+}
+
+/// The `.param` variable a call passes: its offset in the thread's
+/// parameter area.
+fn param_operand(b: &Builder, op: &Operand) -> R<u32> {
+    let Operand::Name(n) = op else {
+        return unsupported("call arguments other than `.param` variables");
+    };
+    match b.scopes.lookup(n) {
+        Some(Binding::FuncParam(at)) => Ok(at),
+        _ => unsupported("call arguments other than `.param` variables"),
+    }
+}
+
+/// A call of the CUDA runtime's device functions the simulator provides:
+/// `vprintf(.b64 format, .b64 args) -> .b32` and
+/// `__assertfail(.b64 message, .b64 file, .b32 line, .b64 function,
+/// .b64 charSize)`, checked against their declared parameters.
+fn runtime_call(
+    b: &mut Builder,
+    name: &str,
+    formals: &super::Formals,
+    rets: &[Operand],
+    args: &[Operand],
+) -> R<Inst> {
+    let sizes: Vec<u32> = formals.params.iter().map(|&(_, size)| size).collect();
+    let ret_sizes: Vec<u32> = formals.rets.iter().map(|&(_, size)| size).collect();
+    let op = match name {
+        "vprintf" => {
+            if sizes != [8, 8] || !matches!(ret_sizes[..], [] | [4]) {
+                return invalid(
+                    "`vprintf` is declared `(.param .b32) vprintf(.param .b64, .param .b64)`",
+                );
+            }
+            let [fmt, list] = args else {
+                return invalid("`vprintf` takes 2 arguments");
+            };
+            SyncOp::Vprintf {
+                fmt: param_operand(b, fmt)?,
+                args: param_operand(b, list)?,
+                ret: match rets {
+                    [] => None,
+                    [r] => Some(param_operand(b, r)?),
+                    _ => return invalid("`vprintf` returns one value"),
+                },
+            }
+        }
+        _ => {
+            if sizes != [8, 8, 4, 8, 8] || !ret_sizes.is_empty() {
+                return invalid("`__assertfail` is declared `__assertfail(.param .b64, .param .b64, .param .b32, .param .b64, .param .b64)`");
+            }
+            let [message, file, line, function, _] = args else {
+                return invalid("`__assertfail` takes 5 arguments");
+            };
+            SyncOp::AssertFail {
+                message: param_operand(b, message)?,
+                file: param_operand(b, file)?,
+                line: param_operand(b, line)?,
+                function: param_operand(b, function)?,
+            }
+        }
+    };
+    Ok(b.sync(op))
 }

@@ -3,10 +3,18 @@
 use super::inst::{base_inst, invalid, is_clock, one_type, unsup, unsupported, R};
 use super::mods::{Mods, CACHE, MEMORY_ORDER, SCOPES, SEMS, TYPE_WORDS};
 use super::ops::*;
-use super::Builder;
+use super::{Builder, Wider};
 use crate::sim::ptx::ast::Operand;
 
 pub fn mov(b: &mut Builder, m: &mut Mods, ops: &[Operand]) -> R<Inst> {
+    if let Some(w) = m.peek_any(TYPE_WORDS) {
+        if !matches!(ops.first(), Some(Operand::Vector(_)))
+            && !matches!(ops.get(1), Some(Operand::Vector(_)))
+        {
+            b.check_operand(ops.first(), w, Wider::No, "mov")?;
+            b.check_operand(ops.get(1), w, Wider::No, "mov")?;
+        }
+    }
     let types = m.take_types();
     m.finish().map_err(unsup)?;
     let ty = one_type(&types, "mov")?;
@@ -55,9 +63,12 @@ pub fn mov(b: &mut Builder, m: &mut Mods, ops: &[Operand]) -> R<Inst> {
         (Some(d), Some(Operand::Name(name)))
             if is_clock(name) && b.scopes.lookup(name).is_none() =>
         {
+            // `c`: the destination's bits, and above them how far the
+            // count is shifted (the `_hi` halves are its upper 32 bits).
+            let shift = if name.ends_with("_hi") { 32 } else { 0 };
             let mut inst = base_inst(Op::Clock);
             inst.d = b.dst(Some(d))?;
-            inst.c = ty.bits();
+            inst.c = ty.bits() | shift << 8;
             Ok(inst)
         }
         (d, s) => {
@@ -69,14 +80,27 @@ pub fn mov(b: &mut Builder, m: &mut Mods, ops: &[Operand]) -> R<Inst> {
     }
 }
 
+/// `Inst::c` of a load with `.acquire` or `.relaxed` (a strong load, what
+/// a spin-wait on a flag reads with): the in-order schedule moves on to
+/// the next thread after it, so that a thread spinning on memory another
+/// thread writes (cooperative groups' grid and multi-warp barriers) lets
+/// the writer run.
+pub const STRONG_LOAD: u32 = 1;
+
 pub fn load_store(b: &mut Builder, m: &mut Mods, op: &str, ops: &[Operand]) -> R<Inst> {
+    let strong = m.peek_any(&["acquire", "relaxed"]).is_some();
     m.drop_all(MEMORY_ORDER);
     m.drop_all(CACHE);
     let vec = m.take_vector();
     let spaces = m.take_spaces();
+    let word = m.peek_any(TYPE_WORDS);
     let types = m.take_types();
     m.finish().map_err(unsup)?;
     let ty = one_type(&types, op)?;
+    if let Some(w) = word {
+        let value = if op == "st" { ops.get(1) } else { ops.first() };
+        b.check_operand(value, w, Wider::Any, if op == "ldu" { "ldu" } else { op })?;
+    }
     let space = match spaces[..] {
         [] if op == "ldu" => Space::Global,
         [] => Space::Generic,
@@ -126,6 +150,9 @@ pub fn load_store(b: &mut Builder, m: &mut Mods, op: &str, ops: &[Operand]) -> R
     } else {
         inst.op = Op::Ld { space, ty, vec };
         inst.d = slots.first().copied().unwrap_or(NO_DEST);
+        if strong {
+            inst.c = STRONG_LOAD;
+        }
     }
     if vec > 1 {
         inst.aux = b.list(slots);

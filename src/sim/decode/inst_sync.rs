@@ -82,6 +82,22 @@ pub fn mbarrier(b: &mut Builder, m: &mut Mods, ops: &[Operand]) -> R<Inst> {
         return invalid("an mbarrier operation is `.b64`");
     }
     let space = mbar_space(&spaces)?;
+    // ptxas's checks of immediates: an arrival count of 1 to 2^20 - 1.
+    let count_at = match action {
+        Some("init") => Some((1, "mbarrier.init", (1u64 << 20) - 1)),
+        Some("arrive" | "arrive_drop") if !expect_tx => Some((2, "mbarrier.arrive", u64::MAX)),
+        _ => None,
+    };
+    if let Some((k, name, max)) = count_at {
+        if let Some(Operand::Imm(crate::sim::ptx::ast::Imm::Int(n))) = o(k) {
+            if *n == 0 || *n > max {
+                return invalid(format!(
+                    "argument {k} of `{name}`: value {n} out of range, expected to be in range [1..{}]",
+                    if max == u64::MAX { "4294967295".to_string() } else { max.to_string() }
+                ));
+            }
+        }
+    }
     let op = match action {
         Some("init") => SyncOp::MbarInit {
             addr: b.sync_addr(o(0), space)?,
@@ -145,7 +161,10 @@ pub fn copy(b: &mut Builder, m: &mut Mods, ops: &[Operand]) -> R<Inst> {
         return unsupported("the opcode `cp`");
     }
     if !m.take("bulk") {
-        return unsupported("non-bulk `cp.async` (sm_80 asynchronous copies)");
+        if reduce {
+            return unsupported("`cp.reduce.async` without `.bulk`");
+        }
+        return super::inst_cp_async::cp_async(b, m, ops);
     }
     if m.take("tensor") {
         return tensor_copy(b, m, ops, reduce);
@@ -437,6 +456,44 @@ pub fn warp(b: &mut Builder, m: &mut Mods, opcode: &str, ops: &[Operand]) -> R<I
                 mask: b.src(o(2), Ty::U32)?,
             }
         }
+    };
+    Ok(b.sync(op))
+}
+
+/// `match.{any,all}.sync.{b32,b64} d{|p}, a, membermask` (PTX ISA
+/// §9.7.13.9): a warp-synchronous rendezvous like `shfl.sync`.
+pub fn match_sync(b: &mut Builder, m: &mut Mods, ops: &[Operand]) -> R<Inst> {
+    let o = |k: usize| ops.get(k);
+    let all = match m.take_any(&["any", "all"]) {
+        Some("all") => true,
+        Some(_) => false,
+        None => return invalid("`match` needs `.any` or `.all`"),
+    };
+    if !m.take("sync") {
+        return invalid("`match` is `.sync`");
+    }
+    let word = m.peek_any(super::mods::TYPE_WORDS);
+    let types = m.take_types();
+    m.finish().map_err(unsup)?;
+    one_type(&types, "match")?;
+    let wide = match word {
+        Some("b32") => false,
+        Some("b64") => true,
+        _ => return invalid("`match.sync` takes `.b32` or `.b64`"),
+    };
+    let ty = if wide { Ty::U64 } else { Ty::U32 };
+    let (d, p) = match o(0) {
+        Some(Operand::Pair(x, y)) if all => (dst_or_sink(b, x)?, dst_or_sink(b, y)?),
+        Some(Operand::Pair(..)) => return invalid("`match.any` has no predicate destination"),
+        other => (b.dst(other)?, NO_DEST),
+    };
+    let op = SyncOp::Match {
+        all,
+        wide,
+        d,
+        p,
+        a: b.src(o(1), ty)?,
+        mask: b.src(o(2), Ty::U32)?,
     };
     Ok(b.sync(op))
 }

@@ -175,6 +175,7 @@ impl Builder<'_> {
             });
             return Ok(base);
         }
+        self.gpu_static_shared = align_up(self.gpu_static_shared, align) + size;
         let site = self.site(v.pos);
         let memory = (&mut self.shared, &mut self.shared_size);
         let too_large = (MAX_STATIC_SHARED, "static shared memory larger than 8 MiB");
@@ -206,6 +207,7 @@ impl Builder<'_> {
     }
 
     pub(super) fn add_module_var(&mut self, v: &ast::VarDecl) -> Result<u64, LoadError> {
+        super::validate::initializer(v)?;
         let (size, _, elem) =
             Self::var_size(v).or_else(|m| err(v.pos, LoadErrorKind::Unsupported, m))?;
         if size > 1 << 30 {
@@ -221,6 +223,7 @@ impl Builder<'_> {
             size,
             init: Self::init_bytes(v, size, elem),
             read_only: v.space == ast::Space::Const,
+            ty: Ty::from_name(&v.ty).filter(|_| !v.ty.starts_with('b')),
             elem,
             decl: self.site(v.pos),
         });

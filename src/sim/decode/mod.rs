@@ -5,7 +5,7 @@
 //! The layout a [`Program`] fixes:
 //! - **Register file** (per thread, `u64` slots): slot 0 holds 1 (the guard
 //!   of unguarded instructions), then the special registers
-//!   ([`specials::SPECIALS`]), then every register of every function (each
+//!   ([`specials::COUNT`] of them), then every register of every function (each
 //!   function has its own slots, so a call needs no frame) and every
 //!   distinct immediate (constant slots).
 //! - **Shared memory** (per CTA): every `.shared` variable of the module,
@@ -19,6 +19,7 @@
 
 mod inst;
 mod inst_control;
+mod inst_cp_async;
 mod inst_memory;
 mod inst_sync;
 mod inst_tensor;
@@ -26,7 +27,11 @@ pub(crate) mod layout;
 mod mods;
 pub mod ops;
 mod scope;
+mod validate;
+use validate::Wider;
 pub mod specials;
+
+pub use inst_memory::STRONG_LOAD;
 
 use super::ptx::ast::{self, FuncKind, Item, Loc, Pos};
 use crate::launch::DynamicLayout;
@@ -41,6 +46,9 @@ pub const SHARED_BASE: u32 = 1024;
 pub const RED_ZONE: u32 = 32;
 /// The most register slots a thread may have.
 const MAX_SLOTS: u32 = 1 << 18;
+/// The unsupported instructions a module keeps for its reports (the rest
+/// are counted per function).
+const MAX_UNSUPPORTED_KEPT: usize = 1000;
 
 /// An error found while loading: the position in the PTX text and what.
 #[derive(Clone, Debug, PartialEq)]
@@ -116,6 +124,8 @@ pub struct ModuleVar {
     /// The initialiser's bytes, at most `size`; the rest are zeros.
     pub init: Vec<u8>,
     pub read_only: bool,
+    /// Its declared type, when a value type (`.f32`; not `.b8`).
+    pub ty: Option<Ty>,
     pub elem: u32,
     pub decl: Site,
 }
@@ -137,6 +147,9 @@ pub struct Program {
     pub template: Vec<u64>,
     pub shared: Vec<MemVar>,
     pub shared_size: u32,
+    /// The static shared variables as a GPU lays them out (each aligned
+    /// after the one before, no red zones): `%total_smem_size`'s part.
+    pub gpu_static_shared: u32,
     /// Where the dynamic shared memory starts, when the module declares an
     /// unsized `.extern .shared` array (every such array starts there; each
     /// launch gives its size: `crate::sim::shared`).
@@ -154,9 +167,46 @@ pub struct Program {
     /// The declared registers, for reports: (first slot, count, name; a
     /// range `%f<128>` is `%f` with 128 slots), in increasing slots.
     pub reg_names: Vec<(u32, u32, String)>,
+    /// The instructions outside the subset (decoded as `trap`, never run:
+    /// a kernel that reaches one is refused), the first
+    /// [`MAX_UNSUPPORTED_KEPT`] of the module, and how many each function
+    /// has in all.
+    pub unsupported: Vec<(u32, LoadError)>,
+    pub unsupported_count: Vec<u64>,
 }
 
 impl Program {
+    /// The functions a kernel runs: its own and every one it calls,
+    /// directly or not (ascending).
+    pub fn reach(&self, kernel: &Kernel) -> Vec<u32> {
+        let n = self.funcs.len();
+        let mut seen = vec![false; n];
+        let mut stack = vec![kernel.func];
+        while let Some(f) = stack.pop() {
+            let Some(s) = seen.get_mut(f as usize) else {
+                continue;
+            };
+            if *s {
+                continue;
+            }
+            *s = true;
+            let Some(func) = self.funcs.get(f as usize) else {
+                continue;
+            };
+            let range = func.entry as usize..(func.end as usize).min(self.code.len());
+            for inst in self.code.get(range).unwrap_or(&[]) {
+                if inst.op == Op::Call {
+                    if let Some(c) = self.calls.get(inst.aux as usize) {
+                        stack.push(c.func);
+                    }
+                }
+            }
+        }
+        (0..n as u32)
+            .filter(|&f| seen.get(f as usize) == Some(&true))
+            .collect()
+    }
+
     /// The name of the register in `slot` (`%f12`), if it is one.
     pub fn reg_name(&self, slot: u32) -> Option<String> {
         let i = self
@@ -197,7 +247,21 @@ pub fn decode<'m>(
     module: &'m ast::Module,
     dynamic: &'m [(String, DynamicLayout)],
 ) -> Result<Program, LoadError> {
+    validate::module(ptx, module)?;
     let mut b = Builder::new(module);
+    if ptx.contains("%reserved_smem_offset_") {
+        // The reserved KiB below the variables (sm_80+), which the module
+        // addresses through `%reserved_smem_offset_*`: a variable of its
+        // own, so that accesses inside it are in bounds (and an access at
+        // offset 0 of a module that does not read them stays a fault).
+        b.shared.push(MemVar {
+            name: "(reserved shared memory)".to_string(),
+            offset: 0,
+            size: specials::RESERVED_END,
+            elem: 1,
+            decl: b.site(Pos::default()),
+        });
+    }
     b.dynamic_base = layout::dynamic_base(module)?;
     b.layouts = dynamic;
     b.module_vars()?;
@@ -222,6 +286,7 @@ pub fn decode<'m>(
         template: b.template,
         shared: b.shared,
         shared_size: b.shared_size,
+        gpu_static_shared: u32::try_from(b.gpu_static_shared).unwrap_or(u32::MAX),
         dynamic_base: b.dynamic_base,
         dynamic_vars: b.dynamic_vars,
         local: b.local,
@@ -231,6 +296,8 @@ pub fn decode<'m>(
         shared_owner,
         local_owner,
         reg_names: b.reg_names,
+        unsupported: b.unsupported,
+        unsupported_count: b.unsupported_count,
     })
 }
 
@@ -256,6 +323,7 @@ struct Builder<'m> {
     consts: HashMap<u64, u32>,
     shared: Vec<MemVar>,
     shared_size: u32,
+    gpu_static_shared: u64,
     dynamic_base: Option<u32>,
     dynamic_vars: Vec<usize>,
     /// kdslc's dynamic layouts, by kernel, and the one of the kernel being
@@ -271,6 +339,37 @@ struct Builder<'m> {
     func: u32,
     loc: Option<Loc>,
     reg_names: Vec<(u32, u32, String)>,
+    unsupported: Vec<(u32, LoadError)>,
+    unsupported_count: Vec<u64>,
+    /// The declared type of each register: (first slot, count, type), in
+    /// increasing slots.
+    reg_types: Vec<(u32, u32, Option<Ty>)>,
+    /// The same with the type's kind as written (`.b32` is not `.u32` to
+    /// ptxas's operand checks).
+    reg_classes: Vec<(u32, u32, Option<RegClass>)>,
+}
+
+/// A register or instruction type as written: its kind (`b`, `u`, `s`,
+/// `f`, `p` for `.pred`) and bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct RegClass {
+    pub kind: u8,
+    pub bits: u32,
+}
+
+impl RegClass {
+    /// `b32` → (`b`, 32); `pred` → (`p`, 1); packed and unknown types: none.
+    pub(super) fn of(word: &str) -> Option<RegClass> {
+        if word == "pred" {
+            return Some(RegClass {
+                kind: b'p',
+                bits: 1,
+            });
+        }
+        let kind = *word.as_bytes().first()?;
+        let bits: u32 = word.get(1..)?.parse().ok()?;
+        matches!(kind, b'b' | b'u' | b's' | b'f').then_some(RegClass { kind, bits })
+    }
 }
 
 fn err<T>(pos: Pos, kind: LoadErrorKind, message: impl Into<String>) -> Result<T, LoadError> {
@@ -284,7 +383,7 @@ fn err<T>(pos: Pos, kind: LoadErrorKind, message: impl Into<String>) -> Result<T
 impl<'m> Builder<'m> {
     fn new(module: &'m ast::Module) -> Builder<'m> {
         let mut template = vec![1u64];
-        template.resize(1 + specials::SPECIALS.len(), 0);
+        template.resize(1 + specials::COUNT, 0);
         Builder {
             module,
             code: Vec::new(),
@@ -300,6 +399,7 @@ impl<'m> Builder<'m> {
             consts: HashMap::new(),
             shared: Vec::new(),
             shared_size: SHARED_BASE,
+            gpu_static_shared: 0,
             dynamic_base: None,
             dynamic_vars: Vec::new(),
             layouts: &[],
@@ -312,6 +412,106 @@ impl<'m> Builder<'m> {
             func: 0,
             loc: None,
             reg_names: Vec::new(),
+            unsupported: Vec::new(),
+            unsupported_count: vec![0; module.functions.len()],
+            reg_types: Vec::new(),
+            reg_classes: Vec::new(),
+        }
+    }
+
+    /// ptxas's operand check (`validate::compatible`): when `op` is a
+    /// register (or a vector of them) with a declared type, it must suit
+    /// an instruction operand of type `word` (`u32`, `b64`, `f32`);
+    /// `wider` admits wider registers for 8- and 16-bit types (loads,
+    /// stores, conversions).
+    pub(super) fn check_operand(
+        &self,
+        op: Option<&ast::Operand>,
+        word: &str,
+        wider: validate::Wider,
+        opcode: &str,
+    ) -> Result<(), (LoadErrorKind, String)> {
+        let Some(want) = RegClass::of(word) else {
+            return Ok(());
+        };
+        let names: Vec<&str> = match op {
+            Some(ast::Operand::Name(n)) => vec![n.as_str()],
+            Some(ast::Operand::Vector(parts)) => parts
+                .iter()
+                .filter_map(|p| match p {
+                    ast::Operand::Name(n) => Some(n.as_str()),
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        for name in names {
+            let Some(scope::Binding::Reg(slot)) = self.scopes.lookup(name) else {
+                continue;
+            };
+            let Some(have) = self.slot_class(slot) else {
+                continue;
+            };
+            if !validate::compatible(have, want, wider) {
+                let kind = |c: RegClass| {
+                    if c.kind == b'p' {
+                        "pred".to_string()
+                    } else {
+                        format!("{}{}", c.kind as char, c.bits)
+                    }
+                };
+                return Err((
+                    LoadErrorKind::Invalid,
+                    format!(
+                        "`{name}` is a `.{}` register, and `{opcode}` takes `.{}` there (ptxas: Arguments mismatch for instruction '{opcode}')",
+                        kind(have),
+                        kind(want)
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn slot_class(&self, slot: u32) -> Option<RegClass> {
+        let i = self
+            .reg_classes
+            .partition_point(|&(base, _, _)| base <= slot)
+            .checked_sub(1)?;
+        let &(base, count, class) = self.reg_classes.get(i)?;
+        if slot >= base + count {
+            return None;
+        }
+        class
+    }
+
+    /// Whether `name` is a register declared `.pred`.
+    fn is_pred_register(&self, name: &str) -> bool {
+        matches!(self.scopes.lookup(name), Some(Binding::Reg(slot)) if self.slot_type(slot) == Some(Ty::Pred))
+    }
+
+    /// The declared type of the register in `slot` (`None`: not a
+    /// register, or of a type the simulator does not name).
+    fn slot_type(&self, slot: u32) -> Option<Ty> {
+        let i = self
+            .reg_types
+            .partition_point(|&(base, _, _)| base <= slot)
+            .checked_sub(1)?;
+        let &(base, count, ty) = self.reg_types.get(i)?;
+        if slot >= base + count {
+            return None;
+        }
+        ty
+    }
+
+    /// An instruction (or call) outside the subset in the function being
+    /// decoded: kept for the reports of the kernels that reach it.
+    fn note_unsupported(&mut self, func: u32, error: LoadError) {
+        if let Some(c) = self.unsupported_count.get_mut(func as usize) {
+            *c += 1;
+        }
+        if self.unsupported.len() < MAX_UNSUPPORTED_KEPT {
+            self.unsupported.push((func, error));
         }
     }
 
@@ -370,6 +570,16 @@ impl<'m> Builder<'m> {
     /// Every function gets its index and its formal parameters before any
     /// body is decoded, so calls may precede the callee.
     fn declare_functions(&mut self) -> Result<(), LoadError> {
+        let mut defined: std::collections::HashSet<&str> = std::collections::HashSet::new();
+        for f in &self.module.functions {
+            if f.body.is_some() && !defined.insert(f.name.as_str()) {
+                return err(
+                    f.pos,
+                    LoadErrorKind::Invalid,
+                    format!("duplicate definition of function `{}`", f.name),
+                );
+            }
+        }
         for (i, f) in self.module.functions.iter().enumerate() {
             if f.kind == FuncKind::Func {
                 let mut formals = Formals::default();
@@ -459,7 +669,7 @@ impl<'m> Builder<'m> {
         let mut labels = Vec::new();
         let mut pc = entry;
         collect_labels(body, &mut pc, &mut labels)
-            .or_else(|m| err(f.pos, LoadErrorKind::Invalid, m))?;
+            .or_else(|(pos, m)| err(pos.unwrap_or(f.pos), LoadErrorKind::Invalid, m))?;
         // Pass 2: declarations and instructions.
         let mut block_index = 0usize;
         self.block(body, &labels, &mut block_index)?;
@@ -524,6 +734,10 @@ impl<'m> Builder<'m> {
                 let base = self
                     .new_slots(count.max(1))
                     .or_else(|m| err(v.pos, LoadErrorKind::Unsupported, m))?;
+                self.reg_types
+                    .push((base, count.max(1), Ty::from_name(&v.ty)));
+                self.reg_classes
+                    .push((base, count.max(1), RegClass::of(&v.ty)));
                 if v.range.is_some() {
                     self.scopes.declare_range(&v.name, base, count);
                     // `<` marks a range: `%f<` names `%f0`, `%f1`, ...
@@ -543,18 +757,37 @@ impl<'m> Builder<'m> {
         Ok(())
     }
 
+    /// Decodes one instruction. One outside the subset is noted and
+    /// stands as a `trap` (its kernels are refused before they run), so
+    /// that every such instruction is listed and the other kernels of the
+    /// module still run; any other error ends the load.
     fn instruction(&mut self, i: &ast::Instruction) -> Result<(), LoadError> {
-        let inst = inst::decode(self, i).map_err(|(kind, message)| LoadError {
-            pos: i.pos,
-            kind,
-            message,
-        })?;
+        let inst = match inst::decode(self, i) {
+            Ok(inst) => inst,
+            Err((LoadErrorKind::Unsupported, message)) => {
+                let error = LoadError {
+                    pos: i.pos,
+                    kind: LoadErrorKind::Unsupported,
+                    message,
+                };
+                self.note_unsupported(self.func, error);
+                inst::base_inst(Op::Trap)
+            }
+            Err((kind, message)) => {
+                return Err(LoadError {
+                    pos: i.pos,
+                    kind,
+                    message,
+                })
+            }
+        };
         self.push(inst, i.pos);
         Ok(())
     }
 
-    /// A call cycle cannot be given static register slots.
-    fn check_recursion(&self) -> Result<(), LoadError> {
+    /// A call cycle cannot be given static register slots: each call that
+    /// closes one is noted as outside the subset.
+    fn check_recursion(&mut self) -> Result<(), LoadError> {
         let n = self.funcs.len();
         let mut edges: Vec<Vec<(u32, usize)>> = vec![Vec::new(); n];
         for (pc, inst) in self.code.iter().enumerate() {
@@ -592,11 +825,17 @@ impl<'m> Builder<'m> {
                         let name = self
                             .funcs
                             .get(callee as usize)
-                            .map_or("?", |f| f.name.as_str());
-                        return err(
-                            pos,
-                            LoadErrorKind::Unsupported,
-                            format!("recursive call of `{name}` (recursion is not supported)"),
+                            .map_or("?", |f| f.name.as_str())
+                            .to_string();
+                        self.note_unsupported(
+                            f as u32,
+                            LoadError {
+                                pos,
+                                kind: LoadErrorKind::Unsupported,
+                                message: format!(
+                                    "`call` is outside the simulator's PTX subset: recursive call of `{name}` (recursion is not supported)"
+                                ),
+                            },
                         );
                     }
                     Some(0) => {
@@ -614,19 +853,26 @@ impl<'m> Builder<'m> {
 }
 
 /// Assigns pcs: the labels of each block (in walk order) and where they point.
+/// A label defined twice in one block is an error at the second (ptxas:
+/// "Duplicate definition of label").
 fn collect_labels(
     block: &ast::Block,
     pc: &mut u32,
     out: &mut Vec<HashMap<String, u32>>,
-) -> Result<(), String> {
+) -> Result<(), (Option<Pos>, String)> {
     let me = out.len();
     out.push(HashMap::new());
     for item in &block.items {
         match item {
-            Item::Label(name, _) => {
-                let labels = out.get_mut(me).ok_or("internal: label table")?;
+            Item::Label(name, pos) => {
+                let labels = out
+                    .get_mut(me)
+                    .ok_or((None, "internal: label table".to_string()))?;
                 if labels.insert(name.clone(), *pc).is_some() {
-                    return Err(format!("duplicate label `{name}`"));
+                    return Err((
+                        Some(*pos),
+                        format!("duplicate definition of label `{name}`"),
+                    ));
                 }
             }
             Item::Inst(_) => *pc += 1,

@@ -367,6 +367,12 @@ pub enum Op {
     Bfi(Ty),
     /// `prmt.b32 d, a, b, c` (the default mode).
     Prmt,
+    /// `shf.{l,r}.{wrap,clamp}.b32 d, a, b, c`: the funnel shift of the
+    /// 64-bit `b:a` by `c`.
+    Shf {
+        left: bool,
+        clamp: bool,
+    },
     /// `setp`: `d = a cmp b`; `aux` indexes [`SetpExt`] when there is a
     /// combining predicate or a second destination, else `u32::MAX`.
     Setp(Cmp, Ty),
@@ -424,8 +430,9 @@ pub enum Op {
         op: AtomOp,
         ty: Ty,
     },
-    /// `%clock`, `%clock64`, `%globaltimer`: the thread's executed
-    /// instruction count.
+    /// `%clock`, `%clock64`, `%globaltimer` (and their `_lo`/`_hi`
+    /// halves): the thread's executed instruction count, shifted right by
+    /// `c >> 8` and cut to `c & 0xff` bits.
     Clock,
     Bra,
     /// `aux` indexes [`CallInfo`].
@@ -597,6 +604,59 @@ pub enum SyncOp {
         op: ReduxOp,
         ty: Ty,
         d: u32,
+        a: u32,
+        mask: u32,
+    },
+    /// `call (ret), vprintf, (fmt, args)`: CUDA's device printf; the
+    /// operands are the offsets of the call's `.param` variables in the
+    /// thread's parameter area.
+    Vprintf {
+        fmt: u32,
+        args: u32,
+        ret: Option<u32>,
+    },
+    /// `call __assertfail, (message, file, line, function, charSize)`: a
+    /// failed `assert` (the offsets of the call's `.param` variables).
+    AssertFail {
+        message: u32,
+        file: u32,
+        line: u32,
+        function: u32,
+    },
+    /// Ampere's `cp.async.{ca,cg}.shared{::cta}.global [dst], [src], size
+    /// {, src-size | ignore-src}`: `size` bytes (4, 8 or 16) into shared
+    /// memory, the first `src_size` of them (a slot; all when `None`) from
+    /// `src` and the rest zeros; none from `src` when the `ignore`
+    /// predicate (slot, negated) holds.
+    CpAsync {
+        dst: Addr,
+        src: Addr,
+        size: u32,
+        src_size: Option<u32>,
+        ignore: Option<(u32, bool)>,
+    },
+    /// `cp.async.commit_group`.
+    CpAsyncCommit,
+    /// `cp.async.wait_group n`, or `cp.async.wait_all` (`None`).
+    CpAsyncWait {
+        n: Option<u32>,
+    },
+    /// `cp.async.mbarrier.arrive{.noinc}.b64 [mbar]`: an arrival on the
+    /// mbarrier once the thread's earlier `cp.async`s complete (`.noinc`:
+    /// one of its expected arrivals; without: none, the pending count
+    /// being raised by one first).
+    CpAsyncArrive {
+        mbar: Addr,
+        noinc: bool,
+    },
+    /// `match.any.sync.b32/.b64 d, a, mask` and `match.all.sync d{|p}, a,
+    /// mask` (`all`): the lanes of `mask` whose `a` equals this lane's /
+    /// `mask` when every lane's `a` is the same (and `p`), else 0.
+    Match {
+        all: bool,
+        wide: bool,
+        d: u32,
+        p: u32,
         a: u32,
         mask: u32,
     },

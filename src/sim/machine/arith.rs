@@ -265,6 +265,24 @@ pub fn setp(cmp: Cmp, ty: Ty, a: u64, b: u64) -> bool {
     }
 }
 
+/// `shf.{l,r}.{wrap,clamp}.b32 d, a, b, c` (PTX ISA §9.7.8.9): the 64-bit
+/// value `b:a` (`b` the high word) shifted left (`d` its high word) or
+/// right (`d` its low word) by `c` modulo 32 (`.wrap`) or at most 32
+/// (`.clamp`).
+pub fn shf(left: bool, clamp: bool, a: u64, b: u64, c: u64) -> u64 {
+    let n = if clamp {
+        (c as u32).min(32)
+    } else {
+        c as u32 & 31
+    };
+    let wide = (b & 0xffff_ffff) << 32 | (a & 0xffff_ffff);
+    if left {
+        (wide << n) >> 32 & 0xffff_ffff
+    } else {
+        (wide >> n) & 0xffff_ffff
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -303,5 +321,19 @@ mod tests {
         assert_eq!(bfi(Ty::U32, 0b11, 0, 4, 2), 0b11_0000);
         assert_eq!(prmt(0x4433_2211, 0x8877_6655, 0x3210), 0x4433_2211);
         assert_eq!(prmt(0x4433_2211, 0x8877_6655, 0x7654), 0x8877_6655);
+    }
+
+    #[test]
+    fn funnel_shifts() {
+        // `b:a` = 0x89abcdef_01234567.
+        let (a, b) = (0x0123_4567, 0x89ab_cdef);
+        assert_eq!(shf(true, false, a, b, 8), 0xabcd_ef01);
+        assert_eq!(shf(false, false, a, b, 8), 0xef01_2345);
+        // `.wrap` takes the count modulo 32, `.clamp` at most 32.
+        assert_eq!(shf(true, false, a, b, 40), 0xabcd_ef01);
+        assert_eq!(shf(true, true, a, b, 40), 0x0123_4567);
+        assert_eq!(shf(false, true, a, b, 40), 0x89ab_cdef);
+        // A rotate: `a` = `b`.
+        assert_eq!(shf(true, false, 0xffff_fffe, 0xffff_fffe, 3), 0xffff_fff7);
     }
 }

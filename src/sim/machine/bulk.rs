@@ -202,9 +202,21 @@ impl Machine<'_> {
 
     /// Lands the bytes of copy `i` and completes its transaction bytes.
     pub(super) fn complete_copy_at(&mut self, i: usize) {
-        let Some(c) = self.cluster.copies.remove(i) else {
-            return;
-        };
+        if let Some(c) = self.cluster.copies.remove(i) {
+            self.land(c);
+        }
+    }
+
+    /// [`Self::complete_copy_at`] for a copy picked at random (the random
+    /// schedule): in constant time, the newest copy taking its place in
+    /// the queue (the order of copies in flight is the GPU's to choose).
+    pub(super) fn complete_copy_anywhere(&mut self, i: usize) {
+        if let Some(c) = self.cluster.copies.swap_remove_back(i) {
+            self.land(c);
+        }
+    }
+
+    fn land(&mut self, c: Copy) {
         self.sched.epoch += 1;
         let size = u64::from(c.size);
         let own = self

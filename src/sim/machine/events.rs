@@ -145,6 +145,13 @@ pub enum Issue {
         n: u32,
         cur: u32,
     },
+    /// A failed `assert` (`__assertfail`).
+    Assert(Box<super::printf::AssertInfo>),
+    /// `mapa` to a CTA rank the cluster (of `cluster` CTAs) lacks.
+    MapaRank {
+        rank: u32,
+        cluster: u32,
+    },
 }
 
 /// What is wrong with a wgmma descriptor.
@@ -218,6 +225,8 @@ impl Issue {
             Issue::WgmmaPartial { .. } => (18, 0),
             Issue::SetMaxNregDisagree => (19, 0),
             Issue::SetMaxNregRange { .. } => (20, 0),
+            Issue::Assert(_) => (21, 0),
+            Issue::MapaRank { .. } => (22, 0),
         }
     }
 }

@@ -12,6 +12,7 @@ use super::{arith, farith};
 use super::{Cluster, Counters, Machine, Memory, Rng, Sched};
 use crate::sim::decode::ops::*;
 use crate::sim::decode::Program;
+use crate::sim::decode::STRONG_LOAD;
 
 /// Why a slice of a thread's execution ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -434,6 +435,10 @@ impl Machine<'_> {
                     arith::bfi(ty, rd!(inst.a), rd!(inst.b), rd!(inst.c), rd!(inst.aux))
                 ),
                 Op::Prmt => wr!(inst.d, arith::prmt(rd!(inst.a), rd!(inst.b), rd!(inst.c))),
+                Op::Shf { left, clamp } => wr!(
+                    inst.d,
+                    arith::shf(left, clamp, rd!(inst.a), rd!(inst.b), rd!(inst.c))
+                ),
                 Op::Setp(cmp, ty) => {
                     let v = arith::setp(cmp, ty, rd!(inst.a), rd!(inst.b));
                     match prog.setp_ext.get(inst.aux as usize) {
@@ -573,7 +578,14 @@ impl Machine<'_> {
                 Op::Mapa { generic } => {
                     let (_, offset) = memory::split_cluster(rd!(inst.a), own_rank);
                     let rank = rd!(inst.b) as u32;
-                    let addr = memory::cluster_addr(rank, offset);
+                    if rank >= ext.cluster_size {
+                        // Not wrapped into a CTA of the cluster: reported,
+                        // and an address every access through is out of
+                        // bounds.
+                        let cluster = ext.cluster_size;
+                        events.record(pc as u32, me, Issue::MapaRank { rank, cluster });
+                    }
+                    let addr = memory::cluster_addr(rank.min(memory::NO_RANK), offset);
                     wr!(
                         inst.d,
                         if generic {
@@ -618,7 +630,7 @@ impl Machine<'_> {
                         };
                         wr!(d, v);
                     }
-                    if coin(random, rng) {
+                    if inst.c == STRONG_LOAD || coin(random, rng) {
                         pc += 1;
                         break SliceEnd::Yield;
                     }
@@ -678,8 +690,8 @@ impl Machine<'_> {
                     }
                 }
                 Op::Clock => {
-                    let v = th.executed + n;
-                    wr!(inst.d, arith::trunc(v, inst.c));
+                    let v = (th.executed + n) >> (inst.c >> 8);
+                    wr!(inst.d, arith::trunc(v, inst.c & 0xff));
                 }
                 Op::Bra => {
                     pc = inst.off as usize;

@@ -232,7 +232,7 @@ impl Machine<'_> {
     /// Arrives `count` times; returns the state token (the phase count
     /// before the arrival).
     #[allow(clippy::too_many_arguments)]
-    fn mbar_arrive(
+    pub(super) fn mbar_arrive(
         &mut self,
         t: u32,
         pc: u32,

@@ -104,6 +104,11 @@ pub fn split_cluster(addr: u64, own: u32) -> (u32, u64) {
     }
 }
 
+/// The rank [`cluster_addr`] gives a `mapa` past the cluster: the largest
+/// its 8 bits hold, past every cluster (at most 16 CTAs), so that an
+/// access through the address is out of bounds.
+pub const NO_RANK: u32 = 254;
+
 /// A shared::cluster address for `offset` in the CTA of `rank`.
 pub fn cluster_addr(rank: u32, offset: u64) -> u64 {
     (u64::from(rank + 1) << RANK_SHIFT) | (offset & ((1 << RANK_SHIFT) - 1))

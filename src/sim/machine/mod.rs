@@ -11,13 +11,16 @@
 
 pub mod arith;
 mod bulk;
+mod cp_async;
 pub mod events;
 mod exec;
 pub mod farith;
 pub mod float;
+mod matching;
 mod matrix;
 mod mbarrier;
 pub mod memory;
+pub mod printf;
 mod sched;
 pub mod snapshot;
 pub mod state;
@@ -93,6 +96,10 @@ pub struct Setup<'p> {
     pub grid: [u32; 3],
     pub block: [u32; 3],
     pub cluster: [u32; 3],
+    /// The CTAs resident and run together: the cluster, or the whole
+    /// grid in a cooperative launch ([`Machine::cooperative`]). The
+    /// machine's "cluster" state holds one such group.
+    pub group: [u32; 3],
     /// The launch's dynamic shared memory per CTA (`%dynamic_smem_size`).
     pub dynamic_shared: u32,
 }
@@ -106,6 +113,11 @@ pub struct Memory {
     pub ext: Extents,
     /// The launch's tensor maps (`sim::tmap`).
     pub maps: Vec<crate::sim::tmap::MapRecord>,
+    /// The launch's printf buffer.
+    pub printf: printf::Fifo,
+    /// The global address of a cooperative launch's grid workspace
+    /// (`%envreg1`/`%envreg2`), 0 otherwise.
+    pub grid_workspace: u64,
 }
 
 /// The cluster being run: its CTAs, threads, registers and warps, the bulk
@@ -122,6 +134,8 @@ pub struct Cluster {
     pub cbar: ClusterBarrier,
     /// The wgmma operations in flight.
     pub wg: wgmma::WgState,
+    /// The threads' Ampere `cp.async` copies in flight.
+    pub cp: cp_async::Pending,
 }
 
 /// Every thread's registers, `stride` slots each, thread after thread.
@@ -180,6 +194,7 @@ impl<'p> Machine<'p> {
                 grid,
                 block,
                 cluster,
+                group: cluster,
                 dynamic_shared: shared.dynamic.map_or(0, |d| d.bytes),
             },
             mem: Memory {
@@ -195,6 +210,8 @@ impl<'p> Machine<'p> {
                 allocs,
                 params,
                 maps: Vec::new(),
+                printf: Default::default(),
+                grid_workspace: 0,
             },
             cluster: Cluster {
                 id: [0; 3],
@@ -208,6 +225,7 @@ impl<'p> Machine<'p> {
                 copies: VecDeque::new(),
                 cbar: ClusterBarrier::default(),
                 wg: Default::default(),
+                cp: Default::default(),
             },
             sched: Sched {
                 queue: VecDeque::new(),
@@ -228,18 +246,28 @@ impl<'p> Machine<'p> {
         }
     }
 
-    /// Runs every cluster of the grid, stopping at the first deadlock or
-    /// when `max_steps` is exhausted.
+    /// A cooperative launch (of CTAs without clusters): the whole grid is
+    /// one group, resident at once, and `workspace` is the global address
+    /// of cooperative groups' grid workspace (`%envreg1`/`%envreg2`).
+    pub fn cooperative(&mut self, workspace: u64) {
+        self.setup.group = self.setup.grid;
+        self.mem.ext.cluster_size = self.setup.grid.iter().product();
+        self.mem.grid_workspace = workspace;
+    }
+
+    /// Runs every group (cluster) of the grid, stopping at the first
+    /// deadlock or when `max_steps` is exhausted.
     pub fn run(&mut self) {
-        let nclusters = [
-            self.setup.grid[0] / self.setup.cluster[0].max(1),
-            self.setup.grid[1] / self.setup.cluster[1].max(1),
-            self.setup.grid[2] / self.setup.cluster[2].max(1),
+        let group = self.setup.group;
+        let ngroups = [
+            self.setup.grid[0] / group[0].max(1),
+            self.setup.grid[1] / group[1].max(1),
+            self.setup.grid[2] / group[2].max(1),
         ];
-        for z in 0..nclusters[2] {
-            for y in 0..nclusters[1] {
-                for x in 0..nclusters[0] {
-                    self.setup_cluster([x, y, z], nclusters);
+        for z in 0..ngroups[2] {
+            for y in 0..ngroups[1] {
+                for x in 0..ngroups[0] {
+                    self.setup_cluster([x, y, z]);
                     self.run_cluster();
                     self.finish_cluster();
                     if self.stop.is_some() {
@@ -251,45 +279,66 @@ impl<'p> Machine<'p> {
         }
     }
 
-    fn setup_cluster(&mut self, clusterid: [u32; 3], nclusters: [u32; 3]) {
+    /// Sets up the CTAs of group `groupid` (a cluster, or the grid).
+    fn setup_cluster(&mut self, groupid: [u32; 3]) {
         let Setup {
             prog,
             kernel,
             grid,
             block,
             cluster: shape,
+            group,
             dynamic_shared,
             ..
         } = self.setup;
         let nthreads = block[0] * block[1] * block[2];
         let csize = self.mem.ext.cluster_size;
-        let explicit =
-            kernel.attrs.explicitcluster || kernel.attrs.reqnctapercluster.is_some() || csize > 1;
+        let nclusters = [
+            grid[0] / shape[0].max(1),
+            grid[1] / shape[1].max(1),
+            grid[2] / shape[2].max(1),
+        ];
+        let explicit = kernel.attrs.explicitcluster
+            || kernel.attrs.reqnctapercluster.is_some()
+            || shape.iter().product::<u32>() > 1;
         let entry = prog.funcs.get(kernel.func as usize).map_or(0, |f| f.entry);
         self.sched.queue.clear();
         self.sched.current = None;
         let c = &mut self.cluster;
-        c.id = clusterid;
+        c.id = groupid;
         c.ctas.clear();
         c.threads.clear();
         c.warps.clear();
         c.copies.clear();
         c.cbar = ClusterBarrier::default();
         c.wg = Default::default();
+        c.cp = Default::default();
         let total = (csize * nthreads) as usize;
         c.regs.values.clear();
         c.regs.values.reserve(total * c.regs.stride);
         let warps_per_cta = nthreads.div_ceil(32);
         for rank in 0..csize {
-            let cc = [
-                rank % shape[0],
-                (rank / shape[0]) % shape[1],
-                rank / (shape[0] * shape[1]),
+            let at = [
+                rank % group[0],
+                (rank / group[0]) % group[1],
+                rank / (group[0] * group[1]),
             ];
             let ctaid = [
-                clusterid[0] * shape[0] + cc[0],
-                clusterid[1] * shape[1] + cc[1],
-                clusterid[2] * shape[2] + cc[2],
+                groupid[0] * group[0] + at[0],
+                groupid[1] * group[1] + at[1],
+                groupid[2] * group[2] + at[2],
+            ];
+            // The CTA's place in its cluster (the group, unless the launch
+            // is cooperative).
+            let cc = [
+                ctaid[0] % shape[0].max(1),
+                ctaid[1] % shape[1].max(1),
+                ctaid[2] % shape[2].max(1),
+            ];
+            let clusterid = [
+                ctaid[0] / shape[0].max(1),
+                ctaid[1] / shape[1].max(1),
+                ctaid[2] / shape[2].max(1),
             ];
             let first = rank * nthreads;
             c.ctas.push(Cta {
@@ -329,8 +378,9 @@ impl<'p> Machine<'p> {
                     clusterid,
                     nclusterid: nclusters,
                     explicit_cluster: explicit,
-                    smem: prog.shared_size,
+                    smem: prog.gpu_static_shared,
                     dynamic_smem: dynamic_shared,
+                    grid_workspace: self.mem.grid_workspace,
                 };
                 let at = c.regs.values.len();
                 c.regs.values.extend_from_slice(&prog.template);

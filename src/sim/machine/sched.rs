@@ -30,7 +30,7 @@ impl Machine<'_> {
             if self.setup.random && !self.cluster.copies.is_empty() && self.sched.rng.below(4) == 0
             {
                 let i = self.sched.rng.below(self.cluster.copies.len() as u64) as usize;
-                self.complete_copy_at(i);
+                self.complete_copy_anywhere(i);
             }
             let Some(t) = self.pick() else {
                 if !self.cluster.copies.is_empty() {
@@ -178,7 +178,7 @@ impl Machine<'_> {
         }
     }
 
-    fn exit(&mut self, t: u32) {
+    pub(super) fn exit(&mut self, t: u32) {
         let Some(th) = self.cluster.threads.get_mut(t as usize) else {
             return;
         };

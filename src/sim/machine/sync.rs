@@ -48,6 +48,11 @@ impl Machine<'_> {
                 self.advance(t);
                 After::Continue
             }
+            SyncOp::Vprintf { .. } | SyncOp::AssertFail { .. } => self.printf_op(t, pc, op),
+            SyncOp::CpAsync { .. }
+            | SyncOp::CpAsyncCommit
+            | SyncOp::CpAsyncWait { .. }
+            | SyncOp::CpAsyncArrive { .. } => self.cp_async_op(t, pc, op),
             SyncOp::TensorLoad { .. } | SyncOp::TensorStore { .. } => {
                 self.tensor_op(t, pc, op);
                 self.advance(t);
@@ -59,6 +64,7 @@ impl Machine<'_> {
             | SyncOp::Activemask { .. }
             | SyncOp::Elect { .. }
             | SyncOp::Redux { .. }
+            | SyncOp::Match { .. }
             | SyncOp::Wgmma(_)
             | SyncOp::WgmmaCommit
             | SyncOp::WgmmaWait { .. }

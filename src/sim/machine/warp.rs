@@ -24,6 +24,7 @@ fn kind_of(op: &SyncOp) -> u8 {
         SyncOp::WgmmaWait { .. } => 7,
         SyncOp::SetMaxNreg { .. } => 8,
         SyncOp::Matrix { .. } => 9,
+        SyncOp::Match { .. } => 10,
         _ => 4,
     }
 }
@@ -49,7 +50,8 @@ pub fn mask_slot(op: &SyncOp) -> Option<u32> {
         | SyncOp::Vote { mask, .. }
         | SyncOp::BarWarpSync { mask }
         | SyncOp::Elect { mask, .. }
-        | SyncOp::Redux { mask, .. } => Some(*mask),
+        | SyncOp::Redux { mask, .. }
+        | SyncOp::Match { mask, .. } => Some(*mask),
         _ => None,
     }
 }
@@ -231,6 +233,10 @@ impl Machine<'_> {
                         }
                     }
                     results.push((*t, *d, acc.unwrap_or(0)));
+                }
+                SyncOp::Match { .. } => {
+                    let value = |lt: u32, op: &SyncOp| self.match_value(lt, op);
+                    results.extend(super::matching::results(&lanes, *t, op, mask, value));
                 }
                 _ => {}
             }

@@ -170,6 +170,10 @@ fn event(p: &Run<'_>, r: &Recorded, allocs: &[Alloc]) -> Diagnostic {
             at(d, p, r.pc, &format!("executed here by {n}"), true).note(format!("by {who}"))
         }
         Issue::NotTensorMap { addr } => not_a_map(p, r.pc, *addr, &who, &n),
+        Issue::Assert(info) => super::runtime::assert_failed(p, r.pc, info, &who, &n),
+        Issue::MapaRank { rank, cluster } => {
+            super::runtime::mapa_rank(p, r.pc, *rank, *cluster, &who, &n)
+        }
         Issue::WgmmaRegister {
             slot,
             write,

@@ -10,9 +10,11 @@
 //! text are given in a note instead.
 
 mod issues;
+mod runtime;
 mod stuck;
 
 pub(crate) use issues::from_events;
+pub(crate) use runtime::printf_dropped;
 pub(crate) use stuck::from_stop;
 
 use super::decode::{LoadErrorKind, MemVar};

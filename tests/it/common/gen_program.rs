@@ -568,7 +568,17 @@ pub fn required_features() -> Vec<String> {
         f.push(format!("global:{}", a.name()));
         f.push(format!("global_mut:{}", a.name()));
         f.push(format!("let_annotated:{}", a.name()));
+        f.push(format!("register_array:{}", a.name()));
     }
+    prefixed(
+        &mut f,
+        "register_array:",
+        &[
+            "repeat", "list", "unrolled", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=",
+            ">>=",
+        ],
+    );
+    f.push("bound:register_index".into());
     for t in TYS.into_iter().filter(|t| *t != Ty::Bool) {
         f.push(format!("lit:suffix:{}", t.name()));
     }

@@ -428,6 +428,7 @@ fn main_kernel(g: &mut Gen, env: &Env, sm90: bool) -> String {
     k.stmt("if n == 4294967295u32 {\n    return;\n}");
     globals(g, &mut k);
     lets(g, &mut k);
+    register_arrays(g, &mut k);
     casts(g, &mut k);
     control(g, &mut k);
     shared(g, &mut k);
@@ -544,6 +545,55 @@ fn lets(g: &mut Gen, k: &mut K) {
     k.local(&w, t);
     g.note("stmt:empty");
     k.stmt(";");
+}
+
+/// Register arrays (language.md §5.8): one of an element type swept by the
+/// program's index, given a value by the repeat form, written element by
+/// element in unrolled loops (through a variable computed from the loop's
+/// variable) with an operator swept for its type, and a typed list, read
+/// at constant indices; the last index of a dimension is a boundary (one
+/// past it is E0441).
+fn register_arrays(g: &mut Gen, k: &mut K) {
+    let t = g.sweep(&TYS, 1, 0);
+    let (d0, d1) = (1 + g.below(3), 1 + g.below(4));
+    let (ra, rl) = (g.name("ra"), g.name("rl"));
+    let (i, j, r) = (g.name("i"), g.name("j"), g.name("r"));
+    let e = g.expr(t, &k.env, 2);
+    g.note(format!("register_array:{}", t.name()));
+    g.note("register_array:repeat");
+    k.stmt(format!(
+        "let mut {ra}: [{t}; {d0}, {d1}] = [{e}; {d0}, {d1}];",
+        t = t.name()
+    ));
+    let op = g.sweep(ops_for(t), 1, 0);
+    g.note(format!("register_array:{op}"));
+    let value = match op {
+        "/=" | "%=" if t.is_int() => format!("({} | 1)", g.expr(t, &k.env, 1)),
+        "<<=" | ">>=" => format!("({j} as {})", t.name()),
+        _ => g.expr(t, &k.env, 1),
+    };
+    g.note("register_array:unrolled");
+    k.stmt(format!(
+        "for {i} in 0..{d0}u32 {{\n    let {r} = {i};\n    for {j} in 0..{d1}u32 {{\n        {ra}[{r}, {j}] {op} {value};\n    }}\n}}"
+    ));
+    let items: Vec<String> = (0..3).map(|_| g.expr(t, &k.env, 1)).collect();
+    g.note("register_array:list");
+    k.stmt(format!(
+        "let {rl}: [{}; 3] = [{}];",
+        t.name(),
+        items.join(", ")
+    ));
+    let last = g.bound(
+        "register_index",
+        &(d1 - 1).to_string(),
+        &d1.to_string(),
+        "E0441",
+    );
+    let (s1, s2) = (g.name("ru"), g.name("ru"));
+    k.stmt(format!("let {s1} = {ra}[{}, {last}];", d0 - 1));
+    k.stmt(format!("let {s2} = {rl}[2];"));
+    k.local(&s1, t);
+    k.local(&s2, t);
 }
 
 /// `if`/`else if`/`else`, `while`, `while true`, `for` with and without a

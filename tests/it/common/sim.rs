@@ -274,6 +274,7 @@ pub fn launch(
         block: block.dims(),
         cluster: cluster.dims(),
         dynamic_shared: 0,
+        cooperative: false,
         args,
     }
 }

@@ -10,6 +10,7 @@ mod lineinfo;
 mod matrix;
 mod packed;
 mod registers;
+mod regtile;
 mod samples;
 mod wgmma;
 mod writer;

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// `program` to run in `dir` as these tests run kdslc: no colour, no input.
-fn command(program: &str, dir: &Path) -> Command {
+pub fn command(program: &str, dir: &Path) -> Command {
     let mut c = Command::new(program);
     c.current_dir(dir)
         .env("NO_COLOR", "1")
@@ -26,22 +26,22 @@ fn command(program: &str, dir: &Path) -> Command {
 }
 
 /// Runs `kdslc` in the repository root.
-fn kdslc(args: &[&str]) -> Output {
+pub fn kdslc(args: &[&str]) -> Output {
     command(env!("CARGO_BIN_EXE_kdslc"), &repo_root())
         .args(args)
         .output()
         .expect("kdslc runs")
 }
 
-fn stderr(o: &Output) -> String {
+pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-fn stdout(o: &Output) -> String {
+pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
-fn status(o: &Output) -> i32 {
+pub fn status(o: &Output) -> i32 {
     o.status.code().unwrap_or(-1)
 }
 
@@ -69,9 +69,14 @@ pub fn request(flags: &[String], origin: Origin) -> Request {
         args: Vec::new(),
         shared_bytes: None,
         origin,
+        cooperative: false,
     };
     let mut words = flags.iter();
     while let Some(flag) = words.next() {
+        if flag == "--cooperative" {
+            req.cooperative = true;
+            continue;
+        }
         let value = words.next().expect("a flag's value");
         match flag.as_str() {
             "--grid" => req.grid = launch::shape::parse_dims(value).expect("dims"),
@@ -1272,4 +1277,54 @@ fn out_never_replaces_an_argument_file() {
         .concat(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
+}
+
+/// `--out` is all or nothing: with one destination blocked (a folder named
+/// `total.npy`), the run exits 2 and the outputs written before it by an
+/// earlier run are left as they were — where once the arrays before the
+/// blocked one were already replaced.
+#[test]
+fn out_with_one_target_blocked_replaces_nothing() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let d = dir.path().to_str().expect("UTF-8");
+    let run = |seed: u32| {
+        kdslc(&[
+            "sim",
+            "samples/ticket_sum.kdsl",
+            "--grid",
+            "2",
+            "--arg",
+            &format!("x=rand:500:{seed}"),
+            "--arg",
+            "partial=zeros:2",
+            "--arg",
+            "tickets=zeros:1",
+            "--arg",
+            "total=zeros:1",
+            "--arg",
+            "n=500",
+            "--out",
+            d,
+        ])
+    };
+    let first = run(1);
+    assert!(first.status.success(), "{}", stderr(&first));
+    let partial = dir.path().join("partial.npy");
+    let before = std::fs::read(&partial).expect("partial.npy");
+    std::fs::remove_file(dir.path().join("total.npy")).expect("removes");
+    std::fs::create_dir(dir.path().join("total.npy")).expect("a folder in the way");
+    let second = run(2);
+    assert_eq!(second.status.code(), Some(2), "{}", stderr(&second));
+    assert_contains(&stderr(&second), &["total.npy`: it is a folder"]);
+    assert_eq!(std::fs::read(&partial).expect("partial.npy"), before);
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .expect("lists")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        names
+            .iter()
+            .all(|n| !n.ends_with(".tmp") && !n.ends_with(".bak")),
+        "{names:?}"
+    );
 }

@@ -265,7 +265,36 @@ fn kdslc_sim_runs_the_instantiation_it_is_asked_for() {
     );
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        text(&o.stderr).contains("`k.ptx` is PTX, whose kernels have none"),
+        text(&o.stderr).contains("the module has no `.const` variable `V` (it has none); on a .ptx input `--const` sets `__constant__` memory (kernel constants are a .kdsl kernel's)"),
+        "{}",
+        text(&o.stderr)
+    );
+    // `kdslc run` does not write `__constant__` memory: refused before it
+    // looks for a GPU.
+    let o = kdslc(
+        dir.path(),
+        &[
+            "run",
+            "k.ptx",
+            "--grid",
+            "1",
+            "--arg",
+            "0=u32:zeros:32",
+            "--const",
+            "V=1",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("set by `kdslc sim` only"),
+        "{}",
+        text(&o.stderr)
+    );
+    // The .ptx form on a .kdsl input is a kernel constant no kernel has.
+    let o = sim(&["--const", "coef=f32:[1, 2]"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("`--const coef=f32:[1, 2]`: no kernel has a constant `coef`"),
         "{}",
         text(&o.stderr)
     );

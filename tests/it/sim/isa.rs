@@ -39,7 +39,7 @@ fn run_words(ptx: &str, block: u32, words: usize) -> Vec<u32> {
 fn stores(regs: &[&str]) -> String {
     regs.iter()
         .enumerate()
-        .map(|(i, r)| format!("\tst.global.u32 [%rd0+{}], {r};\n", 4 * i))
+        .map(|(i, r)| format!("\tst.global.b32 [%rd0+{}], {r};\n", 4 * i))
         .collect()
 }
 
@@ -956,10 +956,7 @@ fn unsupported_instructions_are_load_errors_with_their_line() {
         "the error points at PTX line 14:\n{err}"
     );
     for (inst, name) in [
-        (
-            "\tcp.async.ca.shared.global [%r1], [%rd1], 16;\n",
-            "cp.async.ca.shared.global",
-        ),
+        ("\tmul24.lo.u32 %r1, %r1, 3;\n", "mul24.lo.u32"),
         ("\tadd.cc.u32 %r1, %r1, 1;\n", "add.cc.u32"),
         (
             "\tld.global.L2::cache_hint.u32 %r1, [%rd1], %rd2;\n",

@@ -204,7 +204,7 @@ pub fn expected(l: &Launch) -> Vec<Expected> {
                 values: Values::F32(values, Tol::Rel(SUM_TOL)),
             }]
         }
-        "sgemm_tiled" => {
+        "sgemm_tiled" | "sgemm_regtile" => {
             let (a, b) = (f32s(l, 0), f32s(l, 1));
             let (m, n, k) = (
                 scalar(l, 3) as usize,

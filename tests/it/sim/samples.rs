@@ -115,6 +115,37 @@ pub fn case_sgemm_tiled(k: &Loaded) {
     run_checked(k, &l);
 }
 
+/// The register-tiled SGEMM (128×128 tiles of c, 8×8 per thread in a
+/// register array): partial tiles at every edge and a k that is not a
+/// multiple of 8, under the in-order and two random schedules.
+pub fn case_sgemm_regtile(k: &Loaded) {
+    use kdsl::sim::Schedule;
+    let (m, n, kk) = (136u32, 130u32, 20u32);
+    let a = rand_f32((m * kk) as usize, 9);
+    let b = rand_f32((kk * n) as usize, 10);
+    let l = launch(
+        "sgemm_regtile",
+        [n.div_ceil(128), m.div_ceil(128), 1],
+        256,
+        1,
+        vec![
+            f32s("a", &a),
+            f32s("b", &b),
+            f32s("c", &vec![0.0; (m * n) as usize]),
+            u32v(m),
+            u32v(n),
+            u32v(kk),
+        ],
+    );
+    for schedule in [Schedule::InOrder, Schedule::Random(1), Schedule::Random(2)] {
+        let o = run_with(k, &l, schedule, 1_000_000_000);
+        assert!(o.reports.is_empty(), "{schedule:?}:\n{}", rendered(k, &o));
+        if let Err(e) = check_arrays(&l, &o.arrays) {
+            panic!("{schedule:?}: {e}");
+        }
+    }
+}
+
 /// A launch of the Hopper GEMM (`hopper_gemm(a, b, c, m, n, k)`, C = A·Bᵀ
 /// in bf16 with 128×256×64 tiles) on row-major `a` (m×k) and `b` (n×k),
 /// bf16 bits; the dynamic shared memory the kernel's layout needs (kdslc's
@@ -310,6 +341,11 @@ fn pipeline_sum() {
 #[test]
 fn sgemm_tiled() {
     case_sgemm_tiled(&sample("sgemm_tiled"));
+}
+
+#[test]
+fn sgemm_regtile() {
+    case_sgemm_regtile(&sample("sgemm_regtile"));
 }
 
 #[test]

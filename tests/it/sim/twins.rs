@@ -67,6 +67,11 @@ fn sgemm_tiled() {
 }
 
 #[test]
+fn sgemm_regtile() {
+    twin("sgemm_regtile", case_sgemm_regtile);
+}
+
+#[test]
 fn softmax_rows() {
     twin("softmax_rows", case_softmax_rows);
 }

@@ -131,6 +131,11 @@ fn type_sexpr(t: &TypeExpr) -> String {
             dims.iter().map(sexpr).collect::<Vec<_>>().join(" "),
             clauses_sexpr(clauses)
         ),
+        TypeExprKind::Array { elem, dims } => format!(
+            "(array {} [{}])",
+            type_sexpr(elem),
+            dims.iter().map(sexpr).collect::<Vec<_>>().join(" ")
+        ),
         TypeExprKind::Error => "!".to_string(),
     }
 }
@@ -171,6 +176,32 @@ fn stmt(s: &Stmt) -> String {
                 .map_or(String::new(), |t| format!(": {}", type_sexpr(t))),
             sexpr(init)
         ),
+        StmtKind::LetArray {
+            mutable,
+            name,
+            ty,
+            init,
+        } => {
+            let value = match init.as_ref().map(|v| &v.kind) {
+                None => String::new(),
+                Some(ArrayValueKind::List(items)) => format!(
+                    " [{}]",
+                    items.iter().map(sexpr).collect::<Vec<_>>().join(" ")
+                ),
+                Some(ArrayValueKind::Repeat { value, dims }) => format!(
+                    " [{}; {}]",
+                    sexpr(value),
+                    dims.iter().map(sexpr).collect::<Vec<_>>().join(" ")
+                ),
+            };
+            format!(
+                "(let{} {}{}{value})",
+                if *mutable { " mut" } else { "" },
+                name.name,
+                ty.as_ref()
+                    .map_or(String::new(), |t| format!(": {}", type_sexpr(t))),
+            )
+        }
         StmtKind::LetTuple { names, init, .. } => {
             let names: Vec<String> = names
                 .iter()

@@ -292,12 +292,7 @@ pub fn bop(kind: BarrierOpKind, barrier: BarrierRef) -> Stmt {
 /// A new mutable local of a kernel or function: its id and an expression
 /// reading it.
 fn push_local(locals: &mut Vec<Local>, name: &str, ty: Scalar) -> (LocalId, Expr) {
-    locals.push(Local {
-        name: name.to_string(),
-        ty,
-        mutable: true,
-        span: sp(),
-    });
+    locals.push(Local::scalar(name, ty, true, sp()));
     let id = LocalId(locals.len() as u32 - 1);
     (id, ex(ExprKind::Local(id), ty))
 }

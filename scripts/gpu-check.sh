@@ -17,11 +17,16 @@
 #  4. The Python package's launches on torch tensors (when torch with CUDA
 #     is installed): saxpy, softmax and cluster_sum against the simulator,
 #     the GEMM's bf16 tensor maps, the argument checks on device arrays.
+#  5. Attention's TFLOP/s (samples/flash_attention_fwd.kdsl, HEAD_DIM 128,
+#     not causal) at seq_len 4096, kdslc and its nvcc twin, beside torch's
+#     scaled_dot_product_attention on the same shape (n/a without torch);
+#     its step-1 check runs the default instantiation (HEAD_DIM 64) on two
+#     heads of 200 rows, a full and a partial KV tile.
 #
 # usage: scripts/gpu-check.sh [--sim] [--only KERNEL]...
 #   --sim          no GPU needed: run every check launch (step 1's inputs,
 #                  kernels and nvcc twins) in `kdslc sim` instead, and build
-#                  each timing launch of steps 2 and 3 (its arguments parsed,
+#                  each timing launch of steps 2, 3 and 5 (its arguments parsed,
 #                  its arrays made) without running it
 #   --only KERNEL  only this sample and its twin (repeatable)
 #
@@ -33,8 +38,9 @@
 # (default: scripts/cuda-tools.sh's nvcc, then PATH), BENCH_LAUNCHES (50),
 # GPU_CHECK_SM (default: the GPU's compute capability, e.g. sm_90; sm_90
 # with --sim), GEMM_CHECK_SIZE (the GEMM's m = n = k in step 1: 1024),
-# GEMM_BENCH_SIZES (step 3's: "4096 8192"), PYTHON (python3, for the GEMM's
-# inputs and torch).
+# GEMM_BENCH_SIZES (step 3's: "4096 8192"), ATTN_SEQ and ATTN_HEADS (step
+# 5's seq_len and batch x heads: 4096 and 16), PYTHON (python3, for the
+# GEMM's inputs and torch).
 #
 # Designed to finish within 5 minutes on an H100/H200-class GPU.
 set -uo pipefail
@@ -79,6 +85,13 @@ wanted() {
 }
 
 GEMM_N=${GEMM_CHECK_SIZE:-1024}
+ATTN_SEQ=${ATTN_SEQ:-4096}
+ATTN_BH=${ATTN_HEADS:-16}
+for v in $ATTN_SEQ $ATTN_BH; do
+	case $v in
+	'' | *[!0-9]* | 0*) die "ATTN_SEQ and ATTN_HEADS must be positive integers, not \`$v\`" ;;
+	esac
+done
 GEMM_SIZES=${GEMM_BENCH_SIZES:-4096 8192}
 for v in $GEMM_N $GEMM_SIZES; do
 	case $v in
@@ -181,7 +194,7 @@ PY
 # args KERNEL SIZE FORM: prints "GRID|BLOCK|ARGS...|SHARED" for that size;
 # FORM is `kdsl` or `ptx` (the GEMM's tensor maps are written differently).
 args() {
-	local k=$1 size=$2 form=${3:-kdsl} n rows cols chunks grid mnk a b
+	local k=$1 size=$2 form=${3:-kdsl} n rows cols chunks grid mnk a b seq bh hd
 	case "$k:$size" in
 	saxpy:check) n=$((1 << 20)) ;;
 	saxpy:bench) n=$((1 << 24)) ;;
@@ -209,6 +222,10 @@ args() {
 		;;
 	# Step 3's sizes (GEMM_BENCH_SIZES).
 	hopper_gemm:[1-9]*) mnk=$size a="rand:$size,$size:1" b="rand:$size,$size:2" ;;
+	# The default instantiation (HEAD_DIM 64) on a full and a partial KV
+	# tile; step 5's (HEAD_DIM 128) at ATTN_SEQ.
+	flash_attention_fwd:check) seq=200 bh=2 hd=64 ;;
+	flash_attention_fwd:attn) seq=$ATTN_SEQ bh=$ATTN_BH hd=128 ;;
 	*) return 1 ;;
 	esac
 	case $k in
@@ -238,6 +255,18 @@ args() {
 			echo "$grid2|384|0=$a 1=$b $rest|"
 		fi
 		;;
+	# q, k, v: [bh * seq, hd] bf16; the kdsl kernel's tensor parameters take
+	# the arrays, the twin's maps of boxes 128 x 64 with the 128B swizzle and
+	# its dynamic shared memory (Q, two stages of K and V, the barriers).
+	flash_attention_fwd)
+		local g="$(((seq + 127) / 128)),$bh" r=$((bh * seq)) rest="3=bf16:zeros:$((bh * seq * hd)) 4=$seq 5=0.125"
+		if [ "$form" = ptx ]; then
+			local m=":box=128,64:swizzle=128"
+			echo "$g|384|0=tmap:bf16:rand:$r,$hd:1$m 1=tmap:bf16:rand:$r,$hd:2$m 2=tmap:bf16:rand:$r,$hd:3$m $rest|$((5 * 128 * hd * 2 + 1024))"
+		else
+			echo "$g|384|0=rand:$r,$hd:1 1=rand:$r,$hd:2 2=rand:$r,$hd:3 $rest|"
+		fi
+		;;
 	*) return 1 ;;
 	esac
 }
@@ -245,7 +274,7 @@ args() {
 # launch FILE KERNEL SIZE EXTRA...: `kdslc run` with the kernel's inputs
 # (`kdslc sim` with --sim, whose flags are the same).
 launch() {
-	local file=$1 k=$2 size=$3 spec grid block a shared form=kdsl target=$GPU_CHECK_SM
+	local file=$1 k=$2 size=$3 spec grid block a shared form=kdsl target=$GPU_CHECK_SM entry=${ENTRY:-$2}
 	shift 3
 	[[ $file == *.ptx ]] && form=ptx
 	[ "$form" = kdsl ] && target=$(sample_target "$k")
@@ -260,7 +289,7 @@ launch() {
 	if [ -n "$shared" ] && [ "$form" = ptx ]; then argv+=(--shared-bytes "$shared"); fi
 	local cmd=run
 	[ "$SIM" = 1 ] && cmd=sim
-	"$KDSLC" "$cmd" "$file" --kernel "$k" --grid "$grid" --block "$block" --target "$target" \
+	"$KDSLC" "$cmd" "$file" --kernel "$entry" --grid "$grid" --block "$block" --target "$target" \
 		"${argv[@]}" "$@"
 }
 
@@ -318,10 +347,11 @@ for cu in bench/kernels/*.cu; do
 done
 
 # --- 2. speed: kdslc against nvcc ---------------------------------------------
-# bench FILE KERNEL SIZE: prints "MEDIAN_US GB_PER_S" from the JSON bench line.
+# bench FILE KERNEL SIZE [EXTRA...]: prints "MEDIAN_US GB_PER_S" from the JSON
+# bench line (EXTRA: more flags for kdslc, `--const HEAD_DIM=128`).
 bench() {
 	local line
-	line=$(launch "$1" "$2" "$3" --bench "$LAUNCHES" --message-format json 2>"$work/bench.err" |
+	line=$(launch "$1" "$2" "$3" "${@:4}" --bench "$LAUNCHES" --message-format json 2>"$work/bench.err" |
 		grep '"type":"bench"') || {
 		sed 's/^/      /' "$work/bench.err" >&2
 		return 1
@@ -336,17 +366,24 @@ if [ "$SIM" = 1 ]; then
 	# Each timing launch is built (every argument parsed, every array made)
 	# and stopped after its first instruction: S0011, which is what --sim
 	# expects of it.
-	echo "== --sim: steps 2 and 3 time on a GPU; their launches, built and stopped at once: ==" >&2
+	echo "== --sim: steps 2, 3 and 5 time on a GPU; their launches, built and stopped at once: ==" >&2
 	for cu in bench/kernels/*.cu; do
 		k=$(basename "$cu" .cu)
 		wanted "$k" || continue
 		sizes=bench
 		[ "$k" = hopper_gemm ] && sizes=$GEMM_SIZES
+		[ "$k" = flash_attention_fwd ] && sizes=attn
 		for size in $sizes; do
 			for file in "samples/$k.kdsl" ptx; do
 				if [ "$file" = ptx ]; then file=$(twin_ptx "$k") || continue; fi
 				[ -f "$file" ] || continue
-				launch "$file" "$k" "$size" --max-steps 1 --message-format short >"$work/built.log" 2>&1
+				extra=()
+				entry=$k
+				if [ "$size" = attn ]; then
+					entry=flash_attention_fwd__HEAD_DIM_128
+					[[ $file == *.kdsl ]] && extra=(--const HEAD_DIM=128)
+				fi
+				ENTRY=$entry launch "$file" "$k" "$size" "${extra[@]}" --max-steps 1 --message-format short >"$work/built.log" 2>&1
 				if grep -q 'error\[S0011\]' "$work/built.log"; then
 					echo "built $k ($file, $size)" >&2
 				else
@@ -363,8 +400,9 @@ else
 		k=$(basename "$cu" .cu)
 		f="samples/$k.kdsl"
 		wanted "$k" && runnable "$k" || continue
-		# The GEMM is timed in step 3, in TFLOP/s.
+		# The GEMM is timed in step 3, attention in step 5, in TFLOP/s.
 		[ "$k" = hopper_gemm ] && continue
+		[ "$k" = flash_attention_fwd ] && continue
 		# A twin whose kdsl kernel is not written yet is timed alone.
 		if [ ! -f "$f" ]; then
 			mine="- -"
@@ -457,6 +495,58 @@ if [ "$SIM" = 0 ] && [ ${#ONLY[@]} -eq 0 ]; then
 	else
 		echo "      skipped: $PYTHON has no torch with CUDA" >&2
 	fi
+fi
+
+# --- 5. attention's TFLOP/s beside torch's scaled_dot_product_attention -------
+# torch SDPA on q, k, v of [1, heads, seq, 128] bf16 (its fastest backend);
+# prints "MS", nothing without torch or a GPU.
+sdpa_ms() {
+	"$PYTHON" - "$@" <<'PY' 2>"$work/sdpa.err"
+import sys
+try:
+    import torch
+    import torch.nn.functional as F
+except ImportError:
+    sys.exit("torch is not installed")
+if not torch.cuda.is_available():
+    sys.exit("torch sees no CUDA device")
+seq, bh = int(sys.argv[1]), int(sys.argv[2])
+q, k, v = (torch.rand(1, bh, seq, 128, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+f = lambda: F.scaled_dot_product_attention(q, k, v, scale=0.125)
+for _ in range(3):
+    f()
+s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+torch.cuda.synchronize()
+s.record()
+for _ in range(20):
+    f()
+e.record()
+torch.cuda.synchronize()
+print(s.elapsed_time(e) / 20)
+PY
+}
+
+if [ "$SIM" = 0 ] && wanted flash_attention_fwd && [ -f samples/flash_attention_fwd.kdsl ] && runnable flash_attention_fwd; then
+	echo "== attention's TFLOP/s (bf16, HEAD_DIM 128, seq_len $ATTN_SEQ, $ATTN_BH heads, median of $LAUNCHES launches) ==" >&2
+	# 4 seq^2 * 128 flops per head (two products of 2 seq^2 128).
+	attn_tflops() {
+		awk -v s="$ATTN_SEQ" -v h="$ATTN_BH" -v us="$1" 'BEGIN { if (us + 0 > 0) printf "%.1f", 4 * s * s * 128 * h / (us * 1e-6) / 1e12; else print "-" }'
+	}
+	t_k=- t_n=- t_t=-
+	if r=$(ENTRY=flash_attention_fwd__HEAD_DIM_128 bench samples/flash_attention_fwd.kdsl flash_attention_fwd attn --const HEAD_DIM=128); then
+		t_k=${r%% *}
+	else fail "flash_attention_fwd: kdslc --bench"; fi
+	if ptx=$(twin_ptx flash_attention_fwd) && r=$(ENTRY=flash_attention_fwd__HEAD_DIM_128 bench "$ptx" flash_attention_fwd attn); then
+		t_n=${r%% *}
+	else fail "flash_attention_fwd: nvcc twin --bench"; fi
+	if ms=$(sdpa_ms "$ATTN_SEQ" "$ATTN_BH"); then
+		t_t=$(awk -v ms="$ms" 'BEGIN { printf "%.1f", ms * 1000 }')
+	else
+		echo "      torch SDPA: n/a ($(tail -n1 "$work/sdpa.err"))" >&2
+	fi
+	printf '%-10s %14s %14s %14s %14s\n' seq_len "kdslc TFLOP/s" "nvcc TFLOP/s" "SDPA TFLOP/s" "kdslc/SDPA"
+	ratio=$(awk -v a="$t_k" -v c="$t_t" 'BEGIN { if (a + 0 > 0 && c + 0 > 0) printf "%.0f%%", 100 * c / a; else print "-" }')
+	printf '%-10s %14s %14s %14s %14s\n' "$ATTN_SEQ" "$(attn_tflops "$t_k")" "$(attn_tflops "$t_n")" "$(attn_tflops "$t_t")" "$ratio"
 fi
 
 if [ "$failures" -gt 0 ]; then

@@ -425,6 +425,11 @@ impl Analyzer<'_, '_> {
                 self.place(&w.b, div);
                 self.effects(&w.accumulate, div);
             }
+            StmtKind::Fragment(f) => {
+                if let Some(k) = &f.factor {
+                    self.effects(k, div);
+                }
+            }
             StmtKind::SyncThreads
             | StmtKind::ClusterSync
             | StmtKind::FenceProxyAsync

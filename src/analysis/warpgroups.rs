@@ -752,6 +752,14 @@ impl Walk<'_> {
                 self.uses_accum(w.acc, &mut st);
                 self.wgmma_budget(s, w.acc, &st);
             }
+            StmtKind::Fragment(f) => {
+                if let Some(k) = &f.factor {
+                    st = self.expr(k, st);
+                }
+                self.warpgroup_op(s);
+                self.uses_accum(f.dst, &mut st);
+                self.uses_accum(f.src, &mut st);
+            }
             StmtKind::Barrier(op) => {
                 if let Some(i) = &op.barrier.index {
                     st = self.expr(i, st);
@@ -827,6 +835,7 @@ impl Walk<'_> {
                 StmtKind::SetMaxRegs(_) => ("set_max_regs", None),
                 StmtKind::Wgmma(w) => ("wgmma", Some(w.acc)),
                 StmtKind::WgmmaCommit => ("wgmma_commit", None),
+                StmtKind::Fragment(f) => (f.kind.name(), None),
                 _ => ("wgmma_wait", None),
             };
             self.out.ops.push(Op {

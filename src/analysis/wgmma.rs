@@ -138,7 +138,8 @@ fn key(s: Span) -> SpanKey {
     (s.file.0, s.start, s.end)
 }
 
-/// An access to an accumulator while a group writing it may be pending.
+/// An access to an accumulator while a group writing it may be pending,
+/// or to a fragment while a group reading it (an RS `wgmma`'s A) may be.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Pending {
     pub access: Span,
@@ -147,6 +148,9 @@ pub struct Pending {
     pub wgmma: Span,
     /// Whether the group is committed (else: not even committed).
     pub committed: bool,
+    /// The group reads `acc` as its A operand (E0451), else writes it
+    /// (E0414).
+    pub reads: bool,
 }
 
 /// A read of an accumulator before it is written.
@@ -156,6 +160,8 @@ pub struct Uninit {
     pub acc: AccumId,
     /// The read is a `wgmma` that accumulates (`accumulate = true`).
     pub by_wgmma: bool,
+    /// The read is an RS `wgmma`'s A slice.
+    pub slice: bool,
 }
 
 /// A set of accumulators (bit `i` for accumulator `i`; the 64th stands for
@@ -180,11 +186,14 @@ impl Accs {
 }
 
 /// The `wgmma`s of one group: the accumulators they write, one of them,
-/// and the stages of guarded arrays they read (with the `wgmma`).
+/// the fragments they read as A operands (with one of those), and the
+/// stages of guarded arrays they read (with the `wgmma`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 struct Group {
     accs: Accs,
     site: Option<Span>,
+    frags: Accs,
+    frag_site: Option<Span>,
     reads: Vec<(SharedId, Stage, Span)>,
 }
 
@@ -196,6 +205,8 @@ impl Group {
     fn join(mut self, o: &Group) -> Group {
         self.accs = self.accs.or(o.accs);
         self.site = self.site.or(o.site);
+        self.frags = self.frags.or(o.frags);
+        self.frag_site = self.frag_site.or(o.frag_site);
         for r in &o.reads {
             if !self.reads.contains(r) {
                 self.reads.push(*r);
@@ -247,6 +258,8 @@ impl State {
         let all = Group {
             accs: Accs::ALL,
             site: Some(site),
+            frags: Accs::ALL,
+            frag_site: Some(site),
             reads: Vec::new(),
         };
         State {
@@ -288,7 +301,8 @@ impl State {
         self
     }
 
-    /// A group that may be pending and writes `acc`.
+    /// A group that may be pending and writes `acc`: a `wgmma` of it,
+    /// whether it is committed.
     fn writer(&self, acc: AccumId) -> Option<(Span, bool)> {
         if self.open.accs.has(acc) {
             return self.open.site.map(|s| (s, false));
@@ -298,6 +312,19 @@ impl State {
             .rev()
             .find(|g| g.accs.has(acc))
             .and_then(|g| g.site.map(|s| (s, true)))
+    }
+
+    /// A group that may be pending and reads fragment `acc` as its A
+    /// operand.
+    fn reader(&self, acc: AccumId) -> Option<(Span, bool)> {
+        if self.open.frags.has(acc) {
+            return self.open.frag_site.map(|s| (s, false));
+        }
+        self.committed
+            .iter()
+            .rev()
+            .find(|g| g.frags.has(acc))
+            .and_then(|g| g.frag_site.map(|s| (s, true)))
     }
 }
 
@@ -364,6 +391,7 @@ impl<'ir> visit::Visit<'ir> for Finder<'_> {
         if matches!(
             s.kind,
             StmtKind::Wgmma(_)
+                | StmtKind::Fragment(_)
                 | StmtKind::WgmmaCommit
                 | StmtKind::WgmmaWait(_)
                 | StmtKind::Barrier(_)
@@ -558,15 +586,26 @@ impl Walk<'_> {
                 self.place_indices(&w.a, &mut st);
                 self.place_indices(&w.b, &mut st);
                 self.expr(&w.accumulate, &mut st);
-                if st.dirty.has(w.acc) {
+                let frag = w.a_fragment();
+                if st.dirty.has(w.acc) || frag.is_some_and(|(p, _)| st.dirty.has(p)) {
                     self.out.fence.insert(s.id);
                 }
                 // A fence orders every register access before it, but
                 // ptxas 13.5 also wants one before the first `wgmma` on
                 // each accumulator (without it, it injects a wait, C7517):
-                // it cleans this `wgmma`'s accumulator only.
+                // it cleans this `wgmma`'s accumulator (and A fragment)
+                // only.
                 if self.out.fence.contains(&s.id) {
                     st.dirty = Accs(st.dirty.0 & !Accs::of(w.acc).0);
+                    if let Some((p, _)) = frag {
+                        st.dirty = Accs(st.dirty.0 & !Accs::of(p).0);
+                    }
+                }
+                // The A fragment's slice: read where some path wrote it.
+                if let Some((p, index)) = frag {
+                    self.slice_read(p, index, w.a.span, &st);
+                    st.open.frags = st.open.frags.or(Accs::of(p));
+                    st.open.frag_site = st.open.frag_site.or(Some(s.span));
                 }
                 let full = self.full(w.acc);
                 let init = st.init.get(w.acc.index()).copied().unwrap_or(full);
@@ -580,6 +619,7 @@ impl Walk<'_> {
                         access: w.acc_span,
                         acc: w.acc,
                         by_wgmma: true,
+                        slice: false,
                     });
                 }
                 if let Some(i) = st.init.get_mut(w.acc.index()) {
@@ -590,7 +630,19 @@ impl Walk<'_> {
                     accs: Accs::of(w.acc),
                     site: Some(s.span),
                     reads,
+                    ..Group::default()
                 });
+                Some(st)
+            }
+            StmtKind::Fragment(f) => {
+                if let Some(k) = &f.factor {
+                    self.expr(k, &mut st);
+                }
+                self.whole(f.src, f.src_span, false, &mut st);
+                if f.kind.reads_dst() {
+                    self.whole(f.dst, f.dst_span, false, &mut st);
+                }
+                self.whole(f.dst, f.dst_span, true, &mut st);
                 Some(st)
             }
             StmtKind::WgmmaCommit => {
@@ -834,18 +886,79 @@ impl Walk<'_> {
         }
     }
 
-    /// An ordinary read (`write` false) or write of element `index` of
-    /// `acc`.
-    fn access(&mut self, acc: AccumId, index: &Expr, span: Span, write: bool, st: &mut State) {
-        if let Some((wgmma, committed)) = st.writer(acc) {
+    /// An ordinary access to `acc`'s registers: E0414 while a group
+    /// writing it may be pending, E0451 while one reading it; touched.
+    fn touch(&mut self, acc: AccumId, span: Span, st: &mut State) {
+        let found = st
+            .writer(acc)
+            .map(|(w, c)| (w, c, false))
+            .or_else(|| st.reader(acc).map(|(w, c)| (w, c, true)));
+        if let Some((wgmma, committed, reads)) = found {
             self.out.pending.entry(key(span)).or_insert(Pending {
                 access: span,
                 acc,
                 wgmma,
                 committed,
+                reads,
             });
         }
         st.dirty = st.dirty.or(Accs::of(acc));
+    }
+
+    /// A whole-fragment operation's read (`write` false) or write of every
+    /// element of `acc`.
+    fn whole(&mut self, acc: AccumId, span: Span, write: bool, st: &mut State) {
+        self.touch(acc, span, st);
+        if self.k.accums.get(acc.index()).is_none_or(|a| a.failed) {
+            return;
+        }
+        let full = self.full(acc);
+        let Some(init) = st.init.get_mut(acc.index()) else {
+            return;
+        };
+        if write {
+            *init = full;
+        } else if *init != full {
+            self.out.uninit.entry(key(span)).or_insert(Uninit {
+                access: span,
+                acc,
+                by_wgmma: false,
+                slice: false,
+            });
+        }
+    }
+
+    /// An RS `wgmma`'s read of the slice of fragment `acc` from element
+    /// `index`: each of its elements written on some path (E0416).
+    fn slice_read(&mut self, acc: AccumId, index: &Expr, span: Span, st: &State) {
+        let Some(a) = self.k.accums.get(acc.index()).filter(|a| !a.failed) else {
+            return;
+        };
+        let n = crate::ir::Accum::SLICE_ELEMENTS;
+        let Some(i) = self
+            .values
+            .int(index, self.at)
+            .and_then(|i| u32::try_from(i).ok())
+            .filter(|i| i.checked_add(n).is_some_and(|e| e <= a.elements().min(128)))
+        else {
+            return;
+        };
+        let bits = (((1u128 << n) - 1) << i) & self.full(acc);
+        let init = st.init.get(acc.index()).copied().unwrap_or(u128::MAX);
+        if init & bits != bits {
+            self.out.uninit.entry(key(span)).or_insert(Uninit {
+                access: span,
+                acc,
+                by_wgmma: false,
+                slice: true,
+            });
+        }
+    }
+
+    /// An ordinary read (`write` false) or write of element `index` of
+    /// `acc`.
+    fn access(&mut self, acc: AccumId, index: &Expr, span: Span, write: bool, st: &mut State) {
+        self.touch(acc, span, st);
         let Some(a) = self.k.accums.get(acc.index()).filter(|a| !a.failed) else {
             return;
         };
@@ -868,6 +981,7 @@ impl Walk<'_> {
                 access: span,
                 acc,
                 by_wgmma: false,
+                slice: false,
             });
         }
     }

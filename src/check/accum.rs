@@ -38,22 +38,28 @@ impl BodyChecker<'_> {
             return;
         };
         let shape = match sizes.as_slice() {
-            [m, n] => Some((*m, *n)),
+            [m, n] => Some((*m, *n, false)),
+            // A row vector: one value per row.
+            [m] => Some((*m, 1, true)),
             _ => None,
         };
+        let fragment = ir::Accum::OPERAND_ELEMS.contains(&ty);
         let why = match shape {
-            _ if !ir::Accum::ELEMS.contains(&ty) => Some(format!(
-                "`{ty}` is no accumulator type: `wgmma` accumulates into `f32`, `f16` or `i32`"
+            Some((_, _, true)) if ty != Scalar::F32 => Some(format!(
+                "a row vector (`[T; 64]`, one value per row) holds `f32`, not `{ty}`"
+            )),
+            _ if !ir::Accum::ELEMS.contains(&ty) && !fragment => Some(format!(
+                "`{ty}` is no accumulator type: `wgmma` accumulates into `f32`, `f16` or `i32`, and a register operand is `bf16` or `f16`"
             )),
             None => Some(format!(
-                "an accumulator has 2 dimensions, 64 rows and N columns, not {}",
+                "an accumulator has 2 dimensions, 64 rows and N columns (or 1, 64 rows, for a row vector), not {}",
                 sizes.len()
             )),
-            Some((m, _)) if m != i128::from(ir::Accum::M) => Some(format!(
+            Some((m, _, _)) if m != i128::from(ir::Accum::M) => Some(format!(
                 "an accumulator has {} rows (the M of every `wgmma` shape), not {m}",
                 ir::Accum::M
             )),
-            Some((_, n)) if !ir::Accum::valid_n(ty, n) => Some(ir::Accum::n_rule(ty, n)),
+            Some((_, n, false)) if !ir::Accum::valid_n(ty, n) => Some(ir::Accum::n_rule(ty, n)),
             Some(_) => None,
         };
         if let Some(why) = why {
@@ -67,7 +73,7 @@ impl BodyChecker<'_> {
             self.poison(&name.name);
             return;
         }
-        let Some((_, n)) = shape.filter(|_| top) else {
+        let Some((_, n, row)) = shape.filter(|_| top) else {
             self.poison(&name.name);
             return;
         };
@@ -79,6 +85,7 @@ impl BodyChecker<'_> {
             name: name.name.to_string(),
             elem: ty,
             n: n as u32,
+            row,
             span,
             failed: false,
         });
@@ -191,7 +198,23 @@ impl BodyChecker<'_> {
         let acc = self.accum_arg(acc);
         let index = self.expr_as(i, Scalar::U32)?;
         let acc = acc?;
-        let elements = self.kernel.as_ref()?.accums.get(acc.index())?.elements();
+        let (elements, row, decl) = {
+            let a = self.kernel.as_ref()?.accums.get(acc.index())?;
+            (a.elements(), a.row, a.span)
+        };
+        if row {
+            let name = self.kernel.as_ref()?.accums.get(acc.index())?.name.clone();
+            self.error(CheckError::BadFragment {
+                op: c.entry.name.to_string(),
+                why: format!(
+                    "`{name}` is a row vector: its elements are rows, not elements of the fragment map; `{}` of an element of the fragment it goes with gives its place",
+                    c.entry.name
+                ),
+                span: c.args.first().map_or(c.span, |a| a.span),
+                decl: Some(decl),
+            });
+            return None;
+        }
         if let Some(v) = ir::consteval::eval_int(&index) {
             if v >= i128::from(elements) {
                 let name = self.kernel.as_ref()?.accums.get(acc.index())?.name.clone();
@@ -275,7 +298,7 @@ impl BodyChecker<'_> {
         let target = self.needs(c.entry, c.span);
         let acc_span = acc.span;
         let acc = self.accum_arg(acc);
-        let a = self.wgmma_operand(a);
+        let a = self.wgmma_a_operand(a);
         let b = self.wgmma_operand(b);
         let accumulate = match accumulate {
             Some(e) => self.expr_as(e, Scalar::Bool),
@@ -310,10 +333,44 @@ impl BodyChecker<'_> {
         accumulate: Option<Expr>,
     ) -> Option<CallResult> {
         let ((a, trans_a), (b, trans_b), accumulate) = (a?, b?, accumulate?);
-        let (d, n, name) = {
+        let (d, n, name, row, decl) = {
             let x = self.kernel.as_ref()?.accums.get(acc.index())?;
-            (x.elem, x.n, x.name.clone())
+            (x.elem, x.n, x.name.clone(), x.row, x.span)
         };
+        if row {
+            self.error(CheckError::BadFragment {
+                op: "wgmma".into(),
+                why: format!(
+                    "`{name}` is a row vector (one value per row), not a 64 x N accumulator"
+                ),
+                span: acc_span,
+                decl: Some(decl),
+            });
+            return None;
+        }
+        if let PlaceKind::Accum { acc: p, .. } = &a.kind {
+            let x = self.kernel.as_ref()?.accums.get(p.index())?;
+            if x.row || !ir::Accum::OPERAND_ELEMS.contains(&x.elem) || *p == acc {
+                let why = if *p == acc {
+                    format!("`{}` is both the accumulator and the A operand", x.name)
+                } else if x.row {
+                    format!("`{}` is a row vector: the A operand from registers is a `bf16` or `f16` fragment `[T; 64, K]`", x.name)
+                } else {
+                    format!(
+                        "`{}` holds `{}`: the A operand from registers is a fragment of `bf16` or `f16` pairs (`acc_convert` makes one from an `f32` result)",
+                        x.name, x.elem
+                    )
+                };
+                let decl = x.span;
+                self.error(CheckError::BadFragment {
+                    op: "wgmma".into(),
+                    why,
+                    span: a.span,
+                    decl: Some(decl),
+                });
+                return None;
+            }
+        }
         let shown = |t: Scalar, trans: bool| {
             if trans {
                 format!("transposed `{t}`")
@@ -353,7 +410,10 @@ impl BodyChecker<'_> {
         // The tiles: 64 rows of A, N of B, each K = 32 bytes long.
         let mut ok = true;
         for (p, rows, trans, which) in [(&a, ir::Accum::M, trans_a, "A"), (&b, n, trans_b, "B")] {
-            ok &= self.wgmma_tile(p, rows, form.k(), trans, which);
+            // A fragment's slice is the warpgroup pass's (E0410 there).
+            if !matches!(p.kind, PlaceKind::Accum { .. }) {
+                ok &= self.wgmma_tile(p, rows, form.k(), trans, which);
+            }
         }
         ok.then(|| {
             CallResult::Effect(Box::new(StmtKind::Wgmma(Box::new(ir::Wgmma {
@@ -366,6 +426,115 @@ impl BodyChecker<'_> {
                 acc_span,
             }))))
         })
+    }
+
+    /// `wgmma`'s A operand: a shared tile ([`BodyChecker::wgmma_operand`])
+    /// or an element of a fragment (`p[8 * kk]`, the RS form).
+    fn wgmma_a_operand(&mut self, e: &ast::Expr) -> Option<(Place, bool)> {
+        if let ast::ExprKind::Index { base, .. } = &e.kind {
+            if let ast::ExprKind::Name(n) = &base.kind {
+                if let Some(Binding::Accum(_)) = self.lookup(&n.name) {
+                    let (p, _) = self.place(e, false)?;
+                    return Some((p, false));
+                }
+            }
+        }
+        self.wgmma_operand(e)
+    }
+
+    /// `row_max(m, s)`, `row_sum(l, s)`, `row_scale(o, c)`, `row_exp2(s,
+    /// m, k)`, `acc_convert(p, s)`: the kinds, types and shapes of the
+    /// fragments (E0450).
+    pub(super) fn fragment_op(&mut self, c: Call<'_>, kind: ir::FragKind) -> Option<CallResult> {
+        use ir::FragKind as K;
+        let (dst_e, src_e, factor) = if kind == K::RowExp2 {
+            let [Some(d), Some(s), Some(k)] = self.bind_args::<3>(&c)?.args else {
+                return None;
+            };
+            (d, s, Some(k))
+        } else {
+            let [Some(d), Some(s)] = self.bind_args::<2>(&c)?.args else {
+                return None;
+            };
+            (d, s, None)
+        };
+        let in_kernel = self.in_kernel(c.entry.name, c.span);
+        let dst = self.accum_arg(dst_e);
+        let src = self.accum_arg(src_e);
+        let factor = match factor {
+            Some(k) => Some(self.expr_as(k, Scalar::F32)?),
+            None => None,
+        };
+        let (dst, src) = (dst?, src?);
+        if !in_kernel {
+            return None;
+        }
+        let (d, s) = {
+            let k = self.kernel.as_ref()?;
+            (
+                k.accums.get(dst.index())?.clone(),
+                k.accums.get(src.index())?.clone(),
+            )
+        };
+        let op = kind.name();
+        // The first operand whose kind does not fit, and why.
+        let wrong: Option<(&ast::Expr, &ir::Accum, String)> = match kind {
+            K::RowMax | K::RowSum if !d.row || d.elem != Scalar::F32 => Some((
+                dst_e,
+                &d,
+                format!("`{}` is not a row vector: `{op}` folds each row of `{}` into a row vector `[f32; 64]`", d.name, s.name),
+            )),
+            K::RowMax | K::RowSum if s.elem != Scalar::F32 => Some((
+                src_e,
+                &s,
+                format!("`{}` holds `{}`: `{op}` reduces the rows of an `f32` fragment", s.name, s.elem),
+            )),
+            K::RowScale | K::RowExp2 if d.elem != Scalar::F32 => Some((
+                dst_e,
+                &d,
+                format!("`{}` holds `{}`: `{op}` computes on `f32` fragments and row vectors", d.name, d.elem),
+            )),
+            K::RowScale | K::RowExp2 if !s.row => Some((
+                src_e,
+                &s,
+                format!("`{}` is not a row vector: `{op}` takes each row's value from a row vector `[f32; 64]`", s.name),
+            )),
+            K::Convert if d.row || !ir::Accum::OPERAND_ELEMS.contains(&d.elem) => Some((
+                dst_e,
+                &d,
+                format!("`{}` is {}: `acc_convert` writes a `bf16` or `f16` fragment `[T; 64, N]`", d.name, if d.row { "a row vector".to_string() } else { format!("a fragment of `{}`", d.elem) }),
+            )),
+            K::Convert if s.row || s.elem != Scalar::F32 => Some((
+                src_e,
+                &s,
+                format!("`{}` is {}: `acc_convert` reads an `f32` fragment `[f32; 64, N]`", s.name, if s.row { "a row vector".to_string() } else { format!("a fragment of `{}`", s.elem) }),
+            )),
+            K::Convert if d.n != s.n => Some((
+                dst_e,
+                &d,
+                format!("`{}` is 64 x {} and `{}` 64 x {}: `acc_convert` keeps each element where it is, so the shapes are the same", d.name, d.n, s.name, s.n),
+            )),
+            _ => None,
+        };
+        if let Some((e, a, why)) = wrong {
+            self.error(CheckError::BadFragment {
+                op: op.to_string(),
+                why,
+                span: e.span,
+                decl: Some(a.span),
+            });
+            return None;
+        }
+        Some(CallResult::Effect(Box::new(StmtKind::Fragment(Box::new(
+            ir::FragOp {
+                kind,
+                dst,
+                src,
+                factor,
+                dst_span: dst_e.span,
+                src_span: src_e.span,
+            },
+        )))))
     }
 
     /// A `wgmma` operand: an element of a swizzled shared array of this

@@ -16,7 +16,7 @@
 //! function), its IR operation, its PTX, its simulation, its line in
 //! `docs/language.md` and the highlighters, and its tests.
 
-use crate::ir::{AtomicOp, LaneMask, MathFn, NamedOpKind, ReduxOp, WarpOp};
+use crate::ir::{AtomicOp, FragKind, LaneMask, MathFn, NamedOpKind, ReduxOp, WarpOp};
 use crate::target::Target;
 use crate::types::Scalar;
 
@@ -67,6 +67,9 @@ pub enum Function {
     AccCol,
     /// `wgmma(acc, a, b, accumulate)`.
     Wgmma,
+    /// `row_max(m, s)`, `row_sum`, `row_scale`, `row_exp2`, `acc_convert`:
+    /// whole-fragment operations.
+    Fragment(FragKind),
     /// `wgmma_commit()`, `wgmma_wait(n)`.
     WgmmaCommit,
     WgmmaWait,
@@ -471,7 +474,12 @@ pub const BUILTINS: &[Entry] = &[
     // ---- tensor cores and register budgets (language.md §16)
     Entry::function("acc_row", F::AccRow, &[operand("acc", Operand::Accum), req("i", "u32")], "u32", "The row (0 to 63) of this thread's element `i` of the accumulator: `16 * (warp_id % 4) + lane_id / 4 + 8 * ((i >> 1) & 1)`."),
     Entry::function("acc_col", F::AccCol, &[operand("acc", Operand::Accum), req("i", "u32")], "u32", "The column of this thread's element `i` of the accumulator: `8 * (i >> 2) + 2 * (lane_id % 4) + (i & 1)`."),
-    Entry::function("wgmma", F::Wgmma, &[operand("acc", Operand::Accum), place("a", "shared element"), place("b", "shared element"), Param { name: "accumulate", ty: "bool", kind: ParamKind::Default("true"), operand: Operand::Value }], "", "This warpgroup's `acc` (64 x N) becomes the tile at `a` (64 x K) times the tile at `b` (N x K) transposed, plus `acc` where `accumulate` holds: one `wgmma.mma_async` (K = 32 bytes of the operand type), asynchronous until `wgmma_commit` and `wgmma_wait`.").needs(WGMMA),
+    Entry::function("wgmma", F::Wgmma, &[operand("acc", Operand::Accum), place("a", "shared or fragment element"), place("b", "shared element"), Param { name: "accumulate", ty: "bool", kind: ParamKind::Default("true"), operand: Operand::Value }], "", "This warpgroup's `acc` (64 x N) becomes the tile at `a` (64 x K) times the tile at `b` (N x K) transposed, plus `acc` where `accumulate` holds: one `wgmma.mma_async` (K = 32 bytes of the operand type), asynchronous until `wgmma_commit` and `wgmma_wait`; `a` an element `p[8 * kk]` of a `bf16`/`f16` fragment reads columns `16 kk ..` of it from registers (the RS form).").needs(WGMMA),
+    Entry::function("row_max", F::Fragment(FragKind::RowMax), &[operand("m", Operand::Accum), operand("s", Operand::Accum)], "", "Row vector `m` becomes, per row, the maximum of `m` and the elements of `s` in that row (the four lanes that share a row exchange them by shuffles)."),
+    Entry::function("row_sum", F::Fragment(FragKind::RowSum), &[operand("l", Operand::Accum), operand("s", Operand::Accum)], "", "Row vector `l` becomes, per row, `l` plus the sum of the elements of `s` in that row (shuffles across the four lanes of the row)."),
+    Entry::function("row_scale", F::Fragment(FragKind::RowScale), &[operand("o", Operand::Accum), operand("c", Operand::Accum)], "", "Every element of `o` (an `f32` fragment or row vector) becomes itself times its row's value of row vector `c`."),
+    Entry::function("row_exp2", F::Fragment(FragKind::RowExp2), &[operand("s", Operand::Accum), operand("m", Operand::Accum), req("k", "f32")], "", "Every element `x` of `s` becomes `2^(x * k - m * k)`, `m` its row's value of row vector `m` (`ex2.approx.ftz.f32`; `k = scale * log2(e)` gives `e^(scale (x - m))`)."),
+    Entry::function("acc_convert", F::Fragment(FragKind::Convert), &[operand("p", Operand::Accum), operand("s", Operand::Accum)], "", "`bf16`/`f16` fragment `p` becomes `f32` fragment `s` of its shape, each element rounded to nearest even (one `cvt.rn.bf16x2.f32` per register): the A operand of a `wgmma` from registers."),
     Entry::function("wgmma_commit", F::WgmmaCommit, &[], "", "Makes this warpgroup's `wgmma`s since the last commit one group (`wgmma.commit_group`).").needs(WGMMA),
     Entry::function("wgmma_wait", F::WgmmaWait, &[req("n", "u32")], "", "Waits until at most `n` (a constant, 0 to 7) of the newest `wgmma` groups are pending (`wgmma.wait_group`).").needs(WGMMA),
     Entry::function("set_max_regs", F::SetMaxRegs, &[req("n", "u32")], "", "Sets this warpgroup's registers per thread to `n`, a constant multiple of 8 from 24 to 256, giving registers back to the CTA's pool or taking them from it (`setmaxnreg`).").needs(SETMAXNREG),

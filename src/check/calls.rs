@@ -197,6 +197,7 @@ impl BodyChecker<'_> {
             Function::AccRow => self.accum_coord(c, false),
             Function::AccCol => self.accum_coord(c, true),
             Function::Wgmma => self.wgmma(c),
+            Function::Fragment(k) => self.fragment_op(c, k),
             Function::WgmmaCommit => self.wgmma_commit(c),
             Function::WgmmaWait => self.wgmma_wait(c),
             // `remote(array, rank)` on its own, not indexed.

@@ -304,6 +304,14 @@ pub enum CheckError {
     },
     /// E0419: `wgmma_commit`/`wgmma_wait`/`wgmma` in a device function.
     WgmmaOutsideKernel { op: String, span: Span },
+    /// E0450: a fragment operation (or an RS `wgmma` operand) on
+    /// accumulators whose kinds, types or shapes do not fit it.
+    BadFragment {
+        op: String,
+        why: String,
+        span: Span,
+        decl: Option<Span>,
+    },
     /// E0417: `wgmma_wait(n)` with `n` above 7.
     WaitTooDeep { n: u64, span: Span },
     /// E0418: a constant element index past an accumulator's elements.
@@ -1039,7 +1047,7 @@ impl CheckError {
                 format!("accumulator `{name}`: {shape} is not the shape of a wgmma accumulator"),
             )
             .primary(span, why)
-            .note("a `wgmma` computes a 64 x N tile: the accumulator is `[f32; 64, N]` (f16, bf16, tf32 and fp8 inputs), `[f16; 64, N]` (f16 and fp8 inputs) or `[i32; 64, N]` (s8 and u8 inputs)"),
+            .note("a `wgmma` computes a 64 x N tile: the accumulator is `[f32; 64, N]` (f16, bf16, tf32 and fp8 inputs), `[f16; 64, N]` (f16 and fp8 inputs) or `[i32; 64, N]` (s8 and u8 inputs); a fragment that is a register operand is `[bf16; 64, N]` or `[f16; 64, N]`, a row vector `[f32; 64]`"),
             CheckError::BadWgmmaTile { why, span, decl } => Diagnostic::error(
                 "E0410",
                 "a wgmma operand tile that does not fit its array",
@@ -1053,6 +1061,15 @@ impl CheckError {
             .primary(span, why)
             .secondary(acc, "the accumulator")
             .note("the forms: `f16` x `f16` into `f32` or `f16`; `bf16` x `bf16` and `tf32` x `tf32` into `f32`; `e4m3`/`e5m2` x `e4m3`/`e5m2` into `f32` or `f16`; `i8`/`u8` x `i8`/`u8` into `i32`; transposed (MN-major) operands only for `f16` and `bf16`"),
+            CheckError::BadFragment { op, why, span, decl } => {
+                let d = Diagnostic::error("E0450", format!("`{op}` on fragments that do not fit it"))
+                    .primary(span, why)
+                    .note("fragments are `accum` declarations: `[f32; 64, N]` (a wgmma result), `[bf16; 64, N]` or `[f16; 64, N]` (a register operand, two to a register), `[f32; 64]` (a row vector, one value per row); the row operations and `acc_convert` work on whole fragments in the fragment map (language.md §16.7)");
+                match decl {
+                    Some(decl) => d.secondary(decl, "declared here"),
+                    None => d,
+                }
+            }
             CheckError::WgmmaOutsideKernel { op, span } => Diagnostic::error(
                 "E0419",
                 format!("`{op}` in a device function"),

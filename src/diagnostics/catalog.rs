@@ -2,7 +2,7 @@
 //!
 //! The first lines are the contract of the language reference's diagnostics
 //! catalogue (§8), plus the project's additions (E0004, E0114–E0119, E0123,
-//! E0124–E0127, E0130–E0132, E0140–E0149, E0160–E0163, E0400–E0409, E0440–E0444, W0003,
+//! E0124–E0127, E0130–E0132, E0140–E0149, E0160–E0163, E0400–E0409, E0440–E0444, E0450, E0451, W0003,
 //! W0324–W0326, W0330).
 //! Each code's explanation is a markdown file in `explain/`, compiled in with
 //! `include_str!` so that `kdslc explain` needs no files at run time. The
@@ -390,6 +390,12 @@ pub static CODES: &[CodeInfo] = &[
         "E0444",
         Error,
         "a register array type is only the type of a `let`"
+    ),
+    code!("E0450", Error, "`{op}` on fragments that do not fit it"),
+    code!(
+        "E0451",
+        Error,
+        "`{name}` is accessed while a wgmma group reading it may be pending"
     ),
     code!("S0001", Error, "deadlock: no thread can make progress"),
     code!("S0002", Error, "out-of-bounds {access} in {space} memory"),

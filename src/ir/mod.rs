@@ -484,12 +484,21 @@ pub enum ParamType {
 /// `CLayout_64xN`): row `16 w + l / 4 + 8 ((i >> 1) & 1)`, column
 /// `8 (i >> 2) + 2 (l % 4) + (i & 1)` for warp `w` of the warpgroup and
 /// lane `l`. `elem` is `f32`, `f16` (two per 32-bit register) or `i32`;
-/// `n` a width some `wgmma` shape has (the checker's E0412).
+/// `n` a width some `wgmma` shape has (the checker's E0412). A `bf16`
+/// one (two per register, like `f16`) is a *fragment* only: no `wgmma`
+/// accumulates into it, one reads it as its A operand (the RS form,
+/// [`Wgmma`]). A *row vector* (`accum m: [f32; 64];`, `row`) holds one
+/// value per row: element `r` (0 or 1) of a thread is the row of the
+/// elements `i` of its fragments with `(i >> 1) & 1 == r`, the same in the
+/// four lanes that share the row ([`FragOp`]).
 #[derive(Clone, Debug)]
 pub struct Accum {
     pub name: String,
     pub elem: Scalar,
+    /// The columns; 1 for a row vector.
     pub n: u32,
+    /// A row vector: `[T; 64]`.
+    pub row: bool,
     pub span: Span,
     /// A `wgmma` naming it failed to check (a module with errors): no
     /// check concludes from what it holds.
@@ -531,14 +540,21 @@ impl Accum {
         }
     }
 
-    /// The elements each thread holds: `64 * n / 128`.
+    /// The elements each thread holds: `64 * n / 128`; a row vector's two
+    /// rows.
     pub fn elements(&self) -> u32 {
+        if self.row {
+            return 2;
+        }
         self.n / 2
     }
 
-    /// The 32-bit registers each thread holds them in (`f16` packs two).
+    /// The 32-bit registers each thread holds them in (`f16` and `bf16`
+    /// pack two).
     pub fn registers(&self) -> u32 {
-        if self.elem.size() == 2 {
+        if self.row {
+            2
+        } else if self.elem.size() == 2 {
             self.n / 4
         } else {
             self.n / 2
@@ -555,6 +571,25 @@ impl Accum {
     pub fn col(i: u32, l: u32) -> u32 {
         8 * (i >> 2) + 2 * (l % 4) + (i & 1)
     }
+
+    /// Which of a thread's two rows element `i` lies in: the element of a
+    /// row vector that goes with it.
+    pub fn row_slot(&self, i: u32) -> u32 {
+        if self.row {
+            i
+        } else {
+            (i >> 1) & 1
+        }
+    }
+
+    /// The element types a fragment that is a register operand (RS
+    /// `wgmma`'s A) may have: pairs of 16-bit floats, in the fragment map.
+    pub const OPERAND_ELEMS: [Scalar; 2] = [Scalar::BF16, Scalar::F16];
+
+    /// The elements of one K slice of an RS operand (`64 x 16` 16-bit
+    /// values over 128 threads: columns `16 kk ..` are elements `8 kk ..
+    /// 8 kk + 7`, registers `4 kk .. 4 kk + 3`).
+    pub const SLICE_ELEMENTS: u32 = 8;
 }
 
 /// `shared name: [T; d0, d1, ...] swizzle(S);` — row-major, 128-byte
@@ -955,6 +990,10 @@ pub enum StmtKind {
     /// `wgmma(acc, a, b, accumulate)`: one `wgmma.mma_async` of the
     /// warpgroup ([`Wgmma`]).
     Wgmma(Box<Wgmma>),
+    /// `row_max(m, s)`, `row_sum`, `row_scale`, `row_exp2`,
+    /// `acc_convert`: a whole-fragment operation of the warpgroup
+    /// ([`FragOp`]).
+    Fragment(Box<FragOp>),
     /// `wgmma_commit()`: the `wgmma`s this warp issued and did not commit
     /// yet become one group (`wgmma.commit_group`).
     WgmmaCommit,
@@ -1077,6 +1116,7 @@ impl StmtKind {
             }
             StmtKind::SetMaxRegs(_)
             | StmtKind::Wgmma(_)
+            | StmtKind::Fragment(_)
             | StmtKind::WgmmaCommit
             | StmtKind::WgmmaWait(_) => StmtClass::Sync(SyncOp::Warpgroup),
             StmtKind::Poisoned { .. } => StmtClass::Failed,
@@ -1097,6 +1137,14 @@ impl StmtKind {
 /// of a span; the tile is `[b0 .., k0 .. k0 + K, 0 ..]`. The form
 /// ([`WgmmaForm`]) follows from the types, which the checker matched
 /// (E0411).
+///
+/// `a` may instead be an element of a 16-bit fragment (an `f16`/`bf16`
+/// [`Accum`]: [`PlaceKind::Accum`]), the RS form: the 64 x 16 slice of
+/// the fragment whose first element it is (element `8 kk` for columns
+/// `16 kk ..`, [`Accum::SLICE_ELEMENTS`]), read from the four `.b32`
+/// registers that hold it, which are in the layout the A operand wants
+/// (PTX ISA 9.7.15.5.1.1: the A fragment of `.m64nNk16` is the
+/// accumulator map of a 64 x 16 matrix).
 #[derive(Clone, Debug)]
 pub struct Wgmma {
     pub acc: AccumId,
@@ -1109,6 +1157,95 @@ pub struct Wgmma {
     pub accumulate: Expr,
     /// The accumulator's name as written (for spans).
     pub acc_span: Span,
+}
+
+impl Wgmma {
+    /// The fragment an RS `wgmma` reads its A operand from, and the
+    /// index of the slice's first element.
+    pub fn a_fragment(&self) -> Option<(AccumId, &Expr)> {
+        match &self.a.kind {
+            PlaceKind::Accum { acc, index } => Some((*acc, index)),
+            _ => None,
+        }
+    }
+}
+
+/// A whole-fragment operation (language.md §16.7): every element of the
+/// thread's part of `dst`, and the shuffles across the four lanes that
+/// share a row, so that a kernel computes on rows without knowing which
+/// thread holds which element. Row vectors are [`Accum::row`].
+#[derive(Clone, Debug)]
+pub struct FragOp {
+    pub kind: FragKind,
+    pub dst: AccumId,
+    pub src: AccumId,
+    /// `row_exp2`'s factor.
+    pub factor: Option<Expr>,
+    /// The operands as written (for spans).
+    pub dst_span: Span,
+    pub src_span: Span,
+}
+
+/// Why `kind` does not apply to `dst` and `src` (the checker's E0450; the
+/// verifier's invariant).
+pub fn fragment_mismatch(kind: FragKind, dst: &Accum, src: &Accum) -> Option<&'static str> {
+    let f32_ = Scalar::F32;
+    match kind {
+        FragKind::RowMax | FragKind::RowSum if !dst.row || dst.elem != f32_ || src.elem != f32_ => {
+            Some("a row vector and an `f32` fragment")
+        }
+        FragKind::RowScale | FragKind::RowExp2 if dst.elem != f32_ || !src.row => {
+            Some("an `f32` fragment and a row vector")
+        }
+        FragKind::Convert
+            if dst.row
+                || src.row
+                || !Accum::OPERAND_ELEMS.contains(&dst.elem)
+                || src.elem != f32_
+                || dst.n != src.n =>
+        {
+            Some("a 16-bit fragment and an `f32` fragment of its shape")
+        }
+        _ => None,
+    }
+}
+
+/// The whole-fragment operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FragKind {
+    /// `row_max(m, s)`: row vector `m` becomes, per row, the maximum of
+    /// `m` and the row's elements of `s` (an `f32` fragment or row vector).
+    RowMax,
+    /// `row_sum(l, s)`: `l` plus the sum of the row's elements of `s`.
+    RowSum,
+    /// `row_scale(o, c)`: every element of `o` (fragment or row vector)
+    /// times its row's value of row vector `c`.
+    RowScale,
+    /// `row_exp2(s, m, k)`: every element `x` of `s` becomes `2^(x k - m
+    /// k)` with `m` its row's value of row vector `m` (`ex2.approx.ftz`).
+    RowExp2,
+    /// `acc_convert(p, s)`: 16-bit fragment `p` becomes `f32` fragment `s`
+    /// of its shape, each element rounded to nearest even (pairs: one
+    /// `cvt.rn.bf16x2.f32` per register).
+    Convert,
+}
+
+impl FragKind {
+    /// The built-in as written.
+    pub fn name(self) -> &'static str {
+        match self {
+            FragKind::RowMax => "row_max",
+            FragKind::RowSum => "row_sum",
+            FragKind::RowScale => "row_scale",
+            FragKind::RowExp2 => "row_exp2",
+            FragKind::Convert => "acc_convert",
+        }
+    }
+
+    /// Whether `dst`'s old elements are read (all but the conversion).
+    pub fn reads_dst(self) -> bool {
+        self != FragKind::Convert
+    }
 }
 
 /// The `wgmma` forms: accumulator type, operand types (PTX ISA

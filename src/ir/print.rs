@@ -461,6 +461,18 @@ fn stmt(out: &mut String, cx: Cx, s: &Stmt, level: usize) {
             out.push_str(" accumulate=");
             expr(out, cx, &w.accumulate, level);
         }
+        StmtKind::Fragment(f) => {
+            let name = |a: crate::ir::AccumId| {
+                cx.kernel
+                    .and_then(|k| k.accums.get(a.index()))
+                    .map_or_else(|| format!("?accum#{}", a.0), |x| x.name.clone())
+            };
+            let _ = write!(out, "{} {}, {}", f.kind.name(), name(f.dst), name(f.src));
+            if let Some(k) = &f.factor {
+                out.push_str(", ");
+                expr(out, cx, k, level);
+            }
+        }
         StmtKind::WgmmaCommit => out.push_str("wgmma_commit"),
         StmtKind::WgmmaWait(n) => {
             let _ = write!(out, "wgmma_wait {n}");

@@ -620,10 +620,32 @@ impl<'m> Verifier<'m> {
                     w.accumulate.ty,
                     Scalar::Bool,
                 );
-                for p in [&w.a, &w.b] {
-                    if !matches!(p.kind, PlaceKind::Shared { .. }) {
-                        self.error(p.span, "a wgmma operand outside this CTA's shared memory");
+                if !matches!(w.b.kind, PlaceKind::Shared { .. }) {
+                    self.error(w.b.span, "a wgmma operand outside this CTA's shared memory");
+                }
+                match &w.a.kind {
+                    PlaceKind::Shared { .. } => {}
+                    PlaceKind::Accum { acc, .. } => {
+                        let a = self.kernel.and_then(|k| k.accums.get(acc.index()));
+                        if !a.is_some_and(|a| {
+                            !a.row && super::Accum::OPERAND_ELEMS.contains(&a.elem)
+                        }) || *acc == w.acc
+                            || w.trans_a
+                        {
+                            self.error(
+                                w.a.span,
+                                "an A operand from registers that is not a 16-bit fragment",
+                            );
+                        }
                     }
+                    _ => self.error(w.a.span, "a wgmma operand outside this CTA's shared memory"),
+                }
+                if self
+                    .kernel
+                    .and_then(|k| k.accums.get(w.acc.index()))
+                    .is_some_and(|a| a.row)
+                {
+                    self.error(w.acc_span, "a row vector as a wgmma's accumulator");
                 }
                 match self.kernel.and_then(|k| k.accums.get(w.acc.index())) {
                     Some(a) => match super::WgmmaForm::of(a.elem, w.a.elem, w.b.elem) {
@@ -634,6 +656,24 @@ impl<'m> Verifier<'m> {
                         Ok(_) => {}
                     },
                     None => self.error(s.span, format!("accumulator {} does not exist", w.acc.0)),
+                }
+            }
+            StmtKind::Fragment(f) => {
+                if let Some(k) = &f.factor {
+                    self.expr(k);
+                    self.expect(k.span, "the factor", k.ty, Scalar::F32);
+                }
+                let get = |a: super::AccumId| self.kernel.and_then(|k| k.accums.get(a.index()));
+                match (get(f.dst), get(f.src)) {
+                    (Some(d), Some(src)) => {
+                        if let Some(why) = super::fragment_mismatch(f.kind, d, src) {
+                            self.error(s.span, format!("`{}`: {why}", f.kind.name()));
+                        }
+                    }
+                    _ => self.error(
+                        s.span,
+                        "a fragment operation on an accumulator that does not exist",
+                    ),
                 }
             }
             StmtKind::WgmmaCommit => {}

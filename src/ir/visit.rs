@@ -173,6 +173,11 @@ macro_rules! walkers {
                     v.$visit_place($($b)+ w.b);
                     v.$visit_expr($($b)+ w.accumulate);
                 }
+                StmtKind::Fragment(f) => {
+                    if let Some(k) = $($b)+ f.factor {
+                        v.$visit_expr(k);
+                    }
+                }
                 StmtKind::Poisoned { blocks, .. } => blocks.$iter().for_each(|b| v.$visit_block(b)),
                 StmtKind::Return(None)
                 | StmtKind::Break

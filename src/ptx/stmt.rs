@@ -108,6 +108,7 @@ impl Writer<'_> {
             StmtKind::CopyAsyncWait(n) => self.copy_async_wait(*n),
             StmtKind::SetMaxRegs(n) => self.set_max_regs(s.id, *n),
             StmtKind::Wgmma(w) => self.wgmma(s.id, w),
+            StmtKind::Fragment(f) => self.fragment(f),
             StmtKind::WgmmaCommit => self.wgmma_commit(),
             StmtKind::WgmmaWait(n) => self.wgmma_wait(*n),
             // The optimiser unrolls every one before the writer runs.

@@ -8,8 +8,8 @@ use super::writer::{emit, Class, Operand, Reg, Writer};
 use crate::analysis::values::At;
 use crate::ir::layout::SharedDecl;
 use crate::ir::{
-    consteval, AccumId, BinOp, Expr, ExprKind, Place, PlaceKind, SharedId, StmtId, Swizzle, Value,
-    Wgmma, WgmmaForm,
+    consteval, Accum, AccumId, BinOp, Expr, ExprKind, FragKind, FragOp, Place, PlaceKind, SharedId,
+    StmtId, Swizzle, Value, Wgmma, WgmmaForm,
 };
 use crate::target::Target;
 use crate::types::Scalar;
@@ -187,7 +187,12 @@ impl Writer<'_> {
         if form.mixed_signedness() {
             self.need(8, 4);
         }
-        let da = self.descriptor(&w.a, w.trans_a)?;
+        // The A operand: a descriptor, or (RS) the four registers of the
+        // fragment's slice.
+        let da = match w.a_fragment() {
+            Some((p, index)) => self.fragment_slice(p, index)?,
+            None => self.descriptor(&w.a, w.trans_a)?.to_string(),
+        };
         let db = self.descriptor(&w.b, w.trans_b)?;
         let scale_d = match crate::ir::consteval::eval(&w.accumulate) {
             Ok(Value::Bool(b)) => Operand::imm(u8::from(b)),
@@ -200,6 +205,13 @@ impl Writer<'_> {
         let list: Vec<String> = (0..regs).map(|j| format!("{prefix}{j}")).collect();
         let imms = if form.integer() {
             ""
+        } else if w.a_fragment().is_some() {
+            // RS: no transpose immediate for A.
+            if w.trans_b {
+                ", 1, 1, 1"
+            } else {
+                ", 1, 1, 0"
+            }
         } else if form.transposable() {
             match (w.trans_a, w.trans_b) {
                 (false, false) => ", 1, 1, 0, 0",
@@ -224,6 +236,134 @@ impl Writer<'_> {
             scale_d,
             imms
         );
+        Ok(())
+    }
+
+    /// `{%accP_4kk, ..}`: the four registers of fragment `p`'s slice from
+    /// element `index` (a constant multiple of 8 within it: E0410).
+    fn fragment_slice(&mut self, p: AccumId, index: &Expr) -> Result<String> {
+        let Some(a) = self.kernel.and_then(|k| k.accums.get(p.index())) else {
+            return Err(self.invalid(format!("accumulator {} does not exist here", p.0)));
+        };
+        let n = Accum::SLICE_ELEMENTS;
+        let i = consteval::eval_int(index)
+            .or_else(|| self.info.values.int(index, At::TOP))
+            .and_then(|i| u32::try_from(i).ok())
+            .filter(|i| i % n == 0 && i + n <= a.elements());
+        let Some(i) = i else {
+            return Err(self.invalid(format!(
+                "a slice of fragment `{}` that does not start at a constant multiple of {n} within it",
+                a.name
+            )));
+        };
+        let prefix = accum_prefix(p.index());
+        let regs: Vec<String> = (i / 2..(i + n) / 2)
+            .map(|j| format!("{prefix}{j}"))
+            .collect();
+        Ok(format!("{{{}}}", regs.join(", ")))
+    }
+
+    /// A whole-fragment operation ([`FragOp`]): unrolled over this
+    /// thread's registers; the row reductions end with two butterfly
+    /// shuffles across the four lanes of a row (lanes `4q .. 4q + 3`).
+    pub(super) fn fragment(&mut self, f: &FragOp) -> Result<()> {
+        let k = self.kernel;
+        let (Some(d), Some(s)) = (
+            k.and_then(|k| k.accums.get(f.dst.index())).cloned(),
+            k.and_then(|k| k.accums.get(f.src.index())).cloned(),
+        ) else {
+            return Err(self.invalid("a fragment operation on an accumulator that does not exist"));
+        };
+        if let Some(why) = crate::ir::fragment_mismatch(f.kind, &d, &s) {
+            return Err(self.invalid(format!("`{}` on {why}", f.kind.name())));
+        }
+        let (dp, sp) = (accum_prefix(f.dst.index()), accum_prefix(f.src.index()));
+        match f.kind {
+            FragKind::RowMax | FragKind::RowSum => {
+                let op = if f.kind == FragKind::RowMax {
+                    "max.f32"
+                } else {
+                    "add.rn.f32"
+                };
+                for r in 0..2 {
+                    let mut acc: Option<String> = None;
+                    for i in (0..s.elements()).filter(|&i| s.row_slot(i) == r) {
+                        let x = format!("{sp}{i}");
+                        acc = Some(match acc {
+                            None => x,
+                            Some(a) => {
+                                let t = self.reg(Class::F32);
+                                emit!(self, "{} {}, {}, {};", op, t, a, x);
+                                t.to_string()
+                            }
+                        });
+                    }
+                    let Some(mut acc) = acc else {
+                        continue;
+                    };
+                    if !s.row {
+                        for lanes in [1, 2] {
+                            let (x, t) = (self.reg(Class::F32), self.reg(Class::F32));
+                            emit!(
+                                self,
+                                "shfl.sync.bfly.b32 {}, {}, {}, 31, -1;",
+                                x,
+                                acc,
+                                lanes
+                            );
+                            emit!(self, "{} {}, {}, {};", op, t, acc, x);
+                            acc = t.to_string();
+                        }
+                    }
+                    emit!(self, "{} {dp}{r}, {dp}{r}, {};", op, acc);
+                }
+            }
+            FragKind::RowScale => {
+                for i in 0..d.elements() {
+                    emit!(self, "mul.rn.f32 {dp}{i}, {dp}{i}, {sp}{};", d.row_slot(i));
+                }
+            }
+            FragKind::RowExp2 => {
+                let Some(kx) = &f.factor else {
+                    return Err(self.invalid("`row_exp2` without its factor"));
+                };
+                let kv = self.expr(kx)?;
+                let kr = self.reg(Class::F32);
+                emit!(self, "mov.f32 {}, {};", kr, kv);
+                // Per row: -(m k), then x k - m k in one fma per element.
+                let mut neg = Vec::new();
+                for r in 0..2 {
+                    let t = self.reg(Class::F32);
+                    emit!(self, "mul.rn.f32 {}, {sp}{r}, {};", t, kr);
+                    let n = self.reg(Class::F32);
+                    emit!(self, "neg.f32 {}, {};", n, t);
+                    neg.push(n);
+                }
+                for i in 0..d.elements() {
+                    let t = self.reg(Class::F32);
+                    let Some(&m) = neg.get(d.row_slot(i) as usize) else {
+                        return Err(self.invalid("a row slot past a thread's two rows"));
+                    };
+                    emit!(self, "fma.rn.f32 {}, {dp}{i}, {}, {};", t, kr, m);
+                    emit!(self, "ex2.approx.ftz.f32 {dp}{i}, {};", t);
+                }
+            }
+            FragKind::Convert => {
+                let ty = if d.elem == Scalar::F16 {
+                    "f16x2"
+                } else {
+                    "bf16x2"
+                };
+                for j in 0..d.registers() {
+                    emit!(
+                        self,
+                        "cvt.rn.{ty}.f32 {dp}{j}, {sp}{}, {sp}{};",
+                        2 * j + 1,
+                        2 * j
+                    );
+                }
+            }
+        }
         Ok(())
     }
 

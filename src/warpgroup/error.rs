@@ -35,10 +35,20 @@ pub enum WarpgroupError {
         decl: Span,
         /// An MN-major tile (`transpose(...)`).
         transposed: bool,
+        /// A slice of a fragment (an RS `wgmma`'s A).
+        fragment: bool,
     },
     /// E0414: an accumulator touched while a group writing it may be
     /// pending.
     AccumPending {
+        name: String,
+        access: Span,
+        wgmma: Span,
+        committed: bool,
+    },
+    /// E0451: a fragment touched while a group reading it (as an RS
+    /// `wgmma`'s A operand) may be pending.
+    FragmentPending {
         name: String,
         access: Span,
         wgmma: Span,
@@ -55,6 +65,8 @@ pub enum WarpgroupError {
         name: String,
         access: Span,
         by_wgmma: bool,
+        /// Read as an RS `wgmma`'s A slice.
+        slice: bool,
     },
     /// E0418: an element index that is not a constant below the elements
     /// (`None`: not a constant).
@@ -198,7 +210,14 @@ impl WarpgroupError {
                 .help("give each role its own `set_max_regs`, in the branch that only that role runs")
             }
             WarpgroupError::PoolExceeded { budgets, entry, threads } => pool(&budgets, entry, threads),
-            WarpgroupError::TileOutside { why, span, decl, transposed } => Diagnostic::error(
+            WarpgroupError::TileOutside { why, span, decl, fragment: true, .. } => Diagnostic::error(
+                "E0410",
+                "a wgmma operand tile that does not fit its array",
+            )
+            .primary(span, why)
+            .secondary(decl, "declared here")
+            .note("a `wgmma` with A from registers reads 64 x 16 of the fragment: columns 16 kk to 16 kk + 15 are this thread's elements 8 kk to 8 kk + 7, four registers; `p[8 * kk]` names them"),
+            WarpgroupError::TileOutside { why, span, decl, transposed, .. } => Diagnostic::error(
                 "E0410",
                 "a wgmma operand tile that does not fit its array",
             )
@@ -217,6 +236,14 @@ impl WarpgroupError {
             .secondary(wgmma, if committed { "this wgmma's group may not be complete" } else { "this wgmma is not even committed" })
             .note("reading or writing an accumulator before a `wgmma.wait_group` that covers the group writing it is undefined (PTX ISA 9.7.15.7.3); ptxas would insert a wait itself (C7517)")
             .help(if committed { "wait for the group first: `wgmma_wait(0)` (or a count that leaves only newer groups pending)" } else { "commit the group and wait for it: `wgmma_commit(); wgmma_wait(0);`" }),
+            WarpgroupError::FragmentPending { name, access, wgmma, committed } => Diagnostic::error(
+                "E0451",
+                format!("`{name}` is accessed while a wgmma group reading it may be pending"),
+            )
+            .primary(access, "the fragment's registers may still be read by the tensor core here")
+            .secondary(wgmma, if committed { "this wgmma reads them, and its group may not be complete" } else { "this wgmma reads them, and is not even committed" })
+            .note("accessing the registers of a wgmma's A operand before a `wgmma.wait_group` that covers its group is undefined (PTX ISA 9.7.15.7.3)")
+            .help(if committed { "wait for the group first: `wgmma_wait(0)` (or a count that leaves only newer groups pending)" } else { "commit the group and wait for it: `wgmma_commit(); wgmma_wait(0);`" }),
             WarpgroupError::StageReleased { array, arrive, wgmma } => Diagnostic::error(
                 "E0415",
                 format!("a stage of `{array}` is released while a wgmma group reading it may be pending"),
@@ -225,7 +252,14 @@ impl WarpgroupError {
             .secondary(wgmma, "this wgmma may still be reading it")
             .note("a `wgmma` reads its operands from shared memory until its group completes; a copy that lands in the stage before then changes what it reads")
             .help("wait for the group before releasing its stage (`wgmma_wait(0)`), or keep one group in flight with `wgmma_wait(1)` and release the stage of the previous iteration"),
-            WarpgroupError::AccumUninit { name, access, by_wgmma } => Diagnostic::error(
+            WarpgroupError::AccumUninit { name, access, slice: true, .. } => Diagnostic::error(
+                "E0416",
+                format!("`{name}` is read before it is written"),
+            )
+            .primary(access, "this wgmma reads the slice as its A operand")
+            .note("a fragment's registers hold nothing defined until the program writes them: every element of the 16 columns a `wgmma` reads from registers")
+            .help("fill the fragment first: `acc_convert(p, s)` writes all of it"),
+            WarpgroupError::AccumUninit { name, access, by_wgmma, .. } => Diagnostic::error(
                 "E0416",
                 format!("`{name}` is read before it is written"),
             )

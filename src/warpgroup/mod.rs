@@ -158,11 +158,20 @@ fn wgmma(k: &Kernel, info: &BodyInfo, found: &mut Vec<WarpgroupError>) {
             .map_or_else(String::new, |x| x.name.clone())
     };
     for p in info.wgmma.pending.values() {
-        found.push(WarpgroupError::AccumPending {
-            name: name(p.acc),
-            access: p.access,
-            wgmma: p.wgmma,
-            committed: p.committed,
+        found.push(if p.reads {
+            WarpgroupError::FragmentPending {
+                name: name(p.acc),
+                access: p.access,
+                wgmma: p.wgmma,
+                committed: p.committed,
+            }
+        } else {
+            WarpgroupError::AccumPending {
+                name: name(p.acc),
+                access: p.access,
+                wgmma: p.wgmma,
+                committed: p.committed,
+            }
         });
     }
     for r in info.wgmma.released.values() {
@@ -180,6 +189,7 @@ fn wgmma(k: &Kernel, info: &BodyInfo, found: &mut Vec<WarpgroupError>) {
             name: name(u.acc),
             access: u.access,
             by_wgmma: u.by_wgmma,
+            slice: u.slice,
         });
     }
     let facts = &info.warpgroups;

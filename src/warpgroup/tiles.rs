@@ -67,16 +67,58 @@ impl Find<'_> {
         let Some(acc) = self.k.accums.get(w.acc.index()) else {
             return;
         };
+        if let Some((frag, index)) = w.a_fragment() {
+            self.slice(frag, index, w.a.span, at);
+        }
         for (p, rows, trans, which) in [
             (&w.a, ir::Accum::M, w.trans_a, "A"),
             (&w.b, acc.n, w.trans_b, "B"),
         ] {
+            if matches!(p.kind, PlaceKind::Accum { .. }) {
+                continue;
+            }
             if trans {
                 self.mn_tile(p, rows, which, at);
             } else {
                 self.tile(p, rows, which, at);
             }
         }
+    }
+
+    /// An RS `wgmma`'s A slice: from a constant multiple of 8 elements
+    /// (16 columns) within the fragment.
+    fn slice(&mut self, frag: ir::AccumId, index: &Expr, span: Span, at: At) {
+        let Some(a) = self.k.accums.get(frag.index()) else {
+            return;
+        };
+        let n = ir::Accum::SLICE_ELEMENTS;
+        let elements = a.elements();
+        let why = match self.values.int(index, at) {
+            None => format!(
+                "the slice of `{}` must start at a constant element (a multiple of {n}: element 8 kk is column 16 kk)",
+                a.name
+            ),
+            Some(i) if i % i128::from(n) != 0 => format!(
+                "the slice starts at element {i} of `{}`, not a multiple of {n} (element 8 kk is the first of columns 16 kk ..)",
+                a.name
+            ),
+            Some(i) if i < 0 || i + i128::from(n) > i128::from(elements) => format!(
+                "the slice's {n} elements from element {i} reach past the {elements} each thread holds of `{}`",
+                a.name
+            ),
+            Some(_) => return,
+        };
+        let decl = a.span;
+        self.report(
+            span,
+            WarpgroupError::TileOutside {
+                why,
+                span,
+                decl,
+                transposed: false,
+                fragment: true,
+            },
+        );
     }
 
     /// A transposed (MN-major) tile: its rows from the start of a span
@@ -129,6 +171,7 @@ impl Find<'_> {
                     span: p.span,
                     decl,
                     transposed: true,
+                    fragment: false,
                 },
             );
         }
@@ -167,6 +210,7 @@ impl Find<'_> {
                     span: p.span,
                     decl,
                     transposed: false,
+                    fragment: false,
                 },
             );
         }

@@ -27,7 +27,7 @@ syn match   kdslBuiltinFn    "\<\%(copy_async\|copy_async_store\|copy_async_comm
 syn match   kdslBuiltinFn    "\<\%(tma_load\|tma_store\|tma_reduce_add\|bytes_of\)\ze\s*("
 syn match   kdslBuiltinFn    "\<\%(size_of\)\ze\s*("
 syn match   kdslBuiltinFn    "\<\%(load2\|load4\|store2\|store4\)\ze\s*("
-syn match   kdslBuiltinFn    "\<\%(acc_row\|acc_col\|wgmma\|wgmma_commit\|wgmma_wait\|set_max_regs\)\ze\s*("
+syn match   kdslBuiltinFn    "\<\%(acc_row\|acc_col\|row_max\|row_sum\|row_scale\|row_exp2\|acc_convert\|wgmma\|wgmma_commit\|wgmma_wait\|set_max_regs\)\ze\s*("
 " Barrier operations: `full[s].wait(0)`, `ready.sync()`.
 syn match   kdslBarrierOp    "\.\zs\%(arrive\|arrive_expect_tx\|expect_tx\|arrive_remote\|wait\|test\|wait_cluster\|test_cluster\|sync\)\ze\s*("
 " Launch attributes after the parameter list, and barrier scopes.

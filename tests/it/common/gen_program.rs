@@ -669,6 +669,11 @@ pub fn required_features() -> Vec<String> {
             "wgmma_wait",
             "acc_row",
             "acc_col",
+            "row_max",
+            "row_sum",
+            "row_scale",
+            "row_exp2",
+            "acc_convert",
             "f16x2",
             "bf16x2",
             "ldmatrix_x1",
@@ -734,6 +739,7 @@ pub fn required_features() -> Vec<String> {
         ],
     );
     prefixed(&mut f, "wgmma_transpose:", &["a", "b", "both"]);
+    f.push("wgmma_rs".to_string());
     prefixed(
         &mut f,
         "warpgroup_index:",

@@ -1653,13 +1653,34 @@ fn wgmma(g: &mut Gen, budget: u32, k: u64, suffix: &str, bounds: bool) -> Mma {
             format!("{name}{suffix}[0, {at}]")
         }
     };
-    let decls = format!(
+    let mut decls = format!(
         "{}{}    accum acc{suffix}: [{d}; 64, {n_text}];\n",
         array("sa", a, 64, row_a, ta),
         array("sb", b, n, row_b, tb)
     );
+    // Fragments as values (an `f32` result of 16-bit operands, room for
+    // a 16-bit copy and three row vectors): the online-softmax steps, then
+    // the result as the A operand of an RS wgmma onto itself.
+    let fragments = d == "f32" && matches!(a, "f16" | "bf16") && n >= 16 && !bounds && {
+        n / 2 + n / 4 + 6 <= regs
+    };
+    let frag_body = if fragments {
+        for f in ["row_max", "row_sum", "row_scale", "row_exp2", "acc_convert"] {
+            g.note(format!("builtin:{f}"));
+        }
+        g.note("wgmma_rs");
+        decls.push_str(&format!(
+            "    accum p{suffix}: [{a}; 64, {n}];\n    accum rm{suffix}: [f32; 64];\n    accum rl{suffix}: [f32; 64];\n"
+        ));
+        format!(
+            "        for r in 0..2u32 {{\n            rm{suffix}[r] = -1.0e30;\n            rl{suffix}[r] = 0.0;\n        }}\n        row_max(rm{suffix}, acc{suffix});\n        row_exp2(acc{suffix}, rm{suffix}, 0.5);\n        row_sum(rl{suffix}, acc{suffix});\n        row_scale(acc{suffix}, rl{suffix});\n        acc_convert(p{suffix}, acc{suffix});\n        wgmma(acc{suffix}, p{suffix}[0], {});\n        wgmma_commit();\n        wgmma_wait(0);\n",
+            operand("sb", 0, tb)
+        )
+    } else {
+        String::new()
+    };
     let body = format!(
-        "        wgmma(acc{suffix}, {}, {}, accumulate = false);\n        wgmma(acc{suffix}, {}, {});\n        wgmma_commit();\n        wgmma_wait({wait});\n        for i in 0..{half}u32 {{\n            out[acc_row(acc{suffix}, i) * {n} + acc_col(acc{suffix}, i)] = acc{suffix}[i] as u32;\n        }}\n",
+        "        wgmma(acc{suffix}, {}, {}, accumulate = false);\n        wgmma(acc{suffix}, {}, {});\n        wgmma_commit();\n        wgmma_wait({wait});\n{frag_body}        for i in 0..{half}u32 {{\n            out[acc_row(acc{suffix}, i) * {n} + acc_col(acc{suffix}, i)] = acc{suffix}[i] as u32;\n        }}\n",
         operand("sa", 0, ta),
         operand("sb", 0, tb),
         operand("sa", k, ta),

@@ -1,7 +1,8 @@
 //! Kernels with constants in the PTX (language.md §2.6): every
 //! instantiation `samples/Makefile` builds (`CONSTS_<sample>`) against its
-//! golden PTX (`tests/golden/<sample>.instances.sm_90.ptx`) and under
-//! ptxas (sm_90, and sm_80 where the sample allows it); the instantiation
+//! golden PTX (`tests/golden/<sample>.instances.<target>.ptx`, the
+//! sample's `// target:` or sm_90) and under ptxas (sm_90 and sm_80 where
+//! the sample allows it, sm_90a for an sm_90a sample); the instantiation
 //! with the defaults written the same, byte for byte, with others beside
 //! it as alone; tensor maps, `wgmma` shapes and register budgets taken
 //! from constants, every instantiation assembled for sm_90a; determinism.
@@ -78,7 +79,10 @@ fn sample_instances_match_golden_ptx() {
     let mut stale = Vec::new();
     for (stem, consts) in makefile_consts() {
         let path = repo_root().join("samples").join(format!("{stem}.kdsl"));
-        let c = kdsl::compile(&path, &options(Target::Sm90, &consts)).expect("readable");
+        // A sample's `// target:` line (sm_90a for the tensor cores), else
+        // sm_90.
+        let target = common::source_target(&path);
+        let c = kdsl::compile(&path, &options(target, &consts)).expect("readable");
         let shown = kdsl::diagnostics::render::short(&c.sources, &c.diagnostics);
         assert!(c.diagnostics.is_empty(), "{stem}: {shown}");
         let ptx = c.ptx.expect("PTX");
@@ -89,7 +93,7 @@ fn sample_instances_match_golden_ptx() {
         );
         let golden = repo_root()
             .join("tests/golden")
-            .join(format!("{stem}.instances.sm_90.ptx"));
+            .join(format!("{stem}.instances.{}.ptx", target.name()));
         if bless {
             std::fs::write(&golden, &ptx).expect("write golden");
         } else if std::fs::read_to_string(&golden).ok().as_deref() != Some(ptx.as_str()) {
@@ -108,17 +112,19 @@ fn sample_instances_match_golden_ptx() {
 fn the_default_instantiation_is_written_as_alone() {
     for (stem, consts) in makefile_consts() {
         let path = repo_root().join("samples").join(format!("{stem}.kdsl"));
-        let alone = kdsl::compile(&path, &for_target(Target::Sm90))
+        let target = common::source_target(&path);
+        let alone = kdsl::compile(&path, &for_target(target))
             .expect("readable")
             .ptx
             .expect("PTX");
-        let with = kdsl::compile(&path, &options(Target::Sm90, &consts))
+        let with = kdsl::compile(&path, &options(target, &consts))
             .expect("readable")
             .ptx
             .expect("PTX");
-        let golden =
-            std::fs::read_to_string(repo_root().join(format!("tests/golden/{stem}.sm_90.ptx")))
-                .expect("golden");
+        let golden = std::fs::read_to_string(
+            repo_root().join(format!("tests/golden/{stem}.{}.ptx", target.name())),
+        )
+        .expect("golden");
         assert_eq!(alone, golden, "{stem}: the defaults' PTX changed");
         for name in entries(&alone) {
             assert_eq!(entry(&alone, name), entry(&with, name), "{stem}: {name}");
@@ -133,7 +139,12 @@ fn ptxas_assembles_every_instantiation() {
     };
     for (stem, consts) in makefile_consts() {
         let path = repo_root().join("samples").join(format!("{stem}.kdsl"));
-        for (target, arch) in [(Target::Sm90, "sm_90"), (Target::Sm80, "sm_80")] {
+        let targets: &[(Target, &str)] = if common::source_target(&path) == Target::Sm90a {
+            &[(Target::Sm90a, "sm_90a")]
+        } else {
+            &[(Target::Sm90, "sm_90"), (Target::Sm80, "sm_80")]
+        };
+        for &(target, arch) in targets {
             let c = kdsl::compile(&path, &options(target, &consts)).expect("readable");
             if c.diagnostics.iter().any(|d| d.code == "E0200") {
                 continue;

@@ -3,6 +3,7 @@
 //! line → span map and `--lineinfo`, and the ptxas harness itself.
 
 mod build;
+mod fragments;
 mod harness;
 mod instances;
 mod lineinfo;

@@ -86,6 +86,8 @@ pub fn request(flags: &[String], origin: Origin) -> Request {
             "--shared-bytes" => req.shared_bytes = Some(value.parse().expect("bytes")),
             // A compile flag: the kernel's PTX is for it (`target_of`).
             "--target" => {}
+            // Which entry of a PTX file with several (`ptx_signature`).
+            "--kernel" => {}
             other => panic!("the table uses `{other}`, which this test does not know"),
         }
     }
@@ -117,10 +119,24 @@ pub fn kdsl_signature(file: &str, flags: &[String]) -> KernelSignature {
     sigs.into_iter().next().expect("one kernel")
 }
 
-fn ptx_signature(ptx: &str) -> KernelSignature {
+/// A PTX file's kernel signature: its only kernel, or the one the line's
+/// `--kernel NAME` picks (a twin with an entry per instantiation).
+fn ptx_signature(ptx: &str, flags: &[String]) -> KernelSignature {
     let sigs = kdsl::sim::signatures(ptx).expect("PTX parses");
-    assert_eq!(sigs.len(), 1, "one kernel");
-    sigs.into_iter().next().expect("one kernel")
+    let named = flags
+        .iter()
+        .position(|f| f == "--kernel")
+        .and_then(|i| flags.get(i + 1));
+    match named {
+        Some(n) => sigs
+            .into_iter()
+            .find(|s| &s.name == n)
+            .unwrap_or_else(|| panic!("no kernel {n} in the PTX")),
+        None => {
+            assert_eq!(sigs.len(), 1, "one kernel");
+            sigs.into_iter().next().expect("one kernel")
+        }
+    }
 }
 
 /// `DIR/NAME.npy` as f32 elements, if the run wrote it; a `u32` array
@@ -211,7 +227,7 @@ fn every_table_launch_matches_the_reference() {
             for lineinfo in [false, true] {
                 let ptx = nvcc_ptx(nvcc, file, lineinfo, tmp.path());
                 let text = std::fs::read_to_string(&ptx).expect("PTX");
-                let sig = ptx_signature(&text);
+                let sig = ptx_signature(&text, flags);
                 let l =
                     launch::build(&sig, &request(flags, Origin::Ptx)).expect("the launch builds");
                 let target = ptx.to_str().expect("UTF-8 path");

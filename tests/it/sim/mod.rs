@@ -4,6 +4,7 @@
 //! from the command line. Helpers: `common::sim`.
 
 mod atomics;
+pub mod attention;
 pub mod broken;
 mod clean;
 pub mod cli;
@@ -11,6 +12,7 @@ mod cluster;
 mod convergence;
 mod cuda;
 mod dynamic_shared;
+mod fragments;
 mod generated;
 pub mod hopper;
 mod hostile;

@@ -37,6 +37,9 @@ pub struct Expected {
 pub enum Values {
     F32(Vec<f32>, Tol),
     Exact(Vec<i128>),
+    /// A `bf16` array's values (its bits decoded), each within the
+    /// absolute tolerance of the reference.
+    Bf16Near(Vec<f64>, f64),
 }
 
 impl Values {
@@ -77,6 +80,7 @@ impl Values {
         match self {
             Values::F32(v, _) => v.len(),
             Values::Exact(v) => v.len(),
+            Values::Bf16Near(v, _) => v.len(),
         }
     }
 }
@@ -320,6 +324,25 @@ pub fn expected(l: &Launch) -> Vec<Expected> {
         // its result whenever every partial sum is exact in f32 — as for
         // the tests' inputs (`rand` bf16 are multiples of 2⁻⁸ below 1:
         // for k ≤ 256 every sum is a multiple of 2⁻¹⁶ below 2⁸).
+        // O = softmax(Q Kᵀ scale) V per head, q/k/v/o [heads seq, d] bf16:
+        // the f64 reference of sim::attention, within its bound (0.006:
+        // P and O rounded to bf16, ex2.approx).
+        "flash_attention_fwd" => {
+            let tensor = |i: usize| match l.args.get(i) {
+                Some(ArgValue::TensorMap { array, dims, .. }) => (bf16s(&array.data), dims.clone()),
+                other => panic!("flash_attention_fwd: argument {i} is not a tensor: {other:?}"),
+            };
+            let ((q, dims), (k, _), (v, _)) = (tensor(0), tensor(1), tensor(2));
+            let seq = scalar(l, 4) as usize;
+            let scale = f64::from(f32::from_bits(scalar(l, 5) as u32));
+            let d = dims.get(1).copied().unwrap_or(64) as usize;
+            let heads = dims.first().copied().unwrap_or(0) as usize / seq.max(1);
+            let want = crate::sim::attention::reference((&q, &k, &v), heads, seq, d, scale, false);
+            vec![Expected {
+                arg: 3,
+                values: Values::Bf16Near(want, 0.006),
+            }]
+        }
         "hopper_gemm" => {
             let tensor = |i: usize| match l.args.get(i) {
                 Some(ArgValue::TensorMap { array, .. }) => bf16s(&array.data),
@@ -388,6 +411,17 @@ pub fn check(l: &Launch, got: impl Fn(usize) -> Option<Vec<u8>>) -> Result<(), S
                     if !ok {
                         return Err(format!(
                             "{}: `{}`[{j}] is {g}, want {w} ({tol:?})",
+                            l.kernel, a.name
+                        ));
+                    }
+                }
+            }
+            (Values::Exact(got), Values::Bf16Near(want, tol)) => {
+                for (j, (g, w)) in got.iter().zip(want).enumerate() {
+                    let g = f64::from(f32::from_bits((*g as u32) << 16));
+                    if g.is_nan() || (g - w).abs() > *tol {
+                        return Err(format!(
+                            "{}: `{}`[{j}] is {g}, want {w} (within {tol})",
                             l.kernel, a.name
                         ));
                     }

@@ -83,6 +83,16 @@ fn hopper_gemm() {
     twin("hopper_gemm", case_hopper_gemm);
 }
 
+/// The attention sample's twin: SS and RS wgmma, quad shuffles and
+/// ex2.approx from nvcc's PTX, each of its four entries against the f64
+/// reference the sample meets (in-order schedule).
+#[test]
+fn flash_attention_fwd() {
+    twin("flash_attention_fwd", |k| {
+        crate::sim::attention::case_flash_attention(k, false)
+    });
+}
+
 /// With `-lineinfo`, a report points into the `.cu` file (the `.loc` of the
 /// access): an array too short for what the kernel reads.
 #[test]

@@ -1396,6 +1396,11 @@ pub enum Special {
     ClusterSize,
     ClusterIdx(Dim),
     ClusterDim(Dim),
+    /// This cluster's position in the grid, in clusters (`%clusterid`):
+    /// the same in every CTA of a cluster.
+    ClusterGridIdx(Dim),
+    /// The grid's shape, in clusters (`%nclusterid`).
+    ClusterGridDim(Dim),
     /// `lane_mask_lt()` and friends: `%lanemask_lt`, ...
     LaneMask(LaneMask),
 }
@@ -1453,6 +1458,8 @@ impl Special {
                 | Special::ClusterSize
                 | Special::ClusterIdx(_)
                 | Special::ClusterDim(_)
+                | Special::ClusterGridIdx(_)
+                | Special::ClusterGridDim(_)
         )
     }
 }

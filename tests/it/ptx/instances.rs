@@ -1,7 +1,8 @@
 //! Kernels with constants in the PTX (language.md §2.6): every
 //! instantiation `samples/Makefile` builds (`CONSTS_<sample>`) against its
-//! golden PTX (`tests/golden/<sample>.instances.sm_90.ptx`) and under
-//! ptxas (sm_90, and sm_80 where the sample allows it); the instantiation
+//! golden PTX (`tests/golden/<sample>.instances.<target>.ptx`, the target
+//! of the sample's `// target:` line, else sm_90) and under ptxas (that
+//! target, and sm_80 where an sm_90 sample allows it); the instantiation
 //! with the defaults written the same, byte for byte, with others beside
 //! it as alone; tensor maps, `wgmma` shapes and register budgets taken
 //! from constants, every instantiation assembled for sm_90a; determinism.
@@ -78,7 +79,8 @@ fn sample_instances_match_golden_ptx() {
     let mut stale = Vec::new();
     for (stem, consts) in makefile_consts() {
         let path = repo_root().join("samples").join(format!("{stem}.kdsl"));
-        let c = kdsl::compile(&path, &options(Target::Sm90, &consts)).expect("readable");
+        let target = common::source_target(&path);
+        let c = kdsl::compile(&path, &options(target, &consts)).expect("readable");
         let shown = kdsl::diagnostics::render::short(&c.sources, &c.diagnostics);
         assert!(c.diagnostics.is_empty(), "{stem}: {shown}");
         let ptx = c.ptx.expect("PTX");
@@ -89,7 +91,7 @@ fn sample_instances_match_golden_ptx() {
         );
         let golden = repo_root()
             .join("tests/golden")
-            .join(format!("{stem}.instances.sm_90.ptx"));
+            .join(format!("{stem}.instances.{target}.ptx"));
         if bless {
             std::fs::write(&golden, &ptx).expect("write golden");
         } else if std::fs::read_to_string(&golden).ok().as_deref() != Some(ptx.as_str()) {
@@ -108,16 +110,17 @@ fn sample_instances_match_golden_ptx() {
 fn the_default_instantiation_is_written_as_alone() {
     for (stem, consts) in makefile_consts() {
         let path = repo_root().join("samples").join(format!("{stem}.kdsl"));
-        let alone = kdsl::compile(&path, &for_target(Target::Sm90))
+        let target = common::source_target(&path);
+        let alone = kdsl::compile(&path, &for_target(target))
             .expect("readable")
             .ptx
             .expect("PTX");
-        let with = kdsl::compile(&path, &options(Target::Sm90, &consts))
+        let with = kdsl::compile(&path, &options(target, &consts))
             .expect("readable")
             .ptx
             .expect("PTX");
         let golden =
-            std::fs::read_to_string(repo_root().join(format!("tests/golden/{stem}.sm_90.ptx")))
+            std::fs::read_to_string(repo_root().join(format!("tests/golden/{stem}.{target}.ptx")))
                 .expect("golden");
         assert_eq!(alone, golden, "{stem}: the defaults' PTX changed");
         for name in entries(&alone) {
@@ -133,7 +136,14 @@ fn ptxas_assembles_every_instantiation() {
     };
     for (stem, consts) in makefile_consts() {
         let path = repo_root().join("samples").join(format!("{stem}.kdsl"));
-        for (target, arch) in [(Target::Sm90, "sm_90"), (Target::Sm80, "sm_80")] {
+        let own = common::source_target(&path);
+        let targets: &[Target] = if own == Target::Sm90 {
+            &[Target::Sm90, Target::Sm80]
+        } else {
+            std::slice::from_ref(&own)
+        };
+        for &target in targets {
+            let arch = target.name();
             let c = kdsl::compile(&path, &options(target, &consts)).expect("readable");
             if c.diagnostics.iter().any(|d| d.code == "E0200") {
                 continue;

@@ -156,7 +156,16 @@ impl Find<'_> {
         // its slices from the dimension before.
         let rows = u64::from(rows);
         let blocks = rows.div_ceil(r_dim.max(1));
-        let why = if blocks > 1 {
+        // Slices along the first dimension of a guarded array are stages,
+        // each filled and released on its own barrier: a tile over several
+        // would read a stage no wait covers.
+        let stages = n == 3 && self.k.barriers.iter().any(|g| g.guards.contains(array));
+        let why = if blocks > 1 && stages {
+            Some(format!(
+                "the {which} tile spans {blocks} slices of `{}` along its first dimension, stages that different barriers guard",
+                arr.name
+            ))
+        } else if blocks > 1 {
             match self.values.int(r0, at) {
                 Some(0) => None,
                 Some(c) => Some(format!(

@@ -18,6 +18,9 @@
 #     cuBLAS (torch.matmul, when torch with CUDA is installed), and the share
 #     of cuBLAS's speed kdslc's reaches; then its variants' (kdslc only): the
 #     persistent cluster GEMM on GEMM_PERSISTENT_CTAS CTAs and the fp8 GEMM.
+#  4. The Python package's launches on torch tensors (when torch with CUDA
+#     is installed): saxpy, softmax and cluster_sum against the simulator,
+#     the GEMM's bf16 tensor maps, the argument checks on device arrays.
 #
 # usage: scripts/gpu-check.sh [--sim] [--only KERNEL]...
 #   --sim          no GPU needed: run every check launch (step 1's inputs,
@@ -557,6 +560,21 @@ if [ "$persistent_ok" = 1 ] || [ "$fp8_ok" = 1 ]; then
 		fi
 		printf '%-8s %22s %18s\n' "$n^3" "$(tflops "$n" "$t_p")" "$(tflops "$n" "$t_8")"
 	done
+fi
+
+# 4. The Python package on torch tensors (python/tests/test_gpu.py's launches,
+#    `kernel[grid](...)`), when $PYTHON has torch with CUDA; skipped with a
+#    note otherwise. Its virtual environment sees $PYTHON's packages.
+if [ "$SIM" = 0 ] && [ ${#ONLY[@]} -eq 0 ]; then
+	echo "== the Python package on torch tensors (scripts/python-test.sh -k torch) ==" >&2
+	if "$PYTHON" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+		if ! KDSL_PY_VENV="$PWD/target/py-venv-gpu" KDSL_PY_SYSTEM_SITE=1 PYTHON="$(command -v "$PYTHON")" \
+			scripts/python-test.sh -k torch -rs; then
+			fail "the Python package's launches on torch tensors"
+		fi
+	else
+		echo "      skipped: $PYTHON has no torch with CUDA" >&2
+	fi
 fi
 
 if [ "$failures" -gt 0 ]; then

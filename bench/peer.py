@@ -16,6 +16,10 @@ the samples folder (the bench kernels are samples: one source for both):
   * tensor cores: for a kernel whose .meta names a group of elements (the GEMM's
     k-tile of 4 HGMMAs), the HGMMAs and the other SASS instructions executed per
     group, spilled bytes and registers at entry, kdslc and nvcc side by side.
+  * variants: a .meta's `[[variants]]` are kdsl kernels measured beside the twin's
+    row, kdslc only (no twin: the nvcc columns say n/a): an instantiation of the
+    sample's kernel constants (`consts`, e.g. the GEMM's fp8 `ELEM=e4m3`) or
+    another sample (`sample`), each compiled alone, its keys replacing the meta's.
 Both compilers target --arch, or the architecture a twin's first line names
 (`// arch: sm_90a`: the GEMM's wgmma and setmaxnreg exist only there).
 With --scale it also compiles one file holding K renamed copies of every kdsl
@@ -53,6 +57,35 @@ def timed(cmd, env=None):
     t = time.perf_counter()
     p = subprocess.run(cmd, capture_output=True, text=True, env=env)
     return time.perf_counter() - t, p
+
+
+def variant_rows(a, root, n, arch, tmp):
+    """The rows of kernel `n`'s variants (its .meta's `[[variants]]`), kdslc only:
+    each compiled alone (one kernel in the cubin, which bench/sass.py needs), with
+    the variant's keys in place of the meta's. Never raises for a bad variant."""
+    meta = load_meta(a.kernels, n)
+    if not meta or "error" in meta:
+        return []
+    rows = []
+    for v in meta.get("variants", []):
+        name = v.get("name", "?")
+        sample = os.path.join(a.samples, v.get("sample", n) + ".kdsl")
+        cmd = [a.kdslc, sample, "--target", arch, "-o", "-"]
+        for c in v.get("consts", []):
+            cmd += ["--const", c]
+        row = {"kernel": name, "arch": arch, "variant_of": n}
+        dt, p = timed(cmd)
+        if p.returncode != 0:
+            row["kdslc_error"] = (p.stderr or p.stdout).strip().splitlines()[:4]
+            rows.append(row)
+            continue
+        vmeta = {k: x for k, x in meta.items() if k != "variants"}
+        vmeta.update({k: x for k, x in v.items() if k not in ("name", "sample", "consts")})
+        row["kdslc_ms"] = dt * 1e3
+        row["kdsl_sass"] = ptxas_stats(root, p.stdout, arch, tmp, name + ".kdslc", vmeta, name, a.save)
+        row["nvcc_sass"] = {"ok": False, "error": ["no nvcc twin"], "hot": {"error": "no nvcc twin"}}
+        rows.append(row)
+    return rows
 
 
 def ptxas_stats(root, ptx_text, arch, tmp, tag, meta=None, kernel=None, save=None):
@@ -276,6 +309,7 @@ def main():
             row["nvcc_sass"] = ptxas_stats(root, nptx, arch, tmp, n + ".nvcc", load_meta(a.kernels, n), n,
                                            a.save)
             rows.append(row)
+            rows.extend(variant_rows(a, root, n, arch, tmp))
 
         scale = []
         if a.scale:
@@ -310,6 +344,16 @@ def main():
     for r in rows:
         if "kdslc_error" in r:
             print("%-14s kdslc failed: %s" % (r["kernel"], " / ".join(r["kdslc_error"])))
+            continue
+        if "variant_of" in r:
+            # One compile, no twin: no timing columns.
+            ks = r["kdsl_sass"]
+            counts = ("%d/-" % ks["sass"]) if ks["ok"] else "ptxas rejects"
+            regs = ("%s/-" % ks["registers"]) if ks["ok"] else "-"
+            print("%-14s %10s %10s %10s %9s | %13s %13s   (kdslc only, beside %s)" % (
+                r["kernel"], "-", "-", "-", "-", counts, regs, r["variant_of"]))
+            if not ks["ok"]:
+                print("    ptxas: %s" % " / ".join(ks["error"]))
             continue
         ks, ns = r["kdsl_sass"], r["nvcc_sass"]
         counts = ("%d/%d" % (ks["sass"], ns["sass"])) if ks["ok"] else "ptxas rejects"
@@ -370,9 +414,10 @@ def print_groups(rows):
         n = r.get("nvcc_sass") or {}
         kg = (k.get("hot") or {}).get("per_group")
         ng = (n.get("hot") or {}).get("per_group")
-        if not (kg or ng):
+        # A variant's row is shown whenever it compiled, its measure n/a if need be.
+        if not (kg or ng) and not ("variant_of" in r and k.get("ok")):
             continue
-        name = (kg or ng)["name"]
+        name = (kg or ng or {"name": "-"})["name"]
 
         def both(key, spec):
             return "%s/%s" % (fmt((kg or {}).get(key), spec), fmt((ng or {}).get(key), spec))

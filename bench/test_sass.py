@@ -5,7 +5,8 @@ Run: python3 bench/peer.py --selftest   (CI does), or python3 -m unittest bench/
 bench/fixtures/NAME.{kdslc,nvcc}.cfg are `nvdisasm -bbcfg -poff` of the six
 bench kernels as kdslc (main at ee9bffa) and nvcc 13.5.37 compiled them,
 assembled by ptxas 13.5 for sm_90, and of the tensor-core GEMM (hopper_gemm,
-kdslc of branch hopper-gemm, for sm_90a: `peer.py --save`). The expected numbers below were checked by
+kdslc of branch hopper-gemm, for sm_90a: `peer.py --save`) and its fp8
+instantiation (hopper_gemm__ELEM_e4m3, kdslc of branch i17-cluster). The expected numbers below were checked by
 hand against the listings (docs/performance.md, "Hot loops, kdslc vs nvcc",
 quotes the loops): they test the analysis, not today's compiler, so a
 compiler change does not touch them.
@@ -95,6 +96,18 @@ class HandChecked(unittest.TestCase):
         # Kernels without a group have none.
         r = sass.analyze(fixture("reduce_sum", "kdslc"), meta("reduce_sum"), "reduce_sum")
         self.assertIsNone(r["per_group"])
+
+    def test_the_fp8_gemm_per_k_tile(self):
+        """The fp8 variant of the .meta (`[[variants]]`, peer.py): per 128-wide
+        k-tile, 4 QGMMA.64x256x32 and the same 42 other instructions as the bf16
+        loop (a stage's rows are 128 bytes either way)."""
+        m = meta("hopper_gemm")
+        (v,) = [v for v in m["variants"] if v["name"] == "hopper_gemm__ELEM_e4m3"]
+        vm = {k: x for k, x in m.items() if k != "variants"}
+        vm.update({k: x for k, x in v.items() if k not in ("name", "sample", "consts")})
+        r = sass.analyze(fixture("hopper_gemm__ELEM_e4m3", "kdslc"), vm, "hopper_gemm__ELEM_e4m3")
+        self.assertNotIn("error", r, r.get("error"))
+        self.assertEqual(r["per_group"], {"name": "k-tile", "units": 4.0, "other": 42.0})
 
     def test_tensor_maps_take_128_aligned_bytes(self):
         # `.param .align 128 .b8 a[128]`: a and b at 0x280 and 0x300, c at 0x380.

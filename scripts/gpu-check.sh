@@ -7,13 +7,17 @@
 #     with `kdslc run --check-sim`: the GPU's outputs must match the simulator's
 #     (exact for integers, a relative tolerance for floats; docs/run.md). The
 #     tensor-core GEMM (samples/hopper_gemm.kdsl, sm_90a) runs at 1024^3 on
-#     integer-valued inputs, which --check-sim compares bit for bit.
+#     integer-valued inputs, which --check-sim compares bit for bit; so do its
+#     variants: the persistent cluster GEMM (samples/hopper_gemm_persistent
+#     .kdsl, on 8 CTAs: four clusters of two, four pairs of tiles each) and
+#     the fp8 instantiation hopper_gemm__ELEM_e4m3 (`--const ELEM=e4m3`).
 #  2. Each bench kernel and its nvcc twin are timed with `kdslc run --bench`,
 #     on the same inputs, and a table is printed:
 #         kernel, kdslc time, nvcc time, ratio (kdslc / nvcc), bandwidth.
 #  3. The GEMM's TFLOP/s at 4096^3 and 8192^3, kdslc and its nvcc twin, beside
 #     cuBLAS (torch.matmul, when torch with CUDA is installed), and the share
-#     of cuBLAS's speed kdslc's reaches.
+#     of cuBLAS's speed kdslc's reaches; then its variants' (kdslc only): the
+#     persistent cluster GEMM on GEMM_PERSISTENT_CTAS CTAs and the fp8 GEMM.
 #  4. The Python package's launches on torch tensors (when torch with CUDA
 #     is installed): saxpy, softmax and cluster_sum against the simulator,
 #     the GEMM's bf16 tensor maps, the argument checks on device arrays.
@@ -38,9 +42,10 @@
 # (default: scripts/cuda-tools.sh's nvcc, then PATH), BENCH_LAUNCHES (50),
 # GPU_CHECK_SM (default: the GPU's compute capability, e.g. sm_90; sm_90
 # with --sim), GEMM_CHECK_SIZE (the GEMM's m = n = k in step 1: 1024),
-# GEMM_BENCH_SIZES (step 3's: "4096 8192"), ATTN_SEQ and ATTN_HEADS (step
-# 5's seq_len and batch x heads: 4096 and 16), PYTHON (python3, for the
-# GEMM's inputs and torch).
+# GEMM_BENCH_SIZES (step 3's: "4096 8192"), GEMM_PERSISTENT_CTAS (the
+# persistent GEMM's grid in step 3: 132, one CTA per SM of an H100/H200; an
+# even number), ATTN_SEQ and ATTN_HEADS (step 5's seq_len and batch x
+# heads: 4096 and 16), PYTHON (python3, for the GEMM's inputs and torch).
 #
 # Designed to finish within 5 minutes on an H100/H200-class GPU.
 set -uo pipefail
@@ -55,6 +60,28 @@ usage() {
 	sed -n '/^# usage:/,/^#   --only/p' "$0" | sed 's/^# \{0,1\}//'
 }
 
+# The instantiations of samples' kernel constants that the check runs beside
+# the samples themselves (language.md §2.6): NAME SAMPLE CONST...
+VARIANTS=(
+	"hopper_gemm__ELEM_e4m3 hopper_gemm ELEM=e4m3"
+)
+
+# variant_of K: "SAMPLE CONST..." of variant K, nothing (status 1) for a kernel
+# that is not one.
+variant_of() {
+	local v
+	for v in "${VARIANTS[@]}"; do
+		[ "${v%% *}" = "$1" ] && echo "${v#* }" && return 0
+	done
+	return 1
+}
+
+# sample_of K: the sample kernel K comes from (a variant's, or its own name).
+sample_of() {
+	local v
+	if v=$(variant_of "$1"); then echo "${v%% *}"; else echo "$1"; fi
+}
+
 SIM=0
 ONLY=()
 while [ $# -gt 0 ]; do
@@ -63,7 +90,7 @@ while [ $# -gt 0 ]; do
 	--only)
 		[ $# -gt 1 ] || die "--only needs a kernel name (a sample: samples/KERNEL.kdsl)"
 		shift
-		[ -f "samples/$1.kdsl" ] || [ -f "bench/kernels/$1.cu" ] ||
+		[ -f "samples/$1.kdsl" ] || [ -f "bench/kernels/$1.cu" ] || variant_of "$1" >/dev/null ||
 			die "--only $1: no samples/$1.kdsl or bench/kernels/$1.cu"
 		ONLY+=("$1")
 		;;
@@ -92,6 +119,11 @@ for v in $ATTN_SEQ $ATTN_BH; do
 	'' | *[!0-9]* | 0*) die "ATTN_SEQ and ATTN_HEADS must be positive integers, not \`$v\`" ;;
 	esac
 done
+GEMM_CTAS=${GEMM_PERSISTENT_CTAS:-132}
+case $GEMM_CTAS in
+'' | *[!0-9]* | 0*) die "GEMM_PERSISTENT_CTAS must be a positive even number, not \`$GEMM_CTAS\`" ;;
+esac
+[ $((GEMM_CTAS % 2)) -eq 0 ] || die "GEMM_PERSISTENT_CTAS must be a positive even number (clusters of two), not $GEMM_CTAS"
 GEMM_SIZES=${GEMM_BENCH_SIZES:-4096 8192}
 for v in $GEMM_N $GEMM_SIZES; do
 	case $v in
@@ -147,11 +179,11 @@ fail() {
 	failures=$((failures + 1))
 }
 
-# The target a sample needs (a `// target: sm_90a` line: the tensor-core
-# GEMM), else the GPU's.
+# The target a sample (or a variant's sample) needs (a `// target: sm_90a`
+# line: the tensor-core GEMM), else the GPU's.
 sample_target() {
 	local t
-	t=$(sed -n 's|^// target: \(sm_[0-9a-z]*\).*|\1|p' "samples/$1.kdsl" 2>/dev/null | head -n1)
+	t=$(sed -n 's|^// target: \(sm_[0-9a-z]*\).*|\1|p' "samples/$(sample_of "$1").kdsl" 2>/dev/null | head -n1)
 	echo "${t:-$GPU_CHECK_SM}"
 }
 
@@ -164,21 +196,27 @@ runs_here() {
 	esac
 }
 
-# gemm_ints PATH ROWS COLS SEED: a .npy of ROWS x COLS bf16 (their bits, `<u2`)
-# holding integers from -2 to 2: every product and sum of the GEMM is then
-# exact in f32, in any order, so the GPU and the simulator agree bit for bit.
+# gemm_ints PATH ROWS COLS SEED [e4m3]: a .npy of ROWS x COLS bf16 (their bits,
+# `<u2`), or e4m3 (their bits, `|u1`), holding integers from -2 to 2: every
+# product and sum of the GEMM is then exact in f32, in any order, so the GPU
+# and the simulator agree bit for bit.
 gemm_ints() {
 	[ -f "$1" ] && return 0
 	"$PYTHON" - "$@" <<'PY'
 import struct, sys
 path, rows, cols, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+fp8 = sys.argv[5:] == ["e4m3"]
 x = (seed * 0x9E3779B97F4A7C15) & (2**64 - 1) | 1
-bits = {v: struct.unpack("<I", struct.pack("<f", float(v)))[0] >> 16 for v in range(-2, 3)}
+if fp8:
+    # e4m3: sign, exponent (bias 7), 3 fraction bits: 1 = 0x38, 2 = 0x40.
+    bits = {-2: 0xC0, -1: 0xB8, 0: 0x00, 1: 0x38, 2: 0x40}
+else:
+    bits = {v: struct.unpack("<I", struct.pack("<f", float(v)))[0] >> 16 for v in range(-2, 3)}
 out = bytearray()
 for _ in range(rows * cols):
     x ^= (x << 13) & (2**64 - 1); x ^= x >> 7; x ^= (x << 17) & (2**64 - 1)
-    out += struct.pack("<H", bits[x % 5 - 2])
-header = "{'descr': '<u2', 'fortran_order': False, 'shape': (%d, %d), }" % (rows, cols)
+    out += struct.pack("<B" if fp8 else "<H", bits[x % 5 - 2])
+header = "{'descr': '%s', 'fortran_order': False, 'shape': (%d, %d), }" % ("|u1" if fp8 else "<u2", rows, cols)
 header += " " * (63 - (10 + len(header)) % 64) + "\n"
 with open(path, "wb") as f:
     f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode() + bytes(out))
@@ -226,6 +264,31 @@ args() {
 	# tile; step 5's (HEAD_DIM 128) at ATTN_SEQ.
 	flash_attention_fwd:check) seq=200 bh=2 hd=64 ;;
 	flash_attention_fwd:attn) seq=$ATTN_SEQ bh=$ATTN_BH hd=128 ;;
+	# The persistent GEMM: 8 CTAs in step 1 (at 1024^3, four pairs of tiles
+	# per cluster: the ring and its phases carried across tiles), one per SM
+	# in step 3 (no more than the pairs of tiles need).
+	hopper_gemm_persistent:check)
+		mnk=$GEMM_N a="@$work/gemm_a_$mnk.npy" b="@$work/gemm_b_$mnk.npy" grid=8
+		gemm_ints "${a#@}" "$mnk" "$mnk" 1 && gemm_ints "${b#@}" "$mnk" "$mnk" 2 || return 1
+		;;
+	hopper_gemm_persistent:[1-9]*)
+		mnk=$size a="rand:$size,$size:1" b="rand:$size,$size:2" grid=$GEMM_CTAS
+		local pairs=$((((size + 255) / 256) * ((size + 255) / 256)))
+		[ "$grid" -le $((2 * pairs)) ] || grid=$((2 * pairs))
+		;;
+	# fp8: e4m3 rows are 16-byte aligned when k is a multiple of 16.
+	hopper_gemm__ELEM_e4m3:check)
+		mnk=$GEMM_N a="@$work/gemm8_a_$mnk.npy" b="@$work/gemm8_b_$mnk.npy"
+		[ $((mnk % 16)) -eq 0 ] || {
+			echo "gpu-check: fp8 GEMM sizes must be multiples of 16 (TMA's 16-byte rows of e4m3), not $mnk" >&2
+			return 1
+		}
+		gemm_ints "${a#@}" "$mnk" "$mnk" 1 e4m3 && gemm_ints "${b#@}" "$mnk" "$mnk" 2 e4m3 || return 1
+		;;
+	hopper_gemm__ELEM_e4m3:[1-9]*)
+		mnk=$size a="rand:$size,$size:1" b="rand:$size,$size:2"
+		[ $((mnk % 16)) -eq 0 ] || return 1
+		;;
 	*) return 1 ;;
 	esac
 	case $k in
@@ -267,6 +330,13 @@ args() {
 			echo "$g|384|0=rand:$r,$hd:1 1=rand:$r,$hd:2 2=rand:$r,$hd:3 $rest|"
 		fi
 		;;
+	# The variants: kdsl kernels only (no twin); tensor parameters as above.
+	hopper_gemm__ELEM_e4m3)
+		echo "$(((mnk + 255) / 256)),$(((mnk + 127) / 128))|384|0=$a 1=$b 2=bf16:zeros:$((mnk * mnk)) 3=$mnk 4=$mnk 5=$mnk|"
+		;;
+	hopper_gemm_persistent)
+		echo "$grid|384|0=$a 1=$b 2=bf16:zeros:$((mnk * mnk)) 3=$mnk 4=$mnk 5=$mnk|"
+		;;
 	*) return 1 ;;
 	esac
 }
@@ -283,8 +353,12 @@ launch() {
 		return 3
 	}
 	IFS='|' read -r grid block a shared <<<"$spec"
-	local argv=()
+	local argv=() v c
 	for x in $a; do argv+=(--arg "$x"); done
+	# A variant's constants (language.md §2.6): its instantiation, by name.
+	if v=$(variant_of "$k"); then
+		for c in ${v#* }; do argv+=(--const "$c"); done
+	fi
 	# A .ptx input's dynamic shared memory (kdslc lays out a kdsl kernel's).
 	if [ -n "$shared" ] && [ "$form" = ptx ]; then argv+=(--shared-bytes "$shared"); fi
 	local cmd=run
@@ -307,7 +381,7 @@ twin_ptx() {
 # Whether kernel K (its sample, else its twin) can run on this GPU.
 runnable() {
 	local t
-	if [ -f "samples/$1.kdsl" ]; then
+	if [ -f "samples/$(sample_of "$1").kdsl" ]; then
 		t=$(sample_target "$1")
 	else
 		t=$(head -n1 "bench/kernels/$1.cu" | sed -n 's|^// arch: \(sm_[0-9a-z]*\).*|\1|p')
@@ -339,6 +413,11 @@ for f in samples/*.kdsl; do
 	k=$(basename "$f" .kdsl)
 	wanted "$k" && runnable "$k" || continue
 	check "$f" "$k"
+done
+for v in "${VARIANTS[@]}"; do
+	k=${v%% *}
+	wanted "$k" && runnable "$k" || continue
+	check "samples/$(sample_of "$k").kdsl" "$k"
 done
 for cu in bench/kernels/*.cu; do
 	k=$(basename "$cu" .cu)
@@ -391,6 +470,22 @@ if [ "$SIM" = 1 ]; then
 					fail "$k ($file, $size): the timing launch does not build"
 				fi
 			done
+		done
+	done
+	# The GEMM's variants (kdsl only), at step 3's sizes.
+	for k in hopper_gemm_persistent "${VARIANTS[@]%% *}"; do
+		wanted "$k" || continue
+		file="samples/$(sample_of "$k").kdsl"
+		[ -f "$file" ] || continue
+		for size in $GEMM_SIZES; do
+			args "$k" "$size" >/dev/null 2>&1 || continue
+			launch "$file" "$k" "$size" --max-steps 1 --message-format short >"$work/built.log" 2>&1
+			if grep -q 'error\[S0011\]' "$work/built.log"; then
+				echo "built $k ($file, $size)" >&2
+			else
+				sed 's/^/      /' "$work/built.log" >&2
+				fail "$k ($file, $size): the timing launch does not build"
+			fi
 		done
 	done
 else
@@ -480,6 +575,32 @@ if [ "$SIM" = 0 ] && wanted hopper_gemm && [ -f samples/hopper_gemm.kdsl ] && ru
 		printf '%-8s %14s %14s %14s %14s\n' "$n^3" "$(tflops "$n" "$t_k")" "$(tflops "$n" "$t_n")" "$(tflops "$n" "$t_c")" "$ratio"
 	done
 	echo "      (the aim: at least 70% of cuBLAS at 8192^3; docs/performance.md)" >&2
+fi
+
+# The GEMM's variants: the persistent cluster GEMM (bf16, $GEMM_CTAS CTAs)
+# and the fp8 GEMM (e4m3 in, bf16 out), kdslc only, in TFLOP/s.
+persistent_ok=0 fp8_ok=0
+if [ "$SIM" = 0 ] && [ -f samples/hopper_gemm_persistent.kdsl ] && wanted hopper_gemm_persistent &&
+	runnable hopper_gemm_persistent; then persistent_ok=1; fi
+if [ "$SIM" = 0 ] && [ -f samples/hopper_gemm.kdsl ] && wanted hopper_gemm__ELEM_e4m3 &&
+	runnable hopper_gemm__ELEM_e4m3; then fp8_ok=1; fi
+if [ "$persistent_ok" = 1 ] || [ "$fp8_ok" = 1 ]; then
+	echo "== the GEMM's variants, kdslc (median of $LAUNCHES launches) ==" >&2
+	printf '%-8s %22s %18s\n' size "persistent TFLOP/s" "fp8 TFLOP/s"
+	for n in $GEMM_SIZES; do
+		t_p=- t_8=-
+		if [ "$persistent_ok" = 1 ]; then
+			if r=$(bench samples/hopper_gemm_persistent.kdsl hopper_gemm_persistent "$n"); then
+				t_p=${r%% *}
+			else fail "hopper_gemm_persistent $n^3: kdslc --bench"; fi
+		fi
+		if [ "$fp8_ok" = 1 ] && [ $((n % 16)) -eq 0 ]; then
+			if r=$(bench samples/hopper_gemm.kdsl hopper_gemm__ELEM_e4m3 "$n"); then
+				t_8=${r%% *}
+			else fail "hopper_gemm__ELEM_e4m3 $n^3: kdslc --bench"; fi
+		fi
+		printf '%-8s %22s %18s\n' "$n^3" "$(tflops "$n" "$t_p")" "$(tflops "$n" "$t_8")"
+	done
 fi
 
 # 4. The Python package on torch tensors (python/tests/test_gpu.py's launches,

@@ -8,7 +8,9 @@
 //! (`mask = M`, a constant) completes its box on the barrier of every CTA
 //! the mask names; when every CTA of the cluster runs the stretch (no
 //! condition or loop around it depends on the CTA: `block_idx`,
-//! `cluster_rank`, `cluster_idx`, memory), the CTA of rank `r` receives one
+//! `cluster_rank`, `cluster_idx`, memory; `cluster_grid_idx` and
+//! `cluster_grid_dim`, a persistent cluster's loop over tiles, are the same
+//! in every CTA of the cluster), the CTA of rank `r` receives one
 //! box from each of the cluster's CTAs if `r` is in `M`, none otherwise, and
 //! each CTA's expected bytes are checked against what it receives. Where
 //! the senders are not known (a mask that is not constant, a CTA-dependent
@@ -725,7 +727,9 @@ impl<'a> Visitor<'a> for Defs<'a> {
 /// Whether an expression may differ between the CTAs of a cluster: it
 /// reads `block_idx`, `cluster_rank`, `cluster_idx`, memory, a call's or an
 /// atomic's result, a barrier test, or a local whose value does (a local
-/// assigned after its `let` always may).
+/// assigned after its `let` always may). The cluster's own position and
+/// the grid's shape in clusters (`cluster_grid_idx`, `cluster_grid_dim`)
+/// are the same in all of them.
 struct CtaDependence<'a> {
     defs: Defs<'a>,
     memo: HashMap<LocalId, bool>,

@@ -612,11 +612,30 @@ impl BodyChecker<'_> {
         };
         let r = arr.dims.iter().rev().nth(1).copied().unwrap_or(0);
         let c = arr.dims.last().copied().unwrap_or(0);
-        let why = if r < u64::from(rows) {
-            Some(format!(
-                "the {which} tile has {rows} rows, and `{}` has {r} in its second-to-last dimension",
-                arr.name
-            ))
+        // A tile taller than the row dimension continues into the next
+        // slice of the dimension before it, whose rows follow on: whole
+        // slices of a multiple of 8 rows (`sb[s, h, 0, k]` of a `[S, 2,
+        // 128, K]` array is 256 rows), so that each CTA of a cluster can
+        // load one slice of a tile that both multiply.
+        let blocks = u64::from(rows).div_ceil(r.max(1));
+        let before = arr.dims.iter().rev().nth(2).copied();
+        let why = if r < u64::from(rows)
+            && !(u64::from(rows) % r.max(1) == 0 && r % 8 == 0 && before >= Some(blocks))
+        {
+            Some(match before {
+                Some(b) if r > 0 && u64::from(rows) % r == 0 && r % 8 == 0 => format!(
+                    "the {which} tile has {rows} rows, {blocks} slices of {r}, and `{}` has {b} in its third-to-last dimension",
+                    arr.name
+                ),
+                Some(_) if r > 0 && r % 8 == 0 => format!(
+                    "the {which} tile has {rows} rows, not a whole number of the {r} rows of `{}`'s slices",
+                    arr.name
+                ),
+                _ => format!(
+                    "the {which} tile has {rows} rows, and `{}` has {r} in its second-to-last dimension",
+                    arr.name
+                ),
+            })
         } else if c < u64::from(k) {
             Some(format!(
                 "the {which} tile is {k} `{}` long along K, and a row of `{}` holds {c}",

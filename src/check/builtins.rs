@@ -94,6 +94,8 @@ pub enum BuiltinValue {
     GridDim,
     ClusterIdx,
     ClusterDim,
+    ClusterGridIdx,
+    ClusterGridDim,
     LaneId,
     WarpId,
     ClusterRank,
@@ -392,6 +394,8 @@ pub const BUILTINS: &[Entry] = &[
     Entry::value("cluster_size", V::ClusterSize, Form::Scalar, "The number of CTAs in the cluster (`%cluster_nctarank`).").needs(SM90),
     Entry::value("cluster_idx", V::ClusterIdx, Form::Vector, "This CTA's position in its cluster (`%cluster_ctaid`).").needs(SM90),
     Entry::value("cluster_dim", V::ClusterDim, Form::Vector, "The cluster's shape, in CTAs (`%cluster_nctaid`).").needs(SM90),
+    Entry::value("cluster_grid_idx", V::ClusterGridIdx, Form::Vector, "This cluster's position in the grid, in clusters (`%clusterid`): the same in every CTA of the cluster.").needs(SM90),
+    Entry::value("cluster_grid_dim", V::ClusterGridDim, Form::Vector, "The grid's shape, in clusters (`%nclusterid`).").needs(SM90),
     // ---- math (language.md §8)
     Entry::function("min", F::Math(MathFn::Min), &[req("a", "T"), req("b", "T")], "T", "The smaller of `a` and `b` (integers, `f32`, `f64`, `f16x2` and `bf16x2` half by half).").constant(),
     Entry::function("max", F::Math(MathFn::Max), &[req("a", "T"), req("b", "T")], "T", "The larger of `a` and `b` (integers, `f32`, `f64`, `f16x2` and `bf16x2` half by half).").constant(),

@@ -19,6 +19,8 @@ fn special_of(v: BuiltinValue, dim: Dim) -> Special {
         BuiltinValue::GridDim => Special::GridDim(dim),
         BuiltinValue::ClusterIdx => Special::ClusterIdx(dim),
         BuiltinValue::ClusterDim => Special::ClusterDim(dim),
+        BuiltinValue::ClusterGridIdx => Special::ClusterGridIdx(dim),
+        BuiltinValue::ClusterGridDim => Special::ClusterGridDim(dim),
         BuiltinValue::LaneId => Special::LaneId,
         BuiltinValue::WarpId => Special::WarpId,
         BuiltinValue::ClusterRank => Special::ClusterRank,

@@ -1604,6 +1604,11 @@ pub enum Special {
     ClusterSize,
     ClusterIdx(Dim),
     ClusterDim(Dim),
+    /// This cluster's position in the grid, in clusters (`%clusterid`):
+    /// the same in every CTA of a cluster.
+    ClusterGridIdx(Dim),
+    /// The grid's shape, in clusters (`%nclusterid`).
+    ClusterGridDim(Dim),
     /// `lane_mask_lt()` and friends: `%lanemask_lt`, ...
     LaneMask(LaneMask),
 }
@@ -1661,6 +1666,8 @@ impl Special {
                 | Special::ClusterSize
                 | Special::ClusterIdx(_)
                 | Special::ClusterDim(_)
+                | Special::ClusterGridIdx(_)
+                | Special::ClusterGridDim(_)
         )
     }
 }

@@ -802,6 +802,8 @@ fn special(s: Special) -> String {
         Special::ClusterSize => "cluster_size".to_string(),
         Special::ClusterIdx(d) => dim("cluster_idx", d),
         Special::ClusterDim(d) => dim("cluster_dim", d),
+        Special::ClusterGridIdx(d) => dim("cluster_grid_idx", d),
+        Special::ClusterGridDim(d) => dim("cluster_grid_dim", d),
         Special::LaneMask(m) => format!("lane_mask_{}()", m.name()),
     }
 }

@@ -406,6 +406,8 @@ impl Writer<'_> {
             Special::ClusterSize => "%cluster_nctarank".to_string(),
             Special::ClusterIdx(d) => format!("%cluster_ctaid.{}", d.name()),
             Special::ClusterDim(d) => format!("%cluster_nctaid.{}", d.name()),
+            Special::ClusterGridIdx(d) => format!("%clusterid.{}", d.name()),
+            Special::ClusterGridDim(d) => format!("%nclusterid.{}", d.name()),
             Special::LaneMask(m) => format!("%lanemask_{}", m.name()),
         };
         if s.needs_cluster_hw() {

@@ -194,13 +194,46 @@ impl Find<'_> {
         };
         let es = u64::from(arr.elem.size());
         let k = 32 / es;
-        let why = self
-            .position(r0, 8, u64::from(rows), r_dim, at)
-            .map(|p| p.say(which, "row", u64::from(rows), "rows", &arr.name, r_dim))
+        // A tile taller than the row dimension (whole slices of it, the
+        // checker's E0410) starts at the first row of a slice and takes
+        // its slices from the dimension before.
+        let rows = u64::from(rows);
+        let blocks = rows.div_ceil(r_dim.max(1));
+        // Slices along the first dimension of a guarded array are stages,
+        // each filled and released on its own barrier: a tile over several
+        // would read a stage no wait covers.
+        let stages = n == 3 && self.k.barriers.iter().any(|g| g.guards.contains(array));
+        let why = if blocks > 1 && stages {
+            Some(format!(
+                "the {which} tile spans {blocks} slices of `{}` along its first dimension, stages that different barriers guard",
+                arr.name
+            ))
+        } else if blocks > 1 {
+            match self.values.int(r0, at) {
+                Some(0) => None,
+                Some(c) => Some(format!(
+                    "the {which} tile spans {blocks} slices of `{}` and starts at row {c} of one, not at its first",
+                    arr.name
+                )),
+                None => Some(format!(
+                    "the {which} tile spans {blocks} slices of `{}` and must start at the first row of one: the row index is 0",
+                    arr.name
+                )),
+            }
             .or_else(|| {
-                self.position(k0, k, k, c_dim, at)
-                    .map(|p| p.say(which, "K", k, arr.elem.name(), &arr.name, c_dim))
-            });
+                let b0 = indices.get(n.wrapping_sub(3))?;
+                let &b_dim = arr.dims.get(n.wrapping_sub(3))?;
+                self.position(b0, 1, blocks, b_dim, at)
+                    .map(|p| p.say(which, "slice", blocks, "slices", &arr.name, b_dim))
+            })
+        } else {
+            self.position(r0, 8, rows, r_dim, at)
+                .map(|p| p.say(which, "row", rows, "rows", &arr.name, r_dim))
+        };
+        let why = why.or_else(|| {
+            self.position(k0, k, k, c_dim, at)
+                .map(|p| p.say(which, "K", k, arr.elem.name(), &arr.name, c_dim))
+        });
         if let Some(why) = why {
             let decl = arr.span;
             self.report(

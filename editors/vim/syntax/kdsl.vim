@@ -14,7 +14,7 @@ syn keyword kdslType         bool i8 u8 i16 u16 i32 u32 i64 u64 f16 bf16 f32 f64
 
 " Built-in values, functions and barrier operations: the names of the
 " table in src/check/builtins.rs (tests/it/docs/builtins.rs compares them).
-syn keyword kdslBuiltinVar   thread_idx block_dim block_idx grid_dim cluster_idx cluster_dim
+syn keyword kdslBuiltinVar   thread_idx block_dim block_idx grid_dim cluster_idx cluster_dim cluster_grid_idx cluster_grid_dim
 syn keyword kdslBuiltinVar   lane_id warp_id cluster_rank cluster_size
 syn match   kdslBuiltinFn    "\<\%(min\|max\|abs\|sqrt\|rsqrt\|exp2\|log2\|exp\|log\|sin\|cos\|fma\|select\|f16x2\|bf16x2\)\ze\s*("
 syn match   kdslBuiltinFn    "\<\%(ldmatrix_x1\|ldmatrix_x2\|ldmatrix_x4\|stmatrix_x1\|stmatrix_x2\|stmatrix_x4\)\ze\s*("

@@ -316,6 +316,42 @@ fn gpu_check_sim_runs_the_gemm_launches() {
     assert!(!said.contains("FAIL"), "{said}");
 }
 
+/// The GEMM's variants in `gpu-check.sh --sim`: the persistent cluster
+/// GEMM (a sample) and the fp8 instantiation of the GEMM
+/// (`hopper_gemm__ELEM_e4m3`, `--const ELEM=e4m3` on its sample, e4m3
+/// `.npy` inputs), their check launches in `kdslc sim` and their timing
+/// launches built; `--only` takes the variant's name.
+#[test]
+fn gpu_check_sim_runs_the_gemm_variants() {
+    let Some(nvcc) = crate::common::ptxas::require_nvcc() else {
+        return;
+    };
+    let script = crate::common::repo_root().join("scripts/gpu-check.sh");
+    let o = Command::new("bash")
+        .arg(&script)
+        .args(["--sim", "--only", "hopper_gemm_persistent"])
+        .args(["--only", "hopper_gemm__ELEM_e4m3"])
+        .env("KDSLC", env!("CARGO_BIN_EXE_kdslc"))
+        .env("NVCC", &nvcc)
+        .env("GEMM_CHECK_SIZE", "272")
+        .env("GEMM_BENCH_SIZES", "256")
+        .output()
+        .expect("bash runs");
+    let said = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{said}");
+    for line in [
+        "ok    hopper_gemm_persistent (samples/hopper_gemm_persistent.kdsl)",
+        "ok    hopper_gemm__ELEM_e4m3 (samples/hopper_gemm.kdsl)",
+        "built hopper_gemm_persistent (samples/hopper_gemm_persistent.kdsl, 256)",
+        "built hopper_gemm__ELEM_e4m3 (samples/hopper_gemm.kdsl, 256)",
+        "gpu-check: every check launch ran in the simulator",
+    ] {
+        assert!(said.contains(line), "no `{line}` in:\n{said}");
+    }
+    assert!(!said.contains("ok    hopper_gemm ("), "{said}");
+    assert!(!said.contains("FAIL"), "{said}");
+}
+
 /// `tests/driver/libcuda_stub.c` built as `DIR/libcuda.so`: with `DIR`
 /// first in `LD_LIBRARY_PATH`, the dynamic loader gives it to kdslc in
 /// place of any real driver (cudarc opens `libcuda.so` by name).

@@ -239,6 +239,9 @@ impl Gen {
                 "cluster_dim.x",
                 "cluster_dim.y",
                 "cluster_dim.z",
+                "cluster_grid_idx.x",
+                "cluster_grid_idx.y",
+                "cluster_grid_dim.z",
             ]);
         }
         let n = self.pick(&names);
@@ -759,6 +762,8 @@ pub fn required_features() -> Vec<String> {
             "cluster_size",
             "cluster_idx",
             "cluster_dim",
+            "cluster_grid_idx",
+            "cluster_grid_dim",
         ],
     );
     for t in TYS {

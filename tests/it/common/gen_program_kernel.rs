@@ -1396,10 +1396,12 @@ fn cluster_kernel(g: &mut Gen, env: &Env) -> String {
     let e = g.expr(Ty::U32, &k.env, 2);
     let cv = g.name("cv");
     k.stmt(format!(
-        "let {cv}: u32 = {e} + cluster_idx.y + cluster_dim.z;"
+        "let {cv}: u32 = {e} + cluster_idx.y + cluster_dim.z + cluster_grid_idx.x * cluster_grid_dim.y;"
     ));
     g.note("value:cluster_idx");
     g.note("value:cluster_dim");
+    g.note("value:cluster_grid_idx");
+    g.note("value:cluster_grid_dim");
     k.local(&cv, Ty::U32);
     k.stmt("cluster_sync();");
     k.text()

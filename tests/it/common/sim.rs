@@ -476,6 +476,8 @@ fn parse_arg(name: &str, v: &str) -> ArgValue {
             Scalar::I64 | Scalar::U64 => (x as i64 as u64).to_le_bytes().to_vec(),
             Scalar::I8 | Scalar::U8 => vec![x as i64 as u8],
             Scalar::I16 | Scalar::U16 => (x as i64 as u16).to_le_bytes().to_vec(),
+            // The header's values (zeros, small integers) are exact in bf16.
+            Scalar::BF16 => (((x as f32).to_bits() >> 16) as u16).to_le_bytes().to_vec(),
             other => panic!("element type {other} in a test header"),
         }
     };

@@ -1,8 +1,8 @@
 //! Kernels with constants in the PTX (language.md §2.6): every
 //! instantiation `samples/Makefile` builds (`CONSTS_<sample>`) against its
-//! golden PTX (`tests/golden/<sample>.instances.<target>.ptx`, the
-//! sample's `// target:` or sm_90) and under ptxas (sm_90 and sm_80 where
-//! the sample allows it, sm_90a for an sm_90a sample); the instantiation
+//! golden PTX (`tests/golden/<sample>.instances.<target>.ptx`, the target
+//! of the sample's `// target:` line, else sm_90) and under ptxas (that
+//! target, and sm_80 where an sm_90 sample allows it); the instantiation
 //! with the defaults written the same, byte for byte, with others beside
 //! it as alone; tensor maps, `wgmma` shapes and register budgets taken
 //! from constants, every instantiation assembled for sm_90a; determinism.
@@ -79,8 +79,6 @@ fn sample_instances_match_golden_ptx() {
     let mut stale = Vec::new();
     for (stem, consts) in makefile_consts() {
         let path = repo_root().join("samples").join(format!("{stem}.kdsl"));
-        // A sample's `// target:` line (sm_90a for the tensor cores), else
-        // sm_90.
         let target = common::source_target(&path);
         let c = kdsl::compile(&path, &options(target, &consts)).expect("readable");
         let shown = kdsl::diagnostics::render::short(&c.sources, &c.diagnostics);
@@ -93,7 +91,7 @@ fn sample_instances_match_golden_ptx() {
         );
         let golden = repo_root()
             .join("tests/golden")
-            .join(format!("{stem}.instances.{}.ptx", target.name()));
+            .join(format!("{stem}.instances.{target}.ptx"));
         if bless {
             std::fs::write(&golden, &ptx).expect("write golden");
         } else if std::fs::read_to_string(&golden).ok().as_deref() != Some(ptx.as_str()) {
@@ -121,10 +119,9 @@ fn the_default_instantiation_is_written_as_alone() {
             .expect("readable")
             .ptx
             .expect("PTX");
-        let golden = std::fs::read_to_string(
-            repo_root().join(format!("tests/golden/{stem}.{}.ptx", target.name())),
-        )
-        .expect("golden");
+        let golden =
+            std::fs::read_to_string(repo_root().join(format!("tests/golden/{stem}.{target}.ptx")))
+                .expect("golden");
         assert_eq!(alone, golden, "{stem}: the defaults' PTX changed");
         for name in entries(&alone) {
             assert_eq!(entry(&alone, name), entry(&with, name), "{stem}: {name}");
@@ -139,12 +136,14 @@ fn ptxas_assembles_every_instantiation() {
     };
     for (stem, consts) in makefile_consts() {
         let path = repo_root().join("samples").join(format!("{stem}.kdsl"));
-        let targets: &[(Target, &str)] = if common::source_target(&path) == Target::Sm90a {
-            &[(Target::Sm90a, "sm_90a")]
+        let own = common::source_target(&path);
+        let targets: &[Target] = if own == Target::Sm90 {
+            &[Target::Sm90, Target::Sm80]
         } else {
-            &[(Target::Sm90, "sm_90"), (Target::Sm80, "sm_80")]
+            std::slice::from_ref(&own)
         };
-        for &(target, arch) in targets {
+        for &target in targets {
+            let arch = target.name();
             let c = kdsl::compile(&path, &options(target, &consts)).expect("readable");
             if c.diagnostics.iter().any(|d| d.code == "E0200") {
                 continue;

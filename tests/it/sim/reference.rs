@@ -343,10 +343,21 @@ pub fn expected(l: &Launch) -> Vec<Expected> {
                 values: Values::Bf16Near(want, 0.006),
             }]
         }
-        "hopper_gemm" => {
+        // The persistent cluster GEMM computes the same C; the fp8
+        // instantiation (`hopper_gemm__ELEM_e4m3`) too, from e4m3 A and B
+        // (exact products; sums exact in f32 on the tests' small integers).
+        "hopper_gemm" | "hopper_gemm_persistent" => {
             let tensor = |i: usize| match l.args.get(i) {
-                Some(ArgValue::TensorMap { array, .. }) => bf16s(&array.data),
-                other => panic!("hopper_gemm: argument {i} is not a tensor: {other:?}"),
+                Some(ArgValue::TensorMap { array, map, .. }) => match map.elem {
+                    kdsl::launch::TensorElem::BF16 => bf16s(&array.data),
+                    kdsl::launch::TensorElem::E4M3 => array
+                        .data
+                        .iter()
+                        .map(|&b| kdsl::fp8::Fp8::E4M3.decode(b))
+                        .collect(),
+                    e => panic!("{}: no reference for {e:?} tensors", l.kernel),
+                },
+                other => panic!("{}: argument {i} is not a tensor: {other:?}", l.kernel),
             };
             let (a, b) = (tensor(0), tensor(1));
             let (m, n, k) = (

@@ -192,6 +192,195 @@ fn gemm_launch(k: &Loaded, (m, n, kk): (u32, u32, u32), a: Vec<u8>, b: Vec<u8>) 
     l
 }
 
+/// A launch of the persistent cluster GEMM (`hopper_gemm_persistent(a, b,
+/// c, m, n, k)`, the C of [`gemm_launch`]) on `grid` CTAs in clusters of
+/// two: B's map has a box of half a tile (128 x 64), each CTA's copy.
+fn persistent_launch(
+    k: &Loaded,
+    (m, n, kk): (u32, u32, u32),
+    grid: u32,
+    a: Vec<u8>,
+    b: Vec<u8>,
+) -> Launch {
+    use kdsl::launch::{Swizzle, TensorElem};
+    let mut l = launch(
+        "hopper_gemm_persistent",
+        [grid, 1, 1],
+        [384, 1, 1],
+        [2, 1, 1],
+        vec![
+            tensor(
+                "a",
+                TensorElem::BF16,
+                a,
+                &[m.into(), kk.into()],
+                &[128, 64],
+                Swizzle::B128,
+            ),
+            tensor(
+                "b",
+                TensorElem::BF16,
+                b,
+                &[n.into(), kk.into()],
+                &[128, 64],
+                Swizzle::B128,
+            ),
+            array(
+                "c",
+                kdsl::types::Scalar::BF16,
+                vec![0; (2 * m * n) as usize],
+            ),
+            u32v(m),
+            u32v(n),
+            u32v(kk),
+        ],
+    );
+    l.dynamic_shared = k
+        .program
+        .signature("hopper_gemm_persistent")
+        .and_then(|s| s.dynamic_shared)
+        .expect("the kernel's dynamic shared memory");
+    l
+}
+
+/// The persistent cluster GEMM with more tiles than clusters, so that
+/// each cluster's ring and its barriers' phases carry on from tile to
+/// tile: a tile's k-tiles not a multiple of the 4 stages (3, 5) and a
+/// multiple of them but not of 8 (4: a parity kept per tile would be
+/// wrong on the second tile), partial tiles at every edge (m, n not
+/// multiples of the tile, an odd n, k not a multiple of 64, the lower CTA
+/// of a pair past the last row of A), one cluster and several; on small
+/// integers, under the in-order schedule and two random ones: exactly the
+/// reference. Then on normal bf16 inputs within the stated tolerance.
+pub fn case_hopper_gemm_persistent(k: &Loaded) {
+    use kdsl::sim::Schedule;
+    // (m, n, k, CTAs): the pairs of tiles are ceil(m / 256) * ceil(n / 256).
+    for (i, &(m, n, kk, grid)) in [
+        (300u32, 300u32, 136u32, 2u32), // 4 pairs on 1 cluster, 3 k-tiles each
+        (600, 520, 72, 4),              // 9 pairs on 2 clusters (5 and 4), 2 k-tiles
+        (129, 257, 256, 2),             // 2 pairs, 4 k-tiles: stage s again on the 2nd
+        (1, 1, 8, 2),                   // 1 pair, the lower tile empty
+        (200, 600, 320, 4),             // 3 pairs on 2 clusters, 5 k-tiles
+    ]
+    .iter()
+    .enumerate()
+    {
+        let a = small_int_bf16((m * kk) as usize, 2 * i as u64 + 31);
+        let b = small_int_bf16((n * kk) as usize, 2 * i as u64 + 32);
+        let l = persistent_launch(k, (m, n, kk), grid, a, b);
+        let schedules: &[Schedule] = if m > 128 {
+            &[Schedule::InOrder, Schedule::Random(1), Schedule::Random(2)]
+        } else {
+            &[Schedule::InOrder]
+        };
+        for &schedule in schedules {
+            let o = run_with(k, &l, schedule, 1_000_000_000);
+            assert!(
+                o.reports.is_empty(),
+                "{m}x{n}x{kk} on {grid} {schedule:?}:\n{}",
+                rendered(k, &o)
+            );
+            if let Err(e) = check_arrays(&l, &o.arrays) {
+                panic!("{m}x{n}x{kk} on {grid} {schedule:?}: {e}");
+            }
+        }
+    }
+    let (m, n, kk) = (300u32, 300u32, 136u32);
+    let a = normal_bf16((m * kk) as usize, 41);
+    let b = normal_bf16((n * kk) as usize, 42);
+    let l = persistent_launch(k, (m, n, kk), 2, a.clone(), b.clone());
+    let o = run_with(k, &l, Schedule::Random(3), 1_000_000_000);
+    assert!(o.reports.is_empty(), "{}", rendered(k, &o));
+    let got = crate::sim::reference::bf16s(&o.arrays[2].data);
+    check_gemm_tolerance(&a, &b, &got, (m, n, kk)).unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// e4m3 bits of `n` small integers, -3 to 3: their products and sums are
+/// exact in f32, and the bf16 C is each sum rounded once, as the
+/// reference rounds it.
+pub fn small_int_e4m3(n: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            kdsl::fp8::Fp8::E4M3.encode((x % 7) as f64 - 3.0, false)
+        })
+        .collect()
+}
+
+/// The fp8 instantiation of the Hopper GEMM (`--const ELEM=e4m3`:
+/// `hopper_gemm__ELEM_e4m3`, 128 x 64 and 256 x 128 e4m3 boxes, four
+/// `wgmma.m64n256k32` per stage) at ragged shapes over several tiles, on
+/// small integers, in order and under a random schedule: exactly the
+/// reference.
+pub fn case_hopper_gemm_fp8(k: &Loaded) {
+    use kdsl::launch::{Swizzle, TensorElem};
+    use kdsl::sim::Schedule;
+    let name = "hopper_gemm__ELEM_e4m3";
+    for (i, &(m, n, kk)) in [(200u32, 300u32, 272u32), (129, 257, 48), (1, 1, 16)]
+        .iter()
+        .enumerate()
+    {
+        let a = small_int_e4m3((m * kk) as usize, 2 * i as u64 + 51);
+        let b = small_int_e4m3((n * kk) as usize, 2 * i as u64 + 52);
+        let mut l = launch(
+            name,
+            [n.div_ceil(256), m.div_ceil(128), 1],
+            [384, 1, 1],
+            [1, 1, 1],
+            vec![
+                tensor(
+                    "a",
+                    TensorElem::E4M3,
+                    a,
+                    &[m.into(), kk.into()],
+                    &[128, 128],
+                    Swizzle::B128,
+                ),
+                tensor(
+                    "b",
+                    TensorElem::E4M3,
+                    b,
+                    &[n.into(), kk.into()],
+                    &[256, 128],
+                    Swizzle::B128,
+                ),
+                array(
+                    "c",
+                    kdsl::types::Scalar::BF16,
+                    vec![0; (2 * m * n) as usize],
+                ),
+                u32v(m),
+                u32v(n),
+                u32v(kk),
+            ],
+        );
+        l.dynamic_shared = k
+            .program
+            .signature(name)
+            .and_then(|s| s.dynamic_shared)
+            .expect("the instantiation's dynamic shared memory");
+        let schedules: &[Schedule] = if m > 128 {
+            &[Schedule::InOrder, Schedule::Random(4)]
+        } else {
+            &[Schedule::InOrder]
+        };
+        for &schedule in schedules {
+            let o = run_with(k, &l, schedule, 1_000_000_000);
+            assert!(
+                o.reports.is_empty(),
+                "{m}x{n}x{kk} {schedule:?}:\n{}",
+                rendered(k, &o)
+            );
+            if let Err(e) = check_arrays(&l, &o.arrays) {
+                panic!("{m}x{n}x{kk} {schedule:?}: {e}");
+            }
+        }
+    }
+}
+
 /// The Hopper GEMM at shapes with partial tiles at every edge (m, n not
 /// multiples of the tile, an odd n, k not a multiple of 64, a 1×1 C) and
 /// over several tiles (a 2×2 and a 3×2 grid of CTAs), on small integers,
@@ -353,6 +542,25 @@ fn hopper_gemm() {
     let path = repo_root().join("samples/hopper_gemm.kdsl");
     let opts = crate::common::for_target(crate::common::source_target(&path));
     case_hopper_gemm(&kdsl_file_with(&path, &opts));
+}
+
+/// The persistent cluster GEMM, for sm_90a.
+#[test]
+fn hopper_gemm_persistent() {
+    let path = repo_root().join("samples/hopper_gemm_persistent.kdsl");
+    let opts = crate::common::for_target(crate::common::source_target(&path));
+    case_hopper_gemm_persistent(&kdsl_file_with(&path, &opts));
+}
+
+/// The GEMM's fp8 instantiation (`--const ELEM=e4m3`), for sm_90a.
+#[test]
+fn hopper_gemm_fp8() {
+    let path = repo_root().join("samples/hopper_gemm.kdsl");
+    let opts = kdsl::Options {
+        consts: vec!["ELEM=e4m3".parse().expect("a --const")],
+        ..crate::common::for_target(crate::common::source_target(&path))
+    };
+    case_hopper_gemm_fp8(&kdsl_file_with(&path, &opts));
 }
 
 #[test]

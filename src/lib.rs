@@ -36,6 +36,7 @@ pub mod diagnostics;
 pub mod driver;
 pub mod fp;
 pub mod fp8;
+pub mod header;
 pub mod input;
 pub mod ir;
 pub mod launch;

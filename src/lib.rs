@@ -37,6 +37,7 @@ pub mod driver;
 pub mod fp;
 pub mod fp8;
 pub mod header;
+pub mod host;
 pub mod input;
 pub mod ir;
 pub mod launch;

@@ -23,6 +23,19 @@ fn samples() -> Vec<(PathBuf, String)> {
         .collect()
 }
 
+/// Beside the samples: every kind of scalar parameter
+/// (`tests/fixtures/header/kinds.kdsl`) and a tensor map of every element
+/// type and rank 1 to 5 (`tests/valid/tensor_decls.kdsl`).
+fn more() -> Vec<(PathBuf, String)> {
+    [
+        "tests/fixtures/header/kinds.kdsl",
+        "tests/valid/tensor_decls.kdsl",
+    ]
+    .iter()
+    .map(|p| (repo_root().join(p), "sm_90".to_string()))
+    .collect()
+}
+
 fn stem(p: &Path) -> String {
     p.file_stem().unwrap().to_string_lossy().into_owned()
 }
@@ -50,6 +63,7 @@ fn every_sample_matches_its_golden_header() {
     let mut stale = Vec::new();
     let mut cases: Vec<(PathBuf, String, String, Vec<&str>)> = samples()
         .into_iter()
+        .chain(more())
         .map(|(p, t)| {
             let name = stem(&p);
             (p, t, name, vec![])
@@ -117,7 +131,7 @@ fn every_header_compiles_as_c_and_cpp_and_embeds_the_ptx() {
     let dir = tempfile::tempdir().unwrap();
     let mut includes = String::new();
     let mut prints = String::new();
-    for (path, target) in samples() {
+    for (path, target) in samples().into_iter().chain(more()) {
         let name = stem(&path);
         let h = header(&path, &target, &[]);
         std::fs::write(dir.path().join(format!("{name}.h")), &h).unwrap();

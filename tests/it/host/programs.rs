@@ -251,3 +251,125 @@ int main(void)
         "{log}"
     );
 }
+
+/// Every kind of scalar parameter reaches the driver as the bytes the
+/// kernel reads: a `bool` as a `u32` 1, halves and fp8s as their bits,
+/// narrow integers as themselves; and a kernel without `block(...)` takes
+/// the launch's block.
+#[test]
+fn every_kind_of_parameter_reaches_the_driver_as_the_kernel_reads_it() {
+    let Some(inc) = common::ptxas::require_cuda_include() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    stub_driver(dir.path());
+    let fixture = repo_root().join("tests/fixtures/header/kinds.kdsl");
+    let out = common::kdslc(
+        dir.path(),
+        &[
+            fixture.to_str().unwrap(),
+            "--emit",
+            "header,manifest=kinds.json",
+            "-o",
+            "kinds.h",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let program = r#"
+#include "kinds.h"
+int main(int argc, char **argv)
+{
+    /* Through the argument struct, as C++'s kdsl::launch does too. */
+    kdsl_kinds_args a = {true, -2, 200, -300, 60000, -70000, 4000000000u, -5000000000ll,
+                         18000000000000000000ull, 0x3c00, 0x3f80, 1.5f, -2.25, 0x40003c00u, 0xbf803f80u,
+                         7, 8, 9, 0x1000};
+    (void)argv;
+    if (argc == 1)
+        return (int)kdsl_kinds_launch_args(NULL, NULL, kdsl_dim3_make(3, 2, 1), kdsl_dim3_make(64, 2, 1), &a);
+    return (int)kdsl_bits_launch(NULL, NULL, kdsl_dim3_make(1, 1, 1), 0x38, 0x3c, 0x3f800000u, 0x1000);
+}
+"#;
+    std::fs::write(dir.path().join("kinds.c"), program).unwrap();
+    let built = Command::new("gcc")
+        .current_dir(dir.path())
+        .args(["-std=c99", "-Wall", "-Wextra", "-Werror"])
+        .arg(format!("-I{}", inc.display()))
+        .args(["-I.", "-o", "kinds", "kinds.c", "-L.", "-lcuda"])
+        .output()
+        .expect("gcc runs");
+    assert!(built.status.success(), "{}", text(&built.stderr));
+    let (out, first) = run_on_stub(dir.path(), dir.path(), "kinds", "19");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let log = &first;
+    assert!(
+        first.starts_with("launch grid=3,2,1 block=64,2,1 shared=0 attrs=0\n"),
+        "{first}"
+    );
+    // Each parameter's bytes, as many as the manifest says it has.
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("kinds.json")).unwrap())
+            .unwrap();
+    let want: [u64; 18] = [
+        1,
+        (-2i8) as u8 as u64,
+        200,
+        (-300i16) as u16 as u64,
+        60000,
+        (-70000i32) as u32 as u64,
+        4_000_000_000,
+        (-5_000_000_000i64) as u64,
+        18_000_000_000_000_000_000,
+        0x3c00,
+        0x3f80,
+        1.5f32.to_bits() as u64,
+        (-2.25f64).to_bits(),
+        0x4000_3c00,
+        0xbf80_3f80,
+        7,
+        8,
+        9,
+    ];
+    let params = manifest["kernels"][0]["params"].as_array().unwrap();
+    for (i, w) in want.iter().enumerate() {
+        let size = params[i]["size"].as_u64().unwrap();
+        let mask = if size == 8 {
+            u64::MAX
+        } else {
+            (1u64 << (8 * size)) - 1
+        };
+        let line = first
+            .lines()
+            .find(|l| l.starts_with(&format!("param {i} ")))
+            .unwrap_or_else(|| panic!("param {i} in {log}"));
+        let got = u64::from_str_radix(line.split(' ').nth(2).unwrap(), 16).unwrap();
+        assert_eq!(
+            got & mask,
+            *w,
+            "{} ({size} bytes): {line}",
+            params[i]["name"]
+        );
+    }
+    assert_eq!(param64(&first, 18), 0x1000);
+    // The storage-only types: their bits.
+    let mut cmd = Command::new(dir.path().join("kinds"));
+    cmd.arg("bits");
+    let log_path = dir.path().join("log2");
+    let out = cmd
+        .current_dir(dir.path())
+        .env("LD_LIBRARY_PATH", dir.path())
+        .env("KDSL_STUB_LOG", &log_path)
+        .env("KDSL_STUB_PARAMS", "4")
+        .env("KDSL_STUB_CONFIG", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let second = std::fs::read_to_string(&log_path).unwrap();
+    assert!(
+        second.starts_with("launch grid=1,1,1 block=32,1,1 shared=0 attrs=0\n"),
+        "{second}"
+    );
+    assert_eq!(param64(&second, 0) & 0xff, 0x38);
+    assert_eq!(param64(&second, 1) & 0xff, 0x3c);
+    assert_eq!(low32(&second, 2), 0x3f80_0000);
+    assert_eq!(param64(&second, 3), 0x1000);
+}

@@ -145,3 +145,35 @@ fn c_strings_escape_what_c_would_read_otherwise() {
     c_string_lines(&mut out, "x\ny").unwrap();
     assert_eq!(out, "    \"x\\n\"\n    \"y\";\n");
 }
+
+#[test]
+fn no_parameters_and_a_non_portable_cluster() {
+    let opts = crate::Options::default();
+    let c = crate::compile_str("z.kdsl", "kernel z() block(32) cluster(16) {}", &opts);
+    let text = c.ptx.as_deref().unwrap();
+    let m = crate::manifest::of_module(c.module.as_ref().unwrap(), text, Target::Sm90).unwrap();
+    let h = write(&Input {
+        manifest: &m,
+        source_name: "z.kdsl",
+        module: "z",
+        ptx: Ptx::Path("z.ptx"),
+    })
+    .unwrap();
+    assert!(
+        h.contains("kdsl_z_launch(CUfunction function, CUstream stream, kdsl_dim3 grid)\n"),
+        "{h}"
+    );
+    assert!(
+        h.contains("return cuLaunchKernelEx(&config, function, NULL, NULL);"),
+        "{h}"
+    );
+    assert!(
+        h.contains("CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);"),
+        "{h}"
+    );
+    // No argument struct, no C++ overload.
+    assert!(
+        !h.contains("kdsl_z_args") && !h.contains("namespace kdsl"),
+        "{h}"
+    );
+}

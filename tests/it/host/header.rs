@@ -339,3 +339,33 @@ fn emit_lists_that_cannot_be_written_are_usage_errors() {
         .collect();
     assert_eq!(names, ["k.kdsl"], "nothing written");
 }
+
+/// A cubin beside the PTX and the header: ptxas puts it in place after
+/// the others are made, and the depfile names all three.
+#[test]
+fn a_cubin_in_the_list() {
+    let Some(ptxas) = common::ptxas::require_ptxas() else {
+        return;
+    };
+    let dir = common::project(&[("k.kdsl", common::SAXPY)]);
+    let out = common::kdslc_command(dir.path())
+        .args([
+            "k.kdsl",
+            "--emit",
+            "ptx,cubin=k.cubin,header=k.h",
+            "-o",
+            "k.ptx",
+            "-MD",
+        ])
+        .env("PTXAS", &ptxas)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let cubin = std::fs::read(dir.path().join("k.cubin")).unwrap();
+    assert_eq!(&cubin[..4], b"\x7fELF");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("k.ptx.d")).unwrap(),
+        "k.ptx k.cubin k.h: k.kdsl\n"
+    );
+    assert!(dir.path().join("k.h").is_file() && dir.path().join("k.ptx").is_file());
+}

@@ -14,7 +14,10 @@
 #  3. The GEMM's TFLOP/s at 4096^3 and 8192^3, kdslc and its nvcc twin, beside
 #     cuBLAS (torch.matmul, when torch with CUDA is installed), and the share
 #     of cuBLAS's speed kdslc's reaches.
-#  4. Host programs launch saxpy and the GEMM through generated launchers and
+#  4. The Python package's launches on torch tensors (when torch with CUDA
+#     is installed): saxpy, softmax and cluster_sum against the simulator,
+#     the GEMM's bf16 tensor maps, the argument checks on device arrays.
+#  5. Host programs launch saxpy and the GEMM through generated launchers and
 #     check them against CPU references: examples/host (C and C++, from the
 #     header of `kdslc --emit header`, built by its Makefile with cc and c++)
 #     and examples/cudarc-saxpy (Rust, cudarc; cargo, or KDSL_CUDARC_SAXPY=BIN).
@@ -442,7 +445,22 @@ if [ "$SIM" = 0 ] && wanted hopper_gemm && [ -f samples/hopper_gemm.kdsl ] && ru
 	echo "      (the aim: at least 70% of cuBLAS at 8192^3; docs/performance.md)" >&2
 fi
 
-# --- 4. host programs: the kernels launched from C, C++ and Rust ------------------
+# 4. The Python package on torch tensors (python/tests/test_gpu.py's launches,
+#    `kernel[grid](...)`), when $PYTHON has torch with CUDA; skipped with a
+#    note otherwise. Its virtual environment sees $PYTHON's packages.
+if [ "$SIM" = 0 ] && [ ${#ONLY[@]} -eq 0 ]; then
+	echo "== the Python package on torch tensors (scripts/python-test.sh -k torch) ==" >&2
+	if "$PYTHON" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+		if ! KDSL_PY_VENV="$PWD/target/py-venv-gpu" KDSL_PY_SYSTEM_SITE=1 PYTHON="$(command -v "$PYTHON")" \
+			scripts/python-test.sh -k torch -rs; then
+			fail "the Python package's launches on torch tensors"
+		fi
+	else
+		echo "      skipped: $PYTHON has no torch with CUDA" >&2
+	fi
+fi
+
+# --- 5. host programs: the kernels launched from C, C++ and Rust ------------------
 # examples/host/ (saxpy in C, the GEMM in C++, each from the header of
 # `kdslc --emit header`, built by its Makefile) and examples/cudarc-saxpy/
 # (Rust, through cudarc, from kdsl::host::Build), each checked against a CPU

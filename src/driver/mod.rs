@@ -7,7 +7,9 @@
 //!   subcommand; [`launch_io`]: what `sim` and `run` share (the input, the
 //!   launch, the outputs); [`engine`]: the call into the simulator;
 //! - [`output`]: atomic writes and depfiles; [`ptxas`]: `--emit cubin`;
-//! - [`report`]: where diagnostics go, in which format.
+//! - [`report`]: where diagnostics go, in which format;
+//! - [`device`]: launches on arrays already in device memory, for
+//!   programs that hold them (the Python package, `python/`).
 //!
 //! Exit status: 0 success, 1 the program has errors, 2 usage or I/O
 //! problems, 3 an internal compiler error (a panic, caught here), 4 a
@@ -24,6 +26,8 @@ mod ptxas;
 mod report;
 mod run;
 mod sim;
+
+pub use run::device;
 
 use cli::Command;
 use report::Reporter;

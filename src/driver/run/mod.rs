@@ -14,11 +14,14 @@
 //!   without a GPU);
 //! - `cuda`: the driver calls; `result`: their results as numbers, with
 //!   the names `cuda.h` gives them;
-//! - `bench`: timing statistics.
+//! - `bench`: timing statistics;
+//! - `device`: launches on arrays already on the device (the Python
+//!   package's), public as `kdsl::driver::device`.
 
 mod bench;
 mod config;
 mod cuda;
+pub mod device;
 mod result;
 
 use super::cli::{MessageFormat, RunArgs};

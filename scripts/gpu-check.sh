@@ -26,6 +26,10 @@
 #     scaled_dot_product_attention on the same shape (n/a without torch);
 #     its step-1 check runs the default instantiation (HEAD_DIM 64) on two
 #     heads of 200 rows, a full and a partial KV tile.
+#  6. Host programs launch saxpy and the GEMM through generated launchers and
+#     check them against CPU references: examples/host (C and C++, from the
+#     header of `kdslc --emit header`, built by its Makefile with cc and c++)
+#     and examples/cudarc-saxpy (Rust, cudarc; cargo, or KDSL_CUDARC_SAXPY=BIN).
 #
 # usage: scripts/gpu-check.sh [--sim] [--only KERNEL]...
 #   --sim          no GPU needed: run every check launch (step 1's inputs,
@@ -668,6 +672,64 @@ if [ "$SIM" = 0 ] && wanted flash_attention_fwd && [ -f samples/flash_attention_
 	printf '%-10s %14s %14s %14s %14s\n' seq_len "kdslc TFLOP/s" "nvcc TFLOP/s" "SDPA TFLOP/s" "kdslc/SDPA"
 	ratio=$(awk -v a="$t_k" -v c="$t_t" 'BEGIN { if (a + 0 > 0 && c + 0 > 0) printf "%.0f%%", 100 * c / a; else print "-" }')
 	printf '%-10s %14s %14s %14s %14s\n' "$ATTN_SEQ" "$(attn_tflops "$t_k")" "$(attn_tflops "$t_n")" "$(attn_tflops "$t_t")" "$ratio"
+fi
+
+# --- 6. host programs: the kernels launched from C, C++ and Rust ------------------
+# examples/host/ (saxpy in C, the GEMM in C++, each from the header of
+# `kdslc --emit header`, built by its Makefile) and examples/cudarc-saxpy/
+# (Rust, through cudarc, from kdsl::host::Build), each checked against a CPU
+# reference. Without a GPU, tests/it/host/ builds the C and C++ programs and
+# runs them against a stub driver.
+if [ "$SIM" = 0 ] && { wanted saxpy || wanted hopper_gemm; }; then
+	echo "== host programs from generated launchers (examples/host, examples/cudarc-saxpy) ==" >&2
+	case $KDSLC in
+	*/*) kdslc_abs="$(cd "$(dirname "$KDSLC")" && pwd)/$(basename "$KDSLC")" ;;
+	*) kdslc_abs=$KDSLC ;;
+	esac
+	cuda_root=${CUDA_HOME:-}
+	[ -f "$cuda_root/include/cuda.h" ] || cuda_root=$(scripts/cuda-tools.sh 2>/dev/null)
+	# The driver as the linker finds it: libcuda.so, or only the driver's libcuda.so.1.
+	ldlibs=-lcuda
+	ldconfig -p 2>/dev/null | grep -q 'libcuda\.so ' || ldlibs=-l:libcuda.so.1
+	host="$work/host"
+	mkdir -p "$host"
+	cp examples/host/Makefile examples/host/saxpy.c examples/host/gemm.cpp "$host/"
+	programs=()
+	wanted saxpy && programs+=(saxpy)
+	wanted hopper_gemm && runnable hopper_gemm && programs+=(gemm)
+	if [ ${#programs[@]} -gt 0 ] && make -C "$host" KDSLC="$kdslc_abs" CUDA="$cuda_root" SAMPLES="$PWD/samples" \
+		LDLIBS="$ldlibs" "${programs[@]}" >"$work/host.log" 2>&1; then
+		for p in "${programs[@]}"; do
+			if (cd "$host" && "./$p" check) >"$work/host.log" 2>&1; then
+				echo "ok    $p (examples/host: $(tail -n1 "$work/host.log"))" >&2
+			else
+				sed 's/^/      /' "$work/host.log" >&2
+				fail "examples/host: $p check"
+			fi
+		done
+	elif [ ${#programs[@]} -gt 0 ]; then
+		sed 's/^/      /' "$work/host.log" >&2
+		fail "examples/host: make ${programs[*]}"
+	fi
+	if wanted saxpy; then
+		# A prebuilt binary (KDSL_CUDARC_SAXPY) for a machine without cargo.
+		if [ -n "${KDSL_CUDARC_SAXPY:-}" ]; then
+			rust=("$KDSL_CUDARC_SAXPY")
+		elif command -v cargo >/dev/null 2>&1; then
+			rust=(cargo run --quiet --release --locked -p kdsl-cudarc-saxpy)
+		else
+			rust=()
+			echo "skip  examples/cudarc-saxpy: no cargo here (set KDSL_CUDARC_SAXPY to a built binary)" >&2
+		fi
+		if [ ${#rust[@]} -gt 0 ]; then
+			if "${rust[@]}" >"$work/host.log" 2>&1; then
+				echo "ok    saxpy (examples/cudarc-saxpy: $(tail -n1 "$work/host.log"))" >&2
+			else
+				sed 's/^/      /' "$work/host.log" >&2
+				fail "examples/cudarc-saxpy"
+			fi
+		fi
+	fi
 fi
 
 if [ "$failures" -gt 0 ]; then

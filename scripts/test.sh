@@ -8,6 +8,8 @@
 #     scripts/test.sh ptx::harness          # one module of tests/it
 #     scripts/test.sh sim::                 # one folder (stage) of tests/it
 #     scripts/test.sh --python [ARGS]       # only the Python tests (pytest ARGS)
+# The whole suite (no arguments) first builds examples/cudarc-saxpy, the Rust
+# example whose build script compiles a kernel with kdsl::host::Build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$(scripts/cuda-tools.sh)"
@@ -18,6 +20,10 @@ echo "test.sh: using $("$KDSL_PTXAS" --version | grep -m1 release) at $KDSL_PTXA
 if [ "${1-}" = "--python" ]; then
 	shift
 	exec scripts/python-test.sh "$@"
+fi
+if [ $# -eq 0 ]; then
+	echo "test.sh: cargo build -p kdsl-cudarc-saxpy (examples/cudarc-saxpy)" >&2
+	cargo build --locked -p kdsl-cudarc-saxpy
 fi
 cargo test --locked "$@"
 if [ $# -eq 0 ]; then

@@ -36,6 +36,8 @@ pub mod diagnostics;
 pub mod driver;
 pub mod fp;
 pub mod fp8;
+pub mod header;
+pub mod host;
 pub mod input;
 pub mod ir;
 pub mod launch;

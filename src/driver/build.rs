@@ -16,82 +16,221 @@ use crate::{Compilation, Options};
 use std::path::{Path, PathBuf};
 
 pub fn build(args: &BuildArgs, reporter: &mut Reporter) -> Result<(), Fail> {
-    let dest = destination(args);
+    let plan = plan(args)?;
+    let primary = plan.primary();
     let json = args.common.message_format == MessageFormat::Json;
-    if json && dest == Dest::Stdout {
+    if json && plan.dests().any(|d| *d == Dest::Stdout) {
         return Err(Fail::Usage(
             "`--message-format json` writes diagnostics to stdout, so the output needs a file: give `-o FILE`"
                 .to_string(),
         ));
     }
-    let depfile = depfile_path(args, &dest)?;
-    let outputs = Outputs::new(&dest, depfile.as_ref());
+    if args.header_ptx.is_some() && !plan.has(Emit::Header) {
+        return Err(Fail::Usage(
+            "`--header-ptx` says where a header finds the PTX, so it needs `--emit header`"
+                .to_string(),
+        ));
+    }
+    let depfile = depfile_path(args, &plan)?;
+    let outputs = Outputs::new(&plan, depfile.as_ref());
     outputs.refuse_the_input(&args.file)?;
-    let ptxas = match args.emit {
-        Emit::Cubin => Some(ptxas::find(args.ptxas.as_deref())?),
-        _ => None,
+    let ptxas = match plan.has(Emit::Cubin) {
+        true => Some(ptxas::find(args.ptxas.as_deref())?),
+        false => None,
     };
     // `--emit ir` shows the IR after the passes, so it runs them (and the
     // writer, whose output is dropped); with `--passes none`, the IR as the
     // checker built it (loops over constant lists still loops, which the
     // optimiser would unroll first); the AST needs neither.
-    let checked_ir = args.emit == Emit::Ir && args.common.passes == crate::opt::Passes::none();
-    let mut opts = options(&args.common, args.emit == Emit::Ast || checked_ir)?;
+    let checked_ir = primary == Emit::Ir && args.common.passes == crate::opt::Passes::none();
+    let mut opts = options(&args.common, primary == Emit::Ast || checked_ir)?;
     opts.lineinfo = args.lineinfo;
-    opts.drop_syntax = args.emit != Emit::Ast;
+    opts.drop_syntax = primary != Emit::Ast;
 
-    // The depfile is written (to its temporary) before the output is put
-    // in place (`--emit cubin` is, by `emit`), and put in place after it:
-    // a depfile that cannot be written, or a name it cannot hold, leaves
-    // the old output as it was.
+    // The depfile is written (to its temporary) before the outputs are put
+    // in place (`--emit cubin` is, by `emit`), and put in place after
+    // them: a depfile that cannot be written, or a name it cannot hold,
+    // leaves the old outputs as they were.
     let stage_depfile = |imports: &[PathBuf]| -> Result<Option<output::Staged>, Fail> {
-        let (Some((path, _)), Dest::File(out)) = (&depfile, &dest) else {
+        let Some((path, _)) = &depfile else {
             return Ok(None);
         };
-        let text = output::depfile(out, &args.file, imports)?;
+        let targets: Vec<&Path> = plan.files().collect();
+        let text = output::depfile(&targets, &args.file, imports)?;
         let mut staged = output::Staged::new(path)?;
         staged.write_all(text.as_bytes())?;
         Ok(Some(staged))
     };
-    let (bytes, depfile) = match args.emit {
-        Emit::Tokens => {
-            let bytes = tokens(&args.file, &opts, reporter)?.into_bytes();
-            (bytes, stage_depfile(&[])?)
+    if primary == Emit::Tokens {
+        let bytes = tokens(&args.file, &opts, reporter)?.into_bytes();
+        let depfile = stage_depfile(&[])?;
+        output::write(plan.first_dest(), &bytes)?;
+        return depfile.map_or(Ok(()), output::Staged::commit);
+    }
+    let mut c = compile(&args.file, &opts, reporter)?;
+    outputs.refuse_imports(&c.imports)?;
+    let depfile = stage_depfile(&c.imports)?;
+    // Every output is made (in memory, or a staged temporary) before any
+    // is put in place, so that a failure leaves all the old ones as they
+    // were: the PTX last, since it is moved out of the compilation, and
+    // `--emit cubin`, which ptxas puts in place itself, after the rest.
+    let mut order: Vec<&(Emit, Dest)> = plan.outputs.iter().collect();
+    order.sort_by_key(|(kind, _)| match kind {
+        Emit::Cubin => 1,
+        Emit::Ptx => 2,
+        _ => 0,
+    });
+    let mut made = Vec::new();
+    for (kind, dest) in order {
+        let out = Emitting {
+            dest,
+            ptxas: ptxas.as_deref(),
+            opts: &opts,
+        };
+        let bytes = emit(args, *kind, &mut c, &out, reporter)?;
+        // `--emit cubin` to a file has already been moved into place by ptxas.
+        if *kind == Emit::Cubin && *dest != Dest::Stdout {
+            continue;
         }
-        _ => {
-            let mut c = compile(&args.file, &opts, reporter)?;
-            outputs.refuse_imports(&c.imports)?;
-            let depfile = stage_depfile(&c.imports)?;
-            let out = Emitting {
-                dest: &dest,
-                ptxas: ptxas.as_deref(),
-                opts: &opts,
-            };
-            (emit(args, &mut c, &out, reporter)?, depfile)
+        made.push(match dest {
+            Dest::Stdout => Made::Stdout(bytes),
+            Dest::File(path) => {
+                let mut staged = output::Staged::new(path)?;
+                staged.write_all(&bytes)?;
+                Made::File(staged)
+            }
+        });
+    }
+    for m in made {
+        match m {
+            Made::Stdout(bytes) => output::write_stdout(&bytes)?,
+            Made::File(staged) => staged.commit()?,
         }
-    };
-    // `--emit cubin` to a file has already been moved into place by ptxas.
-    if !(args.emit == Emit::Cubin && dest != Dest::Stdout) {
-        output::write(&dest, &bytes)?;
     }
     depfile.map_or(Ok(()), output::Staged::commit)
+}
+
+/// An output made and not yet put in place.
+enum Made {
+    Stdout(Vec<u8>),
+    File(output::Staged),
+}
+
+/// What a build writes where: each `--emit` kind with its destination,
+/// in the order given.
+struct Plan {
+    outputs: Vec<(Emit, Dest)>,
+}
+
+impl Plan {
+    /// The first kind: what decides how the compiler runs (`--emit ir`
+    /// and `ast` alone).
+    fn primary(&self) -> Emit {
+        self.outputs.first().map_or(Emit::Ptx, |(k, _)| *k)
+    }
+
+    fn first_dest(&self) -> &Dest {
+        self.outputs.first().map_or(&Dest::Stdout, |(_, d)| d)
+    }
+
+    fn has(&self, kind: Emit) -> bool {
+        self.outputs.iter().any(|(k, _)| *k == kind)
+    }
+
+    fn dests(&self) -> impl Iterator<Item = &Dest> {
+        self.outputs.iter().map(|(_, d)| d)
+    }
+
+    /// The outputs that are files.
+    fn files(&self) -> impl Iterator<Item = &Path> {
+        self.dests().filter_map(|d| match d {
+            Dest::File(p) => Some(p.as_path()),
+            Dest::Stdout => None,
+        })
+    }
+}
+
+/// Each `--emit` kind's destination: its `=PATH`; for the first kind
+/// without one, `-o`; else its default name ([`default_name`]). Several
+/// kinds must all be build outputs (not `ir`, `ast`, `tokens`), each
+/// once, each to a file of its own and at most one to stdout.
+fn plan(args: &BuildArgs) -> Result<Plan, Fail> {
+    let specs = &args.emit;
+    let several = specs.len() > 1;
+    if several {
+        if let Some(s) = specs.iter().find(|s| !s.kind.is_output()) {
+            return Err(Fail::Usage(format!(
+                "`--emit {}` is a view for debugging and cannot be written beside other kinds; \
+                 the kinds one compilation can write together are ptx, cubin, manifest and header",
+                s.kind.name()
+            )));
+        }
+    }
+    let mut outputs: Vec<(Emit, Dest)> = Vec::new();
+    let mut o_used = false;
+    for s in specs {
+        if outputs.iter().any(|(k, _)| *k == s.kind) {
+            return Err(Fail::Usage(format!(
+                "`--emit` names `{}` twice",
+                s.kind.name()
+            )));
+        }
+        let dest = match (&s.path, &args.output) {
+            (Some(p), _) => Dest::from_arg(p),
+            (None, Some(o)) if !o_used => {
+                o_used = true;
+                Dest::from_arg(o)
+            }
+            (None, Some(_)) => {
+                return Err(Fail::Usage(format!(
+                    "`-o` is the output of the first `--emit` kind without a path; give `{kind}` its own: `--emit ...,{kind}=PATH`",
+                    kind = s.kind.name()
+                )));
+            }
+            (None, None) => default_name(args, s.kind),
+        };
+        outputs.push((s.kind, dest));
+    }
+    if let (Some(o), false) = (&args.output, o_used) {
+        return Err(Fail::Usage(format!(
+            "`-o {}` names no output: every `--emit` kind has its own `=PATH`",
+            o.display()
+        )));
+    }
+    if outputs.iter().filter(|(_, d)| *d == Dest::Stdout).count() > 1 {
+        return Err(Fail::Usage(
+            "only one `--emit` kind can go to stdout (`-`)".to_string(),
+        ));
+    }
+    for (i, (ka, a)) in outputs.iter().enumerate() {
+        for (kb, b) in outputs.iter().skip(i + 1) {
+            if let (Dest::File(pa), Dest::File(pb)) = (a, b) {
+                if same_file(pa, pb) {
+                    return Err(Fail::Usage(format!(
+                        "`--emit {}` and `--emit {}` would both write `{}`; give each a path of its own",
+                        ka.name(),
+                        kb.name(),
+                        pb.display()
+                    )));
+                }
+            }
+        }
+    }
+    Ok(Plan { outputs })
 }
 
 /// The files a build writes, which must be none of the files it reads
 /// (compared as files, not as spellings: see [`same_file`]).
 struct Outputs<'a> {
-    output: Option<&'a Path>,
+    outputs: Vec<&'a Path>,
     /// The depfile and the flag that named it (`-MF`, or `-MD` for `OUT.d`).
     depfile: Option<(&'a Path, &'static str)>,
 }
 
 impl<'a> Outputs<'a> {
-    fn new(dest: &'a Dest, depfile: Option<&'a (PathBuf, &'static str)>) -> Outputs<'a> {
+    fn new(plan: &'a Plan, depfile: Option<&'a (PathBuf, &'static str)>) -> Outputs<'a> {
         Outputs {
-            output: match dest {
-                Dest::File(p) => Some(p.as_path()),
-                Dest::Stdout => None,
-            },
+            outputs: plan.files().collect(),
             depfile: depfile.map(|(p, flag)| (p.as_path(), *flag)),
         }
     }
@@ -99,7 +238,7 @@ impl<'a> Outputs<'a> {
     /// `-o k.kdsl`, `-MF k.kdsl` or `-MF` naming the `-o` output would
     /// replace one file with another: refused before compiling.
     fn refuse_the_input(&self, input: &Path) -> Result<(), Fail> {
-        if let Some(out) = self.output.filter(|o| same_file(input, o)) {
+        if let Some(out) = self.outputs.iter().find(|o| same_file(input, o)) {
             return Err(Fail::Usage(format!(
                 "the output `{}` is the input file; give another `-o`",
                 out.display()
@@ -113,7 +252,7 @@ impl<'a> Outputs<'a> {
                     other_depfile(flag)
                 )));
             }
-            if let Some(out) = self.output.filter(|o| same_file(o, dep)) {
+            if let Some(out) = self.outputs.iter().find(|o| same_file(o, dep)) {
                 return Err(Fail::Usage(format!(
                     "the depfile `{}` (from {flag}) is the output `{}`; give another {}",
                     dep.display(),
@@ -129,7 +268,7 @@ impl<'a> Outputs<'a> {
     /// compiled, before anything is written).
     fn refuse_imports(&self, imports: &[PathBuf]) -> Result<(), Fail> {
         for import in imports {
-            if let Some(out) = self.output.filter(|o| same_file(import, o)) {
+            if let Some(out) = self.outputs.iter().find(|o| same_file(import, o)) {
                 return Err(Fail::Usage(format!(
                     "the output `{}` is `{}`, a file the program imports; give another `-o`",
                     out.display(),
@@ -200,16 +339,15 @@ fn where_it_would_be(p: &Path) -> Option<PathBuf> {
     Some(dir.canonicalize().ok()?.join(name))
 }
 
-/// `-o`, or the input's stem with `.ptx`/`.cubin` in the current folder, or
+/// Where a kind goes without `-o` or `=PATH`: the input's stem with
+/// `.ptx`, `.cubin`, `.manifest.json` or `.h` in the current folder, or
 /// stdout for the debugging emits.
-fn destination(args: &BuildArgs) -> Dest {
-    if let Some(o) = &args.output {
-        return Dest::from_arg(o);
-    }
-    let ext = match args.emit {
+fn default_name(args: &BuildArgs, kind: Emit) -> Dest {
+    let ext = match kind {
         Emit::Ptx => "ptx",
         Emit::Cubin => "cubin",
         Emit::Manifest => "manifest.json",
+        Emit::Header => "h",
         Emit::Ir | Emit::Ast | Emit::Tokens => return Dest::Stdout,
     };
     // Appended, not `with_extension`: the stem of `a.b.kdsl` is `a.b`.
@@ -224,11 +362,12 @@ fn destination(args: &BuildArgs) -> Dest {
 
 /// `-MF PATH`, or `OUT.d` for `-MD` (with the flag that named it); `None`
 /// when no depfile is wanted.
-fn depfile_path(args: &BuildArgs, dest: &Dest) -> Result<Option<(PathBuf, &'static str)>, Fail> {
+fn depfile_path(args: &BuildArgs, plan: &Plan) -> Result<Option<(PathBuf, &'static str)>, Fail> {
     if !args.depfile && args.depfile_path.is_none() {
         return Ok(None);
     }
-    let Dest::File(out) = dest else {
+    let all_files = plan.dests().all(|d| *d != Dest::Stdout);
+    let (Dest::File(out), true) = (plan.first_dest(), all_files) else {
         return Err(Fail::Usage(
             "a depfile (-MD/-MF) names the output file as its target, so it needs `-o FILE`, not stdout".to_string(),
         ));
@@ -351,6 +490,7 @@ struct Emitting<'a> {
 
 fn emit(
     args: &BuildArgs,
+    kind: Emit,
     c: &mut Compilation,
     out: &Emitting<'_>,
     reporter: &mut Reporter,
@@ -361,7 +501,7 @@ fn emit(
             "the compiler reported no errors but produced no {what}"
         ))
     };
-    match args.emit {
+    match kind {
         // Moved out, not copied: the PTX of a large file is tens of MiB.
         Emit::Ptx => c
             .ptx
@@ -413,6 +553,35 @@ fn emit(
                 .and_then(|m| crate::manifest::to_json(&m))
                 .map(String::into_bytes)
                 .map_err(|e| Fail::Internal(format!("--emit manifest: {e}")))
+        }
+        Emit::Header => {
+            let ptx = c.ptx.as_deref().ok_or_else(|| missing("PTX"))?;
+            let module = c.module.as_ref().ok_or_else(|| missing("IR"))?;
+            let m = crate::manifest::of_module(module, ptx, args.common.target)
+                .map_err(|e| Fail::Internal(format!("--emit header: {e}")))?;
+            let stem = args
+                .file
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let source_name = args
+                .file
+                .file_name()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let name = crate::header::names::module(&stem);
+            let input = crate::header::Input {
+                manifest: &m,
+                source_name: &source_name,
+                module: &name,
+                ptx: match &args.header_ptx {
+                    Some(path) => crate::header::Ptx::Path(path),
+                    None => crate::header::Ptx::Embed(ptx),
+                },
+            };
+            crate::header::write(&input)
+                .map(String::into_bytes)
+                .map_err(|e| Fail::Internal(format!("--emit header: {e}")))
         }
         Emit::Ir => c
             .module

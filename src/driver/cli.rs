@@ -93,15 +93,29 @@ pub struct BuildArgs {
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
 
-    /// Output file; `-` is stdout. Default: FILE's stem with .ptx, .cubin or
-    /// .manifest.json in the current directory (stdout for --emit
+    /// Output file; `-` is stdout. Default: FILE's stem with .ptx, .cubin,
+    /// .manifest.json or .h in the current directory (stdout for --emit
     /// ir|ast|tokens)
     #[arg(short = 'o', value_name = "OUT")]
     pub output: Option<PathBuf>,
 
-    /// What to write
-    #[arg(long, value_enum, default_value_t = Emit::Ptx)]
-    pub emit: Emit,
+    /// What to write: ptx, cubin, manifest, header, ir, ast or tokens; or
+    /// several of ptx, cubin, manifest and header from one compilation,
+    /// comma-separated, each but the first as KIND=PATH (`-o` is the
+    /// first's output): `--emit ptx,header=k.h -o k.ptx`
+    #[arg(
+        long,
+        value_name = "EMIT",
+        value_delimiter = ',',
+        default_value = "ptx",
+        value_parser = parse_emit
+    )]
+    pub emit: Vec<EmitSpec>,
+
+    /// For --emit header: the header loads the PTX from PATH at run time
+    /// (cuModuleLoad) instead of embedding it
+    #[arg(long, value_name = "PATH")]
+    pub header_ptx: Option<String>,
 
     /// `-MD` (see DEPFILE_HELP; clap spells it `--MD`, argv is rewritten)
     #[arg(long = "MD", hide = true)]
@@ -351,15 +365,83 @@ pub struct ExplainArgs {
     pub code: String,
 }
 
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Emit {
     Ptx,
     Cubin,
     /// The launch manifest, JSON (docs/manifest.md)
     Manifest,
+    /// A C/C++ header with the PTX and a launcher per kernel
+    /// (docs/host-code.md)
+    Header,
     Ir,
     Ast,
     Tokens,
+}
+
+impl Emit {
+    pub const ALL: [Emit; 7] = [
+        Emit::Ptx,
+        Emit::Cubin,
+        Emit::Manifest,
+        Emit::Header,
+        Emit::Ir,
+        Emit::Ast,
+        Emit::Tokens,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Emit::Ptx => "ptx",
+            Emit::Cubin => "cubin",
+            Emit::Manifest => "manifest",
+            Emit::Header => "header",
+            Emit::Ir => "ir",
+            Emit::Ast => "ast",
+            Emit::Tokens => "tokens",
+        }
+    }
+
+    /// Whether one compilation can write it beside others (a build
+    /// output, not a debugging view).
+    pub fn is_output(self) -> bool {
+        matches!(
+            self,
+            Emit::Ptx | Emit::Cubin | Emit::Manifest | Emit::Header
+        )
+    }
+}
+
+/// One kind of `--emit`, with the path `KIND=PATH` gave it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EmitSpec {
+    pub kind: Emit,
+    pub path: Option<PathBuf>,
+}
+
+fn parse_emit(s: &str) -> Result<EmitSpec, String> {
+    let (name, path) = match s.split_once('=') {
+        Some((n, "")) => {
+            return Err(format!("`{n}=` needs a path after the `=`"));
+        }
+        Some((n, p)) => (n, Some(PathBuf::from(p))),
+        None => (s, None),
+    };
+    let kind = Emit::ALL
+        .into_iter()
+        .find(|e| e.name() == name)
+        .ok_or_else(|| {
+            let names: Vec<&str> = Emit::ALL.iter().map(|e| e.name()).collect();
+            format!("unknown kind `{name}`; the kinds are {}", names.join(", "))
+        })?;
+    if path.is_some() && !kind.is_output() {
+        return Err(format!(
+            "`--emit {name}` goes to `-o` or stdout and takes no `={}`",
+            path.as_deref()
+                .map_or(String::new(), |p| p.display().to_string())
+        ));
+    }
+    Ok(EmitSpec { kind, path })
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

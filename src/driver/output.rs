@@ -249,8 +249,12 @@ fn cannot_write(path: &Path, e: &std::io::Error) -> Fail {
 /// import, and each import is also a target with no recipe (gcc's `-MP`),
 /// so deleting an import makes `make` rebuild instead of failing. A file
 /// name Make cannot read is refused (see [`make_name`]).
-pub fn depfile(target: &Path, input: &Path, imports: &[PathBuf]) -> Result<String, Fail> {
-    let mut text = format!("{}: {}", make_name(target, true)?, make_name(input, false)?);
+pub fn depfile(targets: &[&Path], input: &Path, imports: &[PathBuf]) -> Result<String, Fail> {
+    let mut names = Vec::with_capacity(targets.len());
+    for t in targets {
+        names.push(make_name(t, true)?);
+    }
+    let mut text = format!("{}: {}", names.join(" "), make_name(input, false)?);
     for i in imports {
         text.push(' ');
         text.push_str(&make_name(i, false)?);
@@ -314,7 +318,7 @@ mod tests {
     #[test]
     fn depfile_escapes_and_adds_phony_targets() {
         let d = depfile(
-            Path::new("out dir/k%.ptx"),
+            &[Path::new("out dir/k%.ptx")],
             Path::new("k.kdsl"),
             &[
                 PathBuf::from("lib/a b.kdsl"),
@@ -334,7 +338,7 @@ mod tests {
     #[test]
     fn depfile_without_imports() {
         assert_eq!(
-            depfile(Path::new("k.ptx"), Path::new("k.kdsl"), &[]).unwrap(),
+            depfile(&[Path::new("k.ptx")], Path::new("k.kdsl"), &[]).unwrap(),
             "k.ptx: k.kdsl\n"
         );
     }
@@ -349,7 +353,7 @@ mod tests {
             "a\tb.kdsl",
             "a\\",
         ] {
-            let Err(Fail::Usage(m)) = depfile(Path::new("k.ptx"), Path::new(bad), &[]) else {
+            let Err(Fail::Usage(m)) = depfile(&[Path::new("k.ptx")], Path::new(bad), &[]) else {
                 panic!("{bad:?} accepted");
             };
             assert!(

@@ -14,6 +14,10 @@
  *                      parameter I holds
  *
  * A tensor map the stub encodes holds "STUBTMAP", then the global address.
+ * Given KDSL_STUB_CONFIG=1 too, cuLaunchKernelEx also logs its grid, block,
+ * dynamic shared memory and attribute count. The device has compute
+ * capability 9.0. The entry points a program built from a header of
+ * `kdslc --emit header` calls besides (tests/it/host/) are here too.
  *
  * cuGetErrorString knows the codes 1, 36 and 218, answers 1 (invalid value)
  * for the others, and 424243 for 424242 (a result of its own that no
@@ -63,6 +67,28 @@ CUresult cuModuleGetFunction(void **f, void *mod, const char *name) {
     (void)mod; (void)name; *f = &function; return 0;
 }
 CUresult cuModuleUnload(void *mod) { (void)mod; return 0; }
+CUresult cuModuleLoadData(void **mod, const void *image) {
+    return cuModuleLoadDataEx(mod, image, 0, 0, 0);
+}
+CUresult cuModuleLoad(void **mod, const char *path) {
+    FILE *f = fopen(path, "r");
+    if (!f) return 301; /* CUDA_ERROR_FILE_NOT_FOUND */
+    fclose(f);
+    return cuModuleLoadDataEx(mod, path, 0, 0, 0);
+}
+CUresult cuDeviceGetAttribute(int *value, int attribute, int device) {
+    (void)device;
+    *value = attribute == 75 ? 9 : 0; /* ..._COMPUTE_CAPABILITY_MAJOR, _MINOR (76) */
+    return 0;
+}
+CUresult cuCtxSynchronize(void) { return 0; }
+CUresult cuMemsetD8_v2(uint64_t dst, unsigned char value, size_t n) {
+    memset((void *)(uintptr_t)dst, value, n); return 0;
+}
+CUresult cuGetErrorName(CUresult code, const char **text) {
+    *text = code == 1 ? "CUDA_ERROR_INVALID_VALUE" : "CUDA_ERROR_STUB";
+    return 0;
+}
 
 CUresult cuMemAlloc_v2(uint64_t *ptr, size_t size) {
     void *p = calloc(1, size);
@@ -89,6 +115,12 @@ CUresult cuLaunchKernelEx(const void *config, void *f, void **params, void **ext
     (void)config; (void)f; (void)extra;
     FILE *log = stub_log();
     const char *n = getenv("KDSL_STUB_PARAMS");
+    if (log && getenv("KDSL_STUB_CONFIG")) {
+        const unsigned int *c = (const unsigned int *)config; /* CUlaunchConfig's first fields */
+        unsigned int attrs = *(const unsigned int *)((const char *)config + 48); /* numAttrs */
+        fprintf(log, "launch grid=%u,%u,%u block=%u,%u,%u shared=%u attrs=%u\n", c[0], c[1], c[2], c[3], c[4],
+                c[5], c[6], attrs);
+    }
     if (log && n) {
         unsigned long count = strtoul(n, 0, 10);
         for (unsigned long i = 0; i < count; i++) {

@@ -164,6 +164,23 @@ pub fn require_ptxas() -> Option<PathBuf> {
     )
 }
 
+/// The folder holding `cuda.h` of the pinned CUDA tools
+/// (`scripts/cuda-tools.sh`: `$KDSL_CUDA_TOOLS_ROOT/include`, else its
+/// cache): a failure under CI when it is missing, a loud skip elsewhere.
+pub fn require_cuda_include() -> Option<PathBuf> {
+    let found = env_nonempty("KDSL_CUDA_TOOLS_ROOT")
+        .map(PathBuf::from)
+        .or_else(cuda_tools_root)
+        .map(|root| root.join("include"))
+        .filter(|inc| inc.join("cuda.h").is_file());
+    required(
+        "cuda.h",
+        found,
+        &format!("Looked in $KDSL_CUDA_TOOLS_ROOT/include and the cuda-tools.sh cache.\nFix: {INSTALL_HINT}."),
+        &format!("did not compile the generated headers.\n  {INSTALL_HINT}."),
+    )
+}
+
 /// `found`, or for a `tool` not found: a failure under CI (saying
 /// `ci_detail`), a loud skip elsewhere (the test `skipped` what).
 fn required(tool: &str, found: Option<PathBuf>, ci_detail: &str, skipped: &str) -> Option<PathBuf> {

@@ -686,16 +686,15 @@ impl Machine<'_> {
                         // Whether the store leaves the bytes as they are
                         // (a lane repeating its warp's store of one value).
                         let unchanged =
-                            bytes(p.target, allocs, ctas, th, params).is_some_and(|b| {
-                                values
-                                    .iter()
-                                    .take(usize::from(vec))
-                                    .enumerate()
-                                    .all(|(k, v)| {
-                                        memory::read(b, p.offset + k as u64 * size, size)
-                                            == Some(*v & mask_of(size))
-                                    })
-                            });
+                            san.on.races
+                                && bytes(p.target, allocs, ctas, th, params).is_some_and(|b| {
+                                    values.iter().take(usize::from(vec)).enumerate().all(
+                                        |(k, v)| {
+                                            memory::read(b, p.offset + k as u64 * size, size)
+                                                == Some(*v & mask_of(size))
+                                        },
+                                    )
+                                });
                         san.store(
                             events,
                             t,

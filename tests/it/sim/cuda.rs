@@ -108,7 +108,7 @@ fn match_sync_and_special_registers() {
     assert!(clocks[0].iter().any(|&b| b != 0));
 }
 
-const TILES: &str = r#"
+pub const TILES: &str = r#"
 #include <cooperative_groups.h>
 #include <cooperative_groups/reduce.h>
 namespace cg = cooperative_groups;
@@ -210,7 +210,7 @@ fn special_registers_by_hand() {
     assert_eq!(report_codes(&o), ["S0002", "S0002"]);
 }
 
-const CP_ASYNC: &str = r#"
+pub const CP_ASYNC: &str = r#"
 #include <cuda_pipeline.h>
 #include <cuda/barrier>
 __global__ void staged(const float* x, float* y, int n) {
@@ -391,7 +391,67 @@ fn cp_async_by_hand() {
     assert_eq!(report_codes(&o), ["S0002", "S0003"], "{}", rendered(&k, &o));
 }
 
-const PRINTF: &str = r#"
+/// A `cp.async` copy is ordered before another thread's read only through
+/// a barrier after the issuer's wait: without the barrier the read races
+/// with the copy (S0030 at the read, naming the copy), under every
+/// schedule; with it, the run is clean and the value is the copy's.
+#[test]
+fn cp_async_orders_other_threads_only_through_a_barrier() {
+    let ptx = |barrier: &str| {
+        format!(
+            ".version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 x, .param .u64 out)
+{{
+	.reg .pred %p<2>;
+	.reg .b32 %r<8>;
+	.reg .b64 %rd<4>;
+	.shared .align 16 .b8 s[16];
+	ld.param.u64 %rd1, [x];
+	ld.param.u64 %rd2, [out];
+	mov.u32 %r1, s;
+	mov.u32 %r2, %tid.x;
+	setp.ne.u32 %p1, %r2, 0;
+	@%p1 bra READ;
+	cp.async.ca.shared.global [%r1], [%rd1], 4;
+	cp.async.wait_all;
+READ:
+	{barrier}
+	ld.shared.u32 %r3, [%r1];
+	mul.wide.u32 %rd3, %r2, 4;
+	add.s64 %rd3, %rd2, %rd3;
+	st.global.u32 [%rd3], %r3;
+	ret;
+}}
+"
+        )
+    };
+    let l = launch(
+        "k",
+        1,
+        64,
+        1,
+        vec![u32s("x", &[77, 0, 0, 0]), u32s("out", &[0; 64])],
+    );
+    let racy = ptx_str("r.ptx", &ptx("")).unwrap_or_else(|e| panic!("{e}"));
+    for schedule in [Schedule::InOrder, Schedule::Random(4)] {
+        let o = run_with(&racy, &l, schedule, 1_000_000);
+        let text = rendered(&racy, &o);
+        assert!(report_codes(&o).contains(&"S0030"), "{schedule:?}: {text}");
+        assert!(
+            text.contains("the cp.async copy (of cta (0,0,0) thread 0)"),
+            "{text}"
+        );
+    }
+    let synced = ptx_str("s.ptx", &ptx("bar.sync 0;")).unwrap_or_else(|e| panic!("{e}"));
+    for schedule in [Schedule::InOrder, Schedule::Random(4)] {
+        let o = run_clean_with(&synced, &l, schedule, 1_000_000);
+        assert_eq!(as_u32(&o.arrays[1]), [77; 64]);
+    }
+}
+
+pub const PRINTF: &str = r#"
 #include <cstdio>
 #include <cassert>
 __global__ void show(const float* x, int n) {
@@ -688,7 +748,7 @@ fn constant_memory_and_struct_parameters() {
 
 /// Cooperative groups' grid barrier: every CTA reads what another wrote
 /// before the last `grid.sync()`, round after round.
-const GRID_SYNC: &str = r#"
+pub const GRID_SYNC: &str = r#"
 #include <cooperative_groups.h>
 namespace cg = cooperative_groups;
 extern "C" __global__ void shift(float* a, float* b, int rounds) {

@@ -1348,16 +1348,20 @@ impl Sanitizer {
         if !self.on.races {
             return;
         }
-        let Some(max) = self
-            .cp_landed
-            .get(&t)
-            .and_then(|l| l.iter().map(|&(_, e)| e).max())
-        else {
+        // Every copy of the thread has landed: the agent's clock now is
+        // the latest landing's epoch.
+        let Some(&agent) = self.agent_index.get(&AgentKey::CpAsync { thread: t }) else {
             return;
         };
-        let agent = self.agent(AgentKey::CpAsync { thread: t });
+        let base = self.nthreads_cluster();
+        let Some(&(_, epoch)) = self.agents.get(agent.saturating_sub(base) as usize) else {
+            return;
+        };
+        if epoch == 0 {
+            return;
+        }
         let st = self.mbars.entry((rank, off)).or_default();
-        st.cur.raise(agent, max);
+        st.cur.raise(agent, epoch);
     }
 
     // ----- wgmma -------------------------------------------------------------

@@ -86,7 +86,7 @@ def test_the_examples_gpu_launch_matches_the_kernel(stub):
     assert (words[0] & 0xFFFF_FFFF, words[3] & 0xFFFF_FFFF) == (0x40000000, 1000)  # 2.0f, n
 
 
-def test_the_example_on_a_gpu(monkeypatch):
+def test_the_example_on_a_gpu_with_torch(monkeypatch):
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
         pytest.skip("torch has no CUDA device")

@@ -34,10 +34,6 @@ def has_driver() -> bool:
     return False
 
 
-def FakeDeviceArray(shape, typestr, strides=None):
-    return CudaArray(shape, typestr, strides=strides)
-
-
 class HostDLPack:
     """A NumPy array behind DLPack alone: a host array in disguise."""
 
@@ -57,16 +53,16 @@ def saxpy():
 
 
 def test_arguments_are_checked_before_the_driver(saxpy):
-    x = FakeDeviceArray((512,), "<f4")
-    y = FakeDeviceArray((512,), "<f4")
+    x = CudaArray((512,), "<f4")
+    y = CudaArray((512,), "<f4")
     with pytest.raises(TypeError, match=r"argument `x` \(global \[f32\]\) of kernel `saxpy` is a NumPy array, in host memory"):
         saxpy[2](2.0, np.ones(512, np.float32), y, 512)
     with pytest.raises(TypeError, match=r"argument `x` .* is in host memory"):
         saxpy[2](2.0, HostDLPack(np.ones(512, np.float32)), y, 512)
     with pytest.raises(TypeError, match=r"argument `y` .* needs elements of typestr <f4, not <f8"):
-        saxpy[2](2.0, x, FakeDeviceArray((512,), "<f8"), 512)
+        saxpy[2](2.0, x, CudaArray((512,), "<f8"), 512)
     with pytest.raises(ValueError, match=r"argument `x` .* not C-contiguous"):
-        saxpy[2](2.0, FakeDeviceArray((512,), "<f4", strides=(8,)), y, 512)
+        saxpy[2](2.0, CudaArray((512,), "<f4", strides=(8,)), y, 512)
     with pytest.raises(TypeError, match=r"kernel `saxpy`: missing argument `n` \(u32\)"):
         saxpy[2](2.0, x, y)
     with pytest.raises(TypeError, match=r"argument `x` .* takes a device array .* not list"):
@@ -77,16 +73,16 @@ def test_arguments_are_checked_before_the_driver(saxpy):
 
 def test_bf16_tensors_need_dlpack():
     k = kdsl.compile(SAMPLES / "hopper_gemm.kdsl", target="sm_90a").hopper_gemm
-    a = FakeDeviceArray((128, 64), "<u2")
+    a = CudaArray((128, 64), "<u2")
     with pytest.raises(TypeError, match=r"argument `a` \(tensor \[bf16; 128, 64\]\) .* needs bf16 elements, which `__cuda_array_interface__` cannot describe"):
         k[1, 1](a, a, a, 128, 256, 64)
 
 
 @pytest.mark.skipif(has_driver(), reason="this machine has a CUDA driver")
 def test_without_a_driver_the_launch_says_so(saxpy):
-    x = FakeDeviceArray((512,), "<f4")
+    x = CudaArray((512,), "<f4")
     with pytest.raises(kdsl.GpuUnavailable, match=r"no CUDA driver found .*kernel.sim\(...\) runs on the CPU"):
-        saxpy[2](2.0, x, FakeDeviceArray((512,), "<f4"), 512)
+        saxpy[2](2.0, x, CudaArray((512,), "<f4"), 512)
     with pytest.raises(kdsl.GpuUnavailable):
         saxpy.launch(2, 2.0, x, x, 512, device=0)
 
@@ -267,6 +263,26 @@ def test_persistent_cluster_launch_on_the_stub(stub):
     bf16 = DLPackArray((16, 8), DL_BFLOAT, 16, address=0x10000)
     with pytest.raises(ValueError, match=r"cluster"):
         k[3](bf16, bf16, bf16, 16, 16, 8)
+
+
+def test_scalars_are_packed_as_the_kernel_takes_them(stub):
+    """Each scalar's bits in its parameter: f64 and i64 whole, the low
+    bytes of a u8 and a bool, an f16x2's halves low first; then the
+    array's address; and a block(32, 2) kernel's launch shape."""
+    p, log = stub("""
+        import kdsl, fakes
+        m = kdsl.compile("kernel packs(a: f64, b: i64, c: u8, h: f16x2, d: bool, x: global mut [f32]) "
+                         "block(32, 2) { x[0] = 1.0; }")
+        m.packs[3, 2](-2.5, -3, 200, (1.0, -2.0), True, fakes.CudaArray((4,), "<f4", address=0xabc000))
+    """, KDSL_STUB_PARAMS="6")
+    assert p.returncode == 0, p.stderr
+    assert log[0] == "launch grid=3,2,1 block=32,2,1 shared=0 attrs=0", log
+    words = [w for w, _ in params(log)]
+    assert words[0] == struct.unpack("<Q", struct.pack("<d", -2.5))[0]
+    assert words[1] == struct.unpack("<Q", struct.pack("<q", -3))[0]
+    assert words[2] & 0xFF == 200 and words[4] & 0xFF == 1
+    assert low32(words[3]) == struct.unpack("<I", struct.pack("<ee", 1.0, -2.0))[0]
+    assert words[5] == 0xABC000
 
 
 def test_driver_failures_on_the_stub(stub):

@@ -241,6 +241,30 @@ def test_hopper_gemm_tensor_maps_on_the_stub(stub, elem):
     assert [low32(w) for w, _ in words[3:]] == [rows, cols, inner]
 
 
+RANK3 = "kernel t3(x: tensor [f32; 2, 4, 8], o: global mut [f32]) block(32) { o[0] = 1.0; }"
+
+
+def test_a_rank_3_map_from_a_cuda_array_interface_on_the_stub(stub):
+    """Dimensions and byte strides innermost first, from a C-order array
+    that comes through `__cuda_array_interface__` (f32: no DLPack needed),
+    with strides spelled out; the element type is FLOAT32, no swizzle."""
+    m = kdsl.compile(RANK3)
+    p, log = stub(f"""
+        import kdsl, fakes
+        m = kdsl.compile({RANK3!r})
+        x = fakes.CudaArray((3, 5, 12), "<f4", address=0x10000, strides=(240, 48, 4))
+        m.t3[1](x, fakes.CudaArray((1,), "<f4", address=0x20000))
+    """, KDSL_STUB_PARAMS="2")
+    assert p.returncode == 0, p.stderr
+    assert log[0] == encode_line(m, "t3", "x", (3, 5, 12)), log
+    assert log[0].startswith("encode type=7 rank=3 aligned16=1 dims=12,5,3 strides=48,240 box=8,4,2 "), log
+    assert " swizzle=0 " in log[0]
+    assert params(log) == [(MAGIC, True), (0x20000, params(log)[1][1])], log
+    # 12 f32 a row are 48 bytes apart; 6 would be 24, no multiple of 16.
+    with pytest.raises(ValueError, match=r"argument `x` \(tensor \[f32; 2, 4, 8\]\): .*16"):
+        m.t3[1](CudaArray((3, 5, 6), "<f4", address=0x10000), CudaArray((1,), "<f4"))
+
+
 def test_persistent_cluster_launch_on_the_stub(stub):
     k = kdsl.compile(SAMPLES / "hopper_gemm_persistent.kdsl", target="sm_90a").hopper_gemm_persistent
     p, log = stub("""

@@ -184,20 +184,27 @@ def gemm_reference(a, b, ml_dtypes):
     return want.astype(ml_dtypes.bfloat16).reshape(-1).view(np.uint16)
 
 
-def test_hopper_gemm_persistent_more_tiles_than_ctas():
-    ml_dtypes = pytest.importorskip("ml_dtypes")
-    k = kdsl.compile(SAMPLES / "hopper_gemm_persistent.kdsl", target="sm_90a").hopper_gemm_persistent
-    assert k.cluster == (2, 1, 1)
-    assert [p.box for p in k.params[:2]] == [(128, 64), (128, 64)]
+@pytest.mark.parametrize("rows,cols,inner,grid,seed", [
     # One cluster of two CTAs for two pairs of 128 x 256 tiles (the lower
     # tile of each pair one row deep, the second pair one column wide),
     # three k-tiles each (the last a partial one): the ring of four stages
     # carries on from the first pair into the second.
-    rows, cols, inner = 129, 257, 136
+    (129, 257, 136, 2, None),
+    # Two clusters for six pairs (three each), two k-tiles a tile, under a
+    # random interleaving of the threads.
+    (300, 520, 72, 4, 1),
+])
+def test_hopper_gemm_persistent_more_tiles_than_ctas(rows, cols, inner, grid, seed):
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    k = kdsl.compile(SAMPLES / "hopper_gemm_persistent.kdsl", target="sm_90a").hopper_gemm_persistent
+    assert k.cluster == (2, 1, 1)
+    assert [p.box for p in k.params[:2]] == [(128, 64), (128, 64)]
     a = small_ints(ml_dtypes.bfloat16, (rows, inner), 31)
     b = small_ints(ml_dtypes.bfloat16, (cols, inner), 32)
     c = np.zeros((rows, cols), ml_dtypes.bfloat16)
-    out = run(k, 2, a=a, b=b, c=c, m=rows, n=cols, k=inner)
+    before = {n: v.copy() for n, v in dict(a=a, b=b, c=c).items()}
+    out = k.sim(grid=grid, seed=seed, a=a, b=b, c=c, m=rows, n=cols, k=inner)
+    assert all(np.array_equal(v, before[n]) for n, v in dict(a=a, b=b, c=c).items())
     assert np.array_equal(out["c"].reshape(-1).view(np.uint16), gemm_reference(a, b, ml_dtypes))
 
 
@@ -240,11 +247,12 @@ def attention():
                         consts={"HEAD_DIM": [64, 128], "CAUSAL": [False, True]})
 
 
-@pytest.mark.parametrize("head_dim,causal", [(64, False), (64, True), (128, False), (128, True)])
-def test_flash_attention(attention, head_dim, causal):
+@pytest.mark.parametrize("head_dim,causal,seed", [(64, False, 5), (64, True, None), (128, False, None), (128, True, 5)])
+def test_flash_attention(attention, head_dim, causal, seed):
     """Two heads of 160 rows: a full 128-row tile and a partial one, of
     queries and of keys (the partial KV tile's rows past seq_len are the
     next head's, or zeros past the tensor's end, and must weigh nothing).
+    Two of them under a random interleaving of the threads (`seed`).
     The tolerance is tests/it/sim/attention.rs's: P and O are rounded to
     bf16 (2⁻⁹ each), ex2.approx is good to 2⁻²², and with |V| <= 1 every
     output is within 2⁻⁸ + 2⁻⁹ < 0.006 of the reference."""
@@ -257,8 +265,9 @@ def test_flash_attention(attention, head_dim, causal):
     g = rng(head_dim + causal)
     q, kk, v = (g.uniform(-1, 1, (heads * seq, head_dim)).astype(ml_dtypes.bfloat16) for _ in range(3))
     scale = 1 / math.sqrt(head_dim)
-    out = run(k, (math.ceil(seq / 128), heads), q=q, k=kk, v=v,
-              o=np.zeros((heads * seq, head_dim), ml_dtypes.bfloat16), seq_len=seq, scale=scale)
+    o = np.zeros((heads * seq, head_dim), ml_dtypes.bfloat16)
+    out = k.sim(grid=(math.ceil(seq / 128), heads), seed=seed, q=q, k=kk, v=v, o=o, seq_len=seq, scale=scale)
+    assert not o.any()  # the input is untouched
     want = attention_reference(q, kk, v, heads, seq, scale, causal)
     got = out["o"].astype(np.float64)
     assert not np.isnan(got).any()

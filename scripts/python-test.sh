@@ -9,14 +9,16 @@
 # changes. The package is then built and installed the way a user installs
 # it, `pip install .` from the repository root (pyproject.toml: maturin's
 # PEP 517 backend builds one wheel, which pip installs), with two
-# differences for speed that change neither the wheel's contents nor the
-# installation: the build uses the environment's pinned maturin
+# differences for speed that change neither the files the wheel holds nor
+# how it installs: the build uses the environment's pinned maturin
 # (`--no-build-isolation`), and cargo's dev profile (compiler and simulator
 # at opt-level 1, python/Cargo.toml) into the main crate's target/ with
 # python/Cargo.lock (`--locked`), so one incremental build serves every run;
 # KDSL_PY_PROFILE=release builds the release profile a plain `pip install .`
 # uses. The tests import the installed package (test_install.py checks
-# that). scripts/test.sh runs this after `cargo test`.
+# that), and build tests/driver/libcuda_stub.c with the C compiler ($CC,
+# else cc) for the GPU path's tests against a stand-in driver.
+# scripts/test.sh runs this after `cargo test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$PWD"

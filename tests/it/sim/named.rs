@@ -374,10 +374,15 @@ CONSUMER:
             assert_eq!(as_u32(&o.arrays[0]), want, "random:{seed}");
             clean += 1;
         } else {
-            assert_eq!(report_codes(&o), ["S0032", "S0001"], "random:{seed}:\n{text}");
+            assert_eq!(
+                report_codes(&o),
+                ["S0032", "S0001"],
+                "random:{seed}:\n{text}"
+            );
             assert!(
-                text.contains("threads 0..31 wait at CTA barrier 1, where 32 of 64 threads arrived")
-                    && text.contains("threads 32..63 exited"),
+                text.contains(
+                    "threads 0..31 wait at CTA barrier 1, where 32 of 64 threads arrived"
+                ) && text.contains("threads 32..63 exited"),
                 "random:{seed}:\n{text}"
             );
             ahead += 1;

@@ -697,7 +697,11 @@ pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
     }
     let fifo = std::mem::take(&mut m.mem.printf);
     if fifo.dropped > 0 {
-        reports.push(report::printf_dropped(fifo.dropped));
+        reports.push(report::printf_dropped(
+            &run,
+            fifo.dropped,
+            fifo.first_dropped,
+        ));
     }
     let printed = printed_in_order(fifo.records, launch.grid);
     let faulted = reports.iter().any(Diagnostic::is_error);

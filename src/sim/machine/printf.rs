@@ -21,6 +21,8 @@ pub struct Fifo {
     bytes: usize,
     /// Calls whose text no longer fitted.
     pub dropped: u64,
+    /// The first of them: its instruction, CTA and thread.
+    pub first_dropped: Option<(u32, [u32; 3], u32)>,
 }
 
 /// One `printf`: who printed what, and when.
@@ -174,6 +176,9 @@ impl Machine<'_> {
         let seq = fifo.records.len() as u64 + fifo.dropped;
         if fifo.bytes + out.text.len() > FIFO_BYTES {
             fifo.dropped += 1;
+            if fifo.first_dropped.is_none() {
+                fifo.first_dropped = Some((pc, r.ctaid, r.tid));
+            }
         } else {
             fifo.bytes += out.text.len();
             fifo.records.push(Record {

@@ -346,7 +346,12 @@ impl Machine<'_> {
         for (lane, entry) in lanes.iter().enumerate() {
             let Some((t, op)) = entry else { continue };
             let lane = lane as u32;
-            let mask = mask_slot(op).map_or(0, |m| self.reg(*t, m) as u32) | (1 << lane);
+            let raw = mask_slot(op).map(|m| self.reg(*t, m) as u32);
+            // A lane its own mask leaves out is S0009's (reported as it
+            // joined): what it reads is undefined for that reason, not
+            // reported again as a read from outside the mask.
+            let left_out = raw.is_some_and(|m| m & (1 << lane) == 0);
+            let mask = raw.unwrap_or(0) | (1 << lane);
             match op {
                 SyncOp::Shfl {
                     mode, d, p, b, c, ..
@@ -379,16 +384,18 @@ impl Machine<'_> {
                                     .iter()
                                     .find(|&&(m, _)| m == *t)
                                     .map_or(0, |&(_, pc)| pc);
-                                issues.push((
-                                    *t,
-                                    pc,
-                                    Issue::ShflSource {
-                                        lane,
-                                        src,
-                                        mask,
-                                        why,
-                                    },
-                                ));
+                                if !left_out {
+                                    issues.push((
+                                        *t,
+                                        pc,
+                                        Issue::ShflSource {
+                                            lane,
+                                            src,
+                                            mask,
+                                            why,
+                                        },
+                                    ));
+                                }
                                 0
                             }
                         }

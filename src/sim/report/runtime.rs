@@ -31,17 +31,32 @@ pub(crate) fn assert_failed(
 }
 
 /// S0040: `printf` calls dropped because the printf buffer was full: output
-/// a GPU loses silently, an error here.
-pub(crate) fn printf_dropped(dropped: u64) -> Diagnostic {
-    Diagnostic::error(
+/// a GPU loses silently, an error here; at the first dropped call
+/// (`first`: its instruction, CTA and thread).
+pub(crate) fn printf_dropped(
+    p: &Run<'_>,
+    dropped: u64,
+    first: Option<(u32, [u32; 3], u32)>,
+) -> Diagnostic {
+    let d = Diagnostic::error(
         "S0040",
         format!(
             "{} dropped: the printf buffer ({} MiB) was full",
             crate::diagnostics::plural(dropped, "`printf` call"),
             FIFO_BYTES >> 20
         ),
-    )
-    .note("a GPU's printf buffer (`cudaLimitPrintfFifoSize`, 1 MiB by default) holds a launch's output; what does not fit is lost, and so it is here")
+    );
+    let d = match first {
+        Some((pc, [x, y, z], tid)) => at(
+            d,
+            p,
+            pc,
+            &format!("the first call dropped here, by cta ({x},{y},{z}) thread {tid}"),
+            true,
+        ),
+        None => d,
+    };
+    d.note("a GPU's printf buffer (`cudaLimitPrintfFifoSize`, 1 MiB by default) holds a launch's output; what does not fit is lost, and so it is here")
     .help("print less (from fewer threads, or fewer times), or copy the values to an output array")
 }
 

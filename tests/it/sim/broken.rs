@@ -193,8 +193,9 @@ pub fn cuda(path: &str) -> Result<Option<Loaded>, String> {
 }
 
 /// docs/simulator.md shows real reports: the rendered reports of broken
-/// kernels (three hangs and faults, one for each run-time check) appear in
-/// it verbatim.
+/// kernels (hangs and faults — a deadlock cycle among them —, one for each
+/// run-time check, a shuffle from a lane that exited, a failed `assert`)
+/// appear in it verbatim.
 #[test]
 fn the_docs_show_real_reports() {
     let docs =
@@ -203,6 +204,10 @@ fn the_docs_show_real_reports() {
         "producer_never_refills.kdsl",
         "consumer_skips_phase.kdsl",
         "cluster_peer_exits_early.ptx",
+        "release_skipped_cycle.kdsl",
+        // The convergence model (S0050) and the CUDA runtime (S0041).
+        "shuffle_thread_gone.kdsl",
+        "assert_fails.cu",
         // One per run-time check (the section "Run-time checks").
         "race_missing_sync.kdsl",
         "tma_store_without_proxy_fence.cu",

@@ -1384,3 +1384,162 @@ fn checks_are_on_by_default_and_selected_by_flag() {
         assert!(stderr(&bad).contains(word), "{word}: {}", stderr(&bad));
     }
 }
+
+/// Mutated pipelines (kdslc's PTX of the mbarrier-pipeline samples, cut,
+/// duplicated and spliced as `mutated_ptx_and_random_flags_never_panic`
+/// does, or with instructions dropped, doubled, swapped or given other
+/// numbers) end under random schedules as they do in order: a run that
+/// completes or faults in order within the step budget does so under
+/// every random schedule too, in at most `RATIO` times its steps (plus a
+/// constant for the polling a different interleaving may add), and each
+/// step costs what it costs in order (a generous wall bound per run
+/// catches a per-step cost that grows with the run). Steps, not time,
+/// are the measure, so the test holds on a loaded machine.
+#[test]
+fn mutated_pipelines_end_under_random_schedules() {
+    use crate::common::sim::{launch, ptx_str, rand_f32, run_with, u32v};
+    use kdsl::sim::Schedule;
+    // Far above any in-order run of the unmutated samples at these sizes
+    // (under 100k steps), and low enough that a mutant spinning on bulk
+    // copies (a producer loop that no longer advances issues a 4 KiB copy
+    // every 16 instructions; the race checks update 1024 shadow granules
+    // per copy) ends in seconds in a debug build.
+    const BUDGET: u64 = 1_000_000;
+    const RATIO: u64 = 8;
+    const SLACK: u64 = 200_000;
+    // (sample, block, chunks, elements per chunk, `out` elements).
+    let pipelines = [
+        ("pipeline_sum", 128u32, 3u32, 1024usize, 1usize),
+        ("ws_pipeline", 160, 4, 1024, 1),
+        ("ws_named", 288, 3, 8192, 6),
+        ("big_pipeline", 160, 5, 8192, 1),
+    ];
+    let mut rng = Rng(XorShift(0x5DEE_CE66_D1CE_4E5B));
+    let (mut ran, mut worst) = (0u32, (0u64, 0u64, String::new()));
+    for (name, block, chunks, per, outs) in pipelines {
+        let path = PathBuf::from(format!("samples/{name}.kdsl"));
+        let c = kdsl::compile(&path, &kdsl::Options::default()).expect("compiles");
+        let seed = c.ptx.expect("PTX");
+        let dynamic = kdsl::sim::signatures(&seed).expect("parses")[0]
+            .dynamic_shared
+            .unwrap_or(0);
+        let mut loaded = 0;
+        for case in 0..60 {
+            if loaded == 12 {
+                break;
+            }
+            // Half the mutants from the byte-level mutator, half that keep
+            // every line whole (more of them load).
+            let text = if case % 2 == 0 {
+                mutate(&mut rng, &seed)
+            } else {
+                mutate_lines(&mut rng, &seed)
+            };
+            let Ok(k) = ptx_str(&format!("{name}.ptx"), &text) else {
+                continue;
+            };
+            if k.program.signature(name).is_none() {
+                continue;
+            }
+            loaded += 1;
+            let x = rand_f32(chunks as usize * per, case as u64);
+            let mut l = launch(
+                name,
+                1,
+                block,
+                1,
+                vec![
+                    crate::common::sim::f32s("x", &x),
+                    crate::common::sim::f32s("out", &vec![0.0; outs]),
+                    u32v(chunks),
+                ],
+            );
+            l.dynamic_shared = dynamic;
+            let start = std::time::Instant::now();
+            let o = run_with(&k, &l, Schedule::InOrder, BUDGET);
+            let in_order = o.stats.steps;
+            let in_order_wall = start.elapsed();
+            let ran_out = o.reports.iter().any(|d| d.code == "S0011");
+            for seed in [1u64, 2, 3] {
+                let start = std::time::Instant::now();
+                let r = run_with(&k, &l, Schedule::Random(seed), BUDGET);
+                let wall = start.elapsed();
+                let what = format!("{name} case {case} random:{seed}");
+                ran += 1;
+                if !ran_out {
+                    let bound = RATIO * in_order + SLACK;
+                    assert!(
+                        r.stats.steps <= bound,
+                        "{what}: {} steps where in order took {in_order}:\n--- PTX:\n{text}",
+                        r.stats.steps
+                    );
+                    if r.stats.steps * 1000 / in_order.max(1) > worst.0 * 1000 / worst.1.max(1) {
+                        worst = (r.stats.steps, in_order, what.clone());
+                    }
+                }
+                // Each step costs about what it costs in order: at most
+                // 20 times the in-order time per step, and 10 s in all.
+                let per_step = |w: std::time::Duration, s: u64| w.as_secs_f64() / s.max(1) as f64;
+                assert!(
+                    wall.as_secs_f64() < 10.0
+                        || per_step(wall, r.stats.steps)
+                            < 20.0 * per_step(in_order_wall, in_order),
+                    "{what}: {wall:?} for {} steps (in order {in_order_wall:?} for {in_order}):\n--- PTX:\n{text}",
+                    r.stats.steps
+                );
+            }
+        }
+    }
+    eprintln!(
+        "{ran} random runs of mutated pipelines; the most steps against in order: {} vs {} ({})",
+        worst.0, worst.1, worst.2
+    );
+    assert!(ran >= 60, "too few mutants loaded: {ran} runs");
+}
+
+/// Mutates the instructions of `text` line by line, so that the result
+/// mostly still loads: drops one, doubles one, swaps two neighbours, or
+/// replaces a number in one (a parity, a count, a size, an offset).
+fn mutate_lines(rng: &mut Rng, text: &str) -> String {
+    let mut lines: Vec<String> = text.lines().map(String::from).collect();
+    let body: Vec<usize> = lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| {
+            let t = l.trim();
+            t.ends_with(';') && !t.starts_with('.') && !t.starts_with("//")
+        })
+        .map(|(i, _)| i)
+        .collect();
+    for _ in 0..1 + rng.below(2) {
+        if body.len() < 2 {
+            break;
+        }
+        let k = rng.below(body.len() - 1);
+        let (i, j) = (body[k], body[k + 1]);
+        match rng.below(4) {
+            0 => lines[i] = String::new(),
+            1 => {
+                let l = lines[i].clone();
+                lines[i] = format!("{l}\n{l}");
+            }
+            2 => lines.swap(i, j),
+            _ => {
+                let l = &lines[i];
+                // The first run of digits that is a whole number.
+                let start = l.char_indices().find(|&(p, c)| {
+                    c.is_ascii_digit()
+                        && !l[..p].ends_with(|b: char| b.is_ascii_alphanumeric() || b == '_')
+                });
+                if let Some((p, _)) = start {
+                    let end = l[p..]
+                        .find(|c: char| !c.is_ascii_digit())
+                        .map_or(l.len(), |e| p + e);
+                    let n = rng.pick(&["0", "1", "2", "3", "7", "64", "4096", "65536"]);
+                    lines[i] = format!("{}{n}{}", &l[..p], &l[end..]);
+                }
+            }
+        }
+    }
+    lines.join("\n")
+}

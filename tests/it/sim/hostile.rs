@@ -88,6 +88,45 @@ fn a_zero_cluster_attribute_is_a_usage_error() {
     }
 }
 
+/// A zero dimension in `--cluster`, `--grid` or `--block` (in any
+/// position): exit 2 naming the flag and the value, never a panic (a
+/// remainder by zero in the launch's shape) and never a run.
+#[test]
+fn a_zero_launch_dimension_flag_is_a_usage_error() {
+    let ptx = ".version 8.0\n.target sm_90\n.address_size 64\n\
+               .visible .entry k()\n{\n\tret;\n}\n";
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("z.ptx");
+    std::fs::write(&path, ptx).expect("writes");
+    let p = path.to_str().expect("UTF-8");
+    for (flag, value) in [
+        ("--cluster", "0,1,1"),
+        ("--cluster", "1,0"),
+        ("--cluster", "2,1,0"),
+        ("--grid", "0"),
+        ("--grid", "2,0,1"),
+        ("--block", "0"),
+        ("--block", "32,1,0"),
+    ] {
+        let mut args = vec!["sim", p];
+        for (f, v) in [("--grid", "2"), ("--block", "32")] {
+            if f != flag {
+                args.extend([f, v]);
+            }
+        }
+        args.extend([flag, value]);
+        let o = kdslc(&args);
+        assert_eq!(status(&o), 2, "{flag} {value}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains(&format!("invalid value '{value}' for '{flag} <X[,Y[,Z]]>'"))
+                && stderr(&o).contains("every dimension is at least 1"),
+            "{flag} {value}: {}",
+            stderr(&o)
+        );
+        assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+    }
+}
+
 /// A module that passes both ptxas and the simulator; each case below
 /// changes one line of it.
 const BASE: &str = ".version 8.0

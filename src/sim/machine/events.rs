@@ -281,6 +281,8 @@ fn bkey(b: &BarrierRef) -> u64 {
 #[derive(Clone, Debug)]
 pub struct Recorded {
     pub issue: Issue,
+    /// What makes it one report (with `pc`).
+    key: (u8, u64),
     pub pc: u32,
     /// The first threads (at most [`MAX_THREADS`]).
     pub threads: Vec<ThreadRef>,
@@ -320,6 +322,29 @@ impl Events {
         });
     }
 
+    /// Adds what a later part of the run recorded (`--jobs`: a group run
+    /// on its own), as if its issues had been recorded here in turn.
+    /// `later` must have dropped nothing.
+    pub fn merge(&mut self, later: &Events) {
+        for r in &later.list {
+            let key = (r.pc, r.key.0, r.key.1);
+            if let Some(&i) = self.index.get(&key) {
+                if let Some(mine) = self.list.get_mut(i) {
+                    mine.count += r.count;
+                    let room = MAX_THREADS.saturating_sub(mine.threads.len());
+                    mine.threads.extend(r.threads.iter().take(room));
+                }
+                continue;
+            }
+            if self.list.len() >= MAX_REPORTS {
+                self.dropped += r.count;
+                continue;
+            }
+            self.index.insert(key, self.list.len());
+            self.list.push(r.clone());
+        }
+    }
+
     fn record_keyed(
         &mut self,
         pc: u32,
@@ -344,6 +369,7 @@ impl Events {
         self.index.insert(key, self.list.len());
         self.list.push(Recorded {
             issue: issue(),
+            key: (k, sub),
             pc,
             threads: vec![thread],
             count: 1,

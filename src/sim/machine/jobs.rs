@@ -1,0 +1,459 @@
+//! `--jobs N`: the groups of a launch (clusters, or CTAs) run on several
+//! cores, with results and reports byte-identical to the serial run.
+//!
+//! Groups share nothing but global memory, so the scheme is the classic
+//! deterministic optimistic one. The groups are taken in batches; each
+//! group of a batch runs on a worker (a fork of the machine: its own copy
+//! of global memory and of the race check's global shadow) from the state
+//! at the start of the batch, and records which 4-byte granules of global
+//! memory it touched (read or wrote) and which it made dirty (wrote; with
+//! the race check on, also read, since a read changes the shadow). Then
+//! the groups are committed in the serial order: a group whose touched
+//! granules no earlier group of the batch made dirty saw exactly what it
+//! would have seen in the serial run, and its dirty granules, reports,
+//! printf output and statistics are merged into the machine; any other
+//! group runs again, on the machine itself, as in the serial run. So do
+//! the groups whose outcome depends on more than their own memory: one
+//! that stopped (a deadlock, or `max_steps`: the report gives the steps of
+//! the whole run), one that might cross `max_steps`, one whose printf
+//! text might not fit the buffer after the earlier groups', one with more
+//! distinct reports than a group keeps.
+
+use super::events::Events;
+use super::memory::{Alloc, Place, Target};
+use super::printf::Fifo;
+use super::sanitizer::{Sanitizer, Saved};
+use super::{Counters, Machine, Stop};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// A set of 4-byte granules of one allocation: a bitmap, and its words
+/// that are not zero (so that a sparse set is cleared and walked cheaply).
+#[derive(Clone, Debug, Default)]
+pub struct Bits {
+    words: Vec<u64>,
+    nonzero: Vec<u32>,
+}
+
+impl Bits {
+    /// Adds granules `lo..hi`.
+    fn set(&mut self, lo: u64, hi: u64) {
+        if lo >= hi {
+            return;
+        }
+        let last = ((hi - 1) / 64) as usize;
+        if self.words.len() <= last {
+            self.words.resize(last + 1, 0);
+        }
+        for w in (lo / 64) as usize..=last {
+            let base = w as u64 * 64;
+            let from = lo.max(base) - base;
+            let to = hi.min(base + 64) - base;
+            let mask = if to - from == 64 {
+                u64::MAX
+            } else {
+                ((1u64 << (to - from)) - 1) << from
+            };
+            if let Some(word) = self.words.get_mut(w) {
+                if *word == 0 {
+                    self.nonzero.push(w as u32);
+                }
+                *word |= mask;
+            }
+        }
+    }
+
+    fn intersects(&self, other: &Bits) -> bool {
+        self.nonzero.iter().any(|&w| {
+            let a = self.words.get(w as usize).copied().unwrap_or(0);
+            let b = other.words.get(w as usize).copied().unwrap_or(0);
+            a & b != 0
+        })
+    }
+
+    fn union(&mut self, other: &Bits) {
+        for &w in &other.nonzero {
+            let bits = other.words.get(w as usize).copied().unwrap_or(0);
+            let base = u64::from(w) * 64;
+            // Each run of set bits, added as a range.
+            let mut rest = bits;
+            while rest != 0 {
+                let from = u64::from(rest.trailing_zeros());
+                let len = u64::from((rest >> from).trailing_ones());
+                self.set(base + from, base + from + len);
+                rest &= !(if len == 64 {
+                    u64::MAX
+                } else {
+                    ((1u64 << len) - 1) << from
+                });
+            }
+        }
+    }
+
+    fn clear(&mut self) {
+        for &w in &self.nonzero {
+            if let Some(word) = self.words.get_mut(w as usize) {
+                *word = 0;
+            }
+        }
+        self.nonzero.clear();
+    }
+
+    /// The runs of granules in the set, as byte ranges.
+    fn ranges(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.nonzero.iter().flat_map(move |&w| {
+            let bits = self.words.get(w as usize).copied().unwrap_or(0);
+            let base = u64::from(w) * 64;
+            (0..64u64)
+                .filter(move |i| bits >> i & 1 == 1 && (*i == 0 || bits >> (i - 1) & 1 == 0))
+                .map(move |i| {
+                    let len = u64::from((bits >> i).trailing_ones());
+                    ((base + i) * 4, (base + i + len) * 4)
+                })
+        })
+    }
+}
+
+/// The granules of global memory a group touched and made dirty, per
+/// allocation.
+#[derive(Clone, Debug, Default)]
+pub struct Track {
+    /// The race check is on: a read changes the shadow, so it is dirty.
+    races: bool,
+    touched: Vec<Bits>,
+    written: Vec<Bits>,
+}
+
+impl Track {
+    pub fn new(races: bool, allocs: usize) -> Track {
+        Track {
+            races,
+            touched: vec![Bits::default(); allocs],
+            written: vec![Bits::default(); allocs],
+        }
+    }
+
+    /// An access of `len` bytes at `place` (noted when it is global).
+    #[inline]
+    pub fn note(&mut self, place: Place, len: u64, write: bool) {
+        if let Target::Global(i) = place.target {
+            self.note_global(i, place.offset, len, write);
+        }
+    }
+
+    pub fn note_global(&mut self, alloc: usize, offset: u64, len: u64, write: bool) {
+        let (lo, hi) = (offset / 4, offset.saturating_add(len).div_ceil(4));
+        if let Some(b) = self.touched.get_mut(alloc) {
+            b.set(lo, hi);
+        }
+        if write {
+            if let Some(b) = self.written.get_mut(alloc) {
+                b.set(lo, hi);
+            }
+        }
+    }
+
+    fn dirty(&self) -> &[Bits] {
+        if self.races {
+            &self.touched
+        } else {
+            &self.written
+        }
+    }
+
+    fn clear(&mut self) {
+        self.touched.iter_mut().for_each(Bits::clear);
+        self.written.iter_mut().for_each(Bits::clear);
+    }
+
+    /// Did the group touch what `dirty` (earlier groups') made dirty?
+    fn conflicts(&self, dirty: &[Bits]) -> bool {
+        self.touched.iter().zip(dirty).any(|(t, d)| t.intersects(d))
+    }
+}
+
+/// The bytes of some granules of global memory and the race check's
+/// state of them: what a group changed, taken from one machine's memory
+/// to be put into another's.
+struct Patch(Vec<(usize, u64, Vec<u8>, Option<Saved>)>);
+
+impl Patch {
+    fn take(dirty: &[Bits], allocs: &[Alloc], san: Option<&Sanitizer>) -> Patch {
+        let mut out = Vec::new();
+        for (i, bits) in dirty.iter().enumerate() {
+            let Some(src) = allocs.get(i) else { continue };
+            for (lo, hi) in bits.ranges() {
+                let hi = hi.min(src.data.len() as u64);
+                let bytes = src.data.get(lo as usize..hi as usize).unwrap_or(&[]);
+                let saved = san.map(|s| s.save_global(i, lo, hi));
+                out.push((i, lo, bytes.to_vec(), saved));
+            }
+        }
+        Patch(out)
+    }
+
+    fn apply(&self, allocs: &mut [Alloc], mut san: Option<&mut Sanitizer>) {
+        for (i, lo, bytes, saved) in &self.0 {
+            let lo = *lo as usize;
+            if let Some(d) = allocs
+                .get_mut(*i)
+                .and_then(|a| a.data.get_mut(lo..lo + bytes.len()))
+            {
+                d.copy_from_slice(bytes);
+            }
+            if let (Some(s), Some(saved)) = (san.as_deref_mut(), saved) {
+                s.load_global(saved);
+            }
+        }
+    }
+}
+
+/// Copies the granules `dirty` of global memory, and the race check's
+/// state of them, from one machine's memory to another's.
+fn copy_dirty(
+    dirty: &[Bits],
+    from: (&[Alloc], Option<&Sanitizer>),
+    to: (&mut [Alloc], Option<&mut Sanitizer>),
+) {
+    Patch::take(dirty, from.0, from.1).apply(to.0, to.1);
+}
+
+/// What a group's speculative run left to merge.
+struct Done {
+    track: Track,
+    /// What it changed.
+    patch: Patch,
+    events: Events,
+    printf: Fifo,
+    stats: Counters,
+    stop: Option<Stop>,
+}
+
+/// Groups per batch per worker: enough to amortise starting the threads,
+/// few enough that a conflict is found early.
+const BATCH_PER_JOB: usize = 8;
+
+impl<'p> Machine<'p> {
+    /// A worker for speculative runs: this machine's launch, a copy of its
+    /// global memory and of the race check's global state.
+    fn fork(&self) -> Machine<'p> {
+        Machine {
+            setup: self.setup.clone(),
+            mem: super::Memory {
+                allocs: self.mem.allocs.clone(),
+                params: self.mem.params.clone(),
+                ext: self.mem.ext.clone(),
+                maps: self.mem.maps.clone(),
+                printf: Fifo::default(),
+                grid_workspace: self.mem.grid_workspace,
+                track: self.mem.track.clone(),
+            },
+            cluster: self.cluster.empty(),
+            sched: super::Sched {
+                queue: Default::default(),
+                current: None,
+                epoch: 0,
+                rng: self.sched.rng.clone(),
+            },
+            events: Events::default(),
+            stats: Counters::new(self.stats.counts.len()),
+            stop: None,
+            checks: self.checks.as_ref().map(|s| Box::new(s.fork())),
+        }
+    }
+
+    /// Runs group `seq` (at `id`) with the steps `before` taken already,
+    /// from this worker's state, which it leaves as `base` has it.
+    fn speculate(&mut self, id: [u32; 3], before: u64, base: &Machine) -> Done {
+        self.stats = Counters::new(self.stats.counts.len());
+        self.stats.steps = before;
+        self.run_group(id);
+        self.finish_cluster();
+        let track = self.mem.track.as_mut().map(|t| {
+            let copy = (**t).clone();
+            t.clear();
+            copy
+        });
+        let track = track.unwrap_or_default();
+        let patch = Patch::take(track.dirty(), &self.mem.allocs, self.checks.as_deref());
+        // Back to the batch's state.
+        copy_dirty(
+            track.dirty(),
+            (&base.mem.allocs, base.checks.as_deref()),
+            (&mut self.mem.allocs, self.checks.as_deref_mut()),
+        );
+        let mut stats = std::mem::replace(&mut self.stats, Counters::new(0));
+        stats.steps -= before;
+        Done {
+            track,
+            patch,
+            events: std::mem::take(&mut self.events),
+            printf: std::mem::take(&mut self.mem.printf),
+            stats,
+            stop: self.stop.take(),
+        }
+    }
+
+    /// Merges a group's speculative run, when it is what the serial run
+    /// would have done; false when the group must run again.
+    fn commit(&mut self, done: &Done, dirty: &[Bits]) -> bool {
+        let fits = self.mem.printf.bytes() + done.printf.bytes() <= super::printf::FIFO_BYTES;
+        let exact = done.stop.is_none()
+            && done.events.dropped == 0
+            && done.printf.dropped == 0
+            && fits
+            && self.stats.steps.saturating_add(done.stats.steps) < self.setup.max_steps
+            && !done.track.conflicts(dirty);
+        if !exact {
+            return false;
+        }
+        done.patch
+            .apply(&mut self.mem.allocs, self.checks.as_deref_mut());
+        self.events.merge(&done.events);
+        self.mem.printf.merge(&done.printf);
+        self.stats.merge(&done.stats);
+        true
+    }
+
+    /// [`Machine::run`] with `jobs` workers (at least 2) over `groups`.
+    pub(super) fn run_parallel(&mut self, groups: &[[u32; 3]], jobs: usize) {
+        let races = self.checks.as_ref().is_some_and(|s| s.on.races);
+        self.mem.track = Some(Box::new(Track::new(races, self.mem.allocs.len())));
+        let mut workers: Vec<Machine<'p>> = (0..jobs).map(|_| self.fork()).collect();
+        let batch = jobs * BATCH_PER_JOB;
+        let mut next = 0;
+        let mut dirty = vec![Bits::default(); self.mem.allocs.len()];
+        while next < groups.len() {
+            let ids = groups
+                .get(next..(next + batch).min(groups.len()))
+                .unwrap_or(&[]);
+            let before = self.stats.steps;
+            let base: &Machine<'p> = self;
+            let counter = AtomicUsize::new(0);
+            let results: Vec<(usize, Done)> = std::thread::scope(|s| {
+                let handles: Vec<_> = workers
+                    .iter_mut()
+                    .map(|worker| {
+                        let counter = &counter;
+                        s.spawn(move || {
+                            let mut out = Vec::new();
+                            loop {
+                                let k = counter.fetch_add(1, Ordering::Relaxed);
+                                let Some(&id) = ids.get(k) else { break };
+                                out.push((k, worker.speculate(id, before, base)));
+                            }
+                            out
+                        })
+                    })
+                    .collect();
+                // A worker that panicked leaves its groups to the serial
+                // run below (which meets the same panic).
+                handles
+                    .into_iter()
+                    .flat_map(|h| h.join().unwrap_or_default())
+                    .collect()
+            });
+            let mut done: Vec<Option<Done>> = ids.iter().map(|_| None).collect();
+            for (k, d) in results {
+                if let Some(slot) = done.get_mut(k) {
+                    *slot = Some(d);
+                }
+            }
+            dirty.iter_mut().for_each(Bits::clear);
+            let mut reruns = 0;
+            for (&id, d) in ids.iter().zip(done) {
+                if let Some(d) = d.filter(|d| self.commit(d, &dirty)) {
+                    add(&mut dirty, d.track.dirty());
+                } else {
+                    // The serial run of the group, on the machine itself.
+                    reruns += 1;
+                    self.run_group(id);
+                    self.finish_cluster();
+                    if let Some(t) = self.mem.track.as_mut() {
+                        add(&mut dirty, t.dirty());
+                        t.clear();
+                    }
+                    if self.stop.is_some() {
+                        self.mem.track = None;
+                        return;
+                    }
+                }
+                self.stats.clusters_done += 1;
+            }
+            next += ids.len();
+            // The workers catch up with what the batch changed.
+            for wk in &mut workers {
+                copy_dirty(
+                    &dirty,
+                    (&self.mem.allocs, self.checks.as_deref()),
+                    (&mut wk.mem.allocs, wk.checks.as_deref_mut()),
+                );
+            }
+            // Groups that depend on each other (a counter every group
+            // increments) run again one after another: the rest of the
+            // launch is run serially when most of a batch did.
+            if reruns * 2 > ids.len() {
+                self.mem.track = None;
+                for &id in groups.get(next..).unwrap_or(&[]) {
+                    self.run_group(id);
+                    self.finish_cluster();
+                    if self.stop.is_some() {
+                        return;
+                    }
+                    self.stats.clusters_done += 1;
+                }
+                return;
+            }
+        }
+        self.mem.track = None;
+    }
+}
+
+fn add(to: &mut [Bits], from: &[Bits]) {
+    for (t, f) in to.iter_mut().zip(from) {
+        t.union(f);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn granule_sets_intersect_union_and_walk_runs() {
+        let mut a = Bits::default();
+        a.set(3, 70);
+        a.set(200, 201);
+        let ranges: Vec<_> = a.ranges().collect();
+        assert_eq!(ranges, vec![(12, 256), (256, 280), (800, 804)]);
+        let mut b = Bits::default();
+        b.set(70, 100);
+        assert!(!a.intersects(&b));
+        b.set(69, 70);
+        assert!(a.intersects(&b) && b.intersects(&a));
+        let mut c = Bits::default();
+        c.union(&a);
+        assert_eq!(c.ranges().collect::<Vec<_>>(), ranges);
+        c.clear();
+        assert_eq!(c.ranges().count(), 0);
+        assert!(!c.intersects(&a));
+    }
+
+    #[test]
+    fn a_read_is_dirty_only_under_the_race_check() {
+        for races in [false, true] {
+            let mut t = Track::new(races, 2);
+            t.note_global(1, 6, 4, false);
+            assert_eq!(
+                t.dirty().iter().map(|b| b.ranges().count()).sum::<usize>(),
+                usize::from(races)
+            );
+            t.note_global(0, 0, 1, true);
+            let mut other = vec![Bits::default(); 2];
+            other[1].set(2, 3);
+            assert!(t.conflicts(&other));
+            other[1].clear();
+            other[0].set(1, 2);
+            assert!(!t.conflicts(&other));
+        }
+    }
+}

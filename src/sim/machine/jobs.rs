@@ -255,7 +255,7 @@ impl<'p> Machine<'p> {
                 rng: self.sched.rng.clone(),
             },
             events: Events::default(),
-            stats: Counters::new(self.stats.counts.len()),
+            stats: Counters::new(self.setup.prog.code.len()),
             stop: None,
             checks: self.checks.as_ref().map(|s| Box::new(s.fork())),
         }
@@ -264,7 +264,7 @@ impl<'p> Machine<'p> {
     /// Runs group `seq` (at `id`) with the steps `before` taken already,
     /// from this worker's state, which it leaves as `base` has it.
     fn speculate(&mut self, id: [u32; 3], before: u64, base: &Machine) -> Done {
-        self.stats = Counters::new(self.stats.counts.len());
+        self.stats = Counters::new(self.setup.prog.code.len());
         self.stats.steps = before;
         self.run_group(id);
         self.finish_cluster();
@@ -281,7 +281,8 @@ impl<'p> Machine<'p> {
             (&base.mem.allocs, base.checks.as_deref()),
             (&mut self.mem.allocs, self.checks.as_deref_mut()),
         );
-        let mut stats = std::mem::replace(&mut self.stats, Counters::new(0));
+        let mut stats =
+            std::mem::replace(&mut self.stats, Counters::new(self.setup.prog.code.len()));
         stats.steps -= before;
         Done {
             track,
@@ -314,32 +315,66 @@ impl<'p> Machine<'p> {
         true
     }
 
-    /// [`Machine::run`] with `jobs` workers (at least 2) over `groups`.
-    pub(super) fn run_parallel(&mut self, groups: &[[u32; 3]], jobs: usize) {
+    /// The workers of `jobs` the memory available affords: each has a
+    /// copy of global memory and, with the race check on, of its shadow.
+    pub(super) fn affordable(&self, jobs: usize) -> usize {
+        let races = self.checks.as_ref().is_some_and(|s| s.on.races);
+        let per_byte = 1 + if races {
+            crate::sim::SHADOW_PER_GLOBAL_BYTE as u64
+        } else {
+            0
+        };
+        let bytes: u64 = self.mem.allocs.iter().map(|a| a.data.len() as u64).sum();
+        let need = |n: usize| bytes.saturating_mul(per_byte).saturating_mul(n as u64);
+        let mut n = jobs;
+        while n > 1 && crate::launch::memory::check(need(n)).is_err() {
+            n /= 2;
+        }
+        n
+    }
+
+    /// [`Machine::run`] with `jobs` workers (at least 2) over a grid of
+    /// `ngroups` groups.
+    pub(super) fn run_parallel(&mut self, ngroups: [u32; 3], jobs: usize) {
+        let total = ngroups.iter().map(|&n| u64::from(n)).product::<u64>();
+        // The id of the group at `seq` in the serial order (x fastest).
+        let id = |seq: u64| {
+            let (nx, ny) = (u64::from(ngroups[0].max(1)), u64::from(ngroups[1].max(1)));
+            [seq % nx, (seq / nx) % ny, seq / (nx * ny)].map(|v| v as u32)
+        };
         let races = self.checks.as_ref().is_some_and(|s| s.on.races);
         self.mem.track = Some(Box::new(Track::new(races, self.mem.allocs.len())));
         let mut workers: Vec<Machine<'p>> = (0..jobs).map(|_| self.fork()).collect();
         let batch = jobs * BATCH_PER_JOB;
-        let mut next = 0;
+        let mut next = 0u64;
         let mut dirty = vec![Bits::default(); self.mem.allocs.len()];
-        while next < groups.len() {
-            let ids = groups
-                .get(next..(next + batch).min(groups.len()))
-                .unwrap_or(&[]);
+        while next < total {
+            let ids: Vec<[u32; 3]> = (next..(next + batch as u64).min(total)).map(id).collect();
+            let ids = ids.as_slice();
             let before = self.stats.steps;
             let base: &Machine<'p> = self;
             let counter = AtomicUsize::new(0);
+            // The first group that stopped: the serial run ends there (or
+            // runs the later groups itself), so none after it starts.
+            let stopped = AtomicUsize::new(usize::MAX);
             let results: Vec<(usize, Done)> = std::thread::scope(|s| {
                 let handles: Vec<_> = workers
                     .iter_mut()
                     .map(|worker| {
-                        let counter = &counter;
+                        let (counter, stopped) = (&counter, &stopped);
                         s.spawn(move || {
                             let mut out = Vec::new();
                             loop {
                                 let k = counter.fetch_add(1, Ordering::Relaxed);
                                 let Some(&id) = ids.get(k) else { break };
-                                out.push((k, worker.speculate(id, before, base)));
+                                if k > stopped.load(Ordering::Relaxed) {
+                                    break;
+                                }
+                                let done = worker.speculate(id, before, base);
+                                if done.stop.is_some() {
+                                    stopped.fetch_min(k, Ordering::Relaxed);
+                                }
+                                out.push((k, done));
                             }
                             out
                         })
@@ -379,7 +414,7 @@ impl<'p> Machine<'p> {
                 }
                 self.stats.clusters_done += 1;
             }
-            next += ids.len();
+            next += ids.len() as u64;
             // The workers catch up with what the batch changed.
             for wk in &mut workers {
                 copy_dirty(
@@ -393,8 +428,8 @@ impl<'p> Machine<'p> {
             // launch is run serially when most of a batch did.
             if reruns * 2 > ids.len() {
                 self.mem.track = None;
-                for &id in groups.get(next..).unwrap_or(&[]) {
-                    self.run_group(id);
+                for seq in next..total {
+                    self.run_group(id(seq));
                     self.finish_cluster();
                     if self.stop.is_some() {
                         return;

@@ -309,13 +309,13 @@ impl<'p> Machine<'p> {
             .setup
             .jobs
             .min(usize::try_from(total).unwrap_or(usize::MAX));
+        let jobs = if jobs > 1 {
+            self.affordable(jobs)
+        } else {
+            jobs
+        };
         if jobs > 1 {
-            let groups: Vec<[u32; 3]> = (0..ngroups[2])
-                .flat_map(|z| {
-                    (0..ngroups[1]).flat_map(move |y| (0..ngroups[0]).map(move |x| [x, y, z]))
-                })
-                .collect();
-            self.run_parallel(&groups, jobs);
+            self.run_parallel(ngroups, jobs);
             return;
         }
         for z in 0..ngroups[2] {

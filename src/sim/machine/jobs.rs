@@ -62,29 +62,30 @@ impl Bits {
         }
     }
 
-    fn intersects(&self, other: &Bits) -> bool {
-        self.nonzero.iter().any(|&w| {
-            let a = self.words.get(w as usize).copied().unwrap_or(0);
-            let b = other.words.get(w as usize).copied().unwrap_or(0);
-            a & b != 0
-        })
+    /// The set as its words that are not zero: (index, bits).
+    fn sparse(&self) -> Sparse {
+        self.nonzero
+            .iter()
+            .map(|&w| (w, self.words.get(w as usize).copied().unwrap_or(0)))
+            .collect()
     }
 
-    fn union(&mut self, other: &Bits) {
-        for &w in &other.nonzero {
-            let bits = other.words.get(w as usize).copied().unwrap_or(0);
-            let base = u64::from(w) * 64;
-            // Each run of set bits, added as a range.
-            let mut rest = bits;
-            while rest != 0 {
-                let from = u64::from(rest.trailing_zeros());
-                let len = u64::from((rest >> from).trailing_ones());
-                self.set(base + from, base + from + len);
-                rest &= !(if len == 64 {
-                    u64::MAX
-                } else {
-                    ((1u64 << len) - 1) << from
-                });
+    fn intersects(&self, other: &[(u32, u64)]) -> bool {
+        other
+            .iter()
+            .any(|&(w, b)| self.words.get(w as usize).copied().unwrap_or(0) & b != 0)
+    }
+
+    fn union(&mut self, other: &[(u32, u64)]) {
+        for &(w, b) in other {
+            if self.words.len() <= w as usize {
+                self.words.resize(w as usize + 1, 0);
+            }
+            if let Some(word) = self.words.get_mut(w as usize) {
+                if *word == 0 && b != 0 {
+                    self.nonzero.push(w);
+                }
+                *word |= b;
             }
         }
     }
@@ -97,19 +98,35 @@ impl Bits {
         }
         self.nonzero.clear();
     }
+}
 
-    /// The runs of granules in the set, as byte ranges.
-    fn ranges(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
-        self.nonzero.iter().flat_map(move |&w| {
-            let bits = self.words.get(w as usize).copied().unwrap_or(0);
-            let base = u64::from(w) * 64;
-            (0..64u64)
-                .filter(move |i| bits >> i & 1 == 1 && (*i == 0 || bits >> (i - 1) & 1 == 0))
-                .map(move |i| {
-                    let len = u64::from((bits >> i).trailing_ones());
-                    ((base + i) * 4, (base + i + len) * 4)
-                })
-        })
+/// A set of granules as its words that are not zero: (index, bits).
+type Sparse = Vec<(u32, u64)>;
+
+/// The runs of granules of a set, as byte ranges.
+fn ranges(set: &[(u32, u64)]) -> impl Iterator<Item = (u64, u64)> + '_ {
+    set.iter().flat_map(|&(w, bits)| {
+        let base = u64::from(w) * 64;
+        (0..64u64)
+            .filter(move |i| bits >> i & 1 == 1 && (*i == 0 || bits >> (i - 1) & 1 == 0))
+            .map(move |i| {
+                let len = u64::from((bits >> i).trailing_ones());
+                ((base + i) * 4, (base + i + len) * 4)
+            })
+    })
+}
+
+/// What a group touched and made dirty, per allocation.
+#[derive(Debug, Default)]
+struct Taken {
+    touched: Vec<Sparse>,
+    dirty: Vec<Sparse>,
+}
+
+impl Taken {
+    /// Did the group touch what `dirty` (earlier groups') made dirty?
+    fn conflicts(&self, dirty: &[Bits]) -> bool {
+        self.touched.iter().zip(dirty).any(|(t, d)| d.intersects(t))
     }
 }
 
@@ -152,22 +169,17 @@ impl Track {
         }
     }
 
-    fn dirty(&self) -> &[Bits] {
-        if self.races {
-            &self.touched
+    /// What the group touched and made dirty; the sets are emptied.
+    fn take(&mut self) -> Taken {
+        let touched: Vec<Sparse> = self.touched.iter().map(Bits::sparse).collect();
+        let dirty = if self.races {
+            touched.clone()
         } else {
-            &self.written
-        }
-    }
-
-    fn clear(&mut self) {
+            self.written.iter().map(Bits::sparse).collect()
+        };
         self.touched.iter_mut().for_each(Bits::clear);
         self.written.iter_mut().for_each(Bits::clear);
-    }
-
-    /// Did the group touch what `dirty` (earlier groups') made dirty?
-    fn conflicts(&self, dirty: &[Bits]) -> bool {
-        self.touched.iter().zip(dirty).any(|(t, d)| t.intersects(d))
+        Taken { touched, dirty }
     }
 }
 
@@ -177,11 +189,11 @@ impl Track {
 struct Patch(Vec<(usize, u64, Vec<u8>, Option<Saved>)>);
 
 impl Patch {
-    fn take(dirty: &[Bits], allocs: &[Alloc], san: Option<&Sanitizer>) -> Patch {
+    fn take(dirty: &[Sparse], allocs: &[Alloc], san: Option<&Sanitizer>) -> Patch {
         let mut out = Vec::new();
         for (i, bits) in dirty.iter().enumerate() {
             let Some(src) = allocs.get(i) else { continue };
-            for (lo, hi) in bits.ranges() {
+            for (lo, hi) in ranges(bits) {
                 let hi = hi.min(src.data.len() as u64);
                 let bytes = src.data.get(lo as usize..hi as usize).unwrap_or(&[]);
                 let saved = san.map(|s| s.save_global(i, lo, hi));
@@ -210,7 +222,7 @@ impl Patch {
 /// Copies the granules `dirty` of global memory, and the race check's
 /// state of them, from one machine's memory to another's.
 fn copy_dirty(
-    dirty: &[Bits],
+    dirty: &[Sparse],
     from: (&[Alloc], Option<&Sanitizer>),
     to: (&mut [Alloc], Option<&mut Sanitizer>),
 ) {
@@ -219,7 +231,7 @@ fn copy_dirty(
 
 /// What a group's speculative run left to merge.
 struct Done {
-    track: Track,
+    taken: Taken,
     /// What it changed.
     patch: Patch,
     events: Events,
@@ -268,16 +280,16 @@ impl<'p> Machine<'p> {
         self.stats.steps = before;
         self.run_group(id);
         self.finish_cluster();
-        let track = self.mem.track.as_mut().map(|t| {
-            let copy = (**t).clone();
-            t.clear();
-            copy
-        });
-        let track = track.unwrap_or_default();
-        let patch = Patch::take(track.dirty(), &self.mem.allocs, self.checks.as_deref());
+        let taken = self
+            .mem
+            .track
+            .as_mut()
+            .map(|t| t.take())
+            .unwrap_or_default();
+        let patch = Patch::take(&taken.dirty, &self.mem.allocs, self.checks.as_deref());
         // Back to the batch's state.
         copy_dirty(
-            track.dirty(),
+            &taken.dirty,
             (&base.mem.allocs, base.checks.as_deref()),
             (&mut self.mem.allocs, self.checks.as_deref_mut()),
         );
@@ -285,7 +297,7 @@ impl<'p> Machine<'p> {
             std::mem::replace(&mut self.stats, Counters::new(self.setup.prog.code.len()));
         stats.steps -= before;
         Done {
-            track,
+            taken,
             patch,
             events: std::mem::take(&mut self.events),
             printf: std::mem::take(&mut self.mem.printf),
@@ -303,7 +315,7 @@ impl<'p> Machine<'p> {
             && done.printf.dropped == 0
             && fits
             && self.stats.steps.saturating_add(done.stats.steps) < self.setup.max_steps
-            && !done.track.conflicts(dirty);
+            && !done.taken.conflicts(dirty);
         if !exact {
             return false;
         }
@@ -397,15 +409,14 @@ impl<'p> Machine<'p> {
             let mut reruns = 0;
             for (&id, d) in ids.iter().zip(done) {
                 if let Some(d) = d.filter(|d| self.commit(d, &dirty)) {
-                    add(&mut dirty, d.track.dirty());
+                    add(&mut dirty, &d.taken.dirty);
                 } else {
                     // The serial run of the group, on the machine itself.
                     reruns += 1;
                     self.run_group(id);
                     self.finish_cluster();
                     if let Some(t) = self.mem.track.as_mut() {
-                        add(&mut dirty, t.dirty());
-                        t.clear();
+                        add(&mut dirty, &t.take().dirty);
                     }
                     if self.stop.is_some() {
                         self.mem.track = None;
@@ -416,9 +427,10 @@ impl<'p> Machine<'p> {
             }
             next += ids.len() as u64;
             // The workers catch up with what the batch changed.
+            let changed: Vec<Sparse> = dirty.iter().map(Bits::sparse).collect();
             for wk in &mut workers {
                 copy_dirty(
-                    &dirty,
+                    &changed,
                     (&self.mem.allocs, self.checks.as_deref()),
                     (&mut wk.mem.allocs, wk.checks.as_deref_mut()),
                 );
@@ -443,7 +455,7 @@ impl<'p> Machine<'p> {
     }
 }
 
-fn add(to: &mut [Bits], from: &[Bits]) {
+fn add(to: &mut [Bits], from: &[Sparse]) {
     for (t, f) in to.iter_mut().zip(from) {
         t.union(f);
     }
@@ -458,19 +470,19 @@ mod tests {
         let mut a = Bits::default();
         a.set(3, 70);
         a.set(200, 201);
-        let ranges: Vec<_> = a.ranges().collect();
-        assert_eq!(ranges, vec![(12, 256), (256, 280), (800, 804)]);
+        let runs: Vec<_> = ranges(&a.sparse()).collect();
+        assert_eq!(runs, vec![(12, 256), (256, 280), (800, 804)]);
         let mut b = Bits::default();
         b.set(70, 100);
-        assert!(!a.intersects(&b));
+        assert!(!a.intersects(&b.sparse()));
         b.set(69, 70);
-        assert!(a.intersects(&b) && b.intersects(&a));
+        assert!(a.intersects(&b.sparse()) && b.intersects(&a.sparse()));
         let mut c = Bits::default();
-        c.union(&a);
-        assert_eq!(c.ranges().collect::<Vec<_>>(), ranges);
+        c.union(&a.sparse());
+        assert_eq!(ranges(&c.sparse()).collect::<Vec<_>>(), runs);
         c.clear();
-        assert_eq!(c.ranges().count(), 0);
-        assert!(!c.intersects(&a));
+        assert_eq!(ranges(&c.sparse()).count(), 0);
+        assert!(!c.intersects(&a.sparse()));
     }
 
     #[test]
@@ -478,17 +490,18 @@ mod tests {
         for races in [false, true] {
             let mut t = Track::new(races, 2);
             t.note_global(1, 6, 4, false);
-            assert_eq!(
-                t.dirty().iter().map(|b| b.ranges().count()).sum::<usize>(),
-                usize::from(races)
-            );
             t.note_global(0, 0, 1, true);
+            let taken = t.take();
+            let dirty_runs: usize = taken.dirty.iter().map(|b| ranges(b).count()).sum();
+            assert_eq!(dirty_runs, 1 + usize::from(races));
             let mut other = vec![Bits::default(); 2];
             other[1].set(2, 3);
-            assert!(t.conflicts(&other));
+            assert!(taken.conflicts(&other));
             other[1].clear();
             other[0].set(1, 2);
-            assert!(!t.conflicts(&other));
+            assert!(!taken.conflicts(&other));
+            // Taking empties the sets.
+            assert!(t.take().touched.iter().all(Vec::is_empty));
         }
     }
 }

@@ -363,6 +363,8 @@ impl<'p> Machine<'p> {
         let entry = prog.funcs.get(kernel.func as usize).map_or(0, |f| f.entry);
         self.sched.queue.clear();
         self.sched.current = None;
+        // Nothing of a group's progress epochs outlives it.
+        self.sched.epoch = 0;
         let c = &mut self.cluster;
         c.id = groupid;
         c.ctas.clear();

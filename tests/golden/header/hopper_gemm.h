@@ -54,7 +54,7 @@ static inline CUresult kdsl_hopper_gemm_module_check_device(CUdevice device)
     return (major != 9 || minor != 0) ? CUDA_ERROR_NO_BINARY_FOR_GPU : CUDA_SUCCESS;
 }
 
-/* ---- kernel `hopper_gemm` ----
+/* ---- kernel `hopper_gemm`: `hopper_gemm` with ELEM = bf16, BK = 64, KSTEP = 16 ----
  * Parameters (276 bytes):
  *   a: tensor [bf16; 128, 64]
  *   b: tensor [bf16; 256, 64]

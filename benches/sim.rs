@@ -8,7 +8,10 @@
 //! default of `kdslc sim`: races, uninitialised reads, transaction
 //! overflows, barrier divergence) and off (`NAME/no-checks`).
 //! Criterion's throughput is set to the instructions one run executes, so
-//! "elem/s" is instructions per second.
+//! "elem/s" is instructions per second. These run with `jobs: 1` (one
+//! core); `sgemm_tiled_256/jobs-N` runs `sgemm_tiled` with N groups at
+//! once (`--jobs N`, checks off), one per core up to 4.
+//!
 //!
 //!     cargo bench --bench sim
 
@@ -56,6 +59,7 @@ fn bench_one(c: &mut Criterion, name: &str, p: &Program, launch: &Launch) {
     for (suffix, checks) in [("checks", Checks::all()), ("no-checks", Checks::none())] {
         let opts = SimOptions {
             checks,
+            jobs: 1,
             ..SimOptions::default()
         };
         let first = sim::run(p, launch, &opts);
@@ -92,6 +96,23 @@ fn benches(c: &mut Criterion) {
         ],
     };
     bench_one(c, "sgemm_tiled_256", &sgemm, &launch);
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    for jobs in [1, 2, 4].into_iter().filter(|&j| j <= cores.max(2)) {
+        let opts = SimOptions {
+            checks: Checks::none(),
+            jobs,
+            ..SimOptions::default()
+        };
+        let steps = sim::run(&sgemm, &launch, &opts).stats.steps;
+        let mut g = c.benchmark_group("sim");
+        g.throughput(Throughput::Elements(steps));
+        g.sample_size(10);
+        g.measurement_time(Duration::from_secs(20));
+        g.bench_function(format!("sgemm_tiled_256/jobs-{jobs}"), |b| {
+            b.iter(|| sim::run(&sgemm, &launch, &opts))
+        });
+        g.finish();
+    }
 
     let pipeline = program("pipeline_sum");
     let (grid, chunks) = (64u32, 16u32);

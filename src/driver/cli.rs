@@ -277,6 +277,11 @@ pub struct SimArgs {
     #[arg(long, value_name = "N")]
     pub max_steps: Option<u64>,
 
+    /// Simulate N clusters (or CTAs) at once, on N threads (default: one
+    /// per core; 1: one after another). The outcome is the same for every N
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub jobs: Option<u32>,
+
     /// The run-time checks: all (the default), none, or a list of races,
     /// uninit, tx, barriers
     #[arg(long, value_name = "CHECKS", value_parser = crate::sim::Checks::parse, default_value = "all")]
@@ -727,6 +732,8 @@ mod tests {
             "random:7",
             "--max-steps",
             "100",
+            "--jobs",
+            "3",
             "--stats",
             "--target",
             "sm_90a",
@@ -746,6 +753,7 @@ mod tests {
         assert_eq!(s.launch.args[1].key, crate::launch::ArgKey::Position(1));
         assert_eq!(s.schedule, Schedule::Random(7));
         assert_eq!(s.max_steps, Some(100));
+        assert_eq!(s.jobs, Some(3));
         assert!(s.stats && s.launch.dump_all);
         assert_eq!(s.launch.common.target, Target::Sm90a);
         assert_eq!(s.launch.common.message_format, MessageFormat::Json);

@@ -14,11 +14,14 @@ use crate::source::SourceMap;
 use crate::span::FileId;
 use std::fmt::Write as _;
 
-/// How to simulate: `--schedule`, `--max-steps`, `--checks`, `--stats`.
+/// How to simulate: `--schedule`, `--max-steps`, `--jobs`, `--checks`,
+/// `--stats`.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Settings {
     pub schedule: Schedule,
     pub max_steps: Option<u64>,
+    /// `--jobs` (0: one per core).
+    pub jobs: usize,
     /// `--checks`.
     pub checks: sim::Checks,
     pub stats: bool,
@@ -112,6 +115,7 @@ pub(crate) fn simulate(
         },
         max_steps: settings.max_steps.unwrap_or(defaults.max_steps),
         checks: settings.checks,
+        jobs: settings.jobs,
     };
     let outcome = sim::run(&program, launch, &opts);
     let stats = settings

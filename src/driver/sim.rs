@@ -29,6 +29,7 @@ pub fn sim(args: &SimArgs, reporter: &mut Reporter) -> Result<(), Fail> {
     let settings = Settings {
         schedule: args.schedule,
         max_steps: args.max_steps,
+        jobs: args.jobs.map_or(0, |n| n as usize),
         checks: args.checks,
         stats: args.stats,
         json: args.launch.common.message_format == MessageFormat::Json,

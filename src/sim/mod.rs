@@ -93,6 +93,21 @@ pub struct SimOptions {
     pub max_steps: u64,
     /// The run-time checks (all by default).
     pub checks: Checks,
+    /// The groups (clusters, or CTAs) simulated at once, on as many
+    /// threads: 1 runs them one after another; 0 (the default) as many as
+    /// the machine has cores. The outcome is the same for every value
+    /// (`docs/simulator.md`, "Parallel runs").
+    pub jobs: usize,
+}
+
+impl SimOptions {
+    /// [`SimOptions::jobs`], 0 resolved to the cores available.
+    pub fn jobs(&self) -> usize {
+        match self.jobs {
+            0 => std::thread::available_parallelism().map_or(1, usize::from),
+            n => n,
+        }
+    }
 }
 
 impl Default for SimOptions {
@@ -101,6 +116,7 @@ impl Default for SimOptions {
             schedule: Schedule::InOrder,
             max_steps: 1_000_000_000,
             checks: Checks::all(),
+            jobs: 0,
         }
     }
 }

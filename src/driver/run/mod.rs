@@ -78,6 +78,7 @@ pub fn run(args: &RunArgs, reporter: &mut Reporter) -> Result<(), Fail> {
         let settings = Settings {
             schedule: super::cli::Schedule::InOrder,
             max_steps: None,
+            jobs: 0,
             checks: crate::sim::Checks::all(),
             stats: false,
             json,

@@ -379,6 +379,9 @@ impl Machine<'_> {
                 };
                 let start = p.offset as usize;
                 let out = bytes.get(start..start + size as usize).map(<[u8]>::to_vec);
+                if let Some(tr) = self.mem.track.as_deref_mut() {
+                    tr.note(p, size, false);
+                }
                 if let Some(san) = &mut self.checks {
                     if let Some(mem) = copy_mem(p) {
                         san.copy_access(&mut self.events, mem, size, false, false);
@@ -449,6 +452,9 @@ impl Machine<'_> {
         ) {
             Ok(p) => {
                 let Target::Global(i) = p.target else { return };
+                if let Some(tr) = self.mem.track.as_deref_mut() {
+                    tr.note(p, size, true);
+                }
                 if let Some(san) = &mut self.checks {
                     if let Some(mem) = copy_mem(p) {
                         san.copy_access(&mut self.events, mem, size, true, false);

@@ -281,6 +281,8 @@ fn bkey(b: &BarrierRef) -> u64 {
 #[derive(Clone, Debug)]
 pub struct Recorded {
     pub issue: Issue,
+    /// What makes it one report (with `pc`).
+    key: (u8, u64),
     pub pc: u32,
     /// The first distinct threads (at most [`MAX_THREADS`]).
     pub threads: Vec<ThreadRef>,
@@ -296,11 +298,12 @@ pub struct Recorded {
 
 impl Recorded {
     /// A report of one event of `thread`.
-    pub fn new(issue: Issue, pc: u32, thread: ThreadRef) -> Recorded {
+    pub fn new(issue: Issue, key: (u8, u64), pc: u32, thread: ThreadRef) -> Recorded {
         let mut seen = std::collections::HashSet::default();
         seen.insert(thread);
         Recorded {
             issue,
+            key,
             pc,
             threads: vec![thread],
             nthreads: 1,
@@ -379,6 +382,32 @@ impl Events {
         });
     }
 
+    /// Adds what a later part of the run recorded (`--jobs`: a group run
+    /// on its own), as if its issues had been recorded here in turn.
+    /// `later` must have dropped nothing.
+    pub fn merge(&mut self, later: &Events) {
+        for r in &later.list {
+            let key = (r.pc, r.key.0, r.key.1);
+            if let Some(&i) = self.index.get(&key) {
+                if let Some(mine) = self.list.get_mut(i) {
+                    // A later group's threads are other CTAs': distinct
+                    // from every thread counted so far.
+                    mine.count += r.count;
+                    mine.nthreads += r.nthreads;
+                    let room = MAX_THREADS.saturating_sub(mine.threads.len());
+                    mine.threads.extend(r.threads.iter().take(room));
+                }
+                continue;
+            }
+            if self.list.len() >= MAX_REPORTS {
+                self.dropped += r.count;
+                continue;
+            }
+            self.index.insert(key, self.list.len());
+            self.list.push(r.clone());
+        }
+    }
+
     fn record_keyed(
         &mut self,
         pc: u32,
@@ -398,7 +427,7 @@ impl Events {
             return;
         }
         self.index.insert(key, self.list.len());
-        self.list.push(Recorded::new(issue(), pc, thread));
+        self.list.push(Recorded::new(issue(), (k, sub), pc, thread));
     }
 
     /// The cluster being run is done: its threads make no more events.

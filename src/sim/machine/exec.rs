@@ -51,6 +51,7 @@ struct MemCtx<'a> {
     ext: &'a Extents,
     events: &'a mut Events,
     generic: &'a mut [u64; 4],
+    track: &'a mut Option<Box<super::jobs::Track>>,
     own_rank: u32,
     me: ThreadRef,
 }
@@ -121,6 +122,9 @@ impl MemCtx<'_> {
                         size,
                     );
                     return None;
+                }
+                if let Some(tr) = self.track.as_deref_mut() {
+                    tr.note(p, size, kind != AccessKind::Load);
                 }
                 Some(p)
             }
@@ -326,6 +330,7 @@ impl Machine<'_> {
                     allocs,
                     params,
                     ext,
+                    track,
                     ..
                 },
             cluster:
@@ -392,6 +397,7 @@ impl Machine<'_> {
                     ext,
                     events,
                     generic,
+                    track,
                     own_rank,
                     me,
                 }

@@ -19,6 +19,7 @@ pub mod events;
 mod exec;
 pub mod farith;
 pub mod float;
+pub mod jobs;
 mod matching;
 mod matrix;
 mod mbarrier;
@@ -58,6 +59,17 @@ impl Rng {
         z ^ (z >> 31)
     }
 
+    /// The generator of group `seq` of a run with seed `seed`: the seed's
+    /// own for the first group (a launch of one group draws as it did
+    /// before groups had their own), one drawn from both for the others.
+    pub fn for_group(seed: u64, seq: u32) -> Rng {
+        if seq == 0 {
+            return Rng::new(seed);
+        }
+        let mut mix = Rng::new(seed ^ u64::from(seq).wrapping_mul(0xd1b5_4a32_d192_ed03));
+        Rng::new(mix.next_u64())
+    }
+
     /// Uniform in `0..n` (`n > 0`).
     pub fn below(&mut self, n: u64) -> u64 {
         self.next_u64() % n.max(1)
@@ -93,11 +105,15 @@ pub struct Machine<'p> {
 }
 
 /// What is run, and how: fixed for the whole run.
+#[derive(Clone)]
 pub struct Setup<'p> {
     pub prog: &'p Program,
     pub kernel: &'p Kernel,
-    /// `Schedule::Random`.
+    /// `Schedule::Random`, and its seed.
     pub random: bool,
+    pub seed: u64,
+    /// Groups run at once (`SimOptions::jobs`, resolved).
+    pub jobs: usize,
     pub max_steps: u64,
     pub grid: [u32; 3],
     pub block: [u32; 3],
@@ -124,6 +140,9 @@ pub struct Memory {
     /// The global address of a cooperative launch's grid workspace
     /// (`%envreg1`/`%envreg2`), 0 otherwise.
     pub grid_workspace: u64,
+    /// Under `--jobs`, the granules of global memory the group being run
+    /// touches (`jobs`).
+    pub track: Option<Box<jobs::Track>>,
 }
 
 /// The cluster being run: its CTAs, threads, registers and warps, the bulk
@@ -221,6 +240,8 @@ impl<'p> Machine<'p> {
                 prog,
                 kernel,
                 random,
+                seed,
+                jobs: opts.jobs(),
                 max_steps: opts.max_steps,
                 grid,
                 block,
@@ -243,6 +264,7 @@ impl<'p> Machine<'p> {
                 maps: Vec::new(),
                 printf: Default::default(),
                 grid_workspace: 0,
+                track: None,
             },
             cluster: Cluster {
                 id: [0; 3],
@@ -265,14 +287,7 @@ impl<'p> Machine<'p> {
                 rng: Rng::new(seed),
             },
             events: Events::default(),
-            stats: Counters {
-                counts: vec![0; prog.code.len()],
-                generic: [0; 4],
-                steps: 0,
-                clusters_done: 0,
-                longest: None,
-                blocking_waits: 0,
-            },
+            stats: Counters::new(prog.code.len()),
             stop: None,
             checks,
         }
@@ -291,7 +306,8 @@ impl<'p> Machine<'p> {
     }
 
     /// Runs every group (cluster) of the grid, stopping at the first
-    /// deadlock or when `max_steps` is exhausted.
+    /// deadlock or when `max_steps` is exhausted: one after another, or
+    /// several at once under `--jobs` (`jobs`), with the same outcome.
     pub fn run(&mut self) {
         let group = self.setup.group;
         let ngroups = [
@@ -299,11 +315,24 @@ impl<'p> Machine<'p> {
             self.setup.grid[1] / group[1].max(1),
             self.setup.grid[2] / group[2].max(1),
         ];
+        let total = u64::from(ngroups[0]) * u64::from(ngroups[1]) * u64::from(ngroups[2]);
+        let jobs = self
+            .setup
+            .jobs
+            .min(usize::try_from(total).unwrap_or(usize::MAX));
+        let jobs = if jobs > 1 {
+            self.affordable(jobs)
+        } else {
+            jobs
+        };
+        if jobs > 1 {
+            self.run_parallel(ngroups, jobs);
+            return;
+        }
         for z in 0..ngroups[2] {
             for y in 0..ngroups[1] {
                 for x in 0..ngroups[0] {
-                    self.setup_cluster([x, y, z]);
-                    self.run_cluster();
+                    self.run_group([x, y, z]);
                     self.finish_cluster();
                     if self.stop.is_some() {
                         return;
@@ -312,6 +341,12 @@ impl<'p> Machine<'p> {
                 }
             }
         }
+    }
+
+    /// Sets up and runs group `groupid` (not yet finished).
+    fn run_group(&mut self, groupid: [u32; 3]) {
+        self.setup_cluster(groupid);
+        self.run_cluster();
     }
 
     /// Sets up the CTAs of group `groupid` (a cluster, or the grid).
@@ -339,6 +374,8 @@ impl<'p> Machine<'p> {
         let entry = prog.funcs.get(kernel.func as usize).map_or(0, |f| f.entry);
         self.sched.queue.clear();
         self.sched.current = None;
+        // Nothing of a group's progress epochs outlives it.
+        self.sched.epoch = 0;
         let c = &mut self.cluster;
         c.id = groupid;
         c.ctas.clear();
@@ -448,13 +485,16 @@ impl<'p> Machine<'p> {
                 self.sched.queue.push_back(index);
             }
         }
+        // The group's place in the grid's order of groups (clusters, or
+        // the one group of a cooperative launch).
+        let ngroups = [grid[0] / group[0].max(1), grid[1] / group[1].max(1)];
+        let seq = groupid[0] + ngroups[0] * (groupid[1] + ngroups[1] * groupid[2]);
         if let Some(san) = &mut self.checks {
-            // The group's place in the grid's order of groups (clusters, or
-            // the one group of a cooperative launch).
-            let ngroups = [grid[0] / group[0].max(1), grid[1] / group[1].max(1)];
-            let seq = groupid[0] + ngroups[0] * (groupid[1] + ngroups[1] * groupid[2]);
             san.begin_cluster(seq, c.ctas.iter().map(|cta| cta.ctaid).collect());
         }
+        // Each group's random schedule is drawn from its own generator, so
+        // that groups run in any order (`--jobs`) draw the same.
+        self.sched.rng = Rng::for_group(self.setup.seed, seq);
     }
 
     fn finish_cluster(&mut self) {
@@ -505,7 +545,58 @@ impl<'p> Machine<'p> {
     }
 }
 
+impl Counters {
+    pub fn new(instructions: usize) -> Counters {
+        Counters {
+            counts: vec![0; instructions],
+            generic: [0; 4],
+            steps: 0,
+            clusters_done: 0,
+            longest: None,
+            blocking_waits: 0,
+        }
+    }
+
+    /// Adds the counters of a group run after the ones counted (a longest
+    /// thread replaces the one kept only when it is longer, as in the
+    /// serial run).
+    pub fn merge(&mut self, later: &Counters) {
+        for (c, l) in self.counts.iter_mut().zip(&later.counts) {
+            *c += l;
+        }
+        for (g, l) in self.generic.iter_mut().zip(later.generic) {
+            *g += l;
+        }
+        self.steps += later.steps;
+        self.clusters_done += later.clusters_done;
+        self.blocking_waits += later.blocking_waits;
+        if let Some((n, r)) = later.longest {
+            if self.longest.is_none_or(|(m, _)| n > m) {
+                self.longest = Some((n, r));
+            }
+        }
+    }
+}
+
 impl Cluster {
+    /// A cluster with nothing set up, registers `stride` slots a thread.
+    pub fn empty(&self) -> Cluster {
+        Cluster {
+            id: [0; 3],
+            ctas: Vec::new(),
+            threads: Vec::new(),
+            regs: Registers {
+                values: Vec::new(),
+                stride: self.regs.stride,
+            },
+            warps: Vec::new(),
+            copies: VecDeque::new(),
+            cbar: ClusterBarrier::default(),
+            wg: Default::default(),
+            cp: Default::default(),
+        }
+    }
+
     /// Whether the CTA of `rank`, a peer of the CTA of `own`, has exited
     /// (its shared memory is kept, but an access to it is S0010).
     pub fn exited_peer(&self, rank: u32, own: u32) -> bool {

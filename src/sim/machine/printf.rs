@@ -25,6 +25,25 @@ pub struct Fifo {
     pub first_dropped: Option<(u32, [u32; 3], u32)>,
 }
 
+impl Fifo {
+    /// The bytes of text kept.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Adds the calls of a later part of the run (`--jobs`: a group run on
+    /// its own), as if they had been made here in turn; the text of all
+    /// must fit.
+    pub fn merge(&mut self, later: &Fifo) {
+        for r in &later.records {
+            let seq = self.records.len() as u64 + self.dropped;
+            self.bytes += r.text.len();
+            self.records.push(Record { seq, ..r.clone() });
+        }
+        self.dropped += later.dropped;
+    }
+}
+
 /// One `printf`: who printed what, and when.
 #[derive(Clone, Debug)]
 pub struct Record {
@@ -56,6 +75,8 @@ struct Reader<'a, 'p> {
     buf: u64,
     at: u64,
     fault: Option<(Fault, u64)>,
+    /// What it read: (generic address, bytes at most).
+    reads: Vec<(u64, u64)>,
 }
 
 impl Args for Reader<'_, '_> {
@@ -64,6 +85,7 @@ impl Args for Reader<'_, '_> {
         self.at = self.at.next_multiple_of(size);
         let addr = self.buf.wrapping_add(self.at);
         self.at += size;
+        self.reads.push((addr, size));
         match self.m.peek(self.t, addr, size) {
             Ok(bytes) => Some(
                 bytes
@@ -79,6 +101,7 @@ impl Args for Reader<'_, '_> {
     }
 
     fn string(&mut self, addr: u64, max: usize) -> Option<Vec<u8>> {
+        self.reads.push((addr, max as u64));
         match self.m.c_string(self.t, addr, max) {
             Ok(s) => Some(s),
             Err(f) => {
@@ -117,6 +140,10 @@ impl Machine<'_> {
                         .map(|s| String::from_utf8_lossy(&s).into_owned())
                         .unwrap_or_default()
                 };
+                for off in [*message, *file, *function] {
+                    let addr = self.fparam_u64(t, off, 8);
+                    self.note_read(t, addr, 4096);
+                }
                 let info = AssertInfo {
                     message: text(self, *message),
                     file: text(self, *file),
@@ -136,6 +163,7 @@ impl Machine<'_> {
     /// Formats one `printf` into the buffer; its result (the arguments
     /// read, -2 when the text could not be made whole).
     fn vprintf(&mut self, t: u32, pc: u32, fmt_addr: u64, buf: u64) -> i32 {
+        self.note_read(t, fmt_addr, printf::MAX_STRING as u64);
         let fmt = match self.c_string(t, fmt_addr, printf::MAX_STRING) {
             Ok(f) => f,
             Err(fault) => {
@@ -157,9 +185,13 @@ impl Machine<'_> {
             buf,
             at: 0,
             fault: None,
+            reads: Vec::new(),
         };
         let out = printf::format(&fmt, &mut reader);
         let fault = reader.fault.take();
+        for (addr, len) in std::mem::take(&mut reader.reads) {
+            self.note_read(t, addr, len);
+        }
         if let Some((fault, size)) = fault {
             self.record(
                 t,
@@ -192,6 +224,25 @@ impl Machine<'_> {
             -2
         } else {
             out.args as i32
+        }
+    }
+
+    /// Notes a read of at most `len` bytes at the generic address `addr`
+    /// (`--jobs`).
+    fn note_read(&mut self, t: u32, addr: u64, len: u64) {
+        if self.mem.track.is_none() {
+            return;
+        }
+        let own = self.cluster.threads.get(t as usize).map_or(0, |th| th.rank);
+        let ext = &self.mem.ext;
+        if let Ok(p) = memory::resolve(Space::Generic, addr, 1, 1, own, ext, &self.mem.allocs) {
+            let room = match p.target {
+                Target::Global(i) => self.mem.allocs.get(i).map_or(0, |a| a.data.len() as u64),
+                _ => 0,
+            };
+            if let Some(tr) = self.mem.track.as_deref_mut() {
+                tr.note(p, len.min(room.saturating_sub(p.offset)), false);
+            }
         }
     }
 

@@ -192,6 +192,20 @@ impl Machine<'_> {
             }
             Err(_) => None,
         };
+        if let (Some(tr), Some(b)) = (self.mem.track.as_deref_mut(), &bytes) {
+            let p = memory::resolve(
+                Space::Generic,
+                addr,
+                128,
+                1,
+                own,
+                &self.mem.ext,
+                &self.mem.allocs,
+            );
+            if let Ok(p) = p {
+                tr.note(p, b.len() as u64, false);
+            }
+        }
         let index = bytes
             .as_deref()
             .and_then(tmap::decode)
@@ -217,6 +231,7 @@ impl Machine<'_> {
             return;
         };
         let data = self.read_box(&rec, coords);
+        self.track_box(&rec, coords, false);
         self.check_box(&rec, coords, false, false);
         for &(rank, _) in dsts {
             self.write_swizzled(c, rank, dst_off, &data, rec.swizzle);
@@ -257,6 +272,7 @@ impl Machine<'_> {
             return;
         }
         let es = rec.elem.size() as usize;
+        self.track_box(&rec, coords, true);
         self.check_box(&rec, coords, true, red.is_some());
         let Some(alloc) = self.mem.allocs.get_mut(rec.alloc) else {
             return;
@@ -279,6 +295,20 @@ impl Machine<'_> {
                         reduce(op, rec.elem, d, s);
                     }
                 }
+            }
+        });
+    }
+
+    /// Notes the rows of the box a landing tensor copy reads or writes
+    /// (`--jobs`).
+    fn track_box(&mut self, rec: &MapRecord, coords: &[i64; 5], write: bool) {
+        let Some(tr) = self.mem.track.as_deref_mut() else {
+            return;
+        };
+        let es = rec.elem.size() as u64;
+        for_each_row(rec, coords, |_, base, lo, hi| {
+            if let (Some(base), true) = (base, lo < hi) {
+                tr.note_global(rec.alloc, base, (hi - lo) as u64 * es, write);
             }
         });
     }

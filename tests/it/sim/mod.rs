@@ -18,6 +18,7 @@ pub mod hopper;
 mod hostile;
 mod instances;
 mod isa;
+mod jobs;
 mod matrix;
 mod named;
 mod packed;

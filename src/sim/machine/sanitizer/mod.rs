@@ -39,6 +39,20 @@ use fast::FastMap as HashMap;
 use finding::*;
 use shadow::{Acc, Ctx, Shadow, Slot, View};
 
+/// The race check's state of some bytes of a global allocation
+/// (`Sanitizer::save_global`), for `--jobs`.
+#[derive(Clone, Debug)]
+pub struct Saved {
+    alloc: usize,
+    /// Granules `lo..hi`.
+    lo: usize,
+    hi: usize,
+    /// Their shadow (`None`: the allocation has none yet).
+    cells: Option<Vec<[Slot; GLOBAL_SLOTS]>>,
+    /// The atomic locations among them.
+    locs: Vec<(u64, LocSync)>,
+}
+
 /// An asynchronous agent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum AgentKey {
@@ -254,6 +268,9 @@ impl Sanitizer {
 
     pub fn begin_cluster(&mut self, seq: u32, ctaids: Vec<[u32; 3]>) {
         self.seq = seq;
+        for s in self.global.iter_mut().flatten() {
+            s.restart();
+        }
         let n = (self.nthreads * self.csize) as usize;
         self.threads.clear();
         self.threads.resize(n, TClock::new());
@@ -309,6 +326,72 @@ impl Sanitizer {
         self.cp_landed.clear();
         self.wg_instances.clear();
         self.wg_pending.clear();
+    }
+
+    /// A sanitizer for the same launch with the same global state (the
+    /// shadow of global memory and its atomic locations), for a worker of
+    /// `--jobs`.
+    pub fn fork(&self) -> Sanitizer {
+        let mut s = Sanitizer::new(self.on, self.shape, &self.global_len, 0, 0);
+        s.nthreads = self.nthreads;
+        s.csize = self.csize;
+        s.shared_bytes = self.shared_bytes;
+        s.local_bytes = self.local_bytes;
+        s.global = self.global.clone();
+        s.global_locs = self.global_locs.clone();
+        s
+    }
+
+    /// The global state of bytes `lo..hi` (whole granules) of allocation
+    /// `alloc`.
+    pub fn save_global(&self, alloc: usize, lo: u64, hi: u64) -> Saved {
+        let (lo, hi) = ((lo / 4) as usize, hi.div_ceil(4) as usize);
+        let cells = self
+            .global
+            .get(alloc)
+            .and_then(Option::as_ref)
+            .and_then(|s| s.cells(lo, hi))
+            .map(<[_]>::to_vec);
+        let locs = self
+            .global_locs
+            .iter()
+            .filter(|((a, off), _)| *a == alloc && (lo..hi).contains(&((off / 4) as usize)))
+            .map(|((_, off), l)| (*off, l.clone()))
+            .collect();
+        Saved {
+            alloc,
+            lo,
+            hi,
+            cells,
+            locs,
+        }
+    }
+
+    /// Puts back what [`Sanitizer::save_global`] saved (of another
+    /// sanitizer of the launch).
+    pub fn load_global(&mut self, saved: &Saved) {
+        let Saved { alloc, lo, hi, .. } = *saved;
+        match &saved.cells {
+            Some(cells) => {
+                if let Some(s) = Sanitizer::global_shadow(&mut self.global, &self.global_len, alloc)
+                {
+                    s.set_cells(lo, hi, Some(cells));
+                }
+            }
+            None => {
+                if let Some(s) = self.global.get_mut(alloc).and_then(Option::as_mut) {
+                    s.set_cells(lo, hi, None);
+                }
+            }
+        }
+        if self.global_locs.is_empty() && saved.locs.is_empty() {
+            return;
+        }
+        self.global_locs
+            .retain(|(a, off), _| *a != alloc || !(lo..hi).contains(&((off / 4) as usize)));
+        for (off, l) in &saved.locs {
+            self.global_locs.insert((alloc, *off), l.clone());
+        }
     }
 
     /// The cluster is done: what it released at gpu scope into atomic

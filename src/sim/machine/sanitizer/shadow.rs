@@ -194,7 +194,7 @@ impl Acc<'_> {
 }
 
 /// The shadow of one memory (a CTA's shared memory, a global allocation).
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Shadow<const K: usize> {
     cells: Vec<[Slot; K]>,
     tick: usize,
@@ -208,6 +208,29 @@ impl<const K: usize> Shadow<K> {
         cells.try_reserve_exact(n).ok()?;
         cells.resize(n, [[0u32; 4]; K]);
         Some(Shadow { cells, tick: 0 })
+    }
+
+    /// Restarts the count that picks which read a full granule forgets
+    /// (each cluster counts its own, so that clusters run in any order
+    /// forget the same).
+    pub fn restart(&mut self) {
+        self.tick = 0;
+    }
+
+    /// The slots of granules `lo..hi`.
+    pub fn cells(&self, lo: usize, hi: usize) -> Option<&[[Slot; K]]> {
+        self.cells.get(lo..hi)
+    }
+
+    /// Sets the slots of the granules from `lo` (empty ones for `None`).
+    pub fn set_cells(&mut self, lo: usize, hi: usize, cells: Option<&[[Slot; K]]>) {
+        let Some(dst) = self.cells.get_mut(lo..hi) else {
+            return;
+        };
+        match cells {
+            Some(src) if src.len() == dst.len() => dst.copy_from_slice(src),
+            _ => dst.fill([[0; 4]; K]),
+        }
     }
 
     /// Bytes of shadow per simulated byte.

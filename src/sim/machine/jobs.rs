@@ -1,0 +1,507 @@
+//! `--jobs N`: the groups of a launch (clusters, or CTAs) run on several
+//! cores, with results and reports byte-identical to the serial run.
+//!
+//! Groups share nothing but global memory, so the scheme is the classic
+//! deterministic optimistic one. The groups are taken in batches; each
+//! group of a batch runs on a worker (a fork of the machine: its own copy
+//! of global memory and of the race check's global shadow) from the state
+//! at the start of the batch, and records which 4-byte granules of global
+//! memory it touched (read or wrote) and which it made dirty (wrote; with
+//! the race check on, also read, since a read changes the shadow). Then
+//! the groups are committed in the serial order: a group whose touched
+//! granules no earlier group of the batch made dirty saw exactly what it
+//! would have seen in the serial run, and its dirty granules, reports,
+//! printf output and statistics are merged into the machine; any other
+//! group runs again, on the machine itself, as in the serial run. So do
+//! the groups whose outcome depends on more than their own memory: one
+//! that stopped (a deadlock, or `max_steps`: the report gives the steps of
+//! the whole run), one that might cross `max_steps`, one whose printf
+//! text might not fit the buffer after the earlier groups', one with more
+//! distinct reports than a group keeps.
+
+use super::events::Events;
+use super::memory::{Alloc, Place, Target};
+use super::printf::Fifo;
+use super::sanitizer::{Sanitizer, Saved};
+use super::{Counters, Machine, Stop};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// A set of 4-byte granules of one allocation: a bitmap, and its words
+/// that are not zero (so that a sparse set is cleared and walked cheaply).
+#[derive(Clone, Debug, Default)]
+pub struct Bits {
+    words: Vec<u64>,
+    nonzero: Vec<u32>,
+}
+
+impl Bits {
+    /// Adds granules `lo..hi`.
+    fn set(&mut self, lo: u64, hi: u64) {
+        if lo >= hi {
+            return;
+        }
+        let last = ((hi - 1) / 64) as usize;
+        if self.words.len() <= last {
+            self.words.resize(last + 1, 0);
+        }
+        for w in (lo / 64) as usize..=last {
+            let base = w as u64 * 64;
+            let from = lo.max(base) - base;
+            let to = hi.min(base + 64) - base;
+            let mask = if to - from == 64 {
+                u64::MAX
+            } else {
+                ((1u64 << (to - from)) - 1) << from
+            };
+            if let Some(word) = self.words.get_mut(w) {
+                if *word == 0 {
+                    self.nonzero.push(w as u32);
+                }
+                *word |= mask;
+            }
+        }
+    }
+
+    /// The set as its words that are not zero: (index, bits).
+    fn sparse(&self) -> Sparse {
+        self.nonzero
+            .iter()
+            .map(|&w| (w, self.words.get(w as usize).copied().unwrap_or(0)))
+            .collect()
+    }
+
+    fn intersects(&self, other: &[(u32, u64)]) -> bool {
+        other
+            .iter()
+            .any(|&(w, b)| self.words.get(w as usize).copied().unwrap_or(0) & b != 0)
+    }
+
+    fn union(&mut self, other: &[(u32, u64)]) {
+        for &(w, b) in other {
+            if self.words.len() <= w as usize {
+                self.words.resize(w as usize + 1, 0);
+            }
+            if let Some(word) = self.words.get_mut(w as usize) {
+                if *word == 0 && b != 0 {
+                    self.nonzero.push(w);
+                }
+                *word |= b;
+            }
+        }
+    }
+
+    fn clear(&mut self) {
+        for &w in &self.nonzero {
+            if let Some(word) = self.words.get_mut(w as usize) {
+                *word = 0;
+            }
+        }
+        self.nonzero.clear();
+    }
+}
+
+/// A set of granules as its words that are not zero: (index, bits).
+type Sparse = Vec<(u32, u64)>;
+
+/// The runs of granules of a set, as byte ranges.
+fn ranges(set: &[(u32, u64)]) -> impl Iterator<Item = (u64, u64)> + '_ {
+    set.iter().flat_map(|&(w, bits)| {
+        let base = u64::from(w) * 64;
+        (0..64u64)
+            .filter(move |i| bits >> i & 1 == 1 && (*i == 0 || bits >> (i - 1) & 1 == 0))
+            .map(move |i| {
+                let len = u64::from((bits >> i).trailing_ones());
+                ((base + i) * 4, (base + i + len) * 4)
+            })
+    })
+}
+
+/// What a group touched and made dirty, per allocation.
+#[derive(Debug, Default)]
+struct Taken {
+    touched: Vec<Sparse>,
+    dirty: Vec<Sparse>,
+}
+
+impl Taken {
+    /// Did the group touch what `dirty` (earlier groups') made dirty?
+    fn conflicts(&self, dirty: &[Bits]) -> bool {
+        self.touched.iter().zip(dirty).any(|(t, d)| d.intersects(t))
+    }
+}
+
+/// The granules of global memory a group touched and made dirty, per
+/// allocation.
+#[derive(Clone, Debug, Default)]
+pub struct Track {
+    /// The race check is on: a read changes the shadow, so it is dirty.
+    races: bool,
+    touched: Vec<Bits>,
+    written: Vec<Bits>,
+}
+
+impl Track {
+    pub fn new(races: bool, allocs: usize) -> Track {
+        Track {
+            races,
+            touched: vec![Bits::default(); allocs],
+            written: vec![Bits::default(); allocs],
+        }
+    }
+
+    /// An access of `len` bytes at `place` (noted when it is global).
+    #[inline]
+    pub fn note(&mut self, place: Place, len: u64, write: bool) {
+        if let Target::Global(i) = place.target {
+            self.note_global(i, place.offset, len, write);
+        }
+    }
+
+    pub fn note_global(&mut self, alloc: usize, offset: u64, len: u64, write: bool) {
+        let (lo, hi) = (offset / 4, offset.saturating_add(len).div_ceil(4));
+        if let Some(b) = self.touched.get_mut(alloc) {
+            b.set(lo, hi);
+        }
+        if write {
+            if let Some(b) = self.written.get_mut(alloc) {
+                b.set(lo, hi);
+            }
+        }
+    }
+
+    /// What the group touched and made dirty; the sets are emptied.
+    fn take(&mut self) -> Taken {
+        let touched: Vec<Sparse> = self.touched.iter().map(Bits::sparse).collect();
+        let dirty = if self.races {
+            touched.clone()
+        } else {
+            self.written.iter().map(Bits::sparse).collect()
+        };
+        self.touched.iter_mut().for_each(Bits::clear);
+        self.written.iter_mut().for_each(Bits::clear);
+        Taken { touched, dirty }
+    }
+}
+
+/// The bytes of some granules of global memory and the race check's
+/// state of them: what a group changed, taken from one machine's memory
+/// to be put into another's.
+struct Patch(Vec<(usize, u64, Vec<u8>, Option<Saved>)>);
+
+impl Patch {
+    fn take(dirty: &[Sparse], allocs: &[Alloc], san: Option<&Sanitizer>) -> Patch {
+        let mut out = Vec::new();
+        for (i, bits) in dirty.iter().enumerate() {
+            let Some(src) = allocs.get(i) else { continue };
+            for (lo, hi) in ranges(bits) {
+                let hi = hi.min(src.data.len() as u64);
+                let bytes = src.data.get(lo as usize..hi as usize).unwrap_or(&[]);
+                let saved = san.map(|s| s.save_global(i, lo, hi));
+                out.push((i, lo, bytes.to_vec(), saved));
+            }
+        }
+        Patch(out)
+    }
+
+    fn apply(&self, allocs: &mut [Alloc], mut san: Option<&mut Sanitizer>) {
+        for (i, lo, bytes, saved) in &self.0 {
+            let lo = *lo as usize;
+            if let Some(d) = allocs
+                .get_mut(*i)
+                .and_then(|a| a.data.get_mut(lo..lo + bytes.len()))
+            {
+                d.copy_from_slice(bytes);
+            }
+            if let (Some(s), Some(saved)) = (san.as_deref_mut(), saved) {
+                s.load_global(saved);
+            }
+        }
+    }
+}
+
+/// Copies the granules `dirty` of global memory, and the race check's
+/// state of them, from one machine's memory to another's.
+fn copy_dirty(
+    dirty: &[Sparse],
+    from: (&[Alloc], Option<&Sanitizer>),
+    to: (&mut [Alloc], Option<&mut Sanitizer>),
+) {
+    Patch::take(dirty, from.0, from.1).apply(to.0, to.1);
+}
+
+/// What a group's speculative run left to merge.
+struct Done {
+    taken: Taken,
+    /// What it changed.
+    patch: Patch,
+    events: Events,
+    printf: Fifo,
+    stats: Counters,
+    stop: Option<Stop>,
+}
+
+/// Groups per batch per worker: enough to amortise starting the threads,
+/// few enough that a conflict is found early.
+const BATCH_PER_JOB: usize = 8;
+
+impl<'p> Machine<'p> {
+    /// A worker for speculative runs: this machine's launch, a copy of its
+    /// global memory and of the race check's global state.
+    fn fork(&self) -> Machine<'p> {
+        Machine {
+            setup: self.setup.clone(),
+            mem: super::Memory {
+                allocs: self.mem.allocs.clone(),
+                params: self.mem.params.clone(),
+                ext: self.mem.ext.clone(),
+                maps: self.mem.maps.clone(),
+                printf: Fifo::default(),
+                grid_workspace: self.mem.grid_workspace,
+                track: self.mem.track.clone(),
+            },
+            cluster: self.cluster.empty(),
+            sched: super::Sched {
+                queue: Default::default(),
+                current: None,
+                epoch: 0,
+                rng: self.sched.rng.clone(),
+            },
+            events: Events::default(),
+            stats: Counters::new(self.setup.prog.code.len()),
+            stop: None,
+            checks: self.checks.as_ref().map(|s| Box::new(s.fork())),
+        }
+    }
+
+    /// Runs group `seq` (at `id`) with the steps `before` taken already,
+    /// from this worker's state, which it leaves as `base` has it.
+    fn speculate(&mut self, id: [u32; 3], before: u64, base: &Machine) -> Done {
+        self.stats = Counters::new(self.setup.prog.code.len());
+        self.stats.steps = before;
+        self.run_group(id);
+        self.finish_cluster();
+        let taken = self
+            .mem
+            .track
+            .as_mut()
+            .map(|t| t.take())
+            .unwrap_or_default();
+        let patch = Patch::take(&taken.dirty, &self.mem.allocs, self.checks.as_deref());
+        // Back to the batch's state.
+        copy_dirty(
+            &taken.dirty,
+            (&base.mem.allocs, base.checks.as_deref()),
+            (&mut self.mem.allocs, self.checks.as_deref_mut()),
+        );
+        let mut stats =
+            std::mem::replace(&mut self.stats, Counters::new(self.setup.prog.code.len()));
+        stats.steps -= before;
+        Done {
+            taken,
+            patch,
+            events: std::mem::take(&mut self.events),
+            printf: std::mem::take(&mut self.mem.printf),
+            stats,
+            stop: self.stop.take(),
+        }
+    }
+
+    /// Merges a group's speculative run, when it is what the serial run
+    /// would have done; false when the group must run again.
+    fn commit(&mut self, done: &Done, dirty: &[Bits]) -> bool {
+        let fits = self.mem.printf.bytes() + done.printf.bytes() <= super::printf::FIFO_BYTES;
+        let exact = done.stop.is_none()
+            && done.events.dropped == 0
+            && done.printf.dropped == 0
+            && fits
+            && self.stats.steps.saturating_add(done.stats.steps) < self.setup.max_steps
+            && !done.taken.conflicts(dirty);
+        if !exact {
+            return false;
+        }
+        done.patch
+            .apply(&mut self.mem.allocs, self.checks.as_deref_mut());
+        self.events.merge(&done.events);
+        self.mem.printf.merge(&done.printf);
+        self.stats.merge(&done.stats);
+        true
+    }
+
+    /// The workers of `jobs` the memory available affords: each has a
+    /// copy of global memory and, with the race check on, of its shadow.
+    pub(super) fn affordable(&self, jobs: usize) -> usize {
+        let races = self.checks.as_ref().is_some_and(|s| s.on.races);
+        let per_byte = 1 + if races {
+            crate::sim::SHADOW_PER_GLOBAL_BYTE as u64
+        } else {
+            0
+        };
+        let bytes: u64 = self.mem.allocs.iter().map(|a| a.data.len() as u64).sum();
+        let need = |n: usize| bytes.saturating_mul(per_byte).saturating_mul(n as u64);
+        let mut n = jobs;
+        while n > 1 && crate::launch::memory::check(need(n)).is_err() {
+            n /= 2;
+        }
+        n
+    }
+
+    /// [`Machine::run`] with `jobs` workers (at least 2) over a grid of
+    /// `ngroups` groups.
+    pub(super) fn run_parallel(&mut self, ngroups: [u32; 3], jobs: usize) {
+        let total = ngroups.iter().map(|&n| u64::from(n)).product::<u64>();
+        // The id of the group at `seq` in the serial order (x fastest).
+        let id = |seq: u64| {
+            let (nx, ny) = (u64::from(ngroups[0].max(1)), u64::from(ngroups[1].max(1)));
+            [seq % nx, (seq / nx) % ny, seq / (nx * ny)].map(|v| v as u32)
+        };
+        let races = self.checks.as_ref().is_some_and(|s| s.on.races);
+        self.mem.track = Some(Box::new(Track::new(races, self.mem.allocs.len())));
+        let mut workers: Vec<Machine<'p>> = (0..jobs).map(|_| self.fork()).collect();
+        let batch = jobs * BATCH_PER_JOB;
+        let mut next = 0u64;
+        let mut dirty = vec![Bits::default(); self.mem.allocs.len()];
+        while next < total {
+            let ids: Vec<[u32; 3]> = (next..(next + batch as u64).min(total)).map(id).collect();
+            let ids = ids.as_slice();
+            let before = self.stats.steps;
+            let base: &Machine<'p> = self;
+            let counter = AtomicUsize::new(0);
+            // The first group that stopped: the serial run ends there (or
+            // runs the later groups itself), so none after it starts.
+            let stopped = AtomicUsize::new(usize::MAX);
+            let results: Vec<(usize, Done)> = std::thread::scope(|s| {
+                let handles: Vec<_> = workers
+                    .iter_mut()
+                    .map(|worker| {
+                        let (counter, stopped) = (&counter, &stopped);
+                        s.spawn(move || {
+                            let mut out = Vec::new();
+                            loop {
+                                let k = counter.fetch_add(1, Ordering::Relaxed);
+                                let Some(&id) = ids.get(k) else { break };
+                                if k > stopped.load(Ordering::Relaxed) {
+                                    break;
+                                }
+                                let done = worker.speculate(id, before, base);
+                                if done.stop.is_some() {
+                                    stopped.fetch_min(k, Ordering::Relaxed);
+                                }
+                                out.push((k, done));
+                            }
+                            out
+                        })
+                    })
+                    .collect();
+                // A worker that panicked leaves its groups to the serial
+                // run below (which meets the same panic).
+                handles
+                    .into_iter()
+                    .flat_map(|h| h.join().unwrap_or_default())
+                    .collect()
+            });
+            let mut done: Vec<Option<Done>> = ids.iter().map(|_| None).collect();
+            for (k, d) in results {
+                if let Some(slot) = done.get_mut(k) {
+                    *slot = Some(d);
+                }
+            }
+            dirty.iter_mut().for_each(Bits::clear);
+            let mut reruns = 0;
+            for (&id, d) in ids.iter().zip(done) {
+                if let Some(d) = d.filter(|d| self.commit(d, &dirty)) {
+                    add(&mut dirty, &d.taken.dirty);
+                } else {
+                    // The serial run of the group, on the machine itself.
+                    reruns += 1;
+                    self.run_group(id);
+                    self.finish_cluster();
+                    if let Some(t) = self.mem.track.as_mut() {
+                        add(&mut dirty, &t.take().dirty);
+                    }
+                    if self.stop.is_some() {
+                        self.mem.track = None;
+                        return;
+                    }
+                }
+                self.stats.clusters_done += 1;
+            }
+            next += ids.len() as u64;
+            // The workers catch up with what the batch changed.
+            let changed: Vec<Sparse> = dirty.iter().map(Bits::sparse).collect();
+            for wk in &mut workers {
+                copy_dirty(
+                    &changed,
+                    (&self.mem.allocs, self.checks.as_deref()),
+                    (&mut wk.mem.allocs, wk.checks.as_deref_mut()),
+                );
+            }
+            // Groups that depend on each other (a counter every group
+            // increments) run again one after another: the rest of the
+            // launch is run serially when most of a batch did.
+            if reruns * 2 > ids.len() {
+                self.mem.track = None;
+                for seq in next..total {
+                    self.run_group(id(seq));
+                    self.finish_cluster();
+                    if self.stop.is_some() {
+                        return;
+                    }
+                    self.stats.clusters_done += 1;
+                }
+                return;
+            }
+        }
+        self.mem.track = None;
+    }
+}
+
+fn add(to: &mut [Bits], from: &[Sparse]) {
+    for (t, f) in to.iter_mut().zip(from) {
+        t.union(f);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn granule_sets_intersect_union_and_walk_runs() {
+        let mut a = Bits::default();
+        a.set(3, 70);
+        a.set(200, 201);
+        let runs: Vec<_> = ranges(&a.sparse()).collect();
+        assert_eq!(runs, vec![(12, 256), (256, 280), (800, 804)]);
+        let mut b = Bits::default();
+        b.set(70, 100);
+        assert!(!a.intersects(&b.sparse()));
+        b.set(69, 70);
+        assert!(a.intersects(&b.sparse()) && b.intersects(&a.sparse()));
+        let mut c = Bits::default();
+        c.union(&a.sparse());
+        assert_eq!(ranges(&c.sparse()).collect::<Vec<_>>(), runs);
+        c.clear();
+        assert_eq!(ranges(&c.sparse()).count(), 0);
+        assert!(!c.intersects(&a.sparse()));
+    }
+
+    #[test]
+    fn a_read_is_dirty_only_under_the_race_check() {
+        for races in [false, true] {
+            let mut t = Track::new(races, 2);
+            t.note_global(1, 6, 4, false);
+            t.note_global(0, 0, 1, true);
+            let taken = t.take();
+            let dirty_runs: usize = taken.dirty.iter().map(|b| ranges(b).count()).sum();
+            assert_eq!(dirty_runs, 1 + usize::from(races));
+            let mut other = vec![Bits::default(); 2];
+            other[1].set(2, 3);
+            assert!(taken.conflicts(&other));
+            other[1].clear();
+            other[0].set(1, 2);
+            assert!(!taken.conflicts(&other));
+            // Taking empties the sets.
+            assert!(t.take().touched.iter().all(Vec::is_empty));
+        }
+    }
+}

@@ -1,0 +1,344 @@
+//! `kdslc sim --jobs N`: groups (clusters, or CTAs) simulated at once give
+//! the serial run's outcome byte for byte — exit status, stdout (printf,
+//! `--stats`), stderr (every report) and every `--out` file — under the
+//! in-order and random schedules: the samples of `scripts/sim-launches.txt`,
+//! larger grids of the multi-CTA ones (independent CTAs, CTAs that meet
+//! through global atomics, clusters), broken kernels with races across
+//! CTAs, faults and deadlocks, `--max-steps` cutting a run in the middle
+//! of a group, and CUDA `printf` from every CTA.
+
+use crate::sim::cli::{kdslc, table};
+
+/// What a run shows: the exit status, stdout, stderr and the files it
+/// wrote (name, bytes), by name.
+#[derive(Debug, PartialEq)]
+struct Shown {
+    status: Option<i32>,
+    stdout: String,
+    stderr: String,
+    files: Vec<(String, Vec<u8>)>,
+}
+
+fn run(target: &str, flags: &[String], schedule: &str, jobs: u32) -> Shown {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("out");
+    let jobs = jobs.to_string();
+    let mut args: Vec<&str> = vec!["sim", target];
+    args.extend(flags.iter().map(String::as_str));
+    args.extend([
+        "--stats",
+        "--schedule",
+        schedule,
+        "--jobs",
+        &jobs,
+        "--out",
+        out.to_str().expect("UTF-8"),
+    ]);
+    let o = kdslc(&args);
+    let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(&out)
+        .map(|d| {
+            d.map(|e| {
+                let e = e.expect("entry");
+                let bytes = std::fs::read(e.path()).expect("reads");
+                (e.file_name().to_string_lossy().into_owned(), bytes)
+            })
+            .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    Shown {
+        status: o.status.code(),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        files,
+    }
+}
+
+/// Runs `target` with `flags` with `--jobs 1` and `--jobs 4`, in order
+/// and under a random schedule, and asserts the same outcome; the serial
+/// run's, for the caller's checks.
+fn same(target: &str, flags: &[&str]) -> Vec<Shown> {
+    let flags: Vec<String> = flags.iter().map(|s| s.to_string()).collect();
+    let mut serial = Vec::new();
+    for schedule in ["in-order", "random:7"] {
+        let one = run(target, &flags, schedule, 1);
+        let four = run(target, &flags, schedule, 4);
+        assert!(
+            one == four,
+            "{target} {} --schedule {schedule}: --jobs 4 differs from --jobs 1\n--jobs 1: {one:#?}\n--jobs 4: {four:#?}",
+            flags.join(" ")
+        );
+        serial.push(one);
+    }
+    serial
+}
+
+/// Every sample launch of `scripts/sim-launches.txt` (the `.kdsl` ones:
+/// the CUDA twins need nvcc).
+#[test]
+fn every_sample_launch_is_the_same_with_jobs() {
+    let mut n = 0;
+    for (file, flags) in table() {
+        if !file.ends_with(".kdsl") {
+            continue;
+        }
+        let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+        let shown = same(&file, &flags);
+        assert_eq!(shown[0].status, Some(0), "{file}: {}", shown[0].stderr);
+        assert!(!shown[0].files.is_empty(), "{file}: no --out files");
+        n += 1;
+    }
+    assert!(n >= 15, "only {n} sample launches");
+}
+
+/// Grids of many groups: independent CTAs (a reduction into one atomic
+/// sum, tiles of a GEMM), CTAs that meet through a global ticket counter
+/// (the last one sums the partials: the result depends on the order the
+/// serial run gives them), global histogram atomics, and clusters.
+#[test]
+fn many_groups_are_the_same_with_jobs() {
+    let cases: &[(&str, &[&str])] = &[
+        (
+            "samples/reduce_sum.kdsl",
+            &[
+                "--grid",
+                "40",
+                "--arg",
+                "x=rand:50000:3",
+                "--arg",
+                "out=fill:1:1.5",
+                "--arg",
+                "n=50000",
+            ],
+        ),
+        (
+            "samples/ticket_sum.kdsl",
+            &[
+                "--grid",
+                "24",
+                "--arg",
+                "x=rand:20000:14",
+                "--arg",
+                "partial=zeros:24",
+                "--arg",
+                "tickets=zeros:1",
+                "--arg",
+                "total=zeros:1",
+                "--arg",
+                "n=20000",
+            ],
+        ),
+        (
+            "samples/sgemm_tiled.kdsl",
+            &[
+                "--grid",
+                "6,5",
+                "--arg",
+                "a=rand:4000:6",
+                "--arg",
+                "b=rand:4800:7",
+                "--arg",
+                "c=zeros:7680",
+                "--arg",
+                "m=80",
+                "--arg",
+                "n=96",
+                "--arg",
+                "k=50",
+            ],
+        ),
+        (
+            "samples/histogram.kdsl",
+            &[
+                "--grid",
+                "12",
+                "--arg",
+                "data=rand:20000:14",
+                "--arg",
+                "bins=fill:256:7",
+                "--arg",
+                "n=19999",
+            ],
+        ),
+        (
+            "samples/cluster_sum.kdsl",
+            &[
+                "--grid",
+                "16",
+                "--arg",
+                "x=rand:40000:4",
+                "--arg",
+                "out=zeros:1",
+                "--arg",
+                "n=40000",
+            ],
+        ),
+        (
+            "samples/pipeline_sum.kdsl",
+            &[
+                "--grid",
+                "9",
+                "--arg",
+                "x=rand:46080:5",
+                "--arg",
+                "out=zeros:1",
+                "--arg",
+                "chunks=5",
+            ],
+        ),
+        (
+            "samples/transpose.kdsl",
+            &[
+                "--grid",
+                "4,6",
+                "--arg",
+                "input=iota:12600",
+                "--arg",
+                "output=zeros:12600",
+                "--arg",
+                "rows=140",
+                "--arg",
+                "cols=90",
+            ],
+        ),
+    ];
+    for (file, flags) in cases {
+        let shown = same(file, flags);
+        assert_eq!(shown[0].status, Some(0), "{file}: {}", shown[0].stderr);
+    }
+}
+
+/// Broken kernels: a race between CTAs in global memory (the race check's
+/// global shadow spans groups), a fault in every CTA (one report with the
+/// threads of all), a cluster deadlock, and `--max-steps` stopping in the
+/// middle of a later group (the report counts the steps of the whole run).
+#[test]
+fn reports_are_the_same_with_jobs() {
+    let cases: &[(&str, &[&str], i32, &str)] = &[
+        (
+            "tests/sim/broken/race_global_sum.kdsl",
+            &[
+                "--grid",
+                "16",
+                "--arg",
+                "x=f32:iota:2048",
+                "--arg",
+                "out=f32:zeros:1",
+            ],
+            4,
+            "S0030",
+        ),
+        (
+            "tests/sim/broken/out_of_bounds_index.kdsl",
+            &[
+                "--grid",
+                "8",
+                "--arg",
+                "x=f32:iota:128",
+                "--arg",
+                "out=f32:zeros:1024",
+            ],
+            4,
+            "S0002",
+        ),
+        (
+            "tests/sim/broken/cluster_missing_arrival.kdsl",
+            &["--grid", "8", "--arg", "out=f32:zeros:1"],
+            4,
+            "S0001",
+        ),
+        (
+            "samples/reduce_sum.kdsl",
+            &[
+                "--grid",
+                "40",
+                "--arg",
+                "x=rand:50000:3",
+                "--arg",
+                "out=fill:1:1.5",
+                "--arg",
+                "n=50000",
+                "--max-steps",
+                "300000",
+            ],
+            4,
+            "S0011",
+        ),
+    ];
+    for (file, flags, status, code) in cases {
+        let shown = same(file, flags);
+        for s in &shown {
+            assert_eq!(s.status, Some(*status), "{file}: {}", s.stderr);
+            assert!(s.stderr.contains(code), "{file}: no {code}:\n{}", s.stderr);
+        }
+    }
+}
+
+/// CUDA `printf` (nvcc's PTX, kept as a file) from two threads of each of
+/// 12 CTAs: the text in the serial order, with the reads of its format
+/// string from global memory.
+#[test]
+fn printf_is_the_same_with_jobs() {
+    let flags = [
+        "--grid",
+        "12",
+        "--block",
+        "64",
+        "--arg",
+        "0=i32:iota:768",
+        "--arg",
+        "1=i32:zeros:768",
+    ];
+    let shown = same("tests/sim/jobs/printf_blocks.ptx", &flags);
+    let lines: Vec<&str> = shown[0].stdout.lines().take(24).collect();
+    assert_eq!(lines.len(), 24);
+    assert_eq!(lines[0], "cta 0 thread 0 x=0");
+    assert_eq!(lines[23], "cta 11 thread 1 x=705");
+}
+
+/// `--jobs 0` is a usage error; `--jobs` larger than the groups is fine.
+#[test]
+fn jobs_flag_values() {
+    let base = [
+        "sim",
+        "samples/saxpy.kdsl",
+        "--grid",
+        "2",
+        "--arg",
+        "a=2",
+        "--arg",
+        "x=iota:8",
+    ];
+    let mut zero = base.to_vec();
+    zero.extend(["--arg", "y=zeros:8", "--arg", "n=8", "--jobs", "0"]);
+    let o = kdslc(&zero);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(String::from_utf8_lossy(&o.stderr).contains("'0' for '--jobs <N>'"));
+    let mut many = base.to_vec();
+    many.extend([
+        "--arg",
+        "y=zeros:8",
+        "--arg",
+        "n=8",
+        "--jobs",
+        "64",
+        "--dump",
+        "y",
+    ]);
+    let o = kdslc(&many);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).trim(),
+        "y: f32[8] = [0.0, 2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 14.0]"
+    );
+}

@@ -238,7 +238,18 @@ struct Done {
     printf: Fifo,
     stats: Counters,
     stop: Option<Stop>,
+    /// The run was cut at its speculation budget (not the launch's
+    /// `max_steps`): the group runs again serially, and later groups of
+    /// the batch still run on.
+    abandoned: bool,
 }
+
+/// The fewest steps a speculative run of a group may take before it is
+/// abandoned to the serial run. A group can wait for a later one only in
+/// the serial order's past (a flag set by an earlier CTA): run from the
+/// batch's start it spins until its budget, so the budget bounds the
+/// speculation (see [`Machine::speculation_budget`]).
+const MIN_SPECULATION_STEPS: u64 = 1 << 22;
 
 /// Groups per batch per worker: enough to amortise starting the threads,
 /// few enough that a conflict is found early.
@@ -275,11 +286,16 @@ impl<'p> Machine<'p> {
 
     /// Runs group `seq` (at `id`) with the steps `before` taken already,
     /// from this worker's state, which it leaves as `base` has it.
-    fn speculate(&mut self, id: [u32; 3], before: u64, base: &Machine) -> Done {
+    fn speculate(&mut self, id: [u32; 3], before: u64, base: &Machine, budget: u64) -> Done {
         self.stats = Counters::new(self.setup.prog.code.len());
         self.stats.steps = before;
+        let max_steps = self.setup.max_steps;
+        let cut = before.saturating_add(budget);
+        self.setup.max_steps = max_steps.min(cut);
         self.run_group(id);
         self.finish_cluster();
+        let abandoned = self.stop.is_some() && cut < max_steps && self.stats.steps >= cut;
+        self.setup.max_steps = max_steps;
         let taken = self
             .mem
             .track
@@ -303,7 +319,15 @@ impl<'p> Machine<'p> {
             printf: std::mem::take(&mut self.mem.printf),
             stats,
             stop: self.stop.take(),
+            abandoned,
         }
+    }
+
+    /// Steps a speculative run may take: eight times the mean steps of
+    /// the groups run so far, and at least [`MIN_SPECULATION_STEPS`].
+    fn speculation_budget(&self) -> u64 {
+        let mean = self.stats.steps / self.stats.clusters_done.max(1);
+        mean.saturating_mul(8).max(MIN_SPECULATION_STEPS)
     }
 
     /// Merges a group's speculative run, when it is what the serial run
@@ -364,6 +388,7 @@ impl<'p> Machine<'p> {
             let ids: Vec<[u32; 3]> = (next..(next + batch as u64).min(total)).map(id).collect();
             let ids = ids.as_slice();
             let before = self.stats.steps;
+            let budget = self.speculation_budget();
             let base: &Machine<'p> = self;
             let counter = AtomicUsize::new(0);
             // The first group that stopped: the serial run ends there (or
@@ -382,8 +407,8 @@ impl<'p> Machine<'p> {
                                 if k > stopped.load(Ordering::Relaxed) {
                                     break;
                                 }
-                                let done = worker.speculate(id, before, base);
-                                if done.stop.is_some() {
+                                let done = worker.speculate(id, before, base, budget);
+                                if done.stop.is_some() && !done.abandoned {
                                     stopped.fetch_min(k, Ordering::Relaxed);
                                 }
                                 out.push((k, done));

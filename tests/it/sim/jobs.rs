@@ -342,3 +342,30 @@ fn jobs_flag_values() {
         "y: f32[8] = [0.0, 2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 14.0]"
     );
 }
+
+/// A CTA that spins on a flag an earlier CTA sets: run speculatively from
+/// the batch's start it would spin until `--max-steps`; its speculation
+/// is abandoned at its budget and the group runs serially, after the CTA
+/// that sets the flag, as in the serial run.
+#[test]
+fn a_group_waiting_for_an_earlier_one_runs_serially() {
+    for file in [
+        "tests/sim/clean/flag_release_acquire_gpu.ptx",
+        "tests/sim/clean/flag_relaxed_with_fences.ptx",
+    ] {
+        let shown = same(
+            file,
+            &[
+                "--grid",
+                "2",
+                "--block",
+                "32",
+                "--arg",
+                "data=u32:zeros:32",
+                "--arg",
+                "flag=u32:zeros:1",
+            ],
+        );
+        assert_eq!(shown[0].status, Some(0), "{file}: {}", shown[0].stderr);
+    }
+}

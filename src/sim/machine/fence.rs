@@ -212,8 +212,8 @@ impl Touch {
         }
     }
 
-    /// Counts thread `t` as fenced from now on (after its missing first
-    /// fence was reported once).
+    /// Counts thread `t` as fenced from now on (after its missing fence
+    /// was reported: one report per missing fence).
     pub fn assume_fenced(&mut self, t: u32) {
         self.fence(t);
     }

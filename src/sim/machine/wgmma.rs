@@ -390,7 +390,8 @@ impl Machine<'_> {
 
     /// The `wgmma.fence` rule (`fence.rs`, S0028), lane by lane: no lane
     /// may have accessed a register the wgmma uses since its last fence
-    /// (nor a wgmma of another shape an accumulator); then the wgmma's own
+    /// (nor a wgmma of another shape an accumulator); a lane found so is
+    /// reported once and then counted as fenced. Then the wgmma's own
     /// uses are recorded.
     fn check_fence(&mut self, r: &Rendezvous, pc: u32, w: &Wgmma) {
         let prog = self.setup.prog;
@@ -417,10 +418,12 @@ impl Machine<'_> {
         };
         for &(t, _) in &r.members {
             let mut found = None;
-            for (&slot, is_acc) in acc
+            // The A fragment first: the registers an RS wgmma reads are
+            // the ones a conversion wrote just before.
+            for (&slot, is_acc) in a
                 .iter()
-                .map(|s| (s, true))
-                .chain(a.iter().map(|s| (s, false)))
+                .map(|s| (s, false))
+                .chain(acc.iter().map(|s| (s, true)))
             {
                 let Some(number) = self.wgregs.number(slot) else {
                     continue;
@@ -439,9 +442,9 @@ impl Machine<'_> {
             }
             if let Some((slot, acc, why)) = found {
                 self.record(t, pc, Issue::WgmmaFence { slot, acc, why });
-                if why == FenceWhy::First {
-                    self.cluster.fence.assume_fenced(t);
-                }
+                // One report per missing fence: the lane goes on as if
+                // the fence were there.
+                self.cluster.fence.assume_fenced(t);
             }
             for (&slot, is_acc) in acc
                 .iter()

@@ -94,7 +94,11 @@ impl WgRegs {
             for (slots, write) in [(&writes, true), (&reads, false)] {
                 for &s in slots.iter() {
                     if let Some(n) = regs.number(s) {
-                        if !regs.list[from as usize..].iter().any(|e| e.0 == n) {
+                        let seen = regs
+                            .list
+                            .get(from as usize..)
+                            .is_some_and(|l| l.iter().any(|e| e.0 == n));
+                        if !seen {
                             regs.list.push((n, write));
                         }
                     }

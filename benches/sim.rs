@@ -159,18 +159,30 @@ fn benches(c: &mut Criterion) {
     };
     bench_one(c, "hopper_gemm_1024", &gemm_program, &launch);
 
-    // A thread issuing bulk stores in a loop without waiting keeps the
-    // most copies in flight (4096); under a random schedule each step
-    // lands one at random, in constant time (it once cost a shift of the
-    // queue per step, quadratic in the copies pending).
+    // A thread issuing bulk stores in a loop, waiting only for all but its
+    // newest two groups of 1024, keeps thousands of copies in flight;
+    // under a random schedule each step lands one at random, in constant
+    // time (it once cost a shift of the queue per step, quadratic in the
+    // copies pending). The kernel is race-free (its buffer written and
+    // fenced first, 4096 destinations each reused only after a wait): the
+    // checks find nothing.
     let ptx = ".version 8.0\n.target sm_90\n.address_size 64\n\
                .visible .entry stores(.param .u64 out, .param .u32 n)\n{\n\
-               \t.reg .pred %p<2>;\n\t.reg .b32 %r<4>;\n\t.reg .b64 %rd<2>;\n\
+               \t.reg .pred %p<3>;\n\t.reg .b32 %r<6>;\n\t.reg .b64 %rd<4>;\n\
                \t.shared .align 16 .b8 buf[64];\n\
                \tld.param.u64 %rd1, [out];\n\tld.param.u32 %r2, [n];\n\
                \tmov.u32 %r1, buf;\n\tmov.u32 %r3, 0;\n\
-               L:\n\tcp.async.bulk.global.shared::cta.bulk_group [%rd1], [%r1], 64;\n\
-               \tadd.u32 %r3, %r3, 1;\n\tsetp.lt.u32 %p1, %r3, %r2;\n\t@%p1 bra L;\n\
+               \tst.shared.v4.u32 [%r1], {%r3, %r3, %r3, %r3};\n\
+               \tst.shared.v4.u32 [%r1+16], {%r3, %r3, %r3, %r3};\n\
+               \tst.shared.v4.u32 [%r1+32], {%r3, %r3, %r3, %r3};\n\
+               \tst.shared.v4.u32 [%r1+48], {%r3, %r3, %r3, %r3};\n\
+               \tfence.proxy.async.shared::cta;\n\
+               L:\n\tand.b32 %r4, %r3, 4095;\n\tmul.wide.u32 %rd2, %r4, 64;\n\
+               \tadd.s64 %rd3, %rd1, %rd2;\n\
+               \tcp.async.bulk.global.shared::cta.bulk_group [%rd3], [%r1], 64;\n\
+               \tand.b32 %r5, %r3, 1023;\n\tsetp.ne.u32 %p2, %r5, 1023;\n\t@%p2 bra NEXT;\n\
+               \tcp.async.bulk.commit_group;\n\tcp.async.bulk.wait_group 2;\n\
+               NEXT:\n\tadd.u32 %r3, %r3, 1;\n\tsetp.lt.u32 %p1, %r3, %r2;\n\t@%p1 bra L;\n\
                \tcp.async.bulk.commit_group;\n\tcp.async.bulk.wait_group 0;\n\tret;\n}\n";
     let stores = sim::load(ptx, PtxSource::Kdsl { line_spans: &[] }).expect("the stores load");
     let launch = Launch {
@@ -180,7 +192,7 @@ fn benches(c: &mut Criterion) {
         cluster: [1, 1, 1],
         dynamic_shared: 0,
         cooperative: false,
-        args: vec![floats("out", 16), u32v(1 << 20)],
+        args: vec![floats("out", 16 * 4096), u32v(1 << 20)],
     };
     let opts = SimOptions {
         schedule: sim::Schedule::Random(1),

@@ -6,9 +6,19 @@
 #     scripts/python-test.sh -k saxpy         # those whose name matches
 # The environment (${KDSL_PY_VENV:-target/py-venv}) gets the pinned tools
 # of python/requirements-test.txt on first use and again whenever that file
-# changes; `maturin develop --locked` builds the extension in debug mode
-# (python/Cargo.lock) into the main crate's target/, sharing its compiled
-# dependencies. scripts/test.sh runs this after `cargo test`.
+# changes. The package is then built and installed the way a user installs
+# it, `pip install .` from the repository root (pyproject.toml: maturin's
+# PEP 517 backend builds one wheel, which pip installs), with two
+# differences for speed that change neither the files the wheel holds nor
+# how it installs: the build uses the environment's pinned maturin
+# (`--no-build-isolation`), and cargo's dev profile (compiler and simulator
+# at opt-level 1, python/Cargo.toml) into the main crate's target/ with
+# python/Cargo.lock (`--locked`), so one incremental build serves every run;
+# KDSL_PY_PROFILE=release builds the release profile a plain `pip install .`
+# uses. The tests import the installed package (test_install.py checks
+# that), and build tests/driver/libcuda_stub.c with the C compiler ($CC,
+# else cc) for the GPU path's tests against a stand-in driver.
+# scripts/test.sh runs this after `cargo test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$PWD"
@@ -42,6 +52,11 @@ fi
 export VIRTUAL_ENV="$venv"
 export PATH="$venv/bin:$PATH"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
-echo "python-test.sh: maturin develop (python/Cargo.toml)" >&2
-maturin develop --locked --quiet >&2
+profile="${KDSL_PY_PROFILE:-dev}"
+echo "python-test.sh: pip install . (maturin, cargo profile $profile)" >&2
+MATURIN_PEP517_ARGS="--locked --profile $profile" \
+	"$venv/bin/python" -m pip install -q --disable-pip-version-check --no-build-isolation "$root" >&2
+# Not from the source tree: python/ is never on the path (pytest's rootdir
+# is the repository root, whose own directory holds no `kdsl` package).
+cd "$root"
 exec "$venv/bin/python" -m pytest -q python/tests "$@"

@@ -146,6 +146,32 @@ def test_tensor_rank_and_dtype():
         k.sim(grid=1, **{**good, "a": np.zeros((128, 4), ml_dtypes.bfloat16)})
 
 
+def test_a_tensor_is_as_long_as_its_shape_says():
+    """A too-short array is found before anything runs where the signature
+    knows the length: a tensor's dimensions are its array's shape, so it is
+    never shorter than its map, and a shape the map cannot describe (an
+    empty dimension) is an error naming it, in the simulator and before a
+    GPU launch alike. A `global` array's length is the kernel's business:
+    a read past its end is the simulator's S0002 (above)."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    import fakes
+
+    k = kdsl.compile(ROOT / "samples" / "hopper_gemm.kdsl", target="sm_90a").hopper_gemm
+    b = np.zeros((256, 64), ml_dtypes.bfloat16)
+    c = np.zeros(256, ml_dtypes.bfloat16)
+    empty = r"argument `a` \(tensor \[bf16; 128, 64\]\): globalDim: dimension 0 of the tensor is 0; each must be 1 to 2\^31"
+    with pytest.raises(ValueError, match=empty):
+        k.sim(grid=1, a=np.zeros((0, 64), ml_dtypes.bfloat16), b=b, c=c, m=0, n=256, k=64)
+    dev = [fakes.DLPackArray(s, fakes.DL_BFLOAT, 16, address=0x10000) for s in [(0, 64), (256, 64), (256,)]]
+    with pytest.raises(ValueError, match=empty):
+        k[1](*dev, 0, 256, 64)
+    # One row of A and of B, and a C of one element: every byte the maps
+    # reach is the arrays' (the boxes past their ends are zero-filled).
+    out = k.sim(grid=1, a=np.ones((1, 64), ml_dtypes.bfloat16), b=np.ones((1, 64), ml_dtypes.bfloat16),
+                c=np.zeros(1, ml_dtypes.bfloat16), m=1, n=1, k=64)
+    assert out["c"].astype(np.float32).tolist() == [64.0]
+
+
 def test_a_deadlock_is_a_sim_error():
     k = kdsl.compile(ROOT / "tests" / "sim" / "broken" / "missing_arrival.kdsl").missing_arrival
     with pytest.raises(kdsl.SimError) as e:

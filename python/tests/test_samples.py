@@ -171,18 +171,160 @@ def test_hopper_gemm_bf16_tensors():
     assert np.array_equal(out["c"].view(np.uint16), want.view(np.uint16))
 
 
+def small_ints(dtype, shape, seed):
+    """Integers -3 to 3 as `dtype` (exact in bf16 and e4m3): their products
+    and sums are exact in f32, so a GEMM's bf16 C is each exact sum
+    rounded once, as the reference rounds it."""
+    return (rng(seed).integers(-3, 4, shape)).astype(np.float32).astype(dtype)
+
+
+def gemm_reference(a, b, ml_dtypes):
+    """A · Bᵀ in f64, rounded to f32 (exact here) and then to bf16, as bits."""
+    want = (a.astype(np.float64) @ b.astype(np.float64).T).astype(np.float32)
+    return want.astype(ml_dtypes.bfloat16).reshape(-1).view(np.uint16)
+
+
+@pytest.mark.parametrize("rows,cols,inner,grid,seed", [
+    # One cluster of two CTAs for two pairs of 128 x 256 tiles (the lower
+    # tile of each pair one row deep, the second pair one column wide),
+    # three k-tiles each (the last a partial one): the ring of four stages
+    # carries on from the first pair into the second.
+    (129, 257, 136, 2, None),
+    # Two clusters for six pairs (three each), two k-tiles a tile, under a
+    # random interleaving of the threads.
+    (300, 520, 72, 4, 1),
+])
+def test_hopper_gemm_persistent_more_tiles_than_ctas(rows, cols, inner, grid, seed):
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    k = kdsl.compile(SAMPLES / "hopper_gemm_persistent.kdsl", target="sm_90a").hopper_gemm_persistent
+    assert k.cluster == (2, 1, 1)
+    assert [p.box for p in k.params[:2]] == [(128, 64), (128, 64)]
+    a = small_ints(ml_dtypes.bfloat16, (rows, inner), 31)
+    b = small_ints(ml_dtypes.bfloat16, (cols, inner), 32)
+    c = np.zeros((rows, cols), ml_dtypes.bfloat16)
+    before = {n: v.copy() for n, v in dict(a=a, b=b, c=c).items()}
+    out = k.sim(grid=grid, seed=seed, a=a, b=b, c=c, m=rows, n=cols, k=inner)
+    assert all(np.array_equal(v, before[n]) for n, v in dict(a=a, b=b, c=c).items())
+    assert np.array_equal(out["c"].reshape(-1).view(np.uint16), gemm_reference(a, b, ml_dtypes))
+
+
+def test_hopper_gemm_fp8_instantiation():
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    m = kdsl.compile(SAMPLES / "hopper_gemm.kdsl", target="sm_90a", consts={"ELEM": "e4m3"})
+    k = m.hopper_gemm__ELEM_e4m3
+    assert m.hopper_gemm is k  # the only instantiation: found by its kernel's name too
+    assert [p.elem for p in k.params[:3]] == ["e4m3", "e4m3", "bf16"]
+    assert [p.box for p in k.params[:2]] == [(128, 128), (256, 128)]
+    assert k.params[0].dtype == np.dtype(ml_dtypes.float8_e4m3fn)
+    # A partial tile of rows, two k-tiles (128 and a partial 16).
+    rows, cols, inner = 130, 40, 144
+    a = small_ints(ml_dtypes.float8_e4m3fn, (rows, inner), 51)
+    b = small_ints(ml_dtypes.float8_e4m3fn, (cols, inner), 52)
+    c = np.zeros(rows * cols, ml_dtypes.bfloat16)
+    out = run(k, (math.ceil(cols / 256), math.ceil(rows / 128)), a=a, b=b, c=c,
+              m=rows, n=cols, k=inner)
+    assert np.array_equal(out["c"].view(np.uint16), gemm_reference(a, b, ml_dtypes))
+    with pytest.raises(TypeError, match=r"argument `a` \(tensor \[e4m3; 128, 128\]\) .* needs dtype ml_dtypes.float8_e4m3fn, not bfloat16"):
+        k.sim(grid=1, a=a.astype(ml_dtypes.bfloat16), b=b, c=c, m=rows, n=cols, k=inner)
+
+
+def attention_reference(q, k, v, heads, seq, scale, causal):
+    """softmax(Q Kᵀ · scale) V per head in f64, over the keys up to each row
+    when `causal`."""
+    d = q.shape[1]
+    q, k, v = (t.astype(np.float64).reshape(heads, seq, d) for t in (q, k, v))
+    s = np.einsum("hqd,hkd->hqk", q, k) * scale
+    if causal:
+        s = np.where(np.tril(np.ones((seq, seq), bool)), s, -np.inf)
+    p = np.exp(s - s.max(axis=2, keepdims=True))
+    return np.einsum("hqk,hkd->hqd", p / p.sum(axis=2, keepdims=True), v).reshape(heads * seq, d)
+
+
+@pytest.fixture(scope="module")
+def attention():
+    """Every instantiation the samples' Makefile builds, in one module."""
+    return kdsl.compile(SAMPLES / "flash_attention_fwd.kdsl", target="sm_90a",
+                        consts={"HEAD_DIM": [64, 128], "CAUSAL": [False, True]})
+
+
+@pytest.mark.parametrize("head_dim,causal,seed", [(64, False, 5), (64, True, None), (128, False, None), (128, True, 5)])
+def test_flash_attention(attention, head_dim, causal, seed):
+    """Two heads of 160 rows: a full 128-row tile and a partial one, of
+    queries and of keys (the partial KV tile's rows past seq_len are the
+    next head's, or zeros past the tensor's end, and must weigh nothing).
+    Two of them under a random interleaving of the threads (`seed`).
+    The tolerance is tests/it/sim/attention.rs's: P and O are rounded to
+    bf16 (2⁻⁹ each), ex2.approx is good to 2⁻²², and with |V| <= 1 every
+    output is within 2⁻⁸ + 2⁻⁹ < 0.006 of the reference."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    name = "flash_attention_fwd" + (f"__HEAD_DIM_{head_dim}" if head_dim != 64 else "") + (
+        "__CAUSAL_true" if causal else "")
+    k = attention[name]
+    assert k.kernel == "flash_attention_fwd" and k.block == (384, 1, 1)
+    heads, seq = 2, 160
+    g = rng(head_dim + causal)
+    q, kk, v = (g.uniform(-1, 1, (heads * seq, head_dim)).astype(ml_dtypes.bfloat16) for _ in range(3))
+    scale = 1 / math.sqrt(head_dim)
+    o = np.zeros((heads * seq, head_dim), ml_dtypes.bfloat16)
+    out = k.sim(grid=(math.ceil(seq / 128), heads), seed=seed, q=q, k=kk, v=v, o=o, seq_len=seq, scale=scale)
+    assert not o.any()  # the input is untouched
+    want = attention_reference(q, kk, v, heads, seq, scale, causal)
+    got = out["o"].astype(np.float64)
+    assert not np.isnan(got).any()
+    np.testing.assert_allclose(got, want, rtol=0, atol=0.006)
+
+
+# The tests of each sample (a new sample comes with one: the test below
+# fails until it is listed here).
+SAMPLE_TESTS = {
+    "saxpy": ["test_saxpy"],
+    "reduce_sum": ["test_sums"],
+    "cluster_sum": ["test_sums"],
+    "pipeline_sum": ["test_pipelines"],
+    "ws_pipeline": ["test_pipelines"],
+    "big_pipeline": ["test_pipelines"],
+    "ws_named": ["test_ws_named"],
+    "sgemm_tiled": ["test_sgemm_tiled"],
+    "sgemm_regtile": ["test_sgemm_regtile"],
+    "softmax_rows": ["test_softmax_rows"],
+    "transpose": ["test_transpose"],
+    "blend_rows": ["test_blend_rows"],
+    "histogram": ["test_histogram"],
+    "histogram_v4": ["test_histogram"],
+    "ticket_sum": ["test_ticket_sum"],
+    "hopper_gemm": ["test_hopper_gemm_bf16_tensors", "test_hopper_gemm_fp8_instantiation"],
+    "hopper_gemm_persistent": ["test_hopper_gemm_persistent_more_tiles_than_ctas"],
+    "flash_attention_fwd": ["test_flash_attention"],
+}
+
+
 def test_every_sample_is_tested():
-    tested = {
-        "saxpy", "reduce_sum", "cluster_sum", "pipeline_sum", "ws_pipeline", "big_pipeline",
-        "ws_named", "sgemm_tiled", "sgemm_regtile", "softmax_rows", "transpose", "blend_rows",
-        "histogram", "histogram_v4", "ticket_sum", "hopper_gemm",
-    }
-    assert {p.stem for p in SAMPLES.glob("*.kdsl")} == tested
+    assert {p.stem for p in SAMPLES.glob("*.kdsl")} == set(SAMPLE_TESTS)
+    for tests in SAMPLE_TESTS.values():
+        for t in tests:
+            assert callable(globals().get(t)), f"no test `{t}` in {__file__}"
+
+
+def source_target(path: Path) -> str:
+    """The target a sample asks for on a `// target: sm_90a` line of its
+    leading comment, else sm_90 (as tests/it/common's `source_target`)."""
+    for line in path.read_text().splitlines():
+        line = line.strip()
+        if not line.startswith("//"):
+            break
+        if line.startswith("// target:"):
+            return line[len("// target:"):].strip()
+    return "sm_90"
+
+
+def test_the_wgmma_samples_ask_for_sm_90a():
+    wgmma = {p.stem for p in SAMPLES.glob("*.kdsl") if "wgmma" in p.read_text()}
+    assert wgmma and all(source_target(SAMPLES / f"{s}.kdsl") == "sm_90a" for s in wgmma)
 
 
 @pytest.mark.parametrize("path", sorted(SAMPLES.glob("*.kdsl")), ids=lambda p: p.stem)
 def test_every_sample_compiles_with_its_manifest(path):
-    target = "sm_90a" if path.stem == "hopper_gemm" else "sm_90"
+    target = source_target(path)
     m = kdsl.compile(path, target=target)
     assert m.ptx.startswith("//") or ".entry" in m.ptx
     assert m.manifest["target"] == target

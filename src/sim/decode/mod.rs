@@ -258,7 +258,7 @@ pub fn decode<'m>(
         // own, so that accesses inside it are in bounds (and an access at
         // offset 0 of a module that does not read them stays a fault).
         b.shared.push(MemVar {
-            name: "(reserved shared memory)".to_string(),
+            name: specials::RESERVED_NAME.to_string(),
             offset: 0,
             size: specials::RESERVED_END,
             elem: 1,

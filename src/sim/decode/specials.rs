@@ -77,6 +77,9 @@ pub const COUNT: usize = BASE.len() + NAMED.len() + 32 + 8 + 8;
 /// points: the simulator's choices (ptxas reads both from the driver's
 /// constant bank; it compiles `_begin` and `_0` to 0 and `_cap` to 1024).
 pub const RESERVED_END: u32 = 1024;
+/// The name of the variable the decoder makes of the reserved shared
+/// memory (for bounds and reports).
+pub const RESERVED_NAME: &str = "(reserved shared memory)";
 pub const RESERVED_OFFSET_1: u32 = 512;
 
 /// The slot of a special register, if `name` is one.

@@ -45,6 +45,8 @@ struct AsyncCopy {
     /// The destination: the CTA's rank and its shared offset.
     rank: u32,
     dst: u64,
+    /// Its number in the run-time checks (`u32::MAX`: unchecked).
+    check: u32,
 }
 
 impl Machine<'_> {
@@ -77,10 +79,16 @@ impl Machine<'_> {
                     None => u64::MAX,
                 };
                 self.cp_async_land(t, before);
+                if let Some(san) = &mut self.checks {
+                    san.cp_wait(t, before);
+                }
             }
             SyncOp::CpAsyncArrive { mbar, noinc } => {
                 self.cp_async_land(t, u64::MAX);
                 if let Some((rank, off)) = self.mbar_at(t, pc, mbar) {
+                    if let Some(san) = &mut self.checks {
+                        san.cp_arrive(t, rank, off);
+                    }
                     if *noinc {
                         self.mbar_arrive(t, pc, rank, off, 1, false, false);
                     } else {
@@ -134,8 +142,12 @@ impl Machine<'_> {
         {
             self.cp_async_land_oldest(t);
         }
+        let group = self.cluster.cp.threads.get(&t).map_or(0, |q| q.commits);
+        let check = match &mut self.checks {
+            Some(san) => san.cp_issue(t, pc, group),
+            None => u32::MAX,
+        };
         let q = self.cluster.cp.threads.entry(t).or_default();
-        let group = q.commits;
         q.copies.push_back(AsyncCopy {
             group,
             pc,
@@ -144,6 +156,7 @@ impl Machine<'_> {
             size,
             rank,
             dst: dst.offset,
+            check,
         });
     }
 
@@ -175,16 +188,27 @@ impl Machine<'_> {
         else {
             return;
         };
-        let mut data = if c.from_src > 0 {
-            match self.read_bytes(t, c.pc, Space::Global, c.src, u64::from(c.from_src)) {
-                Some(d) => d,
-                None => return,
-            }
+        // The checks see the copy's read and write as its agent's.
+        if let Some(san) = &mut self.checks {
+            san.copy_begin(c.check);
+        }
+        let data = if c.from_src > 0 {
+            self.read_bytes(t, c.pc, Space::Global, c.src, u64::from(c.from_src))
         } else {
-            Vec::new()
+            Some(Vec::new())
         };
-        data.resize(c.size as usize, 0);
-        self.sched.epoch += 1;
-        self.write_bytes(t, c.pc, memory::cluster_addr(c.rank, c.dst), &data);
+        if let Some(mut data) = data {
+            data.resize(c.size as usize, 0);
+            self.sched.epoch += 1;
+            self.write_bytes(t, c.pc, memory::cluster_addr(c.rank, c.dst), &data);
+        }
+        if let Some(san) = &mut self.checks {
+            let name = |_: u32, offset: u32| super::events::BarrierRef {
+                ctaid: [0; 3],
+                offset,
+            };
+            san.copy_end(&mut self.events, c.check, c.size, |_, _| None, name);
+            san.copy_finished();
+        }
     }
 }

@@ -308,9 +308,68 @@ fn bkey(b: &BarrierRef) -> u64 {
 pub struct Recorded {
     pub issue: Issue,
     pub pc: u32,
-    /// The first threads (at most [`MAX_THREADS`]).
+    /// The first distinct threads (at most [`MAX_THREADS`]).
     pub threads: Vec<ThreadRef>,
+    /// How many distinct threads it happened in.
+    pub nthreads: u64,
+    /// How many times it happened (a thread in a loop counts each time).
     pub count: u64,
+    /// The threads of the cluster being run that it happened in (a
+    /// thread's events all happen while its cluster runs, so the set is
+    /// emptied when the cluster ends: bounded by a cluster's threads).
+    seen: std::collections::HashSet<ThreadRef, super::sanitizer::fast::Build>,
+}
+
+impl Recorded {
+    /// A report of one event of `thread`.
+    pub fn new(issue: Issue, pc: u32, thread: ThreadRef) -> Recorded {
+        let mut seen = std::collections::HashSet::default();
+        seen.insert(thread);
+        Recorded {
+            issue,
+            pc,
+            threads: vec![thread],
+            nthreads: 1,
+            count: 1,
+            seen,
+        }
+    }
+
+    /// One more event of `thread`.
+    pub fn add(&mut self, thread: ThreadRef) {
+        self.count += 1;
+        if self.seen.insert(thread) {
+            self.nthreads += 1;
+            if self.threads.len() < MAX_THREADS {
+                self.threads.push(thread);
+            }
+        }
+    }
+
+    /// Takes in `o`, a report of the same finding at another instruction
+    /// of the same source span: the counts add up, the threads are the
+    /// union (exact while both lists are complete; past [`MAX_THREADS`]
+    /// the larger of the two, for the copies of one statement run by the
+    /// same threads).
+    pub fn absorb(&mut self, o: &Recorded) {
+        self.count += o.count;
+        let complete =
+            self.threads.len() as u64 == self.nthreads && o.threads.len() as u64 == o.nthreads;
+        let mut union = self.threads.len() as u64;
+        for t in &o.threads {
+            if !self.threads.contains(t) {
+                union += 1;
+                if self.threads.len() < MAX_THREADS {
+                    self.threads.push(*t);
+                }
+            }
+        }
+        self.nthreads = if complete {
+            union
+        } else {
+            self.nthreads.max(o.nthreads).max(union)
+        };
+    }
 }
 
 /// Threads kept per report.
@@ -356,10 +415,7 @@ impl Events {
         let key = (pc, k, sub);
         if let Some(&i) = self.index.get(&key) {
             if let Some(r) = self.list.get_mut(i) {
-                r.count += 1;
-                if r.threads.len() < MAX_THREADS {
-                    r.threads.push(thread);
-                }
+                r.add(thread);
             }
             return;
         }
@@ -368,11 +424,13 @@ impl Events {
             return;
         }
         self.index.insert(key, self.list.len());
-        self.list.push(Recorded {
-            issue: issue(),
-            pc,
-            threads: vec![thread],
-            count: 1,
-        });
+        self.list.push(Recorded::new(issue(), pc, thread));
+    }
+
+    /// The cluster being run is done: its threads make no more events.
+    pub fn end_cluster(&mut self) {
+        for r in &mut self.list {
+            r.seen = Default::default();
+        }
     }
 }

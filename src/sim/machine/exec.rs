@@ -139,6 +139,15 @@ impl MemCtx<'_> {
 
 /// A loaded value widened to a register: sign-extended for signed types.
 #[inline]
+/// The bits of a value that a store of `size` bytes writes.
+fn mask_of(size: u64) -> u64 {
+    if size >= 8 {
+        u64::MAX
+    } else {
+        (1u64 << (size * 8)) - 1
+    }
+}
+
 fn extend(v: u64, ty: Ty) -> u64 {
     if ty.is_signed() {
         arith::sext(v, ty.bits()) as u64
@@ -707,26 +716,38 @@ impl Machine<'_> {
                         let off = place.map_or(0, |p| p.offset);
                         watched(ctas, events, me, pc, rank, off, size * u64::from(vec));
                     }
+                    let values: [u64; 4] = std::array::from_fn(|k| {
+                        if vec == 1 {
+                            rd!(inst.b)
+                        } else {
+                            lists.get(inst.aux as usize + k).map_or(0, |s| rd!(*s))
+                        }
+                    });
                     if let (Some(san), Some(p)) = (checks.as_deref_mut(), place) {
                         let sem = sems.get(pc).copied().unwrap_or_default();
-                        san.access(
+                        // Whether the store leaves the bytes as they are
+                        // (a lane repeating its warp's store of one value).
+                        let unchanged =
+                            san.on.races
+                                && bytes(p.target, allocs, ctas, th, params).is_some_and(|b| {
+                                    values.iter().take(usize::from(vec)).enumerate().all(
+                                        |(k, v)| {
+                                            memory::read(b, p.offset + k as u64 * size, size)
+                                                == Some(*v & mask_of(size))
+                                        },
+                                    )
+                                });
+                        san.store(
                             events,
                             t,
                             pc as u32,
                             p,
                             size * u64::from(vec),
-                            AccessKind::Store,
                             sem,
+                            unchanged,
                         );
                     }
                     if let Some(p) = place {
-                        let values: [u64; 4] = std::array::from_fn(|k| {
-                            if vec == 1 {
-                                rd!(inst.b)
-                            } else {
-                                lists.get(inst.aux as usize + k).map_or(0, |s| rd!(*s))
-                            }
-                        });
                         if let Some(b) = bytes(p.target, allocs, ctas, th, params) {
                             for (k, v) in values.iter().take(usize::from(vec)).enumerate() {
                                 memory::write(b, p.offset + k as u64 * size, size, *v);

@@ -200,7 +200,16 @@ impl<'p> Machine<'p> {
         };
         let checks = opts.checks.any().then(|| {
             let lens: Vec<u64> = allocs.iter().map(|a| a.data.len() as u64).collect();
-            Box::new(sanitizer::Sanitizer::new(
+            // The reserved shared memory (where cooperative groups keep
+            // their multi-warp barriers and scratch) comes initialised: on
+            // sm_80+ CUDA's headers use it without writing it first.
+            let preset: Vec<(u64, u64)> = shared
+                .vars
+                .iter()
+                .filter(|v| v.name == crate::sim::decode::specials::RESERVED_NAME)
+                .map(|v| (u64::from(v.offset), u64::from(v.size)))
+                .collect();
+            let mut san = Box::new(sanitizer::Sanitizer::new(
                 opts.checks,
                 sanitizer::Shape {
                     grid,
@@ -210,7 +219,9 @@ impl<'p> Machine<'p> {
                 &lens,
                 u64::from(shared.size),
                 u64::from(prog.local_size),
-            ))
+            ));
+            san.preset_shared(preset);
+            san
         });
         Machine {
             setup: Setup {
@@ -460,6 +471,7 @@ impl<'p> Machine<'p> {
         if let Some(san) = &mut self.checks {
             san.end_cluster();
         }
+        self.events.end_cluster();
         for t in &self.cluster.threads {
             let r = self.thread_ref(t);
             if self.stats.longest.is_none_or(|(n, _)| t.executed > n) {

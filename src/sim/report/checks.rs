@@ -7,7 +7,7 @@
 use super::{at, barrier_name, cta, source_name, with_decl, Run};
 use crate::diagnostics::{plural, Diagnostic};
 use crate::sim::decode::MemVar;
-use crate::sim::machine::events::{Issue, Recorded, MAX_THREADS};
+use crate::sim::machine::events::{Issue, Recorded};
 use crate::sim::machine::memory::Alloc;
 use crate::sim::machine::sanitizer::finding::*;
 use crate::span::Span;
@@ -110,14 +110,7 @@ pub(crate) fn merge_by_span(p: &Run<'_>, list: &[Recorded]) -> Vec<Recorded> {
                 .map(|e| e.2)
         });
         match found.and_then(|i| out.get_mut(i)) {
-            Some(first) => {
-                first.count += r.count;
-                for t in &r.threads {
-                    if first.threads.len() < MAX_THREADS && !first.threads.contains(t) {
-                        first.threads.push(*t);
-                    }
-                }
-            }
+            Some(first) => first.absorb(r),
             None => {
                 if let Some(sp) = span {
                     seen.push((sp, key, out.len()));
@@ -229,6 +222,7 @@ fn actor(p: &Run<'_>, a: &Actor) -> String {
             )
         }
         Actor::BulkGroup { issuer } => format!("the bulk copy (of {})", thread(issuer)),
+        Actor::CpAsync { issuer } => format!("the cp.async copy (of {})", thread(issuer)),
         Actor::Wgmma { ctaid, warpgroup } => {
             format!(
                 "the wgmma (of warpgroup {warpgroup} of cta {})",
@@ -340,6 +334,10 @@ fn missing(race: &Race) -> (&'static str, &'static str) {
             (Actor::Copy { .. }, _) => (
                 "the copy writes bytes that another access may still touch: that access is not ordered before the copy's issue",
                 "release the buffer after its last read (arrive on an `empty` barrier) and let the thread that issues the next copy into it wait for that release first",
+            ),
+            (_, Actor::CpAsync { .. }) | (Actor::CpAsync { .. }, _) => (
+                "a `cp.async` copy reads its source and writes its destination asynchronously, after its issue and before its issuer's `cp.async.wait_group` (or `wait_all`) that covers its group; another thread is ordered after it only through a barrier after that wait",
+                "wait for the copy (`cp.async.commit_group`, then `cp.async.wait_group 0`, `__pipeline_wait_prior(0)`, `cuda::memcpy_async`'s wait) and then `__syncthreads()` before other threads touch its destination; do not touch the destination while the copy is in flight",
             ),
             (_, Actor::Wgmma { .. }) | (Actor::Wgmma { .. }, _) => (
                 "a wgmma reads its shared-memory operands until a `wgmma.wait_group` of its warps covers it; the other access is not ordered with that",

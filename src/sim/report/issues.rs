@@ -1,7 +1,7 @@
 //! Reports of what happened during a run: invalid accesses, mbarrier
 //! protocol violations, masks, traps.
 
-use super::{at, barrier_name, cta, near_var, shared_name, threads, with_decl, Run};
+use super::{at, barrier_name, by_threads, cta, near_var, shared_name, threads, with_decl, Run};
 use crate::diagnostics::{agree, noun_for, plural, Diagnostic};
 use crate::sim::decode::ops::SyncOp;
 use crate::sim::machine::events::BarrierRef;
@@ -166,8 +166,8 @@ fn underflow(
 }
 
 fn event(p: &Run<'_>, r: &Recorded, allocs: &[Alloc]) -> Diagnostic {
-    let who = threads(&r.threads, r.count);
-    let n = plural(r.count, "thread");
+    let who = threads(&r.threads, r.nthreads);
+    let n = by_threads(r);
     match &r.issue {
         Issue::Access { fault, kind, size } => {
             access(p, allocs, r.pc, fault, *kind, *size, &who, &n)

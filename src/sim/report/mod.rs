@@ -145,6 +145,18 @@ pub fn threads(list: &[ThreadRef], total: u64) -> String {
     s
 }
 
+/// How many threads made a report's events, for "here by ...": the
+/// distinct threads, and how many times in all when some thread did it
+/// more than once ("1 thread (300000 times)").
+pub fn by_threads(r: &crate::sim::machine::events::Recorded) -> String {
+    let n = plural(r.nthreads, "thread");
+    if r.count > r.nthreads {
+        format!("{n} ({} times)", r.count)
+    } else {
+        n
+    }
+}
+
 /// Where an instruction is, for labels and notes.
 struct Here<'a> {
     span: Option<Span>,

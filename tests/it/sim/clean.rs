@@ -22,18 +22,55 @@ const SAMPLES: &[(&str, Case)] = &[
     ("big_pipeline", case_big_pipeline),
     ("blend_rows", case_blend_rows),
     ("cluster_sum", case_cluster_sum),
+    ("flash_attention_fwd", case_flash_attention_all),
     ("histogram", case_histogram),
     ("histogram_v4", case_histogram_v4),
     ("hopper_gemm", case_hopper_gemm),
+    ("hopper_gemm_persistent", case_hopper_gemm_persistent),
     ("pipeline_sum", case_pipeline_sum),
     ("reduce_sum", case_reduce_sum),
     ("saxpy", case_saxpy),
+    ("sgemm_regtile", case_sgemm_regtile),
     ("sgemm_tiled", case_sgemm_tiled),
     ("softmax_rows", case_softmax_rows),
     ("ticket_sum", case_ticket_sum),
     ("transpose", case_transpose),
     ("ws_named", case_ws_named),
     ("ws_pipeline", case_ws_pipeline),
+];
+
+/// The attention sample's four instantiations, two of them also under a
+/// random schedule.
+fn case_flash_attention_all(k: &Loaded) {
+    super::attention::case_flash_attention(k, true);
+}
+
+/// The `--const`s a sample is compiled with (each instantiation the
+/// tests run).
+fn sample_consts(name: &str) -> &'static [&'static str] {
+    match name {
+        "flash_attention_fwd" => &["HEAD_DIM=64", "HEAD_DIM=128", "CAUSAL=false", "CAUSAL=true"],
+        _ => &[],
+    }
+}
+
+/// The CUDA kernels of the simulator's PTX support (`sim::cuda`), each
+/// with the case that runs it clean: Ampere `cp.async` (pipeline and
+/// `cuda::memcpy_async` with a barrier), `printf`, a cooperative
+/// `grid.sync()` and cooperative groups' 64-thread tiles.
+const CUDA: &[(&str, &str, Case)] = &[
+    (
+        "cp_async",
+        super::cuda::CP_ASYNC,
+        super::cuda::case_cp_async,
+    ),
+    ("printf", super::cuda::PRINTF, super::cuda::case_printf),
+    (
+        "grid_sync",
+        super::cuda::GRID_SYNC,
+        super::cuda::case_grid_sync,
+    ),
+    ("tiles", super::cuda::TILES, super::cuda::case_cg_tiles),
 ];
 
 /// The schedules every clean run is repeated under, besides in order (the
@@ -71,7 +108,13 @@ fn no_false_positives_on_samples_twins_and_bench_kernels() {
     assert_eq!(samples, named, "every sample has a case in SAMPLES");
     for &(name, case) in SAMPLES {
         let path = repo_root().join("samples").join(format!("{name}.kdsl"));
-        let opts = crate::common::for_target(crate::common::source_target(&path));
+        let opts = kdsl::Options {
+            consts: sample_consts(name)
+                .iter()
+                .map(|c| c.parse().expect("a --const"))
+                .collect(),
+            ..crate::common::for_target(crate::common::source_target(&path))
+        };
         let k = kdsl_file_with(&path, &opts);
         tally(format!("samples/{name}.kdsl"), sweep(&RANDOM, || case(&k)));
     }
@@ -123,6 +166,25 @@ fn no_false_positives_on_samples_twins_and_bench_kernels() {
         };
         let l = header_launch(&text, &k.program);
         tally(rel, sweep(&RANDOM, || drop(run_clean(&k, &l))));
+    }
+
+    // The CUDA kernels of the PTX support, and the warp-convergence
+    // kernels (`tests/sim/convergence/`), nvcc's PTX.
+    if require_nvcc().is_some() {
+        for &(name, src, case) in CUDA {
+            if let Some(k) = super::cuda::cuda(name, src) {
+                tally(
+                    format!("tests/it/sim/cuda.rs: {name}"),
+                    sweep(&RANDOM, || case(&k)),
+                );
+            }
+        }
+        for name in files("tests/sim/convergence", &["cu"]) {
+            tally(
+                format!("tests/sim/convergence/{name}"),
+                sweep(&RANDOM, || drop(super::convergence::runs(&name))),
+            );
+        }
     }
 
     for (name, runs) in &counted {

@@ -108,7 +108,7 @@ fn match_sync_and_special_registers() {
     assert!(clocks[0].iter().any(|&b| b != 0));
 }
 
-const TILES: &str = r#"
+pub const TILES: &str = r#"
 #include <cooperative_groups.h>
 #include <cooperative_groups/reduce.h>
 namespace cg = cooperative_groups;
@@ -128,9 +128,16 @@ __global__ void tiles(const int* x, int* out) {
 /// spinning on an `ld.acquire` — which the in-order schedule follows.
 #[test]
 fn cooperative_group_tiles_of_64() {
-    let Some(k) = cuda("tiles", TILES) else {
-        return;
-    };
+    if let Some(k) = cuda("tiles", TILES) {
+        case_cg_tiles(&k);
+    }
+}
+
+/// [`TILES`] on 256 threads, in order and under a random schedule: the
+/// tiles' sums, and no report (every lane of a warp stores the warp's
+/// partial sum into the warp's scratch slot: one warp-wide store; the
+/// reserved shared memory comes initialised).
+pub fn case_cg_tiles(k: &Loaded) {
     let x: Vec<u32> = (0..256).map(|i| i * 3 + 1).collect();
     let l = launch(
         "_Z5tilesPKiPi",
@@ -140,8 +147,7 @@ fn cooperative_group_tiles_of_64() {
         vec![u32s("x", &x), u32s("out", &[0; 4])],
     );
     for schedule in [Schedule::InOrder, Schedule::Random(7)] {
-        let o = run_with(&k, &l, schedule, 10_000_000);
-        assert!(!o.faulted, "{}", rendered(&k, &o));
+        let o = run_clean_with(k, &l, schedule, 10_000_000);
         let want: Vec<u32> = x.chunks(64).map(|c| c.iter().sum()).collect();
         assert_eq!(as_u32(&o.arrays[1]), want);
     }
@@ -204,7 +210,7 @@ fn special_registers_by_hand() {
     assert_eq!(report_codes(&o), ["S0002", "S0002"]);
 }
 
-const CP_ASYNC: &str = r#"
+pub const CP_ASYNC: &str = r#"
 #include <cuda_pipeline.h>
 #include <cuda/barrier>
 __global__ void staged(const float* x, float* y, int n) {
@@ -242,9 +248,15 @@ __global__ void with_barrier(const int* x, int* y) {
 /// `cp.async.mbarrier.arrive` before a `cuda::barrier`'s arrival.
 #[test]
 fn cp_async_from_cuda() {
-    let Some(k) = cuda("cp_async", CP_ASYNC) else {
-        return;
-    };
+    if let Some(k) = cuda("cp_async", CP_ASYNC) {
+        case_cp_async(&k);
+    }
+}
+
+/// [`CP_ASYNC`]'s kernels on several sizes, in order and under random
+/// schedules: the values, and no report (the copies are ordered by the
+/// waits and barriers after them, and initialise what they write).
+pub fn case_cp_async(k: &Loaded) {
     for n in [1000usize, 250, 6] {
         let x: Vec<f32> = (0..n).map(|v| v as f32 * 0.5 + 1.0).collect();
         let l = launch(
@@ -275,8 +287,7 @@ fn cp_async_from_cuda() {
             })
             .collect();
         for schedule in [Schedule::InOrder, Schedule::Random(3)] {
-            let o = run_with(&k, &l, schedule, 10_000_000);
-            assert!(!o.faulted, "n = {n}: {}", rendered(&k, &o));
+            let o = run_clean_with(k, &l, schedule, 10_000_000);
             assert_eq!(as_f32(&o.arrays[1]), want, "n = {n}");
         }
     }
@@ -288,10 +299,11 @@ fn cp_async_from_cuda() {
         1,
         vec![u32s("x", &x), u32s("y", &[0; 256])],
     );
-    let o = run_with(&k, &l, Schedule::Random(5), 10_000_000);
-    assert!(!o.faulted, "{}", rendered(&k, &o));
-    let want: Vec<u32> = x.iter().rev().copied().collect();
-    assert_eq!(as_u32(&o.arrays[1]), want);
+    for schedule in [Schedule::InOrder, Schedule::Random(5)] {
+        let o = run_clean_with(k, &l, schedule, 10_000_000);
+        let want: Vec<u32> = x.iter().rev().copied().collect();
+        assert_eq!(as_u32(&o.arrays[1]), want);
+    }
 }
 
 /// `cp.async` by hand: the data lands at the wait, not before (a read of
@@ -339,17 +351,107 @@ fn cp_async_by_hand() {
         &k,
         &launch("k", 1, 1, 1, vec![x.clone(), u32s("out", &[0; 6])]),
     );
-    assert!(!o.faulted, "{}", rendered(&k, &o));
     assert_eq!(as_u32(&o.arrays[1]), [5, 0x1122_3344, 0, 0, 0x0022_3344, 0]);
+    // Reading the destination between the issue and the wait is what
+    // shows the landing time, and it is a race with the copy (a GPU may
+    // land it any time after the issue): the one report, at the copy,
+    // naming the read. The copies initialise what they write (no S0032)
+    // and the wait and the mbarrier phase order the later reads.
+    let text = rendered(&k, &o);
+    assert_eq!(report_codes(&o), ["S0030"], "{text}");
+    for needle in [
+        "c.ptx:17:2",
+        "the cp.async copy (of cta (0,0,0) thread 0)",
+        "ld.shared.u32 %r2, [%r1];",
+    ] {
+        assert!(text.contains(needle), "{needle}:\n{text}");
+    }
+    // Without the early read: clean.
+    let waited = ptx.replace("\tld.shared.u32 %r2, [%r1];\n", "\tmov.u32 %r2, 5;\n");
+    let k2 = ptx_str("c.ptx", &waited).unwrap_or_else(|e| panic!("{e}"));
+    let o = run_clean(
+        &k2,
+        &launch("k", 1, 1, 1, vec![x.clone(), u32s("out", &[0; 6])]),
+    );
+    assert_eq!(as_u32(&o.arrays[1]), [5, 0x1122_3344, 0, 0, 0x0022_3344, 0]);
+    // The issue's checks (with the run-time checks off: the copies that
+    // are refused leave their destination unwritten).
     let bad = ptx
         .replace("[%r1+32], [%rd1], 8, 3", "[%r1+36], [%rd1], 8, 3")
         .replace("[%r1+16], [%rd1], 16, %p1", "[%r1+16], [%rd1+16], 16, !%p1");
     let k = ptx_str("c.ptx", &bad).unwrap_or_else(|e| panic!("{e}"));
-    let o = run(&k, &launch("k", 1, 1, 1, vec![x, u32s("out", &[0; 6])]));
+    let o = kdsl::sim::run(
+        &k.program,
+        &launch("k", 1, 1, 1, vec![x, u32s("out", &[0; 6])]),
+        &kdsl::sim::SimOptions {
+            checks: kdsl::sim::Checks::none(),
+            ..kdsl::sim::SimOptions::default()
+        },
+    );
     assert_eq!(report_codes(&o), ["S0002", "S0003"], "{}", rendered(&k, &o));
 }
 
-const PRINTF: &str = r#"
+/// A `cp.async` copy is ordered before another thread's read only through
+/// a barrier after the issuer's wait: without the barrier the read races
+/// with the copy (S0030 at the read, naming the copy), under every
+/// schedule; with it, the run is clean and the value is the copy's.
+#[test]
+fn cp_async_orders_other_threads_only_through_a_barrier() {
+    let ptx = |barrier: &str| {
+        format!(
+            ".version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 x, .param .u64 out)
+{{
+	.reg .pred %p<2>;
+	.reg .b32 %r<8>;
+	.reg .b64 %rd<4>;
+	.shared .align 16 .b8 s[16];
+	ld.param.u64 %rd1, [x];
+	ld.param.u64 %rd2, [out];
+	mov.u32 %r1, s;
+	mov.u32 %r2, %tid.x;
+	setp.ne.u32 %p1, %r2, 0;
+	@%p1 bra READ;
+	cp.async.ca.shared.global [%r1], [%rd1], 4;
+	cp.async.wait_all;
+READ:
+	{barrier}
+	ld.shared.u32 %r3, [%r1];
+	mul.wide.u32 %rd3, %r2, 4;
+	add.s64 %rd3, %rd2, %rd3;
+	st.global.u32 [%rd3], %r3;
+	ret;
+}}
+"
+        )
+    };
+    let l = launch(
+        "k",
+        1,
+        64,
+        1,
+        vec![u32s("x", &[77, 0, 0, 0]), u32s("out", &[0; 64])],
+    );
+    let racy = ptx_str("r.ptx", &ptx("")).unwrap_or_else(|e| panic!("{e}"));
+    for schedule in [Schedule::InOrder, Schedule::Random(4)] {
+        let o = run_with(&racy, &l, schedule, 1_000_000);
+        let text = rendered(&racy, &o);
+        assert!(report_codes(&o).contains(&"S0030"), "{schedule:?}: {text}");
+        assert!(
+            text.contains("the cp.async copy (of cta (0,0,0) thread 0)"),
+            "{text}"
+        );
+    }
+    let synced = ptx_str("s.ptx", &ptx("bar.sync 0;")).unwrap_or_else(|e| panic!("{e}"));
+    for schedule in [Schedule::InOrder, Schedule::Random(4)] {
+        let o = run_clean_with(&synced, &l, schedule, 1_000_000);
+        assert_eq!(as_u32(&o.arrays[1]), [77; 64]);
+    }
+}
+
+pub const PRINTF: &str = r#"
 #include <cstdio>
 #include <cassert>
 __global__ void show(const float* x, int n) {
@@ -400,9 +502,14 @@ fn show_lines(grid: u32, block: u32, x: &[f32], n: i64) -> String {
 /// then call — the same text under every schedule.
 #[test]
 fn printf_from_cuda() {
-    let Some(k) = cuda("printf", PRINTF) else {
-        return;
-    };
+    if let Some(k) = cuda("printf", PRINTF) {
+        case_printf(&k);
+    }
+}
+
+/// [`PRINTF`]'s `show` on 3 CTAs of 6 threads under three schedules: the
+/// same text, and no report.
+pub fn case_printf(k: &Loaded) {
     let x = [1.5f32, 2.0, 0.25, 3.0, 123.0, 0.5];
     let l = launch("_Z4showPKfi", 3, 6, 1, vec![f32s("x", &x), u32v(77)]);
     let want = show_lines(3, 6, &x, 77);
@@ -411,8 +518,7 @@ fn printf_from_cuda() {
         Schedule::Random(11),
         Schedule::Random(12),
     ] {
-        let o = run_with(&k, &l, schedule, 10_000_000);
-        assert!(!o.faulted, "{}", rendered(&k, &o));
+        let o = run_clean_with(k, &l, schedule, 10_000_000);
         let text: String = o.printed.iter().map(|p| p.text.as_str()).collect();
         assert_eq!(text, want);
         assert_eq!(o.printed.len(), 3 * (6 + 3));
@@ -642,7 +748,7 @@ fn constant_memory_and_struct_parameters() {
 
 /// Cooperative groups' grid barrier: every CTA reads what another wrote
 /// before the last `grid.sync()`, round after round.
-const GRID_SYNC: &str = r#"
+pub const GRID_SYNC: &str = r#"
 #include <cooperative_groups.h>
 namespace cg = cooperative_groups;
 extern "C" __global__ void shift(float* a, float* b, int rounds) {
@@ -657,16 +763,10 @@ extern "C" __global__ void shift(float* a, float* b, int rounds) {
 }
 "#;
 
-/// `grid.sync()` in a cooperative launch (`Launch::cooperative`, `kdslc
-/// sim --cooperative`): every CTA of the grid is resident at once and the
-/// grid workspace exists, under every schedule. Without it the workspace
-/// is null and cooperative groups trap, as on a GPU; a grid past what the
-/// simulator holds at once, and clusters, are refused.
-#[test]
-fn grid_sync_in_a_cooperative_launch() {
-    let Some(k) = cuda("grid_sync", GRID_SYNC) else {
-        return;
-    };
+/// [`GRID_SYNC`] on 6 CTAs of 64 threads, 5 rounds, cooperative, under
+/// three schedules: every round's shift, and no report (`grid.sync()`
+/// orders the rounds across CTAs).
+pub fn case_grid_sync(k: &Loaded) {
     let (grid, block, rounds) = (6u32, 64u32, 5u32);
     let n = (grid * block) as usize;
     let a0: Vec<f32> = (0..n).map(|i| i as f32).collect();
@@ -682,12 +782,31 @@ fn grid_sync_in_a_cooperative_launch() {
         .map(|i| ((i + (rounds * block) as usize) % n) as f32 + rounds as f32)
         .collect();
     for schedule in [Schedule::InOrder, Schedule::Random(3), Schedule::Random(11)] {
-        let o = run_with(&k, &l, schedule, 50_000_000);
-        assert!(!o.faulted, "{schedule:?}:\n{}", rendered(&k, &o));
+        let o = run_clean_with(k, &l, schedule, 50_000_000);
         assert_eq!(as_f32(&o.arrays[0]), want, "{schedule:?}");
     }
+}
+
+/// `grid.sync()` in a cooperative launch (`Launch::cooperative`, `kdslc
+/// sim --cooperative`): every CTA of the grid is resident at once and the
+/// grid workspace exists, under every schedule. Without it the workspace
+/// is null and cooperative groups trap, as on a GPU; a grid past what the
+/// simulator holds at once, and clusters, are refused.
+#[test]
+fn grid_sync_in_a_cooperative_launch() {
+    let Some(k) = cuda("grid_sync", GRID_SYNC) else {
+        return;
+    };
+    case_grid_sync(&k);
     // Not cooperative: `grid.sync()` traps.
-    l.cooperative = false;
+    let n = 6 * 64;
+    let l = launch(
+        "shift",
+        6,
+        64,
+        1,
+        vec![f32s("a", &vec![0.0; n]), f32s("b", &vec![0.0; n]), u32v(5)],
+    );
     let o = run_with(&k, &l, Schedule::InOrder, 50_000_000);
     assert_eq!(report_codes(&o), ["S0016"], "{}", rendered(&k, &o));
     // Too many CTAs at once, or clusters: the launch does not fit.

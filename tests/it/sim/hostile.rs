@@ -9,7 +9,9 @@ use kdsl::sim::Schedule;
 
 /// `mapa` to a rank past the cluster: reported where it is asked for, and
 /// the store through the address it returns is out of bounds — not
-/// wrapped modulo 256 into the own or a peer's shared memory.
+/// wrapped modulo 256 into the own or a peer's shared memory. One thread
+/// of each CTA writes `s`, and one thread of the cluster writes through
+/// `mapa`: the kernel is race-free, so the checks add nothing.
 #[test]
 fn mapa_past_the_cluster_is_out_of_bounds() {
     let ptx = ".version 8.0
@@ -22,11 +24,16 @@ fn mapa_past_the_cluster_is_out_of_bounds() {
 	.shared .align 4 .b8 s[64];
 	ld.param.u32 %r1, [rank];
 	mov.u32 %r2, s;
-	st.shared.u32 [%r2], 7;
+	mov.u32 %r5, %tid.x;
+	mov.u32 %r6, %cluster_ctarank;
+	setp.eq.u32 %p2, %r5, 0;
+	@%p2 st.shared.u32 [%r2], 7;
 	barrier.cluster.arrive.aligned;
 	barrier.cluster.wait.aligned;
 	mapa.shared::cluster.u32 %r3, %r2, %r1;
-	st.shared::cluster.u32 [%r3], 99;
+	or.b32 %r7, %r5, %r6;
+	setp.eq.u32 %p2, %r7, 0;
+	@%p2 st.shared::cluster.u32 [%r3], 99;
 	barrier.cluster.arrive.aligned;
 	barrier.cluster.wait.aligned;
 	ld.shared.u32 %r4, [%r2];
@@ -35,7 +42,7 @@ fn mapa_past_the_cluster_is_out_of_bounds() {
 	ret;
 }
 "
-    .replace(".reg .b32 %r<8>;", ".reg .b32 %r<8>;\n\t.reg .pred %p<2>;");
+    .replace(".reg .b32 %r<8>;", ".reg .b32 %r<8>;\n\t.reg .pred %p<3>;");
     let k = ptx_str("m.ptx", &ptx).unwrap_or_else(|e| panic!("{e}"));
     for rank in [2u32, 3, 257, 300, 0xffff_ffff] {
         let o = run(&k, &launch("k", 2, 32, 2, vec![u32v(rank)]));
@@ -47,7 +54,7 @@ fn mapa_past_the_cluster_is_out_of_bounds() {
             )),
             "{text}"
         );
-        assert!(text.contains("m.ptx:15:2"), "{text}");
+        assert!(text.contains("m.ptx:18:2"), "{text}");
         // No CTA's `s` was overwritten (that would be a trap).
         assert!(!text.contains("S0016"), "{text}");
     }
@@ -383,21 +390,35 @@ fn sim_ptxas_refuses_what_ptxas_refuses() {
     );
 }
 
-/// One thread issuing bulk stores in a loop without waiting: the copies
-/// in flight are bounded (the oldest lands when 4096 are pending), and
-/// under a random schedule each step lands a random one in constant time,
-/// so 300k copies take a time linear in them (once quadratic: 52 s in a
-/// release build; here, in a debug build, a few seconds).
+/// One thread issuing bulk stores in a loop, waiting only for all but
+/// its newest two groups of 1024: thousands of copies in flight (bounded:
+/// the oldest lands when 4096 are pending), and under a random schedule
+/// each step lands a random one in constant time, so 300k copies take a
+/// time linear in them (once quadratic: 52 s in a release build; here, in
+/// a debug build, a few seconds). The kernel is race-free, so the run is
+/// clean with the checks on: the buffer is written and fenced for the
+/// async proxy before the copies read it, and the copies cycle over 4096
+/// destinations, each one's previous copy covered by a `wait_group`
+/// before it is written again.
 #[test]
 fn many_pending_bulk_copies_cost_constant_time_per_step() {
     let ptx = ".version 8.0\n.target sm_90\n.address_size 64\n\
                .visible .entry stores(.param .u64 out, .param .u32 n)\n{\n\
-               \t.reg .pred %p<2>;\n\t.reg .b32 %r<4>;\n\t.reg .b64 %rd<2>;\n\
+               \t.reg .pred %p<3>;\n\t.reg .b32 %r<6>;\n\t.reg .b64 %rd<4>;\n\
                \t.shared .align 16 .b8 buf[64];\n\
                \tld.param.u64 %rd1, [out];\n\tld.param.u32 %r2, [n];\n\
                \tmov.u32 %r1, buf;\n\tmov.u32 %r3, 0;\n\
-               L:\n\tcp.async.bulk.global.shared::cta.bulk_group [%rd1], [%r1], 64;\n\
-               \tadd.u32 %r3, %r3, 1;\n\tsetp.lt.u32 %p1, %r3, %r2;\n\t@%p1 bra L;\n\
+               \tst.shared.v4.u32 [%r1], {%r3, %r3, %r3, %r3};\n\
+               \tst.shared.v4.u32 [%r1+16], {%r3, %r3, %r3, %r3};\n\
+               \tst.shared.v4.u32 [%r1+32], {%r3, %r3, %r3, %r3};\n\
+               \tst.shared.v4.u32 [%r1+48], {%r3, %r3, %r3, %r3};\n\
+               \tfence.proxy.async.shared::cta;\n\
+               L:\n\tand.b32 %r4, %r3, 4095;\n\tmul.wide.u32 %rd2, %r4, 64;\n\
+               \tadd.s64 %rd3, %rd1, %rd2;\n\
+               \tcp.async.bulk.global.shared::cta.bulk_group [%rd3], [%r1], 64;\n\
+               \tand.b32 %r5, %r3, 1023;\n\tsetp.ne.u32 %p2, %r5, 1023;\n\t@%p2 bra NEXT;\n\
+               \tcp.async.bulk.commit_group;\n\tcp.async.bulk.wait_group 2;\n\
+               NEXT:\n\tadd.u32 %r3, %r3, 1;\n\tsetp.lt.u32 %p1, %r3, %r2;\n\t@%p1 bra L;\n\
                \tcp.async.bulk.commit_group;\n\tcp.async.bulk.wait_group 0;\n\tret;\n}\n";
     let k = ptx_str("stores.ptx", ptx).unwrap_or_else(|e| panic!("{e}"));
     let l = launch(
@@ -405,17 +426,115 @@ fn many_pending_bulk_copies_cost_constant_time_per_step() {
         1,
         1,
         1,
-        vec![f32s("out", &[1.0; 16]), u32v(300_000)],
+        vec![f32s("out", &vec![1.0; 16 * 4096]), u32v(300_000)],
     );
     for schedule in [Schedule::Random(1), Schedule::InOrder] {
         let start = std::time::Instant::now();
         let o = run_with(&k, &l, schedule, 10_000_000);
         let took = start.elapsed();
         assert!(o.reports.is_empty(), "{}", rendered(&k, &o));
-        assert_eq!(as_f32(&o.arrays[0]), [0.0; 16], "the buffer's zeros landed");
+        assert!(
+            as_f32(&o.arrays[0]).iter().all(|&v| v == 0.0),
+            "the buffer's zeros landed"
+        );
         assert!(
             took < std::time::Duration::from_secs(60),
             "{schedule:?}: 300k bulk stores took {took:?}"
         );
     }
+}
+
+/// The "by N threads" of a report counts distinct threads, and says how
+/// many times in all when a thread repeats: an access to an exited peer's
+/// shared memory in a loop (S0010) keeps the count of the threads that
+/// made it, whatever the trips of the loop.
+#[test]
+fn a_report_counts_threads_not_repetitions() {
+    let ptx = |trips: u32| {
+        format!(
+            ".version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k()
+.reqntid 32, 1, 1
+.reqnctapercluster 2, 1, 1
+{{
+	.reg .pred %p<3>;
+	.reg .b32 %r<8>;
+	.shared .align 4 .b8 s[128];
+	mov.u32 %r1, %cluster_ctarank;
+	mov.u32 %r2, %tid.x;
+	mov.u32 %r3, s;
+	barrier.cluster.arrive.relaxed.aligned;
+	barrier.cluster.wait.aligned;
+	setp.eq.u32 %p1, %r1, 0;
+	@%p1 bra DONE;
+	mad.lo.s32 %r4, %r2, 4, %r3;
+	mapa.shared::cluster.u32 %r5, %r4, 0;
+	mov.u32 %r6, 0;
+L:
+	st.shared::cluster.u32 [%r5], %r6;
+	add.u32 %r6, %r6, 1;
+	setp.lt.u32 %p2, %r6, {trips};
+	@%p2 bra L;
+DONE:
+	ret;
+}}
+"
+        )
+    };
+    let mut labels = Vec::new();
+    for trips in [1u32, 10] {
+        let k = ptx_str("m.ptx", &ptx(trips)).unwrap_or_else(|e| panic!("{e}"));
+        let o = run_with(
+            &k,
+            &launch("k", 2, 32, 2, vec![]),
+            Schedule::InOrder,
+            1_000_000,
+        );
+        let text = rendered(&k, &o);
+        assert_eq!(report_codes(&o), ["S0010"], "{text}");
+        let label = text
+            .lines()
+            .find_map(|l| l.split_once("in CTA rank 0 by ").map(|x| x.1.to_string()))
+            .unwrap_or_else(|| panic!("{text}"));
+        labels.push(label);
+    }
+    // Once per thread: "31 threads"; ten times per thread: the same
+    // threads, ten times as often.
+    let threads = labels[0].clone();
+    assert!(threads.ends_with("threads"), "{labels:?}");
+    let n: u64 = threads
+        .split_whitespace()
+        .next()
+        .and_then(|w| w.parse().ok())
+        .unwrap_or_else(|| panic!("{labels:?}"));
+    assert!(n <= 32, "{labels:?}");
+    assert!(
+        labels[1].starts_with(&format!("{threads} (")) && labels[1].ends_with(" times)"),
+        "{labels:?}"
+    );
+}
+
+/// One thread issuing 300 bulk stores of a buffer nothing wrote: one
+/// S0032 report "by 1 thread (300 times)", not "by 300 threads".
+#[test]
+fn a_thread_repeating_a_copy_is_one_thread() {
+    let ptx = ".version 8.0\n.target sm_90\n.address_size 64\n\
+               .visible .entry stores(.param .u64 out, .param .u32 n)\n{\n\
+               \t.reg .pred %p<2>;\n\t.reg .b32 %r<4>;\n\t.reg .b64 %rd<2>;\n\
+               \t.shared .align 16 .b8 buf[64];\n\
+               \tld.param.u64 %rd1, [out];\n\tld.param.u32 %r2, [n];\n\
+               \tmov.u32 %r1, buf;\n\tmov.u32 %r3, 0;\n\
+               L:\n\tcp.async.bulk.global.shared::cta.bulk_group [%rd1], [%r1], 64;\n\
+               \tcp.async.bulk.commit_group;\n\tcp.async.bulk.wait_group 0;\n\
+               \tadd.u32 %r3, %r3, 1;\n\tsetp.lt.u32 %p1, %r3, %r2;\n\t@%p1 bra L;\n\
+               \tret;\n}\n";
+    let k = ptx_str("stores.ptx", ptx).unwrap_or_else(|e| panic!("{e}"));
+    let l = launch("stores", 1, 1, 1, vec![f32s("out", &[1.0; 16]), u32v(300)]);
+    let o = run_with(&k, &l, Schedule::InOrder, 1_000_000);
+    let text = rendered(&k, &o);
+    assert_eq!(report_codes(&o), ["S0032"], "{text}");
+    assert!(text.contains("by 1 thread (300 times)"), "{text}");
+    assert!(!text.contains("300 threads"), "{text}");
 }

@@ -235,6 +235,12 @@ impl SyncClock {
         }
     }
 
+    /// Receives the accesses of agent `agent` up to `epoch` (an
+    /// asynchronous agent whose completion releases into it).
+    pub fn raise(&mut self, agent: u32, epoch: u32) {
+        self.owns.push((agent, epoch));
+    }
+
     /// Receives another sync clock's content.
     pub fn absorb(&mut self, o: &SyncClock) {
         let mut o = o.clone();

@@ -23,9 +23,9 @@ pub enum Kind {
     AtomicRead,
     AtomicWrite,
     Atomic,
-    /// A bulk or tensor copy reading its source.
+    /// A bulk, tensor or `cp.async` copy reading its source.
     CopyRead,
-    /// A bulk or tensor copy writing its destination.
+    /// A bulk, tensor or `cp.async` copy writing its destination.
     CopyWrite,
     /// A wgmma reading its shared-memory operands.
     WgmmaRead,
@@ -64,6 +64,8 @@ pub enum Actor {
     /// The bulk-group copies (TMA stores, bulk copies to global memory) of
     /// a thread.
     BulkGroup { issuer: ThreadRef },
+    /// The Ampere `cp.async` copies of a thread.
+    CpAsync { issuer: ThreadRef },
     /// The wgmma operations of a warpgroup.
     Wgmma { ctaid: [u32; 3], warpgroup: u32 },
 }

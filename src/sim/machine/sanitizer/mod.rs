@@ -47,6 +47,8 @@ pub enum AgentKey {
     Mbar { rank: u32, off: u32 },
     /// The bulk-group copies of a thread.
     Bulk { thread: u32 },
+    /// The Ampere `cp.async` copies of a thread.
+    CpAsync { thread: u32 },
     /// The wgmma operations of a warpgroup.
     Wgmma { rank: u32, group: u32 },
 }
@@ -100,6 +102,9 @@ struct CopyCtx {
     /// (barrier rank, offset, phase at the issue).
     phases: Vec<(u32, u32, u64)>,
     group: Option<u64>,
+    /// An Ampere `cp.async` copy (its group is a `cp.async.commit_group`
+    /// group, not a bulk one).
+    cp: bool,
     epoch: u32,
 }
 
@@ -125,6 +130,8 @@ pub struct Sanitizer {
     shared_init: Vec<Vec<u64>>,
     local_init: Vec<Vec<u64>>,
     shared_bytes: u64,
+    /// Byte ranges of shared memory that start initialised.
+    preset: Vec<(u64, u64)>,
     local_bytes: u64,
     global: Vec<Option<Shadow<GLOBAL_SLOTS>>>,
     global_len: Vec<u64>,
@@ -140,11 +147,15 @@ pub struct Sanitizer {
     /// A copy is landing: the transaction bytes that complete now are a
     /// copy's.
     landing: bool,
+    /// The store being checked leaves its bytes as they are (`store`).
+    same_store: bool,
     /// Per thread: the generation of each of its CTA's barriers when it
     /// exited, and where.
     exits: Vec<Option<([u32; 16], u32)>>,
     /// Per thread: its landed bulk-group copies (group, epoch).
     bulk_landed: HashMap<u32, Vec<(u64, u32)>>,
+    /// Per thread: its landed `cp.async` copies (group, epoch).
+    cp_landed: HashMap<u32, Vec<(u64, u32)>>,
     /// wgmma instances: (agent, epoch) of their reads.
     wg_instances: HashMap<u64, (u32, u32)>,
     /// The wgmma reads (agent, epoch) still pending in some warp, and the
@@ -204,6 +215,7 @@ impl Sanitizer {
             shared_init: Vec::new(),
             local_init: Vec::new(),
             shared_bytes: shared,
+            preset: Vec::new(),
             local_bytes: local,
             global: allocs.iter().map(|_| None).collect(),
             global_len: allocs.to_vec(),
@@ -217,8 +229,10 @@ impl Sanitizer {
             free_copies: Vec::new(),
             current_copy: None,
             landing: false,
+            same_store: false,
             exits: Vec::new(),
             bulk_landed: HashMap::default(),
+            cp_landed: HashMap::default(),
             wg_instances: HashMap::default(),
             wg_pending: HashMap::default(),
         }
@@ -230,6 +244,12 @@ impl Sanitizer {
     /// are the group's ranks, as a cluster's are.
     pub fn set_group_size(&mut self, ctas: u32) {
         self.csize = ctas.max(1);
+    }
+
+    /// Shared memory `(offset, size)` ranges that every CTA starts with
+    /// initialised (the reserved shared memory).
+    pub fn preset_shared(&mut self, ranges: Vec<(u64, u64)>) {
+        self.preset = ranges;
     }
 
     pub fn begin_cluster(&mut self, seq: u32, ctaids: Vec<[u32; 3]>) {
@@ -255,6 +275,20 @@ impl Sanitizer {
                 Vec::new()
             });
         }
+        if self.on.uninit {
+            for r in 0..ranks as u32 {
+                for &(off, size) in &self.preset.clone() {
+                    self.initialise(
+                        0,
+                        Mem::Shared {
+                            rank: r,
+                            offset: off,
+                        },
+                        size,
+                    );
+                }
+            }
+        }
         self.local_init.clear();
         if self.on.uninit && self.local_bytes > 0 {
             self.local_init
@@ -272,6 +306,7 @@ impl Sanitizer {
         self.exits.clear();
         self.exits.resize(n, None);
         self.bulk_landed.clear();
+        self.cp_landed.clear();
         self.wg_instances.clear();
         self.wg_pending.clear();
     }
@@ -403,6 +438,9 @@ impl Sanitizer {
             Some(AgentKey::Bulk { thread }) => Actor::BulkGroup {
                 issuer: self.tref(thread),
             },
+            Some(AgentKey::CpAsync { thread }) => Actor::CpAsync {
+                issuer: self.tref(thread),
+            },
             Some(AgentKey::Wgmma { rank, group }) => Actor::Wgmma {
                 ctaid: self.ctaids.get(rank as usize).copied().unwrap_or([0; 3]),
                 warpgroup: group,
@@ -415,6 +453,24 @@ impl Sanitizer {
     }
 
     // ----- memory accesses -----------------------------------------------
+
+    /// A plain or atomic store of `size` bytes by thread `t` at `pc`;
+    /// `unchanged`: the bytes already hold the value it writes (for
+    /// `shadow::warp_wide_store`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn store(
+        &mut self,
+        ev: &mut Events,
+        t: u32,
+        pc: u32,
+        place: Place,
+        size: u64,
+        sem: Sem,
+        unchanged: bool,
+    ) {
+        self.same_store = unchanged;
+        self.access(ev, t, pc, place, size, AccessKind::Store, sem);
+    }
 
     /// A load, store or atomic of `size` bytes by thread `t` at `pc`.
     #[allow(clippy::too_many_arguments)]
@@ -429,6 +485,7 @@ impl Sanitizer {
         kind: AccessKind,
         sem: Sem,
     ) {
+        let same_store = std::mem::take(&mut self.same_store);
         let mem = match place.target {
             Target::Shared(rank) => Mem::Shared {
                 rank,
@@ -479,6 +536,7 @@ impl Sanitizer {
                 async_proxy: false,
                 thread: true,
                 rank,
+                same_store: same_store && kind == AccessKind::Store,
                 view: View::Thread(th, t),
             };
             match mem {
@@ -963,6 +1021,32 @@ impl Sanitizer {
         mbar_off: u32,
         phases: Vec<(u32, u32, u64)>,
     ) -> u32 {
+        self.new_copy(t, pc, group, false, dests, mbar_off, phases)
+    }
+
+    /// Thread `t` issues an Ampere `cp.async` at `pc` in its (not yet
+    /// committed) `cp.async` group `group`: an asynchronous agent of the
+    /// thread (one per thread, its copies landing in issue order) reads
+    /// the global source and writes the shared destination, ordered after
+    /// the issue and before the thread's `cp.async.wait_group` or
+    /// `wait_all` that covers the group (`cp_wait`), or the phase of a
+    /// `cp.async.mbarrier.arrive` after it (`cp_arrive`). Returns the
+    /// copy's number, for `copy_begin`/`copy_end` at its landing.
+    pub fn cp_issue(&mut self, t: u32, pc: u32, group: u64) -> u32 {
+        self.new_copy(t, pc, Some(group), true, &[], 0, Vec::new())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn new_copy(
+        &mut self,
+        t: u32,
+        pc: u32,
+        group: Option<u64>,
+        cp: bool,
+        dests: &[(u32, u32)],
+        mbar_off: u32,
+        phases: Vec<(u32, u32, u64)>,
+    ) -> u32 {
         if !self.on.races && !self.on.tx && !self.on.uninit {
             return u32::MAX;
         }
@@ -975,6 +1059,7 @@ impl Sanitizer {
             _ => Snap::default(),
         };
         let agent = match group {
+            Some(_) if cp => self.agent(AgentKey::CpAsync { thread: t }),
             Some(_) => self.agent(AgentKey::Bulk { thread: t }),
             None => {
                 let mr = dests.first().map_or(0, |d| d.1);
@@ -1002,6 +1087,7 @@ impl Sanitizer {
             dests,
             phases,
             group,
+            cp,
             epoch: 0,
         };
         match self.free_copies.pop() {
@@ -1018,9 +1104,13 @@ impl Sanitizer {
         }
     }
 
-    /// Copy `id` lands now: its accesses follow (`copy_access`).
+    /// Copy `id` lands now: its accesses follow (`copy_access`), until
+    /// `copy_end` (or `copy_finished`). Only then are accesses a copy's:
+    /// the copy landing is always the one named here, never an earlier
+    /// one's leftover.
     pub fn copy_begin(&mut self, id: u32) {
         self.landing = true;
+        self.current_copy = None;
         let Some(Some(c)) = self.copies.get(id as usize) else {
             return;
         };
@@ -1044,6 +1134,7 @@ impl Sanitizer {
     /// The landed copy's transaction bytes have been counted.
     pub fn copy_finished(&mut self) {
         self.landing = false;
+        self.current_copy = None;
     }
 
     /// The landing copy reads (or writes) `size` bytes of `mem`.
@@ -1099,6 +1190,7 @@ impl Sanitizer {
             async_proxy: shared,
             thread: false,
             rank: issuer / self.nthreads,
+            same_store: false,
             view: View::Snapshot(&c.snap),
         };
         let conflict = match mem {
@@ -1159,7 +1251,12 @@ impl Sanitizer {
             return;
         }
         if let Some(g) = c.group {
-            let list = self.bulk_landed.entry(c.issuer).or_default();
+            let landed = if c.cp {
+                &mut self.cp_landed
+            } else {
+                &mut self.bulk_landed
+            };
+            let list = landed.entry(c.issuer).or_default();
             match list.last_mut() {
                 Some(last) if last.0 == g => last.1 = last.1.max(c.epoch),
                 _ => list.push((g, c.epoch)),
@@ -1211,6 +1308,60 @@ impl Sanitizer {
         if let Some(th) = self.threads.get_mut(t as usize) {
             th.base.raise(agent, max);
         }
+    }
+
+    /// `cp.async.wait_group`/`wait_all` of thread `t`: its `cp.async`
+    /// copies of the groups before `before` have landed; it acquires them
+    /// (their reads and writes happen before what the thread does next,
+    /// and, through a barrier after the wait, before the other threads').
+    pub fn cp_wait(&mut self, t: u32, before: u64) {
+        if !self.on.races {
+            return;
+        }
+        let Some(list) = self.cp_landed.get_mut(&t) else {
+            return;
+        };
+        let mut max = 0;
+        list.retain(|&(g, e)| {
+            if g < before {
+                max = max.max(e);
+                false
+            } else {
+                true
+            }
+        });
+        if max == 0 {
+            return;
+        }
+        let agent = self.agent(AgentKey::CpAsync { thread: t });
+        if let Some(th) = self.threads.get_mut(t as usize) {
+            th.base.raise(agent, max);
+        }
+    }
+
+    /// `cp.async.mbarrier.arrive` of thread `t` on the mbarrier at `off`
+    /// of the CTA of `rank`, after all its `cp.async` copies landed: the
+    /// arrival-on is triggered by their completion, so the phase it
+    /// counts in releases their accesses to the waits that observe it.
+    /// The thread itself is not ordered after them (it did not wait).
+    pub fn cp_arrive(&mut self, t: u32, rank: u32, off: u32) {
+        if !self.on.races {
+            return;
+        }
+        // Every copy of the thread has landed: the agent's clock now is
+        // the latest landing's epoch.
+        let Some(&agent) = self.agent_index.get(&AgentKey::CpAsync { thread: t }) else {
+            return;
+        };
+        let base = self.nthreads_cluster();
+        let Some(&(_, epoch)) = self.agents.get(agent.saturating_sub(base) as usize) else {
+            return;
+        };
+        if epoch == 0 {
+            return;
+        }
+        let st = self.mbars.entry((rank, off)).or_default();
+        st.cur.raise(agent, epoch);
     }
 
     // ----- wgmma -------------------------------------------------------------
@@ -1276,6 +1427,7 @@ impl Sanitizer {
             async_proxy: true,
             thread: false,
             rank,
+            same_store: false,
             view: View::Snapshot(&snap),
         };
         let mut conflict = None;

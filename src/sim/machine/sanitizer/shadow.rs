@@ -98,7 +98,37 @@ pub struct Acc<'a> {
     pub thread: bool,
     /// The CTA rank of a thread (atomic scopes).
     pub rank: u32,
+    /// A plain store that leaves the bytes as they are (it writes the
+    /// value they hold): with an earlier plain store of the same bytes by
+    /// another lane of its warp at the same instruction it makes one
+    /// warp-wide store, not a race (see [`warp_wide_store`]).
+    pub same_store: bool,
     pub view: View<'a>,
+}
+
+/// Two plain stores of the same value to the same bytes by lanes of one
+/// warp at one instruction are one warp-wide store: CUDA defines what a
+/// warp's non-atomic instruction does when several of its threads write
+/// one location (the location is written, by an unspecified one of them)
+/// and PTX's memory model gives a racing read one of the values written,
+/// which are equal. So they are not reported as a race with each other
+/// (cooperative groups' multi-warp collectives have every lane of a warp
+/// store the warp's result into its slot). Stores of different values,
+/// or at different instructions, or by lanes of different warps, are
+/// races as ever: a warp's lanes are not in lockstep.
+#[inline]
+fn warp_wide_store(acc: &Acc, s: &Slot, ctx: Ctx) -> bool {
+    let meta = slot_meta(s);
+    let (a, me, n) = (slot_agent(s), acc.agent, ctx.nthreads.max(1));
+    acc.same_store
+        && acc.thread
+        && meta & WRITE != 0
+        && meta & (ATOMIC | ASYNC) == 0
+        && s[0] == ctx.seq
+        && s[2] == acc.pc
+        && a != me
+        && a / n == me / n
+        && (a % n) / 32 == (me % n) / 32
 }
 
 /// The cluster being run.
@@ -242,7 +272,7 @@ fn one<const K: usize>(
         if meta & ATOMIC != 0 && acc.atomic && acc.strong(s, ctx) {
             continue;
         }
-        if found.is_some() {
+        if found.is_some() || warp_wide_store(acc, s, ctx) {
             continue;
         }
         if !o {
@@ -322,8 +352,38 @@ mod tests {
             async_proxy: false,
             thread: true,
             rank: 0,
+            same_store: false,
             view: View::Thread(c, me),
         }
+    }
+
+    #[test]
+    fn a_warp_wide_store_of_one_value_is_not_a_race() {
+        let ctx = Ctx {
+            seq: 0,
+            nthreads: 64,
+        };
+        let mut sh: Shadow<4> = Shadow::new(64).expect("shadow");
+        let (t0, t1, t40) = (TClock::new(), TClock::new(), TClock::new());
+        let store = |c, me, same| Acc {
+            pc: 9,
+            same_store: same,
+            ..acc(c, me, true)
+        };
+        // Lanes 0 and 1 store at pc 9: the same value is one store.
+        assert_eq!(sh.access(0, 4, &store(&t0, 0, false), ctx), None);
+        assert_eq!(sh.access(0, 4, &store(&t1, 1, true), ctx), None);
+        // A different value at the same pc is a race.
+        assert!(sh.access(0, 4, &store(&t0, 0, false), ctx).is_some());
+        // So is the same value from another warp (lane 40).
+        assert!(sh.access(0, 4, &store(&t40, 40, true), ctx).is_some());
+        // And the same value at another instruction.
+        assert_eq!(sh.access(8, 4, &store(&t0, 0, false), ctx), None);
+        let other = Acc {
+            pc: 10,
+            ..store(&t1, 1, true)
+        };
+        assert!(sh.access(8, 4, &other, ctx).is_some());
     }
 
     #[test]

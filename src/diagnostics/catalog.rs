@@ -487,6 +487,11 @@ pub static CODES: &[CodeInfo] = &[
         Error,
         "`setmaxnreg.inc` to {n} registers, below the warp's {count} / `setmaxnreg.dec` to {n} registers, above the warp's {count}"
     ),
+    code!(
+        "S0028",
+        Error,
+        "{kind} register `{name}` {read or written} and then used by a wgmma with no `wgmma.fence` between / no `wgmma.fence` before the first wgmma of a warp / accumulator register `{name}` used by wgmmas of two shapes with no `wgmma.fence` between"
+    ),
     code!("S0030", Error, "data race on {memory}"),
     code!(
         "S0031",

@@ -46,8 +46,9 @@ pub fn wgmma(b: &mut Builder, m: &mut Mods, ops: &[Operand]) -> R<Inst> {
         Some("fence") => {
             m.finish().map_err(unsup)?;
             // Orders register accesses against the asynchronous proxy; the
-            // simulator's wgmma reads its registers at the issue.
-            Ok(base_inst(Op::Nop))
+            // simulator's wgmma reads its registers at the issue, and checks
+            // that a fence separates them from ordinary accesses (S0028).
+            Ok(base_inst(Op::WgmmaFence))
         }
         Some("commit_group") => {
             m.finish().map_err(unsup)?;

@@ -440,6 +440,10 @@ pub enum Op {
     Ret,
     Exit,
     Trap,
+    /// `wgmma.fence.sync.aligned`: orders the thread's earlier accesses of
+    /// registers before the wgmma operations that follow (executed per
+    /// thread: it clears what `machine::fence` tracks).
+    WgmmaFence,
     /// A synchronising instruction, executed outside the inner loop: `aux`
     /// indexes [`SyncOp`].
     Sync,

@@ -128,6 +128,13 @@ pub enum Issue {
         write: bool,
         wgmma_pc: u32,
     },
+    /// A register a wgmma uses (`slot`; an accumulator when `acc`, else
+    /// an A-fragment register) with no `wgmma.fence` since `why`.
+    WgmmaFence {
+        slot: u32,
+        acc: bool,
+        why: FenceWhy,
+    },
     /// Shared memory a pending wgmma reads written (by a copy landing, or
     /// by a store).
     WgmmaOverwrite {
@@ -178,6 +185,17 @@ pub enum ShflWhy {
     Exited,
     /// In the mask, but the block has no thread there (a partial warp).
     NoThread,
+}
+
+/// What a wgmma's register has no `wgmma.fence` after.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FenceWhy {
+    /// The thread executed no `wgmma.fence` before its first wgmma.
+    First,
+    /// An ordinary instruction at `pc` read or wrote the register.
+    Access { pc: u32, write: bool },
+    /// The wgmma at `pc`, of another shape, used the accumulator.
+    Shape { pc: u32 },
 }
 
 /// What is wrong with a wgmma descriptor.
@@ -258,6 +276,14 @@ impl Issue {
                 (64 + k, sub)
             }
             Issue::ShflSource { why, .. } => (23, *why as u64),
+            Issue::WgmmaFence { why, .. } => (
+                24,
+                match why {
+                    FenceWhy::First => 0,
+                    FenceWhy::Access { .. } => 1,
+                    FenceWhy::Shape { .. } => 2,
+                },
+            ),
         }
     }
 }

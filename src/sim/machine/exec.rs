@@ -246,15 +246,55 @@ fn locked_access(prog: &Program, inst: &Inst, locked: &[(u32, u32)]) -> Option<(
             .and_then(|i| locked.get(i))
             .map(|e| e.1)
     };
+    let mut reads: Vec<u32> = Vec::new();
+    let mut writes: Vec<u32> = Vec::new();
+    operands(prog, inst, &mut reads, &mut writes);
+    writes
+        .iter()
+        .find_map(|&s| hit(s).map(|pc| (s, true, pc)))
+        .or_else(|| reads.iter().find_map(|&s| hit(s).map(|pc| (s, false, pc))))
+}
+
+/// The register slots `inst` reads (its guard included) and writes, the
+/// value operands of the warp-collective instructions too (`shfl`,
+/// `ldmatrix`, ...); a `wgmma.mma_async`'s own are not listed (they are
+/// the asynchronous proxy's, `wgmma.rs`).
+pub(super) fn operands(prog: &Program, inst: &Inst, reads: &mut Vec<u32>, writes: &mut Vec<u32>) {
     let list = |at: u32, n: u32| {
         prog.lists
-            .get(at as usize..(at + n) as usize)
+            .get(at as usize..at.saturating_add(n) as usize)
             .unwrap_or(&[])
     };
-    let mut reads: Vec<u32> = vec![inst.guard & 0x7fff_ffff];
-    let mut writes: Vec<u32> = Vec::new();
+    reads.push(inst.guard & 0x7fff_ffff);
     match inst.op {
-        Op::Nop | Op::Bra | Op::Call | Op::Ret | Op::Exit | Op::Trap | Op::Sync => {}
+        Op::Nop | Op::Bra | Op::Call | Op::Ret | Op::Exit | Op::Trap | Op::WgmmaFence => {}
+        Op::Sync => match prog.syncs.get(inst.aux as usize) {
+            Some(SyncOp::Shfl { d, p, a, b, c, .. }) => {
+                reads.extend([*a, *b, *c]);
+                writes.extend([*d, *p]);
+            }
+            Some(SyncOp::Vote { d, a, .. }) | Some(SyncOp::Redux { d, a, .. }) => {
+                reads.push(*a);
+                writes.push(*d);
+            }
+            Some(SyncOp::Match { d, p, a, .. }) => {
+                reads.push(*a);
+                writes.extend([*d, *p]);
+            }
+            Some(SyncOp::Activemask { d }) => writes.push(*d),
+            Some(SyncOp::Elect { d, p, .. }) => writes.extend([*d, *p]),
+            Some(SyncOp::Matrix {
+                store, num, regs, ..
+            }) => {
+                let r = list(*regs, u32::from(*num));
+                if *store {
+                    reads.extend_from_slice(r);
+                } else {
+                    writes.extend_from_slice(r);
+                }
+            }
+            _ => {}
+        },
         Op::Clock => writes.push(inst.d),
         Op::Pack { .. } => {
             reads.extend_from_slice(list(inst.aux, inst.c));
@@ -299,10 +339,6 @@ fn locked_access(prog: &Program, inst: &Inst, locked: &[(u32, u32)]) -> Option<(
             writes.push(inst.d);
         }
     }
-    writes
-        .iter()
-        .find_map(|&s| hit(s).map(|pc| (s, true, pc)))
-        .or_else(|| reads.iter().find_map(|&s| hit(s).map(|pc| (s, false, pc))))
 }
 
 fn copy_params(fparam: &mut [u8], copies: &[(u32, u32, u32)]) {
@@ -339,6 +375,7 @@ impl Machine<'_> {
                     ctas,
                     regs,
                     warps,
+                    fence,
                     ..
                 },
             stats:
@@ -351,6 +388,7 @@ impl Machine<'_> {
             sched: Sched { rng, .. },
             events,
             checks,
+            wgregs,
             ..
         } = self;
         let Some(th) = threads.get_mut(t as usize) else {
@@ -431,6 +469,10 @@ impl Machine<'_> {
             if (rd!(g & 0x7fff_ffff) != 0) == (g >> 31 != 0) {
                 pc += 1;
                 continue;
+            }
+            // The wgmma registers it accesses, for the `wgmma.fence` rule.
+            for &(number, write) in wgregs.accessed(pc) {
+                fence.access(t, number, pc, write);
             }
             match inst.op {
                 Op::Nop => {
@@ -787,6 +829,7 @@ impl Machine<'_> {
                 },
                 Op::Exit => break SliceEnd::Exit,
                 Op::Trap => break SliceEnd::Trap,
+                Op::WgmmaFence => fence.fence(t),
                 Op::Sync => {
                     // Counted when it is executed by the machine.
                     n -= 1;

@@ -18,6 +18,7 @@ mod cp_async;
 pub mod events;
 mod exec;
 pub mod farith;
+mod fence;
 pub mod float;
 pub mod jobs;
 mod matching;
@@ -102,6 +103,9 @@ pub struct Machine<'p> {
     pub stop: Option<Stop>,
     /// The run-time checks, when any is on.
     pub checks: Option<Box<sanitizer::Sanitizer>>,
+    /// The registers the program's wgmma instructions use, and which of
+    /// them each instruction accesses (the `wgmma.fence` rule, S0028).
+    pub wgregs: fence::WgRegs,
 }
 
 /// What is run, and how: fixed for the whole run.
@@ -161,6 +165,9 @@ pub struct Cluster {
     pub wg: wgmma::WgState,
     /// The threads' Ampere `cp.async` copies in flight.
     pub cp: cp_async::Pending,
+    /// Per thread, the wgmma registers accessed since its last
+    /// `wgmma.fence`.
+    pub fence: fence::Touch,
 }
 
 /// Every thread's registers, `stride` slots each, thread after thread.
@@ -279,6 +286,7 @@ impl<'p> Machine<'p> {
                 cbar: ClusterBarrier::default(),
                 wg: Default::default(),
                 cp: Default::default(),
+                fence: Default::default(),
             },
             sched: Sched {
                 queue: VecDeque::new(),
@@ -290,6 +298,7 @@ impl<'p> Machine<'p> {
             stats: Counters::new(prog.code.len()),
             stop: None,
             checks,
+            wgregs: fence::WgRegs::of(prog),
         }
     }
 
@@ -386,6 +395,7 @@ impl<'p> Machine<'p> {
         c.wg = Default::default();
         c.cp = Default::default();
         let total = (csize * nthreads) as usize;
+        c.fence = fence::Touch::new(total, self.wgregs.count);
         c.regs.values.clear();
         c.regs.values.reserve(total * c.regs.stride);
         let warps_per_cta = nthreads.div_ceil(32);

@@ -25,7 +25,8 @@
 //! kernel that does not pin its entry count has its `setmaxnreg` dropped
 //! by ptxas (C7508): then they do nothing here either.
 
-use super::events::{DescWhy, Issue};
+use super::events::{DescWhy, FenceWhy, Issue};
+use super::fence::Before;
 use super::sched::After;
 use super::state::{Block, PoolWait, RegPool, Rendezvous, ThreadState};
 use super::{Machine, Setup};
@@ -284,6 +285,7 @@ impl Machine<'_> {
         if !lanes_agree {
             self.record_warp(r, pc, Issue::WgmmaDisagree { warps: false });
         }
+        self.check_fence(r, pc, w);
         let (rank, group, _) = self.warpgroup(warp);
         let seq = match self.cluster.warps.get_mut(warp as usize) {
             Some(wp) => {
@@ -384,6 +386,76 @@ impl Machine<'_> {
             self.complete_oldest(warp);
         }
         self.relock(warp);
+    }
+
+    /// The `wgmma.fence` rule (`fence.rs`, S0028), lane by lane: no lane
+    /// may have accessed a register the wgmma uses since its last fence
+    /// (nor a wgmma of another shape an accumulator); a lane found so is
+    /// reported once and then counted as fenced. Then the wgmma's own
+    /// uses are recorded.
+    fn check_fence(&mut self, r: &Rendezvous, pc: u32, w: &Wgmma) {
+        let prog = self.setup.prog;
+        if self.wgregs.count == 0 {
+            return;
+        }
+        let slots = |at: u32, n: u32| {
+            prog.lists
+                .get(at as usize..at.saturating_add(n) as usize)
+                .unwrap_or(&[])
+        };
+        let acc = slots(w.d, w.nd);
+        let a = match w.a {
+            WgA::Regs(l) => slots(l, 4),
+            WgA::Desc(_) => &[],
+        };
+        let shape = |at: u32| match prog
+            .code
+            .get(at as usize)
+            .and_then(|i| prog.syncs.get(i.aux as usize))
+        {
+            Some(SyncOp::Wgmma(o)) => (o.n, o.k),
+            _ => (w.n, w.k),
+        };
+        for &(t, _) in &r.members {
+            let mut found = None;
+            // The A fragment first: the registers an RS wgmma reads are
+            // the ones a conversion wrote just before.
+            for (&slot, is_acc) in a
+                .iter()
+                .map(|s| (s, false))
+                .chain(acc.iter().map(|s| (s, true)))
+            {
+                let Some(number) = self.wgregs.number(slot) else {
+                    continue;
+                };
+                let why = match self.cluster.fence.before(t, number) {
+                    Before::Clean => None,
+                    Before::NoFence => Some(FenceWhy::First),
+                    Before::Access { pc, write } => Some(FenceWhy::Access { pc, write }),
+                    Before::Wgmma { pc: other } => (is_acc && shape(other) != (w.n, w.k))
+                        .then_some(FenceWhy::Shape { pc: other }),
+                };
+                if let Some(why) = why {
+                    found = Some((slot, is_acc, why));
+                    break;
+                }
+            }
+            if let Some((slot, acc, why)) = found {
+                self.record(t, pc, Issue::WgmmaFence { slot, acc, why });
+                // One report per missing fence: the lane goes on as if
+                // the fence were there.
+                self.cluster.fence.assume_fenced(t);
+            }
+            for (&slot, is_acc) in acc
+                .iter()
+                .map(|s| (s, true))
+                .chain(a.iter().map(|s| (s, false)))
+            {
+                if let Some(number) = self.wgregs.number(slot) {
+                    self.cluster.fence.used(t, number, pc, is_acc);
+                }
+            }
+        }
     }
 
     /// Decodes the operands of a new instance (recording a descriptor

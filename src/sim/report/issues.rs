@@ -6,7 +6,7 @@ use crate::diagnostics::{agree, noun_for, plural, Diagnostic};
 use crate::sim::decode::ops::SyncOp;
 use crate::sim::machine::events::BarrierRef;
 use crate::sim::machine::events::{
-    AccessKind, DescWhy, Events, Issue, Recorded, ShflWhy, TensorWhy,
+    AccessKind, DescWhy, Events, FenceWhy, Issue, Recorded, ShflWhy, TensorWhy,
 };
 use crate::sim::machine::memory::{Alloc, Fault, Target};
 
@@ -19,6 +19,81 @@ pub(crate) fn from_events(p: &Run<'_>, events: &Events, allocs: &[Alloc]) -> Vec
         }
     }
     out
+}
+
+/// S0028: a register a wgmma uses, with no `wgmma.fence` since an
+/// ordinary access of it (or since the start, or since a wgmma of another
+/// shape used it as an accumulator).
+fn wgmma_fence(
+    p: &Run<'_>,
+    r: &Recorded,
+    slot: u32,
+    acc: bool,
+    why: FenceWhy,
+    who: &str,
+    n: &str,
+) -> Diagnostic {
+    let name = p
+        .code
+        .reg_name(slot)
+        .unwrap_or_else(|| format!("register {slot}"));
+    let what = if acc {
+        "accumulator register"
+    } else {
+        "A-fragment register"
+    };
+    let d = match why {
+        FenceWhy::First => {
+            let d = Diagnostic::error("S0028", "no `wgmma.fence` before the first wgmma of a warp");
+            at(
+                d,
+                p,
+                r.pc,
+                &format!("issued here by {n} that executed no `wgmma.fence`"),
+                true,
+            )
+        }
+        FenceWhy::Access { pc, write } => {
+            let verb = if write { "written" } else { "read" };
+            let d = Diagnostic::error(
+                "S0028",
+                format!(
+                    "{what} `{name}` {verb} and then used by a wgmma with no `wgmma.fence` between"
+                ),
+            );
+            let d = at(
+                d,
+                p,
+                r.pc,
+                &format!("the wgmma uses `{name}` here, issued by {n}"),
+                true,
+            );
+            at(
+                d,
+                p,
+                pc,
+                &format!("`{name}` {verb} here, after the last `wgmma.fence`"),
+                false,
+            )
+        }
+        FenceWhy::Shape { pc } => {
+            let d = Diagnostic::error(
+                "S0028",
+                format!("accumulator register `{name}` used by wgmmas of two shapes with no `wgmma.fence` between"),
+            );
+            let d = at(
+                d,
+                p,
+                r.pc,
+                &format!("this wgmma uses `{name}`, issued by {n}"),
+                true,
+            );
+            at(d, p, pc, "after this wgmma of another shape", false)
+        }
+    };
+    d.note(format!("by {who}"))
+        .note("`wgmma.fence` must come before a warpgroup's first `wgmma.mma_async`, and between a thread's access of a register (read or write) and a `wgmma.mma_async` that uses it as an accumulator or an A-fragment register, except for accumulators across wgmmas of the same shape; otherwise the behavior is undefined (PTX ISA §9.7.15.7.1)")
+        .help("execute `wgmma.fence.sync.aligned` in all warps of the warpgroup after the last access of the register and before the wgmma (kdsl's compiler inserts it before each `wgmma` that needs one)")
 }
 
 /// S0006, with a help that names what was done: a second
@@ -267,6 +342,7 @@ fn event(p: &Run<'_>, r: &Recorded, allocs: &[Alloc]) -> Diagnostic {
                 _ => "keep the lanes a shuffle reads alive until after it (guard what comes after the shuffle instead of returning before it), or read only lanes that still run",
             })
         }
+        Issue::WgmmaFence { slot, acc, why } => wgmma_fence(p, r, *slot, *acc, *why, &who, &n),
         Issue::Trap => {
             let d = Diagnostic::error("S0016", "a thread executed `trap`");
             at(d, p, r.pc, &format!("executed here by {n}"), true).note(format!("by {who}"))

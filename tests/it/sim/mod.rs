@@ -12,6 +12,7 @@ mod cluster;
 mod convergence;
 mod cuda;
 mod dynamic_shared;
+mod fence;
 mod fragments;
 mod generated;
 pub mod hopper;

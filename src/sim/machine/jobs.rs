@@ -281,6 +281,7 @@ impl<'p> Machine<'p> {
             stats: Counters::new(self.setup.prog.code.len()),
             stop: None,
             checks: self.checks.as_ref().map(|s| Box::new(s.fork())),
+            wgregs: self.wgregs.clone(),
         }
     }
 

@@ -604,6 +604,7 @@ impl Cluster {
             cbar: ClusterBarrier::default(),
             wg: Default::default(),
             cp: Default::default(),
+            fence: Default::default(),
         }
     }
 

@@ -130,6 +130,18 @@ pub struct Setup<'p> {
     pub dynamic_shared: u32,
 }
 
+impl Setup<'_> {
+    /// The groups of the grid along each dimension: clusters, or the one
+    /// group of a cooperative launch.
+    pub fn ngroups(&self) -> [u32; 3] {
+        let mut n = [0; 3];
+        for ((n, g), c) in n.iter_mut().zip(self.grid).zip(self.group) {
+            *n = g / c.max(1);
+        }
+        n
+    }
+}
+
 /// The memory every cluster shares: global allocations (module variables,
 /// then the array arguments), the kernel's parameters, and the extent of
 /// each space.
@@ -318,12 +330,7 @@ impl<'p> Machine<'p> {
     /// deadlock or when `max_steps` is exhausted: one after another, or
     /// several at once under `--jobs` (`jobs`), with the same outcome.
     pub fn run(&mut self) {
-        let group = self.setup.group;
-        let ngroups = [
-            self.setup.grid[0] / group[0].max(1),
-            self.setup.grid[1] / group[1].max(1),
-            self.setup.grid[2] / group[2].max(1),
-        ];
+        let ngroups = self.setup.ngroups();
         let total = u64::from(ngroups[0]) * u64::from(ngroups[1]) * u64::from(ngroups[2]);
         let jobs = self
             .setup
@@ -497,7 +504,7 @@ impl<'p> Machine<'p> {
         }
         // The group's place in the grid's order of groups (clusters, or
         // the one group of a cooperative launch).
-        let ngroups = [grid[0] / group[0].max(1), grid[1] / group[1].max(1)];
+        let ngroups = self.setup.ngroups();
         let seq = groupid[0] + ngroups[0] * (groupid[1] + ngroups[1] * groupid[2]);
         if let Some(san) = &mut self.checks {
             san.begin_cluster(seq, c.ctas.iter().map(|cta| cta.ctaid).collect());

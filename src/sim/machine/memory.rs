@@ -141,7 +141,7 @@ fn in_one_var(owner: &[u16], offset: u64, size: u64) -> bool {
 
 /// Decodes an address of `space` into a place, checking alignment to
 /// `align` and that `size` bytes fit.
-#[inline]
+#[inline(always)]
 pub fn resolve(
     space: Space,
     addr: u64,
@@ -163,7 +163,14 @@ pub fn resolve(
         }
         s => (s, addr),
     };
-    if align > 1 && local_addr % align != 0 {
+    // Alignments are powers of two but for a few bulk forms: a mask, not
+    // a division, on the interpreter's path.
+    let misaligned = if align.is_power_of_two() {
+        local_addr & (align - 1) != 0
+    } else {
+        align > 1 && local_addr % align != 0
+    };
+    if misaligned {
         return Err(Fault::Misaligned { space, addr });
     }
     let oob = |target| Fault::OutOfBounds {
@@ -211,24 +218,40 @@ pub fn resolve(
 }
 
 /// Little-endian read of `size` (1..=8) bytes.
-#[inline]
+#[inline(always)]
 pub fn read(bytes: &[u8], offset: u64, size: u64) -> Option<u64> {
     let start = usize::try_from(offset).ok()?;
     let slice = bytes.get(start..start.checked_add(size as usize)?)?;
-    let mut v = 0u64;
-    for (i, b) in slice.iter().enumerate() {
-        v |= u64::from(*b) << (8 * i);
-    }
-    Some(v)
+    // The common widths as one load each (the interpreter's hot path).
+    Some(match *slice {
+        [a] => u64::from(a),
+        [a, b] => u64::from(u16::from_le_bytes([a, b])),
+        [a, b, c, d] => u64::from(u32::from_le_bytes([a, b, c, d])),
+        [a, b, c, d, e, f, g, h] => u64::from_le_bytes([a, b, c, d, e, f, g, h]),
+        _ => {
+            let mut v = 0u64;
+            for (i, b) in slice.iter().enumerate() {
+                v |= u64::from(*b) << (8 * i);
+            }
+            v
+        }
+    })
 }
 
 /// Little-endian write of the low `size` bytes of `value`.
-#[inline]
+#[inline(always)]
 pub fn write(bytes: &mut [u8], offset: u64, size: u64, value: u64) -> Option<()> {
     let start = usize::try_from(offset).ok()?;
     let slice = bytes.get_mut(start..start.checked_add(size as usize)?)?;
-    for (i, b) in slice.iter_mut().enumerate() {
-        *b = (value >> (8 * i)) as u8;
+    let le = value.to_le_bytes();
+    match slice.len() {
+        // The common widths as one store each (the interpreter's hot path).
+        1 | 2 | 4 | 8 => slice.copy_from_slice(le.get(..slice.len())?),
+        _ => {
+            for (i, b) in slice.iter_mut().enumerate() {
+                *b = (value >> (8 * i)) as u8;
+            }
+        }
     }
     Some(())
 }

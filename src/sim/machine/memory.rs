@@ -222,20 +222,20 @@ pub fn resolve(
 pub fn read(bytes: &[u8], offset: u64, size: u64) -> Option<u64> {
     let start = usize::try_from(offset).ok()?;
     let slice = bytes.get(start..start.checked_add(size as usize)?)?;
-    // The common widths as one load each (the interpreter's hot path).
-    Some(match *slice {
-        [a] => u64::from(a),
-        [a, b] => u64::from(u16::from_le_bytes([a, b])),
-        [a, b, c, d] => u64::from(u32::from_le_bytes([a, b, c, d])),
-        [a, b, c, d, e, f, g, h] => u64::from_le_bytes([a, b, c, d, e, f, g, h]),
-        _ => {
-            let mut v = 0u64;
-            for (i, b) in slice.iter().enumerate() {
-                v |= u64::from(*b) << (8 * i);
-            }
-            v
-        }
-    })
+    // The common widths as one load each, the most frequent first (the
+    // interpreter's hot path: tested branches predict better than a
+    // jump on the length).
+    if let Ok(w) = <[u8; 4]>::try_from(slice) {
+        return Some(u64::from(u32::from_le_bytes(w)));
+    }
+    if let Ok(w) = <[u8; 8]>::try_from(slice) {
+        return Some(u64::from_le_bytes(w));
+    }
+    let mut v = 0u64;
+    for (i, b) in slice.iter().enumerate() {
+        v |= u64::from(*b) << (8 * i);
+    }
+    Some(v)
 }
 
 /// Little-endian write of the low `size` bytes of `value`.

@@ -22,6 +22,7 @@
 use super::events::Events;
 use super::memory::{Alloc, Place, Target};
 use super::printf::Fifo;
+use super::sanitizer::reads::ReadLog;
 use super::sanitizer::{Sanitizer, Saved};
 use super::{Counters, Machine, Stop};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -62,12 +63,15 @@ impl Bits {
         }
     }
 
-    /// The set as its words that are not zero: (index, bits).
+    /// The set as its words that are not zero: (index, bits), by index.
     fn sparse(&self) -> Sparse {
-        self.nonzero
+        let mut out: Sparse = self
+            .nonzero
             .iter()
             .map(|&w| (w, self.words.get(w as usize).copied().unwrap_or(0)))
-            .collect()
+            .collect();
+        out.sort_unstable_by_key(|e| e.0);
+        out
     }
 
     fn intersects(&self, other: &[(u32, u64)]) -> bool {
@@ -100,8 +104,34 @@ impl Bits {
     }
 }
 
-/// A set of granules as its words that are not zero: (index, bits).
+/// A set of granules as its words that are not zero: (index, bits), by
+/// index.
 type Sparse = Vec<(u32, u64)>;
+
+/// Whether the set holds every granule of `lo..hi`.
+fn covers(set: &[(u32, u64)], lo: u64, hi: u64) -> bool {
+    let mut g = lo;
+    while g < hi {
+        let w = g / 64;
+        let to = hi.min((w + 1) * 64);
+        let (from, n) = (g - w * 64, to - g);
+        let mask = if n == 64 {
+            u64::MAX
+        } else {
+            ((1u64 << n) - 1) << from
+        };
+        let bits = u32::try_from(w)
+            .ok()
+            .and_then(|w| set.binary_search_by_key(&w, |e| e.0).ok())
+            .and_then(|i| set.get(i))
+            .map_or(0, |e| e.1);
+        if bits & mask != mask {
+            return false;
+        }
+        g = to;
+    }
+    true
+}
 
 /// The runs of granules of a set, as byte ranges.
 fn ranges(set: &[(u32, u64)]) -> impl Iterator<Item = (u64, u64)> + '_ {
@@ -116,25 +146,73 @@ fn ranges(set: &[(u32, u64)]) -> impl Iterator<Item = (u64, u64)> + '_ {
     })
 }
 
-/// What a group touched and made dirty, per allocation.
+/// What a group touched and wrote, per allocation.
 #[derive(Debug, Default)]
 struct Taken {
+    /// The race check is on: a read changes the shadow.
+    races: bool,
     touched: Vec<Sparse>,
-    dirty: Vec<Sparse>,
+    written: Vec<Sparse>,
 }
 
 impl Taken {
-    /// Did the group touch what `dirty` (earlier groups') made dirty?
-    fn conflicts(&self, dirty: &[Bits]) -> bool {
-        self.touched.iter().zip(dirty).any(|(t, d)| d.intersects(t))
+    /// What the group changed: with the race check, all it touched (a
+    /// read changes the shadow); without, what it wrote.
+    fn changed(&self) -> &[Sparse] {
+        if self.races {
+            &self.touched
+        } else {
+            &self.written
+        }
+    }
+
+    /// What a merge of the group's run copies (bytes and shadow): what it
+    /// wrote, and, with the race check on and no log of its reads to
+    /// replay (`replayed`), what it read as well.
+    fn patched(&self, replayed: bool) -> &[Sparse] {
+        if self.races && !replayed {
+            &self.touched
+        } else {
+            &self.written
+        }
+    }
+
+    /// Could the group's run differ from the serial one, after earlier
+    /// groups of the batch that wrote `written` and touched `touched`?
+    /// Yes when it touched what they wrote, and, with the race check on,
+    /// when what its merge copies is something they read (their read
+    /// records are in the shadow the serial run's copy would have): a
+    /// granule both only read is merged by replaying the group's reads.
+    fn conflicts(&self, written: &[Bits], touched: &[Bits], replayed: bool) -> bool {
+        self.touched
+            .iter()
+            .zip(written)
+            .any(|(t, w)| w.intersects(t))
+            || (self.races
+                && self
+                    .patched(replayed)
+                    .iter()
+                    .zip(touched)
+                    .any(|(p, t)| t.intersects(p)))
+    }
+
+    /// Whether the writes the race check saw are all in what the group
+    /// wrote (the track's writes and the check's agree; a log that
+    /// disagrees is not replayed).
+    fn wrote_all(&self, log: &ReadLog) -> bool {
+        log.writes().iter().all(|&(a, lo, hi)| {
+            self.written
+                .get(a)
+                .is_some_and(|w| covers(w, lo / 4, hi.div_ceil(4)))
+        })
     }
 }
 
-/// The granules of global memory a group touched and made dirty, per
+/// The granules of global memory a group touched and wrote, per
 /// allocation.
 #[derive(Clone, Debug, Default)]
 pub struct Track {
-    /// The race check is on: a read changes the shadow, so it is dirty.
+    /// The race check is on: a read changes the shadow.
     races: bool,
     touched: Vec<Bits>,
     written: Vec<Bits>,
@@ -169,17 +247,17 @@ impl Track {
         }
     }
 
-    /// What the group touched and made dirty; the sets are emptied.
+    /// What the group touched and wrote; the sets are emptied.
     fn take(&mut self) -> Taken {
         let touched: Vec<Sparse> = self.touched.iter().map(Bits::sparse).collect();
-        let dirty = if self.races {
-            touched.clone()
-        } else {
-            self.written.iter().map(Bits::sparse).collect()
-        };
+        let written: Vec<Sparse> = self.written.iter().map(Bits::sparse).collect();
         self.touched.iter_mut().for_each(Bits::clear);
         self.written.iter_mut().for_each(Bits::clear);
-        Taken { touched, dirty }
+        Taken {
+            races: self.races,
+            touched,
+            written,
+        }
     }
 }
 
@@ -232,7 +310,11 @@ fn copy_dirty(
 /// What a group's speculative run left to merge.
 struct Done {
     taken: Taken,
-    /// What it changed.
+    /// With the race check on, its reads of global memory, to record
+    /// again where other groups' reads changed the shadow (`None`: none
+    /// kept, or more than the bound).
+    log: Option<ReadLog>,
+    /// What it changed: the granules [`Taken::patched`] names.
     patch: Patch,
     events: Events,
     printf: Fifo,
@@ -254,6 +336,49 @@ const MIN_SPECULATION_STEPS: u64 = 1 << 22;
 /// Groups per batch per worker: enough to amortise starting the threads,
 /// few enough that a conflict is found early.
 const BATCH_PER_JOB: usize = 8;
+
+/// The bytes the logs of a batch's reads may hold together (with the
+/// race check on): each group's log is bounded by its share of it, and at
+/// least [`MIN_LOG_BYTES`].
+const LOG_BYTES_PER_BATCH: usize = 256 << 20;
+const MIN_LOG_BYTES: usize = 256 << 10;
+
+/// The bound of one group's log of reads with `jobs` workers.
+fn log_limit(jobs: usize) -> usize {
+    (LOG_BYTES_PER_BATCH / jobs.saturating_mul(BATCH_PER_JOB).max(1)).max(MIN_LOG_BYTES)
+}
+
+/// The groups of a batch's commit that came before: the granules they
+/// wrote and those they touched, per allocation.
+struct Before {
+    written: Vec<Bits>,
+    touched: Vec<Bits>,
+}
+
+impl Before {
+    fn new(allocs: usize) -> Before {
+        Before {
+            written: vec![Bits::default(); allocs],
+            touched: vec![Bits::default(); allocs],
+        }
+    }
+
+    fn add(&mut self, t: &Taken) {
+        add(&mut self.written, &t.written);
+        add(&mut self.touched, &t.touched);
+    }
+
+    fn clear(&mut self) {
+        self.written.iter_mut().for_each(Bits::clear);
+        self.touched.iter_mut().for_each(Bits::clear);
+    }
+
+    /// What the batch changed (see [`Taken::changed`]).
+    fn changed(&self, races: bool) -> Vec<Sparse> {
+        let sets = if races { &self.touched } else { &self.written };
+        sets.iter().map(Bits::sparse).collect()
+    }
+}
 
 impl<'p> Machine<'p> {
     /// A worker for speculative runs: this machine's launch, a copy of its
@@ -286,13 +411,24 @@ impl<'p> Machine<'p> {
     }
 
     /// Runs group `seq` (at `id`) with the steps `before` taken already,
-    /// from this worker's state, which it leaves as `base` has it.
-    fn speculate(&mut self, id: [u32; 3], before: u64, base: &Machine, budget: u64) -> Done {
+    /// from this worker's state, which it leaves as `base` has it; its
+    /// reads are logged in at most `log_bytes`.
+    fn speculate(
+        &mut self,
+        id: [u32; 3],
+        before: u64,
+        base: &Machine,
+        budget: u64,
+        log_bytes: usize,
+    ) -> Done {
         self.stats = Counters::new(self.setup.prog.code.len());
         self.stats.steps = before;
         let max_steps = self.setup.max_steps;
         let cut = before.saturating_add(budget);
         self.setup.max_steps = max_steps.min(cut);
+        if let Some(san) = self.checks.as_deref_mut() {
+            san.log_reads(log_bytes);
+        }
         self.run_group(id);
         self.finish_cluster();
         let abandoned = self.stop.is_some() && cut < max_steps && self.stats.steps >= cut;
@@ -303,10 +439,19 @@ impl<'p> Machine<'p> {
             .as_mut()
             .map(|t| t.take())
             .unwrap_or_default();
-        let patch = Patch::take(&taken.dirty, &self.mem.allocs, self.checks.as_deref());
+        let log = self
+            .checks
+            .as_deref_mut()
+            .and_then(|s| s.take_log())
+            .filter(|l| taken.wrote_all(l));
+        let patch = Patch::take(
+            taken.patched(log.is_some()),
+            &self.mem.allocs,
+            self.checks.as_deref(),
+        );
         // Back to the batch's state.
         copy_dirty(
-            &taken.dirty,
+            taken.changed(),
             (&base.mem.allocs, base.checks.as_deref()),
             (&mut self.mem.allocs, self.checks.as_deref_mut()),
         );
@@ -315,6 +460,7 @@ impl<'p> Machine<'p> {
         stats.steps -= before;
         Done {
             taken,
+            log,
             patch,
             events: std::mem::take(&mut self.events),
             printf: std::mem::take(&mut self.mem.printf),
@@ -332,20 +478,32 @@ impl<'p> Machine<'p> {
     }
 
     /// Merges a group's speculative run, when it is what the serial run
-    /// would have done; false when the group must run again.
-    fn commit(&mut self, done: &Done, dirty: &[Bits]) -> bool {
+    /// would have done after the groups `before`; false when the group
+    /// must run again.
+    fn commit(&mut self, done: &Done, before: &Before) -> bool {
         let fits = self.mem.printf.bytes() + done.printf.bytes() <= super::printf::FIFO_BYTES;
         let exact = done.stop.is_none()
             && done.events.dropped == 0
             && done.printf.dropped == 0
             && fits
             && self.stats.steps.saturating_add(done.stats.steps) < self.setup.max_steps
-            && !done.taken.conflicts(dirty);
+            && !done
+                .taken
+                .conflicts(&before.written, &before.touched, done.log.is_some());
         if !exact {
             return false;
         }
         done.patch
             .apply(&mut self.mem.allocs, self.checks.as_deref_mut());
+        if let (Some(log), Some(san)) = (&done.log, self.checks.as_deref_mut()) {
+            // Its reads of what it did not write, recorded again in its
+            // order after the earlier groups' (the granules it wrote came
+            // with the patch, its reads of them included).
+            let written = &done.taken.written;
+            san.replay_reads(log, |a, g| {
+                written.get(a).is_some_and(|w| covers(w, g, g + 1))
+            });
+        }
         self.events.merge(&done.events);
         self.mem.printf.merge(&done.printf);
         self.stats.merge(&done.stats);
@@ -353,7 +511,9 @@ impl<'p> Machine<'p> {
     }
 
     /// The workers of `jobs` the memory available affords: each has a
-    /// copy of global memory and, with the race check on, of its shadow.
+    /// copy of global memory and, with the race check on, of its shadow;
+    /// the logs of a batch's reads take at most [`LOG_BYTES_PER_BATCH`]
+    /// (or [`MIN_LOG_BYTES`] a group).
     pub(super) fn affordable(&self, jobs: usize) -> usize {
         let races = self.checks.as_ref().is_some_and(|s| s.on.races);
         let per_byte = 1 + if races {
@@ -362,7 +522,17 @@ impl<'p> Machine<'p> {
             0
         };
         let bytes: u64 = self.mem.allocs.iter().map(|a| a.data.len() as u64).sum();
-        let need = |n: usize| bytes.saturating_mul(per_byte).saturating_mul(n as u64);
+        let need = |n: usize| {
+            let logs = if races {
+                (log_limit(n) as u64).saturating_mul((n * BATCH_PER_JOB) as u64)
+            } else {
+                0
+            };
+            bytes
+                .saturating_mul(per_byte)
+                .saturating_mul(n as u64)
+                .saturating_add(logs)
+        };
         let mut n = jobs;
         while n > 1 && crate::launch::memory::check(need(n)).is_err() {
             n /= 2;
@@ -383,12 +553,13 @@ impl<'p> Machine<'p> {
         self.mem.track = Some(Box::new(Track::new(races, self.mem.allocs.len())));
         let mut workers: Vec<Machine<'p>> = (0..jobs).map(|_| self.fork()).collect();
         let batch = jobs * BATCH_PER_JOB;
+        let log_bytes = log_limit(jobs);
         let mut next = 0u64;
-        let mut dirty = vec![Bits::default(); self.mem.allocs.len()];
+        let mut before = Before::new(self.mem.allocs.len());
         while next < total {
             let ids: Vec<[u32; 3]> = (next..(next + batch as u64).min(total)).map(id).collect();
             let ids = ids.as_slice();
-            let before = self.stats.steps;
+            let steps = self.stats.steps;
             let budget = self.speculation_budget();
             let base: &Machine<'p> = self;
             let counter = AtomicUsize::new(0);
@@ -408,7 +579,7 @@ impl<'p> Machine<'p> {
                                 if k > stopped.load(Ordering::Relaxed) {
                                     break;
                                 }
-                                let done = worker.speculate(id, before, base, budget);
+                                let done = worker.speculate(id, steps, base, budget, log_bytes);
                                 if done.stop.is_some() && !done.abandoned {
                                     stopped.fetch_min(k, Ordering::Relaxed);
                                 }
@@ -431,18 +602,20 @@ impl<'p> Machine<'p> {
                     *slot = Some(d);
                 }
             }
-            dirty.iter_mut().for_each(Bits::clear);
+            before.clear();
             let mut reruns = 0;
             for (&id, d) in ids.iter().zip(done) {
-                if let Some(d) = d.filter(|d| self.commit(d, &dirty)) {
-                    add(&mut dirty, &d.taken.dirty);
+                if let Some(d) = d.filter(|d| self.commit(d, &before)) {
+                    before.add(&d.taken);
+                    self.stats.groups_parallel += 1;
                 } else {
                     // The serial run of the group, on the machine itself.
                     reruns += 1;
+                    self.stats.groups_serial += 1;
                     self.run_group(id);
                     self.finish_cluster();
                     if let Some(t) = self.mem.track.as_mut() {
-                        add(&mut dirty, &t.take().dirty);
+                        before.add(&t.take());
                     }
                     if self.stop.is_some() {
                         self.mem.track = None;
@@ -453,7 +626,7 @@ impl<'p> Machine<'p> {
             }
             next += ids.len() as u64;
             // The workers catch up with what the batch changed.
-            let changed: Vec<Sparse> = dirty.iter().map(Bits::sparse).collect();
+            let changed = before.changed(races);
             for wk in &mut workers {
                 copy_dirty(
                     &changed,
@@ -467,6 +640,7 @@ impl<'p> Machine<'p> {
             if reruns * 2 > ids.len() {
                 self.mem.track = None;
                 for seq in next..total {
+                    self.stats.groups_serial += 1;
                     self.run_group(id(seq));
                     self.finish_cluster();
                     if self.stop.is_some() {

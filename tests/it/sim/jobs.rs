@@ -7,7 +7,10 @@
 //! CTAs, faults and deadlocks, `--max-steps` cutting a run in the middle
 //! of a group, and CUDA `printf` from every CTA.
 
+use crate::common::sim::*;
 use crate::sim::cli::{kdslc, table};
+use kdsl::launch::ArgValue;
+use kdsl::sim::{JobStats, Outcome, Schedule, SimOptions};
 
 /// What a run shows: the exit status, stdout, stderr and the files it
 /// wrote (name, bytes), by name.
@@ -367,5 +370,140 @@ fn a_group_waiting_for_an_earlier_one_runs_serially() {
             ],
         );
         assert_eq!(shown[0].status, Some(0), "{file}: {}", shown[0].stderr);
+    }
+}
+
+/// `kdsl::sim::run` of `file` with `args` over `grid` (blocks of the
+/// kernel's shape) under `schedule` with `jobs` workers, every check on.
+fn run_lib(
+    loaded: &Loaded,
+    grid: [u32; 3],
+    block: [u32; 3],
+    args: Vec<ArgValue>,
+    schedule: Schedule,
+    jobs: usize,
+) -> (Outcome, String) {
+    let l = launch(loaded.program.kernels()[0], grid, block, 1, args);
+    let o = kdsl::sim::run(
+        &loaded.program,
+        &l,
+        &SimOptions {
+            schedule,
+            jobs,
+            ..SimOptions::default()
+        },
+    );
+    let text = rendered(loaded, &o);
+    (o, text)
+}
+
+/// The library's outcome with `--jobs 4` is the serial one (arrays,
+/// reports, `--stats`), in order and under a random schedule; the counts
+/// of groups merged from parallel runs and run serially, per schedule.
+fn same_lib(
+    loaded: &Loaded,
+    grid: [u32; 3],
+    block: [u32; 3],
+    args: &[ArgValue],
+) -> Vec<(JobStats, String)> {
+    let mut out = Vec::new();
+    for schedule in [Schedule::InOrder, Schedule::Random(7)] {
+        let (one, one_text) = run_lib(loaded, grid, block, args.to_vec(), schedule, 1);
+        let (four, four_text) = run_lib(loaded, grid, block, args.to_vec(), schedule, 4);
+        assert_eq!(one_text, four_text, "{schedule:?}: the reports differ");
+        assert_eq!(one.stats, four.stats, "{schedule:?}: the stats differ");
+        assert!(one.arrays == four.arrays, "{schedule:?}: the arrays differ");
+        assert_eq!(one.jobs, JobStats::default(), "--jobs 1 runs no worker");
+        out.push((four.jobs, one_text));
+    }
+    out
+}
+
+/// With every check on (the race check records each read of global memory
+/// in the shadow), the CTAs of a GEMM all read A and B: they used to run
+/// one after another under `--jobs`. Groups that only share reads now run
+/// at once and their read records are replayed in the serial order: every
+/// group of the grid is merged from its parallel run, and the outcome is
+/// the serial one byte for byte (the CLI, in order and random).
+#[test]
+fn groups_sharing_reads_run_in_parallel_with_the_checks_on() {
+    let flags = [
+        "--grid",
+        "8,8",
+        "--arg",
+        "a=rand:6144:6",
+        "--arg",
+        "b=rand:8192:7",
+        "--arg",
+        "c=zeros:16384",
+        "--arg",
+        "m=128",
+        "--arg",
+        "n=128",
+        "--arg",
+        "k=48",
+    ];
+    let shown = same("samples/sgemm_tiled.kdsl", &flags);
+    assert_eq!(shown[0].status, Some(0), "{}", shown[0].stderr);
+    let loaded = kdsl_file(std::path::Path::new("samples/sgemm_tiled.kdsl"));
+    let args = vec![
+        f32s("a", &rand_f32(128 * 48, 6)),
+        f32s("b", &rand_f32(48 * 128, 7)),
+        f32s("c", &[0.0; 128 * 128]),
+        u32v(128),
+        u32v(128),
+        u32v(48),
+    ];
+    for (jobs, text) in same_lib(&loaded, [8, 8, 1], [16, 16, 1], &args) {
+        assert_eq!(text, "", "sgemm_tiled is clean");
+        assert_eq!(
+            jobs,
+            JobStats {
+                parallel: 64,
+                serial: 0
+            },
+            "every group merged from its parallel run"
+        );
+    }
+}
+
+/// A race on a shared input: every CTA reads all of `x` (each thread
+/// `x[0]` too, so the race check forgets reads of it), then one CTA
+/// writes `x[0]` and `x[3]`. The reports name the read the shadow kept —
+/// which one depends on the order the groups' reads were recorded in —
+/// and are the serial run's under `--jobs 4`: the groups before the
+/// writer are merged from their parallel runs (their reads replayed), the
+/// writer and, when it is not the last, the groups after it (they read
+/// what it wrote) run again serially.
+#[test]
+fn races_on_a_shared_input_are_the_same_with_jobs() {
+    let file = "tests/sim/jobs/shared_reads_then_write.kdsl";
+    for (last, expect) in [(15u32, (15, 1)), (7, (7, 9))] {
+        let last_arg = format!("last={last}");
+        let flags = [
+            "--grid",
+            "16",
+            "--arg",
+            "x=f32:iota:64",
+            "--arg",
+            "out=f32:zeros:1024",
+            "--arg",
+            &last_arg,
+        ];
+        for s in same(file, &flags) {
+            assert_eq!(s.status, Some(4), "{}", s.stderr);
+            assert!(s.stderr.contains("S0030"), "no race:\n{}", s.stderr);
+        }
+        let loaded = kdsl_file(std::path::Path::new(file));
+        let iota: Vec<f32> = (0..64).map(|i| i as f32).collect();
+        let args = vec![f32s("x", &iota), f32s("out", &[0.0; 1024]), u32v(last)];
+        for (jobs, text) in same_lib(&loaded, [16, 1, 1], [64, 1, 1], &args) {
+            assert!(text.contains("S0030"), "no race:\n{text}");
+            assert_eq!(
+                (jobs.parallel, jobs.serial),
+                expect,
+                "last = {last}: merged and serial groups"
+            );
+        }
     }
 }

@@ -28,6 +28,7 @@
 pub mod clock;
 pub mod fast;
 pub mod finding;
+pub mod reads;
 pub mod shadow;
 
 use super::events::{AccessKind, BarrierRef, Events, ThreadRef};
@@ -175,6 +176,9 @@ pub struct Sanitizer {
     /// The wgmma reads (agent, epoch) still pending in some warp, and the
     /// warps yet to wait: a write into them is S0024's, not a race.
     wg_pending: HashMap<(u32, u32), u32>,
+    /// A worker of `--jobs`: the reads of global memory of the group it
+    /// runs (`reads`).
+    log: Option<Box<reads::ReadLog>>,
 }
 
 /// The kind of a finding's access, from the machine's.
@@ -249,6 +253,7 @@ impl Sanitizer {
             cp_landed: HashMap::default(),
             wg_instances: HashMap::default(),
             wg_pending: HashMap::default(),
+            log: None,
         }
     }
 
@@ -629,8 +634,15 @@ impl Sanitizer {
                     .and_then(Option::as_mut)
                     .and_then(|s| s.access(offset, size, &acc, ctx)),
                 Mem::Global { alloc, offset } => {
-                    Sanitizer::global_shadow(&mut self.global, &self.global_len, alloc)
-                        .and_then(|s| s.access(offset, size, &acc, ctx))
+                    let sh = Sanitizer::global_shadow(&mut self.global, &self.global_len, alloc);
+                    if let (Some(log), Some(sh)) = (self.log.as_deref_mut(), sh.as_deref()) {
+                        if writes {
+                            log.write(alloc, offset, size);
+                        } else {
+                            log.read(alloc, offset, size, &acc, sh.tick());
+                        }
+                    }
+                    sh.and_then(|s| s.access(offset, size, &acc, ctx))
                 }
                 Mem::Local { .. } => None,
             }
@@ -1283,8 +1295,15 @@ impl Sanitizer {
                 .and_then(Option::as_mut)
                 .and_then(|s| s.access(offset, size, &acc, ctx)),
             Mem::Global { alloc, offset } => {
-                Sanitizer::global_shadow(&mut self.global, &self.global_len, alloc)
-                    .and_then(|s| s.access(offset, size, &acc, ctx))
+                let sh = Sanitizer::global_shadow(&mut self.global, &self.global_len, alloc);
+                if let (Some(log), Some(sh)) = (self.log.as_deref_mut(), sh.as_deref()) {
+                    if write {
+                        log.write(alloc, offset, size);
+                    } else {
+                        log.read(alloc, offset, size, &acc, sh.tick());
+                    }
+                }
+                sh.and_then(|s| s.access(offset, size, &acc, ctx))
             }
             Mem::Local { .. } => None,
         };

@@ -223,3 +223,151 @@ impl Sanitizer {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::Shape;
+    use super::*;
+    use crate::sim::checks::Checks;
+    use crate::sim::decode::sem::{Order, Sem};
+    use crate::sim::machine::events::{AccessKind, Events};
+    use crate::sim::machine::memory::{Place, Target};
+
+    fn sanitizer() -> Sanitizer {
+        let shape = Shape {
+            grid: [4, 1, 1],
+            block: [64, 1, 1],
+            cluster: [1, 1, 1],
+        };
+        // `x` (64 bytes) and a flag.
+        Sanitizer::new(Checks::all(), shape, &[64, 4], 0, 0)
+    }
+
+    fn at(alloc: usize, offset: u64) -> Place {
+        Place {
+            target: Target::Global(alloc),
+            offset,
+        }
+    }
+
+    const RELEASE: Sem = Sem {
+        order: Order::Release,
+        scope: Scope::Gpu,
+        fence: None,
+        aligned: false,
+    };
+    const ACQUIRE: Sem = Sem {
+        order: Order::Acquire,
+        scope: Scope::Gpu,
+        fence: None,
+        aligned: false,
+    };
+
+    /// Group `seq` of 64 threads: thread 0 releases the flag (`publish`)
+    /// or acquires it and then reads words 8..16 of `x` (`acquire`: those
+    /// reads supersede the reads of the group that published, ordered
+    /// before them); each thread reads word 0 of `x` (its two slots fill
+    /// and forget), another word (of 0..16 in group 0, of 0..8 in the
+    /// others, so that group 0's records of 8..16 stay) and a 2-byte half
+    /// of word 1; threads 0 and 1 read word 15, and after a barrier of
+    /// the first 32 threads, thread 5 reads it (superseding their reads)
+    /// and the 32 read words 0 and 1 again.
+    fn group(san: &mut Sanitizer, seq: u32, publish: bool, acquire: bool) {
+        let mut ev = Events::default();
+        san.begin_cluster(seq, vec![[seq, 0, 0]]);
+        let load = AccessKind::Load;
+        let plain = Sem::default();
+        if acquire {
+            san.access(&mut ev, 0, 1, at(1, 0), 4, load, ACQUIRE);
+            for w in 8..16 {
+                san.access(&mut ev, 0, 2, at(0, w * 4), 4, load, plain);
+            }
+        }
+        let span = if seq == 0 { 16 } else { 8 };
+        for t in 0..64u32 {
+            let pc = 10 + t % 3;
+            san.access(&mut ev, t, pc, at(0, 0), 4, load, plain);
+            let word = u64::from((t + seq) % span) * 4;
+            san.access(&mut ev, t, pc, at(0, word), 4, load, plain);
+            san.access(&mut ev, t, pc, at(0, 6), 2, load, plain);
+        }
+        for t in 0..2 {
+            san.access(&mut ev, t, 14, at(0, 60), 4, load, plain);
+        }
+        for t in 0..32 {
+            san.bar_arrive(t, 0, 1, 20, true, false);
+        }
+        let waiters: Vec<u32> = (0..32).collect();
+        san.bar_complete(&mut ev, 0, 1, &waiters);
+        san.access(&mut ev, 5, 25, at(0, 60), 4, load, plain);
+        for t in 0..32u32 {
+            san.access(&mut ev, t, 30, at(0, 0), 8, load, plain);
+        }
+        if publish {
+            san.access(&mut ev, 0, 40, at(1, 0), 4, AccessKind::Store, RELEASE);
+        }
+        san.end_cluster();
+    }
+
+    fn shadow_of(san: &Sanitizer) -> String {
+        format!("{:?}", san.save_global(0, 0, 64))
+    }
+
+    /// Groups 1, 2 and 3 run from the state after group 0, each on a
+    /// fork, their reads logged; replayed in order onto that state they
+    /// give the shadow of the serial run — slots forgotten, superseded
+    /// (by the group's own later reads, and by group 3's reads of group
+    /// 0's, which it acquired through the flag) — where merging their
+    /// shadows as they left them would not.
+    #[test]
+    fn replayed_reads_give_the_serial_shadow() {
+        let mut serial = sanitizer();
+        group(&mut serial, 0, true, false);
+        let base = serial.fork();
+        let runs = [(1, false), (2, false), (3, true)];
+        for &(seq, acquire) in &runs {
+            group(&mut serial, seq, false, acquire);
+        }
+        let mut merged = base.fork();
+        let mut last = String::new();
+        for &(seq, acquire) in &runs {
+            let mut worker = base.fork();
+            worker.log_reads(1 << 20);
+            group(&mut worker, seq, false, acquire);
+            let log = worker.take_log().expect("a log within its bound");
+            assert!(log.writes().is_empty());
+            merged.replay_reads(&log, |_, _| false);
+            last = shadow_of(&worker);
+        }
+        assert_eq!(shadow_of(&merged), shadow_of(&serial));
+        assert_ne!(last, shadow_of(&serial), "the groups' reads interact");
+        // Skipped granules are left as they are.
+        let mut worker = base.fork();
+        worker.log_reads(1 << 20);
+        group(&mut worker, 1, false, false);
+        let log = worker.take_log().expect("a log");
+        let mut skipped = base.fork();
+        skipped.replay_reads(&log, |_, _| true);
+        assert_eq!(shadow_of(&skipped), shadow_of(&base));
+    }
+
+    /// A log past its bound is dropped: the group merges as before logs.
+    #[test]
+    fn a_log_past_its_bound_is_dropped() {
+        let mut w = sanitizer();
+        w.log_reads(4096);
+        group(&mut w, 0, true, false);
+        assert!(w.take_log().is_none());
+        w.log_reads(1 << 20);
+        group(&mut w, 1, true, false);
+        let log = w.take_log().expect("within the bound");
+        assert_eq!(log.writes(), &[(1, 0, 4)]);
+        assert!(log.bytes <= 1 << 20 && log.reads.len() == 64 * 3 + 2 + 1 + 32);
+        // Not logging after the take; nothing without the race check.
+        group(&mut w, 2, false, false);
+        assert!(w.take_log().is_none());
+        let mut off = Sanitizer::new(Checks::none(), w.shape, &[64, 4], 0, 0);
+        off.log_reads(1 << 20);
+        assert!(off.take_log().is_none());
+    }
+}

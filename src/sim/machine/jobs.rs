@@ -196,15 +196,16 @@ impl Taken {
                     .any(|(p, t)| t.intersects(p)))
     }
 
-    /// Whether the writes the race check saw are all in what the group
-    /// wrote (the track's writes and the check's agree; a log that
-    /// disagrees is not replayed).
-    fn wrote_all(&self, log: &ReadLog) -> bool {
-        log.writes().iter().all(|&(a, lo, hi)| {
-            self.written
-                .get(a)
-                .is_some_and(|w| covers(w, lo / 4, hi.div_ceil(4)))
-        })
+    /// Whether the accesses the race check logged are in what the track
+    /// saw: its writes in what the group wrote, its reads in what it
+    /// touched (the two agree; a log that does not is not replayed).
+    fn agrees(&self, log: &ReadLog) -> bool {
+        let within = |sets: &[Sparse], (a, lo, hi): (usize, u64, u64)| {
+            sets.get(a)
+                .is_some_and(|s| covers(s, lo / 4, hi.div_ceil(4)))
+        };
+        log.writes().iter().all(|&w| within(&self.written, w))
+            && log.reads().all(|r| within(&self.touched, r))
     }
 }
 
@@ -443,7 +444,7 @@ impl<'p> Machine<'p> {
             .checks
             .as_deref_mut()
             .and_then(|s| s.take_log())
-            .filter(|l| taken.wrote_all(l));
+            .filter(|l| taken.agrees(l));
         let patch = Patch::take(
             taken.patched(log.is_some()),
             &self.mem.allocs,

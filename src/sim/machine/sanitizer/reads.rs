@@ -74,6 +74,13 @@ impl ReadLog {
         &self.writes
     }
 
+    /// The byte ranges it read: (allocation, start, end).
+    pub fn reads(&self) -> impl Iterator<Item = (usize, u64, u64)> + '_ {
+        self.reads
+            .iter()
+            .map(|r| (r.alloc as usize, r.off, r.off.saturating_add(r.size)))
+    }
+
     fn charge(&mut self, bytes: usize) -> bool {
         self.bytes = self.bytes.saturating_add(bytes);
         if self.bytes > self.limit {

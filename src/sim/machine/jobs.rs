@@ -26,6 +26,7 @@ use super::sanitizer::reads::ReadLog;
 use super::sanitizer::{Sanitizer, Saved};
 use super::{Counters, Machine, Stop};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 /// A set of 4-byte granules of one allocation: a bitmap, and its words
 /// that are not zero (so that a sparse set is cleared and walked cheaply).
@@ -61,6 +62,16 @@ impl Bits {
                 *word |= mask;
             }
         }
+    }
+
+    /// Whether it holds every granule of `lo..hi`.
+    fn has_all(&self, lo: u64, hi: u64) -> bool {
+        (lo..hi).all(|g| {
+            usize::try_from(g / 64)
+                .ok()
+                .and_then(|w| self.words.get(w))
+                .is_some_and(|w| w >> (g % 64) & 1 == 1)
+        })
     }
 
     /// The set as its words that are not zero: (index, bits), by index.
@@ -195,18 +206,6 @@ impl Taken {
                     .zip(touched)
                     .any(|(p, t)| t.intersects(p)))
     }
-
-    /// Whether the accesses the race check logged are in what the track
-    /// saw: its writes in what the group wrote, its reads in what it
-    /// touched (the two agree; a log that does not is not replayed).
-    fn agrees(&self, log: &ReadLog) -> bool {
-        let within = |sets: &[Sparse], (a, lo, hi): (usize, u64, u64)| {
-            sets.get(a)
-                .is_some_and(|s| covers(s, lo / 4, hi.div_ceil(4)))
-        };
-        log.writes().iter().all(|&w| within(&self.written, w))
-            && log.reads().all(|r| within(&self.touched, r))
-    }
 }
 
 /// The granules of global memory a group touched and wrote, per
@@ -246,6 +245,18 @@ impl Track {
                 b.set(lo, hi);
             }
         }
+    }
+
+    /// Whether the accesses the race check logged are in what the track
+    /// saw: its writes in what the group wrote, its reads in what it
+    /// touched (the two agree; a log that does not is not replayed).
+    fn agrees(&self, log: &ReadLog) -> bool {
+        let within = |sets: &[Bits], (a, lo, hi): (usize, u64, u64)| {
+            sets.get(a)
+                .is_some_and(|s| s.has_all(lo / 4, hi.div_ceil(4)))
+        };
+        log.writes().iter().all(|&w| within(&self.written, w))
+            && log.reads().all(|r| within(&self.touched, r))
     }
 
     /// What the group touched and wrote; the sets are emptied.
@@ -303,9 +314,23 @@ impl Patch {
 fn copy_dirty(
     dirty: &[Sparse],
     from: (&[Alloc], Option<&Sanitizer>),
-    to: (&mut [Alloc], Option<&mut Sanitizer>),
+    mut to: (&mut [Alloc], Option<&mut Sanitizer>),
 ) {
-    Patch::take(dirty, from.0, from.1).apply(to.0, to.1);
+    for (i, bits) in dirty.iter().enumerate() {
+        let (Some(src), Some(dst)) = (from.0.get(i), to.0.get_mut(i)) else {
+            continue;
+        };
+        for (lo, hi) in ranges(bits) {
+            let hi = hi.min(src.data.len() as u64).min(dst.data.len() as u64);
+            let r = lo as usize..hi as usize;
+            if let (Some(s), Some(d)) = (src.data.get(r.clone()), dst.data.get_mut(r)) {
+                d.copy_from_slice(s);
+            }
+            if let (Some(fs), Some(ts)) = (from.1, to.1.as_deref_mut()) {
+                ts.copy_global(fs, i, lo, hi);
+            }
+        }
+    }
 }
 
 /// What a group's speculative run left to merge.
@@ -340,9 +365,11 @@ const BATCH_PER_JOB: usize = 8;
 
 /// The bytes the logs of a batch's reads may hold together (with the
 /// race check on): each group's log is bounded by its share of it, and at
-/// least [`MIN_LOG_BYTES`].
-const LOG_BYTES_PER_BATCH: usize = 256 << 20;
-const MIN_LOG_BYTES: usize = 256 << 10;
+/// least [`MIN_LOG_BYTES`]. The logs merged already are kept for the next
+/// batch's groups to reuse (at most a batch's), so that logs take at most
+/// twice this.
+const LOG_BYTES_PER_BATCH: usize = 128 << 20;
+const MIN_LOG_BYTES: usize = 1 << 20;
 
 /// The bound of one group's log of reads with `jobs` workers.
 fn log_limit(jobs: usize) -> usize {
@@ -413,7 +440,8 @@ impl<'p> Machine<'p> {
 
     /// Runs group `seq` (at `id`) with the steps `before` taken already,
     /// from this worker's state, which it leaves as `base` has it; its
-    /// reads are logged in at most `log_bytes`.
+    /// reads are logged in at most `log_bytes` (in the memory of `spare`,
+    /// a log merged already).
     fn speculate(
         &mut self,
         id: [u32; 3],
@@ -421,6 +449,7 @@ impl<'p> Machine<'p> {
         base: &Machine,
         budget: u64,
         log_bytes: usize,
+        spare: Option<ReadLog>,
     ) -> Done {
         self.stats = Counters::new(self.setup.prog.code.len());
         self.stats.steps = before;
@@ -428,23 +457,20 @@ impl<'p> Machine<'p> {
         let cut = before.saturating_add(budget);
         self.setup.max_steps = max_steps.min(cut);
         if let Some(san) = self.checks.as_deref_mut() {
-            san.log_reads(log_bytes);
+            san.log_reads(log_bytes, spare);
         }
         self.run_group(id);
         self.finish_cluster();
         let abandoned = self.stop.is_some() && cut < max_steps && self.stats.steps >= cut;
         self.setup.max_steps = max_steps;
+        let log = self.checks.as_deref_mut().and_then(|s| s.take_log());
+        let log = log.filter(|l| self.mem.track.as_ref().is_some_and(|t| t.agrees(l)));
         let taken = self
             .mem
             .track
             .as_mut()
             .map(|t| t.take())
             .unwrap_or_default();
-        let log = self
-            .checks
-            .as_deref_mut()
-            .and_then(|s| s.take_log())
-            .filter(|l| taken.agrees(l));
         let patch = Patch::take(
             taken.patched(log.is_some()),
             &self.mem.allocs,
@@ -513,8 +539,8 @@ impl<'p> Machine<'p> {
 
     /// The workers of `jobs` the memory available affords: each has a
     /// copy of global memory and, with the race check on, of its shadow;
-    /// the logs of a batch's reads take at most [`LOG_BYTES_PER_BATCH`]
-    /// (or [`MIN_LOG_BYTES`] a group).
+    /// the logs of reads take at most twice [`LOG_BYTES_PER_BATCH`] (or
+    /// [`MIN_LOG_BYTES`] a group).
     pub(super) fn affordable(&self, jobs: usize) -> usize {
         let races = self.checks.as_ref().is_some_and(|s| s.on.races);
         let per_byte = 1 + if races {
@@ -525,7 +551,7 @@ impl<'p> Machine<'p> {
         let bytes: u64 = self.mem.allocs.iter().map(|a| a.data.len() as u64).sum();
         let need = |n: usize| {
             let logs = if races {
-                (log_limit(n) as u64).saturating_mul((n * BATCH_PER_JOB) as u64)
+                (log_limit(n) as u64).saturating_mul((2 * n * BATCH_PER_JOB) as u64)
             } else {
                 0
             };
@@ -557,6 +583,9 @@ impl<'p> Machine<'p> {
         let log_bytes = log_limit(jobs);
         let mut next = 0u64;
         let mut before = Before::new(self.mem.allocs.len());
+        // Logs merged already, whose memory the next groups' logs reuse
+        // (at most a batch's).
+        let spares: Mutex<Vec<ReadLog>> = Mutex::new(Vec::new());
         while next < total {
             let ids: Vec<[u32; 3]> = (next..(next + batch as u64).min(total)).map(id).collect();
             let ids = ids.as_slice();
@@ -564,6 +593,7 @@ impl<'p> Machine<'p> {
             let budget = self.speculation_budget();
             let base: &Machine<'p> = self;
             let counter = AtomicUsize::new(0);
+            let spares = &spares;
             // The first group that stopped: the serial run ends there (or
             // runs the later groups itself), so none after it starts.
             let stopped = AtomicUsize::new(usize::MAX);
@@ -580,7 +610,9 @@ impl<'p> Machine<'p> {
                                 if k > stopped.load(Ordering::Relaxed) {
                                     break;
                                 }
-                                let done = worker.speculate(id, steps, base, budget, log_bytes);
+                                let spare = spares.lock().ok().and_then(|mut v| v.pop());
+                                let done =
+                                    worker.speculate(id, steps, base, budget, log_bytes, spare);
                                 if done.stop.is_some() && !done.abandoned {
                                     stopped.fetch_min(k, Ordering::Relaxed);
                                 }
@@ -606,9 +638,13 @@ impl<'p> Machine<'p> {
             before.clear();
             let mut reruns = 0;
             for (&id, d) in ids.iter().zip(done) {
-                if let Some(d) = d.filter(|d| self.commit(d, &before)) {
+                if let Some(mut d) = d.filter(|d| self.commit(d, &before)) {
                     before.add(&d.taken);
                     self.stats.groups_parallel += 1;
+                    if let (Some(mut log), Ok(mut v)) = (d.log.take(), spares.lock()) {
+                        log.clear();
+                        v.push(log);
+                    }
                 } else {
                     // The serial run of the group, on the machine itself.
                     reruns += 1;

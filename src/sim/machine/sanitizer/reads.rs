@@ -62,11 +62,24 @@ pub struct ReadLog {
 }
 
 impl ReadLog {
-    fn new(limit: usize) -> ReadLog {
-        ReadLog {
-            limit,
-            ..ReadLog::default()
-        }
+    /// An empty log bounded by `limit`, in the memory of `spare` (a log
+    /// merged already) when there is one.
+    fn new(limit: usize, spare: Option<ReadLog>) -> ReadLog {
+        let mut log = spare.unwrap_or_default();
+        log.clear();
+        log.limit = limit;
+        log
+    }
+
+    /// Empties it, keeping its memory (counted against its bound).
+    pub fn clear(&mut self) {
+        self.reads.clear();
+        self.views.clear();
+        self.writes.clear();
+        self.over = false;
+        self.bytes = self.reads.capacity() * std::mem::size_of::<Read>()
+            + self.views.capacity() * std::mem::size_of::<Snap>()
+            + self.writes.capacity() * std::mem::size_of::<(usize, u64, u64)>();
     }
 
     /// The byte ranges the group wrote: (allocation, start, end).
@@ -81,6 +94,8 @@ impl ReadLog {
             .map(|r| (r.alloc as usize, r.off, r.off.saturating_add(r.size)))
     }
 
+    /// Counts `bytes` more against the bound (the whole log is dropped
+    /// past it); whether it is still kept.
     fn charge(&mut self, bytes: usize) -> bool {
         self.bytes = self.bytes.saturating_add(bytes);
         if self.bytes > self.limit {
@@ -128,13 +143,13 @@ impl ReadLog {
                 Some(v) if v.base.same(&snap.base) => 0,
                 _ => snap.base.entries() * 4,
             };
-            let cost = std::mem::size_of::<Snap>() + vector + snap.old.ranges() * 8;
+            let cost = growth(&self.views) + vector + snap.old.ranges() * 8;
             if !self.charge(cost) {
                 return;
             }
             self.views.push(snap);
         }
-        if !self.charge(std::mem::size_of::<Read>()) {
+        if !self.charge(growth(&self.reads)) {
             return;
         }
         let view = self.views.len().saturating_sub(1) as u32;
@@ -168,18 +183,28 @@ impl ReadLog {
                 return;
             }
         }
-        if self.charge(std::mem::size_of::<(usize, u64, u64)>()) {
+        if self.charge(growth(&self.writes)) {
             self.writes.push((alloc, off, end));
         }
     }
 }
 
+/// The bytes a push onto `v` may allocate (a vector doubles when full).
+fn growth<T>(v: &Vec<T>) -> usize {
+    if v.len() == v.capacity() {
+        v.capacity().max(4) * std::mem::size_of::<T>()
+    } else {
+        0
+    }
+}
+
 impl Sanitizer {
     /// Logs the reads of global memory from now on, in at most `limit`
-    /// bytes (a worker of `--jobs`, before it runs a group).
-    pub fn log_reads(&mut self, limit: usize) {
+    /// bytes (a worker of `--jobs`, before it runs a group), reusing the
+    /// memory of `spare`.
+    pub fn log_reads(&mut self, limit: usize, spare: Option<ReadLog>) {
         self.log = if self.on.races {
-            Some(Box::new(ReadLog::new(limit)))
+            Some(Box::new(ReadLog::new(limit, spare)))
         } else {
             None
         };
@@ -339,7 +364,7 @@ mod tests {
         let mut last = String::new();
         for &(seq, acquire) in &runs {
             let mut worker = base.fork();
-            worker.log_reads(1 << 20);
+            worker.log_reads(1 << 20, None);
             group(&mut worker, seq, false, acquire);
             let log = worker.take_log().expect("a log within its bound");
             assert!(log.writes().is_empty());
@@ -350,7 +375,7 @@ mod tests {
         assert_ne!(last, shadow_of(&serial), "the groups' reads interact");
         // Skipped granules are left as they are.
         let mut worker = base.fork();
-        worker.log_reads(1 << 20);
+        worker.log_reads(1 << 20, None);
         group(&mut worker, 1, false, false);
         let log = worker.take_log().expect("a log");
         let mut skipped = base.fork();
@@ -362,10 +387,10 @@ mod tests {
     #[test]
     fn a_log_past_its_bound_is_dropped() {
         let mut w = sanitizer();
-        w.log_reads(4096);
+        w.log_reads(4096, None);
         group(&mut w, 0, true, false);
         assert!(w.take_log().is_none());
-        w.log_reads(1 << 20);
+        w.log_reads(1 << 20, None);
         group(&mut w, 1, true, false);
         let log = w.take_log().expect("within the bound");
         assert_eq!(log.writes(), &[(1, 0, 4)]);
@@ -374,7 +399,7 @@ mod tests {
         group(&mut w, 2, false, false);
         assert!(w.take_log().is_none());
         let mut off = Sanitizer::new(Checks::none(), w.shape, &[64, 4], 0, 0);
-        off.log_reads(1 << 20);
+        off.log_reads(1 << 20, None);
         assert!(off.take_log().is_none());
     }
 }

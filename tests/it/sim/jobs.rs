@@ -507,3 +507,26 @@ fn races_on_a_shared_input_are_the_same_with_jobs() {
         }
     }
 }
+
+/// The log of a group's reads is bounded (with `--jobs 4`, 4 MiB a
+/// group, about 64 bytes a read): 128 threads reading 100 shared values
+/// each stay within it and all 4 CTAs are merged from their parallel
+/// runs; reading 1200 each (153,600 reads) they outgrow it, and the CTAs
+/// after the first, which read what it read, run again serially — the
+/// outcome the serial run's either way.
+#[test]
+fn a_group_past_its_read_log_bound_runs_serially() {
+    let file = "tests/sim/jobs/many_shared_reads.kdsl";
+    let loaded = kdsl_file(std::path::Path::new(file));
+    for (n, expect) in [(100u32, (4, 0)), (1200, (1, 3))] {
+        let args = vec![
+            f32s("x", &rand_f32(1200, 3)),
+            f32s("out", &[0.0; 512]),
+            u32v(n),
+        ];
+        for (jobs, text) in same_lib(&loaded, [4, 1, 1], [128, 1, 1], &args) {
+            assert_eq!(text, "", "clean");
+            assert_eq!((jobs.parallel, jobs.serial), expect, "n = {n}");
+        }
+    }
+}

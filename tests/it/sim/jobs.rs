@@ -9,7 +9,7 @@
 
 use crate::common::sim::*;
 use crate::sim::cli::{kdslc, table};
-use kdsl::launch::ArgValue;
+use kdsl::launch::{ArgValue, Launch};
 use kdsl::sim::{JobStats, Outcome, Schedule, SimOptions};
 
 /// What a run shows: the exit status, stdout, stderr and the files it
@@ -373,20 +373,12 @@ fn a_group_waiting_for_an_earlier_one_runs_serially() {
     }
 }
 
-/// `kdsl::sim::run` of `file` with `args` over `grid` (blocks of the
-/// kernel's shape) under `schedule` with `jobs` workers, every check on.
-fn run_lib(
-    loaded: &Loaded,
-    grid: [u32; 3],
-    block: [u32; 3],
-    args: Vec<ArgValue>,
-    schedule: Schedule,
-    jobs: usize,
-) -> (Outcome, String) {
-    let l = launch(loaded.program.kernels()[0], grid, block, 1, args);
+/// `kdsl::sim::run` of `l` under `schedule` with `jobs` workers, every
+/// check on; the rendered reports.
+fn run_lib(loaded: &Loaded, l: &Launch, schedule: Schedule, jobs: usize) -> (Outcome, String) {
     let o = kdsl::sim::run(
         &loaded.program,
-        &l,
+        l,
         &SimOptions {
             schedule,
             jobs,
@@ -397,19 +389,15 @@ fn run_lib(
     (o, text)
 }
 
-/// The library's outcome with `--jobs 4` is the serial one (arrays,
-/// reports, `--stats`), in order and under a random schedule; the counts
-/// of groups merged from parallel runs and run serially, per schedule.
-fn same_lib(
-    loaded: &Loaded,
-    grid: [u32; 3],
-    block: [u32; 3],
-    args: &[ArgValue],
-) -> Vec<(JobStats, String)> {
+/// The library's outcome of `l` with `--jobs 4` is the serial one
+/// (arrays, reports, `--stats`), in order and under a random schedule;
+/// per schedule, the counts of groups merged from parallel runs and run
+/// serially, and the rendered reports.
+fn same_launch(loaded: &Loaded, l: &Launch) -> Vec<(JobStats, String)> {
     let mut out = Vec::new();
     for schedule in [Schedule::InOrder, Schedule::Random(7)] {
-        let (one, one_text) = run_lib(loaded, grid, block, args.to_vec(), schedule, 1);
-        let (four, four_text) = run_lib(loaded, grid, block, args.to_vec(), schedule, 4);
+        let (one, one_text) = run_lib(loaded, l, schedule, 1);
+        let (four, four_text) = run_lib(loaded, l, schedule, 4);
         assert_eq!(one_text, four_text, "{schedule:?}: the reports differ");
         assert_eq!(one.stats, four.stats, "{schedule:?}: the stats differ");
         assert!(one.arrays == four.arrays, "{schedule:?}: the arrays differ");
@@ -417,6 +405,17 @@ fn same_lib(
         out.push((four.jobs, one_text));
     }
     out
+}
+
+/// [`same_launch`] of the loaded kernel over `grid` with `args`.
+fn same_lib(
+    loaded: &Loaded,
+    grid: [u32; 3],
+    block: [u32; 3],
+    args: &[ArgValue],
+) -> Vec<(JobStats, String)> {
+    let l = launch(loaded.program.kernels()[0], grid, block, 1, args.to_vec());
+    same_launch(loaded, &l)
 }
 
 /// With every check on (the race check records each read of global memory
@@ -528,5 +527,24 @@ fn a_group_past_its_read_log_bound_runs_serially() {
             assert_eq!(text, "", "clean");
             assert_eq!((jobs.parallel, jobs.serial), expect, "n = {n}");
         }
+    }
+}
+
+/// Tensor (TMA) copies of a shared input: the 4 CTAs of the Hopper GEMM
+/// load tiles of A and B with bulk tensor copies, logged as the copies'
+/// reads; every CTA is merged from its parallel run.
+#[test]
+fn tensor_copies_of_a_shared_input_run_in_parallel() {
+    let path = crate::common::repo_root().join("samples/hopper_gemm.kdsl");
+    let opts = crate::common::for_target(crate::common::source_target(&path));
+    let loaded = kdsl_file_with(&path, &opts);
+    let (m, n, k) = (200u32, 300u32, 136u32);
+    let a = small_int_bf16((m * k) as usize, 1);
+    let b = small_int_bf16((n * k) as usize, 2);
+    let l = crate::sim::samples::gemm_launch(&loaded, (m, n, k), a, b);
+    assert_eq!(l.grid, [2, 2, 1]);
+    for (jobs, text) in same_launch(&loaded, &l) {
+        assert_eq!(text, "", "hopper_gemm is clean");
+        assert_eq!((jobs.parallel, jobs.serial), (4, 0));
     }
 }

@@ -344,7 +344,10 @@ pub enum ReduxOp {
 /// What the interpreter's inner loop executes. Variants are small; the
 /// rare, large operations live in side tables of the [`super::Program`]
 /// (`Inst::aux` indexes them).
+// A plain byte tag (no niche packed into a payload): the interpreter's
+// dispatch is then one load and one indexed jump.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(u8)]
 pub enum Op {
     Nop,
     /// `d = a` (the value already has the destination's width).

@@ -12,10 +12,11 @@
 
 use super::events::{AccessKind, Issue};
 use super::memory;
+use super::sanitizer::fast::FastMap as HashMap;
 use super::sched::After;
 use super::Machine;
 use crate::sim::decode::ops::{Space, SyncOp};
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 
 /// The most `cp.async` copies one thread keeps in flight.
 const MAX_PENDING: usize = 4096;

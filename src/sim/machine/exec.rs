@@ -27,7 +27,7 @@ pub enum SliceEnd {
 }
 
 /// The byte store a place lives in (`None`: a peer that is out of range).
-#[inline]
+#[inline(always)]
 fn bytes<'a>(
     target: Target,
     allocs: &'a mut [Alloc],
@@ -60,7 +60,7 @@ impl MemCtx<'_> {
     /// Resolves an access, recording a fault (and returning `None`) when it
     /// is out of bounds or misaligned. A peer CTA that has exited is
     /// reported but the access still happens (its memory is kept).
-    #[inline]
+    #[inline(always)]
     fn place(
         &mut self,
         pc: usize,
@@ -105,12 +105,12 @@ impl MemCtx<'_> {
                         );
                     }
                 }
-                let read_only = match p.target {
+                let read_only = || match p.target {
                     Target::Global(i) => self.allocs.get(i).is_some_and(|a| a.read_only),
                     Target::Param => true,
                     _ => false,
                 };
-                if read_only && kind != AccessKind::Load {
+                if kind != AccessKind::Load && read_only() {
                     self.fault(
                         pc,
                         Fault::ReadOnly {
@@ -141,8 +141,15 @@ impl MemCtx<'_> {
     }
 }
 
-/// A loaded value widened to a register: sign-extended for signed types.
-#[inline]
+/// The value of `size` bytes at `offset` of `store` (0 where the access
+/// faulted), widened to a register.
+#[inline(always)]
+fn load_value(store: Option<&[u8]>, offset: u64, size: u64, ty: Ty) -> u64 {
+    store
+        .and_then(|b| memory::read(b, offset, size))
+        .map_or(0, |v| extend(v, ty))
+}
+
 /// The bits of a value that a store of `size` bytes writes.
 fn mask_of(size: u64) -> u64 {
     if size >= 8 {
@@ -152,6 +159,8 @@ fn mask_of(size: u64) -> u64 {
     }
 }
 
+/// A loaded value widened to a register: sign-extended for signed types.
+#[inline(always)]
 fn extend(v: u64, ty: Ty) -> u64 {
     if ty.is_signed() {
         arith::sext(v, ty.bits()) as u64
@@ -358,6 +367,32 @@ fn coin(random: bool, rng: &mut Rng) -> bool {
 impl Machine<'_> {
     /// Runs thread `t` for at most `budget` instructions.
     pub fn run_slice(&mut self, t: u32, budget: u64) -> SliceEnd {
+        // Most slices need none of the per-instruction hooks (the run-time
+        // checks, `--jobs`' access tracking, the wgmma register rules):
+        // they run a copy of the loop compiled without them, which is what
+        // keeps the interpreter's rate with `--checks none`.
+        let locked = self
+            .threads_warp(t)
+            .is_some_and(|w| !w.wg.locked.is_empty());
+        let hooks =
+            self.checks.is_some() || self.mem.track.is_some() || self.wgregs.count != 0 || locked;
+        if hooks {
+            self.slice::<true>(t, budget)
+        } else {
+            self.slice::<false>(t, budget)
+        }
+    }
+
+    /// The warp of thread `t`.
+    fn threads_warp(&self, t: u32) -> Option<&super::state::Warp> {
+        let th = self.cluster.threads.get(t as usize)?;
+        self.cluster.warps.get(th.warp as usize)
+    }
+
+    /// The interpreter loop; `HOOKS` false leaves out every per-instruction
+    /// hook, for slices where none can fire (`run_slice` decides).
+    #[inline(always)]
+    fn slice<const HOOKS: bool>(&mut self, t: u32, budget: u64) -> SliceEnd {
         let prog = self.setup.prog;
         let random = self.setup.random;
         let Machine {
@@ -453,7 +488,7 @@ impl Machine<'_> {
                 *c += 1;
             }
             let g = inst.guard;
-            if !locked.is_empty() {
+            if HOOKS && !locked.is_empty() {
                 if let Some((slot, write, wgmma_pc)) = locked_access(prog, inst, locked) {
                     events.record(
                         pc as u32,
@@ -471,12 +506,14 @@ impl Machine<'_> {
                 continue;
             }
             // The wgmma registers it accesses, for the `wgmma.fence` rule.
-            for &(number, write) in wgregs.accessed(pc) {
-                fence.access(t, number, pc, write);
+            if HOOKS {
+                for &(number, write) in wgregs.accessed(pc) {
+                    fence.access(t, number, pc, write);
+                }
             }
             match inst.op {
                 Op::Nop => {
-                    if let Some(san) = checks.as_deref_mut() {
+                    if let Some(san) = checks.as_deref_mut().filter(|_| HOOKS) {
                         if let Some(sem) = sems.get(pc).filter(|s| s.fence.is_some()) {
                             san.fence(t, *sem);
                         }
@@ -678,7 +715,7 @@ impl Machine<'_> {
                     let addr = rd!(inst.a).wrapping_add(inst.off as u64);
                     let mut mem = mem_ctx!();
                     let place = mem.place(pc, space, addr, size * u64::from(vec), AccessKind::Load);
-                    if let (Some(san), Some(p)) = (checks.as_deref_mut(), place) {
+                    if let (Some(san), Some(p)) = (checks.as_deref_mut().filter(|_| HOOKS), place) {
                         let sem = sems.get(pc).copied().unwrap_or_default();
                         san.access(
                             events,
@@ -690,22 +727,23 @@ impl Machine<'_> {
                             sem,
                         );
                     }
-                    let store = place
-                        .and_then(|p| bytes(p.target, allocs, ctas, th, params).map(|b| (p, b)));
-                    for k in 0..u64::from(vec) {
-                        let v = store
-                            .as_ref()
-                            .and_then(|(p, b)| memory::read(b, p.offset + k * size, size))
-                            .map_or(0, |v| extend(v, ty));
-                        let d = if vec == 1 {
-                            inst.d
-                        } else {
-                            lists
+                    // The place's fields are read one by one (a copy of
+                    // the whole value just stored stalls on forwarding).
+                    let (offset, store) = match place {
+                        Some(p) => (p.offset, bytes(p.target, allocs, ctas, th, params)),
+                        None => (0, None),
+                    };
+                    let store = store.as_deref();
+                    if vec == 1 {
+                        wr!(inst.d, load_value(store, offset, size, ty));
+                    } else {
+                        for k in 0..u64::from(vec) {
+                            let d = lists
                                 .get(inst.aux as usize + k as usize)
                                 .copied()
-                                .unwrap_or(NO_DEST)
-                        };
-                        wr!(d, v);
+                                .unwrap_or(NO_DEST);
+                            wr!(d, load_value(store, offset + k * size, size, ty));
+                        }
                     }
                     if inst.c == STRONG_LOAD || coin(random, rng) {
                         pc += 1;
@@ -729,7 +767,7 @@ impl Machine<'_> {
                             lists.get(inst.aux as usize + k).map_or(0, |s| rd!(*s))
                         }
                     });
-                    if let (Some(san), Some(p)) = (checks.as_deref_mut(), place) {
+                    if let (Some(san), Some(p)) = (checks.as_deref_mut().filter(|_| HOOKS), place) {
                         let sem = sems.get(pc).copied().unwrap_or_default();
                         // Whether the store leaves the bytes as they are
                         // (a lane repeating its warp's store of one value).
@@ -774,7 +812,7 @@ impl Machine<'_> {
                         let off = place.map_or(0, |p| p.offset);
                         watched(ctas, events, me, pc, rank, off, size);
                     }
-                    if let (Some(san), Some(p)) = (checks.as_deref_mut(), place) {
+                    if let (Some(san), Some(p)) = (checks.as_deref_mut().filter(|_| HOOKS), place) {
                         let sem = sems.get(pc).copied().unwrap_or_default();
                         san.access(events, t, pc as u32, p, size, AccessKind::Atomic, sem);
                     }

@@ -503,6 +503,7 @@ impl<'p> Machine<'p> {
                     poll_seen: None,
                     bulk_commits: 0,
                     last_jump: u32::MAX,
+                    at_bar: false,
                 });
                 self.sched.queue.push_back(index);
             }

@@ -1,6 +1,8 @@
 //! The state of the threads, CTAs and barriers of the cluster being run.
 
-use std::collections::HashMap;
+// The machine's tables are keyed by small integers and looked up at
+// every synchronisation: the fast hash, not SipHash.
+use super::sanitizer::fast::FastMap as HashMap;
 
 /// What a blocked thread waits for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,6 +63,10 @@ pub struct Thread {
     pub bulk_commits: u64,
     /// The pc of the last branch the thread took.
     pub last_jump: u32,
+    /// Waiting at a CTA barrier (`bar.sync`): set at its arrival, cleared
+    /// when the barrier's phase completes (so the arrival need not search
+    /// the barrier's waiters).
+    pub at_bar: bool,
 }
 
 /// A CTA barrier (`bar.sync` id 0..15). Threads arrive a warp at a time
@@ -122,9 +128,9 @@ impl MBarrier {
             waiters: Vec::new(),
             last_arrivals: Vec::new(),
             arrivals_this_phase: 0,
-            last_wait: HashMap::new(),
+            last_wait: HashMap::default(),
             inflight_tx: 0,
-            arrived_in: HashMap::new(),
+            arrived_in: HashMap::default(),
         }
     }
 

@@ -129,21 +129,19 @@ impl Machine<'_> {
                 entry.0 |= 1 << lane;
                 if wait {
                     entry.1.push(t);
+                    if let Some(th) = self.cluster.threads.get_mut(t as usize) {
+                        th.at_bar = true;
+                    }
                 }
             }
         }
         self.settle_warp(rank, id, warp);
+        // Released by the phase its arrival completed (`check_bar`)?
         let still_waiting = self
             .cluster
-            .ctas
-            .get(rank as usize)
-            .and_then(|c| c.bars.get(id as usize))
-            .is_some_and(|b| {
-                b.waiters.contains(&t)
-                    || b.partial
-                        .get(&warp)
-                        .is_some_and(|a| a.iter().any(|(_, w)| w.contains(&t)))
-            });
+            .threads
+            .get(t as usize)
+            .is_some_and(|th| th.at_bar);
         if !wait || !still_waiting {
             return After::Continue;
         }
@@ -218,6 +216,9 @@ impl Machine<'_> {
             san.bar_complete(&mut self.events, rank, id, &waiters);
         }
         for w in waiters {
+            if let Some(th) = self.cluster.threads.get_mut(w as usize) {
+                th.at_bar = false;
+            }
             // Released before it blocked: the thread arriving now goes on.
             self.wake(w);
         }

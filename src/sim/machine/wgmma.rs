@@ -27,13 +27,13 @@
 
 use super::events::{DescWhy, FenceWhy, Issue};
 use super::fence::Before;
+use super::sanitizer::fast::FastMap as HashMap;
 use super::sched::After;
 use super::state::{Block, PoolWait, RegPool, Rendezvous, ThreadState};
 use super::{Machine, Setup};
 use crate::fp8::Fp8;
 use crate::sim::decode::ops::{SyncOp, WgA, WgIn, WgOut, Wgmma};
 use crate::sim::machine::float;
-use std::collections::HashMap;
 
 /// The most wgmma operations a warp may have pending: issuing more
 /// completes the oldest first (the hardware may complete an operation any

@@ -163,10 +163,12 @@ fn run_and_check(what: &str, target: &str, flags: &[String], sig: &KernelSignatu
     args.extend(flags.iter().map(String::as_str));
     let dir_text = dir.to_str().expect("UTF-8 path");
     args.extend(["--out", dir_text]);
+    args.push("--stats");
     let o = kdslc(&args);
     assert_eq!(status(&o), 0, "{what}: kdslc sim failed:\n{}", stderr(&o));
     let written = std::fs::read_dir(&dir).map_or(0, Iterator::count);
     assert!(written > 0, "{what}: no --out files");
+    same_without_checks(what, &args, &dir, &o);
     let result = reference::check(l, |arg| {
         let name = &sig.params.get(arg)?.name;
         let Some(ArgValue::Array(a)) = l.args.get(arg) else {
@@ -177,6 +179,54 @@ fn run_and_check(what: &str, target: &str, flags: &[String], sig: &KernelSignatu
     });
     if let Err(e) = result {
         panic!("{what}: {e}");
+    }
+}
+
+/// The run of `args` again with `--checks none --jobs 1`, which takes the
+/// interpreter loop compiled without the per-instruction hooks
+/// (`machine/exec.rs`): the same outputs byte for byte, the same stdout
+/// and the same instruction counts as the run with the checks (`o`, its
+/// outputs in `dir`).
+fn same_without_checks(what: &str, args: &[&str], dir: &Path, o: &std::process::Output) {
+    let out = tempfile::tempdir().expect("temp dir");
+    let bare_dir = out.path().join("results");
+    let bare_text = bare_dir.to_str().expect("UTF-8 path");
+    let mut bare: Vec<&str> = args.to_vec();
+    if let Some(i) = bare.iter().position(|a| *a == "--out") {
+        if let Some(d) = bare.get_mut(i + 1) {
+            *d = bare_text;
+        }
+    }
+    // One job: the jobs' access tracking is a hook too.
+    bare.extend(["--checks", "none", "--jobs", "1"]);
+    let b = kdslc(&bare);
+    assert_eq!(status(&b), 0, "{what} --checks none: {}", stderr(&b));
+    assert_eq!(
+        o.stdout, b.stdout,
+        "{what}: stdout differs with --checks none"
+    );
+    let counts = |e: &str| -> Vec<String> {
+        e.lines()
+            .filter(|l| l.trim_start().starts_with("instructions executed"))
+            .map(str::to_owned)
+            .collect()
+    };
+    let with = counts(&stderr(o));
+    assert!(!with.is_empty(), "{what}: no --stats in:\n{}", stderr(o));
+    assert_eq!(
+        with,
+        counts(&stderr(&b)),
+        "{what}: instruction counts differ"
+    );
+    let mut names: Vec<_> = std::fs::read_dir(dir)
+        .expect("outputs")
+        .map(|e| e.expect("entry").file_name())
+        .collect();
+    names.sort();
+    for n in names {
+        let a = std::fs::read(dir.join(&n)).expect("output");
+        let c = std::fs::read(bare_dir.join(&n)).unwrap_or_else(|e| panic!("{what}: {n:?}: {e}"));
+        assert!(a == c, "{what}: {n:?} differs with --checks none");
     }
 }
 
@@ -201,8 +251,9 @@ fn nvcc_ptx(nvcc: &Path, cu: &str, lineinfo: bool, dir: &Path) -> PathBuf {
 }
 
 /// Every line of the launch table, through the binary: exit 0 and outputs
-/// equal to the reference. A `.cu` line runs nvcc's PTX (with and without
-/// `-lineinfo`) with its typed `--arg`s.
+/// equal to the reference, and the same outputs, stdout and instruction
+/// counts with `--checks none`. A `.cu` line runs nvcc's PTX (with and
+/// without `-lineinfo`) with its typed `--arg`s.
 #[test]
 fn every_table_launch_matches_the_reference() {
     let lines = table();

@@ -6,18 +6,27 @@
 //! group of a batch runs on a worker (a fork of the machine: its own copy
 //! of global memory and of the race check's global shadow) from the state
 //! at the start of the batch, and records which 4-byte granules of global
-//! memory it touched (read or wrote) and which it made dirty (wrote; with
-//! the race check on, also read, since a read changes the shadow). Then
-//! the groups are committed in the serial order: a group whose touched
-//! granules no earlier group of the batch made dirty saw exactly what it
-//! would have seen in the serial run, and its dirty granules, reports,
-//! printf output and statistics are merged into the machine; any other
-//! group runs again, on the machine itself, as in the serial run. So do
-//! the groups whose outcome depends on more than their own memory: one
-//! that stopped (a deadlock, or `max_steps`: the report gives the steps of
-//! the whole run), one that might cross `max_steps`, one whose printf
-//! text might not fit the buffer after the earlier groups', one with more
-//! distinct reports than a group keeps.
+//! memory it touched (read or wrote) and which it wrote; with the race
+//! check on, the worker's sanitizer also logs the group's reads of global
+//! memory (`sanitizer::reads`). Then the groups are committed in the
+//! serial order: a group that touched nothing an earlier group of the
+//! batch wrote saw exactly what it would have seen in the serial run —
+//! the bytes, and, with the race check, every write's shadow record (a
+//! read races only with writes; other groups' reads never move a write's
+//! record). Its written granules (bytes and shadow), reports, printf
+//! output and statistics are merged into the machine, and its logged
+//! reads of the granules it did not write are replayed, in its order,
+//! onto the shadow the earlier groups' reads left: the serial run's
+//! shadow. With the race check on, a group that wrote what an earlier
+//! group read conflicts too (its write is checked against that read), and
+//! one without a log (past its bound) is merged by copying all it touched,
+//! so it conflicts with any earlier group that touched the same. Any
+//! group that conflicts runs again, on the machine itself, as in the
+//! serial run. So do the groups whose outcome depends on more than their
+//! own memory: one that stopped (a deadlock, or `max_steps`: the report
+//! gives the steps of the whole run), one that might cross `max_steps`,
+//! one whose printf text might not fit the buffer after the earlier
+//! groups', one with more distinct reports than a group keeps.
 
 use super::events::Events;
 use super::memory::{Alloc, Place, Target};

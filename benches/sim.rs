@@ -9,8 +9,10 @@
 //! overflows, barrier divergence) and off (`NAME/no-checks`).
 //! Criterion's throughput is set to the instructions one run executes, so
 //! "elem/s" is instructions per second. These run with `jobs: 1` (one
-//! core); `sgemm_tiled_256/jobs-N` runs `sgemm_tiled` with N groups at
-//! once (`--jobs N`, checks off), one per core up to 4.
+//! core); `sgemm_tiled_256/jobs-N/no-checks` and `.../checks` run
+//! `sgemm_tiled` with N groups at once (`--jobs N`; with the checks on its
+//! CTAs' shared reads of A and B are replayed in the serial order), one per
+//! core up to 4.
 //!
 //!
 //!     cargo bench --bench sim
@@ -97,18 +99,27 @@ fn benches(c: &mut Criterion) {
     };
     bench_one(c, "sgemm_tiled_256", &sgemm, &launch);
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    for jobs in [1, 2, 4].into_iter().filter(|&j| j <= cores.max(2)) {
+    let jobs_checks = [1, 2, 4]
+        .into_iter()
+        .filter(|&j| j <= cores.max(2))
+        .flat_map(|j| [(j, false), (j, true)]);
+    for (jobs, checks) in jobs_checks {
         let opts = SimOptions {
-            checks: Checks::none(),
+            checks: if checks {
+                Checks::all()
+            } else {
+                Checks::none()
+            },
             jobs,
             ..SimOptions::default()
         };
+        let which = if checks { "checks" } else { "no-checks" };
         let steps = sim::run(&sgemm, &launch, &opts).stats.steps;
         let mut g = c.benchmark_group("sim");
         g.throughput(Throughput::Elements(steps));
         g.sample_size(10);
         g.measurement_time(Duration::from_secs(20));
-        g.bench_function(format!("sgemm_tiled_256/jobs-{jobs}"), |b| {
+        g.bench_function(format!("sgemm_tiled_256/jobs-{jobs}/{which}"), |b| {
             b.iter(|| sim::run(&sgemm, &launch, &opts))
         });
         g.finish();

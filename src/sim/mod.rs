@@ -39,7 +39,7 @@ pub const SHADOW_PER_SHARED_BYTE: usize =
 pub const SHADOW_PER_GLOBAL_BYTE: usize =
     machine::sanitizer::shadow::Shadow::<{ machine::sanitizer::GLOBAL_SLOTS }>::BYTES_PER_BYTE;
 use stats::LongestThread;
-pub use stats::Stats;
+pub use stats::{JobStats, Stats};
 
 use crate::diagnostics::Diagnostic;
 use crate::launch::{ArgValue, Array, DynamicLayout, KernelSignature, Launch, ParamKind, ParamSig};
@@ -147,6 +147,8 @@ pub struct Outcome {
     /// True when any report is an error (the kernel faulted: exit 4).
     pub faulted: bool,
     pub stats: Stats,
+    /// How `--jobs` ran the groups.
+    pub jobs: JobStats,
 }
 
 /// Parses and decodes a PTX module. An instruction outside the supported
@@ -464,6 +466,7 @@ pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
             kernel: launch.kernel.clone(),
             ..Stats::default()
         },
+        jobs: JobStats::default(),
     };
     let (Some(kernel), Some(sig)) = (
         prog.kernel(&launch.kernel),
@@ -756,6 +759,10 @@ pub fn run(program: &Program, launch: &Launch, opts: &SimOptions) -> Outcome {
         reports,
         faulted,
         stats,
+        jobs: JobStats {
+            parallel: m.stats.groups_parallel,
+            serial: m.stats.groups_serial,
+        },
     }
 }
 

@@ -20,6 +20,17 @@ pub struct Stats {
     pub threads: u64,
 }
 
+/// How `--jobs` ran the groups of a launch (not part of `--stats`, which
+/// is the same for every `--jobs`): the groups whose speculative run on a
+/// worker was merged, and those run on the machine itself — again, after
+/// a conflict, or all of the rest once most of a batch had to. Both 0
+/// with `--jobs 1` (or a launch of one group).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct JobStats {
+    pub parallel: u64,
+    pub serial: u64,
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Classes {
     /// Integer, float, logic, comparison, conversion and move instructions.

@@ -6,25 +6,36 @@
 //! group of a batch runs on a worker (a fork of the machine: its own copy
 //! of global memory and of the race check's global shadow) from the state
 //! at the start of the batch, and records which 4-byte granules of global
-//! memory it touched (read or wrote) and which it made dirty (wrote; with
-//! the race check on, also read, since a read changes the shadow). Then
-//! the groups are committed in the serial order: a group whose touched
-//! granules no earlier group of the batch made dirty saw exactly what it
-//! would have seen in the serial run, and its dirty granules, reports,
-//! printf output and statistics are merged into the machine; any other
-//! group runs again, on the machine itself, as in the serial run. So do
-//! the groups whose outcome depends on more than their own memory: one
-//! that stopped (a deadlock, or `max_steps`: the report gives the steps of
-//! the whole run), one that might cross `max_steps`, one whose printf
-//! text might not fit the buffer after the earlier groups', one with more
-//! distinct reports than a group keeps.
+//! memory it touched (read or wrote) and which it wrote; with the race
+//! check on, the worker's sanitizer also logs the group's reads of global
+//! memory (`sanitizer::reads`). Then the groups are committed in the
+//! serial order: a group that touched nothing an earlier group of the
+//! batch wrote saw exactly what it would have seen in the serial run —
+//! the bytes, and, with the race check, every write's shadow record (a
+//! read races only with writes; other groups' reads never move a write's
+//! record). Its written granules (bytes and shadow), reports, printf
+//! output and statistics are merged into the machine, and its logged
+//! reads of the granules it did not write are replayed, in its order,
+//! onto the shadow the earlier groups' reads left: the serial run's
+//! shadow. With the race check on, a group that wrote what an earlier
+//! group read conflicts too (its write is checked against that read), and
+//! one without a log (past its bound) is merged by copying all it touched,
+//! so it conflicts with any earlier group that touched the same. Any
+//! group that conflicts runs again, on the machine itself, as in the
+//! serial run. So do the groups whose outcome depends on more than their
+//! own memory: one that stopped (a deadlock, or `max_steps`: the report
+//! gives the steps of the whole run), one that might cross `max_steps`,
+//! one whose printf text might not fit the buffer after the earlier
+//! groups', one with more distinct reports than a group keeps.
 
 use super::events::Events;
 use super::memory::{Alloc, Place, Target};
 use super::printf::Fifo;
+use super::sanitizer::reads::ReadLog;
 use super::sanitizer::{Sanitizer, Saved};
 use super::{Counters, Machine, Stop};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 /// A set of 4-byte granules of one allocation: a bitmap, and its words
 /// that are not zero (so that a sparse set is cleared and walked cheaply).
@@ -62,12 +73,25 @@ impl Bits {
         }
     }
 
-    /// The set as its words that are not zero: (index, bits).
+    /// Whether it holds every granule of `lo..hi`.
+    fn has_all(&self, lo: u64, hi: u64) -> bool {
+        (lo..hi).all(|g| {
+            usize::try_from(g / 64)
+                .ok()
+                .and_then(|w| self.words.get(w))
+                .is_some_and(|w| w >> (g % 64) & 1 == 1)
+        })
+    }
+
+    /// The set as its words that are not zero: (index, bits), by index.
     fn sparse(&self) -> Sparse {
-        self.nonzero
+        let mut out: Sparse = self
+            .nonzero
             .iter()
             .map(|&w| (w, self.words.get(w as usize).copied().unwrap_or(0)))
-            .collect()
+            .collect();
+        out.sort_unstable_by_key(|e| e.0);
+        out
     }
 
     fn intersects(&self, other: &[(u32, u64)]) -> bool {
@@ -100,8 +124,34 @@ impl Bits {
     }
 }
 
-/// A set of granules as its words that are not zero: (index, bits).
+/// A set of granules as its words that are not zero: (index, bits), by
+/// index.
 type Sparse = Vec<(u32, u64)>;
+
+/// Whether the set holds every granule of `lo..hi`.
+fn covers(set: &[(u32, u64)], lo: u64, hi: u64) -> bool {
+    let mut g = lo;
+    while g < hi {
+        let w = g / 64;
+        let to = hi.min((w + 1) * 64);
+        let (from, n) = (g - w * 64, to - g);
+        let mask = if n == 64 {
+            u64::MAX
+        } else {
+            ((1u64 << n) - 1) << from
+        };
+        let bits = u32::try_from(w)
+            .ok()
+            .and_then(|w| set.binary_search_by_key(&w, |e| e.0).ok())
+            .and_then(|i| set.get(i))
+            .map_or(0, |e| e.1);
+        if bits & mask != mask {
+            return false;
+        }
+        g = to;
+    }
+    true
+}
 
 /// The runs of granules of a set, as byte ranges.
 fn ranges(set: &[(u32, u64)]) -> impl Iterator<Item = (u64, u64)> + '_ {
@@ -116,25 +166,62 @@ fn ranges(set: &[(u32, u64)]) -> impl Iterator<Item = (u64, u64)> + '_ {
     })
 }
 
-/// What a group touched and made dirty, per allocation.
+/// What a group touched and wrote, per allocation.
 #[derive(Debug, Default)]
 struct Taken {
+    /// The race check is on: a read changes the shadow.
+    races: bool,
     touched: Vec<Sparse>,
-    dirty: Vec<Sparse>,
+    written: Vec<Sparse>,
 }
 
 impl Taken {
-    /// Did the group touch what `dirty` (earlier groups') made dirty?
-    fn conflicts(&self, dirty: &[Bits]) -> bool {
-        self.touched.iter().zip(dirty).any(|(t, d)| d.intersects(t))
+    /// What the group changed: with the race check, all it touched (a
+    /// read changes the shadow); without, what it wrote.
+    fn changed(&self) -> &[Sparse] {
+        if self.races {
+            &self.touched
+        } else {
+            &self.written
+        }
+    }
+
+    /// What a merge of the group's run copies (bytes and shadow): what it
+    /// wrote, and, with the race check on and no log of its reads to
+    /// replay (`replayed`), what it read as well.
+    fn patched(&self, replayed: bool) -> &[Sparse] {
+        if self.races && !replayed {
+            &self.touched
+        } else {
+            &self.written
+        }
+    }
+
+    /// Could the group's run differ from the serial one, after earlier
+    /// groups of the batch that wrote `written` and touched `touched`?
+    /// Yes when it touched what they wrote, and, with the race check on,
+    /// when what its merge copies is something they read (their read
+    /// records are in the shadow the serial run's copy would have): a
+    /// granule both only read is merged by replaying the group's reads.
+    fn conflicts(&self, written: &[Bits], touched: &[Bits], replayed: bool) -> bool {
+        self.touched
+            .iter()
+            .zip(written)
+            .any(|(t, w)| w.intersects(t))
+            || (self.races
+                && self
+                    .patched(replayed)
+                    .iter()
+                    .zip(touched)
+                    .any(|(p, t)| t.intersects(p)))
     }
 }
 
-/// The granules of global memory a group touched and made dirty, per
+/// The granules of global memory a group touched and wrote, per
 /// allocation.
 #[derive(Clone, Debug, Default)]
 pub struct Track {
-    /// The race check is on: a read changes the shadow, so it is dirty.
+    /// The race check is on: a read changes the shadow.
     races: bool,
     touched: Vec<Bits>,
     written: Vec<Bits>,
@@ -169,17 +256,29 @@ impl Track {
         }
     }
 
-    /// What the group touched and made dirty; the sets are emptied.
+    /// Whether the accesses the race check logged are in what the track
+    /// saw: its writes in what the group wrote, its reads in what it
+    /// touched (the two agree; a log that does not is not replayed).
+    fn agrees(&self, log: &ReadLog) -> bool {
+        let within = |sets: &[Bits], (a, lo, hi): (usize, u64, u64)| {
+            sets.get(a)
+                .is_some_and(|s| s.has_all(lo / 4, hi.div_ceil(4)))
+        };
+        log.writes().iter().all(|&w| within(&self.written, w))
+            && log.reads().all(|r| within(&self.touched, r))
+    }
+
+    /// What the group touched and wrote; the sets are emptied.
     fn take(&mut self) -> Taken {
         let touched: Vec<Sparse> = self.touched.iter().map(Bits::sparse).collect();
-        let dirty = if self.races {
-            touched.clone()
-        } else {
-            self.written.iter().map(Bits::sparse).collect()
-        };
+        let written: Vec<Sparse> = self.written.iter().map(Bits::sparse).collect();
         self.touched.iter_mut().for_each(Bits::clear);
         self.written.iter_mut().for_each(Bits::clear);
-        Taken { touched, dirty }
+        Taken {
+            races: self.races,
+            touched,
+            written,
+        }
     }
 }
 
@@ -224,15 +323,33 @@ impl Patch {
 fn copy_dirty(
     dirty: &[Sparse],
     from: (&[Alloc], Option<&Sanitizer>),
-    to: (&mut [Alloc], Option<&mut Sanitizer>),
+    mut to: (&mut [Alloc], Option<&mut Sanitizer>),
 ) {
-    Patch::take(dirty, from.0, from.1).apply(to.0, to.1);
+    for (i, bits) in dirty.iter().enumerate() {
+        let (Some(src), Some(dst)) = (from.0.get(i), to.0.get_mut(i)) else {
+            continue;
+        };
+        for (lo, hi) in ranges(bits) {
+            let hi = hi.min(src.data.len() as u64).min(dst.data.len() as u64);
+            let r = lo as usize..hi as usize;
+            if let (Some(s), Some(d)) = (src.data.get(r.clone()), dst.data.get_mut(r)) {
+                d.copy_from_slice(s);
+            }
+            if let (Some(fs), Some(ts)) = (from.1, to.1.as_deref_mut()) {
+                ts.copy_global(fs, i, lo, hi);
+            }
+        }
+    }
 }
 
 /// What a group's speculative run left to merge.
 struct Done {
     taken: Taken,
-    /// What it changed.
+    /// With the race check on, its reads of global memory, to record
+    /// again where other groups' reads changed the shadow (`None`: none
+    /// kept, or more than the bound).
+    log: Option<ReadLog>,
+    /// What it changed: the granules [`Taken::patched`] names.
     patch: Patch,
     events: Events,
     printf: Fifo,
@@ -254,6 +371,51 @@ const MIN_SPECULATION_STEPS: u64 = 1 << 22;
 /// Groups per batch per worker: enough to amortise starting the threads,
 /// few enough that a conflict is found early.
 const BATCH_PER_JOB: usize = 8;
+
+/// The bytes the logs of a batch's reads may hold together (with the
+/// race check on): each group's log is bounded by its share of it, and at
+/// least [`MIN_LOG_BYTES`]. The logs merged already are kept for the next
+/// batch's groups to reuse (at most a batch's), so that logs take at most
+/// twice this.
+const LOG_BYTES_PER_BATCH: usize = 128 << 20;
+const MIN_LOG_BYTES: usize = 1 << 20;
+
+/// The bound of one group's log of reads with `jobs` workers.
+fn log_limit(jobs: usize) -> usize {
+    (LOG_BYTES_PER_BATCH / jobs.saturating_mul(BATCH_PER_JOB).max(1)).max(MIN_LOG_BYTES)
+}
+
+/// The groups of a batch's commit that came before: the granules they
+/// wrote and those they touched, per allocation.
+struct Before {
+    written: Vec<Bits>,
+    touched: Vec<Bits>,
+}
+
+impl Before {
+    fn new(allocs: usize) -> Before {
+        Before {
+            written: vec![Bits::default(); allocs],
+            touched: vec![Bits::default(); allocs],
+        }
+    }
+
+    fn add(&mut self, t: &Taken) {
+        add(&mut self.written, &t.written);
+        add(&mut self.touched, &t.touched);
+    }
+
+    fn clear(&mut self) {
+        self.written.iter_mut().for_each(Bits::clear);
+        self.touched.iter_mut().for_each(Bits::clear);
+    }
+
+    /// What the batch changed (see [`Taken::changed`]).
+    fn changed(&self, races: bool) -> Vec<Sparse> {
+        let sets = if races { &self.touched } else { &self.written };
+        sets.iter().map(Bits::sparse).collect()
+    }
+}
 
 impl<'p> Machine<'p> {
     /// A worker for speculative runs: this machine's launch, a copy of its
@@ -286,27 +448,46 @@ impl<'p> Machine<'p> {
     }
 
     /// Runs group `seq` (at `id`) with the steps `before` taken already,
-    /// from this worker's state, which it leaves as `base` has it.
-    fn speculate(&mut self, id: [u32; 3], before: u64, base: &Machine, budget: u64) -> Done {
+    /// from this worker's state, which it leaves as `base` has it; its
+    /// reads are logged in at most `log_bytes` (in the memory of `spare`,
+    /// a log merged already).
+    fn speculate(
+        &mut self,
+        id: [u32; 3],
+        before: u64,
+        base: &Machine,
+        budget: u64,
+        log_bytes: usize,
+        spare: Option<ReadLog>,
+    ) -> Done {
         self.stats = Counters::new(self.setup.prog.code.len());
         self.stats.steps = before;
         let max_steps = self.setup.max_steps;
         let cut = before.saturating_add(budget);
         self.setup.max_steps = max_steps.min(cut);
+        if let Some(san) = self.checks.as_deref_mut() {
+            san.log_reads(log_bytes, spare);
+        }
         self.run_group(id);
         self.finish_cluster();
         let abandoned = self.stop.is_some() && cut < max_steps && self.stats.steps >= cut;
         self.setup.max_steps = max_steps;
+        let log = self.checks.as_deref_mut().and_then(|s| s.take_log());
+        let log = log.filter(|l| self.mem.track.as_ref().is_some_and(|t| t.agrees(l)));
         let taken = self
             .mem
             .track
             .as_mut()
             .map(|t| t.take())
             .unwrap_or_default();
-        let patch = Patch::take(&taken.dirty, &self.mem.allocs, self.checks.as_deref());
+        let patch = Patch::take(
+            taken.patched(log.is_some()),
+            &self.mem.allocs,
+            self.checks.as_deref(),
+        );
         // Back to the batch's state.
         copy_dirty(
-            &taken.dirty,
+            taken.changed(),
             (&base.mem.allocs, base.checks.as_deref()),
             (&mut self.mem.allocs, self.checks.as_deref_mut()),
         );
@@ -315,6 +496,7 @@ impl<'p> Machine<'p> {
         stats.steps -= before;
         Done {
             taken,
+            log,
             patch,
             events: std::mem::take(&mut self.events),
             printf: std::mem::take(&mut self.mem.printf),
@@ -332,20 +514,32 @@ impl<'p> Machine<'p> {
     }
 
     /// Merges a group's speculative run, when it is what the serial run
-    /// would have done; false when the group must run again.
-    fn commit(&mut self, done: &Done, dirty: &[Bits]) -> bool {
+    /// would have done after the groups `before`; false when the group
+    /// must run again.
+    fn commit(&mut self, done: &Done, before: &Before) -> bool {
         let fits = self.mem.printf.bytes() + done.printf.bytes() <= super::printf::FIFO_BYTES;
         let exact = done.stop.is_none()
             && done.events.dropped == 0
             && done.printf.dropped == 0
             && fits
             && self.stats.steps.saturating_add(done.stats.steps) < self.setup.max_steps
-            && !done.taken.conflicts(dirty);
+            && !done
+                .taken
+                .conflicts(&before.written, &before.touched, done.log.is_some());
         if !exact {
             return false;
         }
         done.patch
             .apply(&mut self.mem.allocs, self.checks.as_deref_mut());
+        if let (Some(log), Some(san)) = (&done.log, self.checks.as_deref_mut()) {
+            // Its reads of what it did not write, recorded again in its
+            // order after the earlier groups' (the granules it wrote came
+            // with the patch, its reads of them included).
+            let written = &done.taken.written;
+            san.replay_reads(log, |a, g| {
+                written.get(a).is_some_and(|w| covers(w, g, g + 1))
+            });
+        }
         self.events.merge(&done.events);
         self.mem.printf.merge(&done.printf);
         self.stats.merge(&done.stats);
@@ -353,7 +547,9 @@ impl<'p> Machine<'p> {
     }
 
     /// The workers of `jobs` the memory available affords: each has a
-    /// copy of global memory and, with the race check on, of its shadow.
+    /// copy of global memory and, with the race check on, of its shadow;
+    /// the logs of reads take at most twice [`LOG_BYTES_PER_BATCH`] (or
+    /// [`MIN_LOG_BYTES`] a group).
     pub(super) fn affordable(&self, jobs: usize) -> usize {
         let races = self.checks.as_ref().is_some_and(|s| s.on.races);
         let per_byte = 1 + if races {
@@ -362,7 +558,17 @@ impl<'p> Machine<'p> {
             0
         };
         let bytes: u64 = self.mem.allocs.iter().map(|a| a.data.len() as u64).sum();
-        let need = |n: usize| bytes.saturating_mul(per_byte).saturating_mul(n as u64);
+        let need = |n: usize| {
+            let logs = if races {
+                (log_limit(n) as u64).saturating_mul((2 * n * BATCH_PER_JOB) as u64)
+            } else {
+                0
+            };
+            bytes
+                .saturating_mul(per_byte)
+                .saturating_mul(n as u64)
+                .saturating_add(logs)
+        };
         let mut n = jobs;
         while n > 1 && crate::launch::memory::check(need(n)).is_err() {
             n /= 2;
@@ -383,15 +589,20 @@ impl<'p> Machine<'p> {
         self.mem.track = Some(Box::new(Track::new(races, self.mem.allocs.len())));
         let mut workers: Vec<Machine<'p>> = (0..jobs).map(|_| self.fork()).collect();
         let batch = jobs * BATCH_PER_JOB;
+        let log_bytes = log_limit(jobs);
         let mut next = 0u64;
-        let mut dirty = vec![Bits::default(); self.mem.allocs.len()];
+        let mut before = Before::new(self.mem.allocs.len());
+        // Logs merged already, whose memory the next groups' logs reuse
+        // (at most a batch's).
+        let spares: Mutex<Vec<ReadLog>> = Mutex::new(Vec::new());
         while next < total {
             let ids: Vec<[u32; 3]> = (next..(next + batch as u64).min(total)).map(id).collect();
             let ids = ids.as_slice();
-            let before = self.stats.steps;
+            let steps = self.stats.steps;
             let budget = self.speculation_budget();
             let base: &Machine<'p> = self;
             let counter = AtomicUsize::new(0);
+            let spares = &spares;
             // The first group that stopped: the serial run ends there (or
             // runs the later groups itself), so none after it starts.
             let stopped = AtomicUsize::new(usize::MAX);
@@ -408,7 +619,9 @@ impl<'p> Machine<'p> {
                                 if k > stopped.load(Ordering::Relaxed) {
                                     break;
                                 }
-                                let done = worker.speculate(id, before, base, budget);
+                                let spare = spares.lock().ok().and_then(|mut v| v.pop());
+                                let done =
+                                    worker.speculate(id, steps, base, budget, log_bytes, spare);
                                 if done.stop.is_some() && !done.abandoned {
                                     stopped.fetch_min(k, Ordering::Relaxed);
                                 }
@@ -431,18 +644,24 @@ impl<'p> Machine<'p> {
                     *slot = Some(d);
                 }
             }
-            dirty.iter_mut().for_each(Bits::clear);
+            before.clear();
             let mut reruns = 0;
             for (&id, d) in ids.iter().zip(done) {
-                if let Some(d) = d.filter(|d| self.commit(d, &dirty)) {
-                    add(&mut dirty, &d.taken.dirty);
+                if let Some(mut d) = d.filter(|d| self.commit(d, &before)) {
+                    before.add(&d.taken);
+                    self.stats.groups_parallel += 1;
+                    if let (Some(mut log), Ok(mut v)) = (d.log.take(), spares.lock()) {
+                        log.clear();
+                        v.push(log);
+                    }
                 } else {
                     // The serial run of the group, on the machine itself.
                     reruns += 1;
+                    self.stats.groups_serial += 1;
                     self.run_group(id);
                     self.finish_cluster();
                     if let Some(t) = self.mem.track.as_mut() {
-                        add(&mut dirty, &t.take().dirty);
+                        before.add(&t.take());
                     }
                     if self.stop.is_some() {
                         self.mem.track = None;
@@ -453,7 +672,7 @@ impl<'p> Machine<'p> {
             }
             next += ids.len() as u64;
             // The workers catch up with what the batch changed.
-            let changed: Vec<Sparse> = dirty.iter().map(Bits::sparse).collect();
+            let changed = before.changed(races);
             for wk in &mut workers {
                 copy_dirty(
                     &changed,
@@ -467,6 +686,7 @@ impl<'p> Machine<'p> {
             if reruns * 2 > ids.len() {
                 self.mem.track = None;
                 for seq in next..total {
+                    self.stats.groups_serial += 1;
                     self.run_group(id(seq));
                     self.finish_cluster();
                     if self.stop.is_some() {
@@ -512,22 +732,46 @@ mod tests {
     }
 
     #[test]
-    fn a_read_is_dirty_only_under_the_race_check() {
+    fn reads_conflict_with_earlier_reads_only_when_not_replayed() {
         for races in [false, true] {
             let mut t = Track::new(races, 2);
-            t.note_global(1, 6, 4, false);
+            // Reads granule 2 of allocation 1, writes granule 0 of 0.
+            t.note_global(1, 8, 4, false);
             t.note_global(0, 0, 1, true);
             let taken = t.take();
-            let dirty_runs: usize = taken.dirty.iter().map(|b| ranges(b).count()).sum();
-            assert_eq!(dirty_runs, 1 + usize::from(races));
-            let mut other = vec![Bits::default(); 2];
-            other[1].set(2, 3);
-            assert!(taken.conflicts(&other));
-            other[1].clear();
-            other[0].set(1, 2);
-            assert!(!taken.conflicts(&other));
+            let changed: usize = taken.changed().iter().map(|b| ranges(b).count()).sum();
+            assert_eq!(changed, 1 + usize::from(races));
+            let none = vec![Bits::default(); 2];
+            let mut read = vec![Bits::default(); 2];
+            read[1].set(2, 3);
+            // An earlier group read what this one read: replayed, or with
+            // no race check, not a conflict; copied (no log), one.
+            assert!(!taken.conflicts(&none, &read, true));
+            assert_eq!(taken.conflicts(&none, &read, false), races);
+            // An earlier group wrote what it read: a conflict.
+            assert!(taken.conflicts(&read, &read, true));
+            // An earlier group read what it wrote: the race check's
+            // conflict (the write is checked against that read).
+            let mut read0 = vec![Bits::default(); 2];
+            read0[0].set(0, 1);
+            assert_eq!(taken.conflicts(&none, &read0, true), races);
+            read0[0].clear();
+            read0[0].set(1, 2);
+            assert!(!taken.conflicts(&read0, &read0, false));
             // Taking empties the sets.
             assert!(t.take().touched.iter().all(Vec::is_empty));
         }
+    }
+
+    #[test]
+    fn covers_granule_ranges_across_words() {
+        let mut a = Bits::default();
+        a.set(60, 200);
+        a.set(300, 301);
+        let s = a.sparse();
+        assert!(covers(&s, 60, 200) && covers(&s, 64, 128) && covers(&s, 300, 301));
+        assert!(covers(&s, 5, 5));
+        assert!(!covers(&s, 59, 61) && !covers(&s, 199, 201) && !covers(&s, 301, 302));
+        assert!(!covers(&s, 1 << 40, (1 << 40) + 1));
     }
 }

@@ -212,6 +212,11 @@ pub struct Counters {
     pub clusters_done: u64,
     pub longest: Option<(u64, ThreadRef)>,
     pub blocking_waits: u64,
+    /// Under `--jobs`: groups whose speculative run was merged, and groups
+    /// run on the machine itself (again, or after the rest of the launch
+    /// went serial).
+    pub groups_parallel: u64,
+    pub groups_serial: u64,
 }
 
 impl<'p> Machine<'p> {
@@ -572,6 +577,8 @@ impl Counters {
             clusters_done: 0,
             longest: None,
             blocking_waits: 0,
+            groups_parallel: 0,
+            groups_serial: 0,
         }
     }
 
@@ -588,6 +595,8 @@ impl Counters {
         self.steps += later.steps;
         self.clusters_done += later.clusters_done;
         self.blocking_waits += later.blocking_waits;
+        self.groups_parallel += later.groups_parallel;
+        self.groups_serial += later.groups_serial;
         if let Some((n, r)) = later.longest {
             if self.longest.is_none_or(|(m, _)| n > m) {
                 self.longest = Some((n, r));

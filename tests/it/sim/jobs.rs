@@ -7,7 +7,10 @@
 //! CTAs, faults and deadlocks, `--max-steps` cutting a run in the middle
 //! of a group, and CUDA `printf` from every CTA.
 
+use crate::common::sim::*;
 use crate::sim::cli::{kdslc, table};
+use kdsl::launch::{ArgValue, Launch};
+use kdsl::sim::{JobStats, Outcome, Schedule, SimOptions};
 
 /// What a run shows: the exit status, stdout, stderr and the files it
 /// wrote (name, bytes), by name.
@@ -367,5 +370,181 @@ fn a_group_waiting_for_an_earlier_one_runs_serially() {
             ],
         );
         assert_eq!(shown[0].status, Some(0), "{file}: {}", shown[0].stderr);
+    }
+}
+
+/// `kdsl::sim::run` of `l` under `schedule` with `jobs` workers, every
+/// check on; the rendered reports.
+fn run_lib(loaded: &Loaded, l: &Launch, schedule: Schedule, jobs: usize) -> (Outcome, String) {
+    let o = kdsl::sim::run(
+        &loaded.program,
+        l,
+        &SimOptions {
+            schedule,
+            jobs,
+            ..SimOptions::default()
+        },
+    );
+    let text = rendered(loaded, &o);
+    (o, text)
+}
+
+/// The library's outcome of `l` with `--jobs 4` is the serial one
+/// (arrays, reports, `--stats`), in order and under a random schedule;
+/// per schedule, the counts of groups merged from parallel runs and run
+/// serially, and the rendered reports.
+fn same_launch(loaded: &Loaded, l: &Launch) -> Vec<(JobStats, String)> {
+    let mut out = Vec::new();
+    for schedule in [Schedule::InOrder, Schedule::Random(7)] {
+        let (one, one_text) = run_lib(loaded, l, schedule, 1);
+        let (four, four_text) = run_lib(loaded, l, schedule, 4);
+        assert_eq!(one_text, four_text, "{schedule:?}: the reports differ");
+        assert_eq!(one.stats, four.stats, "{schedule:?}: the stats differ");
+        assert!(one.arrays == four.arrays, "{schedule:?}: the arrays differ");
+        assert_eq!(one.jobs, JobStats::default(), "--jobs 1 runs no worker");
+        out.push((four.jobs, one_text));
+    }
+    out
+}
+
+/// [`same_launch`] of the loaded kernel over `grid` with `args`.
+fn same_lib(
+    loaded: &Loaded,
+    grid: [u32; 3],
+    block: [u32; 3],
+    args: &[ArgValue],
+) -> Vec<(JobStats, String)> {
+    let l = launch(loaded.program.kernels()[0], grid, block, 1, args.to_vec());
+    same_launch(loaded, &l)
+}
+
+/// With every check on (the race check records each read of global memory
+/// in the shadow), the CTAs of a GEMM all read A and B: they used to run
+/// one after another under `--jobs`. Groups that only share reads now run
+/// at once and their read records are replayed in the serial order: every
+/// group of the grid is merged from its parallel run, and the outcome is
+/// the serial one byte for byte (the CLI, in order and random).
+#[test]
+fn groups_sharing_reads_run_in_parallel_with_the_checks_on() {
+    let flags = [
+        "--grid",
+        "8,8",
+        "--arg",
+        "a=rand:6144:6",
+        "--arg",
+        "b=rand:8192:7",
+        "--arg",
+        "c=zeros:16384",
+        "--arg",
+        "m=128",
+        "--arg",
+        "n=128",
+        "--arg",
+        "k=48",
+    ];
+    let shown = same("samples/sgemm_tiled.kdsl", &flags);
+    assert_eq!(shown[0].status, Some(0), "{}", shown[0].stderr);
+    let loaded = kdsl_file(std::path::Path::new("samples/sgemm_tiled.kdsl"));
+    let args = vec![
+        f32s("a", &rand_f32(128 * 48, 6)),
+        f32s("b", &rand_f32(48 * 128, 7)),
+        f32s("c", &[0.0; 128 * 128]),
+        u32v(128),
+        u32v(128),
+        u32v(48),
+    ];
+    for (jobs, text) in same_lib(&loaded, [8, 8, 1], [16, 16, 1], &args) {
+        assert_eq!(text, "", "sgemm_tiled is clean");
+        assert_eq!(
+            jobs,
+            JobStats {
+                parallel: 64,
+                serial: 0
+            },
+            "every group merged from its parallel run"
+        );
+    }
+}
+
+/// A race on a shared input: every CTA reads all of `x` (each thread
+/// `x[0]` too, so the race check forgets reads of it), then one CTA
+/// writes `x[0]` and `x[3]`. The reports name the read the shadow kept —
+/// which one depends on the order the groups' reads were recorded in —
+/// and are the serial run's under `--jobs 4`: the groups before the
+/// writer are merged from their parallel runs (their reads replayed), the
+/// writer and, when it is not the last, the groups after it (they read
+/// what it wrote) run again serially.
+#[test]
+fn races_on_a_shared_input_are_the_same_with_jobs() {
+    let file = "tests/sim/jobs/shared_reads_then_write.kdsl";
+    for (last, expect) in [(15u32, (15, 1)), (7, (7, 9))] {
+        let last_arg = format!("last={last}");
+        let flags = [
+            "--grid",
+            "16",
+            "--arg",
+            "x=f32:iota:64",
+            "--arg",
+            "out=f32:zeros:1024",
+            "--arg",
+            &last_arg,
+        ];
+        for s in same(file, &flags) {
+            assert_eq!(s.status, Some(4), "{}", s.stderr);
+            assert!(s.stderr.contains("S0030"), "no race:\n{}", s.stderr);
+        }
+        let loaded = kdsl_file(std::path::Path::new(file));
+        let iota: Vec<f32> = (0..64).map(|i| i as f32).collect();
+        let args = vec![f32s("x", &iota), f32s("out", &[0.0; 1024]), u32v(last)];
+        for (jobs, text) in same_lib(&loaded, [16, 1, 1], [64, 1, 1], &args) {
+            assert!(text.contains("S0030"), "no race:\n{text}");
+            assert_eq!(
+                (jobs.parallel, jobs.serial),
+                expect,
+                "last = {last}: merged and serial groups"
+            );
+        }
+    }
+}
+
+/// The log of a group's reads is bounded (with `--jobs 4`, 4 MiB a
+/// group, about 64 bytes a read): 128 threads reading 100 shared values
+/// each stay within it and all 4 CTAs are merged from their parallel
+/// runs; reading 1200 each (153,600 reads) they outgrow it, and the CTAs
+/// after the first, which read what it read, run again serially — the
+/// outcome the serial run's either way.
+#[test]
+fn a_group_past_its_read_log_bound_runs_serially() {
+    let file = "tests/sim/jobs/many_shared_reads.kdsl";
+    let loaded = kdsl_file(std::path::Path::new(file));
+    for (n, expect) in [(100u32, (4, 0)), (1200, (1, 3))] {
+        let args = vec![
+            f32s("x", &rand_f32(1200, 3)),
+            f32s("out", &[0.0; 512]),
+            u32v(n),
+        ];
+        for (jobs, text) in same_lib(&loaded, [4, 1, 1], [128, 1, 1], &args) {
+            assert_eq!(text, "", "clean");
+            assert_eq!((jobs.parallel, jobs.serial), expect, "n = {n}");
+        }
+    }
+}
+
+/// Tensor (TMA) copies of a shared input: the 4 CTAs of the Hopper GEMM
+/// load tiles of A and B with bulk tensor copies, logged as the copies'
+/// reads; every CTA is merged from its parallel run.
+#[test]
+fn tensor_copies_of_a_shared_input_run_in_parallel() {
+    let path = crate::common::repo_root().join("samples/hopper_gemm.kdsl");
+    let opts = crate::common::for_target(crate::common::source_target(&path));
+    let loaded = kdsl_file_with(&path, &opts);
+    let (m, n, k) = (200u32, 300u32, 136u32);
+    let a = small_int_bf16((m * k) as usize, 1);
+    let b = small_int_bf16((n * k) as usize, 2);
+    let l = crate::sim::samples::gemm_launch(&loaded, (m, n, k), a, b);
+    assert_eq!(l.grid, [2, 2, 1]);
+    for (jobs, text) in same_launch(&loaded, &l) {
+        assert_eq!(text, "", "hopper_gemm is clean");
+        assert_eq!((jobs.parallel, jobs.serial), (4, 0));
     }
 }

@@ -149,7 +149,7 @@ pub fn case_sgemm_regtile(k: &Loaded) {
 /// in bf16 with 128×256×64 tiles) on row-major `a` (m×k) and `b` (n×k),
 /// bf16 bits; the dynamic shared memory the kernel's layout needs (kdslc's
 /// signature), or the twin's 196,672 bytes.
-fn gemm_launch(k: &Loaded, (m, n, kk): (u32, u32, u32), a: Vec<u8>, b: Vec<u8>) -> Launch {
+pub fn gemm_launch(k: &Loaded, (m, n, kk): (u32, u32, u32), a: Vec<u8>, b: Vec<u8>) -> Launch {
     use kdsl::launch::{Swizzle, TensorElem};
     let mut l = launch(
         "hopper_gemm",

@@ -118,8 +118,15 @@ impl Sanitizer {
                     .and_then(Option::as_mut)
                     .and_then(|s| s.access(offset, size, &acc, ctx)),
                 Mem::Global { alloc, offset } => {
-                    Sanitizer::global_shadow(&mut self.global, &self.global_len, alloc)
-                        .and_then(|s| s.access(offset, size, &acc, ctx))
+                    let sh = Sanitizer::global_shadow(&mut self.global, &self.global_len, alloc);
+                    if let (Some(log), Some(sh)) = (self.log.as_deref_mut(), sh.as_deref()) {
+                        if writes {
+                            log.write(alloc, offset, size);
+                        } else {
+                            log.read(alloc, offset, size, &acc, sh.tick());
+                        }
+                    }
+                    sh.and_then(|s| s.access(offset, size, &acc, ctx))
                 }
                 Mem::Local { .. } => None,
             }

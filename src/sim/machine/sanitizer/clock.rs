@@ -35,6 +35,11 @@ impl VClock {
             .unwrap_or(0)
     }
 
+    /// The entries it holds (the agents it has a clock for).
+    pub fn entries(&self) -> usize {
+        self.0.as_ref().map_or(0, |v| v.len())
+    }
+
     /// The same vector (not only equal).
     pub fn same(&self, o: &VClock) -> bool {
         match (&self.0, &o.0) {
@@ -134,6 +139,11 @@ impl Intervals {
 
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
+    }
+
+    /// The ranges it holds.
+    pub fn ranges(&self) -> usize {
+        self.0.len()
     }
 
     pub fn insert(&mut self, seq: u32) {

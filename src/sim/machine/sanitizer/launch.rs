@@ -51,6 +51,7 @@ impl Sanitizer {
             cp_landed: HashMap::default(),
             wg_instances: HashMap::default(),
             wg_pending: HashMap::default(),
+            log: None,
         }
     }
 
@@ -193,6 +194,42 @@ impl Sanitizer {
             .retain(|(a, off), _| *a != alloc || !(lo..hi).contains(&((off / 4) as usize)));
         for (off, l) in &saved.locs {
             self.global_locs.insert((alloc, *off), l.clone());
+        }
+    }
+
+    /// Copies the global state of bytes `lo..hi` (whole granules) of
+    /// allocation `alloc` from another sanitizer of the launch: what
+    /// [`Sanitizer::save_global`] and [`Sanitizer::load_global`] do,
+    /// without the copy in between.
+    pub fn copy_global(&mut self, from: &Sanitizer, alloc: usize, lo: u64, hi: u64) {
+        let (glo, ghi) = ((lo / 4) as usize, hi.div_ceil(4) as usize);
+        match from
+            .global
+            .get(alloc)
+            .and_then(Option::as_ref)
+            .and_then(|s| s.cells(glo, ghi))
+        {
+            Some(cells) => {
+                if let Some(s) = Sanitizer::global_shadow(&mut self.global, &self.global_len, alloc)
+                {
+                    s.set_cells(glo, ghi, Some(cells));
+                }
+            }
+            None => {
+                if let Some(s) = self.global.get_mut(alloc).and_then(Option::as_mut) {
+                    s.set_cells(glo, ghi, None);
+                }
+            }
+        }
+        if self.global_locs.is_empty() && from.global_locs.is_empty() {
+            return;
+        }
+        let within = |a: usize, off: u64| a == alloc && (glo..ghi).contains(&((off / 4) as usize));
+        self.global_locs.retain(|(a, off), _| !within(*a, *off));
+        for ((a, off), l) in &from.global_locs {
+            if within(*a, *off) {
+                self.global_locs.insert((*a, *off), l.clone());
+            }
         }
     }
 

@@ -48,6 +48,7 @@ pub mod fast;
 pub mod finding;
 mod launch;
 mod mbarrier;
+pub mod reads;
 mod report;
 pub mod shadow;
 mod wgmma;
@@ -194,4 +195,7 @@ pub struct Sanitizer {
     /// The wgmma reads (agent, epoch) still pending in some warp, and the
     /// warps yet to wait: a write into them is S0024's, not a race.
     wg_pending: HashMap<(u32, u32), u32>,
+    /// A worker of `--jobs`: the reads of global memory of the group it
+    /// runs (`reads`).
+    log: Option<Box<reads::ReadLog>>,
 }

@@ -236,6 +236,47 @@ impl<const K: usize> Shadow<K> {
     /// Bytes of shadow per simulated byte.
     pub const BYTES_PER_BYTE: usize = K * 16 / 4;
 
+    /// The count that picks which read a full granule forgets, as the
+    /// next access's first granule takes it.
+    pub fn tick(&self) -> usize {
+        self.tick
+    }
+
+    /// Records again a read that [`Shadow::access`] recorded elsewhere
+    /// (`--jobs`: a group's reads of granules other groups read too,
+    /// merged in the serial order), its first granule at count `tick`, on
+    /// the granules `keep` names: the cells change as they would have had
+    /// the read happened here. What it races with is not looked for (it
+    /// was, where it ran: a read races only with writes, which the cells
+    /// it is replayed onto have as they were there).
+    pub fn replay(
+        &mut self,
+        off: u64,
+        size: u64,
+        acc: &Acc,
+        ctx: Ctx,
+        tick: usize,
+        keep: impl Fn(u64) -> bool,
+    ) {
+        if size == 0 || acc.write {
+            return;
+        }
+        let end = off.saturating_add(size);
+        let first = off / 4;
+        for g in first..=(end - 1) / 4 {
+            if !keep(g) {
+                continue;
+            }
+            let lo = off.max(g * 4) - g * 4;
+            let hi = end.min(g * 4 + 4) - g * 4;
+            let m = ((1u32 << hi) - 1) & !((1u32 << lo) - 1);
+            let t = tick.wrapping_add((g - first) as usize);
+            if let Some(cell) = self.cells.get_mut(g as usize) {
+                one(cell, m, acc, ctx, t);
+            }
+        }
+    }
+
     /// Checks and records an access of `size` bytes at `off`; the first
     /// access it races with.
     pub fn access(&mut self, off: u64, size: u64, acc: &Acc, ctx: Ctx) -> Option<Conflict> {

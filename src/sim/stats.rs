@@ -22,9 +22,11 @@ pub struct Stats {
 
 /// How `--jobs` ran the groups of a launch (not part of `--stats`, which
 /// is the same for every `--jobs`): the groups whose speculative run on a
-/// worker was merged, and those run on the machine itself — again, after
-/// a conflict, or all of the rest once most of a batch had to. Both 0
-/// with `--jobs 1` (or a launch of one group).
+/// worker was merged, and those run on the machine itself — the first,
+/// whose steps decide whether workers are worth their copies of memory,
+/// every group when they are not, a group again after a conflict, or all
+/// of the rest once most of a batch had to. Both 0 with `--jobs 1` (or a
+/// launch of one group).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct JobStats {
     pub parallel: u64,

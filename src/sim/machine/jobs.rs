@@ -417,6 +417,18 @@ impl Before {
     }
 }
 
+/// The bytes of memory copied in about the time one simulated step
+/// takes with the checks on (8–20 ns a step; a fresh copy, page faults
+/// included, at 2–4 GB/s): what [`Machine::worthwhile`] weighs a
+/// worker's copy of memory with.
+pub(super) const COPY_BYTES_PER_STEP: u64 = 32;
+
+/// The id of the group at `seq` in the serial order (x fastest).
+pub(super) fn group_id(ngroups: [u32; 3], seq: u64) -> [u32; 3] {
+    let (nx, ny) = (u64::from(ngroups[0].max(1)), u64::from(ngroups[1].max(1)));
+    [seq % nx, (seq / nx) % ny, seq / (nx * ny)].map(|v| v as u32)
+}
+
 impl<'p> Machine<'p> {
     /// A worker for speculative runs: this machine's launch, a copy of its
     /// global memory and of the race check's global state.
@@ -546,6 +558,29 @@ impl<'p> Machine<'p> {
         true
     }
 
+    /// The workers of `jobs` worth their copies of memory when each group
+    /// takes about `per_group` steps and `rest` groups remain: forking a
+    /// worker copies global memory (and its shadow, with the race check),
+    /// so a launch of big arrays whose groups do little (a `saxpy` over
+    /// millions of floats) runs serially rather than spend more copying
+    /// than the workers would save. A worker is kept while the copies of
+    /// all of them cost at most an eighth of the work they share, a step
+    /// counted as the cost of copying [`COPY_BYTES_PER_STEP`] bytes.
+    pub(super) fn worthwhile(&self, jobs: usize, per_group: u64, rest: u64) -> usize {
+        let races = self.checks.as_ref().is_some_and(|s| s.on.races);
+        let per_byte = 1 + if races {
+            crate::sim::SHADOW_PER_GLOBAL_BYTE as u64
+        } else {
+            0
+        };
+        let bytes: u64 = self.mem.allocs.iter().map(|a| a.data.len() as u64).sum();
+        let copy = bytes.saturating_mul(per_byte) / COPY_BYTES_PER_STEP;
+        let work = per_group.saturating_mul(rest);
+        let worth = work / copy.saturating_mul(8).max(1);
+        jobs.min(usize::try_from(worth).unwrap_or(usize::MAX))
+            .max(1)
+    }
+
     /// The workers of `jobs` the memory available affords: each has a
     /// copy of global memory and, with the race check on, of its shadow;
     /// the logs of reads take at most twice [`LOG_BYTES_PER_BATCH`] (or
@@ -578,19 +613,15 @@ impl<'p> Machine<'p> {
 
     /// [`Machine::run`] with `jobs` workers (at least 2) over a grid of
     /// `ngroups` groups.
-    pub(super) fn run_parallel(&mut self, ngroups: [u32; 3], jobs: usize) {
+    pub(super) fn run_parallel(&mut self, ngroups: [u32; 3], jobs: usize, start: u64) {
         let total = ngroups.iter().map(|&n| u64::from(n)).product::<u64>();
-        // The id of the group at `seq` in the serial order (x fastest).
-        let id = |seq: u64| {
-            let (nx, ny) = (u64::from(ngroups[0].max(1)), u64::from(ngroups[1].max(1)));
-            [seq % nx, (seq / nx) % ny, seq / (nx * ny)].map(|v| v as u32)
-        };
+        let id = |seq: u64| group_id(ngroups, seq);
         let races = self.checks.as_ref().is_some_and(|s| s.on.races);
         self.mem.track = Some(Box::new(Track::new(races, self.mem.allocs.len())));
         let mut workers: Vec<Machine<'p>> = (0..jobs).map(|_| self.fork()).collect();
         let batch = jobs * BATCH_PER_JOB;
         let log_bytes = log_limit(jobs);
-        let mut next = 0u64;
+        let mut next = start;
         let mut before = Before::new(self.mem.allocs.len());
         // Logs merged already, whose memory the next groups' logs reuse
         // (at most a batch's).

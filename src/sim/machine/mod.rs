@@ -341,27 +341,43 @@ impl<'p> Machine<'p> {
             .setup
             .jobs
             .min(usize::try_from(total).unwrap_or(usize::MAX));
-        let jobs = if jobs > 1 {
-            self.affordable(jobs)
-        } else {
-            jobs
-        };
+        let mut next = 0;
         if jobs > 1 {
-            self.run_parallel(ngroups, jobs);
-            return;
-        }
-        for z in 0..ngroups[2] {
-            for y in 0..ngroups[1] {
-                for x in 0..ngroups[0] {
-                    self.run_group([x, y, z]);
-                    self.finish_cluster();
-                    if self.stop.is_some() {
-                        return;
-                    }
-                    self.stats.clusters_done += 1;
-                }
+            // The first group runs on the machine itself, first as in the
+            // serial order: its steps estimate the work the workers would
+            // share, which decides how many are worth their copies of
+            // memory (`Machine::worthwhile`).
+            let steps = self.stats.steps;
+            if !self.run_serial(ngroups, 0, 1, true) {
+                return;
+            }
+            next = 1;
+            let per_group = self.stats.steps - steps;
+            let jobs = self.worthwhile(self.affordable(jobs), per_group, total - 1);
+            if jobs > 1 {
+                self.run_parallel(ngroups, jobs, next);
+                return;
             }
         }
+        self.run_serial(ngroups, next, total, jobs > 1);
+    }
+
+    /// Runs the groups `from..to` of the serial order (x fastest) on the
+    /// machine itself, `counted` in `JobStats::serial` (under `--jobs`);
+    /// false when the run stopped.
+    fn run_serial(&mut self, ngroups: [u32; 3], from: u64, to: u64, counted: bool) -> bool {
+        for seq in from..to {
+            if counted {
+                self.stats.groups_serial += 1;
+            }
+            self.run_group(jobs::group_id(ngroups, seq));
+            self.finish_cluster();
+            if self.stop.is_some() {
+                return false;
+            }
+            self.stats.clusters_done += 1;
+        }
+        true
     }
 
     /// Sets up and runs group `groupid` (not yet finished).

@@ -567,6 +567,16 @@ impl<'p> Machine<'p> {
     /// all of them cost at most an eighth of the work they share, a step
     /// counted as the cost of copying [`COPY_BYTES_PER_STEP`] bytes.
     pub(super) fn worthwhile(&self, jobs: usize, per_group: u64, rest: u64) -> usize {
+        let copy = self.fork_bytes() / COPY_BYTES_PER_STEP;
+        let work = per_group.saturating_mul(rest);
+        let worth = work / copy.saturating_mul(8).max(1);
+        jobs.min(usize::try_from(worth).unwrap_or(usize::MAX))
+            .max(1)
+    }
+
+    /// The bytes a worker copies when forked: global memory and, with the
+    /// race check on, its shadow.
+    fn fork_bytes(&self) -> u64 {
         let races = self.checks.as_ref().is_some_and(|s| s.on.races);
         let per_byte = 1 + if races {
             crate::sim::SHADOW_PER_GLOBAL_BYTE as u64
@@ -574,11 +584,7 @@ impl<'p> Machine<'p> {
             0
         };
         let bytes: u64 = self.mem.allocs.iter().map(|a| a.data.len() as u64).sum();
-        let copy = bytes.saturating_mul(per_byte) / COPY_BYTES_PER_STEP;
-        let work = per_group.saturating_mul(rest);
-        let worth = work / copy.saturating_mul(8).max(1);
-        jobs.min(usize::try_from(worth).unwrap_or(usize::MAX))
-            .max(1)
+        bytes.saturating_mul(per_byte)
     }
 
     /// The workers of `jobs` the memory available affords: each has a
@@ -587,20 +593,13 @@ impl<'p> Machine<'p> {
     /// [`MIN_LOG_BYTES`] a group).
     pub(super) fn affordable(&self, jobs: usize) -> usize {
         let races = self.checks.as_ref().is_some_and(|s| s.on.races);
-        let per_byte = 1 + if races {
-            crate::sim::SHADOW_PER_GLOBAL_BYTE as u64
-        } else {
-            0
-        };
-        let bytes: u64 = self.mem.allocs.iter().map(|a| a.data.len() as u64).sum();
         let need = |n: usize| {
             let logs = if races {
                 (log_limit(n) as u64).saturating_mul((2 * n * BATCH_PER_JOB) as u64)
             } else {
                 0
             };
-            bytes
-                .saturating_mul(per_byte)
+            self.fork_bytes()
                 .saturating_mul(n as u64)
                 .saturating_add(logs)
         };

@@ -290,21 +290,7 @@ impl<'p> Machine<'p> {
                 grid_workspace: 0,
                 track: None,
             },
-            cluster: Cluster {
-                id: [0; 3],
-                ctas: Vec::new(),
-                threads: Vec::new(),
-                regs: Registers {
-                    values: Vec::new(),
-                    stride: prog.template.len(),
-                },
-                warps: Vec::new(),
-                copies: VecDeque::new(),
-                cbar: ClusterBarrier::default(),
-                wg: Default::default(),
-                cp: Default::default(),
-                fence: Default::default(),
-            },
+            cluster: Cluster::with_stride(prog.template.len()),
             sched: Sched {
                 queue: VecDeque::new(),
                 current: None,
@@ -622,15 +608,20 @@ impl Counters {
 }
 
 impl Cluster {
-    /// A cluster with nothing set up, registers `stride` slots a thread.
+    /// A cluster with nothing set up, with this one's register stride.
     pub fn empty(&self) -> Cluster {
+        Cluster::with_stride(self.regs.stride)
+    }
+
+    /// A cluster with nothing set up, registers `stride` slots a thread.
+    pub fn with_stride(stride: usize) -> Cluster {
         Cluster {
             id: [0; 3],
             ctas: Vec::new(),
             threads: Vec::new(),
             regs: Registers {
                 values: Vec::new(),
-                stride: self.regs.stride,
+                stride,
             },
             warps: Vec::new(),
             copies: VecDeque::new(),

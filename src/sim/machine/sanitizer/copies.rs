@@ -296,28 +296,7 @@ impl Sanitizer {
     /// `cp.async.bulk.wait_group` of thread `t`: the copies of its groups
     /// before `before` have landed; it acquires them.
     pub fn bulk_wait(&mut self, t: u32, before: u64) {
-        if !self.on.races {
-            return;
-        }
-        let Some(list) = self.bulk_landed.get_mut(&t) else {
-            return;
-        };
-        let mut max = 0;
-        list.retain(|&(g, e)| {
-            if g < before {
-                max = max.max(e);
-                false
-            } else {
-                true
-            }
-        });
-        if max == 0 {
-            return;
-        }
-        let agent = self.agent(AgentKey::Bulk { thread: t });
-        if let Some(th) = self.threads.get_mut(t as usize) {
-            th.base.raise(agent, max);
-        }
+        self.wait_landed(t, before, AgentKey::Bulk { thread: t });
     }
 
     /// `cp.async.wait_group`/`wait_all` of thread `t`: its `cp.async`
@@ -325,10 +304,21 @@ impl Sanitizer {
     /// (their reads and writes happen before what the thread does next,
     /// and, through a barrier after the wait, before the other threads').
     pub fn cp_wait(&mut self, t: u32, before: u64) {
+        self.wait_landed(t, before, AgentKey::CpAsync { thread: t });
+    }
+
+    /// Thread `t` acquires its copies of `agent` (bulk or `cp.async`) in
+    /// the groups before `before`, which have landed: the latest of their
+    /// completion epochs joins its clock.
+    fn wait_landed(&mut self, t: u32, before: u64, agent: AgentKey) {
         if !self.on.races {
             return;
         }
-        let Some(list) = self.cp_landed.get_mut(&t) else {
+        let landed = match agent {
+            AgentKey::CpAsync { .. } => &mut self.cp_landed,
+            _ => &mut self.bulk_landed,
+        };
+        let Some(list) = landed.get_mut(&t) else {
             return;
         };
         let mut max = 0;
@@ -343,7 +333,7 @@ impl Sanitizer {
         if max == 0 {
             return;
         }
-        let agent = self.agent(AgentKey::CpAsync { thread: t });
+        let agent = self.agent(agent);
         if let Some(th) = self.threads.get_mut(t as usize) {
             th.base.raise(agent, max);
         }
